@@ -1,0 +1,101 @@
+/* kernels/registry.c: the one table of templates and the one table of targets,
+ * and the small shared helpers of template.h / target.h. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernels/target.h"
+#include "kernels/template.h"
+
+/* Weak while the backends are being written: a missing one is skipped. */
+#define WEAK __attribute__((weak))
+extern const Template tmpl_conv2d_cpu WEAK, tmpl_depthwise_cpu WEAK, tmpl_dense_cpu WEAK, tmpl_batch_matmul_cpu WEAK;
+extern const Template tmpl_conv2d_gpu WEAK, tmpl_depthwise_gpu WEAK, tmpl_dense_gpu WEAK;
+extern const Target target_cpu WEAK, target_cuda WEAK, target_opencl WEAK;
+
+static const Template *const TEMPLATES[] = {
+    &tmpl_conv2d_cpu, &tmpl_depthwise_cpu, &tmpl_dense_cpu, &tmpl_batch_matmul_cpu,
+    &tmpl_conv2d_gpu, &tmpl_depthwise_gpu, &tmpl_dense_gpu,
+};
+static const Target *const TARGETS[] = {&target_cpu, &target_cuda, &target_opencl};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+int Template_all(const Template *const **out) {
+    *out = TEMPLATES;
+    return COUNT(TEMPLATES);
+}
+
+const Template *Template_find(const Workload *wl, TargetFamily family, char *err) {
+    for (int i = 0; i < COUNT(TEMPLATES); i++) {
+        const Template *t = TEMPLATES[i];
+        if (!t) continue;
+        if (t->op == wl->op && t->family == family && (!t->applies || t->applies(wl))) return t;
+    }
+    tt_fail(err, "no %s template for %s (layout %s)", family == FAMILY_CPU ? "cpu" : "gpu", Op_name(wl->op),
+            Layout_name(wl->layout));
+    return NULL;
+}
+
+int Target_all(const Target *const **out) {
+    *out = TARGETS;
+    return COUNT(TARGETS);
+}
+
+const Target *Target_find(const char *name) {
+    for (int i = 0; i < COUNT(TARGETS); i++)
+        if (TARGETS[i] && strcmp(TARGETS[i]->name, name) == 0) return TARGETS[i];
+    return NULL;
+}
+
+static const char *const ERROR_NAMES[ERR_COUNT] = {
+    "NO_ERROR",     "INSTANTIATION_ERROR", "COMPILE_HOST",  "COMPILE_DEVICE", "RUNTIME_DEVICE",
+    "WRONG_ANSWER", "BUILD_TIMEOUT",       "RUN_TIMEOUT",   "UNKNOWN_ERROR",
+};
+
+const char *MeasureError_name(int error_no) {
+    return error_no >= 0 && error_no < ERR_COUNT ? ERROR_NAMES[error_no] : "UNKNOWN_ERROR";
+}
+
+void MeasureOptions_defaults(MeasureOptions *this) {
+    memset(this, 0, sizeof *this);
+    this->number = 4;
+    this->repeat = 3;
+    this->min_repeat_ms = 0;
+    this->build_timeout_s = 15;
+    this->run_timeout_s = 10;
+    this->threads = 0;
+    this->check_correctness = true;
+}
+
+void KernelSource_init(KernelSource *this) {
+    memset(this, 0, sizeof *this);
+    for (int i = 0; i < 3; i++) this->grid[i] = this->block[i] = 1;
+}
+
+void KernelSource_done(KernelSource *this) {
+    free(this->source);
+    this->source = NULL;
+}
+
+void BuildResult_init(BuildResult *this) {
+    memset(this, 0, sizeof *this);
+    this->regs_per_thread = -1;
+    this->spill_bytes = -1;
+    this->shared_bytes = -1;
+    this->local_bytes = -1;
+}
+
+void BuildResult_done(BuildResult *this) {
+    free(this->msg);
+    this->msg = NULL;
+    if (this->path[0]) unlink(this->path);
+    this->path[0] = '\0';
+}
+
+void MeasureResult_init(MeasureResult *this) { memset(this, 0, sizeof *this); }
+
+void MeasureResult_done(MeasureResult *this) {
+    free(this->msg);
+    this->msg = NULL;
+}

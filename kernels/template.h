@@ -1,0 +1,86 @@
+/* kernels/template.h: a kernel template for one operator and one target
+ * family. A template defines the configuration space of a workload, checks a
+ * config cheaply against the device's limits (before any compile), generates
+ * source for a config in a dialect, and derives cost-model features from a
+ * config without compiling.
+ *
+ * Templates are const structs registered in one table (kernels/templates.c);
+ * Template_find picks the one for a workload and family.
+ */
+#ifndef TT_KERNELS_TEMPLATE_H
+#define TT_KERNELS_TEMPLATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "kernels/workload.h"
+#include "space/space.h"
+
+typedef enum { FAMILY_CPU = 0, FAMILY_GPU } TargetFamily;
+typedef enum { DIALECT_C = 0, DIALECT_CUDA, DIALECT_OPENCL } Dialect;
+
+/* What a template needs to know about the device. For the CPU: vector width
+ * and thread count. For GPUs: the limits checked before building, filled from
+ * the device when one is present, else from a per-architecture table. */
+typedef struct DeviceInfo {
+    char name[128];  /* "AMD EPYC (2 cores, AVX-512)", "NVIDIA H100", "pthread-skylake-avx512 (PoCL)" */
+    char arch[32];   /* "x86_64-avx512", "sm_90", "opencl" */
+    bool present;    /* a device that can run kernels is there (false: compile-only) */
+    /* CPU */
+    int cores;
+    int vector_floats; /* floats per SIMD register: 16 (AVX-512), 8 (AVX2), 4 */
+    /* GPU */
+    int sm_major, sm_minor;
+    int max_threads_per_block;
+    int max_block_dim[3];
+    int64_t max_shared_bytes_per_block;
+    int regs_per_sm;            /* 32-bit registers in the register file of one SM */
+    int max_regs_per_thread;
+    int64_t max_local_bytes_per_thread;
+    int multiprocessors;
+    int64_t global_mem_bytes;
+} DeviceInfo;
+
+/* The generated kernel for one config. Owns `source` (free with KernelSource_done). */
+typedef struct KernelSource {
+    char *source;          /* complete translation unit in the dialect */
+    char entry[64];        /* name of the kernel / entry function */
+    /* GPU launch geometry (threads per block = block[0]*block[1]*block[2]) */
+    int64_t grid[3];
+    int64_t block[3];
+    int64_t shared_bytes;  /* static shared memory per block, as the template computes it */
+} KernelSource;
+
+void KernelSource_init(KernelSource *this);
+void KernelSource_done(KernelSource *this);
+
+typedef struct Template {
+    const char *name; /* "conv2d_nchwc.cpu", "conv2d_direct.gpu", ... */
+    OpKind op;
+    TargetFamily family;
+    /* true when this template handles the workload (layout, epilogue, ...) */
+    bool (*applies)(const Workload *wl);
+    /* Fills an initialised, empty space. */
+    Status (*define_space)(const Workload *wl, const DeviceInfo *dev, Space *space, char *err);
+    /* Cheap validity check, no compile. On false writes the reason with numbers,
+     * e.g. "threads per block 2048 > 1024" or "shared memory 68 KiB > 48 KiB". */
+    bool (*precheck)(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                     char *reason, size_t n);
+    /* Generates source for a config. */
+    Status (*generate)(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                       Dialect dialect, KernelSource *out, char *err);
+    /* Template-derived cost-model features (threads per block, shared bytes,
+     * register tile, working set, ...); writes at most cap, returns count.
+     * May be NULL. */
+    int (*features)(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                    float *out, int cap);
+} Template;
+
+/* The registered template for a workload and family, or NULL (err says why). */
+const Template *Template_find(const Workload *wl, TargetFamily family, char *err);
+/* All registered templates (for listings and tests); returns the count. */
+int Template_all(const Template *const **out);
+
+#endif

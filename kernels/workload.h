@@ -1,0 +1,102 @@
+/* kernels/workload.h: what a tuning task computes.
+ *
+ * A Workload is an operator with its shape, dtype (float32 only for now),
+ * layout and fused epilogue. It has a canonical key (the identity of a task
+ * in logs and networks), a FLOP count, a list of argument buffers, and a
+ * straightforward reference implementation that every candidate is checked
+ * against.
+ *
+ * Argument convention, shared by every template and target: a kernel takes
+ * `float **args`, the inputs first in the order Workload_args lists them and
+ * the output LAST. All arguments are dense float32 arrays in the workload's
+ * canonical layout:
+ *   conv2d NCHW : data[n][ci][h][w], weight[co][ci][kh][kw], (bias[co]), (residual = out shape), out[n][co][oh][ow]
+ *   conv2d NHWC : data[n][h][w][ci], weight[kh][kw][ci][co], (bias[co]), (residual), out[n][oh][ow][co]
+ *   depthwise   : as conv2d with co = ci * multiplier; weight NCHW: [ci][mult][kh][kw], NHWC: [kh][kw][ci][mult]
+ *   dense       : data[m][k], weight[n][k], (bias[n]), out[m][n]          (out = data * weight^T)
+ *   batch_matmul: a[b][m][k], b[b][n][k], out[b][m][n]                     (out = a * b^T per batch)
+ * Epilogue order: out = relu(conv + bias + residual) with each part optional.
+ */
+#ifndef TT_KERNELS_WORKLOAD_H
+#define TT_KERNELS_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+
+typedef enum {
+    OP_CONV2D = 0,
+    OP_DEPTHWISE_CONV2D,
+    OP_DENSE,
+    OP_BATCH_MATMUL,
+    OP_COUNT
+} OpKind;
+
+typedef enum { LAYOUT_NCHW = 0, LAYOUT_NHWC } Layout;
+
+#define WORKLOAD_KEY_LEN 192
+#define WORKLOAD_MAX_ARGS 6
+
+typedef struct Workload {
+    OpKind op;
+    Layout layout;
+    /* conv2d / depthwise_conv2d (depthwise: co = ci * mult, mult >= 1) */
+    int64_t n, ci, h, w, co, kh, kw;
+    int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+    int64_t mult;
+    /* dense (m x k) * (n x k)^T, batch_matmul adds b */
+    int64_t m, k, b;
+    /* dense uses `n` above as its output-feature count */
+    bool bias, relu, residual;
+} Workload;
+
+const char *Op_name(OpKind op); /* "conv2d", "depthwise_conv2d", "dense", "batch_matmul" */
+const char *Layout_name(Layout l);
+
+/* Parses a task SPEC "op:key=value,...". Keys:
+ *   conv2d / depthwise_conv2d: n (default 1), ci, h, w, co (conv2d), mult (depthwise,
+ *     default 1), kh, kw, stride (or stride_h/stride_w, default 1), pad (or pad_h/pad_w,
+ *     default 0), dilation (or dil_h/dil_w, default 1), layout=NCHW|NHWC (default NCHW),
+ *     bias=0|1, relu=0|1, residual=0|1
+ *   dense: m, n, k, bias, relu
+ *   batch_matmul: b, m, n, k
+ * Unknown keys, missing required keys, non-numbers, and extents <= 0 (pad < 0)
+ * are errors whose message names the key. The output size must be >= 1. */
+Status Workload_parse(const char *spec, Workload *out, char *err);
+
+/* Validates derived sizes (output extents >= 1, etc.); Workload_parse calls it. */
+Status Workload_validate(const Workload *this, char *err);
+
+/* Canonical key: the spec with every key spelled out in a fixed order, e.g.
+ * "conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1,dilation=1,layout=NCHW"
+ * (stride/pad/dilation written as a single value when both axes agree, and
+ * bias/relu/residual only when set). Workload_parse(key) gives back an equal workload. */
+void Workload_key(const Workload *this, char *buf, size_t n);
+bool Workload_equal(const Workload *a, const Workload *b);
+
+int64_t Workload_outH(const Workload *this);
+int64_t Workload_outW(const Workload *this);
+double Workload_flops(const Workload *this); /* multiply-add = 2 FLOPs; epilogue not counted */
+
+/* The argument list: names ("data", "weight", "bias", "residual", "out") and
+ * element counts; returns the number of args (output last). */
+typedef struct ArgInfo {
+    const char *name;
+    size_t count;
+} ArgInfo;
+int Workload_args(const Workload *this, ArgInfo *args);
+
+/* Fills the inputs (not the output) with deterministic values in [-1, 1) from seed. */
+void Workload_fillInputs(const Workload *this, float **args, uint64_t seed);
+
+/* Straightforward reference into args[last]; single-threaded, simple loops. */
+void Workload_reference(const Workload *this, float **args);
+
+/* Compares a candidate output with the reference. Tolerance scales with the
+ * reduction length (float32 summation order differs between kernels). On a
+ * mismatch returns false and describes the first bad element in msg. */
+bool Workload_compare(const Workload *this, const float *ref, const float *got, char *msg, size_t n);
+
+#endif

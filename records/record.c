@@ -1,0 +1,43 @@
+/* records/record.c: the Record value (lifetime, copies, derived numbers). */
+#include "records/record.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void Record_init(Record *this) {
+    memset(this, 0, sizeof *this);
+    this->regs = -1;
+    this->spills = -1;
+    this->shared_bytes = -1;
+    this->local_bytes = -1;
+}
+
+void Record_done(Record *this) {
+    free(this->error_msg);
+    this->error_msg = NULL;
+}
+
+void Record_copy(Record *dst, const Record *src) {
+    free(dst->error_msg);
+    *dst = *src;
+    dst->error_msg = src->error_msg ? strdup(src->error_msg) : NULL;
+}
+
+void Record_setError(Record *this, int error_no, const char *msg) {
+    this->error_no = error_no;
+    free(this->error_msg);
+    this->error_msg = msg ? strdup(msg) : NULL;
+}
+
+double Record_mean(const Record *this) {
+    if (this->error_no != 0 || this->n_costs <= 0) return INFINITY;
+    double s = 0;
+    for (int i = 0; i < this->n_costs; i++) s += this->costs[i];
+    return s / this->n_costs;
+}
+
+double Record_gflops(const Record *this, double flops) {
+    double m = Record_mean(this);
+    return isfinite(m) && m > 0 ? flops / m / 1e9 : 0.0;
+}

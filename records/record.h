@@ -1,0 +1,62 @@
+/* records/record.h: one measurement, as written to and read from the log.
+ *
+ * The log is an append-only file of msgpack objects: one header map, then one
+ * map per measurement (see records/log.h). Records are plain values: a
+ * Record owns its heap strings (error_msg) and Record_done frees them.
+ *
+ * Encoded keys (msgpack map, string keys, stable across versions):
+ *   "task" str, "tmpl" str, "target" str, "index" uint, "choice" [int...],
+ *   "config" str (human text), "costs" [float64...], "err" int, "msg" str,
+ *   "build_s" f64, "run_s" f64, "pack_s" f64, "ts" f64 (unix time),
+ *   "regs" int, "spills" int, "smem" int, "lmem" int (GPU resources; absent = -1)
+ * A reader ignores keys it does not know, so later versions may add keys.
+ */
+#ifndef TT_RECORDS_RECORD_H
+#define TT_RECORDS_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+
+#define REC_KEY_LEN 192
+#define REC_NAME_LEN 64
+#define REC_MAX_KNOBS 16
+#define REC_MAX_COSTS 16
+#define REC_CONFIG_LEN 256
+
+typedef struct Record {
+    char task_key[REC_KEY_LEN];    /* Workload_key */
+    char template_name[REC_NAME_LEN];
+    char target[16];
+    uint64_t index;                /* flat config index */
+    int n_choice;
+    int32_t choice[REC_MAX_KNOBS];
+    char config[REC_CONFIG_LEN];   /* Space_format text */
+    int n_costs;
+    double costs[REC_MAX_COSTS];   /* seconds */
+    int error_no;                  /* MeasureErrorNo */
+    char *error_msg;               /* owned, NULL if none */
+    double build_s, run_s, pack_s, timestamp;
+    int regs, spills;              /* -1 = not measured */
+    int64_t shared_bytes, local_bytes;
+} Record;
+
+void Record_init(Record *this);         /* zeroes, resources -1 */
+void Record_done(Record *this);         /* frees error_msg */
+void Record_copy(Record *dst, const Record *src); /* deep copy; dst must be initialised or done */
+void Record_setError(Record *this, int error_no, const char *msg);
+
+/* Mean of costs (seconds); +inf when error_no != 0 or no costs. */
+double Record_mean(const Record *this);
+/* flops / mean cost / 1e9, 0 when the record is an error. */
+double Record_gflops(const Record *this, double flops);
+
+/* Encoding to a caller-owned byte buffer (malloc'd, *len bytes; free it). */
+Status Record_encode(const Record *this, char **bytes, size_t *len, char *err);
+
+/* The JSON form (one object, one line, no trailing newline) used by `tunetop dump`. */
+char *Record_toJson(const Record *this); /* malloc'd */
+
+#endif

@@ -1,0 +1,152 @@
+/* tuner/engine.h: a tuning session.
+ *
+ * The engine owns the tasks, a strategy per task, the task scheduler, the
+ * builder pool, the runner and the record log, and runs them on its own
+ * threads. Observers (the headless reporter, the terminal UI) never block it:
+ *   - events (value structs) go into a bounded queue; Engine_eventFd becomes
+ *     readable when there are some; Engine_drainEvents takes them out;
+ *   - Engine_snapshot copies the scheduler table under a short lock;
+ *   - steering calls (pause, priority, stop) are safe from any thread: they
+ *     queue a command that the engine applies before its next decision.
+ *
+ * Life: Engine_new -> Engine_start -> (events / steering) -> Engine_wait ->
+ * Engine_delete. Engine_requestStop asks for a graceful stop: builds in
+ * flight finish, measured results are recorded and synced, nothing new starts.
+ */
+#ifndef TT_TUNER_ENGINE_H
+#define TT_TUNER_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "kernels/target.h"
+#include "records/record.h"
+#include "tuner/task.h"
+
+typedef struct EngineConfig {
+    const Target *target;
+    DeviceInfo dev;
+    MeasureOptions measure;
+    const char *strategy;   /* "xgb", "ga", "random", "grid" */
+    const char *scheduler;  /* "gradient", "round-robin" */
+    int trials;             /* total measurement budget over all tasks */
+    int early_stopping;     /* per task: stop after this many trials without improvement (0 = off) */
+    int batch;              /* measures per round (0 = min(64, trials / tasks)) */
+    int builders;           /* builder threads (0 = cores) */
+    const char *log_path;   /* record log (required) */
+    const char *workdir;    /* for build artifacts (NULL = a private temp dir) */
+    uint64_t seed;
+    bool transfer;          /* train the model on other tasks' records too */
+} EngineConfig;
+
+void EngineConfig_defaults(EngineConfig *this);
+
+typedef enum {
+    TASK_QUEUED = 0, /* not started yet */
+    TASK_TUNING,     /* being measured now */
+    TASK_WAITING,    /* started, waiting for its next round */
+    TASK_PAUSED,
+    TASK_DONE,       /* space exhausted, early-stopped, or budget spent */
+    TASK_STOPPED     /* stopped by the user */
+} TaskState;
+
+const char *TaskState_name(TaskState s); /* "queued", "tuning", "waiting", "paused", "done", "stopped" */
+
+/* One row of the scheduler table. */
+typedef struct TaskRow {
+    int id;
+    TaskState state;
+    int priority;
+    int trials;            /* measured configs (errors included) */
+    int allotted;          /* trials this task may still get by the current plan + trials */
+    int errors;            /* failed configs */
+    double best_latency_s; /* +inf when none */
+    double best_gflops;    /* 0 when none */
+    double current_gflops; /* last successful config of the latest batch (0 if the batch all failed) */
+    uint64_t best_index;
+    double started;        /* engine seconds when the task's first round started (-1 = not yet) */
+    double elapsed_s;      /* seconds spent on this task */
+} TaskRow;
+
+typedef struct SessionSnapshot {
+    double elapsed_s;
+    int trials;            /* total measured this session + restored */
+    int budget;
+    double trials_per_s;   /* this session's rate */
+    double est_latency_s;  /* sum of weight * best latency; +inf until every task has a result */
+    int next_task;         /* scheduler's next pick, -1 if none */
+    int building;          /* candidates being compiled now */
+    int measuring;         /* 1 while the runner times a kernel */
+    bool finished;
+    int n_tasks;
+    TaskRow *rows;         /* n_tasks rows; owned by the snapshot */
+} SessionSnapshot;
+
+void SessionSnapshot_done(SessionSnapshot *this);
+
+typedef enum {
+    EV_RESULT = 0,  /* a measurement was recorded: `record` (owned by the event) */
+    EV_TASK_STATE,  /* a task changed state / priority */
+    EV_LOG,         /* a line for the status bar or the headless log */
+    EV_ROUND,       /* a scheduler round ended: est_latency_s, trials */
+    EV_STRATEGY,    /* strategy status line for task_id in text */
+    EV_FINISHED     /* the session ended (budget, all done, or stop) */
+} EventKind;
+
+typedef enum { LOG_INFO = 0, LOG_WARN, LOG_ERROR } LogLevel;
+
+typedef struct EngineEvent {
+    EventKind kind;
+    int task_id;
+    double time_s;        /* engine seconds since start */
+    /* EV_RESULT */
+    Record *record;       /* heap; the consumer owns it after drain (EngineEvent_done frees) */
+    int trial;            /* this task's trial number of the result (1-based) */
+    double gflops;        /* 0 for errors */
+    /* EV_TASK_STATE */
+    TaskState state;
+    int priority;
+    /* EV_ROUND */
+    double est_latency_s;
+    int trials;
+    /* EV_LOG, EV_STRATEGY */
+    LogLevel level;
+    char text[256];
+} EngineEvent;
+
+void EngineEvent_done(EngineEvent *this);
+
+typedef struct Engine Engine;
+
+/* Takes ownership of tasks (an array of n Task, malloc'd, each initialised). */
+Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err);
+/* Opens and locks the log (resuming from it), starts the threads. On TT_ERR
+ * nothing was written to an existing log. `resumed` (may be NULL) receives a
+ * one-line summary of what was restored ("" for a fresh log). */
+Status Engine_start(Engine *this, char *resumed, size_t resumed_len, char *err);
+
+int Engine_taskCount(const Engine *this);
+const Task *Engine_task(const Engine *this, int id);
+const EngineConfig *Engine_config(const Engine *this);
+
+/* Steering: thread-safe, applied before the engine's next decision. */
+void Engine_pause(Engine *this, int task_id, bool paused);
+void Engine_pauseAll(Engine *this, bool paused);
+void Engine_setPriority(Engine *this, int task_id, int priority); /* clamped to -3..+3 */
+void Engine_stopTask(Engine *this, int task_id);
+void Engine_requestStop(Engine *this);
+
+int Engine_eventFd(const Engine *this);
+/* Moves up to max queued events into out; returns the count. */
+int Engine_drainEvents(Engine *this, EngineEvent *out, int max);
+/* Events dropped because the queue was full (observers resync with snapshots). */
+uint64_t Engine_droppedEvents(const Engine *this);
+
+void Engine_snapshot(Engine *this, SessionSnapshot *out);
+bool Engine_finished(Engine *this);
+/* Waits for the threads to end (after finishing or a stop); syncs and closes the log. */
+void Engine_wait(Engine *this);
+void Engine_delete(Engine *this);
+
+#endif

@@ -1,0 +1,58 @@
+/* tuner/strategy.h: a search strategy proposes configs of one task to
+ * measure and learns from their results. One instance per task; called only
+ * from the engine thread (a strategy may run its own background thread, e.g.
+ * to train a cost model, but propose/update must not block on it for long).
+ *
+ * Strategies are const structs registered in one table (tuner/strategies.c):
+ * "grid", "random", "ga", "xgb".
+ */
+#ifndef TT_TUNER_STRATEGY_H
+#define TT_TUNER_STRATEGY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "kernels/template.h"
+#include "space/space.h"
+#include "tuner/task.h"
+
+/* What a strategy may look at. Owned by the engine; valid for the strategy's life. */
+typedef struct StrategyContext {
+    const Task *task;
+    const DeviceInfo *dev;
+    int plan_size;     /* batch size the engine will ask for (default 64) */
+    /* Records of other tasks of the same template, for --transfer (may be empty). */
+    int n_transfer;
+    const uint64_t *transfer_index; /* config indices in each transfer task's own space */
+    const double *transfer_gflops;
+    const Task *const *transfer_task;
+} StrategyContext;
+
+/* Features of a config: Space_features followed by the template's features.
+ * Writes at most cap floats, returns the count (the same for every config of a task). */
+int Strategy_features(const StrategyContext *ctx, uint64_t index, float *out, int cap);
+/* The template's cheap validity check for a config (true = may be valid). */
+bool Strategy_valid(const StrategyContext *ctx, uint64_t index);
+
+typedef struct Strategy {
+    const char *name;
+    void *(*create)(const StrategyContext *ctx, uint64_t seed, char *err);
+    /* Proposes up to n configs not in visited, adds each to visited, writes
+     * them to out, returns how many (0 = nothing left to propose). */
+    int (*propose)(void *self, VisitedSet *visited, uint64_t *out, int n);
+    /* Results of measured configs: gflops is 0 for a failed config. Also used
+     * to replay a log on resume before the first propose. */
+    void (*update)(void *self, const uint64_t *index, const double *gflops, int n);
+    /* One line about what the strategy is doing ("model: 320 pts, rank corr 0.71");
+     * false when there is nothing to say. May be NULL. */
+    bool (*status)(void *self, char *buf, size_t n);
+    void (*destroy)(void *self);
+} Strategy;
+
+const Strategy *Strategy_find(const char *name);
+/* "grid, random, ga, xgb" for help and error messages */
+const char *Strategy_names(void);
+
+#endif

@@ -1,0 +1,31 @@
+/* tuner/task.h: one tuning task = a workload, the template chosen for it on
+ * the session's target family, and that template's configuration space.
+ * The immutable part of a task (everything in this struct) may be read by
+ * any thread once the engine has started; the engine keeps the mutable
+ * tuning state elsewhere. */
+#ifndef TT_TUNER_TASK_H
+#define TT_TUNER_TASK_H
+
+#include "base/status.h"
+#include "kernels/template.h"
+#include "kernels/workload.h"
+#include "space/space.h"
+
+typedef struct Task {
+    int id;
+    Workload wl;
+    char key[WORKLOAD_KEY_LEN];
+    const Template *tmpl;
+    Space space;
+    double flops;
+    double weight; /* occurrences in the network (1 for a --task) */
+    char label[64]; /* short display name, e.g. "conv2d 14x14 256->256 3x3" */
+} Task;
+
+/* Fills a task for a workload: finds the template for the family, defines the
+ * space. TT_ERR names what is wrong (no template, degenerate extent, space too large). */
+Status Task_init(Task *this, int id, const Workload *wl, double weight, TargetFamily family, const DeviceInfo *dev,
+                 char *err);
+void Task_done(Task *this);
+
+#endif
