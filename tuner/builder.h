@@ -1,0 +1,37 @@
+/* tuner/builder.h: the builder pool, N threads that generate and compile
+ * candidates in parallel (redis bio-style: a mutex and condition variable
+ * around a job list). BuilderPool_run hands a batch to the pool and returns
+ * when every job of the batch is done, so the engine never measures while a
+ * compile runs. */
+#ifndef TT_TUNER_BUILDER_H
+#define TT_TUNER_BUILDER_H
+
+#include <stdint.h>
+
+#include "kernels/target.h"
+#include "tuner/task.h"
+
+typedef struct BuildJob {
+    /* in */
+    const Task *task;
+    uint64_t index;
+    int32_t choice[SPACE_MAX_KNOBS];
+    /* out (owned by the job: BuildJob_done releases them) */
+    KernelSource src;
+    BuildResult result;
+} BuildJob;
+
+void BuildJob_init(BuildJob *this, const Task *task, uint64_t index);
+void BuildJob_done(BuildJob *this);
+
+typedef struct BuilderPool BuilderPool;
+
+BuilderPool *BuilderPool_new(int threads, const Target *target, const DeviceInfo *dev, const MeasureOptions *opt,
+                             const char *workdir);
+/* Builds jobs[0..n) on the pool threads and waits for all of them. */
+void BuilderPool_run(BuilderPool *this, BuildJob *jobs, int n);
+/* Jobs being built right now (for the UI's activity field). */
+int BuilderPool_active(BuilderPool *this);
+void BuilderPool_delete(BuilderPool *this);
+
+#endif

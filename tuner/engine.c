@@ -1,0 +1,908 @@
+/* tuner/engine.c: the session engine (see engine.h).
+ *
+ * One engine thread makes every decision: it applies steering commands, asks
+ * the task scheduler for a task, asks that task's strategy for a batch,
+ * rejects what the template's precheck rejects, hands the rest to the builder
+ * pool and waits for the whole batch to be built, then measures the built
+ * kernels one by one in the runner's isolated worker (so no compile ever runs
+ * while a kernel is timed), and records every result: one log write per
+ * record, one fsync per batch, one event per record for the observers.
+ */
+#include "tuner/engine.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "records/log.h"
+#include "tuner/builder.h"
+#include "tuner/eventq.h"
+#include "tuner/scheduler.h"
+#include "tuner/strategy.h"
+
+#define EVENT_QUEUE_CAP 8192
+#define MAX_COMMANDS 256
+
+typedef enum { CMD_PAUSE, CMD_PAUSE_ALL, CMD_PRIORITY, CMD_STOP_TASK } CommandKind;
+
+typedef struct Command {
+    CommandKind kind;
+    int task;
+    int value;
+} Command;
+
+typedef struct TaskRun {
+    const Strategy *strat;
+    void *strategy;
+    StrategyContext ctx;
+    VisitedSet visited;
+    /* table fields, guarded by Engine.state_lock for readers */
+    TaskState state;
+    int priority;
+    int trials, errors, successes;
+    double best_latency, best_gflops, current_gflops;
+    uint64_t best_index;
+    double started, spent;
+    /* engine-thread only */
+    int since_improve;
+    int rounds;
+    bool paused, stopped, done;
+    bool warned_all_failed;
+    int n_xfer;
+    uint64_t *xfer_index;
+    double *xfer_gflops;
+    const Task **xfer_task;
+} TaskRun;
+
+struct Engine {
+    EngineConfig cfg;
+    char *log_path;
+    char *strategy_name;
+    char *scheduler_name;
+    char workdir[256];
+    bool own_workdir;
+
+    Task *tasks;
+    TaskRun *runs;
+    int n;
+    Task *xtasks; /* tasks of earlier sessions found in the log, for --transfer */
+    int n_xtasks;
+    int batch;
+
+    TaskScheduler *sched;
+    LogWriter *log;
+    BuilderPool *pool;
+    Runner *runner;
+    int runner_task; /* task the runner is set up for, -1 none */
+
+    EventQueue events;
+
+    pthread_mutex_t cmd_lock;
+    pthread_cond_t cmd_cond;
+    Command cmds[MAX_COMMANDS];
+    int n_cmds;
+    atomic_bool stop_requested;
+
+    pthread_mutex_t state_lock; /* guards the table fields and the counters below */
+    int total_trials;           /* restored + this session */
+    int session_trials;
+    int restored_trials;
+    int next_task;
+    atomic_int measuring;
+    atomic_bool finished;
+    double t0;
+
+    pthread_t thread;
+    bool started;
+};
+
+void EngineConfig_defaults(EngineConfig *this) {
+    memset(this, 0, sizeof *this);
+    MeasureOptions_defaults(&this->measure);
+    this->strategy = "xgb";
+    this->scheduler = "gradient";
+    this->trials = 1000;
+    this->early_stopping = 0;
+    this->seed = 1;
+}
+
+static const char *const STATE_NAMES[] = {"queued", "tuning", "waiting", "paused", "done", "stopped"};
+
+const char *TaskState_name(TaskState s) {
+    return s >= TASK_QUEUED && s <= TASK_STOPPED ? STATE_NAMES[s] : "?";
+}
+
+void SessionSnapshot_done(SessionSnapshot *this) {
+    free(this->rows);
+    this->rows = NULL;
+}
+
+void EngineEvent_done(EngineEvent *this) {
+    if (this->record) {
+        Record_done(this->record);
+        free(this->record);
+        this->record = NULL;
+    }
+}
+
+/* ---- events ---------------------------------------------------------------- */
+
+static double now_s(const Engine *this) { return clock_mono() - this->t0; }
+
+static void emit(Engine *this, EngineEvent *ev) {
+    ev->time_s = now_s(this);
+    EventQueue_push(&this->events, ev);
+}
+
+static void emit_log(Engine *this, LogLevel level, int task, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void emit_log(Engine *this, LogLevel level, int task, const char *fmt, ...) {
+    EngineEvent ev = {.kind = EV_LOG, .level = level, .task_id = task};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ev.text, sizeof ev.text, fmt, ap);
+    va_end(ap);
+    emit(this, &ev);
+}
+
+static void emit_state(Engine *this, int task) {
+    EngineEvent ev = {.kind = EV_TASK_STATE, .task_id = task};
+    pthread_mutex_lock(&this->state_lock);
+    ev.state = this->runs[task].state;
+    ev.priority = this->runs[task].priority;
+    pthread_mutex_unlock(&this->state_lock);
+    emit(this, &ev);
+}
+
+static void set_state(Engine *this, int task, TaskState s) {
+    pthread_mutex_lock(&this->state_lock);
+    bool changed = this->runs[task].state != s;
+    this->runs[task].state = s;
+    pthread_mutex_unlock(&this->state_lock);
+    if (changed) emit_state(this, task);
+}
+
+/* ---- life ------------------------------------------------------------------ */
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
+    if (n <= 0) {
+        tt_fail(err, "no tasks to tune");
+        return NULL;
+    }
+    if (!cfg->target) {
+        tt_fail(err, "no target");
+        return NULL;
+    }
+    if (!cfg->log_path) {
+        tt_fail(err, "no record log given (--log FILE)");
+        return NULL;
+    }
+    const Strategy *strat = Strategy_find(cfg->strategy ? cfg->strategy : "random");
+    if (!strat) {
+        tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg->strategy, Strategy_names());
+        return NULL;
+    }
+    Engine *this = calloc(1, sizeof *this);
+    if (!this) abort();
+    this->cfg = *cfg;
+    this->log_path = strdup(cfg->log_path);
+    this->strategy_name = strdup(strat->name);
+    this->scheduler_name = dup_or_null(cfg->scheduler ? cfg->scheduler : "gradient");
+    this->cfg.log_path = this->log_path;
+    this->cfg.strategy = this->strategy_name;
+    this->cfg.scheduler = this->scheduler_name;
+    this->cfg.workdir = NULL;
+    this->tasks = tasks;
+    this->n = n;
+    int per_task = cfg->trials / n;
+    this->batch = cfg->batch > 0 ? cfg->batch : (per_task < 64 ? (per_task < 1 ? 1 : per_task) : 64);
+    this->runs = calloc((size_t)n, sizeof(TaskRun));
+    if (!this->runs) abort();
+    for (int i = 0; i < n; i++) {
+        TaskRun *r = &this->runs[i];
+        r->strat = strat;
+        r->best_latency = INFINITY;
+        r->started = -1;
+        r->state = TASK_QUEUED;
+        VisitedSet_init(&r->visited);
+    }
+    this->runner_task = -1;
+    this->next_task = -1;
+    EventQueue_init(&this->events, EVENT_QUEUE_CAP);
+    pthread_mutex_init(&this->cmd_lock, NULL);
+    pthread_cond_init(&this->cmd_cond, NULL);
+    pthread_mutex_init(&this->state_lock, NULL);
+    this->sched = TaskScheduler_new(this->scheduler_name, n, err);
+    if (!this->sched) {
+        Engine_delete(this);
+        return NULL;
+    }
+    if (cfg->workdir) {
+        snprintf(this->workdir, sizeof this->workdir, "%s", cfg->workdir);
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(this->workdir, sizeof this->workdir, "%s/tunetop-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(this->workdir)) {
+            tt_fail(err, "cannot create a work directory in %s: %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+            this->workdir[0] = '\0';
+            Engine_delete(this);
+            return NULL;
+        }
+        this->own_workdir = true;
+    }
+    this->cfg.workdir = this->workdir;
+    return this;
+}
+
+int Engine_taskCount(const Engine *this) { return this->n; }
+const Task *Engine_task(const Engine *this, int id) { return id >= 0 && id < this->n ? &this->tasks[id] : NULL; }
+const EngineConfig *Engine_config(const Engine *this) { return &this->cfg; }
+
+/* ---- resume ------------------------------------------------------------------ */
+
+static int task_of_record(const Engine *this, const Record *rec) {
+    for (int i = 0; i < this->n; i++)
+        if (strcmp(this->tasks[i].key, rec->task_key) == 0 &&
+            strcmp(this->tasks[i].tmpl->name, rec->template_name) == 0)
+            return i;
+    return -1;
+}
+
+typedef struct Replay {
+    uint64_t *index;
+    double *gflops;
+    int n, cap;
+} Replay;
+
+static void replay_push(Replay *r, uint64_t index, double gflops) {
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 256;
+        r->index = realloc(r->index, (size_t)r->cap * sizeof *r->index);
+        r->gflops = realloc(r->gflops, (size_t)r->cap * sizeof *r->gflops);
+        if (!r->index || !r->gflops) abort();
+    }
+    r->index[r->n] = index;
+    r->gflops[r->n] = gflops;
+    r->n++;
+}
+
+static void replay_free(Replay *r, int n) {
+    for (int i = 0; r && i < n; i++) {
+        free(r[i].index);
+        free(r[i].gflops);
+    }
+    free(r);
+}
+
+/* The earlier-session task a foreign record belongs to (created on first
+ * sight from its key), or -1 when it cannot be one (unparsable key, other
+ * template). *replay grows with the task list. */
+static int transfer_task_of(Engine *this, const Record *rec, Replay **replay) {
+    for (int x = 0; x < this->n_xtasks; x++)
+        if (strcmp(this->xtasks[x].key, rec->task_key) == 0) return x;
+    bool wanted = false;
+    for (int t = 0; t < this->n; t++)
+        if (strcmp(this->tasks[t].tmpl->name, rec->template_name) == 0) wanted = true;
+    if (!wanted) return -1;
+    Workload wl;
+    char err[TT_ERRLEN];
+    if (Workload_parse(rec->task_key, &wl, err) != TT_OK) return -1;
+    Task task;
+    if (Task_init(&task, -1, &wl, 1, this->cfg.target->family, &this->cfg.dev, err) != TT_OK) return -1;
+    if (strcmp(task.tmpl->name, rec->template_name) != 0) {
+        Task_done(&task);
+        return -1;
+    }
+    this->xtasks = realloc(this->xtasks, (size_t)(this->n_xtasks + 1) * sizeof(Task));
+    *replay = realloc(*replay, (size_t)(this->n_xtasks + 1) * sizeof(Replay));
+    if (!this->xtasks || !*replay) abort();
+    this->xtasks[this->n_xtasks] = task;
+    memset(&(*replay)[this->n_xtasks], 0, sizeof(Replay));
+    return this->n_xtasks++;
+}
+
+/* Adds one result to a task's table fields; returns true when it is a new best. */
+static bool account(Engine *this, int t, const Record *rec, double gflops) {
+    TaskRun *r = &this->runs[t];
+    bool improved = false;
+    pthread_mutex_lock(&this->state_lock);
+    r->trials++;
+    if (rec->error_no != ERR_NO_ERROR) {
+        r->errors++;
+    } else if (rec->n_costs > 0) {
+        r->successes++;
+        r->current_gflops = gflops;
+        double lat = Record_mean(rec);
+        if (lat < r->best_latency) {
+            r->best_latency = lat;
+            r->best_gflops = gflops;
+            r->best_index = rec->index;
+            improved = true;
+        }
+    } else {
+        r->successes++; /* compile-only: built, no timing */
+    }
+    pthread_mutex_unlock(&this->state_lock);
+    return improved;
+}
+
+/* Reads the (already validated and torn-tail-truncated) log and restores
+ * visited sets, counters, bests, the strategies' knowledge and the scheduler. */
+static Status restore(Engine *this, char *summary, size_t summary_len, char *err) {
+    LogReader *rd = NULL;
+    LogHeader hdr;
+    if (LogReader_open(this->log_path, &rd, &hdr, err) != TT_OK) return TT_ERR;
+    Replay *replay = calloc((size_t)this->n, sizeof(Replay));
+    Replay *xreplay = NULL;
+    if (!replay) abort();
+    Record rec;
+    Record_init(&rec);
+    int restored = 0, foreign = 0;
+    char msg[TT_ERRLEN] = "";
+    LogReadStatus st;
+    while ((st = LogReader_next(rd, &rec, msg)) == LOG_RECORD) {
+        int t = task_of_record(this, &rec);
+        if (t < 0) {
+            foreign++;
+            if (this->cfg.transfer) {
+                int x = transfer_task_of(this, &rec, &xreplay);
+                if (x >= 0 && rec.index < this->xtasks[x].space.total)
+                    replay_push(&xreplay[x], rec.index, Record_gflops(&rec, this->xtasks[x].flops));
+            }
+            continue;
+        }
+        if (rec.index >= this->tasks[t].space.total) {
+            foreign++;
+            continue;
+        }
+        if (!VisitedSet_add(&this->runs[t].visited, rec.index)) continue; /* duplicate record */
+        double g = Record_gflops(&rec, this->tasks[t].flops);
+        account(this, t, &rec, g);
+        replay_push(&replay[t], rec.index, g);
+        restored++;
+    }
+    Record_done(&rec);
+    LogReader_close(rd);
+    if (st == LOG_DAMAGED || st == LOG_TORN) {
+        /* LogWriter_open already truncated a torn tail and refused damage, so
+         * this only happens if the file changed under us. */
+        replay_free(replay, this->n);
+        replay_free(xreplay, this->n_xtasks);
+        return tt_fail(err, "%s: %s", this->log_path, msg);
+    }
+    int tasks_with = 0;
+    for (int t = 0; t < this->n; t++) {
+        TaskRun *r = &this->runs[t];
+        if (r->trials > 0) {
+            tasks_with++;
+            r->rounds = (r->trials + this->batch - 1) / this->batch;
+            r->state = TASK_WAITING;
+            r->started = 0;
+            TaskScheduler_restore(this->sched, t, r->rounds, r->best_latency);
+            if (r->visited.count >= this->tasks[t].space.total) {
+                r->done = true;
+                r->state = TASK_DONE;
+            }
+        }
+        r->ctx.task = &this->tasks[t];
+        r->ctx.dev = &this->cfg.dev;
+        r->ctx.plan_size = this->batch;
+    }
+    /* Transfer: records of the other tasks of the same template, from this
+     * session's tasks and from earlier sessions' tasks found in the log. */
+    if (this->cfg.transfer) {
+        for (int t = 0; t < this->n; t++) {
+            TaskRun *r = &this->runs[t];
+            for (int pass = 0; pass < 2; pass++) {
+                for (int o = 0; o < this->n + this->n_xtasks; o++) {
+                    const Task *src = o < this->n ? &this->tasks[o] : &this->xtasks[o - this->n];
+                    const Replay *rp = o < this->n ? &replay[o] : &xreplay[o - this->n];
+                    if (o == t || src->tmpl != this->tasks[t].tmpl) continue;
+                    for (int k = 0; k < rp->n; k++) {
+                        if (pass == 1) {
+                            r->xfer_index[r->n_xfer] = rp->index[k];
+                            r->xfer_gflops[r->n_xfer] = rp->gflops[k];
+                            r->xfer_task[r->n_xfer] = src;
+                        }
+                        r->n_xfer++;
+                    }
+                }
+                if (pass == 0) {
+                    if (!r->n_xfer) break;
+                    r->xfer_index = malloc((size_t)r->n_xfer * sizeof(uint64_t));
+                    r->xfer_gflops = malloc((size_t)r->n_xfer * sizeof(double));
+                    r->xfer_task = malloc((size_t)r->n_xfer * sizeof(Task *));
+                    if (!r->xfer_index || !r->xfer_gflops || !r->xfer_task) abort();
+                    r->n_xfer = 0;
+                }
+            }
+            r->ctx.n_transfer = r->n_xfer;
+            r->ctx.transfer_index = r->xfer_index;
+            r->ctx.transfer_gflops = r->xfer_gflops;
+            r->ctx.transfer_task = r->xfer_task;
+        }
+    }
+    /* Strategies: create, then replay what the log knows (warm start). */
+    Status ok = TT_OK;
+    for (int t = 0; t < this->n && ok == TT_OK; t++) {
+        TaskRun *r = &this->runs[t];
+        char why[TT_ERRLEN] = "";
+        r->strategy = r->strat->create(&r->ctx, this->cfg.seed + (uint64_t)t * 7919, why);
+        if (!r->strategy) {
+            ok = tt_fail(err, "tuner %s for task %d: %s", r->strat->name, t, why);
+            break;
+        }
+        if (replay[t].n) r->strat->update(r->strategy, replay[t].index, replay[t].gflops, replay[t].n);
+    }
+    replay_free(replay, this->n);
+    replay_free(xreplay, this->n_xtasks);
+    if (ok != TT_OK) return ok;
+
+    this->restored_trials = restored;
+    this->total_trials = restored;
+    if (summary && summary_len) {
+        summary[0] = '\0';
+        if (restored) {
+            int off = snprintf(summary, summary_len, "resumed %s: %d measured configs of %d task%s restored", this->log_path,
+                               restored, tasks_with, tasks_with == 1 ? "" : "s");
+            for (int t = 0; t < this->n && off < (int)summary_len; t++) {
+                TaskRun *r = &this->runs[t];
+                if (!r->trials) continue;
+                off += snprintf(summary + off, summary_len - (size_t)off, "; task %d: %d trials, best %.2f GFLOPS", t,
+                                r->trials, r->best_gflops);
+            }
+            if (foreign && off < (int)summary_len)
+                snprintf(summary + off, summary_len - (size_t)off, "; %d records of other tasks kept", foreign);
+        }
+    }
+    return TT_OK;
+}
+
+/* ---- the engine thread -------------------------------------------------------- */
+
+static void apply_commands(Engine *this) {
+    Command cmds[MAX_COMMANDS];
+    pthread_mutex_lock(&this->cmd_lock);
+    int n = this->n_cmds;
+    memcpy(cmds, this->cmds, (size_t)n * sizeof(Command));
+    this->n_cmds = 0;
+    pthread_mutex_unlock(&this->cmd_lock);
+    for (int i = 0; i < n; i++) {
+        Command *c = &cmds[i];
+        int lo = c->task, hi = c->task + 1;
+        if (c->kind == CMD_PAUSE_ALL) lo = 0, hi = this->n;
+        for (int t = lo; t < hi; t++) {
+            if (t < 0 || t >= this->n) continue;
+            TaskRun *r = &this->runs[t];
+            switch (c->kind) {
+            case CMD_PAUSE:
+            case CMD_PAUSE_ALL:
+                if (r->done || r->stopped) break;
+                r->paused = c->value != 0;
+                set_state(this, t, r->paused ? TASK_PAUSED : (r->trials ? TASK_WAITING : TASK_QUEUED));
+                emit_log(this, LOG_INFO, t, "task %d %s", t, r->paused ? "paused" : "resumed");
+                break;
+            case CMD_PRIORITY:
+                pthread_mutex_lock(&this->state_lock);
+                r->priority = c->value < -3 ? -3 : c->value > 3 ? 3 : c->value;
+                pthread_mutex_unlock(&this->state_lock);
+                emit_state(this, t);
+                break;
+            case CMD_STOP_TASK:
+                if (r->done || r->stopped) break;
+                r->stopped = true;
+                r->paused = false;
+                set_state(this, t, TASK_STOPPED);
+                emit_log(this, LOG_INFO, t, "task %d stopped by the user", t);
+                break;
+            }
+        }
+    }
+}
+
+static void push_command(Engine *this, CommandKind kind, int task, int value) {
+    pthread_mutex_lock(&this->cmd_lock);
+    if (this->n_cmds < MAX_COMMANDS) this->cmds[this->n_cmds++] = (Command){kind, task, value};
+    pthread_cond_signal(&this->cmd_cond);
+    pthread_mutex_unlock(&this->cmd_lock);
+}
+
+static double estimated_latency(Engine *this) {
+    double sum = 0;
+    for (int t = 0; t < this->n; t++) {
+        if (!isfinite(this->runs[t].best_latency)) return INFINITY;
+        sum += this->tasks[t].weight * this->runs[t].best_latency;
+    }
+    return sum;
+}
+
+static void fill_record(const Engine *this, const Task *task, const BuildJob *job, Record *rec) {
+    Record_init(rec);
+    snprintf(rec->task_key, sizeof rec->task_key, "%s", task->key);
+    snprintf(rec->template_name, sizeof rec->template_name, "%s", task->tmpl->name);
+    snprintf(rec->target, sizeof rec->target, "%s", this->cfg.target->name);
+    rec->index = job->index;
+    rec->n_choice = task->space.n_knobs;
+    memcpy(rec->choice, job->choice, sizeof(int32_t) * (size_t)task->space.n_knobs);
+    Space_format(&task->space, job->choice, rec->config, sizeof rec->config);
+    rec->timestamp = clock_wall();
+    rec->build_s = job->result.build_s;
+    rec->regs = job->result.regs_per_thread;
+    rec->spills = job->result.spill_bytes;
+    rec->shared_bytes = job->result.shared_bytes;
+    rec->local_bytes = job->result.local_bytes;
+}
+
+/* Writes one record and publishes it. Returns the GFLOPS (0 for errors). */
+static double commit_record(Engine *this, int t, Record *rec) {
+    char err[TT_ERRLEN];
+    if (LogWriter_append(this->log, rec, err) != TT_OK) {
+        emit_log(this, LOG_ERROR, t, "record log: %s (stopping)", err);
+        atomic_store(&this->stop_requested, true);
+    }
+    const Task *task = &this->tasks[t];
+    double g = Record_gflops(rec, task->flops);
+    bool improved = account(this, t, rec, g);
+    TaskRun *r = &this->runs[t];
+    r->since_improve = improved ? 0 : r->since_improve + 1;
+    pthread_mutex_lock(&this->state_lock);
+    this->total_trials++;
+    this->session_trials++;
+    int trial = r->trials;
+    pthread_mutex_unlock(&this->state_lock);
+    EngineEvent ev = {.kind = EV_RESULT, .task_id = t, .trial = trial, .gflops = g};
+    ev.record = malloc(sizeof(Record));
+    if (!ev.record) abort();
+    Record_init(ev.record);
+    Record_copy(ev.record, rec);
+    emit(this, &ev);
+    return g;
+}
+
+static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
+    const MeasureOptions *mo = &this->cfg.measure;
+    if (job->result.error_no != ERR_NO_ERROR) {
+        Record_setError(rec, job->result.error_no, job->result.msg ? job->result.msg : MeasureError_name(job->result.error_no));
+        return;
+    }
+    if (mo->compile_only) return; /* built, resources recorded, no timing */
+    char err[TT_ERRLEN];
+    if (this->runner_task != t) {
+        if (this->cfg.target->runner_set_task(this->runner, &this->tasks[t].wl, err) != TT_OK) {
+            Record_setError(rec, ERR_UNKNOWN, err);
+            return;
+        }
+        this->runner_task = t;
+    }
+    MeasureResult mr;
+    MeasureResult_init(&mr);
+    atomic_store(&this->measuring, 1);
+    this->cfg.target->measure(this->runner, &job->src, &job->result, mo, &mr);
+    atomic_store(&this->measuring, 0);
+    rec->run_s = mr.run_s;
+    rec->pack_s = mr.pack_s;
+    if (mr.error_no != ERR_NO_ERROR) {
+        Record_setError(rec, mr.error_no, mr.msg ? mr.msg : MeasureError_name(mr.error_no));
+        if (mr.error_no == ERR_RUNTIME_DEVICE || mr.error_no == ERR_RUN_TIMEOUT) this->runner_task = -1;
+    } else {
+        rec->n_costs = mr.n_costs < REC_MAX_COSTS ? mr.n_costs : REC_MAX_COSTS;
+        memcpy(rec->costs, mr.costs, sizeof(double) * (size_t)rec->n_costs);
+    }
+    MeasureResult_done(&mr);
+}
+
+/* One round: up to n configs of task t. */
+static void run_round(Engine *this, int t, int n) {
+    TaskRun *r = &this->runs[t];
+    const Task *task = &this->tasks[t];
+    double round_start = clock_mono();
+    if (r->started < 0) r->started = now_s(this);
+    set_state(this, t, TASK_TUNING);
+
+    uint64_t *idx = malloc((size_t)n * sizeof(uint64_t));
+    BuildJob *jobs = malloc((size_t)n * sizeof(BuildJob));
+    if (!idx || !jobs) abort();
+    int got = r->strat->propose(r->strategy, &r->visited, idx, n);
+    if (got == 0) {
+        r->done = true;
+        emit_log(this, LOG_INFO, t, "task %d: search space exhausted (%llu configs)", t,
+                 (unsigned long long)task->space.total);
+    }
+
+    /* Precheck: invalid configs never reach the compiler. */
+    int n_build = 0;
+    double *gflops = calloc((size_t)(got ? got : 1), sizeof(double));
+    uint64_t *done_idx = malloc((size_t)(got ? got : 1) * sizeof(uint64_t));
+    int n_done = 0;
+    if (!gflops || !done_idx) abort();
+    for (int i = 0; i < got; i++) {
+        BuildJob *job = &jobs[n_build];
+        BuildJob_init(job, task, idx[i]);
+        char reason[256] = "";
+        if (task->tmpl->precheck &&
+            !task->tmpl->precheck(&task->wl, &task->space, job->choice, &this->cfg.dev, reason, sizeof reason)) {
+            Record rec;
+            fill_record(this, task, job, &rec);
+            Record_setError(&rec, ERR_INSTANTIATION, reason[0] ? reason : "invalid config");
+            gflops[n_done] = commit_record(this, t, &rec);
+            done_idx[n_done++] = idx[i];
+            Record_done(&rec);
+            BuildJob_done(job);
+            continue;
+        }
+        n_build++;
+    }
+
+    BuilderPool_run(this->pool, jobs, n_build);
+
+    int measured_ok = 0;
+    for (int i = 0; i < n_build; i++) {
+        BuildJob *job = &jobs[i];
+        if (atomic_load(&this->stop_requested)) {
+            /* Dropped cleanly: never recorded, so a resume proposes them again. */
+            BuildJob_done(job);
+            continue;
+        }
+        Record rec;
+        fill_record(this, task, job, &rec);
+        measure_job(this, t, job, &rec);
+        double g = commit_record(this, t, &rec);
+        if (g > 0) measured_ok++;
+        gflops[n_done] = g;
+        done_idx[n_done++] = job->index;
+        Record_done(&rec);
+        BuildJob_done(job);
+        apply_commands(this); /* a stop of this task takes effect mid-batch in the table */
+    }
+    char err[TT_ERRLEN];
+    if (LogWriter_sync(this->log, err) != TT_OK) emit_log(this, LOG_ERROR, t, "record log: %s", err);
+    if (n_done) r->strat->update(r->strategy, done_idx, gflops, n_done);
+    r->rounds++;
+
+    pthread_mutex_lock(&this->state_lock);
+    if (n_done && !measured_ok && !this->cfg.measure.compile_only) r->current_gflops = 0;
+    r->spent += clock_mono() - round_start;
+    pthread_mutex_unlock(&this->state_lock);
+
+    if (!r->warned_all_failed && r->trials >= 16 && r->successes == 0) {
+        r->warned_all_failed = true;
+        emit_log(this, LOG_WARN, t, "every trial of task %d failed so far (%d of %d): open its errors", t, r->errors,
+                 r->trials);
+    }
+    if (r->visited.count >= task->space.total) r->done = true;
+    if (this->cfg.early_stopping > 0 && r->since_improve >= this->cfg.early_stopping && r->successes > 0) {
+        r->done = true;
+        emit_log(this, LOG_INFO, t, "task %d: early stop, no improvement in %d trials", t, r->since_improve);
+    }
+    TaskState next = r->stopped ? TASK_STOPPED : r->done ? TASK_DONE : r->paused ? TASK_PAUSED : TASK_WAITING;
+    set_state(this, t, next);
+    if (r->strat->status) {
+        EngineEvent ev = {.kind = EV_STRATEGY, .task_id = t};
+        if (r->strat->status(r->strategy, ev.text, sizeof ev.text)) emit(this, &ev);
+    }
+    free(gflops);
+    free(done_idx);
+    free(idx);
+    free(jobs);
+}
+
+static void *engine_main(void *arg) {
+    Engine *this = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+
+    SchedTaskState *st = calloc((size_t)this->n, sizeof *st);
+    if (!st) abort();
+    while (!atomic_load(&this->stop_requested)) {
+        apply_commands(this);
+        int remaining = this->cfg.trials - this->total_trials;
+        if (remaining <= 0) break;
+        bool any_paused = false;
+        for (int t = 0; t < this->n; t++) {
+            TaskRun *r = &this->runs[t];
+            st[t] = (SchedTaskState){.weight = this->tasks[t].weight,
+                                     .flops = this->tasks[t].flops,
+                                     .op = this->tasks[t].wl.op,
+                                     .paused = r->paused,
+                                     .done = r->done || r->stopped,
+                                     .priority = r->priority};
+            if (r->paused && !r->done && !r->stopped) any_paused = true;
+        }
+        int t = TaskScheduler_next(this->sched, st);
+        pthread_mutex_lock(&this->state_lock);
+        this->next_task = t;
+        pthread_mutex_unlock(&this->state_lock);
+        if (t < 0) {
+            if (!any_paused) break;
+            /* Everything left is paused: wait for the user. */
+            pthread_mutex_lock(&this->cmd_lock);
+            if (this->n_cmds == 0 && !atomic_load(&this->stop_requested)) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_nsec += 200000000;
+                if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+                pthread_cond_timedwait(&this->cmd_cond, &this->cmd_lock, &ts);
+            }
+            pthread_mutex_unlock(&this->cmd_lock);
+            continue;
+        }
+        int n = remaining < this->batch ? remaining : this->batch;
+        run_round(this, t, n);
+        TaskScheduler_update(this->sched, t, this->runs[t].best_latency);
+        EngineEvent ev = {.kind = EV_ROUND, .task_id = t};
+        pthread_mutex_lock(&this->state_lock);
+        ev.est_latency_s = estimated_latency(this);
+        ev.trials = this->total_trials;
+        pthread_mutex_unlock(&this->state_lock);
+        emit(this, &ev);
+    }
+    free(st);
+    /* Tasks that were still open when the budget ran out are done too. */
+    for (int t = 0; t < this->n; t++) {
+        TaskRun *r = &this->runs[t];
+        if (!r->stopped && !atomic_load(&this->stop_requested) && r->state != TASK_PAUSED) set_state(this, t, TASK_DONE);
+    }
+    char err[TT_ERRLEN];
+    LogWriter_sync(this->log, err);
+    atomic_store(&this->finished, true);
+    EngineEvent ev = {.kind = EV_FINISHED, .task_id = -1};
+    snprintf(ev.text, sizeof ev.text, "%s", atomic_load(&this->stop_requested) ? "stopped" : "finished");
+    emit(this, &ev);
+    return NULL;
+}
+
+Status Engine_start(Engine *this, char *resumed, size_t resumed_len, char *err) {
+    off_t torn = -1;
+    if (LogWriter_open(this->log_path, this->cfg.target->name, &this->log, &torn, err) != TT_OK) return TT_ERR;
+    if (restore(this, resumed, resumed_len, err) != TT_OK) return TT_ERR;
+    if (torn >= 0 && resumed && resumed_len) {
+        size_t len = strlen(resumed);
+        snprintf(resumed + len, resumed_len - len, "%sa torn last record was cut off at byte %lld (the crash's batch in flight)",
+                 len ? "; " : "", (long long)torn);
+    }
+    if (!this->cfg.measure.compile_only) {
+        char why[TT_ERRLEN] = "";
+        this->runner = this->cfg.target->runner_new(&this->cfg.dev, why);
+        if (!this->runner) return tt_fail(err, "%s target: %s", this->cfg.target->name, why);
+    }
+    int builders = this->cfg.builders > 0 ? this->cfg.builders : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (builders < 1) builders = 1;
+    this->pool = BuilderPool_new(builders, this->cfg.target, &this->cfg.dev, &this->cfg.measure, this->workdir);
+    this->t0 = clock_mono();
+    for (int t = 0; t < this->n; t++) emit_state(this, t);
+    if (pthread_create(&this->thread, NULL, engine_main, this) != 0) return tt_fail(err, "cannot start the engine thread");
+    this->started = true;
+    return TT_OK;
+}
+
+/* ---- steering ------------------------------------------------------------------ */
+
+void Engine_pause(Engine *this, int task_id, bool paused) { push_command(this, CMD_PAUSE, task_id, paused); }
+void Engine_pauseAll(Engine *this, bool paused) { push_command(this, CMD_PAUSE_ALL, -1, paused); }
+void Engine_setPriority(Engine *this, int task_id, int priority) { push_command(this, CMD_PRIORITY, task_id, priority); }
+void Engine_stopTask(Engine *this, int task_id) { push_command(this, CMD_STOP_TASK, task_id, 0); }
+
+void Engine_requestStop(Engine *this) {
+    atomic_store(&this->stop_requested, true);
+    pthread_mutex_lock(&this->cmd_lock);
+    pthread_cond_signal(&this->cmd_cond);
+    pthread_mutex_unlock(&this->cmd_lock);
+}
+
+int Engine_eventFd(const Engine *this) { return this->events.fd; }
+int Engine_drainEvents(Engine *this, EngineEvent *out, int max) { return EventQueue_drain(&this->events, out, max); }
+uint64_t Engine_droppedEvents(const Engine *this) { return this->events.dropped; }
+bool Engine_finished(Engine *this) { return atomic_load(&this->finished); }
+
+void Engine_snapshot(Engine *this, SessionSnapshot *out) {
+    memset(out, 0, sizeof *out);
+    out->rows = calloc((size_t)this->n, sizeof(TaskRow));
+    if (!out->rows) abort();
+    out->n_tasks = this->n;
+    pthread_mutex_lock(&this->state_lock);
+    out->elapsed_s = this->t0 > 0 ? now_s(this) : 0;
+    out->trials = this->total_trials;
+    out->budget = this->cfg.trials;
+    out->trials_per_s = out->elapsed_s > 0 ? this->session_trials / out->elapsed_s : 0;
+    out->est_latency_s = estimated_latency(this);
+    out->next_task = this->next_task;
+    out->finished = atomic_load(&this->finished);
+    int active = 0;
+    for (int t = 0; t < this->n; t++) {
+        TaskRun *r = &this->runs[t];
+        if (!(r->done || r->stopped || r->state == TASK_DONE)) active++;
+    }
+    int left = this->cfg.trials - this->total_trials;
+    if (left < 0) left = 0;
+    for (int t = 0; t < this->n; t++) {
+        TaskRun *r = &this->runs[t];
+        TaskRow *row = &out->rows[t];
+        row->id = t;
+        row->state = r->state;
+        row->priority = r->priority;
+        row->trials = r->trials;
+        bool open = !(r->done || r->stopped || r->state == TASK_DONE || r->state == TASK_STOPPED);
+        row->allotted = r->trials + (open && active ? left / active : 0);
+        row->errors = r->errors;
+        row->best_latency_s = r->best_latency;
+        row->best_gflops = r->best_gflops;
+        row->current_gflops = r->current_gflops;
+        row->best_index = r->best_index;
+        row->started = r->started;
+        row->elapsed_s = r->spent;
+    }
+    pthread_mutex_unlock(&this->state_lock);
+    out->building = this->pool ? BuilderPool_active(this->pool) : 0;
+    out->measuring = atomic_load(&this->measuring);
+}
+
+static void remove_workdir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char path[512];
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+void Engine_wait(Engine *this) {
+    if (this->started) {
+        pthread_join(this->thread, NULL);
+        this->started = false;
+    }
+    if (this->log) {
+        LogWriter_close(this->log);
+        this->log = NULL;
+    }
+}
+
+void Engine_delete(Engine *this) {
+    if (!this) return;
+    if (this->started) {
+        Engine_requestStop(this);
+        Engine_wait(this);
+    }
+    if (this->log) LogWriter_close(this->log);
+    BuilderPool_delete(this->pool);
+    if (this->runner) this->cfg.target->runner_delete(this->runner);
+    if (this->own_workdir && this->workdir[0]) remove_workdir(this->workdir);
+    if (this->sched) TaskScheduler_delete(this->sched);
+    for (int t = 0; t < this->n; t++) {
+        TaskRun *r = &this->runs[t];
+        if (r->strategy) r->strat->destroy(r->strategy);
+        VisitedSet_done(&r->visited);
+        free(r->xfer_index);
+        free(r->xfer_gflops);
+        free(r->xfer_task);
+        Task_done(&this->tasks[t]);
+    }
+    free(this->tasks);
+    for (int x = 0; x < this->n_xtasks; x++) Task_done(&this->xtasks[x]);
+    free(this->xtasks);
+    free(this->runs);
+    EventQueue_done(&this->events);
+    pthread_mutex_destroy(&this->cmd_lock);
+    pthread_cond_destroy(&this->cmd_cond);
+    pthread_mutex_destroy(&this->state_lock);
+    free(this->log_path);
+    free(this->strategy_name);
+    free(this->scheduler_name);
+    free(this);
+}
