@@ -1,0 +1,70 @@
+/* kernels/gpu/gpu.h: what the GPU templates share (private to kernels/).
+ *
+ * The templates write kernels once against a small neutral vocabulary, and a
+ * per-dialect prelude maps it to CUDA C++ or OpenCL C:
+ *   TT_KERNEL(x, y, z)   kernel prefix up to the name, with the block size
+ *                        (CUDA: extern "C" __global__ void __launch_bounds__;
+ *                        OpenCL: __kernel reqd_work_group_size void)
+ *   GLOBAL               pointer qualifier of kernel arguments
+ *   RESTRICT             no-alias qualifier
+ *   SHARED               per-block (local) array qualifier
+ *   BARRIER()            block-wide barrier on shared memory
+ *   BIDX_X/Y/Z TIDX_X/Y/Z  block and thread indices (as int)
+ *   TT_UNROLL            full-unroll pragma for the next loop
+ * Kernel arguments are one pointer per Workload_args entry, in that order
+ * (inputs first, the output last). */
+#ifndef TT_KERNELS_GPU_GPU_H
+#define TT_KERNELS_GPU_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/strbuf.h"
+#include "kernels/template.h"
+
+/* The prelude text of a dialect (static storage). */
+const char *Gpu_prelude(Dialect dialect);
+
+/* The kernel parameter list "(GLOBAL const float *RESTRICT data, ..., GLOBAL float *RESTRICT out)"
+ * for a workload, appended to sb. */
+void Gpu_appendParams(StrBuf *sb, const Workload *wl);
+
+/* Loop unrolling as TVM's auto_unroll_max_step / unroll_explicit knobs: a loop
+ * whose nest (itself and the loops inside it) runs at most max_step
+ * iterations is unrolled; explicit = the generator replicates the body itself,
+ * else it emits TT_UNROLL and leaves the unrolling to the device compiler. */
+typedef struct GpuUnroll {
+    int64_t max_step;
+    bool explicit_;
+} GpuUnroll;
+
+typedef struct GpuLoop {
+    const char *var;
+    int64_t extent;
+} GpuLoop;
+
+/* Appends a loop nest (loops[0] outermost) around body (one or more statements
+ * that use the loop variables as ints). Extent-1 loops become constants. */
+void Gpu_emitNest(StrBuf *sb, const GpuLoop *loops, int n, const char *body, const GpuUnroll *unroll, int indent);
+
+/* Checks a launch against the device: each thread axis against its limit,
+ * threads per block (virtual threads counted too, as the reference's validity
+ * check does), static shared bytes and local bytes per thread, and grid extents.
+ * On false writes the first violated limit with numbers into reason. */
+bool Gpu_checkLaunch(const DeviceInfo *dev, const int64_t block[3], int64_t vthreads, const int64_t grid[3],
+                     int64_t shared_bytes, int64_t local_bytes, char *reason, size_t n);
+
+/* Fills the limits of an NVIDIA architecture ("sm_70", "sm_75", "sm_80", "sm_86",
+ * "sm_89", "sm_90"; NULL or "" = sm_90) without a device. */
+Status Gpu_archInfo(const char *arch, DeviceInfo *out, char *err);
+
+/* Human size for messages: "68 KiB" when a whole number of KiB, else "48.5 KiB". */
+void Gpu_formatKiB(int64_t bytes, char *buf, size_t n);
+
+/* Common cost-model features of a launch: log2 threads, log2 vthreads, shared KiB,
+ * log2 register-tile floats, log2 blocks. Returns how many it wrote (<= cap). */
+int Gpu_launchFeatures(const int64_t block[3], int64_t vthreads, const int64_t grid[3], int64_t shared_bytes,
+                       int64_t tile_floats, float *out, int cap);
+
+#endif
