@@ -1,0 +1,418 @@
+/* records/codec.c: Record <-> msgpack map, the log header, and the JSON form. */
+#include "records/codec.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/strbuf.h"
+
+static const char TRUNC_MARK[] = "... [truncated]";
+
+/* ---- encoding ---------------------------------------------------------------- */
+
+static void pack_key(msgpack_packer *pk, const char *key) { msgpack_pack_str_with_body(pk, key, strlen(key)); }
+
+static void pack_str(msgpack_packer *pk, const char *key, const char *s, size_t n) {
+    pack_key(pk, key);
+    msgpack_pack_str_with_body(pk, s, n);
+}
+
+static void pack_f64(msgpack_packer *pk, const char *key, double v) {
+    pack_key(pk, key);
+    msgpack_pack_double(pk, v);
+}
+
+static void pack_i64(msgpack_packer *pk, const char *key, int64_t v) {
+    pack_key(pk, key);
+    msgpack_pack_int64(pk, v);
+}
+
+/* A fixed char field must hold its NUL, else the struct was filled wrongly. */
+static Status check_field(const char *s, size_t cap, const char *name, char *err) {
+    if (strnlen(s, cap) >= cap) return tt_fail(err, "record field %s is not terminated within %zu bytes", name, cap);
+    return TT_OK;
+}
+
+Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
+    if (check_field(this->task_key, sizeof this->task_key, "task", err) ||
+        check_field(this->template_name, sizeof this->template_name, "tmpl", err) ||
+        check_field(this->target, sizeof this->target, "target", err) ||
+        check_field(this->config, sizeof this->config, "config", err))
+        return TT_ERR;
+    if (this->n_choice < 0 || this->n_choice > REC_MAX_KNOBS)
+        return tt_fail(err, "record has %d knob choices (at most %d)", this->n_choice, REC_MAX_KNOBS);
+    if (this->n_costs < 0 || this->n_costs > REC_MAX_COSTS)
+        return tt_fail(err, "record has %d costs (at most %d)", this->n_costs, REC_MAX_COSTS);
+
+    uint32_t n_keys = 12;
+    if (this->error_msg) n_keys++;
+    if (this->regs >= 0) n_keys++;
+    if (this->spills >= 0) n_keys++;
+    if (this->shared_bytes >= 0) n_keys++;
+    if (this->local_bytes >= 0) n_keys++;
+
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, n_keys);
+    pack_str(&pk, "task", this->task_key, strlen(this->task_key));
+    pack_str(&pk, "tmpl", this->template_name, strlen(this->template_name));
+    pack_str(&pk, "target", this->target, strlen(this->target));
+    pack_key(&pk, "index");
+    msgpack_pack_uint64(&pk, this->index);
+    pack_key(&pk, "choice");
+    msgpack_pack_array(&pk, (size_t)this->n_choice);
+    for (int i = 0; i < this->n_choice; i++) msgpack_pack_int32(&pk, this->choice[i]);
+    pack_str(&pk, "config", this->config, strlen(this->config));
+    pack_key(&pk, "costs");
+    msgpack_pack_array(&pk, (size_t)this->n_costs);
+    for (int i = 0; i < this->n_costs; i++) msgpack_pack_double(&pk, this->costs[i]);
+    pack_i64(&pk, "err", this->error_no);
+    if (this->error_msg) {
+        size_t n = strlen(this->error_msg);
+        if (n <= REC_MSG_MAX) {
+            pack_str(&pk, "msg", this->error_msg, n);
+        } else {
+            /* keep the head of the message (the first compiler error) and mark the cut */
+            size_t keep = REC_MSG_MAX - (sizeof TRUNC_MARK - 1);
+            pack_key(&pk, "msg");
+            msgpack_pack_str(&pk, REC_MSG_MAX);
+            msgpack_pack_str_body(&pk, this->error_msg, keep);
+            msgpack_pack_str_body(&pk, TRUNC_MARK, sizeof TRUNC_MARK - 1);
+        }
+    }
+    pack_f64(&pk, "build_s", this->build_s);
+    pack_f64(&pk, "run_s", this->run_s);
+    pack_f64(&pk, "pack_s", this->pack_s);
+    pack_f64(&pk, "ts", this->timestamp);
+    if (this->regs >= 0) pack_i64(&pk, "regs", this->regs);
+    if (this->spills >= 0) pack_i64(&pk, "spills", this->spills);
+    if (this->shared_bytes >= 0) pack_i64(&pk, "smem", this->shared_bytes);
+    if (this->local_bytes >= 0) pack_i64(&pk, "lmem", this->local_bytes);
+
+    *len = sb.size;
+    *bytes = msgpack_sbuffer_release(&sb); /* malloc'd by the sbuffer: the caller frees */
+    msgpack_sbuffer_destroy(&sb);
+    return TT_OK;
+}
+
+Status LogHeader_encode(const LogHeader *this, char **bytes, size_t *len, char *err) {
+    if (check_field(this->target, sizeof this->target, "target", err)) return TT_ERR;
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, 4);
+    pack_str(&pk, "format", LOG_FORMAT_NAME, strlen(LOG_FORMAT_NAME));
+    pack_i64(&pk, "version", this->version);
+    pack_f64(&pk, "created", this->created);
+    pack_str(&pk, "target", this->target, strlen(this->target));
+    *len = sb.size;
+    *bytes = msgpack_sbuffer_release(&sb);
+    msgpack_sbuffer_destroy(&sb);
+    return TT_OK;
+}
+
+/* ---- decoding ---------------------------------------------------------------- */
+
+static bool key_is(const msgpack_object *k, const char *name) {
+    size_t n = strlen(name);
+    return k->type == MSGPACK_OBJECT_STR && k->via.str.size == n && memcmp(k->via.str.ptr, name, n) == 0;
+}
+
+static Status get_double(const msgpack_object *o, const char *name, double *out, char *err) {
+    switch (o->type) {
+    case MSGPACK_OBJECT_FLOAT32:
+    case MSGPACK_OBJECT_FLOAT64: *out = o->via.f64; return TT_OK;
+    case MSGPACK_OBJECT_POSITIVE_INTEGER: *out = (double)o->via.u64; return TT_OK;
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER: *out = (double)o->via.i64; return TT_OK;
+    default: return tt_fail(err, "key \"%s\" is not a number", name);
+    }
+}
+
+static Status get_int(const msgpack_object *o, const char *name, int64_t lo, int64_t hi, int64_t *out, char *err) {
+    int64_t v;
+    if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+        if (o->via.u64 > (uint64_t)INT64_MAX) return tt_fail(err, "key \"%s\" is out of range", name);
+        v = (int64_t)o->via.u64;
+    } else if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
+        v = o->via.i64;
+    } else {
+        return tt_fail(err, "key \"%s\" is not an integer", name);
+    }
+    if (v < lo || v > hi) return tt_fail(err, "key \"%s\" is out of range (%" PRId64 ")", name, v);
+    *out = v;
+    return TT_OK;
+}
+
+static Status get_str(const msgpack_object *o, const char *name, char *dst, size_t cap, char *err) {
+    if (o->type != MSGPACK_OBJECT_STR) return tt_fail(err, "key \"%s\" is not a string", name);
+    if (o->via.str.size >= cap)
+        return tt_fail(err, "key \"%s\" is %u bytes long (at most %zu)", name, o->via.str.size, cap - 1);
+    if (memchr(o->via.str.ptr, '\0', o->via.str.size)) return tt_fail(err, "key \"%s\" holds a NUL byte", name);
+    memcpy(dst, o->via.str.ptr, o->via.str.size);
+    dst[o->via.str.size] = '\0';
+    return TT_OK;
+}
+
+enum { HAVE_TASK = 1, HAVE_TMPL = 2, HAVE_TARGET = 4, HAVE_INDEX = 8, HAVE_ERR = 16, HAVE_COSTS = 32 };
+#define HAVE_REQUIRED (HAVE_TASK | HAVE_TMPL | HAVE_TARGET | HAVE_INDEX | HAVE_ERR | HAVE_COSTS)
+
+/* One key of a record map; unknown keys are ignored (later versions may add some). */
+static Status decode_field(const msgpack_object *k, const msgpack_object *v, Record *rec, int *have, char *err) {
+    int64_t i = 0;
+    if (key_is(k, "task")) {
+        *have |= HAVE_TASK;
+        return get_str(v, "task", rec->task_key, sizeof rec->task_key, err);
+    }
+    if (key_is(k, "tmpl")) {
+        *have |= HAVE_TMPL;
+        return get_str(v, "tmpl", rec->template_name, sizeof rec->template_name, err);
+    }
+    if (key_is(k, "target")) {
+        *have |= HAVE_TARGET;
+        return get_str(v, "target", rec->target, sizeof rec->target, err);
+    }
+    if (key_is(k, "config")) return get_str(v, "config", rec->config, sizeof rec->config, err);
+    if (key_is(k, "index")) {
+        *have |= HAVE_INDEX;
+        if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER) return tt_fail(err, "key \"index\" is not an unsigned integer");
+        rec->index = v->via.u64;
+        return TT_OK;
+    }
+    if (key_is(k, "choice")) {
+        if (v->type != MSGPACK_OBJECT_ARRAY) return tt_fail(err, "key \"choice\" is not an array");
+        if (v->via.array.size > REC_MAX_KNOBS)
+            return tt_fail(err, "key \"choice\" has %u values (at most %d)", v->via.array.size, REC_MAX_KNOBS);
+        for (uint32_t j = 0; j < v->via.array.size; j++) {
+            if (get_int(&v->via.array.ptr[j], "choice", INT32_MIN, INT32_MAX, &i, err)) return TT_ERR;
+            rec->choice[j] = (int32_t)i;
+        }
+        rec->n_choice = (int)v->via.array.size;
+        return TT_OK;
+    }
+    if (key_is(k, "costs")) {
+        *have |= HAVE_COSTS;
+        if (v->type != MSGPACK_OBJECT_ARRAY) return tt_fail(err, "key \"costs\" is not an array");
+        if (v->via.array.size > REC_MAX_COSTS)
+            return tt_fail(err, "key \"costs\" has %u values (at most %d)", v->via.array.size, REC_MAX_COSTS);
+        for (uint32_t j = 0; j < v->via.array.size; j++)
+            if (get_double(&v->via.array.ptr[j], "costs", &rec->costs[j], err)) return TT_ERR;
+        rec->n_costs = (int)v->via.array.size;
+        return TT_OK;
+    }
+    if (key_is(k, "err")) {
+        *have |= HAVE_ERR;
+        if (get_int(v, "err", 0, INT32_MAX, &i, err)) return TT_ERR;
+        rec->error_no = (int)i;
+        return TT_OK;
+    }
+    if (key_is(k, "msg")) {
+        if (v->type == MSGPACK_OBJECT_NIL) return TT_OK;
+        if (v->type != MSGPACK_OBJECT_STR) return tt_fail(err, "key \"msg\" is not a string");
+        free(rec->error_msg);
+        rec->error_msg = strndup(v->via.str.ptr, v->via.str.size);
+        if (!rec->error_msg) abort(); /* out of memory, as in StrBuf */
+        return TT_OK;
+    }
+    if (key_is(k, "build_s")) return get_double(v, "build_s", &rec->build_s, err);
+    if (key_is(k, "run_s")) return get_double(v, "run_s", &rec->run_s, err);
+    if (key_is(k, "pack_s")) return get_double(v, "pack_s", &rec->pack_s, err);
+    if (key_is(k, "ts")) return get_double(v, "ts", &rec->timestamp, err);
+    if (key_is(k, "regs")) {
+        if (get_int(v, "regs", -1, INT32_MAX, &i, err)) return TT_ERR;
+        rec->regs = (int)i;
+        return TT_OK;
+    }
+    if (key_is(k, "spills")) {
+        if (get_int(v, "spills", -1, INT32_MAX, &i, err)) return TT_ERR;
+        rec->spills = (int)i;
+        return TT_OK;
+    }
+    if (key_is(k, "smem")) return get_int(v, "smem", -1, INT64_MAX, &rec->shared_bytes, err);
+    if (key_is(k, "lmem")) return get_int(v, "lmem", -1, INT64_MAX, &rec->local_bytes, err);
+    return TT_OK;
+}
+
+Status Record_fromObject(const msgpack_object *obj, Record *rec, char *err) {
+    Record_done(rec);
+    Record_init(rec);
+    if (obj->type != MSGPACK_OBJECT_MAP) return tt_fail(err, "object is not a record (not a map)");
+    int have = 0;
+    for (uint32_t j = 0; j < obj->via.map.size; j++) {
+        const msgpack_object_kv *kv = &obj->via.map.ptr[j];
+        if (kv->key.type != MSGPACK_OBJECT_STR) return tt_fail(err, "object is not a record (a key is not a string)");
+        if (decode_field(&kv->key, &kv->val, rec, &have, err)) return TT_ERR;
+    }
+    if ((have & HAVE_REQUIRED) != HAVE_REQUIRED) {
+        static const char *names[] = {"task", "tmpl", "target", "index", "err", "costs"};
+        for (int b = 0; b < 6; b++)
+            if (!(have & (1 << b))) return tt_fail(err, "object is not a record (no \"%s\" key)", names[b]);
+    }
+    return TT_OK;
+}
+
+Status Record_decode(const char *bytes, size_t len, Record *rec, char *err) {
+    msgpack_unpacked up;
+    msgpack_unpacked_init(&up);
+    size_t off = 0;
+    msgpack_unpack_return r = msgpack_unpack_next(&up, bytes, len, &off);
+    Status st;
+    if (r == MSGPACK_UNPACK_CONTINUE)
+        st = tt_fail(err, "record ends early (%zu bytes)", len);
+    else if (r < 0)
+        st = tt_fail(err, "invalid msgpack");
+    else if (off != len)
+        st = tt_fail(err, "%zu extra bytes after the record", len - off);
+    else
+        st = Record_fromObject(&up.data, rec, err);
+    msgpack_unpacked_destroy(&up);
+    return st;
+}
+
+Status LogHeader_fromObject(const msgpack_object *obj, LogHeader *out, char *err) {
+    memset(out, 0, sizeof *out);
+    if (obj->type != MSGPACK_OBJECT_MAP) return tt_fail(err, "it does not start with a tunetop log header");
+    bool format = false, target = false;
+    int64_t version = -1;
+    for (uint32_t j = 0; j < obj->via.map.size; j++) {
+        const msgpack_object *k = &obj->via.map.ptr[j].key, *v = &obj->via.map.ptr[j].val;
+        if (key_is(k, "format")) {
+            size_t n = strlen(LOG_FORMAT_NAME);
+            format = v->type == MSGPACK_OBJECT_STR && v->via.str.size == n && memcmp(v->via.str.ptr, LOG_FORMAT_NAME, n) == 0;
+        } else if (key_is(k, "version")) {
+            if (get_int(v, "version", 1, INT32_MAX, &version, err)) return TT_ERR;
+        } else if (key_is(k, "created")) {
+            if (get_double(v, "created", &out->created, err)) return TT_ERR;
+        } else if (key_is(k, "target")) {
+            if (get_str(v, "target", out->target, sizeof out->target, err)) return TT_ERR;
+            target = true;
+        }
+    }
+    if (!format) return tt_fail(err, "it does not start with a tunetop log header");
+    if (version < 1) return tt_fail(err, "its header has no format version");
+    if (version > LOG_FORMAT_VERSION)
+        return tt_fail(err, "it is format version %" PRId64 ", newer than this tunetop reads (%d)", version,
+                       LOG_FORMAT_VERSION);
+    if (!target) return tt_fail(err, "its header names no target");
+    out->version = (int)version;
+    return TT_OK;
+}
+
+/* ---- JSON -------------------------------------------------------------------- */
+
+/* Length of a valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07;
+    else return 0;
+    if (len > n) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    /* overlong forms, surrogates and values past U+10FFFF are not valid UTF-8 */
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+/* A JSON string; bytes that are not valid UTF-8 (compiler output can hold
+ * anything) become U+FFFD so that the line is always valid JSON. */
+static void json_str(StrBuf *b, const char *s, size_t cap) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strnlen(s, cap);
+    StrBuf_append(b, "\"");
+    for (size_t i = 0; i < n;) {
+        unsigned c = p[i];
+        if (c == '"') StrBuf_append(b, "\\\"");
+        else if (c == '\\') StrBuf_append(b, "\\\\");
+        else if (c == '\n') StrBuf_append(b, "\\n");
+        else if (c == '\r') StrBuf_append(b, "\\r");
+        else if (c == '\t') StrBuf_append(b, "\\t");
+        else if (c == '\b') StrBuf_append(b, "\\b");
+        else if (c == '\f') StrBuf_append(b, "\\f");
+        else if (c < 0x20 || c == 0x7f) StrBuf_printf(b, "\\u%04x", c);
+        else if (c < 0x80) StrBuf_appendn(b, (const char *)p + i, 1);
+        else {
+            size_t len = utf8_len(p + i, n - i);
+            if (len == 0) {
+                StrBuf_append(b, "\\ufffd");
+                i++;
+            } else {
+                StrBuf_appendn(b, (const char *)p + i, len);
+                i += len;
+            }
+            continue;
+        }
+        i++;
+    }
+    StrBuf_append(b, "\"");
+}
+
+/* Shortest of %.15g/%.17g that reads back exactly; JSON has no inf/nan: null. */
+static void json_num(StrBuf *b, double v) {
+    if (!isfinite(v)) {
+        StrBuf_append(b, "null");
+        return;
+    }
+    char tmp[40];
+    snprintf(tmp, sizeof tmp, "%.15g", v);
+    if (strtod(tmp, NULL) != v) snprintf(tmp, sizeof tmp, "%.17g", v);
+    StrBuf_append(b, tmp);
+}
+
+static void json_opt_int(StrBuf *b, const char *key, int64_t v) {
+    StrBuf_printf(b, ",\"%s\":", key);
+    if (v < 0) StrBuf_append(b, "null");
+    else StrBuf_printf(b, "%" PRId64, v);
+}
+
+char *Record_toJson(const Record *this) {
+    StrBuf b;
+    StrBuf_init(&b);
+    StrBuf_append(&b, "{\"task\":");
+    json_str(&b, this->task_key, sizeof this->task_key);
+    StrBuf_append(&b, ",\"tmpl\":");
+    json_str(&b, this->template_name, sizeof this->template_name);
+    StrBuf_append(&b, ",\"target\":");
+    json_str(&b, this->target, sizeof this->target);
+    StrBuf_printf(&b, ",\"index\":%" PRIu64 ",\"choice\":[", this->index);
+    for (int i = 0; i < this->n_choice && i < REC_MAX_KNOBS; i++)
+        StrBuf_printf(&b, "%s%" PRId32, i ? "," : "", this->choice[i]);
+    StrBuf_append(&b, "],\"config\":");
+    json_str(&b, this->config, sizeof this->config);
+    StrBuf_append(&b, ",\"costs\":[");
+    for (int i = 0; i < this->n_costs && i < REC_MAX_COSTS; i++) {
+        if (i) StrBuf_append(&b, ",");
+        json_num(&b, this->costs[i]);
+    }
+    StrBuf_printf(&b, "],\"err\":%d,\"msg\":", this->error_no);
+    if (this->error_msg) json_str(&b, this->error_msg, SIZE_MAX);
+    else StrBuf_append(&b, "null");
+    StrBuf_append(&b, ",\"build_s\":");
+    json_num(&b, this->build_s);
+    StrBuf_append(&b, ",\"run_s\":");
+    json_num(&b, this->run_s);
+    StrBuf_append(&b, ",\"pack_s\":");
+    json_num(&b, this->pack_s);
+    StrBuf_append(&b, ",\"ts\":");
+    json_num(&b, this->timestamp);
+    json_opt_int(&b, "regs", this->regs);
+    json_opt_int(&b, "spills", this->spills);
+    json_opt_int(&b, "smem", this->shared_bytes);
+    json_opt_int(&b, "lmem", this->local_bytes);
+    StrBuf_append(&b, "}");
+    char *s = StrBuf_take(&b);
+    StrBuf_done(&b);
+    return s;
+}
