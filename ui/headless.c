@@ -1,11 +1,99 @@
 /* ui/headless.c: see headless.h. */
 #include "ui/headless.h"
 
-int Headless_run(Engine *engine, FILE *out, volatile int *stop_flag, double table_every_s) {
-    (void)engine; (void)out; (void)stop_flag; (void)table_every_s;
-    return 0;
+#include <math.h>
+#include <poll.h>
+#include <string.h>
+
+#include "base/clock.h"
+
+#define DRAIN 256
+
+static void print_progress(FILE *out, Engine *engine, const SessionSnapshot *snap, int t) {
+    const TaskRow *row = &snap->rows[t];
+    bool done = row->state == TASK_DONE || row->state == TASK_STOPPED;
+    fprintf(out, "[Task %2d/%2d]  Current/Best: %8.2f/%8.2f GFLOPS | Progress: (%d/%d) | %.2f s%s\n", t + 1,
+            snap->n_tasks, row->current_gflops, row->best_gflops, row->trials, row->allotted, row->elapsed_s,
+            done ? (row->state == TASK_STOPPED ? " Stopped." : " Done.") : "");
+    (void)engine;
 }
 
 void Headless_printTable(FILE *out, Engine *engine, const SessionSnapshot *snap) {
-    (void)out; (void)engine; (void)snap;
+    fprintf(out, "----------------------------------------------------------------------  [ Task Scheduler ]\n");
+    fprintf(out, "|  ID  | %-30s | Weight | Latency (ms) | Speed (GFLOPS) | Trials | Errors | State    |\n",
+            "Task");
+    fprintf(out, "-----------------------------------------------------------------------------------------------"
+                 "-------------------\n");
+    for (int t = 0; t < snap->n_tasks; t++) {
+        const TaskRow *row = &snap->rows[t];
+        const Task *task = Engine_task(engine, t);
+        char lat[32], speed[32];
+        if (isfinite(row->best_latency_s)) {
+            snprintf(lat, sizeof lat, "%12.4f", row->best_latency_s * 1e3);
+            snprintf(speed, sizeof speed, "%14.2f", row->best_gflops);
+        } else {
+            snprintf(lat, sizeof lat, "%12s", "-");
+            snprintf(speed, sizeof speed, "%14s", "-");
+        }
+        fprintf(out, "| %4d | %-30.30s | %6g | %s | %s | %6d | %6d | %-8s |\n", t, task->label, task->weight, lat,
+                speed, row->trials, row->errors, TaskState_name(row->state));
+    }
+    fprintf(out, "-----------------------------------------------------------------------------------------------"
+                 "-------------------\n");
+    if (isfinite(snap->est_latency_s))
+        fprintf(out, "Estimated total latency: %.3f ms", snap->est_latency_s * 1e3);
+    else
+        fprintf(out, "Estimated total latency: - ms");
+    fprintf(out, "  Trials: %d  Used time: %.0f s  Next ID: %d\n", snap->trials, snap->elapsed_s, snap->next_task);
+    fflush(out);
+}
+
+int Headless_run(Engine *engine, FILE *out, volatile int *stop_flag, double table_every_s) {
+    EngineEvent evs[DRAIN];
+    double last_table = clock_mono();
+    bool stop_sent = false, finished = false;
+    struct pollfd pfd = {.fd = Engine_eventFd(engine), .events = POLLIN};
+    while (!finished) {
+        poll(&pfd, 1, 200);
+        if (*stop_flag && !stop_sent) {
+            stop_sent = true;
+            Engine_requestStop(engine);
+            fprintf(out, "stopping: the measurement in flight finishes, the rest of the batch is dropped...\n");
+            fflush(out);
+        }
+        int k;
+        while ((k = Engine_drainEvents(engine, evs, DRAIN)) > 0) {
+            SessionSnapshot snap = {0};
+            for (int i = 0; i < k; i++) {
+                EngineEvent *ev = &evs[i];
+                switch (ev->kind) {
+                case EV_ROUND:
+                    if (!snap.rows) Engine_snapshot(engine, &snap);
+                    if (ev->task_id >= 0 && ev->task_id < snap.n_tasks) print_progress(out, engine, &snap, ev->task_id);
+                    break;
+                case EV_LOG:
+                    fprintf(out, "%s%s\n", ev->level == LOG_ERROR ? "error: " : ev->level == LOG_WARN ? "warning: " : "",
+                            ev->text);
+                    break;
+                case EV_FINISHED: finished = true; break;
+                default: break;
+                }
+                EngineEvent_done(ev);
+            }
+            SessionSnapshot_done(&snap);
+            fflush(out);
+        }
+        if (!finished && table_every_s > 0 && clock_mono() - last_table >= table_every_s) {
+            last_table = clock_mono();
+            SessionSnapshot snap;
+            Engine_snapshot(engine, &snap);
+            Headless_printTable(out, engine, &snap);
+            SessionSnapshot_done(&snap);
+        }
+    }
+    SessionSnapshot snap;
+    Engine_snapshot(engine, &snap);
+    Headless_printTable(out, engine, &snap);
+    SessionSnapshot_done(&snap);
+    return 0;
 }

@@ -1,0 +1,307 @@
+/* app/cmd_tune.c: `tunetop tune`. */
+#include <errno.h>
+#include <ctype.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/commands.h"
+#include "app/device.h"
+#include "app/opts.h"
+#include "tuner/engine.h"
+#include "tuner/network.h"
+#include "tuner/scheduler.h"
+#include "tuner/strategy.h"
+#include "ui/headless.h"
+#include "ui/ui.h"
+
+static volatile int g_stop;
+
+static void on_signal(int sig) {
+    (void)sig;
+    g_stop = 1;
+}
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: tunetop tune (--task SPEC ... | --network NAME) [options]\n"
+            "\n"
+            "Tunes each task's kernel on the target: a strategy proposes configs, builder threads compile them,\n"
+            "an isolated worker process measures them, and every measurement is appended to the record log.\n"
+            "Opens the terminal UI when stdout is a terminal; prints progress lines otherwise (or --headless).\n"
+            "\n"
+            "what to tune:\n"
+            "  --task SPEC           an operator, e.g. conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1\n"
+            "                        or dense:m=64,n=1024,k=1024 (repeatable; see `tunetop space --help`)\n"
+            "  --network NAME        every task of a built-in network (%s)\n"
+            "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
+            "                        network options (defaults 1, NCHW, the network's, 128, all ops)\n"
+            "where:\n"
+            "  --target T            cpu (default), cuda, opencl\n"
+            "  --arch sm_XY          CUDA limits to check against without a device (default sm_90)\n"
+            "  --compile-only        build and record resources, do not run (checks a space offline)\n"
+            "how:\n"
+            "  --trials N            total measurements over all tasks, restored ones included (default 1000)\n"
+            "  --tuner NAME          %s (default %s)\n"
+            "  --scheduler NAME      %s (default gradient)\n"
+            "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
+            "  --batch N             measurements per round (default min(64, trials / tasks))\n"
+            "  --builders N          parallel compiles (default: cores)\n"
+            "  --threads N           threads inside a CPU kernel (default: all cores)\n"
+            "  --number N --repeat N --min-repeat-ms MS\n"
+            "                        timing: runs per repeat, repeats, minimum repeat length (default 4, 3, 0)\n"
+            "  --timeout S           run timeout per candidate in seconds (default 10)\n"
+            "  --build-timeout S     compile timeout per candidate in seconds (default 15)\n"
+            "  --seed S              random seed (default 1)\n"
+            "  --transfer            warm the cost model with other tasks' records of the same template\n"
+            "output:\n"
+            "  --log FILE            record log (default tunetop.log); an existing log is resumed: its configs\n"
+            "                        are not measured again and its bests and trial counts are restored\n"
+            "  --headless            never open the UI\n"
+            "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
+            "  --no-color            monochrome UI (NO_COLOR is honoured too)\n",
+            Network_names(), Strategy_names(), Strategy_find("xgb") ? "xgb" : "ga", TaskScheduler_names());
+}
+
+/* The command line, quoted for a shell, to tell the user how to resume. */
+static void print_resume_hint(int argc, char **argv) {
+    fprintf(stderr, "resume with: tunetop");
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        bool plain = a[0] != '\0';
+        for (const char *p = a; *p; p++)
+            if (!(isalnum((unsigned char)*p) || strchr("-_=.,:/+", *p))) plain = false;
+        if (plain)
+            fprintf(stderr, " %s", a);
+        else {
+            fputs(" '", stderr);
+            for (const char *p = a; *p; p++) {
+                if (*p == '\'') fputs("'\\''", stderr);
+                else fputc(*p, stderr);
+            }
+            fputc('\'', stderr);
+        }
+    }
+    fputc('\n', stderr);
+}
+
+enum {
+    O_TASK = 256, O_NETWORK, O_BATCHSIZE, O_LAYOUT, O_IMAGE, O_SEQ, O_OPS, O_TARGET, O_ARCH, O_COMPILE_ONLY,
+    O_TRIALS, O_TUNER, O_SCHED, O_EARLY, O_BATCH, O_BUILDERS, O_THREADS, O_NUMBER, O_REPEAT, O_MINREP, O_TIMEOUT,
+    O_BTIMEOUT, O_SEED, O_TRANSFER, O_LOG, O_HEADLESS, O_TABLE, O_NOCOLOR, O_HELP
+};
+
+int cmd_tune(int argc, char **argv) {
+    static const struct option longopts[] = {
+        {"task", required_argument, 0, O_TASK},          {"network", required_argument, 0, O_NETWORK},
+        {"batch-size", required_argument, 0, O_BATCHSIZE}, {"layout", required_argument, 0, O_LAYOUT},
+        {"image-size", required_argument, 0, O_IMAGE},   {"seq-len", required_argument, 0, O_SEQ},
+        {"ops", required_argument, 0, O_OPS},            {"target", required_argument, 0, O_TARGET},
+        {"arch", required_argument, 0, O_ARCH},          {"compile-only", no_argument, 0, O_COMPILE_ONLY},
+        {"trials", required_argument, 0, O_TRIALS},      {"tuner", required_argument, 0, O_TUNER},
+        {"scheduler", required_argument, 0, O_SCHED},    {"early-stopping", required_argument, 0, O_EARLY},
+        {"batch", required_argument, 0, O_BATCH},        {"builders", required_argument, 0, O_BUILDERS},
+        {"threads", required_argument, 0, O_THREADS},    {"number", required_argument, 0, O_NUMBER},
+        {"repeat", required_argument, 0, O_REPEAT},      {"min-repeat-ms", required_argument, 0, O_MINREP},
+        {"timeout", required_argument, 0, O_TIMEOUT},    {"build-timeout", required_argument, 0, O_BTIMEOUT},
+        {"seed", required_argument, 0, O_SEED},          {"transfer", no_argument, 0, O_TRANSFER},
+        {"log", required_argument, 0, O_LOG},            {"headless", no_argument, 0, O_HEADLESS},
+        {"table-every", required_argument, 0, O_TABLE},  {"no-color", no_argument, 0, O_NOCOLOR},
+        {"help", no_argument, 0, O_HELP},                {0, 0, 0, 0}};
+
+    EngineConfig cfg;
+    EngineConfig_defaults(&cfg);
+    cfg.strategy = Strategy_find("xgb") ? "xgb" : "ga";
+    cfg.log_path = "tunetop.log";
+    const char *target_name = "cpu", *arch = NULL, *network = NULL, *ops = NULL;
+    NetworkOptions nopt;
+    NetworkOptions_defaults(&nopt);
+    const char **specs = calloc((size_t)argc + 1, sizeof(char *));
+    int n_specs = 0;
+    bool headless = false, color = true;
+    double table_every = 30;
+    char err[TT_ERRLEN];
+    int rc = 2;
+
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        const char *name = optind > 1 ? argv[optind - 1] : "";
+        Status ok = TT_OK;
+        switch (c) {
+        case O_TASK: specs[n_specs++] = optarg; break;
+        case O_NETWORK: network = optarg; break;
+        case O_BATCHSIZE: ok = opt_int(optarg, "--batch-size", 1, 4096, &nopt.batch, err); break;
+        case O_LAYOUT: ok = opt_layout(optarg, &nopt.layout, err); break;
+        case O_IMAGE: ok = opt_int(optarg, "--image-size", 8, 4096, &nopt.image_size, err); break;
+        case O_SEQ: ok = opt_int(optarg, "--seq-len", 1, 65536, &nopt.seq_len, err); break;
+        case O_OPS: ops = optarg; break;
+        case O_TARGET: target_name = optarg; break;
+        case O_ARCH: arch = optarg; break;
+        case O_COMPILE_ONLY: cfg.measure.compile_only = true; break;
+        case O_TRIALS: ok = opt_int(optarg, "--trials", 1, 100000000, &cfg.trials, err); break;
+        case O_TUNER: cfg.strategy = optarg; break;
+        case O_SCHED: cfg.scheduler = optarg; break;
+        case O_EARLY: ok = opt_int(optarg, "--early-stopping", 0, 100000000, &cfg.early_stopping, err); break;
+        case O_BATCH: ok = opt_int(optarg, "--batch", 1, 4096, &cfg.batch, err); break;
+        case O_BUILDERS: ok = opt_int(optarg, "--builders", 1, 256, &cfg.builders, err); break;
+        case O_THREADS: ok = opt_int(optarg, "--threads", 0, 1024, &cfg.measure.threads, err); break;
+        case O_NUMBER: ok = opt_int(optarg, "--number", 1, 1000000, &cfg.measure.number, err); break;
+        case O_REPEAT: ok = opt_int(optarg, "--repeat", 1, 16, &cfg.measure.repeat, err); break;
+        case O_MINREP: ok = opt_int(optarg, "--min-repeat-ms", 0, 100000, &cfg.measure.min_repeat_ms, err); break;
+        case O_TIMEOUT: ok = opt_double(optarg, "--timeout", 0.01, 3600, &cfg.measure.run_timeout_s, err); break;
+        case O_BTIMEOUT: ok = opt_double(optarg, "--build-timeout", 0.01, 3600, &cfg.measure.build_timeout_s, err); break;
+        case O_SEED: ok = opt_u64(optarg, "--seed", &cfg.seed, err); break;
+        case O_TRANSFER: cfg.transfer = true; break;
+        case O_LOG: cfg.log_path = optarg; break;
+        case O_HEADLESS: headless = true; break;
+        case O_TABLE: ok = opt_double(optarg, "--table-every", 0.1, 1e6, &table_every, err); break;
+        case O_NOCOLOR: color = false; break;
+        case O_HELP: usage(stdout); free(specs); return 0;
+        case ':': tt_fail(err, "%s needs a value", name); ok = TT_ERR; break;
+        default: tt_fail(err, "unknown option '%s' (see tunetop tune --help)", name); ok = TT_ERR; break;
+        }
+        if (ok != TT_OK) goto usage_error;
+    }
+    if (optind < argc) {
+        tt_fail(err, "unexpected argument '%s' (see tunetop tune --help)", argv[optind]);
+        goto usage_error;
+    }
+    if (!n_specs && !network) {
+        tt_fail(err, "nothing to tune: give --task SPEC or --network NAME (see tunetop tune --help)");
+        goto usage_error;
+    }
+    if (!Strategy_find(cfg.strategy)) {
+        tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg.strategy, Strategy_names());
+        goto usage_error;
+    }
+    if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) goto usage_error;
+
+    /* Every task must be valid before anything touches the log. */
+    Workload *wls = calloc((size_t)n_specs + 1, sizeof(Workload));
+    double *weights = calloc((size_t)n_specs + 1, sizeof(double));
+    int n_wl = 0;
+    for (int i = 0; i < n_specs; i++) {
+        if (Workload_parse(specs[i], &wls[n_wl], err) != TT_OK) {
+            fprintf(stderr, "tunetop: --task %s: %s\n", specs[i], err);
+            free(wls);
+            free(weights);
+            free(specs);
+            return 2;
+        }
+        weights[n_wl++] = 1;
+    }
+    if (network) {
+        NetworkTask *nt = NULL;
+        NetworkUntuned *un = NULL;
+        int n_nt = 0, n_un = 0;
+        if (Network_extract(network, &nopt, &nt, &n_nt, &un, &n_un, err) != TT_OK) {
+            fprintf(stderr, "tunetop: %s\n", err);
+            free(wls);
+            free(weights);
+            free(specs);
+            return 2;
+        }
+        wls = realloc(wls, (size_t)(n_wl + n_nt + 1) * sizeof(Workload));
+        weights = realloc(weights, (size_t)(n_wl + n_nt + 1) * sizeof(double));
+        for (int i = 0; i < n_nt; i++) {
+            wls[n_wl] = nt[i].wl;
+            weights[n_wl++] = nt[i].weight;
+        }
+        free(nt);
+        free(un);
+    }
+    /* The same workload given twice is one task. */
+    for (int i = 0; i < n_wl; i++)
+        for (int j = i + 1; j < n_wl; j++)
+            if (Workload_equal(&wls[i], &wls[j])) {
+                weights[i] += weights[j];
+                wls[j] = wls[--n_wl];
+                weights[j] = weights[n_wl];
+                j--;
+            }
+
+    const Target *target = NULL;
+    if (app_resolve_device(target_name, arch, cfg.measure.compile_only, &target, &cfg.dev, err) != TT_OK) {
+        fprintf(stderr, "tunetop: %s\n", err);
+        free(wls);
+        free(weights);
+        free(specs);
+        return 1;
+    }
+    cfg.target = target;
+
+    Task *tasks = calloc((size_t)n_wl, sizeof(Task));
+    for (int i = 0; i < n_wl; i++) {
+        if (Task_init(&tasks[i], i, &wls[i], weights[i], target->family, &cfg.dev, err) != TT_OK) {
+            fprintf(stderr, "tunetop: task %d: %s\n", i, err);
+            for (int j = 0; j < i; j++) Task_done(&tasks[j]);
+            free(tasks);
+            free(wls);
+            free(weights);
+            free(specs);
+            return 2;
+        }
+    }
+    free(wls);
+    free(weights);
+
+    Engine *engine = Engine_new(&cfg, tasks, n_wl, err);
+    if (!engine) {
+        fprintf(stderr, "tunetop: %s\n", err);
+        free(specs);
+        return 1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    char resumed[2048] = "";
+    if (Engine_start(engine, resumed, sizeof resumed, err) != TT_OK) {
+        fprintf(stderr, "tunetop: %s\n", err);
+        Engine_delete(engine);
+        free(specs);
+        return 1;
+    }
+    bool use_ui = !headless && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+    if (resumed[0]) fprintf(use_ui ? stderr : stdout, "%s\n", resumed);
+    fflush(stdout);
+    if (use_ui) {
+        UiOptions uo;
+        UiOptions_defaults(&uo);
+        if (!color) uo.color = false;
+        uo.target = target->name;
+        rc = Ui_runSession(engine, &uo, &g_stop);
+    } else {
+        rc = Headless_run(engine, stdout, &g_stop, table_every);
+    }
+    Engine_wait(engine);
+    SessionSnapshot snap;
+    Engine_snapshot(engine, &snap);
+    bool finished = !g_stop && snap.trials >= snap.budget;
+    if (g_stop || !snap.finished) {
+        fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, cfg.log_path);
+        print_resume_hint(argc, argv);
+        if (rc == 0) rc = 130;
+    } else {
+        fprintf(stderr, "%s: %d trials in %s%s\n", finished ? "done" : "finished (every task done)", snap.trials,
+                cfg.log_path, "; best configs: tunetop best LOG");
+    }
+    SessionSnapshot_done(&snap);
+    Engine_delete(engine);
+    free(specs);
+    return rc;
+
+usage_error:
+    fprintf(stderr, "tunetop tune: %s\n", err);
+    free(specs);
+    return 2;
+}
