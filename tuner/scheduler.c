@@ -1,0 +1,194 @@
+/* tuner/scheduler.c: which task gets the next round.
+ *
+ * "gradient" is Ansor's task scheduler (shared REFERENCE.md): after a warm-up
+ * round for every task, pick the task whose extra round is expected to lower
+ * the objective f = sum_i weight_i * best_i the most, i.e. the most negative
+ *   grad_i = weight_i * (alpha * backward_i + (1 - alpha) * forward_i)
+ * "round-robin" serves every task once per cycle.
+ *
+ * TaskScheduler_next is a pure function of the recorded history and the
+ * steering state passed in, so the engine may call it just to show the next
+ * pick; only TaskScheduler_update / _restore change the history.
+ */
+#include "tuner/scheduler.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALPHA 0.2
+#define BETA 2.0
+#define WINDOW 3
+/* Ansor's stand-in for "no valid result yet": large but finite, so a task
+ * without a result has a huge negative gradient (it needs one for the
+ * network to run) while the arithmetic stays finite. */
+#define NO_RESULT_S 1e10
+
+typedef enum { SCHED_GRADIENT, SCHED_ROUND_ROBIN } SchedKind;
+
+typedef struct TaskHistory {
+    int rounds;                /* t_i */
+    double best;               /* seconds, NO_RESULT_S when none */
+    double ring[WINDOW + 1];   /* best after each of the last WINDOW + 1 rounds */
+    bool served;               /* round-robin: had its turn in the current cycle */
+} TaskHistory;
+
+struct TaskScheduler {
+    SchedKind kind;
+    int n;
+    TaskHistory *h;
+};
+
+const char *TaskScheduler_names(void) { return "gradient, round-robin"; }
+
+TaskScheduler *TaskScheduler_new(const char *strategy, int n_tasks, char *err) {
+    SchedKind kind;
+    if (!strategy || strcmp(strategy, "gradient") == 0) kind = SCHED_GRADIENT;
+    else if (strcmp(strategy, "round-robin") == 0) kind = SCHED_ROUND_ROBIN;
+    else {
+        tt_fail(err, "unknown scheduler '%s'; valid schedulers: %s", strategy, TaskScheduler_names());
+        return NULL;
+    }
+    if (n_tasks < 1) {
+        tt_fail(err, "a scheduler needs at least one task (got %d)", n_tasks);
+        return NULL;
+    }
+    TaskScheduler *this = calloc(1, sizeof *this);
+    if (!this) abort();
+    this->h = calloc((size_t)n_tasks, sizeof *this->h);
+    if (!this->h) abort();
+    this->kind = kind;
+    this->n = n_tasks;
+    for (int i = 0; i < n_tasks; i++) {
+        this->h[i].best = NO_RESULT_S;
+        for (int k = 0; k <= WINDOW; k++) this->h[i].ring[k] = NO_RESULT_S;
+    }
+    return this;
+}
+
+void TaskScheduler_delete(TaskScheduler *this) {
+    if (!this) return;
+    free(this->h);
+    free(this);
+}
+
+static double clean_latency(double s) { return isfinite(s) && s > 0 && s < NO_RESULT_S ? s : NO_RESULT_S; }
+
+void TaskScheduler_update(TaskScheduler *this, int task, double best_latency_s) {
+    if (task < 0 || task >= this->n) return;
+    TaskHistory *h = &this->h[task];
+    h->best = clean_latency(best_latency_s);
+    h->rounds++;
+    h->ring[h->rounds % (WINDOW + 1)] = h->best;
+    if (this->kind == SCHED_ROUND_ROBIN) {
+        /* A task served twice means next() found nobody left in the cycle
+         * (everyone served or not eligible): a new cycle begins with it. */
+        if (h->served)
+            for (int i = 0; i < this->n; i++) this->h[i].served = false;
+        h->served = true;
+    }
+}
+
+void TaskScheduler_restore(TaskScheduler *this, int task, int rounds, double best_latency_s) {
+    if (task < 0 || task >= this->n || rounds < 0) return;
+    TaskHistory *h = &this->h[task];
+    h->rounds = rounds;
+    h->best = clean_latency(best_latency_s);
+    /* The log does not say when each improvement happened: a flat history
+     * gives a zero backward gradient until new rounds refill the window. */
+    for (int k = 0; k <= WINDOW; k++) h->ring[k] = h->best;
+}
+
+static bool eligible(const SchedTaskState *s) { return !s->paused && !s->done; }
+
+/* Higher priority first, then the lower id. */
+static bool before(const SchedTaskState *tasks, int a, int b) {
+    if (b < 0) return true;
+    if (tasks[a].priority != tasks[b].priority) return tasks[a].priority > tasks[b].priority;
+    return a < b;
+}
+
+static int clamp_priority(int p) { return p < -3 ? -3 : p > 3 ? 3 : p; }
+
+/* log2 magnitude bucket of a FLOP count (similarity groups). */
+static int flop_bucket(double flops) { return flops > 0 ? (int)floor(log2(flops)) : -1; }
+
+static double gradient(const TaskScheduler *this, const SchedTaskState *tasks, int i) {
+    const TaskHistory *h = &this->h[i];
+    double chain = tasks[i].weight; /* df/d(best_i) for the weighted sum */
+    double backward = 0;
+    if (h->rounds - 1 - WINDOW >= 0) {
+        double now = h->ring[h->rounds % (WINDOW + 1)];
+        double then = h->ring[(h->rounds - WINDOW) % (WINDOW + 1)]; /* after round t - WINDOW */
+        backward = (now - then) / WINDOW;
+    }
+    double g1 = h->best - h->best / h->rounds;
+    double g2 = BETA * 1e30;
+    /* Similar tasks (same op, same power-of-two FLOP bucket) show what speed
+     * this task could reach: its latency at the group's best FLOP rate. */
+    int bucket = flop_bucket(tasks[i].flops), members = 0;
+    double best_rate = 0;
+    for (int j = 0; j < this->n; j++) {
+        if (tasks[j].op != tasks[i].op || flop_bucket(tasks[j].flops) != bucket) continue;
+        members++;
+        double rate = tasks[j].flops / this->h[j].best;
+        if (rate > best_rate) best_rate = rate;
+    }
+    if (members > 1 && best_rate > 0) g2 = BETA * tasks[i].flops / best_rate;
+    double forward = (g1 < g2 ? g1 : g2) - h->best;
+    double grad = chain * (ALPHA * backward + (1 - ALPHA) * forward);
+    return grad * ldexp(1.0, clamp_priority(tasks[i].priority));
+}
+
+static int next_gradient(const TaskScheduler *this, const SchedTaskState *tasks) {
+    /* Warm-up: a task that has never had a round goes first. */
+    int pick = -1;
+    for (int i = 0; i < this->n; i++)
+        if (eligible(&tasks[i]) && this->h[i].rounds == 0 && before(tasks, i, pick)) pick = i;
+    if (pick >= 0) return pick;
+
+    double best_grad = 0;
+    bool all_equal = true;
+    double first = 0;
+    bool have_first = false;
+    for (int i = 0; i < this->n; i++) {
+        if (!eligible(&tasks[i])) continue;
+        double g = gradient(this, tasks, i);
+        if (!have_first) {
+            first = g;
+            have_first = true;
+        } else if (g != first) {
+            all_equal = false;
+        }
+        if (pick < 0 || g < best_grad || (g == best_grad && before(tasks, i, pick))) {
+            pick = i;
+            best_grad = g;
+        }
+    }
+    if (pick < 0 || !all_equal) return pick;
+    /* No gradient tells them apart: give the round to the least-tuned task
+     * (Ansor draws at random; a fixed rule keeps sessions reproducible). */
+    int fair = -1;
+    for (int i = 0; i < this->n; i++) {
+        if (!eligible(&tasks[i])) continue;
+        if (fair < 0 || this->h[i].rounds < this->h[fair].rounds ||
+            (this->h[i].rounds == this->h[fair].rounds && before(tasks, i, fair)))
+            fair = i;
+    }
+    return fair;
+}
+
+static int next_round_robin(const TaskScheduler *this, const SchedTaskState *tasks) {
+    int pick = -1;
+    for (int i = 0; i < this->n; i++)
+        if (eligible(&tasks[i]) && !this->h[i].served && before(tasks, i, pick)) pick = i;
+    if (pick >= 0) return pick;
+    /* Everyone eligible had a turn: the next cycle starts (update() resets). */
+    for (int i = 0; i < this->n; i++)
+        if (eligible(&tasks[i]) && before(tasks, i, pick)) pick = i;
+    return pick;
+}
+
+int TaskScheduler_next(TaskScheduler *this, const SchedTaskState *tasks) {
+    return this->kind == SCHED_GRADIENT ? next_gradient(this, tasks) : next_round_robin(this, tasks);
+}
