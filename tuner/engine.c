@@ -80,6 +80,7 @@ struct Engine {
 
     TaskScheduler *sched;
     LogWriter *log;
+    FILE *tsv;   /* LOG.tsv: one line per round for plotting */
     BuilderPool *pool;
     Runner *runner;
     int runner_task; /* task the runner is set up for, -1 none */
@@ -746,6 +747,11 @@ static void *engine_main(void *arg) {
         ev.est_latency_s = estimated_latency(this);
         ev.trials = this->total_trials;
         pthread_mutex_unlock(&this->state_lock);
+        if (this->tsv) {
+            fprintf(this->tsv, "%.3f\t%.3f\t%d\t%.6f\t%d\n", clock_wall(), now_s(this), ev.trials,
+                    isfinite(ev.est_latency_s) ? ev.est_latency_s * 1e3 : -1.0, t);
+            fflush(this->tsv);
+        }
         emit(this, &ev);
     }
     free(st);
@@ -772,6 +778,12 @@ Status Engine_start(Engine *this, char *resumed, size_t resumed_len, char *err) 
         snprintf(resumed + len, resumed_len - len, "%sa torn last record was cut off at byte %lld (the crash's batch in flight)",
                  len ? "; " : "", (long long)torn);
     }
+    char tsv_path[1024];
+    snprintf(tsv_path, sizeof tsv_path, "%s.tsv", this->log_path);
+    bool fresh_tsv = access(tsv_path, F_OK) != 0;
+    this->tsv = fopen(tsv_path, "a");
+    if (this->tsv && fresh_tsv)
+        fprintf(this->tsv, "unix_time\tsession_s\ttrials\test_latency_ms\ttask\n");
     if (!this->cfg.measure.compile_only) {
         char why[TT_ERRLEN] = "";
         this->runner = this->cfg.target->runner_new(&this->cfg.dev, why);
@@ -871,6 +883,10 @@ void Engine_wait(Engine *this) {
         LogWriter_close(this->log);
         this->log = NULL;
     }
+    if (this->tsv) {
+        fclose(this->tsv);
+        this->tsv = NULL;
+    }
 }
 
 void Engine_delete(Engine *this) {
@@ -880,6 +896,7 @@ void Engine_delete(Engine *this) {
         Engine_wait(this);
     }
     if (this->log) LogWriter_close(this->log);
+    if (this->tsv) fclose(this->tsv);
     BuilderPool_delete(this->pool);
     if (this->runner) this->cfg.target->runner_delete(this->runner);
     if (this->own_workdir && this->workdir[0]) remove_workdir(this->workdir);
