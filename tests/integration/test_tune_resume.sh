@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# A real CPU tuning session, killed with SIGKILL mid-run, then resumed with the
+# same command: it says what it restored, measures no config twice, and the
+# log reads cleanly to the end. Then Ctrl-C (SIGINT) stops gracefully.
+. "$(dirname "$0")/lib.sh"
+
+LOG="$WORK/x.log"
+args=(tune --headless --tuner random --seed 3 --batch 8 --trials 48 --log "$LOG"
+      --task dense:m=8,n=64,k=64 --task conv2d:n=1,ci=8,h=9,w=9,co=16,kh=3,kw=3,stride=1,pad=1)
+
+"$TT" "${args[@]}" >"$WORK/run1.out" 2>&1 &
+pid=$!
+# wait until some records are on disk, then kill -9
+for _ in $(seq 1 300); do
+  n=$("$TT" dump "$LOG" 2>/dev/null | wc -l)
+  [ "$n" -ge 10 ] && break
+  sleep 0.1
+done
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+before=$("$TT" dump "$LOG" 2>/dev/null | wc -l)
+if [ "$before" -ge 1 ] && [ "$before" -lt 48 ]; then ok "killed with $before records on disk"; else fail "killed with $before records (want 1..47)"; fi
+
+"$TT" "${args[@]}" >"$WORK/run2.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ok "resumed session finished" || fail "resumed session exit $rc: $(tail -n 5 "$WORK/run2.out")"
+grep -q "resumed" "$WORK/run2.out" && ok "says what it restored: $(grep -m1 resumed "$WORK/run2.out")" || fail "no resume message"
+
+"$TT" dump "$LOG" >"$WORK/dump.jsonl" 2>"$WORK/dump.err"
+rc=$?
+[ $rc -eq 0 ] && ok "log reads cleanly" || fail "dump exit $rc: $(cat "$WORK/dump.err")"
+total=$(wc -l <"$WORK/dump.jsonl")
+[ "$total" -eq 48 ] && ok "48 records for a budget of 48" || fail "$total records for a budget of 48"
+dups=$(grep -o '"task":"[^"]*"\|"index":[0-9]*' "$WORK/dump.jsonl" | paste -d' ' - - | sort | uniq -d | wc -l)
+[ "$dups" -eq 0 ] && ok "no config measured twice" || fail "$dups configs measured twice"
+
+"$TT" best "$LOG" >"$WORK/best.out" 2>&1 && ok "best prints" || fail "best failed: $(cat "$WORK/best.out")"
+grep -q "dense" "$WORK/best.out" && grep -q "conv2d" "$WORK/best.out" && ok "best has both tasks" || fail "best misses a task: $(cat "$WORK/best.out")"
+
+# Ctrl-C: graceful stop, synced records, a resume hint
+LOG2="$WORK/y.log"
+"$TT" tune --headless --tuner random --batch 4 --trials 400 --log "$LOG2" --task dense:m=8,n=64,k=64 >"$WORK/int.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 300); do
+  n=$("$TT" dump "$LOG2" 2>/dev/null | wc -l)
+  [ "$n" -ge 5 ] && break
+  sleep 0.1
+done
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+[ $rc -eq 130 ] && ok "Ctrl-C exits 130" || fail "Ctrl-C exit $rc"
+grep -q "resume with: tunetop tune" "$WORK/int.out" && ok "Ctrl-C says how to resume" || fail "no resume hint: $(tail -n 3 "$WORK/int.out")"
+"$TT" dump "$LOG2" >/dev/null 2>"$WORK/dump2.err" && ok "interrupted log reads cleanly" || fail "interrupted log: $(cat "$WORK/dump2.err")"
+
+finish
