@@ -1,0 +1,72 @@
+/* records/history.h: a whole log in memory, grouped by task key.
+ *
+ * Used by resume, `tunetop best`, the UI's view mode and the cost model's
+ * warm start. Tasks keep the order in which the log first mentions them;
+ * each task's records keep file order.
+ *
+ * Ownership: the History owns every HistoryTask and Record in it;
+ * History_done frees them all. Pointers returned by History_find stay valid
+ * until History_done.
+ */
+#ifndef TT_RECORDS_HISTORY_H
+#define TT_RECORDS_HISTORY_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "base/status.h"
+#include "records/log.h"
+#include "records/record.h"
+
+/* error numbers 0..HISTORY_ERRNO_SLOTS-2 are counted one by one; larger ones
+ * (from a later version) share the last slot */
+#define HISTORY_ERRNO_SLOTS 10
+
+typedef struct HistoryTask {
+    char key[REC_KEY_LEN];           /* task key, as in the records */
+    char template_name[REC_NAME_LEN]; /* of the task's first record */
+    Record *records;                 /* n_records, file order; owned */
+    int n_records;
+    int cap;
+    int best;                        /* index into records of the lowest mean cost among error_no == 0; -1 if none */
+    int n_errors;                    /* records with error_no != 0 */
+    int errno_count[HISTORY_ERRNO_SLOTS];
+} HistoryTask;
+
+typedef struct History {
+    LogHeader header;
+    HistoryTask *tasks; /* n_tasks, first-seen order; owned */
+    int n_tasks;
+    int cap;
+    size_t n_records;
+    LogReadStatus end;  /* LOG_END, LOG_TORN or LOG_DAMAGED: how reading stopped */
+    off_t good_offset;  /* where the good data ends */
+    char end_msg[TT_ERRLEN]; /* the reader's sentence for LOG_TORN / LOG_DAMAGED, else "" */
+    /* task-key hash index (open addressing over indices into tasks) */
+    int *slots;
+    size_t n_slots;
+} History;
+
+/* An empty history (no header: header.version == 0). */
+void History_init(History *this);
+
+/* Initialises this and loads every record of the log at path. Returns TT_OK when the log was read
+ * to its end or to a torn tail (end says which; end_msg describes the tear).
+ * Returns TT_ERR when the file cannot be opened or is not a log (nothing
+ * loaded), or is damaged: then err names the byte offset, and the records
+ * before the damage are loaded (end == LOG_DAMAGED). In every case the caller
+ * calls History_done afterwards. */
+Status History_load(History *this, const char *path, char *err);
+void History_done(History *this);
+
+/* Adds one record (copied) as if read from a log; the engine can keep a
+ * History current during a session this way. */
+void History_add(History *this, const Record *rec);
+
+/* The task with this key, or NULL. */
+const HistoryTask *History_find(const History *this, const char *task_key);
+
+/* The best record of a task, or NULL when it has no successful record. */
+const Record *HistoryTask_best(const HistoryTask *this);
+
+#endif

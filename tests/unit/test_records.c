@@ -1,0 +1,786 @@
+/* tests/unit/test_records.c: the record codec, the log (torn tails, damage,
+ * locking, concurrent appends), the JSON form and the in-memory history. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "records/codec.h"
+#include "records/history.h"
+#include "records/log.h"
+#include "records/record.h"
+#include "tests/check.h"
+
+static char tmpdir[64];
+
+static const char *tmp_path(const char *name) {
+    static char buf[8][160];
+    static int next;
+    char *p = buf[next++ % 8];
+    snprintf(p, 160, "%s/%s", tmpdir, name);
+    return p;
+}
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    fclose(f);
+    *len = got;
+    return buf;
+}
+
+static void spit(const char *path, const void *data, size_t len) {
+    FILE *f = fopen(path, "wb");
+    if (!f) abort();
+    if (len) fwrite(data, 1, len, f);
+    fclose(f);
+}
+
+static long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* A record whose every field depends on i (and on task, for history tests). */
+static void make_record(Record *r, int task, int i) {
+    Record_done(r);
+    Record_init(r);
+    snprintf(r->task_key, sizeof r->task_key, "dense:m=%d,n=64,k=32", task + 1);
+    snprintf(r->template_name, sizeof r->template_name, "dense_cpu_v%d", task);
+    snprintf(r->target, sizeof r->target, "cpu");
+    r->index = 1000003ull * (uint64_t)i + 7;
+    r->n_choice = 1 + i % REC_MAX_KNOBS;
+    for (int k = 0; k < r->n_choice; k++) r->choice[k] = (int32_t)(k * 3 - i);
+    snprintf(r->config, sizeof r->config, "tile_x=[%d,%d] unroll=%d", i, i + 1, i % 2);
+    r->n_costs = 1 + i % 3;
+    for (int k = 0; k < r->n_costs; k++) r->costs[k] = 1e-5 * (1 + i % 17) + k * 1e-7;
+    if (i % 5 == 4) Record_setError(r, 1 + i % 8, "error \"quoted\"\nsecond line");
+    r->build_s = 0.25 + i;
+    r->run_s = 1.0 / 3.0 + i;
+    r->pack_s = 1e-3 * i;
+    r->timestamp = 1763791792.125 + i;
+    if (i % 2) {
+        r->regs = 32 + i % 200;
+        r->spills = i % 3;
+        r->shared_bytes = 49152 + i;
+        r->local_bytes = (int64_t)1 << 33;
+    }
+}
+
+static int records_equal(const Record *a, const Record *b) {
+    if (strcmp(a->task_key, b->task_key) || strcmp(a->template_name, b->template_name) || strcmp(a->target, b->target))
+        return 0;
+    if (a->index != b->index || a->n_choice != b->n_choice || a->n_costs != b->n_costs) return 0;
+    if (memcmp(a->choice, b->choice, sizeof(int32_t) * (size_t)a->n_choice)) return 0;
+    if (strcmp(a->config, b->config)) return 0;
+    for (int k = 0; k < a->n_costs; k++)
+        if (a->costs[k] != b->costs[k]) return 0;
+    if (a->error_no != b->error_no) return 0;
+    if (!a->error_msg != !b->error_msg || (a->error_msg && strcmp(a->error_msg, b->error_msg))) return 0;
+    if (a->build_s != b->build_s || a->run_s != b->run_s || a->pack_s != b->pack_s || a->timestamp != b->timestamp)
+        return 0;
+    return a->regs == b->regs && a->spills == b->spills && a->shared_bytes == b->shared_bytes &&
+           a->local_bytes == b->local_bytes;
+}
+
+/* Writes a log of n records (make_record(task 0, i)) and returns the offset
+ * where each record starts in offs[0..n] (offs[n] = file size). */
+static void write_log(const char *path, int n, long *offs) {
+    unlink(path);
+    LogWriter *w;
+    char err[TT_ERRLEN];
+    off_t trunc;
+    if (LogWriter_open(path, "cpu", &w, &trunc, err)) {
+        fprintf(stderr, "%s\n", err);
+        abort();
+    }
+    Record r;
+    Record_init(&r);
+    for (int i = 0; i < n; i++) {
+        LogWriter_sync(w, err);
+        if (offs) offs[i] = file_size(path);
+        make_record(&r, 0, i);
+        if (LogWriter_append(w, &r, err)) abort();
+    }
+    Record_done(&r);
+    LogWriter_close(w);
+    if (offs) offs[n] = file_size(path);
+}
+
+/* Reads a log; returns the number of records, the final status and message. */
+static int read_all(const char *path, LogReadStatus *end, char *msg, off_t *good) {
+    LogReader *rd;
+    LogHeader h;
+    char err[TT_ERRLEN];
+    *end = LOG_DAMAGED;
+    if (LogReader_open(path, &rd, &h, err)) {
+        snprintf(msg, TT_ERRLEN, "%s", err);
+        return -1;
+    }
+    Record r;
+    Record_init(&r);
+    int n = 0;
+    LogReadStatus st;
+    while ((st = LogReader_next(rd, &r, msg)) == LOG_RECORD) n++;
+    Record_done(&r);
+    *end = st;
+    if (good) *good = LogReader_goodOffset(rd);
+    LogReader_close(rd);
+    return n;
+}
+
+/* ---- codec -------------------------------------------------------------------- */
+
+TEST(round_trip_every_field) {
+    Record a, b;
+    Record_init(&a);
+    Record_init(&b);
+    snprintf(a.task_key, sizeof a.task_key, "conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1");
+    snprintf(a.template_name, sizeof a.template_name, "conv2d_direct.gpu");
+    snprintf(a.target, sizeof a.target, "cuda");
+    a.index = UINT64_C(18446744073709551000);
+    a.n_choice = REC_MAX_KNOBS;
+    for (int k = 0; k < REC_MAX_KNOBS; k++) a.choice[k] = k % 2 ? INT32_MIN + k : INT32_MAX - k;
+    snprintf(a.config, sizeof a.config, "tile_f=[-1,2,4,8] \"auto_unroll\"=1500");
+    a.n_costs = REC_MAX_COSTS;
+    for (int k = 0; k < REC_MAX_COSTS; k++) a.costs[k] = 1.0 / (k + 3);
+    Record_setError(&a, 4, "illegal address\nat \"kernel0\"\tline 3\\ \xc3\xa9");
+    a.build_s = 1.5, a.run_s = 0.1, a.pack_s = 1e-300, a.timestamp = 1763791792.123456;
+    a.regs = 255, a.spills = 12, a.shared_bytes = 232448, a.local_bytes = 4096;
+
+    char *bytes;
+    size_t len;
+    char err[TT_ERRLEN];
+    CHECK(Record_encode(&a, &bytes, &len, err) == TT_OK);
+    CHECK(Record_decode(bytes, len, &b, err) == TT_OK);
+    CHECK(records_equal(&a, &b));
+    CHECK_STR(b.error_msg, a.error_msg);
+    CHECK_EQ_INT(b.regs, 255);
+    CHECK_EQ_INT(b.shared_bytes, 232448);
+    free(bytes);
+
+    /* absent resources and message: the keys are not written and read back as -1 / NULL */
+    Record c;
+    Record_init(&c);
+    make_record(&c, 2, 0);
+    CHECK(c.error_msg == NULL && c.regs == -1);
+    CHECK(Record_encode(&c, &bytes, &len, err) == TT_OK);
+    CHECK(memmem(bytes, len, "regs", 4) == NULL);
+    CHECK(memmem(bytes, len, "msg", 3) == NULL);
+    CHECK(Record_decode(bytes, len, &b, err) == TT_OK);
+    CHECK(records_equal(&c, &b));
+    CHECK(b.error_msg == NULL);
+    CHECK_EQ_INT(b.regs, -1);
+    CHECK_EQ_INT(b.spills, -1);
+    CHECK_EQ_INT(b.shared_bytes, -1);
+    CHECK_EQ_INT(b.local_bytes, -1);
+    /* a trailing byte is not one record */
+    bytes = realloc(bytes, len + 1);
+    bytes[len] = 0x01;
+    CHECK(Record_decode(bytes, len + 1, &b, err) == TT_ERR);
+    CHECK(Record_decode(bytes, len - 1, &b, err) == TT_ERR);
+    free(bytes);
+    Record_done(&a);
+    Record_done(&b);
+    Record_done(&c);
+}
+
+static char *pack_map(int with_task, int err_as_str, int extra_key) {
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, 5 + with_task + extra_key);
+#define KEY(s) msgpack_pack_str_with_body(&pk, s, strlen(s))
+    if (with_task) KEY("task"), KEY("dense:m=1,n=2,k=3");
+    KEY("tmpl"), KEY("dense");
+    KEY("target"), KEY("cpu");
+    KEY("index"), msgpack_pack_uint64(&pk, 5);
+    KEY("costs"), msgpack_pack_array(&pk, 1), msgpack_pack_double(&pk, 0.5);
+    KEY("err");
+    if (err_as_str) KEY("zero");
+    else msgpack_pack_int(&pk, 0);
+    if (extra_key) KEY("from_the_future"), msgpack_pack_array(&pk, 2), msgpack_pack_nil(&pk), KEY("x");
+#undef KEY
+    char *out = malloc(sb.size + sizeof(size_t));
+    memcpy(out, &sb.size, sizeof(size_t));
+    memcpy(out + sizeof(size_t), sb.data, sb.size);
+    msgpack_sbuffer_destroy(&sb);
+    return out;
+}
+
+TEST(decode_checks_keys_and_types) {
+    Record r;
+    Record_init(&r);
+    char err[TT_ERRLEN];
+    char *m = pack_map(1, 0, 1);
+    size_t len;
+    memcpy(&len, m, sizeof len);
+    CHECK(Record_decode(m + sizeof len, len, &r, err) == TT_OK); /* unknown keys are ignored */
+    CHECK_STR(r.task_key, "dense:m=1,n=2,k=3");
+    CHECK_EQ_INT(r.n_costs, 1);
+    CHECK_EQ_INT(r.n_choice, 0);
+    free(m);
+    m = pack_map(0, 0, 0);
+    memcpy(&len, m, sizeof len);
+    CHECK(Record_decode(m + sizeof len, len, &r, err) == TT_ERR);
+    CHECK_CONTAINS(err, "\"task\"");
+    free(m);
+    m = pack_map(1, 1, 0);
+    memcpy(&len, m, sizeof len);
+    CHECK(Record_decode(m + sizeof len, len, &r, err) == TT_ERR);
+    CHECK_CONTAINS(err, "\"err\" is not an integer");
+    free(m);
+    Record_done(&r);
+}
+
+TEST(encode_limits) {
+    Record r;
+    Record_init(&r);
+    make_record(&r, 0, 1);
+    char *bytes = NULL;
+    size_t len;
+    char err[TT_ERRLEN];
+    r.n_choice = REC_MAX_KNOBS + 1;
+    CHECK(Record_encode(&r, &bytes, &len, err) == TT_ERR);
+    CHECK_CONTAINS(err, "knob");
+    r.n_choice = 2;
+    r.n_costs = -1;
+    CHECK(Record_encode(&r, &bytes, &len, err) == TT_ERR);
+    r.n_costs = 1;
+    /* a huge compiler log is cut to REC_MSG_MAX bytes with a visible mark */
+    size_t big = 3 * REC_MSG_MAX;
+    char *msg = malloc(big + 1);
+    memset(msg, 'e', big);
+    msg[big] = '\0';
+    Record_setError(&r, 2, msg);
+    free(msg);
+    CHECK(Record_encode(&r, &bytes, &len, err) == TT_OK);
+    CHECK(len < LOG_MAX_RECORD);
+    Record back;
+    Record_init(&back);
+    CHECK(Record_decode(bytes, len, &back, err) == TT_OK);
+    CHECK_EQ_INT(strlen(back.error_msg), REC_MSG_MAX);
+    CHECK(strstr(back.error_msg, "[truncated]") != NULL);
+    free(bytes);
+    Record_done(&back);
+    Record_done(&r);
+}
+
+/* ---- JSON --------------------------------------------------------------------- */
+
+TEST(json_escaping) {
+    Record r;
+    Record_init(&r);
+    snprintf(r.task_key, sizeof r.task_key, "dense:m=1,n=2,k=3");
+    snprintf(r.template_name, sizeof r.template_name, "dense");
+    snprintf(r.target, sizeof r.target, "cpu");
+    r.index = 42;
+    r.n_choice = 2;
+    r.choice[0] = 3;
+    r.choice[1] = -1;
+    snprintf(r.config, sizeof r.config, "tile=[4,\"x\"]");
+    r.n_costs = 2;
+    r.costs[0] = 1.5e-05;
+    r.costs[1] = 0.1;
+    r.timestamp = 1763791792.5;
+    char *j = Record_toJson(&r);
+    CHECK_STR(j, "{\"task\":\"dense:m=1,n=2,k=3\",\"tmpl\":\"dense\",\"target\":\"cpu\",\"index\":42,"
+                 "\"choice\":[3,-1],\"config\":\"tile=[4,\\\"x\\\"]\",\"costs\":[1.5e-05,0.1],\"err\":0,"
+                 "\"msg\":null,\"build_s\":0,\"run_s\":0,\"pack_s\":0,\"ts\":1763791792.5,"
+                 "\"regs\":null,\"spills\":null,\"smem\":null,\"lmem\":null}");
+    free(j);
+
+    Record_setError(&r, 5, "a\"b\\c\nd\re\tf\x01g\x7fh \xc3\xa9 \xe2\x82\xac \xff\xc3 end");
+    r.regs = 40;
+    r.costs[0] = 1.0 / 3.0;
+    j = Record_toJson(&r);
+    CHECK_CONTAINS(j, "\"msg\":\"a\\\"b\\\\c\\nd\\re\\tf\\u0001g\\u007fh \xc3\xa9 \xe2\x82\xac \\ufffd\\ufffd end\"");
+    CHECK_CONTAINS(j, "\"err\":5");
+    CHECK_CONTAINS(j, "\"regs\":40,\"spills\":null");
+    CHECK_CONTAINS(j, "0.33333333333333331"); /* 17 digits when 15 do not read back */
+    CHECK(strchr(j, '\n') == NULL);
+    for (const char *p = j; *p; p++) CHECK((unsigned char)*p >= 0x20);
+    free(j);
+    r.costs[0] = INFINITY;
+    j = Record_toJson(&r);
+    CHECK_CONTAINS(j, "\"costs\":[null,0.1]");
+    free(j);
+    Record_done(&r);
+}
+
+/* ---- the log ------------------------------------------------------------------ */
+
+TEST(log_many_records_read_back_equal) {
+    const char *path = tmp_path("many.log");
+    enum { N = 2000 };
+    write_log(path, N, NULL);
+    LogReader *rd;
+    LogHeader h;
+    char err[TT_ERRLEN];
+    CHECK(LogReader_open(path, &rd, &h, err) == TT_OK);
+    CHECK_STR(h.target, "cpu");
+    CHECK_EQ_INT(h.version, LOG_FORMAT_VERSION);
+    CHECK(h.created > 1.7e9);
+    Record got, want;
+    Record_init(&got);
+    Record_init(&want);
+    int n = 0, bad = 0;
+    LogReadStatus st;
+    while ((st = LogReader_next(rd, &got, err)) == LOG_RECORD) {
+        make_record(&want, 0, n++);
+        if (!records_equal(&got, &want)) bad++;
+    }
+    CHECK_EQ_INT(st, LOG_END);
+    CHECK_EQ_INT(n, N);
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(LogReader_goodOffset(rd), file_size(path));
+    CHECK_EQ_INT(LogReader_next(rd, &got, err), LOG_END); /* stays at the end */
+    LogReader_close(rd);
+
+    /* reopening for append keeps everything and adds after it */
+    LogWriter *w;
+    off_t trunc = 0;
+    CHECK(LogWriter_open(path, "cpu", &w, &trunc, err) == TT_OK);
+    CHECK_EQ_INT(trunc, -1);
+    make_record(&want, 1, 7);
+    CHECK(LogWriter_append(w, &want, err) == TT_OK);
+    CHECK(LogWriter_sync(w, err) == TT_OK);
+    LogWriter_close(w);
+    LogReadStatus end;
+    CHECK_EQ_INT(read_all(path, &end, err, NULL), N + 1);
+    CHECK_EQ_INT(end, LOG_END);
+    Record_done(&got);
+    Record_done(&want);
+}
+
+TEST(torn_tail_at_every_byte_is_truncated) {
+    const char *full = tmp_path("torn_full.log"), *path = tmp_path("torn.log");
+    enum { N = 5 };
+    long offs[N + 1];
+    write_log(full, N, offs);
+    size_t len;
+    char *data = slurp(full, &len);
+    CHECK_EQ_INT(len, offs[N]);
+    long good = offs[N - 1];
+    int cases = 0;
+    for (long cut = good + 1; cut < offs[N]; cut++, cases++) {
+        spit(path, data, (size_t)cut);
+        char msg[TT_ERRLEN];
+        LogReadStatus end;
+        off_t g = -1;
+        int n = read_all(path, &end, msg, &g);
+        CHECK_EQ_INT(n, N - 1);
+        CHECK_EQ_INT(end, LOG_TORN);
+        CHECK_EQ_INT(g, good);
+        char want[64];
+        snprintf(want, sizeof want, "byte offset %ld", good);
+        CHECK_CONTAINS(msg, want);
+
+        LogWriter *w;
+        off_t trunc = 0;
+        char err[TT_ERRLEN];
+        CHECK(LogWriter_open(path, "cpu", &w, &trunc, err) == TT_OK);
+        CHECK_EQ_INT(trunc, good);
+        CHECK_EQ_INT(file_size(path), good);
+        Record r;
+        Record_init(&r);
+        make_record(&r, 3, 99);
+        CHECK(LogWriter_append(w, &r, err) == TT_OK);
+        LogWriter_close(w);
+        n = read_all(path, &end, msg, NULL);
+        CHECK_EQ_INT(n, N);
+        CHECK_EQ_INT(end, LOG_END);
+        /* the appended record is the last one and reads back equal */
+        LogReader *rd;
+        CHECK(LogReader_open(path, &rd, NULL, err) == TT_OK);
+        Record got;
+        Record_init(&got);
+        for (int i = 0; i < N; i++) LogReader_next(rd, &got, msg);
+        CHECK(records_equal(&got, &r));
+        LogReader_close(rd);
+        Record_done(&got);
+        Record_done(&r);
+    }
+    CHECK(cases > 50);
+
+    /* zeros after the last record (a crash that extended the file) are a torn tail too */
+    char *z = calloc(1, len + 300);
+    memcpy(z, data, len);
+    spit(path, z, len + 300);
+    char msg[TT_ERRLEN];
+    LogReadStatus end;
+    off_t g;
+    CHECK_EQ_INT(read_all(path, &end, msg, &g), N);
+    CHECK_EQ_INT(end, LOG_TORN);
+    CHECK_EQ_INT(g, (off_t)len);
+    free(z);
+    free(data);
+}
+
+/* Puts `junk` between record k and k+1 of a log of n records; checks that
+ * the reader stops after k records with LOG_DAMAGED at that offset and that
+ * LogWriter_open refuses the file without changing a byte. */
+static void check_damage(const char *junk, size_t junk_len, int k, int n) {
+    const char *clean = tmp_path("dmg_clean.log"), *path = tmp_path("dmg.log");
+    long offs[16];
+    write_log(clean, n, offs);
+    size_t len;
+    char *data = slurp(clean, &len);
+    char *bad = malloc(len + junk_len);
+    memcpy(bad, data, (size_t)offs[k]);
+    memcpy(bad + offs[k], junk, junk_len);
+    memcpy(bad + offs[k] + junk_len, data + offs[k], len - (size_t)offs[k]);
+    spit(path, bad, len + junk_len);
+
+    char msg[TT_ERRLEN], want[64];
+    LogReadStatus end;
+    off_t g;
+    CHECK_EQ_INT(read_all(path, &end, msg, &g), k);
+    CHECK_EQ_INT(end, LOG_DAMAGED);
+    CHECK_EQ_INT(g, offs[k]);
+    snprintf(want, sizeof want, "damaged at byte offset %ld", offs[k]);
+    CHECK_CONTAINS(msg, want);
+
+    LogWriter *w = NULL;
+    off_t trunc;
+    char err[TT_ERRLEN];
+    CHECK(LogWriter_open(path, "cpu", &w, &trunc, err) == TT_ERR);
+    CHECK_CONTAINS(err, want);
+    size_t after_len;
+    char *after = slurp(path, &after_len);
+    CHECK(after_len == len + junk_len && memcmp(after, bad, after_len) == 0);
+    free(after);
+    free(bad);
+    free(data);
+}
+
+TEST(damage_in_the_middle_is_refused) {
+    check_damage("GARBAGE", 7, 3, 6);         /* text: decodes as small integers, not maps */
+    check_damage("\xc1", 1, 2, 6);            /* 0xc1 is never valid msgpack */
+    check_damage("\x81\xa3" "foo\x01", 6, 4, 6); /* a map, but not a record */
+    check_damage("\x00\x00\x00", 3, 1, 4);    /* zeros in the middle are damage, not a torn tail */
+    /* a record map with a wrong type */
+    static const char wrong[] = "\x86\xa4task\xa1x\xa4tmpl\xa1y\xa6target\xa3" "cpu\xa5index\x01\xa5" "costs\x90\xa3" "err\xa1z";
+    check_damage(wrong, sizeof wrong - 1, 1, 3);
+    /* junk at the very end that does not start a record is damage, not a tear */
+    check_damage("xyz", 3, 4, 4);
+    check_damage("\xdb\x00\x00", 3, 4, 4); /* an unfinished str32 */
+}
+
+TEST(non_log_files_are_refused_unchanged) {
+    char err[TT_ERRLEN];
+    LogReader *rd;
+    LogWriter *w;
+    off_t trunc;
+
+    const char *missing = tmp_path("missing.log");
+    unlink(missing);
+    CHECK(LogReader_open(missing, &rd, NULL, err) == TT_ERR);
+    CHECK_CONTAINS(err, "does not exist");
+
+    const char *text = tmp_path("notes.txt");
+    const char *hello = "hello, world\nthis is not a log\n";
+    spit(text, hello, strlen(hello));
+    CHECK(LogReader_open(text, &rd, NULL, err) == TT_ERR);
+    CHECK_CONTAINS(err, "is not a tunetop log");
+    CHECK(LogWriter_open(text, "cpu", &w, &trunc, err) == TT_ERR);
+    CHECK_CONTAINS(err, "is not a tunetop log");
+    size_t len;
+    char *back = slurp(text, &len);
+    CHECK(len == strlen(hello) && memcmp(back, hello, len) == 0);
+    free(back);
+
+    /* a msgpack map of another format */
+    const char *other = tmp_path("other.mp");
+    static const char om[] = "\x82\xa6" "format\xa5other\xa7version\x01";
+    spit(other, om, sizeof om - 1);
+    CHECK(LogWriter_open(other, "cpu", &w, &trunc, err) == TT_ERR);
+    CHECK_CONTAINS(err, "not a tunetop log");
+    CHECK_EQ_INT(file_size(other), sizeof om - 1);
+
+    /* a log of another target */
+    const char *cuda = tmp_path("cuda.log");
+    unlink(cuda);
+    CHECK(LogWriter_open(cuda, "cuda", &w, &trunc, err) == TT_OK);
+    LogWriter_close(w);
+    char *before = slurp(cuda, &len);
+    CHECK(LogWriter_open(cuda, "cpu", &w, &trunc, err) == TT_ERR);
+    CHECK_CONTAINS(err, "target cuda, not cpu");
+    size_t len2;
+    back = slurp(cuda, &len2);
+    CHECK(len == len2 && memcmp(before, back, len) == 0);
+    free(back);
+    free(before);
+
+    /* an empty file gets a header */
+    const char *empty = tmp_path("empty.log");
+    spit(empty, "", 0);
+    CHECK(LogReader_open(empty, &rd, NULL, err) == TT_ERR);
+    CHECK_CONTAINS(err, "is empty");
+    CHECK(LogWriter_open(empty, "cpu", &w, &trunc, err) == TT_OK);
+    LogWriter_close(w);
+    LogHeader h;
+    CHECK(LogReader_open(empty, &rd, &h, err) == TT_OK);
+    CHECK_STR(h.target, "cpu");
+    Record r;
+    Record_init(&r);
+    CHECK_EQ_INT(LogReader_next(rd, &r, err), LOG_END);
+    LogReader_close(rd);
+    Record_done(&r);
+
+    /* a directory is not a log */
+    CHECK(LogReader_open(tmpdir, &rd, NULL, err) == TT_ERR);
+    CHECK(LogWriter_open(tmpdir, "cpu", &w, &trunc, err) == TT_ERR);
+}
+
+TEST(second_writer_is_locked_out) {
+    const char *path = tmp_path("locked.log");
+    unlink(path);
+    char err[TT_ERRLEN];
+    LogWriter *w1, *w2 = NULL;
+    off_t trunc;
+    CHECK(LogWriter_open(path, "cpu", &w1, &trunc, err) == TT_OK);
+    Record r;
+    Record_init(&r);
+    make_record(&r, 0, 1);
+    CHECK(LogWriter_append(w1, &r, err) == TT_OK);
+    LogWriter_sync(w1, err);
+    size_t len, len2;
+    char *before = slurp(path, &len);
+    CHECK(LogWriter_open(path, "cpu", &w2, &trunc, err) == TT_ERR);
+    CHECK_CONTAINS(err, "is in use by another tunetop session");
+    if (access("/proc/locks", R_OK) == 0) {
+        char want[64];
+        snprintf(want, sizeof want, "(pid %ld)", (long)getpid());
+        CHECK_CONTAINS(err, want);
+    }
+    char *after = slurp(path, &len2);
+    CHECK(len == len2 && memcmp(before, after, len) == 0);
+    free(before);
+    free(after);
+    /* readers are not blocked by the writer's lock */
+    LogReader *rd;
+    CHECK(LogReader_open(path, &rd, NULL, err) == TT_OK);
+    LogReader_close(rd);
+    LogWriter_close(w1);
+    CHECK(LogWriter_open(path, "cpu", &w2, &trunc, err) == TT_OK);
+    LogWriter_close(w2);
+    Record_done(&r);
+}
+
+enum { PER_THREAD = 3000 };
+
+typedef struct {
+    LogWriter *w;
+    int id;
+    int failures;
+} AppendJob;
+
+static void thread_record(Record *r, int id, int i) {
+    make_record(r, id, i);
+    /* messages of very different lengths so that a torn or interleaved write would show */
+    size_t n = 1 + (size_t)(i * 37 % 3000);
+    char *msg = malloc(n + 1);
+    memset(msg, 'a' + id, n);
+    msg[n] = '\0';
+    Record_setError(r, 3, msg);
+    free(msg);
+}
+
+static void *append_thread(void *arg) {
+    AppendJob *job = arg;
+    Record r;
+    Record_init(&r);
+    char err[TT_ERRLEN];
+    for (int i = 0; i < PER_THREAD; i++) {
+        thread_record(&r, job->id, i);
+        if (LogWriter_append(job->w, &r, err)) job->failures++;
+    }
+    Record_done(&r);
+    return NULL;
+}
+
+TEST(concurrent_appends_never_interleave) {
+    const char *path = tmp_path("threads.log");
+    unlink(path);
+    char err[TT_ERRLEN];
+    LogWriter *w;
+    off_t trunc;
+    CHECK(LogWriter_open(path, "cpu", &w, &trunc, err) == TT_OK);
+    AppendJob jobs[2] = {{w, 0, 0}, {w, 1, 0}};
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++) pthread_create(&th[t], NULL, append_thread, &jobs[t]);
+    for (int t = 0; t < 2; t++) pthread_join(th[t], NULL);
+    CHECK_EQ_INT(jobs[0].failures + jobs[1].failures, 0);
+    LogWriter_close(w);
+
+    LogReader *rd;
+    CHECK(LogReader_open(path, &rd, NULL, err) == TT_OK);
+    Record got, want;
+    Record_init(&got);
+    Record_init(&want);
+    int next[2] = {0, 0}, bad = 0;
+    LogReadStatus st;
+    while ((st = LogReader_next(rd, &got, err)) == LOG_RECORD) {
+        int id = got.task_key[8] - '1'; /* "dense:m=<id+1>,..." */
+        if (id < 0 || id > 1) {
+            bad++;
+            continue;
+        }
+        thread_record(&want, id, next[id]++);
+        if (!records_equal(&got, &want)) bad++;
+    }
+    CHECK_EQ_INT(st, LOG_END);
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(next[0], PER_THREAD);
+    CHECK_EQ_INT(next[1], PER_THREAD);
+    LogReader_close(rd);
+    Record_done(&got);
+    Record_done(&want);
+}
+
+/* ---- history ------------------------------------------------------------------ */
+
+TEST(history_groups_by_task) {
+    const char *path = tmp_path("history.log");
+    unlink(path);
+    char err[TT_ERRLEN];
+    LogWriter *w;
+    off_t trunc;
+    CHECK(LogWriter_open(path, "cpu", &w, &trunc, err) == TT_OK);
+    Record r;
+    Record_init(&r);
+    /* tasks appear in the order 2, 0, 1; task 1 never succeeds */
+    int order[] = {2, 0, 1, 0, 2, 2, 1, 0, 0, 2};
+    double cost[] = {3e-3, 5e-3, 1, 2e-3, 1e-3, 1e-3, 1, 4e-3, 2e-3, 7e-3};
+    for (int i = 0; i < 10; i++) {
+        make_record(&r, order[i], i);
+        Record_setError(&r, 0, NULL);
+        r.n_costs = 1;
+        r.costs[0] = cost[i];
+        if (order[i] == 1) Record_setError(&r, i == 2 ? 1 : 5, "bad");
+        if (i == 7) Record_setError(&r, 42, "from a later version");
+        CHECK(LogWriter_append(w, &r, err) == TT_OK);
+    }
+    /* 300 more tasks, to grow the index */
+    for (int t = 0; t < 300; t++) {
+        make_record(&r, 10 + t, t);
+        Record_setError(&r, 0, NULL);
+        CHECK(LogWriter_append(w, &r, err) == TT_OK);
+    }
+    LogWriter_close(w);
+
+    History h;
+    CHECK(History_load(&h, path, err) == TT_OK);
+    CHECK_EQ_INT(h.n_tasks, 303);
+    CHECK_EQ_INT(h.n_records, 310);
+    CHECK_EQ_INT(h.end, LOG_END);
+    CHECK_STR(h.header.target, "cpu");
+    CHECK_STR(h.tasks[0].key, "dense:m=3,n=64,k=32");
+    CHECK_STR(h.tasks[1].key, "dense:m=1,n=64,k=32");
+    CHECK_STR(h.tasks[2].key, "dense:m=2,n=64,k=32");
+    CHECK_STR(h.tasks[0].template_name, "dense_cpu_v2");
+    /* task 2: records 0,4,5,9 with costs 3,1,1,7 ms: the first 1 ms one is best */
+    const HistoryTask *t2 = History_find(&h, "dense:m=3,n=64,k=32");
+    CHECK(t2 == &h.tasks[0]);
+    CHECK_EQ_INT(t2->n_records, 4);
+    CHECK_EQ_INT(t2->best, 1);
+    CHECK_EQ_INT(HistoryTask_best(t2)->index, 1000003ull * 4 + 7);
+    /* task 0: records 1,3,7(error),8 with costs 5,2,-,2 ms */
+    const HistoryTask *t0 = History_find(&h, "dense:m=1,n=64,k=32");
+    CHECK_EQ_INT(t0->n_records, 4);
+    CHECK_EQ_INT(t0->best, 1);
+    CHECK_EQ_INT(t0->n_errors, 1);
+    CHECK_EQ_INT(t0->errno_count[0], 3);
+    CHECK_EQ_INT(t0->errno_count[HISTORY_ERRNO_SLOTS - 1], 1);
+    for (int i = 1; i < t0->n_records; i++) CHECK(t0->records[i].timestamp > t0->records[i - 1].timestamp);
+    const HistoryTask *t1 = History_find(&h, "dense:m=2,n=64,k=32");
+    CHECK(HistoryTask_best(t1) == NULL);
+    CHECK_EQ_INT(t1->n_errors, 2);
+    CHECK_EQ_INT(t1->errno_count[1], 1);
+    CHECK_EQ_INT(t1->errno_count[5], 1);
+    CHECK(History_find(&h, "dense:m=999,n=64,k=32") == NULL);
+    int found = 0;
+    for (int t = 0; t < 300; t++) {
+        char key[64];
+        snprintf(key, sizeof key, "dense:m=%d,n=64,k=32", 11 + t);
+        const HistoryTask *ht = History_find(&h, key);
+        found += ht && ht->n_records == 1 && ht->best == 0;
+    }
+    CHECK_EQ_INT(found, 300);
+    /* History_add keeps it current */
+    make_record(&r, 1, 50);
+    Record_setError(&r, 0, NULL);
+    r.n_costs = 1;
+    r.costs[0] = 9e-3;
+    History_add(&h, &r);
+    CHECK(HistoryTask_best(History_find(&h, "dense:m=2,n=64,k=32")) != NULL);
+    CHECK_EQ_INT(h.n_records, 311);
+    History_done(&h);
+
+    /* a torn tail loads what is complete; damage is an error but keeps what came before */
+    size_t len;
+    char *data = slurp(path, &len);
+    const char *torn = tmp_path("history_torn.log");
+    spit(torn, data, len - 3);
+    CHECK(History_load(&h, torn, err) == TT_OK);
+    CHECK_EQ_INT(h.end, LOG_TORN);
+    CHECK_EQ_INT(h.n_records, 309);
+    CHECK_CONTAINS(h.end_msg, "torn");
+    History_done(&h);
+    data = realloc(data, len + 40);
+    memset(data + len, 0x11, 40);
+    spit(torn, data, len + 40);
+    CHECK(History_load(&h, torn, err) == TT_ERR);
+    CHECK_CONTAINS(err, "damaged at byte offset");
+    CHECK_EQ_INT(h.end, LOG_DAMAGED);
+    CHECK_EQ_INT(h.n_records, 310);
+    CHECK_EQ_INT(h.good_offset, (off_t)len);
+    History_done(&h);
+    CHECK(History_load(&h, tmp_path("nope.log"), err) == TT_ERR);
+    CHECK_EQ_INT(h.n_records, 0);
+    History_done(&h);
+    free(data);
+    Record_done(&r);
+}
+
+static void remove_tmpdir(void) {
+    static const char *names[] = {"many.log", "torn_full.log", "torn.log", "dmg_clean.log", "dmg.log",
+                                  "notes.txt", "other.mp", "cuda.log", "empty.log", "locked.log",
+                                  "threads.log", "history.log", "history_torn.log"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) unlink(tmp_path(names[i]));
+    rmdir(tmpdir);
+}
+
+int main(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/tt_records_XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    RUN(round_trip_every_field);
+    RUN(decode_checks_keys_and_types);
+    RUN(encode_limits);
+    RUN(json_escaping);
+    RUN(log_many_records_read_back_equal);
+    RUN(torn_tail_at_every_byte_is_truncated);
+    RUN(damage_in_the_middle_is_refused);
+    RUN(non_log_files_are_refused_unchanged);
+    RUN(second_writer_is_locked_out);
+    RUN(concurrent_appends_never_interleave);
+    RUN(history_groups_by_task);
+    remove_tmpdir();
+    return check_summary();
+}
