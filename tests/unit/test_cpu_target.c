@@ -46,7 +46,9 @@ static char *dense_source(int M, int N, int K, const char *body, const char *ext
                   "void tt_finish(void *st) { (void)st; }\n"
                   "void tt_teardown(void *st) { free(st); %s }\n",
                   M, N, K, extra_run, body, teardown);
-    return StrBuf_take(&sb);
+    char *text = StrBuf_take(&sb);
+    StrBuf_done(&sb);
+    return text;
 }
 
 #define STORE "s->o[m * N + n] = acc;"
