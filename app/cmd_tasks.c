@@ -1,0 +1,174 @@
+/* app/cmd_tasks.c: `tunetop tasks`: the tuning tasks of a built-in network,
+ * with the template and space size each gets on a target, then the untuned
+ * (memory-bound) ops and a total. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/commands.h"
+#include "app/device.h"
+#include "app/opts.h"
+#include "tuner/network.h"
+#include "tuner/task.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: tunetop tasks --network NAME [--target cpu|cuda|opencl] [--batch B] [--layout NCHW|NHWC]\n"
+            "                     [--image-size S] [--seq-len L] [--ops OP,...] [--arch sm_XY]\n"
+            "\n"
+            "Lists the tuning tasks of a built-in network: identical operator workloads (same operator and\n"
+            "shape) are one task whose weight is the number of times it occurs. For each task: its ID, weight,\n"
+            "GFLOP of one occurrence, the template chosen on the target and the size of its configuration\n"
+            "space, and the workload key (what `tune --task` and the logs use). A fused epilogue (bias, relu,\n"
+            "residual) is part of a task only when every occurrence has it; otherwise it is listed with the\n"
+            "untuned ops, which are the memory-bound ops that have no template (pooling, softmax, batch-norm,\n"
+            "elementwise). Without a GPU, cuda uses the limits of --arch (default sm_90); a target that is not\n"
+            "available prints '-' for template and space.\n"
+            "\n"
+            "  --network NAME   %s\n"
+            "  --target T       cpu (default), cuda, opencl\n"
+            "  --batch B        batch size (default 1)\n"
+            "  --layout L       NCHW (default) or NHWC, for the convolutions\n"
+            "  --image-size S   input image side (default 224; 299 for inception-v3)\n"
+            "  --seq-len L      sequence length for bert-base (default 128)\n"
+            "  --ops LIST       keep only these ops: conv2d, depthwise_conv2d, dense, batch_matmul\n"
+            "example: tunetop tasks --network resnet-18 --target cpu --ops conv2d\n",
+            Network_names());
+}
+
+static int usage_error(const char *msg) {
+    fprintf(stderr, "tunetop tasks: %s\n", msg);
+    return 2;
+}
+
+int cmd_tasks(int argc, char **argv) {
+    static const struct option longopts[] = {{"network", required_argument, 0, 'n'},
+                                             {"target", required_argument, 0, 'T'},
+                                             {"batch", required_argument, 0, 'b'},
+                                             {"layout", required_argument, 0, 'l'},
+                                             {"image-size", required_argument, 0, 'i'},
+                                             {"seq-len", required_argument, 0, 's'},
+                                             {"ops", required_argument, 0, 'o'},
+                                             {"arch", required_argument, 0, 'a'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    const char *network = NULL, *target_name = "cpu", *arch = NULL, *ops = NULL;
+    NetworkOptions nopt;
+    NetworkOptions_defaults(&nopt);
+    char err[TT_ERRLEN] = "";
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        Status st = TT_OK;
+        switch (c) {
+        case 'n': network = optarg; break;
+        case 'T': target_name = optarg; break;
+        case 'b': st = opt_int(optarg, "--batch", 1, 65536, &nopt.batch, err); break;
+        case 'l': st = opt_layout(optarg, &nopt.layout, err); break;
+        case 'i': st = opt_int(optarg, "--image-size", 1, 16384, &nopt.image_size, err); break;
+        case 's': st = opt_int(optarg, "--seq-len", 1, 65536, &nopt.seq_len, err); break;
+        case 'o': ops = optarg; break;
+        case 'a': arch = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "tunetop tasks: unknown or incomplete option '%s' (see tunetop tasks --help)\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+        if (st != TT_OK) return usage_error(err);
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tunetop tasks: unexpected argument '%s' (see tunetop tasks --help)\n", argv[optind]);
+        return 2;
+    }
+    if (!network) {
+        fprintf(stderr, "tunetop tasks: give --network NAME (one of: %s)\n", Network_names());
+        return 2;
+    }
+    if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) return usage_error(err);
+    if (strcmp(target_name, "cpu") != 0 && strcmp(target_name, "cuda") != 0 && strcmp(target_name, "opencl") != 0) {
+        fprintf(stderr, "tunetop tasks: unknown target '%s' (choose from: %s)\n", target_name, app_target_names());
+        return 2;
+    }
+
+    NetworkTask *tasks = NULL;
+    NetworkUntuned *untuned = NULL;
+    int n_tasks = 0, n_untuned = 0;
+    if (Network_extract(network, &nopt, &tasks, &n_tasks, &untuned, &n_untuned, err) != TT_OK)
+        return usage_error(err);
+
+    /* The device whose limits shape the spaces; without one, '-' columns. */
+    const Target *target = NULL;
+    DeviceInfo dev;
+    char dev_err[TT_ERRLEN] = "";
+    bool have_dev = false;
+    if (!arch && strcmp(target_name, "cuda") == 0) arch = "sm_90";
+    if (app_resolve_device(target_name, arch, true, &target, &dev, dev_err) == TT_OK) have_dev = true;
+
+    char image[48] = "";
+    if (strcmp(network, "bert-base") == 0) snprintf(image, sizeof image, "sequence %d", nopt.seq_len);
+    else if (nopt.image_size) snprintf(image, sizeof image, "image %d", nopt.image_size);
+    else snprintf(image, sizeof image, "image %d", strcmp(network, "inception-v3") == 0 ? 299 : 224);
+    printf("Network %s: batch %d, layout %s, %s\n", network, nopt.batch, Layout_name(nopt.layout), image);
+    if (have_dev)
+        printf("Target %s: %s%s\n", target->name, dev.name[0] ? dev.name : dev.arch,
+               dev.present ? "" : " (limits only, no device)");
+    else
+        printf("Target %s: not available (%s); template and space shown as '-'\n", target_name, dev_err);
+
+    printf("\n%4s %6s %9s  %-26s %20s  %s\n", "ID", "Weight", "GFLOP", "Template", "Space", "Workload");
+    int layers = 0, failed = 0;
+    double total_flops = 0;
+    char first_fail[TT_ERRLEN] = "";
+    for (int i = 0; i < n_tasks; i++) {
+        char key[WORKLOAD_KEY_LEN];
+        Workload_key(&tasks[i].wl, key, sizeof key);
+        double flops = Workload_flops(&tasks[i].wl);
+        char tmpl[64] = "-", space[32] = "-";
+        if (have_dev) {
+            Task task;
+            char why[TT_ERRLEN] = "";
+            if (Task_init(&task, i, &tasks[i].wl, tasks[i].weight, target->family, &dev, why) == TT_OK) {
+                snprintf(tmpl, sizeof tmpl, "%s", task.tmpl->name);
+                snprintf(space, sizeof space, "%llu", (unsigned long long)task.space.total);
+                Task_done(&task);
+            } else {
+                if (!failed) snprintf(first_fail, sizeof first_fail, "task %d: %s", i, why);
+                failed++;
+            }
+        }
+        printf("%4d %6d %9.4f  %-26s %20s  %s\n", i, tasks[i].weight, flops / 1e9, tmpl, space, key);
+        layers += tasks[i].weight;
+        total_flops += flops * tasks[i].weight;
+    }
+    if (failed) printf("(%d task(s) without a template on %s; first: %s)\n", failed, target_name, first_fail);
+
+    int untuned_ops = 0;
+    if (n_untuned) {
+        printf("\nUntuned ops (memory-bound, no template):\n%6s  %s\n", "Count", "Op");
+        for (int i = 0; i < n_untuned; i++) {
+            printf("%6d  %s\n", untuned[i].count, untuned[i].name);
+            untuned_ops += untuned[i].count;
+        }
+    }
+    /* Layers of tunable ops that --ops left out, so the total does not hide them. */
+    char left_out[256] = "";
+    if (nopt.op_mask) {
+        for (int op = 0; op < OP_COUNT; op++) {
+            if (nopt.op_mask & (1u << op)) continue;
+            int n = Network_layerCount(network, &nopt, (OpKind)op);
+            if (n > 0) {
+                size_t used = strlen(left_out);
+                snprintf(left_out + used, sizeof left_out - used, "%s%d %s", used ? ", " : "", n, Op_name((OpKind)op));
+            }
+        }
+    }
+    printf("\nTotal: %d tasks for %d layers, %.3f GFLOP per inference in tuned layers; %d untuned ops in %d kinds\n",
+           n_tasks, layers, total_flops / 1e9, untuned_ops, n_untuned);
+    if (left_out[0]) printf("Not listed (--ops): %s\n", left_out);
+    free(tasks);
+    free(untuned);
+    return 0;
+}
