@@ -1,0 +1,159 @@
+/* ui/logview.c: see logview.h. */
+#include "ui/logview.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kernels/workload.h"
+
+static void setup_device(UiLogView *this, UiState *st) {
+    this->target = Target_find(this->header.target);
+    snprintf(st->model.target, sizeof st->model.target, "%s", this->header.target);
+    if (!this->target) {
+        snprintf(this->note, sizeof this->note, "target \"%s\" is unknown here: sources cannot be regenerated",
+                 this->header.target);
+        snprintf(st->model.device, sizeof st->model.device, "unknown");
+        return;
+    }
+    st->dialect = this->target->dialect;
+    char err[TT_ERRLEN] = "";
+    if (this->target->probe && this->target->probe(&st->dev, err) == TT_OK) {
+        st->have_dev = true;
+    } else if (this->target->offline_info) {
+        /* no device here (a CUDA log on a machine without a GPU): use a
+         * common architecture's limits, good enough to regenerate sources */
+        char err2[TT_ERRLEN] = "";
+        if (this->target->offline_info("sm_80", &st->dev, err2) == TT_OK) {
+            st->have_dev = true;
+            snprintf(this->note, sizeof this->note, "no %s device here (%s): sources use sm_80 limits",
+                     this->target->name, err);
+        } else {
+            snprintf(this->note, sizeof this->note, "no %s device here: %s", this->target->name, err);
+        }
+    } else {
+        snprintf(this->note, sizeof this->note, "no %s device here: %s", this->target->name, err);
+    }
+    snprintf(st->model.device, sizeof st->model.device, "%s", st->have_dev ? st->dev.name : "none here");
+}
+
+/* The model task for a record's key, adding it (and rebuilding its Task) on first sight. */
+static int task_for(UiLogView *this, UiState *st, const Record *rec) {
+    int ti = UiModel_findKey(&st->model, rec->task_key);
+    if (ti >= 0) return ti;
+    Task **nt = realloc(this->tasks, (size_t)(this->n_tasks + 1) * sizeof *nt);
+    if (!nt) abort();
+    this->tasks = nt;
+    Task *task = NULL;
+    Workload wl;
+    char err[TT_ERRLEN];
+    int id = this->n_tasks;
+    double flops = 0;
+    if (Workload_parse(rec->task_key, &wl, err) == TT_OK) {
+        flops = Workload_flops(&wl);
+        if (this->target && st->have_dev) {
+            task = calloc(1, sizeof *task);
+            if (!task) abort();
+            if (Task_init(task, id, &wl, 1.0, this->target->family, &st->dev, err) != TT_OK) {
+                free(task);
+                task = NULL;
+            }
+        }
+    }
+    this->tasks[this->n_tasks++] = task;
+    return UiModel_addTask(&st->model, id, rec->task_key, task ? task->label : rec->task_key, flops, 1.0, task);
+}
+
+static void add(UiLogView *this, UiState *st, const Record *rec) {
+    UiModel *m = &st->model;
+    int ti = task_for(this, st, rec);
+    UiTask *t = &m->tasks[ti];
+    double g = rec->error_no ? 0 : Record_gflops(rec, t->flops);
+    if (m->first_ts == 0 || rec->timestamp < m->first_ts) m->first_ts = rec->timestamp;
+    UiModel_addRecord(m, ti, rec, 0, g);
+    t->from_log = true;
+    m->trials++;
+    double t_s = rec->timestamp - m->first_ts;
+    if (t_s > m->elapsed_s) m->elapsed_s = t_s;
+    m->trials_per_s = m->elapsed_s > 0 ? m->trials / m->elapsed_s : 0;
+    double est = UiModel_estimate(m);
+    if (isfinite(est)) UiModel_addLatency(m, t_s, est);
+}
+
+/* Reads records after the first `this->consumed` ones. Returns the count added or -1. */
+static int read_from(UiLogView *this, UiState *st, bool first, char *err) {
+    LogReader *r;
+    LogHeader h;
+    if (LogReader_open(this->path, &r, &h, err) != TT_OK) return -1;
+    if (first) {
+        this->header = h;
+        setup_device(this, st);
+    }
+    Record rec;
+    Record_init(&rec);
+    long index = 0;
+    int added = 0;
+    char msg[TT_ERRLEN];
+    this->torn = false;
+    for (;;) {
+        msg[0] = '\0';
+        LogReadStatus s = LogReader_next(r, &rec, msg);
+        if (s == LOG_END) break;
+        if (s == LOG_TORN) {
+            this->torn = true;
+            break;
+        }
+        if (s == LOG_DAMAGED) {
+            snprintf(err, TT_ERRLEN, "%.200s: %.280s", this->path, msg[0] ? msg : "damaged record");
+            Record_done(&rec);
+            LogReader_close(r);
+            return -1;
+        }
+        if (index++ < this->consumed) continue;
+        add(this, st, &rec);
+        added++;
+    }
+    this->consumed = index;
+    this->good = LogReader_goodOffset(r);
+    Record_done(&rec);
+    LogReader_close(r);
+    return added;
+}
+
+Status UiLogView_open(UiLogView *this, UiState *st, const char *path, char *err) {
+    memset(this, 0, sizeof *this);
+    snprintf(this->path, sizeof this->path, "%s", path);
+    st->model.live = false;
+    if (read_from(this, st, true, err) < 0) return TT_ERR;
+    struct stat sb;
+    this->size_seen = stat(path, &sb) == 0 ? sb.st_size : 0;
+    st->selected = 0;
+    UiState_sort(st);
+    return TT_OK;
+}
+
+int UiLogView_poll(UiLogView *this, UiState *st, char *err) {
+    struct stat sb;
+    if (stat(this->path, &sb) != 0) {
+        snprintf(err, TT_ERRLEN, "%.400s: no longer readable", this->path);
+        return -1;
+    }
+    if (sb.st_size == this->size_seen) return 0;
+    this->size_seen = sb.st_size;
+    int n = read_from(this, st, false, err);
+    if (n > 0) UiState_sort(st);
+    return n;
+}
+
+void UiLogView_done(UiLogView *this) {
+    for (int i = 0; i < this->n_tasks; i++) {
+        if (!this->tasks[i]) continue;
+        Task_done(this->tasks[i]);
+        free(this->tasks[i]);
+    }
+    free(this->tasks);
+    this->tasks = NULL;
+    this->n_tasks = 0;
+}

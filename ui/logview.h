@@ -1,0 +1,45 @@
+/* ui/logview.h: builds the UI model from a record log, for `tunetop view`,
+ * and follows the log while another session appends to it.
+ *
+ * Tasks are rebuilt from each record's task key (Workload_parse + Task_init
+ * with the log target's device info) so that the error inspector can
+ * regenerate sources; a task whose template is unknown here still shows,
+ * without sources. Weights are not in the log: every task has weight 1.
+ *
+ * Ownership: the view owns the rebuilt tasks; the UiState it fills keeps
+ * pointers to them, so UiLogView_done must come after the last render. */
+#ifndef TT_UI_LOGVIEW_H
+#define TT_UI_LOGVIEW_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "base/status.h"
+#include "kernels/target.h"
+#include "records/log.h"
+#include "tuner/task.h"
+#include "ui/state.h"
+
+typedef struct UiLogView {
+    char path[1024];
+    LogHeader header;
+    long consumed;        /* records already in the model */
+    off_t good;           /* bytes of complete records read */
+    off_t size_seen;      /* file size at the last poll */
+    Task **tasks;         /* per model task: the rebuilt Task or NULL (owned) */
+    int n_tasks;
+    const Target *target; /* NULL when the log's target is unknown here */
+    bool torn;            /* the file ends inside a record (a writer is mid-write, or a crash) */
+    char note[TT_ERRLEN]; /* what to tell the user about the target / device / tail */
+} UiLogView;
+
+/* Reads the whole log into st->model (st should be freshly initialised).
+ * TT_ERR with one sentence for a missing, unreadable, non-tunetop or
+ * damaged log. */
+Status UiLogView_open(UiLogView *this, UiState *st, const char *path, char *err);
+/* Reads records appended since the last call. Returns how many were added,
+ * or -1 (err set) when the log became unreadable or damaged. */
+int UiLogView_poll(UiLogView *this, UiState *st, char *err);
+void UiLogView_done(UiLogView *this);
+
+#endif

@@ -1,0 +1,288 @@
+/* ui/model.c: see model.h. */
+#include "ui/model.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdio.h>
+
+/* Grows a dynamic array to hold at least need elements. */
+static void *grow(void *p, int *cap, int need, size_t elem) {
+    if (need <= *cap) return p;
+    int c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *q = realloc(p, (size_t)c * elem);
+    if (!q) abort();
+    *cap = c;
+    return q;
+}
+
+void UiModel_init(UiModel *this) {
+    memset(this, 0, sizeof *this);
+    this->est_latency_s = INFINITY;
+    this->first_est_s = INFINITY;
+    this->next_task = -1;
+    this->first_ts = 0;
+}
+
+static void UiTask_done(UiTask *t) {
+    free(t->points);
+    for (int i = 0; i < t->n_fails; i++) Record_done(&t->fails[i]);
+    free(t->fails);
+    for (int i = 0; i < t->n_groups; i++) free(t->groups[i].members);
+    free(t->groups);
+}
+
+void UiModel_done(UiModel *this) {
+    for (int i = 0; i < this->n_tasks; i++) UiTask_done(&this->tasks[i]);
+    free(this->tasks);
+    free(this->latency);
+    memset(this, 0, sizeof *this);
+}
+
+int UiModel_addTask(UiModel *this, int id, const char *key, const char *label, double flops, double weight,
+                    const Task *task) {
+    UiTask *n = realloc(this->tasks, (size_t)(this->n_tasks + 1) * sizeof *n);
+    if (!n) abort();
+    this->tasks = n;
+    UiTask *t = &this->tasks[this->n_tasks];
+    memset(t, 0, sizeof *t);
+    t->id = id;
+    snprintf(t->key, sizeof t->key, "%s", key ? key : "");
+    snprintf(t->label, sizeof t->label, "%s", label && label[0] ? label : (key ? key : "?"));
+    t->flops = flops;
+    t->weight = weight;
+    t->task = task;
+    t->want_paused = -1;
+    t->row.id = id;
+    t->row.state = TASK_QUEUED;
+    t->row.best_latency_s = INFINITY;
+    t->row.started = -1;
+    return this->n_tasks++;
+}
+
+int UiModel_findId(const UiModel *this, int id) {
+    for (int i = 0; i < this->n_tasks; i++)
+        if (this->tasks[i].id == id) return i;
+    return -1;
+}
+
+int UiModel_findKey(const UiModel *this, const char *key) {
+    for (int i = 0; i < this->n_tasks; i++)
+        if (strcmp(this->tasks[i].key, key) == 0) return i;
+    return -1;
+}
+
+static bool is_loc_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '/' || c == '-'; }
+
+void Ui_errorReason(const char *msg, char *out, size_t n) {
+    if (n == 0) return;
+    out[0] = '\0';
+    if (!msg || !msg[0]) {
+        snprintf(out, n, "(no message)");
+        return;
+    }
+    /* pick the line: the first mentioning "error", else the first non-blank */
+    const char *line = NULL, *first = NULL;
+    for (const char *p = msg; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        bool blank = true;
+        for (size_t i = 0; i < len; i++)
+            if (!isspace((unsigned char)p[i])) blank = false;
+        if (!blank) {
+            if (!first) first = p;
+            char tmp[512];
+            size_t k = len < sizeof tmp - 1 ? len : sizeof tmp - 1;
+            memcpy(tmp, p, k);
+            tmp[k] = '\0';
+            if (!line && strstr(tmp, "error")) line = p;
+        }
+        if (!e) break;
+        p = e + 1;
+    }
+    if (!line) line = first ? first : msg;
+    size_t len = strcspn(line, "\n");
+    /* strip "file:34:5:" or "file(34):" locations */
+    const char *s = line, *end = line + len;
+    const char *q = s;
+    while (q < end && is_loc_char(*q)) q++;
+    if (q < end && (*q == ':' || *q == '(') && q > s) {
+        const char *r = q + 1;
+        if (isdigit((unsigned char)*r)) {
+            while (r < end && (isdigit((unsigned char)*r) || *r == ':' || *r == ')')) r++;
+            if (r < end && (r[-1] == ':' || r[-1] == ')' || *r == ':')) {
+                if (*r == ':') r++;
+                s = r;
+            }
+        }
+    } else if (*s == '(' ) {
+        const char *r = s + 1;
+        while (r < end && isdigit((unsigned char)*r)) r++;
+        if (r < end && *r == ')' && r > s + 1) {
+            s = r + 1;
+            if (s < end && *s == ':') s++;
+        }
+    }
+    while (s < end && isspace((unsigned char)*s)) s++;
+    if ((size_t)(end - s) >= 6 && strncmp(s, "error:", 6) == 0) s += 6;
+    else if ((size_t)(end - s) >= 12 && strncmp(s, "fatal error:", 12) == 0) s += 12;
+    while (s < end && isspace((unsigned char)*s)) s++;
+    while (end > s && isspace((unsigned char)end[-1])) end--;
+    size_t k = (size_t)(end - s);
+    if (k >= n) k = n - 1;
+    memcpy(out, s, k);
+    out[k] = '\0';
+    if (!out[0]) snprintf(out, n, "(no message)");
+}
+
+int Ui_failingLine(const char *msg) {
+    if (!msg) return 0;
+    for (const char *p = msg; *p; p++) {
+        /* "name.ext:LINE:COL: error" or "name.ext:LINE: error" */
+        if (*p == ':' && p > msg && isdigit((unsigned char)p[1])) {
+            const char *b = p;
+            while (b > msg && is_loc_char(b[-1])) b--;
+            if (b == p || !memchr(b, '.', (size_t)(p - b))) continue;
+            char *e;
+            long line = strtol(p + 1, &e, 10);
+            if (*e == ':' && isdigit((unsigned char)e[1])) strtol(e + 1, &e, 10);
+            if (*e != ':') continue;
+            while (e[1] == ' ') e++;
+            if (strncmp(e + 1, "error", 5) == 0 || strncmp(e + 1, "fatal error", 11) == 0)
+                return line > 0 && line < 1000000 ? (int)line : 0;
+        }
+        /* "(LINE): error" as NVRTC and some OpenCL compilers write it */
+        if (*p == '(' && isdigit((unsigned char)p[1])) {
+            char *e;
+            long line = strtol(p + 1, &e, 10);
+            if (*e == ')' && e[1] == ':') {
+                const char *r = e + 2;
+                while (*r == ' ') r++;
+                if (strncmp(r, "error", 5) == 0) return line > 0 && line < 1000000 ? (int)line : 0;
+            }
+        }
+    }
+    return 0;
+}
+
+static void UiTask_addFail(UiTask *t, const Record *rec) {
+    t->fails = grow(t->fails, &t->cap_fails, t->n_fails + 1, sizeof *t->fails);
+    Record *f = &t->fails[t->n_fails];
+    Record_init(f);
+    Record_copy(f, rec);
+    int fi = t->n_fails++;
+    char reason[UI_REASON_LEN];
+    Ui_errorReason(rec->error_msg, reason, sizeof reason);
+    int g = -1;
+    for (int i = 0; i < t->n_groups; i++)
+        if (t->groups[i].error_no == rec->error_no && strcmp(t->groups[i].reason, reason) == 0) g = i;
+    if (g < 0) {
+        t->groups = grow(t->groups, &t->cap_groups, t->n_groups + 1, sizeof *t->groups);
+        g = t->n_groups++;
+        UiErrGroup *ng = &t->groups[g];
+        memset(ng, 0, sizeof *ng);
+        ng->error_no = rec->error_no;
+        snprintf(ng->reason, sizeof ng->reason, "%s", reason);
+    }
+    UiErrGroup *gr = &t->groups[g];
+    gr->members = grow(gr->members, &gr->cap_members, gr->n_members + 1, sizeof *gr->members);
+    gr->members[gr->n_members++] = fi;
+    gr->count++;
+    /* keep the largest group first: bubble the grown group up */
+    while (g > 0 && t->groups[g - 1].count < t->groups[g].count) {
+        UiErrGroup tmp = t->groups[g - 1];
+        t->groups[g - 1] = t->groups[g];
+        t->groups[g] = tmp;
+        g--;
+    }
+}
+
+bool UiModel_addRecord(UiModel *this, int ti, const Record *rec, int trial, double gflops) {
+    if (ti < 0 || ti >= this->n_tasks) return false;
+    UiTask *t = &this->tasks[ti];
+    if (trial <= 0) trial = t->n_points ? t->points[t->n_points - 1].trial + 1 : 1;
+    t->points = grow(t->points, &t->cap_points, t->n_points + 1, sizeof *t->points);
+    t->points[t->n_points++] = (UiPoint){trial, rec->error_no ? 0.0f : (float)gflops, (int8_t)rec->error_no};
+    if (!t->template_name[0]) snprintf(t->template_name, sizeof t->template_name, "%s", rec->template_name);
+    bool improved = false;
+    if (trial > t->row.trials) t->row.trials = trial;
+    if (rec->error_no) {
+        t->row.errors++;
+        UiTask_addFail(t, rec);
+    } else if (gflops > 0) {
+        t->row.current_gflops = gflops;
+        if (gflops > t->row.best_gflops) {
+            t->row.best_gflops = gflops;
+            t->row.best_latency_s = Record_mean(rec);
+            t->row.best_index = rec->index;
+            improved = true;
+        }
+    }
+    return improved;
+}
+
+void UiModel_applySnapshot(UiModel *this, const SessionSnapshot *snap) {
+    this->elapsed_s = snap->elapsed_s;
+    this->trials = snap->trials;
+    this->budget = snap->budget;
+    this->trials_per_s = snap->trials_per_s;
+    this->building = snap->building;
+    this->measuring = snap->measuring;
+    this->next_task = snap->next_task;
+    this->finished = snap->finished;
+    if (isfinite(snap->est_latency_s)) {
+        this->est_latency_s = snap->est_latency_s;
+        if (!isfinite(this->first_est_s)) this->first_est_s = snap->est_latency_s;
+    }
+    for (int r = 0; r < snap->n_tasks; r++) {
+        int ti = UiModel_findId(this, snap->rows[r].id);
+        if (ti < 0) continue;
+        UiTask *t = &this->tasks[ti];
+        t->row = snap->rows[r];
+        if (t->want_paused >= 0) {
+            bool paused = t->row.state == TASK_PAUSED;
+            /* the request is visible once the engine reports it (or the task ended) */
+            if (paused == (t->want_paused == 1) || t->row.state == TASK_DONE || t->row.state == TASK_STOPPED)
+                t->want_paused = -1;
+        }
+    }
+}
+
+void UiModel_addLatency(UiModel *this, double t, double latency_s) {
+    if (!isfinite(latency_s) || latency_s <= 0) return;
+    if (!isfinite(this->first_est_s)) this->first_est_s = latency_s;
+    this->est_latency_s = latency_s;
+    if (this->n_latency > 0) {
+        UiSample *last = &this->latency[this->n_latency - 1];
+        if (last->value == latency_s && t - last->t < 1.0) return;
+        if (t < last->t) t = last->t;
+    }
+    this->latency = grow(this->latency, &this->cap_latency, this->n_latency + 1, sizeof *this->latency);
+    this->latency[this->n_latency++] = (UiSample){t, latency_s};
+}
+
+double UiModel_estimate(const UiModel *this) {
+    if (this->n_tasks == 0) return INFINITY;
+    double sum = 0;
+    for (int i = 0; i < this->n_tasks; i++) {
+        const UiTask *t = &this->tasks[i];
+        if (!isfinite(t->row.best_latency_s) || t->row.best_gflops <= 0) return INFINITY;
+        sum += t->weight * t->row.best_latency_s;
+    }
+    return sum;
+}
+
+bool UiTask_allFailed(const UiTask *this, int min_trials) {
+    return this->n_points >= min_trials && this->n_fails == this->n_points;
+}
+
+void UiTask_bestSoFar(const UiTask *this, double *out) {
+    double best = 0;
+    for (int i = 0; i < this->n_points; i++) {
+        if (this->points[i].gflops > best) best = this->points[i].gflops;
+        out[i] = best;
+    }
+}

@@ -1,0 +1,128 @@
+/* ui/model.h: what the terminal UI knows about a session, apart from any
+ * drawing. The same model is fed by a live engine (EV_RESULT records and
+ * Engine_snapshot rows) and by `tunetop view LOG` (the log's records), so
+ * both show the same table, curves and error groups.
+ *
+ * Per task: every measured trial as a point (trial number, GFLOPS, error),
+ * the best so far, the failed candidates (deep copies of their records)
+ * grouped by error class and reason. Per session: the estimated total
+ * latency over time.
+ *
+ * Ownership: the model owns everything it holds. UiModel_addRecord copies
+ * what it keeps; the caller still owns the Record it passes. No curses here,
+ * no threads: only the UI thread touches a model. */
+#ifndef TT_UI_MODEL_H
+#define TT_UI_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "records/record.h"
+#include "tuner/engine.h"
+#include "tuner/task.h"
+
+#define UI_REASON_LEN 96
+
+typedef struct UiPoint {
+    int trial;      /* 1-based trial number of the task */
+    float gflops;   /* 0 for a failed trial */
+    int8_t error_no;
+} UiPoint;
+
+typedef struct UiErrGroup {
+    int error_no;
+    char reason[UI_REASON_LEN]; /* first meaningful line of the message, e.g. "shared memory 68 KiB > 48 KiB" */
+    int count;
+    int *members;               /* indices into UiTask.fails, in arrival order */
+    int n_members, cap_members;
+} UiErrGroup;
+
+typedef struct UiTask {
+    int id;
+    char key[REC_KEY_LEN];
+    char label[64];
+    char template_name[REC_NAME_LEN];
+    double flops, weight;
+    const Task *task;          /* for regenerating sources; NULL when unknown (not owned) */
+
+    UiPoint *points;           /* every result in arrival order */
+    int n_points, cap_points;
+    Record *fails;             /* deep copies of failed records */
+    int n_fails, cap_fails;
+    UiErrGroup *groups;        /* sorted by count, largest first (UiModel_sortGroups) */
+    int n_groups, cap_groups;
+
+    /* scheduler row: from snapshots in a session, derived from records in a view */
+    TaskRow row;
+    int want_paused;           /* -1 none; 0/1 while a pause/resume request is not yet in a snapshot */
+    bool warned_all_failed;
+    bool from_log;             /* read from a log (`tunetop view`): no live state */
+} UiTask;
+
+typedef struct UiSample {
+    double t;     /* seconds since the session started */
+    double value; /* estimated total latency, seconds */
+} UiSample;
+
+typedef struct UiModel {
+    UiTask *tasks;
+    int n_tasks;
+    /* header */
+    char target[16];
+    char device[128];
+    char tuner[32];
+    bool live;              /* a session (steerable) rather than a log view */
+    double elapsed_s;
+    int trials, budget;
+    double trials_per_s;
+    int building, measuring;
+    int next_task;
+    bool finished;
+    double est_latency_s;   /* +inf until every task has a result */
+    double first_est_s;     /* the first finite estimate (for "how it has moved") */
+    /* session series */
+    UiSample *latency;
+    int n_latency, cap_latency;
+    /* view mode: time base of records */
+    double first_ts;
+} UiModel;
+
+void UiModel_init(UiModel *this);
+void UiModel_done(UiModel *this);
+
+/* Adds a task (the model copies the strings). `task` may be NULL. Returns its index. */
+int UiModel_addTask(UiModel *this, int id, const char *key, const char *label, double flops, double weight,
+                    const Task *task);
+/* Index of the task with this id / key, -1 if none. */
+int UiModel_findId(const UiModel *this, int id);
+int UiModel_findKey(const UiModel *this, const char *key);
+
+/* One measured candidate of task index ti; trial is the task's 1-based trial
+ * number (<= 0: next one). Updates points, best, errors and groups. Returns
+ * true when this trial improved the task's best. */
+bool UiModel_addRecord(UiModel *this, int ti, const Record *rec, int trial, double gflops);
+
+/* Copies the rows and header figures of a snapshot (rows matched by id). */
+void UiModel_applySnapshot(UiModel *this, const SessionSnapshot *snap);
+
+/* Appends a point to the latency series (skips +inf and repeats of the same value at close times). */
+void UiModel_addLatency(UiModel *this, double t, double latency_s);
+/* Recomputes sum(weight * best latency) over tasks; +inf unless every task has a result. */
+double UiModel_estimate(const UiModel *this);
+
+/* Failed trials of task ti and whether every trial so far failed (for a warning). */
+bool UiTask_allFailed(const UiTask *this, int min_trials);
+
+/* The grouping reason of an error message: the first line that says
+ * "error" (else the first non-empty line), with a leading "file:line:col:"
+ * location and "error:" prefix removed, trimmed to n-1 bytes. */
+void Ui_errorReason(const char *msg, char *out, size_t n);
+/* The source line a compiler message names: "k12.c:34:5: error" or
+ * "(34): error" -> 34. 0 when none is named. */
+int Ui_failingLine(const char *msg);
+
+/* Best-so-far GFLOPS after each point of a task, into out (n_points values). */
+void UiTask_bestSoFar(const UiTask *this, double *out);
+
+#endif

@@ -1,0 +1,158 @@
+/* ui/panels.c: the error inspector and the help page (see widgets.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/target.h"
+#include "ui/keys.h"
+#include "ui/widgets.h"
+
+/* Keeps a list selection visible: adjusts *top for `sel` in `rows` lines. */
+static void keep_visible(int sel, int rows, int n, int *top) {
+    if (sel < *top) *top = sel;
+    if (sel >= *top + rows) *top = sel - rows + 1;
+    if (*top > n - rows) *top = n - rows;
+    if (*top < 0) *top = 0;
+}
+
+static void groups_page(CellBuf *cb, Rect in, UiState *st, const UiTask *t) {
+    Inspector *ins = &st->insp;
+    if (t->n_groups == 0) {
+        CellBuf_text(cb, in.x + 1, in.y + 1, "No failed candidates for this task.", ATTR_DIM, in.w - 2);
+        return;
+    }
+    CellBuf_printf(cb, in.x, in.y, ATTR_TITLE, in.w, "%7s  %-20s %s", "Count", "Class", "Reason");
+    int rows = in.h - 2;
+    keep_visible(ins->group, rows, t->n_groups, &ins->group_top);
+    for (int i = 0; i < rows && ins->group_top + i < t->n_groups; i++) {
+        int g = ins->group_top + i;
+        const UiErrGroup *gr = &t->groups[g];
+        int y = in.y + 1 + i;
+        CellBuf_printf(cb, in.x, y, ATTR_NORMAL, in.w, "%7d  %-20s %s", gr->count, MeasureError_name(gr->error_no),
+                       gr->reason);
+        CellBuf_paint(cb, (Rect){in.x, y, 7, 1}, ATTR_FAILED);
+        if (g == ins->group) CellBuf_paint(cb, (Rect){in.x, y, in.w, 1}, ATTR_SELECTED);
+    }
+    CellBuf_text(cb, in.x, in.y + in.h - 1, "Enter: candidates of the group   Esc: close   Up/Down: select",
+                 ATTR_DIM, in.w);
+}
+
+static void candidates_page(CellBuf *cb, Rect in, UiState *st, const UiTask *t) {
+    Inspector *ins = &st->insp;
+    const UiErrGroup *gr = &t->groups[ins->group];
+    CellBuf_printf(cb, in.x, in.y, ATTR_TITLE, in.w, "%s: %s (%d)", MeasureError_name(gr->error_no), gr->reason,
+                   gr->count);
+    int rows = in.h - 2;
+    keep_visible(ins->cand, rows, gr->n_members, &ins->cand_top);
+    for (int i = 0; i < rows && ins->cand_top + i < gr->n_members; i++) {
+        int c = ins->cand_top + i;
+        const Record *rec = &t->fails[gr->members[c]];
+        int y = in.y + 1 + i;
+        CellBuf_printf(cb, in.x, y, ATTR_NORMAL, in.w, "#%-10llu %s", (unsigned long long)rec->index, rec->config);
+        if (c == ins->cand) CellBuf_paint(cb, (Rect){in.x, y, in.w, 1}, ATTR_SELECTED);
+    }
+    CellBuf_text(cb, in.x, in.y + in.h - 1, "Enter: open the candidate   w: write it to a file   Esc: back",
+                 ATTR_DIM, in.w);
+}
+
+static void detail_page(CellBuf *cb, Rect in, UiState *st) {
+    Inspector *ins = &st->insp;
+    int rows = in.h - 1;
+    if (ins->scroll > ins->n_lines - rows) ins->scroll = ins->n_lines - rows;
+    if (ins->scroll < 0) ins->scroll = 0;
+    for (int i = 0; i < rows && ins->scroll + i < ins->n_lines; i++) {
+        int l = ins->scroll + i;
+        CellBuf_text(cb, in.x, in.y + i, ins->lines[l], (CellAttr)ins->attrs[l], in.w);
+        if (l == ins->mark_line) CellBuf_paint(cb, (Rect){in.x, in.y + i, in.w, 1}, ATTR_MARK);
+    }
+    CellBuf_printf(cb, in.x, in.y + in.h - 1, ATTR_DIM, in.w,
+                   "lines %d-%d of %d   Up/Down/PgUp/PgDn: scroll   w: write to a file   Esc: back",
+                   ins->n_lines ? ins->scroll + 1 : 0,
+                   ins->scroll + rows < ins->n_lines ? ins->scroll + rows : ins->n_lines, ins->n_lines);
+}
+
+void InspectorPanel_render(CellBuf *cb, Rect r, UiState *st) {
+    Inspector *ins = &st->insp;
+    if (ins->task < 0 || ins->task >= st->model.n_tasks) {
+        CellBuf_box(cb, r, "Error inspector", st->utf8);
+        CellBuf_text(cb, r.x + 2, r.y + 1, "no task selected", ATTR_DIM, r.w - 4);
+        return;
+    }
+    const UiTask *t = &st->model.tasks[ins->task];
+    char title[160];
+    snprintf(title, sizeof title, "Errors of task %d %s: %d failed of %d trials", t->id, t->label, t->n_fails,
+             t->n_points);
+    CellBuf_box(cb, r, title, st->utf8);
+    Rect in = {r.x + 1, r.y + 1, r.w - 2, r.h - 2};
+    if (in.w < 10 || in.h < 3) return;
+    if (ins->level == INSP_GROUPS || t->n_groups == 0) groups_page(cb, in, st, t);
+    else if (ins->level == INSP_CANDIDATES) candidates_page(cb, in, st, t);
+    else detail_page(cb, in, st);
+}
+
+/* ---- help: generated from the key table ---------------------------------- */
+
+static const char *const HELP_COLUMNS[] = {
+    "Columns of the scheduler table",
+    "  >            the task being measured right now",
+    "  ID           task number (as in the log and in `tunetop best`)",
+    "  Task         operator and shape (full key in the error inspector)",
+    "  Wt           weight: how many times the workload occurs in the network",
+    "  Trials/allot Progress (a/b): a = trials measured for the task (errors included),",
+    "               b = trials the scheduler plans to give it (grows as the plan changes)",
+    "  Best         best latency of one run of the kernel",
+    "  BestGF       Best: GFLOPS of the fastest config so far",
+    "  CurGF        Current: GFLOPS of the last successful config of the latest batch",
+    "               (- when the whole batch failed)",
+    "  Err          failed candidates (invalid config, compile error, crash, wrong answer, timeout)",
+    "  State        queued, tuning, waiting (for its next round), paused, done, stopped;",
+    "               pausing/resuming until the engine confirms a request",
+    "  Pri          priority -3..+3: each step doubles (or halves) the task's scheduler gradient",
+    "",
+    "Header",
+    "  Trials a/b   measured trials of the session / total budget; rate = trials per second",
+    "  builders     candidates being compiled now; runner: the task being timed",
+    "  Est. total latency   sum over tasks of weight x best latency (the scheduler's objective),",
+    "               with its change since the first estimate",
+    "",
+    "Curves",
+    "  left: the selected task's GFLOPS for every trial (failed trials sit on 0) and the best so far",
+    "  right: the estimated total latency over the session's time",
+};
+
+void Help_render(CellBuf *cb, Rect r, UiState *st) {
+    CellBuf_box(cb, r, "Help (? or Esc closes; Up/Down scroll)", st->utf8);
+    Rect in = {r.x + 2, r.y + 1, r.w - 4, r.h - 2};
+    int n;
+    const UiKey *keys = UiKeys_table(&n);
+    int n_help = 0;
+    for (int i = 0; i < n; i++)
+        if (keys[i].help) n_help++;
+    int n_cols = (int)(sizeof HELP_COLUMNS / sizeof HELP_COLUMNS[0]);
+    int total = 1 + n_help + 1 + n_cols;
+    int max_top = total - in.h;
+    if (max_top < 0) max_top = 0;
+    if (st->help_scroll > max_top) st->help_scroll = max_top;
+    int line = 0, y = in.y;
+#define EMIT(draw)                                                        \
+    do {                                                                  \
+        if (line >= st->help_scroll && y < in.y + in.h) {                 \
+            draw;                                                         \
+            y++;                                                          \
+        }                                                                 \
+        line++;                                                           \
+    } while (0)
+    EMIT(CellBuf_text(cb, in.x, y, "Keys", ATTR_TITLE, in.w));
+    for (int i = 0; i < n; i++) {
+        if (!keys[i].help) continue;
+        EMIT({
+            CellBuf_text(cb, in.x + 2, y, keys[i].name, ATTR_KEY, 11);
+            CellBuf_text(cb, in.x + 13, y, keys[i].help, ATTR_NORMAL, in.w - 13);
+        });
+    }
+    EMIT((void)0);
+    for (int i = 0; i < n_cols; i++) {
+        const char *s = HELP_COLUMNS[i];
+        EMIT(CellBuf_text(cb, in.x, y, s, s[0] != ' ' ? ATTR_TITLE : ATTR_NORMAL, in.w));
+    }
+#undef EMIT
+}

@@ -1,0 +1,219 @@
+/* ui/plot.c: auto-scaled plots in a box: Braille cells (2x4 dots per cell)
+ * on UTF-8 terminals, one ASCII mark per cell otherwise; the task's GFLOPS
+ * per trial and the session's estimated latency over time. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui/widgets.h"
+
+#define Y_LABEL_W 8
+
+/* The smallest "nice" number (1, 2, 2.5, 5 x 10^k) >= v. */
+static double nice_ceil(double v) {
+    if (v <= 0) return 1;
+    double e = pow(10, floor(log10(v)));
+    const double steps[] = {1, 2, 2.5, 5, 10};
+    for (int i = 0; i < 5; i++)
+        if (steps[i] * e >= v * (1 - 1e-12)) return steps[i] * e;
+    return 10 * e;
+}
+
+static void format_axis(double v, char *buf, size_t n) {
+    double a = fabs(v);
+    if (a == 0) snprintf(buf, n, "0");
+    else if (a >= 1e5) snprintf(buf, n, "%.3g", v);
+    else if (a >= 100) snprintf(buf, n, "%.0f", v);
+    else if (a >= 10) snprintf(buf, n, "%.1f", v);
+    else if (a >= 0.01) snprintf(buf, n, "%.3g", v);
+    else snprintf(buf, n, "%.2g", v);
+}
+
+/* Braille dot bit for dot column dx (0..1) and row dy (0..3) of a cell. */
+static const uint8_t BRAILLE_BIT[2][4] = {{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}};
+
+typedef struct Canvas {
+    int cw, ch;        /* cells */
+    int dw, dh;        /* dots */
+    bool braille;
+    uint8_t *mask;     /* per cell: Braille bits, or 1 = point / 2 = line in ASCII */
+    uint8_t *attr;
+} Canvas;
+
+static void Canvas_dot(Canvas *c, int dx, int dy, bool line, CellAttr attr) {
+    if (dx < 0 || dy < 0 || dx >= c->dw || dy >= c->dh) return;
+    int cx, cy;
+    if (c->braille) {
+        cx = dx / 2;
+        cy = dy / 4;
+        c->mask[cy * c->cw + cx] |= BRAILLE_BIT[dx % 2][dy % 4];
+    } else {
+        cx = dx;
+        cy = dy;
+        c->mask[cy * c->cw + cx] |= line ? 2 : 1;
+    }
+    c->attr[cy * c->cw + cx] = (uint8_t)attr;
+}
+
+/* Bresenham between two dots. */
+static void Canvas_line(Canvas *c, int x0, int y0, int x1, int y1, CellAttr attr) {
+    int dx = abs(x1 - x0), sx = x0 < x1 ? 1 : -1;
+    int dy = -abs(y1 - y0), sy = y0 < y1 ? 1 : -1;
+    int err = dx + dy;
+    for (int guard = 0; guard < 100000; guard++) {
+        Canvas_dot(c, x0, y0, true, attr);
+        if (x0 == x1 && y0 == y1) break;
+        int e2 = 2 * err;
+        if (e2 >= dy) {
+            err += dy;
+            x0 += sx;
+        }
+        if (e2 <= dx) {
+            err += dx;
+            y0 += sy;
+        }
+    }
+}
+
+void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *series, int n_series) {
+    CellBuf_box(cb, r, spec->title, spec->braille);
+    int px = r.x + 1 + Y_LABEL_W, py = r.y + 1;
+    int pw = r.w - 2 - Y_LABEL_W, ph = r.h - 3; /* last inner row: x labels */
+    if (pw < 4 || ph < 2) return;
+    double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+    int total = 0;
+    for (int s = 0; s < n_series; s++)
+        for (int i = 0; i < series[s].n; i++) {
+            double x = series[s].x[i], y = series[s].y[i];
+            if (!isfinite(x) || !isfinite(y)) continue;
+            xmin = fmin(xmin, x);
+            xmax = fmax(xmax, x);
+            ymin = fmin(ymin, y);
+            ymax = fmax(ymax, y);
+            total++;
+        }
+    if (total == 0) {
+        const char *msg = spec->empty ? spec->empty : "no data yet";
+        int len = (int)strlen(msg);
+        CellBuf_text(cb, px + (pw > len ? (pw - len) / 2 : 0), py + ph / 2, msg, ATTR_DIM, pw);
+        return;
+    }
+    double scale = spec->y_scale > 0 ? spec->y_scale : 1;
+    if (spec->y_from_zero) {
+        ymin = 0;
+        ymax = nice_ceil(ymax * scale) / scale;
+    } else {
+        double pad = (ymax - ymin) * 0.05;
+        if (pad <= 0) pad = fabs(ymax) * 0.1 + 1e-12;
+        ymin -= pad;
+        ymax += pad;
+        if (ymin < 0 && spec->y_scale > 0) ymin = 0;
+    }
+    if (ymax <= ymin) ymax = ymin + 1;
+    if (xmax <= xmin) xmax = xmin + 1;
+
+    Canvas c = {.cw = pw, .ch = ph, .braille = spec->braille};
+    c.dw = spec->braille ? pw * 2 : pw;
+    c.dh = spec->braille ? ph * 4 : ph;
+    c.mask = calloc((size_t)pw * ph, 1);
+    c.attr = calloc((size_t)pw * ph, 1);
+    if (!c.mask || !c.attr) abort();
+    for (int s = 0; s < n_series; s++) {
+        int lx = -1, ly = -1;
+        for (int i = 0; i < series[s].n; i++) {
+            double x = series[s].x[i], y = series[s].y[i];
+            if (!isfinite(x) || !isfinite(y)) continue;
+            int dx = (int)lround((x - xmin) / (xmax - xmin) * (c.dw - 1));
+            int dy = (c.dh - 1) - (int)lround((y - ymin) / (ymax - ymin) * (c.dh - 1));
+            if (series[s].line && lx >= 0) Canvas_line(&c, lx, ly, dx, dy, series[s].attr);
+            else Canvas_dot(&c, dx, dy, series[s].line, series[s].attr);
+            lx = dx;
+            ly = dy;
+        }
+    }
+    for (int y = 0; y < ph; y++)
+        for (int x = 0; x < pw; x++) {
+            uint8_t m = c.mask[y * pw + x];
+            if (!m) continue;
+            uint32_t ch = spec->braille ? 0x2800u + m : (m & 2 ? '*' : '.');
+            CellBuf_put(cb, px + x, py + y, ch, (CellAttr)c.attr[y * pw + x]);
+        }
+    free(c.mask);
+    free(c.attr);
+
+    /* y labels: top, middle, bottom; a tick column at the plot's left edge */
+    char lab[32];
+    const int ys[3] = {0, ph / 2, ph - 1};
+    for (int i = 0; i < 3; i++) {
+        double v = ymax - (ymax - ymin) * ys[i] / (ph > 1 ? ph - 1 : 1);
+        format_axis(v * scale, lab, sizeof lab);
+        int len = (int)strlen(lab);
+        if (len > Y_LABEL_W - 1) len = Y_LABEL_W - 1;
+        CellBuf_text(cb, px - 1 - len, py + ys[i], lab, ATTR_DIM, Y_LABEL_W - 1);
+    }
+    for (int y = 0; y < ph; y++) CellBuf_put(cb, px - 1, py + y, spec->braille ? 0x2502 : '|', ATTR_DIM);
+    /* x labels on the last inner row */
+    int ly = r.y + r.h - 2;
+    format_axis(xmin, lab, sizeof lab);
+    CellBuf_text(cb, px, ly, lab, ATTR_DIM, pw);
+    format_axis(xmax, lab, sizeof lab);
+    int len = (int)strlen(lab);
+    CellBuf_text(cb, px + pw - len, ly, lab, ATTR_DIM, len);
+    if (spec->xlabel) {
+        int xl = (int)strlen(spec->xlabel);
+        if (xl < pw - 16) CellBuf_text(cb, px + (pw - xl) / 2, ly, spec->xlabel, ATTR_DIM, xl);
+    }
+}
+
+void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st) {
+    bool braille = st->utf8 && !st->ascii_plots;
+    if (st->selected < 0 || st->selected >= st->model.n_tasks) {
+        PlotSpec spec = {.title = "GFLOPS per trial", .braille = braille, .empty = "no task selected"};
+        Plot_render(cb, r, &spec, NULL, 0);
+        return;
+    }
+    const UiTask *t = &st->model.tasks[st->selected];
+    int n = t->n_points;
+    double *x = malloc(sizeof(double) * (size_t)(n ? n : 1) * 4);
+    if (!x) abort();
+    double *ok_y = x + n, *best = x + 2 * n, *fail_y = x + 3 * n;
+    UiTask_bestSoFar(t, best);
+    for (int i = 0; i < n; i++) {
+        x[i] = t->points[i].trial;
+        ok_y[i] = t->points[i].error_no ? NAN : t->points[i].gflops;
+        fail_y[i] = t->points[i].error_no ? 0 : NAN;
+    }
+    char title[160];
+    snprintf(title, sizeof title, "Task %d %s: GFLOPS per trial (dots measured, dots on 0 failed, %s best so far)",
+             t->id, t->label, braille ? "line" : "*");
+    if ((int)strlen(title) > r.w - 6)
+        snprintf(title, sizeof title, "Task %d: GFLOPS per trial, best so far", t->id);
+    PlotSeries s[3] = {
+        {x, fail_y, n, false, ATTR_FAILED},
+        {x, ok_y, n, false, ATTR_SERIES1},
+        {x, best, n, true, ATTR_SERIES2},
+    };
+    PlotSpec spec = {.title = title, .xlabel = "trial", .y_from_zero = true, .braille = braille,
+                     .empty = "no trials measured yet"};
+    Plot_render(cb, r, &spec, s, 3);
+    free(x);
+}
+
+void SessionCurve_render(CellBuf *cb, Rect r, const UiState *st) {
+    const UiModel *m = &st->model;
+    bool braille = st->utf8 && !st->ascii_plots;
+    int n = m->n_latency;
+    double *x = malloc(sizeof(double) * (size_t)(n ? n : 1) * 2);
+    if (!x) abort();
+    double *y = x + n;
+    for (int i = 0; i < n; i++) {
+        x[i] = m->latency[i].t;
+        y[i] = m->latency[i].value;
+    }
+    PlotSeries s = {x, y, n, true, ATTR_SERIES3};
+    PlotSpec spec = {.title = "Est. total latency (ms) over time", .xlabel = "seconds", .y_scale = 1e3,
+                     .braille = braille, .empty = "no estimate yet: every task needs a result"};
+    Plot_render(cb, r, &spec, &s, 1);
+    free(x);
+}

@@ -1,0 +1,94 @@
+/* ui/state.h: everything the terminal UI keeps between frames: the model,
+ * the view options, the selection, the inspector's place, the status line,
+ * and how to steer the session. No curses here: key actions and widgets
+ * work on a UiState, and tests drive both without a terminal. */
+#ifndef TT_UI_STATE_H
+#define TT_UI_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernels/template.h"
+#include "ui/cellbuf.h"
+#include "ui/layout.h"
+#include "ui/model.h"
+
+/* How key actions steer a session. In `tunetop view` there is none (NULL):
+ * steering keys then say the view is read-only. */
+typedef struct UiSteer {
+    void (*pause)(void *ctx, int task_id, bool paused);
+    void (*pause_all)(void *ctx, bool paused);
+    void (*set_priority)(void *ctx, int task_id, int priority);
+    void (*stop_task)(void *ctx, int task_id);
+    void (*request_stop)(void *ctx);
+} UiSteer;
+
+typedef enum { SORT_ID = 0, SORT_SHARE, SORT_TRIALS, SORT_BEST, SORT_ERRORS, SORT_COUNT } SortKey;
+
+const char *SortKey_name(SortKey k); /* "ID", "latency share", ... */
+
+typedef enum { INSP_GROUPS = 0, INSP_CANDIDATES, INSP_DETAIL } InspLevel;
+
+typedef struct Inspector {
+    InspLevel level;
+    int task;            /* model task index */
+    int group, group_top;
+    int cand, cand_top;
+    int scroll;          /* first detail line shown */
+    /* detail page of the open candidate (built by Inspector_openDetail) */
+    char **lines;
+    uint8_t *attrs;      /* CellAttr per line */
+    int n_lines;
+    int mark_line;       /* index in lines of the failing source line, -1 if none */
+} Inspector;
+
+typedef struct UiState {
+    UiModel model;
+    LayoutView view;
+    int selected;        /* model task index of the selected row */
+    int table_top;       /* first displayed row (scrolling) */
+    SortKey sort;
+    bool sort_desc;
+    int *order;          /* display order: model task indices (UiState_sort) */
+    int n_order;
+    Inspector insp;
+    int help_scroll;
+    char status[256];
+    CellAttr status_attr;
+    bool utf8;           /* Braille plots and line drawing */
+    bool ascii_plots;    /* user toggle: ASCII plots even on UTF-8 */
+    bool quit_requested;
+    bool stopping;       /* quit requested, waiting for the engine */
+    const UiSteer *steer;
+    void *steer_ctx;
+    /* regenerating sources in the inspector */
+    DeviceInfo dev;
+    bool have_dev;
+    Dialect dialect;
+    const char *report_dir; /* where `w` writes bug reports ("." when NULL) */
+} UiState;
+
+void UiState_init(UiState *this);
+void UiState_done(UiState *this); /* frees the model and the inspector page */
+
+/* Recomputes the display order after sort key or data changes. */
+void UiState_sort(UiState *this);
+/* Position of the selected task in the display order (0 when none). */
+int UiState_selectedPos(const UiState *this);
+void UiState_setStatus(UiState *this, CellAttr attr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The state column text: engine state, or "pausing"/"resuming" while a
+ * request is not yet confirmed by a snapshot. */
+const char *UiState_taskStateText(const UiTask *t);
+
+/* Inspector: fills the detail page of failed candidate `fail` of task index
+ * ti (config, error, full message, regenerated source with the failing line
+ * marked). Frees any previous page. */
+void Inspector_openDetail(UiState *this, int ti, int fail);
+void Inspector_freeDetail(Inspector *this);
+/* Writes the candidate (config, error, source) to a text file in
+ * report_dir; on success copies the path into path and returns true, else
+ * writes the reason into path. */
+bool Inspector_writeReport(UiState *this, char *path, size_t n);
+
+#endif

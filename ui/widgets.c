@@ -1,0 +1,305 @@
+/* ui/widgets.c: header, scheduler table, status line, key bar and the whole
+ * frame (see widgets.h). Plots, inspector and help are in their own files. */
+#include "ui/widgets.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ui/keys.h"
+
+void Ui_formatLatency(double s, char *buf, size_t n) {
+    if (!isfinite(s) || s <= 0) snprintf(buf, n, "-");
+    else if (s < 1e-3) snprintf(buf, n, "%.1f us", s * 1e6);
+    else if (s < 1.0) snprintf(buf, n, "%.3f ms", s * 1e3);
+    else snprintf(buf, n, "%.2f s", s);
+}
+
+static void format_clock(double s, char *buf, size_t n) {
+    long t = s > 0 ? (long)s : 0;
+    snprintf(buf, n, "%02ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
+}
+
+/* Writes "label value" pairs left to right; returns the next x. */
+static int pair(CellBuf *cb, int x, int y, int xend, const char *label, const char *value, CellAttr vattr) {
+    if (x >= xend) return x;
+    x += CellBuf_text(cb, x, y, label, ATTR_DIM, xend - x);
+    if (x < xend) CellBuf_put(cb, x++, y, ' ', ATTR_NORMAL);
+    x += CellBuf_text(cb, x, y, value, vattr, xend - x);
+    return x + 3;
+}
+
+void Header_render(CellBuf *cb, Rect r, const UiState *st) {
+    const UiModel *m = &st->model;
+    int xend = r.x + r.w;
+    char buf[160];
+    /* line 1: who and where */
+    int x = r.x;
+    x += CellBuf_text(cb, x, r.y, "tunetop", ATTR_TITLE, -1) + 2;
+    x = pair(cb, x, r.y, xend, "target", m->target[0] ? m->target : "?", ATTR_HEADER_VAL);
+    x = pair(cb, x, r.y, xend, "device", m->device[0] ? m->device : "?", ATTR_HEADER_VAL);
+    if (m->tuner[0]) x = pair(cb, x, r.y, xend, "tuner", m->tuner, ATTR_HEADER_VAL);
+    format_clock(m->elapsed_s, buf, sizeof buf);
+    char right[192];
+    snprintf(right, sizeof right, "%s%s", m->live ? "" : "view  ", buf);
+    int rw = (int)strlen(right);
+    if (xend - rw - 9 > x) {
+        CellBuf_text(cb, xend - rw - 8, r.y, "elapsed", ATTR_DIM, 7);
+        CellBuf_text(cb, xend - rw, r.y, right, ATTR_HEADER_VAL, rw);
+    }
+
+    /* line 2: progress and activity */
+    int y = r.y + 1;
+    x = r.x;
+    if (m->budget > 0) snprintf(buf, sizeof buf, "%d/%d", m->trials, m->budget);
+    else snprintf(buf, sizeof buf, "%d", m->trials);
+    x = pair(cb, x, y, xend, "Trials", buf, ATTR_HEADER_VAL) - 2;
+    if (m->budget > 0 && x + 24 < xend) {
+        /* a 20-cell progress bar */
+        int fill = (int)(20.0 * m->trials / m->budget + 0.5);
+        if (fill > 20) fill = 20;
+        CellBuf_put(cb, x++, y, '[', ATTR_DIM);
+        for (int i = 0; i < 20; i++) CellBuf_put(cb, x++, y, i < fill ? '|' : ' ', ATTR_BEST);
+        CellBuf_put(cb, x++, y, ']', ATTR_DIM);
+        x += 3;
+    } else {
+        x += 2;
+    }
+    snprintf(buf, sizeof buf, "%.2f/s", m->trials_per_s);
+    x = pair(cb, x, y, xend, "rate", buf, ATTR_HEADER_VAL);
+    if (m->live) {
+        snprintf(buf, sizeof buf, "%d compiling", m->building);
+        x = pair(cb, x, y, xend, "builders", buf, m->building ? ATTR_HEADER_VAL : ATTR_DIM);
+        if (m->measuring) {
+            int mt = -1;
+            for (int i = 0; i < m->n_tasks; i++)
+                if (m->tasks[i].row.state == TASK_TUNING) mt = m->tasks[i].id;
+            if (mt >= 0) snprintf(buf, sizeof buf, "measuring task %d", mt);
+            else snprintf(buf, sizeof buf, "measuring");
+        } else {
+            snprintf(buf, sizeof buf, m->finished ? "finished" : "idle");
+        }
+        x = pair(cb, x, y, xend, "runner", buf, m->measuring ? ATTR_MEASURING : ATTR_DIM);
+    }
+
+    /* line 3: the objective and how it moved */
+    y = r.y + 2;
+    x = r.x;
+    char lat[32], first[32];
+    Ui_formatLatency(m->est_latency_s, lat, sizeof lat);
+    if (isfinite(m->est_latency_s)) {
+        x = pair(cb, x, y, xend, "Est. total latency", lat, ATTR_BEST) - 2;
+        if (isfinite(m->first_est_s) && m->first_est_s > 0) {
+            Ui_formatLatency(m->first_est_s, first, sizeof first);
+            double pct = 100.0 * (m->est_latency_s - m->first_est_s) / m->first_est_s;
+            snprintf(buf, sizeof buf, "(first estimate %s, %+.1f%%)", first, pct);
+            x += CellBuf_text(cb, x, y, buf, pct < 0 ? ATTR_BEST : ATTR_DIM, xend - x) + 3;
+        }
+    } else {
+        int missing = 0;
+        for (int i = 0; i < m->n_tasks; i++)
+            if (m->tasks[i].row.best_gflops <= 0) missing++;
+        snprintf(buf, sizeof buf, "n/a until every task has a result (%d without)", missing);
+        x = pair(cb, x, y, xend, "Est. total latency", buf, ATTR_DIM);
+    }
+    if (m->live && m->next_task >= 0) {
+        snprintf(buf, sizeof buf, "%d", m->next_task);
+        x = pair(cb, x, y, xend, "next task", buf, ATTR_HEADER_VAL);
+    }
+    (void)x;
+}
+
+/* ---- the scheduler table -------------------------------------------------- */
+
+typedef struct Column {
+    const char *title;
+    int width;
+    bool right; /* right-aligned */
+    SortKey sort; /* the sort key it shows, or SORT_COUNT */
+} Column;
+
+enum { COL_MARK, COL_ID, COL_TASK, COL_WEIGHT, COL_TRIALS, COL_BEST_MS, COL_BEST_GF, COL_CUR_GF, COL_ERR,
+       COL_STATE, COL_PRI, COL_N };
+
+static const Column COLUMNS[COL_N] = {
+    {"", 1, false, SORT_COUNT},          {"ID", 3, true, SORT_ID},        {"Task", 0, false, SORT_COUNT},
+    {"Wt", 4, true, SORT_COUNT},         {"Trials/allot", 12, true, SORT_TRIALS},
+    {"Best", 9, true, SORT_SHARE},       {"BestGF", 8, true, SORT_BEST},  {"CurGF", 8, true, SORT_COUNT},
+    {"Err", 5, true, SORT_ERRORS},       {"State", 8, false, SORT_COUNT}, {"Pri", 3, true, SORT_COUNT},
+};
+
+static void column_widths(int total, int *w) {
+    int fixed = 0;
+    for (int c = 0; c < COL_N; c++) {
+        w[c] = COLUMNS[c].width;
+        if (c != COL_TASK) fixed += w[c] + 1;
+    }
+    w[COL_TASK] = total - fixed - 1;
+    if (w[COL_TASK] < 8) w[COL_TASK] = 8;
+    if (w[COL_TASK] > 60) w[COL_TASK] = 60;
+}
+
+static void cell(CellBuf *cb, int x, int y, int w, bool right, const char *s, CellAttr a) {
+    int len = (int)strlen(s); /* table cells are ASCII */
+    if (len > w) {
+        /* shorten from the right and say so with '~' */
+        CellBuf_text(cb, x, y, s, a, w - 1);
+        CellBuf_put(cb, x + w - 1, y, '~', ATTR_DIM);
+        return;
+    }
+    CellBuf_text(cb, right ? x + w - len : x, y, s, a, w);
+}
+
+static CellAttr state_attr(const UiTask *t) {
+    switch (t->row.state) {
+    case TASK_TUNING: return ATTR_MEASURING;
+    case TASK_PAUSED: return ATTR_PAUSED;
+    case TASK_STOPPED: return ATTR_PAUSED;
+    case TASK_DONE: return ATTR_DONE;
+    default: return t->want_paused >= 0 ? ATTR_PAUSED : ATTR_NORMAL;
+    }
+}
+
+static void format_gflops(double g, char *buf, size_t n) {
+    if (g <= 0) snprintf(buf, n, "-");
+    else if (g < 100) snprintf(buf, n, "%.2f", g);
+    else snprintf(buf, n, "%.1f", g);
+}
+
+void Table_render(CellBuf *cb, Rect r, UiState *st) {
+    if (r.h < 1) return;
+    int w[COL_N];
+    column_widths(r.w, w);
+    /* column titles, the sorted column marked */
+    CellBuf_fill(cb, (Rect){r.x, r.y, r.w, 1}, ' ', ATTR_TITLE);
+    int x = r.x;
+    for (int c = 0; c < COL_N; c++) {
+        char t[32];
+        bool sorted = COLUMNS[c].sort == st->sort;
+        snprintf(t, sizeof t, "%s%s", COLUMNS[c].title, sorted ? (st->sort_desc ? "v" : "^") : "");
+        if (c == COL_BEST_MS) snprintf(t, sizeof t, "Best%s", sorted ? (st->sort_desc ? "v" : "^") : "");
+        cell(cb, x, r.y, w[c], COLUMNS[c].right, t, ATTR_TITLE);
+        x += w[c] + 1;
+    }
+    int rows = r.h - 1;
+    if (st->n_order != st->model.n_tasks) UiState_sort(st);
+    if (st->n_order == 0) {
+        CellBuf_text(cb, r.x + 2, r.y + 1, "no tasks yet", ATTR_DIM, r.w - 2);
+        return;
+    }
+    int pos = UiState_selectedPos(st);
+    if (pos < st->table_top) st->table_top = pos;
+    if (pos >= st->table_top + rows) st->table_top = pos - rows + 1;
+    if (st->table_top > st->n_order - rows) st->table_top = st->n_order - rows;
+    if (st->table_top < 0) st->table_top = 0;
+    for (int i = 0; i < rows && st->table_top + i < st->n_order; i++) {
+        int ti = st->order[st->table_top + i];
+        UiTask *t = &st->model.tasks[ti];
+        int y = r.y + 1 + i;
+        char b[64];
+        x = r.x;
+        bool measuring = t->row.state == TASK_TUNING;
+        cell(cb, x, y, w[COL_MARK], false, measuring ? ">" : " ", ATTR_MEASURING);
+        x += w[COL_MARK] + 1;
+        snprintf(b, sizeof b, "%d", t->id);
+        cell(cb, x, y, w[COL_ID], true, b, ATTR_NORMAL);
+        x += w[COL_ID] + 1;
+        cell(cb, x, y, w[COL_TASK], false, t->label, ATTR_NORMAL);
+        x += w[COL_TASK] + 1;
+        snprintf(b, sizeof b, "%g", t->weight);
+        cell(cb, x, y, w[COL_WEIGHT], true, b, ATTR_NORMAL);
+        x += w[COL_WEIGHT] + 1;
+        if (t->row.allotted > 0) snprintf(b, sizeof b, "%d/%d", t->row.trials, t->row.allotted);
+        else snprintf(b, sizeof b, "%d", t->row.trials);
+        cell(cb, x, y, w[COL_TRIALS], true, b, ATTR_NORMAL);
+        x += w[COL_TRIALS] + 1;
+        Ui_formatLatency(t->row.best_latency_s, b, sizeof b);
+        cell(cb, x, y, w[COL_BEST_MS], true, b, ATTR_NORMAL);
+        x += w[COL_BEST_MS] + 1;
+        format_gflops(t->row.best_gflops, b, sizeof b);
+        cell(cb, x, y, w[COL_BEST_GF], true, b, ATTR_BEST);
+        x += w[COL_BEST_GF] + 1;
+        format_gflops(t->row.current_gflops, b, sizeof b);
+        cell(cb, x, y, w[COL_CUR_GF], true, b, ATTR_NORMAL);
+        x += w[COL_CUR_GF] + 1;
+        snprintf(b, sizeof b, "%d", t->row.errors);
+        cell(cb, x, y, w[COL_ERR], true, b, t->row.errors ? ATTR_FAILED : ATTR_DIM);
+        x += w[COL_ERR] + 1;
+        cell(cb, x, y, w[COL_STATE], false, UiState_taskStateText(t), state_attr(t));
+        x += w[COL_STATE] + 1;
+        snprintf(b, sizeof b, "%+d", t->row.priority);
+        cell(cb, x, y, w[COL_PRI], true, t->row.priority ? b : "0", ATTR_NORMAL);
+        if (ti == st->selected) CellBuf_paint(cb, (Rect){r.x, y, r.w, 1}, ATTR_SELECTED);
+    }
+    if (st->n_order > rows) {
+        char more[48];
+        snprintf(more, sizeof more, " rows %d-%d of %d ", st->table_top + 1,
+                 st->table_top + rows < st->n_order ? st->table_top + rows : st->n_order, st->n_order);
+        CellBuf_text(cb, r.x + r.w - (int)strlen(more), r.y, more, ATTR_DIM, -1);
+    }
+}
+
+/* ---- status line and key bar --------------------------------------------- */
+
+void Status_render(CellBuf *cb, Rect r, const UiState *st) {
+    if (st->stopping) {
+        char b[400];
+        snprintf(b, sizeof b, "stopping... waiting for builds in flight and the last results%s%s",
+                 st->status[0] ? " | " : "", st->status);
+        CellBuf_text(cb, r.x, r.y, b, ATTR_WARN, r.w);
+        return;
+    }
+    if (st->status[0]) CellBuf_text(cb, r.x, r.y, st->status, st->status_attr, r.w);
+    else CellBuf_text(cb, r.x, r.y, "Press ? for help on keys and columns.", ATTR_DIM, r.w);
+}
+
+void KeyBar_render(CellBuf *cb, Rect r, const UiState *st) {
+    int n;
+    const UiKey *keys = UiKeys_table(&n);
+    int x = r.x, xend = r.x + r.w;
+    CellBuf_fill(cb, r, ' ', ATTR_KEYBAR);
+    for (int i = 0; i < n && x < xend; i++) {
+        if (!keys[i].bar) continue;
+        /* steering makes no sense in a read-only view */
+        if (!st->model.live && (keys[i].key == 'p' || keys[i].key == 'P' || keys[i].key == '+' ||
+                                keys[i].key == '-' || keys[i].key == 's'))
+            continue;
+        x += CellBuf_text(cb, x, r.y, keys[i].name, ATTR_KEY, xend - x);
+        x += CellBuf_text(cb, x, r.y, keys[i].bar, ATTR_KEYBAR, xend - x);
+        x += 1;
+    }
+}
+
+void Screen_render(CellBuf *cb, UiState *st) {
+    CellBuf_clear(cb);
+    CellBuf_unclip(cb);
+    st->view.table_rows = st->model.n_tasks;
+    ScreenLayout lay;
+    ScreenLayout_compute(cb->h, cb->w, &st->view, &lay);
+    if (lay.too_small) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "terminal too small: need %dx%d (now %dx%d)", LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS,
+                 cb->w, cb->h);
+        int len = (int)strlen(msg);
+        int x = cb->w > len ? (cb->w - len) / 2 : 0;
+        CellBuf_text(cb, x, cb->h / 2, msg, ATTR_WARN, cb->w);
+        if (cb->h > 2) CellBuf_text(cb, x, cb->h / 2 + 1, "q quits", ATTR_DIM, cb->w);
+        return;
+    }
+    const Rect parts[] = {lay.header, lay.table, lay.task_curve, lay.session_curve, lay.overlay, lay.status,
+                          lay.keybar};
+    for (int i = 0; i < (int)(sizeof parts / sizeof parts[0]); i++) {
+        Rect p = parts[i];
+        if (Rect_empty(p)) continue;
+        CellBuf_clip(cb, p);
+        if (i == 0) Header_render(cb, p, st);
+        else if (i == 1) Table_render(cb, p, st);
+        else if (i == 2) TaskCurve_render(cb, p, st);
+        else if (i == 3) SessionCurve_render(cb, p, st);
+        else if (i == 4 && st->view.overlay == OVERLAY_HELP) Help_render(cb, p, st);
+        else if (i == 4) InspectorPanel_render(cb, p, st);
+        else if (i == 5) Status_render(cb, p, st);
+        else KeyBar_render(cb, p, st);
+    }
+    CellBuf_unclip(cb);
+}

@@ -1,0 +1,49 @@
+/* ui/widgets.h: the panels of the terminal UI. Each renders a UiState (or a
+ * plot spec) into a rectangle of a CellBuf; none includes curses, so tests
+ * render them into buffers and compare text. Screen_render lays out and
+ * renders a whole frame. */
+#ifndef TT_UI_WIDGETS_H
+#define TT_UI_WIDGETS_H
+
+#include <stdbool.h>
+
+#include "ui/cellbuf.h"
+#include "ui/state.h"
+
+typedef struct PlotSeries {
+    const double *x, *y;
+    int n;
+    bool line;           /* joined line (else separate points) */
+    CellAttr attr;
+} PlotSeries;
+
+typedef struct PlotSpec {
+    const char *title;   /* in the top border */
+    const char *xlabel;  /* under the x axis, centred */
+    bool y_from_zero;    /* y axis starts at 0 (GFLOPS); else at the data minimum */
+    double y_scale;      /* multiply y values for the labels (1e3: seconds -> ms) */
+    bool braille;        /* 2x4 dots per cell (UTF-8), else one ASCII mark per cell */
+    const char *empty;   /* text shown when there is no data */
+} PlotSpec;
+
+/* A boxed plot with auto-scaled axes and labels. */
+void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *series, int n_series);
+
+void Header_render(CellBuf *cb, Rect r, const UiState *st);
+/* Also scrolls st->table_top so that the selected row is visible. */
+void Table_render(CellBuf *cb, Rect r, UiState *st);
+void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st);
+void SessionCurve_render(CellBuf *cb, Rect r, const UiState *st);
+/* Also keeps the inspector's list scroll positions in range. */
+void InspectorPanel_render(CellBuf *cb, Rect r, UiState *st);
+void Help_render(CellBuf *cb, Rect r, UiState *st);
+void Status_render(CellBuf *cb, Rect r, const UiState *st);
+void KeyBar_render(CellBuf *cb, Rect r, const UiState *st);
+
+/* Clears cb and renders a whole frame at cb's size. */
+void Screen_render(CellBuf *cb, UiState *st);
+
+/* Formats seconds as "812.4 us", "1.234 ms", "2.51 s" (or "-" when not finite). */
+void Ui_formatLatency(double s, char *buf, size_t n);
+
+#endif
