@@ -1,0 +1,175 @@
+/* app/cmd_records.c: `tunetop best LOG` and `tunetop dump LOG`, the two
+ * read-only views of a record log. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/commands.h"
+#include "kernels/target.h"
+#include "kernels/workload.h"
+#include "records/history.h"
+#include "records/log.h"
+
+static void best_usage(FILE *out) {
+    fprintf(out, "usage: tunetop best LOG\n"
+                 "\n"
+                 "Prints, for every task of the record log LOG (in the order the log first mentions them): the\n"
+                 "task key, the template, the best config (its text and flat index), its latency (mean of its\n"
+                 "measured costs, in ms), its speed in GFLOPS (the task's FLOPs / latency; a multiply-add counts\n"
+                 "as 2 FLOPs), and the number of trials and of failed trials by error (TVM's MeasureErrorNo).\n"
+                 "A task none of whose trials succeeded says so.\n"
+                 "\n"
+                 "A log whose last record was cut short by a crash is read up to that record, with a warning.\n"
+                 "A damaged log is read up to the damage, then reported with its byte offset (exit status 1).\n");
+}
+
+static void dump_usage(FILE *out) {
+    fprintf(out, "usage: tunetop dump LOG\n"
+                 "\n"
+                 "Prints every record of the record log LOG as one JSON object per line, in file order, with\n"
+                 "the keys task, tmpl, target, index, choice, config, costs (seconds), err (TVM's MeasureErrorNo,\n"
+                 "0 = measured), msg, build_s, run_s, pack_s, ts (unix time), regs, spills, smem, lmem\n"
+                 "(GPU resources; null when not measured). For example: tunetop dump x.log | jq .costs\n"
+                 "\n"
+                 "A torn last record (a crash in the middle of a write) is reported on stderr as a warning\n"
+                 "(exit status 0); any other damage is an error with its byte offset (exit status 1).\n");
+}
+
+/* Parses `NAME [--help] LOG`; returns -1 and sets *path to go on, or an exit code. */
+static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **argv, const char **path) {
+    static const struct option longopts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return 0;
+        }
+        fprintf(stderr, "tunetop %s: unknown option '%s' (see tunetop %s --help)\n", name, argv[optind - 1], name);
+        return 2;
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "tunetop %s: give a LOG file (see tunetop %s --help)\n", name, name);
+        return 2;
+    }
+    if (optind + 1 < argc) {
+        fprintf(stderr, "tunetop %s: one LOG file only ('%s' is extra)\n", name, argv[optind + 1]);
+        return 2;
+    }
+    *path = argv[optind];
+    return -1;
+}
+
+/* "12 errors: INSTANTIATION_ERROR 10, WRONG_ANSWER 2" */
+static void print_errors(const HistoryTask *t) {
+    if (t->n_errors == 0) {
+        printf("no errors");
+        return;
+    }
+    printf("%d error%s:", t->n_errors, t->n_errors == 1 ? "" : "s");
+    const char *sep = " ";
+    for (int e = 1; e < HISTORY_ERRNO_SLOTS; e++) {
+        if (!t->errno_count[e]) continue;
+        const char *name = e < ERR_COUNT ? MeasureError_name(e) : "other";
+        printf("%s%s %d", sep, name, t->errno_count[e]);
+        sep = ", ";
+    }
+}
+
+static void print_task(int i, int n, const HistoryTask *t) {
+    printf("task %d/%d  %s\n", i + 1, n, t->key);
+    printf("  template  %s\n", t->template_name);
+    const Record *best = HistoryTask_best(t);
+    if (!best) {
+        printf("  best      none: no successful record (%d trial%s, all failed)\n", t->n_records,
+               t->n_records == 1 ? "" : "s");
+    } else {
+        printf("  best      %s  (config index %llu)\n", best->config[0] ? best->config : "(no config text)",
+               (unsigned long long)best->index);
+        double mean = Record_mean(best);
+        printf("  latency   %.4f ms  (mean of %d cost%s)\n", mean * 1e3, best->n_costs, best->n_costs == 1 ? "" : "s");
+        Workload wl;
+        char err[TT_ERRLEN];
+        if (Workload_parse(t->key, &wl, err) == TT_OK)
+            printf("  speed     %.2f GFLOPS\n", Record_gflops(best, Workload_flops(&wl)));
+        else
+            printf("  speed     n/a (the task key does not parse: %s)\n", err);
+    }
+    printf("  trials    %d (", t->n_records);
+    print_errors(t);
+    printf(")\n");
+}
+
+int cmd_best(int argc, char **argv) {
+    const char *path;
+    int rc = parse_args("best", best_usage, argc, argv, &path);
+    if (rc >= 0) return rc;
+
+    History h;
+    char err[TT_ERRLEN];
+    Status st = History_load(&h, path, err);
+    if (st != TT_OK && h.end != LOG_DAMAGED) {
+        fprintf(stderr, "tunetop best: %s\n", err);
+        History_done(&h);
+        return 1;
+    }
+    int with_result = 0, errors = 0;
+    for (int i = 0; i < h.n_tasks; i++) {
+        with_result += h.tasks[i].best >= 0;
+        errors += h.tasks[i].n_errors;
+    }
+    printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %d failed trial%s\n", path,
+           h.header.target, h.n_records, h.n_records == 1 ? "" : "s", h.n_tasks, h.n_tasks == 1 ? "" : "s",
+           with_result, errors, errors == 1 ? "" : "s");
+    for (int i = 0; i < h.n_tasks; i++) {
+        printf("\n");
+        print_task(i, h.n_tasks, &h.tasks[i]);
+    }
+    fflush(stdout);
+    rc = 0;
+    if (h.end == LOG_TORN) {
+        fprintf(stderr, "tunetop best: warning: %s (read up to there; tune --log truncates it on resume)\n",
+                h.end_msg);
+    } else if (h.end == LOG_DAMAGED) {
+        fprintf(stderr, "tunetop best: error: %s (results above are from the records before it)\n", h.end_msg);
+        rc = 1;
+    }
+    History_done(&h);
+    return rc;
+}
+
+int cmd_dump(int argc, char **argv) {
+    const char *path;
+    int rc = parse_args("dump", dump_usage, argc, argv, &path);
+    if (rc >= 0) return rc;
+
+    LogReader *rd;
+    char err[TT_ERRLEN];
+    if (LogReader_open(path, &rd, NULL, err) != TT_OK) {
+        fprintf(stderr, "tunetop dump: %s\n", err);
+        return 1;
+    }
+    Record rec;
+    Record_init(&rec);
+    LogReadStatus st;
+    while ((st = LogReader_next(rd, &rec, err)) == LOG_RECORD) {
+        char *json = Record_toJson(&rec);
+        puts(json);
+        free(json);
+    }
+    Record_done(&rec);
+    LogReader_close(rd);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "tunetop dump: cannot write the output\n");
+        return 1;
+    }
+    if (st == LOG_TORN) {
+        fprintf(stderr, "tunetop dump: warning: %s\n", err);
+    } else if (st == LOG_DAMAGED) {
+        fprintf(stderr, "tunetop dump: error: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
