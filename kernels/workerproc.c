@@ -412,14 +412,14 @@ void WorkerProc_setTask(WorkerProc *this, const char *path) {
 
 /* environ with our overrides replacing entries of the same name. Caller frees
  * the array (not the strings). */
-static char **build_env(const WorkerProc *this) {
+static char **build_env(const WorkerProc *this, const char *parent) {
     size_t n = 0;
     while (environ && environ[n]) n++;
-    char **envp = calloc(n + (size_t)this->n_env + 1, sizeof *envp);
+    char **envp = calloc(n + (size_t)this->n_env + 2, sizeof *envp);
     if (!envp) return NULL;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        bool overridden = false;
+        bool overridden = strncmp(environ[i], "TT_WORKER_PARENT=", 17) == 0;
         for (int j = 0; j < this->n_env && !overridden; j++) {
             size_t nl = (size_t)(strchr(this->env[j], '=') - this->env[j]);
             overridden = strncmp(environ[i], this->env[j], nl) == 0 && environ[i][nl] == '=';
@@ -427,6 +427,7 @@ static char **build_env(const WorkerProc *this) {
         if (!overridden) envp[k++] = environ[i];
     }
     for (int j = 0; j < this->n_env; j++) envp[k++] = (char *)this->env[j];
+    envp[k++] = (char *)parent;
     envp[k] = NULL;
     return envp;
 }
@@ -457,7 +458,7 @@ Status WorkerProc_start(WorkerProc *this, char *err) {
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, this->log_path[0] ? this->log_path : "/dev/null",
-                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644); /* this worker's output only */
 
     sigset_t mask, defaults;
     sigemptyset(&mask);
@@ -471,7 +472,10 @@ Status WorkerProc_start(WorkerProc *this, char *err) {
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
     char *argv[] = {this->exe, this->mode, NULL};
-    char **envp = build_env(this);
+    /* The worker checks that its parent is still this process (see worker_main.c). */
+    char parent[48];
+    snprintf(parent, sizeof parent, "TT_WORKER_PARENT=%ld", (long)getpid());
+    char **envp = build_env(this, parent);
     pid_t pid = 0;
     int rc = envp ? posix_spawn(&pid, this->exe, &fa, &at, argv, envp) : ENOMEM;
     free(envp);
@@ -489,6 +493,30 @@ Status WorkerProc_start(WorkerProc *this, char *err) {
     return TT_OK;
 }
 
+/* The last non-empty line the worker wrote to its log (an assertion, a
+ * sanitizer report, a message of the kernel), which often says why it died. */
+static bool log_last_line(const char *path, char *out, size_t n) {
+    if (!path[0]) return false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char buf[1024];
+    off_t size = lseek(fd, 0, SEEK_END);
+    off_t from = size > (off_t)sizeof buf - 1 ? size - (off_t)sizeof buf + 1 : 0;
+    ssize_t r = size > 0 ? pread(fd, buf, (size_t)(size - from), from) : 0;
+    close(fd);
+    if (r <= 0) return false;
+    buf[r] = '\0';
+    while (r > 0 && (buf[r - 1] == '\n' || buf[r - 1] == ' ' || buf[r - 1] == '\r')) buf[--r] = '\0';
+    if (r == 0) return false;
+    char *line = strrchr(buf, '\n');
+    line = line ? line + 1 : buf;
+    size_t len = strlen(line);
+    if (len >= n) len = n - 1;
+    memcpy(out, line, len);
+    out[len] = '\0';
+    return true;
+}
+
 /* After EOF or a send error: the worker is dying; reap it and say how it ended. */
 static void reap_dead(WorkerProc *this, char *msg, size_t cap) {
     int st = 0;
@@ -499,12 +527,16 @@ static void reap_dead(WorkerProc *this, char *msg, size_t cap) {
         return;
     }
     close_conn(this);
+    int k;
     if (WIFSIGNALED(st))
-        snprintf(msg, cap, "worker killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+        k = snprintf(msg, cap, "worker killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
     else if (WIFEXITED(st))
-        snprintf(msg, cap, "worker exited with status %d", WEXITSTATUS(st));
+        k = snprintf(msg, cap, "worker exited with status %d", WEXITSTATUS(st));
     else
-        snprintf(msg, cap, "worker ended (wait status %d)", st);
+        k = snprintf(msg, cap, "worker ended (wait status %d)", st);
+    char last[300];
+    if (k > 0 && (size_t)k < cap && log_last_line(this->log_path, last, sizeof last))
+        snprintf(msg + k, cap - (size_t)k, "; its last output: %s", last);
 }
 
 WorkerCallStatus WorkerProc_call(WorkerProc *this, uint32_t type, const void *a, size_t alen, const void *b,

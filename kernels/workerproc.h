@@ -12,7 +12,8 @@
  * The worker runs in its own process group with SIGINT blocked (the session
  * handles Ctrl-C; a kernel in flight must not die from it), stdin and stdout
  * on /dev/null (a kernel that prints cannot corrupt the protocol or the
- * terminal), stderr appended to a log file chosen by the runner.
+ * terminal), stderr to a log file chosen by the runner (truncated at each
+ * start; its last line is quoted when the worker dies).
  *
  * Protocol: every message is a WorkerMsgHeader followed by `len` payload
  * bytes, both in host order (the worker is built from the same tree on the
@@ -189,7 +190,8 @@ void WorkerProc_kill(WorkerProc *this);               /* SIGKILL to its group, r
 typedef enum {
     WORKER_OK = 0,   /* reply received */
     WORKER_TIMEOUT,  /* no reply in time: the worker was killed and reaped */
-    WORKER_DIED,     /* the worker died (msg: "worker killed by signal 11 (Segmentation fault)") */
+    WORKER_DIED,     /* the worker died (msg: "worker killed by signal 11 (Segmentation fault)", then
+                      * "; its last output: ..." when it wrote to its log) */
     WORKER_FAILED,   /* could not start or talk to it (msg says why) */
 } WorkerCallStatus;
 

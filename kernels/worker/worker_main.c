@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -66,6 +67,12 @@ int main(int argc, char **argv) {
     sigaddset(&block, SIGINT); /* Ctrl-C belongs to the session */
     sigprocmask(SIG_BLOCK, &block, NULL);
     install_crash_handlers();
+    /* A worker must not outlive the session (a hung kernel would spin on).
+     * The signal fires when the spawning thread ends; the runner's thread
+     * spawns it and outlives it, and a worker killed early is restarted. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const char *parent = getenv("TT_WORKER_PARENT");
+    if (parent && atol(parent) != (long)getppid()) return 0; /* the session is already gone */
 
     if (argc != 2 || fcntl(PROTOCOL_FD, F_GETFD) < 0) {
         fprintf(stderr, "usage: tunetop-worker cpu|cuda|opencl (started by tunetop with its connection on fd %d)\n",

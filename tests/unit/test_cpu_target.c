@@ -230,6 +230,24 @@ TEST(crash_is_runtime_device_and_the_next_measure_works) {
     BuildResult_done(&bg);
 }
 
+TEST(abort_quotes_the_last_output_of_the_worker) {
+    MeasureOptions opt;
+    MeasureOptions_defaults(&opt);
+    char *bad = dense_source(4, 8, 16, STORE, "fprintf(stderr, \"kernel says goodbye\\n\"); abort();", "");
+    BuildResult b;
+    build(bad, &opt, &b);
+    free(bad);
+    CHECK_EQ_INT(b.error_no, ERR_NO_ERROR);
+    set_dense(4, 8, 16);
+    MeasureResult m;
+    measure(g_runner, &b, &opt, &m);
+    CHECK_EQ_INT(m.error_no, ERR_RUNTIME_DEVICE);
+    CHECK_CONTAINS(m.msg, "signal 6");
+    CHECK_CONTAINS(m.msg, "its last output: kernel says goodbye");
+    MeasureResult_done(&m);
+    BuildResult_done(&b);
+}
+
 TEST(hang_is_run_timeout_and_the_next_measure_works) {
     MeasureOptions opt;
     MeasureOptions_defaults(&opt);
@@ -487,6 +505,7 @@ int main(void) {
     RUN(wrong_values_are_wrong_answer);
     RUN(unwritten_output_is_wrong_answer);
     RUN(crash_is_runtime_device_and_the_next_measure_works);
+    RUN(abort_quotes_the_last_output_of_the_worker);
     RUN(hang_is_run_timeout_and_the_next_measure_works);
     RUN(number_repeat_and_min_repeat_ms);
     RUN(threads_option_sets_the_worker_threads);
