@@ -114,7 +114,7 @@ int cmd_tasks(int argc, char **argv) {
     printf("Network %s: batch %d, layout %s, %s\n", network, nopt.batch, Layout_name(nopt.layout), image);
     if (have_dev)
         printf("Target %s: %s%s\n", target->name, dev.name[0] ? dev.name : dev.arch,
-               dev.present ? "" : " (limits only, no device)");
+               dev.present || strstr(dev.name, "no device") ? "" : " (limits only, no device)");
     else
         printf("Target %s: not available (%s); template and space shown as '-'\n", target_name, dev_err);
 
