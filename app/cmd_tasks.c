@@ -63,15 +63,33 @@ int cmd_tasks(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         Status st = TT_OK;
         switch (c) {
-        case 'n': network = optarg; break;
-        case 'T': target_name = optarg; break;
-        case 'b': st = opt_int(optarg, "--batch", 1, 65536, &nopt.batch, err); break;
-        case 'l': st = opt_layout(optarg, &nopt.layout, err); break;
-        case 'i': st = opt_int(optarg, "--image-size", 1, 16384, &nopt.image_size, err); break;
-        case 's': st = opt_int(optarg, "--seq-len", 1, 65536, &nopt.seq_len, err); break;
-        case 'o': ops = optarg; break;
-        case 'a': arch = optarg; break;
-        case 'h': usage(stdout); return 0;
+        case 'n':
+            network = optarg;
+            break;
+        case 'T':
+            target_name = optarg;
+            break;
+        case 'b':
+            st = opt_int(optarg, "--batch", 1, 65536, &nopt.batch, err);
+            break;
+        case 'l':
+            st = opt_layout(optarg, &nopt.layout, err);
+            break;
+        case 'i':
+            st = opt_int(optarg, "--image-size", 1, 16384, &nopt.image_size, err);
+            break;
+        case 's':
+            st = opt_int(optarg, "--seq-len", 1, 65536, &nopt.seq_len, err);
+            break;
+        case 'o':
+            ops = optarg;
+            break;
+        case 'a':
+            arch = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
         default:
             fprintf(stderr, "tunetop tasks: unknown or incomplete option '%s' (see tunetop tasks --help)\n",
                     argv[optind - 1]);
@@ -96,8 +114,7 @@ int cmd_tasks(int argc, char **argv) {
     NetworkTask *tasks = NULL;
     NetworkUntuned *untuned = NULL;
     int n_tasks = 0, n_untuned = 0;
-    if (Network_extract(network, &nopt, &tasks, &n_tasks, &untuned, &n_untuned, err) != TT_OK)
-        return usage_error(err);
+    if (Network_extract(network, &nopt, &tasks, &n_tasks, &untuned, &n_untuned, err) != TT_OK) return usage_error(err);
 
     /* The device whose limits shape the spaces; without one, '-' columns. */
     const Target *target = NULL;
@@ -108,9 +125,12 @@ int cmd_tasks(int argc, char **argv) {
     if (app_resolve_device(target_name, arch, true, &target, &dev, dev_err) == TT_OK) have_dev = true;
 
     char image[48] = "";
-    if (strcmp(network, "bert-base") == 0) snprintf(image, sizeof image, "sequence %d", nopt.seq_len);
-    else if (nopt.image_size) snprintf(image, sizeof image, "image %d", nopt.image_size);
-    else snprintf(image, sizeof image, "image %d", strcmp(network, "inception-v3") == 0 ? 299 : 224);
+    if (strcmp(network, "bert-base") == 0)
+        snprintf(image, sizeof image, "sequence %d", nopt.seq_len);
+    else if (nopt.image_size)
+        snprintf(image, sizeof image, "image %d", nopt.image_size);
+    else
+        snprintf(image, sizeof image, "image %d", strcmp(network, "inception-v3") == 0 ? 299 : 224);
     printf("Network %s: batch %d, layout %s, %s\n", network, nopt.batch, Layout_name(nopt.layout), image);
     if (have_dev)
         printf("Target %s: %s%s\n", target->name, dev.name[0] ? dev.name : dev.arch,

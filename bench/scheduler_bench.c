@@ -33,17 +33,17 @@
 extern const Target target_cpu;
 extern const Template tmpl_conv2d_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
 static const Target *const force_cpu_target = &target_cpu;
-__attribute__((used)) static const Template *const force_cpu_templates[] = {&tmpl_conv2d_cpu, &tmpl_depthwise_cpu, &tmpl_dense_cpu,
-                                                      &tmpl_batch_matmul_cpu};
+__attribute__((used)) static const Template *const force_cpu_templates[] = {&tmpl_conv2d_cpu, &tmpl_depthwise_cpu,
+                                                                            &tmpl_dense_cpu, &tmpl_batch_matmul_cpu};
 
 #define CURVE_POINTS 8
 
 typedef struct Outcome {
-    double est_ms;                  /* final estimated total latency */
-    double curve_ms[CURVE_POINTS];  /* estimate when the budget was 1/8, 2/8, ... spent (-1 = none yet) */
+    double est_ms;                 /* final estimated total latency */
+    double curve_ms[CURVE_POINTS]; /* estimate when the budget was 1/8, 2/8, ... spent (-1 = none yet) */
     double wall_s;
     int trials;
-    int *task_trials;               /* per task */
+    int *task_trials; /* per task */
     double *task_best_ms;
 } Outcome;
 
@@ -66,7 +66,8 @@ static Status make_tasks(const char *network, const NetworkOptions *nopt, const 
     if (!tasks) abort();
     for (int i = 0; i < n_nt; i++) {
         if (Task_init(&tasks[i], i, &nt[i].wl, nt[i].weight, FAMILY_CPU, dev, err) != TT_OK) {
-            for (int j = 0; j <= i; j++) Task_done(&tasks[j]);
+            for (int j = 0; j <= i; j++)
+                Task_done(&tasks[j]);
             free(tasks);
             free(nt);
             return TT_ERR;
@@ -97,7 +98,8 @@ static Status run_session(const char *scheduler, const char *network, const Netw
         Engine_delete(e);
         return TT_ERR;
     }
-    for (int k = 0; k < CURVE_POINTS; k++) o->curve_ms[k] = -1;
+    for (int k = 0; k < CURVE_POINTS; k++)
+        o->curve_ms[k] = -1;
     double t0 = clock_mono();
     EngineEvent ev[64];
     struct pollfd pfd = {.fd = Engine_eventFd(e), .events = POLLIN};
@@ -143,30 +145,56 @@ static Status run_session(const char *scheduler, const char *network, const Netw
 }
 
 int main(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"network", required_argument, 0, 'n'}, {"ops", required_argument, 0, 'o'},
-        {"trials", required_argument, 0, 't'},  {"round", required_argument, 0, 'r'},
-        {"tuner", required_argument, 0, 'u'},   {"seed", required_argument, 0, 's'},
-        {"repeat", required_argument, 0, 'R'},  {"dir", required_argument, 0, 'd'},
-        {"order", required_argument, 0, 'O'},   {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"network", required_argument, 0, 'n'},
+                                             {"ops", required_argument, 0, 'o'},
+                                             {"trials", required_argument, 0, 't'},
+                                             {"round", required_argument, 0, 'r'},
+                                             {"tuner", required_argument, 0, 'u'},
+                                             {"seed", required_argument, 0, 's'},
+                                             {"repeat", required_argument, 0, 'R'},
+                                             {"dir", required_argument, 0, 'd'},
+                                             {"order", required_argument, 0, 'O'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
     const char *network = "resnet-18", *ops = NULL, *tuner = "xgb", *dir = NULL, *order = "gradient,round-robin";
     int trials = 640, round = 8, repeat = 1;
     unsigned long long seed = 1;
     int c;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
-        case 'n': network = optarg; break;
-        case 'o': ops = optarg; break;
-        case 't': trials = atoi(optarg); break;
-        case 'r': round = atoi(optarg); break;
-        case 'u': tuner = optarg; break;
-        case 's': seed = strtoull(optarg, NULL, 10); break;
-        case 'R': repeat = atoi(optarg); break;
-        case 'd': dir = optarg; break;
-        case 'O': order = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'n':
+            network = optarg;
+            break;
+        case 'o':
+            ops = optarg;
+            break;
+        case 't':
+            trials = atoi(optarg);
+            break;
+        case 'r':
+            round = atoi(optarg);
+            break;
+        case 'u':
+            tuner = optarg;
+            break;
+        case 's':
+            seed = strtoull(optarg, NULL, 10);
+            break;
+        case 'R':
+            repeat = atoi(optarg);
+            break;
+        case 'd':
+            dir = optarg;
+            break;
+        case 'O':
+            order = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (trials < 1 || round < 1 || repeat < 1) {
@@ -238,12 +266,13 @@ int main(int argc, char **argv) {
                "est. total ms", "trials", "wall s");
         for (int k = 0; k < 2; k++) {
             printf("%-12s %14.4f %8d %9.1f  ", names[k], out[k].est_ms, out[k].trials, out[k].wall_s);
-            for (int j = 0; j < CURVE_POINTS; j++) printf(" %7.3f", out[k].curve_ms[j]);
+            for (int j = 0; j < CURVE_POINTS; j++)
+                printf(" %7.3f", out[k].curve_ms[j]);
             printf("\n");
             sum_est[k] += out[k].est_ms;
         }
-        printf("\n%4s %6s %9s  %-28s %10s %10s %10s %10s\n", "task", "weight", "GFLOP", "label", "trials:A",
-               "trials:B", "best ms:A", "best ms:B");
+        printf("\n%4s %6s %9s  %-28s %10s %10s %10s %10s\n", "task", "weight", "GFLOP", "label", "trials:A", "trials:B",
+               "best ms:A", "best ms:B");
         for (int i = 0; i < n_tasks; i++)
             printf("%4d %6.0f %9.4f  %-28s %10d %10d %10.4f %10.4f\n", i, probe_tasks[i].weight,
                    probe_tasks[i].flops / 1e9, probe_tasks[i].label, out[0].task_trials[i], out[1].task_trials[i],
@@ -256,7 +285,8 @@ int main(int argc, char **argv) {
     }
     printf("\nEstimated total latency (mean of %d): %s %.4f ms, %s %.4f ms (%s/%s = %.3f)\n", repeat, names[0],
            sum_est[0] / repeat, names[1], sum_est[1] / repeat, names[0], names[1], sum_est[0] / sum_est[1]);
-    for (int i = 0; i < n_tasks; i++) Task_done(&probe_tasks[i]);
+    for (int i = 0; i < n_tasks; i++)
+        Task_done(&probe_tasks[i]);
     free(probe_tasks);
     return 0;
 }

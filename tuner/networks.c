@@ -106,11 +106,9 @@ static void untuned(Builder *this, const char *fmt, ...) {
 /* "1x64x56x56" in the builder's layout order. */
 static void shape_str(const Builder *this, Act a, char *buf, size_t n) {
     if (this->layout == LAYOUT_NHWC)
-        snprintf(buf, n, "%lldx%lldx%lldx%lld", (long long)this->batch, (long long)a.h, (long long)a.w,
-                 (long long)a.c);
+        snprintf(buf, n, "%lldx%lldx%lldx%lld", (long long)this->batch, (long long)a.h, (long long)a.w, (long long)a.c);
     else
-        snprintf(buf, n, "%lldx%lldx%lldx%lld", (long long)this->batch, (long long)a.c, (long long)a.h,
-                 (long long)a.w);
+        snprintf(buf, n, "%lldx%lldx%lldx%lld", (long long)this->batch, (long long)a.c, (long long)a.h, (long long)a.w);
 }
 
 static void untuned_act(Builder *this, const char *op, Act a) {
@@ -253,7 +251,8 @@ static void net_resnet(Builder *this, int64_t image, int depth) {
     }
     for (int s = 0; s < 4; s++) {
         x = resnet_unit(this, x, filters[s + 1], s == 0 ? 1 : 2, false, bottleneck);
-        for (int u = 1; u < units[s]; u++) x = resnet_unit(this, x, filters[s + 1], 1, true, bottleneck);
+        for (int u = 1; u < units[s]; u++)
+            x = resnet_unit(this, x, filters[s + 1], 1, true, bottleneck);
     }
     untuned_act(this, "batch_norm+relu", x);
     classifier(this, x, 1000);
@@ -265,7 +264,7 @@ static void net_mobilenet(Builder *this, int64_t image) {
     static const struct {
         int64_t out;
         int stride;
-    } blocks[13] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1}, {512, 2},  {512, 1},
+    } blocks[13] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},  {512, 2}, {512, 1},
                     {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1}};
     Act x = {3, image, image};
     x = conv(this, x, 32, 3, 2, 1, E_BIAS | E_RELU);
@@ -281,7 +280,8 @@ static void net_mobilenet(Builder *this, int64_t image) {
 static void net_mobilenet_v2(Builder *this, int64_t image) {
     static const struct {
         int t, c, n, s;
-    } cfg[7] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+    } cfg[7] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
     Act x = {3, image, image};
     x = conv(this, x, 32, 3, 2, 1, E_BIAS);
     untuned_act(this, "clip(0,6)", x);
@@ -341,7 +341,8 @@ static void net_vgg16(Builder *this, int64_t image) {
     static const int64_t filters[5] = {64, 128, 256, 512, 512};
     Act x = {3, image, image};
     for (int s = 0; s < 5; s++) {
-        for (int i = 0; i < per_stage[s]; i++) x = conv(this, x, filters[s], 3, 1, 1, E_BIAS | E_RELU);
+        for (int i = 0; i < per_stage[s]; i++)
+            x = conv(this, x, filters[s], 3, 1, 1, E_BIAS | E_RELU);
         x = pool(this, "max_pool2d", x, 2, 2, 0);
     }
     dense(this, this->batch, x.c * x.h * x.w, 4096, E_BIAS | E_RELU);
@@ -454,14 +455,14 @@ static void net_bert_base(Builder *this, int64_t seq) {
     const int64_t hidden = 768, heads = 12, ffn = 3072, head_dim = hidden / heads;
     const int64_t tokens = this->batch * seq;
     for (int layer = 0; layer < 12; layer++) {
-        dense(this, tokens, hidden, hidden, E_BIAS); /* query */
-        dense(this, tokens, hidden, hidden, E_BIAS); /* key */
-        dense(this, tokens, hidden, hidden, E_BIAS); /* value */
+        dense(this, tokens, hidden, hidden, E_BIAS);        /* query */
+        dense(this, tokens, hidden, hidden, E_BIAS);        /* key */
+        dense(this, tokens, hidden, hidden, E_BIAS);        /* value */
         bmm(this, this->batch * heads, seq, seq, head_dim); /* Q K^T */
         untuned(this, "scale+mask %lldx%lldx%lld", (long long)(this->batch * heads), (long long)seq, (long long)seq);
         untuned(this, "softmax %lldx%lldx%lld", (long long)(this->batch * heads), (long long)seq, (long long)seq);
         bmm(this, this->batch * heads, seq, head_dim, seq); /* P V (V transposed to [d][seq]) */
-        dense(this, tokens, hidden, hidden, E_BIAS);     /* attention output */
+        dense(this, tokens, hidden, hidden, E_BIAS);        /* attention output */
         untuned(this, "add+layer_norm %lldx%lld", (long long)tokens, (long long)hidden);
         dense(this, tokens, hidden, ffn, E_BIAS);
         untuned(this, "gelu %lldx%lld", (long long)tokens, (long long)ffn);
@@ -472,7 +473,15 @@ static void net_bert_base(Builder *this, int64_t seq) {
 
 /* ---- the table -------------------------------------------------------- */
 
-typedef enum { KIND_RESNET, KIND_MOBILENET, KIND_MOBILENET_V2, KIND_SQUEEZENET, KIND_VGG16, KIND_INCEPTION, KIND_BERT } NetKind;
+typedef enum {
+    KIND_RESNET,
+    KIND_MOBILENET,
+    KIND_MOBILENET_V2,
+    KIND_SQUEEZENET,
+    KIND_VGG16,
+    KIND_INCEPTION,
+    KIND_BERT
+} NetKind;
 
 static const struct NetDef {
     const char *name;
@@ -480,11 +489,16 @@ static const struct NetDef {
     int depth;
     int default_image;
 } NETS[] = {
-    {"resnet-18", KIND_RESNET, 18, 224},         {"resnet-34", KIND_RESNET, 34, 224},
-    {"resnet-50", KIND_RESNET, 50, 224},         {"resnet-101", KIND_RESNET, 101, 224},
-    {"resnet-152", KIND_RESNET, 152, 224},       {"mobilenet", KIND_MOBILENET, 0, 224},
-    {"mobilenet-v2", KIND_MOBILENET_V2, 0, 224}, {"squeezenet-1.1", KIND_SQUEEZENET, 0, 224},
-    {"vgg-16", KIND_VGG16, 0, 224},              {"inception-v3", KIND_INCEPTION, 0, 299},
+    {"resnet-18", KIND_RESNET, 18, 224},
+    {"resnet-34", KIND_RESNET, 34, 224},
+    {"resnet-50", KIND_RESNET, 50, 224},
+    {"resnet-101", KIND_RESNET, 101, 224},
+    {"resnet-152", KIND_RESNET, 152, 224},
+    {"mobilenet", KIND_MOBILENET, 0, 224},
+    {"mobilenet-v2", KIND_MOBILENET_V2, 0, 224},
+    {"squeezenet-1.1", KIND_SQUEEZENET, 0, 224},
+    {"vgg-16", KIND_VGG16, 0, 224},
+    {"inception-v3", KIND_INCEPTION, 0, 299},
     {"bert-base", KIND_BERT, 0, 0},
 };
 
@@ -505,12 +519,15 @@ static const struct NetDef *find_net(const char *name) {
 /* Runs a network's program into b. TT_ERR for an unknown name or bad options. */
 static Status build(const char *name, const NetworkOptions *opt_in, Builder *b, char *err) {
     NetworkOptions opt;
-    if (opt_in) opt = *opt_in;
-    else NetworkOptions_defaults(&opt);
+    if (opt_in)
+        opt = *opt_in;
+    else
+        NetworkOptions_defaults(&opt);
     const struct NetDef *def = find_net(name);
     if (!def) return tt_fail(err, "unknown network '%s'; known networks: %s", name ? name : "", Network_names());
     if (opt.batch < 1) return tt_fail(err, "batch must be >= 1 (got %d)", opt.batch);
-    if (opt.layout != LAYOUT_NCHW && opt.layout != LAYOUT_NHWC) return tt_fail(err, "unknown layout %d", (int)opt.layout);
+    if (opt.layout != LAYOUT_NCHW && opt.layout != LAYOUT_NHWC)
+        return tt_fail(err, "unknown layout %d", (int)opt.layout);
     if (opt.image_size < 0) return tt_fail(err, "image size must be >= 1 (got %d)", opt.image_size);
     if (opt.seq_len < 0) return tt_fail(err, "sequence length must be >= 1 (got %d)", opt.seq_len);
     int64_t image = opt.image_size ? opt.image_size : def->default_image;
@@ -518,13 +535,27 @@ static Status build(const char *name, const NetworkOptions *opt_in, Builder *b, 
 
     Builder_init(b, &opt);
     switch (def->kind) {
-    case KIND_RESNET: net_resnet(b, image, def->depth); break;
-    case KIND_MOBILENET: net_mobilenet(b, image); break;
-    case KIND_MOBILENET_V2: net_mobilenet_v2(b, image); break;
-    case KIND_SQUEEZENET: net_squeezenet(b, image); break;
-    case KIND_VGG16: net_vgg16(b, image); break;
-    case KIND_INCEPTION: net_inception_v3(b, image); break;
-    case KIND_BERT: net_bert_base(b, seq); break;
+    case KIND_RESNET:
+        net_resnet(b, image, def->depth);
+        break;
+    case KIND_MOBILENET:
+        net_mobilenet(b, image);
+        break;
+    case KIND_MOBILENET_V2:
+        net_mobilenet_v2(b, image);
+        break;
+    case KIND_SQUEEZENET:
+        net_squeezenet(b, image);
+        break;
+    case KIND_VGG16:
+        net_vgg16(b, image);
+        break;
+    case KIND_INCEPTION:
+        net_inception_v3(b, image);
+        break;
+    case KIND_BERT:
+        net_bert_base(b, seq);
+        break;
     }
     if (b->too_small) {
         Builder_done(b);
@@ -538,7 +569,8 @@ int Network_layerCount(const char *name, const NetworkOptions *opt, OpKind op) {
     Builder b;
     if (build(name, opt, &b, NULL) != TT_OK) return -1;
     int count = 0;
-    for (int i = 0; i < b.n_layers; i++) count += b.layers[i].op == op;
+    for (int i = 0; i < b.n_layers; i++)
+        count += b.layers[i].op == op;
     Builder_done(&b);
     return count;
 }
@@ -562,8 +594,11 @@ static void out_act_str(const Builder *b, const Workload *wl, char *buf, size_t 
         shape_str(b, y, buf, n);
         break;
     }
-    case OP_DENSE: snprintf(buf, n, "%lldx%lld", (long long)wl->m, (long long)wl->n); break;
-    default: snprintf(buf, n, "%lldx%lldx%lld", (long long)wl->b, (long long)wl->m, (long long)wl->n);
+    case OP_DENSE:
+        snprintf(buf, n, "%lldx%lld", (long long)wl->m, (long long)wl->n);
+        break;
+    default:
+        snprintf(buf, n, "%lldx%lldx%lld", (long long)wl->b, (long long)wl->m, (long long)wl->n);
     }
 }
 
@@ -615,7 +650,8 @@ Status Network_extract(const char *name, const NetworkOptions *opt, NetworkTask 
         group[i] = -1;
         if (mask && !(mask & (1u << wl->op))) continue;
         int t = 0;
-        while (t < n && !same_shape(&tasks[t].wl, wl)) t++;
+        while (t < n && !same_shape(&tasks[t].wl, wl))
+            t++;
         if (t == n) {
             tasks[n].wl = *wl;
             tasks[n].weight = 0;
@@ -625,8 +661,8 @@ Status Network_extract(const char *name, const NetworkOptions *opt, NetworkTask 
         const Workload *first = &tasks[t].wl;
         all_bias[t] = all_bias[t] && wl->bias;
         all_res[t] = all_res[t] && wl->residual;
-        all_same[t] = all_same[t] && wl->bias == first->bias && wl->relu == first->relu &&
-                      wl->residual == first->residual;
+        all_same[t] =
+            all_same[t] && wl->bias == first->bias && wl->relu == first->relu && wl->residual == first->residual;
         tasks[t].weight++;
         group[i] = t;
     }

@@ -27,10 +27,10 @@
 typedef enum { SCHED_GRADIENT, SCHED_ROUND_ROBIN } SchedKind;
 
 typedef struct TaskHistory {
-    int rounds;                /* t_i */
-    double best;               /* seconds, NO_RESULT_S when none */
-    double ring[WINDOW + 1];   /* best after each of the last WINDOW + 1 rounds */
-    bool served;               /* round-robin: had its turn in the current cycle */
+    int rounds;              /* t_i */
+    double best;             /* seconds, NO_RESULT_S when none */
+    double ring[WINDOW + 1]; /* best after each of the last WINDOW + 1 rounds */
+    bool served;             /* round-robin: had its turn in the current cycle */
 } TaskHistory;
 
 struct TaskScheduler {
@@ -43,8 +43,10 @@ const char *TaskScheduler_names(void) { return "gradient, round-robin"; }
 
 TaskScheduler *TaskScheduler_new(const char *strategy, int n_tasks, char *err) {
     SchedKind kind;
-    if (!strategy || strcmp(strategy, "gradient") == 0) kind = SCHED_GRADIENT;
-    else if (strcmp(strategy, "round-robin") == 0) kind = SCHED_ROUND_ROBIN;
+    if (!strategy || strcmp(strategy, "gradient") == 0)
+        kind = SCHED_GRADIENT;
+    else if (strcmp(strategy, "round-robin") == 0)
+        kind = SCHED_ROUND_ROBIN;
     else {
         tt_fail(err, "unknown scheduler '%s'; valid schedulers: %s", strategy, TaskScheduler_names());
         return NULL;
@@ -61,7 +63,8 @@ TaskScheduler *TaskScheduler_new(const char *strategy, int n_tasks, char *err) {
     this->n = n_tasks;
     for (int i = 0; i < n_tasks; i++) {
         this->h[i].best = NO_RESULT_S;
-        for (int k = 0; k <= WINDOW; k++) this->h[i].ring[k] = NO_RESULT_S;
+        for (int k = 0; k <= WINDOW; k++)
+            this->h[i].ring[k] = NO_RESULT_S;
     }
     return this;
 }
@@ -84,7 +87,8 @@ void TaskScheduler_update(TaskScheduler *this, int task, double best_latency_s) 
         /* A task served twice means next() found nobody left in the cycle
          * (everyone served or not eligible): a new cycle begins with it. */
         if (h->served)
-            for (int i = 0; i < this->n; i++) this->h[i].served = false;
+            for (int i = 0; i < this->n; i++)
+                this->h[i].served = false;
         h->served = true;
     }
 }
@@ -96,7 +100,8 @@ void TaskScheduler_restore(TaskScheduler *this, int task, int rounds, double bes
     h->best = clean_latency(best_latency_s);
     /* The log does not say when each improvement happened: a flat history
      * gives a zero backward gradient until new rounds refill the window. */
-    for (int k = 0; k <= WINDOW; k++) h->ring[k] = h->best;
+    for (int k = 0; k <= WINDOW; k++)
+        h->ring[k] = h->best;
 }
 
 static bool eligible(const SchedTaskState *s) { return !s->paused && !s->done; }

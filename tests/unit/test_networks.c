@@ -151,7 +151,8 @@ TEST(test_resnet_deeper) {
                 {"resnet-152", {3, 8, 36, 3}, 1, 20}};
     for (int k = 0; k < 4; k++) {
         int units = 0;
-        for (int s = 0; s < 4; s++) units += nets[k].units[s];
+        for (int s = 0; s < 4; s++)
+            units += nets[k].units[s];
         int convs = 1 + units * (nets[k].bottleneck ? 3 : 2) + 4;
         Extracted x;
         char err[TT_ERRLEN] = "";
@@ -272,8 +273,10 @@ TEST(test_bert_shapes_and_weights) {
         const Workload *wl = &x.tasks[i].wl;
         if (wl->op == OP_DENSE) {
             CHECK_EQ_INT(wl->m, 2 * 100);
-            if (wl->k == 768 && wl->n == 768) CHECK_EQ_INT(x.tasks[i].weight, 48);
-            else CHECK_EQ_INT(x.tasks[i].weight, 12);
+            if (wl->k == 768 && wl->n == 768)
+                CHECK_EQ_INT(x.tasks[i].weight, 48);
+            else
+                CHECK_EQ_INT(x.tasks[i].weight, 12);
         } else {
             CHECK_EQ_INT(wl->op, OP_BATCH_MATMUL);
             CHECK_EQ_INT(wl->b, 2 * 12);
@@ -361,7 +364,8 @@ TEST(test_fused_epilogues) {
     char err[TT_ERRLEN] = "";
     /* squeezenet: every conv is conv + bias + relu everywhere it occurs */
     CHECK(extract("squeezenet-1.1", &opt, &x, err) == TT_OK);
-    for (int i = 0; i < x.n; i++) CHECK(x.tasks[i].wl.bias && x.tasks[i].wl.relu && !x.tasks[i].wl.residual);
+    for (int i = 0; i < x.n; i++)
+        CHECK(x.tasks[i].wl.bias && x.tasks[i].wl.relu && !x.tasks[i].wl.residual);
     CHECK_EQ_INT(untuned_count(&x, "concatenate"), 8);
     CHECK_EQ_INT(untuned_count(&x, "bias_add"), 0);
     Extracted_done(&x);

@@ -5,9 +5,9 @@
  * extra round helps most where weight x latency is largest. */
 #include <math.h>
 
+#include "kernels/workload.h"
 #include "tests/check.h"
 #include "tuner/scheduler.h"
-#include "kernels/workload.h"
 
 #define MAXT 8
 
@@ -26,7 +26,8 @@ static double sim_best(const Sim *s, int i) {
 
 static double sim_objective(const Sim *s) {
     double f = 0;
-    for (int i = 0; i < s->n; i++) f += s->st[i].weight * sim_best(s, i);
+    for (int i = 0; i < s->n; i++)
+        f += s->st[i].weight * sim_best(s, i);
     return f;
 }
 
@@ -80,7 +81,8 @@ TEST(test_warmup_every_task_once) {
     make_skewed(&s);
     TaskScheduler *ts = TaskScheduler_new("gradient", s.n, NULL);
     sim_run(&s, ts, s.n);
-    for (int i = 0; i < s.n; i++) CHECK_EQ_INT(s.rounds[i], 1);
+    for (int i = 0; i < s.n; i++)
+        CHECK_EQ_INT(s.rounds[i], 1);
     TaskScheduler_delete(ts);
 }
 
@@ -94,7 +96,8 @@ TEST(test_gradient_beats_round_robin) {
     CHECK_EQ_INT(sim_run(&g, tg, rounds), rounds);
     CHECK_EQ_INT(sim_run(&r, tr, rounds), rounds);
     /* round-robin shares evenly */
-    for (int i = 0; i < r.n; i++) CHECK_EQ_INT(r.rounds[i], rounds / r.n);
+    for (int i = 0; i < r.n; i++)
+        CHECK_EQ_INT(r.rounds[i], rounds / r.n);
     /* gradient moves rounds to the dominant task, and the objective is lower */
     CHECK(g.rounds[0] > r.rounds[0]);
     CHECK(g.rounds[0] > rounds / 2);
@@ -103,7 +106,8 @@ TEST(test_gradient_beats_round_robin) {
            g.rounds[0], fr * 1e3);
     CHECK(fg < fr);
     /* every task still got its warm-up round */
-    for (int i = 0; i < g.n; i++) CHECK(g.rounds[i] >= 1);
+    for (int i = 0; i < g.n; i++)
+        CHECK(g.rounds[i] >= 1);
     TaskScheduler_delete(tg);
     TaskScheduler_delete(tr);
 }
@@ -151,7 +155,8 @@ TEST(test_done_tasks_skipped_and_minus_one) {
 /* Three identical tasks: only priority tells them apart. */
 static void make_equal(Sim *s) {
     memset(s, 0, sizeof *s);
-    for (int i = 0; i < 3; i++) sim_add(s, 1, 2e-3, 0.1, 1e9 * (i + 1) * 3, OP_CONV2D);
+    for (int i = 0; i < 3; i++)
+        sim_add(s, 1, 2e-3, 0.1, 1e9 * (i + 1) * 3, OP_CONV2D);
 }
 
 TEST(test_priority_shifts_rounds_gradient) {
@@ -189,8 +194,10 @@ TEST(test_priority_round_robin_order) {
     sim_run(&s, ts, 9);
     /* each cycle: priority 1 first, then 0, then -1; everyone equal rounds */
     int want[9] = {1, 0, 2, 1, 0, 2, 1, 0, 2};
-    for (int k = 0; k < 9; k++) CHECK_EQ_INT(s.picks[k], want[k]);
-    for (int i = 0; i < 3; i++) CHECK_EQ_INT(s.rounds[i], 3);
+    for (int k = 0; k < 9; k++)
+        CHECK_EQ_INT(s.picks[k], want[k]);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(s.rounds[i], 3);
     TaskScheduler_delete(ts);
 }
 
