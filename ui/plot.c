@@ -23,6 +23,7 @@ static double nice_ceil(double v) {
 static void format_axis(double v, char *buf, size_t n) {
     double a = fabs(v);
     if (a == 0) snprintf(buf, n, "0");
+    else if (a >= 1 && a < 1e5 && fabs(v - round(v)) < 1e-9 * a) snprintf(buf, n, "%.0f", v);
     else if (a >= 1e5) snprintf(buf, n, "%.3g", v);
     else if (a >= 100) snprintf(buf, n, "%.0f", v);
     else if (a >= 10) snprintf(buf, n, "%.1f", v);
@@ -126,7 +127,10 @@ void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *se
             if (!isfinite(x) || !isfinite(y)) continue;
             int dx = (int)lround((x - xmin) / (xmax - xmin) * (c.dw - 1));
             int dy = (c.dh - 1) - (int)lround((y - ymin) / (ymax - ymin) * (c.dh - 1));
-            if (series[s].line && lx >= 0) Canvas_line(&c, lx, ly, dx, dy, series[s].attr);
+            if (series[s].line && series[s].step && lx >= 0) {
+                Canvas_line(&c, lx, ly, dx, ly, series[s].attr);
+                Canvas_line(&c, dx, ly, dx, dy, series[s].attr);
+            } else if (series[s].line && lx >= 0) Canvas_line(&c, lx, ly, dx, dy, series[s].attr);
             else Canvas_dot(&c, dx, dy, series[s].line, series[s].attr);
             lx = dx;
             ly = dy;
@@ -144,10 +148,14 @@ void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *se
 
     /* y labels: top, middle, bottom; a tick column at the plot's left edge */
     char lab[32];
-    const int ys[3] = {0, ph / 2, ph - 1};
+    /* labels at the top, the middle value and the bottom, each on the row
+     * where that value is drawn */
+    const double vs[3] = {ymax, (ymax + ymin) / 2, ymin};
+    int ys[3];
+    for (int i = 0; i < 3; i++) ys[i] = (int)lround((ymax - vs[i]) / (ymax - ymin) * (ph - 1));
     for (int i = 0; i < 3; i++) {
-        double v = ymax - (ymax - ymin) * ys[i] / (ph > 1 ? ph - 1 : 1);
-        format_axis(v * scale, lab, sizeof lab);
+        if (i == 1 && (ys[1] <= ys[0] || ys[1] >= ys[2])) continue;
+        format_axis(vs[i] * scale, lab, sizeof lab);
         int len = (int)strlen(lab);
         if (len > Y_LABEL_W - 1) len = Y_LABEL_W - 1;
         CellBuf_text(cb, px - 1 - len, py + ys[i], lab, ATTR_DIM, Y_LABEL_W - 1);
@@ -188,11 +196,12 @@ void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st) {
     snprintf(title, sizeof title, "Task %d %s: GFLOPS per trial (dots measured, dots on 0 failed, %s best so far)",
              t->id, t->label, braille ? "line" : "*");
     if ((int)strlen(title) > r.w - 6)
-        snprintf(title, sizeof title, "Task %d: GFLOPS per trial, best so far", t->id);
+        snprintf(title, sizeof title, "Task %d %s: GFLOPS per trial, best so far", t->id, t->label);
+    if ((int)strlen(title) > r.w - 6) snprintf(title, sizeof title, "Task %d: GFLOPS per trial, best so far", t->id);
     PlotSeries s[3] = {
-        {x, fail_y, n, false, ATTR_FAILED},
-        {x, ok_y, n, false, ATTR_SERIES1},
-        {x, best, n, true, ATTR_SERIES2},
+        {x, fail_y, n, false, false, ATTR_FAILED},
+        {x, ok_y, n, false, false, ATTR_SERIES1},
+        {x, best, n, true, true, ATTR_SERIES2},
     };
     PlotSpec spec = {.title = title, .xlabel = "trial", .y_from_zero = true, .braille = braille,
                      .empty = "no trials measured yet"};
@@ -211,7 +220,7 @@ void SessionCurve_render(CellBuf *cb, Rect r, const UiState *st) {
         x[i] = m->latency[i].t;
         y[i] = m->latency[i].value;
     }
-    PlotSeries s = {x, y, n, true, ATTR_SERIES3};
+    PlotSeries s = {x, y, n, true, true, ATTR_SERIES3};
     PlotSpec spec = {.title = "Est. total latency (ms) over time", .xlabel = "seconds", .y_scale = 1e3,
                      .braille = braille, .empty = "no estimate yet: every task needs a result"};
     Plot_render(cb, r, &spec, &s, 1);

@@ -54,7 +54,7 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
     if (m->budget > 0) snprintf(buf, sizeof buf, "%d/%d", m->trials, m->budget);
     else snprintf(buf, sizeof buf, "%d", m->trials);
     x = pair(cb, x, y, xend, "Trials", buf, ATTR_HEADER_VAL) - 2;
-    if (m->budget > 0 && x + 24 < xend) {
+    if (m->budget > 0 && r.w >= 100 && x + 24 < xend) {
         /* a 20-cell progress bar */
         int fill = (int)(20.0 * m->trials / m->budget + 0.5);
         if (fill > 20) fill = 20;
@@ -65,21 +65,21 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
     } else {
         x += 2;
     }
-    snprintf(buf, sizeof buf, "%.2f/s", m->trials_per_s);
-    x = pair(cb, x, y, xend, "rate", buf, ATTR_HEADER_VAL);
+    snprintf(buf, sizeof buf, "%.2f trials/s", m->trials_per_s);
+    x += CellBuf_text(cb, x, y, buf, ATTR_HEADER_VAL, xend - x) + 3;
     if (m->live) {
-        snprintf(buf, sizeof buf, "%d compiling", m->building);
-        x = pair(cb, x, y, xend, "builders", buf, m->building ? ATTR_HEADER_VAL : ATTR_DIM);
+        snprintf(buf, sizeof buf, "%d", m->building);
+        x = pair(cb, x, y, xend, "compiling", buf, m->building ? ATTR_HEADER_VAL : ATTR_DIM);
         if (m->measuring) {
             int mt = -1;
             for (int i = 0; i < m->n_tasks; i++)
                 if (m->tasks[i].row.state == TASK_TUNING) mt = m->tasks[i].id;
-            if (mt >= 0) snprintf(buf, sizeof buf, "measuring task %d", mt);
-            else snprintf(buf, sizeof buf, "measuring");
+            if (mt >= 0) snprintf(buf, sizeof buf, "task %d", mt);
+            else snprintf(buf, sizeof buf, "a task");
         } else {
             snprintf(buf, sizeof buf, m->finished ? "finished" : "idle");
         }
-        x = pair(cb, x, y, xend, "runner", buf, m->measuring ? ATTR_MEASURING : ATTR_DIM);
+        x = pair(cb, x, y, xend, m->measuring ? "measuring" : "runner", buf, m->measuring ? ATTR_MEASURING : ATTR_DIM);
     }
 
     /* line 3: the objective and how it moved */
@@ -122,10 +122,10 @@ enum { COL_MARK, COL_ID, COL_TASK, COL_WEIGHT, COL_TRIALS, COL_BEST_MS, COL_BEST
        COL_STATE, COL_PRI, COL_N };
 
 static const Column COLUMNS[COL_N] = {
-    {"", 1, false, SORT_COUNT},          {"ID", 3, true, SORT_ID},        {"Task", 0, false, SORT_COUNT},
-    {"Wt", 4, true, SORT_COUNT},         {"Trials/allot", 12, true, SORT_TRIALS},
-    {"Best", 9, true, SORT_SHARE},       {"BestGF", 8, true, SORT_BEST},  {"CurGF", 8, true, SORT_COUNT},
-    {"Err", 5, true, SORT_ERRORS},       {"State", 8, false, SORT_COUNT}, {"Pri", 3, true, SORT_COUNT},
+    {"", 1, false, SORT_COUNT},      {"ID", 3, true, SORT_ID},        {"Task", 0, false, SORT_COUNT},
+    {"Wt", 3, true, SORT_COUNT},     {"Progress", 9, true, SORT_TRIALS},
+    {"Best", 8, true, SORT_SHARE},   {"BestGF", 7, true, SORT_BEST},  {"CurGF", 7, true, SORT_COUNT},
+    {"Err", 4, true, SORT_ERRORS},   {"State", 8, false, SORT_COUNT}, {"Pri", 3, true, SORT_COUNT},
 };
 
 static void column_widths(int total, int *w) {
@@ -265,6 +265,7 @@ void KeyBar_render(CellBuf *cb, Rect r, const UiState *st) {
                                 keys[i].key == '-' || keys[i].key == 's'))
             continue;
         x += CellBuf_text(cb, x, r.y, keys[i].name, ATTR_KEY, xend - x);
+        x += CellBuf_text(cb, x, r.y, ":", ATTR_KEYBAR, xend - x);
         x += CellBuf_text(cb, x, r.y, keys[i].bar, ATTR_KEYBAR, xend - x);
         x += 1;
     }

@@ -14,6 +14,7 @@ typedef struct PlotSeries {
     const double *x, *y;
     int n;
     bool line;           /* joined line (else separate points) */
+    bool step;           /* with line: a staircase (value holds until the next point) */
     CellAttr attr;
 } PlotSeries;
 

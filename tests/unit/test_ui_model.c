@@ -1,0 +1,155 @@
+/* The UI model: error reasons and failing lines, grouping, best so far,
+ * snapshots, the latency series and the session estimate. */
+#include <math.h>
+
+#include "tests/check.h"
+#include "ui/model.h"
+
+static void make_record(Record *r, const char *key, uint64_t index, int error_no, const char *msg, double cost) {
+    Record_init(r);
+    snprintf(r->task_key, sizeof r->task_key, "%s", key);
+    snprintf(r->template_name, sizeof r->template_name, "dense.cpu");
+    snprintf(r->target, sizeof r->target, "cpu");
+    r->index = index;
+    snprintf(r->config, sizeof r->config, "tile=[%llu]", (unsigned long long)index);
+    if (error_no) Record_setError(r, error_no, msg);
+    else {
+        r->n_costs = 1;
+        r->costs[0] = cost;
+    }
+}
+
+TEST(error_reason_picks_the_error_line_without_location) {
+    char out[UI_REASON_LEN];
+    Ui_errorReason("shared memory 68 KiB > 48 KiB", out, sizeof out);
+    CHECK_STR(out, "shared memory 68 KiB > 48 KiB");
+    Ui_errorReason("In function 'k':\n/tmp/w/k12.c:34:5: error: 'x' undeclared\n   34 | x = 1;\n", out, sizeof out);
+    CHECK_STR(out, "'x' undeclared");
+    Ui_errorReason("default_program(34): error: identifier \"foo\" is undefined", out, sizeof out);
+    CHECK_STR(out, "identifier \"foo\" is undefined");
+    Ui_errorReason("\n\n  worker crashed: signal 11 (SIGSEGV)\n", out, sizeof out);
+    CHECK_STR(out, "worker crashed: signal 11 (SIGSEGV)");
+    Ui_errorReason(NULL, out, sizeof out);
+    CHECK_STR(out, "(no message)");
+    char small[8];
+    Ui_errorReason("a very long reason indeed", small, sizeof small);
+    CHECK_STR(small, "a very ");
+}
+
+TEST(failing_line_from_compiler_messages) {
+    CHECK_EQ_INT(Ui_failingLine("k12.c:34:5: error: expected ';'"), 34);
+    CHECK_EQ_INT(Ui_failingLine("In file included\n/tmp/x/k7.cu:8: error: bad"), 8);
+    CHECK_EQ_INT(Ui_failingLine("default_program(34): error: identifier undefined"), 34);
+    CHECK_EQ_INT(Ui_failingLine("k.c:12:3: warning: unused\nk.c:40:1: error: oops"), 40);
+    CHECK_EQ_INT(Ui_failingLine("threads per block 2048 > 1024"), 0);
+    CHECK_EQ_INT(Ui_failingLine("at 12:30: error somewhere"), 0); /* no file name */
+    CHECK_EQ_INT(Ui_failingLine(NULL), 0);
+}
+
+TEST(records_build_points_best_and_groups) {
+    UiModel m;
+    UiModel_init(&m);
+    int ti = UiModel_addTask(&m, 0, "dense:m=1,n=8,k=8", "dense 1x8->8", 128, 2, NULL);
+    CHECK_EQ_INT(UiModel_findKey(&m, "dense:m=1,n=8,k=8"), ti);
+    CHECK_EQ_INT(UiModel_findId(&m, 5), -1);
+    Record r;
+    make_record(&r, "dense:m=1,n=8,k=8", 1, 0, NULL, 1e-6);
+    CHECK(UiModel_addRecord(&m, ti, &r, 0, 0.128));
+    Record_done(&r);
+    make_record(&r, "dense:m=1,n=8,k=8", 2, 1, "shared memory 68 KiB > 48 KiB", 0);
+    CHECK(!UiModel_addRecord(&m, ti, &r, 0, 0));
+    Record_done(&r);
+    make_record(&r, "dense:m=1,n=8,k=8", 3, 2, "k.c:3:1: error: bad", 0);
+    UiModel_addRecord(&m, ti, &r, 0, 0);
+    Record_done(&r);
+    for (int i = 0; i < 3; i++) {
+        make_record(&r, "dense:m=1,n=8,k=8", 10 + i, 1, "shared memory 68 KiB > 48 KiB", 0);
+        UiModel_addRecord(&m, ti, &r, 0, 0);
+        Record_done(&r);
+    }
+    make_record(&r, "dense:m=1,n=8,k=8", 20, 0, NULL, 2e-6);
+    CHECK(!UiModel_addRecord(&m, ti, &r, 0, 0.064)); /* slower: not a new best */
+    Record_done(&r);
+    UiTask *t = &m.tasks[ti];
+    CHECK_EQ_INT(t->n_points, 7);
+    CHECK_EQ_INT(t->points[6].trial, 7);
+    CHECK_EQ_INT(t->row.trials, 7);
+    CHECK_EQ_INT(t->row.errors, 5);
+    CHECK_NEAR(t->row.best_gflops, 0.128, 1e-9);
+    CHECK_NEAR(t->row.current_gflops, 0.064, 1e-9);
+    CHECK_NEAR(t->row.best_latency_s, 1e-6, 1e-12);
+    CHECK_EQ_INT(t->n_groups, 2);
+    CHECK_EQ_INT(t->groups[0].count, 4); /* largest first */
+    CHECK_STR(t->groups[0].reason, "shared memory 68 KiB > 48 KiB");
+    CHECK_EQ_INT(t->groups[1].error_no, 2);
+    CHECK_STR(t->fails[t->groups[1].members[0]].error_msg, "k.c:3:1: error: bad"); /* deep copy kept */
+    double best[7];
+    UiTask_bestSoFar(t, best);
+    CHECK_NEAR(best[0], 0.128, 1e-6);
+    CHECK_NEAR(best[6], 0.128, 1e-6);
+    CHECK(!UiTask_allFailed(t, 1));
+    /* estimate: weight 2 x 1 us */
+    CHECK_NEAR(UiModel_estimate(&m), 2e-6, 1e-12);
+    UiModel_addTask(&m, 1, "dense:m=2,n=8,k=8", "", 256, 1, NULL);
+    CHECK(isinf(UiModel_estimate(&m))); /* task 1 has no result yet */
+    CHECK_STR(m.tasks[1].label, "dense:m=2,n=8,k=8"); /* empty label: the key */
+    UiModel_done(&m);
+}
+
+TEST(all_failed_detection) {
+    UiModel m;
+    UiModel_init(&m);
+    int ti = UiModel_addTask(&m, 3, "k", "k", 1, 1, NULL);
+    Record r;
+    for (int i = 0; i < 4; i++) {
+        make_record(&r, "k", (uint64_t)i, 5, "mismatch at 0", 0);
+        UiModel_addRecord(&m, ti, &r, 0, 0);
+        Record_done(&r);
+    }
+    CHECK(UiTask_allFailed(&m.tasks[ti], 4));
+    CHECK(!UiTask_allFailed(&m.tasks[ti], 5));
+    UiModel_done(&m);
+}
+
+TEST(snapshot_and_latency_series) {
+    UiModel m;
+    UiModel_init(&m);
+    UiModel_addTask(&m, 0, "a", "a", 1, 1, NULL);
+    UiModel_addTask(&m, 1, "b", "b", 1, 1, NULL);
+    m.tasks[1].want_paused = 1;
+    TaskRow rows[2] = {{.id = 1, .state = TASK_TUNING, .trials = 5, .allotted = 64, .best_latency_s = INFINITY},
+                       {.id = 0, .state = TASK_QUEUED, .best_latency_s = 0.001, .best_gflops = 3}};
+    SessionSnapshot s = {.elapsed_s = 12, .trials = 5, .budget = 100, .est_latency_s = INFINITY, .n_tasks = 2,
+                         .rows = rows};
+    UiModel_applySnapshot(&m, &s);
+    CHECK_EQ_INT(m.tasks[1].row.trials, 5);
+    CHECK_EQ_INT(m.tasks[1].row.allotted, 64);
+    CHECK_EQ_INT(m.tasks[1].want_paused, 1); /* not confirmed yet */
+    CHECK_NEAR(m.tasks[0].row.best_gflops, 3, 1e-9);
+    CHECK(isinf(m.est_latency_s));
+    rows[0].state = TASK_PAUSED;
+    s.est_latency_s = 0.004;
+    UiModel_applySnapshot(&m, &s);
+    CHECK_EQ_INT(m.tasks[1].want_paused, -1); /* confirmed */
+    CHECK_NEAR(m.est_latency_s, 0.004, 1e-12);
+    CHECK_NEAR(m.first_est_s, 0.004, 1e-12);
+    UiModel_addLatency(&m, 1, INFINITY); /* ignored */
+    UiModel_addLatency(&m, 2, 0.003);
+    UiModel_addLatency(&m, 2.5, 0.003); /* same value shortly after: ignored */
+    UiModel_addLatency(&m, 5, 0.002);
+    UiModel_addLatency(&m, 4, 0.001); /* time never goes back */
+    CHECK_EQ_INT(m.n_latency, 3);
+    CHECK_NEAR(m.latency[2].t, 5, 1e-12);
+    CHECK_NEAR(m.est_latency_s, 0.001, 1e-12);
+    CHECK_NEAR(m.first_est_s, 0.004, 1e-12);
+    UiModel_done(&m);
+}
+
+int main(void) {
+    RUN(error_reason_picks_the_error_line_without_location);
+    RUN(failing_line_from_compiler_messages);
+    RUN(records_build_points_best_and_groups);
+    RUN(all_failed_detection);
+    RUN(snapshot_and_latency_series);
+    return check_summary();
+}

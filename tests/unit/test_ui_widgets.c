@@ -1,0 +1,372 @@
+/* Widgets rendered into cell buffers and compared as text: the header and
+ * table, the curves (Braille and ASCII), the error inspector down to a
+ * candidate's regenerated source with the failing line marked, the help
+ * page generated from the key table, the key actions (steering through a
+ * fake), the too-small screen and the bug report file. */
+#include <math.h>
+#include <unistd.h>
+
+#include "tests/check.h"
+#include "ui/keys.h"
+#include "ui/widgets.h"
+
+/* ---- a fake template whose source has a known line 3 ---------------------- */
+
+static Status fake_generate(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                            Dialect dialect, KernelSource *out, char *err) {
+    (void)wl, (void)space, (void)choice, (void)dev, (void)dialect, (void)err;
+    out->source = strdup("#include <stddef.h>\nvoid k(float **a) {\n    int x = y;\n}\n");
+    snprintf(out->entry, sizeof out->entry, "k");
+    return TT_OK;
+}
+
+static const Template FAKE_TMPL = {.name = "fake.cpu", .op = OP_DENSE, .family = FAMILY_CPU,
+                                   .generate = fake_generate};
+
+/* ---- a fake steering target ----------------------------------------------- */
+
+static char steer_log[512];
+
+static void f_pause(void *c, int id, bool p) {
+    (void)c;
+    snprintf(steer_log + strlen(steer_log), sizeof steer_log - strlen(steer_log), "pause(%d,%d) ", id, p);
+}
+static void f_pause_all(void *c, bool p) {
+    (void)c;
+    snprintf(steer_log + strlen(steer_log), sizeof steer_log - strlen(steer_log), "all(%d) ", p);
+}
+static void f_prio(void *c, int id, int p) {
+    (void)c;
+    snprintf(steer_log + strlen(steer_log), sizeof steer_log - strlen(steer_log), "prio(%d,%d) ", id, p);
+}
+static void f_stop_task(void *c, int id) {
+    (void)c;
+    snprintf(steer_log + strlen(steer_log), sizeof steer_log - strlen(steer_log), "stop(%d) ", id);
+}
+static void f_stop(void *c) {
+    (void)c;
+    snprintf(steer_log + strlen(steer_log), sizeof steer_log - strlen(steer_log), "quit ");
+}
+static const UiSteer FAKE_STEER = {f_pause, f_pause_all, f_prio, f_stop_task, f_stop};
+
+static Task fake_task;
+
+static void add(UiState *st, int ti, uint64_t index, int err, const char *msg, double gflops) {
+    Record r;
+    Record_init(&r);
+    snprintf(r.task_key, sizeof r.task_key, "%s", st->model.tasks[ti].key);
+    snprintf(r.config, sizeof r.config, "tile=[%llu,4]", (unsigned long long)index);
+    r.index = index;
+    if (err) Record_setError(&r, err, msg);
+    else {
+        r.n_costs = 1;
+        r.costs[0] = st->model.tasks[ti].flops / gflops / 1e9;
+    }
+    UiModel_addRecord(&st->model, ti, &r, 0, gflops);
+    Record_done(&r);
+}
+
+static void setup(UiState *st, bool live) {
+    UiState_init(st);
+    memset(&fake_task, 0, sizeof fake_task);
+    fake_task.tmpl = &FAKE_TMPL;
+    snprintf(fake_task.label, sizeof fake_task.label, "dense 1x512->1000");
+    UiModel *m = &st->model;
+    m->live = live;
+    snprintf(m->target, sizeof m->target, "cpu");
+    snprintf(m->device, sizeof m->device, "Test CPU (2 cores)");
+    snprintf(m->tuner, sizeof m->tuner, "random");
+    m->budget = 200;
+    UiModel_addTask(m, 0, "conv2d:n=1,ci=64,h=56,w=56,co=64,kh=3,kw=3", "conv2d 56x56 64->64 3x3", 2.3e8, 2, NULL);
+    UiModel_addTask(m, 1, "dense:m=1,n=1000,k=512", "dense 1x512->1000", 1.024e6, 1, &fake_task);
+    UiModel_addTask(m, 2, "batch_matmul:b=12,m=128,n=128,k=64", "bmm 12x128x128x64", 2.5e7, 1, NULL);
+    for (int i = 1; i <= 30; i++) add(st, 0, (uint64_t)i, 0, NULL, 10.0 + i * (i % 3));
+    for (int i = 1; i <= 6; i++) add(st, 1, (uint64_t)(100 + i), 1, "shared memory 68 KiB > 48 KiB", 0);
+    add(st, 1, 200, 2, "/tmp/tt/k200.c:3:13: error: 'y' undeclared (first use in this function)", 0);
+    add(st, 1, 201, 0, NULL, 5.5);
+    m->tasks[0].row.state = TASK_TUNING;
+    m->tasks[0].row.allotted = 64;
+    m->tasks[1].row.state = TASK_WAITING;
+    m->tasks[2].row.state = TASK_QUEUED;
+    m->trials = 38;
+    m->elapsed_s = 75;
+    m->trials_per_s = 0.5;
+    m->measuring = 1;
+    UiModel_addLatency(m, 1, 0.010);
+    UiModel_addLatency(m, 30, 0.006);
+    UiModel_addLatency(m, 70, 0.004);
+    st->utf8 = true;
+    st->dialect = DIALECT_C;
+    st->have_dev = true;
+    st->selected = 0;
+    if (live) {
+        st->steer = &FAKE_STEER;
+        st->steer_ctx = NULL;
+    }
+    UiState_sort(st);
+}
+
+static char *screen(UiState *st, int w, int h) {
+    CellBuf *cb = CellBuf_new(w, h);
+    Screen_render(cb, st);
+    char *d = CellBuf_dump(cb);
+    CellBuf_delete(cb);
+    return d;
+}
+
+static bool has_braille(const char *s) { return strstr(s, "\xe2\xa0") || strstr(s, "\xe2\xa1") || strstr(s, "\xe2\xa2") || strstr(s, "\xe2\xa3"); }
+
+TEST(main_screen_header_table_curves) {
+    UiState st;
+    setup(&st, true);
+    char *d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "target cpu");
+    CHECK_CONTAINS(d, "device Test CPU (2 cores)");
+    CHECK_CONTAINS(d, "tuner random");
+    CHECK_CONTAINS(d, "00:01:15");
+    CHECK_CONTAINS(d, "Trials 38/200");
+    CHECK_CONTAINS(d, "measuring task 0");
+    CHECK_CONTAINS(d, "Est. total latency 4.000 ms (first estimate 10.000 ms, -60.0%)");
+    CHECK_CONTAINS(d, "Progress");
+    CHECK_CONTAINS(d, "> ");
+    CHECK_CONTAINS(d, "conv2d 56x56 64->64 3x3");
+    CHECK_CONTAINS(d, "30/64");
+    CHECK_CONTAINS(d, "tuning");
+    CHECK_CONTAINS(d, "queued");
+    CHECK_CONTAINS(d, "GFLOPS per trial");
+    CHECK_CONTAINS(d, "Est. total latency (ms) over time");
+    CHECK(has_braille(d));
+    /* the best GFLOPS of task 0: 10 + 29*2 = 68 */
+    CHECK_CONTAINS(d, "68.00");
+    /* task 1 row: 7 errors */
+    char line[256];
+    const char *row = strstr(d, "dense 1x512->1000");
+    CHECK(row != NULL);
+    if (row) {
+        size_t n = strcspn(row, "\n");
+        snprintf(line, sizeof line, "%.*s", (int)n, row);
+        CHECK_CONTAINS(line, " 7 ");
+        CHECK_CONTAINS(line, "waiting");
+    }
+    free(d);
+    /* ASCII plots when the terminal is not UTF-8 */
+    st.utf8 = false;
+    d = screen(&st, 120, 40);
+    CHECK(!has_braille(d));
+    CHECK_CONTAINS(d, "*");
+    CHECK_CONTAINS(d, "+----");
+    free(d);
+    UiState_done(&st);
+}
+
+TEST(every_size_renders_inside_and_small_says_so) {
+    UiState st;
+    setup(&st, true);
+    for (int h = 24; h <= 62; h += 2)
+        for (int w = 80; w <= 220; w += 7) {
+            char *d = screen(&st, w, h);
+            CHECK_CONTAINS(d, "Progress");
+            CHECK_CONTAINS(d, "Help");
+            free(d);
+        }
+    char *d = screen(&st, 79, 30);
+    CHECK_CONTAINS(d, "terminal too small: need 80x24 (now 79x30)");
+    free(d);
+    d = screen(&st, 120, 10);
+    CHECK_CONTAINS(d, "terminal too small: need 80x24");
+    free(d);
+    d = screen(&st, 5, 1); /* never crashes, even absurdly small */
+    free(d);
+    UiState_done(&st);
+}
+
+TEST(inspector_groups_candidates_and_source) {
+    UiState st;
+    setup(&st, true);
+    UiKeys_handle(&st, 'j'); /* select task 1 */
+    CHECK_EQ_INT(st.selected, 1);
+    CHECK(UiKeys_handle(&st, 'e') & REACT_RELAYOUT);
+    char *d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "Errors of task 1 dense 1x512->1000: 7 failed of 8 trials");
+    CHECK_CONTAINS(d, "      6  INSTANTIATION_ERROR  shared memory 68 KiB > 48 KiB");
+    CHECK_CONTAINS(d, "      1  COMPILE_HOST         'y' undeclared (first use in this function)");
+    free(d);
+    UiKeys_handle(&st, UI_KEY_DOWN);
+    UiKeys_handle(&st, UI_KEY_ENTER); /* the compile error group */
+    d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "COMPILE_HOST: 'y' undeclared (first use in this function) (1)");
+    CHECK_CONTAINS(d, "#200        tile=[200,4]");
+    free(d);
+    UiKeys_handle(&st, UI_KEY_ENTER); /* the candidate */
+    CHECK_EQ_INT(st.insp.level, INSP_DETAIL);
+    d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "Config #200: tile=[200,4]");
+    CHECK_CONTAINS(d, "Error: COMPILE_HOST (2)");
+    CHECK_CONTAINS(d, "/tmp/tt/k200.c:3:13: error: 'y' undeclared");
+    CHECK_CONTAINS(d, ">>   3      int x = y;");
+    CHECK_CONTAINS(d, "     2  void k(float **a) {");
+    free(d);
+    CHECK(st.insp.mark_line >= 0);
+    /* the report file */
+    char dir[] = "/tmp/tt_ui_test_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    st.report_dir = dir;
+    UiKeys_handle(&st, 'w');
+    CHECK_CONTAINS(st.status, "wrote ");
+    char path[512];
+    snprintf(path, sizeof path, "%s/tunetop-bug-task1-200.txt", dir);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (f) {
+        char buf[4096];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        CHECK_CONTAINS(buf, "Config #200: tile=[200,4]");
+        CHECK_CONTAINS(buf, "'y' undeclared");
+        CHECK_CONTAINS(buf, "    int x = y;");
+        unlink(path);
+    }
+    rmdir(dir);
+    /* back out level by level, then close */
+    UiKeys_handle(&st, UI_KEY_ESC);
+    CHECK_EQ_INT(st.insp.level, INSP_CANDIDATES);
+    UiKeys_handle(&st, UI_KEY_ESC);
+    CHECK_EQ_INT(st.insp.level, INSP_GROUPS);
+    UiKeys_handle(&st, 'q'); /* q closes the panel first, it does not quit */
+    CHECK_EQ_INT(st.view.overlay, OVERLAY_NONE);
+    CHECK(!st.quit_requested);
+    UiState_done(&st);
+}
+
+TEST(inspector_without_template_says_why) {
+    UiState st;
+    setup(&st, true);
+    add(&st, 0, 999, 4, "worker crashed: signal 11", 0);
+    UiKeys_handle(&st, 'e');
+    UiKeys_handle(&st, UI_KEY_ENTER);
+    UiKeys_handle(&st, UI_KEY_ENTER);
+    char *d = screen(&st, 100, 30);
+    CHECK_CONTAINS(d, "worker crashed: signal 11");
+    CHECK_CONTAINS(d, "cannot regenerate: no template");
+    free(d);
+    UiState_done(&st);
+}
+
+TEST(help_lists_every_key_of_the_table) {
+    UiState st;
+    setup(&st, true);
+    UiKeys_handle(&st, '?');
+    CHECK_EQ_INT(st.view.overlay, OVERLAY_HELP);
+    char *d = screen(&st, 200, 60);
+    int n;
+    const UiKey *keys = UiKeys_table(&n);
+    for (int i = 0; i < n; i++) {
+        if (!keys[i].help) continue;
+        CHECK_CONTAINS(d, keys[i].help);
+    }
+    CHECK_CONTAINS(d, "Current: GFLOPS of the last successful config of the latest batch");
+    CHECK_CONTAINS(d, "Progress     a/b: a = trials measured");
+    free(d);
+    /* at 80x24 the page scrolls to its end */
+    for (int i = 0; i < 60; i++) UiKeys_handle(&st, UI_KEY_DOWN);
+    d = screen(&st, 80, 24);
+    CHECK_CONTAINS(d, "right: the estimated total latency");
+    free(d);
+    UiKeys_handle(&st, '?');
+    CHECK_EQ_INT(st.view.overlay, OVERLAY_NONE);
+    UiState_done(&st);
+}
+
+TEST(steering_keys_call_the_engine_and_show_at_once) {
+    UiState st;
+    setup(&st, true);
+    steer_log[0] = '\0';
+    UiKeys_handle(&st, 'p');
+    char *d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "pausing");
+    free(d);
+    /* the snapshot confirms: paused */
+    st.model.tasks[0].row.state = TASK_PAUSED;
+    TaskRow rows[3];
+    for (int i = 0; i < 3; i++) rows[i] = st.model.tasks[i].row;
+    SessionSnapshot s = {.n_tasks = 3, .rows = rows, .est_latency_s = INFINITY, .budget = 200};
+    UiModel_applySnapshot(&st.model, &s);
+    d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "paused");
+    free(d);
+    UiKeys_handle(&st, 'p');
+    UiKeys_handle(&st, '+');
+    UiKeys_handle(&st, '+');
+    UiKeys_handle(&st, 'j');
+    UiKeys_handle(&st, '-');
+    UiKeys_handle(&st, 's');
+    UiKeys_handle(&st, 'P');
+    CHECK_STR(steer_log, "pause(0,1) pause(0,0) prio(0,1) prio(0,2) prio(1,-1) stop(1) all(1) ");
+    d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "+2");
+    free(d);
+    /* sorting by errors puts task 1 first */
+    while (st.sort != SORT_ERRORS) UiKeys_handle(&st, 'o');
+    CHECK_EQ_INT(st.order[0], 1);
+    UiKeys_handle(&st, 'O');
+    CHECK_EQ_INT(st.order[2], 1);
+    /* q: graceful stop through the engine, the loop waits for it */
+    int r = UiKeys_handle(&st, 'q');
+    CHECK(!(r & REACT_QUIT));
+    CHECK(st.stopping);
+    CHECK_CONTAINS(steer_log, "quit");
+    d = screen(&st, 80, 24);
+    CHECK_CONTAINS(d, "stopping...");
+    free(d);
+    UiState_done(&st);
+}
+
+TEST(view_mode_is_read_only) {
+    UiState st;
+    setup(&st, false);
+    UiKeys_handle(&st, 'p');
+    CHECK_CONTAINS(st.status, "read-only view");
+    char *d = screen(&st, 120, 40);
+    CHECK(strstr(d, "Pause") == NULL); /* no steering keys in the key bar */
+    CHECK_CONTAINS(d, "Errors");
+    free(d);
+    CHECK(UiKeys_handle(&st, 'q') & REACT_QUIT);
+    UiState_done(&st);
+}
+
+TEST(plot_scales_and_labels_axes) {
+    CellBuf *cb = CellBuf_new(40, 12);
+    double x[3] = {1, 2, 3}, y[3] = {10, 20, 40};
+    PlotSeries s = {x, y, 3, true, false, ATTR_SERIES1};
+    PlotSpec spec = {.title = "T", .xlabel = "trial", .y_from_zero = true, .braille = false};
+    Plot_render(cb, (Rect){0, 0, 40, 12}, &spec, &s, 1);
+    char *d = CellBuf_dump(cb);
+    CHECK_CONTAINS(d, "     50|"); /* nice ceiling of 40 */
+    CHECK_CONTAINS(d, "      0|");
+    CHECK_CONTAINS(d, "trial");
+    /* the line reaches the top-right region: the last point (3, 40) is at 80% of 50 */
+    char row[128];
+    CellBuf_row(cb, 3, row, sizeof row);
+    CHECK(strchr(row, '*') != NULL);
+    free(d);
+    CellBuf_clear(cb);
+    spec.empty = "nothing here";
+    Plot_render(cb, (Rect){0, 0, 40, 12}, &spec, NULL, 0);
+    d = CellBuf_dump(cb);
+    CHECK_CONTAINS(d, "nothing here");
+    free(d);
+    CellBuf_delete(cb);
+}
+
+int main(void) {
+    RUN(main_screen_header_table_curves);
+    RUN(every_size_renders_inside_and_small_says_so);
+    RUN(inspector_groups_candidates_and_source);
+    RUN(inspector_without_template_says_why);
+    RUN(help_lists_every_key_of_the_table);
+    RUN(steering_keys_call_the_engine_and_show_at_once);
+    RUN(view_mode_is_read_only);
+    RUN(plot_scales_and_labels_axes);
+    return check_summary();
+}
