@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "base/strbuf.h"
+#include "kernels/target.h"
 #include "kernels/template.h"
 
 /* The prelude text of a dialect (static storage). */
@@ -66,5 +67,29 @@ void Gpu_formatKiB(int64_t bytes, char *buf, size_t n);
  * log2 register-tile floats, log2 blocks. Returns how many it wrote (<= cap). */
 int Gpu_launchFeatures(const int64_t block[3], int64_t vthreads, const int64_t grid[3], int64_t shared_bytes,
                        int64_t tile_floats, float *out, int cap);
+
+/* Runs work(arg) on a detached helper thread and waits at most timeout_s for
+ * it (timeout_s <= 0: no limit). Device compilers (NVRTC, an OpenCL runtime's
+ * clBuildProgram) cannot be interrupted, so past the timeout the helper is
+ * abandoned: it runs to completion in the background and then calls
+ * drop(arg), which must free everything arg owns. Returns true when work
+ * finished in time (the caller then owns arg again), false when abandoned
+ * (the caller must not touch arg any more). */
+bool Gpu_runTimed(void (*work)(void *arg), void (*drop)(void *arg), void *arg, double timeout_s);
+
+/* Number of abandoned compiles still running in the background. */
+int Gpu_abandonedRunning(void);
+
+/* The Runner of both GPU targets: a measurement worker in mode "cuda" or
+ * "opencl", and a private temp directory for the task file. The runner owns
+ * both; GpuRunner_delete stops the worker and removes the directory.
+ * send_source: the kernel's source text goes with each request (for a worker
+ * that builds from source when the artifact cannot be used). */
+typedef struct Runner Runner;
+Runner *GpuRunner_new(const char *mode, const DeviceInfo *dev, char *err);
+Status GpuRunner_setTask(Runner *r, const Workload *wl, char *err);
+void GpuRunner_measure(Runner *r, const KernelSource *src, const BuildResult *built, const MeasureOptions *opt,
+                       bool send_source, MeasureResult *out);
+void GpuRunner_delete(Runner *r);
 
 #endif

@@ -1,0 +1,102 @@
+/* kernels/gpu/gpu_timed.c: a compile with a deadline on a helper thread.
+ *
+ * NVRTC and clBuildProgram offer no cancellation, and killing a thread inside
+ * them would leak or corrupt their state. So the builder thread hands the
+ * compile to a detached helper and waits on a condition variable with a
+ * deadline; past it the builder reports BUILD_TIMEOUT and goes on, and the
+ * helper, when the compiler finally returns, frees the job itself. The cost of
+ * a timeout is one core busy until the compile ends, which is why the number
+ * of such stragglers is counted and exposed. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "kernels/gpu/gpu.h"
+
+typedef struct TimedJob {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done, abandoned;
+    void (*work)(void *);
+    void (*drop)(void *);
+    void *arg;
+} TimedJob;
+
+static atomic_int abandoned_running;
+
+static void job_free(TimedJob *job) {
+    pthread_mutex_destroy(&job->mu);
+    pthread_cond_destroy(&job->cv);
+    free(job);
+}
+
+static void *timed_main(void *p) {
+    TimedJob *job = p;
+    job->work(job->arg);
+    pthread_mutex_lock(&job->mu);
+    job->done = true;
+    if (job->abandoned) {
+        pthread_mutex_unlock(&job->mu);
+        job->drop(job->arg);
+        job_free(job);
+        atomic_fetch_sub(&abandoned_running, 1);
+        return NULL;
+    }
+    pthread_cond_signal(&job->cv);
+    pthread_mutex_unlock(&job->mu);
+    return NULL;
+}
+
+bool Gpu_runTimed(void (*work)(void *arg), void (*drop)(void *arg), void *arg, double timeout_s) {
+    TimedJob *job = calloc(1, sizeof *job);
+    if (!job) abort();
+    pthread_mutex_init(&job->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&job->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    job->work = work, job->drop = drop, job->arg = arg;
+
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 16u << 20); /* compilers recurse deeply */
+    pthread_t th;
+    if (pthread_create(&th, &attr, timed_main, job) != 0) {
+        /* No thread: compile here, without a deadline, rather than fail. */
+        pthread_attr_destroy(&attr);
+        job_free(job);
+        work(arg);
+        return true;
+    }
+    pthread_attr_destroy(&attr);
+
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    if (timeout_s > 0) {
+        double whole = floor(timeout_s);
+        deadline.tv_sec += (time_t)whole;
+        deadline.tv_nsec += (long)((timeout_s - whole) * 1e9);
+        if (deadline.tv_nsec >= 1000000000L) deadline.tv_sec++, deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&job->mu);
+    while (!job->done) {
+        if (timeout_s <= 0) {
+            pthread_cond_wait(&job->cv, &job->mu);
+        } else if (pthread_cond_timedwait(&job->cv, &job->mu, &deadline) == ETIMEDOUT && !job->done) {
+            job->abandoned = true;
+            atomic_fetch_add(&abandoned_running, 1);
+            pthread_mutex_unlock(&job->mu);
+            return false;
+        }
+    }
+    pthread_mutex_unlock(&job->mu);
+    job_free(job);
+    return true;
+}
+
+int Gpu_abandonedRunning(void) { return atomic_load(&abandoned_running); }
