@@ -1,0 +1,136 @@
+/* `tunetop view`'s model from a log: tasks by key, points and error groups,
+ * following the file as a writer appends, and a clear error for bad logs. */
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "records/log.h"
+#include "tests/check.h"
+#include "ui/logview.h"
+#include "ui/widgets.h"
+
+static char dir[64];
+static char path[128];
+
+static void make_record(Record *r, const char *key, uint64_t index, int error_no, const char *msg, double cost,
+                        double ts) {
+    Record_init(r);
+    snprintf(r->task_key, sizeof r->task_key, "%s", key);
+    snprintf(r->template_name, sizeof r->template_name, "dense.cpu");
+    snprintf(r->target, sizeof r->target, "cpu");
+    r->index = index;
+    snprintf(r->config, sizeof r->config, "tile=[%llu]", (unsigned long long)index);
+    r->timestamp = ts;
+    if (error_no) Record_setError(r, error_no, msg);
+    else {
+        r->n_costs = 1;
+        r->costs[0] = cost;
+    }
+}
+
+static void append(LogWriter *w, const char *key, uint64_t index, int error_no, const char *msg, double cost,
+                   double ts) {
+    Record r;
+    char err[TT_ERRLEN];
+    make_record(&r, key, index, error_no, msg, cost, ts);
+    CHECK(LogWriter_append(w, &r, err) == TT_OK);
+    Record_done(&r);
+}
+
+#define KEY_A "dense:m=16,n=64,k=64"
+#define KEY_B "batch_matmul:b=2,m=16,n=16,k=16"
+
+TEST(view_builds_the_model_and_follows_the_file) {
+    char err[TT_ERRLEN];
+    LogWriter *w;
+    CHECK(LogWriter_open(path, "cpu", &w, NULL, err) == TT_OK);
+    append(w, KEY_A, 1, 0, NULL, 1e-5, 1000);
+    append(w, KEY_A, 2, 1, "threads 2048 > 1024", 0, 1001);
+    append(w, KEY_B, 7, 0, NULL, 2e-6, 1002);
+    append(w, KEY_A, 3, 0, NULL, 5e-6, 1004);
+    CHECK(LogWriter_sync(w, err) == TT_OK);
+
+    UiState st;
+    UiState_init(&st);
+    UiLogView v;
+    CHECK(UiLogView_open(&v, &st, path, err) == TT_OK);
+    CHECK_EQ_INT(st.model.n_tasks, 2);
+    CHECK(!st.model.live);
+    CHECK_STR(st.model.target, "cpu");
+    CHECK_EQ_INT(st.model.trials, 4);
+    CHECK_NEAR(st.model.elapsed_s, 4, 1e-9);
+    UiTask *a = &st.model.tasks[UiModel_findKey(&st.model, KEY_A)];
+    CHECK_EQ_INT(a->n_points, 3);
+    CHECK_EQ_INT(a->row.errors, 1);
+    CHECK_EQ_INT(a->n_groups, 1);
+    CHECK_STR(a->groups[0].reason, "threads 2048 > 1024");
+    /* dense 16x64x64: 2*16*64*64 = 131072 FLOP in 5 us = 26.2144 GFLOPS */
+    CHECK_NEAR(a->row.best_gflops, 26.2144, 1e-3);
+    CHECK(st.model.n_latency >= 1); /* an estimate once both tasks had a result */
+    CHECK_NEAR(st.model.est_latency_s, 5e-6 + 2e-6, 1e-12);
+
+    CellBuf *cb = CellBuf_new(100, 30);
+    st.utf8 = true;
+    Screen_render(cb, &st);
+    char *d = CellBuf_dump(cb);
+    CHECK_CONTAINS(d, "logged");
+    CHECK_CONTAINS(d, "26.21");
+    free(d);
+
+    /* the file grows: poll picks up exactly the new records */
+    CHECK_EQ_INT(UiLogView_poll(&v, &st, err), 0);
+    append(w, KEY_B, 8, 2, "k.c:1:1: error: x", 0, 1010);
+    append(w, KEY_B, 9, 0, NULL, 1e-6, 1011);
+    CHECK(LogWriter_sync(w, err) == TT_OK);
+    CHECK_EQ_INT(UiLogView_poll(&v, &st, err), 2);
+    UiTask *b = &st.model.tasks[UiModel_findKey(&st.model, KEY_B)];
+    CHECK_EQ_INT(b->n_points, 3);
+    CHECK_EQ_INT(b->points[2].trial, 3);
+    CHECK_EQ_INT(st.model.trials, 6);
+    CHECK_NEAR(st.model.est_latency_s, 5e-6 + 1e-6, 1e-12);
+    LogWriter_close(w);
+
+    /* a torn tail (a writer mid-record) is not an error: it waits for the rest */
+    int fd = open(path, O_WRONLY | O_APPEND);
+    CHECK(fd >= 0);
+    CHECK(write(fd, "\x8f\xa4task", 6) == 6);
+    close(fd);
+    CHECK_EQ_INT(UiLogView_poll(&v, &st, err), 0);
+    CHECK(v.torn);
+    CellBuf_delete(cb);
+    UiState_done(&st);
+    UiLogView_done(&v);
+}
+
+TEST(bad_logs_give_one_clear_sentence) {
+    char err[TT_ERRLEN];
+    UiState st;
+    UiState_init(&st);
+    UiLogView v;
+    char missing[160];
+    snprintf(missing, sizeof missing, "%s/none.log", dir);
+    CHECK(UiLogView_open(&v, &st, missing, err) == TT_ERR);
+    CHECK_CONTAINS(err, "none.log");
+    CHECK(strchr(err, '\n') == NULL);
+    UiLogView_done(&v);
+    char junk[160];
+    snprintf(junk, sizeof junk, "%s/junk.log", dir);
+    FILE *f = fopen(junk, "w");
+    fputs("this is not a log\n", f);
+    fclose(f);
+    CHECK(UiLogView_open(&v, &st, junk, err) == TT_ERR);
+    CHECK_CONTAINS(err, "junk.log");
+    UiLogView_done(&v);
+    UiState_done(&st);
+    unlink(junk);
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "/tmp/tt_ui_logview_XXXXXX");
+    if (!mkdtemp(dir)) return 1;
+    snprintf(path, sizeof path, "%s/a.log", dir);
+    RUN(view_builds_the_model_and_follows_the_file);
+    RUN(bad_logs_give_one_clear_sentence);
+    unlink(path);
+    rmdir(dir);
+    return check_summary();
+}
