@@ -208,5 +208,7 @@ char *CellBuf_dump(const CellBuf *this) {
         StrBuf_append(&sb, "\n");
     }
     free(line);
-    return StrBuf_take(&sb);
+    char *out = StrBuf_take(&sb);
+    StrBuf_done(&sb); /* take leaves an empty, allocated buffer */
+    return out;
 }
