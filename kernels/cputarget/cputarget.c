@@ -112,12 +112,17 @@ static Status write_file(const char *path, const char *text, char *err) {
     return TT_OK;
 }
 
-/* argv for: cc TT_CPU_CFLAGS -o so c -lm. Returns the count; words point into `flags`. */
+/* argv for: cc TT_CPU_CFLAGS -pipe -Wl,-z,defs -o so c -lm. Returns the count;
+ * words point into `flags`. -z defs makes a reference to a function that does
+ * not exist a link error here (COMPILE_HOST, in the builder pool) instead of
+ * a dlopen failure in the worker; -pipe spares the temporary files. */
 static int compiler_argv(char *flags, const char *so, const char *c, char **argv, int cap) {
     int n = 0;
     argv[n++] = "cc";
-    for (char *save = NULL, *w = strtok_r(flags, " ", &save); w && n < cap - 6; w = strtok_r(NULL, " ", &save))
+    for (char *save = NULL, *w = strtok_r(flags, " ", &save); w && n < cap - 8; w = strtok_r(NULL, " ", &save))
         argv[n++] = w;
+    argv[n++] = "-pipe";
+    argv[n++] = "-Wl,-z,defs";
     argv[n++] = "-o";
     argv[n++] = (char *)so;
     argv[n++] = (char *)c;

@@ -143,6 +143,52 @@ TEST(syntax_error_is_compile_host_with_the_message) {
     BuildResult_done(&b);
 }
 
+TEST(undefined_function_is_compile_host) {
+    MeasureOptions opt;
+    MeasureOptions_defaults(&opt);
+    char *s = dense_source(4, 8, 16, STORE, "void tt_no_such_function(void); tt_no_such_function();", "");
+    BuildResult b;
+    build(s, &opt, &b);
+    free(s);
+    CHECK_EQ_INT(b.error_no, ERR_COMPILE_HOST);
+    CHECK_CONTAINS(b.msg, "tt_no_such_function");
+    BuildResult_done(&b);
+}
+
+TEST(abi_violations_are_runtime_device) {
+    MeasureOptions opt;
+    MeasureOptions_defaults(&opt);
+    set_dense(4, 8, 16);
+    /* no tt_pack */
+    BuildResult b;
+    build("int tt_setup(float **a, void **s) { return 0; }\nvoid tt_run(void *s) {}\n"
+          "void tt_finish(void *s) {}\nvoid tt_teardown(void *s) {}\n", &opt, &b);
+    CHECK_EQ_INT(b.error_no, ERR_NO_ERROR);
+    MeasureResult m;
+    measure(g_runner, &b, &opt, &m);
+    CHECK_EQ_INT(m.error_no, ERR_RUNTIME_DEVICE);
+    CHECK_CONTAINS(m.msg, "does not export tt_pack");
+    MeasureResult_done(&m);
+    BuildResult_done(&b);
+    /* tt_setup fails */
+    build("int tt_setup(float **a, void **s) { return 7; }\nvoid tt_pack(void *s) {}\nvoid tt_run(void *s) {}\n"
+          "void tt_finish(void *s) {}\nvoid tt_teardown(void *s) {}\n", &opt, &b);
+    measure(g_runner, &b, &opt, &m);
+    CHECK_EQ_INT(m.error_no, ERR_RUNTIME_DEVICE);
+    CHECK_CONTAINS(m.msg, "tt_setup failed (returned 7)");
+    MeasureResult_done(&m);
+    BuildResult_done(&b);
+    /* inputs are read-only: writing into them crashes the worker, not later runs */
+    char *s = dense_source(4, 8, 16, STORE, "s->a[0] = 0;", "");
+    build(s, &opt, &b);
+    free(s);
+    measure(g_runner, &b, &opt, &m);
+    CHECK_EQ_INT(m.error_no, ERR_RUNTIME_DEVICE);
+    CHECK_CONTAINS(m.msg, "signal 11");
+    MeasureResult_done(&m);
+    BuildResult_done(&b);
+}
+
 TEST(build_timeout_kills_the_compiler) {
     /* 10^5 dependent statements: seconds of -O3 work, far beyond 0.3 s. */
     const char *src = "#define A s = s * 1.0001f + 0.5f;\n#define B A A A A A A A A A A\n#define C B B B B B B B B B B\n"
@@ -501,6 +547,8 @@ int main(void) {
     }
     RUN(correct_kernel_measures);
     RUN(syntax_error_is_compile_host_with_the_message);
+    RUN(undefined_function_is_compile_host);
+    RUN(abi_violations_are_runtime_device);
     RUN(build_timeout_kills_the_compiler);
     RUN(wrong_values_are_wrong_answer);
     RUN(unwritten_output_is_wrong_answer);
