@@ -199,6 +199,20 @@ LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg) {
     return LOG_RECORD;
 }
 
+void LogReader_follow(LogReader *this) {
+    if (this->final == LOG_DAMAGED || this->final == LOG_RECORD) return;
+    if (this->final == LOG_TORN) {
+        /* forget the partial object: the writer may have completed it, or a
+         * resuming session truncated it and wrote another */
+        msgpack_unpacked_destroy(&this->obj);
+        msgpack_unpacker_destroy(&this->up);
+        if (!msgpack_unpacker_init(&this->up, READ_CHUNK)) abort();
+        this->read_off = this->good;
+    }
+    this->eof = false;
+    this->final = LOG_RECORD;
+}
+
 off_t LogReader_goodOffset(const LogReader *this) { return this->good; }
 
 void LogReader_close(LogReader *this) {

@@ -44,6 +44,11 @@ Status LogReader_open(const char *path, LogReader **out, LogHeader *header, char
 /* Reads the next record into rec (initialised by the caller; previous
  * contents are released). On LOG_TORN / LOG_DAMAGED, msg names the offset. */
 LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg);
+/* Following a log another session is still appending to: after LOG_END or
+ * LOG_TORN (a record being written right now), makes the next LogReader_next
+ * read whatever has been appended since, from the end of the last complete
+ * record. LOG_DAMAGED stays final. */
+void LogReader_follow(LogReader *this);
 /* Offset just after the last complete record read. */
 off_t LogReader_goodOffset(const LogReader *this);
 void LogReader_close(LogReader *this);

@@ -580,6 +580,75 @@ TEST(second_writer_is_locked_out) {
     Record_done(&r);
 }
 
+TEST(reader_follows_a_growing_log) {
+    const char *path = tmp_path("follow.log");
+    unlink(path);
+    char err[TT_ERRLEN], msg[TT_ERRLEN];
+    LogWriter *w;
+    off_t trunc;
+    CHECK(LogWriter_open(path, "cpu", &w, &trunc, err) == TT_OK);
+    Record r, got;
+    Record_init(&r);
+    Record_init(&got);
+    for (int i = 0; i < 3; i++) {
+        make_record(&r, 0, i);
+        LogWriter_append(w, &r, err);
+    }
+    LogReader *rd;
+    CHECK(LogReader_open(path, &rd, NULL, err) == TT_OK);
+    int n = 0;
+    while (LogReader_next(rd, &got, msg) == LOG_RECORD) n++;
+    CHECK_EQ_INT(n, 3);
+    CHECK_EQ_INT(LogReader_next(rd, &got, msg), LOG_END);
+    for (int i = 3; i < 5; i++) {
+        make_record(&r, 0, i);
+        LogWriter_append(w, &r, err);
+    }
+    CHECK_EQ_INT(LogReader_next(rd, &got, msg), LOG_END); /* sticky until asked to follow */
+    LogReader_follow(rd);
+    CHECK_EQ_INT(LogReader_next(rd, &got, msg), LOG_RECORD);
+    make_record(&r, 0, 3);
+    CHECK(records_equal(&got, &r));
+    CHECK_EQ_INT(LogReader_next(rd, &got, msg), LOG_RECORD);
+    CHECK_EQ_INT(LogReader_next(rd, &got, msg), LOG_END);
+    LogWriter_close(w);
+
+    /* a record caught half-written, then completed */
+    make_record(&r, 1, 5);
+    char *bytes;
+    size_t len;
+    CHECK(Record_encode(&r, &bytes, &len, err) == TT_OK);
+    int fd = open(path, O_WRONLY | O_APPEND);
+    CHECK(write(fd, bytes, len / 2) == (ssize_t)(len / 2));
+    LogReader_follow(rd);
+    CHECK_EQ_INT(LogReader_next(rd, &got, msg), LOG_TORN);
+    CHECK(write(fd, bytes + len / 2, len - len / 2) == (ssize_t)(len - len / 2));
+    LogReader_follow(rd);
+    CHECK_EQ_INT(LogReader_next(rd, &got, msg), LOG_RECORD);
+    CHECK(records_equal(&got, &r));
+    CHECK_EQ_INT(LogReader_next(rd, &got, msg), LOG_END);
+
+    /* a half record that a resuming session truncates and replaces */
+    CHECK(write(fd, bytes, len / 3) == (ssize_t)(len / 3));
+    close(fd);
+    free(bytes);
+    LogReader_follow(rd);
+    CHECK_EQ_INT(LogReader_next(rd, &got, msg), LOG_TORN);
+    CHECK(LogWriter_open(path, "cpu", &w, &trunc, err) == TT_OK);
+    CHECK_EQ_INT(trunc, LogReader_goodOffset(rd));
+    make_record(&r, 2, 6);
+    LogWriter_append(w, &r, err);
+    LogWriter_close(w);
+    LogReader_follow(rd);
+    CHECK_EQ_INT(LogReader_next(rd, &got, msg), LOG_RECORD);
+    CHECK(records_equal(&got, &r));
+    CHECK_EQ_INT(LogReader_next(rd, &got, msg), LOG_END);
+    CHECK_EQ_INT(LogReader_goodOffset(rd), file_size(path));
+    LogReader_close(rd);
+    Record_done(&r);
+    Record_done(&got);
+}
+
 enum { PER_THREAD = 3000 };
 
 typedef struct {
@@ -958,6 +1027,7 @@ int main(void) {
     RUN(damage_in_the_middle_is_refused);
     RUN(non_log_files_are_refused_unchanged);
     RUN(second_writer_is_locked_out);
+    RUN(reader_follows_a_growing_log);
     RUN(concurrent_appends_never_interleave);
     RUN(history_groups_by_task);
     RUN(cli_best_and_dump);
