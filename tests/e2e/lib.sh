@@ -1,0 +1,105 @@
+# tests/e2e/lib.sh: helpers for the terminal-UI end-to-end tests (sourced).
+# Drives the real binary in tmux on a private socket at a fixed size; waits
+# for expected text with a deadline (capture-pane every 0.2 s), never with
+# bare sleeps; always kills its tmux server and work directory at exit.
+# Set TT_SCREENS_DIR to keep screen captures (text) there.
+
+TT=${1:?usage: $0 path/to/tunetop}
+TT=$(cd "$(dirname "$TT")" && pwd)/$(basename "$TT")
+SOCK=tt$$
+WORK=$(mktemp -d /tmp/tt_e2e.XXXXXX)
+SCREEN=$WORK/screen.txt
+
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+
+cleanup() {
+    tm kill-server >/dev/null 2>&1
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    if [ -f "$SCREEN" ]; then
+        echo "---- last screen ----" >&2
+        cat "$SCREEN" >&2
+    fi
+    exit 1
+}
+
+# start COLS ROWS COMMAND...: a detached session running COMMAND in $WORK;
+# the pane stays after the command ends (remain-on-exit) so that its exit
+# code and the restored terminal can be checked.
+start() {
+    local cols=$1 rows=$2
+    shift 2
+    tm new-session -d -x "$cols" -y "$rows" -s main -c "$WORK" \
+        "env LANG=C.UTF-8 TERM=screen-256color $*; echo \"EXIT=\$?\"; exec sleep 3600" ||
+        fail "cannot start tmux"
+    tm set-option -t main status off >/dev/null
+}
+
+capture() { tm capture-pane -p -t main >"$SCREEN" 2>/dev/null; }
+
+# wait_for REGEX SECONDS: until the screen matches (grep -E)
+wait_for() {
+    local re=$1 secs=${2:-30}
+    local deadline=$(($(date +%s%N) / 1000000 + secs * 1000))
+    while :; do
+        capture
+        grep -qE -- "$re" "$SCREEN" && return 0
+        [ $(($(date +%s%N) / 1000000)) -gt $deadline ] && fail "no '$re' on screen after ${secs}s"
+        sleep 0.2
+    done
+}
+
+# wait_until SECONDS DESCRIPTION COMMAND...: until COMMAND succeeds (it may read $SCREEN)
+wait_until() {
+    local secs=$1 what=$2
+    shift 2
+    local deadline=$(($(date +%s%N) / 1000000 + secs * 1000))
+    while :; do
+        capture
+        "$@" && return 0
+        [ $(($(date +%s%N) / 1000000)) -gt $deadline ] && fail "timed out after ${secs}s: $what"
+        sleep 0.2
+    done
+}
+
+keys() { tm send-keys -t main "$@"; }
+
+resize() { tm resize-window -t main -x "$1" -y "$2"; }
+
+# save NAME: keep the current screen as $TT_SCREENS_DIR/NAME.txt
+save() {
+    capture
+    [ -n "${TT_SCREENS_DIR:-}" ] && mkdir -p "$TT_SCREENS_DIR" && cp "$SCREEN" "$TT_SCREENS_DIR/$1.txt"
+    return 0
+}
+
+# field ID NAME: a column of task ID's table row on the current screen.
+# NAME: trials (the a of Progress a/b) or state. Rows are parsed from the
+# right, since task labels contain spaces; Best is "-" or "<number> <unit>".
+field() {
+    awk -v id="$1" -v what="$2" '
+        /^[ >] +[0-9]+ / {
+            line = $0; sub(/^[ >] +/, "", line); split(line, f, " ");
+            if (f[1] != id) next;
+            n = split(line, f, " ");
+            state = f[n - 1];
+            off = (f[n - 5] == "-") ? 6 : 7;
+            prog = f[n - off]; sub(/\/.*/, "", prog);
+            if (what == "state") print state; else print prog;
+            exit
+        }' "$SCREEN"
+}
+
+# The terminal is restored: the program left the alternate screen and the
+# cursor is visible again.
+check_restored() {
+    local alt cur
+    alt=$(tm display-message -p -t main '#{alternate_on}')
+    cur=$(tm display-message -p -t main '#{cursor_flag}')
+    [ "$alt" = 0 ] || fail "still on the alternate screen after exit"
+    [ "$cur" = 1 ] || fail "cursor still hidden after exit"
+}

@@ -1,0 +1,76 @@
+#!/bin/bash
+# The error inspector on a task whose candidates all fail (every compile
+# exceeds a 10 ms build timeout): groups by class and reason, a group's
+# candidates, one candidate's message and regenerated source, the bug
+# report file; Ctrl-C stops gracefully and restores the terminal. Then
+# `tunetop view` shows the same log read-only, and a bad log is one line
+# and exit status 1.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+LOG=$WORK/errors.log
+start 120 40 "$TT" tune --task dense:m=16,n=32,k=32 --trials 500 --batch 8 --tuner random \
+    --build-timeout 0.01 --log "$LOG"
+
+wait_for 'Progress' 20
+wait_until 90 "failures counted" eval '[ "$(awk '"'"'/^[ >] +0 /{print $(NF-2)}'"'"' "$SCREEN")" -ge 8 ] 2>/dev/null'
+keys e
+wait_for 'Errors of task 0' 5
+wait_for 'BUILD_TIMEOUT' 5
+save inspector_groups_120x40
+keys Enter
+wait_for 'BUILD_TIMEOUT: .*\([0-9]+\)' 5
+wait_for '#[0-9]+ +' 5
+save inspector_candidates_120x40
+keys Enter
+wait_for 'Error: BUILD_TIMEOUT' 5
+wait_for 'generated source' 5
+save inspector_source_120x40
+resize 80 24
+wait_for 'Error: BUILD_TIMEOUT' 5
+save inspector_source_80x24
+resize 200 60
+wait_for 'Error: BUILD_TIMEOUT' 5
+save inspector_source_200x60
+keys w
+wait_for 'wrote .*tunetop-bug-task0-[0-9]+\.txt' 5
+report=$(ls "$WORK"/tunetop-bug-task0-*.txt 2>/dev/null | head -1)
+[ -n "$report" ] || fail "no bug report file in $WORK"
+grep -q 'BUILD_TIMEOUT' "$report" || fail "report lacks the error class"
+grep -q -- '--- generated source ---' "$report" || fail "report lacks the source"
+grep -q 'cannot regenerate' "$report" && fail "report could not regenerate the source"
+echo "report: $(wc -l <"$report") lines"
+keys Escape
+keys Escape
+wait_for 'Count +Class +Reason' 5
+
+# Ctrl-C: the same graceful stop as q
+keys C-c
+wait_for 'EXIT=[0-9]+' 60
+check_restored
+"$TT" dump "$LOG" >/dev/null 2>"$WORK/dump.err" || fail "tunetop dump failed: $(cat "$WORK/dump.err")"
+
+# the same log in `tunetop view`
+tm kill-session -t main
+start 100 30 "$TT" view "$LOG"
+wait_for 'logged' 10
+wait_for 'view' 5
+keys e
+wait_for 'BUILD_TIMEOUT' 5
+save view_inspector_100x30
+keys p
+wait_for 'read-only view' 5
+keys q
+keys q
+wait_for 'EXIT=0' 10
+check_restored
+
+# a bad log: one clear line, exit 1
+echo "not a log" >"$WORK/bad.log"
+"$TT" view "$WORK/bad.log" >"$WORK/out.txt" 2>"$WORK/err.txt"
+rc=$?
+[ $rc = 1 ] || fail "tunetop view of a bad log exited $rc"
+[ "$(wc -l <"$WORK/err.txt")" = 1 ] || fail "expected one line, got: $(cat "$WORK/err.txt")"
+grep -q 'bad.log' "$WORK/err.txt" || fail "the message does not name the log: $(cat "$WORK/err.txt")"
+echo "bad log: $(cat "$WORK/err.txt")"
+echo PASS
