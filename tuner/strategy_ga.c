@@ -2,12 +2,14 @@
  * GATuner (population 100, 3 elites, mutation probability 0.1, parents drawn
  * in proportion to fitness normalised by the best, single-point crossover).
  *
- * Adapted to propose/update arriving in batches and out of step: a
- * generation is the set of configs proposed since the last breeding; when its
- * children run out, the next generation is bred from the members whose
- * results have arrived plus the elites (the best configs seen so far,
- * including replayed ones). Until a generation has results (the first one, or
- * while its measurements are still in flight) the GA proposes random configs.
+ * Adapted to propose/update arriving in batches and out of step (the engine
+ * measures one batch while it asks for the next): the parents are the latest
+ * pop_size results, whatever generation they came from, plus the elites (the
+ * best configs seen so far, replayed ones included). When the children of
+ * one breeding run out, the next are bred from that window. Breeding from a
+ * per-generation pool instead would, with results one batch late, often find
+ * no results of the current generation and fall back to the elites alone.
+ * Until half a population of results is in, the GA proposes random configs.
  * Children that were visited, duplicate a sibling, or fail the template's
  * pre-check are mutated again (one knob at a time); failing that, replaced by
  * a random config. A proposed config is never one already in `visited`.
@@ -26,7 +28,7 @@
 
 typedef struct Member {
     uint64_t index;
-    double score; /* GFLOPS; < 0 while the result has not arrived */
+    double score; /* GFLOPS, 0 for a failed config */
 } Member;
 
 typedef struct GA {
@@ -34,10 +36,9 @@ typedef struct GA {
     const Space *space;
     Rng rng;
     int pop_size, elite_num;
-    /* the current generation, as proposed */
-    Member *pool;
-    int pool_n, pool_cap;
-    int pool_target; /* breed once this many members were proposed */
+    /* the latest pop_size results, a ring */
+    Member *window;
+    int window_n, window_head;
     /* children bred but not yet proposed */
     uint64_t *pending;
     int pending_n, pending_pos;
@@ -59,44 +60,30 @@ static void *ga_create(const StrategyContext *ctx, uint64_t seed, char *err) {
     g->pop_size = g->space->total < GA_POP ? (int)g->space->total : GA_POP;
     if (g->pop_size < 1) g->pop_size = 1;
     g->elite_num = g->pop_size < GA_ELITE ? g->pop_size : GA_ELITE;
-    g->pool_cap = g->pop_size * 2;
-    g->pool = malloc((size_t)g->pool_cap * sizeof *g->pool);
+    g->window = malloc((size_t)g->pop_size * sizeof *g->window);
     g->pending = malloc((size_t)g->pop_size * sizeof *g->pending);
-    if (!g->pool || !g->pending) {
-        free(g->pool);
+    if (!g->window || !g->pending) {
+        free(g->window);
         free(g->pending);
         free(g);
         tt_fail(err, "ga: out of memory");
         return NULL;
     }
-    g->pool_target = g->pop_size;
     return g;
 }
 
 static void ga_destroy(void *self) {
     GA *g = self;
     if (!g) return;
-    free(g->pool);
+    free(g->window);
     free(g->pending);
     free(g);
-}
-
-static void pool_push(GA *g, uint64_t index) {
-    if (g->pool_n == g->pool_cap) {
-        g->pool_cap *= 2;
-        g->pool = realloc(g->pool, (size_t)g->pool_cap * sizeof *g->pool);
-        if (!g->pool) abort();
-    }
-    g->pool[g->pool_n++] = (Member){index, -1.0};
 }
 
 /* Keeps the elite_num best results seen so far (each config once). */
 static void elites_offer(GA *g, uint64_t index, double score) {
     for (int i = 0; i < g->n_elites; i++)
-        if (g->elites[i].index == index) {
-            if (score > g->elites[i].score) g->elites[i].score = score;
-            return;
-        }
+        if (g->elites[i].index == index) return; /* a config is measured once */
     int pos = g->n_elites;
     if (pos == g->elite_num) {
         if (score <= g->elites[pos - 1].score) return;
@@ -118,11 +105,9 @@ static void ga_update(void *self, const uint64_t *index, const double *gflops, i
         double s = gflops[i] > 0 ? gflops[i] : 0;
         g->n_results++;
         elites_offer(g, index[i], s);
-        for (int j = 0; j < g->pool_n; j++)
-            if (g->pool[j].index == index[i]) {
-                g->pool[j].score = s;
-                break;
-            }
+        g->window[g->window_head] = (Member){index[i], s};
+        g->window_head = (g->window_head + 1) % g->pop_size;
+        if (g->window_n < g->pop_size) g->window_n++;
     }
 }
 
@@ -153,11 +138,10 @@ static int pick(GA *g, const double *fit, int n, double sum, int not) {
 static int breed(GA *g, const VisitedSet *visited) {
     const Space *sp = g->space;
     int np = 0;
-    Member *parents = malloc((size_t)(g->pool_n + g->n_elites) * sizeof *parents);
-    double *fit = malloc((size_t)(g->pool_n + g->n_elites) * sizeof *fit);
+    Member *parents = malloc((size_t)(g->window_n + g->n_elites) * sizeof *parents);
+    double *fit = malloc((size_t)(g->window_n + g->n_elites) * sizeof *fit);
     if (!parents || !fit) abort();
-    for (int i = 0; i < g->pool_n; i++)
-        if (g->pool[i].score >= 0) parents[np++] = g->pool[i];
+    for (int i = 0; i < g->window_n; i++) parents[np++] = g->window[i];
     for (int i = 0; i < g->n_elites; i++) parents[np++] = g->elites[i];
     /* fitness normalised by the best; the epsilon keeps failed configs
      * selectable (all failed: uniform choice) */
@@ -201,37 +185,29 @@ static int breed(GA *g, const VisitedSet *visited) {
     return n_kids;
 }
 
-static int known_in_pool(const GA *g) {
-    int k = 0;
-    for (int i = 0; i < g->pool_n; i++) k += g->pool[i].score >= 0;
-    return k;
-}
+/* Results needed before breeding: half a population (AutoTVM waits for a
+ * whole one; half lets the first children go out while the rest of the
+ * first random batch is still being measured). */
+static int breed_threshold(const GA *g) { return g->pop_size / 2 > 2 ? g->pop_size / 2 : 2; }
 
 static int ga_propose(void *self, VisitedSet *visited, uint64_t *out, int n) {
     GA *g = self;
     int got = 0;
+    bool dry = false; /* a breeding in this call found nothing new: do not retry per config */
     while (got < n) {
         if (g->pending_pos < g->pending_n) {
             uint64_t i = g->pending[g->pending_pos++];
-            if (VisitedSet_add(visited, i)) {
-                out[got++] = i;
-                pool_push(g, i);
-            } else {
-                g->pool_target--; /* visited since it was bred: the generation is one smaller */
-            }
+            if (VisitedSet_add(visited, i)) out[got++] = i; /* else visited since it was bred: skip */
             continue;
         }
-        if (g->pool_n >= g->pool_target && known_in_pool(g) + g->n_elites >= 2) {
-            int kids = breed(g, visited);
-            g->generation++;
-            g->pool_n = 0;
-            g->pending_n = kids;
+        if (!dry && g->window_n >= breed_threshold(g)) {
+            g->pending_n = breed(g, visited);
             g->pending_pos = 0;
-            g->pool_target = kids > 0 ? kids : g->pop_size;
-            if (kids > 0) continue;
+            g->generation++;
+            if (g->pending_n > 0) continue;
+            dry = true;
         }
-        /* No generation to breed from yet (or breeding found nothing new):
-         * random configs, counted as members of the current generation. */
+        /* Too few results to breed from (or breeding found nothing new): random. */
         uint64_t i = random_config(g, visited, NULL);
         if (i != UINT64_MAX) {
             VisitedSet_add(visited, i);
@@ -239,7 +215,6 @@ static int ga_propose(void *self, VisitedSet *visited, uint64_t *out, int n) {
             break; /* the space is exhausted */
         }
         out[got++] = i;
-        pool_push(g, i);
     }
     return got;
 }
