@@ -96,6 +96,14 @@ static void print_task(int i, int n, const HistoryTask *t) {
             printf("  speed     %.2f GFLOPS\n", Record_gflops(best, Workload_flops(&wl)));
         else
             printf("  speed     n/a (the task key does not parse: %s)\n", err);
+        if (best->regs >= 0 || best->shared_bytes >= 0 || best->spills >= 0 || best->local_bytes >= 0) {
+            printf("  resources");
+            if (best->regs >= 0) printf(" %d registers", best->regs);
+            if (best->shared_bytes >= 0) printf(" %lld B shared", (long long)best->shared_bytes);
+            if (best->local_bytes >= 0) printf(" %lld B local", (long long)best->local_bytes);
+            if (best->spills >= 0) printf(" %d spills", best->spills);
+            printf("\n");
+        }
     }
     printf("  trials    %d (", t->n_records);
     print_errors(t);

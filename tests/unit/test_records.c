@@ -880,6 +880,7 @@ static void append_task_record(LogWriter *w, const char *key, int error_no, doub
     r.costs[0] = cost_s * 0.5;
     r.costs[1] = cost_s * 1.5;
     if (error_no) Record_setError(&r, error_no, "failed\nhere");
+    if (key[0] == 'd') r.regs = 40, r.shared_bytes = 4096;
     char err[TT_ERRLEN];
     if (LogWriter_append(w, &r, err)) abort();
     Record_done(&r);
@@ -918,7 +919,7 @@ TEST(cli_best_and_dump) {
                             "  latency   1.0000 ms  (mean of 2 costs)\n  speed     231.21 GFLOPS\n"
                             "  trials    4 (2 errors: INSTANTIATION_ERROR 1, WRONG_ANSWER 1)\n");
     /* dense: 2*1000*512 FLOPs in 1 ms */
-    CHECK_CONTAINS(cli_out, "  speed     1.02 GFLOPS\n  trials    1 (no errors)\n");
+    CHECK_CONTAINS(cli_out, "  speed     1.02 GFLOPS\n  resources 40 registers 4096 B shared\n  trials    1 (no errors)\n");
     CHECK_CONTAINS(cli_out, "  best      none: no successful record (2 trials, all failed)\n"
                             "  trials    2 (2 errors: INSTANTIATION_ERROR 1, WRONG_ANSWER 1)\n");
 
