@@ -31,7 +31,9 @@ typedef struct ConvPlan {
 
 static const int64_t REG_N[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 14, 16, 28};
 static const int64_t OC_VEC[] = {1, 2, 3, 4};
-static const int64_t UNROLL_IC[] = {1, 2, 4, 16};
+static const int64_t UNROLL_IC[] = {1, 2, 4};
+/* unrolled multiply-adds per loop body above which gcc -O3 takes too long (> ~0.3 s) */
+#define MAX_UNROLLED_FMAS 512
 
 static int64_t conv_outExtent(int64_t in, int64_t pad, int64_t dil, int64_t k, int64_t stride) {
     return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
@@ -55,7 +57,7 @@ static Status conv2d_defineSpace(const Workload *wl, const DeviceInfo *dev, Spac
     if (Space_addOption(space, "order", two, 2, err) != TT_OK) return TT_ERR;
     if (Space_addOption(space, "red", two, 2, err) != TT_OK) return TT_ERR;
     if (Space_addOption(space, "unroll_kw", two, wl->kw > 1 ? 2 : 1, err) != TT_OK) return TT_ERR;
-    n = CpuGen_filterLE(UNROLL_IC, 4, wl->ci < 16 ? wl->ci : 16, vals);
+    n = CpuGen_filterLE(UNROLL_IC, 3, wl->ci, vals);
     return Space_addOption(space, "unroll_ic", vals, n, err);
 }
 
@@ -93,6 +95,11 @@ static void conv_plan(const Workload *wl, const Space *space, const int32_t *cho
 /* accumulators + one register per weight vector + one broadcast */
 static int conv_regsNeeded(const ConvPlan *p) { return (int)(p->OCV * p->RN + p->OCV + 1); }
 
+static int64_t conv_unrolledFmas(const ConvPlan *p) {
+    int64_t ic = p->unroll_ic < p->ICB ? p->unroll_ic : p->ICB;
+    return p->OCV * p->RN * ic * (p->unroll_kw ? p->KW : 1);
+}
+
 static bool conv2d_precheck(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
                             char *reason, size_t n) {
     ConvPlan p;
@@ -101,6 +108,12 @@ static bool conv2d_precheck(const Workload *wl, const Space *space, const int32_
     if (regs > p.vregs) {
         snprintf(reason, n, "register tile %lldx%lld vectors needs %d vector registers > %d",
                  (long long)p.OCV, (long long)p.RN, regs, p.vregs);
+        return false;
+    }
+    int64_t fmas = conv_unrolledFmas(&p);
+    if (fmas > MAX_UNROLLED_FMAS) {
+        snprintf(reason, n, "unrolled loop body of %lld vector FMAs > %d (compile time)", (long long)fmas,
+                 MAX_UNROLLED_FMAS);
         return false;
     }
     return true;

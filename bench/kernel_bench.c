@@ -1,0 +1,599 @@
+/* bench/kernel_bench.c: kernel quality of the CPU templates against vendor
+ * libraries, in one run on this machine.
+ *
+ * For each task of a standard set (ResNet-18 conv2d layers, GEMM 1024^3, the
+ * 1x512->1000 classifier) the bench searches the template's space with a
+ * fixed trial budget, then times the best configs against oneDNN (conv2d,
+ * through the C API with its preferred layouts) and OpenBLAS (cblas_sgemm for
+ * dense), with 1 thread and with all threads. Medians of several repeats.
+ *
+ * The search lives behind one function (bench_tune_local): it generates a
+ * batch of candidates, compiles them two at a time with `cc` + TT_CPU_CFLAGS,
+ * loads each shared object in-process, checks it against Workload_reference
+ * and times tt_run. Only tt_run is timed, as for oneDNN (whose layout
+ * reorders are done once outside the timing) and OpenBLAS (which packs
+ * inside the call: that favours us a little on GEMM; the dense weight panel
+ * is packed in tt_setup like a deployed model's pre-packed weights). The pack
+ * and finish time of the best config is printed apart.
+ *
+ * Usage: kernel_bench [--trials N] [--repeat R] [--only SUBSTR] [--seed S] [--threads T]
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cblas.h>
+#include <dnnl.h>
+
+#include "base/clock.h"
+#include "base/rng.h"
+#include "kernels/cpu/abi.h"
+#include "kernels/template.h"
+#include "kernels/workload.h"
+#include "space/space.h"
+
+#define MAX_BATCH 8
+#define TOP_K 6
+
+typedef struct Options {
+    int trials;      /* search budget per task */
+    int repeat;      /* repeats for the final timings (median) */
+    const char *only;
+    uint64_t seed;
+    int threads;     /* "all threads" count */
+} Options;
+
+static const char *const STANDARD_TASKS[][2] = {
+    {"conv 56x56 64->64 3x3", "conv2d:n=1,ci=64,h=56,w=56,co=64,kh=3,kw=3,stride=1,pad=1"},
+    {"conv 28x28 128->128 3x3", "conv2d:n=1,ci=128,h=28,w=28,co=128,kh=3,kw=3,stride=1,pad=1"},
+    {"conv 14x14 256->256 3x3", "conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1"},
+    {"conv 7x7 512->512 3x3", "conv2d:n=1,ci=512,h=7,w=7,co=512,kh=3,kw=3,stride=1,pad=1"},
+    {"conv 224x224 3->64 7x7 s2", "conv2d:n=1,ci=3,h=224,w=224,co=64,kh=7,kw=7,stride=2,pad=3"},
+    {"conv 56x56 64->128 1x1 s2", "conv2d:n=1,ci=64,h=56,w=56,co=128,kh=1,kw=1,stride=2,pad=0"},
+    {"gemm 1024^3", "dense:m=1024,n=1024,k=1024"},
+    {"dense 1x512->1000", "dense:m=1,n=1000,k=512"},
+};
+#define N_TASKS ((int)(sizeof STANDARD_TASKS / sizeof STANDARD_TASKS[0]))
+
+/* ---- timing ------------------------------------------------------------- */
+
+typedef void (*RunFn)(void *ctx);
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The machine is shared: with one thread, time with the calling thread's CPU
+ * clock so that being descheduled by other processes does not count (the
+ * vendor libraries also run in the calling thread then, so it is the same
+ * clock for both); with several threads, wall time. */
+static clockid_t g_clock = CLOCK_MONOTONIC;
+
+static void set_threads(int threads) {
+    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);
+    g_clock = threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(g_clock, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Median seconds per call over `repeat` repeats, each of enough calls to last min_s. */
+static double time_median(RunFn fn, void *ctx, int repeat, double min_s) {
+    fn(ctx); /* warm-up */
+    double t0 = now_s();
+    fn(ctx);
+    double one = now_s() - t0;
+    int number = one > 0 ? (int)(min_s / one) + 1 : 1000;
+    if (number > 100000) number = 100000;
+    double costs[64];
+    if (repeat > 64) repeat = 64;
+    for (int r = 0; r < repeat; r++) {
+        t0 = now_s();
+        for (int i = 0; i < number; i++) fn(ctx);
+        costs[r] = (now_s() - t0) / number;
+    }
+    qsort(costs, (size_t)repeat, sizeof costs[0], cmp_double);
+    return costs[repeat / 2];
+}
+
+/* ---- one loaded kernel ---------------------------------------------------- */
+
+typedef struct Kernel {
+    void *so;
+    void *state;
+    tt_state_fn pack, run, finish, teardown;
+} Kernel;
+
+static void kernel_run(void *k) { ((Kernel *)k)->run(((Kernel *)k)->state); }
+static void kernel_packFinish(void *k) {
+    Kernel *kk = k;
+    kk->pack(kk->state);
+    kk->finish(kk->state);
+}
+
+static bool kernel_load(Kernel *k, const char *so, float **args, char *why, size_t n) {
+    memset(k, 0, sizeof *k);
+    k->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    if (!k->so) {
+        snprintf(why, n, "dlopen: %s", dlerror());
+        return false;
+    }
+    tt_setup_fn setup = (tt_setup_fn)dlsym(k->so, "tt_setup");
+    k->pack = (tt_state_fn)dlsym(k->so, "tt_pack");
+    k->run = (tt_state_fn)dlsym(k->so, TT_CPU_ENTRY);
+    k->finish = (tt_state_fn)dlsym(k->so, "tt_finish");
+    k->teardown = (tt_state_fn)dlsym(k->so, "tt_teardown");
+    if (!setup || !k->pack || !k->run || !k->finish || !k->teardown) {
+        snprintf(why, n, "missing ABI symbol");
+        dlclose(k->so);
+        return false;
+    }
+    if (setup(args, &k->state) != 0) {
+        snprintf(why, n, "tt_setup failed");
+        k->teardown(k->state);
+        dlclose(k->so);
+        return false;
+    }
+    return true;
+}
+
+static void kernel_unload(Kernel *k) {
+    k->teardown(k->state);
+    dlclose(k->so);
+}
+
+/* ---- a task: workload, space, buffers, reference ---------------------------- */
+
+typedef struct BenchTask {
+    const char *label;
+    Workload wl;
+    const Template *tmpl;
+    Space space;
+    int nargs;
+    ArgInfo info[WORKLOAD_MAX_ARGS];
+    float **args;
+    float *ref;
+    double flops;
+} BenchTask;
+
+typedef struct Cand {
+    uint64_t index;
+    double secs; /* tt_run, median; +inf when failed */
+} Cand;
+
+typedef struct TuneStats {
+    int trials, invalid, failed;
+    double wall_s, cc_s_sum, cc_cpu_sum;
+    int cc_n;
+    Cand top[TOP_K]; /* best first */
+    int n_top;
+} TuneStats;
+
+static char g_dir[256];
+static DeviceInfo g_dev;
+
+static Status task_init(BenchTask *t, const char *label, const char *spec, char *err) {
+    memset(t, 0, sizeof *t);
+    t->label = label;
+    if (Workload_parse(spec, &t->wl, err) != TT_OK) return TT_ERR;
+    t->tmpl = Template_find(&t->wl, FAMILY_CPU, err);
+    if (!t->tmpl) return TT_ERR;
+    Space_init(&t->space);
+    if (t->tmpl->define_space(&t->wl, &g_dev, &t->space, err) != TT_OK) return TT_ERR;
+    t->nargs = Workload_args(&t->wl, t->info);
+    t->args = calloc((size_t)t->nargs, sizeof *t->args);
+    for (int i = 0; i < t->nargs; i++) t->args[i] = calloc(t->info[i].count, sizeof(float));
+    Workload_fillInputs(&t->wl, t->args, 7);
+    size_t out_n = t->info[t->nargs - 1].count;
+    Workload_reference(&t->wl, t->args);
+    t->ref = malloc(out_n * sizeof(float));
+    memcpy(t->ref, t->args[t->nargs - 1], out_n * sizeof(float));
+    t->flops = Workload_flops(&t->wl);
+    return TT_OK;
+}
+
+static void task_done(BenchTask *t) {
+    for (int i = 0; i < t->nargs; i++) free(t->args[i]);
+    free(t->args);
+    free(t->ref);
+    Space_done(&t->space);
+}
+
+/* Writes the source of config `index` to path; false when precheck or generation fails. */
+static bool task_writeSource(BenchTask *t, uint64_t index, const char *path) {
+    int32_t choice[SPACE_MAX_KNOBS];
+    Space_decode(&t->space, index, choice);
+    char reason[256], err[TT_ERRLEN];
+    if (!t->tmpl->precheck(&t->wl, &t->space, choice, &g_dev, reason, sizeof reason)) return false;
+    KernelSource ks;
+    KernelSource_init(&ks);
+    if (t->tmpl->generate(&t->wl, &t->space, choice, &g_dev, DIALECT_C, &ks, err) != TT_OK) return false;
+    FILE *f = fopen(path, "w");
+    bool ok = f && fputs(ks.source, f) >= 0;
+    if (f) fclose(f);
+    KernelSource_done(&ks);
+    return ok;
+}
+
+/* Runs and checks a built kernel once, then times it; +inf on any failure. */
+static double task_measure(BenchTask *t, const char *so, int repeat, double min_s, double *pack_s) {
+    Kernel k;
+    char why[512];
+    if (!kernel_load(&k, so, t->args, why, sizeof why)) return INFINITY;
+    float *out = t->args[t->nargs - 1];
+    size_t out_n = t->info[t->nargs - 1].count;
+    for (size_t i = 0; i < out_n; i++) out[i] = NAN;
+    k.pack(k.state);
+    k.run(k.state);
+    k.finish(k.state);
+    double secs = INFINITY;
+    if (Workload_compare(&t->wl, t->ref, out, why, sizeof why)) {
+        secs = time_median(kernel_run, &k, repeat, min_s);
+        if (pack_s) *pack_s = time_median(kernel_packFinish, &k, 3, min_s);
+    } else {
+        fprintf(stderr, "  WRONG_ANSWER %s: %s\n", so, why);
+    }
+    kernel_unload(&k);
+    return secs;
+}
+
+/* ---- compile -------------------------------------------------------------- */
+
+typedef struct Build {
+    char src[320], so[320];
+    pid_t pid;
+    double t0, secs, cpu_s; /* wall and CPU (user + system) seconds of the compiler */
+    int status;
+} Build;
+
+static void build_all(Build *b, int n) {
+    int next = 0, running = 0;
+    while (next < n || running > 0) {
+        while (running < 2 && next < n) {
+            char cmd[1024];
+            snprintf(cmd, sizeof cmd, "cc %s -o %s %s", TT_CPU_CFLAGS, b[next].so, b[next].src);
+            b[next].t0 = clock_mono();
+            b[next].status = -1;
+            pid_t pid = fork();
+            if (pid == 0) {
+                execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+                _exit(127);
+            }
+            b[next].pid = pid;
+            next++, running++;
+        }
+        int st;
+        struct rusage ru;
+        pid_t done = wait4(-1, &st, 0, &ru);
+        if (done < 0) break;
+        for (int i = 0; i < next; i++)
+            if (b[i].pid == done) {
+                b[i].status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+                b[i].secs = clock_mono() - b[i].t0;
+                b[i].cpu_s = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+                             (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+            }
+        running--;
+    }
+}
+
+/* ---- search ----------------------------------------------------------------- */
+
+static void top_insert(TuneStats *s, uint64_t index, double secs) {
+    if (!isfinite(secs)) return;
+    int pos = s->n_top;
+    while (pos > 0 && s->top[pos - 1].secs > secs) pos--;
+    if (pos >= TOP_K) return;
+    int last = s->n_top < TOP_K ? s->n_top : TOP_K - 1;
+    for (int i = last; i > pos; i--) s->top[i] = s->top[i - 1];
+    s->top[pos] = (Cand){index, secs};
+    if (s->n_top < TOP_K) s->n_top++;
+}
+
+/* Proposes a batch: random configs at first, then half mutations of the top configs. */
+static int propose(BenchTask *t, TuneStats *s, VisitedSet *seen, Rng *rng, uint64_t *out, int n) {
+    int m = 0;
+    for (int tries = 0; m < n && tries < 2000; tries++) {
+        uint64_t idx;
+        if (s->n_top > 0 && (tries & 1)) {
+            idx = s->top[Rng_below(rng, (uint64_t)s->n_top)].index;
+            int steps = 1 + (int)Rng_below(rng, 2);
+            for (int i = 0; i < steps; i++) idx = Space_neighbour(&t->space, idx, rng);
+        } else {
+            idx = Rng_below(rng, t->space.total);
+        }
+        if (VisitedSet_has(seen, idx)) continue;
+        int32_t choice[SPACE_MAX_KNOBS];
+        char reason[256];
+        Space_decode(&t->space, idx, choice);
+        VisitedSet_add(seen, idx);
+        if (!t->tmpl->precheck(&t->wl, &t->space, choice, &g_dev, reason, sizeof reason)) {
+            s->invalid++;
+            continue;
+        }
+        out[m++] = idx;
+    }
+    return m;
+}
+
+/* The local search: batches of MAX_BATCH, compiled two at a time, measured one by one
+ * (no compile runs while a kernel is timed). Replaceable by the engine. */
+static void bench_tune_local(BenchTask *t, const Options *opt, int threads, TuneStats *s) {
+    memset(s, 0, sizeof *s);
+    Rng rng;
+    Rng_seed(&rng, opt->seed);
+    VisitedSet seen;
+    VisitedSet_init(&seen);
+    set_threads(threads);
+    double t0 = clock_mono();
+    while (s->trials < opt->trials) {
+        uint64_t idx[MAX_BATCH];
+        int want = opt->trials - s->trials < MAX_BATCH ? opt->trials - s->trials : MAX_BATCH;
+        int n = propose(t, s, &seen, &rng, idx, want);
+        if (n == 0) break;
+        Build b[MAX_BATCH];
+        int nb = 0;
+        for (int i = 0; i < n; i++) {
+            snprintf(b[nb].src, sizeof b[nb].src, "%s/c%d.c", g_dir, nb);
+            snprintf(b[nb].so, sizeof b[nb].so, "%s/c%d_%llu.so", g_dir, nb, (unsigned long long)idx[i]);
+            if (task_writeSource(t, idx[i], b[nb].src)) idx[nb++] = idx[i];
+        }
+        build_all(b, nb);
+        for (int i = 0; i < nb; i++) {
+            s->trials++;
+            s->cc_s_sum += b[i].secs, s->cc_cpu_sum += b[i].cpu_s, s->cc_n++;
+            double secs = b[i].status == 0 ? task_measure(t, b[i].so, 3, 0.01, NULL) : INFINITY;
+            if (!isfinite(secs)) s->failed++;
+            top_insert(s, idx[i], secs);
+            unlink(b[i].so);
+            unlink(b[i].src);
+        }
+    }
+    s->wall_s = clock_mono() - t0;
+    VisitedSet_done(&seen);
+}
+
+/* Re-times the top configs with more repeats at a thread count; returns the best seconds. */
+static double bench_retime(BenchTask *t, const TuneStats *s, int threads, int repeat, int n, uint64_t *best,
+                           double *pack_s) {
+    set_threads(threads);
+    double best_s = INFINITY;
+    for (int i = 0; i < s->n_top && i < n; i++) {
+        char src[320], so[320];
+        snprintf(src, sizeof src, "%s/final.c", g_dir);
+        snprintf(so, sizeof so, "%s/final_%d_%d.so", g_dir, threads, i);
+        Build b;
+        memset(&b, 0, sizeof b);
+        snprintf(b.src, sizeof b.src, "%s", src);
+        snprintf(b.so, sizeof b.so, "%s", so);
+        if (!task_writeSource(t, s->top[i].index, src)) continue;
+        build_all(&b, 1);
+        double ps = 0;
+        double secs = b.status == 0 ? task_measure(t, so, repeat, 0.05, &ps) : INFINITY;
+        if (secs < best_s) {
+            best_s = secs;
+            *best = s->top[i].index;
+            *pack_s = ps;
+        }
+        unlink(so);
+        unlink(src);
+    }
+    return best_s;
+}
+
+/* ---- oneDNN and OpenBLAS ------------------------------------------------------- */
+
+typedef struct Dnnl {
+    dnnl_engine_t eng;
+    dnnl_stream_t stream;
+    dnnl_primitive_t prim;
+    dnnl_memory_t mem[3];
+    dnnl_primitive_desc_t pd;
+    char impl[64];
+} Dnnl;
+
+static void dnnl_run(void *ctx) {
+    Dnnl *d = ctx;
+    dnnl_exec_arg_t a[3] = {{DNNL_ARG_SRC, d->mem[0]}, {DNNL_ARG_WEIGHTS, d->mem[1]}, {DNNL_ARG_DST, d->mem[2]}};
+    dnnl_primitive_execute(d->prim, d->stream, 3, a);
+    dnnl_stream_wait(d->stream);
+}
+
+/* oneDNN convolution with its preferred layouts (format_tag any); seconds or NAN. */
+static double bench_dnnl_conv(const Workload *wl, int threads, int repeat, char *impl, size_t impl_n) {
+    set_threads(threads);
+    Dnnl d;
+    memset(&d, 0, sizeof d);
+    double secs = NAN;
+    if (dnnl_engine_create(&d.eng, dnnl_cpu, 0) != dnnl_success) return NAN;
+    dnnl_stream_create(&d.stream, d.eng, dnnl_stream_default_flags);
+    int64_t oh = Workload_outH(wl), ow = Workload_outW(wl);
+    dnnl_dims_t sd = {wl->n, wl->ci, wl->h, wl->w}, wd = {wl->co, wl->ci, wl->kh, wl->kw},
+                dd = {wl->n, wl->co, oh, ow};
+    dnnl_dims_t strides = {wl->stride_h, wl->stride_w}, dil = {wl->dil_h - 1, wl->dil_w - 1},
+                pad = {wl->pad_h, wl->pad_w};
+    /* oneDNN's right padding makes its output size come out as ours */
+    dnnl_dims_t pad_r = {(oh - 1) * wl->stride_h + (wl->kh - 1) * wl->dil_h + 1 - wl->h - wl->pad_h,
+                         (ow - 1) * wl->stride_w + (wl->kw - 1) * wl->dil_w + 1 - wl->w - wl->pad_w};
+    dnnl_memory_desc_t smd, wmd, dmd;
+    dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&wmd, 4, wd, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, dnnl_format_tag_any);
+    dnnl_convolution_desc_t cd;
+    if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &smd, &wmd,
+                                                   NULL, &dmd, strides, dil, pad, pad_r) != dnnl_success)
+        goto out;
+    if (dnnl_primitive_desc_create(&d.pd, &cd, NULL, d.eng, NULL) != dnnl_success) goto out;
+    const char *name = NULL;
+    dnnl_primitive_desc_query(d.pd, dnnl_query_impl_info_str, 0, &name);
+    snprintf(impl, impl_n, "%s", name ? name : "?");
+    dnnl_query_t q[3] = {dnnl_query_src_md, dnnl_query_weights_md, dnnl_query_dst_md};
+    for (int i = 0; i < 3; i++) {
+        const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(d.pd, q[i], 0);
+        if (dnnl_memory_create(&d.mem[i], md, d.eng, DNNL_MEMORY_ALLOCATE) != dnnl_success) goto out;
+        void *h = NULL;
+        dnnl_memory_get_data_handle(d.mem[i], &h);
+        size_t n = dnnl_memory_desc_get_size(md) / sizeof(float);
+        for (size_t e = 0; e < n; e++) ((float *)h)[e] = (float)((e * 2654435761u) % 1000) / 1000.0f - 0.5f;
+    }
+    if (dnnl_primitive_create(&d.prim, d.pd) != dnnl_success) goto out;
+    secs = time_median(dnnl_run, &d, repeat, 0.05);
+out:
+    if (d.prim) dnnl_primitive_destroy(d.prim);
+    for (int i = 0; i < 3; i++)
+        if (d.mem[i]) dnnl_memory_destroy(d.mem[i]);
+    if (d.pd) dnnl_primitive_desc_destroy(d.pd);
+    dnnl_stream_destroy(d.stream);
+    dnnl_engine_destroy(d.eng);
+    return secs;
+}
+
+typedef struct Blas {
+    const Workload *wl;
+    float *a, *b, *c;
+} Blas;
+
+static void blas_run(void *ctx) {
+    Blas *x = ctx;
+    const Workload *wl = x->wl;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)wl->m, (int)wl->n, (int)wl->k, 1.0f, x->a, (int)wl->k,
+                x->b, (int)wl->k, 0.0f, x->c, (int)wl->n);
+}
+
+static double bench_blas_dense(BenchTask *t, int threads, int repeat) {
+    set_threads(threads);
+    Blas x = {&t->wl, t->args[0], t->args[1], t->args[t->nargs - 1]};
+    return time_median(blas_run, &x, repeat, 0.05);
+}
+
+/* ---- main ------------------------------------------------------------------------- */
+
+static void machine_name(char *buf, size_t n) {
+    snprintf(buf, n, "unknown cpu");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            char *c = strchr(line, ':');
+            if (c) {
+                c++;
+                while (*c == ' ') c++;
+                c[strcspn(c, "\n")] = '\0';
+                snprintf(buf, n, "%s", c);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: kernel_bench [--trials N] [--repeat R] [--only SUBSTR] [--seed S] [--threads T]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    Options opt = {.trials = 48, .repeat = 7, .only = NULL, .seed = 1, .threads = 0};
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 >= argc) usage();
+        if (strcmp(argv[i], "--trials") == 0) opt.trials = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--repeat") == 0) opt.repeat = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--only") == 0) opt.only = argv[++i];
+        else if (strcmp(argv[i], "--seed") == 0) opt.seed = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--threads") == 0) opt.threads = atoi(argv[++i]);
+        else usage();
+    }
+    if (opt.trials < 1 || opt.repeat < 1) usage();
+    int all = opt.threads > 0 ? opt.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+
+    memset(&g_dev, 0, sizeof g_dev);
+    machine_name(g_dev.name, sizeof g_dev.name);
+    g_dev.present = true;
+    g_dev.cores = all;
+    g_dev.vector_floats = __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("avx2") ? 8 : 4;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(g_dir, sizeof g_dir, "%s/tt_kbench_XXXXXX", tmp ? tmp : "/tmp");
+    if (!mkdtemp(g_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char date[64];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    printf("tunetop kernel bench | %s | %d threads | vector %d floats | %s\n", g_dev.name, all, g_dev.vector_floats,
+           date);
+    printf("search: local (random + mutation of the top %d), %d trials per task at 1 thread; final timings: median of %d;"
+           " GFLOPS from tt_run only\n\n",
+           TOP_K, opt.trials, opt.repeat);
+    printf("%-26s %7s %7s %7s %6s | %7s %7s %7s %6s | %6s %6s %5s | %s\n", "task", "tuned1", "onednn1", "blas1",
+           "ratio1", "tunedN", "onednnN", "blasN", "ratioN", "pk+fin", "trial/s", "cc_s", "best config (1 thread)");
+
+    double sum_trials = 0, sum_wall = 0, sum_cc = 0, sum_cc_cpu = 0;
+    int sum_cc_n = 0;
+    for (int ti = 0; ti < N_TASKS; ti++) {
+        if (opt.only && !strstr(STANDARD_TASKS[ti][0], opt.only) && !strstr(STANDARD_TASKS[ti][1], opt.only)) continue;
+        BenchTask t;
+        char err[TT_ERRLEN];
+        set_threads(1);
+        if (task_init(&t, STANDARD_TASKS[ti][0], STANDARD_TASKS[ti][1], err) != TT_OK) {
+            printf("%-26s error: %s\n", STANDARD_TASKS[ti][0], err);
+            continue;
+        }
+        TuneStats s;
+        bench_tune_local(&t, &opt, 1, &s);
+        sum_trials += s.trials, sum_wall += s.wall_s, sum_cc += s.cc_s_sum, sum_cc_n += s.cc_n;
+        sum_cc_cpu += s.cc_cpu_sum;
+        uint64_t best1 = 0, bestn = 0;
+        double pack1 = 0, packn = 0;
+        double t1 = bench_retime(&t, &s, 1, opt.repeat, 3, &best1, &pack1);
+        double tn = bench_retime(&t, &s, all, opt.repeat, TOP_K, &bestn, &packn);
+        bool conv = t.wl.op == OP_CONV2D;
+        char impl[64] = "";
+        double v1 = conv ? bench_dnnl_conv(&t.wl, 1, opt.repeat, impl, sizeof impl) : NAN;
+        double vn = conv ? bench_dnnl_conv(&t.wl, all, opt.repeat, impl, sizeof impl) : NAN;
+        double b1 = conv ? NAN : bench_blas_dense(&t, 1, opt.repeat);
+        double bn = conv ? NAN : bench_blas_dense(&t, all, opt.repeat);
+        double g = t.flops * 1e-9;
+        double ref1 = conv ? v1 : b1, refn = conv ? vn : bn;
+        int32_t choice[SPACE_MAX_KNOBS];
+        char cfg[256] = "-";
+        if (s.n_top) {
+            Space_decode(&t.space, best1, choice);
+            Space_format(&t.space, choice, cfg, sizeof cfg);
+        }
+        printf("%-26s %7.1f %7.1f %7.1f %6.2f | %7.1f %7.1f %7.1f %6.2f | %6.2f %6.1f %5.2f | %s\n", t.label,
+               g / t1, g / v1, g / b1, ref1 / t1, g / tn, g / vn, g / bn, refn / tn, pack1 * 1e3,
+               s.trials / s.wall_s, s.cc_n ? s.cc_s_sum / s.cc_n : 0.0, cfg);
+        if (s.failed || s.invalid)
+            printf("%-26s   (%d trials, %d failed, %d rejected by precheck; oneDNN impl %s)\n", "", s.trials, s.failed,
+                   s.invalid, impl[0] ? impl : "-");
+        fflush(stdout);
+        task_done(&t);
+    }
+    printf("\nGFLOPS columns: tuned (this template, best config), oneDNN / OpenBLAS; ratio = tuned / vendor"
+           " (>1: faster). 1 = one thread, N = %d threads.\n",
+           all);
+    printf("pk+fin = ms of tt_pack + tt_finish (layout transforms, timed apart). cc_s = mean cc seconds per candidate"
+           " (2 in parallel).\n");
+    printf("overall: %.0f trials in %.1f s = %.2f trials/s; compile per candidate: %.2f s wall, %.2f s CPU\n",
+           sum_trials, sum_wall, sum_wall > 0 ? sum_trials / sum_wall : 0.0, sum_cc_n ? sum_cc / sum_cc_n : 0.0,
+           sum_cc_n ? sum_cc_cpu / sum_cc_n : 0.0);
+    double load[3] = {0, 0, 0};
+    if (getloadavg(load, 3) > 0) printf("load average at the end: %.2f (shared machine: wall times are noisy)\n", load[0]);
+    rmdir(g_dir);
+    return 0;
+}
