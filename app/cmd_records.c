@@ -128,9 +128,9 @@ int cmd_best(int argc, char **argv) {
         with_result += h.tasks[i].best >= 0;
         errors += h.tasks[i].n_errors;
     }
-    printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %d failed trial%s\n", path,
-           h.header.target, h.n_records, h.n_records == 1 ? "" : "s", h.n_tasks, h.n_tasks == 1 ? "" : "s",
-           with_result, errors, errors == 1 ? "" : "s");
+    printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %d failed trial%s\n", path, h.header.target,
+           h.n_records, h.n_records == 1 ? "" : "s", h.n_tasks, h.n_tasks == 1 ? "" : "s", with_result, errors,
+           errors == 1 ? "" : "s");
     for (int i = 0; i < h.n_tasks; i++) {
         printf("\n");
         print_task(i, h.n_tasks, &h.tasks[i]);
@@ -138,8 +138,7 @@ int cmd_best(int argc, char **argv) {
     fflush(stdout);
     rc = 0;
     if (h.end == LOG_TORN) {
-        fprintf(stderr, "tunetop best: warning: %s (read up to there; tune --log truncates it on resume)\n",
-                h.end_msg);
+        fprintf(stderr, "tunetop best: warning: %s (read up to there; tune --log truncates it on resume)\n", h.end_msg);
     } else if (h.end == LOG_DAMAGED) {
         fprintf(stderr, "tunetop best: error: %s (results above are from the records before it)\n", h.end_msg);
         rc = 1;

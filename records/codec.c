@@ -66,11 +66,13 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     msgpack_pack_uint64(&pk, this->index);
     pack_key(&pk, "choice");
     msgpack_pack_array(&pk, (size_t)this->n_choice);
-    for (int i = 0; i < this->n_choice; i++) msgpack_pack_int32(&pk, this->choice[i]);
+    for (int i = 0; i < this->n_choice; i++)
+        msgpack_pack_int32(&pk, this->choice[i]);
     pack_str(&pk, "config", this->config, strlen(this->config));
     pack_key(&pk, "costs");
     msgpack_pack_array(&pk, (size_t)this->n_costs);
-    for (int i = 0; i < this->n_costs; i++) msgpack_pack_double(&pk, this->costs[i]);
+    for (int i = 0; i < this->n_costs; i++)
+        msgpack_pack_double(&pk, this->costs[i]);
     pack_i64(&pk, "err", this->error_no);
     if (this->error_msg) {
         size_t n = strlen(this->error_msg);
@@ -127,10 +129,17 @@ static bool key_is(const msgpack_object *k, const char *name) {
 static Status get_double(const msgpack_object *o, const char *name, double *out, char *err) {
     switch (o->type) {
     case MSGPACK_OBJECT_FLOAT32:
-    case MSGPACK_OBJECT_FLOAT64: *out = o->via.f64; return TT_OK;
-    case MSGPACK_OBJECT_POSITIVE_INTEGER: *out = (double)o->via.u64; return TT_OK;
-    case MSGPACK_OBJECT_NEGATIVE_INTEGER: *out = (double)o->via.i64; return TT_OK;
-    default: return tt_fail(err, "key \"%s\" is not a number", name);
+    case MSGPACK_OBJECT_FLOAT64:
+        *out = o->via.f64;
+        return TT_OK;
+    case MSGPACK_OBJECT_POSITIVE_INTEGER:
+        *out = (double)o->via.u64;
+        return TT_OK;
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+        *out = (double)o->via.i64;
+        return TT_OK;
+    default:
+        return tt_fail(err, "key \"%s\" is not a number", name);
     }
 }
 
@@ -283,7 +292,8 @@ Status LogHeader_fromObject(const msgpack_object *obj, LogHeader *out, char *err
         const msgpack_object *k = &obj->via.map.ptr[j].key, *v = &obj->via.map.ptr[j].val;
         if (key_is(k, "format")) {
             size_t n = strlen(LOG_FORMAT_NAME);
-            format = v->type == MSGPACK_OBJECT_STR && v->via.str.size == n && memcmp(v->via.str.ptr, LOG_FORMAT_NAME, n) == 0;
+            format = v->type == MSGPACK_OBJECT_STR && v->via.str.size == n &&
+                     memcmp(v->via.str.ptr, LOG_FORMAT_NAME, n) == 0;
         } else if (key_is(k, "version")) {
             if (get_int(v, "version", 1, INT32_MAX, &version, err)) return TT_ERR;
         } else if (key_is(k, "created")) {
@@ -311,10 +321,14 @@ static size_t utf8_len(const unsigned char *s, size_t n) {
     size_t len;
     uint32_t cp;
     if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f;
-    else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f;
-    else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07;
-    else return 0;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4, cp = c & 0x07;
+    else
+        return 0;
     if (len > n) return 0;
     for (size_t i = 1; i < len; i++) {
         if ((s[i] & 0xc0) != 0x80) return 0;
@@ -334,15 +348,24 @@ static void json_str(StrBuf *b, const char *s, size_t cap) {
     StrBuf_append(b, "\"");
     for (size_t i = 0; i < n;) {
         unsigned c = p[i];
-        if (c == '"') StrBuf_append(b, "\\\"");
-        else if (c == '\\') StrBuf_append(b, "\\\\");
-        else if (c == '\n') StrBuf_append(b, "\\n");
-        else if (c == '\r') StrBuf_append(b, "\\r");
-        else if (c == '\t') StrBuf_append(b, "\\t");
-        else if (c == '\b') StrBuf_append(b, "\\b");
-        else if (c == '\f') StrBuf_append(b, "\\f");
-        else if (c < 0x20 || c == 0x7f) StrBuf_printf(b, "\\u%04x", c);
-        else if (c < 0x80) StrBuf_appendn(b, (const char *)p + i, 1);
+        if (c == '"')
+            StrBuf_append(b, "\\\"");
+        else if (c == '\\')
+            StrBuf_append(b, "\\\\");
+        else if (c == '\n')
+            StrBuf_append(b, "\\n");
+        else if (c == '\r')
+            StrBuf_append(b, "\\r");
+        else if (c == '\t')
+            StrBuf_append(b, "\\t");
+        else if (c == '\b')
+            StrBuf_append(b, "\\b");
+        else if (c == '\f')
+            StrBuf_append(b, "\\f");
+        else if (c < 0x20 || c == 0x7f)
+            StrBuf_printf(b, "\\u%04x", c);
+        else if (c < 0x80)
+            StrBuf_appendn(b, (const char *)p + i, 1);
         else {
             size_t len = utf8_len(p + i, n - i);
             if (len == 0) {
@@ -373,8 +396,10 @@ static void json_num(StrBuf *b, double v) {
 
 static void json_opt_int(StrBuf *b, const char *key, int64_t v) {
     StrBuf_printf(b, ",\"%s\":", key);
-    if (v < 0) StrBuf_append(b, "null");
-    else StrBuf_printf(b, "%" PRId64, v);
+    if (v < 0)
+        StrBuf_append(b, "null");
+    else
+        StrBuf_printf(b, "%" PRId64, v);
 }
 
 char *Record_toJson(const Record *this) {
@@ -397,8 +422,10 @@ char *Record_toJson(const Record *this) {
         json_num(&b, this->costs[i]);
     }
     StrBuf_printf(&b, "],\"err\":%d,\"msg\":", this->error_no);
-    if (this->error_msg) json_str(&b, this->error_msg, SIZE_MAX);
-    else StrBuf_append(&b, "null");
+    if (this->error_msg)
+        json_str(&b, this->error_msg, SIZE_MAX);
+    else
+        StrBuf_append(&b, "null");
     StrBuf_append(&b, ",\"build_s\":");
     json_num(&b, this->build_s);
     StrBuf_append(&b, ",\"run_s\":");

@@ -10,7 +10,8 @@
 /* FNV-1a: task keys are short strings, a few to a few hundred per log */
 static uint64_t key_hash(const char *s) {
     uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
 }
 
@@ -28,7 +29,8 @@ void History_init(History *this) {
 void History_done(History *this) {
     for (int t = 0; t < this->n_tasks; t++) {
         HistoryTask *task = &this->tasks[t];
-        for (int i = 0; i < task->n_records; i++) Record_done(&task->records[i]);
+        for (int i = 0; i < task->n_records; i++)
+            Record_done(&task->records[i]);
         free(task->records);
     }
     free(this->tasks);
@@ -49,8 +51,10 @@ static void rehash(History *this, size_t n_slots) {
     free(this->slots);
     this->slots = xrealloc(NULL, n_slots * sizeof *this->slots);
     this->n_slots = n_slots;
-    for (size_t s = 0; s < n_slots; s++) this->slots[s] = -1;
-    for (int t = 0; t < this->n_tasks; t++) this->slots[slot_of(this, this->tasks[t].key)] = t;
+    for (size_t s = 0; s < n_slots; s++)
+        this->slots[s] = -1;
+    for (int t = 0; t < this->n_tasks; t++)
+        this->slots[slot_of(this, this->tasks[t].key)] = t;
 }
 
 const HistoryTask *History_find(const History *this, const char *task_key) {
@@ -74,8 +78,10 @@ static HistoryTask *task_for(History *this, const Record *rec) {
     snprintf(task->template_name, sizeof task->template_name, "%s", rec->template_name);
     task->best = -1;
     /* keep the index at most half full */
-    if ((size_t)this->n_tasks * 2 > this->n_slots) rehash(this, this->n_slots ? this->n_slots * 2 : 64);
-    else this->slots[slot_of(this, task->key)] = this->n_tasks - 1;
+    if ((size_t)this->n_tasks * 2 > this->n_slots)
+        rehash(this, this->n_slots ? this->n_slots * 2 : 64);
+    else
+        this->slots[slot_of(this, task->key)] = this->n_tasks - 1;
     return task;
 }
 
@@ -116,7 +122,8 @@ Status History_load(History *this, const char *path, char *err) {
     Record rec;
     Record_init(&rec);
     LogReadStatus st;
-    while ((st = LogReader_next(r, &rec, this->end_msg)) == LOG_RECORD) add_taken(this, &rec);
+    while ((st = LogReader_next(r, &rec, this->end_msg)) == LOG_RECORD)
+        add_taken(this, &rec);
     Record_done(&rec);
     this->end = st;
     this->good_offset = LogReader_goodOffset(r);

@@ -23,13 +23,13 @@
 #define HISTORY_ERRNO_SLOTS 10
 
 typedef struct HistoryTask {
-    char key[REC_KEY_LEN];           /* task key, as in the records */
+    char key[REC_KEY_LEN];            /* task key, as in the records */
     char template_name[REC_NAME_LEN]; /* of the task's first record */
-    Record *records;                 /* n_records, file order; owned */
+    Record *records;                  /* n_records, file order; owned */
     int n_records;
     int cap;
-    int best;                        /* index into records of the lowest mean cost among error_no == 0; -1 if none */
-    int n_errors;                    /* records with error_no != 0 */
+    int best;     /* index into records of the lowest mean cost among error_no == 0; -1 if none */
+    int n_errors; /* records with error_no != 0 */
     int errno_count[HISTORY_ERRNO_SLOTS];
 } HistoryTask;
 
@@ -39,8 +39,8 @@ typedef struct History {
     int n_tasks;
     int cap;
     size_t n_records;
-    LogReadStatus end;  /* LOG_END, LOG_TORN or LOG_DAMAGED: how reading stopped */
-    off_t good_offset;  /* where the good data ends */
+    LogReadStatus end;       /* LOG_END, LOG_TORN or LOG_DAMAGED: how reading stopped */
+    off_t good_offset;       /* where the good data ends */
     char end_msg[TT_ERRLEN]; /* the reader's sentence for LOG_TORN / LOG_DAMAGED, else "" */
     /* task-key hash index (open addressing over indices into tasks) */
     int *slots;

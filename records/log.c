@@ -87,7 +87,8 @@ static LogReadStatus at_eof_inside_object(LogReader *this, char *msg) {
     off_t tail = this->read_off - this->good;
     unsigned char first = 0;
     ssize_t n;
-    do n = pread(this->fd, &first, 1, this->good);
+    do
+        n = pread(this->fd, &first, 1, this->good);
     while (n < 0 && errno == EINTR);
     if (n == 1 && is_map_prefix(first) && tail < LOG_MAX_RECORD)
         return finish(this, LOG_TORN, msg,
@@ -162,8 +163,10 @@ static Status reader_new(int fd, bool own_fd, const char *path, LogReader **out,
                      st == LOG_TORN ? "it ends inside its first object" : "it does not start with msgpack");
     } else {
         LogHeader h;
-        if (LogHeader_fromObject(&this->obj.data, &h, why)) rc = tt_fail(err, "%s is not a tunetop log (%s)", path, why);
-        else if (header) *header = h;
+        if (LogHeader_fromObject(&this->obj.data, &h, why))
+            rc = tt_fail(err, "%s is not a tunetop log (%s)", path, why);
+        else if (header)
+            *header = h;
     }
     if (rc != TT_OK) {
         LogReader_close(this);
@@ -229,8 +232,8 @@ void LogReader_close(LogReader *this) {
 struct LogWriter {
     int fd;
     char *path;
-    off_t size;          /* bytes of complete records in the file */
-    pthread_mutex_t mu;  /* one record at a time, so a retried short write never interleaves */
+    off_t size;         /* bytes of complete records in the file */
+    pthread_mutex_t mu; /* one record at a time, so a retried short write never interleaves */
 };
 
 /* write(2) until all of buf is out (EINTR and short writes continue from the
@@ -308,8 +311,7 @@ static Status check_existing(int fd, const char *path, const char *target, off_t
     if (reader_new(fd, false, path, &r, &h, why)) return tt_fail(err, "refusing to append: %s", why);
     if (strcmp(h.target, target) != 0) {
         LogReader_close(r);
-        return tt_fail(err, "log %s holds records for target %s, not %s; use another log file", path, h.target,
-                       target);
+        return tt_fail(err, "log %s holds records for target %s, not %s; use another log file", path, h.target, target);
     }
     Record rec;
     Record_init(&rec);
@@ -334,7 +336,7 @@ static Status check_existing(int fd, const char *path, const char *target, off_t
 Status LogWriter_open(const char *path, const char *target, LogWriter **out, off_t *truncated_at, char *err) {
     off_t trunc = -1, size = 0;
     if (truncated_at) *truncated_at = -1;
-    if (!target || !target[0] || strlen(target) >= sizeof ((LogHeader *)0)->target)
+    if (!target || !target[0] || strlen(target) >= sizeof((LogHeader *)0)->target)
         return tt_fail(err, "invalid target name for log %s", path);
     int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return tt_fail(err, "cannot open log %s for writing: %s", path, strerror(errno));
@@ -356,8 +358,8 @@ Status LogWriter_open(const char *path, const char *target, LogWriter **out, off
         close(fd);
         return tt_fail(err, "cannot stat log %s: %s", path, strerror(errno));
     }
-    Status rc = st.st_size == 0 ? write_header(fd, path, target, err)
-                                : check_existing(fd, path, target, &size, &trunc, err);
+    Status rc =
+        st.st_size == 0 ? write_header(fd, path, target, err) : check_existing(fd, path, target, &size, &trunc, err);
     if (rc) {
         close(fd); /* releases the lock */
         return TT_ERR;

@@ -33,7 +33,8 @@ void Record_setError(Record *this, int error_no, const char *msg) {
 double Record_mean(const Record *this) {
     if (this->error_no != 0 || this->n_costs <= 0) return INFINITY;
     double s = 0;
-    for (int i = 0; i < this->n_costs; i++) s += this->costs[i];
+    for (int i = 0; i < this->n_costs; i++)
+        s += this->costs[i];
     return s / this->n_costs;
 }
 

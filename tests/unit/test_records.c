@@ -62,10 +62,12 @@ static void make_record(Record *r, int task, int i) {
     snprintf(r->target, sizeof r->target, "cpu");
     r->index = 1000003ull * (uint64_t)i + 7;
     r->n_choice = 1 + i % REC_MAX_KNOBS;
-    for (int k = 0; k < r->n_choice; k++) r->choice[k] = (int32_t)(k * 3 - i);
+    for (int k = 0; k < r->n_choice; k++)
+        r->choice[k] = (int32_t)(k * 3 - i);
     snprintf(r->config, sizeof r->config, "tile_x=[%d,%d] unroll=%d", i, i + 1, i % 2);
     r->n_costs = 1 + i % 3;
-    for (int k = 0; k < r->n_costs; k++) r->costs[k] = 1e-5 * (1 + i % 17) + k * 1e-7;
+    for (int k = 0; k < r->n_costs; k++)
+        r->costs[k] = 1e-5 * (1 + i % 17) + k * 1e-7;
     if (i % 5 == 4) Record_setError(r, 1 + i % 8, "error \"quoted\"\nsecond line");
     r->build_s = 0.25 + i;
     r->run_s = 1.0 / 3.0 + i;
@@ -132,7 +134,8 @@ static int read_all(const char *path, LogReadStatus *end, char *msg, off_t *good
     Record_init(&r);
     int n = 0;
     LogReadStatus st;
-    while ((st = LogReader_next(rd, &r, msg)) == LOG_RECORD) n++;
+    while ((st = LogReader_next(rd, &r, msg)) == LOG_RECORD)
+        n++;
     Record_done(&r);
     *end = st;
     if (good) *good = LogReader_goodOffset(rd);
@@ -151,10 +154,12 @@ TEST(round_trip_every_field) {
     snprintf(a.target, sizeof a.target, "cuda");
     a.index = UINT64_C(18446744073709551000);
     a.n_choice = REC_MAX_KNOBS;
-    for (int k = 0; k < REC_MAX_KNOBS; k++) a.choice[k] = k % 2 ? INT32_MIN + k : INT32_MAX - k;
+    for (int k = 0; k < REC_MAX_KNOBS; k++)
+        a.choice[k] = k % 2 ? INT32_MIN + k : INT32_MAX - k;
     snprintf(a.config, sizeof a.config, "tile_f=[-1,2,4,8] \"auto_unroll\"=1500");
     a.n_costs = REC_MAX_COSTS;
-    for (int k = 0; k < REC_MAX_COSTS; k++) a.costs[k] = 1.0 / (k + 3);
+    for (int k = 0; k < REC_MAX_COSTS; k++)
+        a.costs[k] = 1.0 / (k + 3);
     Record_setError(&a, 4, "illegal address\nat \"kernel0\"\tline 3\\ \xc3\xa9");
     a.build_s = 1.5, a.run_s = 0.1, a.pack_s = 1e-300, a.timestamp = 1763791792.123456;
     a.regs = 255, a.spills = 12, a.shared_bytes = 232448, a.local_bytes = 4096;
@@ -209,8 +214,10 @@ static char *pack_map(int with_task, int err_as_str, int extra_key) {
     KEY("index"), msgpack_pack_uint64(&pk, 5);
     KEY("costs"), msgpack_pack_array(&pk, 1), msgpack_pack_double(&pk, 0.5);
     KEY("err");
-    if (err_as_str) KEY("zero");
-    else msgpack_pack_int(&pk, 0);
+    if (err_as_str)
+        KEY("zero");
+    else
+        msgpack_pack_int(&pk, 0);
     if (extra_key) KEY("from_the_future"), msgpack_pack_array(&pk, 2), msgpack_pack_nil(&pk), KEY("x");
 #undef KEY
     char *out = malloc(sb.size + sizeof(size_t));
@@ -311,7 +318,8 @@ TEST(json_escaping) {
     CHECK_CONTAINS(j, "\"regs\":40,\"spills\":null");
     CHECK_CONTAINS(j, "0.33333333333333331"); /* 17 digits when 15 do not read back */
     CHECK(strchr(j, '\n') == NULL);
-    for (const char *p = j; *p; p++) CHECK((unsigned char)*p >= 0x20);
+    for (const char *p = j; *p; p++)
+        CHECK((unsigned char)*p >= 0x20);
     free(j);
     r.costs[0] = INFINITY;
     j = Record_toJson(&r);
@@ -407,7 +415,8 @@ TEST(torn_tail_at_every_byte_is_truncated) {
         CHECK(LogReader_open(path, &rd, NULL, err) == TT_OK);
         Record got;
         Record_init(&got);
-        for (int i = 0; i < N; i++) LogReader_next(rd, &got, msg);
+        for (int i = 0; i < N; i++)
+            LogReader_next(rd, &got, msg);
         CHECK(records_equal(&got, &r));
         LogReader_close(rd);
         Record_done(&got);
@@ -467,12 +476,17 @@ static void check_damage(const char *junk, size_t junk_len, int k, int n) {
 }
 
 TEST(damage_in_the_middle_is_refused) {
-    check_damage("GARBAGE", 7, 3, 6);         /* text: decodes as small integers, not maps */
-    check_damage("\xc1", 1, 2, 6);            /* 0xc1 is never valid msgpack */
-    check_damage("\x81\xa3" "foo\x01", 6, 4, 6); /* a map, but not a record */
-    check_damage("\x00\x00\x00", 3, 1, 4);    /* zeros in the middle are damage, not a torn tail */
+    check_damage("GARBAGE", 7, 3, 6); /* text: decodes as small integers, not maps */
+    check_damage("\xc1", 1, 2, 6);    /* 0xc1 is never valid msgpack */
+    check_damage("\x81\xa3"
+                 "foo\x01",
+                 6, 4, 6);                 /* a map, but not a record */
+    check_damage("\x00\x00\x00", 3, 1, 4); /* zeros in the middle are damage, not a torn tail */
     /* a record map with a wrong type */
-    static const char wrong[] = "\x86\xa4task\xa1x\xa4tmpl\xa1y\xa6target\xa3" "cpu\xa5index\x01\xa5" "costs\x90\xa3" "err\xa1z";
+    static const char wrong[] = "\x86\xa4task\xa1x\xa4tmpl\xa1y\xa6target\xa3"
+                                "cpu\xa5index\x01\xa5"
+                                "costs\x90\xa3"
+                                "err\xa1z";
     check_damage(wrong, sizeof wrong - 1, 1, 3);
     /* junk at the very end that does not start a record is damage, not a tear */
     check_damage("xyz", 3, 4, 4);
@@ -504,7 +518,8 @@ TEST(non_log_files_are_refused_unchanged) {
 
     /* a msgpack map of another format */
     const char *other = tmp_path("other.mp");
-    static const char om[] = "\x82\xa6" "format\xa5other\xa7version\x01";
+    static const char om[] = "\x82\xa6"
+                             "format\xa5other\xa7version\x01";
     spit(other, om, sizeof om - 1);
     CHECK(LogWriter_open(other, "cpu", &w, &trunc, err) == TT_ERR);
     CHECK_CONTAINS(err, "not a tunetop log");
@@ -597,7 +612,8 @@ TEST(reader_follows_a_growing_log) {
     LogReader *rd;
     CHECK(LogReader_open(path, &rd, NULL, err) == TT_OK);
     int n = 0;
-    while (LogReader_next(rd, &got, msg) == LOG_RECORD) n++;
+    while (LogReader_next(rd, &got, msg) == LOG_RECORD)
+        n++;
     CHECK_EQ_INT(n, 3);
     CHECK_EQ_INT(LogReader_next(rd, &got, msg), LOG_END);
     for (int i = 3; i < 5; i++) {
@@ -690,8 +706,10 @@ TEST(concurrent_appends_never_interleave) {
     CHECK(LogWriter_open(path, "cpu", &w, &trunc, err) == TT_OK);
     AppendJob jobs[2] = {{w, 0, 0}, {w, 1, 0}};
     pthread_t th[2];
-    for (int t = 0; t < 2; t++) pthread_create(&th[t], NULL, append_thread, &jobs[t]);
-    for (int t = 0; t < 2; t++) pthread_join(th[t], NULL);
+    for (int t = 0; t < 2; t++)
+        pthread_create(&th[t], NULL, append_thread, &jobs[t]);
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
     CHECK_EQ_INT(jobs[0].failures + jobs[1].failures, 0);
     LogWriter_close(w);
 
@@ -774,7 +792,8 @@ TEST(history_groups_by_task) {
     CHECK_EQ_INT(t0->n_errors, 1);
     CHECK_EQ_INT(t0->errno_count[0], 3);
     CHECK_EQ_INT(t0->errno_count[HISTORY_ERRNO_SLOTS - 1], 1);
-    for (int i = 1; i < t0->n_records; i++) CHECK(t0->records[i].timestamp > t0->records[i - 1].timestamp);
+    for (int i = 1; i < t0->n_records; i++)
+        CHECK(t0->records[i].timestamp > t0->records[i - 1].timestamp);
     const HistoryTask *t1 = History_find(&h, "dense:m=2,n=64,k=32");
     CHECK(HistoryTask_best(t1) == NULL);
     CHECK_EQ_INT(t1->n_errors, 2);
@@ -840,7 +859,8 @@ static int run_cmd(int (*cmd)(int, char **), int argc, char **argv) {
     char out_path[160], err_path[160];
     snprintf(out_path, sizeof out_path, "%s/cli.out", tmpdir);
     snprintf(err_path, sizeof err_path, "%s/cli.err", tmpdir);
-    int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644),
+        fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fo, 1);
     dup2(fe, 2);
     close(fo);
@@ -864,7 +884,8 @@ static int run_cmd(int (*cmd)(int, char **), int argc, char **argv) {
 
 static int count_lines(const char *s) {
     int n = 0;
-    for (; *s; s++) n += *s == '\n';
+    for (; *s; s++)
+        n += *s == '\n';
     return n;
 }
 
@@ -919,7 +940,8 @@ TEST(cli_best_and_dump) {
                             "  latency   1.0000 ms  (mean of 2 costs)\n  speed     231.21 GFLOPS\n"
                             "  trials    4 (2 errors: INSTANTIATION_ERROR 1, WRONG_ANSWER 1)\n");
     /* dense: 2*1000*512 FLOPs in 1 ms */
-    CHECK_CONTAINS(cli_out, "  speed     1.02 GFLOPS\n  resources 40 registers 4096 B shared\n  trials    1 (no errors)\n");
+    CHECK_CONTAINS(cli_out,
+                   "  speed     1.02 GFLOPS\n  resources 40 registers 4096 B shared\n  trials    1 (no errors)\n");
     CHECK_CONTAINS(cli_out, "  best      none: no successful record (2 trials, all failed)\n"
                             "  trials    2 (2 errors: INSTANTIATION_ERROR 1, WRONG_ANSWER 1)\n");
 
