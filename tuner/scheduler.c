@@ -23,6 +23,12 @@
  * without a result has a huge negative gradient (it needs one for the
  * network to run) while the arithmetic stays finite. */
 #define NO_RESULT_S 1e10
+/* ...but a task whose configs have all failed for this many rounds is most
+ * likely broken (a template or toolchain problem), and Ansor's rule would
+ * then spend the whole remaining budget on it. It is parked instead: its
+ * gradient becomes 0, so it only gets rounds when nothing else is eligible
+ * (the engine's early stopping or the user decide about it). */
+#define NO_RESULT_ROUNDS (WINDOW + 1)
 
 typedef enum { SCHED_GRADIENT, SCHED_ROUND_ROBIN } SchedKind;
 
@@ -120,6 +126,7 @@ static int flop_bucket(double flops) { return flops > 0 ? (int)floor(log2(flops)
 
 static double gradient(const TaskScheduler *this, const SchedTaskState *tasks, int i) {
     const TaskHistory *h = &this->h[i];
+    if (h->best >= NO_RESULT_S && h->rounds >= NO_RESULT_ROUNDS) return 0;
     double chain = tasks[i].weight; /* df/d(best_i) for the weighted sum */
     double backward = 0;
     if (h->rounds - 1 - WINDOW >= 0) {

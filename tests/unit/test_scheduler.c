@@ -240,6 +240,21 @@ TEST(test_no_result_task_first) {
         TaskScheduler_update(ts, i, i == 2 ? INFINITY : sim_best(&s, i));
     }
     CHECK_EQ_INT(TaskScheduler_next(ts, s.st), 2);
+    /* ...for a few rounds; a task that keeps failing must not eat the budget */
+    int picks2 = 0;
+    for (int k = 0; k < 40; k++) {
+        int t = TaskScheduler_next(ts, s.st);
+        CHECK(t >= 0);
+        if (t < 0) break;
+        picks2 += t == 2;
+        s.rounds[t]++;
+        TaskScheduler_update(ts, t, t == 2 ? INFINITY : sim_best(&s, t));
+    }
+    CHECK_EQ_INT(picks2, 3); /* 4 failing rounds in all, then parked */
+    /* parked, it still runs when it is the only task left */
+    for (int i = 0; i < s.n; i++)
+        s.st[i].done = i != 2;
+    CHECK_EQ_INT(TaskScheduler_next(ts, s.st), 2);
     TaskScheduler_delete(ts);
 }
 
