@@ -1,0 +1,305 @@
+/* tests/unit/test_engine.c: the engine's control flow with a fake template and
+ * a fake target (no compiler, no worker): budget, errors, steering, stop,
+ * resume and events. */
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../check.h"
+#include "records/log.h"
+#include "tuner/engine.h"
+
+/* ---- fake template: two option knobs a, b in 0..7 -------------------------- */
+
+static bool fake_applies(const Workload *wl) { return true; }
+
+static Status fake_space(const Workload *wl, const DeviceInfo *dev, Space *s, char *err) {
+    int64_t v[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    if (Space_addOption(s, "a", v, 8, err) != TT_OK) return TT_ERR;
+    return Space_addOption(s, "b", v, 8, err);
+}
+
+static bool fake_precheck(const Workload *wl, const Space *s, const int32_t *c, const DeviceInfo *d, char *why,
+                          size_t n) {
+    if (Space_option(s, c, 0) == 7) {
+        snprintf(why, n, "a 7 > 6");
+        return false;
+    }
+    return true;
+}
+
+static Status fake_generate(const Workload *wl, const Space *s, const int32_t *c, const DeviceInfo *d, Dialect di,
+                            KernelSource *out, char *err) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%lld %lld", (long long)Space_option(s, c, 0), (long long)Space_option(s, c, 1));
+    out->source = strdup(buf);
+    snprintf(out->entry, sizeof out->entry, "fake");
+    return TT_OK;
+}
+
+static const Template fake_tmpl = {"fake.cpu", OP_DENSE, FAMILY_CPU, fake_applies, fake_space, fake_precheck,
+                                   fake_generate, NULL};
+
+/* ---- fake target: b == 5 does not compile; cost = 1 ms * (1 + |a-3| + |b-2|) --- */
+
+static Status fake_probe(DeviceInfo *d, char *err) {
+    snprintf(d->name, sizeof d->name, "fake");
+    d->present = true;
+    return TT_OK;
+}
+
+static void fake_build(const KernelSource *src, const DeviceInfo *dev, const MeasureOptions *opt, const char *wd,
+                       uint64_t tag, BuildResult *out) {
+    int a, b;
+    sscanf(src->source, "%d %d", &a, &b);
+    if (b == 5) {
+        out->error_no = ERR_COMPILE_HOST;
+        out->msg = strdup("k.c:3:1: error: expected ';'");
+    }
+}
+
+static int fake_runner_obj;
+static Runner *fake_runner_new(const DeviceInfo *d, char *err) { return (Runner *)&fake_runner_obj; }
+static Status fake_set_task(Runner *r, const Workload *wl, char *err) { return TT_OK; }
+static void fake_measure(Runner *r, const KernelSource *src, const BuildResult *b, const MeasureOptions *o,
+                         MeasureResult *out) {
+    int a, bb;
+    sscanf(src->source, "%d %d", &a, &bb);
+    usleep(500);
+    out->n_costs = 2;
+    out->costs[0] = out->costs[1] = 1e-3 * (1 + abs(a - 3) + abs(bb - 2));
+}
+static void fake_runner_delete(Runner *r) {}
+
+static const Target fake_target = {"cpu", FAMILY_CPU, DIALECT_C, fake_probe, NULL, fake_build,
+                                   fake_runner_new, fake_set_task, fake_measure, fake_runner_delete};
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static char log_path[256];
+
+static Task *make_tasks(int n) {
+    Task *tasks = calloc((size_t)n, sizeof(Task));
+    char err[TT_ERRLEN];
+    for (int i = 0; i < n; i++) {
+        Task *t = &tasks[i];
+        t->id = i;
+        memset(&t->wl, 0, sizeof t->wl);
+        t->wl.op = OP_DENSE;
+        t->wl.m = 1;
+        t->wl.n = 16 * (i + 1);
+        t->wl.k = 16;
+        Workload_key(&t->wl, t->key, sizeof t->key);
+        t->flops = Workload_flops(&t->wl);
+        t->weight = 1;
+        snprintf(t->label, sizeof t->label, "fake %d", i);
+        t->tmpl = &fake_tmpl;
+        Space_init(&t->space);
+        fake_space(&t->wl, NULL, &t->space, err);
+    }
+    return tasks;
+}
+
+static void config(EngineConfig *cfg, int trials, const char *strategy) {
+    EngineConfig_defaults(cfg);
+    cfg->target = &fake_target;
+    fake_probe(&cfg->dev, NULL);
+    cfg->strategy = strategy;
+    cfg->scheduler = "round-robin";
+    cfg->trials = trials;
+    cfg->batch = 8;
+    cfg->builders = 2;
+    cfg->log_path = log_path;
+    cfg->seed = 7;
+}
+
+typedef struct Seen {
+    int results, errors_by[ERR_COUNT], finished, per_task[4], logs;
+} Seen;
+
+static void drain(Engine *e, Seen *seen) {
+    EngineEvent ev[64];
+    int k;
+    while ((k = Engine_drainEvents(e, ev, 64)) > 0) {
+        for (int i = 0; i < k; i++) {
+            if (ev[i].kind == EV_RESULT) {
+                seen->results++;
+                seen->per_task[ev[i].task_id]++;
+                CHECK(ev[i].record != NULL);
+                if (ev[i].record) seen->errors_by[ev[i].record->error_no]++;
+            }
+            if (ev[i].kind == EV_FINISHED) seen->finished++;
+            if (ev[i].kind == EV_LOG) seen->logs++;
+            EngineEvent_done(&ev[i]);
+        }
+    }
+}
+
+static void run_to_end(Engine *e, Seen *seen) {
+    struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
+    while (!seen->finished) {
+        poll(&p, 1, 100);
+        drain(e, seen);
+    }
+    Engine_wait(e);
+    drain(e, seen);
+}
+
+/* Records in the log: count, and whether any (task, index) repeats. */
+static int log_records(int *dups) {
+    LogReader *rd;
+    LogHeader h;
+    char err[TT_ERRLEN];
+    if (LogReader_open(log_path, &rd, &h, err) != TT_OK) return -1;
+    Record rec;
+    Record_init(&rec);
+    int n = 0;
+    static char keys[1024][256];
+    *dups = 0;
+    while (LogReader_next(rd, &rec, err) == LOG_RECORD) {
+        char k[256];
+        snprintf(k, sizeof k, "%s#%llu", rec.task_key, (unsigned long long)rec.index);
+        for (int i = 0; i < n && i < 1024; i++)
+            if (strcmp(keys[i], k) == 0) (*dups)++;
+        if (n < 1024) snprintf(keys[n], sizeof keys[n], "%s", k);
+        n++;
+    }
+    Record_done(&rec);
+    LogReader_close(rd);
+    return n;
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+TEST(budget_errors_and_best) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 64, "grid");
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(1), 1, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    Seen seen = {0};
+    run_to_end(e, &seen);
+    CHECK_EQ_INT(seen.results, 64);
+    CHECK_EQ_INT(seen.errors_by[ERR_INSTANTIATION], 8); /* a == 7 */
+    CHECK_EQ_INT(seen.errors_by[ERR_COMPILE_HOST], 7);  /* b == 5, a != 7 */
+    CHECK_EQ_INT(seen.errors_by[ERR_NO_ERROR], 49);
+    SessionSnapshot snap;
+    Engine_snapshot(e, &snap);
+    CHECK_EQ_INT(snap.trials, 64);
+    CHECK_EQ_INT(snap.rows[0].errors, 15);
+    CHECK_NEAR(snap.rows[0].best_latency_s, 1e-3, 1e-9);
+    int32_t choice[2];
+    Space_decode(&Engine_task(e, 0)->space, snap.rows[0].best_index, choice);
+    CHECK_EQ_INT(choice[0], 3);
+    CHECK_EQ_INT(choice[1], 2);
+    CHECK(snap.rows[0].state == TASK_DONE);
+    CHECK(isfinite(snap.est_latency_s));
+    SessionSnapshot_done(&snap);
+    Engine_delete(e);
+    int dups;
+    CHECK_EQ_INT(log_records(&dups), 64);
+    CHECK_EQ_INT(dups, 0);
+}
+
+TEST(paused_task_gets_nothing_then_resume_restores) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 24, "random");
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(2), 2, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    Engine_pause(e, 1, true);
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    Seen seen = {0};
+    run_to_end(e, &seen);
+    CHECK_EQ_INT(seen.per_task[0], 24);
+    CHECK_EQ_INT(seen.per_task[1], 0);
+    SessionSnapshot snap;
+    Engine_snapshot(e, &snap);
+    CHECK(snap.rows[1].state == TASK_PAUSED);
+    SessionSnapshot_done(&snap);
+    Engine_delete(e);
+
+    /* same log, larger budget: 24 restored, 16 new, nothing measured twice */
+    config(&cfg, 40, "random");
+    e = Engine_new(&cfg, make_tasks(2), 2, err);
+    char resumed[512] = "";
+    CHECK(Engine_start(e, resumed, sizeof resumed, err) == TT_OK);
+    CHECK_CONTAINS(resumed, "24 measured configs");
+    Seen seen2 = {0};
+    run_to_end(e, &seen2);
+    CHECK_EQ_INT(seen2.results, 16);
+    Engine_snapshot(e, &snap);
+    CHECK_EQ_INT(snap.trials, 40);
+    CHECK_EQ_INT(snap.rows[0].trials + snap.rows[1].trials, 40);
+    CHECK(snap.rows[1].trials > 0);
+    SessionSnapshot_done(&snap);
+    Engine_delete(e);
+    int dups;
+    CHECK_EQ_INT(log_records(&dups), 40);
+    CHECK_EQ_INT(dups, 0);
+}
+
+TEST(stop_task_and_stop_session) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 1000, "random");
+    cfg.batch = 4;
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(2), 2, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    Engine_stopTask(e, 0);
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    Seen seen = {0};
+    struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
+    while (seen.results < 12) {
+        poll(&p, 1, 100);
+        drain(e, &seen);
+    }
+    Engine_requestStop(e);
+    run_to_end(e, &seen);
+    CHECK_EQ_INT(seen.per_task[0], 0);
+    CHECK(seen.results >= 12 && seen.results < 64);
+    SessionSnapshot snap;
+    Engine_snapshot(e, &snap);
+    CHECK(snap.rows[0].state == TASK_STOPPED);
+    CHECK(snap.finished);
+    SessionSnapshot_done(&snap);
+    Engine_delete(e);
+    int dups;
+    CHECK_EQ_INT(log_records(&dups), seen.results);
+}
+
+TEST(bad_config_is_an_error) {
+    EngineConfig cfg;
+    config(&cfg, 10, "no-such-tuner");
+    char err[TT_ERRLEN] = "";
+    Task *tasks = make_tasks(1);
+    Engine *e = Engine_new(&cfg, tasks, 1, err);
+    CHECK(e == NULL);
+    CHECK_CONTAINS(err, "no-such-tuner");
+    Task_done(&tasks[0]);
+    free(tasks);
+}
+
+int main(void) {
+    snprintf(log_path, sizeof log_path, "%s/tt-engine-%d.log", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    RUN(budget_errors_and_best);
+    RUN(paused_task_gets_nothing_then_resume_restores);
+    RUN(stop_task_and_stop_session);
+    RUN(bad_config_is_an_error);
+    unlink(log_path);
+    char tsv[300];
+    snprintf(tsv, sizeof tsv, "%s.tsv", log_path);
+    unlink(tsv);
+    return check_summary();
+}
