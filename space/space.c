@@ -12,6 +12,9 @@
 /* A knob with more entities than this is a template bug (or a wild extent);
  * refusing it keeps a typo from allocating gigabytes. */
 #define KNOB_MAX_ENTITIES (1u << 22)
+/* Divisors are found by trial division up to sqrt(extent): 2^40 keeps that
+ * under a million steps. No real loop extent comes near it. */
+#define SPLIT_MAX_EXTENT ((int64_t)1 << 40)
 
 void Space_init(Space *this) {
     memset(this, 0, sizeof *this);
@@ -124,6 +127,8 @@ static int64_t *split_candidates(int64_t extent, SplitPolicy policy, int64_t max
 Status Space_addSplit(Space *this, const char *name, int64_t extent, int num_outputs, SplitPolicy policy,
                       int64_t max_factor, char *err) {
     if (extent <= 0) return tt_fail(err, "%s: extent %lld must be positive", name, (long long)extent);
+    if (extent > SPLIT_MAX_EXTENT)
+        return tt_fail(err, "%s: extent %lld is too large to split (at most 2^40)", name, (long long)extent);
     if (num_outputs < 1 || num_outputs > SPLIT_MAX_OUT)
         return tt_fail(err, "%s: num_outputs %d outside 1..%d", name, num_outputs, SPLIT_MAX_OUT);
     if (max_factor < 0) return tt_fail(err, "%s: max_factor %lld must be >= 0", name, (long long)max_factor);

@@ -33,7 +33,12 @@ static uint64_t *find(const VisitedSet *this, uint64_t index) {
     return &this->slots[i];
 }
 
-bool VisitedSet_has(const VisitedSet *this, uint64_t index) { return *find(this, index) == index; }
+/* UINT64_MAX marks an empty slot, so it can never be a member (no space has
+ * 2^64 configs); rejecting it here keeps the table from being corrupted. */
+bool VisitedSet_has(const VisitedSet *this, uint64_t index) {
+    if (index == EMPTY || this->cap == 0) return false;
+    return *find(this, index) == index;
+}
 
 static void grow(VisitedSet *this) {
     uint64_t *old = this->slots, oldcap = this->cap;
@@ -47,7 +52,7 @@ static void grow(VisitedSet *this) {
 }
 
 bool VisitedSet_add(VisitedSet *this, uint64_t index) {
-    /* UINT64_MAX is the empty marker; a space never has 2^64 configs. */
+    if (index == EMPTY) return false;
     if ((this->count + 1) * 10 > this->cap * 7) grow(this);
     uint64_t *slot = find(this, index);
     if (*slot == index) return false;

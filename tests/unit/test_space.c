@@ -157,9 +157,36 @@ TEST(test_degenerate_extents) {
     CHECK_CONTAINS(err, "tile_w");
     CHECK(Space_addOption(&s, "opt", NULL, 0, err) == TT_ERR);
     CHECK_CONTAINS(err, "opt");
+    CHECK(Space_addSplit(&s, "tile_x", (int64_t)1 << 50, 2, SPLIT_FACTORS, 0, err) == TT_ERR);
+    CHECK_CONTAINS(err, "tile_x: extent");
+    CHECK(Space_addSplit(&s, "tile_v", 16, 2, SPLIT_FACTORS, -3, err) == TT_ERR);
+    CHECK_CONTAINS(err, "tile_v: max_factor");
+    CHECK(Space_addSplit(&s, "a", 16, 2, SPLIT_FACTORS, 0, err) == TT_OK);
+    CHECK(Space_addSplit(&s, "a", 16, 2, SPLIT_FACTORS, 0, err) == TT_ERR);
+    CHECK_CONTAINS(err, "a: knob defined twice");
+    CHECK_EQ_INT(s.n_knobs, 1);
+    CHECK_EQ_INT(s.total, 5);
+    Space_done(&s);
     CHECK_EQ_INT(s.n_knobs, 0);
     CHECK_EQ_INT(s.total, 1);
-    Space_done(&s);
+}
+
+TEST(test_visited_set) {
+    VisitedSet v;
+    VisitedSet_init(&v);
+    Rng rng;
+    Rng_seed(&rng, 12);
+    /* enough entries to grow the table several times */
+    for (uint64_t i = 0; i < 20000; i++) CHECK(VisitedSet_add(&v, i * 7919));
+    CHECK_EQ_INT(v.count, 20000);
+    for (uint64_t i = 0; i < 20000; i++) CHECK(!VisitedSet_add(&v, i * 7919));
+    int wrong = 0;
+    for (uint64_t i = 0; i < 200000; i++) wrong += VisitedSet_has(&v, i) != (i % 7919 == 0 && i / 7919 < 20000);
+    CHECK_EQ_INT(wrong, 0);
+    CHECK(!VisitedSet_has(&v, UINT64_MAX));
+    CHECK(!VisitedSet_add(&v, UINT64_MAX));
+    CHECK_EQ_INT(v.count, 20000);
+    VisitedSet_done(&v);
 }
 
 TEST(test_overflow) {
@@ -324,6 +351,7 @@ int main(void) {
     RUN(test_round_trip);
     RUN(test_degenerate_extents);
     RUN(test_overflow);
+    RUN(test_visited_set);
     RUN(test_sample_exhaustion);
     RUN(test_sample_huge_and_reproducible);
     RUN(test_neighbours);

@@ -329,6 +329,40 @@ TEST(test_fill_and_compare) {
     free_args(a2, na);
 }
 
+TEST(test_validate_structs) {
+    /* workloads built in code (networks) rather than parsed */
+    Workload wl;
+    char err[TT_ERRLEN] = "";
+    memset(&wl, 0, sizeof wl);
+    wl.op = OP_DEPTHWISE_CONV2D;
+    wl.n = 1, wl.ci = 32, wl.h = wl.w = 14, wl.kh = wl.kw = 3, wl.mult = 1, wl.co = 64;
+    wl.stride_h = wl.stride_w = wl.dil_h = wl.dil_w = 1, wl.pad_h = wl.pad_w = 1;
+    CHECK(Workload_validate(&wl, err) == TT_ERR);
+    CHECK_CONTAINS(err, "co: depthwise output channels 64 must equal ci * mult = 32");
+    wl.co = 32;
+    CHECK(Workload_validate(&wl, err) == TT_OK);
+    wl.dil_h = 0;
+    CHECK(Workload_validate(&wl, err) == TT_ERR);
+    CHECK_CONTAINS(err, "dilation");
+    wl.dil_h = 1;
+    wl.h = 1 << 25;
+    CHECK(Workload_validate(&wl, err) == TT_ERR);
+    CHECK_CONTAINS(err, "h: extent 33554432 is too large");
+    /* fields an operator does not use do not change its key or equality */
+    Workload a, b;
+    CHECK(Workload_parse("dense:m=4,n=8,k=16", &a, err) == TT_OK);
+    b = a;
+    b.ci = 77, b.kh = 5, b.layout = LAYOUT_NHWC;
+    CHECK(Workload_equal(&a, &b));
+    b.k = 17;
+    CHECK(!Workload_equal(&a, &b));
+    /* huge but valid extents: the tensor size check fires, naming the tensor */
+    CHECK(Workload_parse("dense:m=100000,n=100000,k=1000", &a, err) == TT_ERR);
+    CHECK_CONTAINS(err, "output tensor has more than");
+    CHECK(!strcmp(Op_name(OP_BATCH_MATMUL), "batch_matmul"));
+    CHECK(!strcmp(Layout_name(LAYOUT_NHWC), "NHWC"));
+}
+
 int main(void) {
     RUN(test_parse_errors);
     RUN(test_parse_defaults_and_keys);
@@ -336,5 +370,6 @@ int main(void) {
     RUN(test_reference_hand_cases);
     RUN(test_nchw_nhwc_agree);
     RUN(test_fill_and_compare);
+    RUN(test_validate_structs);
     return check_summary();
 }
