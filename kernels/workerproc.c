@@ -59,7 +59,7 @@ static int recv_all(int fd, void *buf, size_t n, double deadline) {
             double left = deadline - clock_mono();
             if (left <= 0) return RD_TIMEOUT;
             struct pollfd pfd = {.fd = fd, .events = POLLIN};
-            int ms = (int)ceil(left * 1000.0);
+            int ms = left > 1e6 ? 1000000000 : (int)ceil(left * 1000.0);
             int pr = poll(&pfd, 1, ms);
             if (pr < 0) {
                 if (errno == EINTR) continue;

@@ -223,7 +223,7 @@ static void cpu_build(const KernelSource *src, const DeviceInfo *dev, const Meas
             break;
         }
         struct pollfd p = {.fd = pfd[0], .events = POLLIN};
-        int pr = poll(&p, 1, (int)(left * 1000.0) + 1);
+        int pr = poll(&p, 1, left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1);
         if (pr < 0 && errno == EINTR) continue;
         if (pr < 0) break;
         if (pr == 0) continue;
@@ -356,7 +356,7 @@ static void cpu_measure(Runner *r, const KernelSource *src, const BuildResult *b
     WorkerMeasureReq req;
     WorkerMeasureReq_fill(&req, opt, src, built);
     if (!req.entry[0]) snprintf(req.entry, sizeof req.entry, "%s", TT_CPU_ENTRY);
-    WorkerProc_measure(&r->wp, &req, NULL, 0, opt->run_timeout_s, out);
+    WorkerProc_measure(&r->wp, &req, NULL, 0, opt->run_timeout_s > 0 ? opt->run_timeout_s : 10.0, out);
 }
 
 static void cpu_runner_delete(Runner *r) {
