@@ -50,7 +50,8 @@ static const WorkerMode *find_mode(const char *name) {
 
 static int reply(int fd, const WorkerReply *rep, const char *msg) {
     char err[TT_ERRLEN];
-    size_t n = msg ? strnlen(msg, WORKER_MSG_LEN) : 0;
+    size_t n = msg ? strlen(msg) : 0; /* always NUL-terminated here */
+    if (n > WORKER_MSG_LEN) n = WORKER_MSG_LEN;
     return WorkerMsg_write(fd, WMSG_REPLY, rep, sizeof *rep, msg, n, err) == TT_OK ? 0 : -1;
 }
 
