@@ -83,8 +83,10 @@ static int read_msg(int fd, WorkerMsgHeader *h, char **payload, double deadline,
     *payload = NULL;
     int rc = recv_all(fd, h, sizeof *h, deadline);
     if (rc != RD_OK) {
-        if (rc == RD_EOF) tt_fail(err, "connection closed");
-        else if (rc == RD_ERR) tt_fail(err, "worker connection: receive failed: %s", strerror(errno));
+        if (rc == RD_EOF)
+            tt_fail(err, "connection closed");
+        else if (rc == RD_ERR)
+            tt_fail(err, "worker connection: receive failed: %s", strerror(errno));
         return rc;
     }
     if (h->magic != WORKER_MAGIC || h->len > WORKER_MAX_PAYLOAD) {
@@ -99,8 +101,10 @@ static int read_msg(int fd, WorkerMsgHeader *h, char **payload, double deadline,
     rc = recv_all(fd, p, h->len, deadline);
     if (rc != RD_OK) {
         free(p);
-        if (rc == RD_EOF) tt_fail(err, "connection closed");
-        else if (rc == RD_ERR) tt_fail(err, "worker connection: receive failed: %s", strerror(errno));
+        if (rc == RD_EOF)
+            tt_fail(err, "connection closed");
+        else if (rc == RD_ERR)
+            tt_fail(err, "worker connection: receive failed: %s", strerror(errno));
         return rc;
     }
     p[h->len] = '\0';
@@ -205,7 +209,8 @@ Status WorkerTask_write(const Workload *wl, const char *path, char *err) {
 out:
     if (fd >= 0) close(fd);
     if (st != TT_OK) unlink(tmp);
-    for (int i = 0; i < nargs; i++) free(args[i]);
+    for (int i = 0; i < nargs; i++)
+        free(args[i]);
     return st;
 }
 
@@ -265,7 +270,8 @@ void WorkerTask_unmap(WorkerTask *this) {
 static double time_runs(void (*run)(void *), WorkerTimerFn timer, void *ctx, int n) {
     if (timer) return timer(ctx, n);
     double t0 = clock_mono();
-    for (int i = 0; i < n; i++) run(ctx);
+    for (int i = 0; i < n; i++)
+        run(ctx);
     return clock_mono() - t0;
 }
 
@@ -283,7 +289,8 @@ void WorkerMode_time(void (*run)(void *ctx), WorkerTimerFn timer, void *ctx, con
         int next = want > (double)(INT_MAX / 4) ? INT_MAX / 4 : (int)want;
         number = next > number ? next : number * 2;
     }
-    for (int r = 0; r < repeat; r++) rep->costs[r] = time_runs(run, timer, ctx, number) / number;
+    for (int r = 0; r < repeat; r++)
+        rep->costs[r] = time_runs(run, timer, ctx, number) / number;
     rep->n_costs = repeat;
     rep->number = number;
 }
@@ -367,7 +374,8 @@ void WorkerProc_kill(WorkerProc *this) {
         kill(-this->pid, SIGKILL); /* its group: anything it started goes too */
         kill(this->pid, SIGKILL);
         int st;
-        while (waitpid(this->pid, &st, 0) < 0 && errno == EINTR) {}
+        while (waitpid(this->pid, &st, 0) < 0 && errno == EINTR) {
+        }
     }
     close_conn(this);
 }
@@ -414,7 +422,8 @@ void WorkerProc_setTask(WorkerProc *this, const char *path) {
  * the array (not the strings). */
 static char **build_env(const WorkerProc *this, const char *parent) {
     size_t n = 0;
-    while (environ && environ[n]) n++;
+    while (environ && environ[n])
+        n++;
     char **envp = calloc(n + (size_t)this->n_env + 2, sizeof *envp);
     if (!envp) return NULL;
     size_t k = 0;
@@ -426,7 +435,8 @@ static char **build_env(const WorkerProc *this, const char *parent) {
         }
         if (!overridden) envp[k++] = environ[i];
     }
-    for (int j = 0; j < this->n_env; j++) envp[k++] = (char *)this->env[j];
+    for (int j = 0; j < this->n_env; j++)
+        envp[k++] = (char *)this->env[j];
     envp[k++] = (char *)parent;
     envp[k] = NULL;
     return envp;
@@ -465,7 +475,8 @@ Status WorkerProc_start(WorkerProc *this, char *err) {
     sigaddset(&mask, SIGINT); /* Ctrl-C belongs to the session */
     sigemptyset(&defaults);
     int defsigs[] = {SIGPIPE, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGHUP, SIGCHLD, SIGALRM};
-    for (size_t i = 0; i < sizeof defsigs / sizeof defsigs[0]; i++) sigaddset(&defaults, defsigs[i]);
+    for (size_t i = 0; i < sizeof defsigs / sizeof defsigs[0]; i++)
+        sigaddset(&defaults, defsigs[i]);
     posix_spawnattr_setsigmask(&at, &mask);
     posix_spawnattr_setsigdefault(&at, &defaults);
     posix_spawnattr_setpgroup(&at, 0);
@@ -506,7 +517,8 @@ static bool log_last_line(const char *path, char *out, size_t n) {
     close(fd);
     if (r <= 0) return false;
     buf[r] = '\0';
-    while (r > 0 && (buf[r - 1] == '\n' || buf[r - 1] == ' ' || buf[r - 1] == '\r')) buf[--r] = '\0';
+    while (r > 0 && (buf[r - 1] == '\n' || buf[r - 1] == ' ' || buf[r - 1] == '\r'))
+        buf[--r] = '\0';
     if (r == 0) return false;
     char *line = strrchr(buf, '\n');
     line = line ? line + 1 : buf;
@@ -568,9 +580,10 @@ WorkerCallStatus WorkerProc_call(WorkerProc *this, uint32_t type, const void *a,
     if (rc != RD_OK || h.type != WMSG_REPLY || h.len < sizeof(WorkerReply)) {
         free(payload);
         WorkerProc_kill(this);
-        if (rc == RD_OK) snprintf(rep_msg, msg_cap, "worker protocol error: unexpected reply (type %u, %u bytes)",
-                                  h.type, h.len);
-        else snprintf(rep_msg, msg_cap, "%s", err);
+        if (rc == RD_OK)
+            snprintf(rep_msg, msg_cap, "worker protocol error: unexpected reply (type %u, %u bytes)", h.type, h.len);
+        else
+            snprintf(rep_msg, msg_cap, "%s", err);
         return WORKER_FAILED;
     }
     memcpy(rep, payload, sizeof *rep);

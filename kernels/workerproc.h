@@ -77,18 +77,18 @@ typedef struct WorkerMeasureReq {
     int32_t check_correctness;
     int64_t grid[3], block[3]; /* GPU launch geometry (from KernelSource) */
     int64_t shared_bytes;
-    char entry[64];        /* kernel / entry name */
-    char path[256];        /* artifact on disk ("" if none) */
+    char entry[64]; /* kernel / entry name */
+    char path[256]; /* artifact on disk ("" if none) */
 } WorkerMeasureReq;
 
 typedef struct WorkerReply {
     int32_t error_no; /* MeasureErrorNo */
     int32_t n_costs;
-    int32_t number;   /* runs per repeat actually used (after min_repeat_ms raised it) */
+    int32_t number; /* runs per repeat actually used (after min_repeat_ms raised it) */
     int32_t reserved;
     double costs[MEASURE_MAX_COSTS]; /* seconds per run, one per repeat */
     double pack_s;
-    double busy_s;    /* time the worker spent on the request */
+    double busy_s; /* time the worker spent on the request */
 } WorkerReply;
 
 /* Low-level framing, used by both sides. Blocking, retried on EINTR; sends use
@@ -157,14 +157,14 @@ void WorkerMode_time(void (*run)(void *ctx), WorkerTimerFn timer, void *ctx, con
 typedef struct WorkerProc {
     char exe[512];
     char mode[16];
-    char log_path[512];      /* worker stderr ("" = /dev/null) */
+    char log_path[512];            /* worker stderr ("" = /dev/null) */
     char env[WORKER_MAX_ENV][128]; /* "NAME=value" overrides */
     int n_env;
-    pid_t pid;               /* 0 when not running */
-    int fd;                  /* session end of the socketpair, -1 when not running */
-    unsigned spawns;         /* how many times the worker was started */
-    char task_path[512];     /* current task file ("" none) */
-    bool task_sent;          /* the running worker has mapped task_path */
+    pid_t pid;           /* 0 when not running */
+    int fd;              /* session end of the socketpair, -1 when not running */
+    unsigned spawns;     /* how many times the worker was started */
+    char task_path[512]; /* current task file ("" none) */
+    bool task_sent;      /* the running worker has mapped task_path */
 } WorkerProc;
 
 /* Locates tunetop-worker: next to the running executable (/proc/self/exe),
@@ -188,11 +188,11 @@ Status WorkerProc_start(WorkerProc *this, char *err); /* no-op when running */
 void WorkerProc_kill(WorkerProc *this);               /* SIGKILL to its group, reap */
 
 typedef enum {
-    WORKER_OK = 0,   /* reply received */
-    WORKER_TIMEOUT,  /* no reply in time: the worker was killed and reaped */
-    WORKER_DIED,     /* the worker died (msg: "worker killed by signal 11 (Segmentation fault)", then
-                      * "; its last output: ..." when it wrote to its log) */
-    WORKER_FAILED,   /* could not start or talk to it (msg says why) */
+    WORKER_OK = 0,  /* reply received */
+    WORKER_TIMEOUT, /* no reply in time: the worker was killed and reaped */
+    WORKER_DIED,    /* the worker died (msg: "worker killed by signal 11 (Segmentation fault)", then
+                     * "; its last output: ..." when it wrote to its log) */
+    WORKER_FAILED,  /* could not start or talk to it (msg says why) */
 } WorkerCallStatus;
 
 /* Sends one request and waits up to timeout_s for its reply (starting the

@@ -36,9 +36,11 @@ static void cpu_model(char *out, size_t n) {
         char *v = strchr(line, ':');
         if (!v) continue;
         v++;
-        while (*v == ' ' || *v == '\t') v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
         size_t len = strcspn(v, "\n");
-        while (len > 0 && v[len - 1] == ' ') len--;
+        while (len > 0 && v[len - 1] == ' ')
+            len--;
         if (len > 0) snprintf(out, n, "%.*s", (int)len, v);
         break;
     }
@@ -136,7 +138,8 @@ static void kill_group(pid_t pid) {
     kill(-pid, SIGKILL);
     kill(pid, SIGKILL);
     int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
 }
 
 static void set_msg(BuildResult *out, const char *msg) {
@@ -263,10 +266,12 @@ static void cpu_build(const KernelSource *src, const DeviceInfo *dev, const Meas
         out->error_no = ERR_COMPILE_HOST;
         StrBuf m;
         StrBuf_init(&m);
-        if (log.len) StrBuf_append(&m, log.data);
-        else if (WIFSIGNALED(status)) StrBuf_printf(&m, "cc killed by signal %d (%s)", WTERMSIG(status),
-                                                    strsignal(WTERMSIG(status)));
-        else StrBuf_printf(&m, "cc exited with status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        if (log.len)
+            StrBuf_append(&m, log.data);
+        else if (WIFSIGNALED(status))
+            StrBuf_printf(&m, "cc killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+        else
+            StrBuf_printf(&m, "cc exited with status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
         set_msg(out, m.data);
         StrBuf_done(&m);
     }

@@ -53,11 +53,16 @@ static void cpu_measure(const WorkerTask *task, const WorkerMeasureReq *req, con
     *(void **)&k.run = dlsym(k.lib, req->entry[0] ? req->entry : TT_CPU_ENTRY);
     *(void **)&k.finish = dlsym(k.lib, "tt_finish");
     *(void **)&k.teardown = dlsym(k.lib, "tt_teardown");
-    if (!k.setup) missing = "tt_setup";
-    else if (!k.pack) missing = "tt_pack";
-    else if (!k.run) missing = req->entry[0] ? req->entry : TT_CPU_ENTRY;
-    else if (!k.finish) missing = "tt_finish";
-    else if (!k.teardown) missing = "tt_teardown";
+    if (!k.setup)
+        missing = "tt_setup";
+    else if (!k.pack)
+        missing = "tt_pack";
+    else if (!k.run)
+        missing = req->entry[0] ? req->entry : TT_CPU_ENTRY;
+    else if (!k.finish)
+        missing = "tt_finish";
+    else if (!k.teardown)
+        missing = "tt_teardown";
     if (missing) {
         rep->error_no = ERR_RUNTIME_DEVICE;
         snprintf(msg, cap, "the kernel does not export %s", missing);
@@ -79,7 +84,8 @@ static void cpu_measure(const WorkerTask *task, const WorkerMeasureReq *req, con
         return;
     }
 
-    for (size_t i = 0; i < out_n; i++) out[i] = NAN; /* so an element never written cannot pass */
+    for (size_t i = 0; i < out_n; i++)
+        out[i] = NAN; /* so an element never written cannot pass */
     k.pack(k.state);
     k.run(k.state);
     k.finish(k.state);

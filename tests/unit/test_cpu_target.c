@@ -20,8 +20,8 @@
 
 extern const Target target_cpu;
 
-static char g_dir[256];     /* build directory of this test */
-static uint64_t g_tag = 1;  /* unique artifact tags */
+static char g_dir[256];    /* build directory of this test */
+static uint64_t g_tag = 1; /* unique artifact tags */
 static DeviceInfo g_dev;
 
 /* A dense kernel out[m][n] = sum_k data[m][k] * weight[n][k]; `body` is the
@@ -122,7 +122,8 @@ TEST(correct_kernel_measures) {
     CHECK_EQ_INT(m.error_no, ERR_NO_ERROR);
     if (m.msg) fprintf(stderr, "unexpected message: %s\n", m.msg);
     CHECK_EQ_INT(m.n_costs, 3);
-    for (int i = 0; i < m.n_costs; i++) CHECK(m.costs[i] > 0 && m.costs[i] < 0.01);
+    for (int i = 0; i < m.n_costs; i++)
+        CHECK(m.costs[i] > 0 && m.costs[i] < 0.01);
     CHECK(m.pack_s >= 0 && m.pack_s < 0.01);
     CHECK(m.run_s > 0 && m.run_s < opt.run_timeout_s);
     printf("build %.3f s, measure %.4f s, cost %.3g s\n", b.build_s, m.run_s, m.costs[0]);
@@ -162,7 +163,8 @@ TEST(abi_violations_are_runtime_device) {
     /* no tt_pack */
     BuildResult b;
     build("int tt_setup(float **a, void **s) { return 0; }\nvoid tt_run(void *s) {}\n"
-          "void tt_finish(void *s) {}\nvoid tt_teardown(void *s) {}\n", &opt, &b);
+          "void tt_finish(void *s) {}\nvoid tt_teardown(void *s) {}\n",
+          &opt, &b);
     CHECK_EQ_INT(b.error_no, ERR_NO_ERROR);
     MeasureResult m;
     measure(g_runner, &b, &opt, &m);
@@ -172,7 +174,8 @@ TEST(abi_violations_are_runtime_device) {
     BuildResult_done(&b);
     /* tt_setup fails */
     build("int tt_setup(float **a, void **s) { return 7; }\nvoid tt_pack(void *s) {}\nvoid tt_run(void *s) {}\n"
-          "void tt_finish(void *s) {}\nvoid tt_teardown(void *s) {}\n", &opt, &b);
+          "void tt_finish(void *s) {}\nvoid tt_teardown(void *s) {}\n",
+          &opt, &b);
     measure(g_runner, &b, &opt, &m);
     CHECK_EQ_INT(m.error_no, ERR_RUNTIME_DEVICE);
     CHECK_CONTAINS(m.msg, "tt_setup failed (returned 7)");
@@ -191,9 +194,10 @@ TEST(abi_violations_are_runtime_device) {
 
 TEST(build_timeout_kills_the_compiler) {
     /* 10^5 dependent statements: seconds of -O3 work, far beyond 0.3 s. */
-    const char *src = "#define A s = s * 1.0001f + 0.5f;\n#define B A A A A A A A A A A\n#define C B B B B B B B B B B\n"
-                      "#define D C C C C C C C C C C\n#define E D D D D D D D D D D\n#define F E E E E E E E E E E\n"
-                      "float f(float s) { F return s; }\n";
+    const char *src =
+        "#define A s = s * 1.0001f + 0.5f;\n#define B A A A A A A A A A A\n#define C B B B B B B B B B B\n"
+        "#define D C C C C C C C C C C\n#define E D D D D D D D D D D\n#define F E E E E E E E E E E\n"
+        "float f(float s) { F return s; }\n";
     MeasureOptions opt;
     MeasureOptions_defaults(&opt);
     opt.build_timeout_s = 0.3;
@@ -440,8 +444,10 @@ static void *build_thread(void *arg) {
 TEST(builds_from_two_threads) {
     BuildJob jobs[2] = {{.first = 0}, {.first = 4}};
     pthread_t t[2];
-    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, build_thread, &jobs[i]);
-    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, build_thread, &jobs[i]);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
     MeasureOptions opt;
     MeasureOptions_defaults(&opt);
     set_dense(4, 8, 16);
@@ -496,8 +502,7 @@ TEST(worker_protocol_ping_sigint_and_death) {
     WorkerProc_init(&wp, exe, "no-such-mode", NULL);
     WorkerMeasureReq req;
     memset(&req, 0, sizeof req);
-    CHECK_EQ_INT(WorkerProc_call(&wp, WMSG_MEASURE, &req, sizeof req, NULL, 0, 5.0, &rep, msg, sizeof msg),
-                 WORKER_OK);
+    CHECK_EQ_INT(WorkerProc_call(&wp, WMSG_MEASURE, &req, sizeof req, NULL, 0, 5.0, &rep, msg, sizeof msg), WORKER_OK);
     CHECK_EQ_INT(rep.error_no, ERR_RUNTIME_DEVICE);
     CHECK_CONTAINS(msg, "no-such-mode");
     WorkerProc_done(&wp);
