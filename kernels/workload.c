@@ -29,13 +29,38 @@ static bool is_conv(const Workload *wl) { return wl->op == OP_CONV2D || wl->op =
 
 typedef enum { V_EXTENT, V_NONNEG, V_BOOL, V_LAYOUT } ValueKind;
 
-enum { M_CONV = 1 << OP_CONV2D, M_DW = 1 << OP_DEPTHWISE_CONV2D, M_DENSE = 1 << OP_DENSE, M_BMM = 1 << OP_BATCH_MATMUL };
+enum {
+    M_CONV = 1 << OP_CONV2D,
+    M_DW = 1 << OP_DEPTHWISE_CONV2D,
+    M_DENSE = 1 << OP_DENSE,
+    M_BMM = 1 << OP_BATCH_MATMUL
+};
 #define M_CONVS (M_CONV | M_DW)
 
 /* Fields a key can set; a "stride"-style key sets two of them. */
 typedef enum {
-    F_N, F_CI, F_H, F_W, F_CO, F_KH, F_KW, F_SH, F_SW, F_PH, F_PW, F_DH, F_DW, F_MULT, F_M, F_K, F_B,
-    F_LAYOUT, F_BIAS, F_RELU, F_RESIDUAL, F_COUNT
+    F_N,
+    F_CI,
+    F_H,
+    F_W,
+    F_CO,
+    F_KH,
+    F_KW,
+    F_SH,
+    F_SW,
+    F_PH,
+    F_PW,
+    F_DH,
+    F_DW,
+    F_MULT,
+    F_M,
+    F_K,
+    F_B,
+    F_LAYOUT,
+    F_BIAS,
+    F_RELU,
+    F_RESIDUAL,
+    F_COUNT
 } Field;
 
 typedef struct KeyDef {
@@ -76,35 +101,80 @@ static const KeyDef KEYS[] = {
 
 static void set_field(Workload *wl, Field f, int64_t v) {
     switch (f) {
-    case F_N: wl->n = v; break;
-    case F_CI: wl->ci = v; break;
-    case F_H: wl->h = v; break;
-    case F_W: wl->w = v; break;
-    case F_CO: wl->co = v; break;
-    case F_KH: wl->kh = v; break;
-    case F_KW: wl->kw = v; break;
-    case F_SH: wl->stride_h = v; break;
-    case F_SW: wl->stride_w = v; break;
-    case F_PH: wl->pad_h = v; break;
-    case F_PW: wl->pad_w = v; break;
-    case F_DH: wl->dil_h = v; break;
-    case F_DW: wl->dil_w = v; break;
-    case F_MULT: wl->mult = v; break;
-    case F_M: wl->m = v; break;
-    case F_K: wl->k = v; break;
-    case F_B: wl->b = v; break;
-    case F_LAYOUT: wl->layout = (Layout)v; break;
-    case F_BIAS: wl->bias = v != 0; break;
-    case F_RELU: wl->relu = v != 0; break;
-    case F_RESIDUAL: wl->residual = v != 0; break;
-    case F_COUNT: break;
+    case F_N:
+        wl->n = v;
+        break;
+    case F_CI:
+        wl->ci = v;
+        break;
+    case F_H:
+        wl->h = v;
+        break;
+    case F_W:
+        wl->w = v;
+        break;
+    case F_CO:
+        wl->co = v;
+        break;
+    case F_KH:
+        wl->kh = v;
+        break;
+    case F_KW:
+        wl->kw = v;
+        break;
+    case F_SH:
+        wl->stride_h = v;
+        break;
+    case F_SW:
+        wl->stride_w = v;
+        break;
+    case F_PH:
+        wl->pad_h = v;
+        break;
+    case F_PW:
+        wl->pad_w = v;
+        break;
+    case F_DH:
+        wl->dil_h = v;
+        break;
+    case F_DW:
+        wl->dil_w = v;
+        break;
+    case F_MULT:
+        wl->mult = v;
+        break;
+    case F_M:
+        wl->m = v;
+        break;
+    case F_K:
+        wl->k = v;
+        break;
+    case F_B:
+        wl->b = v;
+        break;
+    case F_LAYOUT:
+        wl->layout = (Layout)v;
+        break;
+    case F_BIAS:
+        wl->bias = v != 0;
+        break;
+    case F_RELU:
+        wl->relu = v != 0;
+        break;
+    case F_RESIDUAL:
+        wl->residual = v != 0;
+        break;
+    case F_COUNT:
+        break;
     }
 }
 
 static char *trim(char *s) {
-    while (isspace((unsigned char)*s)) s++;
+    while (isspace((unsigned char)*s))
+        s++;
     char *e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
     return s;
 }
 
@@ -124,9 +194,12 @@ static Status parse_item(Workload *wl, char *item, bool *given, char *err) {
     if (!*val) return tt_fail(err, "%s: missing value", key);
     int64_t v;
     if (kd->kind == V_LAYOUT) {
-        if (strcasecmp(val, "NCHW") == 0) v = LAYOUT_NCHW;
-        else if (strcasecmp(val, "NHWC") == 0) v = LAYOUT_NHWC;
-        else return tt_fail(err, "%s: '%s' is not NCHW or NHWC", key, val);
+        if (strcasecmp(val, "NCHW") == 0)
+            v = LAYOUT_NCHW;
+        else if (strcasecmp(val, "NHWC") == 0)
+            v = LAYOUT_NHWC;
+        else
+            return tt_fail(err, "%s: '%s' is not NCHW or NHWC", key, val);
     } else {
         char *end;
         errno = 0;
@@ -155,8 +228,7 @@ Status Workload_parse(const char *spec, Workload *out, char *err) {
     int op = -1;
     for (int i = 0; i < OP_COUNT; i++)
         if (strcmp(opname, OP_NAMES[i]) == 0) op = i;
-    if (op < 0)
-        return tt_fail(err, "'%s' is not an operator (conv2d, depthwise_conv2d, dense, batch_matmul)", opname);
+    if (op < 0) return tt_fail(err, "'%s' is not an operator (conv2d, depthwise_conv2d, dense, batch_matmul)", opname);
     if (!colon) return tt_fail(err, "%s: expected '%s:key=value,...'", opname, opname);
     wl.op = (OpKind)op;
     wl.layout = LAYOUT_NCHW;
@@ -199,18 +271,24 @@ int64_t Workload_outW(const Workload *this) {
 /* Reduction length: the number of products summed into one output. */
 static int64_t reduction(const Workload *this) {
     switch (this->op) {
-    case OP_CONV2D: return this->ci * this->kh * this->kw;
-    case OP_DEPTHWISE_CONV2D: return this->kh * this->kw;
-    default: return this->k;
+    case OP_CONV2D:
+        return this->ci * this->kh * this->kw;
+    case OP_DEPTHWISE_CONV2D:
+        return this->kh * this->kw;
+    default:
+        return this->k;
     }
 }
 
 static size_t out_count(const Workload *this) {
     switch (this->op) {
     case OP_CONV2D:
-    case OP_DEPTHWISE_CONV2D: return (size_t)(this->n * this->co * Workload_outH(this) * Workload_outW(this));
-    case OP_DENSE: return (size_t)(this->m * this->n);
-    default: return (size_t)(this->b * this->m * this->n);
+    case OP_DEPTHWISE_CONV2D:
+        return (size_t)(this->n * this->co * Workload_outH(this) * Workload_outW(this));
+    case OP_DENSE:
+        return (size_t)(this->m * this->n);
+    default:
+        return (size_t)(this->b * this->m * this->n);
     }
 }
 
@@ -225,7 +303,10 @@ static int64_t safe_prod(const int64_t *v, int n) {
 Status Workload_validate(const Workload *this, char *err) {
     if (this->op < 0 || this->op >= OP_COUNT) return tt_fail(err, "operator %d is unknown", (int)this->op);
     const char *op = Op_name(this->op);
-    struct { const char *name; int64_t v; } ext[8];
+    struct {
+        const char *name;
+        int64_t v;
+    } ext[8];
     int ne = 0;
     if (is_conv(this)) {
         if (this->layout != LAYOUT_NCHW && this->layout != LAYOUT_NHWC)
@@ -239,8 +320,10 @@ Status Workload_validate(const Workload *this, char *err) {
         ext[ne].name = "kh", ext[ne++].v = this->kh;
         ext[ne].name = "kw", ext[ne++].v = this->kw;
         for (int i = 0; i < ne; i++) {
-            if (ext[i].v <= 0) return tt_fail(err, "%s: extent %lld must be positive", ext[i].name, (long long)ext[i].v);
-            if (ext[i].v > MAX_EXTENT) return tt_fail(err, "%s: extent %lld is too large", ext[i].name, (long long)ext[i].v);
+            if (ext[i].v <= 0)
+                return tt_fail(err, "%s: extent %lld must be positive", ext[i].name, (long long)ext[i].v);
+            if (ext[i].v > MAX_EXTENT)
+                return tt_fail(err, "%s: extent %lld is too large", ext[i].name, (long long)ext[i].v);
         }
         if (this->pad_h > MAX_EXTENT || this->pad_w > MAX_EXTENT || this->stride_h > MAX_EXTENT ||
             this->stride_w > MAX_EXTENT || this->dil_h > MAX_EXTENT || this->dil_w > MAX_EXTENT)
@@ -268,8 +351,10 @@ Status Workload_validate(const Workload *this, char *err) {
         ext[ne].name = "n", ext[ne++].v = this->n;
         ext[ne].name = "k", ext[ne++].v = this->k;
         for (int i = 0; i < ne; i++) {
-            if (ext[i].v <= 0) return tt_fail(err, "%s: extent %lld must be positive", ext[i].name, (long long)ext[i].v);
-            if (ext[i].v > MAX_EXTENT) return tt_fail(err, "%s: extent %lld is too large", ext[i].name, (long long)ext[i].v);
+            if (ext[i].v <= 0)
+                return tt_fail(err, "%s: extent %lld must be positive", ext[i].name, (long long)ext[i].v);
+            if (ext[i].v > MAX_EXTENT)
+                return tt_fail(err, "%s: extent %lld is too large", ext[i].name, (long long)ext[i].v);
         }
         if (this->residual) return tt_fail(err, "residual: not supported for %s", op);
         if (this->op == OP_BATCH_MATMUL && (this->bias || this->relu))
@@ -300,8 +385,10 @@ Status Workload_validate(const Workload *this, char *err) {
 static void put_pair(char *buf, size_t n, size_t *used, const char *one, const char *h, const char *w, int64_t vh,
                      int64_t vw) {
     int k;
-    if (vh == vw) k = snprintf(buf + *used, n - *used, ",%s=%lld", one, (long long)vh);
-    else k = snprintf(buf + *used, n - *used, ",%s=%lld,%s=%lld", h, (long long)vh, w, (long long)vw);
+    if (vh == vw)
+        k = snprintf(buf + *used, n - *used, ",%s=%lld", one, (long long)vh);
+    else
+        k = snprintf(buf + *used, n - *used, ",%s=%lld,%s=%lld", h, (long long)vh, w, (long long)vw);
     if (k > 0) *used = *used + (size_t)k < n ? *used + (size_t)k : n - 1;
 }
 
@@ -355,9 +442,7 @@ bool Workload_equal(const Workload *a, const Workload *b) {
     return strcmp(ka, kb) == 0;
 }
 
-double Workload_flops(const Workload *this) {
-    return 2.0 * (double)out_count(this) * (double)reduction(this);
-}
+double Workload_flops(const Workload *this) { return 2.0 * (double)out_count(this) * (double)reduction(this); }
 
 int Workload_args(const Workload *this, ArgInfo *args) {
     int n = 0;
@@ -380,7 +465,8 @@ int Workload_args(const Workload *this, ArgInfo *args) {
         args[n++] = (ArgInfo){"a", (size_t)(this->b * this->m * this->k)};
         args[n++] = (ArgInfo){"b", (size_t)(this->b * this->n * this->k)};
         break;
-    default: break;
+    default:
+        break;
     }
     args[n++] = (ArgInfo){"out", out_count(this)};
     return n;
@@ -393,7 +479,8 @@ void Workload_fillInputs(const Workload *this, float **args, uint64_t seed) {
         Rng rng;
         /* one stream per argument, so adding bias does not change the data */
         Rng_seed(&rng, seed * 0x9e3779b97f4a7c15ULL + (uint64_t)a * 0xbf58476d1ce4e5b9ULL + 1);
-        for (size_t i = 0; i < info[a].count; i++) args[a][i] = (float)(2.0 * Rng_uniform(&rng) - 1.0);
+        for (size_t i = 0; i < info[a].count; i++)
+            args[a][i] = (float)(2.0 * Rng_uniform(&rng) - 1.0);
     }
 }
 
@@ -406,7 +493,8 @@ static void conv_nchw(const Workload *wl, const float *data, const float *weight
     bool dw = wl->op == OP_DEPTHWISE_CONV2D;
     int64_t c0 = dw ? co / wl->mult : 0, c1 = dw ? c0 + 1 : wl->ci;
     int64_t wci = dw ? 1 : wl->ci;
-    for (int64_t i = 0; i < oh * ow; i++) acc[i] = 0;
+    for (int64_t i = 0; i < oh * ow; i++)
+        acc[i] = 0;
     for (int64_t c = c0; c < c1; c++) {
         const float *in = data + (n * wl->ci + c) * wl->h * wl->w;
         for (int64_t r = 0; r < wl->kh; r++)
@@ -429,7 +517,8 @@ static void conv_nchw(const Workload *wl, const float *data, const float *weight
 static void conv_nhwc(const Workload *wl, const float *data, const float *weight, double *acc, int64_t n, int64_t y,
                       int64_t x) {
     bool dw = wl->op == OP_DEPTHWISE_CONV2D;
-    for (int64_t c = 0; c < wl->co; c++) acc[c] = 0;
+    for (int64_t c = 0; c < wl->co; c++)
+        acc[c] = 0;
     for (int64_t r = 0; r < wl->kh; r++) {
         int64_t iy = y * wl->stride_h - wl->pad_h + r * wl->dil_h;
         if (iy < 0 || iy >= wl->h) continue;
@@ -440,12 +529,14 @@ static void conv_nhwc(const Workload *wl, const float *data, const float *weight
             if (dw) {
                 /* weight [kh][kw][ci][mult]: output channel c*mult+q is contiguous */
                 const float *wt = weight + (r * wl->kw + s) * wl->co;
-                for (int64_t c = 0; c < wl->co; c++) acc[c] += (double)in[c / wl->mult] * wt[c];
+                for (int64_t c = 0; c < wl->co; c++)
+                    acc[c] += (double)in[c / wl->mult] * wt[c];
             } else {
                 for (int64_t c = 0; c < wl->ci; c++) {
                     const float *wt = weight + ((r * wl->kw + s) * wl->ci + c) * wl->co;
                     double v = in[c];
-                    for (int64_t o = 0; o < wl->co; o++) acc[o] += v * wt[o];
+                    for (int64_t o = 0; o < wl->co; o++)
+                        acc[o] += v * wt[o];
                 }
             }
         }
@@ -504,7 +595,8 @@ void Workload_reference(const Workload *this, float **args) {
         for (int64_t i = 0; i < wl->m; i++)
             for (int64_t j = 0; j < wl->n; j++) {
                 double s = 0;
-                for (int64_t p = 0; p < wl->k; p++) s += (double)A[i * wl->k + p] * B[j * wl->k + p];
+                for (int64_t p = 0; p < wl->k; p++)
+                    s += (double)A[i * wl->k + p] * B[j * wl->k + p];
                 C[i * wl->n + j] = epilogue(wl, s, bias, NULL, j, 0);
             }
     }
@@ -525,8 +617,10 @@ static void describe_index(const Workload *wl, size_t i, char *buf, size_t n) {
         snprintf(buf, n, "n=%lld c=%lld y=%lld x=%lld", (long long)b, (long long)c, (long long)y, (long long)x);
     } else {
         int64_t v = (int64_t)i, j = v % wl->n, r = (v / wl->n) % wl->m, b = v / (wl->n * wl->m);
-        if (wl->op == OP_BATCH_MATMUL) snprintf(buf, n, "b=%lld i=%lld j=%lld", (long long)b, (long long)r, (long long)j);
-        else snprintf(buf, n, "i=%lld j=%lld", (long long)r, (long long)j);
+        if (wl->op == OP_BATCH_MATMUL)
+            snprintf(buf, n, "b=%lld i=%lld j=%lld", (long long)b, (long long)r, (long long)j);
+        else
+            snprintf(buf, n, "i=%lld j=%lld", (long long)r, (long long)j);
     }
 }
 
@@ -556,7 +650,8 @@ bool Workload_compare(const Workload *this, const float *ref, const float *got, 
     if (msg && n) {
         char where[96];
         describe_index(this, first, where, sizeof where);
-        snprintf(msg, n, "out[%zu] (%s): got %.6g, want %.6g (tolerance %.3g); %zu of %zu elements differ, worst by %.3g",
+        snprintf(msg, n,
+                 "out[%zu] (%s): got %.6g, want %.6g (tolerance %.3g); %zu of %zu elements differ, worst by %.3g",
                  first, where, (double)got[first], (double)ref[first], atol + rtol * fabs((double)ref[first]), bad,
                  count, worst);
     }

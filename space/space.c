@@ -22,14 +22,14 @@ void Space_init(Space *this) {
 }
 
 void Space_done(Space *this) {
-    for (int i = 0; i < this->n_knobs; i++) free(this->knobs[i].factors);
+    for (int i = 0; i < this->n_knobs; i++)
+        free(this->knobs[i].factors);
     memset(this, 0, sizeof *this);
     this->total = 1;
 }
 
 static Status check_room(const Space *this, const char *name, uint64_t len, uint64_t *total, char *err) {
-    if (this->n_knobs >= SPACE_MAX_KNOBS)
-        return tt_fail(err, "%s: too many knobs (at most %d)", name, SPACE_MAX_KNOBS);
+    if (this->n_knobs >= SPACE_MAX_KNOBS) return tt_fail(err, "%s: too many knobs (at most %d)", name, SPACE_MAX_KNOBS);
     if (__builtin_mul_overflow(this->total, len, total))
         return tt_fail(err, "%s: the space size overflows 64 bits (%llu configs so far, knob has %llu)", name,
                        (unsigned long long)this->total, (unsigned long long)len);
@@ -40,7 +40,7 @@ static Status check_room(const Space *this, const char *name, uint64_t len, uint
 
 typedef struct Enum {
     int64_t extent;
-    int n_inner;          /* num_outputs - 1 */
+    int n_inner; /* num_outputs - 1 */
     SplitPolicy policy;
     const int64_t *cands; /* candidate inner factors, ascending */
     int n_cands;
@@ -61,7 +61,8 @@ static void enum_dfs(Enum *e, int depth, int64_t prod) {
             int64_t *row = e->out + e->len * (uint64_t)m;
             row[0] = (e->extent + prod - 1) / prod; /* exact when prod divides extent */
             /* stack[0] is the innermost factor, which goes last */
-            for (int i = 0; i < e->n_inner; i++) row[m - 1 - i] = e->stack[i];
+            for (int i = 0; i < e->n_inner; i++)
+                row[m - 1 - i] = e->stack[i];
         }
         e->len++;
         return;
@@ -114,10 +115,12 @@ static int64_t *split_candidates(int64_t extent, SplitPolicy policy, int64_t max
         c = realloc(c, (lo + nhi + 1) * sizeof *c);
         if (!c) abort();
         n = lo;
-        for (size_t i = nhi; i-- > 0;) c[n++] = hi[i];
+        for (size_t i = nhi; i-- > 0;)
+            c[n++] = hi[i];
         free(hi);
         size_t keep = 0;
-        while (keep < n && c[keep] <= cap) keep++;
+        while (keep < n && c[keep] <= cap)
+            keep++;
         n = keep;
     }
     *count = (int)n;
@@ -141,8 +144,8 @@ Status Space_addSplit(Space *this, const char *name, int64_t extent, int num_out
     enum_dfs(&e, 0, 1);
     if (e.len >= KNOB_MAX_ENTITIES) {
         free((void *)e.cands);
-        return tt_fail(err, "%s: split of %lld into %d has too many entities (more than %u)", name,
-                       (long long)extent, num_outputs, KNOB_MAX_ENTITIES - 1);
+        return tt_fail(err, "%s: split of %lld into %d has too many entities (more than %u)", name, (long long)extent,
+                       num_outputs, KNOB_MAX_ENTITIES - 1);
     }
     uint64_t total = 0;
     if (check_room(this, name, e.len, &total, err) != TT_OK) {
@@ -172,8 +175,7 @@ Status Space_addSplit(Space *this, const char *name, int64_t extent, int num_out
 }
 
 Status Space_addOption(Space *this, const char *name, const int64_t *values, int n, char *err) {
-    if (n < 1 || n > OPTION_MAX_VALUES)
-        return tt_fail(err, "%s: %d values, must be 1..%d", name, n, OPTION_MAX_VALUES);
+    if (n < 1 || n > OPTION_MAX_VALUES) return tt_fail(err, "%s: %d values, must be 1..%d", name, n, OPTION_MAX_VALUES);
     if (strlen(name) >= KNOB_NAME_LEN)
         return tt_fail(err, "%s: knob name longer than %d characters", name, KNOB_NAME_LEN - 1);
     if (Space_knobIndex(this, name) >= 0) return tt_fail(err, "%s: knob defined twice", name);
@@ -208,7 +210,8 @@ void Space_decode(const Space *this, uint64_t index, int32_t *choice) {
 
 uint64_t Space_encode(const Space *this, const int32_t *choice) {
     uint64_t index = 0;
-    for (int i = this->n_knobs - 1; i >= 0; i--) index = index * this->knobs[i].len + (uint64_t)choice[i];
+    for (int i = this->n_knobs - 1; i >= 0; i--)
+        index = index * this->knobs[i].len + (uint64_t)choice[i];
     return index;
 }
 
@@ -276,7 +279,8 @@ void Space_format(const Space *this, const int32_t *choice, char *buf, size_t n)
         if (k->kind == KNOB_SPLIT) {
             const int64_t *f = Space_split(this, choice, i);
             put(buf, n, &used, "[");
-            for (int j = 0; j < k->num_outputs; j++) put(buf, n, &used, "%s%lld", j ? "," : "", (long long)f[j]);
+            for (int j = 0; j < k->num_outputs; j++)
+                put(buf, n, &used, "%s%lld", j ? "," : "", (long long)f[j]);
             put(buf, n, &used, "]");
         } else {
             put(buf, n, &used, "%lld", (long long)Space_option(this, choice, i));
@@ -297,7 +301,8 @@ void Space_describe(const Space *this, char *buf, size_t n) {
             put(buf, n, &used, ") len=%llu\n", (unsigned long long)k->len);
         } else {
             put(buf, n, &used, "%d %s: Option([", i, k->name);
-            for (int j = 0; j < k->n_values; j++) put(buf, n, &used, "%s%lld", j ? ", " : "", (long long)k->values[j]);
+            for (int j = 0; j < k->n_values; j++)
+                put(buf, n, &used, "%s%lld", j ? ", " : "", (long long)k->values[j]);
             put(buf, n, &used, "]) len=%llu\n", (unsigned long long)k->len);
         }
     }
@@ -307,7 +312,8 @@ void Space_describe(const Space *this, char *buf, size_t n) {
 
 int Space_featureCount(const Space *this) {
     int c = 0;
-    for (int i = 0; i < this->n_knobs; i++) c += this->knobs[i].kind == KNOB_SPLIT ? this->knobs[i].num_outputs : 1;
+    for (int i = 0; i < this->n_knobs; i++)
+        c += this->knobs[i].kind == KNOB_SPLIT ? this->knobs[i].num_outputs : 1;
     return c;
 }
 
@@ -319,7 +325,8 @@ int Space_features(const Space *this, uint64_t index, float *out, int cap) {
         const Knob *k = &this->knobs[i];
         if (k->kind == KNOB_SPLIT) {
             const int64_t *f = Space_split(this, choice, i);
-            for (int j = 0; j < k->num_outputs && c < cap; j++) out[c++] = (float)log2((double)f[j]);
+            for (int j = 0; j < k->num_outputs && c < cap; j++)
+                out[c++] = (float)log2((double)f[j]);
         } else {
             out[c++] = (float)Space_option(this, choice, i);
         }
@@ -346,7 +353,8 @@ static int sample_scan(const Space *this, VisitedSet *visited, Rng *rng, uint64_
         if (Rng_below(rng, remaining) < (uint64_t)(n - got)) out[got++] = i;
         remaining--;
     }
-    for (int i = 0; i < got; i++) VisitedSet_add(visited, out[i]);
+    for (int i = 0; i < got; i++)
+        VisitedSet_add(visited, out[i]);
     /* the scan yields ascending indices: shuffle so callers see a random order */
     for (int i = got - 1; i > 0; i--) {
         int j = (int)Rng_below(rng, (uint64_t)i + 1);

@@ -17,7 +17,8 @@ void VisitedSet_init(VisitedSet *this) {
     this->count = 0;
     this->slots = malloc(this->cap * sizeof(uint64_t));
     if (!this->slots) abort();
-    for (uint64_t i = 0; i < this->cap; i++) this->slots[i] = EMPTY;
+    for (uint64_t i = 0; i < this->cap; i++)
+        this->slots[i] = EMPTY;
 }
 
 void VisitedSet_done(VisitedSet *this) {
@@ -29,7 +30,8 @@ void VisitedSet_done(VisitedSet *this) {
 static uint64_t *find(const VisitedSet *this, uint64_t index) {
     uint64_t mask = this->cap - 1;
     uint64_t i = mix(index) & mask;
-    while (this->slots[i] != EMPTY && this->slots[i] != index) i = (i + 1) & mask;
+    while (this->slots[i] != EMPTY && this->slots[i] != index)
+        i = (i + 1) & mask;
     return &this->slots[i];
 }
 
@@ -45,7 +47,8 @@ static void grow(VisitedSet *this) {
     this->cap *= 2;
     this->slots = malloc(this->cap * sizeof(uint64_t));
     if (!this->slots) abort();
-    for (uint64_t i = 0; i < this->cap; i++) this->slots[i] = EMPTY;
+    for (uint64_t i = 0; i < this->cap; i++)
+        this->slots[i] = EMPTY;
     for (uint64_t i = 0; i < oldcap; i++)
         if (old[i] != EMPTY) *find(this, old[i]) = old[i];
     free(old);

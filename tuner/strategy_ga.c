@@ -23,7 +23,7 @@
 #define GA_POP 100
 #define GA_ELITE 3
 #define GA_MUTATION 0.1
-#define GA_FIX_TRIES 32  /* re-mutations of a bad child before replacing it */
+#define GA_FIX_TRIES 32 /* re-mutations of a bad child before replacing it */
 #define GA_RANDOM_TRIES 64
 
 typedef struct Member {
@@ -125,11 +125,12 @@ static uint64_t random_config(GA *g, const VisitedSet *visited, const VisitedSet
 }
 
 /* Roulette choice over parents' fitness (already normalised, all > 0). */
-static int pick(GA *g, const double *fit, int n, double sum, int not) {
+static int pick(GA *g, const double *fit, int n, double sum, int not ) {
     for (;;) {
         double r = Rng_uniform(&g->rng) * sum;
         int i = 0;
-        while (i < n - 1 && r >= fit[i]) r -= fit[i++];
+        while (i < n - 1 && r >= fit[i])
+            r -= fit[i++];
         if (i != not || n == 1) return i;
     }
 }
@@ -141,8 +142,10 @@ static int breed(GA *g, const VisitedSet *visited) {
     Member *parents = malloc((size_t)(g->window_n + g->n_elites) * sizeof *parents);
     double *fit = malloc((size_t)(g->window_n + g->n_elites) * sizeof *fit);
     if (!parents || !fit) abort();
-    for (int i = 0; i < g->window_n; i++) parents[np++] = g->window[i];
-    for (int i = 0; i < g->n_elites; i++) parents[np++] = g->elites[i];
+    for (int i = 0; i < g->window_n; i++)
+        parents[np++] = g->window[i];
+    for (int i = 0; i < g->n_elites; i++)
+        parents[np++] = g->elites[i];
     /* fitness normalised by the best; the epsilon keeps failed configs
      * selectable (all failed: uniform choice) */
     double best = 0, sum = 0;
@@ -163,7 +166,8 @@ static int breed(GA *g, const VisitedSet *visited) {
         Space_decode(sp, parents[p2].index, b);
         /* single point: knobs [0, point) from the first parent, the rest from the second */
         int point = nk > 1 ? 1 + (int)Rng_below(&g->rng, (uint64_t)(nk - 1)) : (int)Rng_below(&g->rng, 2);
-        for (int j = 0; j < nk; j++) c[j] = j < point ? a[j] : b[j];
+        for (int j = 0; j < nk; j++)
+            c[j] = j < point ? a[j] : b[j];
         for (int j = 0; j < nk; j++)
             if (sp->knobs[j].len > 1 && Rng_uniform(&g->rng) < GA_MUTATION)
                 c[j] = (int32_t)((c[j] + 1 + (int64_t)Rng_below(&g->rng, sp->knobs[j].len - 1)) %

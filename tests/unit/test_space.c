@@ -14,7 +14,8 @@ static uint64_t split_len(int64_t extent, int m, SplitPolicy p, int64_t max_fact
 
 static uint64_t binom(int n, int k) {
     uint64_t r = 1;
-    for (int i = 1; i <= k; i++) r = r * (uint64_t)(n - k + i) / (uint64_t)i;
+    for (int i = 1; i <= k; i++)
+        r = r * (uint64_t)(n - k + i) / (uint64_t)i;
     return r;
 }
 
@@ -52,7 +53,8 @@ TEST(test_counts_factors) {
 
 TEST(test_counts_power2) {
     for (int k = 0; k <= 10; k++)
-        for (int m = 1; m <= 4; m++) CHECK_EQ_INT(split_len((int64_t)1 << k, m, SPLIT_POWER2, 0), binom(k + m - 1, m - 1));
+        for (int m = 1; m <= 4; m++)
+            CHECK_EQ_INT(split_len((int64_t)1 << k, m, SPLIT_POWER2, 0), binom(k + m - 1, m - 1));
     /* tails: 7 into 2 -> inner 1,2,4 (outer 7,4,2) */
     CHECK_EQ_INT(split_len(7, 2, SPLIT_POWER2, 0), 3);
     Space s;
@@ -123,7 +125,8 @@ TEST(test_round_trip) {
     for (int i = 0; i < 10000; i++) {
         uint64_t idx = Rng_below(&rng, s.total);
         Space_decode(&s, idx, c);
-        for (int k = 0; k < s.n_knobs; k++) CHECK(c[k] >= 0 && (uint64_t)c[k] < s.knobs[k].len);
+        for (int k = 0; k < s.n_knobs; k++)
+            CHECK(c[k] >= 0 && (uint64_t)c[k] < s.knobs[k].len);
         CHECK_EQ_INT(Space_encode(&s, c), idx);
     }
     /* first knob fastest */
@@ -177,11 +180,14 @@ TEST(test_visited_set) {
     Rng rng;
     Rng_seed(&rng, 12);
     /* enough entries to grow the table several times */
-    for (uint64_t i = 0; i < 20000; i++) CHECK(VisitedSet_add(&v, i * 7919));
+    for (uint64_t i = 0; i < 20000; i++)
+        CHECK(VisitedSet_add(&v, i * 7919));
     CHECK_EQ_INT(v.count, 20000);
-    for (uint64_t i = 0; i < 20000; i++) CHECK(!VisitedSet_add(&v, i * 7919));
+    for (uint64_t i = 0; i < 20000; i++)
+        CHECK(!VisitedSet_add(&v, i * 7919));
     int wrong = 0;
-    for (uint64_t i = 0; i < 200000; i++) wrong += VisitedSet_has(&v, i) != (i % 7919 == 0 && i / 7919 < 20000);
+    for (uint64_t i = 0; i < 200000; i++)
+        wrong += VisitedSet_has(&v, i) != (i % 7919 == 0 && i / 7919 < 20000);
     CHECK_EQ_INT(wrong, 0);
     CHECK(!VisitedSet_has(&v, UINT64_MAX));
     CHECK(!VisitedSet_add(&v, UINT64_MAX));
@@ -244,13 +250,15 @@ TEST(test_sample_exhaustion) {
         if (total > 72) break;
     }
     CHECK_EQ_INT(total, 72);
-    for (int i = 0; i < 72; i++) CHECK_EQ_INT(seen[i], 1);
+    for (int i = 0; i < 72; i++)
+        CHECK_EQ_INT(seen[i], 1);
     CHECK_EQ_INT(Space_sampleUnvisited(&s, &v, &rng, out, 5), 0);
     VisitedSet_done(&v);
 
     /* the same with some configs visited beforehand (a resumed log) */
     VisitedSet_init(&v);
-    for (uint64_t i = 0; i < 72; i += 3) VisitedSet_add(&v, i);
+    for (uint64_t i = 0; i < 72; i += 3)
+        VisitedSet_add(&v, i);
     memset(seen, 0, sizeof seen);
     total = 0;
     while ((got = Space_sampleUnvisited(&s, &v, &rng, out, 5)) > 0) {
@@ -262,7 +270,8 @@ TEST(test_sample_exhaustion) {
         if (total > 72) break;
     }
     CHECK_EQ_INT(total, 48);
-    for (int i = 0; i < 72; i++) CHECK_EQ_INT(seen[i], i % 3 ? 1 : 0);
+    for (int i = 0; i < 72; i++)
+        CHECK_EQ_INT(seen[i], i % 3 ? 1 : 0);
     VisitedSet_done(&v);
     Space_done(&s);
 }
@@ -281,7 +290,8 @@ TEST(test_sample_huge_and_reproducible) {
         CHECK_EQ_INT(Space_sampleUnvisited(&s, &v1, &r1, a, 64), 64);
         CHECK_EQ_INT(Space_sampleUnvisited(&s, &v2, &r2, b, 64), 64);
         CHECK(memcmp(a, b, sizeof a) == 0);
-        for (int i = 0; i < 64; i++) CHECK(a[i] < s.total);
+        for (int i = 0; i < 64; i++)
+            CHECK(a[i] < s.total);
     }
     CHECK_EQ_INT(v1.count, 50 * 64);
     VisitedSet_done(&v1);
@@ -302,7 +312,8 @@ TEST(test_neighbours) {
         Space_decode(&s, idx, a);
         Space_decode(&s, nb, b);
         int diff = 0;
-        for (int k = 0; k < s.n_knobs; k++) diff += a[k] != b[k];
+        for (int k = 0; k < s.n_knobs; k++)
+            diff += a[k] != b[k];
         CHECK_EQ_INT(diff, 1);
     }
     Space_done(&s);
@@ -338,7 +349,8 @@ TEST(test_describe_format_features) {
     CHECK_NEAR(f[21], 1500, 1e-3);
     CHECK_NEAR(f[22], 1, 1e-6);
     const int64_t *tf = Space_split(&s, c, 0);
-    for (int j = 0; j < 4; j++) CHECK_NEAR(f[j], log2((double)tf[j]), 1e-5);
+    for (int j = 0; j < 4; j++)
+        CHECK_NEAR(f[j], log2((double)tf[j]), 1e-5);
     CHECK_EQ_INT(Space_features(&s, 0, f, 5), 5);
     Space_done(&s);
 }

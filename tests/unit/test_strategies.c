@@ -109,7 +109,8 @@ TEST(test_features_and_valid) {
     CHECK_NEAR(out[n - 2], c[0], 0);
     CHECK_EQ_INT(Strategy_features(&f.ctx, 12345, out, 3), 3);
     int valid = 0;
-    for (uint64_t i = 0; i < f.task.space.total; i++) valid += Strategy_valid(&f.ctx, i);
+    for (uint64_t i = 0; i < f.task.space.total; i++)
+        valid += Strategy_valid(&f.ctx, i);
     CHECK_EQ_INT(valid, 15120 / 3 * 2);
     f.task.tmpl = NULL;
     CHECK(Strategy_valid(&f.ctx, 5 + 28 * 45 * 4 * 2)); /* v=2 but no template: valid */
@@ -159,15 +160,19 @@ TEST(test_grid_covers_in_order) {
     VisitedSet_init(&v);
     uint64_t order[100];
     CHECK_EQ_INT(drain(&strategy_grid, &f, &v, 1, 7, order, 100, false), 72);
-    for (int i = 0; i < 72; i++) CHECK_EQ_INT(order[i], i);
+    for (int i = 0; i < 72; i++)
+        CHECK_EQ_INT(order[i], i);
     VisitedSet_done(&v);
     /* resumed: configs 0, 5, 10, ... were measured before */
     VisitedSet_init(&v);
-    for (uint64_t i = 0; i < 72; i += 5) VisitedSet_add(&v, i);
+    for (uint64_t i = 0; i < 72; i += 5)
+        VisitedSet_add(&v, i);
     int n = drain(&strategy_grid, &f, &v, 1, 64, order, 100, false);
     CHECK_EQ_INT(n, 72 - 15);
-    for (int i = 0; i < n; i++) CHECK(order[i] % 5 != 0);
-    for (int i = 1; i < n; i++) CHECK(order[i] > order[i - 1]);
+    for (int i = 0; i < n; i++)
+        CHECK(order[i] % 5 != 0);
+    for (int i = 1; i < n; i++)
+        CHECK(order[i] > order[i - 1]);
     VisitedSet_done(&v);
     fixture_done(&f);
 }
@@ -183,7 +188,8 @@ TEST(test_random_covers_and_reproducible) {
     CHECK_EQ_INT(drain(&strategy_random, &f, &v2, 9, 10, o2, 100, false), 72);
     CHECK(memcmp(o1, o2, sizeof(uint64_t) * 72) == 0);
     int in_order = 0;
-    for (int i = 0; i < 72; i++) in_order += o1[i] == (uint64_t)i;
+    for (int i = 0; i < 72; i++)
+        in_order += o1[i] == (uint64_t)i;
     CHECK(in_order < 20); /* not the grid order */
     VisitedSet_done(&v1);
     VisitedSet_done(&v2);
@@ -215,7 +221,8 @@ static int run_trials(const Strategy *st, Fixture *f, uint64_t seed, int trials,
         int want = trials - count < 64 ? trials - count : 64;
         int got = st->propose(self, &v, idx + count, want);
         if (got <= 0) break;
-        for (int i = 0; i < got; i++) gf[count + i] = synth_gflops(f, idx[count + i]);
+        for (int i = 0; i < got; i++)
+            gf[count + i] = synth_gflops(f, idx[count + i]);
         st->update(self, idx + count, gf + count, got);
         count += got;
     }
@@ -226,7 +233,8 @@ static int run_trials(const Strategy *st, Fixture *f, uint64_t seed, int trials,
 
 static double mean(const double *x, int from, int to) {
     double s = 0;
-    for (int i = from; i < to; i++) s += x[i];
+    for (int i = from; i < to; i++)
+        s += x[i];
     return s / (to - from);
 }
 
@@ -253,8 +261,11 @@ TEST(test_ga_learns_and_never_repeats) {
         CHECK_EQ_INT(invalid, 0);
         double g_first = mean(ga, 0, 64), g_late = mean(ga, 600, T), r_late = mean(rnd, 600, T);
         double gb = 0, rb = 0;
-        for (int i = 0; i < T; i++) gb = fmax(gb, ga[i]), rb = fmax(rb, rnd[i]);
-        fprintf(stderr, "  seed %llu: mean GFLOPS ga first 64 %.1f, ga trials 600-1000 %.1f, random %.1f; best ga %.1f random %.1f\n",
+        for (int i = 0; i < T; i++)
+            gb = fmax(gb, ga[i]), rb = fmax(rb, rnd[i]);
+        fprintf(stderr,
+                "  seed %llu: mean GFLOPS ga first 64 %.1f, ga trials 600-1000 %.1f, random %.1f; best ga %.1f random "
+                "%.1f\n",
                 (unsigned long long)seed, g_first, g_late, r_late, gb, rb);
         CHECK(gb > rb); /* the peak (100) is rare: random search rarely meets it in 1000 trials */
         CHECK(g_late > 1.5 * r_late);
@@ -280,7 +291,8 @@ TEST(test_ga_replay_then_propose) {
     Rng_seed(&rng, 77);
     int n = Space_sampleUnvisited(&f.task.space, &v, &rng, idx, 200);
     CHECK_EQ_INT(n, 200);
-    for (int i = 0; i < n; i++) g[i] = synth_gflops(&f, idx[i]);
+    for (int i = 0; i < n; i++)
+        g[i] = synth_gflops(&f, idx[i]);
     strategy_ga.update(self, idx, g, n);
     char line[128];
     CHECK(strategy_ga.status(self, line, sizeof line));
@@ -291,7 +303,8 @@ TEST(test_ga_replay_then_propose) {
         CHECK_EQ_INT(got, 64);
         for (int i = 0; i < got; i++) {
             bool dup = false;
-            for (int j = 0; j < n; j++) dup |= idx[j] == out[i];
+            for (int j = 0; j < n; j++)
+                dup |= idx[j] == out[i];
             CHECK(!dup);
         }
     }
@@ -318,7 +331,8 @@ TEST(test_ga_lagged_updates) {
         int got = strategy_ga.propose(self, &v, idx + count, B);
         CHECK_EQ_INT(got, B);
         if (got != B) break;
-        for (int i = 0; i < got; i++) gf[count + i] = synth_gflops(&f, idx[count + i]);
+        for (int i = 0; i < got; i++)
+            gf[count + i] = synth_gflops(&f, idx[count + i]);
         if (count >= B) strategy_ga.update(self, idx + count - B, gf + count - B, B);
         count += got;
     }
@@ -326,7 +340,8 @@ TEST(test_ga_lagged_updates) {
     VisitedSet seen;
     VisitedSet_init(&seen);
     int dups = 0;
-    for (int i = 0; i < count; i++) dups += !VisitedSet_add(&seen, idx[i]);
+    for (int i = 0; i < count; i++)
+        dups += !VisitedSet_add(&seen, idx[i]);
     CHECK_EQ_INT(dups, 0);
     double first = mean(gf, 0, 128), late = mean(gf, 640, T);
     fprintf(stderr, "  lagged: ga first %.1f, trials 640-1024 %.1f GFLOPS\n", first, late);

@@ -116,12 +116,14 @@ TEST(test_flops_and_args) {
 /* Allocates the argument buffers of a workload. */
 static int alloc_args(const Workload *wl, float **args, ArgInfo *info) {
     int n = Workload_args(wl, info);
-    for (int i = 0; i < n; i++) args[i] = calloc(info[i].count, sizeof(float));
+    for (int i = 0; i < n; i++)
+        args[i] = calloc(info[i].count, sizeof(float));
     return n;
 }
 
 static void free_args(float **args, int n) {
-    for (int i = 0; i < n; i++) free(args[i]);
+    for (int i = 0; i < n; i++)
+        free(args[i]);
 }
 
 TEST(test_reference_hand_cases) {
@@ -133,39 +135,48 @@ TEST(test_reference_hand_cases) {
     /* 1 channel 3x3 input, 2x2 kernel of ones, pad 0: sums of 2x2 windows */
     CHECK(Workload_parse("conv2d:ci=1,h=3,w=3,co=1,kh=2,kw=2", &wl, err) == TT_OK);
     int na = alloc_args(&wl, args, info);
-    for (int i = 0; i < 9; i++) args[0][i] = (float)(i + 1);
-    for (int i = 0; i < 4; i++) args[1][i] = 1;
+    for (int i = 0; i < 9; i++)
+        args[0][i] = (float)(i + 1);
+    for (int i = 0; i < 4; i++)
+        args[1][i] = 1;
     Workload_reference(&wl, args);
     float want1[] = {12, 16, 24, 28};
-    for (int i = 0; i < 4; i++) CHECK_NEAR(args[na - 1][i], want1[i], 1e-6);
+    for (int i = 0; i < 4; i++)
+        CHECK_NEAR(args[na - 1][i], want1[i], 1e-6);
     free_args(args, na);
 
     /* pad 1, stride 2, 2 input channels, bias and relu */
     CHECK(Workload_parse("conv2d:ci=2,h=3,w=3,co=1,kh=3,kw=3,pad=1,stride=2,bias=1,relu=1", &wl, err) == TT_OK);
     CHECK_EQ_INT(Workload_outH(&wl), 2);
     na = alloc_args(&wl, args, info);
-    for (int i = 0; i < 9; i++) args[0][i] = (float)(i + 1), args[0][9 + i] = -1;
-    for (int i = 0; i < 18; i++) args[1][i] = 1; /* channel 1 contributes -(window size) */
+    for (int i = 0; i < 9; i++)
+        args[0][i] = (float)(i + 1), args[0][9 + i] = -1;
+    for (int i = 0; i < 18; i++)
+        args[1][i] = 1; /* channel 1 contributes -(window size) */
     args[2][0] = 0.5f;
     Workload_reference(&wl, args);
     /* out(0,0): window rows 0..1 cols 0..1 of ch0 = 1+2+4+5 = 12, ch1 = -4, +0.5 -> 8.5
      * out(0,1): rows 0..1 cols 1..2 = 2+3+5+6 = 16 - 4 + .5 = 12.5; out(1,0) = 4+5+7+8 - 4 + .5 = 20.5;
      * out(1,1) = 5+6+8+9 - 4 + .5 = 24.5 */
     float want2[] = {8.5f, 12.5f, 20.5f, 24.5f};
-    for (int i = 0; i < 4; i++) CHECK_NEAR(args[na - 1][i], want2[i], 1e-6);
+    for (int i = 0; i < 4; i++)
+        CHECK_NEAR(args[na - 1][i], want2[i], 1e-6);
     args[2][0] = -100;
     Workload_reference(&wl, args);
-    for (int i = 0; i < 4; i++) CHECK_NEAR(args[na - 1][i], 0, 0); /* relu */
+    for (int i = 0; i < 4; i++)
+        CHECK_NEAR(args[na - 1][i], 0, 0); /* relu */
     free_args(args, na);
 
     /* dilation 2: 1x5 input, 1x2 kernel [1,10] -> x[i] + 10 x[i+2] */
     CHECK(Workload_parse("conv2d:ci=1,h=1,w=5,co=1,kh=1,kw=2,dilation=2", &wl, err) == TT_OK);
     na = alloc_args(&wl, args, info);
     CHECK_EQ_INT(info[na - 1].count, 3);
-    for (int i = 0; i < 5; i++) args[0][i] = (float)(i + 1);
+    for (int i = 0; i < 5; i++)
+        args[0][i] = (float)(i + 1);
     args[1][0] = 1, args[1][1] = 10;
     Workload_reference(&wl, args);
-    for (int i = 0; i < 3; i++) CHECK_NEAR(args[na - 1][i], (i + 1) + 10 * (i + 3), 1e-6);
+    for (int i = 0; i < 3; i++)
+        CHECK_NEAR(args[na - 1][i], (i + 1) + 10 * (i + 3), 1e-6);
     free_args(args, na);
 
     /* depthwise, mult 2: channel c*2+q uses input channel c and its own 1x1 weight; residual added */
@@ -173,10 +184,12 @@ TEST(test_reference_hand_cases) {
     na = alloc_args(&wl, args, info);
     args[0][0] = 1, args[0][1] = 2, args[0][2] = 3, args[0][3] = 4; /* ch0 = [1,2], ch1 = [3,4] */
     args[1][0] = 1, args[1][1] = 2, args[1][2] = 3, args[1][3] = 4; /* out channels 0..3 */
-    for (int i = 0; i < 8; i++) args[2][i] = 100;
+    for (int i = 0; i < 8; i++)
+        args[2][i] = 100;
     Workload_reference(&wl, args);
     float want3[] = {101, 102, 102, 104, 109, 112, 112, 116};
-    for (int i = 0; i < 8; i++) CHECK_NEAR(args[na - 1][i], want3[i], 1e-6);
+    for (int i = 0; i < 8; i++)
+        CHECK_NEAR(args[na - 1][i], want3[i], 1e-6);
     free_args(args, na);
 
     /* dense: [1 2; 3 4] * [1 0; 1 1]^T + bias [10, 20] */
@@ -188,7 +201,8 @@ TEST(test_reference_hand_cases) {
     args[2][0] = 10, args[2][1] = 20;
     Workload_reference(&wl, args);
     float want4[] = {11, 23, 13, 27};
-    for (int i = 0; i < 4; i++) CHECK_NEAR(args[na - 1][i], want4[i], 1e-6);
+    for (int i = 0; i < 4; i++)
+        CHECK_NEAR(args[na - 1][i], want4[i], 1e-6);
     free_args(args, na);
 
     /* batch_matmul: two batches of 1x2 * (1x2)^T */
@@ -220,7 +234,8 @@ static void layouts_agree(const char *nchw_spec) {
     for (int64_t n = 0; n < N; n++)
         for (int64_t c = 0; c < C; c++)
             for (int64_t y = 0; y < H; y++)
-                for (int64_t x = 0; x < W; x++) pb[0][((n * H + y) * W + x) * C + c] = pa[0][((n * C + c) * H + y) * W + x];
+                for (int64_t x = 0; x < W; x++)
+                    pb[0][((n * H + y) * W + x) * C + c] = pa[0][((n * C + c) * H + y) * W + x];
     int64_t WC = dw ? 1 : C;
     for (int64_t o = 0; o < CO; o++)
         for (int64_t c = 0; c < WC; c++)
@@ -228,11 +243,14 @@ static void layouts_agree(const char *nchw_spec) {
                 for (int64_t s = 0; s < KW; s++) {
                     float v = pa[1][((o * WC + c) * KH + r) * KW + s];
                     /* depthwise NHWC weight [kh][kw][ci][mult] is [kh][kw][co] */
-                    if (dw) pb[1][(r * KW + s) * CO + o] = v;
-                    else pb[1][((r * KW + s) * C + c) * CO + o] = v;
+                    if (dw)
+                        pb[1][(r * KW + s) * CO + o] = v;
+                    else
+                        pb[1][((r * KW + s) * C + c) * CO + o] = v;
                 }
     for (int i = 2; i < na - 1; i++) {
-        if (strcmp(ia[i].name, "bias") == 0) memcpy(pb[i], pa[i], ia[i].count * sizeof(float));
+        if (strcmp(ia[i].name, "bias") == 0)
+            memcpy(pb[i], pa[i], ia[i].count * sizeof(float));
         else /* residual: out-shaped */
             for (int64_t n = 0; n < N; n++)
                 for (int64_t o = 0; o < CO; o++)
@@ -254,7 +272,8 @@ static void layouts_agree(const char *nchw_spec) {
     CHECK_EQ_INT(bad, 0);
     /* and the output is not trivially zero */
     double sum = 0;
-    for (size_t i = 0; i < ia[na - 1].count; i++) sum += fabs(pa[na - 1][i]);
+    for (size_t i = 0; i < ia[na - 1].count; i++)
+        sum += fabs(pa[na - 1][i]);
     CHECK(sum > 0);
     free_args(pa, na);
     free_args(pb, nb);
@@ -281,7 +300,8 @@ TEST(test_fill_and_compare) {
     CHECK(memcmp(a1[0], a2[0], info[0].count * sizeof(float)) == 0);
     CHECK(memcmp(a1[1], a2[1], info[1].count * sizeof(float)) == 0);
     float lo = 1, hi = -1;
-    for (size_t i = 0; i < info[0].count; i++) lo = fminf(lo, a1[0][i]), hi = fmaxf(hi, a1[0][i]);
+    for (size_t i = 0; i < info[0].count; i++)
+        lo = fminf(lo, a1[0][i]), hi = fmaxf(hi, a1[0][i]);
     CHECK(lo >= -1 && hi < 1 && hi - lo > 1.5f);
     Workload_fillInputs(&wl, a2, 6);
     CHECK(memcmp(a1[0], a2[0], info[0].count * sizeof(float)) != 0);
@@ -292,7 +312,8 @@ TEST(test_fill_and_compare) {
     /* a float32 sum in a different order (reversed) passes */
     int64_t K = wl.ci * 9;
     (void)K;
-    for (size_t i = 0; i < cnt; i++) got[i] = ref[i] * (1.0f + 2e-7f);
+    for (size_t i = 0; i < cnt; i++)
+        got[i] = ref[i] * (1.0f + 2e-7f);
     CHECK(Workload_compare(&wl, ref, got, msg, sizeof msg));
     /* one wrong element is caught and described */
     memcpy(got, ref, cnt * sizeof(float));
