@@ -119,6 +119,143 @@ Status LogHeader_encode(const LogHeader *this, char **bytes, size_t *len, char *
     return TT_OK;
 }
 
+/* ---- scanning ---------------------------------------------------------------- */
+
+static uint64_t be(const unsigned char *p, size_t n) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+ScanResult Msgpack_scan(const unsigned char *p, size_t n, size_t *len) {
+    uint64_t pending = 1; /* values still to walk: containers add their elements */
+    size_t i = 0;
+    while (pending) {
+        /* every pending value takes at least one byte */
+        if (pending > n - i) return SCAN_INCOMPLETE;
+        unsigned c = p[i++];
+        pending--;
+        size_t hdr = 0;       /* bytes of length/count after the type byte */
+        uint64_t payload = 0; /* fixed payload bytes */
+        int kind = 0;         /* 0 fixed, 1 length-prefixed bytes, 2 ext, 3 array, 4 map */
+        if (c <= 0x7f || c >= 0xe0) {
+        } else if (c <= 0x8f) {
+            pending += 2 * (c & 0x0f);
+        } else if (c <= 0x9f) {
+            pending += c & 0x0f;
+        } else if (c <= 0xbf) {
+            payload = c & 0x1f;
+        } else {
+            switch (c) {
+            case 0xc0:
+            case 0xc2:
+            case 0xc3:
+                break;
+            case 0xc4:
+            case 0xd9:
+                hdr = 1, kind = 1;
+                break;
+            case 0xc5:
+            case 0xda:
+                hdr = 2, kind = 1;
+                break;
+            case 0xc6:
+            case 0xdb:
+                hdr = 4, kind = 1;
+                break;
+            case 0xc7:
+                hdr = 1, kind = 2;
+                break;
+            case 0xc8:
+                hdr = 2, kind = 2;
+                break;
+            case 0xc9:
+                hdr = 4, kind = 2;
+                break;
+            case 0xca:
+                payload = 4;
+                break;
+            case 0xcb:
+                payload = 8;
+                break;
+            case 0xcc:
+            case 0xd0:
+                payload = 1;
+                break;
+            case 0xcd:
+            case 0xd1:
+                payload = 2;
+                break;
+            case 0xce:
+            case 0xd2:
+                payload = 4;
+                break;
+            case 0xcf:
+            case 0xd3:
+                payload = 8;
+                break;
+            case 0xd4:
+                payload = 2;
+                break;
+            case 0xd5:
+                payload = 3;
+                break;
+            case 0xd6:
+                payload = 5;
+                break;
+            case 0xd7:
+                payload = 9;
+                break;
+            case 0xd8:
+                payload = 17;
+                break;
+            case 0xdc:
+                hdr = 2, kind = 3;
+                break;
+            case 0xdd:
+                hdr = 4, kind = 3;
+                break;
+            case 0xde:
+                hdr = 2, kind = 4;
+                break;
+            case 0xdf:
+                hdr = 4, kind = 4;
+                break;
+            default:
+                *len = i - 1;
+                return SCAN_INVALID; /* 0xc1 */
+            }
+        }
+        if (hdr) {
+            if (hdr > n - i) return SCAN_INCOMPLETE;
+            uint64_t v = be(p + i, hdr);
+            i += hdr;
+            if (kind == 1)
+                payload = v;
+            else if (kind == 2)
+                payload = v + 1; /* the ext type byte */
+            else
+                pending += kind == 3 ? v : 2 * v;
+        }
+        if (payload > n - i) return SCAN_INCOMPLETE;
+        i += (size_t)payload;
+    }
+    *len = i;
+    return SCAN_COMPLETE;
+}
+
+bool Record_isPrefix(const unsigned char *p, size_t n) {
+    static const unsigned char key[] = {0xa4, 't', 'a', 's', 'k'};
+    if (n == 0) return false;
+    /* Record_encode writes a fixmap or a map16 of a few dozen keys at most */
+    size_t hdr = p[0] >= 0x80 && p[0] <= 0x8f ? 1 : p[0] == 0xde ? 3 : 0;
+    if (!hdr || (hdr == 3 && n > 1 && p[1] != 0)) return false;
+    for (size_t i = hdr; i < n && i < hdr + sizeof key; i++)
+        if (p[i] != key[i - hdr]) return false;
+    return true;
+}
+
 /* ---- decoding ---------------------------------------------------------------- */
 
 static bool key_is(const msgpack_object *k, const char *name) {

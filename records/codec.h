@@ -11,6 +11,7 @@
 #define TT_RECORDS_CODEC_H
 
 #include <msgpack.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/status.h"
@@ -19,6 +20,20 @@
 
 #define REC_MSG_MAX (64 * 1024)
 #define LOG_MAX_RECORD (1024 * 1024)
+
+/* Walks the msgpack object at p[0..n) without decoding or allocating.
+ * SCAN_COMPLETE: it is whole, *len = its length. SCAN_INCOMPLETE: more bytes
+ * are needed. SCAN_INVALID: *len = the position of a byte that cannot start
+ * a value (0xc1). The log reader runs it before the unpacker sees an object,
+ * so that a corrupt element count can never make the unpacker allocate
+ * gigabytes (each element takes at least one byte). */
+typedef enum { SCAN_COMPLETE = 0, SCAN_INCOMPLETE, SCAN_INVALID } ScanResult;
+ScanResult Msgpack_scan(const unsigned char *p, size_t n, size_t *len);
+
+/* True when p[0..n) can be the beginning of a record as Record_encode writes
+ * it: a map (fixmap, or map16 of fewer than 256 keys) whose first key is "task". A torn tail must pass this test;
+ * anything else at the end of a log is damage. */
+bool Record_isPrefix(const unsigned char *p, size_t n);
 
 /* Decodes one record from bytes holding exactly one msgpack object. rec must be
  * initialised (its previous error_msg is released). TT_ERR says what is wrong. */

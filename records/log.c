@@ -68,8 +68,6 @@ static LogReadStatus finish(LogReader *this, LogReadStatus st, char *msg, const 
     return st;
 }
 
-static bool is_map_prefix(unsigned char b) { return (b >= 0x80 && b <= 0x8f) || b == 0xde || b == 0xdf; }
-
 /* Damage found in the object starting at `at`, unless the rest of the file is
  * only zeros (a torn write). */
 static LogReadStatus damaged(LogReader *this, off_t at, const char *why, char *msg) {
@@ -81,47 +79,56 @@ static LogReadStatus damaged(LogReader *this, off_t at, const char *why, char *m
     return finish(this, LOG_DAMAGED, msg, "log %s: damaged at byte offset %jd: %s", this->path, (intmax_t)at, why);
 }
 
-/* The file ended inside an object. It is a torn last record if it starts like
- * a record (a map) and is no bigger than a record can be; anything else is damage. */
-static LogReadStatus at_eof_inside_object(LogReader *this, char *msg) {
-    off_t tail = this->read_off - this->good;
-    unsigned char first = 0;
-    ssize_t n;
-    do
-        n = pread(this->fd, &first, 1, this->good);
-    while (n < 0 && errno == EINTR);
-    if (n == 1 && is_map_prefix(first) && tail < LOG_MAX_RECORD)
+/* The file ended inside an object (tail = its bytes). It is a torn last
+ * record when it is the beginning of a record as the writer writes them;
+ * anything else is damage. */
+static LogReadStatus at_eof_inside_object(LogReader *this, const unsigned char *tail, size_t n, char *msg) {
+    if (Record_isPrefix(tail, n))
         return finish(this, LOG_TORN, msg,
-                      "log %s: torn last record at byte offset %jd (%jd bytes of an incomplete record at the end)",
-                      this->path, (intmax_t)this->good, (intmax_t)tail);
+                      "log %s: torn last record at byte offset %jd (%zu bytes of an incomplete record at the end)",
+                      this->path, (intmax_t)this->good, n);
     char why[96];
-    snprintf(why, sizeof why, "the last %jd bytes do not start a record", (intmax_t)tail);
+    snprintf(why, sizeof why, "the last %zu bytes do not start a record", n);
     return damaged(this, this->good, why, msg);
 }
 
 /* Next complete msgpack object into this->obj (LOG_RECORD, *start = its
- * offset), or END / TORN / DAMAGED. */
+ * offset), or END / TORN / DAMAGED. Each object is scanned first: the
+ * unpacker only sees objects that are whole and well-formed. */
 static LogReadStatus next_object(LogReader *this, off_t *start, char *msg) {
     if (this->final != LOG_RECORD) {
         if (msg) snprintf(msg, TT_ERRLEN, "%s", this->final_msg);
         return this->final;
     }
     for (;;) {
-        size_t size = 0;
-        msgpack_unpack_return r = msgpack_unpacker_next_with_size(&this->up, &this->obj, &size);
-        if (r == MSGPACK_UNPACK_SUCCESS || r == MSGPACK_UNPACK_EXTRA_BYTES) {
-            *start = this->good;
-            this->good += (off_t)size;
-            return LOG_RECORD;
+        const unsigned char *p = (const unsigned char *)this->up.buffer + this->up.off;
+        size_t avail = this->up.used - this->up.off, len = 0;
+        ScanResult sr = avail ? Msgpack_scan(p, avail, &len) : SCAN_INCOMPLETE;
+        if (sr == SCAN_INVALID) {
+            char why[96];
+            snprintf(why, sizeof why, "byte 0x%02x at offset %jd is not msgpack", p[len],
+                     (intmax_t)(this->good + (off_t)len));
+            return damaged(this, this->good, why, msg);
         }
-        if (r == MSGPACK_UNPACK_PARSE_ERROR) return damaged(this, this->good, "bytes that are not msgpack", msg);
-        if (r == MSGPACK_UNPACK_NOMEM_ERROR)
-            return damaged(this, this->good, "an object too large to decode (corrupt length)", msg);
-        /* CONTINUE: the object at `good` needs more bytes */
-        if (size > LOG_MAX_RECORD) return damaged(this, this->good, "an object larger than any record", msg);
+        if (sr == SCAN_COMPLETE ? len > LOG_MAX_RECORD : avail >= LOG_MAX_RECORD)
+            return damaged(this, this->good, "an object larger than any record", msg);
+        if (sr == SCAN_COMPLETE) {
+            size_t size = 0;
+            msgpack_unpack_return r = msgpack_unpacker_next_with_size(&this->up, &this->obj, &size);
+            if (r == MSGPACK_UNPACK_SUCCESS || r == MSGPACK_UNPACK_EXTRA_BYTES) {
+                *start = this->good;
+                this->good += (off_t)size;
+                return LOG_RECORD;
+            }
+            /* the scan said it is whole and valid; only memory can fail here */
+            return finish(this, LOG_DAMAGED, msg, "log %s: cannot decode the object at byte offset %jd (%s)",
+                          this->path, (intmax_t)this->good,
+                          r == MSGPACK_UNPACK_NOMEM_ERROR ? "out of memory" : "unpacker error");
+        }
+        /* the object at `good` needs more bytes */
         if (this->eof) {
-            if (this->read_off == this->good) return finish(this, LOG_END, msg, NULL);
-            return at_eof_inside_object(this, msg);
+            if (avail == 0) return finish(this, LOG_END, msg, NULL);
+            return at_eof_inside_object(this, p, avail, msg);
         }
         if (!msgpack_unpacker_reserve_buffer(&this->up, READ_CHUNK))
             return finish(this, LOG_DAMAGED, msg, "log %s: out of memory while reading", this->path);
@@ -159,8 +166,7 @@ static Status reader_new(int fd, bool own_fd, const char *path, LogReader **out,
     if (st == LOG_END) {
         rc = tt_fail(err, "log %s is empty", path);
     } else if (st != LOG_RECORD) {
-        rc = tt_fail(err, "%s is not a tunetop log (%s)", path,
-                     st == LOG_TORN ? "it ends inside its first object" : "it does not start with msgpack");
+        rc = tt_fail(err, "%s is not a tunetop log (its first bytes are not a log header)", path);
     } else {
         LogHeader h;
         if (LogHeader_fromObject(&this->obj.data, &h, why))

@@ -491,6 +491,10 @@ TEST(damage_in_the_middle_is_refused) {
     /* junk at the very end that does not start a record is damage, not a tear */
     check_damage("xyz", 3, 4, 4);
     check_damage("\xdb\x00\x00", 3, 4, 4); /* an unfinished str32 */
+    /* element counts far beyond the file: never allocated, reported as damage */
+    check_damage("\xdd\xff\xff\xff\xff", 5, 2, 4);
+    check_damage("\xdf\x7f\xff\xff\xff\xa4task", 10, 2, 4);
+    check_damage("\xdf\x7f\xff\xff\xff\xa4task", 10, 4, 4); /* at the end: no record is a map32 */
 }
 
 TEST(non_log_files_are_refused_unchanged) {
@@ -663,6 +667,74 @@ TEST(reader_follows_a_growing_log) {
     LogReader_close(rd);
     Record_done(&r);
     Record_done(&got);
+}
+
+TEST(scan_walks_objects_without_decoding) {
+    Record r;
+    Record_init(&r);
+    char err[TT_ERRLEN];
+    for (int i = 0; i < 20; i++) {
+        make_record(&r, i % 3, i);
+        char *bytes;
+        size_t len, got = 0;
+        CHECK(Record_encode(&r, &bytes, &len, err) == TT_OK);
+        CHECK_EQ_INT(Msgpack_scan((unsigned char *)bytes, len, &got), SCAN_COMPLETE);
+        CHECK_EQ_INT(got, len);
+        int incomplete = 0, prefix = 0;
+        for (size_t cut = 0; cut < len; cut++) {
+            incomplete += Msgpack_scan((unsigned char *)bytes, cut, &got) == SCAN_INCOMPLETE;
+            prefix += Record_isPrefix((unsigned char *)bytes, cut);
+        }
+        CHECK_EQ_INT(incomplete, len);
+        CHECK_EQ_INT(prefix, len - 1); /* every non-empty prefix */
+        free(bytes);
+    }
+    Record_done(&r);
+    size_t at = 0;
+    CHECK_EQ_INT(Msgpack_scan((const unsigned char *)"\x92\x01\xc1", 3, &at), SCAN_INVALID);
+    CHECK_EQ_INT(at, 2);
+    CHECK_EQ_INT(Msgpack_scan((const unsigned char *)"\xdd\xff\xff\xff\xff\x01", 6, &at), SCAN_INCOMPLETE);
+    CHECK_EQ_INT(Msgpack_scan((const unsigned char *)"\xc7\x02\x05\x01\x02\x07", 6, &at), SCAN_COMPLETE);
+    CHECK_EQ_INT(at, 5); /* ext8: length, type, 2 bytes */
+    CHECK_EQ_INT(Msgpack_scan((const unsigned char *)"\x81\xa1x\xcb\0\0\0\0\0\0\0\0", 12, &at), SCAN_COMPLETE);
+    CHECK_EQ_INT(at, 12);
+    CHECK(!Record_isPrefix((const unsigned char *)"\x85\xa4tusk", 6));
+    CHECK(!Record_isPrefix((const unsigned char *)"\x95", 1));
+    CHECK(Record_isPrefix((const unsigned char *)"\xde\x00\x12\xa4ta", 6));
+    CHECK(!Record_isPrefix((const unsigned char *)"\xde\x01\x12\xa4ta", 6));
+    CHECK(!Record_isPrefix((const unsigned char *)"\xdf\x00\x00\x00\x12\xa4ta", 8));
+}
+
+/* Random bytes after a good log: the reader reports a tear or damage after
+ * the good records, and never crashes or allocates wildly (run it under ASan). */
+TEST(random_tails_never_crash) {
+    const char *clean = tmp_path("fuzz_clean.log"), *path = tmp_path("fuzz.log");
+    long offs[4];
+    write_log(clean, 3, offs);
+    size_t len;
+    char *data = slurp(clean, &len);
+    unsigned seed = 12345;
+    int bad = 0;
+    for (int it = 0; it < 400; it++) {
+        size_t extra = 1 + (size_t)(it * 7 % 300);
+        char *buf = malloc(len + extra);
+        memcpy(buf, data, len);
+        for (size_t i = 0; i < extra; i++) {
+            seed = seed * 1103515245u + 12345u;
+            unsigned c = (seed >> 16) & 0xff;
+            if ((seed >> 8) % 5 == 0) c = 0xdc + (seed >> 24) % 4; /* plenty of big container headers */
+            buf[len + i] = (char)c;
+        }
+        spit(path, buf, len + extra);
+        char msg[TT_ERRLEN];
+        LogReadStatus end;
+        off_t g;
+        int n = read_all(path, &end, msg, &g);
+        if (n < 3 || end == LOG_END || end == LOG_RECORD || g < (off_t)len) bad++;
+        free(buf);
+    }
+    CHECK_EQ_INT(bad, 0);
+    free(data);
 }
 
 enum { PER_THREAD = 3000 };
@@ -1045,12 +1117,14 @@ int main(void) {
     RUN(decode_checks_keys_and_types);
     RUN(encode_limits);
     RUN(json_escaping);
+    RUN(scan_walks_objects_without_decoding);
     RUN(log_many_records_read_back_equal);
     RUN(torn_tail_at_every_byte_is_truncated);
     RUN(damage_in_the_middle_is_refused);
     RUN(non_log_files_are_refused_unchanged);
     RUN(second_writer_is_locked_out);
     RUN(reader_follows_a_growing_log);
+    RUN(random_tails_never_crash);
     RUN(concurrent_appends_never_interleave);
     RUN(history_groups_by_task);
     RUN(cli_best_and_dump);
