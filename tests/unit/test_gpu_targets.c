@@ -1,0 +1,169 @@
+/* tests/unit/test_gpu_targets.c: the opencl and cuda targets end to end
+ * through their Target structs: probe, build (artifact, errors), and
+ * measurement in tunetop-worker (correct kernel, wrong kernel, cuda worker
+ * without a driver). Uses the OpenCL device present (PoCL here). */
+#include <unistd.h>
+
+#include "base/rng.h"
+#include "kernels/gpu/gpu.h"
+#include "kernels/target.h"
+#include "kernels/template.h"
+#include "tests/check.h"
+
+extern const Target target_cuda, target_opencl;
+extern const Template tmpl_dense_gpu;
+
+static char workdir[] = "/tmp/tt_gpu_targets_XXXXXX";
+static DeviceInfo ocl_dev;
+static bool have_ocl;
+
+/* A small valid dense config and its OpenCL source. */
+static void dense_source(const Workload *wl, Dialect d, KernelSource *src) {
+    Space s;
+    Space_init(&s);
+    char err[TT_ERRLEN], reason[256];
+    CHECK(tmpl_dense_gpu.define_space(wl, &ocl_dev, &s, err) == TT_OK);
+    Rng rng;
+    Rng_seed(&rng, 3);
+    int32_t choice[SPACE_MAX_KNOBS];
+    for (int tries = 0; tries < 1000; tries++) {
+        Space_decode(&s, Rng_below(&rng, s.total), choice);
+        if (tmpl_dense_gpu.precheck(wl, &s, choice, &ocl_dev, reason, sizeof reason)) break;
+    }
+    CHECK(tmpl_dense_gpu.generate(wl, &s, choice, &ocl_dev, d, src, err) == TT_OK);
+    Space_done(&s);
+}
+
+TEST(opencl_build_and_measure) {
+    Workload wl;
+    char err[TT_ERRLEN];
+    CHECK(Workload_parse("dense:m=3,n=20,k=24,bias=1,relu=1", &wl, err) == TT_OK);
+    KernelSource src;
+    KernelSource_init(&src);
+    dense_source(&wl, DIALECT_OPENCL, &src);
+    MeasureOptions opt;
+    MeasureOptions_defaults(&opt);
+    opt.run_timeout_s = 120; /* PoCL compiles the work-group function at first launch */
+    BuildResult br;
+    BuildResult_init(&br);
+    target_opencl.build(&src, &ocl_dev, &opt, workdir, 1, &br);
+    CHECK_EQ_INT(br.error_no, ERR_NO_ERROR);
+    CHECK(br.path[0] && access(br.path, R_OK) == 0);
+
+    Runner *r = target_opencl.runner_new(&ocl_dev, err);
+    CHECK(r != NULL);
+    if (!r) return;
+    CHECK(target_opencl.runner_set_task(r, &wl, err) == TT_OK);
+    MeasureResult mr;
+    MeasureResult_init(&mr);
+    target_opencl.measure(r, &src, &br, &opt, &mr);
+    printf("opencl dense: error %s, %d costs, first %.3g s, msg %s\n", MeasureError_name(mr.error_no), mr.n_costs,
+           mr.costs[0], mr.msg ? mr.msg : "-");
+    CHECK_EQ_INT(mr.error_no, ERR_NO_ERROR);
+    CHECK_EQ_INT(mr.n_costs, opt.repeat);
+    for (int i = 0; i < mr.n_costs; i++) CHECK(mr.costs[i] > 0);
+    MeasureResult_done(&mr);
+
+    /* The same kernel with its relu dropped gives a WRONG_ANSWER, not a time. */
+    char *relu = strstr(src.source, "v = v > 0.0f ? v : 0.0f;");
+    CHECK(relu != NULL);
+    if (relu) memcpy(relu, "                        ", 24);
+    BuildResult bad;
+    BuildResult_init(&bad);
+    target_opencl.build(&src, &ocl_dev, &opt, workdir, 2, &bad);
+    CHECK_EQ_INT(bad.error_no, ERR_NO_ERROR);
+    MeasureResult_init(&mr);
+    target_opencl.measure(r, &src, &bad, &opt, &mr);
+    CHECK_EQ_INT(mr.error_no, ERR_WRONG_ANSWER);
+    CHECK(mr.msg != NULL);
+    printf("wrong kernel: %s\n", mr.msg ? mr.msg : "-");
+    MeasureResult_done(&mr);
+    BuildResult_done(&bad);
+
+    target_opencl.runner_delete(r);
+    BuildResult_done(&br);
+    CHECK(access(br.path, F_OK) != 0);
+    KernelSource_done(&src);
+}
+
+TEST(opencl_compile_error_has_log) {
+    KernelSource src;
+    KernelSource_init(&src);
+    src.source = strdup("__kernel void tt_bad(__global float *out) { out[0] = not_declared; }\n");
+    MeasureOptions opt;
+    MeasureOptions_defaults(&opt);
+    BuildResult br;
+    BuildResult_init(&br);
+    target_opencl.build(&src, &ocl_dev, &opt, workdir, 3, &br);
+    CHECK_EQ_INT(br.error_no, ERR_COMPILE_DEVICE);
+    CHECK_CONTAINS(br.msg, "not_declared");
+    BuildResult_done(&br);
+    KernelSource_done(&src);
+}
+
+/* The cuda worker mode on a machine without a driver: a clean one-line
+ * RUNTIME_DEVICE answer, not a crash. With a GPU it must measure instead. */
+TEST(cuda_worker_without_device) {
+    DeviceInfo dev;
+    char err[TT_ERRLEN];
+    bool present = target_cuda.probe(&dev, err) == TT_OK;
+    if (!present) {
+        CHECK(target_cuda.offline_info("sm_90", &dev, err) == TT_OK);
+        CHECK(target_cuda.runner_new(&dev, err) == NULL); /* no device: the target refuses a runner */
+        CHECK_CONTAINS(err, "no device");
+    }
+    Workload wl;
+    CHECK(Workload_parse("dense:m=3,n=20,k=24", &wl, err) == TT_OK);
+    KernelSource src;
+    KernelSource_init(&src);
+    dense_source(&wl, DIALECT_CUDA, &src);
+    MeasureOptions opt;
+    MeasureOptions_defaults(&opt);
+    BuildResult br;
+    BuildResult_init(&br);
+    target_cuda.build(&src, &dev, &opt, workdir, 4, &br);
+    if (br.msg && strstr(br.msg, "not built in")) {
+        printf("skipped: cuda not built in\n");
+        BuildResult_done(&br);
+        KernelSource_done(&src);
+        return;
+    }
+    CHECK_EQ_INT(br.error_no, ERR_NO_ERROR);
+    Runner *r = GpuRunner_new("cuda", &dev, err);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK(GpuRunner_setTask(r, &wl, err) == TT_OK);
+        MeasureResult mr;
+        MeasureResult_init(&mr);
+        GpuRunner_measure(r, &src, &br, &opt, false, &mr);
+        printf("cuda worker: %s: %s\n", MeasureError_name(mr.error_no), mr.msg ? mr.msg : "-");
+        if (present) {
+            CHECK_EQ_INT(mr.error_no, ERR_NO_ERROR);
+        } else {
+            CHECK_EQ_INT(mr.error_no, ERR_RUNTIME_DEVICE);
+            CHECK_CONTAINS(mr.msg, "cuda: ");
+            CHECK(mr.msg && !strchr(mr.msg, '\n'));
+        }
+        MeasureResult_done(&mr);
+        GpuRunner_delete(r);
+    }
+    BuildResult_done(&br);
+    KernelSource_done(&src);
+}
+
+int main(void) {
+    if (!mkdtemp(workdir)) return 1;
+    char err[TT_ERRLEN];
+    have_ocl = target_opencl.probe(&ocl_dev, err) == TT_OK;
+    if (have_ocl) {
+        printf("opencl device: %s\n", ocl_dev.name);
+        RUN(opencl_build_and_measure);
+        RUN(opencl_compile_error_has_log);
+    } else {
+        printf("skipped opencl: %s\n", err);
+        target_cuda.offline_info("sm_90", &ocl_dev, err);
+    }
+    RUN(cuda_worker_without_device);
+    rmdir(workdir);
+    return check_summary();
+}
