@@ -4,10 +4,9 @@
 
 #include <string.h>
 
-extern const Strategy strategy_grid, strategy_random, strategy_ga;
-/* Weak so that a build without the cost-model strategy still links; it is
- * then skipped (its address is NULL). */
-extern const Strategy strategy_xgb __attribute__((weak));
+/* xgb is always listed; built without XGBoost it refuses to create with a
+ * message that says so. */
+extern const Strategy strategy_grid, strategy_random, strategy_ga, strategy_xgb;
 
 static const Strategy *const STRATEGIES[] = {&strategy_grid, &strategy_random, &strategy_ga, &strategy_xgb};
 #define N_STRATEGIES ((int)(sizeof STRATEGIES / sizeof STRATEGIES[0]))
@@ -15,13 +14,12 @@ static const Strategy *const STRATEGIES[] = {&strategy_grid, &strategy_random, &
 const Strategy *Strategy_find(const char *name) {
     if (!name) return NULL;
     for (int i = 0; i < N_STRATEGIES; i++)
-        if (STRATEGIES[i] && strcmp(STRATEGIES[i]->name, name) == 0) return STRATEGIES[i];
+        if (strcmp(STRATEGIES[i]->name, name) == 0) return STRATEGIES[i];
     return NULL;
 }
 
 const char *Strategy_names(void) {
-    /* constant strings: no shared buffer for threads to race on */
-    return &strategy_xgb ? "grid, random, ga, xgb" : "grid, random, ga";
+    return "xgb, ga, random, grid";
 }
 
 int Strategy_features(const StrategyContext *ctx, uint64_t index, float *out, int cap) {

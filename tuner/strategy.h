@@ -3,7 +3,7 @@
  * from the engine thread (a strategy may run its own background thread, e.g.
  * to train a cost model, but propose/update must not block on it for long).
  *
- * Strategies are const structs registered in one table (tuner/strategies.c):
+ * Strategies are const structs registered in one table (tuner/strategy.c):
  * "grid", "random", "ga", "xgb".
  */
 #ifndef TT_TUNER_STRATEGY_H
