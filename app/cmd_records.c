@@ -89,7 +89,7 @@ static void print_task(int i, int n, const HistoryTask *t) {
         printf("  best      %s  (config index %llu)\n", best->config[0] ? best->config : "(no config text)",
                (unsigned long long)best->index);
         double mean = Record_mean(best);
-        printf("  latency   %.4f ms  (mean of %d cost%s)\n", mean * 1e3, best->n_costs, best->n_costs == 1 ? "" : "s");
+        printf("  latency   %#.5g ms  (mean of %d cost%s)\n", mean * 1e3, best->n_costs, best->n_costs == 1 ? "" : "s");
         Workload wl;
         char err[TT_ERRLEN];
         if (Workload_parse(t->key, &wl, err) == TT_OK)
