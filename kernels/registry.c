@@ -7,11 +7,9 @@
 #include "kernels/target.h"
 #include "kernels/template.h"
 
-/* Weak while the backends are being written: a missing one is skipped. */
-#define WEAK __attribute__((weak))
-extern const Template tmpl_conv2d_cpu WEAK, tmpl_depthwise_cpu WEAK, tmpl_dense_cpu WEAK, tmpl_batch_matmul_cpu WEAK;
-extern const Template tmpl_conv2d_gpu WEAK, tmpl_depthwise_gpu WEAK, tmpl_dense_gpu WEAK;
-extern const Target target_cpu WEAK, target_cuda WEAK, target_opencl WEAK;
+extern const Template tmpl_conv2d_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
+extern const Template tmpl_conv2d_gpu, tmpl_depthwise_gpu, tmpl_dense_gpu;
+extern const Target target_cpu, target_cuda, target_opencl;
 
 static const Template *const TEMPLATES[] = {
     &tmpl_conv2d_cpu, &tmpl_depthwise_cpu, &tmpl_dense_cpu, &tmpl_batch_matmul_cpu,
@@ -29,7 +27,6 @@ int Template_all(const Template *const **out) {
 const Template *Template_find(const Workload *wl, TargetFamily family, char *err) {
     for (int i = 0; i < COUNT(TEMPLATES); i++) {
         const Template *t = TEMPLATES[i];
-        if (!t) continue;
         if (t->op == wl->op && t->family == family && (!t->applies || t->applies(wl))) return t;
     }
     tt_fail(err, "no %s template for %s (layout %s)", family == FAMILY_CPU ? "cpu" : "gpu", Op_name(wl->op),
@@ -44,7 +41,7 @@ int Target_all(const Target *const **out) {
 
 const Target *Target_find(const char *name) {
     for (int i = 0; i < COUNT(TARGETS); i++)
-        if (TARGETS[i] && strcmp(TARGETS[i]->name, name) == 0) return TARGETS[i];
+        if (strcmp(TARGETS[i]->name, name) == 0) return TARGETS[i];
     return NULL;
 }
 
