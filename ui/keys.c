@@ -189,7 +189,8 @@ static int change_priority(UiState *st, int delta) {
     if (p > 3) p = 3;
     if (p < -3) p = -3;
     st->steer->set_priority(st->steer_ctx, t->id, p);
-    t->row.priority = p; /* the next snapshot confirms it */
+    t->row.priority = p;
+    t->want_priority = p; /* shown until a snapshot confirms it */
     UiState_setStatus(st, ATTR_NORMAL, "task %d priority %+d", t->id, p);
     return REACT_REDRAW;
 }
@@ -229,7 +230,7 @@ static int act_quit(UiState *st) {
     if (st->steer) {
         st->steer->request_stop(st->steer_ctx);
         st->stopping = true;
-        UiState_setStatus(st, ATTR_WARN, "stopping... (builds in flight finish, results are saved)");
+        st->status[0] = '\0'; /* the status line says "stopping..." while it lasts */
         return REACT_REDRAW;
     }
     return REACT_QUIT;
@@ -244,22 +245,22 @@ static const UiKey KEYS[] = {
     {UI_KEY_PGDN, "PgDn", NULL, "ten lines down", act_pgdn},
     {UI_KEY_HOME, "Home", NULL, "first line", act_home},
     {UI_KEY_END, "End", NULL, "last line", act_end},
-    {UI_KEY_ENTER, "Enter", NULL, "open the error inspector; in it, open a group, then a candidate", act_enter},
+    {UI_KEY_ENTER, "Enter", NULL, "error inspector; in it: open a group, then a candidate", act_enter},
     {UI_KEY_ESC, "Esc/Left", NULL, "back one level in the inspector, or close the panel", act_back},
     {UI_KEY_LEFT, NULL, NULL, NULL, act_back},
     {UI_KEY_BACKSPACE, NULL, NULL, NULL, act_back},
     {'p', "p", "Pause", "pause / resume the selected task", act_pause},
-    {'P', "P", "PauseAll", "pause every task, or resume them all when all are paused", act_pause_all},
-    {'+', "+", "Prio+", "raise the selected task's priority (up to +3: its gradient x2 per step)", act_prio_up},
+    {'P', "P", "All", "pause every task, or resume them all when all are paused", act_pause_all},
+    {'+', "+", "Prio+", "raise the selected task's priority (max +3; each step doubles it)", act_prio_up},
     {'=', NULL, NULL, NULL, act_prio_up},
     {'-', "-", "Prio-", "lower the selected task's priority (down to -3)", act_prio_down},
     {'s', "s", "Stop", "stop the selected task for good (its records stay)", act_stop_task},
-    {'e', "e", "Errors", "error inspector of the selected task: failures grouped by class and reason", act_errors},
+    {'e', "e", "Errors", "error inspector: the task's failures by class and reason", act_errors},
     {'c', "c", "Curves", "show / hide the curves under the table", act_curves},
     {'a', "a", NULL, "draw plots with ASCII instead of Braille (toggle)", act_ascii},
-    {'o', "o", "Sort", "sort the table by the next column (ID, latency share, trials, best, errors)", act_sort},
+    {'o', "o", "Sort", "sort by the next column: ID, latency share, trials, best, errors", act_sort},
     {'O', "O", NULL, "reverse the sort order", act_reverse},
-    {'w', "w", NULL, "in the inspector: write the candidate (source, config, error) to a file", act_write},
+    {'w', "w", NULL, "inspector: write the candidate (source, config, error) to a file", act_write},
     {'?', "?", "Help", "this help (again to close)", act_help},
     {UI_KEY_F1, NULL, NULL, NULL, act_help},
     {'h', NULL, NULL, NULL, act_help},

@@ -56,6 +56,7 @@ int UiModel_addTask(UiModel *this, int id, const char *key, const char *label, d
     t->weight = weight;
     t->task = task;
     t->want_paused = -1;
+    t->want_priority = UI_NO_REQUEST;
     t->row.id = id;
     t->row.state = TASK_QUEUED;
     t->row.best_latency_s = INFINITY;
@@ -242,6 +243,13 @@ void UiModel_applySnapshot(UiModel *this, const SessionSnapshot *snap) {
         if (ti < 0) continue;
         UiTask *t = &this->tasks[ti];
         t->row = snap->rows[r];
+        /* a steering request shows until the engine has applied it */
+        if (t->want_priority != UI_NO_REQUEST) {
+            if (t->row.priority == t->want_priority || t->row.state == TASK_DONE || t->row.state == TASK_STOPPED)
+                t->want_priority = UI_NO_REQUEST;
+            else
+                t->row.priority = t->want_priority;
+        }
         if (t->want_paused >= 0) {
             bool paused = t->row.state == TASK_PAUSED;
             /* the request is visible once the engine reports it (or the task ended) */

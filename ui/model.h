@@ -23,6 +23,7 @@
 #include "tuner/task.h"
 
 #define UI_REASON_LEN 96
+#define UI_NO_REQUEST (-100)
 
 typedef struct UiPoint {
     int trial;      /* 1-based trial number of the task */
@@ -56,6 +57,7 @@ typedef struct UiTask {
     /* scheduler row: from snapshots in a session, derived from records in a view */
     TaskRow row;
     int want_paused;           /* -1 none; 0/1 while a pause/resume request is not yet in a snapshot */
+    int want_priority;         /* UI_NO_REQUEST, or a priority asked for and not yet in a snapshot */
     bool warned_all_failed;
     bool from_log;             /* read from a log (`tunetop view`): no live state */
 } UiTask;

@@ -95,9 +95,17 @@ void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *se
             total++;
         }
     if (total == 0) {
+        /* centred, one line per '\n' */
         const char *msg = spec->empty ? spec->empty : "no data yet";
-        int len = (int)strlen(msg);
-        CellBuf_text(cb, px + (pw > len ? (pw - len) / 2 : 0), py + ph / 2, msg, ATTR_DIM, pw);
+        int y = py + ph / 2 - 1;
+        for (const char *s = msg; *s; y++) {
+            int len = (int)strcspn(s, "\n");
+            char line[128];
+            snprintf(line, sizeof line, "%.*s", len, s);
+            CellBuf_text(cb, px + (pw > len ? (pw - len) / 2 : 0), y, line, ATTR_DIM, pw);
+            s += len;
+            if (*s) s++;
+        }
         return;
     }
     double scale = spec->y_scale > 0 ? spec->y_scale : 1;
@@ -220,9 +228,14 @@ void SessionCurve_render(CellBuf *cb, Rect r, const UiState *st) {
         x[i] = m->latency[i].t;
         y[i] = m->latency[i].value;
     }
+    /* the unit follows the magnitude: small networks run in microseconds */
+    double top = 0;
+    for (int i = 0; i < n; i++) top = fmax(top, y[i]);
+    bool us = n > 0 && top < 1e-3;
     PlotSeries s = {x, y, n, true, true, ATTR_SERIES3};
-    PlotSpec spec = {.title = "Est. total latency (ms) over time", .xlabel = "seconds", .y_scale = 1e3,
-                     .braille = braille, .empty = "no estimate yet: every task needs a result"};
+    PlotSpec spec = {.title = us ? "Est. total latency (us) over time" : "Est. total latency (ms) over time",
+                     .xlabel = "seconds", .y_scale = us ? 1e6 : 1e3,
+                     .braille = braille, .empty = "no estimate yet:\nevery task needs a result"};
     Plot_render(cb, r, &spec, &s, 1);
     free(x);
 }

@@ -244,7 +244,7 @@ void Table_render(CellBuf *cb, Rect r, UiState *st) {
 void Status_render(CellBuf *cb, Rect r, const UiState *st) {
     if (st->stopping) {
         char b[400];
-        snprintf(b, sizeof b, "stopping... waiting for builds in flight and the last results%s%s",
+        snprintf(b, sizeof b, "stopping... builds in flight finish and their results are saved%s%s",
                  st->status[0] ? " | " : "", st->status);
         CellBuf_text(cb, r.x, r.y, b, ATTR_WARN, r.w);
         return;

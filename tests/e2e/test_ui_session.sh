@@ -43,7 +43,7 @@ wait_until 2 "priority +1 shown" eval '[ "$(awk '"'"'/^[ >] +0 /{print $NF}'"'"'
 # curves and table at 200x60, then 80x24, then too small, then back
 resize 200 60
 wait_for 'GFLOPS per trial' 5
-wait_for 'Est. total latency \(ms\) over time' 5
+wait_for 'Est. total latency \((ms|us)\) over time' 5
 save table_curves_200x60
 resize 80 24
 wait_for 'Progress' 5
@@ -55,10 +55,10 @@ wait_for 'terminal too small: need 80x24' 5
 resize 80 24
 wait_for 'Progress' 5
 keys '?'
-wait_for 'Current: GFLOPS of the last successful config' 5
+wait_for 'pause / resume the selected task' 5
 save help_80x24
 resize 200 60
-wait_for 'Progress     a/b' 5
+wait_for 'Current: GFLOPS of the last successful config' 5
 save help_200x60
 keys Escape
 wait_for 'Progress.*Best' 5
