@@ -40,12 +40,12 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
     x = pair(cb, x, r.y, xend, "device", m->device[0] ? m->device : "?", ATTR_HEADER_VAL);
     if (m->tuner[0]) x = pair(cb, x, r.y, xend, "tuner", m->tuner, ATTR_HEADER_VAL);
     format_clock(m->elapsed_s, buf, sizeof buf);
-    char right[192];
-    snprintf(right, sizeof right, "%s%s", m->live ? "" : "view  ", buf);
-    int rw = (int)strlen(right);
-    if (xend - rw - 9 > x) {
-        CellBuf_text(cb, xend - rw - 8, r.y, "elapsed", ATTR_DIM, 7);
-        CellBuf_text(cb, xend - rw, r.y, right, ATTR_HEADER_VAL, rw);
+    /* a log view shows the span of its records' timestamps, not a running clock */
+    const char *what = m->live ? "elapsed" : "log span";
+    int rw = (int)strlen(buf), lw = (int)strlen(what);
+    if (xend - rw - lw - 1 > x) {
+        CellBuf_text(cb, xend - rw - lw - 1, r.y, what, ATTR_DIM, lw);
+        CellBuf_text(cb, xend - rw, r.y, buf, ATTR_HEADER_VAL, rw);
     }
 
     /* line 2: progress and activity */
