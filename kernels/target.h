@@ -47,6 +47,10 @@ typedef struct MeasureOptions {
     int threads;           /* CPU kernel threads (0 = all cores) */
     bool compile_only;     /* build and record resources, do not run */
     bool check_correctness; /* compare with the reference (default true) */
+    /* Stop after the first repeat when one run takes longer than this (0 =
+     * off): the engine sets it to a multiple of the task's best so that far
+     * slower candidates cost one repeat, not `repeat` of them. */
+    double slow_cutoff_s;
 } MeasureOptions;
 
 void MeasureOptions_defaults(MeasureOptions *this); /* number 4, repeat 3, min_repeat_ms 0, timeouts 15/10 s */

@@ -289,9 +289,12 @@ void WorkerMode_time(void (*run)(void *ctx), WorkerTimerFn timer, void *ctx, con
         int next = want > (double)(INT_MAX / 4) ? INT_MAX / 4 : (int)want;
         number = next > number ? next : number * 2;
     }
-    for (int r = 0; r < repeat; r++)
+    rep->n_costs = 0;
+    for (int r = 0; r < repeat; r++) {
         rep->costs[r] = time_runs(run, timer, ctx, number) / number;
-    rep->n_costs = repeat;
+        rep->n_costs++;
+        if (req->slow_cutoff_s > 0 && rep->costs[r] > req->slow_cutoff_s) break; /* far slower than the best */
+    }
     rep->number = number;
 }
 
@@ -659,6 +662,7 @@ void WorkerMeasureReq_fill(WorkerMeasureReq *this, const MeasureOptions *opt, co
     this->repeat = opt->repeat < 1 ? 1 : opt->repeat > MEASURE_MAX_COSTS ? MEASURE_MAX_COSTS : opt->repeat;
     this->min_repeat_ms = opt->min_repeat_ms > 0 ? opt->min_repeat_ms : 0;
     this->check_correctness = opt->check_correctness ? 1 : 0;
+    this->slow_cutoff_s = opt->slow_cutoff_s > 0 ? opt->slow_cutoff_s : 0;
     if (src) {
         for (int i = 0; i < 3; i++) {
             this->grid[i] = src->grid[i];

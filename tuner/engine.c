@@ -31,6 +31,10 @@
 
 #define EVENT_QUEUE_CAP 8192
 #define MAX_COMMANDS 256
+/* A candidate whose first repeat is this many times slower than the task's
+ * best is not repeated: it cannot win, and repeats of a slow kernel are where
+ * a session's time goes. */
+#define SLOW_FACTOR 10
 
 typedef enum { CMD_PAUSE, CMD_PAUSE_ALL, CMD_PRIORITY, CMD_STOP_TASK } CommandKind;
 
@@ -586,10 +590,13 @@ static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
         }
         this->runner_task = t;
     }
+    MeasureOptions opt = *mo;
+    double best = this->runs[t].best_latency;
+    if (isfinite(best) && SLOW_FACTOR > 0) opt.slow_cutoff_s = best * SLOW_FACTOR;
     MeasureResult mr;
     MeasureResult_init(&mr);
     atomic_store(&this->measuring, 1);
-    this->cfg.target->measure(this->runner, &job->src, &job->result, mo, &mr);
+    this->cfg.target->measure(this->runner, &job->src, &job->result, &opt, &mr);
     atomic_store(&this->measuring, 0);
     rec->run_s = mr.run_s;
     rec->pack_s = mr.pack_s;
@@ -599,6 +606,12 @@ static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
     } else {
         rec->n_costs = mr.n_costs < REC_MAX_COSTS ? mr.n_costs : REC_MAX_COSTS;
         memcpy(rec->costs, mr.costs, sizeof(double) * (size_t)rec->n_costs);
+        if (rec->n_costs < opt.repeat && opt.slow_cutoff_s > 0) {
+            char note[128];
+            snprintf(note, sizeof note, "timed once: more than %dx slower than the best (%.3f ms)", SLOW_FACTOR,
+                     best * 1e3);
+            Record_setError(rec, ERR_NO_ERROR, note);
+        }
     }
     MeasureResult_done(&mr);
 }

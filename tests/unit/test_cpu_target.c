@@ -132,6 +132,28 @@ TEST(correct_kernel_measures) {
     CHECK(access(b.path, F_OK) != 0 || b.path[0] == '\0');
 }
 
+TEST(slow_cutoff_stops_after_one_repeat) {
+    MeasureOptions opt;
+    MeasureOptions_defaults(&opt);
+    char *s = dense_source(4, 8, 16, STORE, "", "");
+    BuildResult b;
+    build(s, &opt, &b);
+    free(s);
+    CHECK_EQ_INT(b.error_no, ERR_NO_ERROR);
+    set_dense(4, 8, 16);
+    MeasureResult m;
+    opt.slow_cutoff_s = 1e-12; /* every run is slower than this */
+    measure(g_runner, &b, &opt, &m);
+    CHECK_EQ_INT(m.error_no, ERR_NO_ERROR);
+    CHECK_EQ_INT(m.n_costs, 1);
+    MeasureResult_done(&m);
+    opt.slow_cutoff_s = 10; /* no run is slower than this */
+    measure(g_runner, &b, &opt, &m);
+    CHECK_EQ_INT(m.n_costs, 3);
+    MeasureResult_done(&m);
+    BuildResult_done(&b);
+}
+
 TEST(syntax_error_is_compile_host_with_the_message) {
     MeasureOptions opt;
     MeasureOptions_defaults(&opt);
@@ -551,6 +573,7 @@ int main(void) {
         return 1;
     }
     RUN(correct_kernel_measures);
+    RUN(slow_cutoff_stops_after_one_repeat);
     RUN(syntax_error_is_compile_host_with_the_message);
     RUN(undefined_function_is_compile_host);
     RUN(abi_violations_are_runtime_device);
