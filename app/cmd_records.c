@@ -135,6 +135,7 @@ int cmd_best(int argc, char **argv) {
         printf("\n");
         print_task(i, h.n_tasks, &h.tasks[i]);
     }
+    if (h.n_tasks == 0) printf("no records yet\n");
     fflush(stdout);
     rc = 0;
     if (h.end == LOG_TORN) {
