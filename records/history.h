@@ -28,9 +28,9 @@ typedef struct HistoryTask {
     Record *records;                  /* n_records, file order; owned */
     int n_records;
     int cap;
-    int best;     /* index into records of the lowest mean cost among error_no == 0; -1 if none */
+    int best;     /* index into records of the lowest mean cost among error_no == 0 (the first on a tie); -1 if none */
     int n_errors; /* records with error_no != 0 */
-    int errno_count[HISTORY_ERRNO_SLOTS];
+    int errno_count[HISTORY_ERRNO_SLOTS]; /* records per error number; [0] = successful records */
 } HistoryTask;
 
 typedef struct History {
