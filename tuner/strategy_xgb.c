@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -37,6 +38,12 @@
 #define RANDOM_TRIES 64    /* rejection draws per wanted random config before the exhaustive fallback */
 #define MIN_CORR_POINTS 8  /* measured plan entries needed to report a rank correlation */
 #define TRAIN_NICE 10      /* the refit thread yields to measurement and compilation */
+/* A new plan may wait for an in-flight refit up to this fraction of the wall
+ * time the previous plan took (its measurement), capped: training then costs
+ * at most 1% of throughput, and when it is fast next to measurement (the
+ * usual case) every plan uses the freshest model instead of one plan behind. */
+#define GRACE_FRACTION 0.01
+#define GRACE_MAX_S 2.0
 
 /* A training snapshot handed to the background thread (owned by whoever holds it). */
 typedef struct FitJob {
@@ -114,6 +121,8 @@ typedef struct XgbTuner {
     float *scratch_x, *scratch_out;
     int *scratch_row;
     double anneal_s;
+    double last_build; /* clock_mono at the last plan build (0 = none yet) */
+    double waited_s;   /* total grace waits */
 } XgbTuner;
 
 /* ---- features -------------------------------------------------------------- */
@@ -293,6 +302,22 @@ static bool fit_in_flight(XgbTuner *this) {
     return busy;
 }
 
+/* Waits up to `grace` seconds for the queued or running refit to finish. */
+static void wait_for_fit(XgbTuner *this, double grace) {
+    if (!this->have_thread || grace <= 0) return;
+    double t0 = clock_mono();
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    double end = (double)until.tv_sec + until.tv_nsec * 1e-9 + grace;
+    until.tv_sec = (time_t)end;
+    until.tv_nsec = (long)((end - (double)until.tv_sec) * 1e9);
+    pthread_mutex_lock(&this->lock);
+    while ((this->busy || this->job) && !this->quit)
+        if (pthread_cond_timedwait(&this->cond, &this->lock, &until) != 0) break;
+    pthread_mutex_unlock(&this->lock);
+    this->waited_s += clock_mono() - t0;
+}
+
 /* Queues a refit on the current data (a queued, not yet started job is replaced). */
 static void launch_fit(XgbTuner *this) {
     if (!can_train(this)) return;
@@ -442,6 +467,12 @@ static void place_chains(XgbTuner *this, VisitedSet *visited) {
 
 /* Builds the next plan; false when nothing is left to propose. */
 static bool build_plan(XgbTuner *this, VisitedSet *visited) {
+    double now = clock_mono();
+    if (this->last_build > 0 && fit_in_flight(this)) {
+        double grace = GRACE_FRACTION * (now - this->last_build);
+        wait_for_fit(this, grace < GRACE_MAX_S ? grace : GRACE_MAX_S);
+    }
+    this->last_build = clock_mono();
     take_ready(this);
     if (!this->model && can_train(this)) fit_now(this);
     finish_eval(this);

@@ -1,0 +1,525 @@
+/* bench/search_bench.c: sample efficiency and throughput of the search
+ * strategies on real CPU measurements, in one run.
+ *
+ * Part 1, sample efficiency. For every task (three ResNet-18 conv2d layers
+ * and one dense by default), every seed and every tuner (xgb, ga, random), a
+ * session with the same trial budget drives the strategy exactly as the
+ * engine does (propose a batch of plan_size, precheck, build on the builder
+ * pool, measure on the cpu target's runner, update). Every config of a task
+ * is measured for real ONCE and the value is shared by every session that
+ * proposes it: all tuners then search the same objective, so a noisy
+ * measurement (this machine is shared) cannot favour one of them, and the
+ * sessions cost less. Per task, with B = the best GFLOPS any session found:
+ * trials each session needed to reach 90% and 95% of B (">N" = never) and the
+ * best it reached; over all tasks and seeds the median trials to 95% per
+ * tuner and the ratio xgb / random (the goal is <= 1/3). It also reports the
+ * strategy's own time per trial (propose + update), the overhead it adds.
+ *
+ * Part 2, throughput (--engine-trials N > 0): for xgb and random, one real
+ * engine session per task (tuner/engine.h, its own log in /tmp), trials per
+ * second end to end.
+ *
+ * usage: search_bench [--trials N] [--seeds S] [--tuners xgb,ga,random] [--task SPEC ...]
+ *                     [--engine-trials N] [--number N] [--repeat R] [--csv FILE]
+ */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "kernels/target.h"
+#include "tuner/builder.h"
+#include "tuner/engine.h"
+#include "tuner/strategy.h"
+
+/* Strong references: the registries (tuner/strategy.c, kernels/registry.c)
+ * refer to these weakly, and a weak reference does not pull an object out of
+ * a static library, so without these the bench would find none of them. */
+extern const Strategy strategy_xgb;
+extern const Target target_cpu;
+extern const Template tmpl_conv2d_cpu, tmpl_dense_cpu;
+const void *const search_bench_keep[] = {&strategy_xgb, &target_cpu, &tmpl_conv2d_cpu, &tmpl_dense_cpu};
+
+#define MAX_TASKS 16
+#define MAX_TUNERS 4
+#define MAX_SEEDS 16
+#define PLAN 64
+
+static const char *const DEFAULT_TASKS[] = {
+    "conv2d:n=1,ci=64,h=56,w=56,co=64,kh=3,kw=3,stride=1,pad=1",
+    "conv2d:n=1,ci=128,h=28,w=28,co=128,kh=3,kw=3,stride=1,pad=1",
+    "conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1",
+    "dense:m=1,n=1000,k=512",
+};
+
+typedef struct Run {
+    int n;          /* trials */
+    double *gflops; /* per trial, in order */
+    double best;
+    double strategy_s; /* time inside propose + update */
+} Run;
+
+static int split_list(char *s, const char **out, int max) {
+    int n = 0;
+    for (char *tok = strtok(s, ","); tok && n < max; tok = strtok(NULL, ",")) out[n++] = tok;
+    return n;
+}
+
+/* ---- part 1: sessions over shared measurements ------------------------------ */
+
+/* index -> GFLOPS of every config of the task measured so far (open addressing). */
+typedef struct Measured {
+    uint64_t *key; /* UINT64_MAX = empty */
+    double *gflops;
+    uint64_t cap, count;
+} Measured;
+
+static void Measured_init(Measured *m) {
+    m->cap = 1 << 14;
+    m->count = 0;
+    m->key = malloc(sizeof(uint64_t) * m->cap);
+    m->gflops = malloc(sizeof(double) * m->cap);
+    if (!m->key || !m->gflops) abort();
+    memset(m->key, 0xff, sizeof(uint64_t) * m->cap);
+}
+
+static void Measured_done(Measured *m) {
+    free(m->key);
+    free(m->gflops);
+}
+
+static uint64_t Measured_slot(const Measured *m, uint64_t k) {
+    uint64_t h = k * 0x9e3779b97f4a7c15ULL;
+    for (uint64_t i = (h >> 17) & (m->cap - 1);; i = (i + 1) & (m->cap - 1))
+        if (m->key[i] == k || m->key[i] == UINT64_MAX) return i;
+}
+
+static bool Measured_get(const Measured *m, uint64_t k, double *g) {
+    uint64_t i = Measured_slot(m, k);
+    if (m->key[i] != k) return false;
+    *g = m->gflops[i];
+    return true;
+}
+
+static void Measured_put(Measured *m, uint64_t k, double g) {
+    if (2 * (m->count + 1) > m->cap) {
+        Measured old = *m;
+        m->cap *= 2;
+        m->count = 0;
+        m->key = malloc(sizeof(uint64_t) * m->cap);
+        m->gflops = malloc(sizeof(double) * m->cap);
+        if (!m->key || !m->gflops) abort();
+        memset(m->key, 0xff, sizeof(uint64_t) * m->cap);
+        for (uint64_t i = 0; i < old.cap; i++)
+            if (old.key[i] != UINT64_MAX) Measured_put(m, old.key[i], old.gflops[i]);
+        Measured_done(&old);
+    }
+    uint64_t i = Measured_slot(m, k);
+    if (m->key[i] != k) m->count++;
+    m->key[i] = k;
+    m->gflops[i] = g;
+}
+
+typedef struct Lab {
+    const Target *target;
+    DeviceInfo dev;
+    MeasureOptions mo;
+    BuilderPool *pool;
+    Runner *runner;
+    const Task *runner_task;
+    char workdir[64];
+    long built, failed;
+    double measure_s;
+} Lab;
+
+/* Measures the configs of a batch that no session measured yet: precheck,
+ * build in parallel on the pool, time one by one (never during a compile). */
+static void measure_batch(Lab *lab, const Task *task, Measured *m, const uint64_t *idx, int n) {
+    double t0 = clock_mono();
+    BuildJob *jobs = malloc(sizeof(BuildJob) * (size_t)(n ? n : 1));
+    if (!jobs) abort();
+    int nb = 0;
+    for (int i = 0; i < n; i++) {
+        double g;
+        if (Measured_get(m, idx[i], &g)) continue;
+        BuildJob *job = &jobs[nb];
+        BuildJob_init(job, task, idx[i]);
+        char reason[256];
+        if (task->tmpl->precheck &&
+            !task->tmpl->precheck(&task->wl, &task->space, job->choice, &lab->dev, reason, sizeof reason)) {
+            Measured_put(m, idx[i], 0);
+            BuildJob_done(job);
+            continue;
+        }
+        nb++;
+    }
+    BuilderPool_run(lab->pool, jobs, nb);
+    char err[TT_ERRLEN];
+    for (int i = 0; i < nb; i++) {
+        BuildJob *job = &jobs[i];
+        double g = 0;
+        lab->built++;
+        if (job->result.error_no == ERR_NO_ERROR) {
+            if (lab->runner_task != task) {
+                if (lab->target->runner_set_task(lab->runner, &task->wl, err) != TT_OK)
+                    fprintf(stderr, "    runner: %s\n", err);
+                lab->runner_task = task;
+            }
+            MeasureResult mr;
+            MeasureResult_init(&mr);
+            lab->target->measure(lab->runner, &job->src, &job->result, &lab->mo, &mr);
+            if (mr.error_no == ERR_NO_ERROR && mr.n_costs > 0) {
+                double sum = 0;
+                for (int c = 0; c < mr.n_costs; c++) sum += mr.costs[c];
+                if (sum > 0) g = task->flops / (sum / mr.n_costs) / 1e9;
+            } else if (mr.error_no == ERR_RUNTIME_DEVICE || mr.error_no == ERR_RUN_TIMEOUT) {
+                lab->runner_task = NULL; /* the worker restarts: set the task again */
+            }
+            MeasureResult_done(&mr);
+        }
+        if (g <= 0) lab->failed++;
+        Measured_put(m, job->index, g);
+        BuildJob_done(job);
+    }
+    free(jobs);
+    lab->measure_s += clock_mono() - t0;
+}
+
+/* One session: the strategy proposes PLAN configs at a time, as in the engine. */
+static int run_strategy(Lab *lab, const Task *task, Measured *m, const Strategy *st, uint64_t seed, int trials,
+                        Run *run, char *status, size_t status_len) {
+    char err[TT_ERRLEN] = "";
+    memset(run, 0, sizeof *run);
+    run->gflops = calloc((size_t)trials + 1, sizeof(double));
+    if (!run->gflops) abort();
+    StrategyContext ctx = {.task = task, .dev = &lab->dev, .plan_size = PLAN};
+    void *self = st->create(&ctx, seed, err);
+    if (!self) {
+        fprintf(stderr, "search_bench: %s: %s\n", st->name, err);
+        return -1;
+    }
+    VisitedSet visited;
+    VisitedSet_init(&visited);
+    uint64_t idx[PLAN];
+    double g[PLAN];
+    while (run->n < trials) {
+        int want = trials - run->n < PLAN ? trials - run->n : PLAN;
+        double t0 = clock_mono();
+        int got = st->propose(self, &visited, idx, want);
+        run->strategy_s += clock_mono() - t0;
+        if (got == 0) break;
+        measure_batch(lab, task, m, idx, got);
+        for (int i = 0; i < got; i++) {
+            Measured_get(m, idx[i], &g[i]);
+            run->gflops[run->n++] = g[i];
+            if (g[i] > run->best) run->best = g[i];
+        }
+        t0 = clock_mono();
+        st->update(self, idx, g, got);
+        run->strategy_s += clock_mono() - t0;
+    }
+    status[0] = '\0';
+    if (st->status) st->status(self, status, status_len);
+    st->destroy(self);
+    VisitedSet_done(&visited);
+    return 0;
+}
+
+/* ---- part 2: real engine sessions, for throughput ---------------------------- */
+
+static int run_engine(Lab *lab, const Workload *wl, const char *tuner, uint64_t seed, int trials, int *n_out,
+                      double *elapsed) {
+    char err[TT_ERRLEN];
+    Task *task = calloc(1, sizeof(Task));
+    if (!task) abort();
+    if (Task_init(task, 0, wl, 1, lab->target->family, &lab->dev, err) != TT_OK) {
+        fprintf(stderr, "search_bench: %s\n", err);
+        free(task);
+        return -1;
+    }
+    char log_path[160];
+    snprintf(log_path, sizeof log_path, "%s/engine-%s.log", lab->workdir, tuner);
+    unlink(log_path);
+    EngineConfig cfg;
+    EngineConfig_defaults(&cfg);
+    cfg.target = lab->target;
+    cfg.dev = lab->dev;
+    cfg.measure = lab->mo;
+    cfg.strategy = tuner;
+    cfg.scheduler = "round-robin";
+    cfg.trials = trials;
+    cfg.log_path = log_path;
+    cfg.seed = seed;
+    Engine *engine = Engine_new(&cfg, task, 1, err);
+    if (!engine) {
+        fprintf(stderr, "search_bench: %s\n", err);
+        return -1;
+    }
+    char resumed[512];
+    if (Engine_start(engine, resumed, sizeof resumed, err) != TT_OK) {
+        fprintf(stderr, "search_bench: %s\n", err);
+        Engine_delete(engine);
+        return -1;
+    }
+    double t0 = clock_mono();
+    EngineEvent ev[64];
+    int n = 0;
+    for (;;) {
+        struct pollfd p = {.fd = Engine_eventFd(engine), .events = POLLIN};
+        poll(&p, 1, 200);
+        int got = Engine_drainEvents(engine, ev, 64);
+        for (int i = 0; i < got; i++) {
+            if (ev[i].kind == EV_RESULT) n++;
+            EngineEvent_done(&ev[i]);
+        }
+        if (!got && Engine_finished(engine)) break;
+    }
+    Engine_wait(engine);
+    *elapsed = clock_mono() - t0;
+    SessionSnapshot snap;
+    Engine_snapshot(engine, &snap);
+    *n_out = snap.trials > n ? snap.trials : n;
+    SessionSnapshot_done(&snap);
+    Engine_delete(engine);
+    unlink(log_path);
+    char tsv[180];
+    snprintf(tsv, sizeof tsv, "%s.tsv", log_path);
+    unlink(tsv);
+    return 0;
+}
+
+/* ---- report ------------------------------------------------------------------ */
+
+/* 1-based trial at which the run first reached frac * best; n + 1 when never. */
+static int trials_to(const Run *r, double best, double frac) {
+    for (int i = 0; i < r->n; i++)
+        if (r->gflops[i] >= frac * best) return i + 1;
+    return r->n + 1;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    if (n == 0) return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void fmt_trials(char *buf, size_t n, int t, int budget) {
+    if (t > budget)
+        snprintf(buf, n, ">%d", budget);
+    else
+        snprintf(buf, n, "%d", t);
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: search_bench [--trials N] [--seeds S] [--tuners xgb,ga,random] [--task SPEC ...]\n"
+                    "                    [--engine-trials N] [--number N] [--repeat R] [--csv FILE]\n");
+}
+
+int main(int argc, char **argv) {
+    int trials = 192, n_seeds = 3, engine_trials = 0;
+    const char *tuners[MAX_TUNERS] = {"xgb", "ga", "random"};
+    int n_tuners = 3;
+    const char *specs[MAX_TASKS];
+    int n_specs = 0;
+    const char *csv_path = NULL;
+    Lab lab;
+    memset(&lab, 0, sizeof lab);
+    MeasureOptions_defaults(&lab.mo);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (i + 1 >= argc) {
+            usage();
+            return 2;
+        }
+        char *v = argv[++i];
+        if (!strcmp(a, "--trials")) trials = atoi(v);
+        else if (!strcmp(a, "--seeds")) n_seeds = atoi(v);
+        else if (!strcmp(a, "--tuners")) n_tuners = split_list(v, tuners, MAX_TUNERS);
+        else if (!strcmp(a, "--task") && n_specs < MAX_TASKS) specs[n_specs++] = v;
+        else if (!strcmp(a, "--engine-trials")) engine_trials = atoi(v);
+        else if (!strcmp(a, "--number")) lab.mo.number = atoi(v);
+        else if (!strcmp(a, "--repeat")) lab.mo.repeat = atoi(v);
+        else if (!strcmp(a, "--csv")) csv_path = v;
+        else {
+            usage();
+            return 2;
+        }
+    }
+    if (trials < 1 || n_seeds < 1 || n_seeds > MAX_SEEDS || n_tuners < 1 || engine_trials < 0) {
+        fprintf(stderr, "search_bench: bad --trials, --seeds, --tuners or --engine-trials\n");
+        return 2;
+    }
+    if (!n_specs)
+        for (size_t i = 0; i < sizeof DEFAULT_TASKS / sizeof DEFAULT_TASKS[0]; i++) specs[n_specs++] = DEFAULT_TASKS[i];
+    const Strategy *strat[MAX_TUNERS];
+    for (int k = 0; k < n_tuners; k++)
+        if (!(strat[k] = Strategy_find(tuners[k]))) {
+            fprintf(stderr, "search_bench: unknown tuner '%s' (known: %s)\n", tuners[k], Strategy_names());
+            return 2;
+        }
+
+    char err[TT_ERRLEN];
+    lab.target = Target_find("cpu");
+    if (!lab.target || lab.target->probe(&lab.dev, err) != TT_OK) {
+        fprintf(stderr, "search_bench: cpu target: %s\n", lab.target ? err : "not built");
+        return 1;
+    }
+    snprintf(lab.workdir, sizeof lab.workdir, "/tmp/search_bench-XXXXXX");
+    if (!mkdtemp(lab.workdir)) {
+        fprintf(stderr, "search_bench: mkdtemp: %s\n", strerror(errno));
+        return 1;
+    }
+    lab.pool = BuilderPool_new(lab.dev.cores > 0 ? lab.dev.cores : 2, lab.target, &lab.dev, &lab.mo, lab.workdir);
+    lab.runner = lab.target->runner_new(&lab.dev, err);
+    if (!lab.pool || !lab.runner) {
+        fprintf(stderr, "search_bench: %s\n", lab.runner ? "builder pool" : err);
+        return 1;
+    }
+    Task tasks[MAX_TASKS];
+    bool ok_task[MAX_TASKS] = {0};
+    for (int t = 0; t < n_specs; t++) {
+        Workload wl;
+        if (Workload_parse(specs[t], &wl, err) != TT_OK) {
+            fprintf(stderr, "search_bench: %s: %s\n", specs[t], err);
+            return 2;
+        }
+        ok_task[t] = Task_init(&tasks[t], t, &wl, 1, lab.target->family, &lab.dev, err) == TT_OK;
+        if (!ok_task[t]) fprintf(stderr, "search_bench: task %s skipped: %s\n", specs[t], err);
+    }
+    printf("search_bench: %d tasks x %d tuners x %d seeds, %d trials per session (plan %d), on %s (number %d, "
+           "repeat %d)\n",
+           n_specs, n_tuners, n_seeds, trials, PLAN, lab.dev.name, lab.mo.number, lab.mo.repeat);
+
+    static Run runs[MAX_TASKS][MAX_TUNERS][MAX_SEEDS];
+    double bench_t0 = clock_mono();
+    for (int t = 0; t < n_specs; t++) {
+        if (!ok_task[t]) continue;
+        Measured m;
+        Measured_init(&m);
+        printf("task %d: %s (%s, %llu configs)\n", t, specs[t], tasks[t].tmpl->name,
+               (unsigned long long)tasks[t].space.total);
+        for (int s = 0; s < n_seeds && ok_task[t]; s++)
+            for (int k = 0; k < n_tuners && ok_task[t]; k++) {
+                Run *r = &runs[t][k][s];
+                char status[256];
+                if (run_strategy(&lab, &tasks[t], &m, strat[k], 1000 + (uint64_t)s, trials, r, status,
+                                 sizeof status) != 0) {
+                    ok_task[t] = false;
+                    break;
+                }
+                printf("  seed %d %-6s %4d trials, best %8.2f GFLOPS, strategy %.1f ms/trial%s%s\n", s, tuners[k],
+                       r->n, r->best, r->n ? 1e3 * r->strategy_s / r->n : 0, status[0] ? "; " : "", status);
+                fflush(stdout);
+            }
+        printf("  %llu distinct configs measured for this task so far\n", (unsigned long long)m.count);
+        Measured_done(&m);
+    }
+    printf("measured %ld kernels (%ld failed or invalid) in %.0f s\n", lab.built, lab.failed, lab.measure_s);
+
+    FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
+    if (csv) fprintf(csv, "task,tuner,seed,trial,gflops\n");
+    double med95[MAX_TUNERS];
+    printf("\nper task (B = max over every tuner and seed; per seed: trials to 90%% / 95%% of B, best reached)\n");
+    for (int t = 0; t < n_specs; t++) {
+        if (!ok_task[t]) continue;
+        double best = 0;
+        for (int k = 0; k < n_tuners; k++)
+            for (int s = 0; s < n_seeds; s++)
+                if (runs[t][k][s].best > best) best = runs[t][k][s].best;
+        printf("  %s  B = %.2f GFLOPS\n", tasks[t].label, best);
+        for (int k = 0; k < n_tuners; k++) {
+            double t90[MAX_SEEDS], t95[MAX_SEEDS], b[MAX_SEEDS];
+            printf("    %-6s", tuners[k]);
+            for (int s = 0; s < n_seeds; s++) {
+                const Run *r = &runs[t][k][s];
+                t90[s] = trials_to(r, best, 0.90);
+                t95[s] = trials_to(r, best, 0.95);
+                b[s] = r->best;
+                char a90[16], a95[16];
+                fmt_trials(a90, sizeof a90, (int)t90[s], r->n);
+                fmt_trials(a95, sizeof a95, (int)t95[s], r->n);
+                printf(" | %4s %4s %7.2f", a90, a95, r->best);
+                if (csv)
+                    for (int i = 0; i < r->n; i++)
+                        fprintf(csv, "%d,%s,%d,%d,%.4f\n", t, tuners[k], s, i + 1, r->gflops[i]);
+            }
+            printf(" | median %.0f %.0f %.2f\n", median(t90, n_seeds), median(t95, n_seeds), median(b, n_seeds));
+        }
+    }
+    if (csv) fclose(csv);
+
+    printf("\noverall (median over tasks x seeds; a session that never reached the mark counts as trials+1)\n");
+    for (int k = 0; k < n_tuners; k++) {
+        double v95[MAX_TASKS * MAX_SEEDS], v90[MAX_TASKS * MAX_SEEDS], strat_s = 0, n_trials = 0;
+        int m = 0, reached = 0;
+        for (int t = 0; t < n_specs; t++) {
+            if (!ok_task[t]) continue;
+            double best = 0;
+            for (int kk = 0; kk < n_tuners; kk++)
+                for (int s = 0; s < n_seeds; s++)
+                    if (runs[t][kk][s].best > best) best = runs[t][kk][s].best;
+            for (int s = 0; s < n_seeds; s++) {
+                const Run *r = &runs[t][k][s];
+                v90[m] = trials_to(r, best, 0.90);
+                v95[m] = trials_to(r, best, 0.95);
+                if (v95[m] <= r->n) reached++;
+                m++;
+                strat_s += r->strategy_s;
+                n_trials += r->n;
+            }
+        }
+        med95[k] = median(v95, m);
+        printf("  %-6s trials to 90%%: %6.1f  to 95%%: %6.1f  (95%% reached in %d of %d sessions)  strategy %.2f "
+               "ms/trial\n",
+               tuners[k], median(v90, m), med95[k], reached, m, n_trials > 0 ? 1e3 * strat_s / n_trials : 0);
+    }
+    int kx = -1, kr = -1;
+    for (int k = 0; k < n_tuners; k++) {
+        if (!strcmp(tuners[k], "xgb")) kx = k;
+        if (!strcmp(tuners[k], "random")) kr = k;
+    }
+    if (kx >= 0 && kr >= 0)
+        printf("  xgb / random median trials to 95%%: %.2f (goal <= 0.33)\n", med95[kx] / med95[kr]);
+
+    if (engine_trials > 0) {
+        printf("\nthroughput: real engine sessions, %d trials per task\n", engine_trials);
+        const char *tp[2] = {"xgb", "random"};
+        double tot_n[2] = {0, 0}, tot_s[2] = {0, 0};
+        for (int t = 0; t < n_specs; t++) {
+            if (!ok_task[t]) continue;
+            for (int k = 0; k < 2; k++) {
+                int n = 0;
+                double el = 0;
+                if (run_engine(&lab, &tasks[t].wl, tp[k], 7, engine_trials, &n, &el) != 0) continue;
+                printf("  %-24s %-6s %4d trials in %6.1f s: %.2f trials/s\n", tasks[t].label, tp[k], n, el,
+                       el > 0 ? n / el : 0);
+                fflush(stdout);
+                tot_n[k] += n;
+                tot_s[k] += el;
+            }
+        }
+        double rx = tot_s[0] > 0 ? tot_n[0] / tot_s[0] : 0, rr = tot_s[1] > 0 ? tot_n[1] / tot_s[1] : 0;
+        printf("  overall: xgb %.2f trials/s, random %.2f trials/s, ratio %.2f (goal 0.90..1.10)\n", rx, rr,
+               rr > 0 ? rx / rr : 0);
+    }
+    printf("wall time %.0f s\n", clock_mono() - bench_t0);
+
+    for (int t = 0; t < n_specs; t++) {
+        if (ok_task[t]) Task_done(&tasks[t]);
+        for (int k = 0; k < n_tuners; k++)
+            for (int s = 0; s < n_seeds; s++) free(runs[t][k][s].gflops);
+    }
+    lab.target->runner_delete(lab.runner);
+    BuilderPool_delete(lab.pool);
+    rmdir(lab.workdir);
+    return 0;
+}
