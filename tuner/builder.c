@@ -18,6 +18,7 @@ struct BuilderPool {
     int n_jobs;
     int next;             /* next job to take */
     int finished;         /* jobs finished in this batch */
+    const atomic_bool *cancel;
     atomic_int active;
     int quit;
     int n_threads;
@@ -70,6 +71,12 @@ static void *worker(void *arg) {
         while (!this->quit && this->next >= this->n_jobs) pthread_cond_wait(&this->work, &this->lock);
         if (this->quit) break;
         BuildJob *job = &this->jobs[this->next++];
+        if (this->cancel && atomic_load(this->cancel)) {
+            job->skipped = true;
+            this->finished++;
+            pthread_cond_broadcast(&this->done);
+            continue;
+        }
         atomic_fetch_add(&this->active, 1);
         pthread_mutex_unlock(&this->lock);
         build_one(this, job);
@@ -100,8 +107,9 @@ BuilderPool *BuilderPool_new(int threads, const Target *target, const DeviceInfo
     return this;
 }
 
-void BuilderPool_run(BuilderPool *this, BuildJob *jobs, int n) {
+void BuilderPool_run(BuilderPool *this, BuildJob *jobs, int n, const atomic_bool *cancel) {
     pthread_mutex_lock(&this->lock);
+    this->cancel = cancel;
     this->jobs = jobs;
     this->n_jobs = n;
     this->next = 0;

@@ -6,6 +6,8 @@
 #ifndef TT_TUNER_BUILDER_H
 #define TT_TUNER_BUILDER_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kernels/target.h"
@@ -17,6 +19,7 @@ typedef struct BuildJob {
     uint64_t index;
     int32_t choice[SPACE_MAX_KNOBS];
     /* out (owned by the job: BuildJob_done releases them) */
+    bool skipped; /* never built: the batch was cancelled first */
     KernelSource src;
     BuildResult result;
 } BuildJob;
@@ -28,8 +31,10 @@ typedef struct BuilderPool BuilderPool;
 
 BuilderPool *BuilderPool_new(int threads, const Target *target, const DeviceInfo *dev, const MeasureOptions *opt,
                              const char *workdir);
-/* Builds jobs[0..n) on the pool threads and waits for all of them. */
-void BuilderPool_run(BuilderPool *this, BuildJob *jobs, int n);
+/* Builds jobs[0..n) on the pool threads and waits for all of them. When
+ * *cancel becomes true (may be NULL), jobs not started yet are marked skipped
+ * instead of built; the ones in flight finish (bounded by the build timeout). */
+void BuilderPool_run(BuilderPool *this, BuildJob *jobs, int n, const atomic_bool *cancel);
 /* Jobs being built right now (for the UI's activity field). */
 int BuilderPool_active(BuilderPool *this);
 void BuilderPool_delete(BuilderPool *this);

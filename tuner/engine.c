@@ -658,7 +658,7 @@ static void run_round(Engine *this, int t, int n) {
         n_build++;
     }
 
-    BuilderPool_run(this->pool, jobs, n_build);
+    BuilderPool_run(this->pool, jobs, n_build, &this->stop_requested);
 
     int measured_ok = 0;
     for (int i = 0; i < n_build; i++) {
