@@ -196,6 +196,7 @@ void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st) {
     double *ok_y = x + n, *best = x + 2 * n, *fail_y = x + 3 * n;
     UiTask_bestSoFar(t, best);
     for (int i = 0; i < n; i++) {
+        if (best[i] <= 0) best[i] = NAN; /* no line before the first success */
         x[i] = t->points[i].trial;
         ok_y[i] = t->points[i].error_no ? NAN : t->points[i].gflops;
         fail_y[i] = t->points[i].error_no ? 0 : NAN;

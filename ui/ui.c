@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "records/log.h"
+#include "space/space.h"
 #include "ui/crt.h"
 #include "ui/keys.h"
 #include "ui/logview.h"
@@ -44,11 +46,20 @@ static const UiSteer ENGINE_STEER = {steer_pause, steer_pause_all, steer_priorit
 
 #define ALL_FAILED_WARN_AFTER 16
 
-static void apply_event(UiState *st, EngineEvent *ev) {
+/* Config indices per task already in the model from the log (a resumed
+ * session): a config is never measured twice, so an EV_RESULT with one of
+ * these indices was read from the file before and is skipped. */
+typedef struct Seen {
+    VisitedSet *sets; /* per model task */
+    int n;
+} Seen;
+
+static void apply_event(UiState *st, Seen *seen, EngineEvent *ev) {
     UiModel *m = &st->model;
     int ti = UiModel_findId(m, ev->task_id);
     switch (ev->kind) {
     case EV_RESULT:
+        if (ti >= 0 && ev->record && ti < seen->n && VisitedSet_has(&seen->sets[ti], ev->record->index)) break;
         if (ti >= 0 && ev->record) {
             UiModel_addRecord(m, ti, ev->record, ev->trial, ev->gflops);
             UiTask *t = &m->tasks[ti];
@@ -82,12 +93,12 @@ static void apply_event(UiState *st, EngineEvent *ev) {
     EngineEvent_done(ev);
 }
 
-static int drain(Engine *engine, UiState *st) {
+static int drain(Engine *engine, UiState *st, Seen *seen) {
     EngineEvent evs[64];
     int total = 0, n;
     do {
         n = Engine_drainEvents(engine, evs, 64);
-        for (int i = 0; i < n; i++) apply_event(st, &evs[i]);
+        for (int i = 0; i < n; i++) apply_event(st, seen, &evs[i]);
         total += n;
     } while (n == 64 && total < 4096); /* bounded: keys and frames must not starve */
     return total;
@@ -129,6 +140,7 @@ typedef struct Loop {
     UiLogView *view;      /* log view, or NULL */
     const UiOptions *opt;
     volatile int *stop_flag;
+    Seen seen;
 } Loop;
 
 static int run_loop(Loop *L) {
@@ -148,7 +160,7 @@ static int run_loop(Loop *L) {
         if (L->engine) fds[1].fd = Engine_eventFd(L->engine);
         int pr = poll(fds, L->engine ? 2 : 1, dirty ? 0 : timeout);
         if (pr < 0 && errno != EINTR) break;
-        if (L->engine && drain(L->engine, st) > 0) UiState_sort(st);
+        if (L->engine && drain(L->engine, st, &L->seen) > 0) UiState_sort(st);
         /* keys */
         int key, react = 0;
         while ((key = CRT_readKey()) >= 0) {
@@ -196,6 +208,35 @@ static int run_loop(Loop *L) {
     return code;
 }
 
+/* A resumed session: the records already in the log go into the model first
+ * (the engine restores its counts but sends no events for them), so the
+ * curves and the error inspector cover the whole history. Returns how many. */
+static int preload(UiState *st, const char *log_path, Seen *seen) {
+    UiModel *m = &st->model;
+    seen->sets = calloc((size_t)(m->n_tasks ? m->n_tasks : 1), sizeof *seen->sets);
+    if (!seen->sets) abort();
+    seen->n = m->n_tasks;
+    for (int i = 0; i < seen->n; i++) VisitedSet_init(&seen->sets[i]);
+    if (!log_path) return 0;
+    LogReader *r;
+    LogHeader h;
+    char err[TT_ERRLEN];
+    if (LogReader_open(log_path, &r, &h, err) != TT_OK) return 0;
+    Record rec;
+    Record_init(&rec);
+    char msg[TT_ERRLEN];
+    int n = 0;
+    while (LogReader_next(r, &rec, msg) == LOG_RECORD) {
+        int ti = UiModel_findKey(m, rec.task_key);
+        if (ti < 0 || !VisitedSet_add(&seen->sets[ti], rec.index)) continue;
+        UiModel_addRecord(m, ti, &rec, 0, rec.error_no ? 0 : Record_gflops(&rec, m->tasks[ti].flops));
+        n++;
+    }
+    Record_done(&rec);
+    LogReader_close(r);
+    return n;
+}
+
 int Ui_runSession(Engine *engine, const UiOptions *opt, volatile int *stop_flag) {
     UiOptions defaults;
     if (!opt) {
@@ -227,9 +268,15 @@ int Ui_runSession(Engine *engine, const UiOptions *opt, volatile int *stop_flag)
         UiState_done(&st);
         return 1;
     }
-    Loop L = {&st, engine, NULL, opt, stop_flag};
+    Loop L = {&st, engine, NULL, opt, stop_flag, {NULL, 0}};
+    int restored = preload(&st, cfg->log_path, &L.seen);
+    if (restored > 0)
+        UiState_setStatus(&st, ATTR_NORMAL, "%d records restored from %s (curves include them)", restored,
+                          cfg->log_path);
     int code = run_loop(&L);
     CRT_done();
+    for (int i = 0; i < L.seen.n; i++) VisitedSet_done(&L.seen.sets[i]);
+    free(L.seen.sets);
     UiState_done(&st);
     return code;
 }
@@ -262,7 +309,7 @@ int Ui_runView(const char *log_path, const UiOptions *opt, volatile int *stop_fl
         UiState_done(&st);
         return 1;
     }
-    Loop L = {&st, NULL, &view, opt, stop_flag};
+    Loop L = {&st, NULL, &view, opt, stop_flag, {NULL, 0}};
     int code = run_loop(&L);
     CRT_done();
     UiState_done(&st); /* before the view: the model points at the view's tasks */
