@@ -157,7 +157,7 @@ static void measure_batch(Lab *lab, const Task *task, Measured *m, const uint64_
         }
         nb++;
     }
-    BuilderPool_run(lab->pool, jobs, nb);
+    BuilderPool_run(lab->pool, jobs, nb, NULL);
     char err[TT_ERRLEN];
     for (int i = 0; i < nb; i++) {
         BuildJob *job = &jobs[i];

@@ -694,7 +694,8 @@ static void *xgb_create(const StrategyContext *ctx, uint64_t seed, char *err) {
         free(this);
         return NULL;
     }
-    Rng_seed(&this->rng, seed);
+    /* Mixed so that the random first plan differs from other strategies' with the same seed. */
+    Rng_seed(&this->rng, seed * 0xd1342543de82ef95ULL + 0x5851f42d4c957f2dULL);
     AnnealParams ap;
     AnnealParams_defaults(&ap);
     Annealer_init(&this->annealer, this->space, &ap, seed ^ 0x9e3779b97f4a7c15ULL);
