@@ -54,7 +54,7 @@ check_restored
 tm kill-session -t main
 start 100 30 "$TT" view "$LOG"
 wait_for 'logged' 10
-wait_for 'view' 5
+wait_for 'log span' 5
 keys e
 wait_for 'BUILD_TIMEOUT' 5
 save view_inspector_100x30
