@@ -162,6 +162,9 @@ static void measure_batch(Lab *lab, const Task *task, Measured *m, const uint64_
     for (int i = 0; i < nb; i++) {
         BuildJob *job = &jobs[i];
         double g = 0;
+        char why[256];
+        snprintf(why, sizeof why, "%s",
+                 job->result.msg ? job->result.msg : MeasureError_name(job->result.error_no));
         lab->built++;
         if (job->result.error_no == ERR_NO_ERROR) {
             if (lab->runner_task != task) {
@@ -172,6 +175,7 @@ static void measure_batch(Lab *lab, const Task *task, Measured *m, const uint64_
             MeasureResult mr;
             MeasureResult_init(&mr);
             lab->target->measure(lab->runner, &job->src, &job->result, &lab->mo, &mr);
+            snprintf(why, sizeof why, "%s", mr.msg ? mr.msg : MeasureError_name(mr.error_no));
             if (mr.error_no == ERR_NO_ERROR && mr.n_costs > 0) {
                 double sum = 0;
                 for (int c = 0; c < mr.n_costs; c++) sum += mr.costs[c];
@@ -181,7 +185,8 @@ static void measure_batch(Lab *lab, const Task *task, Measured *m, const uint64_
             }
             MeasureResult_done(&mr);
         }
-        if (g <= 0) lab->failed++;
+        /* the first few failures, so that a broken setup shows at once */
+        if (g <= 0 && lab->failed++ < 3) fprintf(stderr, "    config %llu failed: %.200s\n", (unsigned long long)job->index, why);
         Measured_put(m, job->index, g);
         BuildJob_done(job);
     }
@@ -231,9 +236,14 @@ static int run_strategy(Lab *lab, const Task *task, Measured *m, const Strategy 
 
 /* ---- part 2: real engine sessions, for throughput ---------------------------- */
 
-static int run_engine(Lab *lab, const Workload *wl, const char *tuner, uint64_t seed, int trials, int *n_out,
-                      double *elapsed) {
+/* One engine session on one task with log `log_path` (resumed when it exists).
+ * gflops (may be NULL, room for `trials`) receives this session's results in
+ * order; *n_out how many there were; *elapsed the wall time. */
+static int run_engine(Lab *lab, const Workload *wl, const char *tuner, uint64_t seed, int trials, const char *log_path,
+                      double *gflops, int *n_out, double *elapsed) {
     char err[TT_ERRLEN];
+    *n_out = 0;
+    *elapsed = 0;
     Task *task = calloc(1, sizeof(Task));
     if (!task) abort();
     if (Task_init(task, 0, wl, 1, lab->target->family, &lab->dev, err) != TT_OK) {
@@ -241,9 +251,6 @@ static int run_engine(Lab *lab, const Workload *wl, const char *tuner, uint64_t 
         free(task);
         return -1;
     }
-    char log_path[160];
-    snprintf(log_path, sizeof log_path, "%s/engine-%s.log", lab->workdir, tuner);
-    unlink(log_path);
     EngineConfig cfg;
     EngineConfig_defaults(&cfg);
     cfg.target = lab->target;
@@ -273,23 +280,85 @@ static int run_engine(Lab *lab, const Workload *wl, const char *tuner, uint64_t 
         poll(&p, 1, 200);
         int got = Engine_drainEvents(engine, ev, 64);
         for (int i = 0; i < got; i++) {
-            if (ev[i].kind == EV_RESULT) n++;
+            if (ev[i].kind == EV_RESULT) {
+                if (gflops && n < trials) gflops[n] = ev[i].gflops;
+                n++;
+            }
             EngineEvent_done(&ev[i]);
         }
         if (!got && Engine_finished(engine)) break;
     }
     Engine_wait(engine);
     *elapsed = clock_mono() - t0;
-    SessionSnapshot snap;
-    Engine_snapshot(engine, &snap);
-    *n_out = snap.trials > n ? snap.trials : n;
-    SessionSnapshot_done(&snap);
+    *n_out = n;
+    if (Engine_droppedEvents(engine))
+        fprintf(stderr, "    warning: %llu engine events dropped\n", (unsigned long long)Engine_droppedEvents(engine));
     Engine_delete(engine);
-    unlink(log_path);
-    char tsv[180];
+    char tsv[300];
     snprintf(tsv, sizeof tsv, "%s.tsv", log_path);
     unlink(tsv);
     return 0;
+}
+
+static int copy_file(const char *from, const char *to) {
+    FILE *a = fopen(from, "rb"), *b = a ? fopen(to, "wb") : NULL;
+    if (!a || !b) {
+        if (a) fclose(a);
+        return -1;
+    }
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, a)) > 0) fwrite(buf, 1, n, b);
+    fclose(a);
+    return fclose(b) == 0 ? 0 : -1;
+}
+
+static double mean_of(const double *v, int n) {
+    double s = 0;
+    for (int i = 0; i < n; i++) s += v[i];
+    return n ? s / n : 0;
+}
+
+static double max_of(const double *v, int n) {
+    double m = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i] > m) m = v[i];
+    return m;
+}
+
+/* Part 3: a resumed xgb session (the engine replays a log of `history`
+ * random trials into the strategy before its first propose) against a cold
+ * xgb session: mean and best GFLOPS of the first plan of each. */
+static void warm_start(Lab *lab, const Task *task, int history, int seeds) {
+    char hist[200], path[220];
+    snprintf(hist, sizeof hist, "%s/history.log", lab->workdir);
+    unlink(hist);
+    int n = 0;
+    double el = 0;
+    if (run_engine(lab, &task->wl, "random", 99, history, hist, NULL, &n, &el) != 0) return;
+    printf("  %s: history of %d random trials (%.0f s)\n", task->label, n, el);
+    double *g = calloc(PLAN, sizeof(double));
+    if (!g) abort();
+    for (int s = 0; s < seeds; s++) {
+        double cold_mean, cold_best, warm_mean, warm_best;
+        snprintf(path, sizeof path, "%s/cold.log", lab->workdir);
+        unlink(path);
+        if (run_engine(lab, &task->wl, "xgb", 500 + (uint64_t)s, PLAN, path, g, &n, &el) != 0) break;
+        cold_mean = mean_of(g, n < PLAN ? n : PLAN);
+        cold_best = max_of(g, n < PLAN ? n : PLAN);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/warm.log", lab->workdir);
+        if (copy_file(hist, path) != 0) break;
+        if (run_engine(lab, &task->wl, "xgb", 500 + (uint64_t)s, history + PLAN, path, g, &n, &el) != 0) break;
+        warm_mean = mean_of(g, n < PLAN ? n : PLAN);
+        warm_best = max_of(g, n < PLAN ? n : PLAN);
+        unlink(path);
+        printf("    seed %d first plan (%d trials): cold mean %.2f best %.2f | resumed mean %.2f best %.2f GFLOPS%s\n",
+               s, n, cold_mean, cold_best, warm_mean, warm_best, warm_mean > cold_mean ? "  (resumed better)" : "");
+        fflush(stdout);
+    }
+    free(g);
+    unlink(hist);
 }
 
 /* ---- report ------------------------------------------------------------------ */
@@ -321,11 +390,12 @@ static void fmt_trials(char *buf, size_t n, int t, int budget) {
 
 static void usage(void) {
     fprintf(stderr, "usage: search_bench [--trials N] [--seeds S] [--tuners xgb,ga,random] [--task SPEC ...]\n"
-                    "                    [--engine-trials N] [--number N] [--repeat R] [--csv FILE]\n");
+                    "                    [--engine-trials N] [--warm-history N] [--warm-tasks K] [--number N] [--repeat R]\n"
+                    "                    [--csv FILE]\n");
 }
 
 int main(int argc, char **argv) {
-    int trials = 192, n_seeds = 3, engine_trials = 0;
+    int trials = 192, n_seeds = 3, engine_trials = 0, warm_history = 0, warm_tasks = 1;
     const char *tuners[MAX_TUNERS] = {"xgb", "ga", "random"};
     int n_tuners = 3;
     const char *specs[MAX_TASKS];
@@ -346,6 +416,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--tuners")) n_tuners = split_list(v, tuners, MAX_TUNERS);
         else if (!strcmp(a, "--task") && n_specs < MAX_TASKS) specs[n_specs++] = v;
         else if (!strcmp(a, "--engine-trials")) engine_trials = atoi(v);
+        else if (!strcmp(a, "--warm-history")) warm_history = atoi(v);
+        else if (!strcmp(a, "--warm-tasks")) warm_tasks = atoi(v);
         else if (!strcmp(a, "--number")) lab.mo.number = atoi(v);
         else if (!strcmp(a, "--repeat")) lab.mo.repeat = atoi(v);
         else if (!strcmp(a, "--csv")) csv_path = v;
@@ -354,7 +426,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (trials < 1 || n_seeds < 1 || n_seeds > MAX_SEEDS || n_tuners < 1 || engine_trials < 0) {
+    if (trials < 0 || n_seeds < 1 || n_seeds > MAX_SEEDS || n_tuners < 1 || engine_trials < 0) {
         fprintf(stderr, "search_bench: bad --trials, --seeds, --tuners or --engine-trials\n");
         return 2;
     }
@@ -401,94 +473,96 @@ int main(int argc, char **argv) {
 
     static Run runs[MAX_TASKS][MAX_TUNERS][MAX_SEEDS];
     double bench_t0 = clock_mono();
-    for (int t = 0; t < n_specs; t++) {
-        if (!ok_task[t]) continue;
-        Measured m;
-        Measured_init(&m);
-        printf("task %d: %s (%s, %llu configs)\n", t, specs[t], tasks[t].tmpl->name,
-               (unsigned long long)tasks[t].space.total);
-        for (int s = 0; s < n_seeds && ok_task[t]; s++)
-            for (int k = 0; k < n_tuners && ok_task[t]; k++) {
-                Run *r = &runs[t][k][s];
-                char status[256];
-                if (run_strategy(&lab, &tasks[t], &m, strat[k], 1000 + (uint64_t)s, trials, r, status,
-                                 sizeof status) != 0) {
-                    ok_task[t] = false;
-                    break;
+    if (trials > 0) {
+        for (int t = 0; t < n_specs; t++) {
+            if (!ok_task[t]) continue;
+            Measured m;
+            Measured_init(&m);
+            printf("task %d: %s (%s, %llu configs)\n", t, specs[t], tasks[t].tmpl->name,
+                   (unsigned long long)tasks[t].space.total);
+            for (int s = 0; s < n_seeds && ok_task[t]; s++)
+                for (int k = 0; k < n_tuners && ok_task[t]; k++) {
+                    Run *r = &runs[t][k][s];
+                    char status[256];
+                    if (run_strategy(&lab, &tasks[t], &m, strat[k], 1000 + (uint64_t)s, trials, r, status,
+                                     sizeof status) != 0) {
+                        ok_task[t] = false;
+                        break;
+                    }
+                    printf("  seed %d %-6s %4d trials, best %8.2f GFLOPS, strategy %.1f ms/trial%s%s\n", s, tuners[k],
+                           r->n, r->best, r->n ? 1e3 * r->strategy_s / r->n : 0, status[0] ? "; " : "", status);
+                    fflush(stdout);
                 }
-                printf("  seed %d %-6s %4d trials, best %8.2f GFLOPS, strategy %.1f ms/trial%s%s\n", s, tuners[k],
-                       r->n, r->best, r->n ? 1e3 * r->strategy_s / r->n : 0, status[0] ? "; " : "", status);
-                fflush(stdout);
-            }
-        printf("  %llu distinct configs measured for this task so far\n", (unsigned long long)m.count);
-        Measured_done(&m);
-    }
-    printf("measured %ld kernels (%ld failed or invalid) in %.0f s\n", lab.built, lab.failed, lab.measure_s);
-
-    FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
-    if (csv) fprintf(csv, "task,tuner,seed,trial,gflops\n");
-    double med95[MAX_TUNERS];
-    printf("\nper task (B = max over every tuner and seed; per seed: trials to 90%% / 95%% of B, best reached)\n");
-    for (int t = 0; t < n_specs; t++) {
-        if (!ok_task[t]) continue;
-        double best = 0;
-        for (int k = 0; k < n_tuners; k++)
-            for (int s = 0; s < n_seeds; s++)
-                if (runs[t][k][s].best > best) best = runs[t][k][s].best;
-        printf("  %s  B = %.2f GFLOPS\n", tasks[t].label, best);
-        for (int k = 0; k < n_tuners; k++) {
-            double t90[MAX_SEEDS], t95[MAX_SEEDS], b[MAX_SEEDS];
-            printf("    %-6s", tuners[k]);
-            for (int s = 0; s < n_seeds; s++) {
-                const Run *r = &runs[t][k][s];
-                t90[s] = trials_to(r, best, 0.90);
-                t95[s] = trials_to(r, best, 0.95);
-                b[s] = r->best;
-                char a90[16], a95[16];
-                fmt_trials(a90, sizeof a90, (int)t90[s], r->n);
-                fmt_trials(a95, sizeof a95, (int)t95[s], r->n);
-                printf(" | %4s %4s %7.2f", a90, a95, r->best);
-                if (csv)
-                    for (int i = 0; i < r->n; i++)
-                        fprintf(csv, "%d,%s,%d,%d,%.4f\n", t, tuners[k], s, i + 1, r->gflops[i]);
-            }
-            printf(" | median %.0f %.0f %.2f\n", median(t90, n_seeds), median(t95, n_seeds), median(b, n_seeds));
+            printf("  %llu distinct configs measured for this task so far\n", (unsigned long long)m.count);
+            Measured_done(&m);
         }
-    }
-    if (csv) fclose(csv);
+        printf("measured %ld kernels (%ld failed or invalid) in %.0f s\n", lab.built, lab.failed, lab.measure_s);
 
-    printf("\noverall (median over tasks x seeds; a session that never reached the mark counts as trials+1)\n");
-    for (int k = 0; k < n_tuners; k++) {
-        double v95[MAX_TASKS * MAX_SEEDS], v90[MAX_TASKS * MAX_SEEDS], strat_s = 0, n_trials = 0;
-        int m = 0, reached = 0;
+        FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
+        if (csv) fprintf(csv, "task,tuner,seed,trial,gflops\n");
+        double med95[MAX_TUNERS];
+        printf("\nper task (B = max over every tuner and seed; per seed: trials to 90%% / 95%% of B, best reached)\n");
         for (int t = 0; t < n_specs; t++) {
             if (!ok_task[t]) continue;
             double best = 0;
-            for (int kk = 0; kk < n_tuners; kk++)
+            for (int k = 0; k < n_tuners; k++)
                 for (int s = 0; s < n_seeds; s++)
-                    if (runs[t][kk][s].best > best) best = runs[t][kk][s].best;
-            for (int s = 0; s < n_seeds; s++) {
-                const Run *r = &runs[t][k][s];
-                v90[m] = trials_to(r, best, 0.90);
-                v95[m] = trials_to(r, best, 0.95);
-                if (v95[m] <= r->n) reached++;
-                m++;
-                strat_s += r->strategy_s;
-                n_trials += r->n;
+                    if (runs[t][k][s].best > best) best = runs[t][k][s].best;
+            printf("  %s  B = %.2f GFLOPS\n", tasks[t].label, best);
+            for (int k = 0; k < n_tuners; k++) {
+                double t90[MAX_SEEDS], t95[MAX_SEEDS], b[MAX_SEEDS];
+                printf("    %-6s", tuners[k]);
+                for (int s = 0; s < n_seeds; s++) {
+                    const Run *r = &runs[t][k][s];
+                    t90[s] = trials_to(r, best, 0.90);
+                    t95[s] = trials_to(r, best, 0.95);
+                    b[s] = r->best;
+                    char a90[16], a95[16];
+                    fmt_trials(a90, sizeof a90, (int)t90[s], r->n);
+                    fmt_trials(a95, sizeof a95, (int)t95[s], r->n);
+                    printf(" | %4s %4s %7.2f", a90, a95, r->best);
+                    if (csv)
+                        for (int i = 0; i < r->n; i++)
+                            fprintf(csv, "%d,%s,%d,%d,%.4f\n", t, tuners[k], s, i + 1, r->gflops[i]);
+                }
+                printf(" | median %.0f %.0f %.2f\n", median(t90, n_seeds), median(t95, n_seeds), median(b, n_seeds));
             }
         }
-        med95[k] = median(v95, m);
-        printf("  %-6s trials to 90%%: %6.1f  to 95%%: %6.1f  (95%% reached in %d of %d sessions)  strategy %.2f "
-               "ms/trial\n",
-               tuners[k], median(v90, m), med95[k], reached, m, n_trials > 0 ? 1e3 * strat_s / n_trials : 0);
+        if (csv) fclose(csv);
+
+        printf("\noverall (median over tasks x seeds; a session that never reached the mark counts as trials+1)\n");
+        for (int k = 0; k < n_tuners; k++) {
+            double v95[MAX_TASKS * MAX_SEEDS], v90[MAX_TASKS * MAX_SEEDS], strat_s = 0, n_trials = 0;
+            int m = 0, reached = 0;
+            for (int t = 0; t < n_specs; t++) {
+                if (!ok_task[t]) continue;
+                double best = 0;
+                for (int kk = 0; kk < n_tuners; kk++)
+                    for (int s = 0; s < n_seeds; s++)
+                        if (runs[t][kk][s].best > best) best = runs[t][kk][s].best;
+                for (int s = 0; s < n_seeds; s++) {
+                    const Run *r = &runs[t][k][s];
+                    v90[m] = trials_to(r, best, 0.90);
+                    v95[m] = trials_to(r, best, 0.95);
+                    if (v95[m] <= r->n) reached++;
+                    m++;
+                    strat_s += r->strategy_s;
+                    n_trials += r->n;
+                }
+            }
+            med95[k] = median(v95, m);
+            printf("  %-6s trials to 90%%: %6.1f  to 95%%: %6.1f  (95%% reached in %d of %d sessions)  strategy %.2f "
+                   "ms/trial\n",
+                   tuners[k], median(v90, m), med95[k], reached, m, n_trials > 0 ? 1e3 * strat_s / n_trials : 0);
+        }
+        int kx = -1, kr = -1;
+        for (int k = 0; k < n_tuners; k++) {
+            if (!strcmp(tuners[k], "xgb")) kx = k;
+            if (!strcmp(tuners[k], "random")) kr = k;
+        }
+        if (kx >= 0 && kr >= 0)
+            printf("  xgb / random median trials to 95%%: %.2f (goal <= 0.33)\n", med95[kx] / med95[kr]);
     }
-    int kx = -1, kr = -1;
-    for (int k = 0; k < n_tuners; k++) {
-        if (!strcmp(tuners[k], "xgb")) kx = k;
-        if (!strcmp(tuners[k], "random")) kr = k;
-    }
-    if (kx >= 0 && kr >= 0)
-        printf("  xgb / random median trials to 95%%: %.2f (goal <= 0.33)\n", med95[kx] / med95[kr]);
 
     if (engine_trials > 0) {
         printf("\nthroughput: real engine sessions, %d trials per task\n", engine_trials);
@@ -499,7 +573,12 @@ int main(int argc, char **argv) {
             for (int k = 0; k < 2; k++) {
                 int n = 0;
                 double el = 0;
-                if (run_engine(&lab, &tasks[t].wl, tp[k], 7, engine_trials, &n, &el) != 0) continue;
+                char path[200];
+                snprintf(path, sizeof path, "%s/engine.log", lab.workdir);
+                unlink(path);
+                int rc = run_engine(&lab, &tasks[t].wl, tp[k], 7, engine_trials, path, NULL, &n, &el);
+                unlink(path);
+                if (rc != 0) continue;
                 printf("  %-24s %-6s %4d trials in %6.1f s: %.2f trials/s\n", tasks[t].label, tp[k], n, el,
                        el > 0 ? n / el : 0);
                 fflush(stdout);
@@ -510,6 +589,14 @@ int main(int argc, char **argv) {
         double rx = tot_s[0] > 0 ? tot_n[0] / tot_s[0] : 0, rr = tot_s[1] > 0 ? tot_n[1] / tot_s[1] : 0;
         printf("  overall: xgb %.2f trials/s, random %.2f trials/s, ratio %.2f (goal 0.90..1.10)\n", rx, rr,
                rr > 0 ? rx / rr : 0);
+    }
+    if (warm_history > 0) {
+        printf("\nwarm start: resumed vs cold xgb session, first plan of %d\n", PLAN);
+        for (int t = 0, done = 0; t < n_specs && done < warm_tasks; t++)
+            if (ok_task[t]) {
+                warm_start(&lab, &tasks[t], warm_history, n_seeds);
+                done++;
+            }
     }
     printf("wall time %.0f s\n", clock_mono() - bench_t0);
 
