@@ -19,8 +19,17 @@
  * engine session per task (tuner/engine.h, its own log in /tmp), trials per
  * second end to end.
  *
+ * Part 3, warm start (--warm-history N > 0): on the first --warm-tasks tasks,
+ * a real engine session of N random trials writes a log; then, per seed, a
+ * cold xgb session and an xgb session resumed from a copy of that log (the
+ * engine replays it into the strategy before the first propose) each measure
+ * one plan; the bench prints the mean and best GFLOPS of both first plans.
+ *
+ * The worker (tunetop-worker) must be built from the same tree.
+ *
  * usage: search_bench [--trials N] [--seeds S] [--tuners xgb,ga,random] [--task SPEC ...]
- *                     [--engine-trials N] [--number N] [--repeat R] [--csv FILE]
+ *                     [--engine-trials N] [--warm-history N] [--warm-tasks K]
+ *                     [--number N] [--repeat R] [--csv FILE]
  */
 #include <errno.h>
 #include <math.h>
@@ -186,7 +195,8 @@ static void measure_batch(Lab *lab, const Task *task, Measured *m, const uint64_
             MeasureResult_done(&mr);
         }
         /* the first few failures, so that a broken setup shows at once */
-        if (g <= 0 && lab->failed++ < 3) fprintf(stderr, "    config %llu failed: %.200s\n", (unsigned long long)job->index, why);
+        if (g <= 0 && lab->failed++ < 3)
+            fprintf(stderr, "    config %llu failed: %.200s\n", (unsigned long long)job->index, why);
         Measured_put(m, job->index, g);
         BuildJob_done(job);
     }
@@ -390,8 +400,8 @@ static void fmt_trials(char *buf, size_t n, int t, int budget) {
 
 static void usage(void) {
     fprintf(stderr, "usage: search_bench [--trials N] [--seeds S] [--tuners xgb,ga,random] [--task SPEC ...]\n"
-                    "                    [--engine-trials N] [--warm-history N] [--warm-tasks K] [--number N] [--repeat R]\n"
-                    "                    [--csv FILE]\n");
+                    "                    [--engine-trials N] [--warm-history N] [--warm-tasks K]\n"
+                    "                    [--number N] [--repeat R] [--csv FILE]\n");
 }
 
 int main(int argc, char **argv) {
