@@ -16,11 +16,16 @@
  * is packed in tt_setup like a deployed model's pre-packed weights). The pack
  * and finish time of the best config is printed apart.
  *
- * Usage: kernel_bench [--trials N] [--repeat R] [--only SUBSTR] [--seed S] [--threads T]
+ * With --tuner NAME the search is the real tuner instead (bench_tune_engine:
+ * an engine session per task on the cpu target, its worker and strategy);
+ * the final timings and baselines are the same in both modes.
+ *
+ * Usage: kernel_bench [--trials N] [--repeat R] [--only SUBSTR] [--seed S] [--threads T] [--tuner NAME]
  */
 #include <dlfcn.h>
 #include <math.h>
 #include <omp.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,19 +41,29 @@
 #include "base/clock.h"
 #include "base/rng.h"
 #include "kernels/cpu/abi.h"
+#include "kernels/target.h"
 #include "kernels/template.h"
 #include "kernels/workload.h"
 #include "space/space.h"
+#include "tuner/engine.h"
+#include "tuner/task.h"
+
+/* registry.c refers to the templates weakly: a strong reference pulls them out of the static library */
+extern const Template tmpl_conv2d_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
+extern const Target target_cpu;
+__attribute__((used)) static const void *const keep_symbols[] = {&tmpl_conv2d_cpu, &tmpl_depthwise_cpu, &tmpl_dense_cpu,
+                                                                 &tmpl_batch_matmul_cpu, &target_cpu};
 
 #define MAX_BATCH 8
 #define TOP_K 6
 
 typedef struct Options {
-    int trials;      /* search budget per task */
-    int repeat;      /* repeats for the final timings (median) */
+    int trials; /* search budget per task */
+    int repeat; /* repeats for the final timings (median) */
     const char *only;
     uint64_t seed;
-    int threads;     /* "all threads" count */
+    int threads;       /* "all threads" count */
+    const char *tuner; /* NULL: the bench's own local search; else drive the engine with this strategy */
 } Options;
 
 static const char *const STANDARD_TASKS[][2] = {
@@ -77,6 +92,7 @@ static int cmp_double(const void *a, const void *b) {
  * vendor libraries also run in the calling thread then, so it is the same
  * clock for both); with several threads, wall time. */
 static clockid_t g_clock = CLOCK_MONOTONIC;
+static double g_last_min; /* fastest repeat of the last time_median */
 
 static void set_threads(int threads) {
     omp_set_num_threads(threads);
@@ -102,10 +118,12 @@ static double time_median(RunFn fn, void *ctx, int repeat, double min_s) {
     if (repeat > 64) repeat = 64;
     for (int r = 0; r < repeat; r++) {
         t0 = now_s();
-        for (int i = 0; i < number; i++) fn(ctx);
+        for (int i = 0; i < number; i++)
+            fn(ctx);
         costs[r] = (now_s() - t0) / number;
     }
     qsort(costs, (size_t)repeat, sizeof costs[0], cmp_double);
+    g_last_min = costs[0];
     return costs[repeat / 2];
 }
 
@@ -195,7 +213,8 @@ static Status task_init(BenchTask *t, const char *label, const char *spec, char 
     if (t->tmpl->define_space(&t->wl, &g_dev, &t->space, err) != TT_OK) return TT_ERR;
     t->nargs = Workload_args(&t->wl, t->info);
     t->args = calloc((size_t)t->nargs, sizeof *t->args);
-    for (int i = 0; i < t->nargs; i++) t->args[i] = calloc(t->info[i].count, sizeof(float));
+    for (int i = 0; i < t->nargs; i++)
+        t->args[i] = calloc(t->info[i].count, sizeof(float));
     Workload_fillInputs(&t->wl, t->args, 7);
     size_t out_n = t->info[t->nargs - 1].count;
     Workload_reference(&t->wl, t->args);
@@ -206,7 +225,8 @@ static Status task_init(BenchTask *t, const char *label, const char *spec, char 
 }
 
 static void task_done(BenchTask *t) {
-    for (int i = 0; i < t->nargs; i++) free(t->args[i]);
+    for (int i = 0; i < t->nargs; i++)
+        free(t->args[i]);
     free(t->args);
     free(t->ref);
     Space_done(&t->space);
@@ -229,19 +249,21 @@ static bool task_writeSource(BenchTask *t, uint64_t index, const char *path) {
 }
 
 /* Runs and checks a built kernel once, then times it; +inf on any failure. */
-static double task_measure(BenchTask *t, const char *so, int repeat, double min_s, double *pack_s) {
+static double task_measure(BenchTask *t, const char *so, int repeat, double min_s, double *pack_s, double *min_out) {
     Kernel k;
     char why[512];
     if (!kernel_load(&k, so, t->args, why, sizeof why)) return INFINITY;
     float *out = t->args[t->nargs - 1];
     size_t out_n = t->info[t->nargs - 1].count;
-    for (size_t i = 0; i < out_n; i++) out[i] = NAN;
+    for (size_t i = 0; i < out_n; i++)
+        out[i] = NAN;
     k.pack(k.state);
     k.run(k.state);
     k.finish(k.state);
     double secs = INFINITY;
     if (Workload_compare(&t->wl, t->ref, out, why, sizeof why)) {
         secs = time_median(kernel_run, &k, repeat, min_s);
+        if (min_out) *min_out = g_last_min;
         if (pack_s) *pack_s = time_median(kernel_packFinish, &k, 3, min_s);
     } else {
         fprintf(stderr, "  WRONG_ANSWER %s: %s\n", so, why);
@@ -295,10 +317,12 @@ static void build_all(Build *b, int n) {
 static void top_insert(TuneStats *s, uint64_t index, double secs) {
     if (!isfinite(secs)) return;
     int pos = s->n_top;
-    while (pos > 0 && s->top[pos - 1].secs > secs) pos--;
+    while (pos > 0 && s->top[pos - 1].secs > secs)
+        pos--;
     if (pos >= TOP_K) return;
     int last = s->n_top < TOP_K ? s->n_top : TOP_K - 1;
-    for (int i = last; i > pos; i--) s->top[i] = s->top[i - 1];
+    for (int i = last; i > pos; i--)
+        s->top[i] = s->top[i - 1];
     s->top[pos] = (Cand){index, secs};
     if (s->n_top < TOP_K) s->n_top++;
 }
@@ -311,7 +335,8 @@ static int propose(BenchTask *t, TuneStats *s, VisitedSet *seen, Rng *rng, uint6
         if (s->n_top > 0 && (tries & 1)) {
             idx = s->top[Rng_below(rng, (uint64_t)s->n_top)].index;
             int steps = 1 + (int)Rng_below(rng, 2);
-            for (int i = 0; i < steps; i++) idx = Space_neighbour(&t->space, idx, rng);
+            for (int i = 0; i < steps; i++)
+                idx = Space_neighbour(&t->space, idx, rng);
         } else {
             idx = Rng_below(rng, t->space.total);
         }
@@ -355,7 +380,7 @@ static void bench_tune_local(BenchTask *t, const Options *opt, int threads, Tune
         for (int i = 0; i < nb; i++) {
             s->trials++;
             s->cc_s_sum += b[i].secs, s->cc_cpu_sum += b[i].cpu_s, s->cc_n++;
-            double secs = b[i].status == 0 ? task_measure(t, b[i].so, 3, 0.01, NULL) : INFINITY;
+            double secs = b[i].status == 0 ? task_measure(t, b[i].so, 3, 0.01, NULL, NULL) : INFINITY;
             if (!isfinite(secs)) s->failed++;
             top_insert(s, idx[i], secs);
             unlink(b[i].so);
@@ -366,9 +391,76 @@ static void bench_tune_local(BenchTask *t, const Options *opt, int threads, Tune
     VisitedSet_done(&seen);
 }
 
+/* The same job through the real tuner: one engine session per task on the cpu
+ * target (compile pool, isolated measurement worker, the chosen strategy), one
+ * kernel thread. The top configs are collected from the result events. */
+static Status bench_tune_engine(BenchTask *t, const Options *opt, TuneStats *s, char *err) {
+    memset(s, 0, sizeof *s);
+    const Target *target = Target_find("cpu");
+    if (!target) return tt_fail(err, "the cpu target is not built in");
+    EngineConfig cfg;
+    EngineConfig_defaults(&cfg);
+    cfg.target = target;
+    cfg.dev = g_dev;
+    cfg.strategy = opt->tuner;
+    cfg.trials = opt->trials;
+    cfg.seed = opt->seed;
+    cfg.measure.threads = 1;
+    char log[400];
+    snprintf(log, sizeof log, "%s/engine.log", g_dir);
+    unlink(log);
+    cfg.log_path = log;
+    Task *tasks = calloc(1, sizeof *tasks);
+    if (!tasks || Task_init(&tasks[0], 0, &t->wl, 1.0, FAMILY_CPU, &cfg.dev, err) != TT_OK) {
+        free(tasks);
+        return TT_ERR;
+    }
+    Engine *e = Engine_new(&cfg, tasks, 1, err); /* owns tasks from here */
+    if (!e) return TT_ERR;
+    if (Engine_start(e, NULL, 0, err) != TT_OK) {
+        Engine_delete(e);
+        return TT_ERR;
+    }
+    double t0 = clock_mono();
+    EngineEvent ev[64];
+    struct pollfd pfd = {.fd = Engine_eventFd(e), .events = POLLIN};
+    bool finished = false;
+    while (!finished) {
+        finished = Engine_finished(e);
+        poll(&pfd, 1, 200);
+        int got;
+        while ((got = Engine_drainEvents(e, ev, 64)) > 0) {
+            for (int i = 0; i < got; i++) {
+                if (ev[i].kind == EV_RESULT && ev[i].record) {
+                    s->cc_s_sum += ev[i].record->build_s, s->cc_cpu_sum += ev[i].record->build_s, s->cc_n++;
+                    if (ev[i].gflops > 0) top_insert(s, ev[i].record->index, t->flops / (ev[i].gflops * 1e9));
+                }
+                EngineEvent_done(&ev[i]);
+            }
+        }
+    }
+    Engine_wait(e);
+    s->wall_s = clock_mono() - t0;
+    SessionSnapshot snap;
+    Engine_snapshot(e, &snap);
+    s->trials = snap.trials;
+    if (snap.n_tasks > 0) {
+        s->failed = snap.rows[0].errors;
+        bool have = false;
+        for (int i = 0; i < s->n_top; i++)
+            have |= s->top[i].index == snap.rows[0].best_index;
+        if (!have && isfinite(snap.rows[0].best_latency_s))
+            top_insert(s, snap.rows[0].best_index, snap.rows[0].best_latency_s);
+    }
+    SessionSnapshot_done(&snap);
+    Engine_delete(e);
+    unlink(log);
+    return TT_OK;
+}
+
 /* Re-times the top configs with more repeats at a thread count; returns the best seconds. */
 static double bench_retime(BenchTask *t, const TuneStats *s, int threads, int repeat, int n, uint64_t *best,
-                           double *pack_s) {
+                           double *pack_s, double *best_min) {
     set_threads(threads);
     double best_s = INFINITY;
     for (int i = 0; i < s->n_top && i < n; i++) {
@@ -381,10 +473,11 @@ static double bench_retime(BenchTask *t, const TuneStats *s, int threads, int re
         snprintf(b.so, sizeof b.so, "%s", so);
         if (!task_writeSource(t, s->top[i].index, src)) continue;
         build_all(&b, 1);
-        double ps = 0;
-        double secs = b.status == 0 ? task_measure(t, so, repeat, 0.05, &ps) : INFINITY;
+        double ps = 0, mn = INFINITY;
+        double secs = b.status == 0 ? task_measure(t, so, repeat, 0.05, &ps, &mn) : INFINITY;
         if (secs < best_s) {
             best_s = secs;
+            *best_min = mn;
             *best = s->top[i].index;
             *pack_s = ps;
         }
@@ -421,8 +514,7 @@ static double bench_dnnl_conv(const Workload *wl, int threads, int repeat, char 
     if (dnnl_engine_create(&d.eng, dnnl_cpu, 0) != dnnl_success) return NAN;
     dnnl_stream_create(&d.stream, d.eng, dnnl_stream_default_flags);
     int64_t oh = Workload_outH(wl), ow = Workload_outW(wl);
-    dnnl_dims_t sd = {wl->n, wl->ci, wl->h, wl->w}, wd = {wl->co, wl->ci, wl->kh, wl->kw},
-                dd = {wl->n, wl->co, oh, ow};
+    dnnl_dims_t sd = {wl->n, wl->ci, wl->h, wl->w}, wd = {wl->co, wl->ci, wl->kh, wl->kw}, dd = {wl->n, wl->co, oh, ow};
     dnnl_dims_t strides = {wl->stride_h, wl->stride_w}, dil = {wl->dil_h - 1, wl->dil_w - 1},
                 pad = {wl->pad_h, wl->pad_w};
     /* oneDNN's right padding makes its output size come out as ours */
@@ -447,7 +539,8 @@ static double bench_dnnl_conv(const Workload *wl, int threads, int repeat, char 
         void *h = NULL;
         dnnl_memory_get_data_handle(d.mem[i], &h);
         size_t n = dnnl_memory_desc_get_size(md) / sizeof(float);
-        for (size_t e = 0; e < n; e++) ((float *)h)[e] = (float)((e * 2654435761u) % 1000) / 1000.0f - 0.5f;
+        for (size_t e = 0; e < n; e++)
+            ((float *)h)[e] = (float)((e * 2654435761u) % 1000) / 1000.0f - 0.5f;
     }
     if (dnnl_primitive_create(&d.prim, d.pd) != dnnl_success) goto out;
     secs = time_median(dnnl_run, &d, repeat, 0.05);
@@ -481,6 +574,15 @@ static double bench_blas_dense(BenchTask *t, int threads, int repeat) {
 
 /* ---- main ------------------------------------------------------------------------- */
 
+/* A number for the table, "-" when not measured. */
+static const char *num(char *buf, double x, int decimals) {
+    if (isfinite(x))
+        snprintf(buf, 16, "%.*f", decimals, x);
+    else
+        snprintf(buf, 16, "-");
+    return buf;
+}
+
 static void machine_name(char *buf, size_t n) {
     snprintf(buf, n, "unknown cpu");
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -491,7 +593,8 @@ static void machine_name(char *buf, size_t n) {
             char *c = strchr(line, ':');
             if (c) {
                 c++;
-                while (*c == ' ') c++;
+                while (*c == ' ')
+                    c++;
                 c[strcspn(c, "\n")] = '\0';
                 snprintf(buf, n, "%s", c);
             }
@@ -502,7 +605,9 @@ static void machine_name(char *buf, size_t n) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: kernel_bench [--trials N] [--repeat R] [--only SUBSTR] [--seed S] [--threads T]\n");
+    fprintf(stderr, "usage: kernel_bench [--trials N] [--repeat R] [--only SUBSTR] [--seed S] [--threads T]"
+                    " [--tuner xgb|ga|random|grid]\n"
+                    "  without --tuner the bench searches with its own in-process loop; with it, through the engine\n");
     exit(2);
 }
 
@@ -510,21 +615,37 @@ int main(int argc, char **argv) {
     Options opt = {.trials = 48, .repeat = 7, .only = NULL, .seed = 1, .threads = 0};
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc) usage();
-        if (strcmp(argv[i], "--trials") == 0) opt.trials = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--repeat") == 0) opt.repeat = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--only") == 0) opt.only = argv[++i];
-        else if (strcmp(argv[i], "--seed") == 0) opt.seed = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--threads") == 0) opt.threads = atoi(argv[++i]);
-        else usage();
+        if (strcmp(argv[i], "--trials") == 0)
+            opt.trials = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--repeat") == 0)
+            opt.repeat = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--only") == 0)
+            opt.only = argv[++i];
+        else if (strcmp(argv[i], "--seed") == 0)
+            opt.seed = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--threads") == 0)
+            opt.threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--tuner") == 0)
+            opt.tuner = argv[++i];
+        else
+            usage();
     }
     if (opt.trials < 1 || opt.repeat < 1) usage();
     int all = opt.threads > 0 ? opt.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
 
     memset(&g_dev, 0, sizeof g_dev);
+    char err0[TT_ERRLEN];
+    const Target *cpu = Target_find("cpu");
+    if (opt.tuner && (!cpu || cpu->probe(&g_dev, err0) != TT_OK)) {
+        fprintf(stderr, "kernel_bench: cpu target: %s\n", cpu ? err0 : "not built in");
+        return 1;
+    }
+    if (!opt.tuner) { /* the same probe the engine would do, without needing the target */
+        g_dev.present = true;
+        g_dev.cores = all;
+        g_dev.vector_floats = __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("avx2") ? 8 : 4;
+    }
     machine_name(g_dev.name, sizeof g_dev.name);
-    g_dev.present = true;
-    g_dev.cores = all;
-    g_dev.vector_floats = __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("avx2") ? 8 : 4;
     const char *tmp = getenv("TMPDIR");
     snprintf(g_dir, sizeof g_dir, "%s/tt_kbench_XXXXXX", tmp ? tmp : "/tmp");
     if (!mkdtemp(g_dir)) {
@@ -536,11 +657,16 @@ int main(int argc, char **argv) {
     strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
     printf("tunetop kernel bench | %s | %d threads | vector %d floats | %s\n", g_dev.name, all, g_dev.vector_floats,
            date);
-    printf("search: local (random + mutation of the top %d), %d trials per task at 1 thread; final timings: median of %d;"
-           " GFLOPS from tt_run only\n\n",
-           TOP_K, opt.trials, opt.repeat);
-    printf("%-26s %7s %7s %7s %6s | %7s %7s %7s %6s | %6s %6s %5s | %s\n", "task", "tuned1", "onednn1", "blas1",
-           "ratio1", "tunedN", "onednnN", "blasN", "ratioN", "pk+fin", "trial/s", "cc_s", "best config (1 thread)");
+    if (opt.tuner)
+        printf("search: engine, tuner %s, cpu target worker, %d trials per task at 1 thread;", opt.tuner, opt.trials);
+    else
+        printf("search: local (random + mutation of the top %d), %d trials per task at 1 thread;", TOP_K, opt.trials);
+    printf(" final timings: median of %d; GFLOPS from tt_run only\n\n", opt.repeat);
+    printf("%-26s %7s %7s %7s %6s | %7s %7s %7s %6s %6s | %6s %6s %5s | %s\n", "task", "tuned1", "onednn1", "blas1",
+           "ratio1", "tunedN", "onednnN", "blasN", "ratioN", "rN_min", "pk+fin", "trial/s", "cc_cpu",
+           "best config (1 thread)");
+    double sum_ratio1 = 0;
+    int n_ratio1 = 0;
 
     double sum_trials = 0, sum_wall = 0, sum_cc = 0, sum_cc_cpu = 0;
     int sum_cc_n = 0;
@@ -554,19 +680,30 @@ int main(int argc, char **argv) {
             continue;
         }
         TuneStats s;
-        bench_tune_local(&t, &opt, 1, &s);
+        if (!opt.tuner) {
+            bench_tune_local(&t, &opt, 1, &s);
+        } else if (bench_tune_engine(&t, &opt, &s, err) != TT_OK) {
+            printf("%-26s engine error: %s\n", t.label, err);
+            task_done(&t);
+            continue;
+        }
         sum_trials += s.trials, sum_wall += s.wall_s, sum_cc += s.cc_s_sum, sum_cc_n += s.cc_n;
         sum_cc_cpu += s.cc_cpu_sum;
         uint64_t best1 = 0, bestn = 0;
-        double pack1 = 0, packn = 0;
-        double t1 = bench_retime(&t, &s, 1, opt.repeat, 3, &best1, &pack1);
-        double tn = bench_retime(&t, &s, all, opt.repeat, TOP_K, &bestn, &packn);
+        double pack1 = 0, packn = 0, t1min = INFINITY, tnmin = INFINITY, refnmin = NAN;
+        double t1 = bench_retime(&t, &s, 1, opt.repeat, 3, &best1, &pack1, &t1min);
+        double tn = bench_retime(&t, &s, all, opt.repeat, TOP_K, &bestn, &packn, &tnmin);
         bool conv = t.wl.op == OP_CONV2D;
         char impl[64] = "";
-        double v1 = conv ? bench_dnnl_conv(&t.wl, 1, opt.repeat, impl, sizeof impl) : NAN;
-        double vn = conv ? bench_dnnl_conv(&t.wl, all, opt.repeat, impl, sizeof impl) : NAN;
-        double b1 = conv ? NAN : bench_blas_dense(&t, 1, opt.repeat);
-        double bn = conv ? NAN : bench_blas_dense(&t, all, opt.repeat);
+        double v1 = NAN, vn = NAN, b1 = NAN, bn = NAN;
+        if (conv) {
+            v1 = bench_dnnl_conv(&t.wl, 1, opt.repeat, impl, sizeof impl);
+            vn = bench_dnnl_conv(&t.wl, all, opt.repeat, impl, sizeof impl);
+        } else {
+            b1 = bench_blas_dense(&t, 1, opt.repeat);
+            bn = bench_blas_dense(&t, all, opt.repeat);
+        }
+        refnmin = g_last_min;
         double g = t.flops * 1e-9;
         double ref1 = conv ? v1 : b1, refn = conv ? vn : bn;
         int32_t choice[SPACE_MAX_KNOBS];
@@ -575,25 +712,31 @@ int main(int argc, char **argv) {
             Space_decode(&t.space, best1, choice);
             Space_format(&t.space, choice, cfg, sizeof cfg);
         }
-        printf("%-26s %7.1f %7.1f %7.1f %6.2f | %7.1f %7.1f %7.1f %6.2f | %6.2f %6.1f %5.2f | %s\n", t.label,
-               g / t1, g / v1, g / b1, ref1 / t1, g / tn, g / vn, g / bn, refn / tn, pack1 * 1e3,
-               s.trials / s.wall_s, s.cc_n ? s.cc_s_sum / s.cc_n : 0.0, cfg);
+        char c[10][16];
+        printf("%-26s %7s %7s %7s %6s | %7s %7s %7s %6s %6s | %6.2f %6.1f %5.2f | %s\n", t.label, num(c[0], g / t1, 1),
+               num(c[1], g / v1, 1), num(c[2], g / b1, 1), num(c[3], ref1 / t1, 2), num(c[4], g / tn, 1),
+               num(c[5], g / vn, 1), num(c[6], g / bn, 1), num(c[7], refn / tn, 2), num(c[8], refnmin / tnmin, 2),
+               pack1 * 1e3, s.wall_s > 0 ? s.trials / s.wall_s : 0.0, s.cc_n ? s.cc_cpu_sum / s.cc_n : 0.0, cfg);
+        sum_ratio1 += log(ref1 / t1), n_ratio1++;
         if (s.failed || s.invalid)
             printf("%-26s   (%d trials, %d failed, %d rejected by precheck; oneDNN impl %s)\n", "", s.trials, s.failed,
                    s.invalid, impl[0] ? impl : "-");
         fflush(stdout);
         task_done(&t);
     }
+    if (n_ratio1) printf("\ngeometric mean of ratio1 (tuned / vendor, 1 thread): %.2f\n", exp(sum_ratio1 / n_ratio1));
     printf("\nGFLOPS columns: tuned (this template, best config), oneDNN / OpenBLAS; ratio = tuned / vendor"
-           " (>1: faster). 1 = one thread, N = %d threads.\n",
+           " (>1: faster). 1 = one thread (timed with the thread's CPU clock), N = %d threads (wall clock, median;"
+           " rN_min compares the fastest repeats, less sensitive to other processes).\n",
            all);
-    printf("pk+fin = ms of tt_pack + tt_finish (layout transforms, timed apart). cc_s = mean cc seconds per candidate"
-           " (2 in parallel).\n");
+    printf("pk+fin = ms of tt_pack + tt_finish (layout transforms, timed apart). cc_cpu = mean CPU seconds of cc per"
+           " candidate (2 compiles in parallel; with --tuner: the engine's build seconds).\n");
     printf("overall: %.0f trials in %.1f s = %.2f trials/s; compile per candidate: %.2f s wall, %.2f s CPU\n",
            sum_trials, sum_wall, sum_wall > 0 ? sum_trials / sum_wall : 0.0, sum_cc_n ? sum_cc / sum_cc_n : 0.0,
            sum_cc_n ? sum_cc_cpu / sum_cc_n : 0.0);
     double load[3] = {0, 0, 0};
-    if (getloadavg(load, 3) > 0) printf("load average at the end: %.2f (shared machine: wall times are noisy)\n", load[0]);
+    if (getloadavg(load, 3) > 0)
+        printf("load average at the end: %.2f (shared machine: wall times are noisy)\n", load[0]);
     rmdir(g_dir);
     return 0;
 }

@@ -92,8 +92,9 @@ static void conv_plan(const Workload *wl, const Space *space, const int32_t *cho
     p->bias = wl->bias, p->relu = wl->relu, p->residual = wl->residual;
 }
 
-/* accumulators + one register per weight vector + one broadcast */
-static int conv_regsNeeded(const ConvPlan *p) { return (int)(p->OCV * p->RN + p->OCV + 1); }
+/* accumulators + one register per weight vector; the input broadcast can be an
+ * FMA memory operand ({1toN}), so it needs no register of its own */
+static int conv_regsNeeded(const ConvPlan *p) { return (int)(p->OCV * p->RN + p->OCV); }
 
 static int64_t conv_unrolledFmas(const ConvPlan *p) {
     int64_t ic = p->unroll_ic < p->ICB ? p->unroll_ic : p->ICB;
@@ -106,8 +107,8 @@ static bool conv2d_precheck(const Workload *wl, const Space *space, const int32_
     conv_plan(wl, space, choice, dev, &p);
     int regs = conv_regsNeeded(&p);
     if (regs > p.vregs) {
-        snprintf(reason, n, "register tile %lldx%lld vectors needs %d vector registers > %d",
-                 (long long)p.OCV, (long long)p.RN, regs, p.vregs);
+        snprintf(reason, n, "register tile %lldx%lld vectors needs %d vector registers > %d", (long long)p.OCV,
+                 (long long)p.RN, regs, p.vregs);
         return false;
     }
     int64_t fmas = conv_unrolledFmas(&p);
@@ -127,7 +128,8 @@ static void conv_emitInner(StrBuf *sb, const ConvPlan *p) {
         StrBuf_printf(sb, "vf w%d = LD(wp + ic * %lld + %d);\n", v, (long long)p->OCB, v * p->vf);
     for (int r = 0; r < p->RN; r++) {
         StrBuf_printf(sb, "{ float x = ip[ic + %lld];", (long long)(r * p->SW * p->ICB));
-        for (int v = 0; v < p->OCV; v++) StrBuf_printf(sb, " a%d_%d += w%d * x;", v, r, v);
+        for (int v = 0; v < p->OCV; v++)
+            StrBuf_printf(sb, " a%d_%d += w%d * x;", v, r, v);
         StrBuf_append(sb, " }\n");
     }
     StrBuf_append(sb, "}\n");
@@ -176,7 +178,8 @@ static void conv_emitRun(StrBuf *sb, const ConvPlan *p) {
     }
     for (int v = 0; v < p->OCV; v++) {
         StrBuf_append(sb, "vf");
-        for (int r = 0; r < p->RN; r++) StrBuf_printf(sb, "%s a%d_%d = b%d", r ? "," : "", v, r, v);
+        for (int r = 0; r < p->RN; r++)
+            StrBuf_printf(sb, "%s a%d_%d = b%d", r ? "," : "", v, r, v);
         StrBuf_append(sb, ";\n");
     }
     conv_emitReduction(sb, p);
@@ -231,12 +234,13 @@ static void conv_emitSetup(StrBuf *sb, const ConvPlan *p, int ai_bias) {
     if (ai_bias >= 0) StrBuf_printf(sb, "    memcpy(s->bias, args[%d], CO * sizeof(float));\n", ai_bias);
     /* weights: canonical [co][ci][kh][kw] (NCHW) or [kh][kw][ci][co] (NHWC) -> blocked */
     const char *src = p->nhwc ? "((kh * KW + kw) * CI + ci) * CO + co" : "((co * CI + ci) * KH + kh) * KW + kw";
-    StrBuf_printf(sb, "    const float *wsrc = args[1];\n"
-                      "    for (size_t co = 0; co < CO; co++) for (size_t ci = 0; ci < CI; ci++)\n"
-                      "    for (size_t kh = 0; kh < KH; kh++) for (size_t kw = 0; kw < KW; kw++)\n"
-                      "        s->w[(((co / OCB * ICC + ci / ICB) * KH + kh) * KW + kw) * ICB * OCB"
-                      " + ci %% ICB * OCB + co %% OCB] = wsrc[%s];\n"
-                      "    return 0;\n}\n",
+    StrBuf_printf(sb,
+                  "    const float *wsrc = args[1];\n"
+                  "    for (size_t co = 0; co < CO; co++) for (size_t ci = 0; ci < CI; ci++)\n"
+                  "    for (size_t kh = 0; kh < KH; kh++) for (size_t kw = 0; kw < KW; kw++)\n"
+                  "        s->w[(((co / OCB * ICC + ci / ICB) * KH + kh) * KW + kw) * ICB * OCB"
+                  " + ci %% ICB * OCB + co %% OCB] = wsrc[%s];\n"
+                  "    return 0;\n}\n",
                   src);
     StrBuf_append(sb, "void tt_teardown(void *sv) {\n    St *s = sv;\n    if (!s) return;\n"
                       "    free(s->in); free(s->w); free(s->out); free(s->bias); free(s->res); free(s);\n}\n");
@@ -264,11 +268,11 @@ static Status conv2d_generate(const Workload *wl, const Space *space, const int3
                   "#define PW %lld\n#define DH %lld\n#define DW %lld\n#define OH %lld\n#define OW %lld\n"
                   "#define ICB %lld\n#define ICC %lld\n#define OCB %lld\n#define OCC %lld\n#define RN %lld\n"
                   "#define OWP %lld\n#define HP %lld\n#define WP %lld\n#define RESIDUAL %d\n",
-                  (long long)p.N, (long long)p.CI, (long long)p.H, (long long)p.W, (long long)p.CO,
-                  (long long)p.KH, (long long)p.KW, (long long)p.SH, (long long)p.SW, (long long)p.PH,
-                  (long long)p.PW, (long long)p.DH, (long long)p.DW, (long long)p.OH, (long long)p.OW,
-                  (long long)p.ICB, (long long)p.ICC, (long long)p.OCB, (long long)p.OCC, (long long)p.RN,
-                  (long long)p.OWP, (long long)p.HP, (long long)p.WP, p.residual ? 1 : 0);
+                  (long long)p.N, (long long)p.CI, (long long)p.H, (long long)p.W, (long long)p.CO, (long long)p.KH,
+                  (long long)p.KW, (long long)p.SH, (long long)p.SW, (long long)p.PH, (long long)p.PW, (long long)p.DH,
+                  (long long)p.DW, (long long)p.OH, (long long)p.OW, (long long)p.ICB, (long long)p.ICC,
+                  (long long)p.OCB, (long long)p.OCC, (long long)p.RN, (long long)p.OWP, (long long)p.HP,
+                  (long long)p.WP, p.residual ? 1 : 0);
     StrBuf_append(&sb, "#define IN_H ((size_t)WP * ICB)\n#define IN_C ((size_t)HP * IN_H)\n"
                        "#define IN_N ((size_t)ICC * IN_C)\n#define W_OCC ((size_t)ICC * KH * KW * ICB * OCB)\n"
                        "#define O_N ((size_t)OCC * OH * OWP * OCB)\n");
@@ -290,18 +294,22 @@ static int conv2d_features(const Workload *wl, const Space *space, const int32_t
     double l1 = f * (p.ICB * p.OCB * p.KW + p.ICB * ((p.RN - 1) * p.SW + p.DW * (p.KW - 1) + 1));
     /* per (oh, oc chunk): all weights of the oc chunk + KH input rows */
     double l2 = f * (p.CI * p.KH * p.KW * p.OCB + p.CI * p.KH * p.WP);
-    double l3 = f * (p.OCC * p.OCB * p.CI * p.KH * p.KW + p.N * p.CI * p.HP * p.WP + p.N * p.OCC * p.OCB * p.OH * p.OWP);
+    double l3 =
+        f * (p.OCC * p.OCB * p.CI * p.KH * p.KW + p.N * p.CI * p.HP * p.WP + p.N * p.OCC * p.OCB * p.OH * p.OWP);
     double waste = (double)(p.OWP * p.OCC * p.OCB) / (double)(p.OW * p.CO);
     float v[] = {
-        (float)(p.OCV * p.RN),          /* accumulators */
-        (float)conv_regsNeeded(&p),     /* vector registers needed */
-        (float)p.vf,                    /* vector width */
-        (float)p.OCB,                   /* innermost output extent */
-        (float)p.RN,                    /* register tile width */
-        (float)p.ICB,                   /* innermost reduction extent */
+        (float)(p.OCV * p.RN),      /* accumulators */
+        (float)conv_regsNeeded(&p), /* vector registers needed */
+        (float)p.vf,                /* vector width */
+        (float)p.OCB,               /* innermost output extent */
+        (float)p.RN,                /* register tile width */
+        (float)p.ICB,               /* innermost reduction extent */
         (float)(p.unroll_kw ? p.KW : 1) * (float)(p.unroll_ic < p.ICB ? p.unroll_ic : p.ICB), /* unrolled steps */
-        CpuGen_log2p(l1), CpuGen_log2p(l2), CpuGen_log2p(l3),
-        l1 <= CPU_L1_BYTES ? 1.0f : 0.0f, l2 <= CPU_L2_BYTES ? 1.0f : 0.0f,
+        CpuGen_log2p(l1),
+        CpuGen_log2p(l2),
+        CpuGen_log2p(l3),
+        l1 <= CPU_L1_BYTES ? 1.0f : 0.0f,
+        l2 <= CPU_L2_BYTES ? 1.0f : 0.0f,
         (float)waste,
         (float)(p.N * p.OCC * p.OH), /* parallel iterations */
     };

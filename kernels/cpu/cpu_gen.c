@@ -37,7 +37,8 @@ int CpuGen_divisors(int64_t x, int64_t cap, int64_t *out, int max) {
     for (int64_t d = 1; d <= x && d <= cap && n < 4096; d++)
         if (x % d == 0) all[n++] = d;
     int start = n > max ? n - max : 0;
-    for (int i = start; i < n; i++) out[i - start] = all[i];
+    for (int i = start; i < n; i++)
+        out[i - start] = all[i];
     return n - start;
 }
 
@@ -53,18 +54,21 @@ float CpuGen_log2p(double x) { return (float)log2(1.0 + (x > 0 ? x : 0)); }
 void CpuGen_emitResidualAndFinish(StrBuf *sb, bool nhwc, int ai_res, int ai_out) {
     /* blocked output index of (n, c, oh, ow) */
     const char *blk = "(((size_t)n * OCC + c / OCB) * OH + oh) * OWP * OCB + (size_t)ow * OCB + c % OCB";
-    const char *canon = nhwc ? "(((size_t)n * OH + oh) * OW + ow) * CO + c" : "(((size_t)n * CO + c) * OH + oh) * OW + ow";
+    const char *canon =
+        nhwc ? "(((size_t)n * OH + oh) * OW + ow) * CO + c" : "(((size_t)n * CO + c) * OH + oh) * OW + ow";
     /* loops in the order of the canonical layout, so that it is read / written contiguously */
     const char *loops = nhwc ? "    for (int n = 0; n < N; n++) for (int oh = 0; oh < OH; oh++)\n"
                                "    for (int ow = 0; ow < OW; ow++) for (int c = 0; c < CO; c++)\n"
                              : "    for (int n = 0; n < N; n++) for (int c = 0; c < CO; c++)\n"
                                "    for (int oh = 0; oh < OH; oh++) for (int ow = 0; ow < OW; ow++)\n";
     if (ai_res >= 0)
-        StrBuf_printf(sb, "    const float *rs = s->args[%d];\n#pragma omp parallel for collapse(2) schedule(static)\n"
-                          "%s        s->res[%s] = rs[%s];\n",
+        StrBuf_printf(sb,
+                      "    const float *rs = s->args[%d];\n#pragma omp parallel for collapse(2) schedule(static)\n"
+                      "%s        s->res[%s] = rs[%s];\n",
                       ai_res, loops, blk, canon);
     StrBuf_append(sb, "}\n");
-    StrBuf_printf(sb, "void tt_finish(void *sv) {\n    St *s = sv;\n    float *dst = s->args[%d];\n"
-                      "#pragma omp parallel for collapse(2) schedule(static)\n%s        dst[%s] = s->out[%s];\n}\n",
+    StrBuf_printf(sb,
+                  "void tt_finish(void *sv) {\n    St *s = sv;\n    float *dst = s->args[%d];\n"
+                  "#pragma omp parallel for collapse(2) schedule(static)\n%s        dst[%s] = s->out[%s];\n}\n",
                   ai_out, loops, canon, blk);
 }

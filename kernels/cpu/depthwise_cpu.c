@@ -79,8 +79,8 @@ static void dw_plan(const Workload *wl, const Space *space, const int32_t *choic
     p->bias = wl->bias, p->relu = wl->relu, p->residual = wl->residual;
 }
 
-/* accumulators + the weight vectors + one input vector in flight */
-static int dw_regsNeeded(const DwPlan *p) { return (int)(p->CV * p->RN + p->CV + 1); }
+/* accumulators + the weight vectors (the input vector can be an FMA memory operand) */
+static int dw_regsNeeded(const DwPlan *p) { return (int)(p->CV * p->RN + p->CV); }
 
 static bool dw_precheck(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
                         char *reason, size_t n) {
@@ -116,18 +116,19 @@ static void dw_emitRun(StrBuf *sb, const DwPlan *p) {
         else
             StrBuf_printf(sb, "vf b%d = (vf){0};\n", v);
         StrBuf_append(sb, "vf");
-        for (int r = 0; r < p->RN; r++) StrBuf_printf(sb, "%s a%d_%d = b%d", r ? "," : "", v, r, v);
+        for (int r = 0; r < p->RN; r++)
+            StrBuf_printf(sb, "%s a%d_%d = b%d", r ? "," : "", v, r, v);
         StrBuf_append(sb, ";\n");
     }
     StrBuf_printf(sb, "#pragma GCC unroll %d\nfor (int kh = 0; kh < KH; kh++)\n", p->unroll_kh ? (int)p->KH : 1);
     StrBuf_printf(sb, "#pragma GCC unroll %d\nfor (int kw = 0; kw < KW; kw++) {\n", p->unroll_kw ? (int)p->KW : 1);
     StrBuf_append(sb, "const float *ip = ib + (size_t)kh * DH * IN_H + (size_t)kw * DW * OCB;\n"
                       "const float *wp = wb + (size_t)(kh * KW + kw) * OCB;\n");
-    for (int v = 0; v < p->CV; v++) StrBuf_printf(sb, "vf w%d = LD(wp + %d);\n", v, v * p->vf);
+    for (int v = 0; v < p->CV; v++)
+        StrBuf_printf(sb, "vf w%d = LD(wp + %d);\n", v, v * p->vf);
     for (int r = 0; r < p->RN; r++)
         for (int v = 0; v < p->CV; v++)
-            StrBuf_printf(sb, "a%d_%d += LD(ip + %lld) * w%d;\n", v, r, (long long)(r * p->SW * p->OCB + v * p->vf),
-                          v);
+            StrBuf_printf(sb, "a%d_%d += LD(ip + %lld) * w%d;\n", v, r, (long long)(r * p->SW * p->OCB + v * p->vf), v);
     StrBuf_append(sb, "}\n");
     for (int r = 0; r < p->RN; r++) {
         for (int v = 0; v < p->CV; v++) {
@@ -164,11 +165,11 @@ static Status dw_generate(const Workload *wl, const Space *space, const int32_t 
                   "#define PH %lld\n#define PW %lld\n#define DH %lld\n#define DW %lld\n#define OH %lld\n"
                   "#define OW %lld\n#define OCB %lld\n#define OCC %lld\n#define RN %lld\n#define OWP %lld\n"
                   "#define HP %lld\n#define WP %lld\n#define RESIDUAL %d\n",
-                  (long long)p.N, (long long)p.CI, (long long)p.MULT, (long long)p.H, (long long)p.W,
-                  (long long)p.CO, (long long)p.KH, (long long)p.KW, (long long)p.SH, (long long)p.SW,
-                  (long long)p.PH, (long long)p.PW, (long long)p.DH, (long long)p.DW, (long long)p.OH,
-                  (long long)p.OW, (long long)p.OCB, (long long)p.OCC, (long long)p.RN, (long long)p.OWP,
-                  (long long)p.HP, (long long)p.WP, p.residual ? 1 : 0);
+                  (long long)p.N, (long long)p.CI, (long long)p.MULT, (long long)p.H, (long long)p.W, (long long)p.CO,
+                  (long long)p.KH, (long long)p.KW, (long long)p.SH, (long long)p.SW, (long long)p.PH, (long long)p.PW,
+                  (long long)p.DH, (long long)p.DW, (long long)p.OH, (long long)p.OW, (long long)p.OCB,
+                  (long long)p.OCC, (long long)p.RN, (long long)p.OWP, (long long)p.HP, (long long)p.WP,
+                  p.residual ? 1 : 0);
     StrBuf_append(&sb, "#define IN_H ((size_t)WP * OCB)\n#define IN_C ((size_t)HP * IN_H)\n"
                        "#define O_N ((size_t)OCC * OH * OWP * OCB)\n");
     /* setup: state, weights [oc][kh][kw] (NCHW: [ci][mult][kh][kw]; NHWC: [kh][kw][ci][mult]) -> blocked */
@@ -183,11 +184,12 @@ static Status dw_generate(const Workload *wl, const Space *space, const int32_t 
                        "    *state = s;\n"
                        "    if (!s->in || !s->w || !s->out || !s->bias || !s->res) return 2;\n");
     if (ai_bias >= 0) StrBuf_printf(&sb, "    memcpy(s->bias, args[%d], CO * sizeof(float));\n", ai_bias);
-    StrBuf_printf(&sb, "    const float *wsrc = args[1];\n"
-                       "    for (size_t oc = 0; oc < CO; oc++) for (size_t kh = 0; kh < KH; kh++)\n"
-                       "    for (size_t kw = 0; kw < KW; kw++)\n"
-                       "        s->w[((oc / OCB * KH + kh) * KW + kw) * OCB + oc %% OCB] = wsrc[%s];\n"
-                       "    return 0;\n}\n",
+    StrBuf_printf(&sb,
+                  "    const float *wsrc = args[1];\n"
+                  "    for (size_t oc = 0; oc < CO; oc++) for (size_t kh = 0; kh < KH; kh++)\n"
+                  "    for (size_t kw = 0; kw < KW; kw++)\n"
+                  "        s->w[((oc / OCB * KH + kh) * KW + kw) * OCB + oc %% OCB] = wsrc[%s];\n"
+                  "    return 0;\n}\n",
                   p.nhwc ? "(kh * KW + kw) * CO + oc" : "(oc * KH + kh) * KW + kw");
     StrBuf_append(&sb, "void tt_teardown(void *sv) {\n    St *s = sv;\n    if (!s) return;\n"
                        "    free(s->in); free(s->w); free(s->out); free(s->bias); free(s->res); free(s);\n}\n");
@@ -202,14 +204,15 @@ static Status dw_generate(const Workload *wl, const Space *space, const int32_t 
                            " + (size_t)PW * OCB + oc % OCB;\n"
                            "        for (int w = 0; w < W; w++) dp[(size_t)w * OCB] = sp[w];\n    }\n");
     else
-        StrBuf_append(&sb, "#pragma omp parallel for collapse(2) schedule(static)\n"
-                           "    for (int n = 0; n < N; n++) for (int h = 0; h < H; h++)\n"
-                           "    for (int w = 0; w < W; w++) {\n"
-                           "        const float *sp = src + (((size_t)n * H + h) * W + w) * CI;\n"
-                           "        float *dp = s->in + (size_t)n * OCC * IN_C + (size_t)(h + PH) * IN_H"
-                           " + (size_t)(w + PW) * OCB;\n"
-                           "        for (int oc = 0; oc < CO; oc++) dp[(size_t)(oc / OCB) * IN_C + oc % OCB] = sp[oc / MULT];\n"
-                           "    }\n");
+        StrBuf_append(
+            &sb, "#pragma omp parallel for collapse(2) schedule(static)\n"
+                 "    for (int n = 0; n < N; n++) for (int h = 0; h < H; h++)\n"
+                 "    for (int w = 0; w < W; w++) {\n"
+                 "        const float *sp = src + (((size_t)n * H + h) * W + w) * CI;\n"
+                 "        float *dp = s->in + (size_t)n * OCC * IN_C + (size_t)(h + PH) * IN_H"
+                 " + (size_t)(w + PW) * OCB;\n"
+                 "        for (int oc = 0; oc < CO; oc++) dp[(size_t)(oc / OCB) * IN_C + oc % OCB] = sp[oc / MULT];\n"
+                 "    }\n");
     CpuGen_emitResidualAndFinish(&sb, p.nhwc, ai_res, ai_out);
     dw_emitRun(&sb, &p);
     out->source = StrBuf_take(&sb);
@@ -218,8 +221,8 @@ static Status dw_generate(const Workload *wl, const Space *space, const int32_t 
     return TT_OK;
 }
 
-static int dw_features(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
-                       float *out, int cap) {
+static int dw_features(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev, float *out,
+                       int cap) {
     DwPlan p;
     dw_plan(wl, space, choice, dev, &p);
     double f = 4.0;
@@ -234,8 +237,11 @@ static int dw_features(const Workload *wl, const Space *space, const int32_t *ch
         (float)p.OCB,
         (float)p.RN,
         (float)((p.unroll_kw ? p.KW : 1) * (p.unroll_kh ? p.KH : 1)),
-        CpuGen_log2p(l1), CpuGen_log2p(l2), CpuGen_log2p(l3),
-        l1 <= CPU_L1_BYTES ? 1.0f : 0.0f, l2 <= CPU_L2_BYTES ? 1.0f : 0.0f,
+        CpuGen_log2p(l1),
+        CpuGen_log2p(l2),
+        CpuGen_log2p(l3),
+        l1 <= CPU_L1_BYTES ? 1.0f : 0.0f,
+        l2 <= CPU_L2_BYTES ? 1.0f : 0.0f,
         (float)waste,
         (float)(p.N * p.OCC * p.OH),
     };

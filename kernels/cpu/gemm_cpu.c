@@ -41,7 +41,8 @@ static bool bmm_applies(const Workload *wl) { return wl->op == OP_BATCH_MATMUL; 
 
 static Status gemm_defineSpace(const Workload *wl, const DeviceInfo *dev, Space *space, char *err) {
     int vf = CpuGen_vf(dev);
-    if (wl->m <= 0 || wl->n <= 0 || wl->k <= 0) return tt_fail(err, "%s: degenerate extents (m, n, k)", Op_name(wl->op));
+    if (wl->m <= 0 || wl->n <= 0 || wl->k <= 0)
+        return tt_fail(err, "%s: degenerate extents (m, n, k)", Op_name(wl->op));
     int64_t vals[OPTION_MAX_VALUES];
     int n = CpuGen_filterLE(MR_VALUES, 8, wl->m, vals);
     if (Space_addOption(space, "mr", vals, n, err) != TT_OK) return TT_ERR;
@@ -81,8 +82,9 @@ static void gemm_plan(const Workload *wl, const Space *space, const int32_t *cho
     p->unroll_k = (int)Space_optionByName(space, choice, "unroll_k");
 }
 
-/* accumulators + the B vectors of one k step + one broadcast */
-static int gemm_regsNeeded(const GemmPlan *p) { return (int)(p->MR * p->NRV + p->NRV + 1); }
+/* accumulators + the B vectors of one k step (the A broadcast can be an FMA
+ * memory operand) */
+static int gemm_regsNeeded(const GemmPlan *p) { return (int)(p->MR * p->NRV + p->NRV); }
 
 static bool gemm_precheck(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
                           char *reason, size_t n) {
@@ -106,32 +108,39 @@ static void gemm_emitMicro(StrBuf *sb, const GemmPlan *p, int rows) {
                   rows);
     for (int i = 0; i < rows; i++) {
         StrBuf_append(sb, "vf");
-        for (int j = 0; j < p->NRV; j++) StrBuf_printf(sb, "%s c%d_%d = {0}", j ? "," : "", i, j);
+        for (int j = 0; j < p->NRV; j++)
+            StrBuf_printf(sb, "%s c%d_%d = {0}", j ? "," : "", i, j);
         StrBuf_append(sb, ";\n");
     }
     StrBuf_printf(sb, "#pragma GCC unroll %d\nfor (int k = 0; k < kc; k++) {\n", p->unroll_k);
-    for (int j = 0; j < p->NRV; j++) StrBuf_printf(sb, "vf b%d = LD(b + (size_t)k * NR + %d);\n", j, j * p->vf);
+    for (int j = 0; j < p->NRV; j++)
+        StrBuf_printf(sb, "vf b%d = LD(b + (size_t)k * NR + %d);\n", j, j * p->vf);
     for (int i = 0; i < rows; i++) {
         StrBuf_printf(sb, "{ float x = a[(size_t)%d * K + k];", i);
-        for (int j = 0; j < p->NRV; j++) StrBuf_printf(sb, " c%d_%d += b%d * x;", i, j, j);
+        for (int j = 0; j < p->NRV; j++)
+            StrBuf_printf(sb, " c%d_%d += b%d * x;", i, j, j);
         StrBuf_append(sb, " }\n");
     }
     StrBuf_append(sb, "}\nif (first) {\n");
     if (p->bias)
         for (int i = 0; i < rows; i++)
-            for (int j = 0; j < p->NRV; j++) StrBuf_printf(sb, "c%d_%d += LD(bias + %d);\n", i, j, j * p->vf);
+            for (int j = 0; j < p->NRV; j++)
+                StrBuf_printf(sb, "c%d_%d += LD(bias + %d);\n", i, j, j * p->vf);
     StrBuf_append(sb, "} else {\n");
     for (int i = 0; i < rows; i++)
-        for (int j = 0; j < p->NRV; j++) StrBuf_printf(sb, "c%d_%d += LD(c + %d * ldc + %d);\n", i, j, i, j * p->vf);
+        for (int j = 0; j < p->NRV; j++)
+            StrBuf_printf(sb, "c%d_%d += LD(c + %d * ldc + %d);\n", i, j, i, j * p->vf);
     StrBuf_append(sb, "}\n");
     if (p->relu) {
         StrBuf_append(sb, "if (last) {\n");
         for (int i = 0; i < rows; i++)
-            for (int j = 0; j < p->NRV; j++) StrBuf_printf(sb, "c%d_%d = RELU(c%d_%d);\n", i, j, i, j);
+            for (int j = 0; j < p->NRV; j++)
+                StrBuf_printf(sb, "c%d_%d = RELU(c%d_%d);\n", i, j, i, j);
         StrBuf_append(sb, "}\n");
     }
     for (int i = 0; i < rows; i++)
-        for (int j = 0; j < p->NRV; j++) StrBuf_printf(sb, "ST(c + %d * ldc + %d, c%d_%d);\n", i, j * p->vf, i, j);
+        for (int j = 0; j < p->NRV; j++)
+            StrBuf_printf(sb, "ST(c + %d * ldc + %d, c%d_%d);\n", i, j * p->vf, i, j);
     StrBuf_append(sb, "(void)last; (void)bias;\n}\n");
 }
 
@@ -208,12 +217,14 @@ static Status gemm_generate(const Workload *wl, const Space *space, const int32_
     StrBuf_printf(&sb,
                   "        } else {\n"
                   "            float t[MR * NR];\n"
-                  "            if (!first) for (int r = 0; r < rows; r++) memcpy(t + r * NR, c + (size_t)r * N, nv * sizeof(float));\n"
+                  "            if (!first) for (int r = 0; r < rows; r++) memcpy(t + r * NR, c + (size_t)r * N, nv * "
+                  "sizeof(float));\n"
                   "            if (rows == MR) mk%lld(kc, a, bpan, t, NR, first, last, bias);\n",
                   (long long)p.MR);
     if (p.MT) StrBuf_printf(&sb, "            else mk%lld(kc, a, bpan, t, NR, first, last, bias);\n", (long long)p.MT);
-    StrBuf_append(&sb, "            for (int r = 0; r < rows; r++) memcpy(c + (size_t)r * N, t + r * NR, nv * sizeof(float));\n"
-                       "        }\n    }\n}\n");
+    StrBuf_append(
+        &sb, "            for (int r = 0; r < rows; r++) memcpy(c + (size_t)r * N, t + r * NR, nv * sizeof(float));\n"
+             "        }\n    }\n}\n");
 
     StrBuf_append(&sb, "void tt_run(void *sv) {\n    const St *s = sv;\n"
                        "    for (int bt = 0; bt < BATCH; bt++)\n"
@@ -242,7 +253,7 @@ static int gemm_features(const Workload *wl, const Space *space, const int32_t *
     int64_t kc = p.KC < p.K ? p.KC : p.K;
     int64_t nc = p.NCB < p.NP ? p.NCB : p.NP;
     int64_t mc = p.MC < p.M ? p.MC : p.M;
-    double l1 = f * (p.MR * kc + kc * p.NR);            /* one micro-kernel call */
+    double l1 = f * (p.MR * kc + kc * p.NR);                         /* one micro-kernel call */
     double l2 = f * (mc * kc + kc * p.NR * (p.order == 0 ? nc : 1)); /* reused block */
     double l3 = f * (p.M * p.K + p.NP * p.NR * p.K + p.M * p.N);
     float v[] = {
@@ -253,8 +264,11 @@ static int gemm_features(const Workload *wl, const Space *space, const int32_t *
         (float)p.MR,
         (float)kc,
         (float)p.unroll_k,
-        CpuGen_log2p(l1), CpuGen_log2p(l2), CpuGen_log2p(l3),
-        l1 <= CPU_L1_BYTES ? 1.0f : 0.0f, l2 <= CPU_L2_BYTES ? 1.0f : 0.0f,
+        CpuGen_log2p(l1),
+        CpuGen_log2p(l2),
+        CpuGen_log2p(l3),
+        l1 <= CPU_L1_BYTES ? 1.0f : 0.0f,
+        l2 <= CPU_L2_BYTES ? 1.0f : 0.0f,
         (float)((double)(p.NP * p.NR) / (double)p.N), /* padded columns */
         (float)(p.MT ? 1 : 0),
         (float)(((p.M + p.MC - 1) / p.MC) * nc), /* parallel iterations per k block */

@@ -78,12 +78,14 @@ static void compile_all(Job *jobs, int n) {
 static float **alloc_args(const Workload *wl, int *nargs, ArgInfo *info) {
     *nargs = Workload_args(wl, info);
     float **args = calloc((size_t)*nargs, sizeof *args);
-    for (int i = 0; i < *nargs; i++) args[i] = calloc(info[i].count ? info[i].count : 1, sizeof(float));
+    for (int i = 0; i < *nargs; i++)
+        args[i] = calloc(info[i].count ? info[i].count : 1, sizeof(float));
     return args;
 }
 
 static void free_args(float **args, int n) {
-    for (int i = 0; i < n; i++) free(args[i]);
+    for (int i = 0; i < n; i++)
+        free(args[i]);
     free(args);
 }
 
@@ -182,13 +184,15 @@ static void check_case(const char *spec, const Template *t, uint64_t seed) {
             fprintf(stderr, "%s [%s]: compile failed (%s)\n", spec, jobs[i].cfg, jobs[i].src);
             continue;
         }
-        for (size_t e = 0; e < out_n; e++) args[nargs - 1][e] = 12345.0f; /* poison */
+        for (size_t e = 0; e < out_n; e++)
+            args[nargs - 1][e] = 12345.0f; /* poison */
         char why[512] = "";
         bool ran = run_so(jobs[i].so, args, why, sizeof why);
         CHECK(ran);
         bool same = ran && Workload_compare(&wl, ref, args[nargs - 1], why, sizeof why);
         CHECK(same);
-        if (!same) fprintf(stderr, "%s [%s]: %s (%s)\n", spec, jobs[i].cfg, why, jobs[i].src);
+        if (!same)
+            fprintf(stderr, "%s [%s]: %s (%s)\n", spec, jobs[i].cfg, why, jobs[i].src);
         else {
             unlink(jobs[i].src);
         }
@@ -203,14 +207,14 @@ TEST(conv2d_nchw_odd) {
     check_case("conv2d:n=1,ci=3,h=11,w=13,co=7,kh=3,kw=3,stride=1,pad=1", &tmpl_conv2d_cpu, 11);
     check_case("conv2d:n=2,ci=8,h=9,w=9,co=20,kh=3,kw=3,stride=2,pad=0", &tmpl_conv2d_cpu, 12);
     check_case("conv2d:n=1,ci=5,h=17,w=10,co=17,kh=7,kw=7,stride=2,pad=3,bias=1,relu=1", &tmpl_conv2d_cpu, 13);
-    check_case("conv2d:n=1,ci=6,h=12,w=12,co=16,kh=3,kw=3,pad=2,dilation=2,bias=1,relu=1,residual=1",
-               &tmpl_conv2d_cpu, 14);
+    check_case("conv2d:n=1,ci=6,h=12,w=12,co=16,kh=3,kw=3,pad=2,dilation=2,bias=1,relu=1,residual=1", &tmpl_conv2d_cpu,
+               14);
     check_case("conv2d:n=1,ci=32,h=8,w=8,co=48,kh=1,kw=1,stride=2,pad=0", &tmpl_conv2d_cpu, 15);
 }
 
 TEST(conv2d_nhwc) {
-    check_case("conv2d:n=1,ci=5,h=10,w=7,co=17,kh=3,kw=3,stride=2,pad=3,layout=NHWC,bias=1,relu=1",
-               &tmpl_conv2d_cpu, 21);
+    check_case("conv2d:n=1,ci=5,h=10,w=7,co=17,kh=3,kw=3,stride=2,pad=3,layout=NHWC,bias=1,relu=1", &tmpl_conv2d_cpu,
+               21);
     check_case("conv2d:n=2,ci=16,h=8,w=9,co=32,kh=1,kw=1,layout=NHWC,residual=1", &tmpl_conv2d_cpu, 22);
     check_case("conv2d:n=1,ci=7,h=13,w=13,co=24,kh=3,kw=5,pad=2,dilation=2,layout=NHWC,bias=1,relu=1,residual=1",
                &tmpl_conv2d_cpu, 23);
@@ -221,8 +225,7 @@ TEST(depthwise) {
     check_case("depthwise_conv2d:n=1,ci=8,mult=2,h=8,w=8,kh=3,kw=3,stride=2,pad=1,layout=NHWC,bias=1,relu=1",
                &tmpl_depthwise_cpu, 32);
     check_case("depthwise_conv2d:n=2,ci=32,h=7,w=7,kh=3,kw=3,pad=2,dilation=2,residual=1", &tmpl_depthwise_cpu, 33);
-    check_case("depthwise_conv2d:n=1,ci=17,h=12,w=12,kh=5,kw=5,stride=2,pad=0,layout=NHWC", &tmpl_depthwise_cpu,
-               34);
+    check_case("depthwise_conv2d:n=1,ci=17,h=12,w=12,kh=5,kw=5,stride=2,pad=0,layout=NHWC", &tmpl_depthwise_cpu, 34);
 }
 
 TEST(dense) {
