@@ -60,6 +60,7 @@ typedef struct UiTask {
     int want_priority;         /* UI_NO_REQUEST, or a priority asked for and not yet in a snapshot */
     bool warned_all_failed;
     bool from_log;             /* read from a log (`tunetop view`): no live state */
+    char strategy[128];        /* the strategy's latest status line (EV_STRATEGY), "" if none */
 } UiTask;
 
 typedef struct UiSample {
@@ -86,6 +87,7 @@ typedef struct UiModel {
     /* session series */
     UiSample *latency;
     int n_latency, cap_latency;
+    uint64_t dropped_events; /* events the engine dropped (queue full): curves may miss points */
     /* view mode: time base of records */
     double first_ts;
 } UiModel;

@@ -84,7 +84,8 @@ static void apply_event(UiState *st, Seen *seen, EngineEvent *ev) {
         UiModel_addLatency(m, ev->time_s, ev->est_latency_s);
         break;
     case EV_STRATEGY:
-        break; /* strategy chatter: the headless reporter shows it; the table says enough here */
+        if (ti >= 0) snprintf(m->tasks[ti].strategy, sizeof m->tasks[ti].strategy, "%s", ev->text);
+        break;
     case EV_FINISHED:
         m->finished = true;
         if (!st->stopping) UiState_setStatus(st, ATTR_BEST, "session finished: %s -- press q to quit", ev->text);
@@ -189,6 +190,12 @@ static int run_loop(Loop *L) {
         }
         if (now >= next_frame || dirty) {
             if (L->engine) {
+                uint64_t dropped = Engine_droppedEvents(L->engine);
+                if (dropped > st->model.dropped_events) {
+                    st->model.dropped_events = dropped;
+                    UiState_setStatus(st, ATTR_WARN, "%llu events dropped (UI too slow?): table exact, curves miss points",
+                                      (unsigned long long)dropped);
+                }
                 SessionSnapshot snap;
                 Engine_snapshot(L->engine, &snap);
                 UiModel_applySnapshot(&st->model, &snap);

@@ -106,6 +106,11 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
         snprintf(buf, sizeof buf, "%d", m->next_task);
         x = pair(cb, x, y, xend, "next task", buf, ATTR_HEADER_VAL);
     }
+    /* what the selected task's search strategy says about itself */
+    if (st->selected >= 0 && st->selected < m->n_tasks && m->tasks[st->selected].strategy[0] && x < xend - 20) {
+        snprintf(buf, sizeof buf, "task %d:", m->tasks[st->selected].id);
+        x = pair(cb, x, y, xend, buf, m->tasks[st->selected].strategy, ATTR_NORMAL);
+    }
     (void)x;
 }
 

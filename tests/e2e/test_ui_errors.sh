@@ -61,8 +61,30 @@ save view_inspector_100x30
 keys p
 wait_for 'read-only view' 5
 keys q
+wait_for 'Progress' 5
 keys q
 wait_for 'EXIT=0' 10
+check_restored
+
+# the view follows the log while a session appends to it
+tm kill-session -t main
+n=$("$TT" dump "$LOG" | grep -c '^{')
+start 100 30 "$TT" view "$LOG"
+wait_for "Trials $n " 10
+"$TT" tune --task dense:m=16,n=32,k=32 --trials $((n + 16)) --batch 8 --tuner random --build-timeout 0.01 \
+    --log "$LOG" --headless >"$WORK/resume.txt" 2>&1 &
+tune_pid=$!
+wait_until 60 "the view shows the appended records" eval \
+    '[ "$(grep -oE "^Trials [0-9]+" "$SCREEN" | grep -oE "[0-9]+")" -gt '"$n"' ] 2>/dev/null'
+wait "$tune_pid"
+echo "follow: the view grew past $n records"
+
+# a fatal signal still restores the terminal
+pane=$(tm display-message -p -t main '#{pane_pid}')
+pid=$(pgrep -P "$pane" | head -1)
+[ -n "$pid" ] || fail "no tunetop view process under the pane"
+kill -SEGV "$pid"
+wait_for 'EXIT=139' 10
 check_restored
 
 # a bad log: one clear line, exit 1

@@ -40,6 +40,13 @@ echo "resumed: task 0 at $(field 0 trials) trials"
 keys +
 wait_until 2 "priority +1 shown" eval '[ "$(awk '"'"'/^[ >] +0 /{print $NF}'"'"' "$SCREEN")" = "+1" ]'
 
+# stop task 1 for good
+keys j
+keys s
+wait_until 60 "task 1 stopped" eval '[ "$(field 1 state)" = stopped ]'
+n1=$(field 1 trials)
+keys k
+
 # curves and table at 200x60, then 80x24, then too small, then back
 resize 200 60
 wait_for 'GFLOPS per trial' 5
@@ -66,6 +73,8 @@ keys c
 wait_for 'curves hidden' 5
 keys c
 wait_for 'GFLOPS per trial' 5
+
+[ "$(field 1 trials)" = "$n1" ] || fail "task 1 measured after it was stopped"
 
 # quit: graceful stop, terminal restored, exit line printed by the app
 keys q

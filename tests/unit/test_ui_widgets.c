@@ -361,7 +361,47 @@ TEST(plot_scales_and_labels_axes) {
     CellBuf_delete(cb);
 }
 
+TEST(key_table_is_consistent) {
+    int n;
+    const UiKey *keys = UiKeys_table(&n);
+    CHECK(n > 10);
+    for (int i = 0; i < n; i++) {
+        CHECK(keys[i].action != NULL);
+        for (int j = i + 1; j < n; j++)
+            if (keys[i].key == keys[j].key) {
+                fprintf(stderr, "key %d bound twice\n", keys[i].key);
+                CHECK(false);
+            }
+        /* the first entry of each action documents it */
+        bool first = true;
+        for (int j = 0; j < i; j++)
+            if (keys[j].action == keys[i].action) first = false;
+        if (first) CHECK(keys[i].name && keys[i].help);
+        if (keys[i].bar) CHECK(keys[i].name != NULL);
+    }
+    UiState st;
+    setup(&st, true);
+    CHECK_EQ_INT(UiKeys_handle(&st, 'Z'), REACT_NONE); /* unbound */
+    UiState_done(&st);
+}
+
+TEST(strategy_line_of_the_selected_task) {
+    UiState st;
+    setup(&st, true);
+    snprintf(st.model.tasks[0].strategy, sizeof st.model.tasks[0].strategy, "model: 320 pts, rank corr 0.71");
+    char *d = screen(&st, 160, 40);
+    CHECK_CONTAINS(d, "task 0: model: 320 pts, rank corr 0.71");
+    free(d);
+    UiKeys_handle(&st, 'j');
+    d = screen(&st, 160, 40);
+    CHECK(strstr(d, "rank corr") == NULL);
+    free(d);
+    UiState_done(&st);
+}
+
 int main(void) {
+    RUN(key_table_is_consistent);
+    RUN(strategy_line_of_the_selected_task);
     RUN(main_screen_header_table_curves);
     RUN(every_size_renders_inside_and_small_says_so);
     RUN(inspector_groups_candidates_and_source);
