@@ -20,8 +20,8 @@ static attr_t crt_attrs[ATTR_COUNT];
 
 static const int FATAL_SIGNALS[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 #define N_FATAL ((int)(sizeof FATAL_SIGNALS / sizeof FATAL_SIGNALS[0]))
-static struct sigaction old_fatal[N_FATAL], old_int, old_term;
-static bool own_int, own_term;
+static struct sigaction old_fatal[N_FATAL], old_int, old_term, old_hup;
+static bool own_int, own_term, own_hup;
 
 /* A fatal signal: give the terminal back, then die of the same signal. endwin
  * is not async-signal-safe, but the process is dying anyway and a broken
@@ -84,7 +84,9 @@ bool CRT_init(bool color, bool *utf8, char *err, size_t n) {
         snprintf(err, n, "the terminal UI needs a terminal on stdin and stdout");
         return false;
     }
-    setlocale(LC_ALL, "");
+    /* only the character type: number formatting elsewhere (records, JSON)
+     * must not change with the user's locale */
+    setlocale(LC_CTYPE, "");
     const char *cs = nl_langinfo(CODESET);
     *utf8 = cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
     if (!initscr()) {
@@ -117,6 +119,10 @@ bool CRT_init(bool color, bool *utf8, char *err, size_t n) {
     sigaction(SIGTERM, NULL, &cur);
     own_term = cur.sa_handler == SIG_DFL;
     if (own_term) sigaction(SIGTERM, &sa, &old_term);
+    /* the terminal went away: stop gracefully rather than die mid-batch */
+    sigaction(SIGHUP, NULL, &cur);
+    own_hup = cur.sa_handler == SIG_DFL;
+    if (own_hup) sigaction(SIGHUP, &sa, &old_hup);
     return true;
 }
 
@@ -128,7 +134,8 @@ void CRT_done(void) {
     for (int i = 0; i < N_FATAL; i++) sigaction(FATAL_SIGNALS[i], &old_fatal[i], NULL);
     if (own_int) sigaction(SIGINT, &old_int, NULL);
     if (own_term) sigaction(SIGTERM, &old_term, NULL);
-    own_int = own_term = false;
+    if (own_hup) sigaction(SIGHUP, &old_hup, NULL);
+    own_int = own_term = own_hup = false;
 }
 
 void CRT_size(int *rows, int *cols) { getmaxyx(stdscr, *rows, *cols); }

@@ -1,6 +1,6 @@
 /* ui/crt.h: the only code that talks to curses. CRT_init / CRT_done own the
  * terminal's set-up and teardown; fatal signals restore the terminal before
- * the process dies, and SIGINT / SIGTERM (when nobody else handles them)
+ * the process dies, and SIGINT / SIGTERM / SIGHUP (when nobody else handles them)
  * only set a flag that the main loop reads. Only the main thread calls these. */
 #ifndef TT_UI_CRT_H
 #define TT_UI_CRT_H
@@ -19,7 +19,7 @@ void CRT_size(int *rows, int *cols);
 void CRT_blit(const CellBuf *cb);
 /* The next key as a UI key code (see ui/keys.h), or -1 when none is waiting. */
 int CRT_readKey(void);
-/* True once SIGINT or SIGTERM arrived while the UI's own handlers were installed. */
+/* True once SIGINT, SIGTERM or SIGHUP arrived while the UI's own handlers were installed. */
 bool CRT_interrupted(void);
 
 #endif

@@ -2,6 +2,7 @@
 #include "ui/keys.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 static UiTask *selected_task(UiState *st) {
     if (st->selected < 0 || st->selected >= st->model.n_tasks) return NULL;
@@ -29,6 +30,25 @@ static void clamp_inspector(UiState *st) {
     if (in->scroll < 0) in->scroll = 0;
 }
 
+/* Moves the inspector's group selection by delta in display order (by count). */
+static void move_group(UiState *st, int delta) {
+    Inspector *in = &st->insp;
+    if (in->task < 0 || in->task >= st->model.n_tasks) return;
+    const UiTask *t = &st->model.tasks[in->task];
+    if (t->n_groups == 0) return;
+    int *order = malloc(sizeof(int) * (size_t)t->n_groups);
+    if (!order) abort();
+    UiTask_groupOrder(t, order);
+    int pos = 0;
+    for (int i = 0; i < t->n_groups; i++)
+        if (order[i] == in->group) pos = i;
+    pos += delta;
+    if (pos < 0) pos = 0;
+    if (pos >= t->n_groups) pos = t->n_groups - 1;
+    in->group = order[pos];
+    free(order);
+}
+
 static int move_by(UiState *st, int delta) {
     if (st->view.overlay == OVERLAY_HELP) {
         st->help_scroll += delta;
@@ -37,7 +57,7 @@ static int move_by(UiState *st, int delta) {
     }
     if (st->view.overlay == OVERLAY_INSPECTOR) {
         Inspector *in = &st->insp;
-        if (in->level == INSP_GROUPS) in->group += delta;
+        if (in->level == INSP_GROUPS) move_group(st, delta);
         else if (in->level == INSP_CANDIDATES) in->cand += delta;
         else in->scroll += delta;
         clamp_inspector(st);
@@ -72,6 +92,7 @@ static void open_inspector(UiState *st) {
     st->insp.task = st->selected;
     st->insp.group = st->insp.group_top = st->insp.cand = st->insp.cand_top = st->insp.scroll = 0;
     st->view.overlay = OVERLAY_INSPECTOR;
+    move_group(st, -1000000); /* the largest group */
 }
 
 static int act_errors(UiState *st) {

@@ -192,13 +192,6 @@ static void UiTask_addFail(UiTask *t, const Record *rec) {
     gr->members = grow(gr->members, &gr->cap_members, gr->n_members + 1, sizeof *gr->members);
     gr->members[gr->n_members++] = fi;
     gr->count++;
-    /* keep the largest group first: bubble the grown group up */
-    while (g > 0 && t->groups[g - 1].count < t->groups[g].count) {
-        UiErrGroup tmp = t->groups[g - 1];
-        t->groups[g - 1] = t->groups[g];
-        t->groups[g] = tmp;
-        g--;
-    }
 }
 
 bool UiModel_addRecord(UiModel *this, int ti, const Record *rec, int trial, double gflops) {
@@ -285,6 +278,21 @@ double UiModel_estimate(const UiModel *this) {
 
 bool UiTask_allFailed(const UiTask *this, int min_trials) {
     return this->n_points >= min_trials && this->n_fails == this->n_points;
+}
+
+int UiTask_groupOrder(const UiTask *this, int *order) {
+    int n = this->n_groups;
+    for (int i = 0; i < n; i++) order[i] = i;
+    /* insertion sort, stable: equal counts keep arrival order */
+    for (int i = 1; i < n; i++) {
+        int v = order[i], j = i;
+        while (j > 0 && this->groups[order[j - 1]].count < this->groups[v].count) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = v;
+    }
+    return n;
 }
 
 void UiTask_bestSoFar(const UiTask *this, double *out) {

@@ -51,7 +51,7 @@ typedef struct UiTask {
     int n_points, cap_points;
     Record *fails;             /* deep copies of failed records */
     int n_fails, cap_fails;
-    UiErrGroup *groups;        /* sorted by count, largest first (UiModel_sortGroups) */
+    UiErrGroup *groups;        /* in order of first appearance: indices are stable (UiTask_groupOrder sorts) */
     int n_groups, cap_groups;
 
     /* scheduler row: from snapshots in a session, derived from records in a view */
@@ -125,6 +125,10 @@ void Ui_errorReason(const char *msg, char *out, size_t n);
 /* The source line a compiler message names: "k12.c:34:5: error" or
  * "(34): error" -> 34. 0 when none is named. */
 int Ui_failingLine(const char *msg);
+
+/* Group indices by count, largest first (ties: first seen first) into order
+ * (n_groups ints); returns n_groups. */
+int UiTask_groupOrder(const UiTask *this, int *order);
 
 /* Best-so-far GFLOPS after each point of a task, into out (n_points values). */
 void UiTask_bestSoFar(const UiTask *this, double *out);

@@ -1,5 +1,6 @@
 /* ui/panels.c: the error inspector and the help page (see widgets.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/target.h"
@@ -22,9 +23,15 @@ static void groups_page(CellBuf *cb, Rect in, UiState *st, const UiTask *t) {
     }
     CellBuf_printf(cb, in.x, in.y, ATTR_TITLE, in.w, "%7s  %-20s %s", "Count", "Class", "Reason");
     int rows = in.h - 2;
-    keep_visible(ins->group, rows, t->n_groups, &ins->group_top);
+    int *order = malloc(sizeof(int) * (size_t)t->n_groups);
+    if (!order) abort();
+    UiTask_groupOrder(t, order);
+    int sel = 0;
+    for (int i = 0; i < t->n_groups; i++)
+        if (order[i] == ins->group) sel = i;
+    keep_visible(sel, rows, t->n_groups, &ins->group_top);
     for (int i = 0; i < rows && ins->group_top + i < t->n_groups; i++) {
-        int g = ins->group_top + i;
+        int g = order[ins->group_top + i];
         const UiErrGroup *gr = &t->groups[g];
         int y = in.y + 1 + i;
         CellBuf_printf(cb, in.x, y, ATTR_NORMAL, in.w, "%7d  %-20s %s", gr->count, MeasureError_name(gr->error_no),
@@ -32,6 +39,7 @@ static void groups_page(CellBuf *cb, Rect in, UiState *st, const UiTask *t) {
         CellBuf_paint(cb, (Rect){in.x, y, 7, 1}, ATTR_FAILED);
         if (g == ins->group) CellBuf_paint(cb, (Rect){in.x, y, in.w, 1}, ATTR_SELECTED);
     }
+    free(order);
     CellBuf_text(cb, in.x, in.y + in.h - 1, "Enter: candidates of the group   Esc: close   Up/Down: select",
                  ATTR_DIM, in.w);
 }

@@ -151,16 +151,19 @@ static int run_loop(Loop *L) {
     long frames = 0;
     CellBuf *cb = CellBuf_new(1, 1);
     double next_frame = clock_mono(), next_poll = next_frame;
-    bool dirty = true;
+    bool dirty = true, stdin_ok = true;
     int code = 0;
     for (;;) {
         double now = clock_mono();
         int timeout = (int)((next_frame - now) * 1000);
         if (timeout < 0) timeout = 0;
-        struct pollfd fds[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = -1, .events = POLLIN}};
+        struct pollfd fds[2] = {{.fd = stdin_ok ? STDIN_FILENO : -1, .events = POLLIN},
+                                {.fd = -1, .events = POLLIN}};
         if (L->engine) fds[1].fd = Engine_eventFd(L->engine);
-        int pr = poll(fds, L->engine ? 2 : 1, dirty ? 0 : timeout);
+        int pr = poll(fds, 2, dirty ? 0 : timeout);
         if (pr < 0 && errno != EINTR) break;
+        bool hangup = stdin_ok && pr > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL));
+        if (hangup) stdin_ok = false; /* the terminal is gone: stop polling it (no busy loop) */
         if (L->engine && drain(L->engine, st, &L->seen) > 0) UiState_sort(st);
         /* keys */
         int key, react = 0;
@@ -172,8 +175,8 @@ static int run_loop(Loop *L) {
             react |= UiKeys_handle(st, key);
             if (react & REACT_QUIT) break;
         }
-        if (((L->stop_flag && *L->stop_flag) || CRT_interrupted()) && !st->quit_requested) {
-            /* Ctrl-C / SIGTERM: the same graceful path as q */
+        if (((L->stop_flag && *L->stop_flag) || CRT_interrupted() || !stdin_ok) && !st->quit_requested) {
+            /* Ctrl-C / SIGTERM / hang-up: the same graceful path as q */
             st->view.overlay = OVERLAY_NONE;
             react |= UiKeys_handle(st, 'q');
         }

@@ -75,18 +75,30 @@ TEST(records_build_points_best_and_groups) {
     CHECK_EQ_INT(t->points[6].trial, 7);
     CHECK_EQ_INT(t->row.trials, 7);
     CHECK_EQ_INT(t->row.errors, 5);
+    CHECK_NEAR(t->row.current_gflops, 0.064, 1e-9);
     CHECK_NEAR(t->row.best_gflops, 0.128, 1e-9);
     CHECK_NEAR(t->row.current_gflops, 0.064, 1e-9);
     CHECK_NEAR(t->row.best_latency_s, 1e-6, 1e-12);
     CHECK_EQ_INT(t->n_groups, 2);
-    CHECK_EQ_INT(t->groups[0].count, 4); /* largest first */
+    CHECK_EQ_INT(t->groups[0].count, 4); /* groups keep arrival order: indices stay valid */
     CHECK_STR(t->groups[0].reason, "shared memory 68 KiB > 48 KiB");
     CHECK_EQ_INT(t->groups[1].error_no, 2);
     CHECK_STR(t->fails[t->groups[1].members[0]].error_msg, "k.c:3:1: error: bad"); /* deep copy kept */
-    double best[7];
+    /* a later group that grows past the first is listed first, its index unchanged */
+    for (int i = 0; i < 5; i++) {
+        make_record(&r, "dense:m=1,n=8,k=8", 30 + i, 2, "k.c:3:1: error: bad", 0);
+        UiModel_addRecord(&m, ti, &r, 0, 0);
+        Record_done(&r);
+    }
+    int order[2];
+    CHECK_EQ_INT(UiTask_groupOrder(t, order), 2);
+    CHECK_EQ_INT(order[0], 1);
+    CHECK_EQ_INT(order[1], 0);
+    CHECK_EQ_INT(t->groups[1].count, 6);
+    double best[12];
     UiTask_bestSoFar(t, best);
     CHECK_NEAR(best[0], 0.128, 1e-6);
-    CHECK_NEAR(best[6], 0.128, 1e-6);
+    CHECK_NEAR(best[11], 0.128, 1e-6);
     CHECK(!UiTask_allFailed(t, 1));
     /* estimate: weight 2 x 1 us */
     CHECK_NEAR(UiModel_estimate(&m), 2e-6, 1e-12);

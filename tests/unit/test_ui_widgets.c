@@ -240,6 +240,26 @@ TEST(inspector_groups_candidates_and_source) {
     UiState_done(&st);
 }
 
+TEST(inspector_selection_follows_its_group_when_counts_change) {
+    UiState st;
+    setup(&st, true);
+    UiKeys_handle(&st, 'j');
+    UiKeys_handle(&st, 'e');
+    UiKeys_handle(&st, UI_KEY_DOWN); /* the compile-error group, listed second */
+    int g = st.insp.group;
+    CHECK_EQ_INT(st.model.tasks[1].groups[g].error_no, 2);
+    for (int i = 0; i < 8; i++) add(&st, 1, (uint64_t)(300 + i), 2, "/tmp/tt/k.c:3:13: error: 'y' undeclared (first use in this function)", 0);
+    char *d = screen(&st, 120, 40);
+    CHECK_EQ_INT(st.insp.group, g); /* still the same group, now listed first */
+    CHECK_CONTAINS(d, "      9  COMPILE_HOST");
+    free(d);
+    UiKeys_handle(&st, UI_KEY_ENTER);
+    d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "COMPILE_HOST: 'y' undeclared (first use in this function) (9)");
+    free(d);
+    UiState_done(&st);
+}
+
 TEST(inspector_without_template_says_why) {
     UiState st;
     setup(&st, true);
@@ -405,6 +425,7 @@ int main(void) {
     RUN(main_screen_header_table_curves);
     RUN(every_size_renders_inside_and_small_says_so);
     RUN(inspector_groups_candidates_and_source);
+    RUN(inspector_selection_follows_its_group_when_counts_change);
     RUN(inspector_without_template_says_why);
     RUN(help_lists_every_key_of_the_table);
     RUN(steering_keys_call_the_engine_and_show_at_once);
