@@ -548,6 +548,7 @@ static void xgb_update(void *self, const uint64_t *index, const double *gflops, 
         this->cap_data = cap;
     }
     for (int i = 0; i < n; i++) {
+        if (index[i] >= this->space->total) continue; /* not a config of this space (a foreign log) */
         double g = gflops[i] > 0 && isfinite(gflops[i]) ? gflops[i] : 0;
         bool valid;
         const float *f = features_of(this, index[i], &valid);

@@ -535,6 +535,34 @@ TEST(xgb_transfer_trains_the_first_model) {
     Fixture_done(&f);
 }
 
+TEST(xgb_ignores_indices_outside_the_space) {
+    Fixture f;
+    Fixture_init(&f, false, 64);
+    char err[TT_ERRLEN] = "";
+    void *self = strategy_xgb.create(&f.ctx, 8, err);
+    CHECK(self != NULL);
+    if (!self) return;
+    VisitedSet v;
+    VisitedSet_init(&v);
+    uint64_t idx[101];
+    double g[101];
+    for (int i = 0; i < 100; i++) {
+        idx[i] = (uint64_t)i * 997;
+        g[i] = synth_gflops(&f.task.space, idx[i]);
+        VisitedSet_add(&v, idx[i]);
+    }
+    idx[100] = f.task.space.total + 3; /* e.g. a log written for another space */
+    g[100] = 1e6;
+    strategy_xgb.update(self, idx, g, 101);
+    uint64_t out[64];
+    CHECK_EQ_INT(strategy_xgb.propose(self, &v, out, 64), 64);
+    CHECK(status_has(self, "fitted on 100 points"));
+    for (int i = 0; i < 64; i++) CHECK(out[i] < f.task.space.total);
+    VisitedSet_done(&v);
+    strategy_xgb.destroy(self);
+    Fixture_done(&f);
+}
+
 /* Without XGBoost the strategy must refuse to start, saying why. */
 TEST(xgb_refuses_without_xgboost) {
     Fixture f;
@@ -561,6 +589,7 @@ int main(void) {
     RUN(xgb_exhausts_a_small_space_exactly_once);
     RUN(xgb_warm_start_proposes_a_better_first_plan);
     RUN(xgb_transfer_trains_the_first_model);
+    RUN(xgb_ignores_indices_outside_the_space);
     RUN(xgb_propose_does_not_wait_for_a_refit);
     RUN(xgb_beats_random_to_95_percent);
     return check_summary();
