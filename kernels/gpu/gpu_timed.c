@@ -5,14 +5,17 @@
  * compile to a detached helper and waits on a condition variable with a
  * deadline; past it the builder reports BUILD_TIMEOUT and goes on, and the
  * helper, when the compiler finally returns, frees the job itself. The cost of
- * a timeout is one core busy until the compile ends, which is why the number
- * of such stragglers is counted and exposed. */
+ * a timeout is one core busy until the compile ends: the straggler is reniced
+ * to the lowest priority so that live compiles (and measurements) go first,
+ * and the number of stragglers is counted and exposed. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kernels/gpu/gpu.h"
 
@@ -20,6 +23,7 @@ typedef struct TimedJob {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool done, abandoned;
+    pid_t tid; /* the helper's thread id once it runs, for renicing */
     void (*work)(void *);
     void (*drop)(void *);
     void *arg;
@@ -35,6 +39,10 @@ static void job_free(TimedJob *job) {
 
 static void *timed_main(void *p) {
     TimedJob *job = p;
+    pthread_mutex_lock(&job->mu);
+    job->tid = gettid();
+    if (job->abandoned) setpriority(PRIO_PROCESS, (id_t)job->tid, 19);
+    pthread_mutex_unlock(&job->mu);
     job->work(job->arg);
     pthread_mutex_lock(&job->mu);
     job->done = true;
@@ -89,6 +97,8 @@ bool Gpu_runTimed(void (*work)(void *arg), void (*drop)(void *arg), void *arg, d
             pthread_cond_wait(&job->cv, &job->mu);
         } else if (pthread_cond_timedwait(&job->cv, &job->mu, &deadline) == ETIMEDOUT && !job->done) {
             job->abandoned = true;
+            /* Linux nice values are per thread: only the straggler slows down. */
+            if (job->tid > 0) setpriority(PRIO_PROCESS, (id_t)job->tid, 19);
             atomic_fetch_add(&abandoned_running, 1);
             pthread_mutex_unlock(&job->mu);
             return false;

@@ -149,11 +149,11 @@ static int n_configs(void) {
 }
 
 TEST(conv2d_configs) {
-    run_case("conv2d:n=1,ci=8,h=7,w=7,co=16,kh=3,kw=3,stride=1,pad=1,bias=1,relu=1", n_configs());
+    run_case("conv2d:n=1,ci=4,h=5,w=5,co=8,kh=3,kw=3,stride=1,pad=1,bias=1,relu=1", n_configs());
 }
-TEST(depthwise_configs) { run_case("depthwise_conv2d:n=1,ci=8,h=9,w=9,mult=2,kh=3,kw=3,stride=2,pad=1", n_configs()); }
+TEST(depthwise_configs) { run_case("depthwise_conv2d:n=1,ci=4,h=7,w=7,mult=2,kh=3,kw=3,stride=2,pad=1", n_configs()); }
 TEST(dense_small_configs) { run_case("dense:m=2,n=48,k=64,bias=1", n_configs()); }
-TEST(dense_large_configs) { run_case("dense:m=32,n=32,k=16,relu=1", n_configs()); }
+TEST(dense_large_configs) { run_case("dense:m=32,n=16,k=8,relu=1", n_configs()); }
 
 /* The seed 003 space: same knobs, lengths and total as AutoTVM printed. */
 TEST(seed003_space) {
