@@ -18,6 +18,15 @@ keys e
 wait_for 'Errors of task 0' 5
 wait_for 'BUILD_TIMEOUT' 5
 save inspector_groups_120x40
+# colours are on by default (semantic: failures, titles, key bar)
+tm capture-pane -e -p -t main | grep -qE $'\e\\[([0-9]+;)*3[0-7](;[0-9]+)*m' || fail "no colours by default"
+resize 80 24
+wait_for 'BUILD_TIMEOUT' 5
+save inspector_groups_80x24
+resize 200 60
+wait_for 'BUILD_TIMEOUT' 5
+save inspector_groups_200x60
+resize 120 40
 keys Enter
 wait_for 'BUILD_TIMEOUT: .*\([0-9]+\)' 5
 wait_for '#[0-9]+ +' 5
@@ -85,6 +94,18 @@ pid=$(pgrep -P "$pane" | head -1)
 [ -n "$pid" ] || fail "no tunetop view process under the pane"
 kill -SEGV "$pid"
 wait_for 'EXIT=139' 10
+check_restored
+
+# no UTF-8: ASCII plots and boxes; NO_COLOR: monochrome
+tm kill-session -t main
+start 100 30 env LANG=C NO_COLOR=1 "$TT" view "$LOG"
+wait_for 'logged' 10
+wait_for '^\+ Task 0' 5
+save view_ascii_100x30
+LC_ALL=C grep -q $'[\x80-\xff]' "$SCREEN" && fail "non-ASCII characters without a UTF-8 locale"
+tm capture-pane -e -p -t main | grep -qE $'\e\\[([0-9]+;)*3[0-7](;[0-9]+)*m' && fail "colours despite NO_COLOR"
+keys q
+wait_for 'EXIT=0' 10
 check_restored
 
 # a bad log: one clear line, exit 1
