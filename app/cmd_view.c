@@ -16,19 +16,18 @@ static void on_sigint(int sig) {
 }
 
 static void usage(FILE *out) {
-    fprintf(out,
-            "usage: tunetop view [--no-color] [--refresh HZ] LOG\n"
-            "\n"
-            "Shows a record log in the terminal UI: the scheduler table, the GFLOPS\n"
-            "curves and the error inspector, as during a session but read-only. The\n"
-            "view follows the log while another session appends to it.\n"
-            "\n"
-            "  --no-color    monochrome (also when NO_COLOR is set)\n"
-            "  --refresh HZ  frames per second (default 10)\n"
-            "  -h, --help    this help\n"
-            "\n"
-            "Keys: ? in the view lists them. Exit status: 0, 1 when the log cannot be\n"
-            "read, 2 for a usage error.\n");
+    fprintf(out, "usage: tunetop view [--no-color] [--refresh HZ] LOG\n"
+                 "\n"
+                 "Shows a record log in the terminal UI: the scheduler table, the GFLOPS\n"
+                 "curves and the error inspector, as during a session but read-only. The\n"
+                 "view follows the log while another session appends to it.\n"
+                 "\n"
+                 "  --no-color    monochrome (also when NO_COLOR is set)\n"
+                 "  --refresh HZ  frames per second (default 10)\n"
+                 "  -h, --help    this help\n"
+                 "\n"
+                 "Keys: ? in the view lists them. Exit status: 0, 1 when the log cannot be\n"
+                 "read, 2 for a usage error.\n");
 }
 
 int cmd_view(int argc, char **argv) {

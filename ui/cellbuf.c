@@ -51,8 +51,7 @@ void CellBuf_clip(CellBuf *this, Rect r) {
 }
 
 static bool inside(const CellBuf *this, int x, int y) {
-    return x >= this->clip.x && y >= this->clip.y && x < this->clip.x + this->clip.w &&
-           y < this->clip.y + this->clip.h;
+    return x >= this->clip.x && y >= this->clip.y && x < this->clip.x + this->clip.w && y < this->clip.y + this->clip.h;
 }
 
 void CellBuf_put(CellBuf *this, int x, int y, uint32_t ch, CellAttr attr) {
@@ -120,7 +119,8 @@ int CellBuf_printf(CellBuf *this, int x, int y, CellAttr attr, int maxw, const c
 
 void CellBuf_fill(CellBuf *this, Rect r, uint32_t ch, CellAttr attr) {
     for (int y = r.y; y < r.y + r.h; y++)
-        for (int x = r.x; x < r.x + r.w; x++) CellBuf_put(this, x, y, ch, attr);
+        for (int x = r.x; x < r.x + r.w; x++)
+            CellBuf_put(this, x, y, ch, attr);
 }
 
 void CellBuf_paint(CellBuf *this, Rect r, CellAttr attr) {

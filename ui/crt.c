@@ -45,13 +45,15 @@ bool CRT_interrupted(void) { return crt_interrupt != 0; }
 static void setup_attrs(bool color) {
     /* monochrome scheme first; colours replace it where available */
     const attr_t mono[ATTR_COUNT] = {
-        [ATTR_NORMAL] = A_NORMAL,   [ATTR_DIM] = A_DIM,          [ATTR_TITLE] = A_REVERSE,
-        [ATTR_HEADER_VAL] = A_BOLD, [ATTR_SELECTED] = A_REVERSE, [ATTR_MEASURING] = A_BOLD,
-        [ATTR_BEST] = A_BOLD,       [ATTR_FAILED] = A_UNDERLINE, [ATTR_PAUSED] = A_DIM,
-        [ATTR_DONE] = A_NORMAL,     [ATTR_WARN] = A_BOLD,        [ATTR_KEY] = A_BOLD,
-        [ATTR_KEYBAR] = A_REVERSE,  [ATTR_MARK] = A_REVERSE | A_BOLD,
-        [ATTR_SERIES1] = A_NORMAL,  [ATTR_SERIES2] = A_BOLD,     [ATTR_SERIES3] = A_BOLD,
-        [ATTR_SERIES4] = A_NORMAL,
+        [ATTR_NORMAL] = A_NORMAL,    [ATTR_DIM] = A_DIM,
+        [ATTR_TITLE] = A_REVERSE,    [ATTR_HEADER_VAL] = A_BOLD,
+        [ATTR_SELECTED] = A_REVERSE, [ATTR_MEASURING] = A_BOLD,
+        [ATTR_BEST] = A_BOLD,        [ATTR_FAILED] = A_UNDERLINE,
+        [ATTR_PAUSED] = A_DIM,       [ATTR_DONE] = A_NORMAL,
+        [ATTR_WARN] = A_BOLD,        [ATTR_KEY] = A_BOLD,
+        [ATTR_KEYBAR] = A_REVERSE,   [ATTR_MARK] = A_REVERSE | A_BOLD,
+        [ATTR_SERIES1] = A_NORMAL,   [ATTR_SERIES2] = A_BOLD,
+        [ATTR_SERIES3] = A_BOLD,     [ATTR_SERIES4] = A_NORMAL,
     };
     memcpy(crt_attrs, mono, sizeof mono);
     if (!color || !has_colors()) return;
@@ -62,14 +64,22 @@ static void setup_attrs(bool color) {
         short fg, bg;
         attr_t extra;
     } scheme[] = {
-        {ATTR_DIM, COLOR_CYAN, -1, 0},          {ATTR_TITLE, COLOR_BLACK, COLOR_GREEN, 0},
-        {ATTR_HEADER_VAL, COLOR_CYAN, -1, A_BOLD}, {ATTR_SELECTED, COLOR_BLACK, COLOR_CYAN, 0},
-        {ATTR_MEASURING, COLOR_YELLOW, -1, A_BOLD}, {ATTR_BEST, COLOR_GREEN, -1, A_BOLD},
-        {ATTR_FAILED, COLOR_RED, -1, A_BOLD},   {ATTR_PAUSED, COLOR_MAGENTA, -1, 0},
-        {ATTR_DONE, COLOR_BLUE, -1, A_BOLD},    {ATTR_WARN, COLOR_YELLOW, -1, A_BOLD},
-        {ATTR_KEY, COLOR_WHITE, COLOR_BLACK, A_BOLD}, {ATTR_KEYBAR, COLOR_BLACK, COLOR_CYAN, 0},
-        {ATTR_MARK, COLOR_WHITE, COLOR_RED, A_BOLD}, {ATTR_SERIES1, COLOR_CYAN, -1, 0},
-        {ATTR_SERIES2, COLOR_GREEN, -1, A_BOLD}, {ATTR_SERIES3, COLOR_YELLOW, -1, A_BOLD},
+        {ATTR_DIM, COLOR_CYAN, -1, 0},
+        {ATTR_TITLE, COLOR_BLACK, COLOR_GREEN, 0},
+        {ATTR_HEADER_VAL, COLOR_CYAN, -1, A_BOLD},
+        {ATTR_SELECTED, COLOR_BLACK, COLOR_CYAN, 0},
+        {ATTR_MEASURING, COLOR_YELLOW, -1, A_BOLD},
+        {ATTR_BEST, COLOR_GREEN, -1, A_BOLD},
+        {ATTR_FAILED, COLOR_RED, -1, A_BOLD},
+        {ATTR_PAUSED, COLOR_MAGENTA, -1, 0},
+        {ATTR_DONE, COLOR_BLUE, -1, A_BOLD},
+        {ATTR_WARN, COLOR_YELLOW, -1, A_BOLD},
+        {ATTR_KEY, COLOR_WHITE, COLOR_BLACK, A_BOLD},
+        {ATTR_KEYBAR, COLOR_BLACK, COLOR_CYAN, 0},
+        {ATTR_MARK, COLOR_WHITE, COLOR_RED, A_BOLD},
+        {ATTR_SERIES1, COLOR_CYAN, -1, 0},
+        {ATTR_SERIES2, COLOR_GREEN, -1, A_BOLD},
+        {ATTR_SERIES3, COLOR_YELLOW, -1, A_BOLD},
         {ATTR_SERIES4, COLOR_MAGENTA, -1, 0},
     };
     for (int i = 0; i < (int)(sizeof scheme / sizeof scheme[0]); i++) {
@@ -108,7 +118,8 @@ bool CRT_init(bool color, bool *utf8, char *err, size_t n) {
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
     sa.sa_handler = on_fatal;
-    for (int i = 0; i < N_FATAL; i++) sigaction(FATAL_SIGNALS[i], &sa, &old_fatal[i]);
+    for (int i = 0; i < N_FATAL; i++)
+        sigaction(FATAL_SIGNALS[i], &sa, &old_fatal[i]);
     /* SIGINT / SIGTERM: only when the application left them at the default */
     crt_interrupt = 0;
     sa.sa_handler = on_interrupt;
@@ -131,7 +142,8 @@ void CRT_done(void) {
     curs_set(1);
     endwin();
     crt_active = false;
-    for (int i = 0; i < N_FATAL; i++) sigaction(FATAL_SIGNALS[i], &old_fatal[i], NULL);
+    for (int i = 0; i < N_FATAL; i++)
+        sigaction(FATAL_SIGNALS[i], &old_fatal[i], NULL);
     if (own_int) sigaction(SIGINT, &old_int, NULL);
     if (own_term) sigaction(SIGTERM, &old_term, NULL);
     if (own_hup) sigaction(SIGHUP, &old_hup, NULL);
@@ -165,19 +177,33 @@ void CRT_blit(const CellBuf *cb) {
 int CRT_readKey(void) {
     int ch = getch();
     switch (ch) {
-    case ERR: return -1;
-    case KEY_UP: return UI_KEY_UP;
-    case KEY_DOWN: return UI_KEY_DOWN;
-    case KEY_LEFT: return UI_KEY_LEFT;
-    case KEY_RIGHT: return UI_KEY_RIGHT;
-    case KEY_PPAGE: return UI_KEY_PGUP;
-    case KEY_NPAGE: return UI_KEY_PGDN;
-    case KEY_HOME: return UI_KEY_HOME;
-    case KEY_END: return UI_KEY_END;
-    case KEY_ENTER: return UI_KEY_ENTER;
-    case KEY_BACKSPACE: return UI_KEY_BACKSPACE;
-    case KEY_F(1): return UI_KEY_F1;
-    case KEY_RESIZE: return UI_KEY_RESIZE;
-    default: return ch;
+    case ERR:
+        return -1;
+    case KEY_UP:
+        return UI_KEY_UP;
+    case KEY_DOWN:
+        return UI_KEY_DOWN;
+    case KEY_LEFT:
+        return UI_KEY_LEFT;
+    case KEY_RIGHT:
+        return UI_KEY_RIGHT;
+    case KEY_PPAGE:
+        return UI_KEY_PGUP;
+    case KEY_NPAGE:
+        return UI_KEY_PGDN;
+    case KEY_HOME:
+        return UI_KEY_HOME;
+    case KEY_END:
+        return UI_KEY_END;
+    case KEY_ENTER:
+        return UI_KEY_ENTER;
+    case KEY_BACKSPACE:
+        return UI_KEY_BACKSPACE;
+    case KEY_F(1):
+        return UI_KEY_F1;
+    case KEY_RESIZE:
+        return UI_KEY_RESIZE;
+    default:
+        return ch;
     }
 }

@@ -11,7 +11,8 @@
 #include "ui/state.h"
 
 void Inspector_freeDetail(Inspector *this) {
-    for (int i = 0; i < this->n_lines; i++) free(this->lines[i]);
+    for (int i = 0; i < this->n_lines; i++)
+        free(this->lines[i]);
     free(this->lines);
     free(this->attrs);
     this->lines = NULL;
@@ -84,8 +85,8 @@ static void describe(const UiState *st, const UiTask *t, const Record *rec, StrB
     StrBuf_printf(sb, "Workload: %s\n", rec->task_key);
     StrBuf_printf(sb, "Template: %s   target: %s\n", rec->template_name, rec->target);
     StrBuf_printf(sb, "Config #%llu: %s\n", (unsigned long long)rec->index, rec->config);
-    StrBuf_printf(sb, "Error: %s (%d)   build %.2f s   run %.2f s\n", MeasureError_name(rec->error_no),
-                  rec->error_no, rec->build_s, rec->run_s);
+    StrBuf_printf(sb, "Error: %s (%d)   build %.2f s   run %.2f s\n", MeasureError_name(rec->error_no), rec->error_no,
+                  rec->build_s, rec->run_s);
     if (rec->regs >= 0 || rec->shared_bytes >= 0)
         StrBuf_printf(sb, "Resources: %d registers/thread, %lld B shared, %d B spilled\n", rec->regs,
                       (long long)rec->shared_bytes, rec->spills);
@@ -115,7 +116,8 @@ void Inspector_openDetail(UiState *this, int ti, int fail) {
     in->mark_line = -1;
     if (src) {
         char title[96];
-        snprintf(title, sizeof title, "--- generated source%s ---", bad ? " (>> marks the line the compiler names)" : "");
+        snprintf(title, sizeof title, "--- generated source%s ---",
+                 bad ? " (>> marks the line the compiler names)" : "");
         Page_addText(&p, title, ATTR_TITLE);
         int no = 1;
         for (const char *s = src; *s; no++) {
@@ -171,7 +173,8 @@ bool Inspector_writeReport(UiState *this, char *path, size_t n) {
     fprintf(f, "tunetop failed candidate report\n\n%s", sb.data ? sb.data : "");
     StrBuf_done(&sb);
     fprintf(f, "Choice vector: [");
-    for (int i = 0; i < rec->n_choice; i++) fprintf(f, "%s%d", i ? ", " : "", (int)rec->choice[i]);
+    for (int i = 0; i < rec->n_choice; i++)
+        fprintf(f, "%s%d", i ? ", " : "", (int)rec->choice[i]);
     fprintf(f, "]\nTimestamp: %.3f\n", rec->timestamp);
     fprintf(f, "\n--- message ---\n%s\n", rec->error_msg ? rec->error_msg : "(no message)");
     char err[TT_ERRLEN] = "";

@@ -57,9 +57,12 @@ static int move_by(UiState *st, int delta) {
     }
     if (st->view.overlay == OVERLAY_INSPECTOR) {
         Inspector *in = &st->insp;
-        if (in->level == INSP_GROUPS) move_group(st, delta);
-        else if (in->level == INSP_CANDIDATES) in->cand += delta;
-        else in->scroll += delta;
+        if (in->level == INSP_GROUPS)
+            move_group(st, delta);
+        else if (in->level == INSP_CANDIDATES)
+            in->cand += delta;
+        else
+            in->scroll += delta;
         clamp_inspector(st);
         return REACT_REDRAW;
     }

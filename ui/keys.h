@@ -34,10 +34,10 @@ typedef enum {
 typedef int (*UiAction)(UiState *st);
 
 typedef struct UiKey {
-    int key;             /* character or UI_KEY_* */
-    const char *name;    /* as shown in help: "Up/k" */
-    const char *bar;     /* short label for the key bar, NULL = not in the bar */
-    const char *help;    /* one line for the help screen */
+    int key;          /* character or UI_KEY_* */
+    const char *name; /* as shown in help: "Up/k" */
+    const char *bar;  /* short label for the key bar, NULL = not in the bar */
+    const char *help; /* one line for the help screen */
     UiAction action;
 } UiKey;
 

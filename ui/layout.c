@@ -10,9 +10,7 @@ bool Rect_overlaps(Rect a, Rect b) {
     return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
 }
 
-bool Rect_inside(Rect r, int rows, int cols) {
-    return r.x >= 0 && r.y >= 0 && r.x + r.w <= cols && r.y + r.h <= rows;
-}
+bool Rect_inside(Rect r, int rows, int cols) { return r.x >= 0 && r.y >= 0 && r.x + r.w <= cols && r.y + r.h <= rows; }
 
 void ScreenLayout_compute(int rows, int cols, const LayoutView *view, ScreenLayout *out) {
     memset(out, 0, sizeof *out);
@@ -58,7 +56,7 @@ void ScreenLayout_compute(int rows, int cols, const LayoutView *view, ScreenLayo
 }
 
 int ScreenLayout_rects(const ScreenLayout *this, Rect *out) {
-    const Rect all[] = {this->message, this->header, this->table, this->task_curve,
+    const Rect all[] = {this->message,       this->header,  this->table,  this->task_curve,
                         this->session_curve, this->overlay, this->status, this->keybar};
     int n = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)

@@ -16,21 +16,21 @@
 typedef enum { OVERLAY_NONE = 0, OVERLAY_HELP, OVERLAY_INSPECTOR } Overlay;
 
 typedef struct LayoutView {
-    bool curves;      /* show the curves panels under the table */
-    Overlay overlay;  /* a full-body panel in place of table and curves */
-    int table_rows;   /* data rows the table would like (task count) */
+    bool curves;     /* show the curves panels under the table */
+    Overlay overlay; /* a full-body panel in place of table and curves */
+    int table_rows;  /* data rows the table would like (task count) */
 } LayoutView;
 
 typedef struct ScreenLayout {
-    bool too_small;   /* below 80x24: only `message` is set */
+    bool too_small; /* below 80x24: only `message` is set */
     Rect message;
-    Rect header;      /* LAYOUT_HEADER_ROWS lines at the top */
-    Rect table;       /* column header line + rows (h = 0 when an overlay is shown) */
-    Rect task_curve;  /* selected task GFLOPS per trial (h = 0 when hidden) */
+    Rect header;        /* LAYOUT_HEADER_ROWS lines at the top */
+    Rect table;         /* column header line + rows (h = 0 when an overlay is shown) */
+    Rect task_curve;    /* selected task GFLOPS per trial (h = 0 when hidden) */
     Rect session_curve; /* estimated total latency over time (h = 0 when hidden) */
-    Rect overlay;     /* help or inspector (h = 0 when none) */
-    Rect status;      /* one line: messages */
-    Rect keybar;      /* one line: key hints */
+    Rect overlay;       /* help or inspector (h = 0 when none) */
+    Rect status;        /* one line: messages */
+    Rect keybar;        /* one line: key hints */
 } ScreenLayout;
 
 void ScreenLayout_compute(int rows, int cols, const LayoutView *view, ScreenLayout *out);

@@ -23,10 +23,10 @@
 typedef struct UiLogView {
     char path[1024];
     LogHeader header;
-    long consumed;        /* records already in the model */
-    off_t good;           /* bytes of complete records read */
-    off_t size_seen;      /* file size at the last poll */
-    Task **tasks;         /* per model task: the rebuilt Task or NULL (owned) */
+    long consumed;   /* records already in the model */
+    off_t good;      /* bytes of complete records read */
+    off_t size_seen; /* file size at the last poll */
+    Task **tasks;    /* per model task: the rebuilt Task or NULL (owned) */
     int n_tasks;
     const Target *target; /* NULL when the log's target is unknown here */
     bool torn;            /* the file ends inside a record (a writer is mid-write, or a crash) */

@@ -12,7 +12,8 @@
 static void *grow(void *p, int *cap, int need, size_t elem) {
     if (need <= *cap) return p;
     int c = *cap ? *cap : 16;
-    while (c < need) c *= 2;
+    while (c < need)
+        c *= 2;
     void *q = realloc(p, (size_t)c * elem);
     if (!q) abort();
     *cap = c;
@@ -29,14 +30,17 @@ void UiModel_init(UiModel *this) {
 
 static void UiTask_done(UiTask *t) {
     free(t->points);
-    for (int i = 0; i < t->n_fails; i++) Record_done(&t->fails[i]);
+    for (int i = 0; i < t->n_fails; i++)
+        Record_done(&t->fails[i]);
     free(t->fails);
-    for (int i = 0; i < t->n_groups; i++) free(t->groups[i].members);
+    for (int i = 0; i < t->n_groups; i++)
+        free(t->groups[i].members);
     free(t->groups);
 }
 
 void UiModel_done(UiModel *this) {
-    for (int i = 0; i < this->n_tasks; i++) UiTask_done(&this->tasks[i]);
+    for (int i = 0; i < this->n_tasks; i++)
+        UiTask_done(&this->tasks[i]);
     free(this->tasks);
     free(this->latency);
     memset(this, 0, sizeof *this);
@@ -109,29 +113,37 @@ void Ui_errorReason(const char *msg, char *out, size_t n) {
     /* strip "file:34:5:" or "file(34):" locations */
     const char *s = line, *end = line + len;
     const char *q = s;
-    while (q < end && is_loc_char(*q)) q++;
+    while (q < end && is_loc_char(*q))
+        q++;
     if (q < end && (*q == ':' || *q == '(') && q > s) {
         const char *r = q + 1;
         if (isdigit((unsigned char)*r)) {
-            while (r < end && (isdigit((unsigned char)*r) || *r == ':' || *r == ')')) r++;
+            while (r < end && (isdigit((unsigned char)*r) || *r == ':' || *r == ')'))
+                r++;
             if (r < end && (r[-1] == ':' || r[-1] == ')' || *r == ':')) {
                 if (*r == ':') r++;
                 s = r;
             }
         }
-    } else if (*s == '(' ) {
+    } else if (*s == '(') {
         const char *r = s + 1;
-        while (r < end && isdigit((unsigned char)*r)) r++;
+        while (r < end && isdigit((unsigned char)*r))
+            r++;
         if (r < end && *r == ')' && r > s + 1) {
             s = r + 1;
             if (s < end && *s == ':') s++;
         }
     }
-    while (s < end && isspace((unsigned char)*s)) s++;
-    if ((size_t)(end - s) >= 6 && strncmp(s, "error:", 6) == 0) s += 6;
-    else if ((size_t)(end - s) >= 12 && strncmp(s, "fatal error:", 12) == 0) s += 12;
-    while (s < end && isspace((unsigned char)*s)) s++;
-    while (end > s && isspace((unsigned char)end[-1])) end--;
+    while (s < end && isspace((unsigned char)*s))
+        s++;
+    if ((size_t)(end - s) >= 6 && strncmp(s, "error:", 6) == 0)
+        s += 6;
+    else if ((size_t)(end - s) >= 12 && strncmp(s, "fatal error:", 12) == 0)
+        s += 12;
+    while (s < end && isspace((unsigned char)*s))
+        s++;
+    while (end > s && isspace((unsigned char)end[-1]))
+        end--;
     size_t k = (size_t)(end - s);
     if (k >= n) k = n - 1;
     memcpy(out, s, k);
@@ -145,13 +157,15 @@ int Ui_failingLine(const char *msg) {
         /* "name.ext:LINE:COL: error" or "name.ext:LINE: error" */
         if (*p == ':' && p > msg && isdigit((unsigned char)p[1])) {
             const char *b = p;
-            while (b > msg && is_loc_char(b[-1])) b--;
+            while (b > msg && is_loc_char(b[-1]))
+                b--;
             if (b == p || !memchr(b, '.', (size_t)(p - b))) continue;
             char *e;
             long line = strtol(p + 1, &e, 10);
             if (*e == ':' && isdigit((unsigned char)e[1])) strtol(e + 1, &e, 10);
             if (*e != ':') continue;
-            while (e[1] == ' ') e++;
+            while (e[1] == ' ')
+                e++;
             if (strncmp(e + 1, "error", 5) == 0 || strncmp(e + 1, "fatal error", 11) == 0)
                 return line > 0 && line < 1000000 ? (int)line : 0;
         }
@@ -161,7 +175,8 @@ int Ui_failingLine(const char *msg) {
             long line = strtol(p + 1, &e, 10);
             if (*e == ')' && e[1] == ':') {
                 const char *r = e + 2;
-                while (*r == ' ') r++;
+                while (*r == ' ')
+                    r++;
                 if (strncmp(r, "error", 5) == 0) return line > 0 && line < 1000000 ? (int)line : 0;
             }
         }
@@ -282,7 +297,8 @@ bool UiTask_allFailed(const UiTask *this, int min_trials) {
 
 int UiTask_groupOrder(const UiTask *this, int *order) {
     int n = this->n_groups;
-    for (int i = 0; i < n; i++) order[i] = i;
+    for (int i = 0; i < n; i++)
+        order[i] = i;
     /* insertion sort, stable: equal counts keep arrival order */
     for (int i = 1; i < n; i++) {
         int v = order[i], j = i;

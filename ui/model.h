@@ -26,8 +26,8 @@
 #define UI_NO_REQUEST (-100)
 
 typedef struct UiPoint {
-    int trial;      /* 1-based trial number of the task */
-    float gflops;   /* 0 for a failed trial */
+    int trial;    /* 1-based trial number of the task */
+    float gflops; /* 0 for a failed trial */
     int8_t error_no;
 } UiPoint;
 
@@ -35,7 +35,7 @@ typedef struct UiErrGroup {
     int error_no;
     char reason[UI_REASON_LEN]; /* first meaningful line of the message, e.g. "shared memory 68 KiB > 48 KiB" */
     int count;
-    int *members;               /* indices into UiTask.fails, in arrival order */
+    int *members; /* indices into UiTask.fails, in arrival order */
     int n_members, cap_members;
 } UiErrGroup;
 
@@ -45,22 +45,22 @@ typedef struct UiTask {
     char label[64];
     char template_name[REC_NAME_LEN];
     double flops, weight;
-    const Task *task;          /* for regenerating sources; NULL when unknown (not owned) */
+    const Task *task; /* for regenerating sources; NULL when unknown (not owned) */
 
-    UiPoint *points;           /* every result in arrival order */
+    UiPoint *points; /* every result in arrival order */
     int n_points, cap_points;
-    Record *fails;             /* deep copies of failed records */
+    Record *fails; /* deep copies of failed records */
     int n_fails, cap_fails;
-    UiErrGroup *groups;        /* in order of first appearance: indices are stable (UiTask_groupOrder sorts) */
+    UiErrGroup *groups; /* in order of first appearance: indices are stable (UiTask_groupOrder sorts) */
     int n_groups, cap_groups;
 
     /* scheduler row: from snapshots in a session, derived from records in a view */
     TaskRow row;
-    int want_paused;           /* -1 none; 0/1 while a pause/resume request is not yet in a snapshot */
-    int want_priority;         /* UI_NO_REQUEST, or a priority asked for and not yet in a snapshot */
+    int want_paused;   /* -1 none; 0/1 while a pause/resume request is not yet in a snapshot */
+    int want_priority; /* UI_NO_REQUEST, or a priority asked for and not yet in a snapshot */
     bool warned_all_failed;
-    bool from_log;             /* read from a log (`tunetop view`): no live state */
-    char strategy[128];        /* the strategy's latest status line (EV_STRATEGY), "" if none */
+    bool from_log;      /* read from a log (`tunetop view`): no live state */
+    char strategy[128]; /* the strategy's latest status line (EV_STRATEGY), "" if none */
 } UiTask;
 
 typedef struct UiSample {
@@ -75,15 +75,15 @@ typedef struct UiModel {
     char target[16];
     char device[128];
     char tuner[32];
-    bool live;              /* a session (steerable) rather than a log view */
+    bool live; /* a session (steerable) rather than a log view */
     double elapsed_s;
     int trials, budget;
     double trials_per_s;
     int building, measuring;
     int next_task;
     bool finished;
-    double est_latency_s;   /* +inf until every task has a result */
-    double first_est_s;     /* the first finite estimate (for "how it has moved") */
+    double est_latency_s; /* +inf until every task has a result */
+    double first_est_s;   /* the first finite estimate (for "how it has moved") */
     /* session series */
     UiSample *latency;
     int n_latency, cap_latency;

@@ -40,8 +40,8 @@ static void groups_page(CellBuf *cb, Rect in, UiState *st, const UiTask *t) {
         if (g == ins->group) CellBuf_paint(cb, (Rect){in.x, y, in.w, 1}, ATTR_SELECTED);
     }
     free(order);
-    CellBuf_text(cb, in.x, in.y + in.h - 1, "Enter: candidates of the group   Esc: close   Up/Down: select",
-                 ATTR_DIM, in.w);
+    CellBuf_text(cb, in.x, in.y + in.h - 1, "Enter: candidates of the group   Esc: close   Up/Down: select", ATTR_DIM,
+                 in.w);
 }
 
 static void candidates_page(CellBuf *cb, Rect in, UiState *st, const UiTask *t) {
@@ -58,8 +58,8 @@ static void candidates_page(CellBuf *cb, Rect in, UiState *st, const UiTask *t) 
         CellBuf_printf(cb, in.x, y, ATTR_NORMAL, in.w, "#%-10llu %s", (unsigned long long)rec->index, rec->config);
         if (c == ins->cand) CellBuf_paint(cb, (Rect){in.x, y, in.w, 1}, ATTR_SELECTED);
     }
-    CellBuf_text(cb, in.x, in.y + in.h - 1, "Enter: open the candidate   w: write it to a file   Esc: back",
-                 ATTR_DIM, in.w);
+    CellBuf_text(cb, in.x, in.y + in.h - 1, "Enter: open the candidate   w: write it to a file   Esc: back", ATTR_DIM,
+                 in.w);
 }
 
 static void detail_page(CellBuf *cb, Rect in, UiState *st) {
@@ -92,9 +92,12 @@ void InspectorPanel_render(CellBuf *cb, Rect r, UiState *st) {
     CellBuf_box(cb, r, title, st->utf8);
     Rect in = {r.x + 1, r.y + 1, r.w - 2, r.h - 2};
     if (in.w < 10 || in.h < 3) return;
-    if (ins->level == INSP_GROUPS || t->n_groups == 0) groups_page(cb, in, st, t);
-    else if (ins->level == INSP_CANDIDATES) candidates_page(cb, in, st, t);
-    else detail_page(cb, in, st);
+    if (ins->level == INSP_GROUPS || t->n_groups == 0)
+        groups_page(cb, in, st, t);
+    else if (ins->level == INSP_CANDIDATES)
+        candidates_page(cb, in, st, t);
+    else
+        detail_page(cb, in, st);
 }
 
 /* ---- help: generated from the key table ---------------------------------- */
@@ -143,13 +146,13 @@ void Help_render(CellBuf *cb, Rect r, UiState *st) {
     if (max_top < 0) max_top = 0;
     if (st->help_scroll > max_top) st->help_scroll = max_top;
     int line = 0, y = in.y;
-#define EMIT(draw)                                                        \
-    do {                                                                  \
-        if (line >= st->help_scroll && y < in.y + in.h) {                 \
-            draw;                                                         \
-            y++;                                                          \
-        }                                                                 \
-        line++;                                                           \
+#define EMIT(draw)                                                                                                     \
+    do {                                                                                                               \
+        if (line >= st->help_scroll && y < in.y + in.h) {                                                              \
+            draw;                                                                                                      \
+            y++;                                                                                                       \
+        }                                                                                                              \
+        line++;                                                                                                        \
     } while (0)
     EMIT(CellBuf_text(cb, in.x, y, "Keys", ATTR_TITLE, in.w));
     for (int i = 0; i < n; i++) {

@@ -22,23 +22,30 @@ static double nice_ceil(double v) {
 
 static void format_axis(double v, char *buf, size_t n) {
     double a = fabs(v);
-    if (a == 0) snprintf(buf, n, "0");
-    else if (a >= 1 && a < 1e5 && fabs(v - round(v)) < 1e-9 * a) snprintf(buf, n, "%.0f", v);
-    else if (a >= 1e5) snprintf(buf, n, "%.3g", v);
-    else if (a >= 100) snprintf(buf, n, "%.0f", v);
-    else if (a >= 10) snprintf(buf, n, "%.1f", v);
-    else if (a >= 0.01) snprintf(buf, n, "%.3g", v);
-    else snprintf(buf, n, "%.2g", v);
+    if (a == 0)
+        snprintf(buf, n, "0");
+    else if (a >= 1 && a < 1e5 && fabs(v - round(v)) < 1e-9 * a)
+        snprintf(buf, n, "%.0f", v);
+    else if (a >= 1e5)
+        snprintf(buf, n, "%.3g", v);
+    else if (a >= 100)
+        snprintf(buf, n, "%.0f", v);
+    else if (a >= 10)
+        snprintf(buf, n, "%.1f", v);
+    else if (a >= 0.01)
+        snprintf(buf, n, "%.3g", v);
+    else
+        snprintf(buf, n, "%.2g", v);
 }
 
 /* Braille dot bit for dot column dx (0..1) and row dy (0..3) of a cell. */
 static const uint8_t BRAILLE_BIT[2][4] = {{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}};
 
 typedef struct Canvas {
-    int cw, ch;        /* cells */
-    int dw, dh;        /* dots */
+    int cw, ch; /* cells */
+    int dw, dh; /* dots */
     bool braille;
-    uint8_t *mask;     /* per cell: Braille bits, or 1 = point / 2 = line in ASCII */
+    uint8_t *mask; /* per cell: Braille bits, or 1 = point / 2 = line in ASCII */
     uint8_t *attr;
 } Canvas;
 
@@ -138,8 +145,10 @@ void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *se
             if (series[s].line && series[s].step && lx >= 0) {
                 Canvas_line(&c, lx, ly, dx, ly, series[s].attr);
                 Canvas_line(&c, dx, ly, dx, dy, series[s].attr);
-            } else if (series[s].line && lx >= 0) Canvas_line(&c, lx, ly, dx, dy, series[s].attr);
-            else Canvas_dot(&c, dx, dy, series[s].line, series[s].attr);
+            } else if (series[s].line && lx >= 0)
+                Canvas_line(&c, lx, ly, dx, dy, series[s].attr);
+            else
+                Canvas_dot(&c, dx, dy, series[s].line, series[s].attr);
             lx = dx;
             ly = dy;
         }
@@ -160,7 +169,8 @@ void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *se
      * where that value is drawn */
     const double vs[3] = {ymax, (ymax + ymin) / 2, ymin};
     int ys[3];
-    for (int i = 0; i < 3; i++) ys[i] = (int)lround((ymax - vs[i]) / (ymax - ymin) * (ph - 1));
+    for (int i = 0; i < 3; i++)
+        ys[i] = (int)lround((ymax - vs[i]) / (ymax - ymin) * (ph - 1));
     for (int i = 0; i < 3; i++) {
         if (i == 1 && (ys[1] <= ys[0] || ys[1] >= ys[2])) continue;
         format_axis(vs[i] * scale, lab, sizeof lab);
@@ -168,7 +178,8 @@ void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *se
         if (len > Y_LABEL_W - 1) len = Y_LABEL_W - 1;
         CellBuf_text(cb, px - 1 - len, py + ys[i], lab, ATTR_DIM, Y_LABEL_W - 1);
     }
-    for (int y = 0; y < ph; y++) CellBuf_put(cb, px - 1, py + y, spec->braille ? 0x2502 : '|', ATTR_DIM);
+    for (int y = 0; y < ph; y++)
+        CellBuf_put(cb, px - 1, py + y, spec->braille ? 0x2502 : '|', ATTR_DIM);
     /* x labels on the last inner row */
     int ly = r.y + r.h - 2;
     format_axis(xmin, lab, sizeof lab);
@@ -212,8 +223,8 @@ void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st) {
         {x, ok_y, n, false, false, ATTR_SERIES1},
         {x, best, n, true, true, ATTR_SERIES2},
     };
-    PlotSpec spec = {.title = title, .xlabel = "trial", .y_from_zero = true, .braille = braille,
-                     .empty = "no trials measured yet"};
+    PlotSpec spec = {
+        .title = title, .xlabel = "trial", .y_from_zero = true, .braille = braille, .empty = "no trials measured yet"};
     Plot_render(cb, r, &spec, s, 3);
     free(x);
 }
@@ -231,12 +242,15 @@ void SessionCurve_render(CellBuf *cb, Rect r, const UiState *st) {
     }
     /* the unit follows the magnitude: small networks run in microseconds */
     double top = 0;
-    for (int i = 0; i < n; i++) top = fmax(top, y[i]);
+    for (int i = 0; i < n; i++)
+        top = fmax(top, y[i]);
     bool us = n > 0 && top < 1e-3;
     PlotSeries s = {x, y, n, true, true, ATTR_SERIES3};
     PlotSpec spec = {.title = us ? "Est. total latency (us) over time" : "Est. total latency (ms) over time",
-                     .xlabel = "seconds", .y_scale = us ? 1e6 : 1e3,
-                     .braille = braille, .empty = "no estimate yet:\nevery task needs a result"};
+                     .xlabel = "seconds",
+                     .y_scale = us ? 1e6 : 1e3,
+                     .braille = braille,
+                     .empty = "no estimate yet:\nevery task needs a result"};
     Plot_render(cb, r, &spec, &s, 1);
     free(x);
 }

@@ -24,22 +24,33 @@ void UiState_done(UiState *this) {
 
 const char *SortKey_name(SortKey k) {
     switch (k) {
-    case SORT_ID: return "ID";
-    case SORT_SHARE: return "latency share (weight x best)";
-    case SORT_TRIALS: return "trials";
-    case SORT_BEST: return "best GFLOPS";
-    case SORT_ERRORS: return "errors";
-    default: return "?";
+    case SORT_ID:
+        return "ID";
+    case SORT_SHARE:
+        return "latency share (weight x best)";
+    case SORT_TRIALS:
+        return "trials";
+    case SORT_BEST:
+        return "best GFLOPS";
+    case SORT_ERRORS:
+        return "errors";
+    default:
+        return "?";
     }
 }
 
 static double sort_value(const UiTask *t, SortKey k) {
     switch (k) {
-    case SORT_SHARE: return isfinite(t->row.best_latency_s) ? t->weight * t->row.best_latency_s : 1e300;
-    case SORT_TRIALS: return t->row.trials;
-    case SORT_BEST: return t->row.best_gflops;
-    case SORT_ERRORS: return t->row.errors;
-    default: return t->id;
+    case SORT_SHARE:
+        return isfinite(t->row.best_latency_s) ? t->weight * t->row.best_latency_s : 1e300;
+    case SORT_TRIALS:
+        return t->row.trials;
+    case SORT_BEST:
+        return t->row.best_gflops;
+    case SORT_ERRORS:
+        return t->row.errors;
+    default:
+        return t->id;
     }
 }
 
@@ -51,7 +62,8 @@ void UiState_sort(UiState *this) {
         if (!this->order) abort();
         this->n_order = n;
     }
-    for (int i = 0; i < n; i++) this->order[i] = i;
+    for (int i = 0; i < n; i++)
+        this->order[i] = i;
     /* insertion sort: stable, and task counts are small */
     for (int i = 1; i < n; i++) {
         int v = this->order[i], j = i;
@@ -87,12 +99,18 @@ const char *UiState_taskStateText(const UiTask *t) {
     if (t->want_paused == 1 && t->row.state != TASK_PAUSED) return "pausing";
     if (t->want_paused == 0 && t->row.state == TASK_PAUSED) return "resuming";
     switch (t->row.state) {
-    case TASK_QUEUED: return "queued";
-    case TASK_TUNING: return "tuning";
-    case TASK_WAITING: return "waiting";
-    case TASK_PAUSED: return "paused";
-    case TASK_DONE: return "done";
-    case TASK_STOPPED: return "stopped";
+    case TASK_QUEUED:
+        return "queued";
+    case TASK_TUNING:
+        return "tuning";
+    case TASK_WAITING:
+        return "waiting";
+    case TASK_PAUSED:
+        return "paused";
+    case TASK_DONE:
+        return "done";
+    case TASK_STOPPED:
+        return "stopped";
     }
     return "?";
 }

@@ -31,34 +31,34 @@ typedef enum { INSP_GROUPS = 0, INSP_CANDIDATES, INSP_DETAIL } InspLevel;
 
 typedef struct Inspector {
     InspLevel level;
-    int task;            /* model task index */
+    int task; /* model task index */
     int group, group_top;
     int cand, cand_top;
-    int scroll;          /* first detail line shown */
+    int scroll; /* first detail line shown */
     /* detail page of the open candidate (built by Inspector_openDetail) */
     char **lines;
-    uint8_t *attrs;      /* CellAttr per line */
+    uint8_t *attrs; /* CellAttr per line */
     int n_lines;
-    int mark_line;       /* index in lines of the failing source line, -1 if none */
+    int mark_line; /* index in lines of the failing source line, -1 if none */
 } Inspector;
 
 typedef struct UiState {
     UiModel model;
     LayoutView view;
-    int selected;        /* model task index of the selected row */
-    int table_top;       /* first displayed row (scrolling) */
+    int selected;  /* model task index of the selected row */
+    int table_top; /* first displayed row (scrolling) */
     SortKey sort;
     bool sort_desc;
-    int *order;          /* display order: model task indices (UiState_sort) */
+    int *order; /* display order: model task indices (UiState_sort) */
     int n_order;
     Inspector insp;
     int help_scroll;
     char status[256];
     CellAttr status_attr;
-    bool utf8;           /* Braille plots and line drawing */
-    bool ascii_plots;    /* user toggle: ASCII plots even on UTF-8 */
+    bool utf8;        /* Braille plots and line drawing */
+    bool ascii_plots; /* user toggle: ASCII plots even on UTF-8 */
     bool quit_requested;
-    bool stopping;       /* quit requested, waiting for the engine */
+    bool stopping; /* quit requested, waiting for the engine */
     const UiSteer *steer;
     void *steer_ctx;
     /* regenerating sources in the inspector */

@@ -77,7 +77,10 @@ static void apply_event(UiState *st, Seen *seen, EngineEvent *ev) {
         }
         break;
     case EV_LOG:
-        UiState_setStatus(st, ev->level == LOG_ERROR ? ATTR_FAILED : ev->level == LOG_WARN ? ATTR_WARN : ATTR_NORMAL,
+        UiState_setStatus(st,
+                          ev->level == LOG_ERROR  ? ATTR_FAILED
+                          : ev->level == LOG_WARN ? ATTR_WARN
+                                                  : ATTR_NORMAL,
                           "%s", ev->text);
         break;
     case EV_ROUND:
@@ -99,7 +102,8 @@ static int drain(Engine *engine, UiState *st, Seen *seen) {
     int total = 0, n;
     do {
         n = Engine_drainEvents(engine, evs, 64);
-        for (int i = 0; i < n; i++) apply_event(st, seen, &evs[i]);
+        for (int i = 0; i < n; i++)
+            apply_event(st, seen, &evs[i]);
         total += n;
     } while (n == 64 && total < 4096); /* bounded: keys and frames must not starve */
     return total;
@@ -137,8 +141,8 @@ static double thread_cpu(void) {
 
 typedef struct Loop {
     UiState *st;
-    Engine *engine;       /* live session, or NULL */
-    UiLogView *view;      /* log view, or NULL */
+    Engine *engine;  /* live session, or NULL */
+    UiLogView *view; /* log view, or NULL */
     const UiOptions *opt;
     volatile int *stop_flag;
     Seen seen;
@@ -157,8 +161,7 @@ static int run_loop(Loop *L) {
         double now = clock_mono();
         int timeout = (int)((next_frame - now) * 1000);
         if (timeout < 0) timeout = 0;
-        struct pollfd fds[2] = {{.fd = stdin_ok ? STDIN_FILENO : -1, .events = POLLIN},
-                                {.fd = -1, .events = POLLIN}};
+        struct pollfd fds[2] = {{.fd = stdin_ok ? STDIN_FILENO : -1, .events = POLLIN}, {.fd = -1, .events = POLLIN}};
         if (L->engine) fds[1].fd = Engine_eventFd(L->engine);
         int pr = poll(fds, 2, dirty ? 0 : timeout);
         if (pr < 0 && errno != EINTR) break;
@@ -187,8 +190,10 @@ static int run_loop(Loop *L) {
         if (L->view && now >= next_poll) {
             char err[TT_ERRLEN];
             int n = UiLogView_poll(L->view, st, err);
-            if (n < 0) UiState_setStatus(st, ATTR_FAILED, "%s", err);
-            else if (n > 0) UiState_setStatus(st, ATTR_NORMAL, "log grew: %d new record%s", n, n == 1 ? "" : "s");
+            if (n < 0)
+                UiState_setStatus(st, ATTR_FAILED, "%s", err);
+            else if (n > 0)
+                UiState_setStatus(st, ATTR_NORMAL, "log grew: %d new record%s", n, n == 1 ? "" : "s");
             next_poll = now + 0.5;
         }
         if (now >= next_frame || dirty) {
@@ -196,7 +201,8 @@ static int run_loop(Loop *L) {
                 uint64_t dropped = Engine_droppedEvents(L->engine);
                 if (dropped > st->model.dropped_events) {
                     st->model.dropped_events = dropped;
-                    UiState_setStatus(st, ATTR_WARN, "%llu events dropped (UI too slow?): table exact, curves miss points",
+                    UiState_setStatus(st, ATTR_WARN,
+                                      "%llu events dropped (UI too slow?): table exact, curves miss points",
                                       (unsigned long long)dropped);
                 }
                 SessionSnapshot snap;
@@ -226,7 +232,8 @@ static int preload(UiState *st, const char *log_path, Seen *seen) {
     seen->sets = calloc((size_t)(m->n_tasks ? m->n_tasks : 1), sizeof *seen->sets);
     if (!seen->sets) abort();
     seen->n = m->n_tasks;
-    for (int i = 0; i < seen->n; i++) VisitedSet_init(&seen->sets[i]);
+    for (int i = 0; i < seen->n; i++)
+        VisitedSet_init(&seen->sets[i]);
     if (!log_path) return 0;
     LogReader *r;
     LogHeader h;
@@ -285,7 +292,8 @@ int Ui_runSession(Engine *engine, const UiOptions *opt, volatile int *stop_flag)
                           cfg->log_path);
     int code = run_loop(&L);
     CRT_done();
-    for (int i = 0; i < L.seen.n; i++) VisitedSet_done(&L.seen.sets[i]);
+    for (int i = 0; i < L.seen.n; i++)
+        VisitedSet_done(&L.seen.sets[i]);
     free(L.seen.sets);
     UiState_done(&st);
     return code;
@@ -307,8 +315,10 @@ int Ui_runView(const char *log_path, const UiOptions *opt, volatile int *stop_fl
         UiState_done(&st);
         return 1;
     }
-    if (view.note[0]) UiState_setStatus(&st, ATTR_WARN, "%s", view.note);
-    else if (view.torn) UiState_setStatus(&st, ATTR_WARN, "the log ends inside a record (a writer is busy, or it crashed)");
+    if (view.note[0])
+        UiState_setStatus(&st, ATTR_WARN, "%s", view.note);
+    else if (view.torn)
+        UiState_setStatus(&st, ATTR_WARN, "the log ends inside a record (a writer is busy, or it crashed)");
     else
         UiState_setStatus(&st, ATTR_NORMAL, "%ld records from %s (read-only; follows the file as it grows)",
                           view.consumed, log_path);

@@ -9,10 +9,14 @@
 #include "ui/keys.h"
 
 void Ui_formatLatency(double s, char *buf, size_t n) {
-    if (!isfinite(s) || s <= 0) snprintf(buf, n, "-");
-    else if (s < 1e-3) snprintf(buf, n, "%.1f us", s * 1e6);
-    else if (s < 1.0) snprintf(buf, n, "%.3f ms", s * 1e3);
-    else snprintf(buf, n, "%.2f s", s);
+    if (!isfinite(s) || s <= 0)
+        snprintf(buf, n, "-");
+    else if (s < 1e-3)
+        snprintf(buf, n, "%.1f us", s * 1e6);
+    else if (s < 1.0)
+        snprintf(buf, n, "%.3f ms", s * 1e3);
+    else
+        snprintf(buf, n, "%.2f s", s);
 }
 
 static void format_clock(double s, char *buf, size_t n) {
@@ -51,15 +55,18 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
     /* line 2: progress and activity */
     int y = r.y + 1;
     x = r.x;
-    if (m->budget > 0) snprintf(buf, sizeof buf, "%d/%d", m->trials, m->budget);
-    else snprintf(buf, sizeof buf, "%d", m->trials);
+    if (m->budget > 0)
+        snprintf(buf, sizeof buf, "%d/%d", m->trials, m->budget);
+    else
+        snprintf(buf, sizeof buf, "%d", m->trials);
     x = pair(cb, x, y, xend, "Trials", buf, ATTR_HEADER_VAL) - 2;
     if (m->budget > 0 && r.w >= 100 && x + 24 < xend) {
         /* a 20-cell progress bar */
         int fill = (int)(20.0 * m->trials / m->budget + 0.5);
         if (fill > 20) fill = 20;
         CellBuf_put(cb, x++, y, '[', ATTR_DIM);
-        for (int i = 0; i < 20; i++) CellBuf_put(cb, x++, y, i < fill ? '|' : ' ', ATTR_BEST);
+        for (int i = 0; i < 20; i++)
+            CellBuf_put(cb, x++, y, i < fill ? '|' : ' ', ATTR_BEST);
         CellBuf_put(cb, x++, y, ']', ATTR_DIM);
         x += 3;
     } else {
@@ -74,8 +81,10 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
             int mt = -1;
             for (int i = 0; i < m->n_tasks; i++)
                 if (m->tasks[i].row.state == TASK_TUNING) mt = m->tasks[i].id;
-            if (mt >= 0) snprintf(buf, sizeof buf, "task %d", mt);
-            else snprintf(buf, sizeof buf, "a task");
+            if (mt >= 0)
+                snprintf(buf, sizeof buf, "task %d", mt);
+            else
+                snprintf(buf, sizeof buf, "a task");
         } else {
             snprintf(buf, sizeof buf, m->finished ? "finished" : "idle");
         }
@@ -119,18 +128,30 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
 typedef struct Column {
     const char *title;
     int width;
-    bool right; /* right-aligned */
+    bool right;   /* right-aligned */
     SortKey sort; /* the sort key it shows, or SORT_COUNT */
 } Column;
 
-enum { COL_MARK, COL_ID, COL_TASK, COL_WEIGHT, COL_TRIALS, COL_BEST_MS, COL_BEST_GF, COL_CUR_GF, COL_ERR,
-       COL_STATE, COL_PRI, COL_N };
+enum {
+    COL_MARK,
+    COL_ID,
+    COL_TASK,
+    COL_WEIGHT,
+    COL_TRIALS,
+    COL_BEST_MS,
+    COL_BEST_GF,
+    COL_CUR_GF,
+    COL_ERR,
+    COL_STATE,
+    COL_PRI,
+    COL_N
+};
 
 static const Column COLUMNS[COL_N] = {
-    {"", 1, false, SORT_COUNT},      {"ID", 3, true, SORT_ID},        {"Task", 0, false, SORT_COUNT},
-    {"Wt", 3, true, SORT_COUNT},     {"Progress", 9, true, SORT_TRIALS},
-    {"Best", 8, true, SORT_SHARE},   {"BestGF", 7, true, SORT_BEST},  {"CurGF", 7, true, SORT_COUNT},
-    {"Err", 4, true, SORT_ERRORS},   {"State", 8, false, SORT_COUNT}, {"Pri", 3, true, SORT_COUNT},
+    {"", 1, false, SORT_COUNT},      {"ID", 3, true, SORT_ID},           {"Task", 0, false, SORT_COUNT},
+    {"Wt", 3, true, SORT_COUNT},     {"Progress", 9, true, SORT_TRIALS}, {"Best", 8, true, SORT_SHARE},
+    {"BestGF", 7, true, SORT_BEST},  {"CurGF", 7, true, SORT_COUNT},     {"Err", 4, true, SORT_ERRORS},
+    {"State", 8, false, SORT_COUNT}, {"Pri", 3, true, SORT_COUNT},
 };
 
 static void column_widths(int total, int *w) {
@@ -157,18 +178,26 @@ static void cell(CellBuf *cb, int x, int y, int w, bool right, const char *s, Ce
 
 static CellAttr state_attr(const UiTask *t) {
     switch (t->row.state) {
-    case TASK_TUNING: return ATTR_MEASURING;
-    case TASK_PAUSED: return ATTR_PAUSED;
-    case TASK_STOPPED: return ATTR_PAUSED;
-    case TASK_DONE: return ATTR_DONE;
-    default: return t->want_paused >= 0 ? ATTR_PAUSED : ATTR_NORMAL;
+    case TASK_TUNING:
+        return ATTR_MEASURING;
+    case TASK_PAUSED:
+        return ATTR_PAUSED;
+    case TASK_STOPPED:
+        return ATTR_PAUSED;
+    case TASK_DONE:
+        return ATTR_DONE;
+    default:
+        return t->want_paused >= 0 ? ATTR_PAUSED : ATTR_NORMAL;
     }
 }
 
 static void format_gflops(double g, char *buf, size_t n) {
-    if (g <= 0) snprintf(buf, n, "-");
-    else if (g < 100) snprintf(buf, n, "%.2f", g);
-    else snprintf(buf, n, "%.1f", g);
+    if (g <= 0)
+        snprintf(buf, n, "-");
+    else if (g < 100)
+        snprintf(buf, n, "%.2f", g);
+    else
+        snprintf(buf, n, "%.1f", g);
 }
 
 void Table_render(CellBuf *cb, Rect r, UiState *st) {
@@ -214,8 +243,10 @@ void Table_render(CellBuf *cb, Rect r, UiState *st) {
         snprintf(b, sizeof b, "%g", t->weight);
         cell(cb, x, y, w[COL_WEIGHT], true, b, ATTR_NORMAL);
         x += w[COL_WEIGHT] + 1;
-        if (t->row.allotted > 0) snprintf(b, sizeof b, "%d/%d", t->row.trials, t->row.allotted);
-        else snprintf(b, sizeof b, "%d", t->row.trials);
+        if (t->row.allotted > 0)
+            snprintf(b, sizeof b, "%d/%d", t->row.trials, t->row.allotted);
+        else
+            snprintf(b, sizeof b, "%d", t->row.trials);
         cell(cb, x, y, w[COL_TRIALS], true, b, ATTR_NORMAL);
         x += w[COL_TRIALS] + 1;
         Ui_formatLatency(t->row.best_latency_s, b, sizeof b);
@@ -254,8 +285,10 @@ void Status_render(CellBuf *cb, Rect r, const UiState *st) {
         CellBuf_text(cb, r.x, r.y, b, ATTR_WARN, r.w);
         return;
     }
-    if (st->status[0]) CellBuf_text(cb, r.x, r.y, st->status, st->status_attr, r.w);
-    else CellBuf_text(cb, r.x, r.y, "Press ? for help on keys and columns.", ATTR_DIM, r.w);
+    if (st->status[0])
+        CellBuf_text(cb, r.x, r.y, st->status, st->status_attr, r.w);
+    else
+        CellBuf_text(cb, r.x, r.y, "Press ? for help on keys and columns.", ATTR_DIM, r.w);
 }
 
 void KeyBar_render(CellBuf *cb, Rect r, const UiState *st) {
@@ -266,8 +299,8 @@ void KeyBar_render(CellBuf *cb, Rect r, const UiState *st) {
     for (int i = 0; i < n && x < xend; i++) {
         if (!keys[i].bar) continue;
         /* steering makes no sense in a read-only view */
-        if (!st->model.live && (keys[i].key == 'p' || keys[i].key == 'P' || keys[i].key == '+' ||
-                                keys[i].key == '-' || keys[i].key == 's'))
+        if (!st->model.live && (keys[i].key == 'p' || keys[i].key == 'P' || keys[i].key == '+' || keys[i].key == '-' ||
+                                keys[i].key == 's'))
             continue;
         x += CellBuf_text(cb, x, r.y, keys[i].name, ATTR_KEY, xend - x);
         x += CellBuf_text(cb, x, r.y, ":", ATTR_KEYBAR, xend - x);
@@ -284,28 +317,36 @@ void Screen_render(CellBuf *cb, UiState *st) {
     ScreenLayout_compute(cb->h, cb->w, &st->view, &lay);
     if (lay.too_small) {
         char msg[96];
-        snprintf(msg, sizeof msg, "terminal too small: need %dx%d (now %dx%d)", LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS,
-                 cb->w, cb->h);
+        snprintf(msg, sizeof msg, "terminal too small: need %dx%d (now %dx%d)", LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS, cb->w,
+                 cb->h);
         int len = (int)strlen(msg);
         int x = cb->w > len ? (cb->w - len) / 2 : 0;
         CellBuf_text(cb, x, cb->h / 2, msg, ATTR_WARN, cb->w);
         if (cb->h > 2) CellBuf_text(cb, x, cb->h / 2 + 1, "q quits", ATTR_DIM, cb->w);
         return;
     }
-    const Rect parts[] = {lay.header, lay.table, lay.task_curve, lay.session_curve, lay.overlay, lay.status,
-                          lay.keybar};
+    const Rect parts[] = {lay.header,  lay.table,  lay.task_curve, lay.session_curve,
+                          lay.overlay, lay.status, lay.keybar};
     for (int i = 0; i < (int)(sizeof parts / sizeof parts[0]); i++) {
         Rect p = parts[i];
         if (Rect_empty(p)) continue;
         CellBuf_clip(cb, p);
-        if (i == 0) Header_render(cb, p, st);
-        else if (i == 1) Table_render(cb, p, st);
-        else if (i == 2) TaskCurve_render(cb, p, st);
-        else if (i == 3) SessionCurve_render(cb, p, st);
-        else if (i == 4 && st->view.overlay == OVERLAY_HELP) Help_render(cb, p, st);
-        else if (i == 4) InspectorPanel_render(cb, p, st);
-        else if (i == 5) Status_render(cb, p, st);
-        else KeyBar_render(cb, p, st);
+        if (i == 0)
+            Header_render(cb, p, st);
+        else if (i == 1)
+            Table_render(cb, p, st);
+        else if (i == 2)
+            TaskCurve_render(cb, p, st);
+        else if (i == 3)
+            SessionCurve_render(cb, p, st);
+        else if (i == 4 && st->view.overlay == OVERLAY_HELP)
+            Help_render(cb, p, st);
+        else if (i == 4)
+            InspectorPanel_render(cb, p, st);
+        else if (i == 5)
+            Status_render(cb, p, st);
+        else
+            KeyBar_render(cb, p, st);
     }
     CellBuf_unclip(cb);
 }

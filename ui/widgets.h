@@ -13,18 +13,18 @@
 typedef struct PlotSeries {
     const double *x, *y;
     int n;
-    bool line;           /* joined line (else separate points) */
-    bool step;           /* with line: a staircase (value holds until the next point) */
+    bool line; /* joined line (else separate points) */
+    bool step; /* with line: a staircase (value holds until the next point) */
     CellAttr attr;
 } PlotSeries;
 
 typedef struct PlotSpec {
-    const char *title;   /* in the top border */
-    const char *xlabel;  /* under the x axis, centred */
-    bool y_from_zero;    /* y axis starts at 0 (GFLOPS); else at the data minimum */
-    double y_scale;      /* multiply y values for the labels (1e3: seconds -> ms) */
-    bool braille;        /* 2x4 dots per cell (UTF-8), else one ASCII mark per cell */
-    const char *empty;   /* text shown when there is no data */
+    const char *title;  /* in the top border */
+    const char *xlabel; /* under the x axis, centred */
+    bool y_from_zero;   /* y axis starts at 0 (GFLOPS); else at the data minimum */
+    double y_scale;     /* multiply y values for the labels (1e3: seconds -> ms) */
+    bool braille;       /* 2x4 dots per cell (UTF-8), else one ASCII mark per cell */
+    const char *empty;  /* text shown when there is no data */
 } PlotSpec;
 
 /* A boxed plot with auto-scaled axes and labels. */

@@ -23,9 +23,14 @@ TEST(text_is_clipped_to_buffer_and_clip_rect) {
 TEST(utf8_round_trip_and_control_chars) {
     CellBuf *cb = CellBuf_new(8, 1);
     char row[64];
-    CHECK_EQ_INT(CellBuf_text(cb, 0, 0, "a\xe2\xa3\xbf" "b\x01", ATTR_NORMAL, -1), 4);
+    CHECK_EQ_INT(CellBuf_text(cb, 0, 0,
+                              "a\xe2\xa3\xbf"
+                              "b\x01",
+                              ATTR_NORMAL, -1),
+                 4);
     CHECK_EQ_INT(CellBuf_at(cb, 1, 0)->ch, 0x28FF);
-    CHECK_STR(CellBuf_row(cb, 0, row, sizeof row), "a\xe2\xa3\xbf" "b?");
+    CHECK_STR(CellBuf_row(cb, 0, row, sizeof row), "a\xe2\xa3\xbf"
+                                                   "b?");
     /* a lone continuation byte is not swallowed with what follows */
     CellBuf_clear(cb);
     CellBuf_text(cb, 0, 0, "\x80xy", ATTR_NORMAL, -1);

@@ -15,8 +15,7 @@ static void check_layout(int rows, int cols, const LayoutView *v) {
     int n = ScreenLayout_rects(&l, r);
     for (int i = 0; i < n; i++) {
         if (!Rect_inside(r[i], rows, cols)) {
-            fprintf(stderr, "outside at %dx%d: rect %d {%d,%d,%d,%d}\n", cols, rows, i, r[i].x, r[i].y, r[i].w,
-                    r[i].h);
+            fprintf(stderr, "outside at %dx%d: rect %d {%d,%d,%d,%d}\n", cols, rows, i, r[i].x, r[i].y, r[i].w, r[i].h);
             CHECK(false);
         }
         for (int j = i + 1; j < n; j++)
@@ -44,7 +43,8 @@ static void check_layout(int rows, int cols, const LayoutView *v) {
     }
     /* everything between header and status is used: no stray gap rows */
     int used = 0;
-    for (int i = 0; i < n; i++) used += r[i].w * r[i].h;
+    for (int i = 0; i < n; i++)
+        used += r[i].w * r[i].h;
     CHECK_EQ_INT(used, rows * cols);
 }
 

@@ -20,7 +20,8 @@ static void make_record(Record *r, const char *key, uint64_t index, int error_no
     r->index = index;
     snprintf(r->config, sizeof r->config, "tile=[%llu]", (unsigned long long)index);
     r->timestamp = ts;
-    if (error_no) Record_setError(r, error_no, msg);
+    if (error_no)
+        Record_setError(r, error_no, msg);
     else {
         r->n_costs = 1;
         r->costs[0] = cost;

@@ -12,7 +12,8 @@ static void make_record(Record *r, const char *key, uint64_t index, int error_no
     snprintf(r->target, sizeof r->target, "cpu");
     r->index = index;
     snprintf(r->config, sizeof r->config, "tile=[%llu]", (unsigned long long)index);
-    if (error_no) Record_setError(r, error_no, msg);
+    if (error_no)
+        Record_setError(r, error_no, msg);
     else {
         r->n_costs = 1;
         r->costs[0] = cost;
@@ -103,7 +104,7 @@ TEST(records_build_points_best_and_groups) {
     /* estimate: weight 2 x 1 us */
     CHECK_NEAR(UiModel_estimate(&m), 2e-6, 1e-12);
     UiModel_addTask(&m, 1, "dense:m=2,n=8,k=8", "", 256, 1, NULL);
-    CHECK(isinf(UiModel_estimate(&m))); /* task 1 has no result yet */
+    CHECK(isinf(UiModel_estimate(&m)));               /* task 1 has no result yet */
     CHECK_STR(m.tasks[1].label, "dense:m=2,n=8,k=8"); /* empty label: the key */
     UiModel_done(&m);
 }
@@ -131,8 +132,8 @@ TEST(snapshot_and_latency_series) {
     m.tasks[1].want_paused = 1;
     TaskRow rows[2] = {{.id = 1, .state = TASK_TUNING, .trials = 5, .allotted = 64, .best_latency_s = INFINITY},
                        {.id = 0, .state = TASK_QUEUED, .best_latency_s = 0.001, .best_gflops = 3}};
-    SessionSnapshot s = {.elapsed_s = 12, .trials = 5, .budget = 100, .est_latency_s = INFINITY, .n_tasks = 2,
-                         .rows = rows};
+    SessionSnapshot s = {
+        .elapsed_s = 12, .trials = 5, .budget = 100, .est_latency_s = INFINITY, .n_tasks = 2, .rows = rows};
     UiModel_applySnapshot(&m, &s);
     CHECK_EQ_INT(m.tasks[1].row.trials, 5);
     CHECK_EQ_INT(m.tasks[1].row.allotted, 64);

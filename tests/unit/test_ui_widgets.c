@@ -20,8 +20,7 @@ static Status fake_generate(const Workload *wl, const Space *space, const int32_
     return TT_OK;
 }
 
-static const Template FAKE_TMPL = {.name = "fake.cpu", .op = OP_DENSE, .family = FAMILY_CPU,
-                                   .generate = fake_generate};
+static const Template FAKE_TMPL = {.name = "fake.cpu", .op = OP_DENSE, .family = FAMILY_CPU, .generate = fake_generate};
 
 /* ---- a fake steering target ----------------------------------------------- */
 
@@ -57,7 +56,8 @@ static void add(UiState *st, int ti, uint64_t index, int err, const char *msg, d
     snprintf(r.task_key, sizeof r.task_key, "%s", st->model.tasks[ti].key);
     snprintf(r.config, sizeof r.config, "tile=[%llu,4]", (unsigned long long)index);
     r.index = index;
-    if (err) Record_setError(&r, err, msg);
+    if (err)
+        Record_setError(&r, err, msg);
     else {
         r.n_costs = 1;
         r.costs[0] = st->model.tasks[ti].flops / gflops / 1e9;
@@ -80,8 +80,10 @@ static void setup(UiState *st, bool live) {
     UiModel_addTask(m, 0, "conv2d:n=1,ci=64,h=56,w=56,co=64,kh=3,kw=3", "conv2d 56x56 64->64 3x3", 2.3e8, 2, NULL);
     UiModel_addTask(m, 1, "dense:m=1,n=1000,k=512", "dense 1x512->1000", 1.024e6, 1, &fake_task);
     UiModel_addTask(m, 2, "batch_matmul:b=12,m=128,n=128,k=64", "bmm 12x128x128x64", 2.5e7, 1, NULL);
-    for (int i = 1; i <= 30; i++) add(st, 0, (uint64_t)i, 0, NULL, 10.0 + i * (i % 3));
-    for (int i = 1; i <= 6; i++) add(st, 1, (uint64_t)(100 + i), 1, "shared memory 68 KiB > 48 KiB", 0);
+    for (int i = 1; i <= 30; i++)
+        add(st, 0, (uint64_t)i, 0, NULL, 10.0 + i * (i % 3));
+    for (int i = 1; i <= 6; i++)
+        add(st, 1, (uint64_t)(100 + i), 1, "shared memory 68 KiB > 48 KiB", 0);
     add(st, 1, 200, 2, "/tmp/tt/k200.c:3:13: error: 'y' undeclared (first use in this function)", 0);
     add(st, 1, 201, 0, NULL, 5.5);
     m->tasks[0].row.state = TASK_TUNING;
@@ -115,7 +117,9 @@ static char *screen(UiState *st, int w, int h) {
     return d;
 }
 
-static bool has_braille(const char *s) { return strstr(s, "\xe2\xa0") || strstr(s, "\xe2\xa1") || strstr(s, "\xe2\xa2") || strstr(s, "\xe2\xa3"); }
+static bool has_braille(const char *s) {
+    return strstr(s, "\xe2\xa0") || strstr(s, "\xe2\xa1") || strstr(s, "\xe2\xa2") || strstr(s, "\xe2\xa3");
+}
 
 TEST(main_screen_header_table_curves) {
     UiState st;
@@ -248,7 +252,8 @@ TEST(inspector_selection_follows_its_group_when_counts_change) {
     UiKeys_handle(&st, UI_KEY_DOWN); /* the compile-error group, listed second */
     int g = st.insp.group;
     CHECK_EQ_INT(st.model.tasks[1].groups[g].error_no, 2);
-    for (int i = 0; i < 8; i++) add(&st, 1, (uint64_t)(300 + i), 2, "/tmp/tt/k.c:3:13: error: 'y' undeclared (first use in this function)", 0);
+    for (int i = 0; i < 8; i++)
+        add(&st, 1, (uint64_t)(300 + i), 2, "/tmp/tt/k.c:3:13: error: 'y' undeclared (first use in this function)", 0);
     char *d = screen(&st, 120, 40);
     CHECK_EQ_INT(st.insp.group, g); /* still the same group, now listed first */
     CHECK_CONTAINS(d, "      9  COMPILE_HOST");
@@ -290,7 +295,8 @@ TEST(help_lists_every_key_of_the_table) {
     CHECK_CONTAINS(d, "Progress     a/b: a = trials measured");
     free(d);
     /* at 80x24 the page scrolls to its end */
-    for (int i = 0; i < 60; i++) UiKeys_handle(&st, UI_KEY_DOWN);
+    for (int i = 0; i < 60; i++)
+        UiKeys_handle(&st, UI_KEY_DOWN);
     d = screen(&st, 80, 24);
     CHECK_CONTAINS(d, "right: the estimated total latency over time");
     CHECK(strstr(d, "Keys") == NULL); /* scrolled past the top */
@@ -311,7 +317,8 @@ TEST(steering_keys_call_the_engine_and_show_at_once) {
     /* the snapshot confirms: paused */
     st.model.tasks[0].row.state = TASK_PAUSED;
     TaskRow rows[3];
-    for (int i = 0; i < 3; i++) rows[i] = st.model.tasks[i].row;
+    for (int i = 0; i < 3; i++)
+        rows[i] = st.model.tasks[i].row;
     SessionSnapshot s = {.n_tasks = 3, .rows = rows, .est_latency_s = INFINITY, .budget = 200};
     UiModel_applySnapshot(&st.model, &s);
     d = screen(&st, 120, 40);
@@ -329,7 +336,8 @@ TEST(steering_keys_call_the_engine_and_show_at_once) {
     CHECK_CONTAINS(d, "+2");
     free(d);
     /* sorting by errors puts task 1 first */
-    while (st.sort != SORT_ERRORS) UiKeys_handle(&st, 'o');
+    while (st.sort != SORT_ERRORS)
+        UiKeys_handle(&st, 'o');
     CHECK_EQ_INT(st.order[0], 1);
     UiKeys_handle(&st, 'O');
     CHECK_EQ_INT(st.order[2], 1);
