@@ -12,6 +12,7 @@
  *
  *   scheduler_bench [--network resnet-18] [--ops conv2d,dense] [--trials 640] [--round 8]
  *                   [--tuner xgb] [--seed 1] [--repeat 1] [--dir /tmp] [--order gradient,round-robin]
+ *                   [--early-stopping N] [--keep]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,15 +28,6 @@
 #include "tuner/network.h"
 #include "tuner/task.h"
 
-/* kernels/registry.c refers to the targets and templates weakly, and a weak
- * reference does not pull an object out of a static library: without these
- * strong references the cpu target and its templates would be missing. */
-extern const Target target_cpu;
-extern const Template tmpl_conv2d_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
-static const Target *const force_cpu_target = &target_cpu;
-__attribute__((used)) static const Template *const force_cpu_templates[] = {&tmpl_conv2d_cpu, &tmpl_depthwise_cpu,
-                                                                            &tmpl_dense_cpu, &tmpl_batch_matmul_cpu};
-
 #define CURVE_POINTS 8
 
 typedef struct Outcome {
@@ -48,11 +40,13 @@ typedef struct Outcome {
 } Outcome;
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: scheduler_bench [--network NAME] [--ops LIST] [--trials N] [--round K] [--tuner T]\n"
-                 "                       [--seed S] [--repeat R] [--dir DIR] [--order A,B]\n"
-                 "Tunes the network once per scheduler (gradient, round-robin) with the same budget and\n"
-                 "reports the estimated total latency each reaches. --round is the number of measurements\n"
-                 "per scheduler round (the scheduler decides once per round; default 8).\n");
+    fprintf(out,
+            "usage: scheduler_bench [--network NAME] [--ops LIST] [--trials N] [--round K] [--tuner T]\n"
+            "                       [--seed S] [--repeat R] [--dir DIR] [--order A,B] [--early-stopping N] [--keep]\n"
+            "Tunes the network once per scheduler (gradient, round-robin) with the same budget and\n"
+            "reports the estimated total latency each reaches. --round is the number of measurements\n"
+            "per scheduler round (the scheduler decides once per round; default 8). --early-stopping N\n"
+            "ends a task after N trials without improvement (default off); --keep keeps the logs.\n");
 }
 
 static Status make_tasks(const char *network, const NetworkOptions *nopt, const DeviceInfo *dev, Task **out, int *n,
@@ -157,7 +151,8 @@ int main(int argc, char **argv) {
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     const char *network = "resnet-18", *ops = NULL, *tuner = "xgb", *dir = NULL, *order = "gradient,round-robin";
-    int trials = 640, round = 8, repeat = 1;
+    int trials = 640, round = 8, repeat = 1, early = 0;
+    bool keep = false;
     unsigned long long seed = 1;
     int c;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -209,8 +204,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     const Target *target = Target_find("cpu");
-    if (!target) target = force_cpu_target;
-    (void)force_cpu_templates;
+    if (!target) {
+        fprintf(stderr, "scheduler_bench: this build has no cpu target\n");
+        return 1;
+    }
     EngineConfig cfg;
     EngineConfig_defaults(&cfg);
     cfg.target = target;
@@ -222,6 +219,7 @@ int main(int argc, char **argv) {
     cfg.trials = trials;
     cfg.batch = round;
     cfg.seed = seed;
+    cfg.early_stopping = early;
     char tmpdir[512];
     if (!dir) {
         const char *t = getenv("TMPDIR");
@@ -242,8 +240,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "scheduler_bench: %s\n", err);
         return 2;
     }
-    printf("scheduler_bench: %s (%d tasks), target cpu (%s), tuner %s, %d trials, %d measures per round, seed %llu\n",
-           network, n_tasks, cfg.dev.name, tuner, trials, round, seed);
+    printf("scheduler_bench: %s (%d tasks), target cpu (%s), tuner %s, %d trials, %d measures per round, seed %llu, "
+           "early stopping %d\n",
+           network, n_tasks, cfg.dev.name, tuner, trials, round, seed, early);
 
     double sum_est[2] = {0, 0};
     for (int rep = 0; rep < repeat; rep++) {
@@ -257,10 +256,14 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "scheduler_bench: %s: %s\n", names[k], err);
                 return 1;
             }
-            char tsv[1100];
-            snprintf(tsv, sizeof tsv, "%s.tsv", log_path);
-            unlink(log_path);
-            unlink(tsv);
+            if (keep) {
+                fprintf(stderr, "kept %s (and .tsv)\n", log_path);
+            } else {
+                char tsv[1100];
+                snprintf(tsv, sizeof tsv, "%s.tsv", log_path);
+                unlink(log_path);
+                unlink(tsv);
+            }
         }
         printf("\nrepeat %d\n%-12s %14s %8s %9s   estimate (ms) at 1/8 .. 8/8 of the budget\n", rep + 1, "scheduler",
                "est. total ms", "trials", "wall s");
