@@ -7,7 +7,8 @@
  * after the compile for resources only (register file): never a compile
  * error, never a failure the precheck should have caught. Two builder threads
  * share the work, as the engine's pool would. TT_GPU_CONFIGS overrides the
- * number per template (default 200). */
+ * number per template shape (default 30, so the unit run stays short;
+ * tests/integration/test_gpu_cuda_compile_full.sh runs 200). */
 #include <ctype.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -145,7 +146,7 @@ static void run_case(const char *spec, int n) {
 
 static int n_configs(void) {
     const char *e = getenv("TT_GPU_CONFIGS");
-    return e && atoi(e) > 0 ? atoi(e) : 200;
+    return e && atoi(e) > 0 ? atoi(e) : 30;
 }
 
 TEST(conv2d_configs) {
@@ -262,6 +263,42 @@ TEST(compile_error_has_nvrtc_log) {
     KernelSource_done(&src);
 }
 
+/* A kernel without launch bounds that keeps 64 values live per thread: ptxas
+ * gives it well over 64 registers, so 1024 threads cannot fit 64 Ki registers. */
+TEST(register_file_rejects_with_numbers) {
+    KernelSource src;
+    KernelSource_init(&src);
+    src.source = strdup(
+        "extern \"C\" __global__ void tt_regs(const float *a, float *o) {\n"
+        "    float l[64];\n"
+        "    for (int i = 0; i < 64; i++) l[i] = a[i * blockDim.x + threadIdx.x];\n"
+        "    float v = 0.0f;\n"
+        "    for (int j = 0; j < 64; j++)\n"
+        "        for (int i = 0; i < 64; i++) v += l[i] * l[(i + j) & 63];\n"
+        "    o[threadIdx.x] = v;\n"
+        "}\n");
+    src.block[0] = 1024;
+    MeasureOptions opt;
+    MeasureOptions_defaults(&opt);
+    BuildResult br;
+    BuildResult_init(&br);
+    target_cuda.build(&src, &dev, &opt, workdir, 999997, &br);
+    printf("register check: %s: %s\n", MeasureError_name(br.error_no), br.msg ? br.msg : "");
+    CHECK(br.regs_per_thread > 64);
+    CHECK_EQ_INT(br.error_no, ERR_INSTANTIATION);
+    CHECK_CONTAINS(br.msg, "x threads 1024 = ");
+    CHECK_CONTAINS(br.msg, "> register file 65536");
+    CHECK_STR(br.path, "");
+    BuildResult_done(&br);
+    /* the same kernel on 64 threads fits */
+    src.block[0] = 64;
+    BuildResult_init(&br);
+    target_cuda.build(&src, &dev, &opt, workdir, 999996, &br);
+    CHECK_EQ_INT(br.error_no, ERR_NO_ERROR);
+    BuildResult_done(&br);
+    KernelSource_done(&src);
+}
+
 TEST(build_timeout_abandons_nvrtc) {
     KernelSource src;
     KernelSource_init(&src);
@@ -338,6 +375,7 @@ int main(void) {
     RUN(seed003_space);
     RUN(precheck_messages);
     RUN(compile_error_has_nvrtc_log);
+    RUN(register_file_rejects_with_numbers);
     RUN(build_timeout_abandons_nvrtc);
     RUN(conv2d_configs);
     RUN(depthwise_configs);

@@ -5,7 +5,7 @@
  *
  * Random configs that pass the precheck against the device's limits are
  * built with clBuildProgram, run once on NaN-filled output, and compared with
- * Workload_compare. TT_OCL_CONFIGS sets the configs per shape (default 6, so
+ * Workload_compare. TT_OCL_CONFIGS sets the configs per shape (default 2, so
  * the unit run stays short; tests/integration/test_gpu_opencl_full.sh runs
  * the full count). Skips (exit 0) when OpenCL is not built in or no device. */
 #include <pthread.h>
@@ -38,7 +38,7 @@ typedef struct Case {
 
 static int configs_per_shape(void) {
     const char *e = getenv("TT_OCL_CONFIGS");
-    return e && atoi(e) > 0 ? atoi(e) : 6;
+    return e && atoi(e) > 0 ? atoi(e) : 2;
 }
 
 static void *runner(void *p) {
