@@ -248,7 +248,10 @@ int main(int argc, char **argv) {
     for (int rep = 0; rep < repeat; rep++) {
         Outcome out[2];
         memset(out, 0, sizeof out);
-        for (int k = 0; k < 2; k++) {
+        /* odd repeats run the schedulers in the other order, so that a drift in
+         * machine load over the run does not always favour the same one */
+        for (int kk = 0; kk < 2; kk++) {
+            int k = rep % 2 ? 1 - kk : kk;
             char log_path[1024];
             snprintf(log_path, sizeof log_path, "%s/scheduler_bench-%d-%s.log", dir, (int)getpid(), names[k]);
             fprintf(stderr, "running %s (repeat %d) ...\n", names[k], rep + 1);
