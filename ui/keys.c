@@ -157,6 +157,13 @@ static int act_ascii(UiState *st) {
     return REACT_REDRAW;
 }
 
+static int act_latency_first(UiState *st) {
+    st->latency_first = !st->latency_first;
+    UiState_setStatus(st, ATTR_NORMAL, "where one curve fits: %s",
+                      st->latency_first ? "estimated total latency" : "the selected task's GFLOPS");
+    return REACT_REDRAW;
+}
+
 static int act_sort(UiState *st) {
     st->sort = (SortKey)((st->sort + 1) % SORT_COUNT);
     st->sort_desc = st->sort != SORT_ID;
@@ -282,6 +289,7 @@ static const UiKey KEYS[] = {
     {'e', "e", "Errors", "error inspector: the task's failures by class and reason", act_errors},
     {'c', "c", "Curves", "show / hide the curves under the table", act_curves},
     {'a', "a", NULL, "draw plots with ASCII instead of Braille (toggle)", act_ascii},
+    {'l', "l", NULL, "where only one curve fits (small terminals): latency or task GFLOPS", act_latency_first},
     {'o', "o", "Sort", "sort by the next column: ID, latency share, trials, best, errors", act_sort},
     {'O', "O", NULL, "reverse the sort order", act_reverse},
     {'w', "w", NULL, "inspector: write the candidate (source, config, error) to a file", act_write},

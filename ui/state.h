@@ -55,8 +55,9 @@ typedef struct UiState {
     int help_scroll;
     char status[256];
     CellAttr status_attr;
-    bool utf8;        /* Braille plots and line drawing */
-    bool ascii_plots; /* user toggle: ASCII plots even on UTF-8 */
+    bool utf8;          /* Braille plots and line drawing */
+    bool ascii_plots;   /* user toggle: ASCII plots even on UTF-8 */
+    bool latency_first; /* where only one curve fits: the session latency instead of the task GFLOPS */
     bool quit_requested;
     bool stopping; /* quit requested, waiting for the engine */
     const UiSteer *steer;

@@ -335,6 +335,8 @@ void Screen_render(CellBuf *cb, UiState *st) {
             Header_render(cb, p, st);
         else if (i == 1)
             Table_render(cb, p, st);
+        else if (i == 2 && st->latency_first && Rect_empty(lay.session_curve))
+            SessionCurve_render(cb, p, st);
         else if (i == 2)
             TaskCurve_render(cb, p, st);
         else if (i == 3)

@@ -182,6 +182,16 @@ TEST(every_size_renders_inside_and_small_says_so) {
     free(d);
     d = screen(&st, 5, 1); /* never crashes, even absurdly small */
     free(d);
+    /* 80x24 has room for one curve: the task's, or with l the session's */
+    d = screen(&st, 80, 24);
+    CHECK_CONTAINS(d, "GFLOPS per trial");
+    CHECK(strstr(d, "over time") == NULL);
+    free(d);
+    UiKeys_handle(&st, 'l');
+    d = screen(&st, 80, 24);
+    CHECK_CONTAINS(d, "Est. total latency (ms) over time");
+    CHECK(strstr(d, "GFLOPS per trial") == NULL);
+    free(d);
     UiState_done(&st);
 }
 
