@@ -8,9 +8,8 @@
  * pool, measure on the cpu target's runner, update). Every config of a task
  * is measured for real ONCE (GFLOPS of its fastest repeat) and the value is
  * shared by every session that proposes it: all tuners then search the same
- * objective, so a noisy
- * measurement (this machine is shared) cannot favour one of them, and the
- * sessions cost less. Per task, with B = the best GFLOPS any session found:
+ * objective, so a noisy measurement (this machine is shared) cannot favour
+ * one of them, and the sessions cost less. Per task, with B = the best GFLOPS any session found:
  * trials each session needed to reach 90% and 95% of B (">N" = never) and the
  * best it reached; over all tasks and seeds the median trials to 95% per
  * tuner and the ratio xgb / random (the goal is <= 1/3). It also reports the
