@@ -122,6 +122,8 @@ void BuilderPool_run(BuilderPool *this, BuildJob *jobs, int n, const atomic_bool
     pthread_mutex_unlock(&this->lock);
 }
 
+int BuilderPool_threads(const BuilderPool *this) { return this->n_threads; }
+
 int BuilderPool_active(BuilderPool *this) { return atomic_load(&this->active); }
 
 void BuilderPool_delete(BuilderPool *this) {

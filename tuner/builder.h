@@ -35,6 +35,7 @@ BuilderPool *BuilderPool_new(int threads, const Target *target, const DeviceInfo
  * *cancel becomes true (may be NULL), jobs not started yet are marked skipped
  * instead of built; the ones in flight finish (bounded by the build timeout). */
 void BuilderPool_run(BuilderPool *this, BuildJob *jobs, int n, const atomic_bool *cancel);
+int BuilderPool_threads(const BuilderPool *this);
 /* Jobs being built right now (for the UI's activity field). */
 int BuilderPool_active(BuilderPool *this);
 void BuilderPool_delete(BuilderPool *this);
