@@ -84,7 +84,26 @@ static void describe(const UiState *st, const UiTask *t, const Record *rec, StrB
     StrBuf_printf(sb, "Task %d: %s\n", t->id, t->label);
     StrBuf_printf(sb, "Workload: %s\n", rec->task_key);
     StrBuf_printf(sb, "Template: %s   target: %s\n", rec->template_name, rec->target);
-    StrBuf_printf(sb, "Config #%llu: %s\n", (unsigned long long)rec->index, rec->config);
+    /* long configs (GPU templates have many knobs) wrap at knob boundaries to fit 80 columns */
+    char head[48];
+    snprintf(head, sizeof head, "Config #%llu:", (unsigned long long)rec->index);
+    StrBuf_append(sb, head);
+    int col = (int)strlen(head);
+    for (const char *p = rec->config; *p;) {
+        while (*p == ' ')
+            p++;
+        int len = (int)strcspn(p, " ");
+        if (len == 0) break;
+        if (col + 1 + len > 76 && col > 4) {
+            StrBuf_append(sb, "\n   ");
+            col = 3;
+        }
+        StrBuf_append(sb, " ");
+        StrBuf_appendn(sb, p, (size_t)len);
+        col += 1 + len;
+        p += len;
+    }
+    StrBuf_append(sb, "\n");
     StrBuf_printf(sb, "Error: %s (%d)   build %.2f s   run %.2f s\n", MeasureError_name(rec->error_no), rec->error_no,
                   rec->build_s, rec->run_s);
     if (rec->regs >= 0 || rec->shared_bytes >= 0)

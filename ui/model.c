@@ -184,26 +184,112 @@ int Ui_failingLine(const char *msg) {
     return 0;
 }
 
+static bool starts_number(const char *s, const char *start) {
+    if (!isdigit((unsigned char)*s)) return false;
+    if (s > start && (isalnum((unsigned char)s[-1]) || s[-1] == '_' || s[-1] == '.')) return false;
+    return true;
+}
+
+/* The end of the number at s, or s when the digits run into a name ("12abc"). */
+static const char *number_end(const char *s) {
+    const char *e = s;
+    while (isdigit((unsigned char)*e))
+        e++;
+    if (*e == '.' && isdigit((unsigned char)e[1])) {
+        e++;
+        while (isdigit((unsigned char)*e))
+            e++;
+    }
+    if (isalpha((unsigned char)*e) || *e == '_') return s;
+    return e;
+}
+
+int Ui_reasonShape(const char *reason, char *key, size_t n, double *nums, int max) {
+    size_t k = 0;
+    int count = 0;
+    for (const char *p = reason; *p;) {
+        const char *e = starts_number(p, reason) ? number_end(p) : p;
+        if (e > p) {
+            if (count < max) nums[count] = strtod(p, NULL);
+            count++;
+            if (k + 1 < n) key[k++] = '#';
+            p = e;
+        } else {
+            /* a name with digits in it stays whole */
+            if (k + 1 < n) key[k++] = *p;
+            p++;
+            while (*p && (isalnum((unsigned char)*p) || *p == '_') && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) {
+                if (k + 1 < n) key[k++] = *p;
+                p++;
+            }
+        }
+    }
+    if (n) key[k < n ? k : n - 1] = '\0';
+    return count;
+}
+
+static void format_num(double v, char *buf, size_t n) {
+    if (v == (double)(long long)v && fabs(v) < 1e15)
+        snprintf(buf, n, "%lld", (long long)v);
+    else
+        snprintf(buf, n, "%g", v);
+}
+
+/* Rebuilds the display reason of a group from its key and number ranges. */
+static void group_display(UiErrGroup *g) {
+    size_t k = 0, n = sizeof g->reason;
+    int slot = 0;
+    for (const char *p = g->key; *p && k + 1 < n; p++) {
+        if (*p != '#') {
+            g->reason[k++] = *p;
+            continue;
+        }
+        char num[64] = "?", a[32], b[32];
+        if (slot < UI_REASON_SLOTS && slot < g->n_slots) {
+            format_num(g->lo[slot], a, sizeof a);
+            format_num(g->hi[slot], b, sizeof b);
+            if (g->lo[slot] == g->hi[slot])
+                snprintf(num, sizeof num, "%s", a);
+            else
+                snprintf(num, sizeof num, "%s-%s", a, b);
+        }
+        slot++;
+        for (const char *q = num; *q && k + 1 < n; q++)
+            g->reason[k++] = *q;
+    }
+    g->reason[k] = '\0';
+}
+
 static void UiTask_addFail(UiTask *t, const Record *rec) {
     t->fails = grow(t->fails, &t->cap_fails, t->n_fails + 1, sizeof *t->fails);
     Record *f = &t->fails[t->n_fails];
     Record_init(f);
     Record_copy(f, rec);
     int fi = t->n_fails++;
-    char reason[UI_REASON_LEN];
+    char reason[UI_REASON_LEN], key[UI_REASON_LEN];
+    double nums[UI_REASON_SLOTS];
     Ui_errorReason(rec->error_msg, reason, sizeof reason);
+    int n_nums = Ui_reasonShape(reason, key, sizeof key, nums, UI_REASON_SLOTS);
     int g = -1;
     for (int i = 0; i < t->n_groups; i++)
-        if (t->groups[i].error_no == rec->error_no && strcmp(t->groups[i].reason, reason) == 0) g = i;
+        if (t->groups[i].error_no == rec->error_no && strcmp(t->groups[i].key, key) == 0) g = i;
     if (g < 0) {
         t->groups = grow(t->groups, &t->cap_groups, t->n_groups + 1, sizeof *t->groups);
         g = t->n_groups++;
         UiErrGroup *ng = &t->groups[g];
         memset(ng, 0, sizeof *ng);
         ng->error_no = rec->error_no;
-        snprintf(ng->reason, sizeof ng->reason, "%s", reason);
+        snprintf(ng->key, sizeof ng->key, "%s", key);
+        ng->n_slots = n_nums;
+        for (int i = 0; i < n_nums && i < UI_REASON_SLOTS; i++)
+            ng->lo[i] = ng->hi[i] = nums[i];
     }
     UiErrGroup *gr = &t->groups[g];
+    for (int i = 0; i < n_nums && i < UI_REASON_SLOTS; i++) {
+        if (nums[i] < gr->lo[i]) gr->lo[i] = nums[i];
+        if (nums[i] > gr->hi[i]) gr->hi[i] = nums[i];
+    }
+    group_display(gr);
     gr->members = grow(gr->members, &gr->cap_members, gr->n_members + 1, sizeof *gr->members);
     gr->members[gr->n_members++] = fi;
     gr->count++;

@@ -31,9 +31,17 @@ typedef struct UiPoint {
     int8_t error_no;
 } UiPoint;
 
+#define UI_REASON_SLOTS 8
+
+/* Failures group by error class and reason "shape": the reason with its
+ * numbers taken out, so "shared memory 54 KiB > 48 KiB" and "shared memory
+ * 96 KiB > 48 KiB" are one group shown as "shared memory 54-96 KiB > 48 KiB". */
 typedef struct UiErrGroup {
     int error_no;
-    char reason[UI_REASON_LEN]; /* first meaningful line of the message, e.g. "shared memory 68 KiB > 48 KiB" */
+    char key[UI_REASON_LEN];    /* the reason with each number replaced by '#' */
+    char reason[UI_REASON_LEN]; /* for display: numbers as the range seen, e.g. "shared memory 54-96 KiB > 48 KiB" */
+    int n_slots;                /* numbers in the reason (at most UI_REASON_SLOTS tracked) */
+    double lo[UI_REASON_SLOTS], hi[UI_REASON_SLOTS];
     int count;
     int *members; /* indices into UiTask.fails, in arrival order */
     int n_members, cap_members;
@@ -122,6 +130,11 @@ bool UiTask_allFailed(const UiTask *this, int min_trials);
  * "error" (else the first non-empty line), with a leading "file:line:col:"
  * location and "error:" prefix removed, trimmed to n-1 bytes. */
 void Ui_errorReason(const char *msg, char *out, size_t n);
+/* Splits a reason into its shape (numbers replaced by '#', key) and its
+ * numbers (at most max); a number is a digit run not glued to a name (so
+ * "sm_80" and "k12.c" stay literal). Returns how many numbers it found. */
+int Ui_reasonShape(const char *reason, char *key, size_t n, double *nums, int max);
+
 /* The source line a compiler message names: "k12.c:34:5: error" or
  * "(34): error" -> 34. 0 when none is named. */
 int Ui_failingLine(const char *msg);

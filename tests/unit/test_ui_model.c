@@ -37,6 +37,43 @@ TEST(error_reason_picks_the_error_line_without_location) {
     CHECK_STR(small, "a very ");
 }
 
+TEST(reason_shape_takes_numbers_out_of_the_reason) {
+    char key[UI_REASON_LEN];
+    double nums[8];
+    CHECK_EQ_INT(Ui_reasonShape("shared memory 68 KiB > 48 KiB", key, sizeof key, nums, 8), 2);
+    CHECK_STR(key, "shared memory # KiB > # KiB");
+    CHECK_NEAR(nums[0], 68, 0);
+    CHECK_NEAR(nums[1], 48, 0);
+    CHECK_EQ_INT(Ui_reasonShape("sm_80: k12.c needs 1.5 ms", key, sizeof key, nums, 8), 1);
+    CHECK_STR(key, "sm_80: k12.c needs # ms");
+    CHECK_NEAR(nums[0], 1.5, 1e-12);
+    CHECK_EQ_INT(Ui_reasonShape("3x3 tile 12abc", key, sizeof key, nums, 8), 0);
+    CHECK_STR(key, "3x3 tile 12abc");
+}
+
+TEST(groups_merge_reasons_that_differ_in_numbers) {
+    UiModel m;
+    UiModel_init(&m);
+    int ti = UiModel_addTask(&m, 0, "k", "k", 1, 1, NULL);
+    const char *msgs[] = {"shared memory 96 KiB > 48 KiB", "shared memory 54 KiB > 48 KiB",
+                          "threads per block 1568 > 1024 (784 threads x 2 virtual threads)",
+                          "shared memory 264 KiB > 48 KiB", "shared memory 54 KiB > 48 KiB"};
+    for (int i = 0; i < 5; i++) {
+        Record r;
+        make_record(&r, "k", (uint64_t)i, 1, msgs[i], 0);
+        UiModel_addRecord(&m, ti, &r, 0, 0);
+        Record_done(&r);
+    }
+    UiTask *t = &m.tasks[ti];
+    CHECK_EQ_INT(t->n_groups, 2);
+    CHECK_EQ_INT(t->groups[0].count, 4);
+    CHECK_STR(t->groups[0].reason, "shared memory 54-264 KiB > 48 KiB");
+    CHECK_STR(t->groups[1].reason, "threads per block 1568 > 1024 (784 threads x 2 virtual threads)");
+    /* each member keeps its own full message */
+    CHECK_STR(t->fails[t->groups[0].members[1]].error_msg, "shared memory 54 KiB > 48 KiB");
+    UiModel_done(&m);
+}
+
 TEST(failing_line_from_compiler_messages) {
     CHECK_EQ_INT(Ui_failingLine("k12.c:34:5: error: expected ';'"), 34);
     CHECK_EQ_INT(Ui_failingLine("In file included\n/tmp/x/k7.cu:8: error: bad"), 8);
@@ -160,6 +197,8 @@ TEST(snapshot_and_latency_series) {
 
 int main(void) {
     RUN(error_reason_picks_the_error_line_without_location);
+    RUN(reason_shape_takes_numbers_out_of_the_reason);
+    RUN(groups_merge_reasons_that_differ_in_numbers);
     RUN(failing_line_from_compiler_messages);
     RUN(records_build_points_best_and_groups);
     RUN(all_failed_detection);

@@ -275,6 +275,31 @@ TEST(inspector_selection_follows_its_group_when_counts_change) {
     UiState_done(&st);
 }
 
+TEST(inspector_wraps_long_configs) {
+    UiState st;
+    setup(&st, true);
+    Record r;
+    Record_init(&r);
+    snprintf(r.config, sizeof r.config,
+             "tile_f=[2,1,4,8] tile_y=[2,1,14,1] tile_x=[1,2,2,7] tile_rc=[2,16,2] tile_ry=[1,3,1] tile_rx=[1,1,3] "
+             "auto_unroll_max_step=0 unroll_explicit=1");
+    r.index = 27936371;
+    Record_setError(&r, 1, "shared memory 96 KiB > 48 KiB");
+    UiModel_addRecord(&st.model, 2, &r, 0, 0);
+    Record_done(&r);
+    UiKeys_handle(&st, 'j');
+    UiKeys_handle(&st, 'j');
+    UiKeys_handle(&st, 'e');
+    UiKeys_handle(&st, UI_KEY_ENTER);
+    UiKeys_handle(&st, UI_KEY_ENTER);
+    char *d = screen(&st, 80, 24);
+    CHECK_CONTAINS(d, "Config #27936371: tile_f=[2,1,4,8] tile_y=[2,1,14,1] tile_x=[1,2,2,7]");
+    CHECK_CONTAINS(d, "    tile_rc=[2,16,2] tile_ry=[1,3,1] tile_rx=[1,1,3] auto_unroll_max_step=0");
+    CHECK_CONTAINS(d, "    unroll_explicit=1");
+    free(d);
+    UiState_done(&st);
+}
+
 TEST(inspector_without_template_says_why) {
     UiState st;
     setup(&st, true);
@@ -444,6 +469,7 @@ int main(void) {
     RUN(every_size_renders_inside_and_small_says_so);
     RUN(inspector_groups_candidates_and_source);
     RUN(inspector_selection_follows_its_group_when_counts_change);
+    RUN(inspector_wraps_long_configs);
     RUN(inspector_without_template_says_why);
     RUN(help_lists_every_key_of_the_table);
     RUN(steering_keys_call_the_engine_and_show_at_once);
