@@ -194,6 +194,7 @@ typedef struct Cand {
 
 typedef struct TuneStats {
     int trials, invalid, failed;
+    double worst_s; /* slowest correct trial (the spread of the space) */
     double wall_s, cc_s_sum, cc_cpu_sum;
     int cc_n;
     Cand top[TOP_K]; /* best first */
@@ -381,7 +382,10 @@ static void bench_tune_local(BenchTask *t, const Options *opt, int threads, Tune
             s->trials++;
             s->cc_s_sum += b[i].secs, s->cc_cpu_sum += b[i].cpu_s, s->cc_n++;
             double secs = b[i].status == 0 ? task_measure(t, b[i].so, 3, 0.01, NULL, NULL) : INFINITY;
-            if (!isfinite(secs)) s->failed++;
+            if (!isfinite(secs))
+                s->failed++;
+            else if (secs > s->worst_s)
+                s->worst_s = secs;
             top_insert(s, idx[i], secs);
             unlink(b[i].so);
             unlink(b[i].src);
@@ -433,7 +437,9 @@ static Status bench_tune_engine(BenchTask *t, const Options *opt, TuneStats *s, 
             for (int i = 0; i < got; i++) {
                 if (ev[i].kind == EV_RESULT && ev[i].record) {
                     s->cc_s_sum += ev[i].record->build_s, s->cc_cpu_sum += ev[i].record->build_s, s->cc_n++;
-                    if (ev[i].gflops > 0) top_insert(s, ev[i].record->index, t->flops / (ev[i].gflops * 1e9));
+                    double secs = ev[i].gflops > 0 ? t->flops / (ev[i].gflops * 1e9) : INFINITY;
+                    if (isfinite(secs) && secs > s->worst_s) s->worst_s = secs;
+                    top_insert(s, ev[i].record->index, secs);
                 }
                 EngineEvent_done(&ev[i]);
             }
@@ -718,9 +724,10 @@ int main(int argc, char **argv) {
                num(c[5], g / vn, 1), num(c[6], g / bn, 1), num(c[7], refn / tn, 2), num(c[8], refnmin / tnmin, 2),
                pack1 * 1e3, s.wall_s > 0 ? s.trials / s.wall_s : 0.0, s.cc_n ? s.cc_cpu_sum / s.cc_n : 0.0, cfg);
         sum_ratio1 += log(ref1 / t1), n_ratio1++;
-        if (s.failed || s.invalid)
-            printf("%-26s   (%d trials, %d failed, %d rejected by precheck; oneDNN impl %s)\n", "", s.trials, s.failed,
-                   s.invalid, impl[0] ? impl : "-");
+        printf("%-26s   (%d trials: %d failed, %d rejected by precheck; slowest correct trial %.1f GFLOPS = %.1fx"
+               " slower than the best; oneDNN impl %s)\n",
+               "", s.trials, s.failed, s.invalid, s.worst_s > 0 ? g / s.worst_s : 0.0,
+               s.n_top && s.worst_s > 0 ? s.worst_s / s.top[0].secs : 0.0, impl[0] ? impl : "-");
         fflush(stdout);
         task_done(&t);
     }

@@ -38,6 +38,17 @@ int CpuGen_filterLE(const int64_t *in, int n, int64_t cap, int64_t *out);
  * the state fields s->args, s->res, s->out. */
 void CpuGen_emitResidualAndFinish(StrBuf *sb, bool nhwc, int ai_res, int ai_out);
 
+/* Template features (Template.features) of every CPU template start with the
+ * same seven values, so that a model can be shared between operators:
+ *   0 accumulators in the register tile   1 vector registers the tile needs
+ *   2 vector width (floats)               3 innermost output extent (floats)
+ *   4 register tile width                 5 innermost reduction extent
+ *   6 unrolled steps of the inner loop
+ * then log2 working-set bytes of the L1 / L2 / L3 levels, whether the L1 and
+ * L2 sets fit, the padding waste and the parallel iterations. */
+#define CPU_FEATURE_ACCUMULATORS 0
+#define CPU_FEATURE_UNROLLED 6
+
 /* Per-core cache sizes used by the working-set features (bytes). */
 #define CPU_L1_BYTES (32 * 1024)
 #define CPU_L2_BYTES (1024 * 1024)

@@ -236,7 +236,8 @@ static int dw_features(const Workload *wl, const Space *space, const int32_t *ch
         (float)p.vf,
         (float)p.OCB,
         (float)p.RN,
-        (float)((p.unroll_kw ? p.KW : 1) * (p.unroll_kh ? p.KH : 1)),
+        (float)p.KW,                                                  /* innermost reduction extent */
+        (float)((p.unroll_kw ? p.KW : 1) * (p.unroll_kh ? p.KH : 1)), /* unrolled steps */
         CpuGen_log2p(l1),
         CpuGen_log2p(l2),
         CpuGen_log2p(l3),

@@ -82,8 +82,8 @@ static void gemm_plan(const Workload *wl, const Space *space, const int32_t *cho
     p->unroll_k = (int)Space_optionByName(space, choice, "unroll_k");
 }
 
-/* accumulators + the B vectors of one k step (the A broadcast can be an FMA
- * memory operand) */
+/* accumulators + the B vectors of one k step (the A broadcast is not counted:
+ * one over budget costs a single spilled accumulator, see conv2d_cpu.c) */
 static int gemm_regsNeeded(const GemmPlan *p) { return (int)(p->MR * p->NRV + p->NRV); }
 
 static bool gemm_precheck(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
