@@ -493,10 +493,12 @@ TEST(xgb_propose_does_not_wait_for_a_refit) {
 }
 
 TEST(xgb_transfer_trains_the_first_model) {
-    /* Records of another task with the same template seed the first plan. */
-    Fixture f, other;
+    /* Records of two other tasks with the same template seed the first plan;
+     * two sources make the rank loss train on groups (pairs within a task). */
+    Fixture f, other[2];
     Fixture_init(&f, false, 64);
-    Fixture_init(&other, false, 64);
+    Fixture_init(&other[0], false, 64);
+    Fixture_init(&other[1], false, 64);
     enum { NX = 300 };
     uint64_t xi[NX];
     double xg[NX];
@@ -504,9 +506,11 @@ TEST(xgb_transfer_trains_the_first_model) {
     Rng rng;
     Rng_seed(&rng, 17);
     for (int i = 0; i < NX; i++) {
-        xi[i] = Rng_below(&rng, other.task.space.total);
-        xg[i] = 3 * synth_gflops(&other.task.space, xi[i]); /* another scale: labels are normalised per task */
-        xt[i] = &other.task;
+        Fixture *o = &other[i % 2];
+        xi[i] = Rng_below(&rng, o->task.space.total);
+        /* other scales: labels are normalised per source task */
+        xg[i] = (i % 2 ? 3 : 0.5) * synth_gflops(&o->task.space, xi[i]);
+        xt[i] = &o->task;
     }
     f.ctx.n_transfer = NX;
     f.ctx.transfer_index = xi;
@@ -519,19 +523,33 @@ TEST(xgb_transfer_trains_the_first_model) {
     VisitedSet v;
     VisitedSet_init(&v);
     uint64_t out[64];
+    double g[64];
     CHECK_EQ_INT(strategy_xgb.propose(self, &v, out, 64), 64);
     double sum = 0;
-    for (int i = 0; i < 64; i++) sum += synth_gflops(&f.task.space, out[i]) / f.best;
+    for (int i = 0; i < 64; i++) {
+        g[i] = synth_gflops(&f.task.space, out[i]);
+        sum += g[i] / f.best;
+    }
     char line[256];
     strategy_xgb.status(self, line, sizeof line);
     printf("  transfer: first plan mean %.3f of the optimum; %s\n", sum / 64, line);
     CHECK_CONTAINS(line, "300 transferred");
+    /* with its own results too: three groups */
+    strategy_xgb.update(self, out, g, 64);
+    CHECK_EQ_INT(strategy_xgb.propose(self, &v, out, 64), 64);
+    double t0 = clock_mono();
+    while (status_has(self, "refitting") && clock_mono() - t0 < 30) usleep(2000);
+    strategy_xgb.status(self, line, sizeof line);
+    printf("  %s\n", line);
+    CHECK_CONTAINS(line, "fitted on 364 points");
+    CHECK(strstr(line, "failed") == NULL);
     f.ctx.n_transfer = 0;
     double cold = first_plan_mean(&f, 3, false);
     CHECK(sum / 64 > 1.5 * cold);
     VisitedSet_done(&v);
     strategy_xgb.destroy(self);
-    Fixture_done(&other);
+    Fixture_done(&other[1]);
+    Fixture_done(&other[0]);
     Fixture_done(&f);
 }
 
