@@ -237,6 +237,7 @@ static int act_stop_task(UiState *st) {
         return REACT_REDRAW;
     }
     st->steer->stop_task(st->steer_ctx, t->id);
+    t->want_stop = true; /* "stopping" until a snapshot confirms */
     UiState_setStatus(st, ATTR_NORMAL, "stopping task %d (its records stay in the log)", t->id);
     return REACT_REDRAW;
 }

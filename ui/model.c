@@ -338,6 +338,7 @@ void UiModel_applySnapshot(UiModel *this, const SessionSnapshot *snap) {
         UiTask *t = &this->tasks[ti];
         t->row = snap->rows[r];
         /* a steering request shows until the engine has applied it */
+        if (t->want_stop && (t->row.state == TASK_STOPPED || t->row.state == TASK_DONE)) t->want_stop = false;
         if (t->want_priority != UI_NO_REQUEST) {
             if (t->row.priority == t->want_priority || t->row.state == TASK_DONE || t->row.state == TASK_STOPPED)
                 t->want_priority = UI_NO_REQUEST;

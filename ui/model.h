@@ -65,6 +65,7 @@ typedef struct UiTask {
     /* scheduler row: from snapshots in a session, derived from records in a view */
     TaskRow row;
     int want_paused;   /* -1 none; 0/1 while a pause/resume request is not yet in a snapshot */
+    bool want_stop;    /* a stop asked for and not yet in a snapshot */
     int want_priority; /* UI_NO_REQUEST, or a priority asked for and not yet in a snapshot */
     bool warned_all_failed;
     bool from_log;      /* read from a log (`tunetop view`): no live state */

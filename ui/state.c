@@ -96,6 +96,7 @@ void UiState_setStatus(UiState *this, CellAttr attr, const char *fmt, ...) {
 
 const char *UiState_taskStateText(const UiTask *t) {
     if (t->from_log) return "logged";
+    if (t->want_stop && t->row.state != TASK_STOPPED && t->row.state != TASK_DONE) return "stopping";
     if (t->want_paused == 1 && t->row.state != TASK_PAUSED) return "pausing";
     if (t->want_paused == 0 && t->row.state == TASK_PAUSED) return "resuming";
     switch (t->row.state) {

@@ -324,7 +324,7 @@ int Ui_runView(const char *log_path, const UiOptions *opt, volatile int *stop_fl
                           view.consumed, log_path);
     char cerr[256];
     if (!CRT_init(opt->color, &st.utf8, cerr, sizeof cerr)) {
-        fprintf(stderr, "tunetop view: %s\n", cerr);
+        fprintf(stderr, "tunetop view: %s (for text: tunetop best LOG, tunetop dump LOG)\n", cerr);
         UiLogView_done(&view);
         UiState_done(&st);
         return 1;

@@ -368,6 +368,14 @@ TEST(steering_keys_call_the_engine_and_show_at_once) {
     UiKeys_handle(&st, 'P');
     CHECK_STR(steer_log, "pause(0,1) pause(0,0) prio(0,1) prio(0,2) prio(1,-1) stop(1) all(1) ");
     d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "stopping"); /* task 1, until the engine reports it stopped */
+    free(d);
+    st.model.tasks[1].row.state = TASK_STOPPED;
+    for (int i = 0; i < 3; i++)
+        rows[i] = st.model.tasks[i].row;
+    UiModel_applySnapshot(&st.model, &s);
+    CHECK(!st.model.tasks[1].want_stop);
+    d = screen(&st, 120, 40);
     CHECK_CONTAINS(d, "+2");
     free(d);
     /* sorting by errors puts task 1 first */
