@@ -8,10 +8,13 @@
  *
  * Threads: everything runs on the engine thread except refits, which a
  * private background thread does on a snapshot of the data, at a low
- * priority, so measurement never waits for training: propose() plans with
- * the current model, and a newer model replaces it when it is ready. Only
- * the very first model is trained synchronously (there is nothing to plan
- * with before it, and it is small).
+ * priority, so measurement does not wait for training: propose() plans with
+ * the current model, and a newer model replaces it when it is ready. Two
+ * bounded exceptions: the very first model is trained synchronously (there
+ * is nothing to plan with before it, and it is small), and a new plan waits
+ * for an in-flight refit at most 1% of the wall time the previous plan took
+ * (GRACE_FRACTION), so that when training is fast next to measurement each
+ * plan uses the freshest model rather than one a plan old.
  *
  * The loss is "rank" unless the environment variable TUNETOP_XGB_LOSS says
  * "reg" (StrategyContext has no option slot for it).
@@ -23,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
