@@ -268,10 +268,13 @@ void Table_render(CellBuf *cb, Rect r, UiState *st) {
         if (ti == st->selected) CellBuf_paint(cb, (Rect){r.x, y, r.w, 1}, ATTR_SELECTED);
     }
     if (st->n_order > rows) {
+        /* which rows are shown, in the Task column's title (always there) */
         char more[48];
-        snprintf(more, sizeof more, " rows %d-%d of %d ", st->table_top + 1,
+        snprintf(more, sizeof more, "%d-%d/%d", st->table_top + 1,
                  st->table_top + rows < st->n_order ? st->table_top + rows : st->n_order, st->n_order);
-        CellBuf_text(cb, r.x + r.w - (int)strlen(more), r.y, more, ATTR_DIM, -1);
+        int tx = r.x + w[COL_MARK] + 1 + w[COL_ID] + 1;
+        int len = (int)strlen(more);
+        if (w[COL_TASK] >= len + 6) CellBuf_text(cb, tx + w[COL_TASK] - len, r.y, more, ATTR_TITLE, len);
     }
 }
 

@@ -180,6 +180,20 @@ TEST(every_size_renders_inside_and_small_says_so) {
     d = screen(&st, 120, 10);
     CHECK_CONTAINS(d, "terminal too small: need 80x24");
     free(d);
+    /* more tasks than rows: the table scrolls with the selection and says which rows it shows */
+    for (int i = 3; i < 30; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "dense:m=%d,n=8,k=8", i);
+        UiModel_addTask(&st.model, i, key, key, 1e6, 1, NULL);
+    }
+    UiState_sort(&st); /* as the UI loop does after new tasks or events */
+    UiKeys_handle(&st, UI_KEY_END);
+    d = screen(&st, 80, 24);
+    CHECK_CONTAINS(d, "Task    23-30/30");
+    CHECK_CONTAINS(d, "   29 dense:m=29,n=8,~");
+    CHECK_CONTAINS(d, "Err State    Pri");
+    free(d);
+    UiKeys_handle(&st, UI_KEY_HOME);
     d = screen(&st, 5, 1); /* never crashes, even absurdly small */
     free(d);
     /* 80x24 has room for one curve: the task's, or with l the session's */
