@@ -278,8 +278,10 @@ static Status conv2d_generate(const Workload *wl, const Space *space, const int3
     StrBuf_append(&sb, "#define IN_H ((size_t)WP * ICB)\n#define IN_C ((size_t)HP * IN_H)\n"
                        "#define IN_N ((size_t)ICC * IN_C)\n#define W_OCC ((size_t)ICC * KH * KW * ICB * OCB)\n"
                        "#define O_N ((size_t)OCC * OH * OWP * OCB)\n");
+    CpuGen_beginHelpers(&sb);
     conv_emitSetup(&sb, &p, ai_bias);
     conv_emitPackFinish(&sb, &p, ai_res, ai_out);
+    CpuGen_endHelpers(&sb);
     conv_emitRun(&sb, &p);
     out->source = StrBuf_take(&sb);
     snprintf(out->entry, sizeof out->entry, "tt_run");

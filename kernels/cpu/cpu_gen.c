@@ -31,6 +31,10 @@ void CpuGen_prelude(StrBuf *sb, int vf) {
                   vf, vf * 4, vf * 4);
 }
 
+void CpuGen_beginHelpers(StrBuf *sb) { StrBuf_append(sb, "#pragma GCC push_options\n#pragma GCC optimize(\"O1\")\n"); }
+
+void CpuGen_endHelpers(StrBuf *sb) { StrBuf_append(sb, "#pragma GCC pop_options\n"); }
+
 int CpuGen_divisors(int64_t x, int64_t cap, int64_t *out, int max) {
     int64_t all[4096];
     int n = 0;

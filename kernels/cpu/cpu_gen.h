@@ -25,6 +25,12 @@ int CpuGen_vregs(const DeviceInfo *dev);
  * MIN, an aligned allocator tt_alloc (zeroed, 64-byte aligned). */
 void CpuGen_prelude(StrBuf *sb, int vf);
 
+/* Bracket the untimed or apart-timed helpers (tt_setup, tt_pack, tt_finish,
+ * tt_teardown): they are compiled at -O1, which halves the compile time of a
+ * candidate (0.21 -> 0.13 s CPU for a ResNet conv) and measured no slower. */
+void CpuGen_beginHelpers(StrBuf *sb);
+void CpuGen_endHelpers(StrBuf *sb);
+
 /* Writes the divisors of x that are <= cap into out (ascending, at most max
  * values, keeping the largest ones when there are too many); returns count. */
 int CpuGen_divisors(int64_t x, int64_t cap, int64_t *out, int max);

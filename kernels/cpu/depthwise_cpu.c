@@ -172,6 +172,7 @@ static Status dw_generate(const Workload *wl, const Space *space, const int32_t 
                   p.residual ? 1 : 0);
     StrBuf_append(&sb, "#define IN_H ((size_t)WP * OCB)\n#define IN_C ((size_t)HP * IN_H)\n"
                        "#define O_N ((size_t)OCC * OH * OWP * OCB)\n");
+    CpuGen_beginHelpers(&sb);
     /* setup: state, weights [oc][kh][kw] (NCHW: [ci][mult][kh][kw]; NHWC: [kh][kw][ci][mult]) -> blocked */
     StrBuf_append(&sb, "typedef struct St { float **args; float *in, *w, *bias, *res, *out; } St;\n"
                        "int tt_setup(float **args, void **state) {\n"
@@ -214,6 +215,7 @@ static Status dw_generate(const Workload *wl, const Space *space, const int32_t 
                  "        for (int oc = 0; oc < CO; oc++) dp[(size_t)(oc / OCB) * IN_C + oc % OCB] = sp[oc / MULT];\n"
                  "    }\n");
     CpuGen_emitResidualAndFinish(&sb, p.nhwc, ai_res, ai_out);
+    CpuGen_endHelpers(&sb);
     dw_emitRun(&sb, &p);
     out->source = StrBuf_take(&sb);
     snprintf(out->entry, sizeof out->entry, "tt_run");

@@ -182,6 +182,7 @@ static Status gemm_generate(const Workload *wl, const Space *space, const int32_
     if (p.MT) gemm_emitMicro(&sb, &p, (int)p.MT);
 
     /* setup / pack / finish / teardown */
+    CpuGen_beginHelpers(&sb);
     StrBuf_append(&sb, "int tt_setup(float **args, void **state) {\n"
                        "    St *s = calloc(1, sizeof *s);\n    if (!s) return 1;\n    s->args = args;\n"
                        "    s->bp = tt_alloc((size_t)BATCH * NP * K * NR);\n"
@@ -196,6 +197,7 @@ static Status gemm_generate(const Workload *wl, const Space *space, const int32_
                        "void tt_pack(void *sv) {\n    St *s = sv;\n    (void)s;\n");
     if (p.batched) gemm_emitPackB(&sb, "s->args[1]");
     StrBuf_append(&sb, "}\n");
+    CpuGen_endHelpers(&sb);
 
     /* one (m block, n panel) pair of a k block */
     StrBuf_printf(&sb,

@@ -24,7 +24,7 @@
 
 extern const Template tmpl_conv2d_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
 
-#define CONFIGS_PER_CASE 4 /* 3 random + the valid config with the biggest unrolled register tile */
+#define CONFIGS_PER_CASE 3 /* 2 random + the valid config with the biggest unrolled register tile */
 #define MAX_JOBS 64
 
 static char g_dir[256];
