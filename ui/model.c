@@ -328,10 +328,9 @@ void UiModel_applySnapshot(UiModel *this, const SessionSnapshot *snap) {
     this->measuring = snap->measuring;
     this->next_task = snap->next_task;
     this->finished = snap->finished;
-    if (isfinite(snap->est_latency_s)) {
-        this->est_latency_s = snap->est_latency_s;
-        if (!isfinite(this->first_est_s)) this->first_est_s = snap->est_latency_s;
-    }
+    /* the series takes every estimate the snapshots show too, so the curve
+     * and the header's "first estimate" agree */
+    if (isfinite(snap->est_latency_s)) UiModel_addLatency(this, snap->elapsed_s, snap->est_latency_s);
     for (int r = 0; r < snap->n_tasks; r++) {
         int ti = UiModel_findId(this, snap->rows[r].id);
         if (ti < 0) continue;
