@@ -45,9 +45,9 @@
 #include "tuner/engine.h"
 #include "tuner/strategy.h"
 
-/* Strong references: the registries (tuner/strategy.c, kernels/registry.c)
- * refer to these weakly, and a weak reference does not pull an object out of
- * a static library, so without these the bench would find none of them. */
+/* Strong references to what the bench needs from the static libraries: the
+ * registries once referred to them weakly, which does not pull an object out
+ * of a static library; these keep the bench working whatever they do. */
 extern const Strategy strategy_xgb;
 extern const Target target_cpu;
 extern const Template tmpl_conv2d_cpu, tmpl_dense_cpu;
