@@ -93,7 +93,7 @@ void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *se
     int total = 0;
     for (int s = 0; s < n_series; s++)
         for (int i = 0; i < series[s].n; i++) {
-            double x = series[s].x[i], y = series[s].y[i];
+            double x = series[s].x[i], y = spec->log_y ? log10(series[s].y[i]) : series[s].y[i];
             if (!isfinite(x) || !isfinite(y)) continue;
             xmin = fmin(xmin, x);
             xmax = fmax(xmax, x);
@@ -124,7 +124,7 @@ void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *se
         if (pad <= 0) pad = fabs(ymax) * 0.1 + 1e-12;
         ymin -= pad;
         ymax += pad;
-        if (ymin < 0 && spec->y_scale > 0) ymin = 0;
+        if (ymin < 0 && spec->y_scale > 0 && !spec->log_y) ymin = 0;
     }
     if (ymax <= ymin) ymax = ymin + 1;
     if (xmax <= xmin) xmax = xmin + 1;
@@ -138,7 +138,7 @@ void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *se
     for (int s = 0; s < n_series; s++) {
         int lx = -1, ly = -1;
         for (int i = 0; i < series[s].n; i++) {
-            double x = series[s].x[i], y = series[s].y[i];
+            double x = series[s].x[i], y = spec->log_y ? log10(series[s].y[i]) : series[s].y[i];
             if (!isfinite(x) || !isfinite(y)) continue;
             int dx = (int)lround((x - xmin) / (xmax - xmin) * (c.dw - 1));
             int dy = (c.dh - 1) - (int)lround((y - ymin) / (ymax - ymin) * (c.dh - 1));
@@ -173,7 +173,7 @@ void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *se
         ys[i] = (int)lround((ymax - vs[i]) / (ymax - ymin) * (ph - 1));
     for (int i = 0; i < 3; i++) {
         if (i == 1 && (ys[1] <= ys[0] || ys[1] >= ys[2])) continue;
-        format_axis(vs[i] * scale, lab, sizeof lab);
+        format_axis((spec->log_y ? pow(10, vs[i]) : vs[i]) * scale, lab, sizeof lab);
         int len = (int)strlen(lab);
         if (len > Y_LABEL_W - 1) len = Y_LABEL_W - 1;
         CellBuf_text(cb, px - 1 - len, py + ys[i], lab, ATTR_DIM, Y_LABEL_W - 1);
@@ -245,8 +245,16 @@ void SessionCurve_render(CellBuf *cb, Rect r, const UiState *st) {
     for (int i = 0; i < n; i++)
         top = fmax(top, y[i]);
     bool us = n > 0 && top < 1e-3;
+    /* an estimate that fell by more than 10x reads better on a log axis */
+    double low = top;
+    for (int i = 0; i < n; i++)
+        low = fmin(low, y[i]);
+    bool log_y = n > 1 && low > 0 && top / low > 10;
     PlotSeries s = {x, y, n, true, true, ATTR_SERIES3};
-    PlotSpec spec = {.title = us ? "Est. total latency (us) over time" : "Est. total latency (ms) over time",
+    PlotSpec spec = {.title =
+                         us ? (log_y ? "Est. total latency (us, log) over time" : "Est. total latency (us) over time")
+                            : (log_y ? "Est. total latency (ms, log) over time" : "Est. total latency (ms) over time"),
+                     .log_y = log_y,
                      .xlabel = "seconds",
                      .y_scale = us ? 1e6 : 1e3,
                      .braille = braille,

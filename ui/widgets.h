@@ -22,6 +22,7 @@ typedef struct PlotSpec {
     const char *title;  /* in the top border */
     const char *xlabel; /* under the x axis, centred */
     bool y_from_zero;   /* y axis starts at 0 (GFLOPS); else at the data minimum */
+    bool log_y;         /* logarithmic y (values <= 0 are skipped); labels stay in data units */
     double y_scale;     /* multiply y values for the labels (1e3: seconds -> ms) */
     bool braille;       /* 2x4 dots per cell (UTF-8), else one ASCII mark per cell */
     const char *empty;  /* text shown when there is no data */

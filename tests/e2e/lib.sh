@@ -28,11 +28,17 @@ fail() {
 }
 
 # start COLS ROWS COMMAND...: a detached session running COMMAND in $WORK;
-# the pane stays after the command ends (remain-on-exit) so that its exit
-# code and the restored terminal can be checked.
+# the shell stays after the command ends (it sleeps) so that the exit code
+# and the restored terminal can be checked. A previous "main" is replaced.
 start() {
     local cols=$1 rows=$2
     shift 2
+    # a placeholder session keeps the server up between runs: killing the
+    # last session ends the server, and a new one started right then races
+    # with its shutdown
+    tm has-session -t hold 2>/dev/null || tm new-session -d -s hold -x 20 -y 5 "exec sleep 3600" ||
+        fail "cannot start tmux"
+    tm kill-session -t main 2>/dev/null
     tm new-session -d -x "$cols" -y "$rows" -s main -c "$WORK" \
         "env LANG=C.UTF-8 TERM=screen-256color $*; echo \"EXIT=\$?\"; exec sleep 3600" ||
         fail "cannot start tmux"

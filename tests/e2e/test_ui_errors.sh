@@ -60,7 +60,6 @@ check_restored
 "$TT" dump "$LOG" >/dev/null 2>"$WORK/dump.err" || fail "tunetop dump failed: $(cat "$WORK/dump.err")"
 
 # the same log in `tunetop view`
-tm kill-session -t main
 start 100 30 "$TT" view "$LOG"
 wait_for 'logged' 10
 wait_for 'log span' 5
@@ -76,7 +75,6 @@ wait_for 'EXIT=0' 10
 check_restored
 
 # the view follows the log while a session appends to it
-tm kill-session -t main
 n=$("$TT" dump "$LOG" | grep -c '^{')
 start 100 30 "$TT" view "$LOG"
 wait_for "Trials $n " 10
@@ -97,7 +95,6 @@ wait_for 'EXIT=139' 10
 check_restored
 
 # no UTF-8: ASCII plots and boxes; NO_COLOR: monochrome
-tm kill-session -t main
 start 100 30 env LANG=C NO_COLOR=1 "$TT" view "$LOG"
 wait_for 'logged' 10
 wait_for '^\+ Task 0' 5

@@ -484,7 +484,19 @@ TEST(strategy_line_of_the_selected_task) {
     UiState_done(&st);
 }
 
+TEST(latency_curve_goes_log_when_it_falls_far) {
+    UiState st;
+    setup(&st, true);
+    UiModel_addLatency(&st.model, 80, 0.0002); /* 10 ms -> 0.2 ms: 50x */
+    char *d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "Est. total latency (ms, log) over time");
+    CHECK_CONTAINS(d, "  0.164"); /* bottom label: 0.2 ms less padding (in log space), in ms */
+    free(d);
+    UiState_done(&st);
+}
+
 int main(void) {
+    RUN(latency_curve_goes_log_when_it_falls_far);
     RUN(key_table_is_consistent);
     RUN(strategy_line_of_the_selected_task);
     RUN(main_screen_header_table_curves);
