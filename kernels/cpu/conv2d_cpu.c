@@ -26,6 +26,9 @@ typedef struct ConvPlan {
     int64_t N, CI, H, W, CO, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW;
     int64_t ICB, ICC, OCV, OCB, OCC, RN, OWP, HP, WP;
     int order, red, unroll_kw, unroll_ic;
+    int64_t OSTR; /* floats between two output columns: oc_bn (blocked) or co (direct) */
+    bool direct;  /* NHWC only: tt_run writes the canonical output itself (no tt_finish) */
+    int ai_res, ai_out;
     bool nhwc, bias, relu, residual;
 } ConvPlan;
 
@@ -58,7 +61,9 @@ static Status conv2d_defineSpace(const Workload *wl, const DeviceInfo *dev, Spac
     if (Space_addOption(space, "red", two, 2, err) != TT_OK) return TT_ERR;
     if (Space_addOption(space, "unroll_kw", two, wl->kw > 1 ? 2 : 1, err) != TT_OK) return TT_ERR;
     n = CpuGen_filterLE(UNROLL_IC, 3, wl->ci, vals);
-    return Space_addOption(space, "unroll_ic", vals, n, err);
+    if (Space_addOption(space, "unroll_ic", vals, n, err) != TT_OK) return TT_ERR;
+    /* NHWC output rows are [ow][co]: an oc_bn-vector tile can be stored in place */
+    return Space_addOption(space, "out_direct", two, wl->layout == LAYOUT_NHWC ? 2 : 1, err);
 }
 
 static void conv_plan(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
@@ -88,8 +93,14 @@ static void conv_plan(const Workload *wl, const Space *space, const int32_t *cho
     p->red = (int)Space_optionByName(space, choice, "red");
     p->unroll_kw = (int)Space_optionByName(space, choice, "unroll_kw");
     p->unroll_ic = (int)Space_optionByName(space, choice, "unroll_ic");
+    p->direct = Space_optionByName(space, choice, "out_direct") != 0;
+    p->OSTR = p->direct ? p->CO : p->OCB;
     p->nhwc = wl->layout == LAYOUT_NHWC;
     p->bias = wl->bias, p->relu = wl->relu, p->residual = wl->residual;
+    int ai = 2;
+    if (p->bias) ai++;
+    p->ai_res = p->residual ? ai++ : -1;
+    p->ai_out = ai;
 }
 
 /* accumulators + one register per weight vector. The broadcast register is not
@@ -111,6 +122,13 @@ static bool conv2d_precheck(const Workload *wl, const Space *space, const int32_
     if (regs > p.vregs) {
         snprintf(reason, n, "register tile %lldx%lld vectors needs %d vector registers > %d", (long long)p.OCV,
                  (long long)p.RN, regs, p.vregs);
+        return false;
+    }
+    if (p.direct && (p.CO % p.OCB != 0 || p.OW % p.RN != 0)) {
+        snprintf(reason, n,
+                 "direct NHWC output needs co %% oc_bn == 0 and ow %% reg_n == 0 (co %lld, oc_bn %lld, ow %lld,"
+                 " reg_n %lld)",
+                 (long long)p.CO, (long long)p.OCB, (long long)p.OW, (long long)p.RN);
         return false;
     }
     int64_t fmas = conv_unrolledFmas(&p);
@@ -166,10 +184,18 @@ static void conv_emitRun(StrBuf *sb, const ConvPlan *p) {
     else
         StrBuf_append(sb, "    for (int oh = 0; oh < OH; oh++)\n    for (int occ = 0; occ < OCC; occ++) {\n");
     StrBuf_append(sb, "const float *wb = s->w + (size_t)occ * W_OCC;\n"
-                      "const float *ibase = s->in + (size_t)n * IN_N + (size_t)oh * SH * IN_H;\n"
-                      "size_t oofs = (((size_t)n * OCC + occ) * OH + oh) * OWP * OCB;\n"
-                      "float *ob = s->out + oofs;\n");
-    if (p->residual) StrBuf_append(sb, "const float *rb = s->res + oofs;\n");
+                      "const float *ibase = s->in + (size_t)n * IN_N + (size_t)oh * SH * IN_H;\n");
+    if (p->direct) {
+        StrBuf_printf(sb,
+                      "size_t oofs = (((size_t)n * OH + oh) * OW) * CO + (size_t)occ * OCB;\n"
+                      "float *ob = s->args[%d] + oofs;\n",
+                      p->ai_out);
+        if (p->residual) StrBuf_printf(sb, "const float *rb = s->args[%d] + oofs;\n", p->ai_res);
+    } else {
+        StrBuf_append(sb, "size_t oofs = (((size_t)n * OCC + occ) * OH + oh) * OWP * OCB;\n"
+                          "float *ob = s->out + oofs;\n");
+        if (p->residual) StrBuf_append(sb, "const float *rb = s->res + oofs;\n");
+    }
     StrBuf_append(sb, "for (int owo = 0; owo < OWP; owo += RN) {\n"
                       "const float *ib = ibase + (size_t)owo * SW * ICB;\n");
     for (int v = 0; v < p->OCV; v++) {
@@ -189,10 +215,10 @@ static void conv_emitRun(StrBuf *sb, const ConvPlan *p) {
         for (int v = 0; v < p->OCV; v++) {
             char acc[32];
             snprintf(acc, sizeof acc, "a%d_%d", v, r);
-            long long ofs = (long long)(r * p->OCB + v * p->vf);
-            if (p->residual) StrBuf_printf(sb, "%s += LD(rb + owo * OCB + %lld);\n", acc, ofs);
+            long long ofs = (long long)(r * p->OSTR + v * p->vf);
+            if (p->residual) StrBuf_printf(sb, "%s += LD(rb + (size_t)owo * OSTR + %lld);\n", acc, ofs);
             if (p->relu) StrBuf_printf(sb, "%s = RELU(%s);\n", acc, acc);
-            StrBuf_printf(sb, "ST(ob + owo * OCB + %lld, %s);\n", ofs, acc);
+            StrBuf_printf(sb, "ST(ob + (size_t)owo * OSTR + %lld, %s);\n", ofs, acc);
         }
     }
     StrBuf_append(sb, "}\n}\n}\n");
@@ -219,7 +245,10 @@ static void conv_emitPackFinish(StrBuf *sb, const ConvPlan *p, int ai_res, int a
                           " + (size_t)(w + PW) * ICB;\n"
                           "        for (int c = 0; c < CI; c++) dp[(size_t)(c / ICB) * IN_C + c % ICB] = sp[c];\n"
                           "    }\n");
-    CpuGen_emitResidualAndFinish(sb, p->nhwc, ai_res, ai_out);
+    if (p->direct) /* tt_run reads the residual and writes the output in place */
+        StrBuf_append(sb, "}\nvoid tt_finish(void *sv) { (void)sv; }\n");
+    else
+        CpuGen_emitResidualAndFinish(sb, p->nhwc, ai_res, ai_out);
 }
 
 static void conv_emitSetup(StrBuf *sb, const ConvPlan *p, int ai_bias) {
@@ -274,7 +303,8 @@ static Status conv2d_generate(const Workload *wl, const Space *space, const int3
                   (long long)p.KW, (long long)p.SH, (long long)p.SW, (long long)p.PH, (long long)p.PW, (long long)p.DH,
                   (long long)p.DW, (long long)p.OH, (long long)p.OW, (long long)p.ICB, (long long)p.ICC,
                   (long long)p.OCB, (long long)p.OCC, (long long)p.RN, (long long)p.OWP, (long long)p.HP,
-                  (long long)p.WP, p.residual ? 1 : 0);
+                  (long long)p.WP, p.residual && !p.direct ? 1 : 0);
+    StrBuf_printf(&sb, "#define OSTR %lld\n", (long long)p.OSTR);
     StrBuf_append(&sb, "#define IN_H ((size_t)WP * ICB)\n#define IN_C ((size_t)HP * IN_H)\n"
                        "#define IN_N ((size_t)ICC * IN_C)\n#define W_OCC ((size_t)ICC * KH * KW * ICB * OCB)\n"
                        "#define O_N ((size_t)OCC * OH * OWP * OCB)\n");

@@ -118,6 +118,10 @@ static bool run_so(const char *so, float **args, char *why, size_t n) {
     return ok;
 }
 
+/* When set, every config of check_case has this option knob at this value. */
+static const char *g_force_knob;
+static int64_t g_force_value;
+
 /* The precheck-valid config of a space with the largest accumulators x unrolled
  * steps (features 0 and 6 of every CPU template): the hardest one to compile. */
 static uint64_t biggest_valid(const Template *t, const Workload *wl, const Space *space) {
@@ -129,6 +133,7 @@ static uint64_t biggest_valid(const Template *t, const Workload *wl, const Space
         Space_decode(space, i, choice);
         char reason[256];
         float f[64];
+        if (g_force_knob && Space_optionByName(space, choice, g_force_knob) != g_force_value) continue;
         if (!t->precheck(wl, space, choice, &g_dev, reason, sizeof reason)) continue;
         if (t->features(wl, space, choice, &g_dev, f, 64) < 7) continue;
         if ((double)f[0] * f[6] > best_size) best_size = (double)f[0] * f[6], best = i;
@@ -166,6 +171,7 @@ static void check_case(const char *spec, const Template *t, uint64_t seed) {
         uint64_t idx = n == CONFIGS_PER_CASE - 1 ? biggest_valid(t, &wl, &space) : Rng_below(&rng, space.total);
         Space_decode(&space, idx, choice);
         char reason[256];
+        if (g_force_knob && Space_optionByName(&space, choice, g_force_knob) != g_force_value) continue;
         if (!t->precheck(&wl, &space, choice, &g_dev, reason, sizeof reason)) continue;
         KernelSource ks;
         KernelSource_init(&ks);
@@ -234,6 +240,11 @@ TEST(conv2d_nhwc) {
     check_case("conv2d:n=1,ci=5,h=10,w=7,co=17,kh=3,kw=3,stride=2,pad=3,layout=NHWC,bias=1,relu=1", &tmpl_conv2d_cpu,
                21);
     check_case("conv2d:n=2,ci=16,h=8,w=9,co=32,kh=1,kw=1,layout=NHWC,residual=1", &tmpl_conv2d_cpu, 22);
+    /* the output written in place (no tt_finish), with the whole epilogue */
+    g_force_knob = "out_direct", g_force_value = 1;
+    check_case("conv2d:n=2,ci=5,h=9,w=12,co=32,kh=3,kw=3,pad=1,layout=NHWC,bias=1,relu=1,residual=1", &tmpl_conv2d_cpu,
+               24);
+    g_force_knob = NULL;
     check_case("conv2d:n=1,ci=7,h=13,w=13,co=24,kh=3,kw=5,pad=2,dilation=2,layout=NHWC,bias=1,relu=1,residual=1",
                &tmpl_conv2d_cpu, 23);
 }
@@ -256,6 +267,15 @@ TEST(dense) {
 TEST(batch_matmul) {
     check_case("batch_matmul:b=3,m=5,n=19,k=11", &tmpl_batch_matmul_cpu, 51);
     check_case("batch_matmul:b=2,m=16,n=32,k=64", &tmpl_batch_matmul_cpu, 52);
+}
+
+/* Degenerate but legal shapes: single elements, a kernel larger than the input, stride 3. */
+TEST(extremes) {
+    check_case("conv2d:n=1,ci=1,h=1,w=1,co=1,kh=1,kw=1", &tmpl_conv2d_cpu, 61);
+    check_case("conv2d:n=1,ci=2,h=3,w=2,co=3,kh=5,kw=5,pad=2,bias=1,relu=1,residual=1", &tmpl_conv2d_cpu, 62);
+    check_case("conv2d:n=3,ci=3,h=5,w=31,co=33,kh=1,kw=3,stride=3,pad=1,layout=NHWC", &tmpl_conv2d_cpu, 63);
+    check_case("depthwise_conv2d:n=1,ci=1,h=2,w=2,kh=3,kw=3,pad=1,mult=3", &tmpl_depthwise_cpu, 64);
+    check_case("batch_matmul:b=1,m=1,n=1,k=1", &tmpl_batch_matmul_cpu, 67);
 }
 
 /* A register tile larger than the register file is rejected before any compile, with numbers. */
@@ -314,6 +334,7 @@ int main(void) {
     RUN(depthwise);
     RUN(dense);
     RUN(batch_matmul);
+    RUN(extremes);
     RUN(precheck_registers);
     if (!check_failed) rmdir(g_dir); /* failed sources stay for inspection */
     return check_summary();
