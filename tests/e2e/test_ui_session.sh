@@ -50,7 +50,7 @@ keys k
 # curves and table at 200x60, then 80x24, then too small, then back
 resize 200 60
 wait_for 'GFLOPS per trial' 5
-wait_for 'Est. total latency \((ms|us)\) over time' 5
+wait_for 'Est. total latency \((ms|us)(, log)?\) over time' 5
 save table_curves_200x60
 resize 80 24
 wait_for 'Progress' 5
