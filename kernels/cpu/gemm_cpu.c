@@ -228,13 +228,18 @@ static Status gemm_generate(const Workload *wl, const Space *space, const int32_
         &sb, "            for (int r = 0; r < rows; r++) memcpy(c + (size_t)r * N, t + r * NR, nv * sizeof(float));\n"
              "        }\n    }\n}\n");
 
+    /* One parallel region per call. Every thread walks the block loops; the
+     * worksharing loop has the same trip count and static schedule for every
+     * k block of an n block, so OpenMP gives each thread the same tiles each
+     * time and the k blocks of a tile stay in order without a barrier (nowait). */
     StrBuf_append(&sb, "void tt_run(void *sv) {\n    const St *s = sv;\n"
+                       "#pragma omp parallel\n"
                        "    for (int bt = 0; bt < BATCH; bt++)\n"
                        "    for (int jc = 0; jc < NP; jc += NCB)\n"
                        "    for (int pc = 0; pc < K; pc += KC) {\n"
                        "        int kc = MIN(KC, K - pc), first = pc == 0, last = pc + kc >= K;\n"
                        "        int jn = MIN(NCB, NP - jc);\n"
-                       "#pragma omp parallel for collapse(2) schedule(static)\n");
+                       "#pragma omp for collapse(2) schedule(static) nowait\n");
     if (p.order == 0)
         StrBuf_append(&sb, "        for (int ib = 0; ib < MBLK; ib++) for (int jr = 0; jr < jn; jr++)\n");
     else
