@@ -724,9 +724,14 @@ int main(int argc, char **argv) {
                num(c[5], g / vn, 1), num(c[6], g / bn, 1), num(c[7], refn / tn, 2), num(c[8], refnmin / tnmin, 2),
                pack1 * 1e3, s.wall_s > 0 ? s.trials / s.wall_s : 0.0, s.cc_n ? s.cc_cpu_sum / s.cc_n : 0.0, cfg);
         sum_ratio1 += log(ref1 / t1), n_ratio1++;
-        printf("%-26s   (%d trials: %d failed, %d rejected by precheck; slowest correct trial %.1f GFLOPS = %.1fx"
+        char rejected[32];
+        if (opt.tuner)
+            snprintf(rejected, sizeof rejected, "n/a"); /* the engine does not report them */
+        else
+            snprintf(rejected, sizeof rejected, "%d", s.invalid);
+        printf("%-26s   (%d trials: %d failed, %s rejected by precheck; slowest correct trial %.1f GFLOPS = %.1fx"
                " slower than the best; oneDNN impl %s)\n",
-               "", s.trials, s.failed, s.invalid, s.worst_s > 0 ? g / s.worst_s : 0.0,
+               "", s.trials, s.failed, rejected, s.worst_s > 0 ? g / s.worst_s : 0.0,
                s.n_top && s.worst_s > 0 ? s.worst_s / s.top[0].secs : 0.0, impl[0] ? impl : "-");
         fflush(stdout);
         task_done(&t);
