@@ -1,5 +1,5 @@
 #!/bin/bash
-# The full CUDA compile check: 200 random configs per GPU template shape for
+# The full CUDA compile check: 200 random configs per GPU template (dense: 100 small-batch, 100 large-batch) for
 # sm_90 through NVRTC + nvJitLink on 2 builder threads; each is prechecked out
 # with a numeric reason or compiles with its resources recorded. The unit run
 # of the same binary uses 30 per shape.
