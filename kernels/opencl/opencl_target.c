@@ -8,7 +8,11 @@
  * The session opens one device for building (once, shared by the builder
  * threads: OpenCL 1.2 calls other than clSetKernelArg are thread-safe). The
  * build runs on a helper thread with the build timeout, abandoned past it, as
- * for NVRTC. The artifact is the device binary of the program; the worker
+ * for NVRTC. Builds take turns (one compiler slot): PoCL compiles under a
+ * process-wide lock anyway, and without turns a build's deadline would run
+ * out while it queues behind others (or behind an abandoned straggler), so
+ * one slow candidate would time out every candidate after it. The timeout
+ * thus counts a candidate's own compile only. The artifact is the device binary of the program; the worker
  * loads it, or rebuilds from the source sent along when the binary is refused. */
 #include <pthread.h>
 #include <stdio.h>
@@ -41,6 +45,25 @@ static Status ocl_probe(DeviceInfo *out, char *err) {
     return TT_OK;
 }
 
+static pthread_mutex_t slot_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t slot_cv = PTHREAD_COND_INITIALIZER;
+static bool slot_busy;
+
+static void slot_acquire(void) {
+    pthread_mutex_lock(&slot_mu);
+    while (slot_busy) pthread_cond_wait(&slot_cv, &slot_mu);
+    slot_busy = true;
+    pthread_mutex_unlock(&slot_mu);
+}
+
+/* Called by the helper thread when its compile ends, abandoned or not. */
+static void slot_release(void) {
+    pthread_mutex_lock(&slot_mu);
+    slot_busy = false;
+    pthread_cond_broadcast(&slot_cv);
+    pthread_mutex_unlock(&slot_mu);
+}
+
 typedef struct OclJob {
     char *source;
     bool ok;
@@ -61,9 +84,11 @@ static void job_build(void *p) {
     OclJob *j = p;
     cl_program prog;
     j->ok = Ocl_buildSource(&session_dev, j->source, &prog, &j->log) == TT_OK;
-    if (!j->ok) return;
-    j->bin = Ocl_programBinary(prog, &j->bin_len);
-    clReleaseProgram(prog);
+    if (j->ok) {
+        j->bin = Ocl_programBinary(prog, &j->bin_len);
+        clReleaseProgram(prog);
+    }
+    slot_release();
 }
 
 static void ocl_build(const KernelSource *src, const DeviceInfo *dev, const MeasureOptions *opt, const char *workdir,
@@ -81,6 +106,7 @@ static void ocl_build(const KernelSource *src, const DeviceInfo *dev, const Meas
     j->source = strdup(src->source ? src->source : "");
     if (!j->source) abort();
     double timeout = opt ? opt->build_timeout_s : 0;
+    slot_acquire(); /* released by job_build */
     if (!Gpu_runTimed(job_build, job_drop, j, timeout)) {
         char buf[200];
         snprintf(buf, sizeof buf,
