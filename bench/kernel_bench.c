@@ -196,6 +196,7 @@ typedef struct TuneStats {
     int trials, invalid, failed;
     double worst_s; /* slowest correct trial (the spread of the space) */
     double wall_s, cc_s_sum, cc_cpu_sum;
+    double self_cpu_s; /* CPU seconds of this process in the search: loading, checking, timing */
     int cc_n;
     Cand top[TOP_K]; /* best first */
     int n_top;
@@ -357,8 +358,16 @@ static int propose(BenchTask *t, TuneStats *s, VisitedSet *seen, Rng *rng, uint6
 
 /* The local search: batches of MAX_BATCH, compiled two at a time, measured one by one
  * (no compile runs while a kernel is timed). Replaceable by the engine. */
+static double self_cpu(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+           1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
 static void bench_tune_local(BenchTask *t, const Options *opt, int threads, TuneStats *s) {
     memset(s, 0, sizeof *s);
+    double cpu0 = self_cpu();
     Rng rng;
     Rng_seed(&rng, opt->seed);
     VisitedSet seen;
@@ -392,6 +401,7 @@ static void bench_tune_local(BenchTask *t, const Options *opt, int threads, Tune
         }
     }
     s->wall_s = clock_mono() - t0;
+    s->self_cpu_s = self_cpu() - cpu0;
     VisitedSet_done(&seen);
 }
 
@@ -674,7 +684,7 @@ int main(int argc, char **argv) {
     double sum_ratio1 = 0;
     int n_ratio1 = 0;
 
-    double sum_trials = 0, sum_wall = 0, sum_cc = 0, sum_cc_cpu = 0;
+    double sum_trials = 0, sum_wall = 0, sum_cc = 0, sum_cc_cpu = 0, sum_self = 0;
     int sum_cc_n = 0;
     for (int ti = 0; ti < N_TASKS; ti++) {
         if (opt.only && !strstr(STANDARD_TASKS[ti][0], opt.only) && !strstr(STANDARD_TASKS[ti][1], opt.only)) continue;
@@ -694,7 +704,7 @@ int main(int argc, char **argv) {
             continue;
         }
         sum_trials += s.trials, sum_wall += s.wall_s, sum_cc += s.cc_s_sum, sum_cc_n += s.cc_n;
-        sum_cc_cpu += s.cc_cpu_sum;
+        sum_cc_cpu += s.cc_cpu_sum, sum_self += s.self_cpu_s;
         uint64_t best1 = 0, bestn = 0;
         double pack1 = 0, packn = 0, t1min = INFINITY, tnmin = INFINITY, refnmin = NAN;
         double t1 = bench_retime(&t, &s, 1, opt.repeat, 3, &best1, &pack1, &t1min);
@@ -746,6 +756,12 @@ int main(int argc, char **argv) {
     printf("overall: %.0f trials in %.1f s = %.2f trials/s; compile per candidate: %.2f s wall, %.2f s CPU\n",
            sum_trials, sum_wall, sum_wall > 0 ? sum_trials / sum_wall : 0.0, sum_cc_n ? sum_cc / sum_cc_n : 0.0,
            sum_cc_n ? sum_cc_cpu / sum_cc_n : 0.0);
+    if (!opt.tuner && sum_trials > 0) {
+        /* the local loop compiles a batch on 2 cores, then measures one by one */
+        double cc = sum_cc_cpu / sum_trials, meas = sum_self / sum_trials;
+        printf("CPU per trial: compile %.3f s + load/check/time %.3f s; on 2 idle cores that is about %.1f trials/s\n",
+               cc, meas, 1.0 / (cc / 2 + meas));
+    }
     double load[3] = {0, 0, 0};
     if (getloadavg(load, 3) > 0)
         printf("load average at the end: %.2f (shared machine: wall times are noisy)\n", load[0]);
