@@ -187,7 +187,9 @@ int main(void) {
 
 #else
 int main(void) {
+    (void)check_current;
+    (void)check_current_failed;
     printf("skipped: OpenCL not built in\n");
-    return 0;
+    return check_summary();
 }
 #endif
