@@ -145,7 +145,8 @@ static void run_case(const char *spec, int shapes) {
            spec, c->n_valid, c->passed, c->failed, rejected, clock_mono() - t0);
     fflush(stdout);
     CHECK_EQ_INT(c->failed, 0);
-    CHECK_EQ_INT(c->passed, want);
+    CHECK_EQ_INT(c->passed, c->n_valid);
+    CHECK(c->n_valid == want || c->n_valid + rejected == (int)c->space.total); /* fewer only when exhausted */
     for (int i = 0; i < c->nargs; i++) free(c->args[i]);
     Space_done(&c->space);
     free(c);
@@ -162,7 +163,7 @@ TEST(depthwise_small) { run_case("depthwise_conv2d:n=1,ci=4,h=8,w=8,mult=1,kh=3,
 TEST(depthwise_odd) {
     run_case("depthwise_conv2d:n=2,ci=3,h=11,w=7,mult=3,kh=5,kw=3,stride_h=2,stride_w=1,pad_h=3,pad_w=0,relu=1", 2);
 }
-TEST(dense_small_batch_odd) { run_case("dense:m=3,n=13,k=17,bias=1,relu=1", 2); }
+TEST(dense_small_batch_odd) { run_case("dense:m=3,n=26,k=51,bias=1,relu=1", 2); }
 TEST(dense_large_batch_odd) { run_case("dense:m=37,n=11,k=13,bias=1", 2); }
 
 int main(void) {
