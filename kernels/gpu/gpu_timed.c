@@ -31,6 +31,27 @@ typedef struct TimedJob {
 
 static atomic_int abandoned_running;
 
+/* At exit, an abandoned compile still running inside NVRTC or LLVM would meet
+ * its library's static destructors and could crash the exiting process. So
+ * the first abandon registers a handler (it runs before those destructors,
+ * which were registered when the libraries loaded) that waits for the
+ * stragglers, for a bounded time. */
+static pthread_mutex_t straggler_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t straggler_cv = PTHREAD_COND_INITIALIZER;
+static pthread_once_t atexit_once = PTHREAD_ONCE_INIT;
+
+static void wait_stragglers(void) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 60;
+    pthread_mutex_lock(&straggler_mu);
+    while (atomic_load(&abandoned_running) > 0)
+        if (pthread_cond_timedwait(&straggler_cv, &straggler_mu, &deadline) == ETIMEDOUT) break;
+    pthread_mutex_unlock(&straggler_mu);
+}
+
+static void register_atexit(void) { atexit(wait_stragglers); }
+
 static void job_free(TimedJob *job) {
     pthread_mutex_destroy(&job->mu);
     pthread_cond_destroy(&job->cv);
@@ -50,7 +71,10 @@ static void *timed_main(void *p) {
         pthread_mutex_unlock(&job->mu);
         job->drop(job->arg);
         job_free(job);
+        pthread_mutex_lock(&straggler_mu);
         atomic_fetch_sub(&abandoned_running, 1);
+        pthread_cond_broadcast(&straggler_cv);
+        pthread_mutex_unlock(&straggler_mu);
         return NULL;
     }
     pthread_cond_signal(&job->cv);
@@ -101,6 +125,7 @@ bool Gpu_runTimed(void (*work)(void *arg), void (*drop)(void *arg), void *arg, d
             if (job->tid > 0) setpriority(PRIO_PROCESS, (id_t)job->tid, 19);
             atomic_fetch_add(&abandoned_running, 1);
             pthread_mutex_unlock(&job->mu);
+            pthread_once(&atexit_once, register_atexit);
             return false;
         }
     }
