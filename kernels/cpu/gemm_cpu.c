@@ -12,7 +12,7 @@
  * Row tails (m % MR) get their own micro-kernel; the last, partial n panel
  * goes through a small tile buffer, so no store ever passes the end of a row.
  *
- * Knobs: mr, nr_vec, kc, nc (panels per n block), mc (MR rows per m block),
+ * Knobs: mr, nr_vec, kc, nc (panels per n block), mc (rows per m block),
  * order (m blocks outside or inside n panels), unroll_k. */
 #include <stdio.h>
 #include <string.h>
@@ -32,8 +32,23 @@ typedef struct GemmPlan {
 static const int64_t MR_VALUES[] = {1, 2, 3, 4, 6, 8, 12, 14};
 static const int64_t NR_VEC[] = {1, 2, 3, 4};
 static const int64_t KC_VALUES[] = {32, 64, 128, 256, 512};
-static const int64_t NC_VALUES[] = {1, 4, 16, 64};
-static const int64_t MC_VALUES[] = {1, 4, 16, 64};
+static const int64_t NC_VALUES[] = {1, 4, 16, 64};    /* n block, in panels */
+static const int64_t MC_VALUES[] = {8, 32, 128, 512}; /* m block, in rows (rounded up to a multiple of mr) */
+
+/* The values below `whole` plus the smallest one >= whole (they all mean "the
+ * whole extent"), so that a small extent does not fill the space with duplicates. */
+static int gemm_blockValues(const int64_t *in, int n, int64_t whole, int64_t *out) {
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (in[i] < whole)
+            out[m++] = in[i];
+        else {
+            out[m++] = in[i];
+            break;
+        }
+    }
+    return m;
+}
 static const int64_t UNROLL_K[] = {1, 2, 4, 8};
 
 static bool dense_applies(const Workload *wl) { return wl->op == OP_DENSE; }
@@ -53,8 +68,10 @@ static Status gemm_defineSpace(const Workload *wl, const DeviceInfo *dev, Space 
         if (KC_VALUES[i] < wl->k) vals[n++] = KC_VALUES[i];
     vals[n++] = wl->k; /* no k blocking */
     if (Space_addOption(space, "kc", vals, n, err) != TT_OK) return TT_ERR;
-    if (Space_addOption(space, "nc", NC_VALUES, 4, err) != TT_OK) return TT_ERR;
-    if (Space_addOption(space, "mc", MC_VALUES, 4, err) != TT_OK) return TT_ERR;
+    n = gemm_blockValues(NC_VALUES, 4, (wl->n + vf - 1) / vf, vals);
+    if (Space_addOption(space, "nc", vals, n, err) != TT_OK) return TT_ERR;
+    n = gemm_blockValues(MC_VALUES, 4, wl->m, vals);
+    if (Space_addOption(space, "mc", vals, n, err) != TT_OK) return TT_ERR;
     const int64_t two[] = {0, 1};
     if (Space_addOption(space, "order", two, 2, err) != TT_OK) return TT_ERR;
     return Space_addOption(space, "unroll_k", UNROLL_K, 4, err);
@@ -76,7 +93,8 @@ static void gemm_plan(const Workload *wl, const Space *space, const int32_t *cho
     p->NP = (p->N + p->NR - 1) / p->NR;
     p->KC = Space_optionByName(space, choice, "kc");
     p->NCB = Space_optionByName(space, choice, "nc");
-    p->MC = Space_optionByName(space, choice, "mc") * p->MR;
+    int64_t mc_rows = Space_optionByName(space, choice, "mc");
+    p->MC = (mc_rows + p->MR - 1) / p->MR * p->MR;
     p->MT = p->M % p->MR;
     p->order = (int)Space_optionByName(space, choice, "order");
     p->unroll_k = (int)Space_optionByName(space, choice, "unroll_k");
