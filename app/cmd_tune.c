@@ -287,13 +287,13 @@ int cmd_tune(int argc, char **argv) {
     SessionSnapshot snap;
     Engine_snapshot(engine, &snap);
     bool finished = !g_stop && snap.trials >= snap.budget;
-    if (g_stop || !snap.finished) {
+    if (g_stop || snap.stopped || !snap.finished) {
         fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, cfg.log_path);
         print_resume_hint(argc, argv);
-        if (rc == 0) rc = 130;
+        if (rc == 0 && g_stop) rc = 130; /* interrupted by a signal; `q` in the UI is a normal exit */
     } else {
-        fprintf(stderr, "%s: %d trials in %s%s\n", finished ? "done" : "finished (every task done)", snap.trials,
-                cfg.log_path, "; best configs: tunetop best LOG");
+        fprintf(stderr, "%s: %d trials in %s; best configs: tunetop best %s\n",
+                finished ? "done" : "finished (every task done)", snap.trials, cfg.log_path, cfg.log_path);
     }
     SessionSnapshot_done(&snap);
     Engine_delete(engine);

@@ -854,6 +854,7 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
     out->est_latency_s = estimated_latency(this);
     out->next_task = this->next_task;
     out->finished = atomic_load(&this->finished);
+    out->stopped = atomic_load(&this->stop_requested);
     int active = 0;
     for (int t = 0; t < this->n; t++) {
         TaskRun *r = &this->runs[t];

@@ -79,6 +79,7 @@ typedef struct SessionSnapshot {
     int building;          /* candidates being compiled now */
     int measuring;         /* 1 while the runner times a kernel */
     bool finished;
+    bool stopped;          /* the session ended because a stop was requested */
     int n_tasks;
     TaskRow *rows;         /* n_tasks rows; owned by the snapshot */
 } SessionSnapshot;
