@@ -422,9 +422,11 @@ static Status bench_tune_engine(BenchTask *t, const Options *opt, TuneStats *s, 
     cfg.trials = opt->trials;
     cfg.seed = opt->seed;
     cfg.measure.threads = 1;
-    char log[400];
+    char log[400], tsv[420];
     snprintf(log, sizeof log, "%s/engine.log", g_dir);
+    snprintf(tsv, sizeof tsv, "%s.tsv", log); /* the engine's table beside the log */
     unlink(log);
+    unlink(tsv);
     cfg.log_path = log;
     Task *tasks = calloc(1, sizeof *tasks);
     if (!tasks || Task_init(&tasks[0], 0, &t->wl, 1.0, FAMILY_CPU, &cfg.dev, err) != TT_OK) {
@@ -435,6 +437,8 @@ static Status bench_tune_engine(BenchTask *t, const Options *opt, TuneStats *s, 
     if (!e) return TT_ERR;
     if (Engine_start(e, NULL, 0, err) != TT_OK) {
         Engine_delete(e);
+        unlink(log);
+        unlink(tsv);
         return TT_ERR;
     }
     double t0 = clock_mono();
@@ -473,6 +477,7 @@ static Status bench_tune_engine(BenchTask *t, const Options *opt, TuneStats *s, 
     SessionSnapshot_done(&snap);
     Engine_delete(e);
     unlink(log);
+    unlink(tsv);
     return TT_OK;
 }
 
