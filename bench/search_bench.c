@@ -588,8 +588,9 @@ int main(int argc, char **argv) {
         double tot_n[2] = {0, 0}, tot_s[2] = {0, 0};
         for (int t = 0; t < n_specs; t++) {
             if (!ok_task[t]) continue;
-            for (int k = 0; k < 2; k++) {
-                int n = 0;
+            for (int j = 0; j < 2; j++) {
+                /* alternate which tuner goes first: the machine's load drifts */
+                int k = (j + t) % 2, n = 0;
                 double el = 0;
                 char path[200];
                 snprintf(path, sizeof path, "%s/engine.log", lab.workdir);
