@@ -254,11 +254,13 @@ static int run_strategy(Lab *lab, const Task *task, Measured *m, const Strategy 
 
 /* One engine session on one task with log `log_path` (resumed when it exists).
  * gflops (may be NULL, room for `trials`) receives this session's results in
- * order; *n_out how many there were; *elapsed the wall time. */
+ * order; *n_out how many there were, *n_invalid (may be NULL) how many of
+ * them the precheck rejected (recorded at once, never built); *elapsed the wall time. */
 static int run_engine(Lab *lab, const Workload *wl, const char *tuner, uint64_t seed, int trials, const char *log_path,
-                      double *gflops, int *n_out, double *elapsed) {
+                      double *gflops, int *n_out, int *n_invalid, double *elapsed) {
     char err[TT_ERRLEN];
     *n_out = 0;
+    if (n_invalid) *n_invalid = 0;
     *elapsed = 0;
     Task *task = calloc(1, sizeof(Task));
     if (!task) abort();
@@ -299,6 +301,7 @@ static int run_engine(Lab *lab, const Workload *wl, const char *tuner, uint64_t 
             if (ev[i].kind == EV_RESULT) {
                 if (gflops && n < trials) gflops[n] = ev[i].gflops;
                 n++;
+                if (n_invalid && ev[i].record && ev[i].record->error_no == ERR_INSTANTIATION) (*n_invalid)++;
             }
             EngineEvent_done(&ev[i]);
         }
@@ -351,7 +354,7 @@ static void warm_start(Lab *lab, const Task *task, int history, int seeds) {
     unlink(hist);
     int n = 0;
     double el = 0;
-    if (run_engine(lab, &task->wl, "random", 99, history, hist, NULL, &n, &el) != 0) return;
+    if (run_engine(lab, &task->wl, "random", 99, history, hist, NULL, &n, NULL, &el) != 0) return;
     printf("  %s: history of %d random trials (%.0f s)\n", task->label, n, el);
     double *g = calloc(PLAN, sizeof(double));
     if (!g) abort();
@@ -359,13 +362,13 @@ static void warm_start(Lab *lab, const Task *task, int history, int seeds) {
         double cold_mean, cold_best, warm_mean, warm_best;
         snprintf(path, sizeof path, "%s/cold.log", lab->workdir);
         unlink(path);
-        if (run_engine(lab, &task->wl, "xgb", 500 + (uint64_t)s, PLAN, path, g, &n, &el) != 0) break;
+        if (run_engine(lab, &task->wl, "xgb", 500 + (uint64_t)s, PLAN, path, g, &n, NULL, &el) != 0) break;
         cold_mean = mean_of(g, n < PLAN ? n : PLAN);
         cold_best = max_of(g, n < PLAN ? n : PLAN);
         unlink(path);
         snprintf(path, sizeof path, "%s/warm.log", lab->workdir);
         if (copy_file(hist, path) != 0) break;
-        if (run_engine(lab, &task->wl, "xgb", 500 + (uint64_t)s, history + PLAN, path, g, &n, &el) != 0) break;
+        if (run_engine(lab, &task->wl, "xgb", 500 + (uint64_t)s, history + PLAN, path, g, &n, NULL, &el) != 0) break;
         warm_mean = mean_of(g, n < PLAN ? n : PLAN);
         warm_best = max_of(g, n < PLAN ? n : PLAN);
         unlink(path);
@@ -585,29 +588,34 @@ int main(int argc, char **argv) {
     if (engine_trials > 0) {
         printf("\nthroughput: real engine sessions, %d trials per task\n", engine_trials);
         const char *tp[2] = {"xgb", "random"};
-        double tot_n[2] = {0, 0}, tot_s[2] = {0, 0};
+        double tot_n[2] = {0, 0}, tot_s[2] = {0, 0}, tot_valid[2] = {0, 0};
         for (int t = 0; t < n_specs; t++) {
             if (!ok_task[t]) continue;
             for (int j = 0; j < 2; j++) {
                 /* alternate which tuner goes first: the machine's load drifts */
-                int k = (j + t) % 2, n = 0;
+                int k = (j + t) % 2, n = 0, bad = 0;
                 double el = 0;
                 char path[200];
                 snprintf(path, sizeof path, "%s/engine.log", lab.workdir);
                 unlink(path);
-                int rc = run_engine(&lab, &tasks[t].wl, tp[k], 7, engine_trials, path, NULL, &n, &el);
+                int rc = run_engine(&lab, &tasks[t].wl, tp[k], 7, engine_trials, path, NULL, &n, &bad, &el);
                 unlink(path);
                 if (rc != 0) continue;
-                printf("  %-24s %-6s %4d trials in %6.1f s: %.2f trials/s\n", tasks[t].label, tp[k], n, el,
-                       el > 0 ? n / el : 0);
+                printf("  %-24s %-6s %4d trials (%2d precheck-invalid) in %6.1f s: %.2f trials/s, %.2f built/s\n",
+                       tasks[t].label, tp[k], n, bad, el, el > 0 ? n / el : 0, el > 0 ? (n - bad) / el : 0);
                 fflush(stdout);
                 tot_n[k] += n;
+                tot_valid[k] += n - bad;
                 tot_s[k] += el;
             }
         }
         double rx = tot_s[0] > 0 ? tot_n[0] / tot_s[0] : 0, rr = tot_s[1] > 0 ? tot_n[1] / tot_s[1] : 0;
         printf("  overall: xgb %.2f trials/s, random %.2f trials/s, ratio %.2f (goal 0.90..1.10)\n", rx, rr,
                rr > 0 ? rx / rr : 0);
+        /* random proposes precheck-invalid configs, which cost no compile;
+         * xgb never does, so compare the trials that were built too */
+        double vx = tot_s[0] > 0 ? tot_valid[0] / tot_s[0] : 0, vr = tot_s[1] > 0 ? tot_valid[1] / tot_s[1] : 0;
+        printf("  built (valid) trials: xgb %.2f/s, random %.2f/s, ratio %.2f\n", vx, vr, vr > 0 ? vx / vr : 0);
     }
     if (warm_history > 0) {
         printf("\nwarm start: resumed vs cold xgb session, first plan of %d\n", PLAN);
