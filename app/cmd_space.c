@@ -70,8 +70,7 @@ int cmd_space(int argc, char **argv) {
     char *text = malloc(16384);
     Space_describe(&task.space, text, 16384);
     printf("task:     %s\n", task.key);
-    printf("template: %s (target %s, %s%s)\n", task.tmpl->name, target->name, dev.name[0] ? dev.name : dev.arch,
-           dev.present ? "" : ", limits only: no device");
+    printf("template: %s (target %s, %s)\n", task.tmpl->name, target->name, dev.name[0] ? dev.name : dev.arch);
     printf("GFLOP:    %.4f\n", task.flops / 1e9);
     printf("ConfigSpace (len=%llu, space_map=\n%s)\n", (unsigned long long)task.space.total, text);
     free(text);
