@@ -219,6 +219,59 @@ static void pick(const Space *s, int32_t *choice, const char *name, const int64_
     CHECK(!"config value not in the space");
 }
 
+/* Without compiling: on the seed 003 layer, every precheck verdict agrees with
+ * the generated launch (accepted: within every limit; rejected: a numeric
+ * reason naming a limit the launch really exceeds). */
+TEST(precheck_agrees_with_launch) {
+    Workload wl;
+    char err[TT_ERRLEN], reason[256];
+    CHECK(Workload_parse("conv2d:n=1,ci=512,h=7,w=7,co=512,kh=3,kw=3,stride=1,pad=1", &wl, err) == TT_OK);
+    Space s;
+    Space_init(&s);
+    CHECK(tmpl_conv2d_gpu.define_space(&wl, &dev, &s, err) == TT_OK);
+    Rng rng;
+    Rng_seed(&rng, 99);
+    int accepted = 0, rejected = 0, by_threads = 0, by_axis = 0, by_shared = 0;
+    for (int i = 0; i < 3000; i++) {
+        int32_t choice[SPACE_MAX_KNOBS];
+        Space_decode(&s, Rng_below(&rng, s.total), choice);
+        bool ok = tmpl_conv2d_gpu.precheck(&wl, &s, choice, &dev, reason, sizeof reason);
+        KernelSource src;
+        KernelSource_init(&src);
+        CHECK(tmpl_conv2d_gpu.generate(&wl, &s, choice, &dev, DIALECT_CUDA, &src, err) == TT_OK);
+        const int64_t *f = Space_splitByName(&s, choice, "tile_f"), *y = Space_splitByName(&s, choice, "tile_y"),
+                      *x = Space_splitByName(&s, choice, "tile_x");
+        int64_t threads = src.block[0] * src.block[1] * src.block[2];
+        int64_t counted = threads * f[1] * y[1] * x[1];
+        bool over = counted > 1024 || src.block[2] > 64 || src.shared_bytes > 48 * 1024;
+        CHECK_EQ_INT(ok, !over);
+        if (ok) {
+            accepted++;
+        } else {
+            rejected++;
+            CHECK(has_number_gt(reason));
+            if (strncmp(reason, "threads per block", 17) == 0) {
+                by_threads++;
+                CHECK(counted > 1024);
+            } else if (strncmp(reason, "thread z", 8) == 0) {
+                by_axis++;
+                CHECK(src.block[2] > 64);
+            } else if (strncmp(reason, "shared memory", 13) == 0) {
+                by_shared++;
+                CHECK(src.shared_bytes > 48 * 1024);
+            } else {
+                CHECK(!"unexpected precheck reason");
+            }
+        }
+        KernelSource_done(&src);
+    }
+    printf("seed 003 layer, 3000 random configs: %d accepted, %d rejected (threads per block %d, thread z %d, "
+           "shared memory %d)\n",
+           accepted, rejected, by_threads, by_axis, by_shared);
+    CHECK(accepted > 0 && by_threads > 0 && by_axis > 0 && by_shared > 0);
+    Space_done(&s);
+}
+
 TEST(precheck_messages) {
     Workload wl;
     char err[TT_ERRLEN], reason[256];
@@ -382,6 +435,7 @@ int main(void) {
     RUN(probe_is_one_line);
     RUN(seed003_space);
     RUN(precheck_messages);
+    RUN(precheck_agrees_with_launch);
     RUN(compile_error_has_nvrtc_log);
     RUN(register_file_rejects_with_numbers);
     RUN(build_timeout_abandons_nvrtc);
