@@ -82,7 +82,13 @@ static void print_task(int i, int n, const HistoryTask *t) {
     printf("task %d/%d  %s\n", i + 1, n, t->key);
     printf("  template  %s\n", t->template_name);
     const Record *best = HistoryTask_best(t);
-    if (!best) {
+    int built = 0; /* compile-only records: built, never timed */
+    for (int k = 0; k < t->n_records; k++)
+        if (t->records[k].error_no == 0 && t->records[k].n_costs == 0) built++;
+    if (!best && built) {
+        printf("  best      none timed: a compile-only session (%d of %d configs built, no timings)\n", built,
+               t->n_records);
+    } else if (!best) {
         printf("  best      none: no successful record (%d trial%s, all failed)\n", t->n_records,
                t->n_records == 1 ? "" : "s");
     } else {

@@ -28,8 +28,8 @@ Status app_resolve_device(const char *target_name, const char *arch, bool allow_
     }
     if (probed) return TT_OK;
     if (t->offline_info)
-        return tt_fail(err, "%s: %s; use --target cpu or --target opencl, or add --compile-only to check the "
-                            "search space offline (limits of --arch, default sm_90)",
+        return tt_fail(err, "%s: %s; measure with --target cpu or --target opencl, or add --compile-only to "
+                            "build candidates against the limits of --arch (default sm_90) without running them",
                        t->name, why);
     return tt_fail(err, "%s: %s; use --target cpu", t->name, why);
 }

@@ -38,13 +38,12 @@ static Status cuda_probe(DeviceInfo *out, char *err) {
     if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice || e == cudaErrorInitializationError ||
         (e == cudaSuccess && count == 0)) {
         const char *why = e == cudaErrorInsufficientDriver ? "no CUDA driver found" : "no CUDA device found";
-        return tt_fail(err, "cuda: %s (%s); kernels can still be compiled against offline sm_XY limits, "
-                            "measure with --target cpu or opencl", why, e == cudaSuccess ? "0 devices" : cudaGetErrorString(e));
+        return tt_fail(err, "%s (%s)", why, e == cudaSuccess ? "0 devices" : cudaGetErrorString(e));
     }
-    if (e != cudaSuccess) return tt_fail(err, "cuda: cudaGetDeviceCount failed: %s", cudaGetErrorString(e));
+    if (e != cudaSuccess) return tt_fail(err, "cudaGetDeviceCount failed: %s", cudaGetErrorString(e));
     struct cudaDeviceProp p;
     e = cudaGetDeviceProperties(&p, 0);
-    if (e != cudaSuccess) return tt_fail(err, "cuda: cudaGetDeviceProperties failed: %s", cudaGetErrorString(e));
+    if (e != cudaSuccess) return tt_fail(err, "cudaGetDeviceProperties failed: %s", cudaGetErrorString(e));
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%.120s", p.name);
     snprintf(out->arch, sizeof out->arch, "sm_%d%d", p.major, p.minor);
@@ -305,7 +304,7 @@ static void cuda_measure(Runner *r, const KernelSource *src, const BuildResult *
 #else /* !TT_HAVE_CUDA */
 
 static Status cuda_probe(DeviceInfo *out, char *err) {
-    return tt_fail(err, "cuda: not built in (CUDA toolkit with NVRTC and nvJitLink not found at build time)");
+    return tt_fail(err, "not built in (CUDA toolkit with NVRTC and nvJitLink not found at build time)");
 }
 
 static void cuda_build(const KernelSource *src, const DeviceInfo *dev, const MeasureOptions *opt, const char *workdir,
