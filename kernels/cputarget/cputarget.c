@@ -20,6 +20,7 @@
 #include "base/strbuf.h"
 #include "kernels/cpu/abi.h"
 #include "kernels/target.h"
+#include "kernels/runner.h"
 #include "kernels/workerproc.h"
 
 extern char **environ;
@@ -287,92 +288,23 @@ done:
 
 /* ---- runner -------------------------------------------------------------- */
 
-struct Runner {
-    WorkerProc wp;
-    char dir[256];
-    char task_path[320];
-    bool have_task;
-    Workload wl;
-    unsigned task_no;
-    int cores;
-};
+static Runner *cpu_runner_new(const DeviceInfo *dev, char *err) { return Runner_new("cpu", err); }
 
-static Runner *cpu_runner_new(const DeviceInfo *dev, char *err) {
-    char exe[512];
-    if (WorkerProc_findExe(exe, sizeof exe, err) != TT_OK) return NULL;
-    Runner *r = calloc(1, sizeof *r);
-    if (!r) {
-        tt_fail(err, "out of memory");
-        return NULL;
-    }
-    const char *tmp = getenv("TMPDIR");
-    snprintf(r->dir, sizeof r->dir, "%s/tunetop-runner-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(r->dir)) {
-        tt_fail(err, "cannot create a runner directory %s: %s", r->dir, strerror(errno));
-        free(r);
-        return NULL;
-    }
-    char log[300];
-    snprintf(log, sizeof log, "%s/worker.log", r->dir);
-    WorkerProc_init(&r->wp, exe, "cpu", log);
-    r->cores = dev && dev->cores > 0 ? dev->cores : cpu_cores();
-    return r;
-}
-
-static void drop_task(Runner *r) {
-    if (r->have_task) unlink(r->task_path);
-    r->have_task = false;
-    r->task_path[0] = '\0';
-    WorkerProc_setTask(&r->wp, NULL);
-}
-
-static Status cpu_runner_set_task(Runner *r, const Workload *wl, char *err) {
-    if (r->have_task && Workload_equal(&r->wl, wl)) return TT_OK;
-    drop_task(r);
-    char path[320];
-    snprintf(path, sizeof path, "%s/task%u.bin", r->dir, ++r->task_no);
-    if (WorkerTask_write(wl, path, err) != TT_OK) return TT_ERR;
-    strcpy(r->task_path, path);
-    r->wl = *wl;
-    r->have_task = true;
-    WorkerProc_setTask(&r->wp, path);
-    return TT_OK;
-}
+static Status cpu_runner_set_task(Runner *r, const Workload *wl, char *err) { return Runner_setTask(r, wl, err); }
 
 static void cpu_measure(Runner *r, const KernelSource *src, const BuildResult *built, const MeasureOptions *opt,
                         MeasureResult *out) {
-    char err[TT_ERRLEN];
-    out->n_costs = 0;
-    if (!built || built->error_no != ERR_NO_ERROR || !built->path[0]) {
-        out->error_no = ERR_UNKNOWN;
-        free(out->msg);
-        out->msg = strdup("nothing to measure: the kernel was not built");
-        out->run_s = 0;
-        return;
-    }
-    char threads[16];
-    snprintf(threads, sizeof threads, "%d", opt->threads > 0 ? opt->threads : r->cores);
-    if (WorkerProc_setEnv(&r->wp, "OMP_NUM_THREADS", threads, err) != TT_OK) {
+    char err[TT_ERRLEN], threads[16];
+    snprintf(threads, sizeof threads, "%d", opt->threads > 0 ? opt->threads : cpu_cores());
+    if (Runner_setEnv(r, "OMP_NUM_THREADS", threads, err) != TT_OK) {
         out->error_no = ERR_UNKNOWN;
         free(out->msg);
         out->msg = strdup(err);
         return;
     }
-    WorkerMeasureReq req;
-    WorkerMeasureReq_fill(&req, opt, src, built);
-    if (!req.entry[0]) snprintf(req.entry, sizeof req.entry, "%s", TT_CPU_ENTRY);
-    WorkerProc_measure(&r->wp, &req, NULL, 0, opt->run_timeout_s > 0 ? opt->run_timeout_s : 10.0, out);
-}
-
-static void cpu_runner_delete(Runner *r) {
-    if (!r) return;
-    WorkerProc_done(&r->wp);
-    drop_task(r);
-    char log[300];
-    snprintf(log, sizeof log, "%s/worker.log", r->dir);
-    unlink(log);
-    rmdir(r->dir);
-    free(r);
+    KernelSource entry = *src;
+    if (!entry.entry[0]) snprintf(entry.entry, sizeof entry.entry, "%s", TT_CPU_ENTRY);
+    Runner_measure(r, &entry, built, opt, NULL, out);
 }
 
 const Target target_cpu = {
@@ -385,5 +317,5 @@ const Target target_cpu = {
     .runner_new = cpu_runner_new,
     .runner_set_task = cpu_runner_set_task,
     .measure = cpu_measure,
-    .runner_delete = cpu_runner_delete,
+    .runner_delete = Runner_delete,
 };

@@ -20,6 +20,7 @@
 
 #include "base/clock.h"
 #include "kernels/gpu/gpu.h"
+#include "kernels/runner.h"
 #include "kernels/target.h"
 
 #ifdef TT_HAVE_CUDA
@@ -293,12 +294,12 @@ static Runner *cuda_runner_new(const DeviceInfo *dev, char *err) {
         tt_fail(err, "cuda: no device to measure on (%s); use compile-only mode or another target", dev->name);
         return NULL;
     }
-    return GpuRunner_new("cuda", dev, err);
+    return Runner_new("cuda", err);
 }
 
 static void cuda_measure(Runner *r, const KernelSource *src, const BuildResult *built, const MeasureOptions *opt,
                          MeasureResult *out) {
-    GpuRunner_measure(r, src, built, opt, false, out);
+    Runner_measure(r, src, built, opt, NULL, out);
 }
 
 #else /* !TT_HAVE_CUDA */
@@ -325,7 +326,7 @@ static void cuda_measure(Runner *r, const KernelSource *src, const BuildResult *
 
 #endif
 
-static Status cuda_set_task(Runner *r, const Workload *wl, char *err) { return GpuRunner_setTask(r, wl, err); }
+static Status cuda_set_task(Runner *r, const Workload *wl, char *err) { return Runner_setTask(r, wl, err); }
 
 const Target target_cuda = {
     .name = "cuda",
@@ -337,5 +338,5 @@ const Target target_cuda = {
     .runner_new = cuda_runner_new,
     .runner_set_task = cuda_set_task,
     .measure = cuda_measure,
-    .runner_delete = GpuRunner_delete,
+    .runner_delete = Runner_delete,
 };

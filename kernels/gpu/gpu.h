@@ -80,16 +80,5 @@ bool Gpu_runTimed(void (*work)(void *arg), void (*drop)(void *arg), void *arg, d
 /* Number of abandoned compiles still running in the background. */
 int Gpu_abandonedRunning(void);
 
-/* The Runner of both GPU targets: a measurement worker in mode "cuda" or
- * "opencl", and a private temp directory for the task file. The runner owns
- * both; GpuRunner_delete stops the worker and removes the directory.
- * send_source: the kernel's source text goes with each request (for a worker
- * that builds from source when the artifact cannot be used). */
-typedef struct Runner Runner;
-Runner *GpuRunner_new(const char *mode, const DeviceInfo *dev, char *err);
-Status GpuRunner_setTask(Runner *r, const Workload *wl, char *err);
-void GpuRunner_measure(Runner *r, const KernelSource *src, const BuildResult *built, const MeasureOptions *opt,
-                       bool send_source, MeasureResult *out);
-void GpuRunner_delete(Runner *r);
 
 #endif

@@ -21,6 +21,7 @@
 
 #include "base/clock.h"
 #include "kernels/gpu/gpu.h"
+#include "kernels/runner.h"
 #include "kernels/opencl/ocl.h"
 #include "kernels/target.h"
 
@@ -142,11 +143,11 @@ static void ocl_build(const KernelSource *src, const DeviceInfo *dev, const Meas
     job_drop(j);
 }
 
-static Runner *ocl_runner_new(const DeviceInfo *dev, char *err) { return GpuRunner_new("opencl", dev, err); }
+static Runner *ocl_runner_new(const DeviceInfo *dev, char *err) { return Runner_new("opencl", err); }
 
 static void ocl_measure(Runner *r, const KernelSource *src, const BuildResult *built, const MeasureOptions *opt,
                         MeasureResult *out) {
-    GpuRunner_measure(r, src, built, opt, true, out);
+    Runner_measure(r, src, built, opt, src->source, out);
 }
 
 #else
@@ -173,7 +174,7 @@ static void ocl_measure(Runner *r, const KernelSource *src, const BuildResult *b
 
 #endif
 
-static Status ocl_set_task(Runner *r, const Workload *wl, char *err) { return GpuRunner_setTask(r, wl, err); }
+static Status ocl_set_task(Runner *r, const Workload *wl, char *err) { return Runner_setTask(r, wl, err); }
 
 const Target target_opencl = {
     .name = "opencl",
@@ -185,5 +186,5 @@ const Target target_opencl = {
     .runner_new = ocl_runner_new,
     .runner_set_task = ocl_set_task,
     .measure = ocl_measure,
-    .runner_delete = GpuRunner_delete,
+    .runner_delete = Runner_delete,
 };

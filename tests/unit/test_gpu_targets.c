@@ -6,6 +6,7 @@
 
 #include "base/rng.h"
 #include "kernels/gpu/gpu.h"
+#include "kernels/runner.h"
 #include "kernels/target.h"
 #include "kernels/template.h"
 #include "tests/check.h"
@@ -137,13 +138,13 @@ TEST(cuda_worker_without_device) {
         CHECK_CONTAINS(err, "no device");
     }
     /* The worker's cuda mode itself, bypassing that refusal. */
-    Runner *r = GpuRunner_new("cuda", &dev, err);
+    Runner *r = Runner_new("cuda", err);
     CHECK(r != NULL);
     if (r) {
-        CHECK(GpuRunner_setTask(r, &wl, err) == TT_OK);
+        CHECK(Runner_setTask(r, &wl, err) == TT_OK);
         MeasureResult mr;
         MeasureResult_init(&mr);
-        GpuRunner_measure(r, &src, &br, &opt, false, &mr);
+        Runner_measure(r, &src, &br, &opt, NULL, &mr);
         printf("cuda worker: %s: %s\n", MeasureError_name(mr.error_no), mr.msg ? mr.msg : "-");
         if (present) {
             CHECK_EQ_INT(mr.error_no, ERR_NO_ERROR);
@@ -153,7 +154,7 @@ TEST(cuda_worker_without_device) {
             CHECK(mr.msg && !strchr(mr.msg, '\n'));
         }
         MeasureResult_done(&mr);
-        GpuRunner_delete(r);
+        Runner_delete(r);
     }
     BuildResult_done(&br);
     KernelSource_done(&src);
