@@ -849,6 +849,7 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
     pthread_mutex_lock(&this->state_lock);
     out->elapsed_s = this->t0 > 0 ? now_s(this) : 0;
     out->trials = this->total_trials;
+    out->restored = this->restored_trials;
     out->budget = this->cfg.trials;
     out->trials_per_s = out->elapsed_s > 0 ? this->session_trials / out->elapsed_s : 0;
     out->est_latency_s = estimated_latency(this);

@@ -72,6 +72,7 @@ typedef struct TaskRow {
 typedef struct SessionSnapshot {
     double elapsed_s;
     int trials;            /* total measured this session + restored */
+    int restored;          /* of those, restored from the log when the session started */
     int budget;
     double trials_per_s;   /* this session's rate */
     double est_latency_s;  /* sum of weight * best latency; +inf until every task has a result */

@@ -286,10 +286,15 @@ int Ui_runSession(Engine *engine, const UiOptions *opt, volatile int *stop_flag)
         return 1;
     }
     Loop L = {&st, engine, NULL, opt, stop_flag, {NULL, 0}};
-    int restored = preload(&st, cfg->log_path, &L.seen);
-    if (restored > 0)
-        UiState_setStatus(&st, ATTR_NORMAL, "%d records restored from %s (curves include them)", restored,
+    /* The log may already hold this session's first records: only what the
+     * engine restored at start counts as restored. */
+    preload(&st, cfg->log_path, &L.seen);
+    SessionSnapshot snap;
+    Engine_snapshot(engine, &snap);
+    if (snap.restored > 0)
+        UiState_setStatus(&st, ATTR_NORMAL, "%d records restored from %s (curves include them)", snap.restored,
                           cfg->log_path);
+    SessionSnapshot_done(&snap);
     int code = run_loop(&L);
     CRT_done();
     for (int i = 0; i < L.seen.n; i++)
