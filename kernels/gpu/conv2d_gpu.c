@@ -13,11 +13,11 @@
 #include "kernels/gpu/gpu.h"
 
 typedef struct Conv {
-    int64_t N, CI, H, W, CO, KH, KW, OH, OW, SH, SW, PH, PW, DH, DW;
+    int64_t N, CI, H, W, CO, KH, KW, SH, SW, PH, PW, DH, DW;
     int64_t f[4], y[4], x[4], rc[3], ry[3], rx[3];
     GpuUnroll unroll;
     /* derived */
-    int64_t FB, YB, XB, RCT, RYT, RXT, IH, IW, NT, VT, AF, AY, AX;
+    int64_t FB, YB, XB, RCT, RYT, RXT, IH, IW, NT, AY, AX;
     int64_t a_size, w_size;
 } Conv;
 
@@ -43,7 +43,6 @@ static void copy_split(int64_t *dst, const Space *s, const int32_t *choice, cons
 
 static void conv_load(Conv *c, const Workload *wl, const Space *s, const int32_t *choice) {
     c->N = wl->n, c->CI = wl->ci, c->H = wl->h, c->W = wl->w, c->CO = wl->co, c->KH = wl->kh, c->KW = wl->kw;
-    c->OH = Workload_outH(wl), c->OW = Workload_outW(wl);
     c->SH = wl->stride_h, c->SW = wl->stride_w, c->PH = wl->pad_h, c->PW = wl->pad_w;
     c->DH = wl->dil_h > 0 ? wl->dil_h : 1, c->DW = wl->dil_w > 0 ? wl->dil_w : 1;
     copy_split(c->f, s, choice, "tile_f", 4);
@@ -63,35 +62,24 @@ static void conv_load(Conv *c, const Workload *wl, const Space *s, const int32_t
     c->IH = (c->YB - 1) * c->SH + (c->RYT - 1) * c->DH + 1;
     c->IW = (c->XB - 1) * c->SW + (c->RXT - 1) * c->DW + 1;
     c->NT = c->f[2] * c->y[2] * c->x[2];
-    c->VT = c->f[1] * c->y[1] * c->x[1];
-    c->AF = c->f[1] * c->f[3];
     c->AY = c->y[1] * c->y[3];
     c->AX = c->x[1] * c->x[3];
     c->a_size = c->RCT * c->IH * c->IW;
     c->w_size = c->FB * c->RCT * c->RYT * c->RXT;
 }
 
-static void conv_geometry(const Conv *c, int64_t grid[3], int64_t block[3]) {
-    block[0] = c->x[2], block[1] = c->y[2], block[2] = c->f[2];
-    grid[0] = c->x[0], grid[1] = c->y[0], grid[2] = c->f[0] * c->N;
-}
-
 static bool conv_precheck(const Workload *wl, const Space *s, const int32_t *choice, const DeviceInfo *dev,
                           char *reason, size_t n) {
     Conv c;
     conv_load(&c, wl, s, choice);
-    int64_t grid[3], block[3];
-    conv_geometry(&c, grid, block);
-    int64_t shared = 4 * (c.a_size + c.w_size);
-    int64_t local = 4 * c.AF * c.AY * c.AX;
-    return Gpu_checkLaunch(dev, block, c.VT, grid, shared, local, reason, n);
+    return Gpu_checkTile(dev, c.f, c.y, c.x, c.N, 4 * (c.a_size + c.w_size), reason, n);
 }
 
 static Status conv_generate(const Workload *wl, const Space *s, const int32_t *choice, const DeviceInfo *dev,
                             Dialect dialect, KernelSource *out, char *err) {
     Conv c;
     conv_load(&c, wl, s, choice);
-    conv_geometry(&c, out->grid, out->block);
+    Gpu_tileGeometry(c.f, c.y, c.x, c.N, out->grid, out->block);
     out->shared_bytes = 4 * (c.a_size + c.w_size);
     snprintf(out->entry, sizeof out->entry, "tt_conv2d");
 
@@ -99,22 +87,7 @@ static Status conv_generate(const Workload *wl, const Space *s, const int32_t *c
     StrBuf_init(&sb);
     StrBuf_init(&body);
     StrBuf_append(&sb, Gpu_prelude(dialect));
-    StrBuf_printf(&sb, "TT_KERNEL(%lld, %lld, %lld) tt_conv2d", (long long)c.x[2], (long long)c.y[2],
-                  (long long)c.f[2]);
-    Gpu_appendParams(&sb, wl);
-    StrBuf_append(&sb, " {\n");
-    StrBuf_printf(&sb, "    SHARED float AA[%lld];\n", (long long)c.a_size);
-    StrBuf_printf(&sb, "    SHARED float WW[%lld];\n", (long long)c.w_size);
-    StrBuf_printf(&sb, "    float acc[%lld];\n", (long long)(c.AF * c.AY * c.AX));
-    StrBuf_append(&sb, "    const int tx = TIDX_X, ty = TIDX_Y, tz = TIDX_Z;\n");
-    StrBuf_printf(&sb, "    const int tid = (tz * %lld + ty) * %lld + tx;\n", (long long)c.y[2], (long long)c.x[2]);
-    StrBuf_printf(&sb, "    const int nb = BIDX_Z / %lld, bf = BIDX_Z %% %lld;\n", (long long)c.f[0], (long long)c.f[0]);
-    StrBuf_printf(&sb, "    const int f0 = bf * %lld, y0 = BIDX_Y * %lld, x0 = BIDX_X * %lld;\n", (long long)c.FB,
-                  (long long)c.YB, (long long)c.XB);
-    StrBuf_printf(&sb, "    GLOBAL const float *dn = data + nb * %lld;\n", (long long)(c.CI * c.H * c.W));
-
-    GpuLoop init[] = {{"i", c.AF * c.AY * c.AX}};
-    Gpu_emitNest(&sb, init, 1, "acc[i] = 0.0f;", &c.unroll, 1);
+    Gpu_emitTileHead(&sb, "tt_conv2d", wl, c.f, c.y, c.x, c.a_size, c.w_size, &c.unroll);
 
     StrBuf_printf(&sb, "    for (int rco = 0; rco < %lld; ++rco)\n", (long long)c.rc[0]);
     StrBuf_printf(&sb, "    for (int ryo = 0; ryo < %lld; ++ryo)\n", (long long)c.ry[0]);
@@ -176,25 +149,7 @@ static Status conv_generate(const Workload *wl, const Space *s, const int32_t *c
     Gpu_emitNest(&sb, comp, 12, body.data, &c.unroll, 2);
     StrBuf_append(&sb, "    }\n");
 
-    /* epilogue: bias, residual, relu, store */
-    StrBuf_clear(&body);
-    StrBuf_printf(&body,
-                  "const int f = f0 + vf * %lld + tz * %lld + fi;\n"
-                  "const int oy = y0 + vy * %lld + ty * %lld + yi;\n"
-                  "const int ox = x0 + vx * %lld + tx * %lld + xi;\n"
-                  "const int o = ((nb * %lld + f) * %lld + oy) * %lld + ox;\n"
-                  "float v = acc[((vf * %lld + fi) * %lld + vy * %lld + yi) * %lld + vx * %lld + xi];\n",
-                  (long long)(c.f[2] * c.f[3]), (long long)c.f[3], (long long)(c.y[2] * c.y[3]), (long long)c.y[3],
-                  (long long)(c.x[2] * c.x[3]), (long long)c.x[3], (long long)c.CO, (long long)c.OH,
-                  (long long)c.OW, (long long)c.f[3], (long long)c.AY, (long long)c.y[3], (long long)c.AX,
-                  (long long)c.x[3]);
-    if (wl->bias) StrBuf_append(&body, "v += bias[f];\n");
-    if (wl->residual) StrBuf_append(&body, "v += residual[o];\n");
-    if (wl->relu) StrBuf_append(&body, "v = v > 0.0f ? v : 0.0f;\n");
-    StrBuf_append(&body, "out[o] = v;");
-    GpuLoop epi[] = {{"vf", c.f[1]}, {"fi", c.f[3]}, {"vy", c.y[1]}, {"yi", c.y[3]}, {"vx", c.x[1]}, {"xi", c.x[3]}};
-    Gpu_emitNest(&sb, epi, 6, body.data, &c.unroll, 1);
-    StrBuf_append(&sb, "}\n");
+    Gpu_emitTileStore(&sb, wl, c.f, c.y, c.x, c.CO, &c.unroll);
 
     StrBuf_done(&body);
     out->source = StrBuf_take(&sb);
@@ -206,9 +161,7 @@ static int conv_features(const Workload *wl, const Space *s, const int32_t *choi
                          int cap) {
     Conv c;
     conv_load(&c, wl, s, choice);
-    int64_t grid[3], block[3];
-    conv_geometry(&c, grid, block);
-    return Gpu_launchFeatures(block, c.VT, grid, 4 * (c.a_size + c.w_size), c.AF * c.AY * c.AX, out, cap);
+    return Gpu_tileFeatures(c.f, c.y, c.x, c.N, 4 * (c.a_size + c.w_size), out, cap);
 }
 
 const Template tmpl_conv2d_gpu = {

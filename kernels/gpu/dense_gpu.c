@@ -101,11 +101,6 @@ static bool dense_precheck(const Workload *wl, const Space *s, const int32_t *ch
     return Gpu_checkLaunch(dev, block, vt, grid, shared, 4 * tile, reason, n);
 }
 
-static void epilogue(StrBuf *body, const Workload *wl) {
-    if (wl->bias) StrBuf_append(body, "v += bias[n];\n");
-    if (wl->relu) StrBuf_append(body, "v = v > 0.0f ? v : 0.0f;\n");
-}
-
 static void gen_small(StrBuf *sb, const Dense *d, const Workload *wl) {
     int64_t KI = d->k2[1], NT = d->n2[1];
     StrBuf body;
@@ -141,7 +136,7 @@ static void gen_small(StrBuf *sb, const Dense *d, const Workload *wl) {
     }
     StrBuf_printf(sb, "    if (tx == 0) {\n        float v = red[ty * %lld];\n", L(KI));
     StrBuf_clear(&body);
-    epilogue(&body, wl);
+    Gpu_appendFused(&body, wl, "n");
     Gpu_emitNest(sb, NULL, 0, body.data, NULL, 2);
     StrBuf_printf(sb, "        out[row * %lld + n] = v;\n    }\n}\n", L(d->N));
     StrBuf_done(&body);
@@ -198,7 +193,7 @@ static void gen_large(StrBuf *sb, const Dense *d, const Workload *wl) {
                   "float v = acc[(vy * %lld + yi) * %lld + vx * %lld + xi];\n",
                   L(d->y[2] * d->y[3]), L(d->y[3]), L(d->x[2] * d->x[3]), L(d->x[3]), L(d->y[3]), L(d->AX),
                   L(d->x[3]));
-    epilogue(&body, wl);
+    Gpu_appendFused(&body, wl, "n");
     StrBuf_printf(&body, "out[m * %lld + n] = v;", L(d->N));
     GpuLoop epi[] = {{"vy", d->y[1]}, {"yi", d->y[3]}, {"vx", d->x[1]}, {"xi", d->x[3]}};
     Gpu_emitNest(sb, epi, 4, body.data, &d->unroll, 1);

@@ -12,10 +12,10 @@
 #include "kernels/gpu/gpu.h"
 
 typedef struct Dw {
-    int64_t N, CI, M, CO, H, W, KH, KW, OH, OW, SH, SW, PH, PW, DH, DW;
+    int64_t N, CI, M, CO, H, W, KH, KW, SH, SW, PH, PW, DH, DW;
     int64_t f[4], y[4], x[4];
     GpuUnroll unroll;
-    int64_t FB, YB, XB, CT, IH, IW, NT, VT, AF, AY, AX, a_size, w_size;
+    int64_t FB, YB, XB, CT, IH, IW, NT, AY, AX, a_size, w_size;
 } Dw;
 
 static bool dw_applies(const Workload *wl) { return wl->op == OP_DEPTHWISE_CONV2D && wl->layout == LAYOUT_NCHW; }
@@ -35,7 +35,6 @@ static Status dw_space(const Workload *wl, const DeviceInfo *dev, Space *s, char
 static void dw_load(Dw *d, const Workload *wl, const Space *s, const int32_t *choice) {
     d->N = wl->n, d->CI = wl->ci, d->M = wl->mult > 0 ? wl->mult : 1, d->CO = dw_co(wl);
     d->H = wl->h, d->W = wl->w, d->KH = wl->kh, d->KW = wl->kw;
-    d->OH = Workload_outH(wl), d->OW = Workload_outW(wl);
     d->SH = wl->stride_h, d->SW = wl->stride_w, d->PH = wl->pad_h, d->PW = wl->pad_w;
     d->DH = wl->dil_h > 0 ? wl->dil_h : 1, d->DW = wl->dil_w > 0 ? wl->dil_w : 1;
     const int64_t *v = Space_splitByName(s, choice, "tile_f");
@@ -56,24 +55,16 @@ static void dw_load(Dw *d, const Workload *wl, const Space *s, const int32_t *ch
     d->IH = (d->YB - 1) * d->SH + (d->KH - 1) * d->DH + 1;
     d->IW = (d->XB - 1) * d->SW + (d->KW - 1) * d->DW + 1;
     d->NT = d->f[2] * d->y[2] * d->x[2];
-    d->VT = d->f[1] * d->y[1] * d->x[1];
-    d->AF = d->f[1] * d->f[3], d->AY = d->y[1] * d->y[3], d->AX = d->x[1] * d->x[3];
+    d->AY = d->y[1] * d->y[3], d->AX = d->x[1] * d->x[3];
     d->a_size = d->CT * d->IH * d->IW;
     d->w_size = d->FB * d->KH * d->KW;
-}
-
-static void dw_geometry(const Dw *d, int64_t grid[3], int64_t block[3]) {
-    block[0] = d->x[2], block[1] = d->y[2], block[2] = d->f[2];
-    grid[0] = d->x[0], grid[1] = d->y[0], grid[2] = d->f[0] * d->N;
 }
 
 static bool dw_precheck(const Workload *wl, const Space *s, const int32_t *choice, const DeviceInfo *dev, char *reason,
                         size_t n) {
     Dw d;
     dw_load(&d, wl, s, choice);
-    int64_t grid[3], block[3];
-    dw_geometry(&d, grid, block);
-    return Gpu_checkLaunch(dev, block, d.VT, grid, 4 * (d.a_size + d.w_size), 4 * d.AF * d.AY * d.AX, reason, n);
+    return Gpu_checkTile(dev, d.f, d.y, d.x, d.N, 4 * (d.a_size + d.w_size), reason, n);
 }
 
 #define L(v) ((long long)(v))
@@ -82,7 +73,7 @@ static Status dw_generate(const Workload *wl, const Space *s, const int32_t *cho
                           Dialect dialect, KernelSource *out, char *err) {
     Dw d;
     dw_load(&d, wl, s, choice);
-    dw_geometry(&d, out->grid, out->block);
+    Gpu_tileGeometry(d.f, d.y, d.x, d.N, out->grid, out->block);
     out->shared_bytes = 4 * (d.a_size + d.w_size);
     snprintf(out->entry, sizeof out->entry, "tt_depthwise");
 
@@ -90,23 +81,10 @@ static Status dw_generate(const Workload *wl, const Space *s, const int32_t *cho
     StrBuf_init(&sb);
     StrBuf_init(&body);
     StrBuf_append(&sb, Gpu_prelude(dialect));
-    StrBuf_printf(&sb, "TT_KERNEL(%lld, %lld, %lld) tt_depthwise", L(d.x[2]), L(d.y[2]), L(d.f[2]));
-    Gpu_appendParams(&sb, wl);
-    StrBuf_append(&sb, " {\n");
-    StrBuf_printf(&sb, "    SHARED float AA[%lld];\n", L(d.a_size));
-    StrBuf_printf(&sb, "    SHARED float WW[%lld];\n", L(d.w_size));
-    StrBuf_printf(&sb, "    float acc[%lld];\n", L(d.AF * d.AY * d.AX));
-    StrBuf_append(&sb, "    const int tx = TIDX_X, ty = TIDX_Y, tz = TIDX_Z;\n");
-    StrBuf_printf(&sb, "    const int tid = (tz * %lld + ty) * %lld + tx;\n", L(d.y[2]), L(d.x[2]));
-    StrBuf_printf(&sb, "    const int nb = BIDX_Z / %lld, bf = BIDX_Z %% %lld;\n", L(d.f[0]), L(d.f[0]));
-    StrBuf_printf(&sb, "    const int f0 = bf * %lld, y0 = BIDX_Y * %lld, x0 = BIDX_X * %lld;\n", L(d.FB), L(d.YB),
-                  L(d.XB));
+    Gpu_emitTileHead(&sb, "tt_depthwise", wl, d.f, d.y, d.x, d.a_size, d.w_size, &d.unroll);
     StrBuf_printf(&sb, "    const int cin0 = f0 / %lld;\n", L(d.M));
     StrBuf_printf(&sb, "    const int ih0 = y0 * %lld - %lld, iw0 = x0 * %lld - %lld;\n", L(d.SH), L(d.PH), L(d.SW),
                   L(d.PW));
-    StrBuf_printf(&sb, "    GLOBAL const float *dn = data + nb * %lld;\n", L(d.CI * d.H * d.W));
-    GpuLoop init[] = {{"i", d.AF * d.AY * d.AX}};
-    Gpu_emitNest(&sb, init, 1, "acc[i] = 0.0f;", &d.unroll, 1);
 
     StrBuf_printf(&body,
                   "const int i = k * %lld + tid;\n"
@@ -145,22 +123,7 @@ static Status dw_generate(const Workload *wl, const Space *s, const int32_t *cho
                       {"vy", d.y[1]}, {"yi", d.y[3]}, {"vx", d.x[1]}, {"xi", d.x[3]}};
     Gpu_emitNest(&sb, comp, 8, body.data, &d.unroll, 1);
 
-    StrBuf_clear(&body);
-    StrBuf_printf(&body,
-                  "const int f = f0 + vf * %lld + tz * %lld + fi;\n"
-                  "const int oy = y0 + vy * %lld + ty * %lld + yi;\n"
-                  "const int ox = x0 + vx * %lld + tx * %lld + xi;\n"
-                  "const int o = ((nb * %lld + f) * %lld + oy) * %lld + ox;\n"
-                  "float v = acc[((vf * %lld + fi) * %lld + vy * %lld + yi) * %lld + vx * %lld + xi];\n",
-                  L(d.f[2] * d.f[3]), L(d.f[3]), L(d.y[2] * d.y[3]), L(d.y[3]), L(d.x[2] * d.x[3]), L(d.x[3]),
-                  L(d.CO), L(d.OH), L(d.OW), L(d.f[3]), L(d.AY), L(d.y[3]), L(d.AX), L(d.x[3]));
-    if (wl->bias) StrBuf_append(&body, "v += bias[f];\n");
-    if (wl->residual) StrBuf_append(&body, "v += residual[o];\n");
-    if (wl->relu) StrBuf_append(&body, "v = v > 0.0f ? v : 0.0f;\n");
-    StrBuf_append(&body, "out[o] = v;");
-    GpuLoop epi[] = {{"vf", d.f[1]}, {"fi", d.f[3]}, {"vy", d.y[1]}, {"yi", d.y[3]}, {"vx", d.x[1]}, {"xi", d.x[3]}};
-    Gpu_emitNest(&sb, epi, 6, body.data, &d.unroll, 1);
-    StrBuf_append(&sb, "}\n");
+    Gpu_emitTileStore(&sb, wl, d.f, d.y, d.x, d.CO, &d.unroll);
 
     StrBuf_done(&body);
     out->source = StrBuf_take(&sb);
@@ -172,9 +135,7 @@ static int dw_features(const Workload *wl, const Space *s, const int32_t *choice
                        int cap) {
     Dw d;
     dw_load(&d, wl, s, choice);
-    int64_t grid[3], block[3];
-    dw_geometry(&d, grid, block);
-    return Gpu_launchFeatures(block, d.VT, grid, 4 * (d.a_size + d.w_size), d.AF * d.AY * d.AX, out, cap);
+    return Gpu_tileFeatures(d.f, d.y, d.x, d.N, 4 * (d.a_size + d.w_size), out, cap);
 }
 
 const Template tmpl_depthwise_gpu = {

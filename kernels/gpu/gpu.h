@@ -80,5 +80,35 @@ bool Gpu_runTimed(void (*work)(void *arg), void (*drop)(void *arg), void *arg, d
 /* Number of abandoned compiles still running in the background. */
 int Gpu_abandonedRunning(void);
 
+/* The fused operations after a kernel's sum v: bias (indexed by the
+ * expression channel), residual (indexed by o; only convolutions take one)
+ * and relu, appended to body as statements. */
+void Gpu_appendFused(StrBuf *body, const Workload *wl, const char *channel);
+
+/* The NCHW output tiling the conv2d and depthwise templates share: output
+ * channels f, rows y and columns x, each split block / virtual thread /
+ * thread / inner; the batch rides on blockIdx.z with the channel blocks.
+ * Threads: x[2] x y[2] x f[2]; each keeps a register tile acc of
+ * (f[1]*f[3]) x (y[1]*y[3]) x (x[1]*x[3]) floats. */
+void Gpu_tileGeometry(const int64_t f[4], const int64_t y[4], const int64_t x[4], int64_t batch, int64_t grid[3],
+                      int64_t block[3]);
+
+/* Gpu_checkLaunch and Gpu_launchFeatures of such a tiling with shared_bytes
+ * of shared memory. */
+bool Gpu_checkTile(const DeviceInfo *dev, const int64_t f[4], const int64_t y[4], const int64_t x[4], int64_t batch,
+                   int64_t shared_bytes, char *reason, size_t n);
+int Gpu_tileFeatures(const int64_t f[4], const int64_t y[4], const int64_t x[4], int64_t batch, int64_t shared_bytes,
+                     float *out, int cap);
+
+/* Opens the kernel entry of such a tiling: shared arrays AA[a_size] and
+ * WW[w_size], the zeroed acc, the thread ids tx ty tz tid, the batch nb,
+ * the block origin f0 y0 x0 and dn, the batch's input image (wl->ci x h x w). */
+void Gpu_emitTileHead(StrBuf *sb, const char *entry, const Workload *wl, const int64_t f[4], const int64_t y[4],
+                      const int64_t x[4], int64_t a_size, int64_t w_size, const GpuUnroll *unroll);
+
+/* Closes it: adds the fused operations to each acc value, stores it in out
+ * (co x out rows x out columns per batch) and ends the kernel. */
+void Gpu_emitTileStore(StrBuf *sb, const Workload *wl, const int64_t f[4], const int64_t y[4], const int64_t x[4],
+                       int64_t co, const GpuUnroll *unroll);
 
 #endif

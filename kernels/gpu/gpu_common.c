@@ -1,5 +1,6 @@
 /* kernels/gpu/gpu_common.c: dialect preludes, the loop-nest emitter, launch
- * checks and the per-architecture limits table shared by the GPU templates. */
+ * checks, the per-architecture limits table and the NCHW output tiling
+ * (head, store, checks, features) shared by the GPU templates. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -108,6 +109,16 @@ void Gpu_formatKiB(int64_t bytes, char *buf, size_t n) {
         snprintf(buf, n, "%.1f KiB", (double)bytes / 1024.0);
 }
 
+/* One memory limit of Gpu_checkLaunch (limit <= 0: unknown, not checked). */
+static bool bytes_fit(const char *what, int64_t bytes, int64_t limit, char *reason, size_t n) {
+    if (limit <= 0 || bytes <= limit) return true;
+    char a[32], b[32];
+    Gpu_formatKiB(bytes, a, sizeof a);
+    Gpu_formatKiB(limit, b, sizeof b);
+    snprintf(reason, n, "%s %s > %s", what, a, b);
+    return false;
+}
+
 bool Gpu_checkLaunch(const DeviceInfo *dev, const int64_t block[3], int64_t vthreads, const int64_t grid[3],
                      int64_t shared_bytes, int64_t local_bytes, char *reason, size_t n) {
     static const char AXIS[3] = {'x', 'y', 'z'};
@@ -127,20 +138,9 @@ bool Gpu_checkLaunch(const DeviceInfo *dev, const int64_t block[3], int64_t vthr
             snprintf(reason, n, "threads per block %lld > %d", (long long)counted, dev->max_threads_per_block);
         return false;
     }
-    if (dev->max_shared_bytes_per_block > 0 && shared_bytes > dev->max_shared_bytes_per_block) {
-        char a[32], b[32];
-        Gpu_formatKiB(shared_bytes, a, sizeof a);
-        Gpu_formatKiB(dev->max_shared_bytes_per_block, b, sizeof b);
-        snprintf(reason, n, "shared memory %s > %s", a, b);
+    if (!bytes_fit("shared memory", shared_bytes, dev->max_shared_bytes_per_block, reason, n) ||
+        !bytes_fit("local memory per thread", local_bytes, dev->max_local_bytes_per_thread, reason, n))
         return false;
-    }
-    if (dev->max_local_bytes_per_thread > 0 && local_bytes > dev->max_local_bytes_per_thread) {
-        char a[32], b[32];
-        Gpu_formatKiB(local_bytes, a, sizeof a);
-        Gpu_formatKiB(dev->max_local_bytes_per_thread, b, sizeof b);
-        snprintf(reason, n, "local memory per thread %s > %s", a, b);
-        return false;
-    }
     /* Grid limits of CUDA (x: 2^31-1, y and z: 65535); OpenCL devices have no
      * smaller ones in practice. */
     static const int64_t GRID_MAX[3] = {2147483647LL, 65535, 65535};
@@ -204,4 +204,76 @@ int Gpu_launchFeatures(const int64_t block[3], int64_t vthreads, const int64_t g
     int n = cap < 5 ? cap : 5;
     for (int i = 0; i < n; i++) out[i] = f[i];
     return n;
+}
+
+#define L(v) ((long long)(v))
+
+void Gpu_appendFused(StrBuf *body, const Workload *wl, const char *channel) {
+    if (wl->bias) StrBuf_printf(body, "v += bias[%s];\n", channel);
+    if (wl->residual) StrBuf_append(body, "v += residual[o];\n");
+    if (wl->relu) StrBuf_append(body, "v = v > 0.0f ? v : 0.0f;\n");
+}
+
+void Gpu_tileGeometry(const int64_t f[4], const int64_t y[4], const int64_t x[4], int64_t batch, int64_t grid[3],
+                      int64_t block[3]) {
+    block[0] = x[2], block[1] = y[2], block[2] = f[2];
+    grid[0] = x[0], grid[1] = y[0], grid[2] = f[0] * batch;
+}
+
+/* Register-tile floats per thread: every virtual thread's inner extents. */
+static int64_t tile_floats(const int64_t f[4], const int64_t y[4], const int64_t x[4]) {
+    return f[1] * f[3] * y[1] * y[3] * x[1] * x[3];
+}
+
+bool Gpu_checkTile(const DeviceInfo *dev, const int64_t f[4], const int64_t y[4], const int64_t x[4], int64_t batch,
+                   int64_t shared_bytes, char *reason, size_t n) {
+    int64_t grid[3], block[3];
+    Gpu_tileGeometry(f, y, x, batch, grid, block);
+    return Gpu_checkLaunch(dev, block, f[1] * y[1] * x[1], grid, shared_bytes, 4 * tile_floats(f, y, x), reason, n);
+}
+
+int Gpu_tileFeatures(const int64_t f[4], const int64_t y[4], const int64_t x[4], int64_t batch, int64_t shared_bytes,
+                     float *out, int cap) {
+    int64_t grid[3], block[3];
+    Gpu_tileGeometry(f, y, x, batch, grid, block);
+    return Gpu_launchFeatures(block, f[1] * y[1] * x[1], grid, shared_bytes, tile_floats(f, y, x), out, cap);
+}
+
+void Gpu_emitTileHead(StrBuf *sb, const char *entry, const Workload *wl, const int64_t f[4], const int64_t y[4],
+                      const int64_t x[4], int64_t a_size, int64_t w_size, const GpuUnroll *unroll) {
+    StrBuf_printf(sb, "TT_KERNEL(%lld, %lld, %lld) %s", L(x[2]), L(y[2]), L(f[2]), entry);
+    Gpu_appendParams(sb, wl);
+    StrBuf_append(sb, " {\n");
+    StrBuf_printf(sb, "    SHARED float AA[%lld];\n", L(a_size));
+    StrBuf_printf(sb, "    SHARED float WW[%lld];\n", L(w_size));
+    StrBuf_printf(sb, "    float acc[%lld];\n", L(tile_floats(f, y, x)));
+    StrBuf_append(sb, "    const int tx = TIDX_X, ty = TIDX_Y, tz = TIDX_Z;\n");
+    StrBuf_printf(sb, "    const int tid = (tz * %lld + ty) * %lld + tx;\n", L(y[2]), L(x[2]));
+    StrBuf_printf(sb, "    const int nb = BIDX_Z / %lld, bf = BIDX_Z %% %lld;\n", L(f[0]), L(f[0]));
+    StrBuf_printf(sb, "    const int f0 = bf * %lld, y0 = BIDX_Y * %lld, x0 = BIDX_X * %lld;\n", L(f[1] * f[2] * f[3]),
+                  L(y[1] * y[2] * y[3]), L(x[1] * x[2] * x[3]));
+    StrBuf_printf(sb, "    GLOBAL const float *dn = data + nb * %lld;\n", L(wl->ci * wl->h * wl->w));
+    GpuLoop init[] = {{"i", tile_floats(f, y, x)}};
+    Gpu_emitNest(sb, init, 1, "acc[i] = 0.0f;", unroll, 1);
+}
+
+void Gpu_emitTileStore(StrBuf *sb, const Workload *wl, const int64_t f[4], const int64_t y[4], const int64_t x[4],
+                       int64_t co, const GpuUnroll *unroll) {
+    StrBuf body;
+    StrBuf_init(&body);
+    StrBuf_printf(&body,
+                  "const int f = f0 + vf * %lld + tz * %lld + fi;\n"
+                  "const int oy = y0 + vy * %lld + ty * %lld + yi;\n"
+                  "const int ox = x0 + vx * %lld + tx * %lld + xi;\n"
+                  "const int o = ((nb * %lld + f) * %lld + oy) * %lld + ox;\n"
+                  "float v = acc[((vf * %lld + fi) * %lld + vy * %lld + yi) * %lld + vx * %lld + xi];\n",
+                  L(f[2] * f[3]), L(f[3]), L(y[2] * y[3]), L(y[3]), L(x[2] * x[3]), L(x[3]), L(co),
+                  L(Workload_outH(wl)), L(Workload_outW(wl)), L(f[3]), L(y[1] * y[3]), L(y[3]), L(x[1] * x[3]),
+                  L(x[3]));
+    Gpu_appendFused(&body, wl, "f");
+    StrBuf_append(&body, "out[o] = v;");
+    GpuLoop epi[] = {{"vf", f[1]}, {"fi", f[3]}, {"vy", y[1]}, {"yi", y[3]}, {"vx", x[1]}, {"xi", x[3]}};
+    Gpu_emitNest(sb, epi, 6, body.data, unroll, 1);
+    StrBuf_append(sb, "}\n");
+    StrBuf_done(&body);
 }
