@@ -198,29 +198,9 @@ static void conv_emitRun(StrBuf *sb, const ConvPlan *p) {
     }
     StrBuf_append(sb, "for (int owo = 0; owo < OWP; owo += RN) {\n"
                       "const float *ib = ibase + (size_t)owo * SW * ICB;\n");
-    for (int v = 0; v < p->OCV; v++) {
-        if (p->bias)
-            StrBuf_printf(sb, "vf b%d = LD(s->bias + occ * OCB + %d);\n", v, v * p->vf);
-        else
-            StrBuf_printf(sb, "vf b%d = (vf){0};\n", v);
-    }
-    for (int v = 0; v < p->OCV; v++) {
-        StrBuf_append(sb, "vf");
-        for (int r = 0; r < p->RN; r++)
-            StrBuf_printf(sb, "%s a%d_%d = b%d", r ? "," : "", v, r, v);
-        StrBuf_append(sb, ";\n");
-    }
+    CpuGen_emitTileInit(sb, (int)p->OCV, (int)p->RN, p->vf, p->bias);
     conv_emitReduction(sb, p);
-    for (int r = 0; r < p->RN; r++) {
-        for (int v = 0; v < p->OCV; v++) {
-            char acc[32];
-            snprintf(acc, sizeof acc, "a%d_%d", v, r);
-            long long ofs = (long long)(r * p->OSTR + v * p->vf);
-            if (p->residual) StrBuf_printf(sb, "%s += LD(rb + (size_t)owo * OSTR + %lld);\n", acc, ofs);
-            if (p->relu) StrBuf_printf(sb, "%s = RELU(%s);\n", acc, acc);
-            StrBuf_printf(sb, "ST(ob + (size_t)owo * OSTR + %lld, %s);\n", ofs, acc);
-        }
-    }
+    CpuGen_emitTileStore(sb, (int)p->OCV, (int)p->RN, p->vf, "(size_t)owo * OSTR", p->OSTR, p->residual, p->relu);
     StrBuf_append(sb, "}\n}\n}\n");
 }
 
@@ -252,17 +232,7 @@ static void conv_emitPackFinish(StrBuf *sb, const ConvPlan *p, int ai_res, int a
 }
 
 static void conv_emitSetup(StrBuf *sb, const ConvPlan *p, int ai_bias) {
-    StrBuf_append(sb, "typedef struct St { float **args; float *in, *w, *bias, *res, *out; } St;\n"
-                      "int tt_setup(float **args, void **state) {\n"
-                      "    St *s = calloc(1, sizeof *s);\n    if (!s) return 1;\n    s->args = args;\n"
-                      "    s->in = tt_alloc((size_t)N * IN_N);\n"
-                      "    s->w = tt_alloc((size_t)OCC * W_OCC);\n"
-                      "    s->out = tt_alloc((size_t)N * O_N);\n"
-                      "    s->bias = tt_alloc((size_t)OCC * OCB);\n"
-                      "    s->res = tt_alloc(RESIDUAL ? (size_t)N * O_N : 1);\n"
-                      "    *state = s;\n"
-                      "    if (!s->in || !s->w || !s->out || !s->bias || !s->res) return 2;\n");
-    if (ai_bias >= 0) StrBuf_printf(sb, "    memcpy(s->bias, args[%d], CO * sizeof(float));\n", ai_bias);
+    CpuGen_emitBlockedSetup(sb, "(size_t)N * IN_N", "(size_t)OCC * W_OCC", ai_bias);
     /* weights: canonical [co][ci][kh][kw] (NCHW) or [kh][kw][ci][co] (NHWC) -> blocked */
     const char *src = p->nhwc ? "((kh * KW + kw) * CI + ci) * CO + co" : "((co * CI + ci) * KH + kh) * KW + kw";
     StrBuf_printf(sb,
@@ -273,8 +243,7 @@ static void conv_emitSetup(StrBuf *sb, const ConvPlan *p, int ai_bias) {
                   " + ci %% ICB * OCB + co %% OCB] = wsrc[%s];\n"
                   "    return 0;\n}\n",
                   src);
-    StrBuf_append(sb, "void tt_teardown(void *sv) {\n    St *s = sv;\n    if (!s) return;\n"
-                      "    free(s->in); free(s->w); free(s->out); free(s->bias); free(s->res); free(s);\n}\n");
+    CpuGen_emitBlockedTeardown(sb);
 }
 
 static Status conv2d_generate(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
@@ -282,17 +251,11 @@ static Status conv2d_generate(const Workload *wl, const Space *space, const int3
     if (dialect != DIALECT_C) return tt_fail(err, "conv2d cpu template generates C only");
     ConvPlan p;
     conv_plan(wl, space, choice, dev, &p);
-    int ai = 2, ai_bias = -1, ai_res = -1;
-    if (p.bias) ai_bias = ai++;
-    if (p.residual) ai_res = ai++;
-    int ai_out = ai;
+    int ai_bias, ai_res;
+    int ai_out = CpuGen_argIndices(p.bias, p.residual, &ai_bias, &ai_res);
 
     StrBuf sb;
-    StrBuf_init(&sb);
-    char cfg[256];
-    Space_format(space, choice, cfg, sizeof cfg);
-    StrBuf_printf(&sb, "/* tunetop conv2d_nchwc.cpu: %s */\n", cfg);
-    CpuGen_prelude(&sb, p.vf);
+    CpuGen_begin(&sb, "conv2d_nchwc.cpu", space, choice, p.vf);
     StrBuf_printf(&sb,
                   "#define N %lld\n#define CI %lld\n#define H %lld\n#define W %lld\n#define CO %lld\n"
                   "#define KH %lld\n#define KW %lld\n#define SH %lld\n#define SW %lld\n#define PH %lld\n"
@@ -313,9 +276,7 @@ static Status conv2d_generate(const Workload *wl, const Space *space, const int3
     conv_emitPackFinish(&sb, &p, ai_res, ai_out);
     CpuGen_endHelpers(&sb);
     conv_emitRun(&sb, &p);
-    out->source = StrBuf_take(&sb);
-    snprintf(out->entry, sizeof out->entry, "tt_run");
-    StrBuf_done(&sb);
+    CpuGen_finish(&sb, out);
     return TT_OK;
 }
 
@@ -347,10 +308,7 @@ static int conv2d_features(const Workload *wl, const Space *space, const int32_t
         (float)waste,
         (float)(p.N * p.OCC * p.OH), /* parallel iterations */
     };
-    int n = (int)(sizeof v / sizeof v[0]);
-    if (n > cap) n = cap;
-    memcpy(out, v, (size_t)n * sizeof(float));
-    return n;
+    return CpuGen_copyFeatures(v, (int)(sizeof v / sizeof v[0]), out, cap);
 }
 
 const Template tmpl_conv2d_cpu = {

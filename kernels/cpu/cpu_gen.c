@@ -2,6 +2,8 @@
 #include "kernels/cpu/cpu_gen.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 int CpuGen_vf(const DeviceInfo *dev) {
     int vf = dev ? dev->vector_floats : 0;
@@ -75,4 +77,81 @@ void CpuGen_emitResidualAndFinish(StrBuf *sb, bool nhwc, int ai_res, int ai_out)
                   "void tt_finish(void *sv) {\n    St *s = sv;\n    float *dst = s->args[%d];\n"
                   "#pragma omp parallel for collapse(2) schedule(static)\n%s        dst[%s] = s->out[%s];\n}\n",
                   ai_out, loops, canon, blk);
+}
+
+void CpuGen_begin(StrBuf *sb, const char *name, const Space *space, const int32_t *choice, int vf) {
+    StrBuf_init(sb);
+    char cfg[256];
+    Space_format(space, choice, cfg, sizeof cfg);
+    StrBuf_printf(sb, "/* tunetop %s: %s */\n", name, cfg);
+    CpuGen_prelude(sb, vf);
+}
+
+void CpuGen_finish(StrBuf *sb, KernelSource *out) {
+    out->source = StrBuf_take(sb);
+    snprintf(out->entry, sizeof out->entry, "tt_run");
+    StrBuf_done(sb);
+}
+
+int CpuGen_argIndices(bool bias, bool residual, int *ai_bias, int *ai_res) {
+    int ai = 2;
+    *ai_bias = bias ? ai++ : -1;
+    *ai_res = residual ? ai++ : -1;
+    return ai;
+}
+
+void CpuGen_emitBlockedSetup(StrBuf *sb, const char *in_floats, const char *w_floats, int ai_bias) {
+    StrBuf_printf(sb,
+                  "typedef struct St { float **args; float *in, *w, *bias, *res, *out; } St;\n"
+                  "int tt_setup(float **args, void **state) {\n"
+                  "    St *s = calloc(1, sizeof *s);\n    if (!s) return 1;\n    s->args = args;\n"
+                  "    s->in = tt_alloc(%s);\n"
+                  "    s->w = tt_alloc(%s);\n"
+                  "    s->out = tt_alloc((size_t)N * O_N);\n"
+                  "    s->bias = tt_alloc((size_t)OCC * OCB);\n"
+                  "    s->res = tt_alloc(RESIDUAL ? (size_t)N * O_N : 1);\n"
+                  "    *state = s;\n"
+                  "    if (!s->in || !s->w || !s->out || !s->bias || !s->res) return 2;\n",
+                  in_floats, w_floats);
+    if (ai_bias >= 0) StrBuf_printf(sb, "    memcpy(s->bias, args[%d], CO * sizeof(float));\n", ai_bias);
+}
+
+void CpuGen_emitBlockedTeardown(StrBuf *sb) {
+    StrBuf_append(sb, "void tt_teardown(void *sv) {\n    St *s = sv;\n    if (!s) return;\n"
+                      "    free(s->in); free(s->w); free(s->out); free(s->bias); free(s->res); free(s);\n}\n");
+}
+
+void CpuGen_emitTileInit(StrBuf *sb, int nv, int rn, int vf, bool bias) {
+    for (int v = 0; v < nv; v++) {
+        if (bias)
+            StrBuf_printf(sb, "vf b%d = LD(s->bias + occ * OCB + %d);\n", v, v * vf);
+        else
+            StrBuf_printf(sb, "vf b%d = (vf){0};\n", v);
+    }
+    for (int v = 0; v < nv; v++) {
+        StrBuf_append(sb, "vf");
+        for (int r = 0; r < rn; r++)
+            StrBuf_printf(sb, "%s a%d_%d = b%d", r ? "," : "", v, r, v);
+        StrBuf_append(sb, ";\n");
+    }
+}
+
+void CpuGen_emitTileStore(StrBuf *sb, int nv, int rn, int vf, const char *col, int64_t rstride, bool residual,
+                          bool relu) {
+    for (int r = 0; r < rn; r++) {
+        for (int v = 0; v < nv; v++) {
+            char acc[32];
+            snprintf(acc, sizeof acc, "a%d_%d", v, r);
+            long long ofs = (long long)(r * rstride + v * vf);
+            if (residual) StrBuf_printf(sb, "%s += LD(rb + %s + %lld);\n", acc, col, ofs);
+            if (relu) StrBuf_printf(sb, "%s = RELU(%s);\n", acc, acc);
+            StrBuf_printf(sb, "ST(ob + %s + %lld, %s);\n", col, ofs, acc);
+        }
+    }
+}
+
+int CpuGen_copyFeatures(const float *v, int n, float *out, int cap) {
+    if (n > cap) n = cap;
+    memcpy(out, v, (size_t)n * sizeof(float));
+    return n;
 }

@@ -25,6 +25,20 @@ int CpuGen_vregs(const DeviceInfo *dev);
  * MIN, an aligned allocator tt_alloc (zeroed, 64-byte aligned). */
 void CpuGen_prelude(StrBuf *sb, int vf);
 
+/* Starts a generated translation unit: initialises sb (the caller must not
+ * have), writes a comment naming the template and the config, then the
+ * prelude. The caller appends its #defines and functions, then calls
+ * CpuGen_finish. */
+void CpuGen_begin(StrBuf *sb, const char *name, const Space *space, const int32_t *choice, int vf);
+/* Moves the text of sb into out->source (freed with KernelSource_done), names
+ * the entry tt_run and releases sb. */
+void CpuGen_finish(StrBuf *sb, KernelSource *out);
+
+/* Argument order of every CPU template (abi.h): data 0, weights 1, then the
+ * bias and the residual when present, then the output. Sets *ai_bias and
+ * *ai_res (-1 when absent) and returns the output index. */
+int CpuGen_argIndices(bool bias, bool residual, int *ai_bias, int *ai_res);
+
 /* Bracket the untimed or apart-timed helpers (tt_setup, tt_pack, tt_finish,
  * tt_teardown): they are compiled at -O1, which halves the compile time of a
  * candidate (0.21 -> 0.13 s CPU for a ResNet conv) and measured no slower. */
@@ -44,6 +58,26 @@ int CpuGen_filterLE(const int64_t *in, int n, int64_t cap, int64_t *out);
  * the state fields s->args, s->res, s->out. */
 void CpuGen_emitResidualAndFinish(StrBuf *sb, bool nhwc, int ai_res, int ai_out);
 
+/* For the blocked-output templates: the state struct St (args, in, w, bias,
+ * res, out) and the start of tt_setup, which allocates in and w with the given
+ * float counts (C expressions over the caller's macros; out and res hold
+ * N * O_N floats, res only when RESIDUAL) and copies the bias from
+ * args[ai_bias] when ai_bias >= 0. The caller then fills s->w and closes
+ * tt_setup ("return 0; }"). */
+void CpuGen_emitBlockedSetup(StrBuf *sb, const char *in_floats, const char *w_floats, int ai_bias);
+/* tt_teardown for the St of CpuGen_emitBlockedSetup. */
+void CpuGen_emitBlockedTeardown(StrBuf *sb);
+
+/* Register tile of the blocked-output tt_run: nv vectors of output channels by
+ * rn output columns, accumulators a<v>_<r>. TileInit declares b<v> (from
+ * s->bias + occ * OCB when bias, else zero) and starts every accumulator at
+ * it. TileStore adds the residual (rb, when residual), applies RELU (when
+ * relu) and stores to ob; column r of the tile is at col + r * rstride floats,
+ * where col is a C expression of the tile's first column (e.g. "owo * OCB"). */
+void CpuGen_emitTileInit(StrBuf *sb, int nv, int rn, int vf, bool bias);
+void CpuGen_emitTileStore(StrBuf *sb, int nv, int rn, int vf, const char *col, int64_t rstride, bool residual,
+                          bool relu);
+
 /* Template features (Template.features) of every CPU template start with the
  * same seven values, so that a model can be shared between operators:
  *   0 accumulators in the register tile   1 vector registers the tile needs
@@ -62,5 +96,7 @@ void CpuGen_emitResidualAndFinish(StrBuf *sb, bool nhwc, int ai_res, int ai_out)
 
 /* log2(1 + x) as a float feature. */
 float CpuGen_log2p(double x);
+/* Copies the n features of v into out, at most cap; returns how many. */
+int CpuGen_copyFeatures(const float *v, int n, float *out, int cap);
 
 #endif

@@ -110,16 +110,7 @@ static void dw_emitRun(StrBuf *sb, const DwPlan *p) {
     if (p->residual) StrBuf_append(sb, "const float *rb = s->res + oofs;\n");
     StrBuf_append(sb, "for (int owo = 0; owo < OWP; owo += RN) {\n"
                       "const float *ib = ibase + (size_t)owo * SW * OCB;\n");
-    for (int v = 0; v < p->CV; v++) {
-        if (p->bias)
-            StrBuf_printf(sb, "vf b%d = LD(s->bias + occ * OCB + %d);\n", v, v * p->vf);
-        else
-            StrBuf_printf(sb, "vf b%d = (vf){0};\n", v);
-        StrBuf_append(sb, "vf");
-        for (int r = 0; r < p->RN; r++)
-            StrBuf_printf(sb, "%s a%d_%d = b%d", r ? "," : "", v, r, v);
-        StrBuf_append(sb, ";\n");
-    }
+    CpuGen_emitTileInit(sb, (int)p->CV, (int)p->RN, p->vf, p->bias);
     StrBuf_printf(sb, "#pragma GCC unroll %d\nfor (int kh = 0; kh < KH; kh++)\n", p->unroll_kh ? (int)p->KH : 1);
     StrBuf_printf(sb, "#pragma GCC unroll %d\nfor (int kw = 0; kw < KW; kw++) {\n", p->unroll_kw ? (int)p->KW : 1);
     StrBuf_append(sb, "const float *ip = ib + (size_t)kh * DH * IN_H + (size_t)kw * DW * OCB;\n"
@@ -130,16 +121,7 @@ static void dw_emitRun(StrBuf *sb, const DwPlan *p) {
         for (int v = 0; v < p->CV; v++)
             StrBuf_printf(sb, "a%d_%d += LD(ip + %lld) * w%d;\n", v, r, (long long)(r * p->SW * p->OCB + v * p->vf), v);
     StrBuf_append(sb, "}\n");
-    for (int r = 0; r < p->RN; r++) {
-        for (int v = 0; v < p->CV; v++) {
-            char acc[32];
-            snprintf(acc, sizeof acc, "a%d_%d", v, r);
-            long long ofs = (long long)(r * p->OCB + v * p->vf);
-            if (p->residual) StrBuf_printf(sb, "%s += LD(rb + owo * OCB + %lld);\n", acc, ofs);
-            if (p->relu) StrBuf_printf(sb, "%s = RELU(%s);\n", acc, acc);
-            StrBuf_printf(sb, "ST(ob + owo * OCB + %lld, %s);\n", ofs, acc);
-        }
-    }
+    CpuGen_emitTileStore(sb, (int)p->CV, (int)p->RN, p->vf, "owo * OCB", p->OCB, p->residual, p->relu);
     StrBuf_append(sb, "}\n}\n}\n");
 }
 
@@ -148,17 +130,11 @@ static Status dw_generate(const Workload *wl, const Space *space, const int32_t 
     if (dialect != DIALECT_C) return tt_fail(err, "depthwise cpu template generates C only");
     DwPlan p;
     dw_plan(wl, space, choice, dev, &p);
-    int ai = 2, ai_bias = -1, ai_res = -1;
-    if (p.bias) ai_bias = ai++;
-    if (p.residual) ai_res = ai++;
-    int ai_out = ai;
+    int ai_bias, ai_res;
+    int ai_out = CpuGen_argIndices(p.bias, p.residual, &ai_bias, &ai_res);
 
     StrBuf sb;
-    StrBuf_init(&sb);
-    char cfg[256];
-    Space_format(space, choice, cfg, sizeof cfg);
-    StrBuf_printf(&sb, "/* tunetop depthwise_nchwc.cpu: %s */\n", cfg);
-    CpuGen_prelude(&sb, p.vf);
+    CpuGen_begin(&sb, "depthwise_nchwc.cpu", space, choice, p.vf);
     StrBuf_printf(&sb,
                   "#define N %lld\n#define CI %lld\n#define MULT %lld\n#define H %lld\n#define W %lld\n"
                   "#define CO %lld\n#define KH %lld\n#define KW %lld\n#define SH %lld\n#define SW %lld\n"
@@ -174,17 +150,7 @@ static Status dw_generate(const Workload *wl, const Space *space, const int32_t 
                        "#define O_N ((size_t)OCC * OH * OWP * OCB)\n");
     CpuGen_beginHelpers(&sb);
     /* setup: state, weights [oc][kh][kw] (NCHW: [ci][mult][kh][kw]; NHWC: [kh][kw][ci][mult]) -> blocked */
-    StrBuf_append(&sb, "typedef struct St { float **args; float *in, *w, *bias, *res, *out; } St;\n"
-                       "int tt_setup(float **args, void **state) {\n"
-                       "    St *s = calloc(1, sizeof *s);\n    if (!s) return 1;\n    s->args = args;\n"
-                       "    s->in = tt_alloc((size_t)N * OCC * IN_C);\n"
-                       "    s->w = tt_alloc((size_t)OCC * KH * KW * OCB);\n"
-                       "    s->out = tt_alloc((size_t)N * O_N);\n"
-                       "    s->bias = tt_alloc((size_t)OCC * OCB);\n"
-                       "    s->res = tt_alloc(RESIDUAL ? (size_t)N * O_N : 1);\n"
-                       "    *state = s;\n"
-                       "    if (!s->in || !s->w || !s->out || !s->bias || !s->res) return 2;\n");
-    if (ai_bias >= 0) StrBuf_printf(&sb, "    memcpy(s->bias, args[%d], CO * sizeof(float));\n", ai_bias);
+    CpuGen_emitBlockedSetup(&sb, "(size_t)N * OCC * IN_C", "(size_t)OCC * KH * KW * OCB", ai_bias);
     StrBuf_printf(&sb,
                   "    const float *wsrc = args[1];\n"
                   "    for (size_t oc = 0; oc < CO; oc++) for (size_t kh = 0; kh < KH; kh++)\n"
@@ -192,8 +158,7 @@ static Status dw_generate(const Workload *wl, const Space *space, const int32_t 
                   "        s->w[((oc / OCB * KH + kh) * KW + kw) * OCB + oc %% OCB] = wsrc[%s];\n"
                   "    return 0;\n}\n",
                   p.nhwc ? "(kh * KW + kw) * CO + oc" : "(oc * KH + kh) * KW + kw");
-    StrBuf_append(&sb, "void tt_teardown(void *sv) {\n    St *s = sv;\n    if (!s) return;\n"
-                       "    free(s->in); free(s->w); free(s->out); free(s->bias); free(s->res); free(s);\n}\n");
+    CpuGen_emitBlockedTeardown(&sb);
     /* pack: input channel oc / MULT into lane oc of the blocked, padded layout */
     StrBuf_append(&sb, "void tt_pack(void *sv) {\n    St *s = sv;\n    const float *src = s->args[0];\n");
     if (!p.nhwc)
@@ -217,9 +182,7 @@ static Status dw_generate(const Workload *wl, const Space *space, const int32_t 
     CpuGen_emitResidualAndFinish(&sb, p.nhwc, ai_res, ai_out);
     CpuGen_endHelpers(&sb);
     dw_emitRun(&sb, &p);
-    out->source = StrBuf_take(&sb);
-    snprintf(out->entry, sizeof out->entry, "tt_run");
-    StrBuf_done(&sb);
+    CpuGen_finish(&sb, out);
     return TT_OK;
 }
 
@@ -248,10 +211,7 @@ static int dw_features(const Workload *wl, const Space *space, const int32_t *ch
         (float)waste,
         (float)(p.N * p.OCC * p.OH),
     };
-    int n = (int)(sizeof v / sizeof v[0]);
-    if (n > cap) n = cap;
-    memcpy(out, v, (size_t)n * sizeof(float));
-    return n;
+    return CpuGen_copyFeatures(v, (int)(sizeof v / sizeof v[0]), out, cap);
 }
 
 const Template tmpl_depthwise_cpu = {

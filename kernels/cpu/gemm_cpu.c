@@ -179,15 +179,11 @@ static Status gemm_generate(const Workload *wl, const Space *space, const int32_
     if (dialect != DIALECT_C) return tt_fail(err, "%s cpu template generates C only", Op_name(wl->op));
     GemmPlan p;
     gemm_plan(wl, space, choice, dev, &p);
-    int ai_bias = p.bias ? 2 : -1;
+    int ai_bias = p.bias ? 2 : -1; /* abi.h order; no residual */
     int ai_out = p.bias ? 3 : 2;
 
     StrBuf sb;
-    StrBuf_init(&sb);
-    char cfg[256];
-    Space_format(space, choice, cfg, sizeof cfg);
-    StrBuf_printf(&sb, "/* tunetop %s: %s */\n", p.batched ? "batch_matmul_panel.cpu" : "dense_panel.cpu", cfg);
-    CpuGen_prelude(&sb, p.vf);
+    CpuGen_begin(&sb, p.batched ? "batch_matmul_panel.cpu" : "dense_panel.cpu", space, choice, p.vf);
     StrBuf_printf(&sb,
                   "#define BATCH %lld\n#define M %lld\n#define N %lld\n#define K %lld\n#define MR %lld\n"
                   "#define NR %lld\n#define NP %lld\n#define KC %lld\n#define NCB %lld\n#define MC %lld\n"
@@ -264,9 +260,7 @@ static Status gemm_generate(const Workload *wl, const Space *space, const int32_
         StrBuf_append(&sb, "        for (int jr = 0; jr < jn; jr++) for (int ib = 0; ib < MBLK; ib++)\n");
     StrBuf_append(&sb, "            tile(s, bt, ib * MC, jc + jr, pc, kc, first, last);\n    }\n}\n");
 
-    out->source = StrBuf_take(&sb);
-    snprintf(out->entry, sizeof out->entry, "tt_run");
-    StrBuf_done(&sb);
+    CpuGen_finish(&sb, out);
     return TT_OK;
 }
 
@@ -298,10 +292,7 @@ static int gemm_features(const Workload *wl, const Space *space, const int32_t *
         (float)(p.MT ? 1 : 0),
         (float)(((p.M + p.MC - 1) / p.MC) * nc), /* parallel iterations per k block */
     };
-    int n = (int)(sizeof v / sizeof v[0]);
-    if (n > cap) n = cap;
-    memcpy(out, v, (size_t)n * sizeof(float));
-    return n;
+    return CpuGen_copyFeatures(v, (int)(sizeof v / sizeof v[0]), out, cap);
 }
 
 const Template tmpl_dense_cpu = {
