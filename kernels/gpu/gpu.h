@@ -111,4 +111,9 @@ void Gpu_emitTileHead(StrBuf *sb, const char *entry, const Workload *wl, const i
 void Gpu_emitTileStore(StrBuf *sb, const Workload *wl, const int64_t f[4], const int64_t y[4], const int64_t x[4],
                        int64_t co, const GpuUnroll *unroll);
 
+/* The whole file at path (a cubin or program binary a GPU target wrote, read
+ * back by the measurement worker), malloc'd (the caller frees it) with its
+ * size in *len; NULL when missing, empty or unreadable. */
+void *Gpu_readFile(const char *path, size_t *len);
+
 #endif

@@ -3,6 +3,7 @@
  * (head, store, checks, features) shared by the GPU templates. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/gpu/gpu.h"
@@ -276,4 +277,23 @@ void Gpu_emitTileStore(StrBuf *sb, const Workload *wl, const int64_t f[4], const
     Gpu_emitNest(sb, epi, 6, body.data, unroll, 1);
     StrBuf_append(sb, "}\n");
     StrBuf_done(&body);
+}
+
+void *Gpu_readFile(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    void *buf = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        if (n > 0 && fseek(f, 0, SEEK_SET) == 0) {
+            buf = malloc((size_t)n);
+            if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+                free(buf);
+                buf = NULL;
+            }
+            *len = (size_t)n;
+        }
+    }
+    fclose(f);
+    return buf;
 }

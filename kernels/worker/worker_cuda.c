@@ -20,6 +20,8 @@
 #ifdef TT_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
+#include "kernels/gpu/gpu.h"
+
 static cudaStream_t stream;
 static cudaEvent_t ev_start, ev_stop;
 
@@ -70,24 +72,6 @@ static double timer(void *ctx, int n) {
     return ms * 1e-3;
 }
 
-static void *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    void *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n > 0 && fseek(f, 0, SEEK_SET) == 0) {
-            buf = malloc((size_t)n);
-            if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-                free(buf);
-                buf = NULL;
-            }
-        }
-    }
-    fclose(f);
-    return buf;
-}
-
 /* Errors after which the context cannot be used again. */
 static bool sticky(cudaError_t e) {
     return e == cudaErrorIllegalAddress || e == cudaErrorLaunchFailure || e == cudaErrorMisalignedAddress ||
@@ -102,7 +86,8 @@ static void cuda_measure(const WorkerTask *task, const WorkerMeasureReq *req, co
         snprintf(msg, cap, "no task set in the worker");
         return;
     }
-    void *cubin = read_file(req->path);
+    size_t cubin_len = 0;
+    void *cubin = Gpu_readFile(req->path, &cubin_len);
     if (!cubin) {
         rep->error_no = ERR_RUNTIME_DEVICE;
         snprintf(msg, cap, "cannot read the cubin %s", req->path);

@@ -11,6 +11,7 @@
 #include "kernels/workerproc.h"
 
 #ifdef TT_HAVE_OPENCL
+#include "kernels/gpu/gpu.h"
 #include "kernels/opencl/ocl.h"
 
 static OclDevice dev;
@@ -37,25 +38,6 @@ static double timer(void *ctx, int n) {
     return s;
 }
 
-static unsigned char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    unsigned char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n > 0 && fseek(f, 0, SEEK_SET) == 0) {
-            buf = malloc((size_t)n);
-            if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-                free(buf);
-                buf = NULL;
-            }
-            *len = (size_t)n;
-        }
-    }
-    fclose(f);
-    return buf;
-}
-
 static void ocl_measure(const WorkerTask *task, const WorkerMeasureReq *req, const char *source, size_t source_len,
                         WorkerReply *rep, char *msg, size_t cap) {
     if (!task) {
@@ -68,7 +50,7 @@ static void ocl_measure(const WorkerTask *task, const WorkerMeasureReq *req, con
     Status st = TT_ERR;
     if (req->path[0]) {
         size_t len = 0;
-        unsigned char *bin = read_file(req->path, &len);
+        unsigned char *bin = Gpu_readFile(req->path, &len);
         if (bin) st = Ocl_buildBinary(&dev, bin, len, &prog, &log);
         free(bin);
     }
