@@ -22,7 +22,7 @@
 #include "kernels/template.h"
 #include "kernels/workload.h"
 
-/* Error numbers as in TVM's MeasureErrorNo, so logs read the same. */
+/* Error numbers of a measurement; their values are part of the log format. */
 typedef enum {
     ERR_NO_ERROR = 0,
     ERR_INSTANTIATION = 1,

@@ -280,7 +280,7 @@ void WorkerMode_time(void (*run)(void *ctx), WorkerTimerFn timer, void *ctx, con
     int number = req->number > 0 ? req->number : 1;
     int repeat = req->repeat < 1 ? 1 : req->repeat > MEASURE_MAX_COSTS ? MEASURE_MAX_COSTS : req->repeat;
     double min_s = req->min_repeat_ms > 0 ? req->min_repeat_ms * 1e-3 : 0;
-    /* Calibration (as TVM's min_repeat_ms): these runs are not reported. */
+    /* Calibration for min_repeat_ms: these runs are not reported. */
     while (min_s > 0) {
         double t = time_runs(run, timer, ctx, number);
         if (t >= min_s || number >= INT_MAX / 4) break;

@@ -142,7 +142,7 @@ typedef struct WorkerMode {
  * as "mode not built" rather than breaking the link. */
 extern const WorkerMode worker_mode_cpu, worker_mode_cuda, worker_mode_opencl;
 
-/* Timing helper shared by the modes, TVM LocalRunner style: runs `run(ctx)`
+/* Timing helper shared by the modes: runs `run(ctx)`
  * `number` times per repeat, raising number until one repeat lasts at least
  * min_repeat_ms, then `repeat` repeats; costs are seconds per run. `timer`
  * may be NULL (monotonic clock around the loop); a GPU mode passes a timer

@@ -49,8 +49,8 @@ typedef struct Enum {
     uint64_t len;
 } Enum;
 
-/* Depth-first over the inner factors, innermost first (the order AutoTVM
- * lists its entities in). The outermost factor is whatever remains:
+/* Depth-first over the inner factors, innermost first (the order in which
+ * the entities are listed). The outermost factor is whatever remains:
  * extent / product for exact factorisations, ceil(extent / product) for
  * power-of-two splits (a tail is allowed there). */
 static void enum_dfs(Enum *e, int depth, int64_t prod) {

@@ -1,5 +1,5 @@
 /* tuner/anneal.h: simulated annealing over a Space, guided by a score
- * function (the cost model's predictions), as AutoTVM's SimulatedAnnealingOptimizer.
+ * function (the cost model's predictions).
  *
  * n_chains chains walk the space at once; each step moves every chain to a
  * random neighbour (Space_neighbour), scores all the moves with ONE call of

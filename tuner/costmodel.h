@@ -1,5 +1,5 @@
 /* tuner/costmodel.h: the cost model of the xgb strategy, gradient-boosted
- * trees through XGBoost's C API (as AutoTVM's XGBTuner).
+ * trees through XGBoost's C API.
  *
  * A CostModel is trained once, on a snapshot of feature rows and labels, and
  * then only predicts: refitting builds a NEW model (usually on a background

@@ -7,8 +7,8 @@
  * through the program, so batch, layout and image size change every layer
  * consistently, and a layer whose output would be empty is an error.
  *
- * The shapes follow TVM's test workloads (relay.testing) so that task lists
- * read like the ones AutoTVM users know:
+ * The shapes are the standard test-workload definitions, so that task lists
+ * read like the ones tuning users know:
  *   resnet-N      pre-activation ResNet; a 1x1 projection shortcut in the first
  *                 unit of every stage (the first included); bottleneck units
  *                 (50+) put the stride on their first 1x1 conv
@@ -211,7 +211,7 @@ static void classifier(Builder *this, Act x, int64_t classes) {
     untuned(this, "softmax %lldx%lld", (long long)this->batch, (long long)classes);
 }
 
-/* ---- ResNet (TVM relay.testing.resnet) -------------------------------- */
+/* ---- ResNet -------------------------------- */
 
 /* Pre-activation: each unit starts with BN+ReLU on its input. That cannot be
  * folded into the previous conv, because the un-normalised sum is also the
@@ -243,7 +243,7 @@ static void net_resnet(Builder *this, int64_t image, int depth) {
     Act x = {3, image, image};
     untuned_act(this, "batch_norm", x); /* bn_data on the input: not foldable across the padded conv */
     if (image <= 32) {
-        /* TVM's small-image (CIFAR) stem: one 3x3 conv, no pooling */
+        /* The small-image (CIFAR) stem: one 3x3 conv, no pooling */
         x = conv(this, x, filters[0], 3, 1, 1, E_NONE);
     } else {
         x = conv(this, x, filters[0], 7, 2, 3, E_BIAS | E_RELU);
@@ -258,7 +258,7 @@ static void net_resnet(Builder *this, int64_t image, int depth) {
     classifier(this, x, 1000);
 }
 
-/* ---- MobileNet v1 (TVM relay.testing.mobilenet) ----------------------- */
+/* ---- MobileNet v1 ----------------------- */
 
 static void net_mobilenet(Builder *this, int64_t image) {
     static const struct {
@@ -304,7 +304,7 @@ static void net_mobilenet_v2(Builder *this, int64_t image) {
     classifier(this, x, 1000);
 }
 
-/* ---- SqueezeNet 1.1 (TVM relay.testing.squeezenet) -------------------- */
+/* ---- SqueezeNet 1.1 -------------------- */
 
 static Act fire(Builder *this, Act x, int64_t squeeze, int64_t e1, int64_t e3) {
     Act s = conv(this, x, squeeze, 1, 1, 0, E_BIAS | E_RELU);
@@ -334,7 +334,7 @@ static void net_squeezenet(Builder *this, int64_t image) {
     untuned(this, "softmax %lldx%d", (long long)this->batch, 1000);
 }
 
-/* ---- VGG-16 (TVM relay.testing.vgg, no batch-norm) -------------------- */
+/* ---- VGG-16 (no batch-norm) -------------------- */
 
 static void net_vgg16(Builder *this, int64_t image) {
     static const int per_stage[5] = {2, 2, 3, 3, 3};
@@ -351,7 +351,7 @@ static void net_vgg16(Builder *this, int64_t image) {
     untuned(this, "softmax %lldx%d", (long long)this->batch, 1000);
 }
 
-/* ---- Inception v3 (TVM relay.testing.inception_v3) -------------------- */
+/* ---- Inception v3 -------------------- */
 
 /* conv + BN + ReLU with a kh x kw kernel */
 static Act cbr(Builder *this, Act x, int64_t co, int64_t kh, int64_t kw, int64_t stride, int64_t ph, int64_t pw) {
@@ -616,7 +616,7 @@ static void add_unfused(Builder *b, const Workload *occ, const Workload *task) {
 /* Merging rule. In a network the same operator shape often occurs with
  * different epilogues: in pre-activation ResNet, a 3x3 conv is followed by
  * BN+ReLU in one place and by the residual add in another. Tasks merge by
- * operator and shape (what the template tunes), which gives AutoTVM's counts
+ * operator and shape (what the template tunes), which gives the usual counts
  * (resnet-18: 12 conv tasks for 21 convs, resnet-50: 20). A task then fuses
  * only the epilogue parts that are correct for every occurrence, in the
  * evaluation order out = relu(op + bias + residual):

@@ -1,6 +1,6 @@
 /* tuner/scheduler.c: which task gets the next round.
  *
- * "gradient" is Ansor's task scheduler (shared REFERENCE.md): after a warm-up
+ * "gradient": after a warm-up
  * round for every task, pick the task whose extra round is expected to lower
  * the objective f = sum_i weight_i * best_i the most, i.e. the most negative
  *   grad_i = weight_i * (alpha * backward_i + (1 - alpha) * forward_i)
@@ -19,12 +19,12 @@
 #define ALPHA 0.2
 #define BETA 2.0
 #define WINDOW 3
-/* Ansor's stand-in for "no valid result yet": large but finite, so a task
+/* The stand-in for "no valid result yet": large but finite, so a task
  * without a result has a huge negative gradient (it needs one for the
  * network to run) while the arithmetic stays finite. */
 #define NO_RESULT_S 1e10
 /* ...but a task whose configs have all failed for this many rounds is most
- * likely broken (a template or toolchain problem), and Ansor's rule would
+ * likely broken (a template or toolchain problem), and the gradient rule would
  * then spend the whole remaining budget on it. It is parked instead: its
  * gradient becomes 0, so it only gets rounds when nothing else is eligible
  * (the engine's early stopping or the user decide about it). */
@@ -179,7 +179,7 @@ static int next_gradient(const TaskScheduler *this, const SchedTaskState *tasks)
     }
     if (pick < 0 || !all_equal) return pick;
     /* No gradient tells them apart: give the round to the least-tuned task
-     * (Ansor draws at random; a fixed rule keeps sessions reproducible). */
+     * (a fixed rule keeps sessions reproducible). */
     int fair = -1;
     for (int i = 0; i < this->n; i++) {
         if (!eligible(&tasks[i])) continue;

@@ -1,6 +1,6 @@
 /* tuner/scheduler.h: the task scheduler decides which task gets the next
- * round of measurements. Strategies: "gradient" (Ansor's, see
- * shared REFERENCE.md) and "round-robin". Called from the engine thread only.
+ * round of measurements. Strategies: "gradient" (spend rounds where
+ * the estimated total latency falls most) and "round-robin". Called from the engine thread only.
  *
  * The engine calls TaskScheduler_next before each round, measures up to
  * `batch` configs of the returned task, then TaskScheduler_update with the

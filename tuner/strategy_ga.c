@@ -1,5 +1,5 @@
-/* tuner/strategy_ga.c: a genetic algorithm over knob vectors, after AutoTVM's
- * GATuner (population 100, 3 elites, mutation probability 0.1, parents drawn
+/* tuner/strategy_ga.c: a genetic algorithm over knob vectors
+ * (population 100, 3 elites, mutation probability 0.1, parents drawn
  * in proportion to fitness normalised by the best, single-point crossover).
  *
  * Adapted to propose/update arriving in batches and out of step (the engine
@@ -189,8 +189,7 @@ static int breed(GA *g, const VisitedSet *visited) {
     return n_kids;
 }
 
-/* Results needed before breeding: half a population (AutoTVM waits for a
- * whole one; half lets the first children go out while the rest of the
+/* Results needed before breeding: half a population (half lets the first children go out while the rest of the
  * first random batch is still being measured). */
 static int breed_threshold(const GA *g) { return g->pop_size / 2 > 2 ? g->pop_size / 2 : 2; }
 

@@ -1,4 +1,4 @@
-/* tuner/strategy_xgb.c: model-based search, as AutoTVM's XGBTuner.
+/* tuner/strategy_xgb.c: model-based search.
  *
  * A cost model (gradient-boosted trees, tuner/costmodel.h) learns from every
  * measured config of the task; simulated annealing (tuner/anneal.h) over the

@@ -1,5 +1,5 @@
-/* kernels/cpu/conv2d_cpu.c: conv2d on the CPU, in the style of TVM's x86
- * conv2d_NCHWc schedule.
+/* kernels/cpu/conv2d_cpu.c: conv2d on the CPU with input and output
+ * channels blocked to the vector width (NCHW[x]c).
  *
  * Layouts inside the kernel (both canonical layouts, NCHW and NHWC, map to them):
  *   input  [n][ci/ic_bn][h + 2 pad (+ right margin)][w...][ic_bn]  zero padded, packed in tt_pack

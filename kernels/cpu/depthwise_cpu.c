@@ -1,5 +1,5 @@
 /* kernels/cpu/depthwise_cpu.c: depthwise conv2d on the CPU, channels
- * blocked to the vector width (NCHW[x]c), like TVM's x86 depthwise schedule.
+ * blocked to the vector width (NCHW[x]c).
  *
  * Output channel oc = c * mult + j reads input channel c. tt_pack lays the
  * input out per OUTPUT channel (each input channel repeated mult times, zero

@@ -1,5 +1,5 @@
-/* kernels/gpu/conv2d_gpu.c: direct conv2d (NCHW) for GPUs, the classic
- * AutoTVM template (seed 003) written against the neutral GPU vocabulary.
+/* kernels/gpu/conv2d_gpu.c: direct conv2d (NCHW) for GPUs, with the
+ * classic search space (tile_f/y/x, tile_rc/ry/rx, unroll knobs) written against the neutral GPU vocabulary.
  *
  * Output axes f (channels), y, x are split four ways: block / virtual thread /
  * thread / inner. Reduction axes rc, ry, rx are split three ways: outer (one

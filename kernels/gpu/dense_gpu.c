@@ -1,5 +1,5 @@
 /* kernels/gpu/dense_gpu.c: dense (out[m][n] = sum_k data[m][k] * weight[n][k])
- * for GPUs, in two shapes like TVM's CUDA dense schedules:
+ * for GPUs, in two shapes:
  *
  *  - small batch (m < 32): every output needs a long dot product and there are
  *    few of them, so the reduction is spread over threads. tile_k = [ko, ki]:

@@ -5,7 +5,7 @@
  * template; there is no reduction over channels, so each block stages the
  * whole input patch of its channels (every kernel row and column) and its
  * weights in shared memory once, then each thread accumulates its register
- * tile. Knobs as TVM's depthwise CUDA schedule: tile_f, tile_y, tile_x,
+ * tile. Knobs: tile_f, tile_y, tile_x,
  * auto_unroll_max_step {0, 256, 1500}, unroll_explicit. */
 #include <stdio.h>
 

@@ -31,7 +31,7 @@ const char *Gpu_prelude(Dialect dialect);
  * for a workload, appended to sb. */
 void Gpu_appendParams(StrBuf *sb, const Workload *wl);
 
-/* Loop unrolling as TVM's auto_unroll_max_step / unroll_explicit knobs: a loop
+/* Loop unrolling by the auto_unroll_max_step / unroll_explicit knobs: a loop
  * whose nest (itself and the loops inside it) runs at most max_step
  * iterations is unrolled; explicit = the generator replicates the body itself,
  * else it emits TT_UNROLL and leaves the unrolling to the device compiler. */

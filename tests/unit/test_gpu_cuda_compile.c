@@ -164,7 +164,7 @@ TEST(depthwise_configs) { run_case("depthwise_conv2d:n=1,ci=4,h=7,w=7,mult=2,kh=
 TEST(dense_small_configs) { run_case("dense:m=2,n=48,k=64,bias=1", (n_configs() + 1) / 2); }
 TEST(dense_large_configs) { run_case("dense:m=32,n=16,k=8,relu=1", (n_configs() + 1) / 2); }
 
-/* The seed 003 space: same knobs, lengths and total as AutoTVM printed. */
+/* The seed 003 space: same knobs, lengths and total as the classic space. */
 TEST(seed003_space) {
     Workload wl;
     char err[TT_ERRLEN];
@@ -181,7 +181,7 @@ TEST(seed003_space) {
         CHECK_EQ_INT(s.knobs[i].len, LENS[i]);
     }
     CHECK_EQ_INT(s.total, 10454400);
-    /* Seed 003's "No: 1" config is an invalid GPU kernel in AutoTVM too:
+    /* Seed 003's "No: 1" config is an invalid GPU kernel:
      * tile_f [1,8,8,8] x tile_y [1,7,1,1] x tile_x [1,7,1,1] counts 8 x 8*7*7 virtual threads. */
     int32_t choice[SPACE_MAX_KNOBS] = {0};
     for (uint64_t i = 0; i < s.knobs[0].len; i++) {

@@ -261,7 +261,7 @@ TEST(test_no_result_task_first) {
 TEST(test_similarity_group) {
     /* Two conv tasks of the same FLOP bucket: task 1 runs at a tenth of task
      * 0's FLOP rate, so the group says it can go much faster and it is
-     * picked although its own history predicts less (Ansor's g2 term). */
+     * picked although its own history predicts less (the g2 term). */
     TaskScheduler *ts = TaskScheduler_new("gradient", 2, NULL);
     SchedTaskState st[2];
     memset(st, 0, sizeof st);
