@@ -60,6 +60,10 @@ typedef struct TaskRun {
     double started, spent;
     /* engine-thread only */
     int since_improve;
+    /* Proposed (so in visited) but dropped by a pause or stop mid-round:
+     * offered again before anything new is proposed. */
+    uint64_t *pending;
+    int n_pending, cap_pending;
     int rounds;
     bool paused, stopped, done;
     bool warned_all_failed;
@@ -618,6 +622,15 @@ static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
     MeasureResult_done(&mr);
 }
 
+static void push_pending(TaskRun *r, uint64_t index) {
+    if (r->n_pending == r->cap_pending) {
+        r->cap_pending = r->cap_pending ? r->cap_pending * 2 : 64;
+        r->pending = realloc(r->pending, (size_t)r->cap_pending * sizeof(uint64_t));
+        if (!r->pending) abort();
+    }
+    r->pending[r->n_pending++] = index;
+}
+
 /* One round: up to n configs of task t. */
 static void run_round(Engine *this, int t, int n) {
     TaskRun *r = &this->runs[t];
@@ -629,7 +642,9 @@ static void run_round(Engine *this, int t, int n) {
     uint64_t *idx = malloc((size_t)n * sizeof(uint64_t));
     BuildJob *jobs = malloc((size_t)n * sizeof(BuildJob));
     if (!idx || !jobs) abort();
-    int got = r->strat->propose(r->strategy, &r->visited, idx, n);
+    int got = 0;
+    while (got < n && r->n_pending > 0) idx[got++] = r->pending[--r->n_pending];
+    if (got < n) got += r->strat->propose(r->strategy, &r->visited, idx + got, n - got);
     if (got == 0) {
         r->done = true;
         emit_log(this, LOG_INFO, t, "task %d: search space exhausted (%llu configs)", t,
@@ -674,7 +689,9 @@ static void run_round(Engine *this, int t, int n) {
             apply_commands(this);
             if (atomic_load(&this->stop_requested) || r->paused || r->stopped) drop = true;
             if (drop || job->skipped) {
-                /* Dropped cleanly: never recorded, so a resume proposes it again. */
+                /* Dropped cleanly: never recorded, measured later in this session
+                 * (pending) or by a resume. */
+                push_pending(r, job->index);
                 BuildJob_done(job);
                 continue;
             }
@@ -704,7 +721,7 @@ static void run_round(Engine *this, int t, int n) {
         emit_log(this, LOG_WARN, t, "every trial of task %d failed so far (%d of %d): open its errors", t, r->errors,
                  r->trials);
     }
-    if (r->visited.count >= task->space.total) r->done = true;
+    if (r->visited.count >= task->space.total && r->n_pending == 0) r->done = true;
     if (this->cfg.early_stopping > 0 && r->since_improve >= this->cfg.early_stopping && r->successes > 0) {
         r->done = true;
         emit_log(this, LOG_INFO, t, "task %d: early stop, no improvement in %d trials", t, r->since_improve);
@@ -930,6 +947,7 @@ void Engine_delete(Engine *this) {
         TaskRun *r = &this->runs[t];
         if (r->strategy) r->strat->destroy(r->strategy);
         VisitedSet_done(&r->visited);
+        free(r->pending);
         free(r->xfer_index);
         free(r->xfer_gflops);
         free(r->xfer_task);
