@@ -57,6 +57,8 @@ const void *const search_bench_keep[] = {&strategy_xgb, &target_cpu, &tmpl_conv2
 #define MAX_TUNERS 4
 #define MAX_SEEDS 16
 #define PLAN 64
+/* A pseudo-tuner: xgb warm-started with the other same-template tasks' xgb records (leave one out). */
+#define XFER_ROW "xgb+transfer"
 
 static const char *const DEFAULT_TASKS[] = {
     "conv2d:n=1,ci=64,h=56,w=56,co=64,kh=3,kw=3,stride=1,pad=1",
@@ -208,15 +210,29 @@ static void measure_batch(Lab *lab, const Task *task, Measured *m, const uint64_
     lab->measure_s += clock_mono() - t0;
 }
 
+/* Records of other tasks handed to a strategy as --transfer does. */
+typedef struct Transfer {
+    int n;
+    uint64_t *index;
+    double *gflops;
+    const Task **task;
+} Transfer;
+
 /* One session: the strategy proposes PLAN configs at a time, as in the engine. */
-static int run_strategy(Lab *lab, const Task *task, Measured *m, const Strategy *st, uint64_t seed, int trials,
-                        Run *run, char *status, size_t status_len) {
+static int run_strategy(Lab *lab, const Task *task, Measured *m, const Strategy *st, const Transfer *xfer,
+                        uint64_t seed, int trials, Run *run, char *status, size_t status_len) {
     char err[TT_ERRLEN] = "";
     memset(run, 0, sizeof *run);
     run->gflops = calloc((size_t)trials + 1, sizeof(double));
     run->index = calloc((size_t)trials + 1, sizeof(uint64_t));
     if (!run->gflops || !run->index) abort();
     StrategyContext ctx = {.task = task, .dev = &lab->dev, .plan_size = PLAN};
+    if (xfer) {
+        ctx.n_transfer = xfer->n;
+        ctx.transfer_index = xfer->index;
+        ctx.transfer_gflops = xfer->gflops;
+        ctx.transfer_task = xfer->task;
+    }
     void *self = st->create(&ctx, seed, err);
     if (!self) {
         fprintf(stderr, "search_bench: %s: %s\n", st->name, err);
@@ -415,8 +431,8 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
     int trials = 192, n_seeds = 3, engine_trials = 0, warm_history = 0, warm_tasks = 1, warm_seeds = 2;
-    const char *tuners[MAX_TUNERS] = {"xgb", "ga", "random"};
-    int n_tuners = 3;
+    const char *tuners[MAX_TUNERS] = {"xgb", "ga", "random", XFER_ROW};
+    int n_tuners = 4;
     const char *specs[MAX_TASKS];
     int n_specs = 0;
     const char *csv_path = NULL;
@@ -453,8 +469,10 @@ int main(int argc, char **argv) {
     if (!n_specs)
         for (size_t i = 0; i < sizeof DEFAULT_TASKS / sizeof DEFAULT_TASKS[0]; i++) specs[n_specs++] = DEFAULT_TASKS[i];
     const Strategy *strat[MAX_TUNERS];
+    bool xfer_row[MAX_TUNERS] = {0};
     for (int k = 0; k < n_tuners; k++)
-        if (!(strat[k] = Strategy_find(tuners[k]))) {
+        if ((xfer_row[k] = !strcmp(tuners[k], XFER_ROW)) ? !(strat[k] = Strategy_find("xgb"))
+                                                          : !(strat[k] = Strategy_find(tuners[k]))) {
             fprintf(stderr, "search_bench: unknown tuner '%s' (known: %s)\n", tuners[k], Strategy_names());
             return 2;
         }
@@ -492,30 +510,68 @@ int main(int argc, char **argv) {
            n_specs, n_tuners, n_seeds, trials, PLAN, lab.dev.name, lab.mo.number, lab.mo.repeat);
 
     static Run runs[MAX_TASKS][MAX_TUNERS][MAX_SEEDS];
+    static Measured measured[MAX_TASKS];
     double bench_t0 = clock_mono();
     if (trials > 0) {
-        for (int t = 0; t < n_specs; t++) {
-            if (!ok_task[t]) continue;
-            Measured m;
-            Measured_init(&m);
-            printf("task %d: %s (%s, %llu configs)\n", t, specs[t], tasks[t].tmpl->name,
-                   (unsigned long long)tasks[t].space.total);
-            for (int s = 0; s < n_seeds && ok_task[t]; s++)
-                for (int k = 0; k < n_tuners && ok_task[t]; k++) {
-                    Run *r = &runs[t][k][s];
-                    char status[256];
-                    if (run_strategy(&lab, &tasks[t], &m, strat[k], 1000 + (uint64_t)s, trials, r, status,
-                                     sizeof status) != 0) {
-                        ok_task[t] = false;
-                        break;
-                    }
-                    printf("  seed %d %-6s %4d trials, best %8.2f GFLOPS, strategy %.1f ms/trial%s%s\n", s, tuners[k],
-                           r->n, r->best, r->n ? 1e3 * r->strategy_s / r->n : 0, status[0] ? "; " : "", status);
-                    fflush(stdout);
+        /* Plain tuners first, task by task; then the transfer rows, which
+         * need the other tasks' sessions. */
+        int k_src = 0;
+        for (int k = 0; k < n_tuners; k++)
+            if (!strcmp(tuners[k], "xgb")) k_src = k;
+        for (int pass = 0; pass < 2; pass++)
+            for (int t = 0; t < n_specs; t++) {
+                if (!ok_task[t]) continue;
+                if (pass == 0) {
+                    Measured_init(&measured[t]);
+                    printf("task %d: %s (%s, %llu configs)\n", t, specs[t], tasks[t].tmpl->name,
+                           (unsigned long long)tasks[t].space.total);
                 }
-            printf("  %llu distinct configs measured for this task so far\n", (unsigned long long)m.count);
-            Measured_done(&m);
-        }
+                for (int s = 0; s < n_seeds && ok_task[t]; s++)
+                    for (int k = 0; k < n_tuners && ok_task[t]; k++) {
+                        if (xfer_row[k] != (pass == 1)) continue;
+                        Run *r = &runs[t][k][s];
+                        char status[256];
+                        Transfer xfer = {0};
+                        if (xfer_row[k]) {
+                            /* leave-one-out: the other tasks of the template, as an earlier session logged them */
+                            for (int o = 0; o < n_specs; o++)
+                                if (o != t && ok_task[o] && tasks[o].tmpl == tasks[t].tmpl) xfer.n += runs[o][k_src][s].n;
+                            xfer.index = malloc(sizeof(uint64_t) * (size_t)(xfer.n + 1));
+                            xfer.gflops = malloc(sizeof(double) * (size_t)(xfer.n + 1));
+                            xfer.task = malloc(sizeof(Task *) * (size_t)(xfer.n + 1));
+                            if (!xfer.index || !xfer.gflops || !xfer.task) abort();
+                            xfer.n = 0;
+                            for (int o = 0; o < n_specs; o++) {
+                                if (o == t || !ok_task[o] || tasks[o].tmpl != tasks[t].tmpl) continue;
+                                const Run *src = &runs[o][k_src][s];
+                                for (int i = 0; i < src->n; i++, xfer.n++) {
+                                    xfer.index[xfer.n] = src->index[i];
+                                    xfer.gflops[xfer.n] = src->gflops[i];
+                                    xfer.task[xfer.n] = &tasks[o];
+                                }
+                            }
+                        }
+                        int rc = run_strategy(&lab, &tasks[t], &measured[t], strat[k], xfer_row[k] ? &xfer : NULL,
+                                              1000 + (uint64_t)s, trials, r, status, sizeof status);
+                        free(xfer.index);
+                        free(xfer.gflops);
+                        free(xfer.task);
+                        if (rc != 0) {
+                            ok_task[t] = false;
+                            break;
+                        }
+                        printf("  task %d seed %d %-13s %4d trials, best %8.2f GFLOPS, strategy %.1f ms/trial%s%s\n", t,
+                               s, tuners[k], r->n, r->best, r->n ? 1e3 * r->strategy_s / r->n : 0,
+                               status[0] ? "; " : "", status);
+                        if (xfer_row[k]) printf("        (transfer: %d records of other tasks)\n", xfer.n);
+                        fflush(stdout);
+                    }
+                if (pass == 0)
+                    printf("  %llu distinct configs measured for this task so far\n",
+                           (unsigned long long)measured[t].count);
+            }
+        for (int t = 0; t < n_specs; t++)
+            if (measured[t].key) Measured_done(&measured[t]);
         printf("measured %ld kernels (%ld failed or invalid) in %.0f s\n", lab.built, lab.failed, lab.measure_s);
 
         FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
@@ -531,7 +587,7 @@ int main(int argc, char **argv) {
             printf("  %s  B = %.2f GFLOPS\n", tasks[t].label, best);
             for (int k = 0; k < n_tuners; k++) {
                 double t90[MAX_SEEDS], t95[MAX_SEEDS], b[MAX_SEEDS];
-                printf("    %-6s", tuners[k]);
+                printf("    %-12s", tuners[k]);
                 for (int s = 0; s < n_seeds; s++) {
                     const Run *r = &runs[t][k][s];
                     t90[s] = trials_to(r, best, 0.90);
@@ -572,17 +628,16 @@ int main(int argc, char **argv) {
                 }
             }
             med95[k] = median(v95, m);
-            printf("  %-6s trials to 90%%: %6.1f  to 95%%: %6.1f  (95%% reached in %d of %d sessions)  strategy %.2f "
+            printf("  %-12s trials to 90%%: %6.1f  to 95%%: %6.1f  (95%% reached in %d of %d sessions)  strategy %.2f "
                    "ms/trial\n",
                    tuners[k], median(v90, m), med95[k], reached, m, n_trials > 0 ? 1e3 * strat_s / n_trials : 0);
         }
-        int kx = -1, kr = -1;
-        for (int k = 0; k < n_tuners; k++) {
-            if (!strcmp(tuners[k], "xgb")) kx = k;
+        int kr = -1;
+        for (int k = 0; k < n_tuners; k++)
             if (!strcmp(tuners[k], "random")) kr = k;
-        }
-        if (kx >= 0 && kr >= 0)
-            printf("  xgb / random median trials to 95%%: %.2f (goal <= 0.33)\n", med95[kx] / med95[kr]);
+        for (int k = 0; k < n_tuners && kr >= 0; k++)
+            if (!strcmp(strat[k]->name, "xgb"))
+                printf("  %s / random median trials to 95%%: %.2f (goal <= 0.33)\n", tuners[k], med95[k] / med95[kr]);
     }
 
     if (engine_trials > 0) {

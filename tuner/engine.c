@@ -348,6 +348,17 @@ static bool account(Engine *this, int t, const Record *rec, double gflops) {
     return improved;
 }
 
+/* Hands task t's results to the strategies of the session's other tasks of
+ * the same template (unless cfg.isolate). */
+static void share_results(Engine *this, int t, const uint64_t *index, const double *gflops, int n) {
+    if (this->cfg.isolate) return;
+    for (int o = 0; o < this->n; o++) {
+        TaskRun *r = &this->runs[o];
+        if (o == t || !r->strategy || !r->strat->learn_other || this->tasks[o].tmpl != this->tasks[t].tmpl) continue;
+        r->strat->learn_other(r->strategy, &this->tasks[t], index, gflops, n);
+    }
+}
+
 /* Reads the (already validated and torn-tail-truncated) log and restores
  * visited sets, counters, bests, the strategies' knowledge and the scheduler. */
 static Status restore(Engine *this, char *summary, size_t summary_len, char *err) {
@@ -410,16 +421,16 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
         r->ctx.dev = &this->cfg.dev;
         r->ctx.plan_size = this->batch;
     }
-    /* Transfer: records of the other tasks of the same template, from this
-     * session's tasks and from earlier sessions' tasks found in the log. */
+    /* --transfer: records of earlier sessions' tasks of the same template
+     * found in the log (this session's own tasks reach each other below). */
     if (this->cfg.transfer) {
         for (int t = 0; t < this->n; t++) {
             TaskRun *r = &this->runs[t];
             for (int pass = 0; pass < 2; pass++) {
-                for (int o = 0; o < this->n + this->n_xtasks; o++) {
-                    const Task *src = o < this->n ? &this->tasks[o] : &this->xtasks[o - this->n];
-                    const Replay *rp = o < this->n ? &replay[o] : &xreplay[o - this->n];
-                    if (o == t || src->tmpl != this->tasks[t].tmpl) continue;
+                for (int x = 0; x < this->n_xtasks; x++) {
+                    const Task *src = &this->xtasks[x];
+                    const Replay *rp = &xreplay[x];
+                    if (src->tmpl != this->tasks[t].tmpl) continue;
                     for (int k = 0; k < rp->n; k++) {
                         if (pass == 1) {
                             r->xfer_index[r->n_xfer] = rp->index[k];
@@ -456,6 +467,8 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
         }
         if (replay[t].n) r->strat->update(r->strategy, replay[t].index, replay[t].gflops, replay[t].n);
     }
+    for (int t = 0; t < this->n && ok == TT_OK; t++)
+        if (replay[t].n) share_results(this, t, replay[t].index, replay[t].gflops, replay[t].n);
     replay_free(replay, this->n);
     replay_free(xreplay, this->n_xtasks);
     if (ok != TT_OK) return ok;
@@ -708,7 +721,10 @@ static void run_round(Engine *this, int t, int n) {
     }
     char err[TT_ERRLEN];
     if (LogWriter_sync(this->log, err) != TT_OK) emit_log(this, LOG_ERROR, t, "record log: %s", err);
-    if (n_done) r->strat->update(r->strategy, done_idx, gflops, n_done);
+    if (n_done) {
+        r->strat->update(r->strategy, done_idx, gflops, n_done);
+        share_results(this, t, done_idx, gflops, n_done);
+    }
     r->rounds++;
 
     pthread_mutex_lock(&this->state_lock);

@@ -37,7 +37,9 @@ typedef struct EngineConfig {
     const char *log_path;   /* record log (required) */
     const char *workdir;    /* for build artifacts (NULL = a private temp dir) */
     uint64_t seed;
-    bool transfer;          /* train the model on other tasks' records too */
+    bool transfer;          /* also learn from earlier sessions' tasks found in the log */
+    bool isolate;           /* tasks do not learn from each other (default: every task's results
+                               reach the other tasks of its template, see Strategy.learn_other) */
 } EngineConfig;
 
 void EngineConfig_defaults(EngineConfig *this);

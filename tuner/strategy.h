@@ -45,6 +45,11 @@ typedef struct Strategy {
     /* Results of measured configs: gflops is 0 for a failed config. Also used
      * to replay a log on resume before the first propose. */
     void (*update)(void *self, const uint64_t *index, const double *gflops, int n);
+    /* Results of another task of the same template (index in that task's own
+     * space; the Task outlives the strategy): the engine reports every other
+     * task's results of the session here, so a model-based strategy learns
+     * from the whole network. May be NULL (the strategy ignores them). */
+    void (*learn_other)(void *self, const Task *task, const uint64_t *index, const double *gflops, int n);
     /* One line about what the strategy is doing ("model: 320 pts, rank corr 0.71");
      * false when there is nothing to say. May be NULL. */
     bool (*status)(void *self, char *buf, size_t n);

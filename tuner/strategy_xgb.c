@@ -79,10 +79,17 @@ typedef struct XgbTuner {
     float *data_x;
     double best_gflops;
 
-    /* transfer rows, fixed at create: grouped per source task, labels normalised per task */
-    int n_xfer, n_xfer_groups;
-    float *xfer_x, *xfer_y;
-    unsigned *xfer_groups;
+    /* Rows of other tasks of the template (--transfer records, and results
+     * the session's other tasks report through learn_peer): features in their
+     * own task's space, raw GFLOPS, source; labels are normalised per source
+     * when a fit is made, and each source is its own rank group. */
+    int n_xfer, cap_xfer;
+    float *xfer_x;
+    double *xfer_g;
+    int *xfer_src;
+    int n_src, cap_src;
+    const Task **src_task;
+    double *src_best;
 
     /* model (engine thread only) */
     CostModel *model;
@@ -187,37 +194,52 @@ static Status score_configs(void *self, const uint64_t *index, int n, float *out
 
 /* ---- training data ------------------------------------------------------------ */
 
-/* A snapshot of everything to train on: transfer rows first (their groups),
- * then this task's rows as one group, labels = GFLOPS / best (failed = 0). */
+/* A snapshot of everything to train on: the other tasks' rows, one group per
+ * source task, then this task's rows as one group; labels = GFLOPS / best of
+ * the row's own task (failed = 0). A source none of whose configs ran is left out. */
 static FitJob *make_job(XgbTuner *this) {
     int n = this->n_xfer + this->n_data;
     FitJob *job = calloc(1, sizeof *job);
     if (!job) abort();
-    job->n = n;
     job->nf = this->nf;
-    job->x = malloc(sizeof(float) * (size_t)n * (size_t)this->nf);
-    job->y = malloc(sizeof(float) * (size_t)n);
-    job->groups = malloc(sizeof(unsigned) * (size_t)(this->n_xfer_groups + 1));
+    job->x = malloc(sizeof(float) * (size_t)(n ? n : 1) * (size_t)this->nf);
+    job->y = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    job->groups = malloc(sizeof(unsigned) * (size_t)(this->n_src + 1));
     if (!job->x || !job->y || !job->groups) abort();
     size_t row = sizeof(float) * (size_t)this->nf;
-    if (this->n_xfer) {
-        memcpy(job->x, this->xfer_x, row * (size_t)this->n_xfer);
-        memcpy(job->y, this->xfer_y, sizeof(float) * (size_t)this->n_xfer);
-        memcpy(job->groups, this->xfer_groups, sizeof(unsigned) * (size_t)this->n_xfer_groups);
+    int k = 0;
+    for (int src = 0; src < this->n_src; src++) {
+        double best = this->src_best[src];
+        if (best <= 0) continue;
+        int start = k;
+        for (int i = 0; i < this->n_xfer; i++) {
+            if (this->xfer_src[i] != src) continue;
+            memcpy(job->x + (size_t)k * (size_t)this->nf, this->xfer_x + (size_t)i * (size_t)this->nf, row);
+            job->y[k++] = (float)(this->xfer_g[i] / best);
+        }
+        job->groups[job->n_groups++] = (unsigned)(k - start);
     }
-    job->n_groups = this->n_xfer_groups;
     if (this->n_data) {
-        memcpy(job->x + (size_t)this->n_xfer * (size_t)this->nf, this->data_x, row * (size_t)this->n_data);
+        memcpy(job->x + (size_t)k * (size_t)this->nf, this->data_x, row * (size_t)this->n_data);
         for (int i = 0; i < this->n_data; i++)
-            job->y[this->n_xfer + i] = this->best_gflops > 0 ? (float)(this->data_gflops[i] / this->best_gflops) : 0;
+            job->y[k + i] = this->best_gflops > 0 ? (float)(this->data_gflops[i] / this->best_gflops) : 0;
+        k += this->n_data;
         job->groups[job->n_groups++] = (unsigned)this->n_data;
     }
+    job->n = k;
     return job;
+}
+
+/* Rows of other tasks that a fit would use (their task has a config that ran). */
+static int usable_xfer(const XgbTuner *this) {
+    int n = 0;
+    for (int i = 0; i < this->n_xfer; i++) n += this->src_best[this->xfer_src[i]] > 0;
+    return n;
 }
 
 /* Training makes sense once some config has run (labels not all zero). */
 static bool can_train(const XgbTuner *this) {
-    return (this->n_data >= 2 && this->best_gflops > 0) || this->n_xfer >= 2;
+    return (this->n_data >= 2 && this->best_gflops > 0) || usable_xfer(this) >= 2;
 }
 
 
@@ -582,8 +604,9 @@ static bool xgb_status(void *self, char *buf, size_t n) {
                        this->n_data && this->best_gflops <= 0 ? ", none ran" : "");
     } else {
         len = snprintf(buf, n, "model: fitted on %d points", CostModel_trainedOn(this->model));
-        if (this->n_xfer && len >= 0 && (size_t)len < n)
-            len += snprintf(buf + len, n - (size_t)len, " (%d transferred)", this->n_xfer);
+        int others = usable_xfer(this);
+        if (others && len >= 0 && (size_t)len < n)
+            len += snprintf(buf + len, n - (size_t)len, " (%d of other tasks)", others);
         if (len >= 0 && (size_t)len < n) {
             if (this->last_corr_n)
                 len += snprintf(buf + len, n - (size_t)len, ", rank corr %.2f on last plan", this->last_corr);
@@ -618,8 +641,10 @@ static void xgb_destroy(void *self) {
     free(this->data_gflops);
     free(this->data_x);
     free(this->xfer_x);
-    free(this->xfer_y);
-    free(this->xfer_groups);
+    free(this->xfer_g);
+    free(this->xfer_src);
+    free(this->src_task);
+    free(this->src_best);
     free(this->plan);
     free(this->plan_pred);
     free(this->plan_marked);
@@ -636,38 +661,45 @@ static void xgb_destroy(void *self) {
     free(this);
 }
 
-/* Transfer rows: each source task's records, features in its own space,
- * labels normalised by that task's best, one rank group per task. */
-static void load_transfer(XgbTuner *this, const StrategyContext *ctx) {
-    int n = ctx->n_transfer;
-    if (n <= 0 || !ctx->transfer_index || !ctx->transfer_gflops || !ctx->transfer_task) return;
-    this->xfer_x = malloc(sizeof(float) * (size_t)n * (size_t)this->nf);
-    this->xfer_y = malloc(sizeof(float) * (size_t)n);
-    this->xfer_groups = malloc(sizeof(unsigned) * (size_t)n);
-    bool *used = calloc((size_t)n, sizeof(bool));
-    if (!this->xfer_x || !this->xfer_y || !this->xfer_groups || !used) abort();
-    for (int s = 0; s < n; s++) {
-        if (used[s]) continue;
-        const Task *task = ctx->transfer_task[s];
-        StrategyContext sub = *ctx;
-        sub.task = task;
-        double best = 0;
-        for (int i = s; i < n; i++)
-            if (ctx->transfer_task[i] == task && ctx->transfer_gflops[i] > best) best = ctx->transfer_gflops[i];
-        int start = this->n_xfer;
-        for (int i = s; i < n; i++) {
-            if (ctx->transfer_task[i] != task) continue;
-            used[i] = true;
-            if (best <= 0 || !task || ctx->transfer_index[i] >= task->space.total) continue;
-            float tmp[MAX_FEATURES];
-            if (Strategy_features(&sub, ctx->transfer_index[i], tmp, MAX_FEATURES) != this->nf) continue;
-            memcpy(this->xfer_x + (size_t)this->n_xfer * (size_t)this->nf, tmp, sizeof(float) * (size_t)this->nf);
-            double g = ctx->transfer_gflops[i];
-            this->xfer_y[this->n_xfer++] = g > 0 && isfinite(g) ? (float)(g / best) : 0;
+/* Appends results of another task of the template (configs of its own space). */
+static void add_other(XgbTuner *this, const Task *task, const uint64_t *index, const double *gflops, int n) {
+    if (!task || task == this->ctx.task || task->tmpl != this->ctx.task->tmpl) return;
+    int src = 0;
+    while (src < this->n_src && this->src_task[src] != task) src++;
+    if (src == this->n_src) {
+        if (this->n_src == this->cap_src) {
+            this->cap_src = this->cap_src ? 2 * this->cap_src : 8;
+            this->src_task = realloc(this->src_task, sizeof(Task *) * (size_t)this->cap_src);
+            this->src_best = realloc(this->src_best, sizeof(double) * (size_t)this->cap_src);
+            if (!this->src_task || !this->src_best) abort();
         }
-        if (this->n_xfer > start) this->xfer_groups[this->n_xfer_groups++] = (unsigned)(this->n_xfer - start);
+        this->src_task[src] = task;
+        this->src_best[src] = 0;
+        this->n_src++;
     }
-    free(used);
+    StrategyContext sub = this->ctx;
+    sub.task = task;
+    for (int i = 0; i < n; i++) {
+        if (index[i] >= task->space.total) continue;
+        if (this->n_xfer == this->cap_xfer) {
+            this->cap_xfer = this->cap_xfer ? 2 * this->cap_xfer : 256;
+            this->xfer_x = realloc(this->xfer_x, sizeof(float) * (size_t)this->cap_xfer * (size_t)this->nf);
+            this->xfer_g = realloc(this->xfer_g, sizeof(double) * (size_t)this->cap_xfer);
+            this->xfer_src = realloc(this->xfer_src, sizeof(int) * (size_t)this->cap_xfer);
+            if (!this->xfer_x || !this->xfer_g || !this->xfer_src) abort();
+        }
+        float tmp[MAX_FEATURES];
+        if (Strategy_features(&sub, index[i], tmp, MAX_FEATURES) != this->nf) continue;
+        memcpy(this->xfer_x + (size_t)this->n_xfer * (size_t)this->nf, tmp, sizeof(float) * (size_t)this->nf);
+        double g = gflops[i] > 0 && isfinite(gflops[i]) ? gflops[i] : 0;
+        this->xfer_g[this->n_xfer] = g;
+        this->xfer_src[this->n_xfer++] = src;
+        if (g > this->src_best[src]) this->src_best[src] = g;
+    }
+}
+
+static void xgb_learnOther(void *self, const Task *task, const uint64_t *index, const double *gflops, int n) {
+    add_other(self, task, index, gflops, n);
 }
 
 static void *xgb_create(const StrategyContext *ctx, uint64_t seed, char *err) {
@@ -722,7 +754,8 @@ static void *xgb_create(const StrategyContext *ctx, uint64_t seed, char *err) {
         !this->eval_meas || !this->eval_done || !this->cache_key || !this->cache_ok || !this->cache_x)
         abort();
     memset(this->cache_key, 0xff, sizeof(uint64_t) * CACHE_SLOTS);
-    load_transfer(this, ctx);
+    for (int i = 0; i < ctx->n_transfer && ctx->transfer_index && ctx->transfer_gflops && ctx->transfer_task; i++)
+        add_other(this, ctx->transfer_task[i], &ctx->transfer_index[i], &ctx->transfer_gflops[i], 1);
     return this;
 }
 
@@ -731,6 +764,7 @@ const Strategy strategy_xgb = {
     .create = xgb_create,
     .propose = xgb_propose,
     .update = xgb_update,
+    .learn_other = xgb_learnOther,
     .status = xgb_status,
     .destroy = xgb_destroy,
 };

@@ -318,6 +318,47 @@ TEST(stop_task_and_stop_session) {
     CHECK_EQ_INT(log_records(&dups), seen.results);
 }
 
+/* Runs a 2-task xgb session of one round per task; true when task 1's
+ * strategy said it learned from the other task. */
+static bool task1_learned_from_task0(bool isolate) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 16, "xgb");
+    cfg.isolate = isolate;
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(2), 2, err);
+    CHECK(e != NULL);
+    if (!e) return false;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
+    bool learned = false, finished = false;
+    char last[256] = "";
+    while (!finished) {
+        poll(&p, 1, 100);
+        EngineEvent ev[64];
+        int k;
+        while ((k = Engine_drainEvents(e, ev, 64)) > 0)
+            for (int i = 0; i < k; i++) {
+                if (ev[i].kind == EV_STRATEGY && ev[i].task_id == 1) {
+                    snprintf(last, sizeof last, "%s", ev[i].text);
+                    if (strstr(ev[i].text, "(8 of other tasks)")) learned = true;
+                }
+                if (ev[i].kind == EV_FINISHED) finished = true;
+                EngineEvent_done(&ev[i]);
+            }
+    }
+    Engine_wait(e);
+    Engine_delete(e);
+    printf("  isolate=%d: task 1 says \"%s\"\n", isolate, last);
+    return learned;
+}
+
+TEST(tasks_of_a_template_learn_from_each_other) {
+    /* task 0 measures its round first; task 1's model then knows its 8 results */
+    CHECK(task1_learned_from_task0(false));
+    CHECK(!task1_learned_from_task0(true));
+}
+
 TEST(bad_config_is_an_error) {
     EngineConfig cfg;
     config(&cfg, 10, "no-such-tuner");
@@ -337,6 +378,7 @@ int main(void) {
     RUN(paused_task_gets_nothing_then_resume_restores);
     RUN(pause_mid_round_loses_no_config);
     RUN(stop_task_and_stop_session);
+    RUN(tasks_of_a_template_learn_from_each_other);
     RUN(bad_config_is_an_error);
     unlink(log_path);
     char tsv[300];

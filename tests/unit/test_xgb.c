@@ -533,7 +533,7 @@ TEST(xgb_transfer_trains_the_first_model) {
     char line[256];
     strategy_xgb.status(self, line, sizeof line);
     printf("  transfer: first plan mean %.3f of the optimum; %s\n", sum / 64, line);
-    CHECK_CONTAINS(line, "300 transferred");
+    CHECK_CONTAINS(line, "300 of other tasks");
     /* with its own results too: three groups */
     strategy_xgb.update(self, out, g, 64);
     CHECK_EQ_INT(strategy_xgb.propose(self, &v, out, 64), 64);
@@ -550,6 +550,52 @@ TEST(xgb_transfer_trains_the_first_model) {
     strategy_xgb.destroy(self);
     Fixture_done(&other[1]);
     Fixture_done(&other[0]);
+    Fixture_done(&f);
+}
+
+TEST(xgb_learns_from_the_sessions_other_tasks) {
+    /* The engine reports other tasks' results through learn_other, after
+     * create and before this task's first plan (a network session): the
+     * first plan is then planned by a model, not drawn at random. */
+    Fixture f, other;
+    Fixture_init(&f, false, 64);
+    Fixture_init(&other, false, 64);
+    char err[TT_ERRLEN] = "";
+    void *self = strategy_xgb.create(&f.ctx, 5, err);
+    CHECK(self != NULL);
+    if (!self) return;
+    char line[256];
+    enum { NO = 160 };
+    uint64_t oi[NO];
+    double og[NO];
+    Rng rng;
+    Rng_seed(&rng, 23);
+    for (int i = 0; i < NO; i++) {
+        oi[i] = Rng_below(&rng, other.task.space.total);
+        og[i] = 7 * synth_gflops(&other.task.space, oi[i]);
+    }
+    /* its own task and foreign indices are ignored */
+    strategy_xgb.learn_other(self, &f.task, oi, og, NO);
+    uint64_t bad = other.task.space.total + 3;
+    strategy_xgb.learn_other(self, &other.task, &bad, og, 1);
+    strategy_xgb.status(self, line, sizeof line);
+    CHECK_CONTAINS(line, "model: none yet");
+    strategy_xgb.learn_other(self, &other.task, oi, og, NO / 2);
+    strategy_xgb.learn_other(self, &other.task, oi + NO / 2, og + NO / 2, NO / 2);
+    VisitedSet v;
+    VisitedSet_init(&v);
+    uint64_t out[64];
+    CHECK_EQ_INT(strategy_xgb.propose(self, &v, out, 64), 64);
+    double sum = 0;
+    for (int i = 0; i < 64; i++) sum += synth_gflops(&f.task.space, out[i]) / f.best;
+    strategy_xgb.status(self, line, sizeof line);
+    printf("  peers: first plan mean %.3f of the optimum; %s\n", sum / 64, line);
+    CHECK_CONTAINS(line, "fitted on 160 points (160 of other tasks)");
+    double cold = first_plan_mean(&f, 5, false);
+    CHECK(sum / 64 > 1.5 * cold);
+    VisitedSet_done(&v);
+    strategy_xgb.destroy(self);
+    Fixture_done(&other);
     Fixture_done(&f);
 }
 
@@ -607,6 +653,7 @@ int main(void) {
     RUN(xgb_exhausts_a_small_space_exactly_once);
     RUN(xgb_warm_start_proposes_a_better_first_plan);
     RUN(xgb_transfer_trains_the_first_model);
+    RUN(xgb_learns_from_the_sessions_other_tasks);
     RUN(xgb_ignores_indices_outside_the_space);
     RUN(xgb_propose_does_not_wait_for_a_refit);
     RUN(xgb_beats_random_to_95_percent);
