@@ -13,6 +13,10 @@
  *   scheduler_bench [--network resnet-18] [--ops conv2d,dense] [--trials 640] [--round 8]
  *                   [--tuner xgb] [--seed 1] [--repeat 1] [--dir /tmp] [--order gradient,round-robin]
  *                   [--early-stopping N] [--keep]
+ *
+ * --order also takes SCHEDULER/TUNER arms, to compare tuners on a whole
+ * network the same way: --order gradient/xgb,gradient/ga
+ * (TUNER:isolate = without learning across tasks).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -44,9 +48,11 @@ static void usage(FILE *out) {
             "usage: scheduler_bench [--network NAME] [--ops LIST] [--trials N] [--round K] [--tuner T]\n"
             "                       [--seed S] [--repeat R] [--dir DIR] [--order A,B] [--early-stopping N] [--keep]\n"
             "Tunes the network once per scheduler (gradient, round-robin) with the same budget and\n"
-            "reports the estimated total latency each reaches. --round is the number of measurements\n"
-            "per scheduler round (the scheduler decides once per round; default 8). --early-stopping N\n"
-            "ends a task after N trials without improvement (default off); --keep keeps the logs.\n");
+            "reports the estimated total latency each reaches. --order A,B names the two arms: schedulers,\n"
+            "or SCHEDULER/TUNER pairs (gradient/xgb,gradient/ga; xgb:isolate = no learning across tasks).\n"
+            "--round is the number of measurements per scheduler round (the scheduler decides once per\n"
+            "round; default 8). --early-stopping N ends a task after N trials without improvement\n"
+            "(default off); --keep keeps the logs.\n");
 }
 
 static Status make_tasks(const char *network, const NetworkOptions *nopt, const DeviceInfo *dev, Task **out, int *n,
@@ -73,13 +79,32 @@ static Status make_tasks(const char *network, const NetworkOptions *nopt, const 
     return TT_OK;
 }
 
-static Status run_session(const char *scheduler, const char *network, const NetworkOptions *nopt,
+/* An arm of the comparison: "SCHEDULER", or "SCHEDULER/TUNER" to compare
+ * tuners too ("gradient/xgb", "gradient/ga"); a tuner ending in ":isolate"
+ * runs with EngineConfig.isolate (tasks do not learn from each other). */
+static void arm_config(const char *arm, const EngineConfig *base, EngineConfig *cfg, char *sched, char *tuner) {
+    *cfg = *base;
+    snprintf(sched, 32, "%s", arm);
+    char *slash = strchr(sched, '/');
+    snprintf(tuner, 32, "%s", slash ? slash + 1 : base->strategy);
+    if (slash) *slash = '\0';
+    char *iso = strstr(tuner, ":isolate");
+    if (iso) {
+        *iso = '\0';
+        cfg->isolate = true;
+    }
+    cfg->scheduler = sched;
+    cfg->strategy = tuner;
+}
+
+static Status run_session(const char *arm, const char *network, const NetworkOptions *nopt,
                           const EngineConfig *base, const char *log_path, Outcome *o, char *err) {
     Task *tasks = NULL;
     int n = 0;
     if (make_tasks(network, nopt, &base->dev, &tasks, &n, err) != TT_OK) return TT_ERR;
-    EngineConfig cfg = *base;
-    cfg.scheduler = scheduler;
+    EngineConfig cfg;
+    char scheduler[32], tuner[32];
+    arm_config(arm, base, &cfg, scheduler, tuner);
     cfg.log_path = log_path;
     unlink(log_path); /* a fresh session, never a resume */
     char tsv[1100];
@@ -115,7 +140,7 @@ static Status run_session(const char *scheduler, const char *network, const Netw
         if (clock_mono() - last_print > 30) {
             SessionSnapshot s;
             Engine_snapshot(e, &s);
-            fprintf(stderr, "  [%s] %d/%d trials, %.0f s, estimate %.3f ms\n", scheduler, s.trials, s.budget,
+            fprintf(stderr, "  [%s] %d/%d trials, %.0f s, estimate %.3f ms\n", arm, s.trials, s.budget,
                     s.elapsed_s, isfinite(s.est_latency_s) ? s.est_latency_s * 1e3 : -1.0);
             SessionSnapshot_done(&s);
             last_print = clock_mono();
@@ -148,6 +173,8 @@ int main(int argc, char **argv) {
                                              {"repeat", required_argument, 0, 'R'},
                                              {"dir", required_argument, 0, 'd'},
                                              {"order", required_argument, 0, 'O'},
+                                             {"early-stopping", required_argument, 0, 'e'},
+                                             {"keep", no_argument, 0, 'k'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     const char *network = "resnet-18", *ops = NULL, *tuner = "xgb", *dir = NULL, *order = "gradient,round-robin";
@@ -184,6 +211,12 @@ int main(int argc, char **argv) {
         case 'O':
             order = optarg;
             break;
+        case 'e':
+            early = atoi(optarg);
+            break;
+        case 'k':
+            keep = true;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -192,7 +225,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (trials < 1 || round < 1 || repeat < 1) {
+    if (trials < 1 || round < 1 || repeat < 1 || early < 0) {
         usage(stderr);
         return 2;
     }
@@ -227,10 +260,11 @@ int main(int argc, char **argv) {
         dir = tmpdir;
     }
 
-    /* the two schedulers, in the order given (the first runs on a cold machine) */
+    /* the two arms, in the order given (the first runs on a cold machine) */
     char names[2][32];
-    if (sscanf(order, "%31[^,],%31s", names[0], names[1]) != 2) {
-        fprintf(stderr, "scheduler_bench: --order wants two schedulers, e.g. gradient,round-robin\n");
+    if (sscanf(order, "%31[^,],%31s", names[0], names[1]) != 2 || strchr(names[1], ',')) {
+        fprintf(stderr, "scheduler_bench: --order wants two schedulers (gradient,round-robin) or two\n"
+                        "scheduler/tuner arms (gradient/xgb,gradient/ga)\n");
         return 2;
     }
 
@@ -268,10 +302,10 @@ int main(int argc, char **argv) {
                 unlink(tsv);
             }
         }
-        printf("\nrepeat %d\n%-12s %14s %8s %9s   estimate (ms) at 1/8 .. 8/8 of the budget\n", rep + 1, "scheduler",
+        printf("\nrepeat %d\n%-20s %14s %8s %9s   estimate (ms) at 1/8 .. 8/8 of the budget\n", rep + 1, "arm",
                "est. total ms", "trials", "wall s");
         for (int k = 0; k < 2; k++) {
-            printf("%-12s %14.4f %8d %9.1f  ", names[k], out[k].est_ms, out[k].trials, out[k].wall_s);
+            printf("%-20s %14.4f %8d %9.1f  ", names[k], out[k].est_ms, out[k].trials, out[k].wall_s);
             for (int j = 0; j < CURVE_POINTS; j++)
                 printf(" %7.3f", out[k].curve_ms[j]);
             printf("\n");

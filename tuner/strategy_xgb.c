@@ -47,6 +47,11 @@
  * usual case) every plan uses the freshest model instead of one plan behind. */
 #define GRACE_FRACTION 0.01
 #define GRACE_MAX_S 2.0
+/* A plan is picked from this many times as many annealing candidates, for diversity (pick_diverse). */
+#define CANDIDATE_FACTOR 2
+/* What a knob value no earlier pick of the plan has is worth, against the
+ * candidate's rank among the candidates (0..1). */
+#define DIVERSITY_WEIGHT 0.25
 
 /* A training snapshot handed to the background thread (owned by whoever holds it). */
 typedef struct FitJob {
@@ -111,6 +116,8 @@ typedef struct XgbTuner {
     int plan_cap, plan_n, plan_pos;
     uint64_t *plan;
     float *plan_pred;  /* model score of each entry (NAN when planned without a model) */
+    uint64_t *cand;    /* annealing candidates, CANDIDATE_FACTOR x plan_cap, best first */
+    float *cand_score;
     bool *plan_marked; /* already in visited (exhaustive fallback) */
 
     /* rank correlation on the last plan: predicted vs measured of proposed entries */
@@ -490,6 +497,50 @@ static void place_chains(XgbTuner *this, VisitedSet *visited) {
     free(order);
 }
 
+/* Picks `want` of the n annealing candidates (best first) into the plan,
+ * greedily: each pick maximises its rank among the candidates (1 for the
+ * best, 0 for the worst) plus DIVERSITY_WEIGHT for every knob whose value no
+ * pick so far has. Without it a plan spends itself on variants of the one
+ * or two configs the young model likes best (the knobs that barely matter
+ * change, the ones that do stay put); with it the plan still follows the
+ * model but covers more of what the model has not seen measured. */
+static void pick_diverse(XgbTuner *this, const uint64_t *cand, const float *score, int n, int want) {
+    const Space *sp = this->space;
+    int nk = sp->n_knobs;
+    int32_t *choice = malloc(sizeof(int32_t) * (size_t)(n ? n : 1) * (size_t)(nk ? nk : 1));
+    bool *taken = calloc((size_t)(n ? n : 1), sizeof(bool));
+    int *picked = malloc(sizeof(int) * (size_t)(want ? want : 1));
+    if (!choice || !taken || !picked) abort();
+    for (int i = 0; i < n; i++) Space_decode(sp, cand[i], choice + (size_t)i * (size_t)nk);
+    int n_picked = 0;
+    while (n_picked < want && n_picked < n) {
+        int best = -1;
+        double best_gain = -1;
+        for (int i = 0; i < n; i++) {
+            if (taken[i]) continue;
+            double gain = n > 1 ? 1.0 - (double)i / (double)(n - 1) : 1.0;
+            const int32_t *c = choice + (size_t)i * (size_t)nk;
+            for (int k = 0; k < nk; k++) {
+                bool seen = false;
+                for (int j = 0; j < n_picked && !seen; j++) seen = choice[(size_t)picked[j] * (size_t)nk + k] == c[k];
+                if (!seen) gain += DIVERSITY_WEIGHT;
+            }
+            if (gain > best_gain) {
+                best_gain = gain;
+                best = i;
+            }
+        }
+        taken[best] = true;
+        picked[n_picked++] = best;
+        this->plan[this->plan_n] = cand[best];
+        this->plan_pred[this->plan_n] = score[best];
+        this->plan_marked[this->plan_n++] = false;
+    }
+    free(choice);
+    free(taken);
+    free(picked);
+}
+
 /* Builds the next plan; false when nothing is left to propose. */
 static bool build_plan(XgbTuner *this, VisitedSet *visited) {
     double now = clock_mono();
@@ -512,15 +563,15 @@ static bool build_plan(XgbTuner *this, VisitedSet *visited) {
         char err[TT_ERRLEN];
         int got = 0;
         double t0 = clock_mono();
-        if (Annealer_run(&this->annealer, score_configs, this, visited, size - n_random, this->plan, this->plan_pred,
-                         &got, err) != TT_OK) {
+        int want = size - n_random;
+        if (Annealer_run(&this->annealer, score_configs, this, visited, CANDIDATE_FACTOR * want, this->cand,
+                         this->cand_score, &got, err) != TT_OK) {
             this->failed_fits++;
             snprintf(this->last_err, sizeof this->last_err, "%s", err);
             got = 0;
         }
+        pick_diverse(this, this->cand, this->cand_score, got, want);
         this->anneal_s = clock_mono() - t0;
-        this->plan_n = got;
-        for (int i = 0; i < got; i++) this->plan_marked[i] = false;
     }
     int first_random = this->plan_n;
     add_random(this, visited, size - this->plan_n);
@@ -647,6 +698,8 @@ static void xgb_destroy(void *self) {
     free(this->src_best);
     free(this->plan);
     free(this->plan_pred);
+    free(this->cand);
+    free(this->cand_score);
     free(this->plan_marked);
     free(this->eval_idx);
     free(this->eval_pred);
@@ -742,6 +795,8 @@ static void *xgb_create(const StrategyContext *ctx, uint64_t seed, char *err) {
     size_t pc = (size_t)this->plan_cap;
     this->plan = malloc(sizeof(uint64_t) * pc);
     this->plan_pred = malloc(sizeof(float) * pc);
+    this->cand = malloc(sizeof(uint64_t) * pc * CANDIDATE_FACTOR);
+    this->cand_score = malloc(sizeof(float) * pc * CANDIDATE_FACTOR);
     this->plan_marked = malloc(sizeof(bool) * pc);
     this->eval_idx = malloc(sizeof(uint64_t) * pc);
     this->eval_pred = malloc(sizeof(double) * pc);
@@ -750,7 +805,7 @@ static void *xgb_create(const StrategyContext *ctx, uint64_t seed, char *err) {
     this->cache_key = malloc(sizeof(uint64_t) * CACHE_SLOTS);
     this->cache_ok = malloc(CACHE_SLOTS);
     this->cache_x = malloc(sizeof(float) * CACHE_SLOTS * (size_t)nf);
-    if (!this->plan || !this->plan_pred || !this->plan_marked || !this->eval_idx || !this->eval_pred ||
+    if (!this->plan || !this->plan_pred || !this->plan_marked || !this->cand || !this->cand_score || !this->eval_idx || !this->eval_pred ||
         !this->eval_meas || !this->eval_done || !this->cache_key || !this->cache_ok || !this->cache_x)
         abort();
     memset(this->cache_key, 0xff, sizeof(uint64_t) * CACHE_SLOTS);
