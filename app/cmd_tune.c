@@ -18,9 +18,10 @@
 #include "ui/headless.h"
 #include "ui/ui.h"
 
-/* ga until xgb measurably needs fewer trials on the CPU spaces (bench/search_bench:
- * on spaces of a few thousand configs with a broad plateau it does not yet). */
-#define DEFAULT_TUNER "ga"
+/* xgb: its model learns from every task of a template in the session, and
+ * reaches a good config in fewer trials than ga or random once it has (see
+ * the Benchmarks section of the README). */
+#define DEFAULT_TUNER "xgb"
 
 static volatile int g_stop;
 
@@ -60,7 +61,8 @@ static void usage(FILE *out) {
             "  --timeout S           run timeout per candidate in seconds (default 10)\n"
             "  --build-timeout S     compile timeout per candidate in seconds (default 15)\n"
             "  --seed S              random seed (default 1)\n"
-            "  --transfer            warm the cost model with other tasks' records of the same template\n"
+            "  --transfer            xgb also learns from the log's records of earlier sessions' tasks of the\n"
+            "                        same template (this session's tasks always learn from each other)\n"
             "output:\n"
             "  --log FILE            record log (default tunetop.log); an existing log is resumed: its configs\n"
             "                        are not measured again and its bests and trial counts are restored\n"

@@ -287,7 +287,11 @@ int main(int argc, char **argv) {
         for (int kk = 0; kk < 2; kk++) {
             int k = rep % 2 ? 1 - kk : kk;
             char log_path[1024];
-            snprintf(log_path, sizeof log_path, "%s/scheduler_bench-%d-%s.log", dir, (int)getpid(), names[k]);
+            char file_arm[32];
+            snprintf(file_arm, sizeof file_arm, "%s", names[k]);
+            for (char *ch = file_arm; *ch; ch++)
+                if (*ch == '/' || *ch == ':') *ch = '-';
+            snprintf(log_path, sizeof log_path, "%s/scheduler_bench-%d-%s.log", dir, (int)getpid(), file_arm);
             fprintf(stderr, "running %s (repeat %d) ...\n", names[k], rep + 1);
             if (run_session(names[k], network, &nopt, &cfg, log_path, &out[k], err) != TT_OK) {
                 fprintf(stderr, "scheduler_bench: %s: %s\n", names[k], err);

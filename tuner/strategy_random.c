@@ -1,9 +1,21 @@
-/* tuner/strategy_random.c: uniform sampling without replacement. */
+/* tuner/strategy_random.c: uniform sampling without replacement over the
+ * configs that pass the template's cheap validity check.
+ *
+ * Like every other strategy but grid (which walks the whole space in order),
+ * random search does not spend trials on configs the precheck rejects: it
+ * draws until it finds a valid unvisited config. Only when valid ones are
+ * hard to find (a nearly exhausted space) does it propose whatever is left,
+ * so that a session still ends with the space covered and the invalid
+ * configs recorded with their reason. */
 #include <stdlib.h>
 
 #include "tuner/strategy.h"
 
+/* rejection draws per proposed config before taking any unvisited one */
+#define VALID_TRIES 64
+
 typedef struct RandomStrategy {
+    StrategyContext ctx;
     const Space *space;
     Rng rng;
 } RandomStrategy;
@@ -14,6 +26,7 @@ static void *random_create(const StrategyContext *ctx, uint64_t seed, char *err)
         tt_fail(err, "random: out of memory");
         return NULL;
     }
+    r->ctx = *ctx;
     r->space = &ctx->task->space;
     Rng_seed(&r->rng, seed);
     return r;
@@ -21,7 +34,23 @@ static void *random_create(const StrategyContext *ctx, uint64_t seed, char *err)
 
 static int random_propose(void *self, VisitedSet *visited, uint64_t *out, int n) {
     RandomStrategy *r = self;
-    return Space_sampleUnvisited(r->space, visited, &r->rng, out, n);
+    int k = 0;
+    while (k < n) {
+        bool found = false;
+        for (int t = 0; t < VALID_TRIES && !found; t++) {
+            uint64_t i = Rng_below(&r->rng, r->space->total);
+            if (VisitedSet_has(visited, i) || !Strategy_valid(&r->ctx, i)) continue;
+            VisitedSet_add(visited, i);
+            out[k++] = i;
+            found = true;
+        }
+        if (found) continue;
+        /* valid configs are rare among the unvisited ones: take any */
+        int got = Space_sampleUnvisited(r->space, visited, &r->rng, out + k, n - k);
+        k += got;
+        break;
+    }
+    return k;
 }
 
 /* Random search does not learn. */

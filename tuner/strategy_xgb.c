@@ -3,15 +3,18 @@
  * A cost model (gradient-boosted trees, tuner/costmodel.h) learns from every
  * measured config of the task; simulated annealing (tuner/anneal.h) over the
  * space, scored by the model, picks the next plan: the top-scoring unvisited
- * configs, with the last 5% random. The first plan is random unless the
- * strategy was warm-started (log replay or --transfer records).
+ * configs (picked for diversity from twice as many candidates), with the
+ * last 5% random. The first plan is random unless the model already has
+ * data: a log replayed on resume, results of the session's other tasks of
+ * the same template (learn_other), or --transfer records.
  *
  * Threads: everything runs on the engine thread except refits, which a
  * private background thread does on a snapshot of the data, at a low
  * priority, so measurement does not wait for training: propose() plans with
  * the current model, and a newer model replaces it when it is ready. Two
  * bounded exceptions: the very first model is trained synchronously (there
- * is nothing to plan with before it, and it is small), and a new plan waits
+ * is nothing to plan with before it, and it is bounded: at most about
+ * MAX_OTHER_ROWS rows of other tasks plus the replayed log), and a new plan waits
  * for an in-flight refit at most 1% of the wall time the previous plan took
  * (GRACE_FRACTION), so that when training is fast next to measurement each
  * plan uses the freshest model rather than one a plan old.
@@ -49,6 +52,8 @@
 #define GRACE_MAX_S 2.0
 /* A plan is picked from this many times as many annealing candidates, for diversity (pick_diverse). */
 #define CANDIDATE_FACTOR 2
+/* At most about this many rows of other tasks go into a fit. */
+#define MAX_OTHER_ROWS 8192
 /* What a knob value no earlier pick of the plan has is worth, against the
  * candidate's rank among the candidates (0..1). */
 #define DIVERSITY_WEIGHT 0.25
@@ -214,13 +219,16 @@ static FitJob *make_job(XgbTuner *this) {
     job->groups = malloc(sizeof(unsigned) * (size_t)(this->n_src + 1));
     if (!job->x || !job->y || !job->groups) abort();
     size_t row = sizeof(float) * (size_t)this->nf;
+    /* a large network's records are thinned evenly: the fit stays fast */
+    int stride = (this->n_xfer + MAX_OTHER_ROWS - 1) / MAX_OTHER_ROWS;
+    if (stride < 1) stride = 1;
     int k = 0;
     for (int src = 0; src < this->n_src; src++) {
         double best = this->src_best[src];
         if (best <= 0) continue;
         int start = k;
-        for (int i = 0; i < this->n_xfer; i++) {
-            if (this->xfer_src[i] != src) continue;
+        for (int i = 0, seen = 0; i < this->n_xfer; i++) {
+            if (this->xfer_src[i] != src || seen++ % stride) continue;
             memcpy(job->x + (size_t)k * (size_t)this->nf, this->xfer_x + (size_t)i * (size_t)this->nf, row);
             job->y[k++] = (float)(this->xfer_g[i] / best);
         }
@@ -237,10 +245,18 @@ static FitJob *make_job(XgbTuner *this) {
     return job;
 }
 
-/* Rows of other tasks that a fit would use (their task has a config that ran). */
+/* Rows of other tasks that a fit would use: those of tasks with a config
+ * that ran, thinned as make_job does. */
 static int usable_xfer(const XgbTuner *this) {
+    int stride = (this->n_xfer + MAX_OTHER_ROWS - 1) / MAX_OTHER_ROWS;
+    if (stride < 1) stride = 1;
     int n = 0;
-    for (int i = 0; i < this->n_xfer; i++) n += this->src_best[this->xfer_src[i]] > 0;
+    for (int src = 0; src < this->n_src; src++) {
+        if (this->src_best[src] <= 0) continue;
+        int rows = 0;
+        for (int i = 0; i < this->n_xfer; i++) rows += this->xfer_src[i] == src;
+        n += (rows + stride - 1) / stride;
+    }
     return n;
 }
 

@@ -318,6 +318,69 @@ TEST(stop_task_and_stop_session) {
     CHECK_EQ_INT(log_records(&dups), seen.results);
 }
 
+/* One single-task session on the log; returns the mean GFLOPS of the
+ * results it measured (failed configs count 0). */
+static double session_mean(const char *tuner, uint64_t seed, int trials, int *n_out) {
+    EngineConfig cfg;
+    config(&cfg, trials, tuner);
+    cfg.seed = seed;
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(1), 1, err);
+    CHECK(e != NULL);
+    if (!e) return 0;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
+    bool finished = false;
+    double sum = 0;
+    int n = 0;
+    while (!finished) {
+        poll(&p, 1, 100);
+        EngineEvent ev[64];
+        int k;
+        while ((k = Engine_drainEvents(e, ev, 64)) > 0)
+            for (int i = 0; i < k; i++) {
+                if (ev[i].kind == EV_RESULT) {
+                    sum += ev[i].gflops;
+                    n++;
+                }
+                if (ev[i].kind == EV_FINISHED) finished = true;
+                EngineEvent_done(&ev[i]);
+            }
+    }
+    Engine_wait(e);
+    Engine_delete(e);
+    *n_out = n;
+    return n ? sum / n : 0;
+}
+
+TEST(resumed_xgb_plans_better_than_a_cold_start) {
+    /* Per seed: a cold xgb session's first plan (8 configs) against the
+     * first plan of an xgb session resumed from a log of 16 random trials
+     * (the engine replays the log into the model before its first plan).
+     * The fake target's GFLOPS are a deterministic function of the config. */
+    int better = 0;
+    double cold_sum = 0, warm_sum = 0;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        int n;
+        unlink(log_path);
+        double cold = session_mean("xgb", seed, 8, &n);
+        CHECK_EQ_INT(n, 8);
+        unlink(log_path);
+        session_mean("random", 100 + seed, 16, &n);
+        CHECK_EQ_INT(n, 16);
+        double warm = session_mean("xgb", seed, 24, &n);
+        CHECK_EQ_INT(n, 8);
+        /* the best config runs 1 ms: 2 x 16 x 16 FLOP in 1 ms */
+        const double opt = 512 / 1e-3 / 1e9;
+        printf("  seed %d: first plan mean %.2f of the optimum cold, %.2f resumed\n", (int)seed, cold / opt, warm / opt);
+        better += warm > cold;
+        cold_sum += cold;
+        warm_sum += warm;
+    }
+    CHECK(better >= 3);
+    CHECK(warm_sum > 1.2 * cold_sum);
+}
+
 /* Runs a 2-task xgb session of one round per task; true when task 1's
  * strategy said it learned from the other task. */
 static bool task1_learned_from_task0(bool isolate) {
@@ -379,6 +442,7 @@ int main(void) {
     RUN(pause_mid_round_loses_no_config);
     RUN(stop_task_and_stop_session);
     RUN(tasks_of_a_template_learn_from_each_other);
+    RUN(resumed_xgb_plans_better_than_a_cold_start);
     RUN(bad_config_is_an_error);
     unlink(log_path);
     char tsv[300];

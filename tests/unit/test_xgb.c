@@ -593,6 +593,27 @@ TEST(xgb_learns_from_the_sessions_other_tasks) {
     CHECK_CONTAINS(line, "fitted on 160 points (160 of other tasks)");
     double cold = first_plan_mean(&f, 5, false);
     CHECK(sum / 64 > 1.5 * cold);
+    /* a big network: fits use an even thinning of the other tasks' rows */
+    enum { BIG = 20000 };
+    uint64_t *bi = malloc(sizeof(uint64_t) * BIG);
+    double *bg = malloc(sizeof(double) * BIG);
+    for (int i = 0; i < BIG; i++) {
+        bi[i] = Rng_below(&rng, other.task.space.total);
+        bg[i] = synth_gflops(&other.task.space, bi[i]);
+    }
+    strategy_xgb.learn_other(self, &other.task, bi, bg, BIG);
+    double g[64];
+    for (int i = 0; i < 64; i++) g[i] = synth_gflops(&f.task.space, out[i]);
+    strategy_xgb.update(self, out, g, 64);
+    CHECK_EQ_INT(strategy_xgb.propose(self, &v, out, 64), 64);
+    double t0 = clock_mono();
+    while (status_has(self, "refitting") && clock_mono() - t0 < 30) usleep(2000);
+    strategy_xgb.status(self, line, sizeof line);
+    printf("  %s\n", line);
+    /* 20160 rows, every third: 6720 */
+    CHECK_CONTAINS(line, "fitted on 6784 points (6720 of other tasks)");
+    free(bi);
+    free(bg);
     VisitedSet_done(&v);
     strategy_xgb.destroy(self);
     Fixture_done(&other);
