@@ -2,7 +2,7 @@
  * strategies on real CPU measurements, in one run.
  *
  * Part 1, sample efficiency. For every task (three ResNet-18 conv2d layers
- * and one dense by default), every seed and every tuner (xgb, ga, random), a
+ * and two classifier dense layers by default), every seed and every tuner (xgb, ga, random), a
  * session with the same trial budget drives the strategy exactly as the
  * engine does (propose a batch of plan_size, precheck, build on the builder
  * pool, measure on the cpu target's runner, update). Every config of a task
@@ -65,6 +65,8 @@ static const char *const DEFAULT_TASKS[] = {
     "conv2d:n=1,ci=128,h=28,w=28,co=128,kh=3,kw=3,stride=1,pad=1",
     "conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1",
     "dense:m=1,n=1000,k=512",
+    /* a second classifier (MobileNet's), so that dense has another task of its template too */
+    "dense:m=1,n=1000,k=1024",
 };
 
 typedef struct Run {

@@ -119,6 +119,9 @@ static void config(EngineConfig *cfg, int trials, const char *strategy) {
 
 typedef struct Seen {
     int results, errors_by[ERR_COUNT], finished, per_task[4], logs;
+    double gflops_sum;
+    char strategy[4][256]; /* each task's last strategy line */
+    bool heard_others[4];  /* a strategy line said the model learned from other tasks */
 } Seen;
 
 static void drain(Engine *e, Seen *seen) {
@@ -129,11 +132,16 @@ static void drain(Engine *e, Seen *seen) {
             if (ev[i].kind == EV_RESULT) {
                 seen->results++;
                 seen->per_task[ev[i].task_id]++;
+                seen->gflops_sum += ev[i].gflops;
                 CHECK(ev[i].record != NULL);
                 if (ev[i].record) seen->errors_by[ev[i].record->error_no]++;
             }
             if (ev[i].kind == EV_FINISHED) seen->finished++;
             if (ev[i].kind == EV_LOG) seen->logs++;
+            if (ev[i].kind == EV_STRATEGY && ev[i].task_id >= 0 && ev[i].task_id < 4) {
+                snprintf(seen->strategy[ev[i].task_id], sizeof seen->strategy[0], "%s", ev[i].text);
+                if (strstr(ev[i].text, "of other tasks)")) seen->heard_others[ev[i].task_id] = true;
+            }
             EngineEvent_done(&ev[i]);
         }
     }
@@ -329,28 +337,11 @@ static double session_mean(const char *tuner, uint64_t seed, int trials, int *n_
     CHECK(e != NULL);
     if (!e) return 0;
     CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
-    struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
-    bool finished = false;
-    double sum = 0;
-    int n = 0;
-    while (!finished) {
-        poll(&p, 1, 100);
-        EngineEvent ev[64];
-        int k;
-        while ((k = Engine_drainEvents(e, ev, 64)) > 0)
-            for (int i = 0; i < k; i++) {
-                if (ev[i].kind == EV_RESULT) {
-                    sum += ev[i].gflops;
-                    n++;
-                }
-                if (ev[i].kind == EV_FINISHED) finished = true;
-                EngineEvent_done(&ev[i]);
-            }
-    }
-    Engine_wait(e);
+    Seen seen = {0};
+    run_to_end(e, &seen);
     Engine_delete(e);
-    *n_out = n;
-    return n ? sum / n : 0;
+    *n_out = seen.results;
+    return seen.results ? seen.gflops_sum / seen.results : 0;
 }
 
 TEST(resumed_xgb_plans_better_than_a_cold_start) {
@@ -393,27 +384,11 @@ static bool task1_learned_from_task0(bool isolate) {
     CHECK(e != NULL);
     if (!e) return false;
     CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
-    struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
-    bool learned = false, finished = false;
-    char last[256] = "";
-    while (!finished) {
-        poll(&p, 1, 100);
-        EngineEvent ev[64];
-        int k;
-        while ((k = Engine_drainEvents(e, ev, 64)) > 0)
-            for (int i = 0; i < k; i++) {
-                if (ev[i].kind == EV_STRATEGY && ev[i].task_id == 1) {
-                    snprintf(last, sizeof last, "%s", ev[i].text);
-                    if (strstr(ev[i].text, "(8 of other tasks)")) learned = true;
-                }
-                if (ev[i].kind == EV_FINISHED) finished = true;
-                EngineEvent_done(&ev[i]);
-            }
-    }
-    Engine_wait(e);
+    Seen seen = {0};
+    run_to_end(e, &seen);
     Engine_delete(e);
-    printf("  isolate=%d: task 1 says \"%s\"\n", isolate, last);
-    return learned;
+    printf("  isolate=%d: task 1 says \"%s\"\n", isolate, seen.strategy[1]);
+    return seen.heard_others[1];
 }
 
 TEST(tasks_of_a_template_learn_from_each_other) {

@@ -492,6 +492,18 @@ TEST(xgb_propose_does_not_wait_for_a_refit) {
     Fixture_done(&f);
 }
 
+/* The results g of the 64 configs in out reach the strategy, it proposes
+ * the next 64 (into out), the refit the results started finishes; line
+ * receives the status after it. */
+static void measure_then_refit(void *self, VisitedSet *v, uint64_t *out, const double *g, char *line, size_t n) {
+    strategy_xgb.update(self, out, g, 64);
+    CHECK_EQ_INT(strategy_xgb.propose(self, v, out, 64), 64);
+    double t0 = clock_mono();
+    while (status_has(self, "refitting") && clock_mono() - t0 < 30) usleep(2000);
+    strategy_xgb.status(self, line, n);
+    printf("  %s\n", line);
+}
+
 TEST(xgb_transfer_trains_the_first_model) {
     /* Records of two other tasks with the same template seed the first plan;
      * two sources make the rank loss train on groups (pairs within a task). */
@@ -535,12 +547,7 @@ TEST(xgb_transfer_trains_the_first_model) {
     printf("  transfer: first plan mean %.3f of the optimum; %s\n", sum / 64, line);
     CHECK_CONTAINS(line, "300 of other tasks");
     /* with its own results too: three groups */
-    strategy_xgb.update(self, out, g, 64);
-    CHECK_EQ_INT(strategy_xgb.propose(self, &v, out, 64), 64);
-    double t0 = clock_mono();
-    while (status_has(self, "refitting") && clock_mono() - t0 < 30) usleep(2000);
-    strategy_xgb.status(self, line, sizeof line);
-    printf("  %s\n", line);
+    measure_then_refit(self, &v, out, g, line, sizeof line);
     CHECK_CONTAINS(line, "fitted on 364 points");
     CHECK(strstr(line, "failed") == NULL);
     f.ctx.n_transfer = 0;
@@ -604,12 +611,7 @@ TEST(xgb_learns_from_the_sessions_other_tasks) {
     strategy_xgb.learn_other(self, &other.task, bi, bg, BIG);
     double g[64];
     for (int i = 0; i < 64; i++) g[i] = synth_gflops(&f.task.space, out[i]);
-    strategy_xgb.update(self, out, g, 64);
-    CHECK_EQ_INT(strategy_xgb.propose(self, &v, out, 64), 64);
-    double t0 = clock_mono();
-    while (status_has(self, "refitting") && clock_mono() - t0 < 30) usleep(2000);
-    strategy_xgb.status(self, line, sizeof line);
-    printf("  %s\n", line);
+    measure_then_refit(self, &v, out, g, line, sizeof line);
     /* 20160 rows, every third: 6720 */
     CHECK_CONTAINS(line, "fitted on 6784 points (6720 of other tasks)");
     free(bi);
