@@ -63,6 +63,7 @@ typedef struct FitJob {
     float *x, *y;
     unsigned *groups;
     int n, nf, n_groups;
+    int n_other; /* rows of other tasks among the n */
 } FitJob;
 
 static void FitJob_free(FitJob *job) {
@@ -113,6 +114,8 @@ typedef struct XgbTuner {
     bool quit, busy;   /* under lock */
     FitJob *job;       /* next job, under lock */
     CostModel *ready;  /* finished model not yet taken, under lock */
+    int ready_other;   /* its rows of other tasks, under lock */
+    int model_other;   /* rows of other tasks the current model was fitted on */
     char fit_err[TT_ERRLEN];
     int fits, failed_fits;
     char last_err[TT_ERRLEN];
@@ -234,6 +237,7 @@ static FitJob *make_job(XgbTuner *this) {
         }
         job->groups[job->n_groups++] = (unsigned)(k - start);
     }
+    job->n_other = k;
     if (this->n_data) {
         memcpy(job->x + (size_t)k * (size_t)this->nf, this->data_x, row * (size_t)this->n_data);
         for (int i = 0; i < this->n_data; i++)
@@ -245,24 +249,16 @@ static FitJob *make_job(XgbTuner *this) {
     return job;
 }
 
-/* Rows of other tasks that a fit would use: those of tasks with a config
- * that ran, thinned as make_job does. */
-static int usable_xfer(const XgbTuner *this) {
-    int stride = (this->n_xfer + MAX_OTHER_ROWS - 1) / MAX_OTHER_ROWS;
-    if (stride < 1) stride = 1;
-    int n = 0;
-    for (int src = 0; src < this->n_src; src++) {
-        if (this->src_best[src] <= 0) continue;
-        int rows = 0;
-        for (int i = 0; i < this->n_xfer; i++) rows += this->xfer_src[i] == src;
-        n += (rows + stride - 1) / stride;
-    }
-    return n;
+/* Two rows of other tasks a fit would use (their task has a config that ran). */
+static bool others_trainable(const XgbTuner *this) {
+    for (int i = 0, n = 0; i < this->n_xfer; i++)
+        if (this->src_best[this->xfer_src[i]] > 0 && ++n >= 2) return true;
+    return false;
 }
 
 /* Training makes sense once some config has run (labels not all zero). */
 static bool can_train(const XgbTuner *this) {
-    return (this->n_data >= 2 && this->best_gflops > 0) || usable_xfer(this) >= 2;
+    return (this->n_data >= 2 && this->best_gflops > 0) || others_trainable(this);
 }
 
 
@@ -291,6 +287,7 @@ static void *fit_main(void *arg) {
 
         char err[TT_ERRLEN] = "";
         CostModel *m = train_job(&params, job, err);
+        int n_other = job->n_other;
         FitJob_free(job);
 
         pthread_mutex_lock(&this->lock);
@@ -299,6 +296,7 @@ static void *fit_main(void *arg) {
             /* a model still waiting is older than this one */
             CostModel_delete(this->ready);
             this->ready = m;
+            this->ready_other = n_other;
         } else {
             snprintf(this->fit_err, sizeof this->fit_err, "%s", err);
         }
@@ -325,6 +323,7 @@ static void take_ready(XgbTuner *this) {
     if (!this->have_thread) return;
     pthread_mutex_lock(&this->lock);
     CostModel *m = this->ready;
+    int n_other = this->ready_other;
     this->ready = NULL;
     if (this->fit_err[0]) {
         this->failed_fits++;
@@ -339,6 +338,7 @@ static void take_ready(XgbTuner *this) {
     }
     CostModel_delete(this->model);
     this->model = m;
+    this->model_other = n_other;
     this->fits++;
 }
 
@@ -366,24 +366,32 @@ static void wait_for_fit(XgbTuner *this, double grace) {
     this->waited_s += clock_mono() - t0;
 }
 
+/* Trains on the current data here, on the engine thread: the first model
+ * (there is nothing to plan with before it), or every model when no thread
+ * could be started. */
+static void fit_now(XgbTuner *this) {
+    char err[TT_ERRLEN];
+    FitJob *job = make_job(this);
+    CostModel *m = train_job(&this->params, job, err);
+    int n_other = job->n_other;
+    FitJob_free(job);
+    this->launched_at = this->n_data;
+    if (!m) {
+        this->failed_fits++;
+        snprintf(this->last_err, sizeof this->last_err, "%s", err);
+        return;
+    }
+    CostModel_delete(this->model);
+    this->model = m;
+    this->model_other = n_other;
+    this->fits++;
+}
+
 /* Queues a refit on the current data (a queued, not yet started job is replaced). */
 static void launch_fit(XgbTuner *this) {
     if (!can_train(this)) return;
     if (!start_thread(this)) {
-        /* No thread: fit here rather than never. */
-        char err[TT_ERRLEN];
-        FitJob *job = make_job(this);
-        CostModel *m = train_job(&this->params, job, err);
-        FitJob_free(job);
-        if (m) {
-            CostModel_delete(this->model);
-            this->model = m;
-            this->fits++;
-        } else {
-            this->failed_fits++;
-            snprintf(this->last_err, sizeof this->last_err, "%s", err);
-        }
-        this->launched_at = this->n_data;
+        fit_now(this); /* no thread: fit here rather than never */
         return;
     }
     FitJob *job = make_job(this);
@@ -392,23 +400,6 @@ static void launch_fit(XgbTuner *this) {
     this->job = job;
     pthread_cond_signal(&this->cond);
     pthread_mutex_unlock(&this->lock);
-    this->launched_at = this->n_data;
-}
-
-/* The first model: there is nothing to plan with before it, so train here. */
-static void fit_now(XgbTuner *this) {
-    char err[TT_ERRLEN];
-    FitJob *job = make_job(this);
-    CostModel *m = train_job(&this->params, job, err);
-    FitJob_free(job);
-    if (!m) {
-        this->failed_fits++;
-        snprintf(this->last_err, sizeof this->last_err, "%s", err);
-        return;
-    }
-    CostModel_delete(this->model);
-    this->model = m;
-    this->fits++;
     this->launched_at = this->n_data;
 }
 
@@ -671,9 +662,8 @@ static bool xgb_status(void *self, char *buf, size_t n) {
                        this->n_data && this->best_gflops <= 0 ? ", none ran" : "");
     } else {
         len = snprintf(buf, n, "model: fitted on %d points", CostModel_trainedOn(this->model));
-        int others = usable_xfer(this);
-        if (others && len >= 0 && (size_t)len < n)
-            len += snprintf(buf + len, n - (size_t)len, " (%d of other tasks)", others);
+        if (this->model_other && len >= 0 && (size_t)len < n)
+            len += snprintf(buf + len, n - (size_t)len, " (%d of other tasks)", this->model_other);
         if (len >= 0 && (size_t)len < n) {
             if (this->last_corr_n)
                 len += snprintf(buf + len, n - (size_t)len, ", rank corr %.2f on last plan", this->last_corr);

@@ -71,6 +71,12 @@ int Headless_run(Engine *engine, FILE *out, volatile int *stop_flag, double tabl
                     if (!snap.rows) Engine_snapshot(engine, &snap);
                     if (ev->task_id >= 0 && ev->task_id < snap.n_tasks) print_progress(out, engine, &snap, ev->task_id);
                     break;
+                case EV_STRATEGY:
+                    /* what the task's search strategy says about itself (cost model status) */
+                    if (!snap.rows) Engine_snapshot(engine, &snap);
+                    if (ev->task_id >= 0 && ev->task_id < snap.n_tasks)
+                        fprintf(out, "[Task %2d/%2d]  %s\n", ev->task_id + 1, snap.n_tasks, ev->text);
+                    break;
                 case EV_LOG:
                     fprintf(out, "%s%s\n", ev->level == LOG_ERROR ? "error: " : ev->level == LOG_WARN ? "warning: " : "",
                             ev->text);
