@@ -91,7 +91,7 @@ typedef struct XgbTuner {
     double best_gflops;
 
     /* Rows of other tasks of the template (--transfer records, and results
-     * the session's other tasks report through learn_peer): features in their
+     * the session's other tasks report through learn_other): features in their
      * own task's space, raw GFLOPS, source; labels are normalised per source
      * when a fit is made, and each source is its own rank group. */
     int n_xfer, cap_xfer;
@@ -260,7 +260,6 @@ static bool others_trainable(const XgbTuner *this) {
 static bool can_train(const XgbTuner *this) {
     return (this->n_data >= 2 && this->best_gflops > 0) || others_trainable(this);
 }
-
 
 static CostModel *train_job(const CostModelParams *params, const FitJob *job, char *err) {
     /* Groups only matter to the rank loss (pairs never cross tasks); one group = none. */
@@ -720,8 +719,10 @@ static void xgb_destroy(void *self) {
     free(this);
 }
 
-/* Appends results of another task of the template (configs of its own space). */
-static void add_other(XgbTuner *this, const Task *task, const uint64_t *index, const double *gflops, int n) {
+/* Strategy.learn_other: appends results of another task of the template
+ * (configs of its own space). Also how --transfer records are loaded. */
+static void xgb_learnOther(void *self, const Task *task, const uint64_t *index, const double *gflops, int n) {
+    XgbTuner *this = self;
     if (!task || task == this->ctx.task || task->tmpl != this->ctx.task->tmpl) return;
     int src = 0;
     while (src < this->n_src && this->src_task[src] != task) src++;
@@ -755,10 +756,6 @@ static void add_other(XgbTuner *this, const Task *task, const uint64_t *index, c
         this->xfer_src[this->n_xfer++] = src;
         if (g > this->src_best[src]) this->src_best[src] = g;
     }
-}
-
-static void xgb_learnOther(void *self, const Task *task, const uint64_t *index, const double *gflops, int n) {
-    add_other(self, task, index, gflops, n);
 }
 
 static void *xgb_create(const StrategyContext *ctx, uint64_t seed, char *err) {
@@ -811,12 +808,12 @@ static void *xgb_create(const StrategyContext *ctx, uint64_t seed, char *err) {
     this->cache_key = malloc(sizeof(uint64_t) * CACHE_SLOTS);
     this->cache_ok = malloc(CACHE_SLOTS);
     this->cache_x = malloc(sizeof(float) * CACHE_SLOTS * (size_t)nf);
-    if (!this->plan || !this->plan_pred || !this->plan_marked || !this->cand || !this->cand_score || !this->eval_idx || !this->eval_pred ||
-        !this->eval_meas || !this->eval_done || !this->cache_key || !this->cache_ok || !this->cache_x)
+    if (!this->plan || !this->plan_pred || !this->plan_marked || !this->cand || !this->cand_score || !this->eval_idx ||
+        !this->eval_pred || !this->eval_meas || !this->eval_done || !this->cache_key || !this->cache_ok || !this->cache_x)
         abort();
     memset(this->cache_key, 0xff, sizeof(uint64_t) * CACHE_SLOTS);
     for (int i = 0; i < ctx->n_transfer && ctx->transfer_index && ctx->transfer_gflops && ctx->transfer_task; i++)
-        add_other(this, ctx->transfer_task[i], &ctx->transfer_index[i], &ctx->transfer_gflops[i], 1);
+        xgb_learnOther(this, ctx->transfer_task[i], &ctx->transfer_index[i], &ctx->transfer_gflops[i], 1);
     return this;
 }
 
