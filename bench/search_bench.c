@@ -220,6 +220,30 @@ typedef struct Transfer {
     const Task **task;
 } Transfer;
 
+/* Leave one out: the records of the sessions (row k_src, seed s) of every
+ * other task of task t's template, as an earlier session logged them. */
+static Transfer leave_one_out(const Task *tasks, const bool *ok, int n_tasks, int t,
+                              Run runs[][MAX_TUNERS][MAX_SEEDS], int k_src, int s) {
+    Transfer x = {0};
+    int cap = 1;
+    for (int o = 0; o < n_tasks; o++)
+        if (o != t && ok[o] && tasks[o].tmpl == tasks[t].tmpl) cap += runs[o][k_src][s].n;
+    x.index = malloc(sizeof(uint64_t) * (size_t)cap);
+    x.gflops = malloc(sizeof(double) * (size_t)cap);
+    x.task = malloc(sizeof(Task *) * (size_t)cap);
+    if (!x.index || !x.gflops || !x.task) abort();
+    for (int o = 0; o < n_tasks; o++) {
+        if (o == t || !ok[o] || tasks[o].tmpl != tasks[t].tmpl) continue;
+        const Run *src = &runs[o][k_src][s];
+        for (int i = 0; i < src->n; i++, x.n++) {
+            x.index[x.n] = src->index[i];
+            x.gflops[x.n] = src->gflops[i];
+            x.task[x.n] = &tasks[o];
+        }
+    }
+    return x;
+}
+
 /* One session: the strategy proposes PLAN configs at a time, as in the engine. */
 static int run_strategy(Lab *lab, const Task *task, Measured *m, const Strategy *st, const Transfer *xfer,
                         uint64_t seed, int trials, Run *run, char *status, size_t status_len) {
@@ -534,25 +558,7 @@ int main(int argc, char **argv) {
                         Run *r = &runs[t][k][s];
                         char status[256];
                         Transfer xfer = {0};
-                        if (xfer_row[k]) {
-                            /* leave-one-out: the other tasks of the template, as an earlier session logged them */
-                            for (int o = 0; o < n_specs; o++)
-                                if (o != t && ok_task[o] && tasks[o].tmpl == tasks[t].tmpl) xfer.n += runs[o][k_src][s].n;
-                            xfer.index = malloc(sizeof(uint64_t) * (size_t)(xfer.n + 1));
-                            xfer.gflops = malloc(sizeof(double) * (size_t)(xfer.n + 1));
-                            xfer.task = malloc(sizeof(Task *) * (size_t)(xfer.n + 1));
-                            if (!xfer.index || !xfer.gflops || !xfer.task) abort();
-                            xfer.n = 0;
-                            for (int o = 0; o < n_specs; o++) {
-                                if (o == t || !ok_task[o] || tasks[o].tmpl != tasks[t].tmpl) continue;
-                                const Run *src = &runs[o][k_src][s];
-                                for (int i = 0; i < src->n; i++, xfer.n++) {
-                                    xfer.index[xfer.n] = src->index[i];
-                                    xfer.gflops[xfer.n] = src->gflops[i];
-                                    xfer.task[xfer.n] = &tasks[o];
-                                }
-                            }
-                        }
+                        if (xfer_row[k]) xfer = leave_one_out(tasks, ok_task, n_specs, t, runs, k_src, s);
                         int rc = run_strategy(&lab, &tasks[t], &measured[t], strat[k], xfer_row[k] ? &xfer : NULL,
                                               1000 + (uint64_t)s, trials, r, status, sizeof status);
                         free(xfer.index);
