@@ -157,6 +157,19 @@ static void run_to_end(Engine *e, Seen *seen) {
     drain(e, seen);
 }
 
+/* A whole session on n fake tasks, start to finish; false when it could not start. */
+static bool run_session(const EngineConfig *cfg, int n, Seen *seen) {
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(cfg, make_tasks(n), n, err);
+    CHECK(e != NULL);
+    if (!e) return false;
+    bool started = Engine_start(e, NULL, 0, err) == TT_OK;
+    CHECK(started);
+    if (started) run_to_end(e, seen);
+    Engine_delete(e);
+    return started;
+}
+
 /* Records in the log: count, and whether any (task, index) repeats. */
 static int log_records(int *dups) {
     LogReader *rd;
@@ -332,14 +345,8 @@ static double session_mean(const char *tuner, uint64_t seed, int trials, int *n_
     EngineConfig cfg;
     config(&cfg, trials, tuner);
     cfg.seed = seed;
-    char err[TT_ERRLEN] = "";
-    Engine *e = Engine_new(&cfg, make_tasks(1), 1, err);
-    CHECK(e != NULL);
-    if (!e) return 0;
-    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
     Seen seen = {0};
-    run_to_end(e, &seen);
-    Engine_delete(e);
+    if (!run_session(&cfg, 1, &seen)) return 0;
     *n_out = seen.results;
     return seen.results ? seen.gflops_sum / seen.results : 0;
 }
@@ -379,14 +386,8 @@ static bool task1_learned_from_task0(bool isolate) {
     EngineConfig cfg;
     config(&cfg, 16, "xgb");
     cfg.isolate = isolate;
-    char err[TT_ERRLEN] = "";
-    Engine *e = Engine_new(&cfg, make_tasks(2), 2, err);
-    CHECK(e != NULL);
-    if (!e) return false;
-    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
     Seen seen = {0};
-    run_to_end(e, &seen);
-    Engine_delete(e);
+    if (!run_session(&cfg, 2, &seen)) return false;
     printf("  isolate=%d: task 1 says \"%s\"\n", isolate, seen.strategy[1]);
     return seen.heard_others[1];
 }
