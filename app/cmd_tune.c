@@ -133,7 +133,8 @@ int cmd_tune(int argc, char **argv) {
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    /* the leading ':' makes a missing value ':' instead of an unknown option */
+    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         const char *name = optind > 1 ? argv[optind - 1] : "";
         Status ok = TT_OK;
         switch (c) {

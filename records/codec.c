@@ -249,6 +249,45 @@ ScanResult Msgpack_scan(const unsigned char *p, size_t n, size_t *len) {
     return SCAN_COMPLETE;
 }
 
+int Msgpack_depth(const unsigned char *p, size_t n, int limit) {
+    uint64_t left[MSGPACK_MAX_DEPTH + 2];
+    if (limit > MSGPACK_MAX_DEPTH) limit = MSGPACK_MAX_DEPTH;
+    int d = 1, max = 0;
+    size_t i = 0;
+    left[1] = 1; /* level 1 holds the one top-level value */
+    while (d > 0) {
+        if (left[d] == 0) {
+            d--;
+            continue;
+        }
+        left[d]--;
+        if (i >= n) return max; /* not a whole object: the scan reports that */
+        unsigned c = p[i];
+        uint64_t count;
+        size_t hdr;
+        if (c >= 0x80 && c <= 0x8f) count = 2 * (c & 0x0f), hdr = 0;
+        else if (c >= 0x90 && c <= 0x9f) count = c & 0x0f, hdr = 0;
+        else if (c == 0xdc || c == 0xde) hdr = 2, count = 0;
+        else if (c == 0xdd || c == 0xdf) hdr = 4, count = 0;
+        else {
+            size_t len = 0;
+            if (Msgpack_scan(p + i, n - i, &len) != SCAN_COMPLETE) return max;
+            i += len;
+            continue;
+        }
+        if (hdr) {
+            if (hdr > n - i - 1) return max;
+            count = be(p + i + 1, hdr);
+            if (c == 0xde || c == 0xdf) count *= 2;
+        }
+        i += 1 + hdr;
+        if (d == limit + 1) return limit + 1;
+        if (d > max) max = d;
+        left[++d] = count;
+    }
+    return max;
+}
+
 bool Record_isPrefix(const unsigned char *p, size_t n) {
     static const unsigned char key[] = {0xa4, 't', 'a', 's', 'k'};
     if (n == 0) return false;
@@ -313,6 +352,14 @@ Status Record_encodeSealed(const Record *this, char **bytes, size_t *len, char *
 
 bool Msgpack_endsWithSeal(const unsigned char *p, size_t n) {
     return n >= SEAL_LEN + 1 && memcmp(p + n - SEAL_LEN, SEAL_KEY, sizeof SEAL_KEY) == 0;
+}
+
+bool Msgpack_endsNearSeal(const unsigned char *p, size_t n) {
+    if (n < SEAL_LEN + 1) return false;
+    int same = 0;
+    for (size_t i = 0; i < sizeof SEAL_KEY; i++)
+        same += p[n - SEAL_LEN + i] == SEAL_KEY[i];
+    return same >= (int)sizeof SEAL_KEY - 1;
 }
 
 SealState Msgpack_checkSeal(const unsigned char *p, size_t len, uint32_t *stored, uint32_t *computed) {

@@ -82,13 +82,56 @@ static LogReadStatus finish(LogReader *this, LogReadStatus st, char *msg, const 
     return st;
 }
 
+/* True when the file from `at` on is the beginning of a record followed only
+ * by zero bytes: a write torn by a crash on a file system that extended the
+ * file (a page of zeros) but never wrote all of the data. The zeros may even
+ * complete the msgpack object, so this looks at the non-zero part alone: it
+ * must be an incomplete record. (A last record damaged elsewhere whose
+ * checksum happens to end in zero bytes looks the same, and is cut as torn.) */
+static bool torn_then_zeros(LogReader *this, off_t at) {
+    size_t cap = LOG_MAX_RECORD, n = 0;
+    unsigned char *buf = malloc(cap);
+    if (!buf) return false;
+    size_t last_nonzero = 0; /* one past */
+    for (;;) {
+        if (n == cap) { /* more than a record's worth before the zeros end: not a torn record */
+            free(buf);
+            return false;
+        }
+        ssize_t k = source_read(this, buf + n, cap - n, at + (off_t)n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            free(buf);
+            return false;
+        }
+        if (k == 0) break;
+        for (size_t i = n; i < n + (size_t)k; i++)
+            if (buf[i]) last_nonzero = i + 1;
+        n += (size_t)k;
+    }
+    size_t len = 0, whole = 0;
+    bool torn = last_nonzero > 0 && last_nonzero < n && Record_isPrefix(buf, last_nonzero) &&
+                Msgpack_scan(buf, last_nonzero, &len) == SCAN_INCOMPLETE;
+    /* an object without a checksum that ends exactly at the end of the file
+     * is a whole record whose last bytes are zero, not zero padding */
+    if (torn && Msgpack_scan(buf, n, &whole) == SCAN_COMPLETE && whole == n && !Msgpack_endsWithSeal(buf, n))
+        torn = false;
+    free(buf);
+    return torn;
+}
+
 /* Damage found in the object starting at `at`, unless the rest of the file is
- * only zeros (a torn write). */
+ * only zeros, or a record's beginning and then only zeros (a torn write). */
 static LogReadStatus damaged(LogReader *this, off_t at, const char *why, char *msg) {
     if (tail_is_zero(this, at)) {
         this->good = at;
         return finish(this, LOG_TORN, msg, "log %s: torn tail of zero bytes at byte offset %jd", this->path,
                       (intmax_t)at);
+    }
+    if (torn_then_zeros(this, at)) {
+        this->good = at;
+        return finish(this, LOG_TORN, msg, "log %s: torn last record followed by zero bytes at byte offset %jd",
+                      this->path, (intmax_t)at);
     }
     return finish(this, LOG_DAMAGED, msg, "log %s: damaged at byte offset %jd: %s", this->path, (intmax_t)at, why);
 }
@@ -99,7 +142,7 @@ static LogReadStatus damaged(LogReader *this, off_t at, const char *why, char *m
 static LogReadStatus at_eof_inside_object(LogReader *this, const unsigned char *tail, size_t n, char *msg) {
     /* a record that ends with its checksum was written whole: if it does not
      * parse, a length inside it was damaged (a torn write never ends there) */
-    if (Msgpack_endsWithSeal(tail, n))
+    if (Msgpack_endsNearSeal(tail, n))
         return damaged(this, this->good, "a whole record (it ends with its checksum) whose lengths are damaged", msg);
     if (Record_isPrefix(tail, n))
         return finish(this, LOG_TORN, msg,
@@ -131,6 +174,13 @@ static LogReadStatus next_object(LogReader *this, off_t *start, char *msg) {
         if (sr == SCAN_COMPLETE ? len > LOG_MAX_RECORD : avail >= LOG_MAX_RECORD)
             return damaged(this, this->good, "an object larger than any record", msg);
         if (sr == SCAN_COMPLETE) {
+            int depth = Msgpack_depth(p, len, LOG_MAX_DEPTH);
+            if (depth > LOG_MAX_DEPTH) {
+                char why[128];
+                snprintf(why, sizeof why, "an object nested more than %d levels deep (a record nests 2)",
+                         LOG_MAX_DEPTH);
+                return damaged(this, this->good, why, msg);
+            }
             uint32_t stored = 0, computed = 0;
             SealState seal = Msgpack_checkSeal(p, len, &stored, &computed);
             if (seal == SEAL_BAD) {
@@ -632,7 +682,7 @@ Status LogWriter_saveCopy(LogWriter *this, char *dest, size_t dest_len, char *er
 
 void LogWriter_close(LogWriter *this) {
     if (!this) return;
-    if (!this->sync_failed) LogIo_fsync(this->fd);
+    if (!this->sync_failed && this->unsynced) LogIo_fsync(this->fd); /* what a caller did not sync yet */
     flock(this->fd, LOCK_UN);
     close(this->fd);
     pthread_mutex_destroy(&this->mu);
