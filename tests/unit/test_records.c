@@ -1082,7 +1082,7 @@ TEST(cli_best_and_dump) {
     CHECK_EQ_INT(count_lines(cli_err), 1);
     char *help_argv[] = {"best", "--help", NULL};
     CHECK_EQ_INT(run_cmd(cmd_best, 2, help_argv), 0);
-    CHECK_CONTAINS(cli_out, "usage: tunetop best LOG");
+    CHECK_CONTAINS(cli_out, "usage: tunetop best [--verbose] LOG");
     help_argv[0] = "dump";
     CHECK_EQ_INT(run_cmd(cmd_dump, 2, help_argv), 0);
     CHECK_CONTAINS(cli_out, "usage: tunetop dump LOG");
