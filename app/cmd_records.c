@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app/commands.h"
+#include "kernels/peak.h"
 #include "kernels/target.h"
 #include "kernels/workload.h"
 #include "records/history.h"
@@ -23,7 +24,8 @@ static void best_usage(FILE *out) {
                  "A log whose last record was cut short by a crash is read up to that record, with a warning.\n"
                  "A damaged log is read up to the damage, then reported with its byte offset (exit status 1).\n"
                  "Every record carries a checksum (CRC-32C) that is checked as it is read: a record whose bytes\n"
-                 "changed is damage, as is a cost that is not a positive number of seconds.\n"
+                 "changed is damage, as is a cost that is not a positive number of seconds. A best faster than\n"
+                 "twice this machine's peak estimate for the log's target is flagged (\"check\").\n"
                  "\n"
                  "  --verbose   also say whether the records were checked (logs written before checksums\n"
                  "              existed still read, unchecked)\n");
@@ -90,7 +92,15 @@ static void print_errors(const HistoryTask *t) {
     }
 }
 
-static void print_task(int i, int n, const HistoryTask *t) {
+/* The log's target as this machine has it, to flag a best beyond its peak. */
+static bool log_device(const History *h, DeviceInfo *dev) {
+    const Target *target = Target_find(h->header.target);
+    char err[TT_ERRLEN];
+    memset(dev, 0, sizeof *dev);
+    return target && target->probe && target->probe(dev, err) == TT_OK;
+}
+
+static void print_task(int i, int n, const HistoryTask *t, const DeviceInfo *dev, int *beyond) {
     printf("task %d/%d  %s\n", i + 1, n, t->key);
     printf("  template  %s\n", t->template_name);
     const Record *best = HistoryTask_best(t);
@@ -110,9 +120,15 @@ static void print_task(int i, int n, const HistoryTask *t) {
         printf("  latency   %#.5g ms  (mean of %d cost%s)\n", mean * 1e3, best->n_costs, best->n_costs == 1 ? "" : "s");
         Workload wl;
         char err[TT_ERRLEN];
-        if (Workload_parse(t->key, &wl, err) == TT_OK)
-            printf("  speed     %.2f GFLOPS\n", Record_gflops(best, Workload_flops(&wl)));
-        else
+        if (Workload_parse(t->key, &wl, err) == TT_OK) {
+            double g = Record_gflops(best, Workload_flops(&wl));
+            printf("  speed     %.2f GFLOPS\n", g);
+            char why[256];
+            if (dev && Device_beyondPeak(dev, g, why, sizeof why)) {
+                printf("  check     %s\n", why);
+                (*beyond)++;
+            }
+        } else
             printf("  speed     n/a (the task key does not parse: %s)\n", err);
         if (best->regs >= 0 || best->shared_bytes >= 0 || best->spills >= 0 || best->local_bytes >= 0) {
             printf("  resources");
@@ -150,13 +166,19 @@ int cmd_best(int argc, char **argv) {
     printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %d failed trial%s\n", path, h.header.target,
            h.n_records, h.n_records == 1 ? "" : "s", h.n_tasks, h.n_tasks == 1 ? "" : "s", with_result, errors,
            errors == 1 ? "" : "s");
+    DeviceInfo dev;
+    bool have_dev = log_device(&h, &dev);
+    int beyond = 0;
     for (int i = 0; i < h.n_tasks; i++) {
         printf("\n");
-        print_task(i, h.n_tasks, &h.tasks[i]);
+        print_task(i, h.n_tasks, &h.tasks[i], have_dev ? &dev : NULL, &beyond);
     }
     if (h.n_tasks == 0) printf("no records yet\n");
     fflush(stdout);
     rc = 0;
+    if (beyond)
+        fprintf(stderr, "tunetop best: warning: %d best%s beyond %gx the %s device's peak estimate (see \"check\" above)\n",
+                beyond, beyond == 1 ? " is" : "s are", PEAK_FLAG_MULTIPLE, h.header.target);
     if (verbose && h.unchecked)
         fprintf(stderr, "tunetop best: %ld record%s carry no checksum (written before checksums existed): read "
                         "unchecked\n", h.unchecked, h.unchecked == 1 ? "" : "s");

@@ -67,7 +67,9 @@ LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg);
 /* Following a log another session is still appending to: after LOG_END or
  * LOG_TORN (a record being written right now), makes the next LogReader_next
  * read whatever has been appended since, from the end of the last complete
- * record. LOG_DAMAGED stays final. */
+ * record. After LOG_DAMAGED it reads the damaged object again: the same
+ * bytes are the same damage, but whether bytes at the end of a file are a
+ * torn record or damage can depend on where the file ends. */
 void LogReader_follow(LogReader *this);
 /* Offset just after the last complete record read. */
 off_t LogReader_goodOffset(const LogReader *this);
