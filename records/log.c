@@ -40,6 +40,10 @@ struct LogReader {
     long unchecked;      /* records read without a checksum (written before checksums existed) */
 };
 
+static bool verify_checksums = true;
+
+void Log_setChecksumVerification(bool on) { verify_checksums = on; }
+
 /* pread from the file or the memory buffer. */
 static ssize_t source_read(LogReader *this, void *buf, size_t n, off_t off) {
     if (this->fd >= 0) return pread(this->fd, buf, n, off);
@@ -192,7 +196,9 @@ static LogReadStatus next_object(LogReader *this, off_t *start, char *msg) {
                 return damaged(this, this->good, why, msg);
             }
             uint32_t stored = 0, computed = 0;
-            SealState seal = Msgpack_checkSeal(p, len, &stored, &computed);
+            SealState seal = verify_checksums                   ? Msgpack_checkSeal(p, len, &stored, &computed)
+                             : Msgpack_endsWithSeal(p, len) ? SEAL_OK
+                                                                : SEAL_NONE;
             if (seal == SEAL_BAD) {
                 char why[128];
                 snprintf(why, sizeof why, "checksum mismatch (stored %08x, computed %08x): the record's bytes changed",

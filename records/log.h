@@ -71,6 +71,10 @@ LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg);
  * bytes are the same damage, but whether bytes at the end of a file are a
  * torn record or damage can depend on where the file ends. */
 void LogReader_follow(LogReader *this);
+/* For bench/log_bench only: with false, readers skip computing the CRC of
+ * each object (its trailer is still recognised), to measure what the check
+ * costs. Never switched off by tunetop itself. */
+void Log_setChecksumVerification(bool on);
 /* Offset just after the last complete record read. */
 off_t LogReader_goodOffset(const LogReader *this);
 void LogReader_close(LogReader *this);
