@@ -240,6 +240,7 @@ int cmd_tune(int argc, char **argv) {
         return 1;
     }
     cfg.target = target;
+    cfg.network = network;
 
     Task *tasks = calloc((size_t)n_wl, sizeof(Task));
     for (int i = 0; i < n_wl; i++) {
@@ -278,13 +279,15 @@ int cmd_tune(int argc, char **argv) {
         return 1;
     }
     bool use_ui = !headless && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
-    if (resumed[0]) fprintf(use_ui ? stderr : stdout, "%s\n", resumed);
+    /* the UI shows what was restored in its message log from the first frame */
+    if (resumed[0] && !use_ui) fprintf(stdout, "%s\n", resumed);
     fflush(stdout);
     if (use_ui) {
         UiOptions uo;
         UiOptions_defaults(&uo);
         if (!color) uo.color = false;
         uo.target = target->name;
+        uo.notice = resumed;
         rc = Ui_runSession(engine, &uo, &g_stop);
     } else {
         rc = Headless_run(engine, stdout, &g_stop, table_every);
@@ -292,8 +295,9 @@ int cmd_tune(int argc, char **argv) {
     Engine_wait(engine);
     SessionSnapshot snap;
     Engine_snapshot(engine, &snap);
-    bool finished = !g_stop && snap.trials >= snap.budget;
-    if (g_stop || snap.stopped || !snap.finished) {
+    bool finished = snap.trials >= snap.budget;
+    /* a session that ended on its own is done, even when q or Ctrl-C came afterwards */
+    if (snap.stopped || !snap.finished) {
         fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, cfg.log_path);
         print_resume_hint(argc, argv);
         if (rc == 0 && g_stop) rc = 130; /* interrupted by a signal; `q` in the UI is a normal exit */

@@ -196,16 +196,51 @@ Status LogReader_open(const char *path, LogReader **out, LogHeader *header, char
     return reader_new(fd, true, path, out, header, err);
 }
 
-LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg) {
+LogReadStatus LogReader_nextEntry(LogReader *this, LogEntry *e, char *msg) {
     off_t start;
     LogReadStatus st = next_object(this, &start, msg);
     if (st != LOG_RECORD) return st;
     char why[TT_ERRLEN];
-    if (Record_fromObject(&this->obj.data, rec, why)) {
+    Status bad = LogObject_kind(&this->obj.data, &e->kind, why);
+    if (!bad) {
+        switch (e->kind) {
+        case LOG_OBJ_SESSION: bad = LogSession_fromObject(&this->obj.data, &e->session, why); break;
+        case LOG_OBJ_STEER: bad = LogSteer_fromObject(&this->obj.data, &e->steer, why); break;
+        default: bad = Record_fromObject(&this->obj.data, &e->rec, why); break;
+        }
+    }
+    if (bad) {
         this->good = start; /* good data ends before the bad object */
         return damaged(this, start, why, msg);
     }
     return LOG_RECORD;
+}
+
+LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg) {
+    for (;;) {
+        off_t start;
+        LogReadStatus st = next_object(this, &start, msg);
+        if (st != LOG_RECORD) return st;
+        char why[TT_ERRLEN];
+        LogObjectKind kind;
+        Status bad = LogObject_kind(&this->obj.data, &kind, why);
+        if (!bad && kind != LOG_OBJ_RECORD) {
+            /* a session or steer object: checked, then skipped */
+            LogSession s;
+            LogSteer steer;
+            LogSession_init(&s);
+            bad = kind == LOG_OBJ_SESSION ? LogSession_fromObject(&this->obj.data, &s, why)
+                                          : LogSteer_fromObject(&this->obj.data, &steer, why);
+            LogSession_done(&s);
+            if (!bad) continue;
+        }
+        if (!bad) bad = Record_fromObject(&this->obj.data, rec, why);
+        if (bad) {
+            this->good = start; /* good data ends before the bad object */
+            return damaged(this, start, why, msg);
+        }
+        return LOG_RECORD;
+    }
 }
 
 void LogReader_follow(LogReader *this) {
@@ -386,10 +421,8 @@ Status LogWriter_open(const char *path, const char *target, LogWriter **out, off
     return TT_OK;
 }
 
-Status LogWriter_append(LogWriter *this, const Record *rec, char *err) {
-    char *bytes;
-    size_t len;
-    if (Record_encode(rec, &bytes, &len, err)) return TT_ERR;
+/* One object's bytes with a single write(2); a failed write is cut off again. */
+static Status append_bytes(LogWriter *this, char *bytes, size_t len, char *err) {
     pthread_mutex_lock(&this->mu);
     int e = write_all(this->fd, bytes, len);
     if (e == 0) {
@@ -401,6 +434,27 @@ Status LogWriter_append(LogWriter *this, const Record *rec, char *err) {
     free(bytes);
     if (e) return tt_fail(err, "cannot append to log %s: %s", this->path, strerror(e));
     return TT_OK;
+}
+
+Status LogWriter_append(LogWriter *this, const Record *rec, char *err) {
+    char *bytes;
+    size_t len;
+    if (Record_encode(rec, &bytes, &len, err)) return TT_ERR;
+    return append_bytes(this, bytes, len, err);
+}
+
+Status LogWriter_appendSession(LogWriter *this, const LogSession *s, char *err) {
+    char *bytes;
+    size_t len;
+    if (LogSession_encode(s, &bytes, &len, err)) return TT_ERR;
+    return append_bytes(this, bytes, len, err);
+}
+
+Status LogWriter_appendSteer(LogWriter *this, const LogSteer *s, char *err) {
+    char *bytes;
+    size_t len;
+    if (LogSteer_encode(s, &bytes, &len, err)) return TT_ERR;
+    return append_bytes(this, bytes, len, err);
 }
 
 Status LogWriter_sync(LogWriter *this, char *err) {

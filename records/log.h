@@ -24,6 +24,7 @@
 
 #include "base/status.h"
 #include "records/record.h"
+#include "records/session.h"
 
 #define LOG_FORMAT_NAME "tunetop-log"
 #define LOG_FORMAT_VERSION 1
@@ -42,8 +43,12 @@ typedef struct LogReader LogReader;
  * message) when missing, unreadable, empty, or not a tunetop log. */
 Status LogReader_open(const char *path, LogReader **out, LogHeader *header, char *err);
 /* Reads the next record into rec (initialised by the caller; previous
- * contents are released). On LOG_TORN / LOG_DAMAGED, msg names the offset. */
+ * contents are released), skipping the session and steer objects. On
+ * LOG_TORN / LOG_DAMAGED, msg names the offset. */
 LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg);
+/* Reads the next object of any kind (records/session.h) into e (initialised
+ * by the caller with LogEntry_init); e->kind says which member holds it. */
+LogReadStatus LogReader_nextEntry(LogReader *this, LogEntry *e, char *msg);
 /* Following a log another session is still appending to: after LOG_END or
  * LOG_TORN (a record being written right now), makes the next LogReader_next
  * read whatever has been appended since, from the end of the last complete
@@ -63,6 +68,9 @@ typedef struct LogWriter LogWriter;
 Status LogWriter_open(const char *path, const char *target, LogWriter **out, off_t *truncated_at, char *err);
 /* Appends one record with a single write(2). */
 Status LogWriter_append(LogWriter *this, const Record *rec, char *err);
+/* Appends a session / steer object (records/session.h), one write(2) each. */
+Status LogWriter_appendSession(LogWriter *this, const LogSession *s, char *err);
+Status LogWriter_appendSteer(LogWriter *this, const LogSteer *s, char *err);
 Status LogWriter_sync(LogWriter *this, char *err);
 void LogWriter_close(LogWriter *this); /* syncs, unlocks, closes */
 

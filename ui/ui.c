@@ -175,13 +175,14 @@ static int run_loop(Loop *L) {
                 react |= REACT_RELAYOUT | REACT_REDRAW;
                 continue;
             }
+            if (key == UI_KEY_MOUSE && !CRT_mouse(&st->mouse_x, &st->mouse_y, &st->mouse_button)) continue;
             react |= UiKeys_handle(st, key);
             if (react & REACT_QUIT) break;
         }
         if (((L->stop_flag && *L->stop_flag) || CRT_interrupted() || !stdin_ok) && !st->quit_requested) {
             /* Ctrl-C / SIGTERM / hang-up: the same graceful path as q */
             st->view.overlay = OVERLAY_NONE;
-            react |= UiKeys_handle(st, 'q');
+            react |= UiKeys_quitNow(st);
         }
         if (react & REACT_QUIT) break;
         if (st->stopping && L->engine && Engine_finished(L->engine)) break;
@@ -294,6 +295,7 @@ int Ui_runSession(Engine *engine, const UiOptions *opt, volatile int *stop_flag)
     if (snap.restored > 0)
         UiState_setStatus(&st, ATTR_NORMAL, "%d records restored from %s (curves include them)", snap.restored,
                           cfg->log_path);
+    if (opt->notice && opt->notice[0]) UiState_setStatus(&st, ATTR_NORMAL, "%s", opt->notice);
     SessionSnapshot_done(&snap);
     int code = run_loop(&L);
     CRT_done();
@@ -326,7 +328,7 @@ int Ui_runView(const char *log_path, const UiOptions *opt, volatile int *stop_fl
         UiState_setStatus(&st, ATTR_WARN, "the log ends inside a record (a writer is busy, or it crashed)");
     else
         UiState_setStatus(&st, ATTR_NORMAL, "%ld records from %s (read-only; follows the file as it grows)",
-                          view.consumed, log_path);
+                          view.records, log_path);
     char cerr[256];
     if (!CRT_init(opt->color, &st.utf8, cerr, sizeof cerr)) {
         fprintf(stderr, "tunetop view: %s (for text: tunetop best LOG, tunetop dump LOG)\n", cerr);

@@ -365,6 +365,7 @@ TEST(steering_keys_call_the_engine_and_show_at_once) {
     free(d);
     /* the snapshot confirms: paused */
     st.model.tasks[0].row.state = TASK_PAUSED;
+    st.model.tasks[0].row.user_paused = true;
     TaskRow rows[3];
     for (int i = 0; i < 3; i++)
         rows[i] = st.model.tasks[i].row;
@@ -379,6 +380,11 @@ TEST(steering_keys_call_the_engine_and_show_at_once) {
     UiKeys_handle(&st, 'j');
     UiKeys_handle(&st, '-');
     UiKeys_handle(&st, 's');
+    CHECK_CONTAINS(st.status, "stop task 1 for good");
+    UiKeys_handle(&st, 'n'); /* s asks first: any key but y says no */
+    CHECK_CONTAINS(st.status, "nothing stopped");
+    UiKeys_handle(&st, 's');
+    UiKeys_handle(&st, 'y');
     UiKeys_handle(&st, 'P');
     CHECK_STR(steer_log, "pause(0,1) pause(0,0) prio(0,1) prio(0,2) prio(1,-1) stop(1) all(1) ");
     d = screen(&st, 120, 40);
@@ -398,8 +404,14 @@ TEST(steering_keys_call_the_engine_and_show_at_once) {
     CHECK_EQ_INT(st.order[0], 1);
     UiKeys_handle(&st, 'O');
     CHECK_EQ_INT(st.order[2], 1);
-    /* q: graceful stop through the engine, the loop waits for it */
+    /* q asks, then a graceful stop through the engine, the loop waits for it */
     int r = UiKeys_handle(&st, 'q');
+    CHECK(!st.stopping);
+    CHECK_CONTAINS(st.status, "stop the session and quit");
+    UiKeys_handle(&st, 'x');
+    CHECK(!st.stopping);
+    UiKeys_handle(&st, 'q');
+    r = UiKeys_handle(&st, 'y');
     CHECK(!(r & REACT_QUIT));
     CHECK(st.stopping);
     CHECK_CONTAINS(steer_log, "quit");
