@@ -345,7 +345,8 @@ void UiModel_applySnapshot(UiModel *this, const SessionSnapshot *snap) {
     if (!isfinite(snap->est_latency_s)) this->est_latency_s = INFINITY;
     /* the series takes every estimate the snapshots show too, so the curve
      * and the header's "first estimate" agree */
-    if (isfinite(snap->est_latency_s)) UiModel_addLatency(this, snap->elapsed_s, snap->est_latency_s);
+    if (isfinite(snap->est_latency_s))
+        UiModel_addLatency(this, snap->elapsed_s + this->latency_offset, snap->est_latency_s);
     for (int r = 0; r < snap->n_tasks; r++) {
         int ti = UiModel_findId(this, snap->rows[r].id);
         if (ti < 0) continue;
@@ -379,6 +380,28 @@ void UiModel_addLatency(UiModel *this, double t, double latency_s) {
     }
     this->latency = grow(this->latency, &this->cap_latency, this->n_latency + 1, sizeof *this->latency);
     this->latency[this->n_latency++] = (UiSample){t, latency_s};
+}
+
+int UiModel_loadLatencyTsv(UiModel *this, const char *path, double session_start) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[256];
+    double first = -1;
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        double wall, session_s, est_ms;
+        int trials;
+        if (sscanf(line, "%lf %lf %d %lf", &wall, &session_s, &trials, &est_ms) != 4) continue; /* the header */
+        if (wall > session_start) break; /* this session's own lines */
+        if (first < 0) first = wall;
+        if (est_ms > 0) {
+            UiModel_addLatency(this, wall - first, est_ms * 1e-3);
+            n++;
+        }
+    }
+    fclose(f);
+    if (first >= 0) this->latency_offset = session_start - first;
+    return n;
 }
 
 double UiModel_estimate(const UiModel *this, int *left_out) {

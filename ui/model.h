@@ -101,6 +101,7 @@ typedef struct UiModel {
     /* session series */
     UiSample *latency;
     int n_latency, cap_latency;
+    double latency_offset;   /* seconds from the first session in LOG.tsv to this one (0: none before) */
     uint64_t dropped_events; /* events the engine dropped (queue full): curves may miss points */
     /* view mode: time base of records */
     double first_ts;
@@ -126,6 +127,14 @@ void UiModel_applySnapshot(UiModel *this, const SessionSnapshot *snap);
 
 /* Appends a point to the latency series (skips +inf and repeats of the same value at close times). */
 void UiModel_addLatency(UiModel *this, double t, double latency_s);
+/* Earlier sessions' estimates from a log's LOG.tsv (unix_time, session_s,
+ * trials, est_latency_ms, task per line), so the latency curve continues
+ * across resumes: their points go first, at their seconds since the first
+ * line, and latency_offset shifts this session's (which started at
+ * session_start unix seconds) behind them. Returns the points added (0 when
+ * the file is missing). */
+int UiModel_loadLatencyTsv(UiModel *this, const char *path, double session_start);
+
 /* Recomputes sum(weight * best latency) over the tasks with a result. A task
  * without one is left out (and counted in *left_out, which may be NULL) when
  * it cannot get one now: read from a log, paused, stopped or done; any other

@@ -141,7 +141,7 @@ void MessageLog_render(CellBuf *cb, Rect r, UiState *st) {
 
 static const char *const HELP_COLUMNS[] = {
     "Columns of the scheduler table",
-    "  >            the task being measured right now",
+    "  >            the task being measured right now (* instead: a tagged task)",
     "  ID           task number (as in the log and in `tunetop best`)",
     "  Task         operator and shape (the full key is in the inspector)",
     "  Wt           weight: how often the workload occurs in the network",
@@ -159,14 +159,21 @@ static const char *const HELP_COLUMNS[] = {
     "               task's share in the scheduler's choice",
     "",
     "Header",
-    "  Trials a/b   trials of the session / total budget, trials per second",
+    "  PAUSED       every task is paused (P); P again resumes all but those",
+    "               paused one by one (p)",
+    "  Trials a/b   trials of the session / total budget, trials per second,",
+    "               ETA: when the budget is spent at this rate",
     "  compiling    candidates being compiled; measuring: the task being timed",
     "  Est. total latency  sum of weight x best latency over tasks (the",
-    "               scheduler's objective) and its change since the first one",
+    "               scheduler's objective) and its change since the first one;",
+    "               [N left out]: tasks paused or stopped before any result",
     "",
     "Curves",
     "  left: the selected task's GFLOPS per trial (failures sit on 0) and",
-    "        the best so far; right: the estimated total latency over time",
+    "        the best so far, or with tasks tagged (Space) each one's best",
+    "        so far; x: trial number or wall time (x), L: log scale",
+    "  right: the estimated total latency over time",
+    "        (earlier sessions of the log included, from LOG.tsv)",
 };
 
 void Help_render(CellBuf *cb, Rect r, UiState *st) {

@@ -77,6 +77,12 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
     }
     snprintf(buf, sizeof buf, "%.2f trials/s", m->trials_per_s);
     x += CellBuf_text(cb, x, y, buf, ATTR_HEADER_VAL, xend - x) + 3;
+    if (m->live && !m->finished && m->budget > m->trials && m->trials_per_s > 0) {
+        /* when the budget will be spent at this session's rate */
+        char eta[32];
+        format_clock((m->budget - m->trials) / m->trials_per_s, eta, sizeof eta);
+        x = pair(cb, x, y, xend, "ETA", eta, ATTR_HEADER_VAL);
+    }
     if (m->live) {
         snprintf(buf, sizeof buf, "%d", m->building);
         x = pair(cb, x, y, xend, "compiling", buf, m->building ? ATTR_HEADER_VAL : ATTR_DIM);
