@@ -64,7 +64,7 @@ wait_for 'terminal too small: need 80x24' 5
 resize 80 24
 wait_for 'Progress' 5
 keys '?'
-wait_for 'pause / resume the selected task' 5
+wait_for 'pause / resume the selected' 5
 save help_80x24
 resize 200 60
 wait_for 'Current: GFLOPS of the last successful config' 5
