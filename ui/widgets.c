@@ -2,6 +2,7 @@
  * frame (see widgets.h). Plots, inspector and help are in their own files. */
 #include "ui/widgets.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,12 @@ void Ui_formatLatency(double s, char *buf, size_t n) {
         snprintf(buf, n, "-");
     else if (s < 1e-3)
         snprintf(buf, n, "%.1f us", s * 1e6);
-    else if (s < 1.0)
+    else if (s < 1e-2)
         snprintf(buf, n, "%.3f ms", s * 1e3);
+    else if (s < 0.1)
+        snprintf(buf, n, "%.2f ms", s * 1e3); /* 8 cells at most, as the table's Best column */
+    else if (s < 1.0)
+        snprintf(buf, n, "%.1f ms", s * 1e3);
     else
         snprintf(buf, n, "%.2f s", s);
 }
@@ -191,8 +196,11 @@ static void cell(CellBuf *cb, int x, int y, int w, bool right, const char *s, Ce
     CellBuf_text(cb, right ? x + w - len : x, y, s, a, w);
 }
 
-/* A label made shorter by its words: "conv2d 56x56 64->128 3x3 s2" -> "cv 56x56 64>128 3x3 s2". */
-static void squeeze(const char *in, char *out, size_t n) {
+/* A label made shorter, one step at a time until it fits in w: shorter words
+ * ("conv2d 56x56 64->128 3x3 s2" -> "cv 56x56 64>128 3x3 s2"), no "cv " (the
+ * common case), a square size once ("56 64>128 3x3 s2"), the stride glued on
+ * ("56 64>128 3x3s2"). */
+static void squeeze(const char *in, char *out, size_t n, int w) {
     static const char *const from[] = {"conv2d ", "dwconv ", "dense ", "->"};
     static const char *const to[] = {"cv ", "dw ", "fc ", ">"};
     size_t k = 0;
@@ -209,6 +217,22 @@ static void squeeze(const char *in, char *out, size_t n) {
         if (!done) out[k++] = *in++;
     }
     out[k] = '\0';
+    if ((int)strlen(out) > w && strncmp(out, "cv ", 3) == 0) memmove(out, out + 3, strlen(out + 3) + 1);
+    if ((int)strlen(out) > w) {
+        /* the first "NxN" -> "N" */
+        for (char *p = out; *p; p++) {
+            if (!isdigit((unsigned char)*p) || (p > out && isdigit((unsigned char)p[-1]))) continue;
+            size_t d = strspn(p, "0123456789");
+            if (p[d] == 'x' && strncmp(p, p + d + 1, d) == 0 && !isdigit((unsigned char)p[2 * d + 1])) {
+                memmove(p + d, p + 2 * d + 1, strlen(p + 2 * d + 1) + 1);
+                break;
+            }
+        }
+    }
+    if ((int)strlen(out) > w) {
+        char *sp = strstr(out, " s");
+        if (sp && isdigit((unsigned char)sp[2])) memmove(sp, sp + 1, strlen(sp + 1) + 1);
+    }
 }
 
 static int count_distinct(char (*s)[UI_LABEL_MAX], int n) {
@@ -227,7 +251,7 @@ int Ui_shortLabels(const char *const *labels, int n, int w, char (*out)[UI_LABEL
     int longest = 0;
     for (int i = 0; i < n; i++) {
         snprintf(out[i], UI_LABEL_MAX, "%s", labels[i]);
-        if ((int)strlen(out[i]) > w) squeeze(labels[i], out[i], UI_LABEL_MAX);
+        if ((int)strlen(out[i]) > w) squeeze(labels[i], out[i], UI_LABEL_MAX, w);
         if ((int)strlen(out[i]) > longest) longest = (int)strlen(out[i]);
     }
     if (longest <= w || w < 3 || n == 0) return count_distinct(out, n);

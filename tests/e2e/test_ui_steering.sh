@@ -125,7 +125,7 @@ save steer_tagged_80x24
 keys P
 wait_for 'PAUSED' 10
 keys P
-wait_for 'resuming all tasks; 3 paused one by one stay paused' 5
+wait_for '3 paused one by one stays* paused' 5
 keys q
 wait_for 'stop the session and quit' 5
 keys q

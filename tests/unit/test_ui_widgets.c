@@ -131,7 +131,7 @@ TEST(main_screen_header_table_curves) {
     CHECK_CONTAINS(d, "00:01:15");
     CHECK_CONTAINS(d, "Trials 38/200");
     CHECK_CONTAINS(d, "measuring task 0");
-    CHECK_CONTAINS(d, "Est. total latency 4.000 ms (first estimate 10.000 ms, -60.0%)");
+    CHECK_CONTAINS(d, "Est. total latency 4.000 ms (first estimate 10.00 ms, -60.0%)");
     CHECK_CONTAINS(d, "Progress");
     CHECK_CONTAINS(d, "> ");
     CHECK_CONTAINS(d, "conv2d 56x56 64->64 3x3");
@@ -458,6 +458,39 @@ TEST(plot_scales_and_labels_axes) {
     CellBuf_delete(cb);
 }
 
+/* issue 13, defect 8: at 80x24 the ResNet-18 conv2d tasks read differently */
+TEST(short_labels_tell_tasks_apart) {
+    const char *r18[] = {"conv2d 224x224 3->64 7x7 s2", "conv2d 56x56 64->64 3x3",     "conv2d 56x56 64->64 1x1",
+                         "conv2d 56x56 64->128 3x3 s2", "conv2d 28x28 128->128 3x3",   "conv2d 56x56 64->128 1x1 s2",
+                         "conv2d 28x28 128->256 3x3 s2", "conv2d 14x14 256->256 3x3",  "conv2d 28x28 128->256 1x1 s2",
+                         "conv2d 14x14 256->512 3x3 s2", "conv2d 7x7 512->512 3x3",    "conv2d 14x14 256->512 1x1 s2",
+                         "dense 1x512->1000"};
+    char out[13][UI_LABEL_MAX];
+    for (int w = 8; w <= 30; w++) {
+        int d = Ui_shortLabels(r18, 13, w, out);
+        for (int i = 0; i < 13; i++) CHECK((int)strlen(out[i]) <= w);
+        if (w >= 10) CHECK_EQ_INT(d, 13);
+    }
+    /* the 80-column width: every number kept, as few words shortened as the width needs */
+    Ui_shortLabels(r18, 13, 16, out);
+    CHECK_STR(out[1], "56x56 64>64 3x3");
+    CHECK_STR(out[5], "56 64>128 1x1 s2");
+    CHECK_STR(out[0], "224 3>64 7x7 s2");
+    CHECK_STR(out[12], "fc 1x512>1000");
+    /* a table at 80x24 shows them so */
+    UiState st;
+    UiState_init(&st);
+    st.model.live = true;
+    for (int i = 0; i < 13; i++) UiModel_addTask(&st.model, i, r18[i], r18[i], 1e9, 1, NULL);
+    UiState_sort(&st);
+    st.view.curves = false;
+    char *d = screen(&st, 80, 24);
+    CHECK_CONTAINS(d, " 9 14 256>512 3x3s2 ");
+    CHECK_CONTAINS(d, "10 7x7 512>512 3x3 ");
+    free(d);
+    UiState_done(&st);
+}
+
 TEST(key_table_is_consistent) {
     int n;
     const UiKey *keys = UiKeys_table(&n);
@@ -520,6 +553,7 @@ int main(void) {
     RUN(help_lists_every_key_of_the_table);
     RUN(steering_keys_call_the_engine_and_show_at_once);
     RUN(view_mode_is_read_only);
+    RUN(short_labels_tell_tasks_apart);
     RUN(plot_scales_and_labels_axes);
     return check_summary();
 }
