@@ -1060,7 +1060,7 @@ void Engine_requestStop(Engine *this) {
 
 int Engine_eventFd(const Engine *this) { return this->events.fd; }
 int Engine_drainEvents(Engine *this, EngineEvent *out, int max) { return EventQueue_drain(&this->events, out, max); }
-uint64_t Engine_droppedEvents(const Engine *this) { return this->events.dropped; }
+uint64_t Engine_droppedEvents(const Engine *this) { return __atomic_load_n(&this->events.dropped, __ATOMIC_RELAXED); }
 bool Engine_finished(Engine *this) { return atomic_load(&this->finished); }
 
 void Engine_snapshot(Engine *this, SessionSnapshot *out) {
