@@ -93,6 +93,16 @@ else
   echo "skip default-config case (the tiny timeout did not make every trial fail)"
 fi
 
+# ---- best: kernel-only and with-transforms figures, and which is which
+"$TT" best "$LOG" >"$WORK/best.out"
+if grep -q "latency and speed: the kernel alone" "$WORK/best.out" && grep -qE "^  \+layout   [0-9.]+ ms, [0-9.]+ GFLOPS  with the layout transforms \(pack_s" "$WORK/best.out"; then
+  ok "best shows both figures: $(grep -m1 "^  +layout" "$WORK/best.out")"
+else
+  fail "best lacks the with-transforms figure: $(cat "$WORK/best.out")"
+fi
+n_layout=$(grep -c "^  +layout" "$WORK/best.out")
+[ "$n_layout" -eq 3 ] && ok "+layout for the 3 blocked tasks only" || fail "$n_layout +layout lines (want 3: conv2d x2, depthwise)"
+
 # ---- distill: one record per task, best agrees, tune resumes it
 D="$WORK/d.log"
 if "$TT" distill "$LOG" -o "$D" >"$WORK/distill.out" 2>&1; then ok "distill: $(cat "$WORK/distill.out")"; else fail "distill: $(cat "$WORK/distill.out")"; fi
