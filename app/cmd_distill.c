@@ -19,7 +19,8 @@ static void usage(FILE *out) {
     fprintf(out, "usage: tunetop distill LOG -o OUT [--keep N] [--force]\n"
                  "\n"
                  "Writes a new record log OUT with, for every task of LOG, its N fastest successful records\n"
-                 "(lowest mean cost; default N = 1), in the order LOG has them. OUT is a normal log of the same\n"
+                 "(lowest mean cost; default N = 1), in the order LOG has them, after the task list of LOG's last\n"
+                 "session (IDs, weights, network) and each task's last steering. OUT is a normal log of the same\n"
                  "target: best, dump, view and export read it, and tune --log OUT resumes from it (configs not\n"
                  "kept count as not measured). Failed and compile-only records are left out; a task with no\n"
                  "successful record is named on stderr and left out.\n"
@@ -115,6 +116,18 @@ int cmd_distill(int argc, char **argv) {
     if (LogWriter_open(tmp, h.header.target, &w, &trunc, err) != TT_OK) {
         fprintf(stderr, "tunetop distill: %s\n", err);
         goto done;
+    }
+    /* the last session's task list (IDs, weights, network) and each task's last steering, so that the
+     * distilled log shows and resumes the same tasks the same way */
+    if (h.session.n_tasks > 0 && LogWriter_appendSession(w, &h.session, err) != TT_OK) {
+        fprintf(stderr, "tunetop distill: %s\n", err);
+        goto done;
+    }
+    for (int t = 0; t < h.n_tasks; t++) {
+        if (h.tasks[t].steer && LogWriter_appendSteer(w, h.tasks[t].steer, err) != TT_OK) {
+            fprintf(stderr, "tunetop distill: %s\n", err);
+            goto done;
+        }
     }
     for (int t = 0; t < h.n_tasks; t++) {
         const HistoryTask *ht = &h.tasks[t];

@@ -13,10 +13,11 @@
 #include "records/log.h"
 
 static void best_usage(FILE *out) {
-    fprintf(out, "usage: tunetop best LOG\n"
+    fprintf(out, "usage: tunetop best [--verbose] LOG\n"
                  "\n"
-                 "Prints, for every task of the record log LOG (in the order the log first mentions them): the\n"
-                 "task key, the template, the best config (its text and flat index), its latency (mean of its\n"
+                 "Prints, for every task of the record log LOG, in ID order (the task list of the log's last\n"
+                 "session, as the live table showed it; a log without one: the order of first mention): the\n"
+                 "task key, the template, its ID, weight and network, the steering it was left with, the best config (its text and flat index), its latency (mean of its\n"
                  "measured costs, in ms), its speed in GFLOPS (the task's FLOPs / latency; a multiply-add counts\n"
                  "as 2 FLOPs), and the number of trials and of failed trials by error (by error number).\n"
                  "A task none of whose trials succeeded says so.\n"
@@ -28,7 +29,12 @@ static void best_usage(FILE *out) {
                  "it is called on canonical (NCHW / NHWC) tensors, and their share.\n"
                  "\n"
                  "A log whose last record was cut short by a crash is read up to that record, with a warning.\n"
-                 "A damaged log is read up to the damage, then reported with its byte offset (exit status 1).\n");
+                 "A damaged log is read up to the damage, then reported with its byte offset (exit status 1).\n"
+                 "Every record carries a checksum (CRC-32C) that is checked as it is read: a record whose bytes\n"
+                 "changed is damage, as is a cost that is not a positive number of seconds.\n"
+                 "\n"
+                 "  --verbose   also say whether the records were checked (logs written before checksums\n"
+                 "              existed still read, unchecked)\n");
 }
 
 static void dump_usage(FILE *out) {
@@ -43,16 +49,23 @@ static void dump_usage(FILE *out) {
                  "(exit status 0); any other damage is an error with its byte offset (exit status 1).\n");
 }
 
-/* Parses `NAME [--help] LOG`; returns -1 and sets *path to go on, or an exit code. */
-static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **argv, const char **path) {
-    static const struct option longopts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+/* Parses `NAME [--help] [--verbose] LOG` (--verbose only when verbose is
+ * not NULL); returns -1 and sets *path to go on, or an exit code. */
+static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **argv, const char **path,
+                      bool *verbose) {
+    static const struct option longopts[] = {{"help", no_argument, 0, 'h'}, {"verbose", no_argument, 0, 'v'},
+                                             {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return 0;
+        }
+        if (c == 'v' && verbose) {
+            *verbose = true;
+            continue;
         }
         fprintf(stderr, "tunetop %s: unknown option '%s' (see tunetop %s --help)\n", name, argv[optind - 1], name);
         return 2;
@@ -97,11 +110,22 @@ static bool has_layout_transforms(const HistoryTask *t, int family) {
 static void print_task(int i, int n, const HistoryTask *t, int family) {
     printf("task %d/%d  %s\n", i + 1, n, t->key);
     printf("  template  %s\n", t->template_name);
+    /* the ID the live session showed (the log's task list), its weight, the steering it was left with */
+    printf("  ID        %d  weight %g%s%s\n", i, t->weight, t->network[0] ? "  network " : "", t->network);
+    if (t->steer && (t->steer->stopped || t->steer->paused || t->steer->priority)) {
+        printf("  steering ");
+        if (t->steer->stopped) printf(" stopped");
+        if (t->steer->paused) printf(" paused");
+        if (t->steer->priority) printf(" priority %+d", t->steer->priority);
+        printf("\n");
+    }
     const Record *best = HistoryTask_best(t);
     int built = 0; /* compile-only records: built, never timed */
     for (int k = 0; k < t->n_records; k++)
         if (t->records[k].error_no == 0 && t->records[k].n_costs == 0) built++;
-    if (!best && built) {
+    if (t->n_records == 0) {
+        printf("  best      none: not measured yet\n");
+    } else if (!best && built) {
         printf("  best      none timed: a compile-only session (%d of %d configs built, no timings)\n", built,
                t->n_records);
     } else if (!best) {
@@ -142,7 +166,8 @@ static void print_task(int i, int n, const HistoryTask *t, int family) {
 
 int cmd_best(int argc, char **argv) {
     const char *path;
-    int rc = parse_args("best", best_usage, argc, argv, &path);
+    bool verbose = false;
+    int rc = parse_args("best", best_usage, argc, argv, &path, &verbose);
     if (rc >= 0) return rc;
 
     History h;
@@ -176,8 +201,28 @@ int cmd_best(int argc, char **argv) {
         print_task(i, h.n_tasks, &h.tasks[i], family);
     }
     if (h.n_tasks == 0) printf("no records yet\n");
+    /* the session's objective, as the live header showed it (weights from the log's task list) */
+    double est = 0;
+    int left_out = 0;
+    for (int i = 0; i < h.n_tasks; i++) {
+        const Record *b = HistoryTask_best(&h.tasks[i]);
+        if (b && b->n_costs > 0)
+            est += h.tasks[i].weight * Record_mean(b);
+        else
+            left_out++;
+    }
+    if (h.n_tasks > left_out) {
+        printf("\nestimated total latency %.4g ms (sum of weight x best latency", est * 1e3);
+        if (left_out) printf("; %d task%s without a result left out", left_out, left_out == 1 ? "" : "s");
+        printf(")\n");
+    }
     fflush(stdout);
     rc = 0;
+    if (verbose && h.unchecked)
+        fprintf(stderr, "tunetop best: %ld record%s carry no checksum (written before checksums existed): read "
+                        "unchecked\n", h.unchecked, h.unchecked == 1 ? "" : "s");
+    else if (verbose && h.n_records)
+        fprintf(stderr, "tunetop best: every record's checksum is correct\n");
     if (h.end == LOG_TORN) {
         fprintf(stderr, "tunetop best: warning: %s (read up to there; tune --log truncates it on resume)\n", h.end_msg);
     } else if (h.end == LOG_DAMAGED) {
@@ -190,7 +235,7 @@ int cmd_best(int argc, char **argv) {
 
 int cmd_dump(int argc, char **argv) {
     const char *path;
-    int rc = parse_args("dump", dump_usage, argc, argv, &path);
+    int rc = parse_args("dump", dump_usage, argc, argv, &path, NULL);
     if (rc >= 0) return rc;
 
     LogReader *rd;
