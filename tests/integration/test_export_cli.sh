@@ -107,7 +107,8 @@ n_layout=$(grep -c "^  +layout" "$WORK/best.out")
 D="$WORK/d.log"
 if "$TT" distill "$LOG" -o "$D" >"$WORK/distill.out" 2>&1; then ok "distill: $(cat "$WORK/distill.out")"; else fail "distill: $(cat "$WORK/distill.out")"; fi
 recs=$("$TT" dump "$D" | wc -l)
-[ "$recs" -eq 4 ] && ok "one record per task" || fail "$recs records in the distilled log (want 4)"
+tasks=$("$TT" dump "$LOG" | grep '"err":0,' | sed 's/^{"task":"\([^"]*\)".*/\1/' | sort -u | wc -l)
+[ "$recs" -eq "$tasks" ] && [ "$tasks" -eq 4 ] && ok "one record per task" || fail "$recs records in the distilled log (want one for each of $tasks tasks)"
 strip() { grep -E "^task|template|best |latency|speed"; }
 if diff <("$TT" best "$LOG" | strip) <("$TT" best "$D" | strip) >"$WORK/best.diff"; then
   ok "best agrees on the log and its distillate"
@@ -116,7 +117,11 @@ else
 fi
 "$TT" distill "$LOG" -o "$WORK/d3.log" --keep 3 >/dev/null 2>&1
 recs=$("$TT" dump "$WORK/d3.log" | wc -l)
-[ "$recs" -eq 12 ] && ok "--keep 3 keeps 3 per task" || fail "--keep 3: $recs records (want 12)"
+# min(3, successful records) per task (a trial may fail on a loaded machine)
+want=$("$TT" dump "$LOG" | grep '"err":0,' | grep -v '"costs":\[\]' | sed 's/^{"task":"\([^"]*\)".*/\1/' \
+  | sort | uniq -c | awk '{ s += ($1 < 3 ? $1 : 3) } END { print s + 0 }')
+[ "$recs" -eq "$want" ] && [ "$want" -ge 4 ] && ok "--keep 3 keeps 3 per task ($recs records)" \
+  || fail "--keep 3: $recs records (want $want)"
 expect_fail 1 "exists.*--force" -- "$TT" distill "$LOG" -o "$D"
 expect_fail 2 "unknown option" -- "$TT" distill "$LOG" -o "$WORK/x.log" --frob
 expect_fail 2 "keep" -- "$TT" distill "$LOG" -o "$WORK/x.log" --keep 0
