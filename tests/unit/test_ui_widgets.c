@@ -550,6 +550,14 @@ TEST(filter_tags_messages_mouse_and_header_marks) {
     CHECK_CONTAINS(d, ":"); /* HH:MM:SS before each */
     free(d);
     UiKeys_handle(&st, 'm');
+    /* long messages wrap under their time at 80 columns */
+    UiState_setStatus(&st, ATTR_NORMAL, "resumed x.log: 60 measured configs of 12 tasks restored; task 0: 4 trials, "
+                                        "best 8.92 GFLOPS; task 1: 4 trials, best 9.90 GFLOPS TAILWORD");
+    UiKeys_handle(&st, 'm');
+    d = screen(&st, 80, 24);
+    CHECK_CONTAINS(d, "TAILWORD");
+    free(d);
+    UiKeys_handle(&st, 'm');
     /* the mouse: a click on a row selects it, on a title sorts, the wheel scrolls */
     d = screen(&st, 120, 40); /* lays the table out */
     free(d);
