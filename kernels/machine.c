@@ -430,13 +430,7 @@ Status Machine_getCpu(const DeviceInfo *dev, bool remeasure, const MachineMeasur
     char key[MACHINE_KEY_LEN], path[1024], why[TT_ERRLEN] = "";
     Machine_cpuKey(key, NULL, 0);
     bool have_path = Machine_cachePath("cpu", path, sizeof path, why) == TT_OK;
-    bool want_quick = opt && opt->quick;
-    if (have_path && !remeasure) {
-        if (Machine_load(path, key, out, why) == TT_OK) {
-            if (!out->quick || want_quick) return TT_OK;
-            snprintf(why, sizeof why, "the cached figures were taken in the quick test mode");
-        }
-    }
+    if (have_path && !remeasure && Machine_load(path, key, out, why) == TT_OK) return TT_OK;
     if (Machine_measureCpu(dev, opt, out, err) != TT_OK) return TT_ERR;
     if (note && note_len) {
         if (remeasure)

@@ -138,7 +138,8 @@ char *Machine_triadSource(int64_t elements);                        /* malloc'd 
  * architecture. */
 Status Machine_computedGpu(const DeviceInfo *dev, MachineFigures *out, char *err);
 
-/* Loads the cached figures of the cpu target, or measures and caches them.
+/* Loads the cached figures of the cpu target (whatever mode measured them),
+ * or measures (in opt's mode; opt may be NULL) and caches them.
  * note (may be NULL, note_len bytes) receives one sentence when the cache was
  * not used ("measured: no cached figures", "measured anew: the cache file ...
  * is damaged (...)"), else "". */

@@ -185,6 +185,7 @@ static CellAttr state_attr(const UiTask *t) {
     case TASK_STOPPED:
         return ATTR_PAUSED;
     case TASK_DONE:
+    case TASK_AT_ROOF:
         return ATTR_DONE;
     default:
         return t->want_paused >= 0 ? ATTR_PAUSED : ATTR_NORMAL;
