@@ -31,16 +31,19 @@ static void print_cpu_figures(const MachineFigures *m, const char *path, const c
     printf("        peak FP32: %.1f GFLOPS one core, %.1f GFLOPS all %d cores\n", m->peak1_gflops, m->peak_gflops,
            m->cores);
     printf("                   (measured: independent FMA chains on %d-float %s vectors, compiled and run like the\n"
-           "                   candidate kernels, a fraction of a second per repeat, best repeat)\n",
+           "                   candidate kernels; the best of many runs of about a millisecond)\n",
            m->vector_floats, m->isa);
     printf("        memory:    %.1f GB/s one core, %.1f GB/s all %d cores\n", m->bw1_gbs, m->bw_gbs, m->cores);
     printf("                   (measured: STREAM triad a = b + s*c over %.0f MiB in three arrays, 24 bytes per\n"
-           "                   element, best repeat)\n",
+           "                   element; the best run)\n",
            (double)m->triad_bytes / (1 << 20));
     char when[64] = "?";
     time_t t = (time_t)m->measured_at;
     struct tm tm;
     if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
+    printf("        caches:    triad within half the L2: %.1f GB/s one core, %.1f GB/s all cores; within half the L3:\n"
+           "                   %.1f GB/s, %.1f GB/s (a task whose bytes fit a cache is timed from it)\n",
+           m->l2_bw1_gbs, m->l2_bw_gbs, m->l3_bw1_gbs, m->l3_bw_gbs);
     printf("        ridge:     %.2f FLOP/byte at all cores (tasks below it are memory-bound)\n",
            m->peak_gflops / m->bw_gbs);
     if (m->cores > 1 && (m->peak_gflops < m->peak1_gflops || m->bw_gbs < m->bw1_gbs))

@@ -24,7 +24,8 @@ static void best_usage(FILE *out) {
                  "the machine and threads that measured it; see tunetop devices) and the share of it the best\n"
                  "reaches; a best above its roof is flagged as a warning (the roof or the measurement is wrong).\n"
                  "  --json  one JSON object per task and line instead (keys task, tmpl, config, index, latency_ms,\n"
-                 "          gflops, trials, errors, roof_gflops, roof_bound, roof_share, machine_key, this_machine;\n"
+                 "          gflops, trials, errors, roof_gflops, roof_bound (compute, L2, L3\n"
+                 "          or DRAM), roof_share, machine_key, this_machine;\n"
                  "          null where unknown)\n"
                  "\n"
                  "A log whose last record was cut short by a crash is read up to that record, with a warning.\n"
@@ -98,8 +99,8 @@ static void print_roof(const Record *best, double gflops, const char *this_key) 
     }
     double share = Roof_share(gflops, best->roof_gflops);
     bool here = strcmp(best->machine_key, this_key) == 0;
-    printf("  roof      %.2f GFLOPS, %s-bound; the best is %.1f%% of it (machine %s%s)\n", best->roof_gflops,
-           best->roof_memory_bound ? "memory" : "compute", 100 * share, best->machine_key[0] ? best->machine_key : "?",
+    printf("  roof      %.2f GFLOPS, %s; the best is %.1f%% of it (machine %s%s)\n", best->roof_gflops,
+           Roof_boundText(best->roof_bound), 100 * share, best->machine_key[0] ? best->machine_key : "?",
            here ? ", this machine" : ", another machine");
     if (share > 1)
         printf("  WARNING   the best is above its roof (%.1f%%): the roof or the measurement is wrong\n", 100 * share);
@@ -144,7 +145,7 @@ static void print_task_json(const HistoryTask *t, const char *this_key) {
     printf(",\"trials\":%d,\"errors\":%d", t->n_records, t->n_errors);
     if (best && best->roof_gflops > 0 && have_wl) {
         printf(",\"roof_gflops\":%.6g,\"roof_bound\":\"%s\",\"roof_share\":%.6g,\"machine_key\":", best->roof_gflops,
-               best->roof_memory_bound ? "memory" : "compute", Roof_share(gflops, best->roof_gflops));
+               best->roof_bound ? Roof_levelName(best->roof_bound) : "compute", Roof_share(gflops, best->roof_gflops));
         json_string(best->machine_key);
         printf(",\"this_machine\":%s}\n", strcmp(best->machine_key, this_key) == 0 ? "true" : "false");
     } else {

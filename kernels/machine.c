@@ -33,16 +33,58 @@ double Machine_bandwidthFor(const MachineFigures *this, int threads) {
 
 static bool positive(double x) { return isfinite(x) && x > 0; }
 
+double Machine_levelBandwidthFor(const MachineFigures *this, int level, int threads) {
+    if (level == ROOF_LEVEL_L2) return interpolate(this, this->l2_bw1_gbs, this->l2_bw_gbs, threads);
+    if (level == ROOF_LEVEL_L3) return interpolate(this, this->l3_bw1_gbs, this->l3_bw_gbs, threads);
+    if (level == ROOF_LEVEL_DRAM) return Machine_bandwidthFor(this, threads);
+    return 0;
+}
+
+const char *Roof_levelName(int level) {
+    switch (level) {
+    case ROOF_LEVEL_L1: return "L1";
+    case ROOF_LEVEL_L2: return "L2";
+    case ROOF_LEVEL_L3: return "L3";
+    case ROOF_LEVEL_DRAM: return "DRAM";
+    default: return "?";
+    }
+}
+
+const char *Roof_boundText(int bound) {
+    switch (bound) {
+    case 0: return "compute-bound";
+    case ROOF_LEVEL_L2: return "memory-bound (L2)";
+    case ROOF_LEVEL_L3: return "memory-bound (L3)";
+    case ROOF_LEVEL_DRAM: return "memory-bound (DRAM)";
+    default: return "memory-bound";
+    }
+}
+
 Roof Roof_compute(const MachineFigures *m, int threads, double flops, double bytes) {
     Roof r;
     memset(&r, 0, sizeof r);
     if (!m || !positive(flops) || !positive(bytes)) return r;
-    double peak = Machine_peakFor(m, threads), bw = Machine_bandwidthFor(m, threads);
-    if (!positive(peak) || !positive(bw)) return r;
+    int t = threads <= 0 || threads > m->cores ? m->cores : threads;
+    if (t < 1) t = 1;
+    double peak = Machine_peakFor(m, threads);
+    if (!positive(peak) || !positive(Machine_bandwidthFor(m, threads))) return r;
     r.peak_gflops = peak;
-    r.bw_gbs = bw;
     r.intensity = flops / bytes;
-    double mem = bw * r.intensity; /* GB/s x FLOP/B = GFLOP/s */
+    /* the smallest level that holds the compulsory bytes, among those measured */
+    int level = ROOF_LEVEL_DRAM;
+    if (m->l1d_bytes > 0 && bytes <= (double)m->l1d_bytes * t)
+        level = ROOF_LEVEL_L1;
+    else if (m->l2_bytes > 0 && bytes <= (double)m->l2_bytes * t && positive(Machine_levelBandwidthFor(m, ROOF_LEVEL_L2, threads)))
+        level = ROOF_LEVEL_L2;
+    else if (m->l3_bytes > 0 && bytes <= (double)m->l3_bytes && positive(Machine_levelBandwidthFor(m, ROOF_LEVEL_L3, threads)))
+        level = ROOF_LEVEL_L3;
+    r.level = level;
+    if (level == ROOF_LEVEL_L1) { /* two vector loads a cycle: no limit below the FMA peak */
+        r.gflops = peak;
+        return r;
+    }
+    r.bw_gbs = Machine_levelBandwidthFor(m, level, threads);
+    double mem = r.bw_gbs * r.intensity; /* GB/s x FLOP/B = GFLOP/s */
     r.memory_bound = mem < peak;
     r.gflops = r.memory_bound ? mem : peak;
     return r;
@@ -203,6 +245,8 @@ static void body(StrBuf *sb, const MachineFigures *m) {
                   m->computed ? 1 : 0, m->quick ? 1 : 0);
     StrBuf_printf(sb, "peak1_gflops=%.17g\npeak_gflops=%.17g\nbw1_gbs=%.17g\nbw_gbs=%.17g\n", m->peak1_gflops,
                   m->peak_gflops, m->bw1_gbs, m->bw_gbs);
+    StrBuf_printf(sb, "l2_bw1_gbs=%.17g\nl2_bw_gbs=%.17g\nl3_bw1_gbs=%.17g\nl3_bw_gbs=%.17g\n", m->l2_bw1_gbs,
+                  m->l2_bw_gbs, m->l3_bw1_gbs, m->l3_bw_gbs);
     StrBuf_printf(sb, "l1d=%lld\nl2=%lld\nl3=%lld\n", (long long)m->l1d_bytes, (long long)m->l2_bytes,
                   (long long)m->l3_bytes);
     StrBuf_printf(sb, "measured_at=%.17g\nmeasure_s=%.17g\ntriad_bytes=%lld\n", m->measured_at, m->measure_s,
@@ -254,7 +298,7 @@ Status Machine_parse(const char *text, MachineFigures *out, char *why) {
     uint64_t want = 0;
     if (sscanf(sum + 5, "%16" SCNx64, &want) != 1) return tt_fail(why, "its checksum line is not a number");
     if (checksum(text, (size_t)(sum - text) + 1) != want) return tt_fail(why, "its checksum does not match its contents");
-    enum { F_TARGET, F_KEY, F_PEAK1, F_PEAK, F_BW1, F_BW, F_CORES, F_N };
+    enum { F_TARGET, F_KEY, F_PEAK1, F_PEAK, F_BW1, F_BW, F_CORES, F_L2A, F_L2B, F_L3A, F_L3B, F_N };
     bool seen[F_N] = {false};
     const char *p = text + magic + 1;
     while (p < sum + 1) {
@@ -308,9 +352,16 @@ Status Machine_parse(const char *text, MachineFigures *out, char *why) {
             else if (strcmp(k, "peak_gflops") == 0) out->peak_gflops = d, f = F_PEAK;
             else if (strcmp(k, "bw1_gbs") == 0) out->bw1_gbs = d, f = F_BW1;
             else if (strcmp(k, "bw_gbs") == 0) out->bw_gbs = d, f = F_BW;
+            else if (strcmp(k, "l2_bw1_gbs") == 0) out->l2_bw1_gbs = d, f = F_L2A;
+            else if (strcmp(k, "l2_bw_gbs") == 0) out->l2_bw_gbs = d, f = F_L2B;
+            else if (strcmp(k, "l3_bw1_gbs") == 0) out->l3_bw1_gbs = d, f = F_L3A;
+            else if (strcmp(k, "l3_bw_gbs") == 0) out->l3_bw_gbs = d, f = F_L3B;
             else if (strcmp(k, "measured_at") == 0) out->measured_at = d;
             else if (strcmp(k, "measure_s") == 0) out->measure_s = d;
-            if (f >= 0) {
+            if (f >= F_L2A) { /* cache levels: 0 = not measured */
+                ok = isfinite(d) && d >= 0;
+                seen[f] = ok;
+            } else if (f >= 0) {
                 ok = positive(d);
                 seen[f] = ok;
             }
@@ -319,8 +370,9 @@ Status Machine_parse(const char *text, MachineFigures *out, char *why) {
         }
         if (!ok) return tt_fail(why, "the value of %s (\"%.40s\") is not valid", k, v);
     }
-    static const char *const names[F_N] = {"target", "key", "peak1_gflops", "peak_gflops", "bw1_gbs", "bw_gbs",
-                                           "cores"};
+    static const char *const names[F_N] = {"target",    "key",        "peak1_gflops", "peak_gflops",
+                                           "bw1_gbs",   "bw_gbs",     "cores",        "l2_bw1_gbs",
+                                           "l2_bw_gbs", "l3_bw1_gbs", "l3_bw_gbs"};
     for (int i = 0; i < F_N; i++)
         if (!seen[i]) return tt_fail(why, "it has no %s", names[i]);
     return TT_OK;

@@ -11,7 +11,8 @@
  *     enough chains to cover the FMA latency on every FMA port;
  *   - bandwidth: a STREAM triad a[i] = b[i] + s * c[i] over three arrays
  *     that together are several times the last-level cache (24 bytes moved
- *     per element, as STREAM counts them).
+ *     per element, as STREAM counts them); and the same triad over arrays
+ *     that fit half the L2 and half the L3, for the cache levels.
  * Each is the best of several repeats of a fraction of a second: the best,
  * because on a shared machine every disturbance makes a run slower, never
  * faster.
@@ -30,7 +31,11 @@
  * for the session's thread count, where bytes are the task's compulsory
  * traffic (every input read once, the output written once,
  * Workload_compulsoryBytes). The threads in between 1 and all cores are
- * interpolated linearly.
+ * interpolated linearly. Candidates are timed over repeated runs, so a task
+ * whose compulsory bytes fit a cache runs from that cache: the bandwidth is
+ * that of the smallest level holding them (the L1 counts as no limit, the L2
+ * as the threads' L2s together, the L3 as shared), else the memory's. Taking
+ * the faster level when in doubt keeps the roof an upper bound.
  *
  * Library code: nothing here prints; errors are a Status and a sentence.
  */
@@ -60,6 +65,8 @@ typedef struct MachineFigures {
     double peak_gflops;       /* FP32, all cores */
     double bw1_gbs;           /* memory bandwidth, one core, GB/s (1e9 bytes) */
     double bw_gbs;            /* all cores */
+    double l2_bw1_gbs, l2_bw_gbs; /* triad within the L2 (0 = not measured) */
+    double l3_bw1_gbs, l3_bw_gbs; /* triad within the L3 (0 = not measured) */
     int64_t l1d_bytes, l2_bytes, l3_bytes; /* per the first core; 0 = unknown */
     double measured_at;       /* unix time */
     double measure_s;         /* how long measuring took */
@@ -68,18 +75,30 @@ typedef struct MachineFigures {
 
 /* ---- roofline arithmetic (pure) --------------------------------------------- */
 
+/* Where a task's compulsory bytes live while it is timed. */
+typedef enum { ROOF_LEVEL_L1 = 1, ROOF_LEVEL_L2 = 2, ROOF_LEVEL_L3 = 3, ROOF_LEVEL_DRAM = 4 } RoofLevel;
+
 typedef struct Roof {
     double gflops;      /* the task's roof; 0 = unknown */
     double peak_gflops; /* peak for the threads */
-    double bw_gbs;      /* bandwidth for the threads */
+    double bw_gbs;      /* bandwidth of the level for the threads (0 for the L1: no limit) */
     double intensity;   /* FLOPs per compulsory byte */
+    int level;          /* RoofLevel */
     bool memory_bound;  /* bandwidth x intensity < peak */
 } Roof;
+
+/* "L1", "L2", "L3", "DRAM" */
+const char *Roof_levelName(int level);
+/* What bounds it: "compute-bound" or "memory-bound (DRAM)"; bound is 0 for
+ * compute, else the RoofLevel (the records' "roof_mem"). */
+const char *Roof_boundText(int bound);
 
 /* Peak / bandwidth for `threads` (0 or >= cores = all cores), interpolated
  * linearly between one core and all cores. */
 double Machine_peakFor(const MachineFigures *this, int threads);
-double Machine_bandwidthFor(const MachineFigures *this, int threads);
+double Machine_bandwidthFor(const MachineFigures *this, int threads); /* memory (DRAM) */
+/* Bandwidth of a level (ROOF_LEVEL_L2, L3, DRAM) for threads; 0 when not measured. */
+double Machine_levelBandwidthFor(const MachineFigures *this, int level, int threads);
 
 /* roof = min(peak, bw x flops / bytes). A zeroed Roof when the figures or the
  * workload's sizes are not positive. */
@@ -117,7 +136,7 @@ Status Machine_save(const char *path, const MachineFigures *this, char *err);
 
 typedef struct MachineMeasureOptions {
     bool quick;        /* tests: small buffers, short repeats (a second or less) */
-    int repeats;       /* best of (0 = 5, quick 2) */
+    int repeats;       /* measurements of 16 runs each, per kernel (0 = 4, quick 1) */
     const char *workdir; /* for the two kernels' builds (NULL = a private temp dir) */
 } MachineMeasureOptions;
 
@@ -130,7 +149,7 @@ void Machine_cacheSizes(int64_t *l1d, int64_t *l2, int64_t *l3);
 
 /* The generated kernels' sources (for the measurement, and for tests). */
 char *Machine_peakSource(int vector_floats, int chains, long iters); /* malloc'd */
-char *Machine_triadSource(int64_t elements);                        /* malloc'd */
+char *Machine_triadSource(int64_t elements, int sweeps);            /* malloc'd */
 
 /* GPU figures from the architecture table (sm_major/minor, SMs): FP32 lanes
  * per SM x 2 x a typical boost clock, and the memory bandwidth of the

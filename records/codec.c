@@ -99,7 +99,7 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     if (this->local_bytes >= 0) pack_i64(&pk, "lmem", this->local_bytes);
     if (roof) {
         pack_f64(&pk, "roof", this->roof_gflops);
-        pack_i64(&pk, "roof_mem", this->roof_memory_bound ? 1 : 0);
+        pack_i64(&pk, "roof_mem", this->roof_bound);
         pack_str(&pk, "mkey", this->machine_key, strnlen(this->machine_key, sizeof this->machine_key - 1));
     }
 
@@ -390,8 +390,8 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
     if (key_is(k, "lmem")) return get_int(v, "lmem", -1, INT64_MAX, &rec->local_bytes, err);
     if (key_is(k, "roof")) return get_double(v, "roof", &rec->roof_gflops, err);
     if (key_is(k, "roof_mem")) {
-        if (get_int(v, "roof_mem", 0, 1, &i, err)) return TT_ERR;
-        rec->roof_memory_bound = i == 1;
+        if (get_int(v, "roof_mem", 0, 15, &i, err)) return TT_ERR;
+        rec->roof_bound = (int)i;
         return TT_OK;
     }
     if (key_is(k, "mkey")) {
@@ -598,7 +598,7 @@ char *Record_toJson(const Record *this) {
     if (this->roof_gflops > 0) {
         StrBuf_append(&b, ",\"roof\":");
         json_num(&b, this->roof_gflops);
-        StrBuf_printf(&b, ",\"roof_mem\":%d,\"mkey\":", this->roof_memory_bound ? 1 : 0);
+        StrBuf_printf(&b, ",\"roof_mem\":%d,\"mkey\":", this->roof_bound);
         json_str(&b, this->machine_key, sizeof this->machine_key);
     }
     StrBuf_append(&b, "}");

@@ -617,7 +617,7 @@ static void fill_record(const Engine *this, const Task *task, const BuildJob *jo
     const TaskRun *r = &this->runs[task - this->tasks];
     if (r->roof.gflops > 0) {
         rec->roof_gflops = r->roof.gflops;
-        rec->roof_memory_bound = r->roof.memory_bound;
+        rec->roof_bound = r->roof.memory_bound ? r->roof.level : 0;
         snprintf(rec->machine_key, sizeof rec->machine_key, "%s", this->cfg.machine.key);
     }
 }
@@ -849,9 +849,10 @@ static void *engine_main(void *arg) {
         TaskScheduler_update(this->sched, t, this->runs[t].best_latency);
         if (this->runs[t].state == TASK_WAITING && resting_state(this, t) == TASK_AT_ROOF) {
             set_state(this, t, TASK_AT_ROOF);
-            emit_log(this, LOG_INFO, t, "task %d: at %.0f%% of its roof (%.1f GFLOPS, %s-bound): no more rounds unless its priority is raised",
-                     t, 100 * Roof_share(this->runs[t].best_gflops, this->runs[t].roof.gflops), this->runs[t].roof.gflops,
-                     this->runs[t].roof.memory_bound ? "memory" : "compute");
+            const Roof *roof = &this->runs[t].roof;
+            emit_log(this, LOG_INFO, t, "task %d: at %.0f%% of its roof (%.1f GFLOPS, %s): no more rounds unless its priority is raised",
+                     t, 100 * Roof_share(this->runs[t].best_gflops, roof->gflops), roof->gflops,
+                     Roof_boundText(roof->memory_bound ? roof->level : 0));
         }
         EngineEvent ev = {.kind = EV_ROUND, .task_id = t};
         pthread_mutex_lock(&this->state_lock);
@@ -973,7 +974,7 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
         row->started = r->started;
         row->elapsed_s = r->spent;
         row->roof_gflops = r->roof.gflops;
-        row->roof_memory_bound = r->roof.memory_bound;
+        row->roof_bound = r->roof.memory_bound ? r->roof.level : 0;
     }
     pthread_mutex_unlock(&this->state_lock);
     out->building = this->pool ? BuilderPool_active(this->pool) : 0;

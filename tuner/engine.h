@@ -77,7 +77,7 @@ typedef struct TaskRow {
     double started;        /* engine seconds when the task's first round started (-1 = not yet) */
     double elapsed_s;      /* seconds spent on this task */
     double roof_gflops;    /* the task's roofline for the session's threads (0 = unknown) */
-    bool roof_memory_bound;
+    int roof_bound;        /* 0 = compute-bound, else the memory level (kernels/machine.h RoofLevel) */
 } TaskRow;
 
 typedef struct SessionSnapshot {

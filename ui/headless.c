@@ -15,8 +15,8 @@ static void roof_text(const TaskRow *row, char *buf, size_t n) {
     buf[0] = '\0';
     if (row->roof_gflops <= 0) return;
     double share = Roof_share(row->best_gflops, row->roof_gflops);
-    snprintf(buf, n, " | Roof: %.1f GFLOPS %s-bound, %.0f%% reached%s", row->roof_gflops,
-             row->roof_memory_bound ? "memory" : "compute", 100 * share,
+    snprintf(buf, n, " | Roof: %.1f GFLOPS %s, %.0f%% reached%s", row->roof_gflops, Roof_boundText(row->roof_bound),
+             100 * share,
              share > 1 ? " (WARNING: above the roof: the roof or the measurement is wrong)" : "");
 }
 

@@ -56,13 +56,13 @@ char *Machine_peakSource(int vector_floats, int chains, long iters) {
     return StrBuf_take(&sb);
 }
 
-char *Machine_triadSource(int64_t elements) {
+char *Machine_triadSource(int64_t elements, int sweeps) {
     StrBuf sb;
     StrBuf_init(&sb);
     StrBuf_printf(&sb,
-                  "/* tunetop machine measurement: memory bandwidth, STREAM triad over %lld floats per array */\n"
+                  "/* tunetop machine measurement: bandwidth, STREAM triad over %lld floats per array, %d sweep(s) */\n"
                   "#include <stdlib.h>\n#include <stddef.h>\n"
-                  "#define N %lldL\n"
+                  "#define N %lldL\n#define SWEEPS %d\n"
                   "typedef struct { float *a, *b, *c; volatile float s; } St;\n"
                   "int tt_setup(float **args, void **state) {\n"
                   "    (void)args; St *s = calloc(1, sizeof *s); if (!s) return 1;\n"
@@ -70,7 +70,7 @@ char *Machine_triadSource(int64_t elements) {
                   "    s->a = aligned_alloc(64, bytes); s->b = aligned_alloc(64, bytes); s->c = aligned_alloc(64, bytes);\n"
                   "    if (!s->a || !s->b || !s->c) { free(s->a); free(s->b); free(s->c); free(s); return 2; }\n"
                   "    float *a = s->a, *b = s->b, *c = s->c;\n"
-                  "    /* first touch by the threads that use the pages */\n"
+                  "    /* first touch by the threads that use the pages (the same static split as tt_run) */\n"
                   "#pragma omp parallel for schedule(static)\n"
                   "    for (long i = 0; i < N; i++) { a[i] = 0.0f; b[i] = 1.0f; c[i] = 2.0f; }\n"
                   "    s->s = 3.0f; *state = s; return 0;\n}\n"
@@ -81,10 +81,13 @@ char *Machine_triadSource(int64_t elements) {
                   "    St *s = state;\n"
                   "    float *restrict a = s->a; const float *restrict b = s->b, *restrict c = s->c;\n"
                   "    const float q = s->s;\n"
-                  "#pragma omp parallel for schedule(static)\n"
-                  "    for (long i = 0; i < N; i++) a[i] = b[i] + q * c[i];\n"
+                  "#pragma omp parallel\n"
+                  "    for (int r = 0; r < SWEEPS; r++) {\n"
+                  "#pragma omp for schedule(static)\n"
+                  "        for (long i = 0; i < N; i++) a[i] = b[i] + (q + (float)r) * c[i];\n"
+                  "    }\n"
                   "}\n",
-                  (long long)elements, (long long)elements);
+                  (long long)elements, sweeps, (long long)elements, sweeps);
     return StrBuf_take(&sb);
 }
 
@@ -97,9 +100,11 @@ typedef struct Probe {
     uint64_t tag;
 } Probe;
 
-/* Builds src and returns the best seconds per run over `repeats` repeats at
- * `threads` threads (each repeat at least min_ms long). */
-static Status time_kernel(Probe *p, const char *source, int threads, int repeats, int min_ms, double *best_s,
+/* Builds src and returns the best seconds per run at `threads` threads over
+ * `calls` measurements of `repeats` repeats of one run each. Runs are a few
+ * milliseconds, shorter than a time slice: on a busy machine some of them
+ * still run undisturbed, and the best is the one that did. */
+static Status time_kernel(Probe *p, const char *source, int threads, int repeats, int calls, double *best_s,
                           char *err) {
     KernelSource src;
     KernelSource_init(&src);
@@ -110,7 +115,7 @@ static Status time_kernel(Probe *p, const char *source, int threads, int repeats
     MeasureOptions_defaults(&mo);
     mo.number = 1;
     mo.repeat = repeats;
-    mo.min_repeat_ms = min_ms;
+    mo.min_repeat_ms = 0;
     mo.build_timeout_s = 60;
     mo.run_timeout_s = 60;
     mo.threads = threads;
@@ -123,20 +128,22 @@ static Status time_kernel(Probe *p, const char *source, int threads, int repeats
         st = tt_fail(err, "the measurement kernel did not build (%s): %.300s", MeasureError_name(br.error_no),
                      br.msg ? br.msg : "");
     } else {
-        MeasureResult mr;
-        MeasureResult_init(&mr);
-        p->cpu->measure(p->runner, &src, &br, &mo, &mr);
-        if (mr.error_no != ERR_NO_ERROR || mr.n_costs < 1) {
-            st = tt_fail(err, "the measurement kernel failed in the worker (%s): %.300s",
-                         MeasureError_name(mr.error_no), mr.msg ? mr.msg : "");
-        } else {
-            double best = INFINITY;
-            for (int i = 0; i < mr.n_costs; i++)
-                if (mr.costs[i] > 0 && mr.costs[i] < best) best = mr.costs[i];
-            if (!isfinite(best)) st = tt_fail(err, "the measurement kernel reported no positive time");
-            *best_s = best;
+        double best = INFINITY;
+        for (int c = 0; c < calls && st == TT_OK; c++) {
+            MeasureResult mr;
+            MeasureResult_init(&mr);
+            p->cpu->measure(p->runner, &src, &br, &mo, &mr);
+            if (mr.error_no != ERR_NO_ERROR || mr.n_costs < 1) {
+                st = tt_fail(err, "the measurement kernel failed in the worker (%s): %.300s",
+                             MeasureError_name(mr.error_no), mr.msg ? mr.msg : "");
+            } else {
+                for (int i = 0; i < mr.n_costs; i++)
+                    if (mr.costs[i] > 0 && mr.costs[i] < best) best = mr.costs[i];
+            }
+            MeasureResult_done(&mr);
         }
-        MeasureResult_done(&mr);
+        if (st == TT_OK && !isfinite(best)) st = tt_fail(err, "the measurement kernel reported no positive time");
+        *best_s = best;
     }
     BuildResult_done(&br);
     KernelSource_done(&src);
@@ -147,10 +154,10 @@ Status Machine_measureCpu(const DeviceInfo *dev, const MachineMeasureOptions *op
     double t0 = clock_mono();
     memset(out, 0, sizeof *out);
     bool quick = opt && opt->quick;
-    int repeats = opt && opt->repeats > 0 ? opt->repeats : quick ? 2 : 5;
-    /* all cores get twice the repeats: on a shared machine they are the
-     * likelier to meet another process */
-    if (repeats > MEASURE_MAX_COSTS / 2) repeats = MEASURE_MAX_COSTS / 2;
+    /* calls of MEASURE_MAX_COSTS runs each; all cores get twice the calls: on
+     * a shared machine they are the likelier to meet another process */
+    int calls = opt && opt->repeats > 0 ? opt->repeats : quick ? 1 : 4;
+    int repeats = quick ? 4 : MEASURE_MAX_COSTS;
     Probe p;
     memset(&p, 0, sizeof p);
     p.cpu = Target_find("cpu");
@@ -177,29 +184,44 @@ Status Machine_measureCpu(const DeviceInfo *dev, const MachineMeasureOptions *op
     /* Enough independent chains to cover the FMA latency (4-5 cycles) on two
      * FMA ports, within the architectural registers (32 with AVX-512, else 16). */
     int chains = vf == 16 ? 16 : 12;
-    long iters = quick ? 20000 : 400000;
+    long iters = quick ? 20000 : 200000; /* about a millisecond at 100 GFLOPS */
     int cores = dev->cores > 0 ? dev->cores : 1;
     Machine_cacheSizes(&out->l1d_bytes, &out->l2_bytes, &out->l3_bytes);
     /* Three arrays together four times the last-level cache (at least 64 MiB). */
     int64_t llc = out->l3_bytes > 0 ? out->l3_bytes : out->l2_bytes > 0 ? out->l2_bytes : 8 << 20;
     int64_t total = quick ? (int64_t)12 << 20 : (4 * llc > ((int64_t)64 << 20) ? 4 * llc : (int64_t)64 << 20);
     int64_t elems = total / 12 / 16 * 16;
-    int min_ms = quick ? 5 : 60;
 
     double fma_s[2] = {0, 0}, triad_s[2] = {0, 0};
     int threads[2] = {1, cores};
     if (st == TT_OK) {
         char *peak = Machine_peakSource(vf, chains, iters);
         for (int i = 0; i < 2 && st == TT_OK; i++)
-            st = time_kernel(&p, peak, threads[i], i ? 2 * repeats : repeats, min_ms, &fma_s[i], err);
+            st = time_kernel(&p, peak, threads[i], repeats, i ? 2 * calls : calls, &fma_s[i], err);
         free(peak);
     }
-    if (st == TT_OK) {
-        char *triad = Machine_triadSource(elems);
+    /* the triad within half the L2, within half the L3 (many sweeps a run, so
+     * that starting the threads is not what is timed), and in memory */
+    int64_t level_bytes[3] = {out->l2_bytes / 2, out->l3_bytes / 2, total};
+    double level_s[3][2] = {{0, 0}, {0, 0}, {0, 0}};
+    int64_t level_elems[3] = {0, 0, 0};
+    int level_sweeps[3] = {1, 1, 1};
+    for (int l = 0; l < 3 && st == TT_OK; l++) {
+        int64_t e = level_bytes[l] / 12 / 16 * 16;
+        if (e < 1024) continue; /* level size unknown */
+        if (l < 2) {
+            int64_t sweeps = ((int64_t)16 << 20) / (e * 12);
+            level_sweeps[l] = sweeps < 1 ? 1 : sweeps > 1000 ? 1000 : (int)sweeps;
+        }
+        level_elems[l] = e;
+        char *triad = Machine_triadSource(e, level_sweeps[l]);
         for (int i = 0; i < 2 && st == TT_OK; i++)
-            st = time_kernel(&p, triad, threads[i], i ? 2 * repeats : repeats, min_ms, &triad_s[i], err);
+            st = time_kernel(&p, triad, threads[i], repeats, i ? 2 * calls : calls, &level_s[l][i], err);
         free(triad);
     }
+    elems = level_elems[2];
+    triad_s[0] = level_s[2][0];
+    triad_s[1] = level_s[2][1];
     if (p.runner) p.cpu->runner_delete(p.runner);
     if (p.own_workdir) rmdir(p.workdir);
     if (st != TT_OK) return TT_ERR;
@@ -216,6 +238,15 @@ Status Machine_measureCpu(const DeviceInfo *dev, const MachineMeasureOptions *op
     out->peak_gflops = flops_per_thread * cores / fma_s[1] * 1e-9;
     out->bw1_gbs = bytes / triad_s[0] * 1e-9;
     out->bw_gbs = bytes / triad_s[1] * 1e-9;
+    double gbs[3][2] = {{0, 0}, {0, 0}};
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < 2; i++)
+            if (level_s[l][i] > 0)
+                gbs[l][i] = 3.0 * (double)level_elems[l] * sizeof(float) * level_sweeps[l] / level_s[l][i] * 1e-9;
+    out->l2_bw1_gbs = gbs[0][0];
+    out->l2_bw_gbs = gbs[0][1];
+    out->l3_bw1_gbs = gbs[1][0];
+    out->l3_bw_gbs = gbs[1][1];
     out->triad_bytes = (int64_t)bytes;
     out->measured_at = clock_wall();
     out->measure_s = clock_mono() - t0;
