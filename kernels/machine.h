@@ -135,7 +135,7 @@ Status Machine_save(const char *path, const MachineFigures *this, char *err);
 /* ---- measuring ---------------------------------------------------------------- */
 
 typedef struct MachineMeasureOptions {
-    bool quick;        /* tests: small buffers, short repeats (a second or less) */
+    bool quick;        /* tests: small buffers, few runs, no cache levels (two kernels to build) */
     int repeats;       /* measurements of 16 runs each, per kernel (0 = 4, quick 1) */
     const char *workdir; /* for the two kernels' builds (NULL = a private temp dir) */
 } MachineMeasureOptions;

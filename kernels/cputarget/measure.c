@@ -203,6 +203,7 @@ Status Machine_measureCpu(const DeviceInfo *dev, const MachineMeasureOptions *op
     /* the triad within half the L2, within half the L3 (many sweeps a run, so
      * that starting the threads is not what is timed), and in memory */
     int64_t level_bytes[3] = {out->l2_bytes / 2, out->l3_bytes / 2, total};
+    if (quick) level_bytes[0] = level_bytes[1] = 0; /* the memory's triad only */
     double level_s[3][2] = {{0, 0}, {0, 0}, {0, 0}};
     int64_t level_elems[3] = {0, 0, 0};
     int level_sweeps[3] = {1, 1, 1};
