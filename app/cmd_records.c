@@ -13,7 +13,8 @@
 #include "records/log.h"
 
 static void best_usage(FILE *out) {
-    fprintf(out, "usage: tunetop best [--json] LOG\n"
+    fprintf(out, "usage: tunetop best LOG\n"
+                 "       tunetop best --json LOG\n"
                  "\n"
                  "Prints, for every task of the record log LOG (in the order the log first mentions them): the\n"
                  "task key, the template, the best config (its text and flat index), its latency (mean of its\n"
@@ -174,12 +175,10 @@ static void print_task(int i, int n, const HistoryTask *t, const char *this_key)
         printf("  latency   %#.5g ms  (mean of %d cost%s)\n", mean * 1e3, best->n_costs, best->n_costs == 1 ? "" : "s");
         Workload wl;
         char err[TT_ERRLEN];
-        if (Workload_parse(t->key, &wl, err) == TT_OK) {
+        if (Workload_parse(t->key, &wl, err) == TT_OK)
             printf("  speed     %.2f GFLOPS\n", Record_gflops(best, Workload_flops(&wl)));
-            print_roof(best, Record_gflops(best, Workload_flops(&wl)), this_key);
-        } else {
+        else
             printf("  speed     n/a (the task key does not parse: %s)\n", err);
-        }
         if (best->regs >= 0 || best->shared_bytes >= 0 || best->spills >= 0 || best->local_bytes >= 0) {
             printf("  resources");
             if (best->regs >= 0) printf(" %d registers", best->regs);
@@ -192,6 +191,9 @@ static void print_task(int i, int n, const HistoryTask *t, const char *this_key)
     printf("  trials    %d (", t->n_records);
     print_errors(t);
     printf(")\n");
+    Workload wl;
+    char err[TT_ERRLEN];
+    if (best && Workload_parse(t->key, &wl, err) == TT_OK) print_roof(best, Record_gflops(best, Workload_flops(&wl)), this_key);
 }
 
 int cmd_best(int argc, char **argv) {

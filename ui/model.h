@@ -123,6 +123,9 @@ void UiModel_applySnapshot(UiModel *this, const SessionSnapshot *snap);
 void UiModel_addLatency(UiModel *this, double t, double latency_s);
 /* Recomputes sum(weight * best latency) over tasks; +inf unless every task has a result. */
 double UiModel_estimate(const UiModel *this);
+/* The lower bound: sum of weight x the latency at each task's roof; 0 when a
+ * task has no roof. */
+double UiModel_roofLatency(const UiModel *this);
 
 /* Failed trials of task ti and whether every trial so far failed (for a warning). */
 bool UiTask_allFailed(const UiTask *this, int min_trials);

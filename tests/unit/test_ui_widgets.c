@@ -495,6 +495,57 @@ TEST(latency_curve_goes_log_when_it_falls_far) {
     UiState_done(&st);
 }
 
+/* The roofline in the table (Roof% of the best, a warning above 100, never
+ * clamped; at narrow widths in CurGF's place), the state "at roof", the roof
+ * in the task curve's title and the lower bound in the header. */
+static const char *row_of(const char *screen, const char *label, char *line, size_t n) {
+    const char *row = strstr(screen, label);
+    if (!row) return NULL;
+    const char *start = row;
+    while (start > screen && start[-1] != '\n')
+        start--;
+    size_t len = strcspn(start, "\n");
+    snprintf(line, n, "%.*s", (int)len, start);
+    return line;
+}
+
+TEST(roof_column_and_line) {
+    UiState st;
+    setup(&st, true);
+    UiModel *m = &st.model;
+    m->tasks[0].row.roof_gflops = 80; /* best 68: 85% */
+    m->tasks[1].row.roof_gflops = 5;  /* best 5.5: 110%, a warning */
+    m->tasks[1].row.roof_bound = ROOF_LEVEL_DRAM;
+    m->tasks[1].row.state = TASK_AT_ROOF;
+    m->tasks[2].row.roof_gflops = 100; /* no best yet */
+    char line[512];
+    for (int wide = 0; wide < 2; wide++) {
+        char *d = wide ? screen(&st, 200, 60) : screen(&st, 80, 24);
+        CHECK_CONTAINS(d, " Roof%");
+        if (wide)
+            CHECK_CONTAINS(d, "CurGF");
+        else
+            CHECK(strstr(d, "CurGF") == NULL);
+        CHECK(row_of(d, "conv2d 56x56", line, sizeof line) != NULL);
+        CHECK_CONTAINS(line, " 85 ");
+        CHECK(row_of(d, "dense 1x512", line, sizeof line) != NULL);
+        CHECK_CONTAINS(line, " 110! ");
+        CHECK_CONTAINS(line, "at roof");
+        CHECK(row_of(d, "bmm 12x128", line, sizeof line) != NULL);
+        CHECK(strstr(line, "%") == NULL);
+        /* the lower bound: 2 x 2.3e8 / 80e9 + 1.024e6 / 5e9 + 2.5e7 / 100e9 = 6.2 ms */
+        if (wide) CHECK_CONTAINS(d, "-60.0%)   at roof 6.205 ms");
+        CHECK_CONTAINS(d, "roof 80 compute-bound");
+        free(d);
+    }
+    /* the roof is drawn inside the plot: it sets the top of the y axis */
+    st.selected = 1;
+    char *d = screen(&st, 200, 60);
+    CHECK_CONTAINS(d, "roof 5 memory-bound");
+    free(d);
+    UiState_done(&st);
+}
+
 int main(void) {
     RUN(latency_curve_goes_log_when_it_falls_far);
     RUN(key_table_is_consistent);
@@ -509,5 +560,6 @@ int main(void) {
     RUN(steering_keys_call_the_engine_and_show_at_once);
     RUN(view_mode_is_read_only);
     RUN(plot_scales_and_labels_axes);
+    RUN(roof_column_and_line);
     return check_summary();
 }
