@@ -61,7 +61,7 @@ int cmd_tasks(int argc, char **argv) {
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) { /* ':': a missing value */
         Status st = TT_OK;
         switch (c) {
         case 'n':
@@ -91,6 +91,9 @@ int cmd_tasks(int argc, char **argv) {
         case 'h':
             usage(stdout);
             return 0;
+        case ':':
+            fprintf(stderr, "tunetop tasks: %s needs a value (see tunetop tasks --help)\n", argv[optind - 1]);
+            return 2;
         default:
             fprintf(stderr, "tunetop tasks: unknown or incomplete option '%s' (see tunetop tasks --help)\n",
                     argv[optind - 1]);
