@@ -89,8 +89,8 @@ save() {
 field() {
     awk -v id="$1" -v what="$2" '
         /Progress/ && /Best/ { cur = ($0 ~ /CurGF/) ? 1 : 0 }
-        /^[ >] +[0-9]+ / {
-            line = $0; sub(/^[ >] +/, "", line); split(line, f, " ");
+        /^[ >*] +[0-9]+ / {
+            line = $0; sub(/^[ >*] +/, "", line); split(line, f, " ");
             if (f[1] != id) next;
             n = split(line, f, " ");
             # from the end: Pri, State ("at roof" is two words), Err, [CurGF], Roof%, BestGF, Best ("-" or "1.2 us")
@@ -100,6 +100,19 @@ field() {
             k = (f[k] == "-") ? k - 1 : k - 2;
             prog = f[k]; sub(/\/.*/, "", prog);
             if (what == "state") print state; else print prog;
+            exit
+        }' "$SCREEN"
+}
+
+# label ID: the Task column of task ID's row (as shown, possibly shortened)
+label() {
+    awk -v id="$1" '
+        /^[ >*] +[0-9]+ / {
+            line = $0; sub(/^[ >*] +/, "", line);
+            n = split(line, f, " ");
+            if (f[1] != id) next;
+            sub(/^[0-9]+ +/, "", line);
+            print substr(line, 1, index(line, "  ") - 1);
             exit
         }' "$SCREEN"
 }
