@@ -101,13 +101,17 @@ save() {
 # right, since task labels contain spaces; Best is "-" or "<number> <unit>".
 field() {
     awk -v id="$1" -v what="$2" '
+        /Progress/ && /Best/ { cur = ($0 ~ /CurGF/) ? 1 : 0 }
         /^[ >*] +[0-9]+ / {
             line = $0; sub(/^[ >*] +/, "", line); split(line, f, " ");
             if (f[1] != id) next;
             n = split(line, f, " ");
-            state = f[n - 1];
-            off = (f[n - 5] == "-") ? 6 : 7;
-            prog = f[n - off]; sub(/\/.*/, "", prog);
+            # from the end: Pri, State ("at roof" is two words), Err, [CurGF], Roof%, BestGF, Best ("-" or "1.2 us")
+            s = (f[n - 1] == "roof" && f[n - 2] == "at") ? 1 : 0;
+            state = s ? "at roof" : f[n - 1];
+            k = n - 5 - s - cur;
+            k = (f[k] == "-") ? k - 1 : k - 2;
+            prog = f[k]; sub(/\/.*/, "", prog);
             if (what == "state") print state; else print prog;
             exit
         }' "$SCREEN"

@@ -673,6 +673,62 @@ TEST(latency_curve_goes_log_when_it_falls_far) {
     UiState_done(&st);
 }
 
+/* The roofline in the table (Roof% of the best, a warning above 100, never
+ * clamped; at narrow widths in CurGF's place), the state "at roof", the roof
+ * in the task curve's title and the lower bound in the header. */
+/* The table row of task `id` (its line starts with the mark column, then the ID). */
+static const char *row_of(const char *screen, int id, char *line, size_t n) {
+    for (const char *p = screen; *p;) {
+        size_t len = strcspn(p, "\n");
+        int got = -1, used = 0;
+        if (len > 2 && (p[0] == ' ' || p[0] == '>' || p[0] == '*') && sscanf(p + 1, "%d%n", &got, &used) == 1 &&
+            got == id && strstr(p, "Task") != p && p[1] == ' ') {
+            snprintf(line, n, "%.*s", (int)len, p);
+            return line;
+        }
+        p += len;
+        if (*p) p++;
+    }
+    return NULL;
+}
+
+TEST(roof_column_and_line) {
+    UiState st;
+    setup(&st, true);
+    UiModel *m = &st.model;
+    m->tasks[0].row.roof_gflops = 80; /* best 68: 85% */
+    m->tasks[1].row.roof_gflops = 5;  /* best 5.5: 110%, a warning */
+    m->tasks[1].row.roof_bound = ROOF_LEVEL_DRAM;
+    m->tasks[1].row.state = TASK_AT_ROOF;
+    m->tasks[2].row.roof_gflops = 100; /* no best yet */
+    char line[512];
+    for (int wide = 0; wide < 2; wide++) {
+        char *d = wide ? screen(&st, 200, 60) : screen(&st, 80, 24);
+        CHECK_CONTAINS(d, " Roof%");
+        if (wide)
+            CHECK_CONTAINS(d, "CurGF");
+        else
+            CHECK(strstr(d, "CurGF") == NULL);
+        CHECK(row_of(d, 0, line, sizeof line) != NULL);
+        CHECK_CONTAINS(line, " 85 ");
+        CHECK(row_of(d, 1, line, sizeof line) != NULL);
+        CHECK_CONTAINS(line, " 110! ");
+        CHECK_CONTAINS(line, "at roof");
+        CHECK(row_of(d, 2, line, sizeof line) != NULL);
+        CHECK(strstr(line, "%") == NULL);
+        /* the lower bound: 2 x 2.3e8 / 80e9 + 1.024e6 / 5e9 + 2.5e7 / 100e9 = 6.2 ms */
+        CHECK_CONTAINS(d, "-60.0%)   at roof 6.205 ms");
+        CHECK_CONTAINS(d, "roof 80 compute-bound");
+        free(d);
+    }
+    /* the roof is drawn inside the plot: it sets the top of the y axis */
+    st.selected = 1;
+    char *d = screen(&st, 200, 60);
+    CHECK_CONTAINS(d, "roof 5 memory-bound");
+    free(d);
+    UiState_done(&st);
+}
+
 int main(void) {
     RUN(latency_curve_goes_log_when_it_falls_far);
     RUN(key_table_is_consistent);
@@ -690,5 +746,6 @@ int main(void) {
     RUN(filter_tags_messages_mouse_and_header_marks);
     RUN(inspector_scrolls_long_lines);
     RUN(plot_scales_and_labels_axes);
+    RUN(roof_column_and_line);
     return check_summary();
 }
