@@ -123,6 +123,9 @@ want=$("$TT" dump "$LOG" | grep '"err":0,' | grep -v '"costs":\[\]' | sed 's/^{"
 [ "$recs" -eq "$want" ] && [ "$want" -ge 4 ] && ok "--keep 3 keeps 3 per task ($recs records)" \
   || fail "--keep 3: $recs records (want $want)"
 expect_fail 1 "exists.*--force" -- "$TT" distill "$LOG" -o "$D"
+( trap '' XFSZ; ulimit -f 1; "$TT" distill "$LOG" -o "$WORK/dfull.log" --keep 100 >/dev/null 2>"$WORK/dfull.err" ); rc=$?
+if [ "$rc" -eq 1 ] && [ -z "$(ls "$WORK" | grep dfull.log)" ]; then ok "distill write failure: exit 1, $(head -1 "$WORK/dfull.err"), nothing left"
+else fail "distill write failure: exit $rc, $(cat "$WORK/dfull.err"), left: $(ls "$WORK" | grep dfull)"; fi
 expect_fail 2 "unknown option" -- "$TT" distill "$LOG" -o "$WORK/x.log" --frob
 expect_fail 2 "keep" -- "$TT" distill "$LOG" -o "$WORK/x.log" --keep 0
 if "$TT" tune --headless --tuner random --trials 8 --batch 4 --log "$D" --task dense:m=3,n=20,k=40,bias=1 \
