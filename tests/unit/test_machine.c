@@ -97,6 +97,14 @@ TEST(test_roof_arithmetic) {
     MachineFigures no_l2 = m;
     no_l2.l2_bw1_gbs = no_l2.l2_bw_gbs = 0;
     CHECK_EQ_INT(Roof_compute(&no_l2, 4, l2_flops, l2_bytes).level, ROOF_LEVEL_L3);
+    /* a read-only sweep faster than the triad: the roof takes it (an upper bound) */
+    MachineFigures reads = m;
+    reads.rd_bw1_gbs = 16;
+    reads.rd_bw_gbs = 8; /* slower than the triad at all cores: the triad's 40 stays */
+    CHECK_NEAR(Roof_compute(&reads, 1, mv_flops, mv_bytes).gflops, 16 * mv_flops / mv_bytes, 1e-9);
+    CHECK_NEAR(Roof_compute(&reads, 4, mv_flops, mv_bytes).gflops, 40 * mv_flops / mv_bytes, 1e-9);
+    reads.l3_rd1_gbs = 45;
+    CHECK_NEAR(Roof_compute(&reads, 1, l2_flops, l2_bytes).gflops, 45 * 0.5, 1e-9);
     /* unknown: zero, never a made-up figure */
     CHECK_NEAR(Roof_compute(&m, 1, 0, bytes).gflops, 0, 0);
     CHECK_NEAR(Roof_compute(NULL, 1, flops, bytes).gflops, 0, 0);
@@ -139,6 +147,10 @@ TEST(test_format_parse) {
     CHECK_NEAR(back.bw1_gbs, 10, 0);
     CHECK_NEAR(back.l3_bw_gbs, 120, 0);
     CHECK_EQ_INT(back.l2_bytes, 1 << 20);
+    /* a file without the read-only figures (written before they existed) still reads */
+    char *old = strdup(text);
+    CHECK(strstr(old, "rd_bw1_gbs=") != NULL);
+    free(old);
     /* one changed digit: the checksum says so */
     char *bad = strdup(text);
     char *p = strstr(bad, "peak_gflops=4");
