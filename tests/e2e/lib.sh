@@ -76,6 +76,19 @@ keys() { tm send-keys -t main "$@"; }
 
 resize() { tm resize-window -t main -x "$1" -y "$2"; }
 
+# mouse BUTTON COL ROW: an X10 mouse report, as a terminal sends it (0-based
+# cell; BUTTON 0 left press, 3 release, 64 wheel up, 65 wheel down)
+mouse() {
+    local cb cx cy
+    printf -v cb '\\x%02x' $((32 + $1))
+    printf -v cx '\\x%02x' $((33 + $2))
+    printf -v cy '\\x%02x' $((33 + $3))
+    tm send-keys -t main -l "$(printf "\e[M$cb$cx$cy")"
+}
+
+# row_of REGEX: the 0-based screen row of the first line matching REGEX
+row_of() { capture; grep -nE -- "$1" "$SCREEN" | head -1 | cut -d: -f1 | awk '{ print $1 - 1 }'; }
+
 # save NAME: keep the current screen as $TT_SCREENS_DIR/NAME.txt
 save() {
     capture

@@ -124,6 +124,7 @@ static void config(EngineConfig *cfg, int trials, const char *strategy) {
 typedef struct Seen {
     int results, errors_by[ERR_COUNT], finished, per_task[4], logs;
     char last_log[256];
+    int n_events, first_round_at, first_strategy_at; /* event positions, 1-based (0: none yet) */
     char all_logs[4096];
     double gflops_sum;
     char strategy[4][256]; /* each task's last strategy line */
@@ -142,6 +143,9 @@ static void drain(Engine *e, Seen *seen) {
                 CHECK(ev[i].record != NULL);
                 if (ev[i].record) seen->errors_by[ev[i].record->error_no]++;
             }
+            seen->n_events++;
+            if (ev[i].kind == EV_ROUND && !seen->first_round_at) seen->first_round_at = seen->n_events;
+            if (ev[i].kind == EV_STRATEGY && !seen->first_strategy_at) seen->first_strategy_at = seen->n_events;
             if (ev[i].kind == EV_FINISHED) seen->finished++;
             if (ev[i].kind == EV_LOG) {
                 seen->logs++;
@@ -625,6 +629,18 @@ TEST(first_round_fits_in_a_quarter_of_the_budget) {
     Engine_delete(e);
 }
 
+/* defect 11: the strategy's line comes after the round it describes, never before the first progress */
+TEST(strategy_line_follows_its_round) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 16, "xgb");
+    Seen seen = {0};
+    CHECK(run_session(&cfg, 1, &seen));
+    CHECK(seen.first_round_at > 0);
+    CHECK(seen.first_strategy_at > seen.first_round_at);
+    CHECK(strstr(seen.strategy[0], "none yet (") == NULL);
+}
+
 /* defect 10: a session that finished is not "stopped" by a later q, and its clock stops */
 TEST(finished_session_is_not_stopped_afterwards) {
     unlink(log_path);
@@ -670,6 +686,7 @@ TEST(headless_ends_when_the_last_event_was_dropped) {
     while (!Engine_finished(e)) usleep(20000);
     usleep(50000); /* the last event was pushed (and dropped) by now */
     CHECK(Engine_droppedEvents(e) > 0);
+    /* (and a round's strategy line follows its progress, checked below with a queue that keeps all) */
     FILE *out = fopen("/dev/null", "w");
     volatile int stop = 0;
     alarm(60); /* a hang fails the test instead of blocking the suite */
@@ -938,6 +955,7 @@ int main(void) {
     RUN(first_round_fits_in_a_quarter_of_the_budget);
     RUN(finished_session_is_not_stopped_afterwards);
     RUN(headless_ends_when_the_last_event_was_dropped);
+    RUN(strategy_line_follows_its_round);
     RUN(bad_config_is_an_error);
     RUN(every_log_call_failing_in_turn_loses_nothing_and_invents_nothing);
     unlink(log_path);
