@@ -92,6 +92,16 @@ Roof Roof_compute(const MachineFigures *m, int threads, double flops, double byt
         return r;
     }
     r.bw_gbs = Machine_levelBandwidthFor(m, level, threads);
+    /* The part of the bytes the level below holds is served at that level's
+     * speed: a working set twice the L2 runs half from the L2. */
+    double below_cap = level == ROOF_LEVEL_L3 ? (double)m->l2_bytes * t : level == ROOF_LEVEL_DRAM ? (double)m->l3_bytes : 0;
+    double below_bw = level == ROOF_LEVEL_L3 ? Machine_levelBandwidthFor(m, ROOF_LEVEL_L2, threads)
+                      : level == ROOF_LEVEL_DRAM ? Machine_levelBandwidthFor(m, ROOF_LEVEL_L3, threads)
+                                                 : 0;
+    if (below_cap > 0 && positive(below_bw) && below_bw > r.bw_gbs) {
+        double fast = below_cap < bytes ? below_cap : bytes;
+        r.bw_gbs = bytes / (fast / below_bw + (bytes - fast) / r.bw_gbs);
+    }
     double mem = r.bw_gbs * r.intensity; /* GB/s x FLOP/B = GFLOP/s */
     r.memory_bound = mem < peak;
     r.gflops = r.memory_bound ? mem : peak;

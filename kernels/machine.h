@@ -36,7 +36,9 @@
  * whose compulsory bytes fit a cache runs from that cache: the bandwidth is
  * that of the smallest level holding them (the L1 counts as no limit, the L2
  * as the threads' L2s together, the L3 as shared), else the memory's. Taking
- * the faster level when in doubt keeps the roof an upper bound.
+ * the faster level when in doubt keeps the roof an upper bound; for the same
+ * reason the part of the bytes the level below holds counts at that level's
+ * bandwidth (a working set of twice the L2 runs half from the L2).
  *
  * Library code: nothing here prints; errors are a Status and a sentence.
  */
