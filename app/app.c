@@ -21,6 +21,7 @@ static const Command COMMANDS[] = {
     {"best", cmd_best, "best record per task of a log"},
     {"dump", cmd_dump, "every record of a log as one JSON object per line"},
     {"view", cmd_view, "open a log (finished or still growing) in the terminal UI, read-only"},
+    {"import", cmd_import, "import TVM's AutoTVM records into a tunetop log (seeds the search)"},
     {"devices", cmd_devices, "what targets this machine has"},
 };
 

@@ -10,9 +10,10 @@
 #include "kernels/workload.h"
 #include "records/history.h"
 #include "records/log.h"
+#include "records/tvmlog.h"
 
 static void best_usage(FILE *out) {
-    fprintf(out, "usage: tunetop best LOG\n"
+    fprintf(out, "usage: tunetop best LOG [--format F] [--verbose]\n"
                  "\n"
                  "Prints, for every task of the record log LOG (in the order the log first mentions them): the\n"
                  "task key, the template, the best config (its text and flat index), its latency (mean of its\n"
@@ -21,11 +22,16 @@ static void best_usage(FILE *out) {
                  "A task none of whose trials succeeded says so.\n"
                  "\n"
                  "A log whose last record was cut short by a crash is read up to that record, with a warning.\n"
-                 "A damaged log is read up to the damage, then reported with its byte offset (exit status 1).\n");
+                 "A damaged log is read up to the damage, then reported with its byte offset (exit status 1).\n"
+                 "\n"
+                 "LOG may also be one of TVM's: an AutoTVM record file, an auto-scheduler record file, or a\n"
+                 "MetaSchedule work directory, told apart by their content (--format tunetop|autotvm|\n"
+                 "autoscheduler|metaschedule forces one). TVM's latencies were measured by TVM, on its machine.\n"
+                 "Malformed lines are skipped and counted; --verbose names their line numbers.\n");
 }
 
 static void dump_usage(FILE *out) {
-    fprintf(out, "usage: tunetop dump LOG\n"
+    fprintf(out, "usage: tunetop dump LOG [--format F] [--verbose]\n"
                  "\n"
                  "Prints every record of the record log LOG as one JSON object per line, in file order, with\n"
                  "the keys task, tmpl, target, index, choice, config, costs (seconds), err (error number,\n"
@@ -33,19 +39,40 @@ static void dump_usage(FILE *out) {
                  "(GPU resources; null when not measured). For example: tunetop dump x.log | jq .costs\n"
                  "\n"
                  "A torn last record (a crash in the middle of a write) is reported on stderr as a warning\n"
-                 "(exit status 0); any other damage is an error with its byte offset (exit status 1).\n");
+                 "(exit status 0); any other damage is an error with its byte offset (exit status 1).\n"
+                 "An imported record also has src (where it came from) and src_cost (its cost there, seconds).\n"
+                 "\n"
+                 "TVM's logs (see tunetop best --help) print one object per record with the keys format, line,\n"
+                 "target, task, workload, index, config, costs, err, all_cost, ts.\n");
 }
 
-/* Parses `NAME [--help] LOG`; returns -1 and sets *path to go on, or an exit code. */
-static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **argv, const char **path) {
-    static const struct option longopts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+/* Parses `NAME [--help] [--format F] [--verbose] LOG`; returns -1 and sets *path (and *fmt:
+ * the forced format or the detected one) to go on, or an exit code. */
+static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **argv, const char **path,
+                      TvmFormat *fmt, bool *verbose) {
+    static const struct option longopts[] = {
+        {"help", no_argument, 0, 'h'}, {"format", required_argument, 0, 'f'}, {"verbose", no_argument, 0, 'v'}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    char err[TT_ERRLEN];
+    *fmt = TVM_FMT_UNKNOWN;
+    *verbose = false;
+    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return 0;
+        }
+        if (c == 'v') {
+            *verbose = true;
+            continue;
+        }
+        if (c == 'f') {
+            if (TvmFormat_parse(optarg, fmt, err) != TT_OK) {
+                fprintf(stderr, "tunetop %s: %s\n", name, err);
+                return 2;
+            }
+            continue;
         }
         fprintf(stderr, "tunetop %s: unknown option '%s' (see tunetop %s --help)\n", name, argv[optind - 1], name);
         return 2;
@@ -59,6 +86,10 @@ static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **
         return 2;
     }
     *path = argv[optind];
+    if (*fmt == TVM_FMT_UNKNOWN && TvmLog_detect(*path, fmt, err) != TT_OK) {
+        fprintf(stderr, "tunetop %s: %s\n", name, err);
+        return 1;
+    }
     return -1;
 }
 
@@ -83,9 +114,24 @@ static void print_task(int i, int n, const HistoryTask *t) {
     printf("  template  %s\n", t->template_name);
     const Record *best = HistoryTask_best(t);
     int built = 0; /* compile-only records: built, never timed */
-    for (int k = 0; k < t->n_records; k++)
-        if (t->records[k].error_no == 0 && t->records[k].n_costs == 0) built++;
-    if (!best && built) {
+    int imported = 0; /* imported from another tuner's log: never measured here */
+    const Record *best_imported = NULL;
+    for (int k = 0; k < t->n_records; k++) {
+        const Record *r = &t->records[k];
+        if (Record_isImported(r)) {
+            imported++;
+            if (!best_imported || r->src_cost < best_imported->src_cost) best_imported = r;
+        } else if (r->error_no == 0 && r->n_costs == 0) {
+            built++;
+        }
+    }
+    if (best_imported)
+        printf("  imported  %d record%s, not measured here; best there %#.5g ms (%s, config index %llu)\n", imported,
+               imported == 1 ? "" : "s", best_imported->src_cost * 1e3, best_imported->src,
+               (unsigned long long)best_imported->index);
+    if (!best && imported && !built && t->n_records == imported) {
+        printf("  best      none measured here yet (imported records only)\n");
+    } else if (!best && built) {
         printf("  best      none timed: a compile-only session (%d of %d configs built, no timings)\n", built,
                t->n_records);
     } else if (!best) {
@@ -118,8 +164,11 @@ static void print_task(int i, int n, const HistoryTask *t) {
 
 int cmd_best(int argc, char **argv) {
     const char *path;
-    int rc = parse_args("best", best_usage, argc, argv, &path);
+    TvmFormat fmt;
+    bool verbose;
+    int rc = parse_args("best", best_usage, argc, argv, &path, &fmt, &verbose);
     if (rc >= 0) return rc;
+    if (fmt != TVM_FMT_TUNETOP) return tvm_best(path, fmt, verbose);
 
     History h;
     char err[TT_ERRLEN];
@@ -156,8 +205,11 @@ int cmd_best(int argc, char **argv) {
 
 int cmd_dump(int argc, char **argv) {
     const char *path;
-    int rc = parse_args("dump", dump_usage, argc, argv, &path);
+    TvmFormat fmt;
+    bool verbose;
+    int rc = parse_args("dump", dump_usage, argc, argv, &path, &fmt, &verbose);
     if (rc >= 0) return rc;
+    if (fmt != TVM_FMT_TUNETOP) return tvm_dump(path, fmt, verbose);
 
     LogReader *rd;
     char err[TT_ERRLEN];

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "kernels/workload.h"
+#include "records/tvmimport.h"
 
 static void setup_device(UiLogView *this, UiState *st) {
     this->target = Target_find(this->header.target);
@@ -39,8 +40,9 @@ static void setup_device(UiLogView *this, UiState *st) {
     snprintf(st->model.device, sizeof st->model.device, "%s", st->have_dev ? st->dev.name : "none here");
 }
 
-/* The model task for a record's key, adding it (and rebuilding its Task) on first sight. */
-static int task_for(UiLogView *this, UiState *st, const Record *rec) {
+/* The model task for a record's key, adding it (and rebuilding its Task) on first sight.
+ * flops_hint > 0: the task's FLOPs when its key is not a tunetop workload (a TVM log's). */
+static int task_for(UiLogView *this, UiState *st, const Record *rec, double flops_hint) {
     int ti = UiModel_findKey(&st->model, rec->task_key);
     if (ti >= 0) return ti;
     Task **nt = realloc(this->tasks, (size_t)(this->n_tasks + 1) * sizeof *nt);
@@ -50,8 +52,8 @@ static int task_for(UiLogView *this, UiState *st, const Record *rec) {
     Workload wl;
     char err[TT_ERRLEN];
     int id = this->n_tasks;
-    double flops = 0;
-    if (Workload_parse(rec->task_key, &wl, err) == TT_OK) {
+    double flops = flops_hint;
+    if (flops_hint <= 0 && Workload_parse(rec->task_key, &wl, err) == TT_OK) {
         flops = Workload_flops(&wl);
         if (this->target && st->have_dev) {
             task = calloc(1, sizeof *task);
@@ -66,9 +68,15 @@ static int task_for(UiLogView *this, UiState *st, const Record *rec) {
     return UiModel_addTask(&st->model, id, rec->task_key, task ? task->label : rec->task_key, flops, 1.0, task);
 }
 
-static void add(UiLogView *this, UiState *st, const Record *rec) {
+static void add(UiLogView *this, UiState *st, const Record *rec, double flops_hint) {
     UiModel *m = &st->model;
-    int ti = task_for(this, st, rec);
+    if (Record_isImported(rec)) { /* measured elsewhere: not a trial of this log */
+        this->imported++;
+        snprintf(this->note, sizeof this->note, "%ld records imported from TVM (not measured here) are not shown",
+                 this->imported);
+        return;
+    }
+    int ti = task_for(this, st, rec, flops_hint);
     UiTask *t = &m->tasks[ti];
     double g = rec->error_no ? 0 : Record_gflops(rec, t->flops);
     if (m->first_ts == 0 || rec->timestamp < m->first_ts) m->first_ts = rec->timestamp;
@@ -112,7 +120,7 @@ static int read_from(UiLogView *this, UiState *st, bool first, char *err) {
             return -1;
         }
         if (index++ < this->consumed) continue;
-        add(this, st, &rec);
+        add(this, st, &rec, 0);
         added++;
     }
     this->consumed = index;
@@ -122,10 +130,66 @@ static int read_from(UiLogView *this, UiState *st, bool first, char *err) {
     return added;
 }
 
+/* Reads the TVM records appended since the last call. Returns the count added or -1. */
+static int read_tvm(UiLogView *this, UiState *st, char *err) {
+    int added = 0;
+    Record rec;
+    Record_init(&rec);
+    char msg[TT_ERRLEN];
+    this->torn = false;
+    for (;;) {
+        TvmReadStatus s = TvmReader_next(this->tvm, this->tvm_rec, msg);
+        if (s == TVM_END) break;
+        if (s == TVM_PARTIAL) { /* a writer is in the middle of a line: wait for the rest */
+            this->torn = true;
+            break;
+        }
+        if (s == TVM_BAD) {
+            this->bad_lines++;
+            snprintf(this->note, sizeof this->note, "%ld malformed line%s skipped (last: %.200s)", this->bad_lines,
+                     this->bad_lines == 1 ? "" : "s", msg);
+            continue;
+        }
+        if (s == TVM_IOERR) {
+            snprintf(err, TT_ERRLEN, "%.480s", msg);
+            Record_done(&rec);
+            return -1;
+        }
+        Workload wl;
+        TvmMapReason why;
+        char werr[TT_ERRLEN];
+        double flops = TvmRecord_workload(this->tvm_rec, &wl, &why, werr) == TT_OK ? Workload_flops(&wl) : 0;
+        TvmRecord_toRecord(this->tvm_rec, &rec);
+        if (!rec.timestamp) rec.timestamp = (double)this->consumed; /* MetaSchedule keeps no time: one per record */
+        add(this, st, &rec, flops);
+        this->consumed++;
+        added++;
+    }
+    Record_done(&rec);
+    return added;
+}
+
 Status UiLogView_open(UiLogView *this, UiState *st, const char *path, char *err) {
+    return UiLogView_openFormat(this, st, path, TVM_FMT_UNKNOWN, err);
+}
+
+Status UiLogView_openFormat(UiLogView *this, UiState *st, const char *path, TvmFormat fmt, char *err) {
     memset(this, 0, sizeof *this);
     snprintf(this->path, sizeof this->path, "%s", path);
     st->model.live = false;
+    if (fmt == TVM_FMT_UNKNOWN && TvmLog_detect(path, &fmt, err) != TT_OK) return TT_ERR;
+    this->format = fmt;
+    if (fmt != TVM_FMT_TUNETOP) {
+        if (TvmReader_open(path, fmt, &this->tvm, err) != TT_OK) return TT_ERR;
+        this->tvm_rec = malloc(sizeof *this->tvm_rec);
+        if (!this->tvm_rec) abort();
+        snprintf(st->model.target, sizeof st->model.target, "%s", TvmFormat_name(fmt));
+        snprintf(st->model.device, sizeof st->model.device, "TVM's (latencies measured where the log was written)");
+        if (read_tvm(this, st, err) < 0) return TT_ERR;
+        st->selected = 0;
+        UiState_sort(st);
+        return TT_OK;
+    }
     if (read_from(this, st, true, err) < 0) return TT_ERR;
     struct stat sb;
     this->size_seen = stat(path, &sb) == 0 ? sb.st_size : 0;
@@ -135,6 +199,12 @@ Status UiLogView_open(UiLogView *this, UiState *st, const char *path, char *err)
 }
 
 int UiLogView_poll(UiLogView *this, UiState *st, char *err) {
+    if (this->tvm) {
+        TvmReader_follow(this->tvm);
+        int n = read_tvm(this, st, err);
+        if (n > 0) UiState_sort(st);
+        return n;
+    }
     struct stat sb;
     if (stat(this->path, &sb) != 0) {
         snprintf(err, TT_ERRLEN, "%.400s: no longer readable", this->path);
@@ -148,6 +218,10 @@ int UiLogView_poll(UiLogView *this, UiState *st, char *err) {
 }
 
 void UiLogView_done(UiLogView *this) {
+    TvmReader_close(this->tvm);
+    this->tvm = NULL;
+    free(this->tvm_rec);
+    this->tvm_rec = NULL;
     for (int i = 0; i < this->n_tasks; i++) {
         if (!this->tasks[i]) continue;
         Task_done(this->tasks[i]);
