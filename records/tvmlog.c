@@ -383,8 +383,8 @@ Status TvmLog_detect(const char *path, TvmFormat *out, char *err) {
     while (fmt == TVM_FMT_UNKNOWN && tried < 16 && (n = getline(&line, &cap, f)) > 0) {
         size_t k = 0;
         while (k < (size_t)n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r' || line[k] == '\n')) k++;
-        if (k == (size_t)n) continue;
-        if (line[k] != '{' && line[k] != '[') break; /* not JSON lines at all */
+        if (k == (size_t)n || line[k] == '#') continue; /* blank, or a comment as TVM's loader allows */
+        if (line[k] != '{' && line[k] != '[') break;   /* not JSON lines at all */
         tried++;
         json_t *root = json_loadb(line, (size_t)n, 0, NULL);
         if (root) fmt = classify(root);
@@ -692,6 +692,10 @@ TvmReadStatus TvmReader_next(TvmReader *this, TvmRecord *rec, char *msg) {
         if (got == 0 && n == 0) return TVM_END;
         if (blank(line, n)) {
             if (got == 0) return TVM_END; /* spaces with no newline yet */
+            continue;
+        }
+        if (line[0] == '#') { /* a comment line, skipped as TVM's own loader does */
+            if (got == 0) return TVM_END; /* its newline may still come */
             continue;
         }
         why[0] = err[0] = '\0';

@@ -160,7 +160,6 @@ static int read_tvm(UiLogView *this, UiState *st, char *err) {
         char werr[TT_ERRLEN];
         double flops = TvmRecord_workload(this->tvm_rec, &wl, &why, werr) == TT_OK ? Workload_flops(&wl) : 0;
         TvmRecord_toRecord(this->tvm_rec, &rec);
-        if (!rec.timestamp) rec.timestamp = (double)this->consumed; /* MetaSchedule keeps no time: one per record */
         add(this, st, &rec, flops);
         this->consumed++;
         added++;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "kernels/target.h"
@@ -37,6 +38,22 @@ TEST(detects_each_format) {
     close(fd);
     CHECK(TvmLog_detect(tmp, &f, err) == TT_ERR);
     CHECK_CONTAINS(err, "is not a tunetop log");
+    /* a comment line first, as in TopHub's logs */
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const char *txt = "# pre-tuned parameters\n{\"i\": [\"cuda\", \"conv2d_nchw.cuda\", [], {}, [], {\"i\": 1, \"e\": []}], "
+                      "\"r\": [[1.0], 0, 1, 2], \"v\": 0.1}\n# end\n";
+    CHECK(write(fd, txt, strlen(txt)) == (ssize_t)strlen(txt));
+    close(fd);
+    CHECK(TvmLog_detect(tmp, &f, err) == TT_OK && f == TVM_FMT_AUTOTVM);
+    TvmReader *r;
+    TvmRecord *rec = malloc(sizeof *rec);
+    CHECK(TvmReader_open(tmp, f, &r, err) == TT_OK);
+    CHECK_EQ_INT(TvmReader_next(r, rec, err), TVM_RECORD);
+    CHECK_EQ_INT(rec->line, 2);
+    CHECK_EQ_INT(TvmReader_next(r, rec, err), TVM_END);
+    CHECK_EQ_INT(TvmReader_bad(r), 0);
+    TvmReader_close(r);
+    free(rec);
     unlink(tmp);
     CHECK(TvmFormat_parse("ansor", &f, err) == TT_OK && f == TVM_FMT_ANSOR);
     CHECK(TvmFormat_parse("json", &f, err) == TT_ERR);
