@@ -606,7 +606,7 @@ static bool parse_ms(TvmReader *this, TvmRecord *rec, const json_t *root, char *
     for (int i = 0; i < rec->n_costs; i++)
         if (!(rec->costs[i] > 0) || rec->costs[i] >= 1e9) failed = true;
     if (failed) {
-        rec->error_no = 4; /* RUNTIME_DEVICE: the run gave no time */
+        rec->error_no = 8; /* UNKNOWN_ERROR: MetaSchedule keeps no reason, only the 1e10 s marker */
         rec->n_costs = 0;
     }
     rec->has_index = false;

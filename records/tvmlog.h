@@ -12,6 +12,8 @@
  *  - a MetaSchedule work directory: database_workload.json (a line per
  *    workload: [structural hash, module]) and database_tuning_record.json (a
  *    line per record: [workload_index, [trace, run_secs, target, args_info]]).
+ *    A record without a run time, or with MetaSchedule's 1e10 s "failed"
+ *    marker, is a failure (error 8, UNKNOWN_ERROR: no reason is stored).
  *  - tunetop's own msgpack log (records/log.h), reported as TVM_FMT_TUNETOP so
  *    that callers can hand it to LogReader instead.
  *

@@ -81,6 +81,14 @@ static void add(UiLogView *this, UiState *st, const Record *rec, double flops_hi
     double g = rec->error_no ? 0 : Record_gflops(rec, t->flops);
     if (m->first_ts == 0 || rec->timestamp < m->first_ts) m->first_ts = rec->timestamp;
     UiModel_addRecord(m, ti, rec, 0, g);
+    /* a workload whose FLOPs are unknown (a TVM log's, not a tunetop workload) still has a best latency */
+    if (t->flops <= 0 && rec->error_no == 0) {
+        double lat = Record_mean(rec);
+        if (isfinite(lat) && !(lat >= t->row.best_latency_s)) {
+            t->row.best_latency_s = lat;
+            t->row.best_index = rec->index;
+        }
+    }
     t->from_log = true;
     m->trials++;
     double t_s = rec->timestamp - m->first_ts;
