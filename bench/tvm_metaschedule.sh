@@ -10,7 +10,7 @@ BUILD=${1:?usage: $0 BUILD_DIR [VENV]}
 VENV=${2:-/tmp/tunetop-tvm-venv}
 HERE=$(cd "$(dirname "$0")" && pwd)
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-"$VENV/bin/pip" install -q "apache-tvm==0.27.0.post1" "apache-tvm-ffi==0.1.14.post0" psutil cloudpickle tornado
+"$VENV/bin/pip" install -q "apache-tvm==0.27.0.post1" "apache-tvm-ffi==0.1.14.post0" psutil cloudpickle xgboost-cpu
 WORK=$(mktemp -d /tmp/ms_work.XXXXXX)
 echo "== TVM: MetaSchedule, 20 trials, work directory $WORK"
 "$VENV/bin/python" "$HERE/tvm/metaschedule_run.py" "$WORK" 20 2>&1 | grep -E '^tvm |Error' || true

@@ -6,7 +6,7 @@
  * Writes a synthetic AutoTVM log of N lines (default 400000) over W conv2d
  * workloads (default 200), lines shaped like TopHub's CUDA records (about 560
  * bytes), then times the `best` path (TvmReader + TvmSummary: every line
- * parsed with jansson) R times (default 5) and prints the median lines/s and
+ * parsed with yajl into the reused tree) R times (default 5) and prints the median lines/s and
  * MB/s per CPU second of the process (the wall-clock figure beside it: on a
  * shared machine the wall clock also counts the other processes). The same is done for 4N lines of the same W workloads in a child
  * process each, whose peak RSS is printed beside: it stays flat when memory
@@ -146,7 +146,7 @@ int main(int argc, char **argv) {
     qsort(t, (size_t)repeat, sizeof *t, cmp_d);
     qsort(wt, (size_t)repeat, sizeof *wt, cmp_d);
     double med = t[repeat / 2];
-    printf("tunetop best path (jansson): median of %d: %.3f CPU s  %.0f lines/s  %.1f MB/s per CPU second "
+    printf("tunetop best path (yajl): median of %d: %.3f CPU s  %.0f lines/s  %.1f MB/s per CPU second "
            "(wall: median %.3f s, %.0f lines/s)  (%ld records, %d workloads)\n",
            repeat, med, lines / med, bytes / 1e6 / med, wt[repeat / 2], lines / wt[repeat / 2], n, tasks);
     long rss1 = child_rss(small), rss4 = child_rss(big);

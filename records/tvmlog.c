@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/strbuf.h"
+#include "records/tvmjson.h"
 
 #define TVM_MAX_LINE (64u * 1024 * 1024) /* a longer "line" is damage, not a record */
 #define MS_RECORDS "database_tuning_record.json"
@@ -40,18 +40,24 @@ Status TvmFormat_parse(const char *s, TvmFormat *out, char *err) {
 
 /* ---- small JSON helpers --------------------------------------------------------- */
 
-static bool get_i64(const json_t *j, int64_t *out) {
-    if (json_is_integer(j)) {
-        *out = (int64_t)json_integer_value(j);
-        return true;
-    }
-    if (json_is_real(j)) {
-        double d = json_real_value(j);
-        if (d != floor(d) || fabs(d) > 9e18) return false;
-        *out = (int64_t)d;
-        return true;
-    }
-    return false;
+/* Shorthands over the line's tree (records/tvmjson.h); D is the current JDoc. */
+#define AT(n, i) JDoc_at(D, (n), (i))
+#define GET(n, k) JDoc_get(D, (n), (k))
+#define STR(n) JDoc_str(D, (n))
+#define IS_ARR(n) (JDoc_type(D, (n)) == JV_ARR)
+#define IS_OBJ(n) (JDoc_type(D, (n)) == JV_OBJ)
+#define IS_NUM(n) (JDoc_type(D, (n)) == JV_INT || JDoc_type(D, (n)) == JV_REAL)
+#define SIZE(n) JDoc_size(D, (n))
+#define get_i64(n, out) JDoc_int(D, (n), (out))
+#define IS_STR(n) (STR(n) != NULL)
+#define IS_REAL(n) (JDoc_type(D, (n)) == JV_REAL)
+#define IS_INT(n) (JDoc_type(D, (n)) == JV_INT)
+#define NUM(n) num(D, (n))
+
+static double num(const JDoc *D, int32_t n) {
+    double v = 0;
+    JDoc_num(D, n, &v);
+    return v;
 }
 
 static void copy_str(char *dst, size_t cap, const char *src) {
@@ -71,6 +77,30 @@ static void put(char *buf, size_t cap, size_t *pos, const char *fmt, ...) {
     if (n < 0) return;
     *pos += (size_t)n;
     if (*pos >= cap) *pos = cap - 1;
+}
+
+/* The same for a plain string and for an integer, without printf (the readers
+ * format a few dozen of these per line, and printf was most of the time). */
+static void put_s(char *buf, size_t cap, size_t *pos, const char *s) {
+    size_t p = *pos;
+    while (*s && p + 1 < cap) buf[p++] = *s++;
+    buf[p] = '\0';
+    *pos = p;
+}
+
+static void put_i(char *buf, size_t cap, size_t *pos, int64_t v) {
+    char tmp[24];
+    int n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) tmp[n++] = '-';
+    size_t p = *pos;
+    while (n > 0 && p + 1 < cap) buf[p++] = tmp[--n];
+    buf[p] = '\0';
+    *pos = p;
 }
 
 static uint64_t fnv(const char *s, size_t n) {
@@ -95,32 +125,32 @@ static void set_key(TvmRecord *rec, const char *text, size_t len) {
     memcpy(rec->key + keep, tail, (size_t)t + 1);
 }
 
-static void parse_args(TvmRecord *rec, const json_t *args) {
+static void parse_args(const JDoc *D, TvmRecord *rec, int32_t args) {
     rec->n_args = 0;
-    size_t n = json_array_size(args);
+    size_t n = SIZE(args);
     for (size_t i = 0; i < n && rec->n_args < TVM_MAX_ARGS; i++) {
-        const json_t *a = json_array_get(args, i);
+        int32_t a = AT(args, i);
         TvmArg *g = &rec->args[rec->n_args++];
         memset(g, 0, sizeof *g);
         g->kind = TVM_ARG_OTHER;
-        if (json_is_array(a) && json_is_string(json_array_get(a, 0)) &&
-            strcmp(json_string_value(json_array_get(a, 0)), "TENSOR") == 0) {
+        if (IS_ARR(a) && IS_STR(AT(a, 0)) &&
+            strcmp(STR(AT(a, 0)), "TENSOR") == 0) {
             g->kind = TVM_ARG_TENSOR;
-            const json_t *shape = json_array_get(a, 1);
-            for (size_t d = 0; d < json_array_size(shape) && g->n < TVM_MAX_DIMS; d++)
-                if (!get_i64(json_array_get(shape, d), &g->v[g->n++])) g->v[g->n - 1] = -1;
-            const json_t *dt = json_array_get(a, 2);
-            if (json_is_string(dt)) copy_str(g->s, sizeof g->s, json_string_value(dt));
-        } else if (json_is_array(a)) {
+            int32_t shape = AT(a, 1);
+            for (int d = 0; d < SIZE(shape) && g->n < TVM_MAX_DIMS; d++)
+                if (!get_i64(AT(shape, d), &g->v[g->n++])) g->v[g->n - 1] = -1;
+            int32_t dt = AT(a, 2);
+            if (IS_STR(dt)) copy_str(g->s, sizeof g->s, STR(dt));
+        } else if (IS_ARR(a)) {
             g->kind = TVM_ARG_INTS;
-            for (size_t d = 0; d < json_array_size(a) && g->n < TVM_MAX_DIMS; d++)
-                if (!get_i64(json_array_get(a, d), &g->v[g->n++])) g->kind = TVM_ARG_OTHER;
+            for (int d = 0; d < SIZE(a) && g->n < TVM_MAX_DIMS; d++)
+                if (!get_i64(AT(a, d), &g->v[g->n++])) g->kind = TVM_ARG_OTHER;
         } else if (get_i64(a, &g->v[0])) {
             g->kind = TVM_ARG_INT;
             g->n = 1;
-        } else if (json_is_string(a)) {
+        } else if (IS_STR(a)) {
             g->kind = TVM_ARG_STR;
-            copy_str(g->s, sizeof g->s, json_string_value(a));
+            copy_str(g->s, sizeof g->s, STR(a));
         }
     }
 }
@@ -129,73 +159,84 @@ static void parse_args(TvmRecord *rec, const json_t *args) {
 static void autotvm_key(TvmRecord *rec) {
     char buf[1024];
     size_t p = 0;
-    put(buf, sizeof buf, &p, "%s(", rec->task);
+    put_s(buf, sizeof buf, &p, rec->task);
+    put_s(buf, sizeof buf, &p, "(");
     for (int i = 0; i < rec->n_args; i++) {
         const TvmArg *g = &rec->args[i];
-        if (i) put(buf, sizeof buf, &p, ",");
+        if (i) put_s(buf, sizeof buf, &p, ",");
         switch (g->kind) {
         case TVM_ARG_TENSOR:
-            for (int d = 0; d < g->n; d++) put(buf, sizeof buf, &p, "%s%" PRId64, d ? "x" : "", g->v[d]);
+            for (int d = 0; d < g->n; d++) {
+                if (d) put_s(buf, sizeof buf, &p, "x");
+                put_i(buf, sizeof buf, &p, g->v[d]);
+            }
             break;
         case TVM_ARG_INTS:
-            put(buf, sizeof buf, &p, "[");
-            for (int d = 0; d < g->n; d++) put(buf, sizeof buf, &p, "%s%" PRId64, d ? "," : "", g->v[d]);
-            put(buf, sizeof buf, &p, "]");
+            put_s(buf, sizeof buf, &p, "[");
+            for (int d = 0; d < g->n; d++) {
+                if (d) put_s(buf, sizeof buf, &p, ",");
+                put_i(buf, sizeof buf, &p, g->v[d]);
+            }
+            put_s(buf, sizeof buf, &p, "]");
             break;
-        case TVM_ARG_INT: put(buf, sizeof buf, &p, "%" PRId64, g->v[0]); break;
-        case TVM_ARG_STR: put(buf, sizeof buf, &p, "%s", g->s); break;
-        default: put(buf, sizeof buf, &p, "?"); break;
+        case TVM_ARG_INT: put_i(buf, sizeof buf, &p, g->v[0]); break;
+        case TVM_ARG_STR: put_s(buf, sizeof buf, &p, g->s); break;
+        default: put_s(buf, sizeof buf, &p, "?"); break;
         }
     }
-    put(buf, sizeof buf, &p, ") %s", rec->target);
+    put_s(buf, sizeof buf, &p, ") ");
+    put_s(buf, sizeof buf, &p, rec->target);
     set_key(rec, buf, p);
 }
 
-static bool parse_entity(TvmRecord *rec, const json_t *entity, char *why) {
+static bool parse_entity(const JDoc *D, TvmRecord *rec, int32_t entity, char *why) {
     rec->n_knobs = 0;
     size_t p = 0;
     rec->config[0] = '\0';
-    if (!json_is_array(entity)) {
+    if (!IS_ARR(entity)) {
         snprintf(why, TT_ERRLEN, "config has no entity list");
         return false;
     }
-    for (size_t i = 0; i < json_array_size(entity); i++) {
-        const json_t *e = json_array_get(entity, i);
-        const json_t *name = json_array_get(e, 0), *kind = json_array_get(e, 1), *val = json_array_get(e, 2);
-        if (!json_is_string(name) || !json_is_string(kind) || !val) {
-            snprintf(why, TT_ERRLEN, "entity item %zu is not [knob, kind, value]", i);
+    for (int i = 0; i < SIZE(entity); i++) {
+        int32_t e = AT(entity, i);
+        int32_t name = AT(e, 0), kind = AT(e, 1), val = AT(e, 2);
+        if (!IS_STR(name) || !IS_STR(kind) || val == JDOC_NONE) {
+            snprintf(why, TT_ERRLEN, "entity item %d is not [knob, kind, value]", i);
             return false;
         }
-        put(rec->config, sizeof rec->config, &p, "%s%s=", p ? " " : "", json_string_value(name));
+        if (p) put_s(rec->config, sizeof rec->config, &p, " ");
+        put_s(rec->config, sizeof rec->config, &p, STR(name));
+        put_s(rec->config, sizeof rec->config, &p, "=");
         if (rec->n_knobs == TVM_MAX_KNOBS) continue; /* kept in the text, not for import */
         TvmKnob *k = &rec->knobs[rec->n_knobs++];
         memset(k, 0, sizeof *k);
-        copy_str(k->name, sizeof k->name, json_string_value(name));
-        copy_str(k->kind, sizeof k->kind, json_string_value(kind));
-        if (json_is_array(val)) {
+        copy_str(k->name, sizeof k->name, STR(name));
+        copy_str(k->kind, sizeof k->kind, STR(kind));
+        if (IS_ARR(val)) {
             k->is_list = true;
-            put(rec->config, sizeof rec->config, &p, "[");
-            for (size_t d = 0; d < json_array_size(val); d++) {
-                const json_t *x = json_array_get(val, d);
+            put_s(rec->config, sizeof rec->config, &p, "[");
+            for (int d = 0; d < SIZE(val); d++) {
+                int32_t x = AT(val, d);
                 int64_t v;
                 if (get_i64(x, &v)) {
                     if (k->n < TVM_MAX_DIMS) k->v[k->n++] = v;
-                    put(rec->config, sizeof rec->config, &p, "%s%" PRId64, d ? "," : "", v);
+                    if (d) put_s(rec->config, sizeof rec->config, &p, ",");
+                    put_i(rec->config, sizeof rec->config, &p, v);
                 } else {
                     k->is_list = false; /* annotations: strings */
                     put(rec->config, sizeof rec->config, &p, "%s%s", d ? "," : "",
-                        json_is_string(x) ? json_string_value(x) : "?");
+                        IS_STR(x) ? STR(x) : "?");
                 }
             }
-            put(rec->config, sizeof rec->config, &p, "]");
+            put_s(rec->config, sizeof rec->config, &p, "]");
         } else if (get_i64(val, &k->v[0])) {
             k->is_int = true;
             k->n = 1;
-            put(rec->config, sizeof rec->config, &p, "%" PRId64, k->v[0]);
-        } else if (json_is_string(val)) {
-            put(rec->config, sizeof rec->config, &p, "%s", json_string_value(val));
-        } else if (json_is_real(val)) {
-            put(rec->config, sizeof rec->config, &p, "%g", json_real_value(val));
+            put_i(rec->config, sizeof rec->config, &p, k->v[0]);
+        } else if (IS_STR(val)) {
+            put(rec->config, sizeof rec->config, &p, "%s", STR(val));
+        } else if (IS_REAL(val)) {
+            put(rec->config, sizeof rec->config, &p, "%g", NUM(val));
         } else {
             put(rec->config, sizeof rec->config, &p, "?");
         }
@@ -204,53 +245,53 @@ static bool parse_entity(TvmRecord *rec, const json_t *entity, char *why) {
 }
 
 /* [[costs...], error_no, all_cost, timestamp] */
-static bool parse_result(TvmRecord *rec, const json_t *r, char *why) {
-    const json_t *costs = json_array_get(r, 0);
+static bool parse_result(const JDoc *D, TvmRecord *rec, int32_t r, char *why) {
+    int32_t costs = AT(r, 0);
     int64_t e;
-    if (!json_is_array(r) || !get_i64(json_array_get(r, 1), &e)) {
+    if (!IS_ARR(r) || !get_i64(AT(r, 1), &e)) {
         snprintf(why, TT_ERRLEN, "result is not [costs, error_no, all_cost, timestamp]");
         return false;
     }
     rec->error_no = (int)e;
     rec->n_costs = 0;
-    for (size_t i = 0; i < json_array_size(costs) && rec->n_costs < REC_MAX_COSTS; i++) {
-        const json_t *c = json_array_get(costs, i);
-        if (json_is_number(c)) rec->costs[rec->n_costs++] = json_number_value(c);
+    for (int i = 0; i < SIZE(costs) && rec->n_costs < REC_MAX_COSTS; i++) {
+        int32_t c = AT(costs, i);
+        if (IS_NUM(c)) rec->costs[rec->n_costs++] = NUM(c);
     }
-    if (json_is_array(costs) == false && json_is_number(costs)) rec->costs[rec->n_costs++] = json_number_value(costs);
-    const json_t *ac = json_array_get(r, 2), *ts = json_array_get(r, 3);
-    rec->all_cost = json_is_number(ac) ? json_number_value(ac) : 0;
-    rec->timestamp = json_is_number(ts) ? json_number_value(ts) : 0;
+    if (IS_ARR(costs) == false && IS_NUM(costs)) rec->costs[rec->n_costs++] = NUM(costs);
+    int32_t ac = AT(r, 2), ts = AT(r, 3);
+    rec->all_cost = IS_NUM(ac) ? NUM(ac) : 0;
+    rec->timestamp = IS_NUM(ts) ? NUM(ts) : 0;
     return true;
 }
 
-static bool parse_autotvm(TvmRecord *rec, const json_t *root, char *why) {
-    const json_t *input = json_object_get(root, "input"), *config = json_object_get(root, "config");
-    const json_t *result = json_object_get(root, "result");
-    if (!input) { /* the compact form: "i": [target, name, args, kwargs, workload, config] */
-        input = json_object_get(root, "i");
-        result = json_object_get(root, "r");
-        config = json_array_get(input, 5);
+static bool parse_autotvm(const JDoc *D, TvmRecord *rec, int32_t root, char *why) {
+    int32_t input = GET(root, "input"), config = GET(root, "config");
+    int32_t result = GET(root, "result");
+    if (input == JDOC_NONE) { /* the compact form: "i": [target, name, args, kwargs, workload, config] */
+        input = GET(root, "i");
+        result = GET(root, "r");
+        config = AT(input, 5);
     }
-    if (!json_is_array(input) || !json_is_string(json_array_get(input, 0)) ||
-        !json_is_string(json_array_get(input, 1))) {
+    if (!IS_ARR(input) || !IS_STR(AT(input, 0)) ||
+        !IS_STR(AT(input, 1))) {
         snprintf(why, TT_ERRLEN, "not an AutoTVM record (no [target, task_name, args, ...] input)");
         return false;
     }
-    if (!json_is_object(config)) {
+    if (!IS_OBJ(config)) {
         snprintf(why, TT_ERRLEN, "AutoTVM record without a config");
         return false;
     }
-    copy_str(rec->target, sizeof rec->target, json_string_value(json_array_get(input, 0)));
-    copy_str(rec->task, sizeof rec->task, json_string_value(json_array_get(input, 1)));
-    parse_args(rec, json_array_get(input, 2));
-    const json_t *idx = json_object_get(config, "index");
-    if (!idx) idx = json_object_get(config, "i");
+    copy_str(rec->target, sizeof rec->target, STR(AT(input, 0)));
+    copy_str(rec->task, sizeof rec->task, STR(AT(input, 1)));
+    parse_args(D, rec, AT(input, 2));
+    int32_t idx = GET(config, "index");
+    if (idx == JDOC_NONE) idx = GET(config, "i");
     rec->has_index = get_i64(idx, &rec->index);
-    const json_t *entity = json_object_get(config, "entity");
-    if (!entity) entity = json_object_get(config, "e");
-    if (!parse_entity(rec, entity, why)) return false;
-    if (!parse_result(rec, result, why)) return false;
+    int32_t entity = GET(config, "entity");
+    if (entity == JDOC_NONE) entity = GET(config, "e");
+    if (!parse_entity(D, rec, entity, why)) return false;
+    if (!parse_result(D, rec, result, why)) return false;
     autotvm_key(rec);
     return true;
 }
@@ -259,46 +300,46 @@ static const char *ANN[] = {"none", "unroll", "vectorize", "parallel", "vthread"
                             "blockIdx.y", "threadIdx.y", "blockIdx.z", "threadIdx.z"};
 
 /* A short text of an auto-scheduler state: its split factors and pragmas. */
-static void ansor_config(TvmRecord *rec, const json_t *steps) {
+static void ansor_config(const JDoc *D, TvmRecord *rec, int32_t steps) {
     size_t p = 0;
     rec->config[0] = '\0';
-    size_t n = json_array_size(steps);
-    put(rec->config, sizeof rec->config, &p, "%zu steps:", n);
-    for (size_t i = 0; i < n; i++) {
-        const json_t *s = json_array_get(steps, i);
-        const char *code = json_string_value(json_array_get(s, 0));
+    int n = SIZE(steps);
+    put(rec->config, sizeof rec->config, &p, "%d steps:", n);
+    for (int i = 0; i < n; i++) {
+        int32_t s = AT(steps, i);
+        const char *code = STR(AT(s, 0));
         if (!code) continue;
         if (strcmp(code, "SP") == 0) {
-            const json_t *f = json_array_get(s, 4);
+            int32_t f = AT(s, 4);
             put(rec->config, sizeof rec->config, &p, " SP[");
-            for (size_t d = 0; d < json_array_size(f); d++) {
+            for (int d = 0; d < SIZE(f); d++) {
                 int64_t v = 0;
-                get_i64(json_array_get(f, d), &v);
+                get_i64(AT(f, d), &v);
                 put(rec->config, sizeof rec->config, &p, "%s%" PRId64, d ? "," : "", v);
             }
             put(rec->config, sizeof rec->config, &p, "]");
         } else if (strcmp(code, "PR") == 0) {
-            const char *pr = json_string_value(json_array_get(s, 3));
+            const char *pr = STR(AT(s, 3));
             if (pr) put(rec->config, sizeof rec->config, &p, " %s", pr);
         } else if (strcmp(code, "AN") == 0) {
             int64_t a = 0;
-            if (get_i64(json_array_get(s, 3), &a) && a > 1 && a < (int64_t)(sizeof ANN / sizeof ANN[0]))
+            if (get_i64(AT(s, 3), &a) && a > 1 && a < (int64_t)(sizeof ANN / sizeof ANN[0]))
                 put(rec->config, sizeof rec->config, &p, " %s", ANN[a]);
         }
     }
 }
 
-static bool parse_ansor(TvmRecord *rec, const json_t *root, char *why) {
-    const json_t *i = json_object_get(root, "i");
-    const json_t *task = json_array_get(i, 0), *state = json_array_get(i, 1);
-    const json_t *wkey = json_array_get(task, 0), *target = json_array_get(task, 1);
-    if (!json_is_array(task) || !json_is_string(wkey) || !json_is_string(target)) {
+static bool parse_ansor(const JDoc *D, TvmRecord *rec, int32_t root, char *why) {
+    int32_t i = GET(root, "i");
+    int32_t task = AT(i, 0), state = AT(i, 1);
+    int32_t wkey = AT(task, 0), target = AT(task, 1);
+    if (!IS_ARR(task) || !IS_STR(wkey) || !IS_STR(target)) {
         snprintf(why, TT_ERRLEN, "not an auto-scheduler record (no [workload_key, target, ...] task)");
         return false;
     }
-    copy_str(rec->target, sizeof rec->target, json_string_value(target));
+    copy_str(rec->target, sizeof rec->target, STR(target));
     /* the workload key is itself JSON: ["hash", dims...]; its hash names the task */
-    const char *wk = json_string_value(wkey);
+    const char *wk = STR(wkey);
     const char *q1 = strchr(wk, '"'), *q2 = q1 ? strchr(q1 + 1, '"') : NULL;
     if (q1 && q2 && q2 - q1 - 1 > 0) {
         size_t n = (size_t)(q2 - q1 - 1);
@@ -312,25 +353,25 @@ static bool parse_ansor(TvmRecord *rec, const json_t *root, char *why) {
     size_t p = 0;
     put(buf, sizeof buf, &p, "%s %s", wk, rec->target);
     set_key(rec, buf, p);
-    ansor_config(rec, json_array_get(state, 1));
+    ansor_config(D, rec, AT(state, 1));
     rec->has_index = false;
-    return parse_result(rec, json_object_get(root, "r"), why);
+    return parse_result(D, rec, GET(root, "r"), why);
 }
 
 /* ---- detection ------------------------------------------------------------------- */
 
 /* Which JSON-lines format a parsed line is, or TVM_FMT_UNKNOWN. */
-static TvmFormat classify(const json_t *root) {
-    if (json_is_array(root) && json_is_integer(json_array_get(root, 0)) && json_is_array(json_array_get(root, 1)))
+static TvmFormat classify(const JDoc *D, int32_t root) {
+    if (IS_ARR(root) && IS_INT(AT(root, 0)) && IS_ARR(AT(root, 1)))
         return TVM_FMT_METASCHEDULE;
-    if (!json_is_object(root)) return TVM_FMT_UNKNOWN;
-    if (json_object_get(root, "input") && json_object_get(root, "config")) return TVM_FMT_AUTOTVM;
-    const json_t *i = json_object_get(root, "i");
-    if (!json_is_array(i) || !json_object_get(root, "r")) return TVM_FMT_UNKNOWN;
-    const json_t *v = json_object_get(root, "v");
-    if (json_is_array(json_array_get(i, 0)) || (json_is_string(v) && json_string_value(v)[0] == 'v'))
+    if (!IS_OBJ(root)) return TVM_FMT_UNKNOWN;
+    if (GET(root, "input") != JDOC_NONE && GET(root, "config") != JDOC_NONE) return TVM_FMT_AUTOTVM;
+    int32_t i = GET(root, "i");
+    if (!IS_ARR(i) || GET(root, "r") == JDOC_NONE) return TVM_FMT_UNKNOWN;
+    int32_t v = GET(root, "v");
+    if (IS_ARR(AT(i, 0)) || (IS_STR(v) && STR(v)[0] == 'v'))
         return TVM_FMT_ANSOR;
-    if (json_is_string(json_array_get(i, 0))) return TVM_FMT_AUTOTVM;
+    if (IS_STR(AT(i, 0))) return TVM_FMT_AUTOTVM;
     return TVM_FMT_UNKNOWN;
 }
 
@@ -380,18 +421,20 @@ Status TvmLog_detect(const char *path, TvmFormat *out, char *err) {
     ssize_t n;
     int tried = 0;
     TvmFormat fmt = TVM_FMT_UNKNOWN;
+    JDoc doc;
+    JDoc_init(&doc);
     while (fmt == TVM_FMT_UNKNOWN && tried < 16 && (n = getline(&line, &cap, f)) > 0) {
         size_t k = 0;
         while (k < (size_t)n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r' || line[k] == '\n')) k++;
         if (k == (size_t)n || line[k] == '#') continue; /* blank, or a comment as TVM's loader allows */
         if (line[k] != '{' && line[k] != '[') break;   /* not JSON lines at all */
         tried++;
-        json_t *root = json_loadb(line, (size_t)n, 0, NULL);
-        if (root) fmt = classify(root);
-        json_decref(root);
+        char why[128];
+        if (JDoc_parse(&doc, line, (size_t)n, why, sizeof why)) fmt = classify(&doc, 0);
     }
     free(line);
     fclose(f);
+    JDoc_done(&doc);
     if (fmt == TVM_FMT_METASCHEDULE) {
         /* the record file of a work directory, named directly */
         const char *slash = strrchr(path, '/');
@@ -513,6 +556,8 @@ struct TvmReader {
     LineFile wl;
     MsWorkload *wls;
     int n_wls, cap_wls;
+    JDoc doc;  /* the current line's tree, reused */
+    JDoc wdoc; /* a workload line's */
 };
 
 /* Reads the workload lines appended since the last call. */
@@ -531,35 +576,38 @@ static Status ms_read_workloads(TvmReader *this, char *err) {
         MsWorkload *w = &this->wls[this->n_wls++];
         snprintf(w->hash, sizeof w->hash, "?");
         /* [structural_hash, module]: only the hash is kept (the module can be megabytes) */
-        json_t *root = json_loadb(line, n, 0, NULL);
-        const json_t *h = json_array_get(root, 0);
-        if (json_is_string(h))
-            copy_str(w->hash, sizeof w->hash, json_string_value(h));
-        else if (json_is_integer(h))
-            snprintf(w->hash, sizeof w->hash, "%" JSON_INTEGER_FORMAT, json_integer_value(h));
-        json_decref(root);
+        char why[128];
+        const JDoc *D = &this->wdoc; /* not doc: a record line may be half read when this runs */
+        if (JDoc_parse(&this->wdoc, line, n, why, sizeof why)) {
+            int32_t h = AT(0, 0);
+            int64_t v;
+            if (IS_STR(h))
+                copy_str(w->hash, sizeof w->hash, STR(h));
+            else if (get_i64(h, &v))
+                snprintf(w->hash, sizeof w->hash, "%" PRId64, v);
+        }
     }
     return r < 0 ? TT_ERR : TT_OK;
 }
 
-static void ms_target(TvmRecord *rec, const json_t *t) {
-    if (json_is_string(t)) {
-        copy_str(rec->target, sizeof rec->target, json_string_value(t));
-    } else if (json_is_object(t)) {
-        const json_t *kind = json_object_get(t, "kind"), *mcpu = json_object_get(t, "mcpu");
-        const json_t *arch = json_object_get(t, "arch");
-        snprintf(rec->target, sizeof rec->target, "%s%s%s", json_is_string(kind) ? json_string_value(kind) : "?",
-                 json_is_string(mcpu) || json_is_string(arch) ? " " : "",
-                 json_is_string(mcpu) ? json_string_value(mcpu) : json_is_string(arch) ? json_string_value(arch) : "");
+static void ms_target(const JDoc *D, TvmRecord *rec, int32_t t) {
+    if (IS_STR(t)) {
+        copy_str(rec->target, sizeof rec->target, STR(t));
+    } else if (IS_OBJ(t)) {
+        int32_t kind = GET(t, "kind"), mcpu = GET(t, "mcpu");
+        int32_t arch = GET(t, "arch");
+        snprintf(rec->target, sizeof rec->target, "%s%s%s", IS_STR(kind) ? STR(kind) : "?",
+                 IS_STR(mcpu) || IS_STR(arch) ? " " : "",
+                 IS_STR(mcpu) ? STR(mcpu) : IS_STR(arch) ? STR(arch) : "");
     } else {
         snprintf(rec->target, sizeof rec->target, "?");
     }
 }
 
-static bool parse_ms(TvmReader *this, TvmRecord *rec, const json_t *root, char *why, char *err) {
+static bool parse_ms(TvmReader *this, const JDoc *D, TvmRecord *rec, int32_t root, char *why, char *err) {
     int64_t w;
-    const json_t *body = json_array_get(root, 1);
-    if (!get_i64(json_array_get(root, 0), &w) || w < 0 || !json_is_array(body)) {
+    int32_t body = AT(root, 1);
+    if (!get_i64(AT(root, 0), &w) || w < 0 || !IS_ARR(body)) {
         snprintf(why, TT_ERRLEN, "not a MetaSchedule record ([workload_index, [trace, run_secs, target, args_info]])");
         return false;
     }
@@ -568,20 +616,20 @@ static bool parse_ms(TvmReader *this, TvmRecord *rec, const json_t *root, char *
         snprintf(why, TT_ERRLEN, "workload %" PRId64 " is not in " MS_WORKLOADS " (%d workloads)", w, this->n_wls);
         return false;
     }
-    const json_t *trace = json_array_get(body, 0), *secs = json_array_get(body, 1);
-    ms_target(rec, json_array_get(body, 2));
+    int32_t trace = AT(body, 0), secs = AT(body, 1);
+    ms_target(D, rec, AT(body, 2));
     snprintf(rec->task, sizeof rec->task, "workload %" PRId64, w);
     /* args_info: [["TENSOR", dtype, shape], ...] */
-    const json_t *ai = json_array_get(body, 3);
+    int32_t ai = AT(body, 3);
     rec->n_args = 0;
-    for (size_t i = 0; i < json_array_size(ai) && rec->n_args < TVM_MAX_ARGS; i++) {
-        const json_t *a = json_array_get(ai, i), *shape = json_array_get(a, 2);
+    for (int i = 0; i < SIZE(ai) && rec->n_args < TVM_MAX_ARGS; i++) {
+        int32_t a = AT(ai, i), shape = AT(a, 2);
         TvmArg *g = &rec->args[rec->n_args++];
         memset(g, 0, sizeof *g);
         g->kind = TVM_ARG_TENSOR;
-        if (json_is_string(json_array_get(a, 1))) copy_str(g->s, sizeof g->s, json_string_value(json_array_get(a, 1)));
-        for (size_t d = 0; d < json_array_size(shape) && g->n < TVM_MAX_DIMS; d++)
-            if (!get_i64(json_array_get(shape, d), &g->v[g->n++])) g->v[g->n - 1] = -1;
+        if (IS_STR(AT(a, 1))) copy_str(g->s, sizeof g->s, STR(AT(a, 1)));
+        for (int d = 0; d < SIZE(shape) && g->n < TVM_MAX_DIMS; d++)
+            if (!get_i64(AT(shape, d), &g->v[g->n++])) g->v[g->n - 1] = -1;
     }
     char buf[512];
     size_t p = 0;
@@ -593,13 +641,13 @@ static bool parse_ms(TvmReader *this, TvmRecord *rec, const json_t *root, char *
     put(buf, sizeof buf, &p, ") %s", rec->target);
     set_key(rec, buf, p);
     /* the trace: [instructions, decisions] */
-    snprintf(rec->config, sizeof rec->config, "trace of %zu instructions, %zu decisions",
-             json_array_size(json_array_get(trace, 0)), json_array_size(json_array_get(trace, 1)));
+    snprintf(rec->config, sizeof rec->config, "trace of %d instructions, %d decisions",
+             SIZE(AT(trace, 0)), SIZE(AT(trace, 1)));
     rec->n_costs = 0;
     rec->error_no = 0;
-    for (size_t i = 0; i < json_array_size(secs) && rec->n_costs < REC_MAX_COSTS; i++) {
-        const json_t *c = json_array_get(secs, i);
-        if (json_is_number(c)) rec->costs[rec->n_costs++] = json_number_value(c);
+    for (int i = 0; i < SIZE(secs) && rec->n_costs < REC_MAX_COSTS; i++) {
+        int32_t c = AT(secs, i);
+        if (IS_NUM(c)) rec->costs[rec->n_costs++] = NUM(c);
     }
     /* no run time, or MetaSchedule's 1e10 "failed" marker: not a measurement */
     bool failed = rec->n_costs == 0;
@@ -622,6 +670,8 @@ Status TvmReader_open(const char *path, TvmFormat fmt, TvmReader **out, char *er
     if (!r) abort();
     r->fmt = fmt;
     r->lf.fd = r->wl.fd = -1;
+    JDoc_init(&r->doc);
+    JDoc_init(&r->wdoc);
     snprintf(r->path, sizeof r->path, "%s", path);
     char rec_path[1100];
     snprintf(rec_path, sizeof rec_path, "%s", path);
@@ -650,12 +700,13 @@ Status TvmReader_open(const char *path, TvmFormat fmt, TvmReader **out, char *er
 }
 
 static bool parse_line(TvmReader *this, const char *line, size_t n, TvmRecord *rec, char *why, char *err) {
-    json_error_t jerr;
-    json_t *root = json_loadb(line, n, 0, &jerr);
-    if (!root) {
-        snprintf(why, TT_ERRLEN, "not JSON (%s at column %d)", jerr.text, jerr.column);
+    char jwhy[200];
+    if (!JDoc_parse(&this->doc, line, n, jwhy, sizeof jwhy)) {
+        snprintf(why, TT_ERRLEN, "not JSON (%s)", jwhy);
         return false;
     }
+    const JDoc *D = &this->doc;
+    int32_t root = 0;
     bool ok;
     memset(rec, 0, offsetof(TvmRecord, args));
     rec->format = this->fmt;
@@ -663,18 +714,17 @@ static bool parse_line(TvmReader *this, const char *line, size_t n, TvmRecord *r
     rec->has_index = false;
     rec->config[0] = '\0';
     if (this->fmt == TVM_FMT_METASCHEDULE) {
-        ok = parse_ms(this, rec, root, why, err);
+        ok = parse_ms(this, D, rec, root, why, err);
     } else {
-        TvmFormat c = classify(root);
+        TvmFormat c = classify(D, root);
         if (c != this->fmt) {
             snprintf(why, TT_ERRLEN, "not an %s record (looks like %s)", TvmFormat_name(this->fmt),
                      c == TVM_FMT_UNKNOWN ? "no known record" : TvmFormat_name(c));
             ok = false;
         } else {
-            ok = this->fmt == TVM_FMT_AUTOTVM ? parse_autotvm(rec, root, why) : parse_ansor(rec, root, why);
+            ok = this->fmt == TVM_FMT_AUTOTVM ? parse_autotvm(D, rec, root, why) : parse_ansor(D, rec, root, why);
         }
     }
-    json_decref(root);
     return ok;
 }
 
@@ -732,6 +782,8 @@ void TvmReader_close(TvmReader *this) {
     LineFile_close(&this->lf);
     LineFile_close(&this->wl);
     free(this->wls);
+    JDoc_done(&this->doc);
+    JDoc_done(&this->wdoc);
     free(this);
 }
 
@@ -760,11 +812,18 @@ void TvmRecord_toRecord(const TvmRecord *this, Record *out) {
 }
 
 static void put_jstr(StrBuf *b, const char *s) {
-    json_t *j = json_string_nocheck(s);
-    char *e = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-    json_decref(j);
-    StrBuf_append(b, e ? e : "null");
-    free(e);
+    StrBuf_append(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            char e[3] = {'\\', (char)*p, 0};
+            StrBuf_append(b, e);
+        } else if (*p < 0x20) {
+            StrBuf_printf(b, "\\u%04x", *p);
+        } else {
+            StrBuf_appendn(b, (const char *)p, 1);
+        }
+    }
+    StrBuf_append(b, "\"");
 }
 
 static void put_num(StrBuf *b, double v) {

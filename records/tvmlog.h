@@ -18,7 +18,7 @@
  *    that callers can hand it to LogReader instead.
  *
  * Lines that start with '#' are comments (TopHub logs open with one) and are
- * skipped, as TVM's own loader does. Lines are parsed with jansson, one at a time: a reader holds one line, never
+ * skipped, as TVM's own loader does. Lines are parsed with yajl (records/tvmjson.h), one at a time: a reader holds one line, never
  * the file. A line that is not a record of the format is skipped and counted
  * (TVM_BAD, with its line number). A last line without its newline is a
  * record when it parses; otherwise it is TVM_PARTIAL: a writer may be in the
