@@ -1,6 +1,8 @@
 /* app/cmd_records.c: `tunetop best LOG` and `tunetop dump LOG`, the two
- * read-only views of a record log. */
+ * read-only views of a record log (tunetop's, or TVM's: see tvm_best). */
 #include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,17 +14,142 @@
 #include "records/log.h"
 #include "records/tvmlog.h"
 
+/* Reads every record of a TVM log, calling fn on each. Returns 0, or 1 when
+ * reading failed (said on stderr). Malformed lines are counted in *bad and,
+ * with verbose, named on stderr; an unfinished last line too. */
+static int each_record(const char *cmd, const char *path, TvmFormat fmt, bool verbose, long *bad,
+                       void (*fn)(const TvmRecord *, void *), void *ctx) {
+    TvmReader *rd;
+    char err[TT_ERRLEN];
+    if (TvmReader_open(path, fmt, &rd, err) != TT_OK) {
+        fprintf(stderr, "tunetop %s: %s\n", cmd, err);
+        return 1;
+    }
+    TvmRecord *rec = malloc(sizeof *rec);
+    if (!rec) abort();
+    int rc = 0;
+    *bad = 0;
+    for (;;) {
+        TvmReadStatus st = TvmReader_next(rd, rec, err);
+        if (st == TVM_RECORD) {
+            fn(rec, ctx);
+        } else if (st == TVM_BAD) {
+            (*bad)++;
+            if (verbose) fprintf(stderr, "tunetop %s: %s: skipped %s\n", cmd, path, err);
+        } else if (st == TVM_PARTIAL) {
+            (*bad)++;
+            if (verbose) fprintf(stderr, "tunetop %s: %s: skipped %s\n", cmd, path, err);
+            break;
+        } else if (st == TVM_IOERR) {
+            fprintf(stderr, "tunetop %s: %s\n", cmd, err);
+            rc = 1;
+            break;
+        } else {
+            break;
+        }
+    }
+    free(rec);
+    TvmReader_close(rd);
+    return rc;
+}
+
+static void add_summary(const TvmRecord *rec, void *ctx) { TvmSummary_add(ctx, rec); }
+
+static const char *TVM_ERR_NAMES[] = {"NO_ERROR",      "INSTANTIATION_ERROR", "COMPILE_HOST",
+                                      "COMPILE_DEVICE", "RUNTIME_DEVICE",      "WRONG_ANSWER",
+                                      "BUILD_TIMEOUT",  "RUN_TIMEOUT",         "UNKNOWN_ERROR", "other"};
+
+static int tvm_best(const char *path, int fmt_, bool verbose) {
+    TvmFormat fmt = (TvmFormat)fmt_;
+    TvmSummary s;
+    TvmSummary_init(&s, fmt);
+    long bad = 0;
+    int rc = each_record("best", path, fmt, verbose, &bad, add_summary, &s);
+    long errors = 0;
+    int with = 0;
+    for (int i = 0; i < s.n_tasks; i++) {
+        errors += s.tasks[i].n_errors;
+        with += isfinite(s.tasks[i].best_mean);
+    }
+    printf("log %s: %s, %ld record%s, %d workload%s (%d with a result), %d task name%s, %ld failed, %ld malformed "
+           "line%s skipped\n",
+           path, TvmFormat_name(fmt), s.n_records, s.n_records == 1 ? "" : "s", s.n_tasks, s.n_tasks == 1 ? "" : "s",
+           with, s.n_task_names, s.n_task_names == 1 ? "" : "s", errors, bad, bad == 1 ? "" : "s");
+    /* workloads per task name */
+    for (int n = 0; n < s.n_task_names; n++) {
+        int w = 0;
+        long r = 0;
+        for (int i = 0; i < s.n_tasks; i++)
+            if (strcmp(s.tasks[i].task, s.task_names[n]) == 0) w++, r += s.tasks[i].n_records;
+        printf("  %-32s %4d workload%s %6ld record%s\n", s.task_names[n], w, w == 1 ? " " : "s", r, r == 1 ? "" : "s");
+    }
+    printf("latencies are TVM's, measured where the log was written\n");
+    for (int i = 0; i < s.n_tasks; i++) {
+        const TvmTaskSummary *t = &s.tasks[i];
+        printf("\nworkload %d/%d  %s\n", i + 1, s.n_tasks, t->key);
+        printf("  task      %s   target %s\n", t->task, t->target);
+        if (!isfinite(t->best_mean)) {
+            printf("  best      none: no successful record\n");
+        } else {
+            if (t->best_has_index)
+                printf("  best      %s  (config index %" PRId64 ", line %ld)\n", t->best_config, t->best_index, t->best_line);
+            else
+                printf("  best      %s  (line %ld)\n", t->best_config, t->best_line);
+            printf("  latency   %#.5g ms\n", t->best_mean * 1e3);
+        }
+        printf("  trials    %ld (", t->n_records);
+        if (!t->n_errors) printf("no errors");
+        else {
+            printf("%ld error%s:", t->n_errors, t->n_errors == 1 ? "" : "s");
+            const char *sep = " ";
+            for (int e = 1; e < 10; e++)
+                if (t->errno_count[e]) printf("%s%s %ld", sep, TVM_ERR_NAMES[e], t->errno_count[e]), sep = ", ";
+        }
+        printf(")\n");
+    }
+    fflush(stdout);
+    if (bad) fprintf(stderr, "tunetop best: %s: %ld malformed line%s skipped%s\n", path, bad, bad == 1 ? "" : "s",
+                     verbose ? "" : " (--verbose names them)");
+    TvmSummary_done(&s);
+    return rc;
+}
+
+static void print_json(const TvmRecord *rec, void *ctx) {
+    (void)ctx;
+    char *j = TvmRecord_toJson(rec);
+    puts(j);
+    free(j);
+}
+
+static int tvm_dump(const char *path, int fmt, bool verbose) {
+    long bad = 0;
+    int rc = each_record("dump", path, (TvmFormat)fmt, verbose, &bad, print_json, NULL);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "tunetop dump: cannot write the output\n");
+        return 1;
+    }
+    if (bad) fprintf(stderr, "tunetop dump: %s: %ld malformed line%s skipped%s\n", path, bad, bad == 1 ? "" : "s",
+                     verbose ? "" : " (--verbose names them)");
+    return rc;
+}
+
 static void best_usage(FILE *out) {
-    fprintf(out, "usage: tunetop best LOG [--format F] [--verbose]\n"
+    fprintf(out, "usage: tunetop best [--verbose] LOG   (also: --format F)\n"
                  "\n"
-                 "Prints, for every task of the record log LOG (in the order the log first mentions them): the\n"
-                 "task key, the template, the best config (its text and flat index), its latency (mean of its\n"
+                 "Prints, for every task of the record log LOG, in ID order (the task list of the log's last\n"
+                 "session, as the live table showed it; a log without one: the order of first mention): the\n"
+                 "task key, the template, its ID, weight and network, the steering it was left with, the best config (its text and flat index), its latency (mean of its\n"
                  "measured costs, in ms), its speed in GFLOPS (the task's FLOPs / latency; a multiply-add counts\n"
                  "as 2 FLOPs), and the number of trials and of failed trials by error (by error number).\n"
                  "A task none of whose trials succeeded says so.\n"
                  "\n"
                  "A log whose last record was cut short by a crash is read up to that record, with a warning.\n"
                  "A damaged log is read up to the damage, then reported with its byte offset (exit status 1).\n"
+                 "Every record carries a checksum (CRC-32C) that is checked as it is read: a record whose bytes\n"
+                 "changed is damage, as is a cost that is not a positive number of seconds.\n"
+                 "\n"
+                 "  --verbose   also say whether the records were checked (logs written before checksums\n"
+                 "              existed still read, unchecked)\n"
                  "\n"
                  "LOG may also be one of TVM's: an AutoTVM record file, an auto-scheduler record file, or a\n"
                  "MetaSchedule work directory, told apart by their content (--format tunetop|autotvm|\n"
@@ -31,7 +158,7 @@ static void best_usage(FILE *out) {
 }
 
 static void dump_usage(FILE *out) {
-    fprintf(out, "usage: tunetop dump LOG [--format F] [--verbose]\n"
+    fprintf(out, "usage: tunetop dump LOG   (also: --format F, --verbose for TVM's logs)\n"
                  "\n"
                  "Prints every record of the record log LOG as one JSON object per line, in file order, with\n"
                  "the keys task, tmpl, target, index, choice, config, costs (seconds), err (error number,\n"
@@ -46,30 +173,32 @@ static void dump_usage(FILE *out) {
                  "target, task, workload, index, config, costs, err, all_cost, ts.\n");
 }
 
-/* Parses `NAME [--help] [--format F] [--verbose] LOG`; returns -1 and sets *path (and *fmt:
- * the forced format or the detected one) to go on, or an exit code. */
+/* Parses `NAME [--help] [--verbose] [--format F] LOG` (--verbose only when verbose is
+ * not NULL, or for TVM's logs: *tvm_verbose); returns -1 and sets *path and *fmt (the forced
+ * format or the detected one) to go on, or an exit code. */
 static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **argv, const char **path,
-                      TvmFormat *fmt, bool *verbose) {
-    static const struct option longopts[] = {
-        {"help", no_argument, 0, 'h'}, {"format", required_argument, 0, 'f'}, {"verbose", no_argument, 0, 'v'}, {0, 0, 0, 0}};
+                      bool *verbose, TvmFormat *fmt, bool *tvm_verbose) {
+    static const struct option longopts[] = {{"help", no_argument, 0, 'h'}, {"verbose", no_argument, 0, 'v'},
+                                             {"format", required_argument, 0, 'f'}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
-    char err[TT_ERRLEN];
+    char ferr[TT_ERRLEN];
     *fmt = TVM_FMT_UNKNOWN;
-    *verbose = false;
+    *tvm_verbose = false;
     while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return 0;
         }
         if (c == 'v') {
-            *verbose = true;
+            *tvm_verbose = true;
+            if (verbose) *verbose = true;
             continue;
         }
         if (c == 'f') {
-            if (TvmFormat_parse(optarg, fmt, err) != TT_OK) {
-                fprintf(stderr, "tunetop %s: %s\n", name, err);
+            if (TvmFormat_parse(optarg, fmt, ferr) != TT_OK) {
+                fprintf(stderr, "tunetop %s: %s\n", name, ferr);
                 return 2;
             }
             continue;
@@ -86,9 +215,13 @@ static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **
         return 2;
     }
     *path = argv[optind];
-    if (*fmt == TVM_FMT_UNKNOWN && TvmLog_detect(*path, fmt, err) != TT_OK) {
-        fprintf(stderr, "tunetop %s: %s\n", name, err);
+    if (*fmt == TVM_FMT_UNKNOWN && TvmLog_detect(*path, fmt, ferr) != TT_OK) {
+        fprintf(stderr, "tunetop %s: %s\n", name, ferr);
         return 1;
+    }
+    if (*fmt == TVM_FMT_TUNETOP && *tvm_verbose && !verbose) {
+        fprintf(stderr, "tunetop %s: unknown option '--verbose' (see tunetop %s --help)\n", name, name);
+        return 2;
     }
     return -1;
 }
@@ -112,6 +245,15 @@ static void print_errors(const HistoryTask *t) {
 static void print_task(int i, int n, const HistoryTask *t) {
     printf("task %d/%d  %s\n", i + 1, n, t->key);
     printf("  template  %s\n", t->template_name);
+    /* the ID the live session showed (the log's task list), its weight, the steering it was left with */
+    printf("  ID        %d  weight %g%s%s\n", i, t->weight, t->network[0] ? "  network " : "", t->network);
+    if (t->steer && (t->steer->stopped || t->steer->paused || t->steer->priority)) {
+        printf("  steering ");
+        if (t->steer->stopped) printf(" stopped");
+        if (t->steer->paused) printf(" paused");
+        if (t->steer->priority) printf(" priority %+d", t->steer->priority);
+        printf("\n");
+    }
     const Record *best = HistoryTask_best(t);
     int built = 0; /* compile-only records: built, never timed */
     int imported = 0; /* imported from another tuner's log: never measured here */
@@ -129,7 +271,9 @@ static void print_task(int i, int n, const HistoryTask *t) {
         printf("  imported  %d record%s, not measured here; best there %#.5g ms (%s, config index %llu)\n", imported,
                imported == 1 ? "" : "s", best_imported->src_cost * 1e3, best_imported->src,
                (unsigned long long)best_imported->index);
-    if (!best && imported && !built && t->n_records == imported) {
+    if (t->n_records == 0) {
+        printf("  best      none: not measured yet\n");
+    } else if (!best && imported && !built && t->n_records == imported) {
         printf("  best      none measured here yet (imported records only)\n");
     } else if (!best && built) {
         printf("  best      none timed: a compile-only session (%d of %d configs built, no timings)\n", built,
@@ -164,11 +308,11 @@ static void print_task(int i, int n, const HistoryTask *t) {
 
 int cmd_best(int argc, char **argv) {
     const char *path;
+    bool verbose = false, tvm_verbose;
     TvmFormat fmt;
-    bool verbose;
-    int rc = parse_args("best", best_usage, argc, argv, &path, &fmt, &verbose);
+    int rc = parse_args("best", best_usage, argc, argv, &path, &verbose, &fmt, &tvm_verbose);
     if (rc >= 0) return rc;
-    if (fmt != TVM_FMT_TUNETOP) return tvm_best(path, fmt, verbose);
+    if (fmt != TVM_FMT_TUNETOP) return tvm_best(path, fmt, tvm_verbose);
 
     History h;
     char err[TT_ERRLEN];
@@ -191,8 +335,28 @@ int cmd_best(int argc, char **argv) {
         print_task(i, h.n_tasks, &h.tasks[i]);
     }
     if (h.n_tasks == 0) printf("no records yet\n");
+    /* the session's objective, as the live header showed it (weights from the log's task list) */
+    double est = 0;
+    int left_out = 0;
+    for (int i = 0; i < h.n_tasks; i++) {
+        const Record *b = HistoryTask_best(&h.tasks[i]);
+        if (b && b->n_costs > 0)
+            est += h.tasks[i].weight * Record_mean(b);
+        else
+            left_out++;
+    }
+    if (h.n_tasks > left_out) {
+        printf("\nestimated total latency %.4g ms (sum of weight x best latency", est * 1e3);
+        if (left_out) printf("; %d task%s without a result left out", left_out, left_out == 1 ? "" : "s");
+        printf(")\n");
+    }
     fflush(stdout);
     rc = 0;
+    if (verbose && h.unchecked)
+        fprintf(stderr, "tunetop best: %ld record%s carry no checksum (written before checksums existed): read "
+                        "unchecked\n", h.unchecked, h.unchecked == 1 ? "" : "s");
+    else if (verbose && h.n_records)
+        fprintf(stderr, "tunetop best: every record's checksum is correct\n");
     if (h.end == LOG_TORN) {
         fprintf(stderr, "tunetop best: warning: %s (read up to there; tune --log truncates it on resume)\n", h.end_msg);
     } else if (h.end == LOG_DAMAGED) {
@@ -205,11 +369,11 @@ int cmd_best(int argc, char **argv) {
 
 int cmd_dump(int argc, char **argv) {
     const char *path;
+    bool tvm_verbose;
     TvmFormat fmt;
-    bool verbose;
-    int rc = parse_args("dump", dump_usage, argc, argv, &path, &fmt, &verbose);
+    int rc = parse_args("dump", dump_usage, argc, argv, &path, NULL, &fmt, &tvm_verbose);
     if (rc >= 0) return rc;
-    if (fmt != TVM_FMT_TUNETOP) return tvm_dump(path, fmt, verbose);
+    if (fmt != TVM_FMT_TUNETOP) return tvm_dump(path, fmt, tvm_verbose);
 
     LogReader *rd;
     char err[TT_ERRLEN];

@@ -23,12 +23,9 @@
  * the Benchmarks section of the README). */
 #define DEFAULT_TUNER "xgb"
 
-static volatile int g_stop;
+static volatile sig_atomic_t g_stop; /* the signal that asked to stop, 0 = none */
 
-static void on_signal(int sig) {
-    (void)sig;
-    g_stop = 1;
-}
+static void on_signal(int sig) { g_stop = sig; }
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -53,7 +50,8 @@ static void usage(FILE *out) {
             "  --tuner NAME          %s (default %s)\n"
             "  --scheduler NAME      %s (default gradient)\n"
             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
-            "  --batch N             measurements per round (default min(64, trials / tasks))\n"
+            "  --batch N             measurements per round (default min(64, trials / tasks)); a task's first\n"
+            "                        round is at most trials / (4 x tasks), so the scheduler starts choosing early\n"
             "  --builders N          parallel compiles (default: cores)\n"
             "  --threads N           threads inside a CPU kernel (default: all cores)\n"
             "  --number N --repeat N --min-repeat-ms MS\n"
@@ -68,7 +66,8 @@ static void usage(FILE *out) {
             "                        are not measured again and its bests and trial counts are restored\n"
             "  --headless            never open the UI\n"
             "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
-            "  --no-color            monochrome UI (NO_COLOR is honoured too)\n",
+            "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
+            "\n" EXIT_STATUS_HELP,
             Network_names(), Strategy_names(), DEFAULT_TUNER, TaskScheduler_names());
 }
 
@@ -135,7 +134,8 @@ int cmd_tune(int argc, char **argv) {
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    /* the leading ':' makes a missing value ':' instead of an unknown option */
+    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         const char *name = optind > 1 ? argv[optind - 1] : "";
         Status ok = TT_OK;
         switch (c) {
@@ -240,6 +240,7 @@ int cmd_tune(int argc, char **argv) {
         return 1;
     }
     cfg.target = target;
+    cfg.network = network;
 
     Task *tasks = calloc((size_t)n_wl, sizeof(Task));
     for (int i = 0; i < n_wl; i++) {
@@ -278,13 +279,15 @@ int cmd_tune(int argc, char **argv) {
         return 1;
     }
     bool use_ui = !headless && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
-    if (resumed[0]) fprintf(use_ui ? stderr : stdout, "%s\n", resumed);
+    /* the UI shows what was restored in its message log from the first frame */
+    if (resumed[0] && !use_ui) fprintf(stdout, "%s\n", resumed);
     fflush(stdout);
     if (use_ui) {
         UiOptions uo;
         UiOptions_defaults(&uo);
         if (!color) uo.color = false;
         uo.target = target->name;
+        uo.notice = resumed;
         rc = Ui_runSession(engine, &uo, &g_stop);
     } else {
         rc = Headless_run(engine, stdout, &g_stop, table_every);
@@ -292,11 +295,29 @@ int cmd_tune(int argc, char **argv) {
     Engine_wait(engine);
     SessionSnapshot snap;
     Engine_snapshot(engine, &snap);
-    bool finished = !g_stop && snap.trials >= snap.budget;
-    if (g_stop || snap.stopped || !snap.finished) {
+    LogOutcome lo;
+    Engine_logOutcome(engine, &lo);
+    bool finished = snap.trials >= snap.budget;
+    if (lo.failed) {
+        /* never "synced" here: say what the log holds and what was lost */
+        fprintf(stderr, "tunetop: %s\n", lo.error);
+        if (lo.moved && lo.recovery[0])
+            fprintf(stderr, "stopped: the log's %ld records were copied to %s; move it back to %s to resume\n",
+                    lo.records, lo.recovery, cfg.log_path);
+        else if (lo.moved)
+            fprintf(stderr, "stopped: no recovery copy could be written (%s); the %ld records of the log are lost\n",
+                    lo.recovery_error, lo.records);
+        else
+            fprintf(stderr, "stopped: %s holds %ld records%s; %d measured result%s could not be written and %s lost\n",
+                    cfg.log_path, lo.records,
+                    lo.unsynced ? " (the last ones not confirmed on disk: the sync failed)" : "", lo.lost,
+                    lo.lost == 1 ? "" : "s", lo.lost == 1 ? "was" : "were");
+        rc = EXIT_LOG_FAILED;
+    } else if (snap.stopped || !snap.finished) {
+        /* a session that ended on its own is done, even when q or Ctrl-C came afterwards */
         fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, cfg.log_path);
         print_resume_hint(argc, argv);
-        if (rc == 0 && g_stop) rc = 130; /* interrupted by a signal; `q` in the UI is a normal exit */
+        if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM; `q` in the UI is a normal exit */
     } else {
         fprintf(stderr, "%s: %d trials in %s; best configs: tunetop best %s\n",
                 finished ? "done" : "finished (every task done)", snap.trials, cfg.log_path, cfg.log_path);

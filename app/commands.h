@@ -4,7 +4,14 @@
 #ifndef TT_APP_COMMANDS_H
 #define TT_APP_COMMANDS_H
 
-#include <stdbool.h>
+/* Exit statuses of every command (documented in `tunetop --help`, `tunetop
+ * tune --help` and the README): 0 done, 1 error, 2 usage error, 3 the record
+ * log could not be written (the records in it are kept; results measured
+ * after the failure were lost), 128 + N stopped by signal N (130 Ctrl-C, 143 SIGTERM). */
+enum { EXIT_DONE = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_LOG_FAILED = 3 };
+#define EXIT_STATUS_HELP                                                                                               \
+    "exit status: 0 done, 1 error, 2 usage error, 3 the record log could not be written (the records in it\n"          \
+    "are kept, the results measured after the failure were lost), 130/143 stopped by Ctrl-C/SIGTERM\n"
 
 int cmd_tune(int argc, char **argv);    /* app/cmd_tune.c */
 int cmd_space(int argc, char **argv);   /* app/cmd_space.c */
@@ -14,9 +21,5 @@ int cmd_dump(int argc, char **argv);    /* app/cmd_records.c */
 int cmd_tasks(int argc, char **argv);   /* app/cmd_tasks.c */
 int cmd_view(int argc, char **argv);    /* app/cmd_view.c */
 int cmd_import(int argc, char **argv);  /* app/cmd_tvm.c */
-
-/* app/cmd_tvm.c: `best` and `dump` on TVM's logs (fmt: a TvmFormat other than tunetop) */
-int tvm_best(const char *path, int fmt, bool verbose);
-int tvm_dump(const char *path, int fmt, bool verbose);
 
 #endif

@@ -17,6 +17,7 @@ typedef struct UiOptions {
     const char *target;  /* for view mode headers */
     int log_format;      /* view: a TvmFormat (0 = detect from the content) */
     bool no_follow;      /* view: read the log once, do not follow it */
+    const char *notice;  /* a session's first message (what a resume restored), NULL or "" for none */
 } UiOptions;
 
 void UiOptions_defaults(UiOptions *this); /* honours NO_COLOR */
