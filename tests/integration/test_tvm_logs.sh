@@ -23,6 +23,11 @@ check "best autoscheduler" 'autoscheduler, 4 records, 2 workloads' "$out"
 out=$("$TT" best "$DATA/ms_work")
 check "best metaschedule" 'metaschedule, 4 records, 2 workloads .*1 failed' "$out"
 check "best metaschedule latency" 'latency   0.30000 ms' "$out"
+# a work directory written by TVM 0.27.0.post1 (bench/tvm_metaschedule.sh, 20 trials of a 128^3 matmul on
+# llvm); TVM's own summary table said: Latency (us) 244.2177, Trials 20
+out=$("$TT" best "$DATA/ms_tvm027")
+check "best on TVM 0.27's work directory" 'metaschedule, 20 records, 1 workload \(1 with a result\), 1 task name, 0 failed' "$out"
+check "best latency as TVM reported it" 'latency   0.24422 ms' "$out"
 n=$("$TT" dump "$DATA/autoscheduler.json" | grep -c '"format":"autoscheduler"')
 [ "$n" -eq 4 ] && ok "dump autoscheduler: 4 lines" || fail "dump autoscheduler: $n lines"
 out=$("$TT" best --format autoscheduler "$A" 2>&1)
