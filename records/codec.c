@@ -58,6 +58,8 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     if (this->shared_bytes >= 0) n_keys++;
     if (this->local_bytes >= 0) n_keys++;
     if (this->src[0]) n_keys += 2;
+    bool roof = this->roof_gflops > 0;
+    if (roof) n_keys += 3;
 
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
@@ -103,6 +105,11 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     if (this->src[0]) {
         pack_str(&pk, "src", this->src, strlen(this->src));
         pack_f64(&pk, "src_cost", this->src_cost);
+    }
+    if (roof) {
+        pack_f64(&pk, "roof", this->roof_gflops);
+        pack_i64(&pk, "roof_mem", this->roof_bound);
+        pack_str(&pk, "mkey", this->machine_key, strnlen(this->machine_key, sizeof this->machine_key - 1));
     }
 
     *len = sb.size;
@@ -511,6 +518,19 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
     if (key_is(k, "lmem")) return get_int(v, "lmem", -1, INT64_MAX, &rec->local_bytes, err);
     if (key_is(k, "src")) return get_str(v, "src", rec->src, sizeof rec->src, err);
     if (key_is(k, "src_cost")) return get_double(v, "src_cost", &rec->src_cost, err);
+    if (key_is(k, "roof")) return get_double(v, "roof", &rec->roof_gflops, err);
+    if (key_is(k, "roof_mem")) {
+        if (get_int(v, "roof_mem", 0, 15, &i, err)) return TT_ERR;
+        rec->roof_bound = (int)i;
+        return TT_OK;
+    }
+    if (key_is(k, "mkey")) {
+        if (v->type != MSGPACK_OBJECT_STR || v->via.str.size >= sizeof rec->machine_key)
+            return tt_fail(err, "key \"mkey\" is not a machine key");
+        memcpy(rec->machine_key, v->via.str.ptr, v->via.str.size);
+        rec->machine_key[v->via.str.size] = '\0';
+        return TT_OK;
+    }
     return TT_OK;
 }
 
@@ -710,6 +730,12 @@ char *Record_toJson(const Record *this) {
         json_str(&b, this->src, sizeof this->src);
         StrBuf_append(&b, ",\"src_cost\":");
         json_num(&b, this->src_cost);
+    }
+    if (this->roof_gflops > 0) {
+        StrBuf_append(&b, ",\"roof\":");
+        json_num(&b, this->roof_gflops);
+        StrBuf_printf(&b, ",\"roof_mem\":%d,\"mkey\":", this->roof_bound);
+        json_str(&b, this->machine_key, sizeof this->machine_key);
     }
     StrBuf_append(&b, "}");
     char *s = StrBuf_take(&b);

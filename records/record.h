@@ -13,6 +13,10 @@
  *   log, see records/tvmimport.h: where it came from and the mean cost it had
  *   there, in seconds; such a record has no costs of its own: it was never
  *   measured on this machine)
+ *   "roof" f64 (the task's roofline in GFLOP/s for the session's threads on the
+ *   machine that measured it), "roof_mem" int (0 = compute-bound, else the
+ *   memory level that bounds it: 2 L2, 3 L3, 4 DRAM), "mkey" str
+ *   (that machine's key, kernels/machine.h); all three absent = no roof known
  * A reader ignores keys it does not know, so later versions may add keys.
  */
 #ifndef TT_RECORDS_RECORD_H
@@ -48,6 +52,9 @@ typedef struct Record {
     int64_t shared_bytes, local_bytes;
     char src[REC_SRC_LEN]; /* "" = measured by tunetop; else the import source ("autotvm cuda_v0.10.log:12") */
     double src_cost;       /* imported: the source's mean cost in seconds (measured elsewhere) */
+    double roof_gflops;            /* 0 = not known */
+    int roof_bound;                /* 0 = compute-bound, else the memory level: 2 L2, 3 L3, 4 DRAM */
+    char machine_key[17];          /* "" = not known */
 } Record;
 
 /* True for a record imported from another tuner's log (never measured here). */
