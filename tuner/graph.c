@@ -322,31 +322,36 @@ static bool same_shape(const Workload *a, const Workload *b) {
     return memcmp(&x, &y, sizeof x) == 0; /* both were zeroed before filling, so padding is equal */
 }
 
-/* The listing name of the run of untuned ops starting at op i (i and the
- * ops after it with joins_prev); returns the index after the run. */
-static int run_name(const Graph *g, const GraphTasks *t, int i, char *buf, size_t n) {
-    const GraphOp *op = &g->ops[i];
+void Graph_runLabel(const Graph *this, int first, int n, char *buf, size_t len) {
+    const GraphOp *op = &this->ops[first];
     char kinds[64] = "";
-    int j = i;
-    do {
-        const GraphOp *o = &g->ops[j];
+    for (int j = first; j < first + n; j++) {
+        const GraphOp *o = &this->ops[j];
         char k[32];
         if (o->kind == GOP_CLIP)
             snprintf(k, sizeof k, "clip(%g,%g)", o->alpha, o->beta);
         else
             snprintf(k, sizeof k, "%s", GraphOp_kindName(o->kind));
-        if (j > i) strncat(kinds, "+", sizeof kinds - strlen(kinds) - 1);
+        if (j > first) strncat(kinds, "+", sizeof kinds - strlen(kinds) - 1);
         strncat(kinds, k, sizeof kinds - strlen(kinds) - 1);
-        j++;
-    } while (j < g->n_ops && g->ops[j].joins_prev && t->epi_of[j] < 0);
+    }
     char shape[64];
     bool pool = op->kind == GOP_MAX_POOL || op->kind == GOP_AVG_POOL || op->kind == GOP_GLOBAL_AVG_POOL;
-    Graph_shapeStr(g, pool ? op->in[0] : op->out, shape, sizeof shape);
+    Graph_shapeStr(this, pool ? op->in[0] : op->out, shape, sizeof shape);
     if (op->kind == GOP_MAX_POOL || op->kind == GOP_AVG_POOL)
-        snprintf(buf, n, "%s %s %lldx%lld s%lld", kinds, shape, (long long)op->k, (long long)op->k,
+        snprintf(buf, len, "%s %s %lldx%lld s%lld", kinds, shape, (long long)op->k, (long long)op->k,
                  (long long)op->stride);
     else
-        snprintf(buf, n, "%s %s", kinds, shape);
+        snprintf(buf, len, "%s %s", kinds, shape);
+}
+
+/* The listing name of the run of untuned ops starting at op i (i and the
+ * ops after it with joins_prev); returns the index after the run. */
+static int run_name(const Graph *g, const GraphTasks *t, int i, char *buf, size_t n) {
+    int j = i + 1;
+    while (j < g->n_ops && g->ops[j].joins_prev && t->epi_of[j] < 0)
+        j++;
+    Graph_runLabel(g, i, j - i, buf, n);
     return j;
 }
 

@@ -39,6 +39,7 @@
 #define TT_TUNER_GRAPH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/status.h"
@@ -136,6 +137,10 @@ Status Graph_order(const Graph *this, int *order, char *err);
 int64_t GraphTensor_count(const GraphTensor *t);
 /* "1x64x56x56" (4-D tensors in the graph's layout order), "1x1000". */
 void Graph_shapeStr(const Graph *this, int t, char *buf, size_t n);
+
+/* "batch_norm+relu 1x64x56x56", "max_pool2d 1x64x112x112 3x3 s2": the kinds
+ * of ops first..first+n-1 and the first one's shape (pools: their input). */
+void Graph_runLabel(const Graph *this, int first, int n, char *buf, size_t len);
 
 /* ---- tasks derived from the graph ---- */
 

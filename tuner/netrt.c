@@ -1,0 +1,176 @@
+/* tuner/netrt.c: the untuned-op runtime (see tuner/netrt.h). Self-contained:
+ * embedded as text into generated network programs. */
+#ifndef TTRT_EMBEDDED
+#include "tuner/netrt.h"
+#endif
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#define TTRT_PAR _Pragma("omp parallel for schedule(static)")
+#define TTRT_PAR2 _Pragma("omp parallel for collapse(2) schedule(static)")
+#else
+#define TTRT_PAR
+#define TTRT_PAR2
+#endif
+
+void ttrt_affine(const float *x, const float *scale, const float *shift, const float *res, float *y, long outer,
+                 long chans, long inner, int relu) {
+    TTRT_PAR2
+    for (long o = 0; o < outer; o++)
+        for (long c = 0; c < chans; c++) {
+            long base = (o * chans + c) * inner;
+            float s = scale ? scale[c] : 1.0f, t = shift ? shift[c] : 0.0f;
+            const float *xr = x + base, *rr = res ? res + base : NULL;
+            float *yr = y + base;
+            if (rr) {
+                for (long i = 0; i < inner; i++) {
+                    float v = xr[i] * s + t + rr[i];
+                    yr[i] = relu && v < 0 ? 0 : v;
+                }
+            } else {
+                for (long i = 0; i < inner; i++) {
+                    float v = xr[i] * s + t;
+                    yr[i] = relu && v < 0 ? 0 : v;
+                }
+            }
+        }
+}
+
+void ttrt_clip(const float *x, float *y, long n, float lo, float hi) {
+    TTRT_PAR
+    for (long i = 0; i < n; i++) {
+        float v = x[i] < lo ? lo : x[i];
+        y[i] = v > hi ? hi : v;
+    }
+}
+
+void ttrt_gelu(const float *x, float *y, long n) {
+    TTRT_PAR
+    for (long i = 0; i < n; i++)
+        y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+}
+
+void ttrt_scale(const float *x, float *y, long n, float alpha) {
+    TTRT_PAR
+    for (long i = 0; i < n; i++)
+        y[i] = x[i] * alpha;
+}
+
+void ttrt_mask_add(const float *x, const float *mask, float *y, long batch, long heads, long rows, long s) {
+    TTRT_PAR
+    for (long r = 0; r < batch * heads * rows; r++) {
+        const float *m = mask + (r / (heads * rows)) * s;
+        for (long j = 0; j < s; j++)
+            y[r * s + j] = x[r * s + j] + m[j];
+    }
+}
+
+static void pool(const float *x, float *y, long nc, long h, long w, long oh, long ow, long k, long stride, long pad,
+                 int max) {
+    TTRT_PAR
+    for (long p = 0; p < nc; p++) {
+        const float *in = x + p * h * w;
+        float *out = y + p * oh * ow;
+        for (long i = 0; i < oh; i++) {
+            long h0 = i * stride - pad, h1 = h0 + k;
+            h0 = h0 < 0 ? 0 : h0;
+            h1 = h1 > h ? h : h1;
+            for (long j = 0; j < ow; j++) {
+                long w0 = j * stride - pad, w1 = w0 + k;
+                w0 = w0 < 0 ? 0 : w0;
+                w1 = w1 > w ? w : w1;
+                float best = -FLT_MAX, sum = 0;
+                for (long a = h0; a < h1; a++)
+                    for (long b = w0; b < w1; b++) {
+                        float v = in[a * w + b];
+                        best = v > best ? v : best;
+                        sum += v;
+                    }
+                out[i * ow + j] = max ? best : sum / (float)((h1 - h0) * (w1 - w0));
+            }
+        }
+    }
+}
+
+void ttrt_max_pool(const float *x, float *y, long nc, long h, long w, long oh, long ow, long k, long stride,
+                   long pad) {
+    pool(x, y, nc, h, w, oh, ow, k, stride, pad, 1);
+}
+
+void ttrt_avg_pool(const float *x, float *y, long nc, long h, long w, long oh, long ow, long k, long stride,
+                   long pad) {
+    pool(x, y, nc, h, w, oh, ow, k, stride, pad, 0);
+}
+
+void ttrt_global_avg_pool(const float *x, float *y, long nc, long inner) {
+    TTRT_PAR
+    for (long p = 0; p < nc; p++) {
+        float s = 0;
+        for (long i = 0; i < inner; i++)
+            s += x[p * inner + i];
+        y[p] = s / (float)inner;
+    }
+}
+
+void ttrt_concat_part(const float *x, float *y, long n, long cj, long ctotal, long c0, long hw) {
+    TTRT_PAR2
+    for (long i = 0; i < n; i++)
+        for (long c = 0; c < cj; c++)
+            memcpy(y + (i * ctotal + c0 + c) * hw, x + (i * cj + c) * hw, (size_t)hw * sizeof(float));
+}
+
+void ttrt_softmax(const float *x, float *y, long rows, long cols) {
+    TTRT_PAR
+    for (long r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        float *yr = y + r * cols;
+        float mx = -FLT_MAX, s = 0;
+        for (long j = 0; j < cols; j++)
+            mx = xr[j] > mx ? xr[j] : mx;
+        for (long j = 0; j < cols; j++) {
+            yr[j] = expf(xr[j] - mx);
+            s += yr[j];
+        }
+        float inv = 1.0f / s;
+        for (long j = 0; j < cols; j++)
+            yr[j] *= inv;
+    }
+}
+
+void ttrt_layer_norm(const float *x, const float *gamma, const float *beta, float *y, long rows, long cols,
+                     float eps) {
+    TTRT_PAR
+    for (long r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        float *yr = y + r * cols;
+        float mean = 0, var = 0;
+        for (long j = 0; j < cols; j++)
+            mean += xr[j];
+        mean /= (float)cols;
+        for (long j = 0; j < cols; j++)
+            var += (xr[j] - mean) * (xr[j] - mean);
+        var /= (float)cols;
+        float inv = 1.0f / sqrtf(var + eps);
+        for (long j = 0; j < cols; j++)
+            yr[j] = (xr[j] - mean) * inv * gamma[j] + beta[j];
+    }
+}
+
+void ttrt_heads(const float *x, float *y, int kind, long b, long heads, long s, long d) {
+    TTRT_PAR2
+    for (long bi = 0; bi < b; bi++)
+        for (long h = 0; h < heads; h++)
+            for (long i = 0; i < s; i++) {
+                long flat = (bi * s + i) * heads * d + h * d, hs = ((bi * heads + h) * s + i) * d;
+                if (kind == 0)
+                    memcpy(y + hs, x + flat, (size_t)d * sizeof(float));
+                else if (kind == 2)
+                    memcpy(y + flat, x + hs, (size_t)d * sizeof(float));
+                else
+                    for (long e = 0; e < d; e++)
+                        y[((bi * heads + h) * d + e) * s + i] = x[flat + e];
+            }
+}
