@@ -21,6 +21,7 @@ static const Command COMMANDS[] = {
     {"best", cmd_best, "best record per task of a log"},
     {"dump", cmd_dump, "every record of a log as one JSON object per line"},
     {"view", cmd_view, "open a log (finished or still growing) in the terminal UI, read-only"},
+    {"run", cmd_run, "build a network (or an operator) with a log's best configs, check it, time it"},
     {"devices", cmd_devices, "what targets this machine has"},
 };
 

@@ -11,5 +11,6 @@ int cmd_best(int argc, char **argv);    /* app/cmd_records.c */
 int cmd_dump(int argc, char **argv);    /* app/cmd_records.c */
 int cmd_tasks(int argc, char **argv);   /* app/cmd_tasks.c */
 int cmd_view(int argc, char **argv);    /* app/cmd_view.c */
+int cmd_run(int argc, char **argv);     /* app/cmd_run.c */
 
 #endif

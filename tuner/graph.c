@@ -91,9 +91,21 @@ static void add_param(Graph *this, GraphOp *op, int64_t count) {
 }
 
 int Graph_input(Graph *this, int ndim, const int64_t *dim) {
-    this->input = new_tensor(this, ndim, dim, -1);
-    return this->input;
+    if (this->n_inputs == GRAPH_MAX_INPUTS) abort(); /* a programming error in a network definition */
+    int t = new_tensor(this, ndim, dim, -1);
+    if (this->n_inputs == 0) this->input = t;
+    this->inputs[this->n_inputs++] = t;
+    return t;
 }
+
+int64_t Graph_inputOffset(const Graph *this, int i) {
+    int64_t off = 0;
+    for (int k = 0; k < i && k < this->n_inputs; k++)
+        off += GraphTensor_count(&this->tensors[this->inputs[k]]);
+    return off;
+}
+
+int64_t Graph_inputFloats(const Graph *this) { return Graph_inputOffset(this, this->n_inputs); }
 
 static int64_t out_extent(int64_t in, int64_t k, int64_t stride, int64_t pad) {
     int64_t span = in + 2 * pad - k;

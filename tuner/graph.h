@@ -77,6 +77,7 @@ bool GraphOp_isLayout(GraphOpKind k);        /* flatten, split/merge heads: data
 
 #define GRAPH_MAX_IN 8
 #define GRAPH_MAX_PARAMS 2
+#define GRAPH_MAX_INPUTS 4
 
 typedef struct GraphTensor {
     int ndim;
@@ -106,7 +107,9 @@ typedef struct Graph {
     int n_tensors, cap_tensors;
     GraphOp *ops;
     int n_ops, cap_ops;
-    int input, output; /* tensor ids */
+    int input, output; /* tensor ids: the first input, the output */
+    int inputs[GRAPH_MAX_INPUTS]; /* every input, in the order of the data (a residual or a second matrix) */
+    int n_inputs;
     int64_t n_params;  /* floats of every constant parameter */
     bool too_small;    /* some layer's output would be empty */
 } Graph;
@@ -114,7 +117,8 @@ typedef struct Graph {
 void Graph_init(Graph *this, const char *name, Layout layout, int64_t batch);
 void Graph_done(Graph *this);
 
-/* Builders (used by tuner/networks.c). Each returns the output tensor id. */
+/* Builders (used by tuner/networks.c). Each returns the output tensor id.
+ * Graph_input adds an input (at most GRAPH_MAX_INPUTS; the first is `input`). */
 int Graph_input(Graph *this, int ndim, const int64_t *dim);
 int Graph_conv(Graph *this, GraphOpKind kind, int x, int64_t co, int64_t kh, int64_t kw, int64_t stride, int64_t ph,
                int64_t pw);
@@ -135,6 +139,9 @@ int Graph_consumers(const Graph *this, int t);
  * waits for every op producing its inputs). order has n_ops entries. */
 Status Graph_order(const Graph *this, int *order, char *err);
 int64_t GraphTensor_count(const GraphTensor *t);
+/* Floats of all inputs together, and the offset of input i in that block. */
+int64_t Graph_inputFloats(const Graph *this);
+int64_t Graph_inputOffset(const Graph *this, int i);
 /* "1x64x56x56" (4-D tensors in the graph's layout order), "1x1000". */
 void Graph_shapeStr(const Graph *this, int t, char *buf, size_t n);
 

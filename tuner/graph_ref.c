@@ -24,7 +24,7 @@ static int only_reader(const Graph *g, int t) {
 Status GraphData_make(const Graph *g, uint64_t seed, float **params_out, float **input_out, char *err) {
     *params_out = *input_out = NULL;
     float *params = malloc((size_t)(g->n_params ? g->n_params : 1) * sizeof(float));
-    int64_t n_in = GraphTensor_count(&g->tensors[g->input]);
+    int64_t n_in = Graph_inputFloats(g);
     float *input = malloc((size_t)n_in * sizeof(float));
     if (!params || !input) {
         free(params);
@@ -303,6 +303,8 @@ Status Graph_reference(const Graph *g, const float *params, const float *input, 
         return tt_fail(err, "out of memory for the reference");
     }
     Status st = Graph_order(g, order, err);
+    for (int i = 0; i < g->n_inputs; i++)
+        buf[g->inputs[i]] = (float *)input + Graph_inputOffset(g, i); /* never freed: producer < 0 */
     for (int i = 0; i < g->n_ops; i++)
         for (int j = 0; j < g->ops[i].n_in; j++)
             uses[g->ops[i].in[j]]++;
@@ -311,7 +313,7 @@ Status Graph_reference(const Graph *g, const float *params, const float *input, 
         const GraphOp *op = &g->ops[order[k]];
         const float *ins[GRAPH_MAX_IN];
         for (int j = 0; j < op->n_in; j++)
-            ins[j] = op->in[j] == g->input ? input : buf[op->in[j]];
+            ins[j] = buf[op->in[j]];
         buf[op->out] = malloc((size_t)GraphTensor_count(&g->tensors[op->out]) * sizeof(float));
         if (!buf[op->out]) {
             st = tt_fail(err, "out of memory for the reference's tensor %d", op->out);
@@ -319,7 +321,7 @@ Status Graph_reference(const Graph *g, const float *params, const float *input, 
         }
         Graph_referenceOp(g, op, params, ins, buf[op->out]);
         for (int j = 0; j < op->n_in; j++)
-            if (--uses[op->in[j]] == 0 && op->in[j] != g->input) {
+            if (--uses[op->in[j]] == 0 && g->tensors[op->in[j]].producer >= 0) {
                 free(buf[op->in[j]]);
                 buf[op->in[j]] = NULL;
             }
@@ -329,7 +331,7 @@ Status Graph_reference(const Graph *g, const float *params, const float *input, 
         buf[g->output] = NULL;
     }
     for (int t = 0; t < g->n_tensors; t++)
-        free(buf[t]);
+        if (g->tensors[t].producer >= 0) free(buf[t]);
     free(buf);
     free(uses);
     free(order);

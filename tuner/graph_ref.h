@@ -15,7 +15,8 @@
 #include "tuner/graph.h"
 
 /* The graph's constant parameters (g->n_params floats, in op order, each op's
- * params at its param_off) and its input, from seed. Weights are scaled by
+ * params at its param_off) and its inputs (Graph_inputFloats, one after the
+ * other), from seed. Weights are scaled by
  * fan-in (He for convolutions, 1/k for dense) so that activations keep their
  * size through deep networks; biases and shifts are small; batch-norm scales
  * are in [0.5, 1); the attention mask hides the last positions of odd batch

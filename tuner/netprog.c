@@ -61,8 +61,10 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, NetPlan *plan, char *e
     }
     for (int t = 0; t < g->n_tensors; t++)
         plan->alias[t] = -1;
-    ready[g->input] = true;
-    plan->alias[g->input] = g->input;
+    for (int i = 0; i < g->n_inputs; i++) {
+        ready[g->inputs[i]] = true;
+        plan->alias[g->inputs[i]] = g->inputs[i];
+    }
 
     /* Kahn over units in op order: a unit runs once every input it reads
      * from outside itself is ready. */
@@ -219,13 +221,13 @@ static void emit_step(StrBuf *sb, const NetPlan *plan, const NetStep *s, const c
                       count);
         break;
     case GOP_CLIP:
-        StrBuf_printf(sb, "        ttrt_clip(T[%d], T[%d], %ld, %.9gf, %.9gf);\n", x, y, count, op->alpha, op->beta);
+        StrBuf_printf(sb, "        ttrt_clip(T[%d], T[%d], %ld, %.9ef, %.9ef);\n", x, y, count, op->alpha, op->beta);
         break;
     case GOP_GELU:
         StrBuf_printf(sb, "        ttrt_gelu(T[%d], T[%d], %ld);\n", x, y, count);
         break;
     case GOP_SCALE:
-        StrBuf_printf(sb, "        ttrt_scale(T[%d], T[%d], %ld, %.9gf);\n", x, y, count, op->alpha);
+        StrBuf_printf(sb, "        ttrt_scale(T[%d], T[%d], %ld, %.9ef);\n", x, y, count, op->alpha);
         break;
     case GOP_MASK_ADD:
         StrBuf_printf(sb, "        ttrt_mask_add(T[%d], P + %lld, T[%d], %lld, %lld, %lld, %ld);\n", x, p0, y,
@@ -257,7 +259,7 @@ static void emit_step(StrBuf *sb, const NetPlan *plan, const NetStep *s, const c
         StrBuf_printf(sb, "        ttrt_softmax(T[%d], T[%d], %ld, %ld);\n", x, y, count / last, last);
         break;
     case GOP_LAYER_NORM:
-        StrBuf_printf(sb, "        ttrt_layer_norm(T[%d], P + %lld, P + %lld, T[%d], %ld, %ld, %.9gf);\n", x, p0, p1, y,
+        StrBuf_printf(sb, "        ttrt_layer_norm(T[%d], P + %lld, P + %lld, T[%d], %ld, %ld, %.9ef);\n", x, p0, p1, y,
                       count / last, last, op->alpha);
         break;
     case GOP_SPLIT_HEADS:
@@ -291,7 +293,7 @@ void NetProg_write(const NetPlan *plan, const char *const *prefixes, StrBuf *sb)
     StrBuf_printf(sb, "\n#define N_TENSORS %d\n#define N_STEPS %d\n#define N_PARAMS %lldLL\n#define N_INPUT %lldLL\n"
                       "#define N_OUTPUT %lldLL\n",
                   g->n_tensors, plan->n_steps, (long long)g->n_params,
-                  (long long)GraphTensor_count(&g->tensors[g->input]),
+                  (long long)Graph_inputFloats(g),
                   (long long)GraphTensor_count(&g->tensors[g->output]));
     StrBuf_append(sb, "static float *T[N_TENSORS];\nstatic float *P;\n");
     for (int s = 0; s < plan->n_steps; s++)
@@ -317,9 +319,12 @@ void NetProg_write(const NetPlan *plan, const char *const *prefixes, StrBuf *sb)
     StrBuf_append(sb, "static void setup(float *data) {\n    P = data;\n");
     for (int t = 0; t < g->n_tensors; t++) {
         if (plan->alias[t] != t) continue;
-        if (t == g->input)
-            StrBuf_printf(sb, "    T[%d] = data + N_PARAMS;\n", t);
-        else
+        if (g->tensors[t].producer < 0) {
+            int i = 0;
+            while (i < g->n_inputs && g->inputs[i] != t)
+                i++;
+            StrBuf_printf(sb, "    T[%d] = data + N_PARAMS + %lld;\n", t, (long long)Graph_inputOffset(g, i));
+        } else
             StrBuf_printf(sb, "    if (!(T[%d] = calloc(%lld, sizeof(float)))) fail(\"out of memory\");\n", t,
                           (long long)GraphTensor_count(&g->tensors[t]));
     }

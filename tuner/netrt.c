@@ -8,17 +8,20 @@
 #include <math.h>
 #include <string.h>
 
+/* Parallel loops over `work` floats: small ops stay on one thread, where
+ * waking a team would cost more than the op. */
 #ifdef _OPENMP
-#define TTRT_PAR _Pragma("omp parallel for schedule(static)")
-#define TTRT_PAR2 _Pragma("omp parallel for collapse(2) schedule(static)")
+#define TTRT_PRAGMA(x) _Pragma(#x)
+#define TTRT_PAR(work) TTRT_PRAGMA(omp parallel for schedule(static) if ((work) > 65536))
+#define TTRT_PAR2(work) TTRT_PRAGMA(omp parallel for collapse(2) schedule(static) if ((work) > 65536))
 #else
-#define TTRT_PAR
-#define TTRT_PAR2
+#define TTRT_PAR(work)
+#define TTRT_PAR2(work)
 #endif
 
 void ttrt_affine(const float *x, const float *scale, const float *shift, const float *res, float *y, long outer,
                  long chans, long inner, int relu) {
-    TTRT_PAR2
+    TTRT_PAR2(outer * chans * inner)
     for (long o = 0; o < outer; o++)
         for (long c = 0; c < chans; c++) {
             long base = (o * chans + c) * inner;
@@ -40,7 +43,7 @@ void ttrt_affine(const float *x, const float *scale, const float *shift, const f
 }
 
 void ttrt_clip(const float *x, float *y, long n, float lo, float hi) {
-    TTRT_PAR
+    TTRT_PAR(n)
     for (long i = 0; i < n; i++) {
         float v = x[i] < lo ? lo : x[i];
         y[i] = v > hi ? hi : v;
@@ -48,19 +51,19 @@ void ttrt_clip(const float *x, float *y, long n, float lo, float hi) {
 }
 
 void ttrt_gelu(const float *x, float *y, long n) {
-    TTRT_PAR
+    TTRT_PAR(n * 8)
     for (long i = 0; i < n; i++)
         y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
 }
 
 void ttrt_scale(const float *x, float *y, long n, float alpha) {
-    TTRT_PAR
+    TTRT_PAR(n)
     for (long i = 0; i < n; i++)
         y[i] = x[i] * alpha;
 }
 
 void ttrt_mask_add(const float *x, const float *mask, float *y, long batch, long heads, long rows, long s) {
-    TTRT_PAR
+    TTRT_PAR(batch * heads * rows * s)
     for (long r = 0; r < batch * heads * rows; r++) {
         const float *m = mask + (r / (heads * rows)) * s;
         for (long j = 0; j < s; j++)
@@ -70,7 +73,7 @@ void ttrt_mask_add(const float *x, const float *mask, float *y, long batch, long
 
 static void pool(const float *x, float *y, long nc, long h, long w, long oh, long ow, long k, long stride, long pad,
                  int max) {
-    TTRT_PAR
+    TTRT_PAR(nc * oh * ow * k * k)
     for (long p = 0; p < nc; p++) {
         const float *in = x + p * h * w;
         float *out = y + p * oh * ow;
@@ -106,7 +109,7 @@ void ttrt_avg_pool(const float *x, float *y, long nc, long h, long w, long oh, l
 }
 
 void ttrt_global_avg_pool(const float *x, float *y, long nc, long inner) {
-    TTRT_PAR
+    TTRT_PAR(nc * inner)
     for (long p = 0; p < nc; p++) {
         float s = 0;
         for (long i = 0; i < inner; i++)
@@ -116,14 +119,14 @@ void ttrt_global_avg_pool(const float *x, float *y, long nc, long inner) {
 }
 
 void ttrt_concat_part(const float *x, float *y, long n, long cj, long ctotal, long c0, long hw) {
-    TTRT_PAR2
+    TTRT_PAR2(n * cj * hw)
     for (long i = 0; i < n; i++)
         for (long c = 0; c < cj; c++)
             memcpy(y + (i * ctotal + c0 + c) * hw, x + (i * cj + c) * hw, (size_t)hw * sizeof(float));
 }
 
 void ttrt_softmax(const float *x, float *y, long rows, long cols) {
-    TTRT_PAR
+    TTRT_PAR(rows * cols * 4)
     for (long r = 0; r < rows; r++) {
         const float *xr = x + r * cols;
         float *yr = y + r * cols;
@@ -142,7 +145,7 @@ void ttrt_softmax(const float *x, float *y, long rows, long cols) {
 
 void ttrt_layer_norm(const float *x, const float *gamma, const float *beta, float *y, long rows, long cols,
                      float eps) {
-    TTRT_PAR
+    TTRT_PAR(rows * cols * 3)
     for (long r = 0; r < rows; r++) {
         const float *xr = x + r * cols;
         float *yr = y + r * cols;
@@ -160,7 +163,7 @@ void ttrt_layer_norm(const float *x, const float *gamma, const float *beta, floa
 }
 
 void ttrt_heads(const float *x, float *y, int kind, long b, long heads, long s, long d) {
-    TTRT_PAR2
+    TTRT_PAR2(b * heads * s * d)
     for (long bi = 0; bi < b; bi++)
         for (long h = 0; h < heads; h++)
             for (long i = 0; i < s; i++) {

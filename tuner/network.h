@@ -43,6 +43,12 @@ Status Network_extract(const char *name, const NetworkOptions *opt, NetworkTask 
  * name or bad options, with g left empty. */
 Status Network_graph(const char *name, const NetworkOptions *opt, Graph *g, char *err);
 
+/* The graph of one operator (`run --task`): its inputs (data, and the
+ * residual, or both matrices of a batch_matmul), the op, and its epilogue as
+ * ops (bias_add, add, relu), so that Graph_tasks gives back exactly wl.
+ * TT_ERR for an NHWC workload (graphs execute in NCHW). */
+Status Network_taskGraph(const Workload *wl, Graph *g, char *err);
+
 /* Total number of layers of one op kind in the network before dedup (for checks). */
 int Network_layerCount(const char *name, const NetworkOptions *opt, OpKind op);
 

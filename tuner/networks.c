@@ -445,6 +445,54 @@ Status Network_graph(const char *name, const NetworkOptions *opt_in, Graph *g, c
     return TT_OK;
 }
 
+Status Network_taskGraph(const Workload *wl, Graph *g, char *err) {
+    memset(g, 0, sizeof *g);
+    if (wl->layout != LAYOUT_NCHW && (wl->op == OP_CONV2D || wl->op == OP_DEPTHWISE_CONV2D))
+        return tt_fail(err, "layout %s: graphs run in NCHW only", Layout_name(wl->layout));
+    if (wl->op == OP_DEPTHWISE_CONV2D && wl->mult != 1)
+        return tt_fail(err, "depthwise_conv2d with mult=%lld: graphs have multiplier 1 only", (long long)wl->mult);
+    Graph_init(g, Op_name(wl->op), LAYOUT_NCHW, wl->op == OP_DENSE ? wl->m : wl->op == OP_BATCH_MATMUL ? wl->b : wl->n);
+    int y;
+    if (wl->op == OP_CONV2D || wl->op == OP_DEPTHWISE_CONV2D) {
+        int64_t dim[4] = {wl->n, wl->ci, wl->h, wl->w};
+        int x = Graph_input(g, 4, dim);
+        y = Graph_conv(g, wl->op == OP_CONV2D ? GOP_CONV2D : GOP_DEPTHWISE, x, wl->co, wl->kh, wl->kw, wl->stride_h,
+                       wl->pad_h, wl->pad_w);
+        GraphOp *op = &g->ops[g->n_ops - 1];
+        op->wl.stride_w = wl->stride_w;
+        op->wl.dil_h = wl->dil_h;
+        op->wl.dil_w = wl->dil_w;
+        if (wl->stride_w != wl->stride_h || wl->dil_h != 1 || wl->dil_w != 1) {
+            Graph_done(g);
+            return tt_fail(err, "conv2d with unequal strides or dilation: graphs do not run those");
+        }
+        if (wl->bias) y = Graph_unary(g, GOP_BIAS_ADD, y, 0, 0, false);
+        if (wl->residual) {
+            GraphTensor t = g->tensors[y];
+            y = Graph_add(g, y, Graph_input(g, 4, t.dim), false);
+        }
+    } else if (wl->op == OP_DENSE) {
+        int64_t dim[2] = {wl->m, wl->k};
+        y = Graph_dense(g, Graph_input(g, 2, dim), wl->n);
+        if (wl->bias) y = Graph_unary(g, GOP_BIAS_ADD, y, 0, 0, false);
+    } else {
+        int64_t da[3] = {wl->b, wl->m, wl->k}, db[3] = {wl->b, wl->n, wl->k};
+        int a = Graph_input(g, 3, da);
+        y = Graph_batchMatmul(g, a, Graph_input(g, 3, db));
+    }
+    if (wl->relu) y = Graph_unary(g, GOP_RELU, y, 0, 0, false);
+    g->output = y;
+    GraphTasks gt;
+    Graph_tasks(g, 0, &gt);
+    bool same = gt.n_tasks == 1 && Workload_equal(&gt.tasks[0].wl, wl);
+    GraphTasks_done(&gt);
+    if (!same) {
+        Graph_done(g);
+        return tt_fail(err, "%s: this operator cannot be run as a graph", Op_name(wl->op));
+    }
+    return TT_OK;
+}
+
 int Network_layerCount(const char *name, const NetworkOptions *opt, OpKind op) {
     Graph g;
     if (Network_graph(name, opt, &g, NULL) != TT_OK) return -1;

@@ -21,7 +21,8 @@ static void check_plan(const Graph *g, const GraphTasks *gt) {
     for (int i = 0; i < g->n_ops; i++)
         tunable += GraphOp_isTunable(g->ops[i].kind);
     bool *written = calloc((size_t)g->n_tensors, sizeof(bool));
-    written[g->input] = true;
+    for (int i = 0; i < g->n_inputs; i++)
+        written[g->inputs[i]] = true;
     for (int s = 0; s < plan.n_steps; s++) {
         const NetStep *st = &plan.steps[s];
         const GraphOp *op = &g->ops[st->op];
