@@ -19,6 +19,11 @@ static const Target *const TARGETS[] = {&target_cpu, &target_cuda, &target_openc
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+int64_t BlockedLayout_floats(const BlockedLayout *this) {
+    int64_t cb = this->cb > 0 ? this->cb : 1;
+    return this->n * ((this->c + cb - 1) / cb) * this->h_alloc * this->w_alloc * cb;
+}
+
 int Template_all(const Template *const **out) {
     *out = TEMPLATES;
     return COUNT(TEMPLATES);

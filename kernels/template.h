@@ -56,6 +56,25 @@ typedef struct KernelSource {
 void KernelSource_init(KernelSource *this);
 void KernelSource_done(KernelSource *this);
 
+/* A blocked activation layout, as a CPU template holds a tensor inside its
+ * kernel: floats [n][ceil(c / cb)][h_alloc][w_alloc][cb]. Element (n, c, y, x)
+ * of the canonical tensor is at (n, c / cb, y + top, x + left, c % cb); when
+ * repeat > 1 (depthwise with a channel multiplier) blocked channel c holds
+ * canonical channel c / repeat. In an input layout every other float is zero
+ * (the padding the kernel reads); in an output layout they are unspecified. */
+typedef struct BlockedLayout {
+    int64_t n, c, h, w;
+    int64_t cb;
+    int64_t h_alloc, w_alloc, top, left;
+    int64_t repeat;
+} BlockedLayout;
+
+/* Floats of a blocked layout. */
+int64_t BlockedLayout_floats(const BlockedLayout *this);
+
+#define BLOCKED_INPUT 1  /* the data input is packed into a blocked layout (tt_pack) */
+#define BLOCKED_OUTPUT 2 /* the output is written blocked and unpacked by tt_finish */
+
 typedef struct Template {
     const char *name; /* "conv2d_nchwc.cpu", "conv2d_direct.gpu", ... */
     OpKind op;
@@ -76,6 +95,13 @@ typedef struct Template {
      * May be NULL. */
     int (*features)(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
                     float *out, int cap);
+    /* The blocked layouts a CPU config keeps its data input and output in
+     * (the state of kernels/cpu/cpu_gen.h's CpuGen_emitBlockedSetup); returns
+     * BLOCKED_INPUT | BLOCKED_OUTPUT for those it holds blocked and fills
+     * *in / *out for them. NULL = nothing blocked. Used by the exporter
+     * (kernels/export.h) so that consecutive layers can stay blocked. */
+    int (*blocked)(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                   BlockedLayout *in, BlockedLayout *out);
 } Template;
 
 /* The registered template for a workload and family, or NULL (err says why). */

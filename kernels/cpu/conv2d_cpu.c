@@ -311,6 +311,16 @@ static int conv2d_features(const Workload *wl, const Space *space, const int32_t
     return CpuGen_copyFeatures(v, (int)(sizeof v / sizeof v[0]), out, cap);
 }
 
+static int conv2d_blocked(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                          BlockedLayout *in, BlockedLayout *out) {
+    ConvPlan p;
+    conv_plan(wl, space, choice, dev, &p);
+    *in = (BlockedLayout){p.N, p.CI, p.H, p.W, p.ICB, p.HP, p.WP, p.PH, p.PW, 1};
+    if (p.direct) return BLOCKED_INPUT;
+    *out = (BlockedLayout){p.N, p.CO, p.OH, p.OW, p.OCB, p.OH, p.OWP, 0, 0, 1};
+    return BLOCKED_INPUT | BLOCKED_OUTPUT;
+}
+
 const Template tmpl_conv2d_cpu = {
     .name = "conv2d_nchwc.cpu",
     .op = OP_CONV2D,
@@ -320,4 +330,5 @@ const Template tmpl_conv2d_cpu = {
     .precheck = conv2d_precheck,
     .generate = conv2d_generate,
     .features = conv2d_features,
+    .blocked = conv2d_blocked,
 };

@@ -214,6 +214,16 @@ static int dw_features(const Workload *wl, const Space *space, const int32_t *ch
     return CpuGen_copyFeatures(v, (int)(sizeof v / sizeof v[0]), out, cap);
 }
 
+static int dw_blocked(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                      BlockedLayout *in, BlockedLayout *out) {
+    DwPlan p;
+    dw_plan(wl, space, choice, dev, &p);
+    /* the input is laid out per output channel: channel oc holds data channel oc / mult */
+    *in = (BlockedLayout){p.N, p.CO, p.H, p.W, p.OCB, p.HP, p.WP, p.PH, p.PW, p.MULT};
+    *out = (BlockedLayout){p.N, p.CO, p.OH, p.OW, p.OCB, p.OH, p.OWP, 0, 0, 1};
+    return BLOCKED_INPUT | BLOCKED_OUTPUT;
+}
+
 const Template tmpl_depthwise_cpu = {
     .name = "depthwise_nchwc.cpu",
     .op = OP_DEPTHWISE_CONV2D,
@@ -223,4 +233,5 @@ const Template tmpl_depthwise_cpu = {
     .precheck = dw_precheck,
     .generate = dw_generate,
     .features = dw_features,
+    .blocked = dw_blocked,
 };

@@ -41,7 +41,7 @@ static Status fake_generate(const Workload *wl, const Space *s, const int32_t *c
 }
 
 static const Template fake_tmpl = {"fake.cpu", OP_DENSE, FAMILY_CPU, fake_applies, fake_space, fake_precheck,
-                                   fake_generate, NULL};
+                                   fake_generate, NULL, NULL};
 
 /* ---- fake target: b == 5 does not compile; cost = 1 ms * (1 + |a-3| + |b-2|) --- */
 
