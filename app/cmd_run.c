@@ -73,6 +73,8 @@ static void usage(FILE *out) {
             "  --seed S            seed of the parameters and inputs (default 1)\n"
             "  --keep DIR          keep the program's sources, data and binary in DIR (must not exist)\n"
             "  --timeout S         seconds the built program may run (default 600)\n"
+            "  --no-chain          convert every blocked kernel output back to NCHW (do not keep it blocked into\n"
+            "                      the next kernel)\n"
             "example: tunetop run --network resnet-18 --log r18.log --repeat 20 --profile\n",
             GRAPH_ATOL, GRAPH_RTOL, Network_names());
 }
@@ -93,7 +95,7 @@ typedef struct RunOptions {
     const char *network, *task, *log, *target, *keep;
     NetworkOptions nopt;
     int threads, number, repeat, min_repeat_ms, timeout_s;
-    bool profile;
+    bool profile, no_chain;
     uint64_t seed;
 } RunOptions;
 
@@ -174,7 +176,7 @@ typedef struct TaskPlan {
     int32_t choice[REC_MAX_KNOBS];
     double latency_s, pack_s; /* from the log; <= 0 when the default config is used */
     bool tuned;
-    bool blocked; /* the kernel packs its input or unpacks its output (layout transforms inside) */
+    bool blocked; /* the kernel holds its input or output in a blocked layout */
     char why[48]; /* why the default config is used */
     char prefix[EXPORT_PREFIX_LEN];
 } TaskPlan;
@@ -193,7 +195,7 @@ typedef struct ProfRow {
     char label[96];
     int count;
     double s;
-    bool tuned, blocked;
+    StepKind kind;
 } ProfRow;
 
 static int cmp_prof(const void *a, const void *b) {
@@ -201,11 +203,21 @@ static int cmp_prof(const void *a, const void *b) {
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static void print_profile(const NetPlan *plan, const TaskPlan *tp, const double *step_s) {
+static const char *kind_text(StepKind k) {
+    switch (k) {
+    case STEP_KERNEL: return "yes     -";
+    case STEP_PACK: return "layout  NCHW->blocked";
+    case STEP_UNPACK: return "layout  blocked->NCHW";
+    case STEP_REBLOCK: return "layout  blocked->blocked";
+    default: return "no      -";
+    }
+}
+
+static void print_profile(const NetPlan *plan, const double *step_s) {
     ProfRow *rows = calloc((size_t)plan->n_steps + 1, sizeof *rows);
     if (!rows) return;
-    int n = 0;
-    double total = 0, tuned_s = 0, blocked_s = 0;
+    int n = 0, chained = 0;
+    double total = 0, share[5] = {0};
     for (int s = 0; s < plan->n_steps; s++) {
         const NetStep *st = &plan->steps[s];
         int r = 0;
@@ -213,27 +225,26 @@ static void print_profile(const NetPlan *plan, const TaskPlan *tp, const double 
             r++;
         if (r == n) {
             snprintf(rows[n].label, sizeof rows[n].label, "%s", st->label);
-            rows[n].tuned = st->kind == STEP_KERNEL;
-            rows[n].blocked = st->kind == STEP_KERNEL && tp[st->task].blocked;
+            rows[n].kind = st->kind;
             n++;
         }
         rows[r].count++;
         rows[r].s += step_s[s];
         total += step_s[s];
-        if (st->kind == STEP_KERNEL) tuned_s += step_s[s];
-        if (st->kind == STEP_KERNEL && tp[st->task].blocked) blocked_s += step_s[s];
+        share[st->kind] += step_s[s];
+        chained += st->kind == STEP_REBLOCK;
     }
     qsort(rows, (size_t)n, sizeof *rows, cmp_prof);
-    printf("\nPer-op profile (mean of the profiled runs; ops with the same label summed):\n");
-    printf("  %-48s %5s %11s %7s %-7s %s\n", "op", "count", "time (ms)", "share", "tuned", "layout");
+    printf("\nPer-op profile (mean of the profiled runs; steps with the same label summed):\n");
+    printf("  %-58s %5s %11s %7s  %-7s %s\n", "op", "count", "time (ms)", "share", "tuned", "layout transform");
     for (int r = 0; r < n; r++)
-        printf("  %-48.48s %5d %11.4f %6.1f%% %-7s %s\n", rows[r].label, rows[r].count, rows[r].s * 1e3,
-               total > 0 ? 100.0 * rows[r].s / total : 0, rows[r].tuned ? "yes" : "no",
-               rows[r].blocked ? "NCHW->blocked->NCHW inside" : rows[r].tuned ? "NCHW" : "NCHW");
-    printf("  total %.4f ms: tuned kernels %.1f%% (of which kernels with layout transforms inside %.1f%%), "
-           "untuned ops %.1f%%\n",
-           total * 1e3, total > 0 ? 100 * tuned_s / total : 0, total > 0 ? 100 * blocked_s / total : 0,
-           total > 0 ? 100 * (total - tuned_s) / total : 0);
+        printf("  %-58.58s %5d %11.4f %6.1f%%  %s\n", rows[r].label, rows[r].count, rows[r].s * 1e3,
+               total > 0 ? 100.0 * rows[r].s / total : 0, kind_text(rows[r].kind));
+    double lay = share[STEP_PACK] + share[STEP_UNPACK] + share[STEP_REBLOCK];
+    printf("  total %.4f ms: tuned kernels %.1f%%, layout transforms %.1f%%, untuned ops %.1f%% "
+           "(%d kernel-to-kernel tensors kept blocked)\n",
+           total * 1e3, total > 0 ? 100 * share[STEP_KERNEL] / total : 0, total > 0 ? 100 * lay / total : 0,
+           total > 0 ? 100 * share[STEP_RUNTIME] / total : 0, chained);
     free(rows);
 }
 
@@ -305,7 +316,8 @@ static int run(const RunOptions *o) {
 
     TaskPlan *tp = calloc((size_t)(gt.n_tasks ? gt.n_tasks : 1), sizeof *tp);
     char **prefixes = calloc((size_t)(gt.n_tasks ? gt.n_tasks : 1), sizeof *prefixes);
-    if (!tp || !prefixes) abort();
+    int *masks = calloc((size_t)(gt.n_tasks ? gt.n_tasks : 1), sizeof *masks);
+    if (!tp || !prefixes || !masks) abort();
     for (int t = 0; t < gt.n_tasks; t++)
         Space_init(&tp[t].space);
     int n_tuned = 0;
@@ -344,7 +356,8 @@ static int run(const RunOptions *o) {
                      !ht ? "no record" : best && best->n_costs == 0 ? "no timed record" : "no usable successful record");
         }
         BlockedLayout bin, bout;
-        p->blocked = p->tmpl->blocked && p->tmpl->blocked(wl, &p->space, p->choice, &dev, &bin, &bout) != 0;
+        masks[t] = p->tmpl->blocked ? p->tmpl->blocked(wl, &p->space, p->choice, &dev, &bin, &bout) : 0;
+        p->blocked = masks[t] != 0;
     }
     if (gt.n_tasks > 0 && n_tuned == 0) {
         char key[WORKLOAD_KEY_LEN];
@@ -410,13 +423,22 @@ static int run(const RunOptions *o) {
         }
         ExportKernel_done(&k);
     }
-    if (NetPlan_make(&g, &gt, &plan, err) != TT_OK) goto out_err;
+    if (NetPlan_make(&g, &gt, o->no_chain ? NULL : masks, &plan, err) != TT_OK) goto out_err;
     NetProg_write(&plan, (const char *const *)prefixes, &sb);
     if (write_file(dir, "main.c", sb.data, sb.len, err) != TT_OK) goto out_err;
     if (write_file(dir, "netrt.h", NetProg_runtimeHeader(), strlen(NetProg_runtimeHeader()), err) != TT_OK ||
         write_file(dir, "netrt.c", NetProg_runtimeSource(), strlen(NetProg_runtimeSource()), err) != TT_OK)
         goto out_err;
     if (GraphData_make(&g, o->seed, &params, &input, err) != TT_OK) goto out_err;
+    if (o->keep) {
+        /* the graph for other tools (the network bench's ONNX export reads it with data.bin) */
+        StrBuf js;
+        StrBuf_init(&js);
+        Status jst = Graph_toJson(&g, &js, err);
+        if (jst == TT_OK) jst = write_file(dir, "graph.json", js.data, js.len, err);
+        StrBuf_done(&js);
+        if (jst != TT_OK) goto out_err;
+    }
     {
         char path[1100];
         snprintf(path, sizeof path, "%s/data.bin", dir);
@@ -615,7 +637,7 @@ static int run(const RunOptions *o) {
                    "latency over %d of %d tasks; untuned ops not included); measured median / estimate = %.2f\n",
                    est_kernel * 1e3, est_with_pack * 1e3, n_tuned, gt.n_tasks,
                    est_kernel > 0 ? med / (est_kernel * 1e3) : 0);
-        if (o->profile && n_steps == plan.n_steps) print_profile(&plan, tp, step_s);
+        if (o->profile && n_steps == plan.n_steps) print_profile(&plan, step_s);
         free(step_s);
         rc = 0;
     }
@@ -626,7 +648,10 @@ out_err:
     rc = 1;
 out:
     if (dir[0] && !o->keep) remove_tree(dir);
-    if (dir[0] && o->keep && rc == 0) printf("program kept in %s (main.c, kernels, netrt.c, data.bin, net)\n", dir);
+    if (dir[0] && o->keep && rc == 0)
+        printf("program kept in %s (main.c, kernels, netrt.c, net; graph.json, data.bin = parameters then inputs, "
+               "float32; out.bin)\n",
+               dir);
     StrBuf_done(&sb);
     free(params);
     free(input);
@@ -637,6 +662,7 @@ out:
         Space_done(&tp[t].space);
     free(tp);
     free(prefixes);
+    free(masks);
     History_done(&h);
     GraphTasks_done(&gt);
     Graph_done(&g);
@@ -659,6 +685,7 @@ int cmd_run(int argc, char **argv) {
                                              {"seed", required_argument, 0, 'S'},
                                              {"keep", required_argument, 0, 'k'},
                                              {"timeout", required_argument, 0, 'o'},
+                                             {"no-chain", no_argument, 0, 'C'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     RunOptions o;
@@ -688,6 +715,7 @@ int cmd_run(int argc, char **argv) {
         case 'R': st = opt_int(optarg, "--repeat", 1, 4096, &o.repeat, err); break;
         case 'M': st = opt_int(optarg, "--min-repeat-ms", 0, 3600000, &o.min_repeat_ms, err); break;
         case 'p': o.profile = true; break;
+        case 'C': o.no_chain = true; break;
         case 'S': st = opt_u64(optarg, "--seed", &o.seed, err); break;
         case 'k': o.keep = optarg; break;
         case 'o': st = opt_int(optarg, "--timeout", 1, 86400, &o.timeout_s, err); break;

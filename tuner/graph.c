@@ -1,6 +1,8 @@
 /* tuner/graph.c: the network graph, its builders, and task extraction. */
 #include "tuner/graph.h"
 
+#include "base/strbuf.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,6 +300,52 @@ void Graph_shapeStr(const Graph *this, int t, char *buf, size_t n) {
     buf[0] = 0;
     for (int i = 0; i < x->ndim && used < n; i++)
         used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? "x" : "", (long long)x->dim[i]);
+}
+
+Status Graph_toJson(const Graph *this, StrBuf *sb, char *err) {
+    int *order = malloc((size_t)(this->n_ops ? this->n_ops : 1) * sizeof(int));
+    if (!order) return tt_fail(err, "out of memory");
+    if (Graph_order(this, order, err) != TT_OK) {
+        free(order);
+        return TT_ERR;
+    }
+    StrBuf_printf(sb, "{\"name\": \"%s\", \"layout\": \"NCHW\", \"inputs\": [", this->name);
+    for (int i = 0; i < this->n_inputs; i++)
+        StrBuf_printf(sb, "%s%d", i ? ", " : "", this->inputs[i]);
+    StrBuf_printf(sb, "], \"output\": %d, \"n_params\": %lld,\n \"tensors\": [", this->output,
+                  (long long)this->n_params);
+    for (int t = 0; t < this->n_tensors; t++) {
+        StrBuf_printf(sb, "%s[", t ? ", " : "");
+        for (int d = 0; d < this->tensors[t].ndim; d++)
+            StrBuf_printf(sb, "%s%lld", d ? ", " : "", (long long)this->tensors[t].dim[d]);
+        StrBuf_append(sb, "]");
+    }
+    StrBuf_append(sb, "],\n \"ops\": [\n");
+    for (int k = 0; k < this->n_ops; k++) {
+        const GraphOp *op = &this->ops[order[k]];
+        StrBuf_printf(sb, "  {\"kind\": \"%s\", \"in\": [", GraphOp_kindName(op->kind));
+        for (int j = 0; j < op->n_in; j++)
+            StrBuf_printf(sb, "%s%d", j ? ", " : "", op->in[j]);
+        StrBuf_printf(sb, "], \"out\": %d, \"params\": [", op->out);
+        for (int j = 0; j < op->n_params; j++)
+            StrBuf_printf(sb, "%s[%lld, %lld]", j ? ", " : "", (long long)op->param_off[j],
+                          (long long)op->param_count[j]);
+        const Workload *wl = &op->wl;
+        StrBuf_printf(sb, "], \"attrs\": {\"k\": %lld, \"stride\": %lld, \"pad\": %lld, \"alpha\": %.17g, "
+                          "\"beta\": %.17g",
+                      (long long)op->k, (long long)op->stride, (long long)op->pad, op->alpha, op->beta);
+        if (op->kind == GOP_CONV2D || op->kind == GOP_DEPTHWISE)
+            StrBuf_printf(sb, ", \"co\": %lld, \"kh\": %lld, \"kw\": %lld, \"stride_h\": %lld, \"stride_w\": %lld, "
+                              "\"pad_h\": %lld, \"pad_w\": %lld, \"group\": %lld",
+                          (long long)wl->co, (long long)wl->kh, (long long)wl->kw, (long long)wl->stride_h,
+                          (long long)wl->stride_w, (long long)wl->pad_h, (long long)wl->pad_w,
+                          (long long)(op->kind == GOP_DEPTHWISE ? wl->ci : 1));
+        if (op->kind == GOP_DENSE) StrBuf_printf(sb, ", \"n\": %lld", (long long)wl->n);
+        StrBuf_printf(sb, "}}%s\n", k + 1 < this->n_ops ? "," : "");
+    }
+    StrBuf_append(sb, " ]}\n");
+    free(order);
+    return TT_OK;
 }
 
 /* ---- task extraction ---- */

@@ -149,6 +149,14 @@ void Graph_shapeStr(const Graph *this, int t, char *buf, size_t n);
  * of ops first..first+n-1 and the first one's shape (pools: their input). */
 void Graph_runLabel(const Graph *this, int first, int n, char *buf, size_t len);
 
+/* The graph as one JSON object (what other tools need to rebuild it, e.g. the
+ * network bench's ONNX export): name, inputs, output, n_params, tensors
+ * (id, shape), and the ops in Graph_order with kind, in, out, params
+ * ([offset, count] into the parameter array) and their attributes. Appends
+ * to sb (base/strbuf.h). TT_ERR when the graph has a cycle. */
+struct StrBuf;
+Status Graph_toJson(const Graph *this, struct StrBuf *sb, char *err);
+
 /* ---- tasks derived from the graph ---- */
 
 typedef struct GraphTask {

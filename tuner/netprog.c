@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/template.h"
 #include "tuner/netrt_text.h" /* generated from netrt.h and netrt.c: NETRT_HEADER_TEXT, NETRT_SOURCE_TEXT */
 
 const char *NetProg_runtimeSource(void) { return NETRT_SOURCE_TEXT; }
@@ -38,12 +39,28 @@ static int chain_end(const GraphTasks *gt, const Graph *g, int i) {
     return t;
 }
 
-Status NetPlan_make(const Graph *g, const GraphTasks *gt, NetPlan *plan, char *err) {
+static NetStep *add_step(NetPlan *plan, StepKind kind, int op, int task, int out, const char *label) {
+    NetStep *s = &plan->steps[plan->n_steps++];
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    s->op = op;
+    s->op2 = -1;
+    s->task = task;
+    s->out = out;
+    s->res = -1;
+    s->rest_bias = s->rest_add = s->rest_relu = s->to_op = -1;
+    snprintf(s->label, sizeof s->label, "%.95s", label);
+    return s;
+}
+
+Status NetPlan_make(const Graph *g, const GraphTasks *gt, const int *blocked, NetPlan *plan, char *err) {
     memset(plan, 0, sizeof *plan);
     plan->g = g;
     plan->gt = gt;
     int n = g->n_ops;
-    plan->steps = calloc((size_t)(2 * n + 1), sizeof *plan->steps);
+    plan->steps = calloc((size_t)(4 * n + 1), sizeof *plan->steps);
+    bool *chained_in = calloc((size_t)(n + 1), sizeof(bool));
+    if (!chained_in) abort();
     plan->alias = malloc((size_t)g->n_tensors * sizeof(int));
     int *head = malloc((size_t)(n + 1) * sizeof(int));   /* per op: the op heading its unit */
     bool *done = calloc((size_t)(n + 1), sizeof(bool)); /* per unit head */
@@ -88,7 +105,7 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, NetPlan *plan, char *e
         }
         if (pick < 0) {
             NetPlan_done(plan);
-            free(head), free(done), free(ready);
+            free(head), free(done), free(ready), free(chained_in);
             return tt_fail(err, "graph %s: no op can run next (a cycle)", g->name);
         }
         done[pick] = true;
@@ -97,34 +114,53 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, NetPlan *plan, char *e
         if (GraphOp_isTunable(op->kind)) {
             int end = chain_end(gt, g, pick), t = gt->task[pick];
             const Workload *tw = &gt->tasks[t].wl;
-            NetStep *s = &plan->steps[plan->n_steps++];
-            s->kind = STEP_KERNEL;
-            s->op = pick;
-            s->op2 = -1;
-            s->task = t;
-            s->out = end;
-            s->res = tw->residual ? g->ops[gt->epi_add[pick]].in[1] : -1;
-            s->rest_bias = s->rest_add = s->rest_relu = -1;
-            char shape[64];
+            int mask = blocked ? blocked[t] : 0;
+            char shape[64], label[96];
             Graph_shapeStr(g, op->out, shape, sizeof shape);
-            snprintf(s->label, sizeof s->label, "task %d %s %s", t, GraphOp_kindName(op->kind), shape);
+            snprintf(label, sizeof label, "task %d %s %s", t, GraphOp_kindName(op->kind), shape);
             int rb = gt->epi_bias[pick] >= 0 && !tw->bias ? gt->epi_bias[pick] : -1;
             int ra = gt->epi_add[pick] >= 0 && !tw->residual ? gt->epi_add[pick] : -1;
             int rr = gt->epi_relu[pick] >= 0 && !tw->relu ? gt->epi_relu[pick] : -1;
-            if (rb >= 0 || ra >= 0 || rr >= 0) {
-                NetStep *e = &plan->steps[plan->n_steps++];
-                e->kind = STEP_RUNTIME;
-                e->op = pick;
-                e->op2 = -1;
-                e->task = -1;
-                e->out = end;
+            bool rest = rb >= 0 || ra >= 0 || rr >= 0;
+            /* does the output stay blocked into the next kernel? */
+            int next = only_consumer(g, end);
+            bool chain_out = false;
+            if (blocked && (mask & BLOCKED_OUTPUT) && !rest && end != g->output && next >= 0 &&
+                (g->ops[next].kind == GOP_CONV2D || g->ops[next].kind == GOP_DEPTHWISE) && g->ops[next].in[0] == end &&
+                gt->task[next] >= 0) {
+                const Workload *nw = &gt->tasks[gt->task[next]].wl;
+                chain_out = (blocked[gt->task[next]] & BLOCKED_INPUT) && !nw->residual;
+            }
+            int res = tw->residual ? g->ops[gt->epi_add[pick]].in[1] : -1;
+            char l2[128];
+            if (mask && !chained_in[pick]) {
+                snprintf(l2, sizeof l2, "%.90s: NCHW->blocked", label);
+                add_step(plan, STEP_PACK, pick, t, end, l2)->res = res;
+            }
+            NetStep *s = add_step(plan, STEP_KERNEL, pick, t, end, label);
+            s->res = res;
+            s->chain_in = chained_in[pick];
+            s->split = mask != 0;
+            if (mask & BLOCKED_OUTPUT) {
+                if (chain_out) {
+                    snprintf(l2, sizeof l2, "%.90s: blocked->blocked", label);
+                    NetStep *r = add_step(plan, STEP_REBLOCK, pick, t, end, l2);
+                    r->to_op = next;
+                    chained_in[next] = true;
+                } else {
+                    snprintf(l2, sizeof l2, "%.90s: blocked->NCHW", label);
+                    add_step(plan, STEP_UNPACK, pick, t, end, l2);
+                }
+            }
+            if (rest) {
+                char l3[96];
+                snprintf(l3, sizeof l3, "%s%s%s%s%s %s", rb >= 0 ? "bias_add" : "", rb >= 0 && (ra >= 0 || rr >= 0) ? "+" : "",
+                         ra >= 0 ? "add" : "", ra >= 0 && rr >= 0 ? "+" : "", rr >= 0 ? "relu" : "", shape);
+                NetStep *e = add_step(plan, STEP_RUNTIME, pick, -1, end, l3);
                 e->res = ra >= 0 ? g->ops[ra].in[1] : -1;
                 e->rest_bias = rb;
                 e->rest_add = ra;
                 e->rest_relu = rr;
-                snprintf(e->label, sizeof e->label, "%s%s%s%s%s %s", rb >= 0 ? "bias_add" : "",
-                         rb >= 0 && (ra >= 0 || rr >= 0) ? "+" : "", ra >= 0 ? "add" : "",
-                         ra >= 0 && rr >= 0 ? "+" : "", rr >= 0 ? "relu" : "", shape);
             }
             plan->alias[end] = end;
             ready[end] = true;
@@ -139,19 +175,13 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, NetPlan *plan, char *e
             ready[out] = true;
             continue;
         }
-        NetStep *s = &plan->steps[plan->n_steps++];
-        s->kind = STEP_RUNTIME;
-        s->op = pick;
+        NetStep *s = add_step(plan, STEP_RUNTIME, pick, -1, out, "");
         s->op2 = second;
-        s->task = -1;
-        s->out = out;
-        s->res = -1;
-        s->rest_bias = s->rest_add = s->rest_relu = -1;
         Graph_runLabel(g, pick, second >= 0 ? 2 : 1, s->label, sizeof s->label);
         plan->alias[out] = out;
         ready[out] = true;
     }
-    free(head), free(done), free(ready);
+    free(head), free(done), free(ready), free(chained_in);
     return TT_OK;
 }
 
@@ -178,15 +208,40 @@ static void emit_step(StrBuf *sb, const NetPlan *plan, const NetStep *s, const c
     const Graph *g = plan->g;
     const GraphOp *op = &g->ops[s->op];
     long outer, chans, inner;
-    if (s->kind == STEP_KERNEL) {
+    const char *P = s->task >= 0 ? prefixes[s->task] : "";
+    if (s->kind == STEP_UNPACK) {
+        StrBuf_printf(sb, "        %s_unpack_output(K%d, T[%d]);\n", P, s->op, TB(s->out));
+        return;
+    }
+    if (s->kind == STEP_REBLOCK) {
+        const char *Q = prefixes[plan->gt->task[s->to_op]];
+        const GraphTensor *t = &g->tensors[s->out];
+        StrBuf_printf(sb,
+                      "        ttrt_reblock(%s_blocked_output(K%d), %s_BLOCKED_OUT_CB, %s_BLOCKED_OUT_H_ALLOC, "
+                      "%s_BLOCKED_OUT_W_ALLOC, %s_BLOCKED_OUT_TOP, %s_BLOCKED_OUT_LEFT, %s_BLOCKED_OUT_REPEAT,\n"
+                      "                     %s_blocked_input(K%d), %s_BLOCKED_IN_CB, %s_BLOCKED_IN_H_ALLOC, "
+                      "%s_BLOCKED_IN_W_ALLOC, %s_BLOCKED_IN_TOP, %s_BLOCKED_IN_LEFT, %s_BLOCKED_IN_REPEAT,\n"
+                      "                     %lld, %lld, %lld, %lld);\n",
+                      P, s->op, P, P, P, P, P, P, Q, s->to_op, Q, Q, Q, Q, Q, Q, (long long)t->dim[0],
+                      (long long)t->dim[1], (long long)t->dim[2], (long long)t->dim[3]);
+        return;
+    }
+    if (s->kind == STEP_KERNEL || s->kind == STEP_PACK) {
         char second[32] = "0";
         if (op->kind == GOP_BATCH_MATMUL)
             snprintf(second, sizeof second, "T[%d]", TB(op->in[1]));
         else if (s->res >= 0)
             snprintf(second, sizeof second, "T[%d]", TB(s->res));
-        StrBuf_printf(sb, "        { const float *in[2] = {T[%d], %s};\n", TB(op->in[0]), second);
-        StrBuf_printf(sb, "          if (%s_run(K%d, in, T[%d])) fail(\"the kernel of step %d (%s) failed\"); }\n",
-                      prefixes[s->task], s->op, TB(s->out), (int)(s - plan->steps), s->label);
+        /* a chained input is in the kernel's blocked buffer already: the data pointer is not read */
+        char first[32] = "0";
+        if (!s->chain_in) snprintf(first, sizeof first, "T[%d]", TB(op->in[0]));
+        StrBuf_printf(sb, "        { const float *in[2] = {%s, %s};\n", first, second);
+        const char *fn = s->split ? "run_blocked" : "run";
+        if (s->kind == STEP_PACK)
+            StrBuf_printf(sb, "          if (%s_pack_input(K%d, in))", P, s->op);
+        else
+            StrBuf_printf(sb, "          if (%s_%s(K%d, %s, T[%d]))", P, fn, s->op, s->chain_in ? "0" : "in", TB(s->out));
+        StrBuf_printf(sb, " fail(\"step %d (%s) failed\"); (void)in; }\n", (int)(s - plan->steps), s->label);
         return;
     }
     if (s->rest_bias >= 0 || s->rest_add >= 0 || s->rest_relu >= 0) {

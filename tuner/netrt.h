@@ -35,4 +35,13 @@ void ttrt_layer_norm(const float *x, const float *gamma, const float *beta, floa
 /* [b*s][heads*d] -> [b*heads][s][d] (kind 0), -> [b*heads][d][s] (kind 1); [b*heads][s][d] -> [b*s][heads*d] (2) */
 void ttrt_heads(const float *x, float *y, int kind, long b, long heads, long s, long d);
 
+/* Copies a tensor [n][c][h][w] from one blocked layout to another (the
+ * layouts of kernels/template.h's BlockedLayout: element (n, c, y, x) at
+ * [n][c' / cb][y + top][x + left][c' % cb] for each blocked channel c' with
+ * c' / repeat == c). Only the tensor's elements of dst are written, so dst's
+ * zero padding stays zero. */
+void ttrt_reblock(const float *src, long s_cb, long s_h_alloc, long s_w_alloc, long s_top, long s_left,
+                  long s_repeat, float *dst, long d_cb, long d_h_alloc, long d_w_alloc, long d_top, long d_left,
+                  long d_repeat, long n, long c, long h, long w);
+
 #endif

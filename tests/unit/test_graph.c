@@ -2,6 +2,7 @@
  * reference execution on seeded data at small sizes. */
 #include <math.h>
 
+#include "kernels/template.h"
 #include "tests/check.h"
 #include "tuner/graph_ref.h"
 #include "tuner/netprog.h"
@@ -13,10 +14,11 @@ static const char *const NETS[] = {"resnet-18",    "resnet-34",      "resnet-50"
 
 /* Every op's inputs are produced before it in Graph_order; the plan runs every
  * tunable op once as a kernel step and writes every tensor a later step reads. */
-static void check_plan(const Graph *g, const GraphTasks *gt) {
+static void check_plan(const Graph *g, const GraphTasks *gt, const int *blocked) {
     NetPlan plan;
     char err[TT_ERRLEN] = "";
-    CHECK(NetPlan_make(g, gt, &plan, err) == TT_OK);
+    CHECK(NetPlan_make(g, gt, blocked, &plan, err) == TT_OK);
+    bool *reblocked = calloc((size_t)g->n_ops, sizeof(bool));
     int kernels = 0, tunable = 0;
     for (int i = 0; i < g->n_ops; i++)
         tunable += GraphOp_isTunable(g->ops[i].kind);
@@ -28,7 +30,22 @@ static void check_plan(const Graph *g, const GraphTasks *gt) {
         const GraphOp *op = &g->ops[st->op];
         kernels += st->kind == STEP_KERNEL;
         bool epilogue = st->rest_bias >= 0 || st->rest_add >= 0 || st->rest_relu >= 0;
-        if (epilogue) {
+        if (st->kind == STEP_REBLOCK) {
+            /* blocked straight into the only reader of the tensor, a kernel with a blocked input */
+            CHECK(blocked && (blocked[st->task] & BLOCKED_OUTPUT));
+            CHECK(g->ops[st->to_op].in[0] == st->out && Graph_consumers(g, st->out) == 1);
+            CHECK(blocked[gt->task[st->to_op]] & BLOCKED_INPUT);
+            reblocked[st->to_op] = true;
+            continue; /* the tensor itself is not written */
+        }
+        if (st->kind == STEP_UNPACK) {
+            written[st->out] = true;
+            continue;
+        }
+        if (st->chain_in) {
+            CHECK(reblocked[st->op]);
+            CHECK(st->kind == STEP_KERNEL);
+        } else if (epilogue) {
             CHECK(written[plan.alias[st->out]]);
         } else {
             for (int j = 0; j < op->n_in; j++)
@@ -40,7 +57,9 @@ static void check_plan(const Graph *g, const GraphTasks *gt) {
         }
         if (st->res >= 0) CHECK(written[plan.alias[st->res]]);
         CHECK(plan.alias[st->out] == st->out);
-        written[st->out] = true;
+        if (st->kind == STEP_PACK) continue;
+        /* a split kernel writes its tensor in its unpack step (or keeps it blocked) */
+        if (!(st->kind == STEP_KERNEL && st->split && blocked && (blocked[st->task] & BLOCKED_OUTPUT))) written[st->out] = true;
         /* a flatten's view is written when its source is */
         for (int t = 0; t < g->n_tensors; t++)
             if (plan.alias[t] >= 0 && written[plan.alias[t]]) written[t] = true;
@@ -48,6 +67,7 @@ static void check_plan(const Graph *g, const GraphTasks *gt) {
     CHECK_EQ_INT(kernels, tunable);
     CHECK(written[g->output]);
     free(written);
+    free(reblocked);
     NetPlan_done(&plan);
 }
 
@@ -73,7 +93,15 @@ TEST(test_networks_reference) {
             CHECK(Workload_equal(&tasks[t].wl, &gt.tasks[t].wl));
         free(tasks);
         free(un);
-        check_plan(&g, &gt);
+        check_plan(&g, &gt, NULL);
+        /* every convolution kernel blocked in and out: tensors between kernels stay blocked where they can */
+        int *blocked = calloc((size_t)gt.n_tasks, sizeof(int));
+        for (int t = 0; t < gt.n_tasks; t++)
+            blocked[t] = gt.tasks[t].wl.op == OP_CONV2D || gt.tasks[t].wl.op == OP_DEPTHWISE_CONV2D
+                             ? BLOCKED_INPUT | BLOCKED_OUTPUT
+                             : 0;
+        check_plan(&g, &gt, blocked);
+        free(blocked);
 
         float *params, *input, *out;
         CHECK(GraphData_make(&g, 1, &params, &input, err) == TT_OK);
