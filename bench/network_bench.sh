@@ -83,7 +83,7 @@ for net in $NETS; do
     fi
     est=$(sed -n "s/^Tuner's estimate: \([0-9.]*\) ms kernels only.*/\1/p" "$WORK/$net.run.out")
     untuned=$(sed -n 's/.*untuned ops \([0-9.]*\)%.*/\1/p' "$WORK/$net.run.out")
-    layout=$(sed -n 's/.*layout transforms inside \([0-9.]*\)%.*/\1/p' "$WORK/$net.run.out")
+    layout=$(sed -n 's/.*, layout transforms \([0-9.]*\)%.*/\1/p' "$WORK/$net.run.out")
     tt_meds=()
     ort_meds=()
     for r in $(seq 1 "$ROUNDS"); do
@@ -112,5 +112,5 @@ for net in $NETS; do
 done
 echo
 echo "ORT/tt > 1: tunetop is faster. estimate: tuner's weight x best kernel latency (kernels only); meas/est: measured"
-echo "median / estimate. untuned: share of the untuned ops in the profiled run; layout: share of the tuned kernels that"
-echo "convert NCHW <-> blocked inside. Per-round medians in $WORK/rounds.txt."
+echo "median / estimate. untuned: share of the untuned ops in the profiled run; layout: share of the layout transforms"
+echo "(NCHW <-> blocked, blocked -> blocked between kernels). Per-round medians in $WORK/rounds.txt."
