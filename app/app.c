@@ -33,7 +33,8 @@ static void usage(FILE *out) {
     fprintf(out, "\nexamples:\n"
                  "  tunetop tune --task dense:m=64,n=1024,k=1024 --trials 200 --log dense.log\n"
                  "  tunetop tune --network resnet-18 --trials 2000 --log r18.log\n"
-                 "  tunetop best r18.log\n");
+                 "  tunetop best r18.log\n"
+                 "\n" EXIT_STATUS_HELP);
 }
 
 int app_main(int argc, char **argv) {

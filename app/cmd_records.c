@@ -12,7 +12,7 @@
 #include "records/log.h"
 
 static void best_usage(FILE *out) {
-    fprintf(out, "usage: tunetop best LOG\n"
+    fprintf(out, "usage: tunetop best [--verbose] LOG\n"
                  "\n"
                  "Prints, for every task of the record log LOG (in the order the log first mentions them): the\n"
                  "task key, the template, the best config (its text and flat index), its latency (mean of its\n"
@@ -21,7 +21,12 @@ static void best_usage(FILE *out) {
                  "A task none of whose trials succeeded says so.\n"
                  "\n"
                  "A log whose last record was cut short by a crash is read up to that record, with a warning.\n"
-                 "A damaged log is read up to the damage, then reported with its byte offset (exit status 1).\n");
+                 "A damaged log is read up to the damage, then reported with its byte offset (exit status 1).\n"
+                 "Every record carries a checksum (CRC-32C) that is checked as it is read: a record whose bytes\n"
+                 "changed is damage, as is a cost that is not a positive number of seconds.\n"
+                 "\n"
+                 "  --verbose   also say whether the records were checked (logs written before checksums\n"
+                 "              existed still read, unchecked)\n");
 }
 
 static void dump_usage(FILE *out) {
@@ -36,16 +41,23 @@ static void dump_usage(FILE *out) {
                  "(exit status 0); any other damage is an error with its byte offset (exit status 1).\n");
 }
 
-/* Parses `NAME [--help] LOG`; returns -1 and sets *path to go on, or an exit code. */
-static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **argv, const char **path) {
-    static const struct option longopts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+/* Parses `NAME [--help] [--verbose] LOG` (--verbose only when verbose is
+ * not NULL); returns -1 and sets *path to go on, or an exit code. */
+static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **argv, const char **path,
+                      bool *verbose) {
+    static const struct option longopts[] = {{"help", no_argument, 0, 'h'}, {"verbose", no_argument, 0, 'v'},
+                                             {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return 0;
+        }
+        if (c == 'v' && verbose) {
+            *verbose = true;
+            continue;
         }
         fprintf(stderr, "tunetop %s: unknown option '%s' (see tunetop %s --help)\n", name, argv[optind - 1], name);
         return 2;
@@ -118,7 +130,8 @@ static void print_task(int i, int n, const HistoryTask *t) {
 
 int cmd_best(int argc, char **argv) {
     const char *path;
-    int rc = parse_args("best", best_usage, argc, argv, &path);
+    bool verbose = false;
+    int rc = parse_args("best", best_usage, argc, argv, &path, &verbose);
     if (rc >= 0) return rc;
 
     History h;
@@ -144,6 +157,11 @@ int cmd_best(int argc, char **argv) {
     if (h.n_tasks == 0) printf("no records yet\n");
     fflush(stdout);
     rc = 0;
+    if (verbose && h.unchecked)
+        fprintf(stderr, "tunetop best: %ld record%s carry no checksum (written before checksums existed): read "
+                        "unchecked\n", h.unchecked, h.unchecked == 1 ? "" : "s");
+    else if (verbose && h.n_records)
+        fprintf(stderr, "tunetop best: every record's checksum is correct\n");
     if (h.end == LOG_TORN) {
         fprintf(stderr, "tunetop best: warning: %s (read up to there; tune --log truncates it on resume)\n", h.end_msg);
     } else if (h.end == LOG_DAMAGED) {
@@ -156,7 +174,7 @@ int cmd_best(int argc, char **argv) {
 
 int cmd_dump(int argc, char **argv) {
     const char *path;
-    int rc = parse_args("dump", dump_usage, argc, argv, &path);
+    int rc = parse_args("dump", dump_usage, argc, argv, &path, NULL);
     if (rc >= 0) return rc;
 
     LogReader *rd;

@@ -34,12 +34,15 @@ int cmd_space(int argc, char **argv) {
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) { /* ':': a missing value */
         switch (c) {
         case 't': spec = optarg; break;
         case 'T': target_name = optarg; break;
         case 'a': arch = optarg; break;
         case 'h': usage(stdout); return 0;
+        case ':':
+            fprintf(stderr, "tunetop space: %s needs a value (see tunetop space --help)\n", argv[optind - 1]);
+            return 2;
         default:
             fprintf(stderr, "tunetop space: unknown or incomplete option '%s' (see tunetop space --help)\n",
                     argv[optind - 1]);

@@ -8,6 +8,7 @@
 
 #include "app/commands.h"
 #include "app/device.h"
+#include "app/expr.h"
 #include "app/opts.h"
 #include "tuner/network.h"
 #include "tuner/task.h"
@@ -16,6 +17,7 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: tunetop tasks --network NAME [--target cpu|cuda|opencl] [--batch B] [--layout NCHW|NHWC]\n"
             "                     [--image-size S] [--seq-len L] [--ops OP,...] [--arch sm_XY]\n"
+            "       tunetop tasks --expr FILE.te [--set NAME=VALUE ...]\n"
             "\n"
             "Lists the tuning tasks of a built-in network: identical operator workloads (same operator and\n"
             "shape) are one task whose weight is the number of times it occurs. For each task: its ID, weight,\n"
@@ -34,6 +36,9 @@ static void usage(FILE *out) {
             "  --image-size S   input image side (default 224; 299 for inception-v3)\n"
             "  --seq-len L      sequence length for bert-base (default 128)\n"
             "  --ops LIST       keep only these ops: conv2d, depthwise_conv2d, dense, batch_matmul\n"
+            "  --expr FILE.te   print the compute DAG of a tensor expression instead: stages, axes, reads,\n"
+            "                   and what each analysis found (inlinable, data reuse, fusible consumer)\n"
+            "  --set NAME=V     override `let NAME` of the expression (repeatable)\n"
             "example: tunetop tasks --network resnet-18 --target cpu --ops conv2d\n",
             Network_names());
 }
@@ -52,16 +57,20 @@ int cmd_tasks(int argc, char **argv) {
                                              {"seq-len", required_argument, 0, 's'},
                                              {"ops", required_argument, 0, 'o'},
                                              {"arch", required_argument, 0, 'a'},
+                                             {"expr", required_argument, 0, 'e'},
+                                             {"set", required_argument, 0, 'S'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
-    const char *network = NULL, *target_name = "cpu", *arch = NULL, *ops = NULL;
+    const char *network = NULL, *target_name = "cpu", *arch = NULL, *ops = NULL, *expr = NULL;
+    TeSet sets[APP_MAX_SETS];
+    int n_sets = 0;
     NetworkOptions nopt;
     NetworkOptions_defaults(&nopt);
     char err[TT_ERRLEN] = "";
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) { /* ':': a missing value */
         Status st = TT_OK;
         switch (c) {
         case 'n':
@@ -88,9 +97,19 @@ int cmd_tasks(int argc, char **argv) {
         case 'a':
             arch = optarg;
             break;
+        case 'e':
+            expr = optarg;
+            break;
+        case 'S':
+            if (n_sets == APP_MAX_SETS) st = tt_fail(err, "--set: more than %d", APP_MAX_SETS);
+            else if ((st = app_parse_set(optarg, &sets[n_sets], err)) == TT_OK) n_sets++;
+            break;
         case 'h':
             usage(stdout);
             return 0;
+        case ':':
+            fprintf(stderr, "tunetop tasks: %s needs a value (see tunetop tasks --help)\n", argv[optind - 1]);
+            return 2;
         default:
             fprintf(stderr, "tunetop tasks: unknown or incomplete option '%s' (see tunetop tasks --help)\n",
                     argv[optind - 1]);
@@ -101,6 +120,14 @@ int cmd_tasks(int argc, char **argv) {
     if (optind < argc) {
         fprintf(stderr, "tunetop tasks: unexpected argument '%s' (see tunetop tasks --help)\n", argv[optind]);
         return 2;
+    }
+    if (expr || n_sets) {
+        int rc = 2;
+        if (!expr) fprintf(stderr, "tunetop tasks: --set needs --expr FILE.te\n");
+        else if (network) fprintf(stderr, "tunetop tasks: give --network or --expr, not both\n");
+        else rc = app_tasks_expr(expr, sets, n_sets);
+        for (int i = 0; i < n_sets; i++) free((char *)sets[i].name);
+        return rc;
     }
     if (!network) {
         fprintf(stderr, "tunetop tasks: give --network NAME (one of: %s)\n", Network_names());

@@ -23,12 +23,9 @@
  * the Benchmarks section of the README). */
 #define DEFAULT_TUNER "xgb"
 
-static volatile int g_stop;
+static volatile sig_atomic_t g_stop; /* the signal that asked to stop, 0 = none */
 
-static void on_signal(int sig) {
-    (void)sig;
-    g_stop = 1;
-}
+static void on_signal(int sig) { g_stop = sig; }
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -68,7 +65,8 @@ static void usage(FILE *out) {
             "                        are not measured again and its bests and trial counts are restored\n"
             "  --headless            never open the UI\n"
             "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
-            "  --no-color            monochrome UI (NO_COLOR is honoured too)\n",
+            "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
+            "\n" EXIT_STATUS_HELP,
             Network_names(), Strategy_names(), DEFAULT_TUNER, TaskScheduler_names());
 }
 
@@ -135,7 +133,8 @@ int cmd_tune(int argc, char **argv) {
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    /* the leading ':' makes a missing value ':' instead of an unknown option */
+    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         const char *name = optind > 1 ? argv[optind - 1] : "";
         Status ok = TT_OK;
         switch (c) {
@@ -292,11 +291,28 @@ int cmd_tune(int argc, char **argv) {
     Engine_wait(engine);
     SessionSnapshot snap;
     Engine_snapshot(engine, &snap);
+    LogOutcome lo;
+    Engine_logOutcome(engine, &lo);
     bool finished = !g_stop && snap.trials >= snap.budget;
-    if (g_stop || snap.stopped || !snap.finished) {
+    if (lo.failed) {
+        /* never "synced" here: say what the log holds and what was lost */
+        fprintf(stderr, "tunetop: %s\n", lo.error);
+        if (lo.moved && lo.recovery[0])
+            fprintf(stderr, "stopped: the log's %ld records were copied to %s; move it back to %s to resume\n",
+                    lo.records, lo.recovery, cfg.log_path);
+        else if (lo.moved)
+            fprintf(stderr, "stopped: no recovery copy could be written (%s); the %ld records of the log are lost\n",
+                    lo.recovery_error, lo.records);
+        else
+            fprintf(stderr, "stopped: %s holds %ld records%s; %d measured result%s could not be written and %s lost\n",
+                    cfg.log_path, lo.records,
+                    lo.unsynced ? " (the last ones not confirmed on disk: the sync failed)" : "", lo.lost,
+                    lo.lost == 1 ? "" : "s", lo.lost == 1 ? "was" : "were");
+        rc = EXIT_LOG_FAILED;
+    } else if (g_stop || snap.stopped || !snap.finished) {
         fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, cfg.log_path);
         print_resume_hint(argc, argv);
-        if (rc == 0 && g_stop) rc = 130; /* interrupted by a signal; `q` in the UI is a normal exit */
+        if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM; `q` in the UI is a normal exit */
     } else {
         fprintf(stderr, "%s: %d trials in %s; best configs: tunetop best %s\n",
                 finished ? "done" : "finished (every task done)", snap.trials, cfg.log_path, cfg.log_path);

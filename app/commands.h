@@ -4,6 +4,15 @@
 #ifndef TT_APP_COMMANDS_H
 #define TT_APP_COMMANDS_H
 
+/* Exit statuses of every command (documented in `tunetop --help`, `tunetop
+ * tune --help` and the README): 0 done, 1 error, 2 usage error, 3 the record
+ * log could not be written (the records in it are kept; results measured
+ * after the failure were lost), 128 + N stopped by signal N (130 Ctrl-C, 143 SIGTERM). */
+enum { EXIT_DONE = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_LOG_FAILED = 3 };
+#define EXIT_STATUS_HELP                                                                                               \
+    "exit status: 0 done, 1 error, 2 usage error, 3 the record log could not be written (the records in it\n"          \
+    "are kept, the results measured after the failure were lost), 130/143 stopped by Ctrl-C/SIGTERM\n"
+
 int cmd_tune(int argc, char **argv);    /* app/cmd_tune.c */
 int cmd_space(int argc, char **argv);   /* app/cmd_space.c */
 int cmd_devices(int argc, char **argv); /* app/cmd_devices.c */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/strbuf.h"
+#include "records/crc32c.h"
 
 static const char TRUNC_MARK[] = "... [truncated]";
 
@@ -46,6 +47,9 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
         return tt_fail(err, "record has %d knob choices (at most %d)", this->n_choice, REC_MAX_KNOBS);
     if (this->n_costs < 0 || this->n_costs > REC_MAX_COSTS)
         return tt_fail(err, "record has %d costs (at most %d)", this->n_costs, REC_MAX_COSTS);
+    for (int i = 0; i < this->n_costs; i++) /* what a reader would call damage is never written */
+        if (!(isfinite(this->costs[i]) && this->costs[i] > 0))
+            return tt_fail(err, "record cost %d is %g s (a latency must be finite and positive)", i, this->costs[i]);
 
     uint32_t n_keys = 12;
     if (this->error_msg) n_keys++;
@@ -245,6 +249,45 @@ ScanResult Msgpack_scan(const unsigned char *p, size_t n, size_t *len) {
     return SCAN_COMPLETE;
 }
 
+int Msgpack_depth(const unsigned char *p, size_t n, int limit) {
+    uint64_t left[MSGPACK_MAX_DEPTH + 2];
+    if (limit > MSGPACK_MAX_DEPTH) limit = MSGPACK_MAX_DEPTH;
+    int d = 1, max = 0;
+    size_t i = 0;
+    left[1] = 1; /* level 1 holds the one top-level value */
+    while (d > 0) {
+        if (left[d] == 0) {
+            d--;
+            continue;
+        }
+        left[d]--;
+        if (i >= n) return max; /* not a whole object: the scan reports that */
+        unsigned c = p[i];
+        uint64_t count;
+        size_t hdr;
+        if (c >= 0x80 && c <= 0x8f) count = 2 * (c & 0x0f), hdr = 0;
+        else if (c >= 0x90 && c <= 0x9f) count = c & 0x0f, hdr = 0;
+        else if (c == 0xdc || c == 0xde) hdr = 2, count = 0;
+        else if (c == 0xdd || c == 0xdf) hdr = 4, count = 0;
+        else {
+            size_t len = 0;
+            if (Msgpack_scan(p + i, n - i, &len) != SCAN_COMPLETE) return max;
+            i += len;
+            continue;
+        }
+        if (hdr) {
+            if (hdr > n - i - 1) return max;
+            count = be(p + i + 1, hdr);
+            if (c == 0xde || c == 0xdf) count *= 2;
+        }
+        i += 1 + hdr;
+        if (d == limit + 1) return limit + 1;
+        if (d > max) max = d;
+        left[++d] = count;
+    }
+    return max;
+}
+
 bool Record_isPrefix(const unsigned char *p, size_t n) {
     static const unsigned char key[] = {0xa4, 't', 'a', 's', 'k'};
     if (n == 0) return false;
@@ -254,6 +297,78 @@ bool Record_isPrefix(const unsigned char *p, size_t n) {
     for (size_t i = hdr; i < n && i < hdr + sizeof key; i++)
         if (p[i] != key[i - hdr]) return false;
     return true;
+}
+
+/* ---- checksums ------------------------------------------------------------- */
+
+static const unsigned char SEAL_KEY[] = {0xa3, 'c', 'r', 'c', 0xce};
+
+static bool is_map(const unsigned char *p, size_t n) {
+    return n > 0 && ((p[0] >= 0x80 && p[0] <= 0x8f) || p[0] == 0xde || p[0] == 0xdf);
+}
+
+Status Msgpack_seal(char **bytes, size_t *len, char *err) {
+    unsigned char *p = (unsigned char *)*bytes;
+    size_t n = *len, grow = SEAL_LEN;
+    if (!is_map(p, n)) return tt_fail(err, "only a map can carry a checksum");
+    if (p[0] == 0x8f) grow += 2; /* 15 entries: the 16th needs a map16 header */
+    if ((p[0] == 0xde && n < 3) || (p[0] == 0xdf && n < 5)) return tt_fail(err, "map header cut short");
+    if (p[0] == 0xde && p[1] == 0xff && p[2] == 0xff) return tt_fail(err, "map too large to seal");
+    unsigned char *q = realloc(p, n + grow);
+    if (!q) abort(); /* out of memory, as in StrBuf */
+    if (q[0] == 0x8f) {
+        memmove(q + 3, q + 1, n - 1);
+        q[0] = 0xde, q[1] = 0x00, q[2] = 0x10;
+        n += 2;
+    } else if (q[0] <= 0x8e) {
+        q[0]++;
+    } else if (q[0] == 0xde) {
+        unsigned c = ((unsigned)q[1] << 8 | q[2]) + 1;
+        q[1] = (unsigned char)(c >> 8), q[2] = (unsigned char)c;
+    } else {
+        uint32_t c = (uint32_t)be(q + 1, 4) + 1;
+        q[1] = (unsigned char)(c >> 24), q[2] = (unsigned char)(c >> 16), q[3] = (unsigned char)(c >> 8),
+        q[4] = (unsigned char)c;
+    }
+    memcpy(q + n, SEAL_KEY, sizeof SEAL_KEY);
+    n += sizeof SEAL_KEY;
+    uint32_t crc = Crc32c_update(0, q, n);
+    q[n] = (unsigned char)(crc >> 24), q[n + 1] = (unsigned char)(crc >> 16), q[n + 2] = (unsigned char)(crc >> 8),
+    q[n + 3] = (unsigned char)crc;
+    *bytes = (char *)q;
+    *len = n + 4;
+    return TT_OK;
+}
+
+Status Record_encodeSealed(const Record *this, char **bytes, size_t *len, char *err) {
+    if (Record_encode(this, bytes, len, err)) return TT_ERR;
+    if (Msgpack_seal(bytes, len, err)) {
+        free(*bytes);
+        *bytes = NULL;
+        return TT_ERR;
+    }
+    return TT_OK;
+}
+
+bool Msgpack_endsWithSeal(const unsigned char *p, size_t n) {
+    return n >= SEAL_LEN + 1 && memcmp(p + n - SEAL_LEN, SEAL_KEY, sizeof SEAL_KEY) == 0;
+}
+
+bool Msgpack_endsNearSeal(const unsigned char *p, size_t n) {
+    if (n < SEAL_LEN + 1) return false;
+    int same = 0;
+    for (size_t i = 0; i < sizeof SEAL_KEY; i++)
+        same += p[n - SEAL_LEN + i] == SEAL_KEY[i];
+    return same >= (int)sizeof SEAL_KEY - 1;
+}
+
+SealState Msgpack_checkSeal(const unsigned char *p, size_t len, uint32_t *stored, uint32_t *computed) {
+    if (!is_map(p, len) || !Msgpack_endsWithSeal(p, len)) return SEAL_NONE;
+    uint32_t want = (uint32_t)be(p + len - 4, 4), got = Crc32c_update(0, p, len - 4);
+    if (want == got) return SEAL_OK;
+    if (stored) *stored = want;
+    if (computed) *computed = got;
+    return SEAL_BAD;
 }
 
 /* ---- decoding ---------------------------------------------------------------- */
@@ -346,8 +461,12 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
         if (v->type != MSGPACK_OBJECT_ARRAY) return tt_fail(err, "key \"costs\" is not an array");
         if (v->via.array.size > REC_MAX_COSTS)
             return tt_fail(err, "key \"costs\" has %u values (at most %d)", v->via.array.size, REC_MAX_COSTS);
-        for (uint32_t j = 0; j < v->via.array.size; j++)
+        for (uint32_t j = 0; j < v->via.array.size; j++) {
             if (get_double(&v->via.array.ptr[j], "costs", &rec->costs[j], err)) return TT_ERR;
+            /* a latency is a positive, finite number of seconds: anything else is damage, never a best */
+            if (!(isfinite(rec->costs[j]) && rec->costs[j] > 0))
+                return tt_fail(err, "cost %u is %g s (a latency must be finite and positive)", j, rec->costs[j]);
+        }
         rec->n_costs = (int)v->via.array.size;
         return TT_OK;
     }

@@ -30,6 +30,39 @@
 typedef enum { SCAN_COMPLETE = 0, SCAN_INCOMPLETE, SCAN_INVALID } ScanResult;
 ScanResult Msgpack_scan(const unsigned char *p, size_t n, size_t *len);
 
+/* How deeply containers nest in the whole object at p[0..n): 0 for a scalar,
+ * 1 for a flat map, 2 for a record (a map holding arrays). Stops counting at
+ * limit + 1 (limit at most MSGPACK_MAX_DEPTH). The reader refuses objects
+ * nested deeper than LOG_MAX_DEPTH before the unpacker, whose stack is
+ * MSGPACK_EMBED_STACK_SIZE (32) deep, could fail on them. */
+#define MSGPACK_MAX_DEPTH 64
+#define LOG_MAX_DEPTH 16
+int Msgpack_depth(const unsigned char *p, size_t n, int limit);
+
+/* Checksums. The log writer seals every object it writes (the header and
+ * each record): one more map entry, the key "crc" and a uint32 written as
+ * 0xce + 4 big-endian bytes, is appended, and its value is the CRC-32C of all
+ * the object's bytes before those 4 (the map's count, every key and value,
+ * and the "crc" key itself). So a flipped bit anywhere in a record, a number
+ * included, fails the check; readers that do not know the key ignore it.
+ * A map written by an older version has no seal (SEAL_NONE). */
+#define SEAL_LEN 9 /* 0xa3 "crc" 0xce b0 b1 b2 b3 */
+typedef enum { SEAL_NONE = 0, SEAL_OK, SEAL_BAD } SealState;
+/* Appends the seal to the encoded map in *bytes (realloc'd; the map count
+ * grows by one, a fixmap of 15 becoming a map16). TT_ERR when it is not a map. */
+Status Msgpack_seal(char **bytes, size_t *len, char *err);
+/* The seal of the whole object p[0..len). On SEAL_BAD, *stored and *computed
+ * (may be NULL) receive both checksums. */
+SealState Msgpack_checkSeal(const unsigned char *p, size_t len, uint32_t *stored, uint32_t *computed);
+/* Record_encode, then Msgpack_seal: a record exactly as the log writer writes it. */
+Status Record_encodeSealed(const Record *this, char **bytes, size_t *len, char *err);
+/* True when p[0..n) ends with the bytes of a seal: the end of a whole record
+ * as the writer writes it (a torn write never ends there). */
+bool Msgpack_endsWithSeal(const unsigned char *p, size_t n);
+/* The same with one of the seal's 5 type and key bytes changed: a whole
+ * record whose seal itself was damaged into a longer type. */
+bool Msgpack_endsNearSeal(const unsigned char *p, size_t n);
+
 /* True when p[0..n) can be the beginning of a record as Record_encode writes
  * it: a map (fixmap, or map16 of fewer than 256 keys) whose first key is "task". A torn tail must pass this test;
  * anything else at the end of a log is damage. */

@@ -127,6 +127,7 @@ Status History_load(History *this, const char *path, char *err) {
     Record_done(&rec);
     this->end = st;
     this->good_offset = LogReader_goodOffset(r);
+    this->unchecked = LogReader_uncheckedRecords(r);
     LogReader_close(r);
     if (st == LOG_END) this->end_msg[0] = '\0';
     if (st == LOG_DAMAGED) return tt_fail(err, "%s", this->end_msg);

@@ -41,6 +41,7 @@ typedef struct History {
     size_t n_records;
     LogReadStatus end;       /* LOG_END, LOG_TORN or LOG_DAMAGED: how reading stopped */
     off_t good_offset;       /* where the good data ends */
+    long unchecked;          /* records without a checksum (written before checksums existed) */
     char end_msg[TT_ERRLEN]; /* the reader's sentence for LOG_TORN / LOG_DAMAGED, else "" */
     /* task-key hash index (open addressing over indices into tasks) */
     int *slots;

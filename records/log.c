@@ -18,11 +18,14 @@
 
 #include "base/clock.h"
 #include "records/codec.h"
+#include "records/logio.h"
 
 #define READ_CHUNK (256 * 1024)
 
 struct LogReader {
-    int fd;
+    int fd;                   /* -1: reading from mem[0..mem_len) instead */
+    const unsigned char *mem; /* not owned */
+    size_t mem_len;
     bool own_fd;
     char *path;
     msgpack_unpacker up;
@@ -32,17 +35,28 @@ struct LogReader {
     bool eof;
     LogReadStatus final; /* sticky once END, TORN or DAMAGED was returned */
     char final_msg[TT_ERRLEN];
+    bool checked;        /* the header or an earlier record carried a checksum: every later object must */
+    long unchecked;      /* records read without a checksum (written before checksums existed) */
 };
+
+/* pread from the file or the memory buffer. */
+static ssize_t source_read(LogReader *this, void *buf, size_t n, off_t off) {
+    if (this->fd >= 0) return pread(this->fd, buf, n, off);
+    if (off < 0 || (size_t)off >= this->mem_len) return 0;
+    size_t k = this->mem_len - (size_t)off < n ? this->mem_len - (size_t)off : n;
+    memcpy(buf, this->mem + off, k);
+    return (ssize_t)k;
+}
 
 /* ---- reading ----------------------------------------------------------------- */
 
 /* True when every byte from `from` to the end of the file is zero: some file
  * systems leave such a tail after a crash that extended the file but never
  * wrote the data, which is a torn write, not damage. */
-static bool tail_is_zero(int fd, off_t from) {
+static bool tail_is_zero(LogReader *this, off_t from) {
     char buf[4096];
     for (off_t off = from;;) {
-        ssize_t n = pread(fd, buf, sizeof buf, off);
+        ssize_t n = source_read(this, buf, sizeof buf, off);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return false;
         if (n == 0) return true;
@@ -68,13 +82,56 @@ static LogReadStatus finish(LogReader *this, LogReadStatus st, char *msg, const 
     return st;
 }
 
+/* True when the file from `at` on is the beginning of a record followed only
+ * by zero bytes: a write torn by a crash on a file system that extended the
+ * file (a page of zeros) but never wrote all of the data. The zeros may even
+ * complete the msgpack object, so this looks at the non-zero part alone: it
+ * must be an incomplete record. (A last record damaged elsewhere whose
+ * checksum happens to end in zero bytes looks the same, and is cut as torn.) */
+static bool torn_then_zeros(LogReader *this, off_t at) {
+    size_t cap = LOG_MAX_RECORD, n = 0;
+    unsigned char *buf = malloc(cap);
+    if (!buf) return false;
+    size_t last_nonzero = 0; /* one past */
+    for (;;) {
+        if (n == cap) { /* more than a record's worth before the zeros end: not a torn record */
+            free(buf);
+            return false;
+        }
+        ssize_t k = source_read(this, buf + n, cap - n, at + (off_t)n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            free(buf);
+            return false;
+        }
+        if (k == 0) break;
+        for (size_t i = n; i < n + (size_t)k; i++)
+            if (buf[i]) last_nonzero = i + 1;
+        n += (size_t)k;
+    }
+    size_t len = 0, whole = 0;
+    bool torn = last_nonzero > 0 && last_nonzero < n && Record_isPrefix(buf, last_nonzero) &&
+                Msgpack_scan(buf, last_nonzero, &len) == SCAN_INCOMPLETE;
+    /* an object without a checksum that ends exactly at the end of the file
+     * is a whole record whose last bytes are zero, not zero padding */
+    if (torn && Msgpack_scan(buf, n, &whole) == SCAN_COMPLETE && whole == n && !Msgpack_endsWithSeal(buf, n))
+        torn = false;
+    free(buf);
+    return torn;
+}
+
 /* Damage found in the object starting at `at`, unless the rest of the file is
- * only zeros (a torn write). */
+ * only zeros, or a record's beginning and then only zeros (a torn write). */
 static LogReadStatus damaged(LogReader *this, off_t at, const char *why, char *msg) {
-    if (tail_is_zero(this->fd, at)) {
+    if (tail_is_zero(this, at)) {
         this->good = at;
         return finish(this, LOG_TORN, msg, "log %s: torn tail of zero bytes at byte offset %jd", this->path,
                       (intmax_t)at);
+    }
+    if (torn_then_zeros(this, at)) {
+        this->good = at;
+        return finish(this, LOG_TORN, msg, "log %s: torn last record followed by zero bytes at byte offset %jd",
+                      this->path, (intmax_t)at);
     }
     return finish(this, LOG_DAMAGED, msg, "log %s: damaged at byte offset %jd: %s", this->path, (intmax_t)at, why);
 }
@@ -83,6 +140,10 @@ static LogReadStatus damaged(LogReader *this, off_t at, const char *why, char *m
  * record when it is the beginning of a record as the writer writes them;
  * anything else is damage. */
 static LogReadStatus at_eof_inside_object(LogReader *this, const unsigned char *tail, size_t n, char *msg) {
+    /* a record that ends with its checksum was written whole: if it does not
+     * parse, a length inside it was damaged (a torn write never ends there) */
+    if (Msgpack_endsNearSeal(tail, n))
+        return damaged(this, this->good, "a whole record (it ends with its checksum) whose lengths are damaged", msg);
     if (Record_isPrefix(tail, n))
         return finish(this, LOG_TORN, msg,
                       "log %s: torn last record at byte offset %jd (%zu bytes of an incomplete record at the end)",
@@ -113,6 +174,26 @@ static LogReadStatus next_object(LogReader *this, off_t *start, char *msg) {
         if (sr == SCAN_COMPLETE ? len > LOG_MAX_RECORD : avail >= LOG_MAX_RECORD)
             return damaged(this, this->good, "an object larger than any record", msg);
         if (sr == SCAN_COMPLETE) {
+            int depth = Msgpack_depth(p, len, LOG_MAX_DEPTH);
+            if (depth > LOG_MAX_DEPTH) {
+                char why[128];
+                snprintf(why, sizeof why, "an object nested more than %d levels deep (a record nests 2)",
+                         LOG_MAX_DEPTH);
+                return damaged(this, this->good, why, msg);
+            }
+            uint32_t stored = 0, computed = 0;
+            SealState seal = Msgpack_checkSeal(p, len, &stored, &computed);
+            if (seal == SEAL_BAD) {
+                char why[128];
+                snprintf(why, sizeof why, "checksum mismatch (stored %08x, computed %08x): the record's bytes changed",
+                         stored, computed);
+                return damaged(this, this->good, why, msg);
+            }
+            if (seal == SEAL_NONE && this->checked)
+                return damaged(this, this->good, "a record without its checksum, in a log whose records carry one",
+                               msg);
+            if (seal == SEAL_OK) this->checked = true;
+            else if (this->good > 0) this->unchecked++; /* the header is not a record */
             size_t size = 0;
             msgpack_unpack_return r = msgpack_unpacker_next_with_size(&this->up, &this->obj, &size);
             if (r == MSGPACK_UNPACK_SUCCESS || r == MSGPACK_UNPACK_EXTRA_BYTES) {
@@ -132,8 +213,8 @@ static LogReadStatus next_object(LogReader *this, off_t *start, char *msg) {
         }
         if (!msgpack_unpacker_reserve_buffer(&this->up, READ_CHUNK))
             return finish(this, LOG_DAMAGED, msg, "log %s: out of memory while reading", this->path);
-        ssize_t n = pread(this->fd, msgpack_unpacker_buffer(&this->up), msgpack_unpacker_buffer_capacity(&this->up),
-                          this->read_off);
+        ssize_t n = source_read(this, msgpack_unpacker_buffer(&this->up), msgpack_unpacker_buffer_capacity(&this->up),
+                                this->read_off);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0)
             return finish(this, LOG_DAMAGED, msg, "log %s: read error at byte offset %jd: %s", this->path,
@@ -149,10 +230,13 @@ static LogReadStatus next_object(LogReader *this, off_t *start, char *msg) {
 
 /* Reader over an open descriptor (pread only: the descriptor's offset is not
  * used, so a writer may share it). Reads and checks the header. */
-static Status reader_new(int fd, bool own_fd, const char *path, LogReader **out, LogHeader *header, char *err) {
+static Status reader_new(int fd, const void *mem, size_t mem_len, bool own_fd, const char *path, LogReader **out,
+                         LogHeader *header, char *err) {
     LogReader *this = calloc(1, sizeof *this);
     if (!this) abort();
     this->fd = fd;
+    this->mem = mem;
+    this->mem_len = mem_len;
     this->own_fd = own_fd;
     this->path = strdup(path);
     if (!this->path || !msgpack_unpacker_init(&this->up, READ_CHUNK)) abort();
@@ -182,19 +266,47 @@ static Status reader_new(int fd, bool own_fd, const char *path, LogReader **out,
     return TT_OK;
 }
 
+/* "a FIFO", "a directory", ...: what a path that is not a log file is. */
+static const char *file_kind(mode_t m) {
+    return S_ISFIFO(m)   ? "a FIFO"
+           : S_ISDIR(m)  ? "a directory"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISSOCK(m) ? "a socket"
+                         : "not a regular file";
+}
+
 Status LogReader_open(const char *path, LogReader **out, LogHeader *header, char *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; the type check
+     * below then refuses it (a regular file ignores the flag) */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT) return tt_fail(err, "log %s does not exist", path);
         return tt_fail(err, "cannot open log %s: %s", path, strerror(errno));
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
         close(fd);
-        return tt_fail(err, "%s is not a regular file", path);
+        return tt_fail(err, "cannot stat log %s: %s", path, strerror(e));
     }
-    return reader_new(fd, true, path, out, header, err);
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return tt_fail(err, "%s is %s, not a log file", path, file_kind(st.st_mode));
+    }
+    return reader_new(fd, NULL, 0, true, path, out, header, err);
 }
+
+Status LogReader_openBuffer(const void *bytes, size_t len, const char *name, LogReader **out, LogHeader *header,
+                            char *err) {
+    return reader_new(-1, bytes, len, false, name, out, header, err);
+}
+
+void LogReader_setBufferLength(LogReader *this, size_t len) {
+    if (this->fd < 0) this->mem_len = len;
+}
+
+long LogReader_uncheckedRecords(const LogReader *this) { return this->unchecked; }
 
 LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg) {
     off_t start;
@@ -228,7 +340,7 @@ void LogReader_close(LogReader *this) {
     if (!this) return;
     msgpack_unpacked_destroy(&this->obj);
     msgpack_unpacker_destroy(&this->up);
-    if (this->own_fd) close(this->fd);
+    if (this->own_fd && this->fd >= 0) close(this->fd);
     free(this->path);
     free(this);
 }
@@ -238,7 +350,15 @@ void LogReader_close(LogReader *this) {
 struct LogWriter {
     int fd;
     char *path;
+    dev_t dev; /* the file the path named when it was opened */
+    ino_t ino;
     off_t size;         /* bytes of complete records in the file */
+    long records;       /* complete records in the file (the header is not one) */
+    long unsynced;      /* of those, written since the last successful fsync */
+    bool failed;        /* a write or sync failed: final, nothing more is written */
+    bool sync_failed;   /* an fsync failed: never retried (it would prove nothing) */
+    bool moved;         /* the path no longer names the file */
+    char fail_msg[TT_ERRLEN];
     pthread_mutex_t mu; /* one record at a time, so a retried short write never interleaves */
 };
 
@@ -247,7 +367,7 @@ struct LogWriter {
 static int write_all(int fd, const char *buf, size_t len) {
     size_t done = 0;
     while (done < len) {
-        ssize_t n = write(fd, buf + done, len - done);
+        ssize_t n = LogIo_write(fd, buf + done, len - done);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return errno;
         if (n == 0) return EIO;
@@ -296,25 +416,29 @@ static Status write_header(int fd, const char *path, const char *target, char *e
     char *bytes;
     size_t len;
     if (LogHeader_encode(&h, &bytes, &len, err)) return TT_ERR;
+    if (Msgpack_seal(&bytes, &len, err)) {
+        free(bytes);
+        return TT_ERR;
+    }
     int e = write_all(fd, bytes, len);
     free(bytes);
     if (e) {
-        if (ftruncate(fd, 0) != 0) { /* nothing more to do: the error below is what matters */
+        if (LogIo_ftruncate(fd, 0) != 0) { /* nothing more to do: the error below is what matters */
         }
         return tt_fail(err, "cannot write the header of log %s: %s", path, strerror(e));
     }
-    if (fsync(fd) != 0) return tt_fail(err, "cannot sync log %s: %s", path, strerror(errno));
+    if (LogIo_fsync(fd) != 0) return tt_fail(err, "cannot sync log %s: %s", path, strerror(errno));
     sync_parent_dir(path);
     return TT_OK;
 }
 
 /* Checks an existing log and finds where its good data ends; truncates a torn tail. */
-static Status check_existing(int fd, const char *path, const char *target, off_t *size, off_t *truncated_at,
-                             char *err) {
+static Status check_existing(int fd, const char *path, const char *target, off_t *size, long *records,
+                             off_t *truncated_at, char *err) {
     LogReader *r;
     LogHeader h;
     char why[TT_ERRLEN];
-    if (reader_new(fd, false, path, &r, &h, why)) return tt_fail(err, "refusing to append: %s", why);
+    if (reader_new(fd, NULL, 0, false, path, &r, &h, why)) return tt_fail(err, "refusing to append: %s", why);
     if (strcmp(h.target, target) != 0) {
         LogReader_close(r);
         return tt_fail(err, "log %s holds records for target %s, not %s; use another log file", path, h.target, target);
@@ -322,18 +446,20 @@ static Status check_existing(int fd, const char *path, const char *target, off_t
     Record rec;
     Record_init(&rec);
     LogReadStatus st;
-    while ((st = LogReader_next(r, &rec, why)) == LOG_RECORD) {
-    }
+    long n = 0;
+    while ((st = LogReader_next(r, &rec, why)) == LOG_RECORD)
+        n++;
     Record_done(&rec);
     off_t good = LogReader_goodOffset(r);
     LogReader_close(r);
     if (st == LOG_DAMAGED)
         return tt_fail(err, "refusing to append to a damaged log: %s (the file was not modified)", why);
     *size = good;
+    *records = n;
     if (st == LOG_TORN) {
-        if (ftruncate(fd, good) != 0)
+        if (LogIo_ftruncate(fd, good) != 0)
             return tt_fail(err, "cannot truncate the torn tail of log %s: %s", path, strerror(errno));
-        if (fsync(fd) != 0) return tt_fail(err, "cannot sync log %s: %s", path, strerror(errno));
+        if (LogIo_fsync(fd) != 0) return tt_fail(err, "cannot sync log %s: %s", path, strerror(errno));
         *truncated_at = good;
     }
     return TT_OK;
@@ -341,16 +467,18 @@ static Status check_existing(int fd, const char *path, const char *target, off_t
 
 Status LogWriter_open(const char *path, const char *target, LogWriter **out, off_t *truncated_at, char *err) {
     off_t trunc = -1, size = 0;
+    long records = 0;
     if (truncated_at) *truncated_at = -1;
     if (!target || !target[0] || strlen(target) >= sizeof((LogHeader *)0)->target)
         return tt_fail(err, "invalid target name for log %s", path);
-    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    int fd = LogIo_open(path, O_RDWR | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
     if (fd < 0) return tt_fail(err, "cannot open log %s for writing: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         return tt_fail(err, "%s is not a regular file", path);
     }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         long pid = e == EWOULDBLOCK ? lock_holder(fd) : 0;
@@ -364,8 +492,8 @@ Status LogWriter_open(const char *path, const char *target, LogWriter **out, off
         close(fd);
         return tt_fail(err, "cannot stat log %s: %s", path, strerror(errno));
     }
-    Status rc =
-        st.st_size == 0 ? write_header(fd, path, target, err) : check_existing(fd, path, target, &size, &trunc, err);
+    Status rc = st.st_size == 0 ? write_header(fd, path, target, err)
+                                : check_existing(fd, path, target, &size, &records, &trunc, err);
     if (rc) {
         close(fd); /* releases the lock */
         return TT_ERR;
@@ -379,38 +507,182 @@ Status LogWriter_open(const char *path, const char *target, LogWriter **out, off
     this->fd = fd;
     this->path = strdup(path);
     if (!this->path) abort();
+    this->dev = st.st_dev;
+    this->ino = st.st_ino;
     this->size = size;
+    this->records = records;
     pthread_mutex_init(&this->mu, NULL);
     if (truncated_at) *truncated_at = trunc;
     *out = this;
     return TT_OK;
 }
 
+/* The writer stops for good; the first failure's sentence is kept. */
+static Status fail(LogWriter *this, char *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static Status fail(LogWriter *this, char *err, const char *fmt, ...) {
+    if (!this->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(this->fail_msg, sizeof this->fail_msg, fmt, ap);
+        va_end(ap);
+        this->failed = true;
+    }
+    return tt_fail(err, "%s", this->fail_msg);
+}
+
+/* Appends an encoded map, sealed with its checksum, with one write(2).
+ * Called with mu held. */
+static Status append_sealed(LogWriter *this, char *bytes, size_t len, char *err) {
+    if (this->failed) return tt_fail(err, "%s", this->fail_msg);
+    if (Msgpack_seal(&bytes, &len, err)) {
+        free(bytes);
+        return TT_ERR;
+    }
+    int e = write_all(this->fd, bytes, len);
+    free(bytes);
+    if (e == 0) {
+        this->size += (off_t)len;
+        this->records++;
+        this->unsynced++;
+        return TT_OK;
+    }
+    /* Cut a partial record off; if even that fails it stays at the end,
+     * where a reader sees a torn tail and the next open cuts it. */
+    if (LogIo_ftruncate(this->fd, this->size) != 0) {
+    }
+    return fail(this, err, "cannot append to log %s: %s", this->path, strerror(e));
+}
+
 Status LogWriter_append(LogWriter *this, const Record *rec, char *err) {
     char *bytes;
     size_t len;
-    if (Record_encode(rec, &bytes, &len, err)) return TT_ERR;
+    if (Record_encode(rec, &bytes, &len, err)) return TT_ERR; /* sealed by append_sealed */
     pthread_mutex_lock(&this->mu);
-    int e = write_all(this->fd, bytes, len);
-    if (e == 0) {
-        this->size += (off_t)len;
-    } else if (ftruncate(this->fd, this->size) != 0) {
-        /* a partial record stays at the end: the next open sees a torn tail and cuts it */
-    }
+    Status st = append_sealed(this, bytes, len, err);
     pthread_mutex_unlock(&this->mu);
-    free(bytes);
-    if (e) return tt_fail(err, "cannot append to log %s: %s", this->path, strerror(e));
-    return TT_OK;
+    return st;
 }
 
 Status LogWriter_sync(LogWriter *this, char *err) {
-    if (fsync(this->fd) != 0) return tt_fail(err, "cannot sync log %s: %s", this->path, strerror(errno));
+    pthread_mutex_lock(&this->mu);
+    Status st = TT_OK;
+    if (this->sync_failed || this->moved) {
+        st = tt_fail(err, "%s", this->fail_msg);
+    } else if (LogIo_fsync(this->fd) != 0) {
+        /* final: after a failed fsync the kernel may have dropped the dirty
+         * pages, so a later fsync that succeeds would prove nothing */
+        int e = errno;
+        this->sync_failed = true;
+        st = fail(this, err, "cannot sync log %s: %s", this->path, strerror(e));
+    } else {
+        /* after a failed append the records before it still get synced */
+        this->unsynced = 0;
+        /* the path must still name this file: deleted, renamed or replaced,
+         * every record written from now on would be lost with it */
+        struct stat by_path, by_fd;
+        bool gone = stat(this->path, &by_path) != 0;
+        bool other = !gone && (by_path.st_dev != this->dev || by_path.st_ino != this->ino);
+        bool unlinked = fstat(this->fd, &by_fd) == 0 && by_fd.st_nlink == 0;
+        if (gone || other || unlinked) {
+            this->moved = true;
+            this->failed = false; /* this sentence is the one to tell */
+            st = fail(this, err, "log %s was %s while this session was writing it", this->path,
+                      unlinked ? "deleted" : gone ? "renamed or deleted" : "replaced by another file");
+        } else if (this->failed) {
+            st = tt_fail(err, "%s", this->fail_msg);
+        }
+    }
+    pthread_mutex_unlock(&this->mu);
+    return st;
+}
+
+long LogWriter_records(LogWriter *this) {
+    pthread_mutex_lock(&this->mu);
+    long n = this->records;
+    pthread_mutex_unlock(&this->mu);
+    return n;
+}
+
+long LogWriter_unsynced(LogWriter *this) {
+    pthread_mutex_lock(&this->mu);
+    long n = this->unsynced;
+    pthread_mutex_unlock(&this->mu);
+    return n;
+}
+
+bool LogWriter_failed(LogWriter *this) {
+    pthread_mutex_lock(&this->mu);
+    bool f = this->failed;
+    pthread_mutex_unlock(&this->mu);
+    return f;
+}
+
+bool LogWriter_moved(LogWriter *this) {
+    pthread_mutex_lock(&this->mu);
+    bool m = this->moved;
+    pthread_mutex_unlock(&this->mu);
+    return m;
+}
+
+/* Copies the log's complete records (and header) from the open descriptor
+ * into a new file at dest; TT_ERR (dest removed) when any step fails. */
+static Status copy_to(LogWriter *this, const char *dest, char *err) {
+    int out = LogIo_open(dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (out < 0) return tt_fail(err, "%s: %s", dest, strerror(errno));
+    char buf[64 * 1024];
+    int e = 0;
+    for (off_t off = 0; off < this->size && !e;) {
+        size_t want = this->size - off < (off_t)sizeof buf ? (size_t)(this->size - off) : sizeof buf;
+        ssize_t n = pread(this->fd, buf, want, off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            e = n < 0 ? errno : EIO;
+            break;
+        }
+        e = write_all(out, buf, (size_t)n);
+        off += n;
+    }
+    if (!e && LogIo_fsync(out) != 0) e = errno;
+    close(out);
+    if (e) {
+        unlink(dest);
+        return tt_fail(err, "%s: %s", dest, strerror(e));
+    }
+    sync_parent_dir(dest);
+    return TT_OK;
+}
+
+Status LogWriter_saveCopy(LogWriter *this, char *dest, size_t dest_len, char *err) {
+    pthread_mutex_lock(&this->mu);
+    char why[TT_ERRLEN] = "";
+    Status st = TT_ERR;
+    /* beside the log first; its directory may be gone too, then the temp dir */
+    for (int i = 0; i < 12 && st != TT_OK; i++) {
+        if (i == 0)
+            snprintf(dest, dest_len, "%s.recovered", this->path);
+        else if (i < 10)
+            snprintf(dest, dest_len, "%s.recovered.%d", this->path, i);
+        else {
+            const char *tmp = getenv("TMPDIR");
+            snprintf(dest, dest_len, "%s/tunetop-%ld-%d.recovered.log", tmp && tmp[0] ? tmp : "/tmp", (long)getpid(),
+                     i);
+        }
+        char e1[TT_ERRLEN];
+        st = copy_to(this, dest, e1);
+        if (st != TT_OK && !why[0]) snprintf(why, sizeof why, "%s", e1);
+    }
+    pthread_mutex_unlock(&this->mu);
+    if (st != TT_OK) {
+        dest[0] = '\0';
+        return tt_fail(err, "cannot write a recovery copy of log %s (%s)", this->path, why);
+    }
     return TT_OK;
 }
 
 void LogWriter_close(LogWriter *this) {
     if (!this) return;
-    fsync(this->fd);
+    if (!this->sync_failed && this->unsynced) LogIo_fsync(this->fd); /* what a caller did not sync yet */
     flock(this->fd, LOCK_UN);
     close(this->fd);
     pthread_mutex_destroy(&this->mu);

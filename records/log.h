@@ -8,6 +8,17 @@
  * Only one writer at a time: LogWriter_open takes an exclusive, non-blocking
  * flock and fails with a clear message when another session holds it.
  *
+ * Checksums: the writer seals the header and every record with a CRC-32C
+ * (see Msgpack_seal in records/codec.h); a reader checks every sealed object
+ * and calls a mismatch damage, at the object's byte offset, like any other.
+ * Once the header or a record carried a checksum, every later object must:
+ * a record without one is damage too. Logs written before checksums existed
+ * still read, unchecked (LogReader_uncheckedRecords counts those records).
+ * Decoding also refuses costs that are not finite and positive.
+ *
+ * Every open/write/fsync/ftruncate of the writer goes through the seam in
+ * records/logio.h, where a test can make any one of them fail.
+ *
  * Reading: a torn last record (the file ends inside an object) is a normal
  * event, reported as LOG_TORN with the offset where the good data ends;
  * LogWriter_open on such a file truncates it there (and says so through
@@ -41,6 +52,15 @@ typedef struct LogReader LogReader;
 /* Opens a log for reading and reads its header. TT_ERR (with the path in the
  * message) when missing, unreadable, empty, or not a tunetop log. */
 Status LogReader_open(const char *path, LogReader **out, LogHeader *header, char *err);
+/* The same over bytes in memory (not copied: they must outlive the reader);
+ * name stands for the path in messages. For tests and fuzzing. */
+Status LogReader_openBuffer(const void *bytes, size_t len, const char *name, LogReader **out, LogHeader *header,
+                            char *err);
+/* A memory reader sees only the first len bytes of its buffer; following it
+ * (LogReader_follow) after a larger len reads what was "appended". */
+void LogReader_setBufferLength(LogReader *this, size_t len);
+/* Records read so far that carried no checksum (written before checksums). */
+long LogReader_uncheckedRecords(const LogReader *this);
 /* Reads the next record into rec (initialised by the caller; previous
  * contents are released). On LOG_TORN / LOG_DAMAGED, msg names the offset. */
 LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg);
@@ -61,9 +81,25 @@ typedef struct LogWriter LogWriter;
  * to its offset (or -1 when the file was clean). Damage other than a torn
  * tail is an error: the file is never modified in that case. */
 Status LogWriter_open(const char *path, const char *target, LogWriter **out, off_t *truncated_at, char *err);
-/* Appends one record with a single write(2). */
+/* Appends one record, sealed with its checksum, with a single write(2).
+ * On failure a partial record is cut off again, nothing is counted, and the
+ * writer has failed for good: every later append and sync returns the same
+ * error (the caller stops; nothing pretends success). */
 Status LogWriter_append(LogWriter *this, const Record *rec, char *err);
+/* fsync, then checks that the path still names the open file (device and
+ * inode): a log deleted, renamed or replaced while a session writes it is a
+ * failure (LogWriter_moved), as is a failed fsync. Both are final. */
 Status LogWriter_sync(LogWriter *this, char *err);
-void LogWriter_close(LogWriter *this); /* syncs, unlocks, closes */
+/* Complete records in the file (restored ones included, the header not). */
+long LogWriter_records(LogWriter *this);
+/* Of those, the ones written since the last successful sync. */
+long LogWriter_unsynced(LogWriter *this);
+bool LogWriter_failed(LogWriter *this);
+bool LogWriter_moved(LogWriter *this);
+/* Writes the file's complete contents, read from the open descriptor (a log
+ * with no links left cannot be linked back), to a new file: PATH.recovered
+ * (or .recovered.N), else in $TMPDIR or /tmp. dest receives its path. */
+Status LogWriter_saveCopy(LogWriter *this, char *dest, size_t dest_len, char *err);
+void LogWriter_close(LogWriter *this); /* syncs (unless it failed), unlocks, closes */
 
 #endif

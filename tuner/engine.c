@@ -114,6 +114,7 @@ struct Engine {
 
     pthread_t thread;
     bool started;
+    LogOutcome logo; /* under state_lock: set once when the log fails */
 };
 
 void EngineConfig_defaults(EngineConfig *this) {
@@ -568,12 +569,45 @@ static void fill_record(const Engine *this, const Task *task, const BuildJob *jo
     rec->local_bytes = job->result.local_bytes;
 }
 
-/* Writes one record and publishes it. Returns the GFLOPS (0 for errors). */
-static double commit_record(Engine *this, int t, Record *rec) {
+/* The log failed (a write, a sync, or its path no longer names the file):
+ * final. Records what the user must be told, writes a recovery copy when the
+ * file was deleted or replaced, and stops the session. */
+static void log_failed(Engine *this, int t, const char *why) {
+    pthread_mutex_lock(&this->state_lock);
+    bool first = !this->logo.failed;
+    if (first) {
+        this->logo.failed = true;
+        snprintf(this->logo.error, sizeof this->logo.error, "%s", why);
+    }
+    pthread_mutex_unlock(&this->state_lock);
+    if (!first) return;
+    bool moved = LogWriter_moved(this->log);
+    char dest[1024] = "", err[TT_ERRLEN] = "";
+    if (moved && LogWriter_saveCopy(this->log, dest, sizeof dest, err) != TT_OK) dest[0] = '\0';
+    pthread_mutex_lock(&this->state_lock);
+    this->logo.moved = moved;
+    snprintf(this->logo.recovery, sizeof this->logo.recovery, "%s", dest);
+    snprintf(this->logo.recovery_error, sizeof this->logo.recovery_error, "%s", moved && !dest[0] ? err : "");
+    pthread_mutex_unlock(&this->state_lock);
+    if (moved && dest[0])
+        emit_log(this, LOG_ERROR, t, "record log: %s; its records were copied to %s (stopping)", why, dest);
+    else
+        emit_log(this, LOG_ERROR, t, "record log: %s (stopping)", why);
+    atomic_store(&this->stop_requested, true);
+}
+
+/* Writes one record and, only once it is in the log, counts and publishes
+ * it. Returns false when it could not be written: then it is not counted,
+ * not published and never a best, and the session stops. *gflops receives
+ * its GFLOPS (0 for errors). */
+static bool commit_record(Engine *this, int t, Record *rec, double *gflops) {
     char err[TT_ERRLEN];
     if (LogWriter_append(this->log, rec, err) != TT_OK) {
-        emit_log(this, LOG_ERROR, t, "record log: %s (stopping)", err);
-        atomic_store(&this->stop_requested, true);
+        pthread_mutex_lock(&this->state_lock);
+        this->logo.lost++;
+        pthread_mutex_unlock(&this->state_lock);
+        log_failed(this, t, err);
+        return false;
     }
     const Task *task = &this->tasks[t];
     double g = Record_gflops(rec, task->flops);
@@ -591,7 +625,8 @@ static double commit_record(Engine *this, int t, Record *rec) {
     Record_init(ev.record);
     Record_copy(ev.record, rec);
     emit(this, &ev);
-    return g;
+    *gflops = g;
+    return true;
 }
 
 static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
@@ -625,6 +660,15 @@ static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
     } else {
         rec->n_costs = mr.n_costs < REC_MAX_COSTS ? mr.n_costs : REC_MAX_COSTS;
         memcpy(rec->costs, mr.costs, sizeof(double) * (size_t)rec->n_costs);
+        for (int i = 0; i < rec->n_costs; i++)
+            if (!(isfinite(rec->costs[i]) && rec->costs[i] > 0)) {
+                /* a latency that is not a positive number is a measurement failure, never a best */
+                char why[96];
+                snprintf(why, sizeof why, "the timer gave a cost of %g s", rec->costs[i]);
+                rec->n_costs = 0;
+                Record_setError(rec, ERR_UNKNOWN, why);
+                break;
+            }
         if (rec->n_costs < opt.repeat && opt.slow_cutoff_s > 0) {
             char note[128];
             snprintf(note, sizeof note, "timed once: more than %dx slower than the best (%.3f ms)", SLOW_FACTOR,
@@ -679,8 +723,7 @@ static void run_round(Engine *this, int t, int n) {
             Record rec;
             fill_record(this, task, job, &rec);
             Record_setError(&rec, ERR_INSTANTIATION, reason[0] ? reason : "invalid config");
-            gflops[n_done] = commit_record(this, t, &rec);
-            done_idx[n_done++] = idx[i];
+            if (commit_record(this, t, &rec, &gflops[n_done])) done_idx[n_done++] = idx[i];
             Record_done(&rec);
             BuildJob_done(job);
             continue;
@@ -711,16 +754,16 @@ static void run_round(Engine *this, int t, int n) {
             Record rec;
             fill_record(this, task, job, &rec);
             measure_job(this, t, job, &rec);
-            double g = commit_record(this, t, &rec);
-            if (g > 0) measured_ok++;
-            gflops[n_done] = g;
-            done_idx[n_done++] = job->index;
+            if (commit_record(this, t, &rec, &gflops[n_done])) {
+                if (gflops[n_done] > 0) measured_ok++;
+                done_idx[n_done++] = job->index;
+            }
             Record_done(&rec);
             BuildJob_done(job);
         }
     }
     char err[TT_ERRLEN];
-    if (LogWriter_sync(this->log, err) != TT_OK) emit_log(this, LOG_ERROR, t, "record log: %s", err);
+    if (LogWriter_sync(this->log, err) != TT_OK) log_failed(this, t, err); /* syncs what was written, even after a failed append */
     if (n_done) {
         r->strat->update(r->strategy, done_idx, gflops, n_done);
         share_results(this, t, done_idx, gflops, n_done);
@@ -817,7 +860,7 @@ static void *engine_main(void *arg) {
         if (!r->stopped && !atomic_load(&this->stop_requested) && r->state != TASK_PAUSED) set_state(this, t, TASK_DONE);
     }
     char err[TT_ERRLEN];
-    LogWriter_sync(this->log, err);
+    if (LogWriter_sync(this->log, err) != TT_OK) log_failed(this, -1, err);
     atomic_store(&this->finished, true);
     EngineEvent ev = {.kind = EV_FINISHED, .task_id = -1};
     snprintf(ev.text, sizeof ev.text, "%s", atomic_load(&this->stop_requested) ? "stopped" : "finished");
@@ -932,12 +975,22 @@ static void remove_workdir(const char *dir) {
     rmdir(dir);
 }
 
+void Engine_logOutcome(Engine *this, LogOutcome *out) {
+    pthread_mutex_lock(&this->state_lock);
+    *out = this->logo;
+    pthread_mutex_unlock(&this->state_lock);
+}
+
 void Engine_wait(Engine *this) {
     if (this->started) {
         pthread_join(this->thread, NULL);
         this->started = false;
     }
     if (this->log) {
+        pthread_mutex_lock(&this->state_lock);
+        this->logo.records = LogWriter_records(this->log);
+        this->logo.unsynced = this->logo.failed ? LogWriter_unsynced(this->log) : 0;
+        pthread_mutex_unlock(&this->state_lock);
         LogWriter_close(this->log);
         this->log = NULL;
     }

@@ -149,6 +149,24 @@ uint64_t Engine_droppedEvents(const Engine *this);
 
 void Engine_snapshot(Engine *this, SessionSnapshot *out);
 bool Engine_finished(Engine *this);
+
+/* How the record log came through the session. A record is published (an
+ * EV_RESULT, a trial, maybe a best) only after its write succeeded; when a
+ * write or an fsync fails, or the log's path stops naming the file the
+ * session writes (deleted, renamed, replaced), the log has failed: nothing
+ * more is written (a failed fsync is never retried), the session stops, and
+ * for a deleted or replaced file the records are copied to `recovery`. */
+typedef struct LogOutcome {
+    bool failed;
+    bool moved;                  /* the path no longer named the file */
+    long records;                /* complete records in the log file (after Engine_wait) */
+    long unsynced;               /* of those, written after the last successful fsync (after Engine_wait) */
+    int lost;                    /* measured results that could not be written */
+    char error[TT_ERRLEN];       /* the first failure */
+    char recovery[1024];         /* where the records were copied, "" if not */
+    char recovery_error[TT_ERRLEN];
+} LogOutcome;
+void Engine_logOutcome(Engine *this, LogOutcome *out);
 /* Waits for the threads to end (after finishing or a stop); syncs and closes the log. */
 void Engine_wait(Engine *this);
 void Engine_delete(Engine *this);

@@ -1,6 +1,7 @@
 /* tests/unit/test_engine.c: the engine's control flow with a fake template and
  * a fake target (no compiler, no worker): budget, errors, steering, stop,
  * resume and events. */
+#include <errno.h>
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "../check.h"
 #include "records/log.h"
+#include "records/logio.h"
 #include "tuner/engine.h"
 
 /* ---- fake template: two option knobs a, b in 0..7 -------------------------- */
@@ -398,6 +400,150 @@ TEST(tasks_of_a_template_learn_from_each_other) {
     CHECK(!task1_learned_from_task0(true));
 }
 
+/* ---- faults in the log: every call of the seam fails in turn ---------------- */
+
+#define FAULT_MAX_KEYS 256
+
+/* (task, index) keys of records: published as EV_RESULT, or found in the log. */
+typedef struct KeySet {
+    int n;
+    char key[FAULT_MAX_KEYS][224];
+} KeySet;
+
+static void keyset_add(KeySet *s, const Record *r) {
+    if (s->n < FAULT_MAX_KEYS) snprintf(s->key[s->n++], sizeof s->key[0], "%s#%llu", r->task_key, (unsigned long long)r->index);
+}
+
+static bool keyset_has(const KeySet *s, const char *k) {
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->key[i], k) == 0) return true;
+    return false;
+}
+
+/* Reads the log: its records into s; false when it is damaged (a torn tail is
+ * allowed: a partial record that even the cut-off failed to remove). */
+static bool read_log_keys(KeySet *s, LogReadStatus *end) {
+    s->n = 0;
+    LogReader *rd;
+    char err[TT_ERRLEN];
+    *end = LOG_END;
+    if (LogReader_open(log_path, &rd, NULL, err) != TT_OK) return strstr(err, "is empty") || strstr(err, "does not exist");
+    Record rec;
+    Record_init(&rec);
+    LogReadStatus st;
+    while ((st = LogReader_next(rd, &rec, err)) == LOG_RECORD)
+        keyset_add(s, &rec);
+    Record_done(&rec);
+    LogReader_close(rd);
+    *end = st;
+    return st != LOG_DAMAGED;
+}
+
+/* One session with the nth seam call failing; before = the log's records
+ * at the start (resume). Checks the log against what was published. */
+static int fault_session(int nth, int error, bool short_write, const KeySet *before, long *calls, int *records_checked) {
+    EngineConfig cfg;
+    config(&cfg, 24, "random");
+    char err[TT_ERRLEN] = "";
+    LogIo_failAt(nth, error, short_write);
+    Engine *e = Engine_new(&cfg, make_tasks(2), 2, err);
+    CHECK(e != NULL);
+    if (!e) return 0;
+    KeySet pub = {0};
+    bool started = Engine_start(e, NULL, 0, err) == TT_OK;
+    LogOutcome lo = {0};
+    if (started) {
+        struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
+        bool finished = false;
+        while (!finished) {
+            poll(&p, 1, 100);
+            EngineEvent ev[64];
+            int k;
+            while ((k = Engine_drainEvents(e, ev, 64)) > 0)
+                for (int i = 0; i < k; i++) {
+                    if (ev[i].kind == EV_RESULT) keyset_add(&pub, ev[i].record);
+                    if (ev[i].kind == EV_FINISHED) finished = true;
+                    EngineEvent_done(&ev[i]);
+                }
+        }
+        Engine_wait(e);
+        Engine_logOutcome(e, &lo);
+    }
+    Engine_delete(e);
+    int fired = LogIo_faults();
+    *calls = LogIo_calls();
+    LogIo_failAt(0, 0, false);
+
+    KeySet in_log;
+    LogReadStatus end;
+    bool clean = read_log_keys(&in_log, &end);
+    int problems = 0;
+    /* the log reads cleanly; it holds every record published and the ones it
+     * held before, and none that was not published */
+    if (!clean) problems++;
+    for (int i = 0; i < pub.n; i++)
+        if (!keyset_has(&in_log, pub.key[i])) problems++;
+    for (int i = 0; i < before->n; i++)
+        if (!keyset_has(&in_log, before->key[i])) problems++;
+    for (int i = 0; i < in_log.n; i++)
+        if (!keyset_has(&pub, in_log.key[i]) && !keyset_has(before, in_log.key[i])) problems++;
+    if (started && lo.records != in_log.n) problems++;
+    /* a fault that fired is a failed session: it did not start, or the log failed */
+    if (fired && started && !lo.failed) problems++;
+    if (!fired && (!started || lo.failed)) problems++;
+    *records_checked += in_log.n;
+    if (problems)
+        fprintf(stderr, "  call %d (%s%s): fired %d, started %d, failed %d, published %d, in log %d (before %d), end %d: %s\n",
+                nth, strerror(error), short_write ? ", short write" : "", fired, started, lo.failed, pub.n, in_log.n,
+                before->n, end, lo.error);
+    return problems == 0 && fired;
+}
+
+/* A log of 10 records and a torn tail, for the resumed sessions. */
+static void prepare_resume_log(KeySet *before) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 10, "random");
+    Seen seen = {0};
+    run_session(&cfg, 2, &seen);
+    FILE *f = fopen(log_path, "ab");
+    fwrite("\x8f\xa4task\xa5", 1, 7, f); /* the start of a record: a crash mid-write */
+    fclose(f);
+    LogReadStatus end;
+    read_log_keys(before, &end);
+}
+
+TEST(every_log_call_failing_in_turn_loses_nothing_and_invents_nothing) {
+    const int errs[] = {ENOSPC, EIO, EFBIG};
+    KeySet none = {0}, before;
+    long clean_calls[2] = {0, 0};
+    int sessions = 0, passed = 0, records_checked = 0;
+    for (int resume = 0; resume < 2; resume++) {
+        /* a clean session first: how many seam calls it makes */
+        if (resume) prepare_resume_log(&before);
+        else unlink(log_path);
+        int ignored = 0;
+        long calls;
+        fault_session(0, 0, false, resume ? &before : &none, &calls, &ignored);
+        clean_calls[resume] = calls;
+        for (long nth = 1; nth <= calls; nth++)
+            for (int kind = 0; kind < 4; kind++) {
+                if (resume) prepare_resume_log(&before);
+                else unlink(log_path);
+                long c;
+                sessions++;
+                passed += fault_session((int)nth, errs[kind % 3], kind == 3, resume ? &before : &none, &c,
+                                        &records_checked);
+            }
+    }
+    printf("  log faults: %d sessions (each of %ld + %ld seam calls failing in turn with ENOSPC, EIO, EFBIG and a short "
+           "write), %d records checked: %d clean (every published record in the log, nothing else, the session "
+           "failed)\n",
+           sessions, clean_calls[0], clean_calls[1], records_checked, passed);
+    CHECK(clean_calls[0] > 24);
+    CHECK_EQ_INT(passed, sessions);
+}
+
 TEST(bad_config_is_an_error) {
     EngineConfig cfg;
     config(&cfg, 10, "no-such-tuner");
@@ -420,6 +566,7 @@ int main(void) {
     RUN(tasks_of_a_template_learn_from_each_other);
     RUN(resumed_xgb_plans_better_than_a_cold_start);
     RUN(bad_config_is_an_error);
+    RUN(every_log_call_failing_in_turn_loses_nothing_and_invents_nothing);
     unlink(log_path);
     char tsv[300];
     snprintf(tsv, sizeof tsv, "%s.tsv", log_path);

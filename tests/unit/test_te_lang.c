@@ -1,0 +1,225 @@
+/* tests/unit/test_te_lang.c: the .te language: every shipped example parses,
+ * every error case gives its one file:line:col message, bounds proofs accept
+ * padding and reject what can leave a tensor, and the interpreter matches
+ * values computed by hand. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "te/te.h"
+#include "tests/check.h"
+
+static const char *const EXAMPLES[] = {"matmul",  "dense",     "batch_matmul", "conv2d",         "depthwise",
+                                       "softmax", "layer_norm", "max_pool",     "dense_bias_gelu"};
+
+static void example_path(const char *name, char *buf, size_t n) {
+    /* TT_TEST_DATA is <source>/tests/data (which need not exist) */
+    const char *data = getenv("TT_TEST_DATA");
+    char root[400];
+    snprintf(root, sizeof root, "%s", data ? data : "tests/data");
+    char *slash = strrchr(root, '/');
+    if (slash) *slash = 0;
+    snprintf(buf, n, "%s/../examples/te/%s.te", root, name);
+}
+
+TEST(examples_parse) {
+    for (size_t i = 0; i < sizeof EXAMPLES / sizeof *EXAMPLES; i++) {
+        char path[512], err[TT_ERRLEN] = "";
+        example_path(EXAMPLES[i], path, sizeof path);
+        TeProgram *g = TeProgram_load(path, NULL, 0, err);
+        if (!g) fprintf(stderr, "%s\n", err);
+        CHECK(g != NULL);
+        TeProgram_delete(g);
+    }
+}
+
+TEST(matmul_structure_and_set) {
+    char path[512], err[TT_ERRLEN] = "";
+    example_path("matmul", path, sizeof path);
+    TeSet set = {"N", 64};
+    TeProgram *g = TeProgram_load(path, &set, 1, err);
+    CHECK(g != NULL);
+    if (!g) return;
+    CHECK_EQ_INT(g->n_tensors, 3);
+    int c = TeProgram_find(g, "C");
+    CHECK_EQ_INT(c, 2);
+    CHECK_EQ_INT(g->tensors[c].shape[0], 64);
+    CHECK_EQ_INT(g->tensors[0].shape[1], 64);
+    CHECK(g->tensors[c].is_output);
+    CHECK_EQ_INT(g->tensors[c].body->kind, TE_REDUCE);
+    CHECK_EQ_INT(g->vars[g->tensors[c].body->axes[0]].extent, 64);
+    CHECK_EQ_INT(TeProgram_numel(g, c), 64 * 64);
+    TeProgram_delete(g);
+}
+
+typedef struct Case {
+    const char *src;
+    const char *msg; /* the whole message */
+} Case;
+
+static const Case ERRORS[] = {
+    {"input A[4]\nB[i < 4] = A[i] +\noutput B\n", "t.te:2:18: expected an expression, found end of line"},
+    {"input A[4]\nB[i < 4] = A[i] $ 2\noutput B\n", "t.te:2:17: unexpected character '$'"},
+    {"input A[4]\nB[i < 4] = Z[i]\noutput B\n", "t.te:2:12: unknown tensor 'Z'"},
+    {"input A[4]\nB[i < 4] = A[q]\noutput B\n", "t.te:2:14: unknown variable 'q'"},
+    {"input A[4]\nB[i < 4, i < 4] = A[i]\noutput B\n", "t.te:2:10: variable 'i' is bound twice (first at 2:3)"},
+    {"input A[4]\nB[i < 4] = sum(A[i], i < 4)\noutput B\n", "t.te:2:22: variable 'i' is bound twice (first at 2:3)"},
+    {"input A[4, 4]\nB[i < 4] = A[i]\noutput B\n", "t.te:2:12: 'A' has 2 dimensions, accessed with 1 index"},
+    {"input A[4]\nB[i < 4] = A[i + 1]\noutput B\n",
+     "t.te:2:12: access to A may leave it: index 1 of 1 ranges over [1, 4]; valid is [0, 3]"},
+    {"input A[4]\nB[i < 4] = if(i > 0, A[i - 2], 0)\noutput B\n",
+     "t.te:2:22: access to A may leave it: index 1 of 1 ranges over [-1, 1]; valid is [0, 3]"},
+    {"input A[4]\nB[i < 4] = foo(A[i])\noutput B\n", "t.te:2:12: unknown function 'foo'"},
+    {"input A[4]\nB[i < 4] = A[i]\n", "t.te:3:1: no 'output' line"},
+    {"let N = 0\ninput A[4]\nB[i < N] = A[i]\noutput B\n", "t.te:3:7: extent of 'i' is 0; it must be positive"},
+    {"input A[0]\nB[i < 4] = 1\noutput B\n", "t.te:1:9: dimension 0 of 'A' is 0; it must be positive"},
+    {"input A[4]\nB[i < 4] = A[i / 0]\noutput B\n", "t.te:2:16: integer division by zero"},
+    {"input A[4]\nB[i < 4, j < 4] = A[i / j]\noutput B\n",
+     "t.te:2:23: the divisor of '/' ranges over [0, 3], which includes 0"},
+    {"input A[4]\nB[i < 4] = A[i * 0.5]\noutput B\n",
+     "t.te:2:16: an index must be an integer expression (iteration variables, lets, integers)"},
+    {"input A[4]\nB[i < 4] = if(A[i], 1, 0)\noutput B\n",
+     "t.te:2:15: the condition of if must be a condition (a comparison, &&, || or !)"},
+    {"input A[4]\nB[i < 4] = exp(A[i], 2)\noutput B\n", "t.te:2:20: exp takes 1 argument; expected ')', found ','"},
+    {"input A[4]\nA[i < 4] = 1\noutput A\n", "t.te:2:1: 'A' is already defined at line 1"},
+    {"input A[4]\noutput A\n", "t.te:2:8: 'A' is an input; an output must be defined"},
+    {"input A[4]\nB[i < 4] = B[i]\noutput B\n", "t.te:2:12: unknown tensor 'B'"},
+    {"input A[4] f64\nB[i < 4] = A[i]\noutput B\n", "t.te:1:12: unknown element type 'f64' (f32 or f16)"},
+    {"input A[4]\nB[i < 4] = sum(A[i])\noutput B\n", "t.te:2:20: sum needs at least one axis such as 'k < N'"},
+    {"input A[4]\nB[i < 4] = A[i] % 2\noutput B\n", "t.te:2:17: '%' needs integer operands"},
+    {"input A[4]\nB[i < 4] = A[i]\noutput C\n", "t.te:3:8: unknown tensor 'C'"},
+    {"let N = 4\nlet N = 5\ninput A[N]\n", "t.te:2:5: 'N' is already a let constant"},
+    {"input A[4]\nB[i < 4] = A\noutput B\n", "t.te:2:12: tensor 'A' used without indices"},
+    {"input A[4]\nB[i < 4] = (A[i]\noutput B\n", "t.te:3:1: expected ')', found 'output'"},
+    {"input A[4]\nB[i < 4] = 1.5.2\noutput B\n", "t.te:2:12: malformed number"},
+    {"input A[4]\nB[i < 4] = A[i] A[i]\noutput B\n", "t.te:2:17: expected end of line, found 'A'"},
+    {"input sum[4]\n", "t.te:1:7: 'sum' is a reserved word"},
+};
+
+TEST(error_messages) {
+    for (size_t i = 0; i < sizeof ERRORS / sizeof *ERRORS; i++) {
+        char err[TT_ERRLEN] = "";
+        TeProgram *g = TeProgram_parse(ERRORS[i].src, "t.te", NULL, 0, err);
+        CHECK(g == NULL);
+        TeProgram_delete(g);
+        CHECK_STR(err, ERRORS[i].msg);
+    }
+}
+
+TEST(set_of_unknown_name) {
+    char err[TT_ERRLEN] = "";
+    TeSet set = {"M", 8};
+    TeProgram *g = TeProgram_parse("let N = 4\ninput A[N]\nB[i < N] = A[i]\noutput B\n", "t.te", &set, 1, err);
+    CHECK(g == NULL);
+    CHECK_STR(err, "t.te:1:1: --set M: the file has no 'let M'");
+    TeSet zero = {"N", 0};
+    g = TeProgram_parse("let N = 4\ninput A[N]\nB[i < N] = A[i]\noutput B\n", "t.te", &zero, 1, err);
+    CHECK(g == NULL);
+    CHECK_STR(err, "t.te:2:9: dimension 0 of 'A' is 0; it must be positive");
+}
+
+/* Proofs that need the enclosing conditions, and ones that need none. */
+TEST(bounds_accepted) {
+    static const char *const OK[] = {
+        "input A[4]\nB[i < 6] = if(i >= 1 && i < 5, A[i - 1], 0)\noutput B\n",
+        "input A[4]\nB[i < 6] = if(i < 1 || i >= 5, 0, A[i - 1])\noutput B\n",
+        "input A[4]\nB[i < 6] = if(!(i < 1 || i > 4), A[i - 1], 0)\noutput B\n",
+        "input A[4]\nB[i < 6, r < 3] = if(i + r >= 2 && i + r < 6, A[i + r - 2], 0)\noutput B\n",
+        "input A[4]\nB[i < 6, r < 3] = if(2 <= r + i && 6 > r + i, A[r + i - 2], 0)\noutput B\n",
+        "input A[8]\nB[i < 4, j < 2] = A[i * 2 + j]\noutput B\n",
+        "input A[4, 2]\nB[i < 8] = A[i / 2, i % 2]\noutput B\n",
+        "input A[4]\nB[i < 9] = A[min(i, 3)]\noutput B\n",
+        "input A[4]\nB[i < 6] = A[max(i - 2, 0)]\noutput B\n",
+        "input A[4]\nB[i < 5] = if(i > 0 && A[i - 1] > 0, 1, 0) + if(i == 4, 2, A[i % 4])\noutput B\n",
+        "input A[4]\nB[i < 4] = A[3 - i]\noutput B\n",
+        "input A[16]\nB[i < 4, j < 4] = sum(A[(i + k) % 16], k < 4) + A[4 * j + i]\noutput B\n",
+        "input A[4]\nB[i < 8] = if(i % 2 == 0, 1, 0) * A[i / 2]\noutput B\n",
+        "input A[4]\nB[i < 8] = A[-i / -2]\noutput B\n",
+        "input A[4]\nB[i < 7] = A[if(i < 4, i, 6 - i)]\noutput B\n",
+    };
+    for (size_t i = 0; i < sizeof OK / sizeof *OK; i++) {
+        char err[TT_ERRLEN] = "";
+        TeProgram *g = TeProgram_parse(OK[i], "t.te", NULL, 0, err);
+        if (!g) fprintf(stderr, "case %zu: %s\n", i, err);
+        CHECK(g != NULL);
+        TeProgram_delete(g);
+    }
+}
+
+static TeProgram *parse_ok(const char *src) {
+    char err[TT_ERRLEN] = "";
+    TeProgram *g = TeProgram_parse(src, "t.te", NULL, 0, err);
+    if (!g) fprintf(stderr, "%s\n", err);
+    return g;
+}
+
+TEST(interpreter_by_hand) {
+    /* 2x2 matmul: [1 2; 3 4] * [5 6; 7 8] = [19 22; 43 50] */
+    TeProgram *g = parse_ok("input A[2, 2]\ninput B[2, 2]\nC[i < 2, j < 2] = sum(A[i, k] * B[k, j], k < 2)\noutput C\n");
+    CHECK(g != NULL);
+    if (!g) return;
+    double a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8}, c[4] = {0};
+    double *v[] = {a, b, c};
+    TeProgram_eval(g, v);
+    CHECK_NEAR(c[0], 19, 0);
+    CHECK_NEAR(c[1], 22, 0);
+    CHECK_NEAR(c[2], 43, 0);
+    CHECK_NEAR(c[3], 50, 0);
+    TeProgram_delete(g);
+
+    /* softmax of one row [0, ln 3]: e = [1, 3], sum 4, y = [0.25, 0.75] */
+    g = parse_ok("input X[1, 2]\nM[i < 1] = max_over(X[i, j], j < 2)\nE[i < 1, j < 2] = exp(X[i, j] - M[i])\n"
+                 "S[i < 1] = sum(E[i, j], j < 2)\nY[i < 1, j < 2] = E[i, j] / S[i]\noutput Y\n");
+    CHECK(g != NULL);
+    if (!g) return;
+    double x[] = {0, log(3.0)}, m[1], e[2], s[1], y[2];
+    double *w[] = {x, m, e, s, y};
+    TeProgram_eval(g, w);
+    CHECK_NEAR(m[0], (float)log(3.0), 1e-7);
+    CHECK_NEAR(s[0], 4.0 / 3.0, 1e-6);
+    CHECK_NEAR(y[0], 0.25, 1e-6);
+    CHECK_NEAR(y[1], 0.75, 1e-6);
+    TeProgram_delete(g);
+
+    /* zero padding, floor division and modulo on negative numbers, min_over, if */
+    g = parse_ok("input A[3]\nP[i < 5] = if(i >= 1 && i < 4, A[i - 1], 0)\n"
+                 "Q[i < 5] = (i - 2) / 2 + 10 * ((i - 2) % 3)\n"
+                 "R[i < 1] = min_over(A[k] * -1, k < 3) + max(2, 3) + abs(-4.5) + sqrt(16) + rsqrt(4)\n"
+                 "output P\noutput Q\noutput R\n");
+    CHECK(g != NULL);
+    if (!g) return;
+    double av[] = {7, 8, 9}, p[5], q[5], r[1];
+    double *u[] = {av, p, q, r};
+    TeProgram_eval(g, u);
+    double want_p[] = {0, 7, 8, 9, 0};
+    /* i-2 = -2,-1,0,1,2: floor /2 = -1,-1,0,0,1; floor %3 = 1,2,0,1,2 */
+    double want_q[] = {9, 19, 0, 10, 21};
+    for (int i = 0; i < 5; i++) {
+        CHECK_NEAR(p[i], want_p[i], 0);
+        CHECK_NEAR(q[i], want_q[i], 0);
+    }
+    CHECK_NEAR(r[0], -9 + 3 + 4.5 + 4 + 0.5, 0);
+    TeProgram_delete(g);
+}
+
+TEST(f16_rounding) {
+    CHECK_NEAR(te_round_to(TE_F16, 1.0 + 1.0 / 4096), 1.0, 0);  /* below half a step */
+    CHECK_NEAR(te_round_to(TE_F16, 1.0 + 3.0 / 2048), 1.0 + 2.0 / 1024, 0);
+    CHECK_NEAR(te_round_to(TE_F16, 65504.0), 65504.0, 0);
+    CHECK(isinf(te_round_to(TE_F16, 1e6)));
+    CHECK_NEAR(te_round_to(TE_F32, 0.1), (double)0.1f, 0);
+    CHECK_EQ_INT(te_floordiv(-3, 2), -2);
+    CHECK_EQ_INT(te_floormod(-3, 2), 1);
+    CHECK_EQ_INT(te_floordiv(3, -2), -2);
+    CHECK_EQ_INT(te_floormod(3, -2), -1);
+}
+
+int main(void) {
+    RUN(examples_parse);
+    RUN(matmul_structure_and_set);
+    RUN(error_messages);
+    RUN(set_of_unknown_name);
+    RUN(bounds_accepted);
+    RUN(interpreter_by_hand);
+    RUN(f16_rounding);
+    return check_summary();
+}
