@@ -178,6 +178,7 @@ typedef struct TaskPlan {
     bool tuned;
     bool blocked; /* the kernel holds its input or output in a blocked layout */
     char why[48]; /* why the default config is used */
+    char ext[4];  /* the kernel's source: "c", or "cu" for cuda */
     char prefix[EXPORT_PREFIX_LEN];
 } TaskPlan;
 
@@ -275,21 +276,12 @@ static int run(const RunOptions *o) {
         Graph_done(&g);
         return usage_error("unknown target '%s' (choose from: cpu, opencl, cuda)", o->target);
     }
-    if (strcmp(o->target, "cpu") != 0) {
-        /* the network program drives exported kernels through their host API: only the cpu one so far */
-        Status st = app_resolve_device(o->target, NULL, true, &target, &dev, err);
-        GraphTasks_done(&gt);
-        Graph_done(&g);
-        if (st != TT_OK) return fail(err);
-        if (!dev.present) {
-            fprintf(stderr, "tunetop run: no %s device on this machine (%s); nothing was run\n", o->target,
-                    dev.name[0] ? dev.name : "compile-only limits");
-            return 1;
-        }
-        fprintf(stderr, "tunetop run: --target %s: network programs run on the cpu target only so far\n", o->target);
-        return 1;
-    }
-    if (app_resolve_device("cpu", NULL, false, &target, &dev, err) != TT_OK) {
+    /* cpu: C kernels; opencl / cuda: the GPU templates' kernels with their host code (run copies in and out) */
+    bool is_cpu = strcmp(o->target, "cpu") == 0, is_ocl = strcmp(o->target, "opencl") == 0;
+    TargetFamily family = is_cpu ? FAMILY_CPU : FAMILY_GPU;
+    Dialect dialect = is_cpu ? DIALECT_C : is_ocl ? DIALECT_OPENCL : DIALECT_CUDA;
+    /* cuda without a device: the limits of sm_90, so that the program is still generated and compiled */
+    if (app_resolve_device(o->target, NULL, is_cuda, &target, &dev, err) != TT_OK) {
         GraphTasks_done(&gt);
         Graph_done(&g);
         return fail(err);
@@ -306,8 +298,8 @@ static int run(const RunOptions *o) {
         return 1;
     }
     if (h.end == LOG_TORN) fprintf(stderr, "tunetop run: warning: %s (read up to there)\n", h.end_msg);
-    if (h.header.target[0] && strcmp(h.header.target, "cpu") != 0) {
-        fprintf(stderr, "tunetop run: log %s is for target %s, not cpu\n", o->log, h.header.target);
+    if (h.header.target[0] && strcmp(h.header.target, o->target) != 0) {
+        fprintf(stderr, "tunetop run: log %s is for target %s, not %s\n", o->log, h.header.target, o->target);
         History_done(&h);
         GraphTasks_done(&gt);
         Graph_done(&g);
@@ -320,7 +312,7 @@ static int run(const RunOptions *o) {
     if (!tp || !prefixes || !masks) abort();
     for (int t = 0; t < gt.n_tasks; t++)
         Space_init(&tp[t].space);
-    int n_tuned = 0;
+    int n_tuned = 0, n_timed = 0;
     double est_kernel = 0, est_with_pack = 0;
     char dir[1024] = "";
     NetPlan plan;
@@ -334,29 +326,35 @@ static int run(const RunOptions *o) {
         const Workload *wl = &gt.tasks[t].wl;
         char key[WORKLOAD_KEY_LEN];
         Workload_key(wl, key, sizeof key);
-        p->tmpl = Template_find(wl, FAMILY_CPU, err);
+        p->tmpl = Template_find(wl, family, err);
         if (!p->tmpl) goto out_err;
         if (p->tmpl->define_space(wl, &dev, &p->space, err) != TT_OK) goto out_err;
         snprintf(p->prefix, sizeof p->prefix, "tt_k%d", t);
+        snprintf(p->ext, sizeof p->ext, "c");
         prefixes[t] = p->prefix;
         const HistoryTask *ht = History_find(&h, key);
         const Record *best = ht ? HistoryTask_best(ht) : NULL;
-        if (best && best->n_costs > 0 && best->n_choice == p->space.n_knobs &&
-            strcmp(best->template_name, p->tmpl->name) == 0) {
+        for (int r = 0; ht && !best && r < ht->n_records; r++)
+            if (ht->records[r].error_no == 0) best = &ht->records[r]; /* compile-only: built, never timed */
+        if (best && best->n_choice == p->space.n_knobs && strcmp(best->template_name, p->tmpl->name) == 0) {
+            /* a compile-only record (cuda without a device) gives a config but no latency */
             memcpy(p->choice, best->choice, sizeof p->choice);
-            p->latency_s = Record_mean(best);
+            p->latency_s = best->n_costs > 0 ? Record_mean(best) : 0;
             p->pack_s = best->pack_s;
             p->tuned = true;
             n_tuned++;
-            est_kernel += gt.tasks[t].weight * p->latency_s;
-            est_with_pack += gt.tasks[t].weight * (p->latency_s + (best->pack_s > 0 ? best->pack_s : 0));
+            if (best->n_costs > 0) {
+                n_timed++;
+                est_kernel += gt.tasks[t].weight * p->latency_s;
+                est_with_pack += gt.tasks[t].weight * (p->latency_s + (best->pack_s > 0 ? best->pack_s : 0));
+            }
         } else {
             if (Export_defaultChoice(p->tmpl, wl, &p->space, &dev, p->choice, err) != TT_OK) goto out_err;
             snprintf(p->why, sizeof p->why, "%s",
                      !ht ? "no record" : best && best->n_costs == 0 ? "no timed record" : "no usable successful record");
         }
         BlockedLayout bin, bout;
-        masks[t] = p->tmpl->blocked ? p->tmpl->blocked(wl, &p->space, p->choice, &dev, &bin, &bout) : 0;
+        masks[t] = is_cpu && p->tmpl->blocked ? p->tmpl->blocked(wl, &p->space, p->choice, &dev, &bin, &bout) : 0;
         p->blocked = masks[t] != 0;
     }
     if (gt.n_tasks > 0 && n_tuned == 0) {
@@ -406,7 +404,7 @@ static int run(const RunOptions *o) {
         req.space = &p->space;
         req.choice = p->choice;
         req.dev = &dev;
-        req.dialect = DIALECT_C;
+        req.dialect = dialect;
         req.prefix = p->prefix;
         req.meta.latency_s = p->tuned ? p->latency_s : 0;
         req.meta.pack_s = p->tuned ? p->pack_s : -1;
@@ -416,6 +414,8 @@ static int run(const RunOptions *o) {
         memset(&k, 0, sizeof k);
         if (Export_kernel(&req, &k, err) != TT_OK) goto out_err;
         for (int f = 0; f < k.n_files; f++) {
+            size_t len = strlen(k.files[f].name);
+            if (len > 3 && strcmp(k.files[f].name + len - 3, ".cu") == 0) snprintf(p->ext, sizeof p->ext, "cu");
             if (write_file(dir, k.files[f].name, k.files[f].text, strlen(k.files[f].text), err) != TT_OK) {
                 ExportKernel_done(&k);
                 goto out_err;
@@ -458,6 +458,15 @@ static int run(const RunOptions *o) {
         char log_path[1100];
         snprintf(log_path, sizeof log_path, "%s/build.log", dir);
         int n_src = gt.n_tasks + 2;
+        if (is_cuda && access("/usr/local/cuda/bin/nvcc", X_OK) == 0) {
+            /* nvcc is looked up on PATH; the usual install prefix when it is not there */
+            const char *path = getenv("PATH");
+            if (!path || !strstr(path, "/usr/local/cuda/bin")) {
+                char np[4096];
+                snprintf(np, sizeof np, "%s:/usr/local/cuda/bin", path ? path : "/usr/bin:/bin");
+                setenv("PATH", np, 1);
+            }
+        }
         pid_t *pids = calloc((size_t)n_src, sizeof *pids);
         if (!pids) abort();
         int next = 0, running = 0, bad = 0;
@@ -466,13 +475,16 @@ static int run(const RunOptions *o) {
             while (next < n_src && running < 2) {
                 char src[1200], obj[1200];
                 const char *base = next < gt.n_tasks ? tp[next].prefix : next == gt.n_tasks ? "netrt" : "main";
-                snprintf(src, sizeof src, "%s/%s.c", dir, base);
+                bool cu = next < gt.n_tasks && strcmp(tp[next].ext, "cu") == 0;
+                snprintf(src, sizeof src, "%s/%s.%s", dir, base, cu ? "cu" : "c");
                 snprintf(obj, sizeof obj, "%s/%s.o", dir, base);
-                char inc[1100];
+                char inc[1100], arch[48];
                 snprintf(inc, sizeof inc, "-I%s", dir);
-                char *argv[] = {"cc", "-O3", "-march=native", "-fopenmp", "-std=gnu11", "-w", inc, "-c", src,
-                                "-o", obj, NULL};
-                pids[next] = spawn(argv, log_path, NULL);
+                snprintf(arch, sizeof arch, "-arch=%s", strncmp(dev.arch, "sm_", 3) == 0 ? dev.arch : "sm_90");
+                char *cc_argv[] = {"cc", "-O3", "-march=native", "-fopenmp", "-std=gnu11", "-w", inc, "-c", src,
+                                   "-o", obj, NULL};
+                char *nvcc_argv[] = {"nvcc", "-O3", arch, "-w", inc, "-c", src, "-o", obj, NULL};
+                pids[next] = spawn(cu ? nvcc_argv : cc_argv, log_path, NULL);
                 if (pids[next] < 0) bad++;
                 else running++;
                 next++;
@@ -504,7 +516,7 @@ static int run(const RunOptions *o) {
         StrBuf argsb;
         StrBuf_init(&argsb);
         int n_args = 0;
-        char **argv = calloc((size_t)(n_src + 8), sizeof *argv);
+        char **argv = calloc((size_t)(n_src + 16), sizeof *argv);
         if (!argv) abort();
         argv[n_args++] = strdup("cc");
         argv[n_args++] = strdup("-fopenmp");
@@ -518,6 +530,12 @@ static int run(const RunOptions *o) {
             argv[n_args++] = strdup(path);
         }
         argv[n_args++] = strdup("-lm");
+        if (is_ocl) argv[n_args++] = strdup("-lOpenCL");
+        if (is_cuda) {
+            argv[n_args++] = strdup("-L/usr/local/cuda/lib64");
+            argv[n_args++] = strdup("-lcudart");
+            argv[n_args++] = strdup("-lstdc++");
+        }
         pid_t pid = spawn(argv, log_path, NULL);
         int status = pid > 0 ? wait_for(pid, 0) : -1;
         for (int i = 0; i < n_args; i++)
@@ -530,9 +548,13 @@ static int run(const RunOptions *o) {
             snprintf(err, sizeof err, "linking the program failed: %.400s", line);
             goto out_err;
         }
-        printf("%s: %d ops, %d steps, %d tasks (%d from %s, %d default), built in %.1f s\n", what, g.n_ops,
-               plan.n_steps, gt.n_tasks, n_tuned, o->log, gt.n_tasks - n_tuned, clock_mono() - t_build);
+        printf("%s: %d ops, %d steps, %d tasks (%d from %s, %d default), built for %s in %.1f s\n", what, g.n_ops,
+               plan.n_steps, gt.n_tasks, n_tuned, o->log, gt.n_tasks - n_tuned, o->target, clock_mono() - t_build);
         fflush(stdout);
+        if (!dev.present) {
+            snprintf(err, sizeof err, "no %s device on this machine: the program was built, not run", o->target);
+            goto out_err;
+        }
     }
 
     /* run */
@@ -632,10 +654,10 @@ static int run(const RunOptions *o) {
                (o->threads > 0 ? o->threads : dev.cores) == 1 ? "" : "s");
         printf(" mean (ms)   median (ms)    max (ms)     min (ms)     std (ms)  \n");
         printf("%10.4f   %10.4f   %10.4f   %10.4f   %10.4f\n", mean, med, mx_ms, mn_ms, sd);
-        if (n_tuned > 0)
+        if (n_timed > 0)
             printf("Tuner's estimate: %.4f ms kernels only, %.4f ms with their layout transforms (weight x best "
                    "latency over %d of %d tasks; untuned ops not included); measured median / estimate = %.2f\n",
-                   est_kernel * 1e3, est_with_pack * 1e3, n_tuned, gt.n_tasks,
+                   est_kernel * 1e3, est_with_pack * 1e3, n_timed, gt.n_tasks,
                    est_kernel > 0 ? med / (est_kernel * 1e3) : 0);
         if (o->profile && n_steps == plan.n_steps) print_profile(&plan, step_s);
         free(step_s);
