@@ -60,7 +60,8 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const int *blocked, Ne
     int n = g->n_ops;
     plan->steps = calloc((size_t)(4 * n + 1), sizeof *plan->steps);
     bool *chained_in = calloc((size_t)(n + 1), sizeof(bool));
-    if (!chained_in) abort();
+    bool *absorbed = calloc((size_t)(n + 1), sizeof(bool)); /* a clip applied by a reblock step */
+    if (!chained_in || !absorbed) abort();
     plan->alias = malloc((size_t)g->n_tensors * sizeof(int));
     int *head = malloc((size_t)(n + 1) * sizeof(int));   /* per op: the op heading its unit */
     bool *done = calloc((size_t)(n + 1), sizeof(bool)); /* per unit head */
@@ -105,7 +106,7 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const int *blocked, Ne
         }
         if (pick < 0) {
             NetPlan_done(plan);
-            free(head), free(done), free(ready), free(chained_in);
+            free(head), free(done), free(ready), free(chained_in), free(absorbed);
             return tt_fail(err, "graph %s: no op can run next (a cycle)", g->name);
         }
         done[pick] = true;
@@ -122,15 +123,22 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const int *blocked, Ne
             int ra = gt->epi_add[pick] >= 0 && !tw->residual ? gt->epi_add[pick] : -1;
             int rr = gt->epi_relu[pick] >= 0 && !tw->relu ? gt->epi_relu[pick] : -1;
             bool rest = rb >= 0 || ra >= 0 || rr >= 0;
-            /* does the output stay blocked into the next kernel? */
-            int next = only_consumer(g, end);
+            /* Does the output stay blocked into the next kernel? The copy between the two blocked
+             * layouts also applies an unfused bias and relu, or a clip that is the only reader. */
+            int next = only_consumer(g, end), via = end, clip = -1;
+            if (next >= 0 && g->ops[next].kind == GOP_CLIP && !rest && g->ops[next].out != g->output) {
+                clip = next;
+                via = g->ops[clip].out;
+                next = only_consumer(g, via);
+            }
             bool chain_out = false;
-            if (blocked && (mask & BLOCKED_OUTPUT) && !rest && end != g->output && next >= 0 &&
-                (g->ops[next].kind == GOP_CONV2D || g->ops[next].kind == GOP_DEPTHWISE) && g->ops[next].in[0] == end &&
+            if (blocked && (mask & BLOCKED_OUTPUT) && ra < 0 && end != g->output && next >= 0 &&
+                (g->ops[next].kind == GOP_CONV2D || g->ops[next].kind == GOP_DEPTHWISE) && g->ops[next].in[0] == via &&
                 gt->task[next] >= 0) {
                 const Workload *nw = &gt->tasks[gt->task[next]].wl;
                 chain_out = (blocked[gt->task[next]] & BLOCKED_INPUT) && !nw->residual;
             }
+            if (!chain_out) clip = -1;
             int res = tw->residual ? g->ops[gt->epi_add[pick]].in[1] : -1;
             char l2[128];
             if (mask && !chained_in[pick]) {
@@ -143,10 +151,16 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const int *blocked, Ne
             s->split = mask != 0;
             if (mask & BLOCKED_OUTPUT) {
                 if (chain_out) {
-                    snprintf(l2, sizeof l2, "%.90s: blocked->blocked", label);
+                    snprintf(l2, sizeof l2, "%.80s: blocked->blocked%s%s%s", label, rb >= 0 ? " +bias" : "",
+                             rr >= 0 ? " +relu" : "", clip >= 0 ? " +clip" : "");
                     NetStep *r = add_step(plan, STEP_REBLOCK, pick, t, end, l2);
                     r->to_op = next;
+                    r->op2 = clip;
+                    r->rest_bias = rb;
+                    r->rest_relu = rr;
                     chained_in[next] = true;
+                    if (clip >= 0) absorbed[clip] = true;
+                    rest = false; /* applied by the copy */
                 } else {
                     snprintf(l2, sizeof l2, "%.90s: blocked->NCHW", label);
                     add_step(plan, STEP_UNPACK, pick, t, end, l2);
@@ -170,6 +184,10 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const int *blocked, Ne
         for (int j = 0; j < n; j++)
             if (j != pick && head[j] == pick) second = j;
         int out = second >= 0 ? g->ops[second].out : op->out;
+        if (absorbed[pick]) {
+            ready[out] = true; /* never materialised: its only reader gets it blocked */
+            continue;
+        }
         if (op->kind == GOP_FLATTEN) {
             plan->alias[out] = plan->alias[op->in[0]]; /* NCHW flatten is a view */
             ready[out] = true;
@@ -181,7 +199,7 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const int *blocked, Ne
         plan->alias[out] = out;
         ready[out] = true;
     }
-    free(head), free(done), free(ready), free(chained_in);
+    free(head), free(done), free(ready), free(chained_in), free(absorbed);
     return TT_OK;
 }
 
@@ -216,14 +234,18 @@ static void emit_step(StrBuf *sb, const NetPlan *plan, const NetStep *s, const c
     if (s->kind == STEP_REBLOCK) {
         const char *Q = prefixes[plan->gt->task[s->to_op]];
         const GraphTensor *t = &g->tensors[s->out];
+        char shift[48] = "0";
+        if (s->rest_bias >= 0) snprintf(shift, sizeof shift, "P + %lld", (long long)g->ops[s->rest_bias].param_off[0]);
         StrBuf_printf(sb,
                       "        ttrt_reblock(%s_blocked_output(K%d), %s_BLOCKED_OUT_CB, %s_BLOCKED_OUT_H_ALLOC, "
                       "%s_BLOCKED_OUT_W_ALLOC, %s_BLOCKED_OUT_TOP, %s_BLOCKED_OUT_LEFT, %s_BLOCKED_OUT_REPEAT,\n"
                       "                     %s_blocked_input(K%d), %s_BLOCKED_IN_CB, %s_BLOCKED_IN_H_ALLOC, "
                       "%s_BLOCKED_IN_W_ALLOC, %s_BLOCKED_IN_TOP, %s_BLOCKED_IN_LEFT, %s_BLOCKED_IN_REPEAT,\n"
-                      "                     %lld, %lld, %lld, %lld);\n",
+                      "                     %lld, %lld, %lld, %lld, %s, %d, %.9ef, %.9ef);\n",
                       P, s->op, P, P, P, P, P, P, Q, s->to_op, Q, Q, Q, Q, Q, Q, (long long)t->dim[0],
-                      (long long)t->dim[1], (long long)t->dim[2], (long long)t->dim[3]);
+                      (long long)t->dim[1], (long long)t->dim[2], (long long)t->dim[3], shift,
+                      s->rest_relu >= 0 ? 1 : s->op2 >= 0 ? 2 : 0, s->op2 >= 0 ? g->ops[s->op2].alpha : 0.0,
+                      s->op2 >= 0 ? g->ops[s->op2].beta : 0.0);
         return;
     }
     if (s->kind == STEP_KERNEL || s->kind == STEP_PACK) {
@@ -244,7 +266,7 @@ static void emit_step(StrBuf *sb, const NetPlan *plan, const NetStep *s, const c
         StrBuf_printf(sb, " fail(\"step %d (%s) failed\"); (void)in; }\n", (int)(s - plan->steps), s->label);
         return;
     }
-    if (s->rest_bias >= 0 || s->rest_add >= 0 || s->rest_relu >= 0) {
+    if (s->kind == STEP_RUNTIME && (s->rest_bias >= 0 || s->rest_add >= 0 || s->rest_relu >= 0)) {
         dims(g, s->out, &outer, &chans, &inner);
         char bias[48] = "0", res[32] = "0";
         if (s->rest_bias >= 0) snprintf(bias, sizeof bias, "P + %lld", (long long)g->ops[s->rest_bias].param_off[0]);

@@ -180,7 +180,9 @@ void ttrt_heads(const float *x, float *y, int kind, long b, long heads, long s, 
 
 void ttrt_reblock(const float *src, long s_cb, long s_h_alloc, long s_w_alloc, long s_top, long s_left,
                   long s_repeat, float *dst, long d_cb, long d_h_alloc, long d_w_alloc, long d_top, long d_left,
-                  long d_repeat, long n, long c, long h, long w) {
+                  long d_repeat, long n, long c, long h, long w, const float *shift, int act, float lo, float hi) {
+    if (act == 1) lo = 0, hi = FLT_MAX;
+    if (act == 0) lo = -FLT_MAX, hi = FLT_MAX;
     long s_blocks = (c * s_repeat + s_cb - 1) / s_cb, d_blocks = (c * d_repeat + d_cb - 1) / d_cb;
     TTRT_PAR2(n * c * d_repeat * h * w)
     for (long i = 0; i < n; i++)
@@ -188,8 +190,12 @@ void ttrt_reblock(const float *src, long s_cb, long s_h_alloc, long s_w_alloc, l
             long cc = dc / d_repeat, sc = cc * s_repeat;
             const float *sp = src + ((i * s_blocks + sc / s_cb) * s_h_alloc * s_w_alloc) * s_cb + sc % s_cb;
             float *dp = dst + ((i * d_blocks + dc / d_cb) * d_h_alloc * d_w_alloc) * d_cb + dc % d_cb;
+            float t = shift ? shift[cc] : 0.0f;
             for (long y = 0; y < h; y++)
-                for (long x = 0; x < w; x++)
-                    dp[((y + d_top) * d_w_alloc + x + d_left) * d_cb] = sp[((y + s_top) * s_w_alloc + x + s_left) * s_cb];
+                for (long x = 0; x < w; x++) {
+                    float v = sp[((y + s_top) * s_w_alloc + x + s_left) * s_cb] + t;
+                    v = v < lo ? lo : v;
+                    dp[((y + d_top) * d_w_alloc + x + d_left) * d_cb] = v > hi ? hi : v;
+                }
         }
 }

@@ -39,9 +39,10 @@ void ttrt_heads(const float *x, float *y, int kind, long b, long heads, long s, 
  * layouts of kernels/template.h's BlockedLayout: element (n, c, y, x) at
  * [n][c' / cb][y + top][x + left][c' % cb] for each blocked channel c' with
  * c' / repeat == c). Only the tensor's elements of dst are written, so dst's
- * zero padding stays zero. */
+ * zero padding stays zero. On the way: + shift[c] (when shift is not NULL),
+ * then act 1: ReLU, act 2: clip to [lo, hi] (0: nothing). */
 void ttrt_reblock(const float *src, long s_cb, long s_h_alloc, long s_w_alloc, long s_top, long s_left,
                   long s_repeat, float *dst, long d_cb, long d_h_alloc, long d_w_alloc, long d_top, long d_left,
-                  long d_repeat, long n, long c, long h, long w);
+                  long d_repeat, long n, long c, long h, long w, const float *shift, int act, float lo, float hi);
 
 #endif

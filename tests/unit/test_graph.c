@@ -33,7 +33,11 @@ static void check_plan(const Graph *g, const GraphTasks *gt, const int *blocked)
         if (st->kind == STEP_REBLOCK) {
             /* blocked straight into the only reader of the tensor, a kernel with a blocked input */
             CHECK(blocked && (blocked[st->task] & BLOCKED_OUTPUT));
-            CHECK(g->ops[st->to_op].in[0] == st->out && Graph_consumers(g, st->out) == 1);
+            /* straight, or through a clip that is the only reader */
+            int via = st->op2 >= 0 ? g->ops[st->op2].out : st->out;
+            if (st->op2 >= 0) CHECK(g->ops[st->op2].kind == GOP_CLIP && g->ops[st->op2].in[0] == st->out);
+            CHECK(g->ops[st->to_op].in[0] == via && Graph_consumers(g, via) == 1 && Graph_consumers(g, st->out) == 1);
+            CHECK(st->rest_add < 0);
             CHECK(blocked[gt->task[st->to_op]] & BLOCKED_INPUT);
             reblocked[st->to_op] = true;
             continue; /* the tensor itself is not written */

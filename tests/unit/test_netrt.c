@@ -184,8 +184,49 @@ TEST(test_reference_tunable_ops) {
     Graph_done(&g);
 }
 
+/* blocked layout index of canonical (n, c, y, x), first copy */
+static long blk(long n, long c, long y, long x, long C, long cb, long ha, long wa, long top, long left, long rep) {
+    long blocks = (C * rep + cb - 1) / cb, bc = c * rep;
+    return (((n * blocks + bc / cb) * ha + y + top) * wa + x + left) * cb + bc % cb;
+}
+
+/* reblock between two blocked layouts, with the bias + relu and the clip it can apply on the way */
+TEST(test_reblock) {
+    const long N = 2, C = 5, H = 3, W = 4;
+    /* src: cb 4, output-like (no padding, width rounded up to 6); dst: cb 8, padded by 1, right margin 2 */
+    const long scb = 4, sha = 3, swa = 6, dcb = 8, dha = 5, dwa = 8, dtop = 1, dleft = 1;
+    long s_n = N * ((C + scb - 1) / scb) * sha * swa * scb, d_n = N * ((C + dcb - 1) / dcb) * dha * dwa * dcb;
+    float *src = malloc((size_t)s_n * sizeof(float)), *dst = malloc((size_t)d_n * sizeof(float));
+    float shift[5] = {0.5f, -0.25f, 1.0f, -2.0f, 0.0f};
+    randomize(src, s_n, 4);
+    for (int act = 0; act < 3; act++) {
+        memset(dst, 0, (size_t)d_n * sizeof(float));
+        ttrt_reblock(src, scb, sha, swa, 0, 0, 1, dst, dcb, dha, dwa, dtop, dleft, 1, N, C, H, W,
+                     act == 1 ? shift : NULL, act, -0.5f, 0.75f);
+        long written = 0;
+        for (long n = 0; n < N; n++)
+            for (long c = 0; c < C; c++)
+                for (long y = 0; y < H; y++)
+                    for (long x = 0; x < W; x++) {
+                        double v = src[blk(n, c, y, x, C, scb, sha, swa, 0, 0, 1)] + (act == 1 ? shift[c] : 0);
+                        if (act == 1) v = v > 0 ? v : 0;
+                        if (act == 2) v = v < -0.5 ? -0.5 : v > 0.75 ? 0.75 : v;
+                        CHECK_NEAR(dst[blk(n, c, y, x, C, dcb, dha, dwa, dtop, dleft, 1)], v, 1e-6);
+                        written++;
+                    }
+        /* everything else (padding, channels past C) stays zero */
+        long nonzero = 0;
+        for (long i = 0; i < d_n; i++)
+            nonzero += dst[i] != 0;
+        CHECK(nonzero <= written);
+    }
+    free(src);
+    free(dst);
+}
+
 int main(void) {
     RUN(test_runtime_ops);
+    RUN(test_reblock);
     RUN(test_reference_tunable_ops);
     return check_summary();
 }
