@@ -80,7 +80,7 @@ TEST(test_networks_reference) {
         NetworkOptions opt;
         NetworkOptions_defaults(&opt);
         opt.image_size = strcmp(NETS[k], "inception-v3") == 0 ? 75 : 32;
-        opt.seq_len = 8;
+        opt.seq_len = 4;
         opt.batch = strcmp(NETS[k], "bert-base") == 0 ? 2 : 1;
         Graph g;
         char err[TT_ERRLEN] = "";
@@ -106,6 +106,13 @@ TEST(test_networks_reference) {
                              : 0;
         check_plan(&g, &gt, blocked);
         free(blocked);
+        /* the reference on the smaller ones (test_run_networks runs every network against it) */
+        if (!(strcmp(NETS[k], "resnet-18") == 0 || strcmp(NETS[k], "mobilenet-v2") == 0 ||
+              strcmp(NETS[k], "squeezenet-1.1") == 0 || strcmp(NETS[k], "bert-base") == 0)) {
+            GraphTasks_done(&gt);
+            Graph_done(&g);
+            continue;
+        }
 
         float *params, *input, *out;
         CHECK(GraphData_make(&g, 1, &params, &input, err) == TT_OK);
