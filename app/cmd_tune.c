@@ -50,7 +50,8 @@ static void usage(FILE *out) {
             "  --tuner NAME          %s (default %s)\n"
             "  --scheduler NAME      %s (default gradient)\n"
             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
-            "  --batch N             measurements per round (default min(64, trials / tasks))\n"
+            "  --batch N             measurements per round (default min(64, trials / tasks)); a task's first\n"
+            "                        round is at most trials / (4 x tasks), so the scheduler starts choosing early\n"
             "  --builders N          parallel compiles (default: cores)\n"
             "  --threads N           threads inside a CPU kernel (default: all cores)\n"
             "  --number N --repeat N --min-repeat-ms MS\n"
@@ -58,6 +59,9 @@ static void usage(FILE *out) {
             "  --timeout S           run timeout per candidate in seconds (default 10)\n"
             "  --build-timeout S     compile timeout per candidate in seconds (default 15)\n"
             "  --seed S              random seed (default 1)\n"
+            "  --roof-stop F         the gradient scheduler gives no more rounds to a task whose best reaches\n"
+            "                        F of its roofline (default 0.9; 0 = off; a raised priority overrides it)\n"
+            "  --no-roof             no roofline: do not load or measure the machine's figures\n"
             "  --transfer            xgb also learns from the log's records of earlier sessions' tasks of the\n"
             "                        same template (this session's tasks always learn from each other)\n"
             "output:\n"
@@ -66,6 +70,9 @@ static void usage(FILE *out) {
             "  --headless            never open the UI\n"
             "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
             "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
+            "\n"
+            "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
+            "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures.\n"
             "\n" EXIT_STATUS_HELP,
             Network_names(), Strategy_names(), DEFAULT_TUNER, TaskScheduler_names());
 }
@@ -95,7 +102,7 @@ static void print_resume_hint(int argc, char **argv) {
 enum {
     O_TASK = 256, O_NETWORK, O_BATCHSIZE, O_LAYOUT, O_IMAGE, O_SEQ, O_OPS, O_TARGET, O_ARCH, O_COMPILE_ONLY,
     O_TRIALS, O_TUNER, O_SCHED, O_EARLY, O_BATCH, O_BUILDERS, O_THREADS, O_NUMBER, O_REPEAT, O_MINREP, O_TIMEOUT,
-    O_BTIMEOUT, O_SEED, O_TRANSFER, O_LOG, O_HEADLESS, O_TABLE, O_NOCOLOR, O_HELP
+    O_BTIMEOUT, O_SEED, O_ROOF_STOP, O_NO_ROOF, O_TRANSFER, O_LOG, O_HEADLESS, O_TABLE, O_NOCOLOR, O_HELP
 };
 
 int cmd_tune(int argc, char **argv) {
@@ -114,6 +121,7 @@ int cmd_tune(int argc, char **argv) {
         {"seed", required_argument, 0, O_SEED},          {"transfer", no_argument, 0, O_TRANSFER},
         {"log", required_argument, 0, O_LOG},            {"headless", no_argument, 0, O_HEADLESS},
         {"table-every", required_argument, 0, O_TABLE},  {"no-color", no_argument, 0, O_NOCOLOR},
+        {"roof-stop", required_argument, 0, O_ROOF_STOP}, {"no-roof", no_argument, 0, O_NO_ROOF},
         {"help", no_argument, 0, O_HELP},                {0, 0, 0, 0}};
 
     EngineConfig cfg;
@@ -125,7 +133,7 @@ int cmd_tune(int argc, char **argv) {
     NetworkOptions_defaults(&nopt);
     const char **specs = calloc((size_t)argc + 1, sizeof(char *));
     int n_specs = 0;
-    bool headless = false, color = true;
+    bool headless = false, color = true, roof = true;
     double table_every = 30;
     char err[TT_ERRLEN];
     int rc = 2;
@@ -161,6 +169,8 @@ int cmd_tune(int argc, char **argv) {
         case O_TIMEOUT: ok = opt_double(optarg, "--timeout", 0.01, 3600, &cfg.measure.run_timeout_s, err); break;
         case O_BTIMEOUT: ok = opt_double(optarg, "--build-timeout", 0.01, 3600, &cfg.measure.build_timeout_s, err); break;
         case O_SEED: ok = opt_u64(optarg, "--seed", &cfg.seed, err); break;
+        case O_ROOF_STOP: ok = opt_double(optarg, "--roof-stop", 0, 10, &cfg.roof_stop, err); break;
+        case O_NO_ROOF: roof = false; break;
         case O_TRANSFER: cfg.transfer = true; break;
         case O_LOG: cfg.log_path = optarg; break;
         case O_HEADLESS: headless = true; break;
@@ -239,6 +249,20 @@ int cmd_tune(int argc, char **argv) {
         return 1;
     }
     cfg.target = target;
+    cfg.network = network;
+    /* The roofline: the cpu target's measured figures (measured once per
+     * machine, a few seconds, then read from the cache). */
+    if (roof && target->family == FAMILY_CPU && !cfg.measure.compile_only) {
+        char note[TT_ERRLEN] = "", merr[TT_ERRLEN] = "";
+        if (Machine_getCpu(&cfg.dev, false, NULL, &cfg.machine, note, sizeof note, merr) == TT_OK) {
+            cfg.have_machine = true;
+            if (note[0])
+                fprintf(stderr, "roofline: %s (%.0f GFLOPS, %.1f GB/s on all %d cores; see tunetop devices)\n", note,
+                        cfg.machine.peak_gflops, cfg.machine.bw_gbs, cfg.machine.cores);
+        } else {
+            fprintf(stderr, "tunetop: no roofline for this session: %s\n", merr);
+        }
+    }
 
     Task *tasks = calloc((size_t)n_wl, sizeof(Task));
     for (int i = 0; i < n_wl; i++) {
@@ -277,13 +301,15 @@ int cmd_tune(int argc, char **argv) {
         return 1;
     }
     bool use_ui = !headless && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
-    if (resumed[0]) fprintf(use_ui ? stderr : stdout, "%s\n", resumed);
+    /* the UI shows what was restored in its message log from the first frame */
+    if (resumed[0] && !use_ui) fprintf(stdout, "%s\n", resumed);
     fflush(stdout);
     if (use_ui) {
         UiOptions uo;
         UiOptions_defaults(&uo);
         if (!color) uo.color = false;
         uo.target = target->name;
+        uo.notice = resumed;
         rc = Ui_runSession(engine, &uo, &g_stop);
     } else {
         rc = Headless_run(engine, stdout, &g_stop, table_every);
@@ -293,7 +319,7 @@ int cmd_tune(int argc, char **argv) {
     Engine_snapshot(engine, &snap);
     LogOutcome lo;
     Engine_logOutcome(engine, &lo);
-    bool finished = !g_stop && snap.trials >= snap.budget;
+    bool finished = snap.trials >= snap.budget;
     if (lo.failed) {
         /* never "synced" here: say what the log holds and what was lost */
         fprintf(stderr, "tunetop: %s\n", lo.error);
@@ -309,7 +335,8 @@ int cmd_tune(int argc, char **argv) {
                     lo.unsynced ? " (the last ones not confirmed on disk: the sync failed)" : "", lo.lost,
                     lo.lost == 1 ? "" : "s", lo.lost == 1 ? "was" : "were");
         rc = EXIT_LOG_FAILED;
-    } else if (g_stop || snap.stopped || !snap.finished) {
+    } else if (snap.stopped || !snap.finished) {
+        /* a session that ended on its own is done, even when q or Ctrl-C came afterwards */
         fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, cfg.log_path);
         print_resume_hint(argc, argv);
         if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM; `q` in the UI is a normal exit */

@@ -57,6 +57,8 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     if (this->spills >= 0) n_keys++;
     if (this->shared_bytes >= 0) n_keys++;
     if (this->local_bytes >= 0) n_keys++;
+    bool roof = this->roof_gflops > 0;
+    if (roof) n_keys += 3;
 
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
@@ -99,6 +101,11 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     if (this->spills >= 0) pack_i64(&pk, "spills", this->spills);
     if (this->shared_bytes >= 0) pack_i64(&pk, "smem", this->shared_bytes);
     if (this->local_bytes >= 0) pack_i64(&pk, "lmem", this->local_bytes);
+    if (roof) {
+        pack_f64(&pk, "roof", this->roof_gflops);
+        pack_i64(&pk, "roof_mem", this->roof_bound);
+        pack_str(&pk, "mkey", this->machine_key, strnlen(this->machine_key, sizeof this->machine_key - 1));
+    }
 
     *len = sb.size;
     *bytes = msgpack_sbuffer_release(&sb); /* malloc'd by the sbuffer: the caller frees */
@@ -289,14 +296,18 @@ int Msgpack_depth(const unsigned char *p, size_t n, int limit) {
 }
 
 bool Record_isPrefix(const unsigned char *p, size_t n) {
-    static const unsigned char key[] = {0xa4, 't', 'a', 's', 'k'};
+    /* a record's first key is "task"; a session or steer object's is "kind" */
+    static const unsigned char task[] = {0xa4, 't', 'a', 's', 'k'}, kind[] = {0xa4, 'k', 'i', 'n', 'd'};
     if (n == 0) return false;
     /* Record_encode writes a fixmap or a map16 of a few dozen keys at most */
     size_t hdr = p[0] >= 0x80 && p[0] <= 0x8f ? 1 : p[0] == 0xde ? 3 : 0;
     if (!hdr || (hdr == 3 && n > 1 && p[1] != 0)) return false;
-    for (size_t i = hdr; i < n && i < hdr + sizeof key; i++)
-        if (p[i] != key[i - hdr]) return false;
-    return true;
+    bool is_task = true, is_kind = true;
+    for (size_t i = hdr; i < n && i < hdr + sizeof task; i++) {
+        if (p[i] != task[i - hdr]) is_task = false;
+        if (p[i] != kind[i - hdr]) is_kind = false;
+    }
+    return is_task || is_kind;
 }
 
 /* ---- checksums ------------------------------------------------------------- */
@@ -500,6 +511,19 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
     }
     if (key_is(k, "smem")) return get_int(v, "smem", -1, INT64_MAX, &rec->shared_bytes, err);
     if (key_is(k, "lmem")) return get_int(v, "lmem", -1, INT64_MAX, &rec->local_bytes, err);
+    if (key_is(k, "roof")) return get_double(v, "roof", &rec->roof_gflops, err);
+    if (key_is(k, "roof_mem")) {
+        if (get_int(v, "roof_mem", 0, 15, &i, err)) return TT_ERR;
+        rec->roof_bound = (int)i;
+        return TT_OK;
+    }
+    if (key_is(k, "mkey")) {
+        if (v->type != MSGPACK_OBJECT_STR || v->via.str.size >= sizeof rec->machine_key)
+            return tt_fail(err, "key \"mkey\" is not a machine key");
+        memcpy(rec->machine_key, v->via.str.ptr, v->via.str.size);
+        rec->machine_key[v->via.str.size] = '\0';
+        return TT_OK;
+    }
     return TT_OK;
 }
 
@@ -694,6 +718,12 @@ char *Record_toJson(const Record *this) {
     json_opt_int(&b, "spills", this->spills);
     json_opt_int(&b, "smem", this->shared_bytes);
     json_opt_int(&b, "lmem", this->local_bytes);
+    if (this->roof_gflops > 0) {
+        StrBuf_append(&b, ",\"roof\":");
+        json_num(&b, this->roof_gflops);
+        StrBuf_printf(&b, ",\"roof_mem\":%d,\"mkey\":", this->roof_bound);
+        json_str(&b, this->machine_key, sizeof this->machine_key);
+    }
     StrBuf_append(&b, "}");
     char *s = StrBuf_take(&b);
     StrBuf_done(&b);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels/target.h"
 #include "ui/keys.h"
@@ -69,13 +70,21 @@ static void detail_page(CellBuf *cb, Rect in, UiState *st) {
     if (ins->scroll < 0) ins->scroll = 0;
     for (int i = 0; i < rows && ins->scroll + i < ins->n_lines; i++) {
         int l = ins->scroll + i;
-        CellBuf_text(cb, in.x, in.y + i, ins->lines[l], (CellAttr)ins->attrs[l], in.w);
+        /* from column hscroll on (whole UTF-8 characters) */
+        const char *text = ins->lines[l];
+        for (int skip = ins->hscroll; skip > 0 && *text; skip--) {
+            text++;
+            while ((*text & 0xc0) == 0x80)
+                text++;
+        }
+        CellBuf_text(cb, in.x, in.y + i, text, (CellAttr)ins->attrs[l], in.w);
         if (l == ins->mark_line) CellBuf_paint(cb, (Rect){in.x, in.y + i, in.w, 1}, ATTR_MARK);
     }
     CellBuf_printf(cb, in.x, in.y + in.h - 1, ATTR_DIM, in.w,
-                   "lines %d-%d of %d   Up/Down/PgUp/PgDn: scroll   w: write to a file   Esc: back",
+                   "lines %d-%d of %d, column %d   Up/Down/PgUp/PgDn, Left/Right: scroll   w: write to a file   Esc: back",
                    ins->n_lines ? ins->scroll + 1 : 0,
-                   ins->scroll + rows < ins->n_lines ? ins->scroll + rows : ins->n_lines, ins->n_lines);
+                   ins->scroll + rows < ins->n_lines ? ins->scroll + rows : ins->n_lines, ins->n_lines,
+                   ins->hscroll + 1);
 }
 
 void InspectorPanel_render(CellBuf *cb, Rect r, UiState *st) {
@@ -100,11 +109,79 @@ void InspectorPanel_render(CellBuf *cb, Rect r, UiState *st) {
         detail_page(cb, in, st);
 }
 
+/* ---- the message log ------------------------------------------------------ */
+
+/* Wraps message i at width w into display lines; returns how many (at most max).
+ * starts[k] and lens[k] give each line's part of the text. */
+static int wrap_message(const char *text, int w, int *starts, int *lens, int max) {
+    int n = 0, len = (int)strlen(text), at = 0;
+    if (w < 1) w = 1;
+    do {
+        int take = len - at < w ? len - at : w;
+        if (at + take < len) {
+            /* break at the last space that fits */
+            int sp = take;
+            while (sp > w / 2 && text[at + sp] != ' ')
+                sp--;
+            if (text[at + sp] == ' ') take = sp;
+        }
+        if (n < max) {
+            starts[n] = at;
+            lens[n] = take;
+        }
+        n++;
+        at += take;
+        while (text[at] == ' ')
+            at++;
+    } while (at < len);
+    return n < max ? n : max;
+}
+
+void MessageLog_render(CellBuf *cb, Rect r, UiState *st) {
+    char title[96];
+    snprintf(title, sizeof title, "Messages (%d; m or Esc closes; Up/Down scroll)", st->n_msgs);
+    CellBuf_box(cb, r, title, st->utf8);
+    Rect in = {r.x + 1, r.y + 1, r.w - 2, r.h - 2};
+    if (in.h < 1 || in.w < 12) return;
+    if (st->n_msgs == 0) {
+        CellBuf_text(cb, in.x + 1, in.y, "no messages yet", ATTR_DIM, in.w - 1);
+        return;
+    }
+    /* every message wrapped under its time; msg_scroll counts display lines */
+    int tw = in.w - 9;
+    int total = 0;
+    int starts[16], lens[16];
+    for (int i = 0; i < st->n_msgs; i++)
+        total += wrap_message(st->msgs[i].text, tw, starts, lens, 16);
+    int max_top = total - in.h;
+    if (max_top < 0) max_top = 0;
+    if (st->msg_scroll > max_top) st->msg_scroll = max_top;
+    if (st->msg_scroll < 0) st->msg_scroll = 0;
+    int line = 0, y = in.y;
+    for (int i = 0; i < st->n_msgs && y < in.y + in.h; i++) {
+        const UiMessage *m = &st->msgs[i];
+        int n = wrap_message(m->text, tw, starts, lens, 16);
+        for (int k = 0; k < n && y < in.y + in.h; k++, line++) {
+            if (line < st->msg_scroll) continue;
+            if (k == 0) {
+                time_t tt = (time_t)m->wall;
+                struct tm tmv;
+                localtime_r(&tt, &tmv);
+                char when[16];
+                strftime(when, sizeof when, "%H:%M:%S", &tmv);
+                CellBuf_text(cb, in.x, y, when, ATTR_DIM, 8);
+            }
+            CellBuf_text(cb, in.x + 9, y, m->text + starts[k], m->attr, lens[k]);
+            y++;
+        }
+    }
+}
+
 /* ---- help: generated from the key table ---------------------------------- */
 
 static const char *const HELP_COLUMNS[] = {
     "Columns of the scheduler table",
-    "  >            the task being measured right now",
+    "  >            the task being measured right now (* instead: a tagged task)",
     "  ID           task number (as in the log and in `tunetop best`)",
     "  Task         operator and shape (the full key is in the inspector)",
     "  Wt           weight: how often the workload occurs in the network",
@@ -112,24 +189,39 @@ static const char *const HELP_COLUMNS[] = {
     "               b = trials the scheduler plans to give it",
     "  Best         best latency of one run of the kernel",
     "  BestGF       Best: GFLOPS of the fastest config so far",
+    "  Roof%        BestGF as a share of the task's roofline: min(peak,",
+    "               bandwidth x FLOPs/byte), measured (tunetop devices);",
+    "               over 100 (marked !) means the roof or a timing is wrong",
     "  CurGF        Current: GFLOPS of the last successful config of the",
     "               latest batch (- when the whole batch failed)",
     "  Err          failed candidates: invalid config, compile error, crash,",
     "               wrong answer, timeout (e shows them grouped)",
     "  State        queued, tuning, waiting (for its next round), paused,",
-    "               done, stopped; pausing/resuming until the engine confirms",
+    "               done, stopped, at roof (Best reached --roof-stop of its",
+    "               roof: no more rounds unless its priority is raised);",
+    "               pausing/resuming until the engine confirms",
     "  Pri          priority -3..+3: each step doubles (or halves) the",
     "               task's share in the scheduler's choice",
     "",
     "Header",
-    "  Trials a/b   trials of the session / total budget, trials per second",
+    "  PAUSED       every task is paused (P); P again resumes all but those",
+    "               paused one by one (p)",
+    "  Trials a/b   trials of the session / total budget, trials per second,",
+    "               ETA: when the budget is spent at this rate",
     "  compiling    candidates being compiled; measuring: the task being timed",
     "  Est. total latency  sum of weight x best latency over tasks (the",
-    "               scheduler's objective) and its change since the first one",
+    "               scheduler's objective) and its change since the first one;",
+    "               [N left out]: tasks paused or stopped before any result;",
+    "               at roof: the same if every task reached its roof",
     "",
     "Curves",
     "  left: the selected task's GFLOPS per trial (failures sit on 0) and",
-    "        the best so far; right: the estimated total latency over time",
+    "        the best so far, or with tasks tagged (Space) each one's best",
+    "        so far; x: trial number or wall time (x), L: log scale",
+    "  right: the estimated total latency over time",
+    "        (earlier sessions of the log included, from LOG.tsv)",
+    "  roof: the selected task's roofline, a flat line in the left curve,",
+    "        with what bounds it (compute, or memory and from which level)",
 };
 
 void Help_render(CellBuf *cb, Rect r, UiState *st) {

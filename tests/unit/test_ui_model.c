@@ -1,6 +1,9 @@
 /* The UI model: error reasons and failing lines, grouping, best so far,
  * snapshots, the latency series and the session estimate. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "tests/check.h"
 #include "ui/model.h"
@@ -47,8 +50,12 @@ TEST(reason_shape_takes_numbers_out_of_the_reason) {
     CHECK_EQ_INT(Ui_reasonShape("sm_80: k12.c needs 1.5 ms", key, sizeof key, nums, 8), 1);
     CHECK_STR(key, "sm_80: k12.c needs # ms");
     CHECK_NEAR(nums[0], 1.5, 1e-12);
-    CHECK_EQ_INT(Ui_reasonShape("3x3 tile 12abc", key, sizeof key, nums, 8), 0);
-    CHECK_STR(key, "3x3 tile 12abc");
+    /* a tile "4x8" is two numbers, a name glued to digits stays literal */
+    CHECK_EQ_INT(Ui_reasonShape("3x3 tile 12abc", key, sizeof key, nums, 8), 2);
+    CHECK_STR(key, "#x# tile 12abc");
+    CHECK_EQ_INT(Ui_reasonShape("register tile 4x8 needs 36 vector registers > 32", key, sizeof key, nums, 8), 4);
+    CHECK_STR(key, "register tile #x# needs # vector registers > #");
+    CHECK_NEAR(nums[1], 8, 0);
 }
 
 TEST(groups_merge_reasons_that_differ_in_numbers) {
@@ -71,6 +78,27 @@ TEST(groups_merge_reasons_that_differ_in_numbers) {
     CHECK_STR(t->groups[1].reason, "threads per block 1568 > 1024 (784 threads x 2 virtual threads)");
     /* each member keeps its own full message */
     CHECK_STR(t->fails[t->groups[0].members[1]].error_msg, "shared memory 54 KiB > 48 KiB");
+    UiModel_done(&m);
+}
+
+/* issue 13, defect 9: one cause with different tile shapes was 11 groups */
+TEST(register_tile_reasons_are_one_group) {
+    UiModel m;
+    UiModel_init(&m);
+    int ti = UiModel_addTask(&m, 0, "k", "k", 1, 1, NULL);
+    const int tiles[][3] = {{4, 8, 36}, {8, 4, 40}, {2, 16, 34}, {6, 8, 52}, {8, 8, 68}};
+    for (int i = 0; i < 5; i++) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "register tile %dx%d needs %d vector registers > 32", tiles[i][0], tiles[i][1],
+                 tiles[i][2]);
+        Record r;
+        make_record(&r, "k", (uint64_t)i, 1, msg, 0);
+        UiModel_addRecord(&m, ti, &r, 0, 0);
+        Record_done(&r);
+    }
+    CHECK_EQ_INT(m.tasks[ti].n_groups, 1);
+    CHECK_EQ_INT(m.tasks[ti].groups[0].count, 5);
+    CHECK_STR(m.tasks[ti].groups[0].reason, "register tile 2-8x4-16 needs 34-68 vector registers > 32");
     UiModel_done(&m);
 }
 
@@ -139,9 +167,9 @@ TEST(records_build_points_best_and_groups) {
     CHECK_NEAR(best[11], 0.128, 1e-6);
     CHECK(!UiTask_allFailed(t, 1));
     /* estimate: weight 2 x 1 us */
-    CHECK_NEAR(UiModel_estimate(&m), 2e-6, 1e-12);
+    CHECK_NEAR(UiModel_estimate(&m, NULL), 2e-6, 1e-12);
     UiModel_addTask(&m, 1, "dense:m=2,n=8,k=8", "", 256, 1, NULL);
-    CHECK(isinf(UiModel_estimate(&m)));               /* task 1 has no result yet */
+    CHECK(isinf(UiModel_estimate(&m, NULL)));               /* task 1 has no result yet */
     CHECK_STR(m.tasks[1].label, "dense:m=2,n=8,k=8"); /* empty label: the key */
     UiModel_done(&m);
 }
@@ -197,10 +225,42 @@ TEST(snapshot_and_latency_series) {
     UiModel_done(&m);
 }
 
+/* the latency curve goes on across resumes: earlier sessions from LOG.tsv */
+TEST(latency_curve_continues_from_the_tsv) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/tt-ui-model-%d.tsv", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    FILE *f = fopen(path, "w");
+    fprintf(f, "unix_time\tsession_s\ttrials\test_latency_ms\ttask\n");
+    fprintf(f, "1000.0\t1.0\t4\t-1.000000\t0\n");    /* no estimate yet */
+    fprintf(f, "1002.0\t3.0\t8\t20.000000\t1\n");
+    fprintf(f, "1010.0\t11.0\t12\t15.000000\t0\n");
+    fprintf(f, "1100.0\t1.0\t16\t14.000000\t0\n"); /* this session's own line: not loaded */
+    fclose(f);
+    UiModel m;
+    UiModel_init(&m);
+    CHECK_EQ_INT(UiModel_loadLatencyTsv(&m, path, 1050.0), 2);
+    CHECK_EQ_INT(m.n_latency, 2);
+    CHECK_NEAR(m.latency[0].t, 2.0, 1e-9);
+    CHECK_NEAR(m.latency[1].value, 0.015, 1e-12);
+    CHECK_NEAR(m.latency_offset, 50.0, 1e-9);
+    CHECK_NEAR(m.first_est_s, 0.020, 1e-12);
+    /* this session's points come after them */
+    SessionSnapshot s = {.elapsed_s = 5, .est_latency_s = 0.012, .n_tasks = 0, .rows = NULL, .budget = 10};
+    UiModel_applySnapshot(&m, &s);
+    CHECK_NEAR(m.latency[m.n_latency - 1].t, 55.0, 1e-9);
+    UiModel_done(&m);
+    unlink(path);
+    UiModel_init(&m);
+    CHECK_EQ_INT(UiModel_loadLatencyTsv(&m, "/nonexistent/x.tsv", 1.0), 0);
+    UiModel_done(&m);
+}
+
 int main(void) {
     RUN(error_reason_picks_the_error_line_without_location);
     RUN(reason_shape_takes_numbers_out_of_the_reason);
     RUN(groups_merge_reasons_that_differ_in_numbers);
+    RUN(register_tile_reasons_are_one_group);
+    RUN(latency_curve_continues_from_the_tsv);
     RUN(failing_line_from_compiler_messages);
     RUN(records_build_points_best_and_groups);
     RUN(all_failed_detection);
