@@ -575,11 +575,17 @@ static int run(const RunOptions *o) {
         int n_env = 0;
         while (environ[n_env])
             n_env++;
-        char **envp = calloc((size_t)n_env + 2, sizeof *envp);
+        char **envp = calloc((size_t)n_env + 3, sizeof *envp);
         if (!envp) abort();
         int k = 0;
-        for (int i = 0; i < n_env; i++)
+        bool wait_policy = false;
+        for (int i = 0; i < n_env; i++) {
             if (strncmp(environ[i], "OMP_NUM_THREADS=", 16) != 0) envp[k++] = environ[i];
+            if (strncmp(environ[i], "OMP_WAIT_POLICY=", 16) == 0) wait_policy = true;
+        }
+        /* Threads that spin while they wait for each other lose badly when the cores are shared (measured:
+         * a MobileNet-v2 program at 2 threads on 2 busy cores, 10.5 s spinning vs 0.18 s passive). */
+        if (!wait_policy) envp[k++] = "OMP_WAIT_POLICY=passive";
         char omp[48];
         snprintf(omp, sizeof omp, "OMP_NUM_THREADS=%d", o->threads > 0 ? o->threads : dev.cores > 0 ? dev.cores : 1);
         envp[k++] = omp;

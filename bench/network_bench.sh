@@ -60,6 +60,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit 
 
 echo "processor: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) cores)"
 echo "onnxruntime $("$PY" -c 'import onnxruntime; print(onnxruntime.__version__)'), $(cc --version | head -n 1)"
+echo "tunetop programs run with OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} (as tunetop run sets it)"
 echo "budget: tune --trials $TRIALS per network (xgb tuner, gradient scheduler); $ROUNDS rounds x $REPEAT repeats per side"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 printf '\n%-13s %3s %12s %12s %9s %12s %9s %9s %9s %s\n' network thr "tunetop ms" "ORT ms" "ORT/tt" "estimate ms" "meas/est" untuned "layout" "load avg"
@@ -90,7 +91,7 @@ for net in $NETS; do
       # alternate which side goes first
       for side in $( [ $((r % 2)) -eq 1 ] && echo "tt ort" || echo "ort tt"); do
         if [ "$side" = tt ]; then
-          OMP_NUM_THREADS=$thr "$WORK/$net.prog/net" "$WORK/$net.prog/data.bin" "$WORK/$net.prog/out.bin" 1 "$REPEAT" 200 0 "$thr" \
+          OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} OMP_NUM_THREADS=$thr "$WORK/$net.prog/net" "$WORK/$net.prog/data.bin" "$WORK/$net.prog/out.bin" 1 "$REPEAT" 200 0 "$thr" \
             >"$WORK/$net.tt.out" 2>&1 || { echo "network_bench: $net program failed" >&2; continue; }
           tt_meds+=("$(awk '/^TT_RUN/ { print $3 * 1e3 }' "$WORK/$net.tt.out" | median)")
         else

@@ -31,7 +31,7 @@ for net in $NETS; do
      grep -q "output matches the reference" "$WORK/run.out" &&
      grep -q "mean (ms)  *median (ms)  *max (ms)  *min (ms)  *std (ms)" "$WORK/run.out" &&
      grep -q "Tuner's estimate" "$WORK/run.out"; then
-    ok "run $net: $(grep -m1 'built in' "$WORK/run.out")"
+    ok "run $net: $(grep -m1 'built for' "$WORK/run.out")"
   else
     fail "run $net: $(cat "$WORK/run.out" "$WORK/run.err" | tail -n 4)"
   fi
