@@ -51,8 +51,8 @@ void TeSchedule_sample(const TeDag *dag, Rng *rng, Steps *out) {
         /* splits, last axis first so earlier positions stay put */
         for (int pos = L.n - 1; pos >= 0; pos--) {
             int levels = 1 + (int)Rng_below(rng, L.is_reduce[pos] ? 2 : 3);
-            if (levels == 1 || L.extent[pos] < 2 || L.n + levels > 24) continue;
-            int64_t f[3], prod = 1;
+            if (levels == 1 || L.extent[pos] < 2 || L.n + levels > STEP_MAX_ARGS) continue; /* reorder names every loop */
+            int64_t f[3] = {1, 1, 1}, prod = 1;
             for (int i = 0; i < levels - 1; i++) { /* the factors multiply to at most the extent */
                 f[i] = factor(rng, L.extent[pos] / prod);
                 prod *= f[i];

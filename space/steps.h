@@ -31,7 +31,7 @@
 #include "base/status.h"
 #include "base/strbuf.h"
 
-#define STEP_MAX_ARGS 12
+#define STEP_MAX_ARGS 24
 #define STEPS_MAX 64
 
 typedef enum {
