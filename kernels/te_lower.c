@@ -23,6 +23,7 @@ typedef struct Iter {
     int is_reduce;
     LnAnn ann;
     int64_t auto_unroll;
+    int bind;
     /* what became of it: split into out[], or fused (with siblings in[]) into out[0] */
     int rel;
     int n_out, out[STEP_MAX_ARGS + 1];
@@ -82,7 +83,7 @@ static Status apply(Lower *L, int idx, const Step *st) {
     const TeStage *ts = &d->stages[st->stage];
     int loops = st->kind == STEP_SPLIT || st->kind == STEP_REORDER || st->kind == STEP_FUSE ||
                 st->kind == STEP_PARALLEL || st->kind == STEP_VECTORIZE || st->kind == STEP_UNROLL ||
-                st->kind == STEP_AUTO_UNROLL;
+                st->kind == STEP_AUTO_UNROLL || st->kind == STEP_BIND;
     if (loops && s->attach == AT_INLINE)
         return step_fail(err, idx, st, "stage %s is inlined: it has no loops", stage_name(d, st->stage));
     if (loops && s->attach == AT_STAGE)
@@ -175,6 +176,19 @@ static Status apply(Lower *L, int idx, const Step *st) {
             return step_fail(err, idx, st, "loop %lld has %lld steps: too many to unroll", (long long)st->arg[0],
                              (long long)it->extent);
         it->ann = st->kind == STEP_PARALLEL ? ANN_PARALLEL : st->kind == STEP_VECTORIZE ? ANN_VECTORIZE : ANN_UNROLL;
+        return TT_OK;
+    }
+    case STEP_BIND: {
+        if (check_loop(err, idx, st, s, st->arg[0])) return TT_ERR;
+        Iter *it = &s->it[s->leaves[st->arg[0]]];
+        if (st->arg[1] < 0 || st->arg[1] > 5)
+            return step_fail(err, idx, st, "thread index %lld is not 0..5 (blockIdx.x/y/z, threadIdx.x/y/z)",
+                             (long long)st->arg[1]);
+        if (it->is_reduce) return step_fail(err, idx, st, "loop %lld is a reduction loop", (long long)st->arg[0]);
+        for (int i = 0; i < s->n_iters; i++)
+            if (s->it[i].bind == st->arg[1] + 1)
+                return step_fail(err, idx, st, "%s is bound twice", st->arg[1] < 3 ? "a block index" : "a thread index");
+        it->bind = (int)st->arg[1] + 1;
         return TT_OK;
     }
     case STEP_COMPUTE_INLINE:
@@ -481,6 +495,7 @@ static void build_stage(Lower *L, int st, LnNode *parent) {
         snprintf(var, sizeof var, "i%d_%d", st, s->leaves[i]);
         LnNode *l = loop_new(var, it->extent);
         l->ann = it->ann;
+        l->bind = it->bind;
         if (it->ann == ANN_UNROLL) l->unroll = it->extent;
         else if (it->auto_unroll > 0) l->unroll = -it->auto_unroll; /* resolved by resolve_auto_unroll */
         node_add(cur, l);
@@ -579,7 +594,10 @@ static const char *const ANN[] = {"", " parallel", " vectorize", ""}; /* unroll 
 
 static void print_node(const LoopNest *ln, const LnNode *n, int depth, StrBuf *out) {
     if (n->is_loop) {
-        StrBuf_printf(out, "%*sfor %s < %lld%s", 2 * depth, "", n->var, (long long)n->extent, ANN[n->ann]);
+        static const char *const BIND[] = {"", " blockIdx.x", " blockIdx.y", " blockIdx.z",
+                                           " threadIdx.x", " threadIdx.y", " threadIdx.z"};
+        StrBuf_printf(out, "%*sfor %s < %lld%s%s", 2 * depth, "", n->var, (long long)n->extent, ANN[n->ann],
+                      BIND[n->bind]);
         if (n->unroll) StrBuf_printf(out, " unroll %lld", (long long)n->unroll);
         StrBuf_append(out, "\n");
         for (int i = 0; i < n->n_kids; i++) print_node(ln, n->kids[i], depth + 1, out);

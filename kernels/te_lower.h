@@ -36,6 +36,7 @@ typedef struct LnNode {
     int64_t extent;
     LnAnn ann;
     int64_t unroll; /* unroll this many (0: no pragma) */
+    int bind;       /* 0, or 1 + the GPU index it is bound to (blockIdx.x/y/z, threadIdx.x/y/z) */
     /* statement */
     int stage;
     LnPart part;
@@ -65,13 +66,33 @@ void LoopNest_print(const LoopNest *this, StrBuf *out);
  * ones unused). Parallel loops use OpenMP, vectorized loops `omp simd`. */
 void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out);
 
+/* One kernel of a GPU program: its entry point and launch shape. */
+typedef struct TeLaunch {
+    char name[32];
+    int64_t grid[3], block[3];
+} TeLaunch;
+
+#define TE_MAX_LAUNCHES (3 * TE_MAX_TENSORS)
+
+/* OpenCL C (cuda = 0) or CUDA C++ (cuda = 1) of the loop nest: one kernel per
+ * top-level nest, launched in order with the shapes in launches[]. Its
+ * parameters are every program tensor in order (global float buffers). Bound
+ * loops become thread indices (guarded when a split leaves a tail); other
+ * loops run inside each thread. Fails for compute_at (it needs shared-memory
+ * caches on a GPU) and for more than 1024 threads per block. */
+Status LoopNest_emit_gpu(const LoopNest *this, int cuda, const char *prefix, StrBuf *out, TeLaunch *launches,
+                         int *n_launches, char *err);
+
 /* A random schedule of dag (the plain sampler of template-free search): stages
  * from the last to the first; an inlinable stage may be inlined; a producer
  * whose one consumer is scheduled may be computed at one of its loops (outside
  * any parallel or vectorized loop); every other stage gets random 2- or
  * 3-level splits of its axes (factors mostly dividing, sometimes not), a
  * random loop order, sometimes a fuse of its two outer loops, and random
- * parallel / vectorize / unroll / auto_unroll choices. Every sample lowers. */
-void TeSchedule_sample(const TeDag *dag, Rng *rng, Steps *out);
+ * parallel / vectorize / unroll / auto_unroll choices. With gpu set there is
+ * no compute_at, parallel or vectorize; instead the outer spatial loop may be
+ * bound to blockIdx.x and another spatial loop (at most 1024 steps) to
+ * threadIdx.x. Every sample lowers (and, with gpu, emits). */
+void TeSchedule_sample(const TeDag *dag, Rng *rng, int gpu, Steps *out);
 
 #endif

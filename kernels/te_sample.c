@@ -26,7 +26,7 @@ static int64_t factor(Rng *rng, int64_t e) {
     return div[Rng_below(rng, (uint64_t)n)];
 }
 
-void TeSchedule_sample(const TeDag *dag, Rng *rng, Steps *out) {
+void TeSchedule_sample(const TeDag *dag, Rng *rng, int gpu, Steps *out) {
     out->n = 0;
     int state[TE_MAX_TENSORS]; /* 0 root, 1 inlined, 2 computed at */
     int first_ann[TE_MAX_TENSORS];
@@ -38,7 +38,7 @@ void TeSchedule_sample(const TeDag *dag, Rng *rng, Steps *out) {
             state[k] = 1;
             continue;
         }
-        if (!ts->is_output && ts->n_consumers == 1 && state[ts->consumers[0]] == 0 &&
+        if (!gpu && !ts->is_output && ts->n_consumers == 1 && state[ts->consumers[0]] == 0 &&
             first_ann[ts->consumers[0]] > 0 && Rng_below(rng, 5) < 2) {
             int64_t a[2] = {ts->consumers[0], (int64_t)Rng_below(rng, (uint64_t)first_ann[ts->consumers[0]])};
             add(out, STEP_COMPUTE_AT, k, a, 2);
@@ -91,6 +91,22 @@ void TeSchedule_sample(const TeDag *dag, Rng *rng, Steps *out) {
         }
         first_ann[k] = L.n;
         int64_t zero = 0, last = L.n - 1;
+        if (gpu) {
+            if (!L.is_reduce[0] && Rng_below(rng, 4)) {
+                int64_t a[2] = {0, 0};
+                add(out, STEP_BIND, k, a, 2);
+            }
+            int64_t p = 1 + (int64_t)Rng_below(rng, (uint64_t)(L.n > 1 ? L.n - 1 : 1));
+            if (p < L.n && !L.is_reduce[p] && L.extent[p] <= 1024 && Rng_below(rng, 4)) {
+                int64_t a[2] = {p, 3};
+                add(out, STEP_BIND, k, a, 2);
+            }
+            if (Rng_below(rng, 10) < 2) {
+                int64_t q = (int64_t)Rng_below(rng, (uint64_t)L.n);
+                if (L.extent[q] <= 16) add(out, STEP_UNROLL, k, &q, 1);
+            }
+            continue;
+        }
         if (!L.is_reduce[0] && Rng_below(rng, 2)) {
             add(out, STEP_PARALLEL, k, &zero, 1);
             first_ann[k] = 0;

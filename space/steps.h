@@ -17,6 +17,9 @@
  *   unroll       S it            the loop is unrolled
  *   auto_unroll  S it n          unroll loops under `it` up to n steps (the
  *                                auto_unroll_max_step pragma)
+ *   bind         S it a          on GPU targets, a spatial loop becomes a thread
+ *                                index: a = 0..2 blockIdx.x/y/z, 3..5 threadIdx.x/y/z
+ *                                (on cpu the loop stays a loop)
  *
  * Loops are named by their position in the stage's current loop list, which
  * every step updates: replaying the same list always gives the same result.
@@ -45,6 +48,7 @@ typedef enum {
     STEP_VECTORIZE,
     STEP_UNROLL,
     STEP_AUTO_UNROLL,
+    STEP_BIND,
     STEP_KINDS
 } StepKind;
 
@@ -68,7 +72,7 @@ Status Steps_add(Steps *this, StepKind kind, int stage, const int64_t *args, int
 void Steps_encode(const Steps *this, StrBuf *out);
 /* Parses the text form (the argument counts each kind needs are checked:
  * split >= 2, reorder >= 1, fuse 2, compute_at 2, inline/root 0, parallel /
- * vectorize / unroll 1, auto_unroll 2); errors name the step index. */
+ * vectorize / unroll 1, auto_unroll 2, bind 2); errors name the step index. */
 Status Steps_decode(const char *text, Steps *out, char *err);
 
 #endif

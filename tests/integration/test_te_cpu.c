@@ -15,69 +15,19 @@
 #include "kernels/te_lower.h"
 #include "tests/check.h"
 
-typedef struct Expr {
-    const char *example; /* a shipped example with small sizes, or NULL */
-    const char *sets;    /* "N=4,M=3" */
-    const char *src;     /* inline source when example is NULL */
-} Expr;
-
-static const Expr EXPRS[] = {
-    {"matmul", "N=13", NULL},
-    {"dense", "M=3,N=10,K=7", NULL},
-    {"batch_matmul", "B=2,M=5,N=6,K=4", NULL},
-    {"conv2d", "C=3,H=6,W=7,K=4", NULL},
-    {"depthwise", "C=3,H=9,W=8", NULL},
-    {"softmax", "M=3,N=10", NULL},
-    {"layer_norm", "M=4,N=12", NULL},
-    {"max_pool", "C=2,H=9,W=6", NULL},
-    {"dense_bias_gelu", "M=4,N=6,K=5", NULL},
-    {NULL, NULL, "input A[6, 4]\nB[i < 8, j < 3] = A[(i * 3 + j) / 4, (i * 3 + j) % 4] * 2\n"
-                 "C[i < 24] = B[i / 3, i % 3] - min(A[i % 6, i / 6], 0.5)\noutput C\n"},
-    {NULL, NULL, "input A[12, 10]\nB[i < 12, j < 10] = abs(A[i, j]) + 1\n"
-                 "C[i < 10, j < 8] = sum(B[i + r, j + s] * 0.25, r < 3, s < 3)\nD[i < 10, j < 8] = sqrt(C[i, j])\n"
-                 "output D\n"},
-    {NULL, NULL, "input X[5, 9]\nA[i < 5, j < 3] = sum(X[i, 3 * j + k], k < 3) / 3\n"
-                 "M[i < 5] = min_over(if(j != 1, A[i, j], 100), j < 3) + log(1 + exp(tanh(A[i, 1])))\n"
-                 "output M\noutput A\n"},
-};
-
-static int samples(void) {
-    const char *s = getenv("TT_TE_SAMPLES");
-    int n = s ? atoi(s) : 20;
-    return n > 0 ? n : 20;
-}
-
-static TeProgram *load(const Expr *x, char *err) {
-    if (!x->example) return TeProgram_parse(x->src, "inline.te", NULL, 0, err);
-    const char *data = getenv("TT_TEST_DATA");
-    char root[400], path[512], sets_buf[128];
-    snprintf(root, sizeof root, "%s", data ? data : "tests/data");
-    char *slash = strrchr(root, '/');
-    if (slash) *slash = 0;
-    snprintf(path, sizeof path, "%s/../examples/te/%s.te", root, x->example);
-    TeSet sets[8];
-    int n = 0;
-    snprintf(sets_buf, sizeof sets_buf, "%s", x->sets);
-    for (char *save = NULL, *w = strtok_r(sets_buf, ",", &save); w && n < 8; w = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(w, '=');
-        *eq = 0;
-        sets[n].name = w;
-        sets[n++].value = atoll(eq + 1);
-    }
-    return TeProgram_load(path, sets, n, err);
-}
+#include "te_exprs.h"
 
 typedef void (*KernelFn)(float **);
 
 TEST(random_schedules_match_interpreter) {
-    int per = samples(), total = 0, wrong = 0;
+    int per = te_test_samples(), total = 0, wrong = 0;
     char dir[] = "/tmp/tt-te-cpu.XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
     Rng rng;
     Rng_seed(&rng, 20261125);
-    for (size_t e = 0; e < sizeof EXPRS / sizeof *EXPRS; e++) {
+    for (size_t e = 0; e < TE_TEST_N_EXPRS; e++) {
         char err[TT_ERRLEN] = "";
-        TeProgram *g = load(&EXPRS[e], err);
+        TeProgram *g = te_test_load(&TE_TEST_EXPRS[e], err);
         if (!g) {
             fprintf(stderr, "expression %zu: %s\n", e, err);
             CHECK(0);
@@ -99,7 +49,7 @@ TEST(random_schedules_match_interpreter) {
         StrBuf_init(&src);
         Steps *steps = calloc(per, sizeof(Steps));
         for (int k = 0; k < per; k++) {
-            TeSchedule_sample(&d, &rng, &steps[k]);
+            TeSchedule_sample(&d, &rng, 0, &steps[k]);
             LoopNest ln;
             if (LoopNest_lower(&ln, &d, &steps[k], err) != TT_OK) {
                 fprintf(stderr, "expression %zu sample %d: %s\n", e, k, err);
@@ -150,7 +100,7 @@ TEST(random_schedules_match_interpreter) {
                         StrBuf_init(&text);
                         Steps_encode(&steps[k], &text);
                         fprintf(stderr, "expression %zu (%s) schedule '%s': %s[%lld] = %g, expected %g\n", e,
-                                EXPRS[e].example ? EXPRS[e].example : "inline", text.data, g->tensors[t].name,
+                                TE_TEST_EXPRS[e].example ? TE_TEST_EXPRS[e].example : "inline", text.data, g->tensors[t].name,
                                 (long long)i, v, r);
                         StrBuf_done(&text);
                         bad = 1;
@@ -170,9 +120,9 @@ TEST(random_schedules_match_interpreter) {
         TeProgram_delete(g);
     }
     rmdir(dir);
-    printf("%d schedules over %zu expressions run on cpu, %d wrong\n", total, sizeof EXPRS / sizeof *EXPRS, wrong);
+    printf("%d schedules over %zu expressions run on cpu, %d wrong\n", total, (size_t)TE_TEST_N_EXPRS, wrong);
     CHECK_EQ_INT(wrong, 0);
-    CHECK_EQ_INT(total, per * (int)(sizeof EXPRS / sizeof *EXPRS));
+    CHECK_EQ_INT(total, per * TE_TEST_N_EXPRS);
 }
 
 int main(void) {

@@ -163,6 +163,9 @@ TEST(step_errors) {
         {"parallel 1 0; compute_at 0 1 1", "step 1 (compute_at 0): loop 0 of C, at or around this point, is parallel"},
         {"compute_at 0 0 0", "step 0 (compute_at 0): target stage 0 is not another stage"},
         {"vectorize 7 0", "step 0 (vectorize 7): stage 7 does not exist (2 stages)"},
+        {"bind 1 1 3", "step 0 (bind 1): loop 1 is a reduction loop"},
+        {"bind 1 0 6", "step 0 (bind 1): thread index 6 is not 0..5 (blockIdx.x/y/z, threadIdx.x/y/z)"},
+        {"split 1 0 2; bind 1 0 0; bind 1 1 0", "step 2 (bind 1): a block index is bound twice"},
     };
     for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
         Steps s;
@@ -194,7 +197,7 @@ TEST(replay_is_deterministic) {
         if (!g) continue;
         for (int k = 0; k < 40; k++) {
             Steps s, t;
-            TeSchedule_sample(&d, &rng, &s);
+            TeSchedule_sample(&d, &rng, 0, &s);
             StrBuf text, a, b;
             StrBuf_init(&text);
             StrBuf_init(&a);
@@ -222,7 +225,51 @@ TEST(replay_is_deterministic) {
     CHECK_EQ_INT(lowered, 120);
 }
 
+/* GPU code: bound loops become thread indices; compute_at is refused. */
+TEST(gpu_emit) {
+    TeProgram *g = parse(MATMUL);
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    Steps s;
+    LoopNest ln;
+    CHECK(Steps_decode("split 0 1 4; bind 0 0 0; bind 0 2 3", &s, err) == TT_OK);
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf b;
+    StrBuf_init(&b);
+    TeLaunch l[TE_MAX_LAUNCHES];
+    int n = 0;
+    CHECK(LoopNest_emit_gpu(&ln, 1, "k", &b, l, &n, err) == TT_OK);
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(l[0].grid[0], 6);
+    CHECK_EQ_INT(l[0].block[0], 4);
+    CHECK_CONTAINS(b.data, "extern \"C\" __global__ void k0(float *__restrict__ T0");
+    CHECK_CONTAINS(b.data, "const long long i0_0 = (long long)blockIdx.x;");
+    CHECK_CONTAINS(b.data, "const long long i0_4 = (long long)threadIdx.x;");
+    StrBuf_clear(&b);
+    CHECK(LoopNest_emit_gpu(&ln, 0, "k", &b, l, &n, err) == TT_OK);
+    CHECK_CONTAINS(b.data, "__kernel void k0(__global float *restrict T0");
+    CHECK_CONTAINS(b.data, "get_local_id(0)");
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    TeProgram_delete(g);
+
+    g = parse("input A[10]\nB[i < 10] = A[i] * 2\nC[i < 8] = B[i] + B[i + 2]\noutput C\n");
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    CHECK(Steps_decode("split 1 0 4; compute_at 0 1 0", &s, err) == TT_OK);
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf_init(&b);
+    CHECK(LoopNest_emit_gpu(&ln, 0, "k", &b, l, &n, err) == TT_ERR);
+    CHECK_STR(err, "compute_at needs shared-memory caches on a GPU target; this lowering has none");
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    TeProgram_delete(g);
+}
+
 int main(void) {
+    RUN(gpu_emit);
     RUN(encode_decode);
     RUN(lowered_matmul);
     RUN(compute_at_region_and_inline);
