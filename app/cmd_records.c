@@ -14,8 +14,9 @@
 static void best_usage(FILE *out) {
     fprintf(out, "usage: tunetop best [--verbose] LOG\n"
                  "\n"
-                 "Prints, for every task of the record log LOG (in the order the log first mentions them): the\n"
-                 "task key, the template, the best config (its text and flat index), its latency (mean of its\n"
+                 "Prints, for every task of the record log LOG, in ID order (the task list of the log's last\n"
+                 "session, as the live table showed it; a log without one: the order of first mention): the\n"
+                 "task key, the template, its ID, weight and network, the steering it was left with, the best config (its text and flat index), its latency (mean of its\n"
                  "measured costs, in ms), its speed in GFLOPS (the task's FLOPs / latency; a multiply-add counts\n"
                  "as 2 FLOPs), and the number of trials and of failed trials by error (by error number).\n"
                  "A task none of whose trials succeeded says so.\n"
@@ -93,11 +94,22 @@ static void print_errors(const HistoryTask *t) {
 static void print_task(int i, int n, const HistoryTask *t) {
     printf("task %d/%d  %s\n", i + 1, n, t->key);
     printf("  template  %s\n", t->template_name);
+    /* the ID the live session showed (the log's task list), its weight, the steering it was left with */
+    printf("  ID        %d  weight %g%s%s\n", i, t->weight, t->network[0] ? "  network " : "", t->network);
+    if (t->steer && (t->steer->stopped || t->steer->paused || t->steer->priority)) {
+        printf("  steering ");
+        if (t->steer->stopped) printf(" stopped");
+        if (t->steer->paused) printf(" paused");
+        if (t->steer->priority) printf(" priority %+d", t->steer->priority);
+        printf("\n");
+    }
     const Record *best = HistoryTask_best(t);
     int built = 0; /* compile-only records: built, never timed */
     for (int k = 0; k < t->n_records; k++)
         if (t->records[k].error_no == 0 && t->records[k].n_costs == 0) built++;
-    if (!best && built) {
+    if (t->n_records == 0) {
+        printf("  best      none: not measured yet\n");
+    } else if (!best && built) {
         printf("  best      none timed: a compile-only session (%d of %d configs built, no timings)\n", built,
                t->n_records);
     } else if (!best) {
@@ -155,6 +167,21 @@ int cmd_best(int argc, char **argv) {
         print_task(i, h.n_tasks, &h.tasks[i]);
     }
     if (h.n_tasks == 0) printf("no records yet\n");
+    /* the session's objective, as the live header showed it (weights from the log's task list) */
+    double est = 0;
+    int left_out = 0;
+    for (int i = 0; i < h.n_tasks; i++) {
+        const Record *b = HistoryTask_best(&h.tasks[i]);
+        if (b && b->n_costs > 0)
+            est += h.tasks[i].weight * Record_mean(b);
+        else
+            left_out++;
+    }
+    if (h.n_tasks > left_out) {
+        printf("\nestimated total latency %.4g ms (sum of weight x best latency", est * 1e3);
+        if (left_out) printf("; %d task%s without a result left out", left_out, left_out == 1 ? "" : "s");
+        printf(")\n");
+    }
     fflush(stdout);
     rc = 0;
     if (verbose && h.unchecked)

@@ -50,7 +50,8 @@ static void usage(FILE *out) {
             "  --tuner NAME          %s (default %s)\n"
             "  --scheduler NAME      %s (default gradient)\n"
             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
-            "  --batch N             measurements per round (default min(64, trials / tasks))\n"
+            "  --batch N             measurements per round (default min(64, trials / tasks)); a task's first\n"
+            "                        round is at most trials / (4 x tasks), so the scheduler starts choosing early\n"
             "  --builders N          parallel compiles (default: cores)\n"
             "  --threads N           threads inside a CPU kernel (default: all cores)\n"
             "  --number N --repeat N --min-repeat-ms MS\n"
@@ -239,6 +240,7 @@ int cmd_tune(int argc, char **argv) {
         return 1;
     }
     cfg.target = target;
+    cfg.network = network;
 
     Task *tasks = calloc((size_t)n_wl, sizeof(Task));
     for (int i = 0; i < n_wl; i++) {
@@ -277,13 +279,15 @@ int cmd_tune(int argc, char **argv) {
         return 1;
     }
     bool use_ui = !headless && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
-    if (resumed[0]) fprintf(use_ui ? stderr : stdout, "%s\n", resumed);
+    /* the UI shows what was restored in its message log from the first frame */
+    if (resumed[0] && !use_ui) fprintf(stdout, "%s\n", resumed);
     fflush(stdout);
     if (use_ui) {
         UiOptions uo;
         UiOptions_defaults(&uo);
         if (!color) uo.color = false;
         uo.target = target->name;
+        uo.notice = resumed;
         rc = Ui_runSession(engine, &uo, &g_stop);
     } else {
         rc = Headless_run(engine, stdout, &g_stop, table_every);
@@ -293,7 +297,7 @@ int cmd_tune(int argc, char **argv) {
     Engine_snapshot(engine, &snap);
     LogOutcome lo;
     Engine_logOutcome(engine, &lo);
-    bool finished = !g_stop && snap.trials >= snap.budget;
+    bool finished = snap.trials >= snap.budget;
     if (lo.failed) {
         /* never "synced" here: say what the log holds and what was lost */
         fprintf(stderr, "tunetop: %s\n", lo.error);
@@ -309,7 +313,8 @@ int cmd_tune(int argc, char **argv) {
                     lo.unsynced ? " (the last ones not confirmed on disk: the sync failed)" : "", lo.lost,
                     lo.lost == 1 ? "" : "s", lo.lost == 1 ? "was" : "were");
         rc = EXIT_LOG_FAILED;
-    } else if (g_stop || snap.stopped || !snap.finished) {
+    } else if (snap.stopped || !snap.finished) {
+        /* a session that ended on its own is done, even when q or Ctrl-C came afterwards */
         fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, cfg.log_path);
         print_resume_hint(argc, argv);
         if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM; `q` in the UI is a normal exit */

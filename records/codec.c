@@ -289,14 +289,18 @@ int Msgpack_depth(const unsigned char *p, size_t n, int limit) {
 }
 
 bool Record_isPrefix(const unsigned char *p, size_t n) {
-    static const unsigned char key[] = {0xa4, 't', 'a', 's', 'k'};
+    /* a record's first key is "task"; a session or steer object's is "kind" */
+    static const unsigned char task[] = {0xa4, 't', 'a', 's', 'k'}, kind[] = {0xa4, 'k', 'i', 'n', 'd'};
     if (n == 0) return false;
     /* Record_encode writes a fixmap or a map16 of a few dozen keys at most */
     size_t hdr = p[0] >= 0x80 && p[0] <= 0x8f ? 1 : p[0] == 0xde ? 3 : 0;
     if (!hdr || (hdr == 3 && n > 1 && p[1] != 0)) return false;
-    for (size_t i = hdr; i < n && i < hdr + sizeof key; i++)
-        if (p[i] != key[i - hdr]) return false;
-    return true;
+    bool is_task = true, is_kind = true;
+    for (size_t i = hdr; i < n && i < hdr + sizeof task; i++) {
+        if (p[i] != task[i - hdr]) is_task = false;
+        if (p[i] != kind[i - hdr]) is_kind = false;
+    }
+    return is_task || is_kind;
 }
 
 /* ---- checksums ------------------------------------------------------------- */

@@ -64,7 +64,8 @@ bool Msgpack_endsWithSeal(const unsigned char *p, size_t n);
 bool Msgpack_endsNearSeal(const unsigned char *p, size_t n);
 
 /* True when p[0..n) can be the beginning of a record as Record_encode writes
- * it: a map (fixmap, or map16 of fewer than 256 keys) whose first key is "task". A torn tail must pass this test;
+ * it: a map (fixmap, or map16 of fewer than 256 keys) whose first key is "task" (or "kind": a session or
+ * steer object, records/session.h). A torn tail must pass this test;
  * anything else at the end of a log is damage. */
 bool Record_isPrefix(const unsigned char *p, size_t n);
 

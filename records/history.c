@@ -35,6 +35,8 @@ void History_done(History *this) {
     }
     free(this->tasks);
     free(this->slots);
+    LogSession_done(&this->session);
+    free(this->steers);
     History_init(this);
 }
 
@@ -63,10 +65,14 @@ const HistoryTask *History_find(const History *this, const char *task_key) {
     return t < 0 ? NULL : &this->tasks[t];
 }
 
-static HistoryTask *task_for(History *this, const Record *rec) {
+static HistoryTask *task_for_key(History *this, const char *key, const char *tmpl) {
     if (this->n_slots) {
-        int t = this->slots[slot_of(this, rec->task_key)];
-        if (t >= 0) return &this->tasks[t];
+        int t = this->slots[slot_of(this, key)];
+        if (t >= 0) {
+            HistoryTask *task = &this->tasks[t];
+            if (!task->template_name[0]) snprintf(task->template_name, sizeof task->template_name, "%s", tmpl);
+            return task;
+        }
     }
     if (this->n_tasks == this->cap) {
         this->cap = this->cap ? this->cap * 2 : 8;
@@ -74,15 +80,20 @@ static HistoryTask *task_for(History *this, const Record *rec) {
     }
     HistoryTask *task = &this->tasks[this->n_tasks++];
     memset(task, 0, sizeof *task);
-    snprintf(task->key, sizeof task->key, "%s", rec->task_key);
-    snprintf(task->template_name, sizeof task->template_name, "%s", rec->template_name);
+    snprintf(task->key, sizeof task->key, "%s", key);
+    snprintf(task->template_name, sizeof task->template_name, "%s", tmpl);
     task->best = -1;
+    task->weight = 1;
     /* keep the index at most half full */
     if ((size_t)this->n_tasks * 2 > this->n_slots)
         rehash(this, this->n_slots ? this->n_slots * 2 : 64);
     else
         this->slots[slot_of(this, task->key)] = this->n_tasks - 1;
     return task;
+}
+
+static HistoryTask *task_for(History *this, const Record *rec) {
+    return task_for_key(this, rec->task_key, rec->template_name);
 }
 
 /* Takes ownership of rec's contents (rec is left initialised and empty). */
@@ -115,20 +126,67 @@ void History_add(History *this, const Record *rec) {
     add_taken(this, &copy);
 }
 
+/* Tasks into ID order: the last session's list first (see history.h). */
+static void order_by_session(History *this) {
+    const LogSession *s = &this->session;
+    if (!s->n_tasks) return;
+    HistoryTask *sorted = xrealloc(NULL, (size_t)(this->cap ? this->cap : 1) * sizeof *sorted);
+    bool *taken = calloc((size_t)this->n_tasks + 1, sizeof *taken);
+    if (!taken) abort();
+    int n = 0;
+    for (int i = 0; i < s->n_tasks; i++) {
+        const HistoryTask *t = History_find(this, s->tasks[i].key);
+        int at = t ? (int)(t - this->tasks) : -1;
+        if (at < 0 || taken[at]) continue;
+        taken[at] = true;
+        sorted[n] = this->tasks[at];
+        sorted[n].weight = s->tasks[i].weight;
+        snprintf(sorted[n].network, sizeof sorted[n].network, "%s", s->tasks[i].network);
+        n++;
+    }
+    for (int t = 0; t < this->n_tasks; t++)
+        if (!taken[t]) sorted[n++] = this->tasks[t];
+    free(taken);
+    free(this->tasks);
+    this->tasks = sorted;
+    rehash(this, this->n_slots);
+}
+
 Status History_load(History *this, const char *path, char *err) {
     History_init(this);
     LogReader *r;
     if (LogReader_open(path, &r, &this->header, err)) return TT_ERR;
-    Record rec;
-    Record_init(&rec);
+    LogEntry e;
+    LogEntry_init(&e);
     LogReadStatus st;
-    while ((st = LogReader_next(r, &rec, this->end_msg)) == LOG_RECORD)
-        add_taken(this, &rec);
-    Record_done(&rec);
+    int cap_steers = 0;
+    while ((st = LogReader_nextEntry(r, &e, this->end_msg)) == LOG_RECORD) {
+        if (e.kind == LOG_OBJ_RECORD) {
+            add_taken(this, &e.rec);
+        } else if (e.kind == LOG_OBJ_SESSION) {
+            /* the session's tasks exist from here on, measured or not */
+            for (int i = 0; i < e.session.n_tasks; i++)
+                task_for_key(this, e.session.tasks[i].key, e.session.tasks[i].template_name);
+            LogSession_copy(&this->session, &e.session);
+            this->n_sessions++;
+        } else {
+            if (this->n_steers == cap_steers) {
+                cap_steers = cap_steers ? cap_steers * 2 : 16;
+                this->steers = xrealloc(this->steers, (size_t)cap_steers * sizeof *this->steers);
+            }
+            this->steers[this->n_steers++] = e.steer;
+        }
+    }
+    LogEntry_done(&e);
     this->end = st;
     this->good_offset = LogReader_goodOffset(r);
     this->unchecked = LogReader_uncheckedRecords(r);
     LogReader_close(r);
+    order_by_session(this);
+    for (int i = 0; i < this->n_steers; i++) {
+        HistoryTask *t = this->n_slots ? (HistoryTask *)History_find(this, this->steers[i].key) : NULL;
+        if (t) t->steer = &this->steers[i];
+    }
     if (st == LOG_END) this->end_msg[0] = '\0';
     if (st == LOG_DAMAGED) return tt_fail(err, "%s", this->end_msg);
     return TT_OK;

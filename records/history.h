@@ -1,8 +1,10 @@
 /* records/history.h: a whole log in memory, grouped by task key.
  *
- * Used by resume, `tunetop best`, the UI's view mode and the cost model's
- * warm start. Tasks keep the order in which the log first mentions them;
- * each task's records keep file order.
+ * Used by `tunetop best` and the tests. Tasks are in ID order: the task list
+ * of the log's last session object (records/session.h) first, in its order,
+ * so task i here is task i of that session; then tasks only earlier
+ * sessions or older logs knew, in the order the log first mentions them.
+ * Each task's records keep file order.
  *
  * Ownership: the History owns every HistoryTask and Record in it;
  * History_done frees them all. Pointers returned by History_find stay valid
@@ -31,6 +33,9 @@ typedef struct HistoryTask {
     int best;     /* index into records of the lowest mean cost among error_no == 0 (the first on a tie); -1 if none */
     int n_errors; /* records with error_no != 0 */
     int errno_count[HISTORY_ERRNO_SLOTS]; /* records per error number; [0] = successful records */
+    double weight;      /* from the last session object that lists the task; 1 when none does */
+    char network[REC_NAME_LEN]; /* its network there ("" for a --task or an older log) */
+    const LogSteer *steer; /* the task's last steering state (into History.steers), NULL if never steered */
 } HistoryTask;
 
 typedef struct History {
@@ -39,6 +44,10 @@ typedef struct History {
     int n_tasks;
     int cap;
     size_t n_records;
+    LogSession session;      /* the last session object (n_tasks == 0 when the log has none) */
+    int n_sessions;          /* session objects in the log */
+    LogSteer *steers;        /* every steer object, file order; owned */
+    int n_steers;
     LogReadStatus end;       /* LOG_END, LOG_TORN or LOG_DAMAGED: how reading stopped */
     off_t good_offset;       /* where the good data ends */
     long unchecked;          /* records without a checksum (written before checksums existed) */

@@ -308,16 +308,51 @@ void LogReader_setBufferLength(LogReader *this, size_t len) {
 
 long LogReader_uncheckedRecords(const LogReader *this) { return this->unchecked; }
 
-LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg) {
+LogReadStatus LogReader_nextEntry(LogReader *this, LogEntry *e, char *msg) {
     off_t start;
     LogReadStatus st = next_object(this, &start, msg);
     if (st != LOG_RECORD) return st;
     char why[TT_ERRLEN];
-    if (Record_fromObject(&this->obj.data, rec, why)) {
+    Status bad = LogObject_kind(&this->obj.data, &e->kind, why);
+    if (!bad) {
+        switch (e->kind) {
+        case LOG_OBJ_SESSION: bad = LogSession_fromObject(&this->obj.data, &e->session, why); break;
+        case LOG_OBJ_STEER: bad = LogSteer_fromObject(&this->obj.data, &e->steer, why); break;
+        default: bad = Record_fromObject(&this->obj.data, &e->rec, why); break;
+        }
+    }
+    if (bad) {
         this->good = start; /* good data ends before the bad object */
         return damaged(this, start, why, msg);
     }
     return LOG_RECORD;
+}
+
+LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg) {
+    for (;;) {
+        off_t start;
+        LogReadStatus st = next_object(this, &start, msg);
+        if (st != LOG_RECORD) return st;
+        char why[TT_ERRLEN];
+        LogObjectKind kind;
+        Status bad = LogObject_kind(&this->obj.data, &kind, why);
+        if (!bad && kind != LOG_OBJ_RECORD) {
+            /* a session or steer object: checked, then skipped */
+            LogSession s;
+            LogSteer steer;
+            LogSession_init(&s);
+            bad = kind == LOG_OBJ_SESSION ? LogSession_fromObject(&this->obj.data, &s, why)
+                                          : LogSteer_fromObject(&this->obj.data, &steer, why);
+            LogSession_done(&s);
+            if (!bad) continue;
+        }
+        if (!bad) bad = Record_fromObject(&this->obj.data, rec, why);
+        if (bad) {
+            this->good = start; /* good data ends before the bad object */
+            return damaged(this, start, why, msg);
+        }
+        return LOG_RECORD;
+    }
 }
 
 void LogReader_follow(LogReader *this) {
@@ -533,7 +568,7 @@ static Status fail(LogWriter *this, char *err, const char *fmt, ...) {
 
 /* Appends an encoded map, sealed with its checksum, with one write(2).
  * Called with mu held. */
-static Status append_sealed(LogWriter *this, char *bytes, size_t len, char *err) {
+static Status append_sealed(LogWriter *this, char *bytes, size_t len, bool is_record, char *err) {
     if (this->failed) return tt_fail(err, "%s", this->fail_msg);
     if (Msgpack_seal(&bytes, &len, err)) {
         free(bytes);
@@ -543,8 +578,10 @@ static Status append_sealed(LogWriter *this, char *bytes, size_t len, char *err)
     free(bytes);
     if (e == 0) {
         this->size += (off_t)len;
-        this->records++;
-        this->unsynced++;
+        if (is_record) {
+            this->records++;
+            this->unsynced++;
+        }
         return TT_OK;
     }
     /* Cut a partial record off; if even that fails it stays at the end,
@@ -559,7 +596,27 @@ Status LogWriter_append(LogWriter *this, const Record *rec, char *err) {
     size_t len;
     if (Record_encode(rec, &bytes, &len, err)) return TT_ERR; /* sealed by append_sealed */
     pthread_mutex_lock(&this->mu);
-    Status st = append_sealed(this, bytes, len, err);
+    Status st = append_sealed(this, bytes, len, true, err);
+    pthread_mutex_unlock(&this->mu);
+    return st;
+}
+
+Status LogWriter_appendSession(LogWriter *this, const LogSession *s, char *err) {
+    char *bytes;
+    size_t len;
+    if (LogSession_encode(s, &bytes, &len, err)) return TT_ERR;
+    pthread_mutex_lock(&this->mu);
+    Status st = append_sealed(this, bytes, len, false, err);
+    pthread_mutex_unlock(&this->mu);
+    return st;
+}
+
+Status LogWriter_appendSteer(LogWriter *this, const LogSteer *s, char *err) {
+    char *bytes;
+    size_t len;
+    if (LogSteer_encode(s, &bytes, &len, err)) return TT_ERR;
+    pthread_mutex_lock(&this->mu);
+    Status st = append_sealed(this, bytes, len, false, err);
     pthread_mutex_unlock(&this->mu);
     return st;
 }

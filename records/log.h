@@ -35,6 +35,7 @@
 
 #include "base/status.h"
 #include "records/record.h"
+#include "records/session.h"
 
 #define LOG_FORMAT_NAME "tunetop-log"
 #define LOG_FORMAT_VERSION 1
@@ -62,8 +63,12 @@ void LogReader_setBufferLength(LogReader *this, size_t len);
 /* Records read so far that carried no checksum (written before checksums). */
 long LogReader_uncheckedRecords(const LogReader *this);
 /* Reads the next record into rec (initialised by the caller; previous
- * contents are released). On LOG_TORN / LOG_DAMAGED, msg names the offset. */
+ * contents are released), skipping the session and steer objects. On
+ * LOG_TORN / LOG_DAMAGED, msg names the offset. */
 LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg);
+/* Reads the next object of any kind (records/session.h) into e (initialised
+ * by the caller with LogEntry_init); e->kind says which member holds it. */
+LogReadStatus LogReader_nextEntry(LogReader *this, LogEntry *e, char *msg);
 /* Following a log another session is still appending to: after LOG_END or
  * LOG_TORN (a record being written right now), makes the next LogReader_next
  * read whatever has been appended since, from the end of the last complete
@@ -86,6 +91,10 @@ Status LogWriter_open(const char *path, const char *target, LogWriter **out, off
  * writer has failed for good: every later append and sync returns the same
  * error (the caller stops; nothing pretends success). */
 Status LogWriter_append(LogWriter *this, const Record *rec, char *err);
+/* Appends a session / steer object (records/session.h), sealed like a record,
+ * one write(2) each; they are not counted as records. */
+Status LogWriter_appendSession(LogWriter *this, const LogSession *s, char *err);
+Status LogWriter_appendSteer(LogWriter *this, const LogSteer *s, char *err);
 /* fsync, then checks that the path still names the open file (device and
  * inode): a log deleted, renamed or replaced while a session writes it is a
  * failure (LogWriter_moved), as is a failed fsync. Both are final. */

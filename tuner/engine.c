@@ -87,6 +87,7 @@ struct Engine {
     Task *xtasks; /* tasks of earlier sessions found in the log, for --transfer */
     int n_xtasks;
     int batch;
+    int first_round; /* trials of a task's first round */
 
     TaskScheduler *sched;
     LogWriter *log;
@@ -102,6 +103,7 @@ struct Engine {
     Command cmds[MAX_COMMANDS];
     int n_cmds;
     atomic_bool stop_requested;
+    bool all_paused;            /* P: every task paused on top of their own pauses (engine thread writes) */
 
     pthread_mutex_t state_lock; /* guards the table fields and the counters below */
     int total_trials;           /* restored + this session */
@@ -110,7 +112,9 @@ struct Engine {
     int next_task;
     atomic_int measuring;
     atomic_bool finished;
+    bool stopped_early;         /* a stop was requested before the session finished on its own */
     double t0;
+    double t_end;               /* engine seconds when it finished (the clock stops there); 0 while running */
 
     pthread_t thread;
     bool started;
@@ -149,6 +153,9 @@ void EngineEvent_done(EngineEvent *this) {
 /* ---- events ---------------------------------------------------------------- */
 
 static double now_s(const Engine *this) { return clock_mono() - this->t0; }
+
+/* A task is paused by its own pause or by a pause of every task. */
+static bool is_paused(const Engine *this, const TaskRun *r) { return r->paused || this->all_paused; }
 
 static void emit(Engine *this, EngineEvent *ev) {
     ev->time_s = now_s(this);
@@ -219,6 +226,10 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
     this->n = n;
     int per_task = cfg->trials / n;
     this->batch = cfg->batch > 0 ? cfg->batch : (per_task < 64 ? (per_task < 1 ? 1 : per_task) : 64);
+    /* every task's first round together takes at most a quarter of the budget */
+    this->first_round = cfg->trials / (4 * n);
+    if (this->first_round < 1) this->first_round = 1;
+    if (this->first_round > this->batch) this->first_round = this->batch;
     this->runs = calloc((size_t)n, sizeof(TaskRun));
     if (!this->runs) abort();
     for (int i = 0; i < n; i++) {
@@ -231,7 +242,7 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
     }
     this->runner_task = -1;
     this->next_task = -1;
-    EventQueue_init(&this->events, EVENT_QUEUE_CAP);
+    EventQueue_init(&this->events, cfg->event_queue > 0 ? cfg->event_queue : EVENT_QUEUE_CAP);
     pthread_mutex_init(&this->cmd_lock, NULL);
     pthread_cond_init(&this->cmd_cond, NULL);
     pthread_mutex_init(&this->state_lock, NULL);
@@ -369,44 +380,81 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
     Replay *replay = calloc((size_t)this->n, sizeof(Replay));
     Replay *xreplay = NULL;
     if (!replay) abort();
-    Record rec;
-    Record_init(&rec);
+    LogEntry entry;
+    LogEntry_init(&entry);
+    Record *recp = &entry.rec;
+    /* the last steering state of each task found in the log */
+    LogSteer *steer = calloc((size_t)this->n, sizeof *steer);
+    bool *steered = calloc((size_t)this->n, sizeof *steered);
+    if (!steer || !steered) abort();
     int restored = 0, foreign = 0;
     char msg[TT_ERRLEN] = "";
     LogReadStatus st;
-    while ((st = LogReader_next(rd, &rec, msg)) == LOG_RECORD) {
-        int t = task_of_record(this, &rec);
+    while ((st = LogReader_nextEntry(rd, &entry, msg)) == LOG_RECORD) {
+        if (entry.kind == LOG_OBJ_STEER) {
+            for (int t = 0; t < this->n; t++)
+                if (strcmp(this->tasks[t].key, entry.steer.key) == 0 &&
+                    strcmp(this->tasks[t].tmpl->name, entry.steer.template_name) == 0) {
+                    steer[t] = entry.steer;
+                    steered[t] = true;
+                }
+            continue;
+        }
+        if (entry.kind != LOG_OBJ_RECORD) continue;
+        int t = task_of_record(this, recp);
         if (t < 0) {
             foreign++;
             if (this->cfg.transfer) {
-                int x = transfer_task_of(this, &rec, &xreplay);
-                if (x >= 0 && rec.index < this->xtasks[x].space.total)
-                    replay_push(&xreplay[x], rec.index, Record_gflops(&rec, this->xtasks[x].flops));
+                int x = transfer_task_of(this, recp, &xreplay);
+                if (x >= 0 && recp->index < this->xtasks[x].space.total)
+                    replay_push(&xreplay[x], recp->index, Record_gflops(recp, this->xtasks[x].flops));
             }
             continue;
         }
-        if (rec.index >= this->tasks[t].space.total) {
+        if (recp->index >= this->tasks[t].space.total) {
             foreign++;
             continue;
         }
-        if (!VisitedSet_add(&this->runs[t].visited, rec.index)) continue; /* duplicate record */
-        double g = Record_gflops(&rec, this->tasks[t].flops);
-        account(this, t, &rec, g);
-        replay_push(&replay[t], rec.index, g);
+        if (!VisitedSet_add(&this->runs[t].visited, recp->index)) continue; /* duplicate record */
+        double g = Record_gflops(recp, this->tasks[t].flops);
+        account(this, t, recp, g);
+        replay_push(&replay[t], recp->index, g);
         restored++;
     }
-    Record_done(&rec);
+    LogEntry_done(&entry);
     LogReader_close(rd);
     if (st == LOG_DAMAGED || st == LOG_TORN) {
         /* LogWriter_open already truncated a torn tail and refused damage, so
          * this only happens if the file changed under us. */
         replay_free(replay, this->n);
         replay_free(xreplay, this->n_xtasks);
+        free(steer);
+        free(steered);
         return tt_fail(err, "%s: %s", this->log_path, msg);
     }
     int tasks_with = 0;
+    char steer_text[1024] = "";
+    int steer_off = 0;
     for (int t = 0; t < this->n; t++) {
         TaskRun *r = &this->runs[t];
+        if (steered[t]) {
+            /* what the user left: pause, priority, stop */
+            r->paused = steer[t].paused && !steer[t].stopped;
+            r->stopped = steer[t].stopped;
+            r->priority = steer[t].priority;
+            char what[96] = "";
+            if (r->stopped)
+                snprintf(what, sizeof what, "stopped");
+            else if (r->paused && r->priority)
+                snprintf(what, sizeof what, "paused, priority %+d", r->priority);
+            else if (r->paused)
+                snprintf(what, sizeof what, "paused");
+            else if (r->priority)
+                snprintf(what, sizeof what, "priority %+d", r->priority);
+            if (what[0] && steer_off < (int)sizeof steer_text)
+                steer_off += snprintf(steer_text + steer_off, sizeof steer_text - (size_t)steer_off, "%stask %d %s",
+                                      steer_off ? ", " : "", t, what);
+        }
         if (r->trials > 0) {
             tasks_with++;
             r->rounds = (r->trials + this->batch - 1) / this->batch;
@@ -418,6 +466,10 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
                 r->state = TASK_DONE;
             }
         }
+        if (r->stopped && !r->done)
+            r->state = TASK_STOPPED;
+        else if (r->paused && !r->done)
+            r->state = TASK_PAUSED;
         r->ctx.task = &this->tasks[t];
         r->ctx.dev = &this->cfg.dev;
         r->ctx.plan_size = this->batch;
@@ -474,11 +526,13 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
     replay_free(xreplay, this->n_xtasks);
     if (ok != TT_OK) return ok;
 
+    free(steer);
+    free(steered);
     this->restored_trials = restored;
     this->total_trials = restored;
     if (summary && summary_len) {
         summary[0] = '\0';
-        if (restored) {
+        if (restored || steer_text[0]) {
             int off = snprintf(summary, summary_len, "resumed %s: %d measured configs of %d task%s restored", this->log_path,
                                restored, tasks_with, tasks_with == 1 ? "" : "s");
             for (int t = 0; t < this->n && off < (int)summary_len; t++) {
@@ -488,13 +542,33 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
                                 r->trials, r->best_gflops);
             }
             if (foreign && off < (int)summary_len)
-                snprintf(summary + off, summary_len - (size_t)off, "; %d records of other tasks kept", foreign);
+                off += snprintf(summary + off, summary_len - (size_t)off, "; %d records of other tasks kept", foreign);
+            if (steer_text[0] && off < (int)summary_len)
+                snprintf(summary + off, summary_len - (size_t)off, "; steering restored: %s (p, +/- change it)",
+                         steer_text);
         }
     }
     return TT_OK;
 }
 
 /* ---- the engine thread -------------------------------------------------------- */
+
+static void log_failed(Engine *this, int t, const char *why);
+
+/* Writes task t's steering state to the log, for a resumed session to restore. */
+static void record_steer(Engine *this, int t) {
+    TaskRun *r = &this->runs[t];
+    LogSteer ls = {.timestamp = clock_wall(), .paused = r->paused, .stopped = r->stopped, .priority = r->priority};
+    snprintf(ls.key, sizeof ls.key, "%s", this->tasks[t].key);
+    snprintf(ls.template_name, sizeof ls.template_name, "%s", this->tasks[t].tmpl->name);
+    char err[TT_ERRLEN];
+    if (LogWriter_appendSteer(this->log, &ls, err) != TT_OK) log_failed(this, t, err);
+}
+
+/* The state a task that is neither done nor stopped shows now. */
+static TaskState idle_state(const Engine *this, const TaskRun *r) {
+    return is_paused(this, r) ? TASK_PAUSED : r->trials ? TASK_WAITING : TASK_QUEUED;
+}
 
 static void apply_commands(Engine *this) {
     Command cmds[MAX_COMMANDS];
@@ -505,33 +579,63 @@ static void apply_commands(Engine *this) {
     pthread_mutex_unlock(&this->cmd_lock);
     for (int i = 0; i < n; i++) {
         Command *c = &cmds[i];
-        int lo = c->task, hi = c->task + 1;
-        if (c->kind == CMD_PAUSE_ALL) lo = 0, hi = this->n;
-        for (int t = lo; t < hi; t++) {
-            if (t < 0 || t >= this->n) continue;
-            TaskRun *r = &this->runs[t];
-            switch (c->kind) {
-            case CMD_PAUSE:
-            case CMD_PAUSE_ALL:
-                if (r->done || r->stopped) break;
-                r->paused = c->value != 0;
-                set_state(this, t, r->paused ? TASK_PAUSED : (r->trials ? TASK_WAITING : TASK_QUEUED));
-                emit_log(this, LOG_INFO, t, "task %d %s", t, r->paused ? "paused" : "resumed");
-                break;
-            case CMD_PRIORITY:
-                pthread_mutex_lock(&this->state_lock);
-                r->priority = c->value < -3 ? -3 : c->value > 3 ? 3 : c->value;
-                pthread_mutex_unlock(&this->state_lock);
-                emit_state(this, t);
-                break;
-            case CMD_STOP_TASK:
-                if (r->done || r->stopped) break;
-                r->stopped = true;
-                r->paused = false;
-                set_state(this, t, TASK_STOPPED);
-                emit_log(this, LOG_INFO, t, "task %d stopped by the user", t);
-                break;
+        if (c->kind == CMD_PAUSE_ALL) {
+            bool all = c->value != 0;
+            if (all == this->all_paused) continue;
+            pthread_mutex_lock(&this->state_lock);
+            this->all_paused = all;
+            pthread_mutex_unlock(&this->state_lock);
+            int own = 0;
+            for (int t = 0; t < this->n; t++) {
+                TaskRun *r = &this->runs[t];
+                if (r->done || r->stopped) continue;
+                own += r->paused;
+                set_state(this, t, idle_state(this, r));
             }
+            if (all)
+                emit_log(this, LOG_INFO, -1, "all tasks paused (P resumes them)");
+            else if (own)
+                emit_log(this, LOG_INFO, -1, "all tasks resumed, but %d paused one by one stay%s paused", own,
+                         own == 1 ? "s" : "");
+            else
+                emit_log(this, LOG_INFO, -1, "all tasks resumed");
+            continue;
+        }
+        int t = c->task;
+        if (t < 0 || t >= this->n) continue;
+        TaskRun *r = &this->runs[t];
+        switch (c->kind) {
+        case CMD_PAUSE:
+            if (r->done || r->stopped || r->paused == (c->value != 0)) break;
+            r->paused = c->value != 0;
+            set_state(this, t, idle_state(this, r));
+            record_steer(this, t);
+            if (this->all_paused)
+                emit_log(this, LOG_INFO, t, "task %d %s (all tasks are paused now: P resumes them)", t,
+                         r->paused ? "paused" : "will resume");
+            else
+                emit_log(this, LOG_INFO, t, "task %d %s", t, r->paused ? "paused" : "resumed");
+            break;
+        case CMD_PRIORITY: {
+            int p = c->value < -3 ? -3 : c->value > 3 ? 3 : c->value;
+            if (p == r->priority) break;
+            pthread_mutex_lock(&this->state_lock);
+            r->priority = p;
+            pthread_mutex_unlock(&this->state_lock);
+            emit_state(this, t);
+            record_steer(this, t);
+            break;
+        }
+        case CMD_STOP_TASK:
+            if (r->done || r->stopped) break;
+            r->stopped = true;
+            r->paused = false;
+            set_state(this, t, TASK_STOPPED);
+            record_steer(this, t);
+            emit_log(this, LOG_INFO, t, "task %d stopped by the user", t);
+            break;
+        default:
+            break;
         }
     }
 }
@@ -543,13 +647,25 @@ static void push_command(Engine *this, CommandKind kind, int task, int value) {
     pthread_mutex_unlock(&this->cmd_lock);
 }
 
-static double estimated_latency(Engine *this) {
+/* sum(weight * best latency) over the tasks with a result. A task without
+ * one that can still get one makes it +inf; a task that cannot (paused,
+ * stopped or done without a result) is left out and counted in *left_out. */
+static double estimated_latency(Engine *this, int *left_out) {
     double sum = 0;
+    int out = 0;
+    bool open_without = false;
     for (int t = 0; t < this->n; t++) {
-        if (!isfinite(this->runs[t].best_latency)) return INFINITY;
-        sum += this->tasks[t].weight * this->runs[t].best_latency;
+        const TaskRun *r = &this->runs[t];
+        if (isfinite(r->best_latency)) {
+            sum += this->tasks[t].weight * r->best_latency;
+        } else if (r->stopped || r->done || is_paused(this, r)) {
+            out++;
+        } else {
+            open_without = true;
+        }
     }
-    return sum;
+    if (left_out) *left_out = out;
+    return open_without || out == this->n ? INFINITY : sum;
 }
 
 static void fill_record(const Engine *this, const Task *task, const BuildJob *job, Record *rec) {
@@ -688,8 +804,9 @@ static void push_pending(TaskRun *r, uint64_t index) {
     r->pending[r->n_pending++] = index;
 }
 
-/* One round: up to n configs of task t. */
-static void run_round(Engine *this, int t, int n) {
+/* One round: up to n configs of task t. Returns false when a pause, a stop
+ * of the task or of the session cut it short. */
+static bool run_round(Engine *this, int t, int n) {
     TaskRun *r = &this->runs[t];
     const Task *task = &this->tasks[t];
     double round_start = clock_mono();
@@ -743,7 +860,7 @@ static void run_round(Engine *this, int t, int n) {
         for (int i = s; i < s + m; i++) {
             BuildJob *job = &jobs[i];
             apply_commands(this);
-            if (atomic_load(&this->stop_requested) || r->paused || r->stopped) drop = true;
+            if (atomic_load(&this->stop_requested) || is_paused(this, r) || r->stopped) drop = true;
             if (drop || job->skipped) {
                 /* Dropped cleanly: never recorded, measured later in this session
                  * (pending) or by a resume. */
@@ -785,16 +902,21 @@ static void run_round(Engine *this, int t, int n) {
         r->done = true;
         emit_log(this, LOG_INFO, t, "task %d: early stop, no improvement in %d trials", t, r->since_improve);
     }
-    TaskState next = r->stopped ? TASK_STOPPED : r->done ? TASK_DONE : r->paused ? TASK_PAUSED : TASK_WAITING;
+    TaskState next = r->stopped ? TASK_STOPPED : r->done ? TASK_DONE : is_paused(this, r) ? TASK_PAUSED : TASK_WAITING;
     set_state(this, t, next);
-    if (r->strat->status) {
-        EngineEvent ev = {.kind = EV_STRATEGY, .task_id = t};
-        if (r->strat->status(r->strategy, ev.text, sizeof ev.text)) emit(this, &ev);
-    }
     free(gflops);
     free(done_idx);
     free(idx);
     free(jobs);
+    return !drop;
+}
+
+/* The strategy's status line, after the round's progress. */
+static void emit_strategy(Engine *this, int t) {
+    TaskRun *r = &this->runs[t];
+    if (!r->strat->status) return;
+    EngineEvent ev = {.kind = EV_STRATEGY, .task_id = t};
+    if (r->strat->status(r->strategy, ev.text, sizeof ev.text)) emit(this, &ev);
 }
 
 static void *engine_main(void *arg) {
@@ -815,10 +937,10 @@ static void *engine_main(void *arg) {
             st[t] = (SchedTaskState){.weight = this->tasks[t].weight,
                                      .flops = this->tasks[t].flops,
                                      .op = this->tasks[t].wl.op,
-                                     .paused = r->paused,
+                                     .paused = is_paused(this, r),
                                      .done = r->done || r->stopped,
                                      .priority = r->priority};
-            if (r->paused && !r->done && !r->stopped) any_paused = true;
+            if (is_paused(this, r) && !r->done && !r->stopped) any_paused = true;
         }
         int t = TaskScheduler_next(this->sched, st);
         pthread_mutex_lock(&this->state_lock);
@@ -839,11 +961,20 @@ static void *engine_main(void *arg) {
             continue;
         }
         int n = remaining < this->batch ? remaining : this->batch;
-        run_round(this, t, n);
-        TaskScheduler_update(this->sched, t, this->runs[t].best_latency);
+        /* A task's first round is smaller, so that the scheduler starts
+         * choosing within the first quarter of the budget. */
+        if (this->runs[t].rounds == 0 && n > this->first_round) n = this->first_round;
+        bool whole = run_round(this, t, n);
+        if (!whole && this->runs[t].rounds == 1) {
+            /* a first round cut short by a pause or stop is no warm-up: the
+             * task gets a whole first round when it runs again */
+            this->runs[t].rounds = 0;
+        } else {
+            TaskScheduler_update(this->sched, t, this->runs[t].best_latency);
+        }
         EngineEvent ev = {.kind = EV_ROUND, .task_id = t};
         pthread_mutex_lock(&this->state_lock);
-        ev.est_latency_s = estimated_latency(this);
+        ev.est_latency_s = estimated_latency(this, NULL);
         ev.trials = this->total_trials;
         pthread_mutex_unlock(&this->state_lock);
         if (this->tsv) {
@@ -852,6 +983,7 @@ static void *engine_main(void *arg) {
             fflush(this->tsv);
         }
         emit(this, &ev);
+        emit_strategy(this, t);
     }
     free(st);
     /* Tasks that were still open when the budget ran out are done too. */
@@ -861,6 +993,10 @@ static void *engine_main(void *arg) {
     }
     char err[TT_ERRLEN];
     if (LogWriter_sync(this->log, err) != TT_OK) log_failed(this, -1, err);
+    pthread_mutex_lock(&this->state_lock);
+    this->stopped_early = atomic_load(&this->stop_requested);
+    this->t_end = now_s(this);
+    pthread_mutex_unlock(&this->state_lock);
     atomic_store(&this->finished, true);
     EngineEvent ev = {.kind = EV_FINISHED, .task_id = -1};
     snprintf(ev.text, sizeof ev.text, "%s", atomic_load(&this->stop_requested) ? "stopped" : "finished");
@@ -872,6 +1008,16 @@ Status Engine_start(Engine *this, char *resumed, size_t resumed_len, char *err) 
     off_t torn = -1;
     if (LogWriter_open(this->log_path, this->cfg.target->name, &this->log, &torn, err) != TT_OK) return TT_ERR;
     if (restore(this, resumed, resumed_len, err) != TT_OK) return TT_ERR;
+    /* the task list, so that every reader of the log shows this session's IDs and weights */
+    LogSession ses;
+    LogSession_init(&ses);
+    ses.timestamp = clock_wall();
+    snprintf(ses.network, sizeof ses.network, "%s", this->cfg.network ? this->cfg.network : "");
+    for (int t = 0; t < this->n; t++)
+        LogSession_addTask(&ses, this->tasks[t].key, this->tasks[t].tmpl->name, this->tasks[t].weight, ses.network);
+    Status ses_ok = LogWriter_appendSession(this->log, &ses, err);
+    LogSession_done(&ses);
+    if (ses_ok != TT_OK) return TT_ERR;
     if (torn >= 0 && resumed && resumed_len) {
         size_t len = strlen(resumed);
         snprintf(resumed + len, resumed_len - len, "%sa torn last record was cut off at byte %lld (the crash's batch in flight)",
@@ -923,15 +1069,17 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
     if (!out->rows) abort();
     out->n_tasks = this->n;
     pthread_mutex_lock(&this->state_lock);
-    out->elapsed_s = this->t0 > 0 ? now_s(this) : 0;
+    out->elapsed_s = this->t_end > 0 ? this->t_end : this->t0 > 0 ? now_s(this) : 0;
     out->trials = this->total_trials;
     out->restored = this->restored_trials;
     out->budget = this->cfg.trials;
     out->trials_per_s = out->elapsed_s > 0 ? this->session_trials / out->elapsed_s : 0;
-    out->est_latency_s = estimated_latency(this);
+    out->est_latency_s = estimated_latency(this, &out->est_left_out);
+    out->all_paused = this->all_paused;
     out->next_task = this->next_task;
     out->finished = atomic_load(&this->finished);
-    out->stopped = atomic_load(&this->stop_requested);
+    /* a stop asked for after the session had finished on its own is no stop */
+    out->stopped = out->finished ? this->stopped_early : atomic_load(&this->stop_requested);
     int active = 0;
     for (int t = 0; t < this->n; t++) {
         TaskRun *r = &this->runs[t];
@@ -945,6 +1093,7 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
         row->id = t;
         row->state = r->state;
         row->priority = r->priority;
+        row->user_paused = r->paused;
         row->trials = r->trials;
         bool open = !(r->done || r->stopped || r->state == TASK_DONE || r->state == TASK_STOPPED);
         row->allotted = r->trials + (open && active ? left / active : 0);

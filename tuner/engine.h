@@ -38,6 +38,8 @@ typedef struct EngineConfig {
     const char *workdir;    /* for build artifacts (NULL = a private temp dir) */
     uint64_t seed;
     bool transfer;          /* also learn from earlier sessions' tasks found in the log */
+    int event_queue;        /* events the queue holds before it drops some (0 = 8192) */
+    const char *network;    /* the network the tasks came from, for the log's session object (NULL = none) */
     bool isolate;           /* tasks do not learn from each other (default: every task's results
                                reach the other tasks of its template, see Strategy.learn_other) */
 } EngineConfig;
@@ -67,6 +69,7 @@ typedef struct TaskRow {
     double best_gflops;    /* 0 when none */
     double current_gflops; /* last successful config of the latest batch (0 if the batch all failed) */
     uint64_t best_index;
+    bool user_paused;      /* paused on its own (p), apart from a pause of every task (P) */
     double started;        /* engine seconds when the task's first round started (-1 = not yet) */
     double elapsed_s;      /* seconds spent on this task */
 } TaskRow;
@@ -77,12 +80,15 @@ typedef struct SessionSnapshot {
     int restored;          /* of those, restored from the log when the session started */
     int budget;
     double trials_per_s;   /* this session's rate */
-    double est_latency_s;  /* sum of weight * best latency; +inf until every task has a result */
+    double est_latency_s;  /* sum of weight * best latency over the tasks with a result; +inf while a task
+                              that can still get one has none */
+    int est_left_out;      /* tasks left out of the estimate: paused, stopped or done without a result */
+    bool all_paused;       /* every task is paused (P), apart from their own pauses */
     int next_task;         /* scheduler's next pick, -1 if none */
     int building;          /* candidates being compiled now */
     int measuring;         /* 1 while the runner times a kernel */
     bool finished;
-    bool stopped;          /* the session ended because a stop was requested */
+    bool stopped;          /* a stop was requested before the session finished on its own */
     int n_tasks;
     TaskRow *rows;         /* n_tasks rows; owned by the snapshot */
 } SessionSnapshot;
@@ -125,16 +131,22 @@ typedef struct Engine Engine;
 
 /* Takes ownership of tasks (an array of n Task, malloc'd, each initialised). */
 Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err);
-/* Opens and locks the log (resuming from it), starts the threads. On TT_ERR
- * nothing was written to an existing log. `resumed` (may be NULL) receives a
- * one-line summary of what was restored ("" for a fresh log). */
+/* Opens and locks the log (resuming from it: records, then the steering the
+ * user left: pauses, priorities, stops), appends the session object (the task
+ * list, records/session.h), starts the threads. On TT_ERR nothing was written
+ * to an existing log. `resumed` (may be NULL) receives a one-line summary of
+ * what was restored ("" for a fresh log). */
 Status Engine_start(Engine *this, char *resumed, size_t resumed_len, char *err);
 
 int Engine_taskCount(const Engine *this);
 const Task *Engine_task(const Engine *this, int id);
 const EngineConfig *Engine_config(const Engine *this);
 
-/* Steering: thread-safe, applied before the engine's next decision. */
+/* Steering: thread-safe, applied before the engine's next decision. A task's
+ * pause, priority and stop are written to the log (a steer object) and
+ * restored by a resumed session. Engine_pauseAll pauses every task on top of
+ * their own pauses: resuming all leaves the tasks paused one by one paused
+ * (and is not kept across a restart). */
 void Engine_pause(Engine *this, int task_id, bool paused);
 void Engine_pauseAll(Engine *this, bool paused);
 void Engine_setPriority(Engine *this, int task_id, int priority); /* clamped to -3..+3 */

@@ -657,8 +657,11 @@ static bool xgb_status(void *self, char *buf, size_t n) {
     take_ready(this);
     int len;
     if (!this->model) {
-        len = snprintf(buf, n, "model: none yet (%d points%s), plan random", this->n_data,
-                       this->n_data && this->best_gflops <= 0 ? ", none ran" : "");
+        if (this->n_data == 0)
+            len = snprintf(buf, n, "model: none yet, first plan random");
+        else
+            len = snprintf(buf, n, "model: fits on its %d points before the next plan (this plan was random%s)",
+                           this->n_data, this->best_gflops <= 0 ? ", none ran" : "");
     } else {
         len = snprintf(buf, n, "model: fitted on %d points", CostModel_trainedOn(this->model));
         if (this->model_other && len >= 0 && (size_t)len < n)

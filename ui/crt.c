@@ -108,6 +108,9 @@ bool CRT_init(bool color, bool *utf8, char *err, size_t n) {
     noecho();
     nonl();
     keypad(stdscr, TRUE);
+    /* clicks and the wheel; a shifted click still selects text in most terminals */
+    mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+    mouseinterval(0);
     nodelay(stdscr, TRUE);
     set_escdelay(25);
     curs_set(0);
@@ -174,6 +177,22 @@ void CRT_blit(const CellBuf *cb) {
     refresh();
 }
 
+bool CRT_mouse(int *x, int *y, int *button) {
+    MEVENT ev;
+    if (getmouse(&ev) != OK) return false;
+    *x = ev.x;
+    *y = ev.y;
+    if (ev.bstate & BUTTON4_PRESSED)
+        *button = UI_MOUSE_WHEEL_UP;
+    else if (ev.bstate & BUTTON5_PRESSED)
+        *button = UI_MOUSE_WHEEL_DOWN;
+    else if (ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED))
+        *button = UI_MOUSE_CLICK;
+    else
+        return false;
+    return true;
+}
+
 int CRT_readKey(void) {
     int ch = getch();
     switch (ch) {
@@ -201,6 +220,14 @@ int CRT_readKey(void) {
         return UI_KEY_BACKSPACE;
     case KEY_F(1):
         return UI_KEY_F1;
+    case KEY_F(3):
+        return UI_KEY_F3;
+    case KEY_F(6):
+        return UI_KEY_F6;
+    case KEY_F(10):
+        return UI_KEY_F10;
+    case KEY_MOUSE:
+        return UI_KEY_MOUSE;
     case KEY_RESIZE:
         return UI_KEY_RESIZE;
     default:

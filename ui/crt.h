@@ -19,6 +19,8 @@ void CRT_size(int *rows, int *cols);
 void CRT_blit(const CellBuf *cb);
 /* The next key as a UI key code (see ui/keys.h), or -1 when none is waiting. */
 int CRT_readKey(void);
+/* After CRT_readKey returned UI_KEY_MOUSE: where and what (UI_MOUSE_*); false for other mouse events. */
+bool CRT_mouse(int *x, int *y, int *button);
 /* True once SIGINT, SIGTERM or SIGHUP arrived while the UI's own handlers were installed. */
 bool CRT_interrupted(void);
 

@@ -61,6 +61,7 @@ int Headless_run(Engine *engine, FILE *out, volatile int *stop_flag, double tabl
             fprintf(out, "stopping: the measurement in flight finishes, the rest of the batch is dropped...\n");
             fflush(out);
         }
+        bool engine_done = Engine_finished(engine);
         int k;
         while ((k = Engine_drainEvents(engine, evs, DRAIN)) > 0) {
             SessionSnapshot snap = {0};
@@ -89,6 +90,9 @@ int Headless_run(Engine *engine, FILE *out, volatile int *stop_flag, double tabl
             SessionSnapshot_done(&snap);
             fflush(out);
         }
+        /* every event but the last was queued before the engine said it finished: once
+         * they are drained, the end is known even when a full queue dropped EV_FINISHED */
+        if (engine_done) finished = true;
         if (!finished && table_every_s > 0 && clock_mono() - last_table >= table_every_s) {
             last_table = clock_mono();
             SessionSnapshot snap;

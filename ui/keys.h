@@ -22,7 +22,13 @@ enum {
     UI_KEY_BACKSPACE,
     UI_KEY_F1,
     UI_KEY_RESIZE,
+    UI_KEY_F3,
+    UI_KEY_F6,
+    UI_KEY_F10,
+    UI_KEY_MOUSE, /* st->mouse_x, mouse_y, mouse_button say what happened */
 };
+
+enum { UI_MOUSE_CLICK = 1, UI_MOUSE_WHEEL_UP, UI_MOUSE_WHEEL_DOWN };
 
 typedef enum {
     REACT_NONE = 0,
@@ -44,7 +50,11 @@ typedef struct UiKey {
 /* The table; *n receives the entry count. Several keys may share an action
  * (then only the first entry of that action has a name and help). */
 const UiKey *UiKeys_table(int *n);
-/* Runs the action bound to key; REACT_NONE for unbound keys. */
+/* Runs the action bound to key; REACT_NONE for unbound keys. While the
+ * filter is being typed, keys edit it; while the status line asks a question
+ * (st->confirm), y (or the same key again) confirms and any other key cancels. */
 int UiKeys_handle(UiState *st, int key);
+/* Quits without asking (Ctrl-C, SIGTERM, a lost terminal): a graceful stop. */
+int UiKeys_quitNow(UiState *st);
 
 #endif

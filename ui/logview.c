@@ -39,9 +39,9 @@ static void setup_device(UiLogView *this, UiState *st) {
     snprintf(st->model.device, sizeof st->model.device, "%s", st->have_dev ? st->dev.name : "none here");
 }
 
-/* The model task for a record's key, adding it (and rebuilding its Task) on first sight. */
-static int task_for(UiLogView *this, UiState *st, const Record *rec) {
-    int ti = UiModel_findKey(&st->model, rec->task_key);
+/* The model task for a key, adding it (and rebuilding its Task) on first sight. */
+static int task_for_key(UiLogView *this, UiState *st, const char *key, double weight) {
+    int ti = UiModel_findKey(&st->model, key);
     if (ti >= 0) return ti;
     Task **nt = realloc(this->tasks, (size_t)(this->n_tasks + 1) * sizeof *nt);
     if (!nt) abort();
@@ -51,24 +51,48 @@ static int task_for(UiLogView *this, UiState *st, const Record *rec) {
     char err[TT_ERRLEN];
     int id = this->n_tasks;
     double flops = 0;
-    if (Workload_parse(rec->task_key, &wl, err) == TT_OK) {
+    if (Workload_parse(key, &wl, err) == TT_OK) {
         flops = Workload_flops(&wl);
         if (this->target && st->have_dev) {
             task = calloc(1, sizeof *task);
             if (!task) abort();
-            if (Task_init(task, id, &wl, 1.0, this->target->family, &st->dev, err) != TT_OK) {
+            if (Task_init(task, id, &wl, weight, this->target->family, &st->dev, err) != TT_OK) {
                 free(task);
                 task = NULL;
             }
         }
     }
     this->tasks[this->n_tasks++] = task;
-    return UiModel_addTask(&st->model, id, rec->task_key, task ? task->label : rec->task_key, flops, 1.0, task);
+    ti = UiModel_addTask(&st->model, id, key, task ? task->label : key, flops, weight, task);
+    st->model.tasks[ti].from_log = true;
+    return ti;
+}
+
+/* A session object: its tasks in its order (IDs) with their weights. */
+static void add_session(UiLogView *this, UiState *st, const LogSession *s) {
+    for (int i = 0; i < s->n_tasks; i++) {
+        int ti = task_for_key(this, st, s->tasks[i].key, s->tasks[i].weight);
+        st->model.tasks[ti].weight = s->tasks[i].weight;
+    }
+}
+
+/* A steer object: the task's pause, stop and priority as the session left them. */
+static void add_steer(UiLogView *this, UiState *st, const LogSteer *s) {
+    int ti = task_for_key(this, st, s->key, 1.0);
+    TaskRow *row = &st->model.tasks[ti].row;
+    row->priority = s->priority;
+    row->user_paused = s->paused;
+    row->state = s->stopped ? TASK_STOPPED : s->paused ? TASK_PAUSED : TASK_WAITING;
+}
+
+static void update_estimate(UiModel *m, double t_s) {
+    double est = UiModel_estimate(m, &m->est_left_out);
+    if (isfinite(est)) UiModel_addLatency(m, t_s, est);
 }
 
 static void add(UiLogView *this, UiState *st, const Record *rec) {
     UiModel *m = &st->model;
-    int ti = task_for(this, st, rec);
+    int ti = task_for_key(this, st, rec->task_key, 1.0);
     UiTask *t = &m->tasks[ti];
     double g = rec->error_no ? 0 : Record_gflops(rec, t->flops);
     if (m->first_ts == 0 || rec->timestamp < m->first_ts) m->first_ts = rec->timestamp;
@@ -78,8 +102,22 @@ static void add(UiLogView *this, UiState *st, const Record *rec) {
     double t_s = rec->timestamp - m->first_ts;
     if (t_s > m->elapsed_s) m->elapsed_s = t_s;
     m->trials_per_s = m->elapsed_s > 0 ? m->trials / m->elapsed_s : 0;
-    double est = UiModel_estimate(m);
-    if (isfinite(est)) UiModel_addLatency(m, t_s, est);
+    update_estimate(m, t_s);
+}
+
+/* The last session object of the log, so that its task list gives the IDs
+ * from the first frame on (a log may hold several sessions). */
+static void last_session(const char *path, LogSession *out) {
+    LogReader *r;
+    LogHeader h;
+    char err[TT_ERRLEN];
+    if (LogReader_open(path, &r, &h, err) != TT_OK) return;
+    LogEntry e;
+    LogEntry_init(&e);
+    while (LogReader_nextEntry(r, &e, err) == LOG_RECORD)
+        if (e.kind == LOG_OBJ_SESSION) LogSession_copy(out, &e.session);
+    LogEntry_done(&e);
+    LogReader_close(r);
 }
 
 /* Reads records after the first `this->consumed` ones. Returns the count added or -1. */
@@ -90,16 +128,21 @@ static int read_from(UiLogView *this, UiState *st, bool first, char *err) {
     if (first) {
         this->header = h;
         setup_device(this, st);
+        LogSession s;
+        LogSession_init(&s);
+        last_session(this->path, &s);
+        add_session(this, st, &s);
+        LogSession_done(&s);
     }
-    Record rec;
-    Record_init(&rec);
+    LogEntry e;
+    LogEntry_init(&e);
     long index = 0;
     int added = 0;
     char msg[TT_ERRLEN];
     this->torn = false;
     for (;;) {
         msg[0] = '\0';
-        LogReadStatus s = LogReader_next(r, &rec, msg);
+        LogReadStatus s = LogReader_nextEntry(r, &e, msg);
         if (s == LOG_END) break;
         if (s == LOG_TORN) {
             this->torn = true;
@@ -107,17 +150,25 @@ static int read_from(UiLogView *this, UiState *st, bool first, char *err) {
         }
         if (s == LOG_DAMAGED) {
             snprintf(err, TT_ERRLEN, "%.200s: %.280s", this->path, msg[0] ? msg : "damaged record");
-            Record_done(&rec);
+            LogEntry_done(&e);
             LogReader_close(r);
             return -1;
         }
         if (index++ < this->consumed) continue;
-        add(this, st, &rec);
-        added++;
+        if (e.kind == LOG_OBJ_SESSION) {
+            add_session(this, st, &e.session);
+        } else if (e.kind == LOG_OBJ_STEER) {
+            add_steer(this, st, &e.steer);
+        } else {
+            add(this, st, &e.rec);
+            this->records++;
+            added++;
+        }
     }
+    if (added == 0 && index > this->consumed) update_estimate(&st->model, st->model.elapsed_s);
     this->consumed = index;
     this->good = LogReader_goodOffset(r);
-    Record_done(&rec);
+    LogEntry_done(&e);
     LogReader_close(r);
     return added;
 }

@@ -4,7 +4,10 @@
  * Tasks are rebuilt from each record's task key (Workload_parse + Task_init
  * with the log target's device info) so that the error inspector can
  * regenerate sources; a task whose template is unknown here still shows,
- * without sources. Weights are not in the log: every task has weight 1.
+ * without sources. The log's last session object (records/session.h) gives
+ * the task IDs and weights, as the live session showed them; its steer
+ * objects give each task's pause, stop and priority. An older log without
+ * them lists tasks in the order of their first record, with weight 1.
  *
  * Ownership: the view owns the rebuilt tasks; the UiState it fills keeps
  * pointers to them, so UiLogView_done must come after the last render. */
@@ -23,7 +26,8 @@
 typedef struct UiLogView {
     char path[1024];
     LogHeader header;
-    long consumed;   /* records already in the model */
+    long consumed;   /* objects already read (records, session and steer objects) */
+    long records;    /* of those, records */
     off_t good;      /* bytes of complete records read */
     off_t size_seen; /* file size at the last poll */
     Task **tasks;    /* per model task: the rebuilt Task or NULL (owned) */

@@ -26,6 +26,7 @@ void UiModel_init(UiModel *this) {
     this->first_est_s = INFINITY;
     this->next_task = -1;
     this->first_ts = 0;
+    this->want_all_paused = -1;
 }
 
 static void UiTask_done(UiTask *t) {
@@ -184,8 +185,14 @@ int Ui_failingLine(const char *msg) {
     return 0;
 }
 
+/* "4x8" is two numbers (a tile or a shape), "sm_80" or "k12" none. */
+static bool dims_x(const char *x, const char *start) {
+    return *x == 'x' && x > start && isdigit((unsigned char)x[-1]) && isdigit((unsigned char)x[1]);
+}
+
 static bool starts_number(const char *s, const char *start) {
     if (!isdigit((unsigned char)*s)) return false;
+    if (s > start && dims_x(s - 1, start)) return true;
     if (s > start && (isalnum((unsigned char)s[-1]) || s[-1] == '_' || s[-1] == '.')) return false;
     return true;
 }
@@ -200,6 +207,7 @@ static const char *number_end(const char *s) {
         while (isdigit((unsigned char)*e))
             e++;
     }
+    if (*e == 'x' && isdigit((unsigned char)e[1])) return e;
     if (isalpha((unsigned char)*e) || *e == '_') return s;
     return e;
 }
@@ -218,7 +226,8 @@ int Ui_reasonShape(const char *reason, char *key, size_t n, double *nums, int ma
             /* a name with digits in it stays whole */
             if (k + 1 < n) key[k++] = *p;
             p++;
-            while (*p && (isalnum((unsigned char)*p) || *p == '_') && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) {
+            while (*p && (isalnum((unsigned char)*p) || *p == '_') && (isalnum((unsigned char)p[-1]) || p[-1] == '_') &&
+                   !starts_number(p, reason)) {
                 if (k + 1 < n) key[k++] = *p;
                 p++;
             }
@@ -300,7 +309,9 @@ bool UiModel_addRecord(UiModel *this, int ti, const Record *rec, int trial, doub
     UiTask *t = &this->tasks[ti];
     if (trial <= 0) trial = t->n_points ? t->points[t->n_points - 1].trial + 1 : 1;
     t->points = grow(t->points, &t->cap_points, t->n_points + 1, sizeof *t->points);
-    t->points[t->n_points++] = (UiPoint){trial, rec->error_no ? 0.0f : (float)gflops, (int8_t)rec->error_no};
+    if (this->first_ts == 0 && rec->timestamp > 0) this->first_ts = rec->timestamp;
+    float at = rec->timestamp > 0 ? (float)(rec->timestamp - this->first_ts) : 0.0f;
+    t->points[t->n_points++] = (UiPoint){trial, at, rec->error_no ? 0.0f : (float)gflops, (int8_t)rec->error_no};
     if (!t->template_name[0]) snprintf(t->template_name, sizeof t->template_name, "%s", rec->template_name);
     bool improved = false;
     if (trial > t->row.trials) t->row.trials = trial;
@@ -328,9 +339,14 @@ void UiModel_applySnapshot(UiModel *this, const SessionSnapshot *snap) {
     this->measuring = snap->measuring;
     this->next_task = snap->next_task;
     this->finished = snap->finished;
+    this->all_paused = snap->all_paused;
+    this->est_left_out = snap->est_left_out;
+    if (this->want_all_paused >= 0 && (this->want_all_paused == 1) == snap->all_paused) this->want_all_paused = -1;
+    if (!isfinite(snap->est_latency_s)) this->est_latency_s = INFINITY;
     /* the series takes every estimate the snapshots show too, so the curve
      * and the header's "first estimate" agree */
-    if (isfinite(snap->est_latency_s)) UiModel_addLatency(this, snap->elapsed_s, snap->est_latency_s);
+    if (isfinite(snap->est_latency_s))
+        UiModel_addLatency(this, snap->elapsed_s + this->latency_offset, snap->est_latency_s);
     for (int r = 0; r < snap->n_tasks; r++) {
         int ti = UiModel_findId(this, snap->rows[r].id);
         if (ti < 0) continue;
@@ -366,15 +382,45 @@ void UiModel_addLatency(UiModel *this, double t, double latency_s) {
     this->latency[this->n_latency++] = (UiSample){t, latency_s};
 }
 
-double UiModel_estimate(const UiModel *this) {
-    if (this->n_tasks == 0) return INFINITY;
+int UiModel_loadLatencyTsv(UiModel *this, const char *path, double session_start) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[256];
+    double first = -1;
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        double wall, session_s, est_ms;
+        int trials;
+        if (sscanf(line, "%lf %lf %d %lf", &wall, &session_s, &trials, &est_ms) != 4) continue; /* the header */
+        if (wall > session_start) break; /* this session's own lines */
+        if (first < 0) first = wall;
+        if (est_ms > 0) {
+            UiModel_addLatency(this, wall - first, est_ms * 1e-3);
+            n++;
+        }
+    }
+    fclose(f);
+    if (first >= 0) this->latency_offset = session_start - first;
+    return n;
+}
+
+double UiModel_estimate(const UiModel *this, int *left_out) {
     double sum = 0;
+    int out = 0;
+    bool open_without = false;
     for (int i = 0; i < this->n_tasks; i++) {
         const UiTask *t = &this->tasks[i];
-        if (!isfinite(t->row.best_latency_s) || t->row.best_gflops <= 0) return INFINITY;
-        sum += t->weight * t->row.best_latency_s;
+        if (isfinite(t->row.best_latency_s) && t->row.best_gflops > 0) {
+            sum += t->weight * t->row.best_latency_s;
+        } else if (t->from_log || t->row.state == TASK_PAUSED || t->row.state == TASK_STOPPED ||
+                   t->row.state == TASK_DONE) {
+            out++;
+        } else {
+            open_without = true;
+        }
     }
-    return sum;
+    if (left_out) *left_out = out;
+    return open_without || out == this->n_tasks ? INFINITY : sum;
 }
 
 bool UiTask_allFailed(const UiTask *this, int min_trials) {

@@ -27,6 +27,7 @@
 
 typedef struct UiPoint {
     int trial;    /* 1-based trial number of the task */
+    float t;      /* seconds since the first record of the log or session (wall time of the trial) */
     float gflops; /* 0 for a failed trial */
     int8_t error_no;
 } UiPoint;
@@ -69,6 +70,7 @@ typedef struct UiTask {
     int want_priority; /* UI_NO_REQUEST, or a priority asked for and not yet in a snapshot */
     bool warned_all_failed;
     bool from_log;      /* read from a log (`tunetop view`): no live state */
+    bool tagged;        /* Space: steering keys and curves act on every tagged task */
     char strategy[128]; /* the strategy's latest status line (EV_STRATEGY), "" if none */
 } UiTask;
 
@@ -91,11 +93,15 @@ typedef struct UiModel {
     int building, measuring;
     int next_task;
     bool finished;
-    double est_latency_s; /* +inf until every task has a result */
+    double est_latency_s; /* +inf while a task that can still get a result has none */
+    int est_left_out;     /* tasks left out of the estimate (paused, stopped or done without a result) */
+    bool all_paused;      /* the engine has every task paused (P) */
+    int want_all_paused;  /* -1 none; 0/1 while a P request is not yet in a snapshot */
     double first_est_s;   /* the first finite estimate (for "how it has moved") */
     /* session series */
     UiSample *latency;
     int n_latency, cap_latency;
+    double latency_offset;   /* seconds from the first session in LOG.tsv to this one (0: none before) */
     uint64_t dropped_events; /* events the engine dropped (queue full): curves may miss points */
     /* view mode: time base of records */
     double first_ts;
@@ -121,8 +127,19 @@ void UiModel_applySnapshot(UiModel *this, const SessionSnapshot *snap);
 
 /* Appends a point to the latency series (skips +inf and repeats of the same value at close times). */
 void UiModel_addLatency(UiModel *this, double t, double latency_s);
-/* Recomputes sum(weight * best latency) over tasks; +inf unless every task has a result. */
-double UiModel_estimate(const UiModel *this);
+/* Earlier sessions' estimates from a log's LOG.tsv (unix_time, session_s,
+ * trials, est_latency_ms, task per line), so the latency curve continues
+ * across resumes: their points go first, at their seconds since the first
+ * line, and latency_offset shifts this session's (which started at
+ * session_start unix seconds) behind them. Returns the points added (0 when
+ * the file is missing). */
+int UiModel_loadLatencyTsv(UiModel *this, const char *path, double session_start);
+
+/* Recomputes sum(weight * best latency) over the tasks with a result. A task
+ * without one is left out (and counted in *left_out, which may be NULL) when
+ * it cannot get one now: read from a log, paused, stopped or done; any other
+ * task without a result makes the estimate +inf. */
+double UiModel_estimate(const UiModel *this, int *left_out);
 
 /* Failed trials of task ti and whether every trial so far failed (for a warning). */
 bool UiTask_allFailed(const UiTask *this, int min_trials);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels/target.h"
 #include "ui/keys.h"
@@ -69,13 +70,21 @@ static void detail_page(CellBuf *cb, Rect in, UiState *st) {
     if (ins->scroll < 0) ins->scroll = 0;
     for (int i = 0; i < rows && ins->scroll + i < ins->n_lines; i++) {
         int l = ins->scroll + i;
-        CellBuf_text(cb, in.x, in.y + i, ins->lines[l], (CellAttr)ins->attrs[l], in.w);
+        /* from column hscroll on (whole UTF-8 characters) */
+        const char *text = ins->lines[l];
+        for (int skip = ins->hscroll; skip > 0 && *text; skip--) {
+            text++;
+            while ((*text & 0xc0) == 0x80)
+                text++;
+        }
+        CellBuf_text(cb, in.x, in.y + i, text, (CellAttr)ins->attrs[l], in.w);
         if (l == ins->mark_line) CellBuf_paint(cb, (Rect){in.x, in.y + i, in.w, 1}, ATTR_MARK);
     }
     CellBuf_printf(cb, in.x, in.y + in.h - 1, ATTR_DIM, in.w,
-                   "lines %d-%d of %d   Up/Down/PgUp/PgDn: scroll   w: write to a file   Esc: back",
+                   "lines %d-%d of %d, column %d   Up/Down/PgUp/PgDn, Left/Right: scroll   w: write to a file   Esc: back",
                    ins->n_lines ? ins->scroll + 1 : 0,
-                   ins->scroll + rows < ins->n_lines ? ins->scroll + rows : ins->n_lines, ins->n_lines);
+                   ins->scroll + rows < ins->n_lines ? ins->scroll + rows : ins->n_lines, ins->n_lines,
+                   ins->hscroll + 1);
 }
 
 void InspectorPanel_render(CellBuf *cb, Rect r, UiState *st) {
@@ -100,11 +109,39 @@ void InspectorPanel_render(CellBuf *cb, Rect r, UiState *st) {
         detail_page(cb, in, st);
 }
 
+/* ---- the message log ------------------------------------------------------ */
+
+void MessageLog_render(CellBuf *cb, Rect r, UiState *st) {
+    char title[96];
+    snprintf(title, sizeof title, "Messages (%d; m or Esc closes; Up/Down scroll)", st->n_msgs);
+    CellBuf_box(cb, r, title, st->utf8);
+    Rect in = {r.x + 1, r.y + 1, r.w - 2, r.h - 2};
+    if (in.h < 1 || in.w < 12) return;
+    if (st->n_msgs == 0) {
+        CellBuf_text(cb, in.x + 1, in.y, "no messages yet", ATTR_DIM, in.w - 1);
+        return;
+    }
+    int max_top = st->n_msgs - in.h;
+    if (max_top < 0) max_top = 0;
+    if (st->msg_scroll > max_top) st->msg_scroll = max_top;
+    if (st->msg_scroll < 0) st->msg_scroll = 0;
+    for (int i = 0; i < in.h && st->msg_scroll + i < st->n_msgs; i++) {
+        const UiMessage *m = &st->msgs[st->msg_scroll + i];
+        time_t tt = (time_t)m->wall;
+        struct tm tmv;
+        localtime_r(&tt, &tmv);
+        char when[16];
+        strftime(when, sizeof when, "%H:%M:%S", &tmv);
+        CellBuf_text(cb, in.x, in.y + i, when, ATTR_DIM, 8);
+        CellBuf_text(cb, in.x + 9, in.y + i, m->text, m->attr, in.w - 9);
+    }
+}
+
 /* ---- help: generated from the key table ---------------------------------- */
 
 static const char *const HELP_COLUMNS[] = {
     "Columns of the scheduler table",
-    "  >            the task being measured right now",
+    "  >            the task being measured right now (* instead: a tagged task)",
     "  ID           task number (as in the log and in `tunetop best`)",
     "  Task         operator and shape (the full key is in the inspector)",
     "  Wt           weight: how often the workload occurs in the network",
@@ -122,14 +159,21 @@ static const char *const HELP_COLUMNS[] = {
     "               task's share in the scheduler's choice",
     "",
     "Header",
-    "  Trials a/b   trials of the session / total budget, trials per second",
+    "  PAUSED       every task is paused (P); P again resumes all but those",
+    "               paused one by one (p)",
+    "  Trials a/b   trials of the session / total budget, trials per second,",
+    "               ETA: when the budget is spent at this rate",
     "  compiling    candidates being compiled; measuring: the task being timed",
     "  Est. total latency  sum of weight x best latency over tasks (the",
-    "               scheduler's objective) and its change since the first one",
+    "               scheduler's objective) and its change since the first one;",
+    "               [N left out]: tasks paused or stopped before any result",
     "",
     "Curves",
     "  left: the selected task's GFLOPS per trial (failures sit on 0) and",
-    "        the best so far; right: the estimated total latency over time",
+    "        the best so far, or with tasks tagged (Space) each one's best",
+    "        so far; x: trial number or wall time (x), L: log scale",
+    "  right: the estimated total latency over time",
+    "        (earlier sessions of the log included, from LOG.tsv)",
 };
 
 void Help_render(CellBuf *cb, Rect r, UiState *st) {

@@ -193,8 +193,62 @@ void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *se
     }
 }
 
+static const CellAttr SERIES_ATTRS[4] = {ATTR_SERIES1, ATTR_SERIES2, ATTR_SERIES3, ATTR_SERIES4};
+
+/* x of a task's point i: its trial number, or the seconds since the first record (x). */
+static double point_x(const UiState *st, const UiTask *t, int i) {
+    return st->xaxis == XAXIS_TIME ? t->points[i].t : t->points[i].trial;
+}
+
+static const char *x_label(const UiState *st) {
+    return st->xaxis == XAXIS_TIME ? "seconds since the first record" : "trial";
+}
+
+/* Several tagged tasks: each one's best GFLOPS so far, one series per task. */
+static void tagged_curves(CellBuf *cb, Rect r, const UiState *st, bool braille) {
+    const UiModel *m = &st->model;
+    int n_series = 0, total = 0;
+    for (int i = 0; i < m->n_tasks; i++)
+        if (m->tasks[i].tagged) n_series++, total += m->tasks[i].n_points;
+    double *buf = malloc(sizeof(double) * (size_t)(total ? total : 1) * 2);
+    PlotSeries *s = calloc((size_t)n_series, sizeof *s);
+    if (!buf || !s) abort();
+    char title[200];
+    int off = snprintf(title, sizeof title, "Tasks");
+    int k = 0, at = 0;
+    for (int i = 0; i < m->n_tasks && k < n_series; i++) {
+        const UiTask *t = &m->tasks[i];
+        if (!t->tagged) continue;
+        double *x = buf + 2 * at, *y = x + t->n_points;
+        UiTask_bestSoFar(t, y);
+        for (int j = 0; j < t->n_points; j++) {
+            x[j] = point_x(st, t, j);
+            if (y[j] <= 0) y[j] = NAN;
+        }
+        s[k] = (PlotSeries){x, y, t->n_points, true, true, SERIES_ATTRS[k % 4]};
+        if (off < (int)sizeof title) off += snprintf(title + off, sizeof title - (size_t)off, "%s %d", k ? "," : "", t->id);
+        at += t->n_points;
+        k++;
+    }
+    if (off < (int)sizeof title)
+        snprintf(title + off, sizeof title - (size_t)off, ": best GFLOPS so far%s", st->log_y ? " (log)" : "");
+    PlotSpec spec = {.title = title,
+                     .xlabel = x_label(st),
+                     .y_from_zero = !st->log_y,
+                     .log_y = st->log_y,
+                     .braille = braille,
+                     .empty = "no trials measured yet"};
+    Plot_render(cb, r, &spec, s, k);
+    free(s);
+    free(buf);
+}
+
 void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st) {
     bool braille = st->utf8 && !st->ascii_plots;
+    if (UiState_taggedCount(st) > 0) {
+        tagged_curves(cb, r, st, braille);
+        return;
+    }
     if (st->selected < 0 || st->selected >= st->model.n_tasks) {
         PlotSpec spec = {.title = "GFLOPS per trial", .braille = braille, .empty = "no task selected"};
         Plot_render(cb, r, &spec, NULL, 0);
@@ -208,23 +262,29 @@ void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st) {
     UiTask_bestSoFar(t, best);
     for (int i = 0; i < n; i++) {
         if (best[i] <= 0) best[i] = NAN; /* no line before the first success */
-        x[i] = t->points[i].trial;
+        x[i] = point_x(st, t, i);
         ok_y[i] = t->points[i].error_no ? NAN : t->points[i].gflops;
-        fail_y[i] = t->points[i].error_no ? 0 : NAN;
+        /* a failure sits on 0; a log axis has no 0: failures are left out there */
+        fail_y[i] = t->points[i].error_no && !st->log_y ? 0 : NAN;
     }
+    const char *unit = st->log_y ? "GFLOPS (log)" : "GFLOPS";
     char title[160];
-    snprintf(title, sizeof title, "Task %d %s: GFLOPS per trial (dots measured, dots on 0 failed, %s best so far)",
-             t->id, t->label, braille ? "line" : "*");
+    snprintf(title, sizeof title, "Task %d %s: %s per trial (dots measured, dots on 0 failed, %s best so far)", t->id,
+             t->label, unit, braille ? "line" : "*");
     if ((int)strlen(title) > r.w - 6)
-        snprintf(title, sizeof title, "Task %d %s: GFLOPS per trial, best so far", t->id, t->label);
-    if ((int)strlen(title) > r.w - 6) snprintf(title, sizeof title, "Task %d: GFLOPS per trial, best so far", t->id);
+        snprintf(title, sizeof title, "Task %d %s: %s per trial, best so far", t->id, t->label, unit);
+    if ((int)strlen(title) > r.w - 6) snprintf(title, sizeof title, "Task %d: %s per trial, best so far", t->id, unit);
     PlotSeries s[3] = {
         {x, fail_y, n, false, false, ATTR_FAILED},
         {x, ok_y, n, false, false, ATTR_SERIES1},
         {x, best, n, true, true, ATTR_SERIES2},
     };
-    PlotSpec spec = {
-        .title = title, .xlabel = "trial", .y_from_zero = true, .braille = braille, .empty = "no trials measured yet"};
+    PlotSpec spec = {.title = title,
+                     .xlabel = x_label(st),
+                     .y_from_zero = !st->log_y,
+                     .log_y = st->log_y,
+                     .braille = braille,
+                     .empty = "no trials measured yet"};
     Plot_render(cb, r, &spec, s, 3);
     free(x);
 }
@@ -249,13 +309,13 @@ void SessionCurve_render(CellBuf *cb, Rect r, const UiState *st) {
     double low = top;
     for (int i = 0; i < n; i++)
         low = fmin(low, y[i]);
-    bool log_y = n > 1 && low > 0 && top / low > 10;
+    bool log_y = st->log_y || (n > 1 && low > 0 && top / low > 10);
     PlotSeries s = {x, y, n, true, true, ATTR_SERIES3};
     PlotSpec spec = {.title =
                          us ? (log_y ? "Est. total latency (us, log) over time" : "Est. total latency (us) over time")
                             : (log_y ? "Est. total latency (ms, log) over time" : "Est. total latency (ms) over time"),
                      .log_y = log_y,
-                     .xlabel = "seconds",
+                     .xlabel = m->latency_offset > 0 ? "seconds (earlier sessions from LOG.tsv)" : "seconds",
                      .y_scale = us ? 1e6 : 1e3,
                      .braille = braille,
                      .empty = "no estimate yet:\nevery task needs a result"};

@@ -1,8 +1,10 @@
 /* ui/state.c: see state.h (the inspector's detail page is in inspector.c). */
 #include "ui/state.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,8 @@ void UiState_init(UiState *this) {
 
 void UiState_done(UiState *this) {
     Inspector_freeDetail(&this->insp);
+    free(this->msgs);
+    this->msgs = NULL;
     UiModel_done(&this->model);
     free(this->order);
     this->order = NULL;
@@ -54,18 +58,37 @@ static double sort_value(const UiTask *t, SortKey k) {
     }
 }
 
+/* Case-insensitive substring. */
+static bool contains(const char *hay, const char *needle) {
+    size_t n = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n) return true;
+    }
+    return n == 0;
+}
+
+bool UiState_filterMatches(const UiState *this, int ti) {
+    if (!this->filter[0]) return true;
+    const UiTask *t = &this->model.tasks[ti];
+    char id[16];
+    snprintf(id, sizeof id, "%d", t->id);
+    return strcmp(id, this->filter) == 0 || contains(t->label, this->filter) || contains(t->key, this->filter);
+}
+
 void UiState_sort(UiState *this) {
     int n = this->model.n_tasks;
-    if (n != this->n_order) {
-        free(this->order);
-        this->order = malloc((size_t)(n ? n : 1) * sizeof *this->order);
-        if (!this->order) abort();
-        this->n_order = n;
-    }
+    free(this->order);
+    this->order = malloc((size_t)(n ? n : 1) * sizeof *this->order);
+    if (!this->order) abort();
+    int k = 0;
     for (int i = 0; i < n; i++)
-        this->order[i] = i;
+        if (UiState_filterMatches(this, i)) this->order[k++] = i;
+    this->n_order = k;
     /* insertion sort: stable, and task counts are small */
-    for (int i = 1; i < n; i++) {
+    for (int i = 1; i < k; i++) {
         int v = this->order[i], j = i;
         const UiTask *tv = &this->model.tasks[v];
         while (j > 0) {
@@ -78,6 +101,26 @@ void UiState_sort(UiState *this) {
         }
         this->order[j] = v;
     }
+    /* the selection stays on a shown task */
+    bool shown = false;
+    for (int i = 0; i < k; i++)
+        if (this->order[i] == this->selected) shown = true;
+    if (!shown && k > 0) this->selected = this->order[0];
+}
+
+int UiState_taggedCount(const UiState *this) {
+    int n = 0;
+    for (int i = 0; i < this->model.n_tasks; i++)
+        n += this->model.tasks[i].tagged;
+    return n;
+}
+
+int UiState_targets(const UiState *this, int *out) {
+    int n = 0;
+    for (int i = 0; i < this->model.n_tasks; i++)
+        if (this->model.tasks[i].tagged) out[n++] = i;
+    if (n == 0 && this->selected >= 0 && this->selected < this->model.n_tasks) out[n++] = this->selected;
+    return n;
 }
 
 int UiState_selectedPos(const UiState *this) {
@@ -92,10 +135,27 @@ void UiState_setStatus(UiState *this, CellAttr attr, const char *fmt, ...) {
     vsnprintf(this->status, sizeof this->status, fmt, ap);
     va_end(ap);
     this->status_attr = attr;
+    if (!this->status[0]) return;
+    if (this->n_msgs == UI_MESSAGES_MAX) {
+        /* the oldest goes */
+        memmove(this->msgs, this->msgs + 1, (size_t)(UI_MESSAGES_MAX - 1) * sizeof *this->msgs);
+        this->n_msgs--;
+    }
+    if (this->n_msgs == this->cap_msgs) {
+        this->cap_msgs = this->cap_msgs ? this->cap_msgs * 2 : 64;
+        this->msgs = realloc(this->msgs, (size_t)this->cap_msgs * sizeof *this->msgs);
+        if (!this->msgs) abort();
+    }
+    UiMessage *m = &this->msgs[this->n_msgs++];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    m->wall = ts.tv_sec + ts.tv_nsec * 1e-9;
+    m->attr = attr;
+    snprintf(m->text, sizeof m->text, "%s", this->status);
 }
 
 const char *UiState_taskStateText(const UiTask *t) {
-    if (t->from_log) return "logged";
+    if (t->from_log) return t->row.state == TASK_STOPPED ? "stopped" : t->row.state == TASK_PAUSED ? "paused" : "logged";
     if (t->want_stop && t->row.state != TASK_STOPPED && t->row.state != TASK_DONE) return "stopping";
     if (t->want_paused == 1 && t->row.state != TASK_PAUSED) return "pausing";
     if (t->want_paused == 0 && t->row.state == TASK_PAUSED) return "resuming";

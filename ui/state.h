@@ -35,12 +35,29 @@ typedef struct Inspector {
     int group, group_top;
     int cand, cand_top;
     int scroll; /* first detail line shown */
+    int hscroll; /* first column shown of the detail lines (long lines at 80 columns) */
     /* detail page of the open candidate (built by Inspector_openDetail) */
     char **lines;
     uint8_t *attrs; /* CellAttr per line */
     int n_lines;
     int mark_line; /* index in lines of the failing source line, -1 if none */
 } Inspector;
+
+/* One status message with the wall time it was shown (the message log, m). */
+typedef struct UiMessage {
+    double wall; /* unix seconds */
+    CellAttr attr;
+    char text[256];
+} UiMessage;
+
+#define UI_MESSAGES_MAX 1000
+#define UI_FILTER_LEN 64
+
+/* A question the status line asks; the next key answers it (y confirms). */
+typedef enum { CONFIRM_NONE = 0, CONFIRM_STOP_TASKS, CONFIRM_QUIT } Confirm;
+
+/* Curves' x axis: the task's trial number or the wall time of each trial. */
+typedef enum { XAXIS_TRIALS = 0, XAXIS_TIME } XAxis;
 
 typedef struct UiState {
     UiModel model;
@@ -60,6 +77,20 @@ typedef struct UiState {
     bool latency_first; /* where only one curve fits: the session latency instead of the task GFLOPS */
     bool quit_requested;
     bool stopping; /* quit requested, waiting for the engine */
+    Confirm confirm; /* the question the status line asks now */
+    /* message log: every status message, oldest first (at most UI_MESSAGES_MAX) */
+    UiMessage *msgs;
+    int n_msgs, cap_msgs;
+    int msg_scroll;
+    /* the table filter (/ or F3): tasks whose ID, label or key contains it */
+    char filter[UI_FILTER_LEN];
+    bool filter_editing;
+    /* curves */
+    XAxis xaxis;
+    bool log_y; /* logarithmic y axis for GFLOPS and latency */
+    /* where the table was drawn last (mouse clicks) */
+    Rect table_rect;
+    int mouse_x, mouse_y, mouse_button; /* the last mouse event (UI_MOUSE_*) */
     const UiSteer *steer;
     void *steer_ctx;
     /* regenerating sources in the inspector */
@@ -72,10 +103,18 @@ typedef struct UiState {
 void UiState_init(UiState *this);
 void UiState_done(UiState *this); /* frees the model and the inspector page */
 
-/* Recomputes the display order after sort key or data changes. */
+/* Recomputes the display order after sort key, filter or data changes (tasks
+ * the filter hides are not in it; the selection moves to a shown task). */
 void UiState_sort(UiState *this);
+/* True when task index ti passes the filter. */
+bool UiState_filterMatches(const UiState *this, int ti);
+/* Tasks the steering keys act on: the tagged ones, else the selected one.
+ * Writes model task indices into out (room for n_tasks); returns the count. */
+int UiState_targets(const UiState *this, int *out);
+int UiState_taggedCount(const UiState *this);
 /* Position of the selected task in the display order (0 when none). */
 int UiState_selectedPos(const UiState *this);
+/* Shows a status line and keeps it in the message log with the time. */
 void UiState_setStatus(UiState *this, CellAttr attr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The state column text: engine state, or "pausing"/"resuming" while a

@@ -84,7 +84,7 @@ static void apply_event(UiState *st, Seen *seen, EngineEvent *ev) {
                           "%s", ev->text);
         break;
     case EV_ROUND:
-        UiModel_addLatency(m, ev->time_s, ev->est_latency_s);
+        UiModel_addLatency(m, ev->time_s + m->latency_offset, ev->est_latency_s);
         break;
     case EV_STRATEGY:
         if (ti >= 0) snprintf(m->tasks[ti].strategy, sizeof m->tasks[ti].strategy, "%s", ev->text);
@@ -175,13 +175,14 @@ static int run_loop(Loop *L) {
                 react |= REACT_RELAYOUT | REACT_REDRAW;
                 continue;
             }
+            if (key == UI_KEY_MOUSE && !CRT_mouse(&st->mouse_x, &st->mouse_y, &st->mouse_button)) continue;
             react |= UiKeys_handle(st, key);
             if (react & REACT_QUIT) break;
         }
         if (((L->stop_flag && *L->stop_flag) || CRT_interrupted() || !stdin_ok) && !st->quit_requested) {
             /* Ctrl-C / SIGTERM / hang-up: the same graceful path as q */
             st->view.overlay = OVERLAY_NONE;
-            react |= UiKeys_handle(st, 'q');
+            react |= UiKeys_quitNow(st);
         }
         if (react & REACT_QUIT) break;
         if (st->stopping && L->engine && Engine_finished(L->engine)) break;
@@ -291,9 +292,23 @@ int Ui_runSession(Engine *engine, const UiOptions *opt, volatile int *stop_flag)
     preload(&st, cfg->log_path, &L.seen);
     SessionSnapshot snap;
     Engine_snapshot(engine, &snap);
-    if (snap.restored > 0)
+    if (snap.restored > 0 && !(opt->notice && opt->notice[0]))
         UiState_setStatus(&st, ATTR_NORMAL, "%d records restored from %s (curves include them)", snap.restored,
                           cfg->log_path);
+    if (opt->notice && opt->notice[0]) {
+        /* what was restored; the steering last, so the status line shows it (m lists both) */
+        const char *steer = strstr(opt->notice, "; steering restored: ");
+        if (steer) {
+            UiState_setStatus(&st, ATTR_NORMAL, "%.*s", (int)(steer - opt->notice), opt->notice);
+            UiState_setStatus(&st, ATTR_WARN, "%s", steer + 2);
+        } else {
+            UiState_setStatus(&st, ATTR_NORMAL, "%s", opt->notice);
+        }
+    }
+    /* the latency curve goes on from the earlier sessions of the log */
+    char tsv[1100];
+    snprintf(tsv, sizeof tsv, "%s.tsv", cfg->log_path);
+    UiModel_loadLatencyTsv(m, tsv, clock_wall() - snap.elapsed_s);
     SessionSnapshot_done(&snap);
     int code = run_loop(&L);
     CRT_done();
@@ -326,7 +341,7 @@ int Ui_runView(const char *log_path, const UiOptions *opt, volatile int *stop_fl
         UiState_setStatus(&st, ATTR_WARN, "the log ends inside a record (a writer is busy, or it crashed)");
     else
         UiState_setStatus(&st, ATTR_NORMAL, "%ld records from %s (read-only; follows the file as it grows)",
-                          view.consumed, log_path);
+                          view.records, log_path);
     char cerr[256];
     if (!CRT_init(opt->color, &st.utf8, cerr, sizeof cerr)) {
         fprintf(stderr, "tunetop view: %s (for text: tunetop best LOG, tunetop dump LOG)\n", cerr);

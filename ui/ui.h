@@ -15,6 +15,7 @@ typedef struct UiOptions {
     bool color;          /* false with --no-color or NO_COLOR */
     int refresh_hz;      /* default 10 */
     const char *target;  /* for view mode headers */
+    const char *notice;  /* a session's first message (what a resume restored), NULL or "" for none */
 } UiOptions;
 
 void UiOptions_defaults(UiOptions *this); /* honours NO_COLOR */

@@ -2,8 +2,10 @@
  * frame (see widgets.h). Plots, inspector and help are in their own files. */
 #include "ui/widgets.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ui/keys.h"
@@ -13,8 +15,12 @@ void Ui_formatLatency(double s, char *buf, size_t n) {
         snprintf(buf, n, "-");
     else if (s < 1e-3)
         snprintf(buf, n, "%.1f us", s * 1e6);
-    else if (s < 1.0)
+    else if (s < 1e-2)
         snprintf(buf, n, "%.3f ms", s * 1e3);
+    else if (s < 0.1)
+        snprintf(buf, n, "%.2f ms", s * 1e3); /* 8 cells at most, as the table's Best column */
+    else if (s < 1.0)
+        snprintf(buf, n, "%.1f ms", s * 1e3);
     else
         snprintf(buf, n, "%.2f s", s);
 }
@@ -40,6 +46,8 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
     /* line 1: who and where */
     int x = r.x;
     x += CellBuf_text(cb, x, r.y, "tunetop", ATTR_TITLE, -1) + 2;
+    if (m->live && (m->want_all_paused >= 0 ? m->want_all_paused == 1 : m->all_paused))
+        x += CellBuf_text(cb, x, r.y, "PAUSED", ATTR_PAUSED, xend - x) + 2;
     x = pair(cb, x, r.y, xend, "target", m->target[0] ? m->target : "?", ATTR_HEADER_VAL);
     x = pair(cb, x, r.y, xend, "device", m->device[0] ? m->device : "?", ATTR_HEADER_VAL);
     if (m->tuner[0]) x = pair(cb, x, r.y, xend, "tuner", m->tuner, ATTR_HEADER_VAL);
@@ -74,6 +82,12 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
     }
     snprintf(buf, sizeof buf, "%.2f trials/s", m->trials_per_s);
     x += CellBuf_text(cb, x, y, buf, ATTR_HEADER_VAL, xend - x) + 3;
+    if (m->live && !m->finished && m->budget > m->trials && m->trials_per_s > 0) {
+        /* when the budget will be spent at this session's rate */
+        char eta[32];
+        format_clock((m->budget - m->trials) / m->trials_per_s, eta, sizeof eta);
+        x = pair(cb, x, y, xend, "ETA", eta, ATTR_HEADER_VAL);
+    }
     if (m->live) {
         snprintf(buf, sizeof buf, "%d", m->building);
         x = pair(cb, x, y, xend, "compiling", buf, m->building ? ATTR_HEADER_VAL : ATTR_DIM);
@@ -104,11 +118,17 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
             snprintf(buf, sizeof buf, "(first estimate %s, %+.1f%%)", first, pct);
             x += CellBuf_text(cb, x, y, buf, pct < 0 ? ATTR_BEST : ATTR_DIM, xend - x) + 3;
         }
+        if (m->est_left_out > 0) {
+            /* tasks paused or stopped before their first result */
+            snprintf(buf, sizeof buf, "[%d task%s left out: no result]", m->est_left_out,
+                     m->est_left_out == 1 ? "" : "s");
+            x += CellBuf_text(cb, x, y, buf, ATTR_WARN, xend - x) + 3;
+        }
     } else {
         int missing = 0;
         for (int i = 0; i < m->n_tasks; i++)
             if (m->tasks[i].row.best_gflops <= 0) missing++;
-        snprintf(buf, sizeof buf, "n/a until every task has a result (%d without)", missing);
+        snprintf(buf, sizeof buf, "n/a until every running task has a result (%d without)", missing);
         x = pair(cb, x, y, xend, "Est. total latency", buf, ATTR_DIM);
     }
     if (m->live && m->next_task >= 0) {
@@ -176,6 +196,94 @@ static void cell(CellBuf *cb, int x, int y, int w, bool right, const char *s, Ce
     CellBuf_text(cb, right ? x + w - len : x, y, s, a, w);
 }
 
+/* A label made shorter, one step at a time until it fits in w: shorter words
+ * ("conv2d 56x56 64->128 3x3 s2" -> "cv 56x56 64>128 3x3 s2"), no "cv " (the
+ * common case), a square size once ("56 64>128 3x3 s2"), the stride glued on
+ * ("56 64>128 3x3s2"). */
+static void squeeze(const char *in, char *out, size_t n, int w) {
+    static const char *const from[] = {"conv2d ", "dwconv ", "dense ", "->"};
+    static const char *const to[] = {"cv ", "dw ", "fc ", ">"};
+    size_t k = 0;
+    while (*in && k + 1 < n) {
+        bool done = false;
+        for (int i = 0; i < 4 && !done; i++) {
+            size_t len = strlen(from[i]);
+            if (strncmp(in, from[i], len) != 0) continue;
+            for (const char *t = to[i]; *t && k + 1 < n; t++)
+                out[k++] = *t;
+            in += len;
+            done = true;
+        }
+        if (!done) out[k++] = *in++;
+    }
+    out[k] = '\0';
+    if ((int)strlen(out) > w && strncmp(out, "cv ", 3) == 0) memmove(out, out + 3, strlen(out + 3) + 1);
+    if ((int)strlen(out) > w) {
+        /* the first "NxN" -> "N" */
+        for (char *p = out; *p; p++) {
+            if (!isdigit((unsigned char)*p) || (p > out && isdigit((unsigned char)p[-1]))) continue;
+            size_t d = strspn(p, "0123456789");
+            if (p[d] == 'x' && strncmp(p, p + d + 1, d) == 0 && !isdigit((unsigned char)p[2 * d + 1])) {
+                memmove(p + d, p + 2 * d + 1, strlen(p + 2 * d + 1) + 1);
+                break;
+            }
+        }
+    }
+    if ((int)strlen(out) > w) {
+        char *sp = strstr(out, " s");
+        if (sp && isdigit((unsigned char)sp[2])) memmove(sp, sp + 1, strlen(sp + 1) + 1);
+    }
+}
+
+static int count_distinct(char (*s)[UI_LABEL_MAX], int n) {
+    int d = 0;
+    for (int i = 0; i < n; i++) {
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = strcmp(s[i], s[j]) == 0;
+        d += !seen;
+    }
+    return d;
+}
+
+int Ui_shortLabels(const char *const *labels, int n, int w, char (*out)[UI_LABEL_MAX]) {
+    if (w >= UI_LABEL_MAX) w = UI_LABEL_MAX - 1;
+    int longest = 0;
+    for (int i = 0; i < n; i++) {
+        snprintf(out[i], UI_LABEL_MAX, "%s", labels[i]);
+        if ((int)strlen(out[i]) > w) squeeze(labels[i], out[i], UI_LABEL_MAX, w);
+        if ((int)strlen(out[i]) > longest) longest = (int)strlen(out[i]);
+    }
+    if (longest <= w || w < 3 || n == 0) return count_distinct(out, n);
+    /* Too long still: keep a head and a tail with '~' between, the same split for
+     * every row; the split that tells the most rows apart wins (the longer head on a tie). */
+    char (*trial)[UI_LABEL_MAX] = malloc((size_t)n * sizeof *trial);
+    if (!trial) abort();
+    int best_tail = 0, best_d = -1;
+    for (int tail = 0; tail <= w - 2; tail++) {
+        for (int i = 0; i < n; i++) {
+            int len = (int)strlen(out[i]);
+            if (len <= w) {
+                snprintf(trial[i], UI_LABEL_MAX, "%s", out[i]);
+                continue;
+            }
+            int head = w - 1 - tail;
+            snprintf(trial[i], UI_LABEL_MAX, "%.*s~%s", head, out[i], out[i] + len - tail);
+        }
+        int d = count_distinct(trial, n);
+        if (d > best_d) best_d = d, best_tail = tail;
+    }
+    for (int i = 0; i < n; i++) {
+        int len = (int)strlen(out[i]);
+        if (len <= w) continue;
+        char tmp[UI_LABEL_MAX];
+        snprintf(tmp, sizeof tmp, "%.*s~%s", w - 1 - best_tail, out[i], out[i] + len - best_tail);
+        snprintf(out[i], UI_LABEL_MAX, "%s", tmp);
+    }
+    free(trial);
+    return best_d;
+}
+
 static CellAttr state_attr(const UiTask *t) {
     switch (t->row.state) {
     case TASK_TUNING:
@@ -200,7 +308,19 @@ static void format_gflops(double g, char *buf, size_t n) {
         snprintf(buf, n, "%.1f", g);
 }
 
+SortKey Table_sortKeyAt(Rect r, int x) {
+    int w[COL_N];
+    column_widths(r.w, w);
+    int cx = r.x;
+    for (int c = 0; c < COL_N; c++) {
+        if (x >= cx && x < cx + w[c] + 1) return COLUMNS[c].sort;
+        cx += w[c] + 1;
+    }
+    return SORT_COUNT;
+}
+
 void Table_render(CellBuf *cb, Rect r, UiState *st) {
+    st->table_rect = r;
     if (r.h < 1) return;
     int w[COL_N];
     column_widths(r.w, w);
@@ -216,11 +336,26 @@ void Table_render(CellBuf *cb, Rect r, UiState *st) {
         x += w[c] + 1;
     }
     int rows = r.h - 1;
-    if (st->n_order != st->model.n_tasks) UiState_sort(st);
+    if (st->n_order != st->model.n_tasks || st->filter[0]) UiState_sort(st);
+    if (st->filter[0] || st->filter_editing) {
+        /* the filter, in the Task column's title */
+        char f[96];
+        snprintf(f, sizeof f, "/%s%s", st->filter, st->filter_editing ? "_" : "");
+        int tx = r.x + w[COL_MARK] + 1 + w[COL_ID] + 1 + 5;
+        CellBuf_text(cb, tx, r.y, f, ATTR_WARN, w[COL_TASK] - 5);
+    }
     if (st->n_order == 0) {
-        CellBuf_text(cb, r.x + 2, r.y + 1, "no tasks yet", ATTR_DIM, r.w - 2);
+        CellBuf_text(cb, r.x + 2, r.y + 1, st->filter[0] ? "no task matches the filter" : "no tasks yet", ATTR_DIM,
+                     r.w - 2);
         return;
     }
+    /* labels short enough for the column and still telling the shown tasks apart */
+    const char **labels = malloc((size_t)st->n_order * sizeof *labels);
+    char (*shown)[UI_LABEL_MAX] = malloc((size_t)st->n_order * sizeof *shown);
+    if (!labels || !shown) abort();
+    for (int i = 0; i < st->n_order; i++)
+        labels[i] = st->model.tasks[st->order[i]].label;
+    Ui_shortLabels(labels, st->n_order, w[COL_TASK], shown);
     int pos = UiState_selectedPos(st);
     if (pos < st->table_top) st->table_top = pos;
     if (pos >= st->table_top + rows) st->table_top = pos - rows + 1;
@@ -233,12 +368,13 @@ void Table_render(CellBuf *cb, Rect r, UiState *st) {
         char b[64];
         x = r.x;
         bool measuring = t->row.state == TASK_TUNING;
-        cell(cb, x, y, w[COL_MARK], false, measuring ? ">" : " ", ATTR_MEASURING);
+        cell(cb, x, y, w[COL_MARK], false, t->tagged ? "*" : measuring ? ">" : " ",
+             t->tagged ? ATTR_WARN : ATTR_MEASURING);
         x += w[COL_MARK] + 1;
         snprintf(b, sizeof b, "%d", t->id);
         cell(cb, x, y, w[COL_ID], true, b, ATTR_NORMAL);
         x += w[COL_ID] + 1;
-        cell(cb, x, y, w[COL_TASK], false, t->label, ATTR_NORMAL);
+        cell(cb, x, y, w[COL_TASK], false, shown[st->table_top + i], ATTR_NORMAL);
         x += w[COL_TASK] + 1;
         snprintf(b, sizeof b, "%g", t->weight);
         cell(cb, x, y, w[COL_WEIGHT], true, b, ATTR_NORMAL);
@@ -267,6 +403,8 @@ void Table_render(CellBuf *cb, Rect r, UiState *st) {
         cell(cb, x, y, w[COL_PRI], true, t->row.priority ? b : "0", ATTR_NORMAL);
         if (ti == st->selected) CellBuf_paint(cb, (Rect){r.x, y, r.w, 1}, ATTR_SELECTED);
     }
+    free(labels);
+    free(shown);
     if (st->n_order > rows) {
         /* which rows are shown, in the Task column's title (always there) */
         char more[48];
@@ -281,6 +419,13 @@ void Table_render(CellBuf *cb, Rect r, UiState *st) {
 /* ---- status line and key bar --------------------------------------------- */
 
 void Status_render(CellBuf *cb, Rect r, const UiState *st) {
+    if (st->filter_editing) {
+        char b[160];
+        snprintf(b, sizeof b, "filter: %s_   (Enter: keep, Esc: clear; matches %d of %d tasks)", st->filter,
+                 st->n_order, st->model.n_tasks);
+        CellBuf_text(cb, r.x, r.y, b, ATTR_WARN, r.w);
+        return;
+    }
     if (st->stopping) {
         char b[400];
         snprintf(b, sizeof b, "stopping... builds in flight finish and their results are saved%s%s",
@@ -346,6 +491,8 @@ void Screen_render(CellBuf *cb, UiState *st) {
             SessionCurve_render(cb, p, st);
         else if (i == 4 && st->view.overlay == OVERLAY_HELP)
             Help_render(cb, p, st);
+        else if (i == 4 && st->view.overlay == OVERLAY_MESSAGES)
+            MessageLog_render(cb, p, st);
         else if (i == 4)
             InspectorPanel_render(cb, p, st);
         else if (i == 5)

@@ -32,8 +32,11 @@ typedef struct PlotSpec {
 void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *series, int n_series);
 
 void Header_render(CellBuf *cb, Rect r, const UiState *st);
-/* Also scrolls st->table_top so that the selected row is visible. */
+/* Also scrolls st->table_top so that the selected row is visible, and keeps r in st->table_rect. */
 void Table_render(CellBuf *cb, Rect r, UiState *st);
+/* The sort key of the column title at x in a table drawn in r (SORT_COUNT: none). */
+SortKey Table_sortKeyAt(Rect r, int x);
+void MessageLog_render(CellBuf *cb, Rect r, UiState *st);
 void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st);
 void SessionCurve_render(CellBuf *cb, Rect r, const UiState *st);
 /* Also keeps the inspector's list scroll positions in range. */
@@ -44,6 +47,12 @@ void KeyBar_render(CellBuf *cb, Rect r, const UiState *st);
 
 /* Clears cb and renders a whole frame at cb's size. */
 void Screen_render(CellBuf *cb, UiState *st);
+
+#define UI_LABEL_MAX 64
+/* Task labels for a column of w cells: as they are when they fit, else with
+ * shorter words ("conv2d" -> "cv", "->" -> ">"), else cut in the middle with
+ * '~' where that tells the most labels apart. Returns how many differ. */
+int Ui_shortLabels(const char *const *labels, int n, int w, char (*out)[UI_LABEL_MAX]);
 
 /* Formats seconds as "812.4 us", "1.234 ms", "2.51 s" (or "-" when not finite). */
 void Ui_formatLatency(double s, char *buf, size_t n);

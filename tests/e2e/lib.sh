@@ -88,14 +88,27 @@ save() {
 # right, since task labels contain spaces; Best is "-" or "<number> <unit>".
 field() {
     awk -v id="$1" -v what="$2" '
-        /^[ >] +[0-9]+ / {
-            line = $0; sub(/^[ >] +/, "", line); split(line, f, " ");
+        /^[ >*] +[0-9]+ / {
+            line = $0; sub(/^[ >*] +/, "", line); split(line, f, " ");
             if (f[1] != id) next;
             n = split(line, f, " ");
             state = f[n - 1];
             off = (f[n - 5] == "-") ? 6 : 7;
             prog = f[n - off]; sub(/\/.*/, "", prog);
             if (what == "state") print state; else print prog;
+            exit
+        }' "$SCREEN"
+}
+
+# label ID: the Task column of task ID's row (as shown, possibly shortened)
+label() {
+    awk -v id="$1" '
+        /^[ >*] +[0-9]+ / {
+            line = $0; sub(/^[ >*] +/, "", line);
+            n = split(line, f, " ");
+            if (f[1] != id) next;
+            sub(/^[0-9]+ +/, "", line);
+            print substr(line, 1, index(line, "  ") - 1);
             exit
         }' "$SCREEN"
 }

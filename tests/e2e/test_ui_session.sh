@@ -43,6 +43,8 @@ wait_until 2 "priority +1 shown" eval '[ "$(awk '"'"'/^[ >] +0 /{print $NF}'"'"'
 # stop task 1 for good
 keys j
 keys s
+wait_for 'stop task 1 for good' 5
+keys y
 wait_until 60 "task 1 stopped" eval '[ "$(field 1 state)" = stopped ]'
 n1=$(field 1 trials)
 keys k
@@ -62,7 +64,7 @@ wait_for 'terminal too small: need 80x24' 5
 resize 80 24
 wait_for 'Progress' 5
 keys '?'
-wait_for 'pause / resume the selected task' 5
+wait_for 'pause / resume the selected' 5
 save help_80x24
 resize 200 60
 wait_for 'Current: GFLOPS of the last successful config' 5
@@ -76,8 +78,10 @@ wait_for 'GFLOPS per trial' 5
 
 [ "$(field 1 trials)" = "$n1" ] || fail "task 1 measured after it was stopped"
 
-# quit: graceful stop, terminal restored, exit line printed by the app
+# quit: asks first, then a graceful stop, terminal restored, exit line printed by the app
 keys q
+wait_for 'stop the session and quit' 5
+keys y
 wait_for 'EXIT=[0-9]+' 60
 check_restored
 grep -qE 'EXIT=0' "$SCREEN" || fail "tunetop exited with $(grep -oE 'EXIT=[0-9]+' "$SCREEN")"

@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include "../check.h"
+#include "records/history.h"
 #include "records/log.h"
 #include "records/logio.h"
 #include "tuner/engine.h"
+#include "ui/headless.h"
 
 /* ---- fake template: two option knobs a, b in 0..7 -------------------------- */
 
@@ -121,6 +123,8 @@ static void config(EngineConfig *cfg, int trials, const char *strategy) {
 
 typedef struct Seen {
     int results, errors_by[ERR_COUNT], finished, per_task[4], logs;
+    char last_log[256];
+    char all_logs[4096];
     double gflops_sum;
     char strategy[4][256]; /* each task's last strategy line */
     bool heard_others[4];  /* a strategy line said the model learned from other tasks */
@@ -133,13 +137,18 @@ static void drain(Engine *e, Seen *seen) {
         for (int i = 0; i < k; i++) {
             if (ev[i].kind == EV_RESULT) {
                 seen->results++;
-                seen->per_task[ev[i].task_id]++;
+                if (ev[i].task_id < 4) seen->per_task[ev[i].task_id]++;
                 seen->gflops_sum += ev[i].gflops;
                 CHECK(ev[i].record != NULL);
                 if (ev[i].record) seen->errors_by[ev[i].record->error_no]++;
             }
             if (ev[i].kind == EV_FINISHED) seen->finished++;
-            if (ev[i].kind == EV_LOG) seen->logs++;
+            if (ev[i].kind == EV_LOG) {
+                seen->logs++;
+                snprintf(seen->last_log, sizeof seen->last_log, "%s", ev[i].text);
+                size_t len = strlen(seen->all_logs);
+                snprintf(seen->all_logs + len, sizeof seen->all_logs - len, "%s\n", ev[i].text);
+            }
             if (ev[i].kind == EV_STRATEGY && ev[i].task_id >= 0 && ev[i].task_id < 4) {
                 snprintf(seen->strategy[ev[i].task_id], sizeof seen->strategy[0], "%s", ev[i].text);
                 if (strstr(ev[i].text, "of other tasks)")) seen->heard_others[ev[i].task_id] = true;
@@ -251,12 +260,18 @@ TEST(paused_task_gets_nothing_then_resume_restores) {
     SessionSnapshot_done(&snap);
     Engine_delete(e);
 
-    /* same log, larger budget: 24 restored, 16 new, nothing measured twice */
+    /* same log, larger budget: 24 restored, 16 new, nothing measured twice;
+     * task 1's pause is restored from the log (and says so), then lifted */
     config(&cfg, 40, "random");
     e = Engine_new(&cfg, make_tasks(2), 2, err);
     char resumed[512] = "";
     CHECK(Engine_start(e, resumed, sizeof resumed, err) == TT_OK);
     CHECK_CONTAINS(resumed, "24 measured configs");
+    CHECK_CONTAINS(resumed, "steering restored: task 1 paused");
+    Engine_snapshot(e, &snap);
+    CHECK(snap.rows[1].state == TASK_PAUSED);
+    SessionSnapshot_done(&snap);
+    Engine_pause(e, 1, false);
     Seen seen2 = {0};
     run_to_end(e, &seen2);
     CHECK_EQ_INT(seen2.results, 16);
@@ -398,6 +413,271 @@ TEST(tasks_of_a_template_learn_from_each_other) {
     /* task 0 measures its round first; task 1's model then knows its 8 results */
     CHECK(task1_learned_from_task0(false));
     CHECK(!task1_learned_from_task0(true));
+}
+
+/* ---- issue 13: steering that holds over a long session --------------------------- */
+
+/* Drains until cond says stop (checked after every batch of events), with a deadline. */
+static bool run_until(Engine *e, Seen *seen, bool (*cond)(Engine *, const Seen *), double secs) {
+    struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
+    for (int i = 0; i < (int)(secs * 10); i++) {
+        poll(&p, 1, 100);
+        drain(e, seen);
+        if (cond(e, seen)) return true;
+    }
+    return false;
+}
+
+static bool has_8_results(Engine *e, const Seen *s) { (void)e; return s->results >= 8; }
+
+/* defect 2: pause, priority and stop are written to the log and restored on resume */
+TEST(steering_survives_a_restart) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 1000, "random");
+    cfg.batch = 4;
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(3), 3, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    Engine_pause(e, 0, true);
+    Engine_stopTask(e, 1);
+    Engine_setPriority(e, 2, 2);
+    Seen seen = {0};
+    CHECK(run_until(e, &seen, has_8_results, 30));
+    Engine_requestStop(e);
+    run_to_end(e, &seen);
+    Engine_delete(e);
+
+    e = Engine_new(&cfg, make_tasks(3), 3, err);
+    char resumed[1024] = "";
+    CHECK(Engine_start(e, resumed, sizeof resumed, err) == TT_OK);
+    CHECK_CONTAINS(resumed, "steering restored: task 0 paused, task 1 stopped, task 2 priority +2");
+    SessionSnapshot snap;
+    Engine_snapshot(e, &snap);
+    CHECK(snap.rows[0].state == TASK_PAUSED);
+    CHECK(snap.rows[0].user_paused);
+    CHECK(snap.rows[1].state == TASK_STOPPED);
+    CHECK_EQ_INT(snap.rows[2].priority, 2);
+    SessionSnapshot_done(&snap);
+    Seen seen2 = {0};
+    CHECK(run_until(e, &seen2, has_8_results, 30));
+    Engine_requestStop(e);
+    run_to_end(e, &seen2);
+    CHECK_EQ_INT(seen2.per_task[0], 0);
+    CHECK_EQ_INT(seen2.per_task[1], 0);
+    Engine_delete(e);
+
+    /* defect 1: the log's task list gives every reader the session's IDs */
+    History h;
+    CHECK(History_load(&h, log_path, err) == TT_OK);
+    CHECK_EQ_INT(h.n_sessions, 2);
+    CHECK_EQ_INT(h.n_tasks, 3);
+    Task *tasks = make_tasks(3);
+    for (int t = 0; t < 3 && t < h.n_tasks; t++) CHECK_STR(h.tasks[t].key, tasks[t].key);
+    for (int t = 0; t < 3; t++) Task_done(&tasks[t]);
+    free(tasks);
+    CHECK(h.tasks[1].steer && h.tasks[1].steer->stopped);
+    History_done(&h);
+}
+
+/* defect 3: a task stopped before its first result leaves the others' estimate standing */
+TEST(estimate_leaves_out_a_task_stopped_without_a_result) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 24, "random");
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(2), 2, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    Engine_stopTask(e, 1);
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    Seen seen = {0};
+    run_to_end(e, &seen);
+    SessionSnapshot snap;
+    Engine_snapshot(e, &snap);
+    CHECK(isfinite(snap.est_latency_s));
+    CHECK_EQ_INT(snap.est_left_out, 1);
+    CHECK_NEAR(snap.est_latency_s, snap.rows[0].best_latency_s, 1e-12);
+    SessionSnapshot_done(&snap);
+    Engine_delete(e);
+}
+
+static bool all_shown_paused(Engine *e, const Seen *s) {
+    (void)s;
+    SessionSnapshot snap;
+    Engine_snapshot(e, &snap);
+    bool ok = snap.all_paused;
+    for (int t = 0; t < snap.n_tasks; t++)
+        if (snap.rows[t].state != TASK_PAUSED) ok = false;
+    SessionSnapshot_done(&snap);
+    return ok;
+}
+
+static int after_resume;
+static bool twelve_more(Engine *e, const Seen *s) { (void)e; return s->per_task[0] + s->per_task[2] >= after_resume + 12; }
+
+/* defect 4: P twice keeps the pauses set on single tasks, and says "all tasks" */
+TEST(pause_all_twice_keeps_single_pauses) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 1000, "random");
+    cfg.batch = 4;
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(3), 3, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    Engine_pause(e, 1, true);
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    Seen seen = {0};
+    CHECK(run_until(e, &seen, has_8_results, 30));
+    Engine_pauseAll(e, true);
+    CHECK(run_until(e, &seen, all_shown_paused, 30));
+    Engine_pauseAll(e, false);
+    after_resume = seen.per_task[0] + seen.per_task[2];
+    CHECK(run_until(e, &seen, twelve_more, 30));
+    CHECK_CONTAINS(seen.all_logs, "all tasks paused (P resumes them)\n");
+    CHECK_CONTAINS(seen.all_logs, "all tasks resumed, but 1 paused one by one stays paused");
+    SessionSnapshot snap;
+    Engine_snapshot(e, &snap);
+    CHECK(!snap.all_paused);
+    CHECK(snap.rows[1].state == TASK_PAUSED);
+    CHECK(snap.rows[1].user_paused);
+    SessionSnapshot_done(&snap);
+    CHECK_EQ_INT(seen.per_task[1], 0);
+    Engine_requestStop(e);
+    run_to_end(e, &seen);
+    Engine_delete(e);
+}
+
+static bool task0_started(Engine *e, const Seen *s) { (void)e; return s->per_task[0] >= 1; }
+static bool others_started(Engine *e, const Seen *s) { (void)e; return s->per_task[1] > 0 && s->per_task[2] > 0; }
+
+/* defect 5: a task paused during its first round gets a whole first round
+ * when resumed, even where the gradient rule prefers the heavy tasks */
+TEST(task_paused_in_its_first_round_is_not_starved) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 100, "random"); /* first rounds of 100 / (4 x 3) = 8 */
+    cfg.scheduler = "gradient";
+    cfg.batch = 16;
+    char err[TT_ERRLEN] = "";
+    Task *tasks = make_tasks(3);
+    tasks[1].weight = tasks[2].weight = 1000;
+    Engine *e = Engine_new(&cfg, tasks, 3, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    measure_us = 5000;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    Seen seen = {0};
+    CHECK(run_until(e, &seen, task0_started, 30));
+    Engine_pause(e, 0, true);
+    CHECK(run_until(e, &seen, others_started, 30));
+    int first = seen.per_task[0];
+    measure_us = 500;
+    Engine_pause(e, 0, false);
+    run_to_end(e, &seen);
+    fprintf(stderr, "  task 0: %d trials before its pause, %d in all; tasks 1, 2: %d, %d\n", first, seen.per_task[0],
+            seen.per_task[1], seen.per_task[2]);
+    CHECK(first < 8);                      /* the pause did cut its first round */
+    CHECK(seen.per_task[0] >= first + 8); /* then it got a whole first round */
+    Engine_delete(e);
+}
+
+/* defect 6: every task's first round fits in the first quarter of the budget */
+TEST(first_round_fits_in_a_quarter_of_the_budget) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 400, "random");
+    cfg.scheduler = "gradient";
+    cfg.batch = 0;
+    char err[TT_ERRLEN] = "";
+    enum { N = 12 };
+    Engine *e = Engine_new(&cfg, make_tasks(N), N, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    int per[N] = {0}, total = 0, when_all = -1;
+    bool finished = false;
+    struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
+    while (!finished) {
+        poll(&p, 1, 100);
+        EngineEvent ev[64];
+        int k;
+        while ((k = Engine_drainEvents(e, ev, 64)) > 0)
+            for (int i = 0; i < k; i++) {
+                if (ev[i].kind == EV_RESULT) {
+                    per[ev[i].task_id]++;
+                    total++;
+                    bool all = true;
+                    for (int t = 0; t < N; t++) all = all && per[t] > 0;
+                    if (all && when_all < 0) when_all = total;
+                }
+                if (ev[i].kind == EV_FINISHED) finished = true;
+                EngineEvent_done(&ev[i]);
+            }
+    }
+    Engine_wait(e);
+    fprintf(stderr, "  every task had a result after %d of 400 trials\n", when_all);
+    CHECK(when_all > 0 && when_all <= 100);
+    CHECK_EQ_INT(total, 400);
+    Engine_delete(e);
+}
+
+/* defect 10: a session that finished is not "stopped" by a later q, and its clock stops */
+TEST(finished_session_is_not_stopped_afterwards) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 16, "random");
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(1), 1, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    Seen seen = {0};
+    struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
+    while (!seen.finished) {
+        poll(&p, 1, 100);
+        drain(e, &seen);
+    }
+    SessionSnapshot a, b;
+    Engine_snapshot(e, &a);
+    usleep(300000);
+    Engine_requestStop(e); /* q after the end */
+    Engine_wait(e);
+    Engine_snapshot(e, &b);
+    CHECK(b.finished);
+    CHECK(!b.stopped);
+    CHECK_NEAR(a.elapsed_s, b.elapsed_s, 1e-9);
+    CHECK_NEAR(a.trials_per_s, b.trials_per_s, 1e-9);
+    SessionSnapshot_done(&a);
+    SessionSnapshot_done(&b);
+    Engine_delete(e);
+}
+
+/* defect 11: headless mode ends even when a full queue dropped the last event */
+TEST(headless_ends_when_the_last_event_was_dropped) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 32, "random");
+    cfg.event_queue = 4;
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(1), 1, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    while (!Engine_finished(e)) usleep(20000);
+    usleep(50000); /* the last event was pushed (and dropped) by now */
+    CHECK(Engine_droppedEvents(e) > 0);
+    FILE *out = fopen("/dev/null", "w");
+    volatile int stop = 0;
+    alarm(60); /* a hang fails the test instead of blocking the suite */
+    CHECK_EQ_INT(Headless_run(e, out, &stop, 0), 0);
+    alarm(0);
+    fclose(out);
+    Engine_wait(e);
+    Engine_delete(e);
 }
 
 /* ---- faults in the log: every call of the seam fails in turn ---------------- */
@@ -565,6 +845,13 @@ int main(void) {
     RUN(stop_task_and_stop_session);
     RUN(tasks_of_a_template_learn_from_each_other);
     RUN(resumed_xgb_plans_better_than_a_cold_start);
+    RUN(steering_survives_a_restart);
+    RUN(estimate_leaves_out_a_task_stopped_without_a_result);
+    RUN(pause_all_twice_keeps_single_pauses);
+    RUN(task_paused_in_its_first_round_is_not_starved);
+    RUN(first_round_fits_in_a_quarter_of_the_budget);
+    RUN(finished_session_is_not_stopped_afterwards);
+    RUN(headless_ends_when_the_last_event_was_dropped);
     RUN(bad_config_is_an_error);
     RUN(every_log_call_failing_in_turn_loses_nothing_and_invents_nothing);
     unlink(log_path);

@@ -812,6 +812,138 @@ TEST(concurrent_appends_never_interleave) {
 
 /* ---- history ------------------------------------------------------------------ */
 
+/* issue 13, defects 1 and 2: the log carries the session's task list and the
+ * steering; every reader shows the session's IDs and weights, LogReader_next
+ * skips the new objects, a torn one is a torn tail like a torn record. */
+TEST(session_and_steer_objects) {
+    const char *path = tmp_path("session.log");
+    unlink(path);
+    char err[TT_ERRLEN];
+    LogWriter *w;
+    off_t trunc;
+    CHECK(LogWriter_open(path, "cpu", &w, &trunc, err) == TT_OK);
+    LogSession s;
+    LogSession_init(&s);
+    s.timestamp = 1234.5;
+    snprintf(s.network, sizeof s.network, "resnet-18");
+    /* IDs 0, 1, 2 = tasks 5, 7, 9; weights 1, 4, 3 */
+    int ids[] = {5, 7, 9};
+    double weights[] = {1, 4, 3};
+    Record r;
+    Record_init(&r);
+    for (int i = 0; i < 3; i++) {
+        make_record(&r, ids[i], 0);
+        LogSession_addTask(&s, r.task_key, r.template_name, weights[i], "resnet-18");
+    }
+    CHECK(LogWriter_appendSession(w, &s, err) == TT_OK);
+    /* records arrive in the order 9, 7 (the user steered): task 5 never measured */
+    make_record(&r, 9, 1);
+    CHECK(LogWriter_append(w, &r, err) == TT_OK);
+    LogSteer st = {.timestamp = 1300, .paused = true, .priority = 2};
+    make_record(&r, 7, 2);
+    snprintf(st.key, sizeof st.key, "%s", r.task_key);
+    snprintf(st.template_name, sizeof st.template_name, "%s", r.template_name);
+    CHECK(LogWriter_appendSteer(w, &st, err) == TT_OK);
+    CHECK(LogWriter_append(w, &r, err) == TT_OK);
+    st.paused = false;
+    st.stopped = true;
+    CHECK(LogWriter_appendSteer(w, &st, err) == TT_OK);
+    LogWriter_close(w);
+
+    /* records only: the two records, in file order */
+    LogReadStatus end;
+    off_t good;
+    char msg[TT_ERRLEN];
+    CHECK_EQ_INT(read_all(path, &end, msg, &good), 2);
+    CHECK_EQ_INT(end, LOG_END);
+
+    /* every object through nextEntry */
+    LogReader *rd;
+    LogHeader h;
+    CHECK(LogReader_open(path, &rd, &h, err) == TT_OK);
+    LogEntry e;
+    LogEntry_init(&e);
+    LogObjectKind kinds[8];
+    int n = 0;
+    while (n < 8 && LogReader_nextEntry(rd, &e, msg) == LOG_RECORD) {
+        kinds[n++] = e.kind;
+        if (e.kind == LOG_OBJ_SESSION) {
+            CHECK_EQ_INT(e.session.n_tasks, 3);
+            CHECK_STR(e.session.network, "resnet-18");
+            CHECK_NEAR(e.session.timestamp, 1234.5, 0);
+            CHECK_NEAR(e.session.tasks[1].weight, 4, 0);
+            CHECK_STR(e.session.tasks[2].key, "dense:m=10,n=64,k=32");
+            CHECK_STR(e.session.tasks[2].template_name, "dense_cpu_v9");
+            CHECK_STR(e.session.tasks[2].network, "resnet-18");
+        }
+    }
+    LogEntry_done(&e);
+    LogReader_close(rd);
+    CHECK_EQ_INT(n, 5);
+    CHECK(kinds[0] == LOG_OBJ_SESSION && kinds[1] == LOG_OBJ_RECORD && kinds[2] == LOG_OBJ_STEER &&
+          kinds[3] == LOG_OBJ_RECORD && kinds[4] == LOG_OBJ_STEER);
+
+    /* History: the session's ID order and weights, the last steering per task */
+    History hist;
+    CHECK(History_load(&hist, path, err) == TT_OK);
+    CHECK_EQ_INT(hist.n_tasks, 3);
+    CHECK_EQ_INT(hist.n_sessions, 1);
+    CHECK_STR(hist.tasks[0].key, "dense:m=6,n=64,k=32");
+    CHECK_EQ_INT(hist.tasks[0].n_records, 0);
+    CHECK_STR(hist.tasks[1].key, "dense:m=8,n=64,k=32");
+    CHECK_STR(hist.tasks[2].key, "dense:m=10,n=64,k=32");
+    CHECK_NEAR(hist.tasks[1].weight, 4, 0);
+    CHECK_NEAR(hist.tasks[2].weight, 3, 0);
+    CHECK_STR(hist.tasks[2].network, "resnet-18");
+    CHECK(hist.tasks[1].steer != NULL && hist.tasks[1].steer->stopped && hist.tasks[1].steer->priority == 2);
+    CHECK(hist.tasks[0].steer == NULL);
+    CHECK(History_find(&hist, "dense:m=10,n=64,k=32") == &hist.tasks[2]);
+    History_done(&hist);
+
+    /* a session or steer object cut short at any byte is a torn tail, cut off on resume */
+    size_t len;
+    char *data = slurp(path, &len);
+    const char *cut_path = tmp_path("session_torn.log");
+    char *bytes;
+    size_t slen;
+    CHECK(LogSteer_encode(&st, &bytes, &slen, err) == TT_OK);
+    CHECK(Msgpack_seal(&bytes, &slen, err) == TT_OK); /* as the writer writes it */
+    for (size_t cut = len - slen + 1; cut < len; cut++) {
+        spit(cut_path, data, cut);
+        CHECK_EQ_INT(read_all(cut_path, &end, msg, &good), 2);
+        CHECK_EQ_INT(end, LOG_TORN);
+        CHECK_EQ_INT(good, (off_t)(len - slen));
+    }
+    free(bytes);
+    free(data);
+    Record_done(&r);
+    LogSession_done(&s);
+
+    /* an object of a kind this version does not know is damage, not skipped */
+    const char *odd = tmp_path("odd_kind.log");
+    unlink(odd);
+    CHECK(LogWriter_open(odd, "cpu", &w, &trunc, err) == TT_OK);
+    LogWriter_close(w);
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, 1);
+    msgpack_pack_str_with_body(&pk, "kind", 4);
+    msgpack_pack_str_with_body(&pk, "future", 6);
+    size_t olen = sb.size;
+    char *obytes = msgpack_sbuffer_release(&sb);
+    CHECK(Msgpack_seal(&obytes, &olen, err) == TT_OK);
+    FILE *f = fopen(odd, "ab");
+    fwrite(obytes, 1, olen, f);
+    fclose(f);
+    free(obytes);
+    msgpack_sbuffer_destroy(&sb);
+    read_all(odd, &end, msg, &good);
+    CHECK_EQ_INT(end, LOG_DAMAGED);
+    CHECK_CONTAINS(msg, "unknown to this version");
+}
+
 TEST(history_groups_by_task) {
     const char *path = tmp_path("history.log");
     unlink(path);
@@ -1008,7 +1140,7 @@ TEST(cli_best_and_dump) {
          *b = strstr(cli_out, "task 3/3  " BMM_KEY "\n");
     CHECK(c && d && b && c < d && d < b);
     /* conv2d: 2*64*56*56*64*9 = 231211008 FLOPs in 1 ms */
-    CHECK_CONTAINS(cli_out, "  template  tmpl_c\n  best      tile=[12]  (config index 12)\n"
+    CHECK_CONTAINS(cli_out, "  template  tmpl_c\n  ID        0  weight 1\n  best      tile=[12]  (config index 12)\n"
                             "  latency   1.0000 ms  (mean of 2 costs)\n  speed     231.21 GFLOPS\n"
                             "  trials    4 (2 errors: INSTANTIATION_ERROR 1, WRONG_ANSWER 1)\n");
     /* dense: 2*1000*512 FLOPs in 1 ms */
@@ -1016,6 +1148,8 @@ TEST(cli_best_and_dump) {
                    "  speed     1.02 GFLOPS\n  resources 40 registers 4096 B shared\n  trials    1 (no errors)\n");
     CHECK_CONTAINS(cli_out, "  best      none: no successful record (2 trials, all failed)\n"
                             "  trials    2 (2 errors: INSTANTIATION_ERROR 1, WRONG_ANSWER 1)\n");
+    /* weights 1 (an older log has no task list): 1 ms + 1 ms, the failed task left out */
+    CHECK_CONTAINS(cli_out, "estimated total latency 2 ms (sum of weight x best latency; 1 task without a result left out)");
 
     char *dump_argv[] = {"dump", (char *)path, NULL};
     CHECK_EQ_INT(run_cmd(cmd_dump, 2, dump_argv), 0);
@@ -1127,6 +1261,7 @@ int main(void) {
     RUN(random_tails_never_crash);
     RUN(concurrent_appends_never_interleave);
     RUN(history_groups_by_task);
+    RUN(session_and_steer_objects);
     RUN(cli_best_and_dump);
     remove_tmpdir();
     return check_summary();

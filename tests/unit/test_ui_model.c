@@ -47,8 +47,12 @@ TEST(reason_shape_takes_numbers_out_of_the_reason) {
     CHECK_EQ_INT(Ui_reasonShape("sm_80: k12.c needs 1.5 ms", key, sizeof key, nums, 8), 1);
     CHECK_STR(key, "sm_80: k12.c needs # ms");
     CHECK_NEAR(nums[0], 1.5, 1e-12);
-    CHECK_EQ_INT(Ui_reasonShape("3x3 tile 12abc", key, sizeof key, nums, 8), 0);
-    CHECK_STR(key, "3x3 tile 12abc");
+    /* a tile "4x8" is two numbers, a name glued to digits stays literal */
+    CHECK_EQ_INT(Ui_reasonShape("3x3 tile 12abc", key, sizeof key, nums, 8), 2);
+    CHECK_STR(key, "#x# tile 12abc");
+    CHECK_EQ_INT(Ui_reasonShape("register tile 4x8 needs 36 vector registers > 32", key, sizeof key, nums, 8), 4);
+    CHECK_STR(key, "register tile #x# needs # vector registers > #");
+    CHECK_NEAR(nums[1], 8, 0);
 }
 
 TEST(groups_merge_reasons_that_differ_in_numbers) {
@@ -71,6 +75,27 @@ TEST(groups_merge_reasons_that_differ_in_numbers) {
     CHECK_STR(t->groups[1].reason, "threads per block 1568 > 1024 (784 threads x 2 virtual threads)");
     /* each member keeps its own full message */
     CHECK_STR(t->fails[t->groups[0].members[1]].error_msg, "shared memory 54 KiB > 48 KiB");
+    UiModel_done(&m);
+}
+
+/* issue 13, defect 9: one cause with different tile shapes was 11 groups */
+TEST(register_tile_reasons_are_one_group) {
+    UiModel m;
+    UiModel_init(&m);
+    int ti = UiModel_addTask(&m, 0, "k", "k", 1, 1, NULL);
+    const int tiles[][3] = {{4, 8, 36}, {8, 4, 40}, {2, 16, 34}, {6, 8, 52}, {8, 8, 68}};
+    for (int i = 0; i < 5; i++) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "register tile %dx%d needs %d vector registers > 32", tiles[i][0], tiles[i][1],
+                 tiles[i][2]);
+        Record r;
+        make_record(&r, "k", (uint64_t)i, 1, msg, 0);
+        UiModel_addRecord(&m, ti, &r, 0, 0);
+        Record_done(&r);
+    }
+    CHECK_EQ_INT(m.tasks[ti].n_groups, 1);
+    CHECK_EQ_INT(m.tasks[ti].groups[0].count, 5);
+    CHECK_STR(m.tasks[ti].groups[0].reason, "register tile 2-8x4-16 needs 34-68 vector registers > 32");
     UiModel_done(&m);
 }
 
@@ -139,9 +164,9 @@ TEST(records_build_points_best_and_groups) {
     CHECK_NEAR(best[11], 0.128, 1e-6);
     CHECK(!UiTask_allFailed(t, 1));
     /* estimate: weight 2 x 1 us */
-    CHECK_NEAR(UiModel_estimate(&m), 2e-6, 1e-12);
+    CHECK_NEAR(UiModel_estimate(&m, NULL), 2e-6, 1e-12);
     UiModel_addTask(&m, 1, "dense:m=2,n=8,k=8", "", 256, 1, NULL);
-    CHECK(isinf(UiModel_estimate(&m)));               /* task 1 has no result yet */
+    CHECK(isinf(UiModel_estimate(&m, NULL)));               /* task 1 has no result yet */
     CHECK_STR(m.tasks[1].label, "dense:m=2,n=8,k=8"); /* empty label: the key */
     UiModel_done(&m);
 }
@@ -201,6 +226,7 @@ int main(void) {
     RUN(error_reason_picks_the_error_line_without_location);
     RUN(reason_shape_takes_numbers_out_of_the_reason);
     RUN(groups_merge_reasons_that_differ_in_numbers);
+    RUN(register_tile_reasons_are_one_group);
     RUN(failing_line_from_compiler_messages);
     RUN(records_build_points_best_and_groups);
     RUN(all_failed_detection);

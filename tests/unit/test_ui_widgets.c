@@ -131,7 +131,7 @@ TEST(main_screen_header_table_curves) {
     CHECK_CONTAINS(d, "00:01:15");
     CHECK_CONTAINS(d, "Trials 38/200");
     CHECK_CONTAINS(d, "measuring task 0");
-    CHECK_CONTAINS(d, "Est. total latency 4.000 ms (first estimate 10.000 ms, -60.0%)");
+    CHECK_CONTAINS(d, "Est. total latency 4.000 ms (first estimate 10.00 ms, -60.0%)");
     CHECK_CONTAINS(d, "Progress");
     CHECK_CONTAINS(d, "> ");
     CHECK_CONTAINS(d, "conv2d 56x56 64->64 3x3");
@@ -347,7 +347,7 @@ TEST(help_lists_every_key_of_the_table) {
     for (int i = 0; i < 60; i++)
         UiKeys_handle(&st, UI_KEY_DOWN);
     d = screen(&st, 80, 24);
-    CHECK_CONTAINS(d, "right: the estimated total latency over time");
+    CHECK_CONTAINS(d, "(earlier sessions of the log included, from LOG.tsv)");
     CHECK(strstr(d, "Keys") == NULL); /* scrolled past the top */
     free(d);
     UiKeys_handle(&st, '?');
@@ -365,6 +365,7 @@ TEST(steering_keys_call_the_engine_and_show_at_once) {
     free(d);
     /* the snapshot confirms: paused */
     st.model.tasks[0].row.state = TASK_PAUSED;
+    st.model.tasks[0].row.user_paused = true;
     TaskRow rows[3];
     for (int i = 0; i < 3; i++)
         rows[i] = st.model.tasks[i].row;
@@ -379,6 +380,11 @@ TEST(steering_keys_call_the_engine_and_show_at_once) {
     UiKeys_handle(&st, 'j');
     UiKeys_handle(&st, '-');
     UiKeys_handle(&st, 's');
+    CHECK_CONTAINS(st.status, "stop task 1 for good");
+    UiKeys_handle(&st, 'n'); /* s asks first: any key but y says no */
+    CHECK_CONTAINS(st.status, "nothing stopped");
+    UiKeys_handle(&st, 's');
+    UiKeys_handle(&st, 'y');
     UiKeys_handle(&st, 'P');
     CHECK_STR(steer_log, "pause(0,1) pause(0,0) prio(0,1) prio(0,2) prio(1,-1) stop(1) all(1) ");
     d = screen(&st, 120, 40);
@@ -398,8 +404,14 @@ TEST(steering_keys_call_the_engine_and_show_at_once) {
     CHECK_EQ_INT(st.order[0], 1);
     UiKeys_handle(&st, 'O');
     CHECK_EQ_INT(st.order[2], 1);
-    /* q: graceful stop through the engine, the loop waits for it */
+    /* q asks, then a graceful stop through the engine, the loop waits for it */
     int r = UiKeys_handle(&st, 'q');
+    CHECK(!st.stopping);
+    CHECK_CONTAINS(st.status, "stop the session and quit");
+    UiKeys_handle(&st, 'x');
+    CHECK(!st.stopping);
+    UiKeys_handle(&st, 'q');
+    r = UiKeys_handle(&st, 'y');
     CHECK(!(r & REACT_QUIT));
     CHECK(st.stopping);
     CHECK_CONTAINS(steer_log, "quit");
@@ -444,6 +456,39 @@ TEST(plot_scales_and_labels_axes) {
     CHECK_CONTAINS(d, "nothing here");
     free(d);
     CellBuf_delete(cb);
+}
+
+/* issue 13, defect 8: at 80x24 the ResNet-18 conv2d tasks read differently */
+TEST(short_labels_tell_tasks_apart) {
+    const char *r18[] = {"conv2d 224x224 3->64 7x7 s2", "conv2d 56x56 64->64 3x3",     "conv2d 56x56 64->64 1x1",
+                         "conv2d 56x56 64->128 3x3 s2", "conv2d 28x28 128->128 3x3",   "conv2d 56x56 64->128 1x1 s2",
+                         "conv2d 28x28 128->256 3x3 s2", "conv2d 14x14 256->256 3x3",  "conv2d 28x28 128->256 1x1 s2",
+                         "conv2d 14x14 256->512 3x3 s2", "conv2d 7x7 512->512 3x3",    "conv2d 14x14 256->512 1x1 s2",
+                         "dense 1x512->1000"};
+    char out[13][UI_LABEL_MAX];
+    for (int w = 8; w <= 30; w++) {
+        int d = Ui_shortLabels(r18, 13, w, out);
+        for (int i = 0; i < 13; i++) CHECK((int)strlen(out[i]) <= w);
+        if (w >= 10) CHECK_EQ_INT(d, 13);
+    }
+    /* the 80-column width: every number kept, as few words shortened as the width needs */
+    Ui_shortLabels(r18, 13, 16, out);
+    CHECK_STR(out[1], "56x56 64>64 3x3");
+    CHECK_STR(out[5], "56 64>128 1x1 s2");
+    CHECK_STR(out[0], "224 3>64 7x7 s2");
+    CHECK_STR(out[12], "fc 1x512>1000");
+    /* a table at 80x24 shows them so */
+    UiState st;
+    UiState_init(&st);
+    st.model.live = true;
+    for (int i = 0; i < 13; i++) UiModel_addTask(&st.model, i, r18[i], r18[i], 1e9, 1, NULL);
+    UiState_sort(&st);
+    st.view.curves = false;
+    char *d = screen(&st, 80, 24);
+    CHECK_CONTAINS(d, " 9 14 256>512 3x3s2 ");
+    CHECK_CONTAINS(d, "10 7x7 512>512 3x3 ");
+    free(d);
+    UiState_done(&st);
 }
 
 TEST(key_table_is_consistent) {
@@ -508,6 +553,7 @@ int main(void) {
     RUN(help_lists_every_key_of_the_table);
     RUN(steering_keys_call_the_engine_and_show_at_once);
     RUN(view_mode_is_read_only);
+    RUN(short_labels_tell_tasks_apart);
     RUN(plot_scales_and_labels_axes);
     return check_summary();
 }
