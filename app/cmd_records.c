@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app/commands.h"
+#include "kernels/machine.h"
 #include "kernels/target.h"
 #include "kernels/workload.h"
 #include "records/history.h"
@@ -13,6 +14,7 @@
 
 static void best_usage(FILE *out) {
     fprintf(out, "usage: tunetop best [--verbose] LOG\n"
+                 "       tunetop best --json LOG\n"
                  "\n"
                  "Prints, for every task of the record log LOG, in ID order (the task list of the log's last\n"
                  "session, as the live table showed it; a log without one: the order of first mention): the\n"
@@ -20,6 +22,13 @@ static void best_usage(FILE *out) {
                  "measured costs, in ms), its speed in GFLOPS (the task's FLOPs / latency; a multiply-add counts\n"
                  "as 2 FLOPs), and the number of trials and of failed trials by error (by error number).\n"
                  "A task none of whose trials succeeded says so.\n"
+                 "The roof is the task's roofline recorded with the best (min(peak, bandwidth x FLOPs/byte) on\n"
+                 "the machine and threads that measured it; see tunetop devices) and the share of it the best\n"
+                 "reaches; a best above its roof is flagged as a warning (the roof or the measurement is wrong).\n"
+                 "  --json  one JSON object per task and line instead (keys task, tmpl, config, index, latency_ms,\n"
+                 "          gflops, trials, errors, roof_gflops, roof_bound (compute, L2, L3\n"
+                 "          or DRAM), roof_share, machine_key, this_machine;\n"
+                 "          null where unknown)\n"
                  "\n"
                  "A log whose last record was cut short by a crash is read up to that record, with a warning.\n"
                  "A damaged log is read up to the damage, then reported with its byte offset (exit status 1).\n"
@@ -42,12 +51,13 @@ static void dump_usage(FILE *out) {
                  "(exit status 0); any other damage is an error with its byte offset (exit status 1).\n");
 }
 
-/* Parses `NAME [--help] [--verbose] LOG` (--verbose only when verbose is
- * not NULL); returns -1 and sets *path to go on, or an exit code. */
+/* Parses `NAME [--help] [--verbose] [--json] LOG` (--verbose / --json only
+ * when verbose / json is not NULL); returns -1 and sets *path to go on, or an
+ * exit code. */
 static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **argv, const char **path,
-                      bool *verbose) {
+                      bool *verbose, bool *json) {
     static const struct option longopts[] = {{"help", no_argument, 0, 'h'}, {"verbose", no_argument, 0, 'v'},
-                                             {0, 0, 0, 0}};
+                                             {"json", no_argument, 0, 'j'}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -58,6 +68,10 @@ static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **
         }
         if (c == 'v' && verbose) {
             *verbose = true;
+            continue;
+        }
+        if (c == 'j' && json) {
+            *json = true;
             continue;
         }
         fprintf(stderr, "tunetop %s: unknown option '%s' (see tunetop %s --help)\n", name, argv[optind - 1], name);
@@ -91,7 +105,70 @@ static void print_errors(const HistoryTask *t) {
     }
 }
 
-static void print_task(int i, int n, const HistoryTask *t) {
+/* The roof recorded with the best, and the share of it the best reaches. */
+static void print_roof(const Record *best, double gflops, const char *this_key) {
+    if (best->roof_gflops <= 0) {
+        printf("  roof      not recorded (the session had no roofline figures)\n");
+        return;
+    }
+    double share = Roof_share(gflops, best->roof_gflops);
+    bool here = strcmp(best->machine_key, this_key) == 0;
+    printf("  roof      %.2f GFLOPS, %s; the best is %.1f%% of it (machine %s%s)\n", best->roof_gflops,
+           Roof_boundText(best->roof_bound), 100 * share, best->machine_key[0] ? best->machine_key : "?",
+           here ? ", this machine" : ", another machine");
+    if (share > 1)
+        printf("  WARNING   the best is above its roof (%.1f%%): the roof or the measurement is wrong\n", 100 * share);
+}
+
+static void json_string(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void print_task_json(const HistoryTask *t, const char *this_key) {
+    const Record *best = HistoryTask_best(t);
+    printf("{\"task\":");
+    json_string(t->key);
+    printf(",\"tmpl\":");
+    json_string(t->template_name);
+    double gflops = 0;
+    Workload wl;
+    char err[TT_ERRLEN];
+    bool have_wl = Workload_parse(t->key, &wl, err) == TT_OK;
+    if (best) {
+        gflops = have_wl ? Record_gflops(best, Workload_flops(&wl)) : 0;
+        printf(",\"config\":");
+        json_string(best->config);
+        printf(",\"index\":%llu,\"latency_ms\":%.9g", (unsigned long long)best->index, Record_mean(best) * 1e3);
+        if (have_wl)
+            printf(",\"gflops\":%.6g", gflops);
+        else
+            printf(",\"gflops\":null");
+    } else {
+        printf(",\"config\":null,\"index\":null,\"latency_ms\":null,\"gflops\":null");
+    }
+    printf(",\"trials\":%d,\"errors\":%d", t->n_records, t->n_errors);
+    if (best && best->roof_gflops > 0 && have_wl) {
+        printf(",\"roof_gflops\":%.6g,\"roof_bound\":\"%s\",\"roof_share\":%.6g,\"machine_key\":", best->roof_gflops,
+               best->roof_bound ? Roof_levelName(best->roof_bound) : "compute", Roof_share(gflops, best->roof_gflops));
+        json_string(best->machine_key);
+        printf(",\"this_machine\":%s}\n", strcmp(best->machine_key, this_key) == 0 ? "true" : "false");
+    } else {
+        printf(",\"roof_gflops\":null,\"roof_bound\":null,\"roof_share\":null,\"machine_key\":null,"
+               "\"this_machine\":null}\n");
+    }
+}
+
+static void print_task(int i, int n, const HistoryTask *t, const char *this_key) {
     printf("task %d/%d  %s\n", i + 1, n, t->key);
     printf("  template  %s\n", t->template_name);
     /* the ID the live session showed (the log's task list), its weight, the steering it was left with */
@@ -138,12 +215,15 @@ static void print_task(int i, int n, const HistoryTask *t) {
     printf("  trials    %d (", t->n_records);
     print_errors(t);
     printf(")\n");
+    Workload wl;
+    char err[TT_ERRLEN];
+    if (best && Workload_parse(t->key, &wl, err) == TT_OK) print_roof(best, Record_gflops(best, Workload_flops(&wl)), this_key);
 }
 
 int cmd_best(int argc, char **argv) {
     const char *path;
-    bool verbose = false;
-    int rc = parse_args("best", best_usage, argc, argv, &path, &verbose);
+    bool verbose = false, json = false;
+    int rc = parse_args("best", best_usage, argc, argv, &path, &verbose, &json);
     if (rc >= 0) return rc;
 
     History h;
@@ -159,28 +239,46 @@ int cmd_best(int argc, char **argv) {
         with_result += h.tasks[i].best >= 0;
         errors += h.tasks[i].n_errors;
     }
-    printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %d failed trial%s\n", path, h.header.target,
-           h.n_records, h.n_records == 1 ? "" : "s", h.n_tasks, h.n_tasks == 1 ? "" : "s", with_result, errors,
-           errors == 1 ? "" : "s");
-    for (int i = 0; i < h.n_tasks; i++) {
-        printf("\n");
-        print_task(i, h.n_tasks, &h.tasks[i]);
-    }
-    if (h.n_tasks == 0) printf("no records yet\n");
-    /* the session's objective, as the live header showed it (weights from the log's task list) */
-    double est = 0;
-    int left_out = 0;
-    for (int i = 0; i < h.n_tasks; i++) {
-        const Record *b = HistoryTask_best(&h.tasks[i]);
-        if (b && b->n_costs > 0)
-            est += h.tasks[i].weight * Record_mean(b);
-        else
-            left_out++;
-    }
-    if (h.n_tasks > left_out) {
-        printf("\nestimated total latency %.4g ms (sum of weight x best latency", est * 1e3);
-        if (left_out) printf("; %d task%s without a result left out", left_out, left_out == 1 ? "" : "s");
-        printf(")\n");
+    char this_key[MACHINE_KEY_LEN];
+    Machine_cpuKey(this_key, NULL, 0);
+    if (json) {
+        for (int i = 0; i < h.n_tasks; i++)
+            print_task_json(&h.tasks[i], this_key);
+    } else {
+        printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %d failed trial%s\n", path,
+               h.header.target, h.n_records, h.n_records == 1 ? "" : "s", h.n_tasks, h.n_tasks == 1 ? "" : "s",
+               with_result, errors, errors == 1 ? "" : "s");
+        for (int i = 0; i < h.n_tasks; i++) {
+            printf("\n");
+            print_task(i, h.n_tasks, &h.tasks[i], this_key);
+        }
+        if (h.n_tasks == 0) printf("no records yet\n");
+        /* the session's objective, as the live header showed it (weights from the log's task list), and
+         * the same at every task's recorded roof */
+        double est = 0, floor_s = 0;
+        int left_out = 0;
+        bool all_roofs = true;
+        for (int i = 0; i < h.n_tasks; i++) {
+            const Record *b = HistoryTask_best(&h.tasks[i]);
+            Workload wl;
+            if (b && b->n_costs > 0) {
+                est += h.tasks[i].weight * Record_mean(b);
+                if (b->roof_gflops > 0 && Workload_parse(h.tasks[i].key, &wl, err) == TT_OK)
+                    floor_s += h.tasks[i].weight * Roof_latency(Workload_flops(&wl), b->roof_gflops);
+                else
+                    all_roofs = false;
+            } else {
+                left_out++;
+            }
+        }
+        if (h.n_tasks > left_out) {
+            printf("\nestimated total latency %.4g ms (sum of weight x best latency", est * 1e3);
+            if (left_out) printf("; %d task%s without a result left out", left_out, left_out == 1 ? "" : "s");
+            printf(")\n");
+            if (all_roofs && floor_s > 0)
+                printf("at the roofline %.4g ms (every task at its recorded roof; the best is %.1f%% of the way)\n",
+                       floor_s * 1e3, 100 * floor_s / est);
+        }
     }
     fflush(stdout);
     rc = 0;
@@ -201,7 +299,7 @@ int cmd_best(int argc, char **argv) {
 
 int cmd_dump(int argc, char **argv) {
     const char *path;
-    int rc = parse_args("dump", dump_usage, argc, argv, &path, NULL);
+    int rc = parse_args("dump", dump_usage, argc, argv, &path, NULL, NULL);
     if (rc >= 0) return rc;
 
     LogReader *rd;

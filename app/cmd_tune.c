@@ -59,6 +59,9 @@ static void usage(FILE *out) {
             "  --timeout S           run timeout per candidate in seconds (default 10)\n"
             "  --build-timeout S     compile timeout per candidate in seconds (default 15)\n"
             "  --seed S              random seed (default 1)\n"
+            "  --roof-stop F         the gradient scheduler gives no more rounds to a task whose best reaches\n"
+            "                        F of its roofline (default 0.9; 0 = off; a raised priority overrides it)\n"
+            "  --no-roof             no roofline: do not load or measure the machine's figures\n"
             "  --transfer            xgb also learns from the log's records of earlier sessions' tasks of the\n"
             "                        same template (this session's tasks always learn from each other)\n"
             "output:\n"
@@ -96,7 +99,7 @@ static void print_resume_hint(int argc, char **argv) {
 enum {
     O_TASK = 256, O_NETWORK, O_BATCHSIZE, O_LAYOUT, O_IMAGE, O_SEQ, O_OPS, O_TARGET, O_ARCH, O_COMPILE_ONLY,
     O_TRIALS, O_TUNER, O_SCHED, O_EARLY, O_BATCH, O_BUILDERS, O_THREADS, O_NUMBER, O_REPEAT, O_MINREP, O_TIMEOUT,
-    O_BTIMEOUT, O_SEED, O_TRANSFER, O_LOG, O_HEADLESS, O_TABLE, O_NOCOLOR, O_HELP
+    O_BTIMEOUT, O_SEED, O_ROOF_STOP, O_NO_ROOF, O_TRANSFER, O_LOG, O_HEADLESS, O_TABLE, O_NOCOLOR, O_HELP
 };
 
 int cmd_tune(int argc, char **argv) {
@@ -115,6 +118,7 @@ int cmd_tune(int argc, char **argv) {
         {"seed", required_argument, 0, O_SEED},          {"transfer", no_argument, 0, O_TRANSFER},
         {"log", required_argument, 0, O_LOG},            {"headless", no_argument, 0, O_HEADLESS},
         {"table-every", required_argument, 0, O_TABLE},  {"no-color", no_argument, 0, O_NOCOLOR},
+        {"roof-stop", required_argument, 0, O_ROOF_STOP}, {"no-roof", no_argument, 0, O_NO_ROOF},
         {"help", no_argument, 0, O_HELP},                {0, 0, 0, 0}};
 
     EngineConfig cfg;
@@ -126,7 +130,7 @@ int cmd_tune(int argc, char **argv) {
     NetworkOptions_defaults(&nopt);
     const char **specs = calloc((size_t)argc + 1, sizeof(char *));
     int n_specs = 0;
-    bool headless = false, color = true;
+    bool headless = false, color = true, roof = true;
     double table_every = 30;
     char err[TT_ERRLEN];
     int rc = 2;
@@ -162,6 +166,8 @@ int cmd_tune(int argc, char **argv) {
         case O_TIMEOUT: ok = opt_double(optarg, "--timeout", 0.01, 3600, &cfg.measure.run_timeout_s, err); break;
         case O_BTIMEOUT: ok = opt_double(optarg, "--build-timeout", 0.01, 3600, &cfg.measure.build_timeout_s, err); break;
         case O_SEED: ok = opt_u64(optarg, "--seed", &cfg.seed, err); break;
+        case O_ROOF_STOP: ok = opt_double(optarg, "--roof-stop", 0, 10, &cfg.roof_stop, err); break;
+        case O_NO_ROOF: roof = false; break;
         case O_TRANSFER: cfg.transfer = true; break;
         case O_LOG: cfg.log_path = optarg; break;
         case O_HEADLESS: headless = true; break;
@@ -241,6 +247,19 @@ int cmd_tune(int argc, char **argv) {
     }
     cfg.target = target;
     cfg.network = network;
+    /* The roofline: the cpu target's measured figures (measured once per
+     * machine, a few seconds, then read from the cache). */
+    if (roof && target->family == FAMILY_CPU && !cfg.measure.compile_only) {
+        char note[TT_ERRLEN] = "", merr[TT_ERRLEN] = "";
+        if (Machine_getCpu(&cfg.dev, false, NULL, &cfg.machine, note, sizeof note, merr) == TT_OK) {
+            cfg.have_machine = true;
+            if (note[0])
+                fprintf(stderr, "roofline: %s (%.0f GFLOPS, %.1f GB/s on all %d cores; see tunetop devices)\n", note,
+                        cfg.machine.peak_gflops, cfg.machine.bw_gbs, cfg.machine.cores);
+        } else {
+            fprintf(stderr, "tunetop: no roofline for this session: %s\n", merr);
+        }
+    }
 
     Task *tasks = calloc((size_t)n_wl, sizeof(Task));
     for (int i = 0; i < n_wl; i++) {

@@ -20,7 +20,14 @@
  * an engine session per task on the cpu target, its worker and strategy);
  * the final timings and baselines are the same in both modes.
  *
- * Usage: kernel_bench [--trials N] [--repeat R] [--only SUBSTR] [--seed S] [--threads T] [--tuner NAME]
+ * With --roof the bench first measures the machine's roofline figures in the
+ * same run (kernels/machine.h: FMA-chain peak and triad bandwidths, measured
+ * anew, not read from the cache) and adds, per task and thread count, the
+ * task's roof and the share of it the tuned kernel and the vendor reach; at
+ * the end it sets the measured peak against OpenBLAS's fastest SGEMM (which
+ * cannot exceed it).
+ *
+ * Usage: kernel_bench [--trials N] [--repeat R] [--only SUBSTR] [--seed S] [--threads T] [--tuner NAME] [--roof]
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -41,6 +48,7 @@
 #include "base/clock.h"
 #include "base/rng.h"
 #include "kernels/cpu/abi.h"
+#include "kernels/machine.h"
 #include "kernels/target.h"
 #include "kernels/template.h"
 #include "kernels/workload.h"
@@ -64,6 +72,7 @@ typedef struct Options {
     uint64_t seed;
     int threads;       /* "all threads" count */
     const char *tuner; /* NULL: the bench's own local search; else drive the engine with this strategy */
+    bool roof;         /* measure the machine and print each task's roof and shares */
     int n_specs;       /* --task SPEC: tasks instead of the standard set */
     const char *specs[16];
 } Options;
@@ -629,7 +638,7 @@ static void machine_name(char *buf, size_t n) {
 
 static void usage(void) {
     fprintf(stderr, "usage: kernel_bench [--trials N] [--repeat R] [--only SUBSTR] [--seed S] [--threads T]"
-                    " [--tuner xgb|ga|random|grid] [--task SPEC]...\n"
+                    " [--tuner xgb|ga|random|grid] [--task SPEC]... [--roof]\n"
                     "  without --tuner the bench searches with its own in-process loop; with it, through the engine\n");
     exit(2);
 }
@@ -637,6 +646,10 @@ static void usage(void) {
 int main(int argc, char **argv) {
     Options opt = {.trials = 48, .repeat = 7, .only = NULL, .seed = 1, .threads = 0};
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--roof") == 0) {
+            opt.roof = true;
+            continue;
+        }
         if (i + 1 >= argc) usage();
         if (strcmp(argv[i], "--trials") == 0)
             opt.trials = atoi(argv[++i]);
@@ -687,6 +700,22 @@ int main(int argc, char **argv) {
     else
         printf("search: local (random + mutation of the top %d), %d trials per task at 1 thread;", TOP_K, opt.trials);
     printf(" final timings: median of %d; GFLOPS from tt_run only\n\n", opt.repeat);
+    MachineFigures mf;
+    memset(&mf, 0, sizeof mf);
+    double blas_best1 = NAN, blas_bestn = NAN; /* fastest SGEMM 1024^3 repeats, GFLOPS */
+    if (opt.roof) {
+        DeviceInfo md;
+        char merr[TT_ERRLEN];
+        const Target *mt = Target_find("cpu");
+        if (!mt || mt->probe(&md, merr) != TT_OK || Machine_measureCpu(&md, NULL, &mf, merr) != TT_OK) {
+            fprintf(stderr, "kernel_bench: --roof: %s\n", mt ? merr : "no cpu target");
+            return 1;
+        }
+        printf("machine (measured now, %.1f s): peak FP32 %.1f GFLOPS 1 core, %.1f GFLOPS %d cores; triad %.1f / %.1f "
+               "GB/s (memory), %.1f / %.1f (L3), %.1f / %.1f (L2)\n\n",
+               mf.measure_s, mf.peak1_gflops, mf.peak_gflops, mf.cores, mf.bw1_gbs, mf.bw_gbs, mf.l3_bw1_gbs,
+               mf.l3_bw_gbs, mf.l2_bw1_gbs, mf.l2_bw_gbs);
+    }
     printf("%-26s %7s %7s %7s %6s | %7s %7s %7s %6s %6s | %6s %6s %5s | %s\n", "task", "tuned1", "onednn1", "blas1",
            "ratio1", "tunedN", "onednnN", "blasN", "ratioN", "rN_min", "pk+fin", "trial/s", "cc_cpu",
            "best config (1 thread)");
@@ -748,6 +777,23 @@ int main(int argc, char **argv) {
                num(c[5], g / vn, 1), num(c[6], g / bn, 1), num(c[7], refn / tn, 2), num(c[8], refnmin / tnmin, 2),
                pack1 * 1e3, s.wall_s > 0 ? s.trials / s.wall_s : 0.0, s.cc_n ? s.cc_cpu_sum / s.cc_n : 0.0, cfg);
         if (isfinite(ref1 / t1)) sum_ratio1 += log(ref1 / t1), n_ratio1++;
+        if (opt.roof) {
+            double bytes = Workload_compulsoryBytes(&t.wl);
+            Roof r1 = Roof_compute(&mf, 1, t.flops, bytes), rn = Roof_compute(&mf, all, t.flops, bytes);
+            printf("%-26s   roof: 1 thread %.1f GFLOPS %s, tuned %s%% vendor %s%% | %d threads %.1f GFLOPS %s, tuned "
+                   "%s%% vendor %s%% (fastest repeats: tuned %s%% vendor %s%%)\n",
+                   "", r1.gflops, Roof_boundText(r1.memory_bound ? r1.level : 0), num(c[0], 100 * g / t1 / r1.gflops, 0),
+                   num(c[1], 100 * g / ref1 / r1.gflops, 0), all, rn.gflops,
+                   Roof_boundText(rn.memory_bound ? rn.level : 0), num(c[2], 100 * g / tn / rn.gflops, 0),
+                   num(c[3], 100 * g / refn / rn.gflops, 0), num(c[4], 100 * g / tnmin / rn.gflops, 0),
+                   num(c[5], 100 * g / refnmin / rn.gflops, 0));
+            if (t.wl.op == OP_DENSE && t.wl.m == 1024 && t.wl.n == 1024 && t.wl.k == 1024) {
+                /* OpenBLAS's fastest repeat at 1 thread: time it again to read it */
+                bench_blas_dense(&t, 1, opt.repeat);
+                blas_best1 = g / g_last_min;
+                blas_bestn = g / refnmin;
+            }
+        }
         char rejected[32];
         if (opt.tuner)
             snprintf(rejected, sizeof rejected, "n/a"); /* the engine does not report them */
@@ -761,6 +807,11 @@ int main(int argc, char **argv) {
         task_done(&t);
     }
     if (n_ratio1) printf("\ngeometric mean of ratio1 (tuned / vendor, 1 thread): %.2f\n", exp(sum_ratio1 / n_ratio1));
+    if (opt.roof && isfinite(blas_best1))
+        printf("measured peak vs OpenBLAS SGEMM 1024^3 (fastest repeat, cannot exceed the peak): 1 thread %.1f of %.1f "
+               "GFLOPS = %.0f%%; %d threads %.1f of %.1f GFLOPS = %.0f%%\n",
+               blas_best1, mf.peak1_gflops, 100 * blas_best1 / mf.peak1_gflops, all, blas_bestn, mf.peak_gflops,
+               100 * blas_bestn / mf.peak_gflops);
     printf("\nGFLOPS columns: tuned (this template, best config), oneDNN / OpenBLAS; ratio = tuned / vendor"
            " (>1: faster). 1 = one thread (timed with the thread's CPU clock), N = %d threads (wall clock, median;"
            " rN_min compares the fastest repeats, less sensitive to other processes).\n",

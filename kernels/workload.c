@@ -444,6 +444,15 @@ bool Workload_equal(const Workload *a, const Workload *b) {
 
 double Workload_flops(const Workload *this) { return 2.0 * (double)out_count(this) * (double)reduction(this); }
 
+double Workload_compulsoryBytes(const Workload *this) {
+    ArgInfo args[WORKLOAD_MAX_ARGS];
+    int n = Workload_args(this, args);
+    double bytes = 0;
+    for (int i = 0; i < n; i++)
+        bytes += (double)args[i].count * sizeof(float);
+    return bytes;
+}
+
 int Workload_args(const Workload *this, ArgInfo *args) {
     int n = 0;
     switch (this->op) {

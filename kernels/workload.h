@@ -79,6 +79,9 @@ bool Workload_equal(const Workload *a, const Workload *b);
 int64_t Workload_outH(const Workload *this);
 int64_t Workload_outW(const Workload *this);
 double Workload_flops(const Workload *this); /* multiply-add = 2 FLOPs; epilogue not counted */
+/* Compulsory traffic in bytes: every argument (inputs, bias, residual) read
+ * once and the output written once, float32 (the roofline's denominator). */
+double Workload_compulsoryBytes(const Workload *this);
 
 /* The argument list: names ("data", "weight", "bias", "residual", "out") and
  * element counts; returns the number of args (output last). */

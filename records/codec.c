@@ -57,6 +57,8 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     if (this->spills >= 0) n_keys++;
     if (this->shared_bytes >= 0) n_keys++;
     if (this->local_bytes >= 0) n_keys++;
+    bool roof = this->roof_gflops > 0;
+    if (roof) n_keys += 3;
 
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
@@ -99,6 +101,11 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     if (this->spills >= 0) pack_i64(&pk, "spills", this->spills);
     if (this->shared_bytes >= 0) pack_i64(&pk, "smem", this->shared_bytes);
     if (this->local_bytes >= 0) pack_i64(&pk, "lmem", this->local_bytes);
+    if (roof) {
+        pack_f64(&pk, "roof", this->roof_gflops);
+        pack_i64(&pk, "roof_mem", this->roof_bound);
+        pack_str(&pk, "mkey", this->machine_key, strnlen(this->machine_key, sizeof this->machine_key - 1));
+    }
 
     *len = sb.size;
     *bytes = msgpack_sbuffer_release(&sb); /* malloc'd by the sbuffer: the caller frees */
@@ -504,6 +511,19 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
     }
     if (key_is(k, "smem")) return get_int(v, "smem", -1, INT64_MAX, &rec->shared_bytes, err);
     if (key_is(k, "lmem")) return get_int(v, "lmem", -1, INT64_MAX, &rec->local_bytes, err);
+    if (key_is(k, "roof")) return get_double(v, "roof", &rec->roof_gflops, err);
+    if (key_is(k, "roof_mem")) {
+        if (get_int(v, "roof_mem", 0, 15, &i, err)) return TT_ERR;
+        rec->roof_bound = (int)i;
+        return TT_OK;
+    }
+    if (key_is(k, "mkey")) {
+        if (v->type != MSGPACK_OBJECT_STR || v->via.str.size >= sizeof rec->machine_key)
+            return tt_fail(err, "key \"mkey\" is not a machine key");
+        memcpy(rec->machine_key, v->via.str.ptr, v->via.str.size);
+        rec->machine_key[v->via.str.size] = '\0';
+        return TT_OK;
+    }
     return TT_OK;
 }
 
@@ -698,6 +718,12 @@ char *Record_toJson(const Record *this) {
     json_opt_int(&b, "spills", this->spills);
     json_opt_int(&b, "smem", this->shared_bytes);
     json_opt_int(&b, "lmem", this->local_bytes);
+    if (this->roof_gflops > 0) {
+        StrBuf_append(&b, ",\"roof\":");
+        json_num(&b, this->roof_gflops);
+        StrBuf_printf(&b, ",\"roof_mem\":%d,\"mkey\":", this->roof_bound);
+        json_str(&b, this->machine_key, sizeof this->machine_key);
+    }
     StrBuf_append(&b, "}");
     char *s = StrBuf_take(&b);
     StrBuf_done(&b);

@@ -569,7 +569,10 @@ static Status fail(LogWriter *this, char *err, const char *fmt, ...) {
 /* Appends an encoded map, sealed with its checksum, with one write(2).
  * Called with mu held. */
 static Status append_sealed(LogWriter *this, char *bytes, size_t len, bool is_record, char *err) {
-    if (this->failed) return tt_fail(err, "%s", this->fail_msg);
+    if (this->failed) {
+        free(bytes);
+        return tt_fail(err, "%s", this->fail_msg);
+    }
     if (Msgpack_seal(&bytes, &len, err)) {
         free(bytes);
         return TT_ERR;

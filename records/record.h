@@ -8,7 +8,11 @@
  *   "task" str, "tmpl" str, "target" str, "index" uint, "choice" [int...],
  *   "config" str (human text), "costs" [float64...], "err" int, "msg" str,
  *   "build_s" f64, "run_s" f64, "pack_s" f64, "ts" f64 (unix time),
- *   "regs" int, "spills" int, "smem" int, "lmem" int (GPU resources; absent = -1)
+ *   "regs" int, "spills" int, "smem" int, "lmem" int (GPU resources; absent = -1),
+ *   "roof" f64 (the task's roofline in GFLOP/s for the session's threads on the
+ *   machine that measured it), "roof_mem" int (0 = compute-bound, else the
+ *   memory level that bounds it: 2 L2, 3 L3, 4 DRAM), "mkey" str
+ *   (that machine's key, kernels/machine.h); all three absent = no roof known
  * A reader ignores keys it does not know, so later versions may add keys.
  */
 #ifndef TT_RECORDS_RECORD_H
@@ -41,6 +45,9 @@ typedef struct Record {
     double build_s, run_s, pack_s, timestamp;
     int regs, spills;              /* -1 = not measured */
     int64_t shared_bytes, local_bytes;
+    double roof_gflops;            /* 0 = not known */
+    int roof_bound;                /* 0 = compute-bound, else the memory level: 2 L2, 3 L3, 4 DRAM */
+    char machine_key[17];          /* "" = not known */
 } Record;
 
 void Record_init(Record *this);         /* zeroes, resources -1 */

@@ -71,6 +71,8 @@ typedef struct TaskRun {
     uint64_t *xfer_index;
     double *xfer_gflops;
     const Task **xfer_task;
+    Roof roof;      /* the task's roofline (gflops 0 = unknown) */
+    double roof_s;  /* latency at the roof (0 = unknown) */
 } TaskRun;
 
 struct Engine {
@@ -129,12 +131,13 @@ void EngineConfig_defaults(EngineConfig *this) {
     this->trials = 1000;
     this->early_stopping = 0;
     this->seed = 1;
+    this->roof_stop = 0.9;
 }
 
-static const char *const STATE_NAMES[] = {"queued", "tuning", "waiting", "paused", "done", "stopped"};
+static const char *const STATE_NAMES[] = {"queued", "tuning", "waiting", "paused", "done", "stopped", "at roof"};
 
 const char *TaskState_name(TaskState s) {
-    return s >= TASK_QUEUED && s <= TASK_STOPPED ? STATE_NAMES[s] : "?";
+    return s >= TASK_QUEUED && s <= TASK_AT_ROOF ? STATE_NAMES[s] : "?";
 }
 
 void SessionSnapshot_done(SessionSnapshot *this) {
@@ -239,6 +242,11 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
         r->started = -1;
         r->state = TASK_QUEUED;
         VisitedSet_init(&r->visited);
+        if (cfg->have_machine) {
+            r->roof = Roof_compute(&cfg->machine, cfg->measure.threads, tasks[i].flops,
+                                   Workload_compulsoryBytes(&tasks[i].wl));
+            r->roof_s = Roof_latency(tasks[i].flops, r->roof.gflops);
+        }
     }
     this->runner_task = -1;
     this->next_task = -1;
@@ -251,6 +259,7 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
         Engine_delete(this);
         return NULL;
     }
+    TaskScheduler_setRoofStop(this->sched, cfg->roof_stop);
     if (cfg->workdir) {
         snprintf(this->workdir, sizeof this->workdir, "%s", cfg->workdir);
     } else {
@@ -570,6 +579,29 @@ static TaskState idle_state(const Engine *this, const TaskRun *r) {
     return is_paused(this, r) ? TASK_PAUSED : r->trials ? TASK_WAITING : TASK_QUEUED;
 }
 
+static SchedTaskState sched_state(const Engine *this, int t) {
+    const TaskRun *r = &this->runs[t];
+    return (SchedTaskState){.weight = this->tasks[t].weight,
+                            .flops = this->tasks[t].flops,
+                            .op = this->tasks[t].wl.op,
+                            .paused = is_paused(this, r),
+                            .done = r->done || r->stopped,
+                            .priority = r->priority,
+                            .roof_s = r->roof_s};
+}
+
+/* The state of a task between its rounds: "at roof" when the scheduler's roof
+ * stop holds it back (a raised priority lets it go on), else as idle_state. */
+static TaskState resting_state(const Engine *this, int t) {
+    const TaskRun *r = &this->runs[t];
+    if (r->stopped) return TASK_STOPPED;
+    if (r->done) return TASK_DONE;
+    TaskState s = idle_state(this, r);
+    if (s != TASK_WAITING) return s;
+    SchedTaskState st = sched_state(this, t);
+    return r->priority <= 0 && TaskScheduler_atRoof(this->sched, t, &st) ? TASK_AT_ROOF : TASK_WAITING;
+}
+
 static void apply_commands(Engine *this) {
     Command cmds[MAX_COMMANDS];
     pthread_mutex_lock(&this->cmd_lock);
@@ -590,7 +622,7 @@ static void apply_commands(Engine *this) {
                 TaskRun *r = &this->runs[t];
                 if (r->done || r->stopped) continue;
                 own += r->paused;
-                set_state(this, t, idle_state(this, r));
+                set_state(this, t, resting_state(this, t));
             }
             if (all)
                 emit_log(this, LOG_INFO, -1, "all tasks paused (P resumes them)");
@@ -608,7 +640,7 @@ static void apply_commands(Engine *this) {
         case CMD_PAUSE:
             if (r->done || r->stopped || r->paused == (c->value != 0)) break;
             r->paused = c->value != 0;
-            set_state(this, t, idle_state(this, r));
+            set_state(this, t, resting_state(this, t));
             record_steer(this, t);
             if (this->all_paused)
                 emit_log(this, LOG_INFO, t, "task %d %s (all tasks are paused now: P resumes them)", t,
@@ -622,6 +654,12 @@ static void apply_commands(Engine *this) {
             pthread_mutex_lock(&this->state_lock);
             r->priority = p;
             pthread_mutex_unlock(&this->state_lock);
+            if (r->state == TASK_WAITING || r->state == TASK_AT_ROOF) {
+                TaskState was = r->state;
+                set_state(this, t, resting_state(this, t));
+                if (was == TASK_AT_ROOF && r->state == TASK_WAITING)
+                    emit_log(this, LOG_INFO, t, "task %d: raised priority, tuned past the roof stop", t);
+            }
             emit_state(this, t);
             record_steer(this, t);
             break;
@@ -668,6 +706,16 @@ static double estimated_latency(Engine *this, int *left_out) {
     return open_without || out == this->n ? INFINITY : sum;
 }
 
+/* The latency if every task reached its roof; 0 when a task has none. */
+static double roof_latency(const Engine *this) {
+    double sum = 0;
+    for (int t = 0; t < this->n; t++) {
+        if (this->runs[t].roof_s <= 0) return 0;
+        sum += this->tasks[t].weight * this->runs[t].roof_s;
+    }
+    return sum;
+}
+
 static void fill_record(const Engine *this, const Task *task, const BuildJob *job, Record *rec) {
     Record_init(rec);
     snprintf(rec->task_key, sizeof rec->task_key, "%s", task->key);
@@ -683,6 +731,12 @@ static void fill_record(const Engine *this, const Task *task, const BuildJob *jo
     rec->spills = job->result.spill_bytes;
     rec->shared_bytes = job->result.shared_bytes;
     rec->local_bytes = job->result.local_bytes;
+    const TaskRun *r = &this->runs[task - this->tasks];
+    if (r->roof.gflops > 0) {
+        rec->roof_gflops = r->roof.gflops;
+        rec->roof_bound = r->roof.memory_bound ? r->roof.level : 0;
+        snprintf(rec->machine_key, sizeof rec->machine_key, "%s", this->cfg.machine.key);
+    }
 }
 
 /* The log failed (a write, a sync, or its path no longer names the file):
@@ -934,12 +988,7 @@ static void *engine_main(void *arg) {
         bool any_paused = false;
         for (int t = 0; t < this->n; t++) {
             TaskRun *r = &this->runs[t];
-            st[t] = (SchedTaskState){.weight = this->tasks[t].weight,
-                                     .flops = this->tasks[t].flops,
-                                     .op = this->tasks[t].wl.op,
-                                     .paused = is_paused(this, r),
-                                     .done = r->done || r->stopped,
-                                     .priority = r->priority};
+            st[t] = sched_state(this, t);
             if (is_paused(this, r) && !r->done && !r->stopped) any_paused = true;
         }
         int t = TaskScheduler_next(this->sched, st);
@@ -972,6 +1021,13 @@ static void *engine_main(void *arg) {
         } else {
             TaskScheduler_update(this->sched, t, this->runs[t].best_latency);
         }
+        if (this->runs[t].state == TASK_WAITING && resting_state(this, t) == TASK_AT_ROOF) {
+            set_state(this, t, TASK_AT_ROOF);
+            const Roof *roof = &this->runs[t].roof;
+            emit_log(this, LOG_INFO, t, "task %d: at %.0f%% of its roof (%.1f GFLOPS, %s): no more rounds unless its priority is raised",
+                     t, 100 * Roof_share(this->runs[t].best_gflops, roof->gflops), roof->gflops,
+                     Roof_boundText(roof->memory_bound ? roof->level : 0));
+        }
         EngineEvent ev = {.kind = EV_ROUND, .task_id = t};
         pthread_mutex_lock(&this->state_lock);
         ev.est_latency_s = estimated_latency(this, NULL);
@@ -989,7 +1045,8 @@ static void *engine_main(void *arg) {
     /* Tasks that were still open when the budget ran out are done too. */
     for (int t = 0; t < this->n; t++) {
         TaskRun *r = &this->runs[t];
-        if (!r->stopped && !atomic_load(&this->stop_requested) && r->state != TASK_PAUSED) set_state(this, t, TASK_DONE);
+        if (!r->stopped && !atomic_load(&this->stop_requested) && r->state != TASK_PAUSED && r->state != TASK_AT_ROOF)
+            set_state(this, t, TASK_DONE);
     }
     char err[TT_ERRLEN];
     if (LogWriter_sync(this->log, err) != TT_OK) log_failed(this, -1, err);
@@ -1008,6 +1065,8 @@ Status Engine_start(Engine *this, char *resumed, size_t resumed_len, char *err) 
     off_t torn = -1;
     if (LogWriter_open(this->log_path, this->cfg.target->name, &this->log, &torn, err) != TT_OK) return TT_ERR;
     if (restore(this, resumed, resumed_len, err) != TT_OK) return TT_ERR;
+    for (int t = 0; t < this->n; t++)
+        if (this->runs[t].state == TASK_WAITING) this->runs[t].state = resting_state(this, t);
     /* the task list, so that every reader of the log shows this session's IDs and weights */
     LogSession ses;
     LogSession_init(&ses);
@@ -1076,6 +1135,7 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
     out->trials_per_s = out->elapsed_s > 0 ? this->session_trials / out->elapsed_s : 0;
     out->est_latency_s = estimated_latency(this, &out->est_left_out);
     out->all_paused = this->all_paused;
+    out->roof_latency_s = roof_latency(this);
     out->next_task = this->next_task;
     out->finished = atomic_load(&this->finished);
     /* a stop asked for after the session had finished on its own is no stop */
@@ -1083,7 +1143,7 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
     int active = 0;
     for (int t = 0; t < this->n; t++) {
         TaskRun *r = &this->runs[t];
-        if (!(r->done || r->stopped || r->state == TASK_DONE)) active++;
+        if (!(r->done || r->stopped || r->state == TASK_DONE || r->state == TASK_AT_ROOF)) active++;
     }
     int left = this->cfg.trials - this->total_trials;
     if (left < 0) left = 0;
@@ -1095,7 +1155,8 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
         row->priority = r->priority;
         row->user_paused = r->paused;
         row->trials = r->trials;
-        bool open = !(r->done || r->stopped || r->state == TASK_DONE || r->state == TASK_STOPPED);
+        bool open = !(r->done || r->stopped || r->state == TASK_DONE || r->state == TASK_STOPPED ||
+                      r->state == TASK_AT_ROOF);
         row->allotted = r->trials + (open && active ? left / active : 0);
         row->errors = r->errors;
         row->best_latency_s = r->best_latency;
@@ -1104,6 +1165,8 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
         row->best_index = r->best_index;
         row->started = r->started;
         row->elapsed_s = r->spent;
+        row->roof_gflops = r->roof.gflops;
+        row->roof_bound = r->roof.memory_bound ? r->roof.level : 0;
     }
     pthread_mutex_unlock(&this->state_lock);
     out->building = this->pool ? BuilderPool_active(this->pool) : 0;

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "base/status.h"
+#include "kernels/machine.h"
 #include "kernels/target.h"
 #include "records/record.h"
 #include "tuner/task.h"
@@ -42,6 +43,11 @@ typedef struct EngineConfig {
     const char *network;    /* the network the tasks came from, for the log's session object (NULL = none) */
     bool isolate;           /* tasks do not learn from each other (default: every task's results
                                reach the other tasks of its template, see Strategy.learn_other) */
+    /* The machine's figures for each task's roofline (kernels/machine.h), for
+     * the cpu target; without them no task has a roof. */
+    bool have_machine;
+    MachineFigures machine;
+    double roof_stop;       /* the gradient scheduler stops a task at this fraction of its roof (0 = off; default 0.9) */
 } EngineConfig;
 
 void EngineConfig_defaults(EngineConfig *this);
@@ -52,10 +58,11 @@ typedef enum {
     TASK_WAITING,    /* started, waiting for its next round */
     TASK_PAUSED,
     TASK_DONE,       /* space exhausted, early-stopped, or budget spent */
-    TASK_STOPPED     /* stopped by the user */
+    TASK_STOPPED,    /* stopped by the user */
+    TASK_AT_ROOF     /* its best reached the roof-stop share of its roof: no more rounds unless its priority is raised */
 } TaskState;
 
-const char *TaskState_name(TaskState s); /* "queued", "tuning", "waiting", "paused", "done", "stopped" */
+const char *TaskState_name(TaskState s); /* "queued", "tuning", "waiting", "paused", "done", "stopped", "at roof" */
 
 /* One row of the scheduler table. */
 typedef struct TaskRow {
@@ -72,6 +79,8 @@ typedef struct TaskRow {
     bool user_paused;      /* paused on its own (p), apart from a pause of every task (P) */
     double started;        /* engine seconds when the task's first round started (-1 = not yet) */
     double elapsed_s;      /* seconds spent on this task */
+    double roof_gflops;    /* the task's roofline for the session's threads (0 = unknown) */
+    int roof_bound;        /* 0 = compute-bound, else the memory level (kernels/machine.h RoofLevel) */
 } TaskRow;
 
 typedef struct SessionSnapshot {
@@ -84,6 +93,7 @@ typedef struct SessionSnapshot {
                               that can still get one has none */
     int est_left_out;      /* tasks left out of the estimate: paused, stopped or done without a result */
     bool all_paused;       /* every task is paused (P), apart from their own pauses */
+    double roof_latency_s; /* lower bound: sum of weight * latency at the roof (0 = some task has no roof) */
     int next_task;         /* scheduler's next pick, -1 if none */
     int building;          /* candidates being compiled now */
     int measuring;         /* 1 while the runner times a kernel */

@@ -43,6 +43,7 @@ struct TaskScheduler {
     SchedKind kind;
     int n;
     TaskHistory *h;
+    double roof_stop; /* 0 = off */
 };
 
 const char *TaskScheduler_names(void) { return "gradient, round-robin"; }
@@ -112,6 +113,21 @@ void TaskScheduler_restore(TaskScheduler *this, int task, int rounds, double bes
 
 static bool eligible(const SchedTaskState *s) { return !s->paused && !s->done; }
 
+void TaskScheduler_setRoofStop(TaskScheduler *this, double fraction) {
+    this->roof_stop = isfinite(fraction) && fraction > 0 ? fraction : 0;
+}
+
+bool TaskScheduler_atRoof(const TaskScheduler *this, int i, const SchedTaskState *task) {
+    if (this->kind != SCHED_GRADIENT || this->roof_stop <= 0 || i < 0 || i >= this->n) return false;
+    double best = this->h[i].best;
+    return task->roof_s > 0 && best < NO_RESULT_S && task->roof_s / best >= this->roof_stop;
+}
+
+/* The gradient scheduler's eligibility: the steering state, then the roof stop. */
+static bool eligible_gradient(const TaskScheduler *this, const SchedTaskState *tasks, int i) {
+    return eligible(&tasks[i]) && (tasks[i].priority > 0 || !TaskScheduler_atRoof(this, i, &tasks[i]));
+}
+
 /* Higher priority first, then the lower id. */
 static bool before(const SchedTaskState *tasks, int a, int b) {
     if (b < 0) return true;
@@ -156,7 +172,7 @@ static int next_gradient(const TaskScheduler *this, const SchedTaskState *tasks)
     /* Warm-up: a task that has never had a round goes first. */
     int pick = -1;
     for (int i = 0; i < this->n; i++)
-        if (eligible(&tasks[i]) && this->h[i].rounds == 0 && before(tasks, i, pick)) pick = i;
+        if (eligible_gradient(this, tasks, i) && this->h[i].rounds == 0 && before(tasks, i, pick)) pick = i;
     if (pick >= 0) return pick;
 
     double best_grad = 0;
@@ -164,7 +180,7 @@ static int next_gradient(const TaskScheduler *this, const SchedTaskState *tasks)
     double first = 0;
     bool have_first = false;
     for (int i = 0; i < this->n; i++) {
-        if (!eligible(&tasks[i])) continue;
+        if (!eligible_gradient(this, tasks, i)) continue;
         double g = gradient(this, tasks, i);
         if (!have_first) {
             first = g;
@@ -182,7 +198,7 @@ static int next_gradient(const TaskScheduler *this, const SchedTaskState *tasks)
      * (a fixed rule keeps sessions reproducible). */
     int fair = -1;
     for (int i = 0; i < this->n; i++) {
-        if (!eligible(&tasks[i])) continue;
+        if (!eligible_gradient(this, tasks, i)) continue;
         if (fair < 0 || this->h[i].rounds < this->h[fair].rounds ||
             (this->h[i].rounds == this->h[fair].rounds && before(tasks, i, fair)))
             fair = i;

@@ -9,12 +9,25 @@
 
 #define DRAIN 256
 
+/* " | Roof: 117.5 GFLOPS compute-bound, 41% reached" ("" without a roof); a
+ * best above its roof is a warning, never clamped. */
+static void roof_text(const TaskRow *row, char *buf, size_t n) {
+    buf[0] = '\0';
+    if (row->roof_gflops <= 0) return;
+    double share = Roof_share(row->best_gflops, row->roof_gflops);
+    snprintf(buf, n, " | Roof: %.1f GFLOPS %s, %.0f%% reached%s", row->roof_gflops, Roof_boundText(row->roof_bound),
+             100 * share,
+             share > 1 ? " (WARNING: above the roof: the roof or the measurement is wrong)" : "");
+}
+
 static void print_progress(FILE *out, Engine *engine, const SessionSnapshot *snap, int t) {
     const TaskRow *row = &snap->rows[t];
     bool done = row->state == TASK_DONE || row->state == TASK_STOPPED;
-    fprintf(out, "[Task %2d/%2d]  Current/Best: %8.2f/%8.2f GFLOPS | Progress: (%d/%d) | %.2f s%s\n", t + 1,
-            snap->n_tasks, row->current_gflops, row->best_gflops, row->trials, row->allotted, row->elapsed_s,
-            done ? (row->state == TASK_STOPPED ? " Stopped." : " Done.") : "");
+    char roof[160];
+    roof_text(row, roof, sizeof roof);
+    fprintf(out, "[Task %2d/%2d]  Current/Best: %8.2f/%8.2f GFLOPS | Progress: (%d/%d) | %.2f s%s%s\n", t + 1,
+            snap->n_tasks, row->current_gflops, row->best_gflops, row->trials, row->allotted, row->elapsed_s, roof,
+            done ? (row->state == TASK_STOPPED ? " Stopped." : " Done.") : row->state == TASK_AT_ROOF ? " At roof." : "");
     (void)engine;
 }
 
@@ -44,6 +57,7 @@ void Headless_printTable(FILE *out, Engine *engine, const SessionSnapshot *snap)
         fprintf(out, "Estimated total latency: %.3f ms", snap->est_latency_s * 1e3);
     else
         fprintf(out, "Estimated total latency: - ms");
+    if (snap->roof_latency_s > 0) fprintf(out, " (at the roofline: %.3f ms)", snap->roof_latency_s * 1e3);
     fprintf(out, "  Trials: %d  Used time: %.0f s  Next ID: %d\n", snap->trials, snap->elapsed_s, snap->next_task);
     fflush(out);
 }

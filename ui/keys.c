@@ -59,7 +59,6 @@ static int move_by(UiState *st, int delta) {
         return REACT_REDRAW;
     }
     if (st->view.overlay == OVERLAY_MESSAGES) {
-        if (st->msg_scroll > st->n_msgs) st->msg_scroll = st->n_msgs;
         st->msg_scroll += delta;
         if (st->msg_scroll < 0) st->msg_scroll = 0;
         return REACT_REDRAW;

@@ -85,9 +85,22 @@ static void add_steer(UiLogView *this, UiState *st, const LogSteer *s) {
     row->state = s->stopped ? TASK_STOPPED : s->paused ? TASK_PAUSED : TASK_WAITING;
 }
 
+/* The estimate over the tasks with a result (the others left out and
+ * counted). It joins the latency series, and can be the "first estimate",
+ * only once every task has a result or was paused or stopped without one, as
+ * in the live session: a partial sum early in the log is no estimate of it. */
 static void update_estimate(UiModel *m, double t_s) {
     double est = UiModel_estimate(m, &m->est_left_out);
-    if (isfinite(est)) UiModel_addLatency(m, t_s, est);
+    if (!isfinite(est)) return;
+    for (int i = 0; i < m->n_tasks; i++) {
+        const UiTask *t = &m->tasks[i];
+        bool result = isfinite(t->row.best_latency_s) && t->row.best_gflops > 0;
+        if (!result && t->row.state != TASK_PAUSED && t->row.state != TASK_STOPPED) {
+            m->est_latency_s = est; /* the header shows it, with the tasks left out */
+            return;
+        }
+    }
+    UiModel_addLatency(m, t_s, est);
 }
 
 static void add(UiLogView *this, UiState *st, const Record *rec) {

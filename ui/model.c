@@ -325,6 +325,11 @@ bool UiModel_addRecord(UiModel *this, int ti, const Record *rec, int trial, doub
             t->row.best_latency_s = Record_mean(rec);
             t->row.best_index = rec->index;
             improved = true;
+            /* in a log view, the roof recorded with the best (its machine's) */
+            if (rec->roof_gflops > 0) {
+                t->row.roof_gflops = rec->roof_gflops;
+                t->row.roof_bound = rec->roof_bound;
+            }
         }
     }
     return improved;
@@ -421,6 +426,16 @@ double UiModel_estimate(const UiModel *this, int *left_out) {
     }
     if (left_out) *left_out = out;
     return open_without || out == this->n_tasks ? INFINITY : sum;
+}
+
+double UiModel_roofLatency(const UiModel *this) {
+    double sum = 0;
+    for (int i = 0; i < this->n_tasks; i++) {
+        const UiTask *t = &this->tasks[i];
+        if (t->row.roof_gflops <= 0 || t->flops <= 0) return 0;
+        sum += t->weight * t->flops / (t->row.roof_gflops * 1e9);
+    }
+    return this->n_tasks ? sum : 0;
 }
 
 bool UiTask_allFailed(const UiTask *this, int min_trials) {

@@ -140,6 +140,9 @@ int UiModel_loadLatencyTsv(UiModel *this, const char *path, double session_start
  * it cannot get one now: read from a log, paused, stopped or done; any other
  * task without a result makes the estimate +inf. */
 double UiModel_estimate(const UiModel *this, int *left_out);
+/* The lower bound: sum of weight x the latency at each task's roof; 0 when a
+ * task has no roof. */
+double UiModel_roofLatency(const UiModel *this);
 
 /* Failed trials of task ti and whether every trial so far failed (for a warning). */
 bool UiTask_allFailed(const UiTask *this, int min_trials);

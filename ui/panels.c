@@ -111,6 +111,32 @@ void InspectorPanel_render(CellBuf *cb, Rect r, UiState *st) {
 
 /* ---- the message log ------------------------------------------------------ */
 
+/* Wraps message i at width w into display lines; returns how many (at most max).
+ * starts[k] and lens[k] give each line's part of the text. */
+static int wrap_message(const char *text, int w, int *starts, int *lens, int max) {
+    int n = 0, len = (int)strlen(text), at = 0;
+    if (w < 1) w = 1;
+    do {
+        int take = len - at < w ? len - at : w;
+        if (at + take < len) {
+            /* break at the last space that fits */
+            int sp = take;
+            while (sp > w / 2 && text[at + sp] != ' ')
+                sp--;
+            if (text[at + sp] == ' ') take = sp;
+        }
+        if (n < max) {
+            starts[n] = at;
+            lens[n] = take;
+        }
+        n++;
+        at += take;
+        while (text[at] == ' ')
+            at++;
+    } while (at < len);
+    return n < max ? n : max;
+}
+
 void MessageLog_render(CellBuf *cb, Rect r, UiState *st) {
     char title[96];
     snprintf(title, sizeof title, "Messages (%d; m or Esc closes; Up/Down scroll)", st->n_msgs);
@@ -121,19 +147,33 @@ void MessageLog_render(CellBuf *cb, Rect r, UiState *st) {
         CellBuf_text(cb, in.x + 1, in.y, "no messages yet", ATTR_DIM, in.w - 1);
         return;
     }
-    int max_top = st->n_msgs - in.h;
+    /* every message wrapped under its time; msg_scroll counts display lines */
+    int tw = in.w - 9;
+    int total = 0;
+    int starts[16], lens[16];
+    for (int i = 0; i < st->n_msgs; i++)
+        total += wrap_message(st->msgs[i].text, tw, starts, lens, 16);
+    int max_top = total - in.h;
     if (max_top < 0) max_top = 0;
     if (st->msg_scroll > max_top) st->msg_scroll = max_top;
     if (st->msg_scroll < 0) st->msg_scroll = 0;
-    for (int i = 0; i < in.h && st->msg_scroll + i < st->n_msgs; i++) {
-        const UiMessage *m = &st->msgs[st->msg_scroll + i];
-        time_t tt = (time_t)m->wall;
-        struct tm tmv;
-        localtime_r(&tt, &tmv);
-        char when[16];
-        strftime(when, sizeof when, "%H:%M:%S", &tmv);
-        CellBuf_text(cb, in.x, in.y + i, when, ATTR_DIM, 8);
-        CellBuf_text(cb, in.x + 9, in.y + i, m->text, m->attr, in.w - 9);
+    int line = 0, y = in.y;
+    for (int i = 0; i < st->n_msgs && y < in.y + in.h; i++) {
+        const UiMessage *m = &st->msgs[i];
+        int n = wrap_message(m->text, tw, starts, lens, 16);
+        for (int k = 0; k < n && y < in.y + in.h; k++, line++) {
+            if (line < st->msg_scroll) continue;
+            if (k == 0) {
+                time_t tt = (time_t)m->wall;
+                struct tm tmv;
+                localtime_r(&tt, &tmv);
+                char when[16];
+                strftime(when, sizeof when, "%H:%M:%S", &tmv);
+                CellBuf_text(cb, in.x, y, when, ATTR_DIM, 8);
+            }
+            CellBuf_text(cb, in.x + 9, y, m->text + starts[k], m->attr, lens[k]);
+            y++;
+        }
     }
 }
 
@@ -149,12 +189,17 @@ static const char *const HELP_COLUMNS[] = {
     "               b = trials the scheduler plans to give it",
     "  Best         best latency of one run of the kernel",
     "  BestGF       Best: GFLOPS of the fastest config so far",
+    "  Roof%        BestGF as a share of the task's roofline: min(peak,",
+    "               bandwidth x FLOPs/byte), measured (tunetop devices);",
+    "               over 100 (marked !) means the roof or a timing is wrong",
     "  CurGF        Current: GFLOPS of the last successful config of the",
     "               latest batch (- when the whole batch failed)",
     "  Err          failed candidates: invalid config, compile error, crash,",
     "               wrong answer, timeout (e shows them grouped)",
     "  State        queued, tuning, waiting (for its next round), paused,",
-    "               done, stopped; pausing/resuming until the engine confirms",
+    "               done, stopped, at roof (Best reached --roof-stop of its",
+    "               roof: no more rounds unless its priority is raised);",
+    "               pausing/resuming until the engine confirms",
     "  Pri          priority -3..+3: each step doubles (or halves) the",
     "               task's share in the scheduler's choice",
     "",
@@ -166,7 +211,8 @@ static const char *const HELP_COLUMNS[] = {
     "  compiling    candidates being compiled; measuring: the task being timed",
     "  Est. total latency  sum of weight x best latency over tasks (the",
     "               scheduler's objective) and its change since the first one;",
-    "               [N left out]: tasks paused or stopped before any result",
+    "               [N left out]: tasks paused or stopped before any result;",
+    "               at roof: the same if every task reached its roof",
     "",
     "Curves",
     "  left: the selected task's GFLOPS per trial (failures sit on 0) and",
@@ -174,6 +220,8 @@ static const char *const HELP_COLUMNS[] = {
     "        so far; x: trial number or wall time (x), L: log scale",
     "  right: the estimated total latency over time",
     "        (earlier sessions of the log included, from LOG.tsv)",
+    "  roof: the selected task's roofline, a flat line in the left curve,",
+    "        with what bounds it (compute, or memory and from which level)",
 };
 
 void Help_render(CellBuf *cb, Rect r, UiState *st) {

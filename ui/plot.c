@@ -268,13 +268,25 @@ void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st) {
         fail_y[i] = t->points[i].error_no && !st->log_y ? 0 : NAN;
     }
     const char *unit = st->log_y ? "GFLOPS (log)" : "GFLOPS";
-    char title[160];
-    snprintf(title, sizeof title, "Task %d %s: %s per trial (dots measured, dots on 0 failed, %s best so far)", t->id,
-             t->label, unit, braille ? "line" : "*");
+    /* the task's roof: a flat line across the trials, named in the title */
+    double roof = t->row.roof_gflops;
+    double roof_x[2] = {n ? x[0] : 0, n ? x[n - 1] : 0}, roof_y[2] = {roof, roof};
+    char roof_txt[64] = "";
+    if (roof > 0)
+        snprintf(roof_txt, sizeof roof_txt, "roof %.4g %s", roof,
+                 t->row.roof_bound ? (t->row.roof_bound == ROOF_LEVEL_DRAM ? "memory-bound" : Roof_boundText(t->row.roof_bound))
+                                   : "compute-bound");
+    char title[200];
+    snprintf(title, sizeof title, "Task %d %s: %s per trial (dots measured, dots on 0 failed, %s best so far%s%s)", t->id,
+             t->label, unit, braille ? "line" : "*", roof > 0 ? "; flat line: " : "", roof_txt);
     if ((int)strlen(title) > r.w - 6)
-        snprintf(title, sizeof title, "Task %d %s: %s per trial, best so far", t->id, t->label, unit);
+        snprintf(title, sizeof title, "Task %d %s: %s per trial, best so far%s%s", t->id, t->label, unit,
+                 roof > 0 ? ", " : "", roof_txt);
+    if ((int)strlen(title) > r.w - 6)
+        snprintf(title, sizeof title, "Task %d: %s, %s", t->id, unit, roof_txt);
     if ((int)strlen(title) > r.w - 6) snprintf(title, sizeof title, "Task %d: %s per trial, best so far", t->id, unit);
-    PlotSeries s[3] = {
+    PlotSeries s[4] = {
+        {roof_x, roof_y, roof > 0 && n > 0 ? 2 : 0, true, false, ATTR_SERIES4},
         {x, fail_y, n, false, false, ATTR_FAILED},
         {x, ok_y, n, false, false, ATTR_SERIES1},
         {x, best, n, true, true, ATTR_SERIES2},
@@ -285,7 +297,7 @@ void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st) {
                      .log_y = st->log_y,
                      .braille = braille,
                      .empty = "no trials measured yet"};
-    Plot_render(cb, r, &spec, s, 3);
+    Plot_render(cb, r, &spec, s, 4);
     free(x);
 }
 

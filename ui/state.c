@@ -172,6 +172,8 @@ const char *UiState_taskStateText(const UiTask *t) {
         return "done";
     case TASK_STOPPED:
         return "stopped";
+    case TASK_AT_ROOF:
+        return "at roof";
     }
     return "?";
 }

@@ -124,6 +124,13 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
                      m->est_left_out == 1 ? "" : "s");
             x += CellBuf_text(cb, x, y, buf, ATTR_WARN, xend - x) + 3;
         }
+        /* the lower bound: every task at its roof */
+        double floor_s = UiModel_roofLatency(m);
+        if (floor_s > 0) {
+            char at[32];
+            Ui_formatLatency(floor_s, at, sizeof at);
+            x = pair(cb, x, y, xend, "at roof", at, ATTR_HEADER_VAL);
+        }
     } else {
         int missing = 0;
         for (int i = 0; i < m->n_tasks; i++)
@@ -160,6 +167,7 @@ enum {
     COL_TRIALS,
     COL_BEST_MS,
     COL_BEST_GF,
+    COL_ROOF,
     COL_CUR_GF,
     COL_ERR,
     COL_STATE,
@@ -170,14 +178,20 @@ enum {
 static const Column COLUMNS[COL_N] = {
     {"", 1, false, SORT_COUNT},      {"ID", 3, true, SORT_ID},           {"Task", 0, false, SORT_COUNT},
     {"Wt", 3, true, SORT_COUNT},     {"Progress", 9, true, SORT_TRIALS}, {"Best", 8, true, SORT_SHARE},
-    {"BestGF", 7, true, SORT_BEST},  {"CurGF", 7, true, SORT_COUNT},     {"Err", 4, true, SORT_ERRORS},
+    {"BestGF", 7, true, SORT_BEST},  {"Roof%", 6, true, SORT_COUNT},     {"CurGF", 7, true, SORT_COUNT},     {"Err", 4, true, SORT_ERRORS},
     {"State", 8, false, SORT_COUNT}, {"Pri", 3, true, SORT_COUNT},
 };
+
+/* Below this width the Roof% column takes the place of CurGF (the
+ * current GFLOPS are in the curve), so the other columns keep their widths. */
+#define ROOF_AND_CURRENT_COLS 100
 
 static void column_widths(int total, int *w) {
     int fixed = 0;
     for (int c = 0; c < COL_N; c++) {
         w[c] = COLUMNS[c].width;
+        if (total < ROOF_AND_CURRENT_COLS && c == COL_ROOF) w[c] = COLUMNS[COL_CUR_GF].width;
+        if (total < ROOF_AND_CURRENT_COLS && c == COL_CUR_GF) w[c] = -1; /* hidden: no cell, no separator */
         if (c != COL_TASK) fixed += w[c] + 1;
     }
     w[COL_TASK] = total - fixed - 1;
@@ -186,6 +200,7 @@ static void column_widths(int total, int *w) {
 }
 
 static void cell(CellBuf *cb, int x, int y, int w, bool right, const char *s, CellAttr a) {
+    if (w <= 0) return; /* a hidden column */
     int len = (int)strlen(s); /* table cells are ASCII */
     if (len > w) {
         /* shorten from the right and say so with '~' */
@@ -293,6 +308,7 @@ static CellAttr state_attr(const UiTask *t) {
     case TASK_STOPPED:
         return ATTR_PAUSED;
     case TASK_DONE:
+    case TASK_AT_ROOF:
         return ATTR_DONE;
     default:
         return t->want_paused >= 0 ? ATTR_PAUSED : ATTR_NORMAL;
@@ -391,6 +407,14 @@ void Table_render(CellBuf *cb, Rect r, UiState *st) {
         format_gflops(t->row.best_gflops, b, sizeof b);
         cell(cb, x, y, w[COL_BEST_GF], true, b, ATTR_BEST);
         x += w[COL_BEST_GF] + 1;
+        /* the best's share of the task's roof; above 100% is a warning, never clamped */
+        double share = Roof_share(t->row.best_gflops, t->row.roof_gflops);
+        if (share > 0)
+            snprintf(b, sizeof b, share > 1 ? "%.0f!" : "%.0f", 100 * share);
+        else
+            snprintf(b, sizeof b, "-");
+        cell(cb, x, y, w[COL_ROOF], true, b, share > 1 ? ATTR_WARN : share >= 0.9 ? ATTR_BEST : ATTR_NORMAL);
+        x += w[COL_ROOF] + 1;
         format_gflops(t->row.current_gflops, b, sizeof b);
         cell(cb, x, y, w[COL_CUR_GF], true, b, ATTR_NORMAL);
         x += w[COL_CUR_GF] + 1;

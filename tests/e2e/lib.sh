@@ -76,6 +76,19 @@ keys() { tm send-keys -t main "$@"; }
 
 resize() { tm resize-window -t main -x "$1" -y "$2"; }
 
+# mouse BUTTON COL ROW: an X10 mouse report, as a terminal sends it (0-based
+# cell; BUTTON 0 left press, 3 release, 64 wheel up, 65 wheel down)
+mouse() {
+    local cb cx cy
+    printf -v cb '\\x%02x' $((32 + $1))
+    printf -v cx '\\x%02x' $((33 + $2))
+    printf -v cy '\\x%02x' $((33 + $3))
+    tm send-keys -t main -l "$(printf "\e[M$cb$cx$cy")"
+}
+
+# row_of REGEX: the 0-based screen row of the first line matching REGEX
+row_of() { capture; grep -nE -- "$1" "$SCREEN" | head -1 | cut -d: -f1 | awk '{ print $1 - 1 }'; }
+
 # save NAME: keep the current screen as $TT_SCREENS_DIR/NAME.txt
 save() {
     capture
@@ -88,13 +101,17 @@ save() {
 # right, since task labels contain spaces; Best is "-" or "<number> <unit>".
 field() {
     awk -v id="$1" -v what="$2" '
+        /Progress/ && /Best/ { cur = ($0 ~ /CurGF/) ? 1 : 0 }
         /^[ >*] +[0-9]+ / {
             line = $0; sub(/^[ >*] +/, "", line); split(line, f, " ");
             if (f[1] != id) next;
             n = split(line, f, " ");
-            state = f[n - 1];
-            off = (f[n - 5] == "-") ? 6 : 7;
-            prog = f[n - off]; sub(/\/.*/, "", prog);
+            # from the end: Pri, State ("at roof" is two words), Err, [CurGF], Roof%, BestGF, Best ("-" or "1.2 us")
+            s = (f[n - 1] == "roof" && f[n - 2] == "at") ? 1 : 0;
+            state = s ? "at roof" : f[n - 1];
+            k = n - 5 - s - cur;
+            k = (f[k] == "-") ? k - 1 : k - 2;
+            prog = f[k]; sub(/\/.*/, "", prog);
             if (what == "state") print state; else print prog;
             exit
         }' "$SCREEN"

@@ -3,8 +3,8 @@
 # the same ID and weight in the live table, in `tunetop view` and in
 # `tunetop best`, and the view's estimate is best's; a resumed session
 # restores pauses, priorities and stops and says so; s and q ask first; the
-# filter, tagging, the message log, several curves at once, the curve
-# options; a finished session's exit line offers no resume; at 80x24 the
+# filter, tagging, the message log, the mouse, several curves at once, the
+# curve options; a finished session's exit line offers no resume; at 80x24 the
 # twelve ResNet-18 conv2d tasks read differently.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -69,7 +69,30 @@ awk -v a="$best_est" -v b="$view_est" 'BEGIN {
     split(a, x, " "); split(b, y, " "); va = x[1]; vb = y[1]; if (y[2] == "us") vb /= 1000;
     d = va - vb; if (d < 0) d = -d; exit !(d <= 0.002 * va + 1e-4) }' ||
     fail "view's estimate $view_est is not best's $best_est"
-keys q
+# the function keys: F1 help, F6 sort, F3 filter, F10 quit (asked only in a live session)
+keys F1
+wait_for 'Help \(\? or Esc closes' 5
+keys Escape
+wait_for 'Progress' 5
+keys F6
+wait_for 'sorted by latency share' 5
+keys F3
+wait_for 'filter: _' 5
+keys Escape
+wait_for 'filter cleared' 5
+
+# the mouse: a click on a row selects it, on a column title sorts, the wheel scrolls
+mouse 0 10 "$(row_of '^[ >*] +2 ')"
+mouse 3 10 "$(row_of '^[ >*] +2 ')"
+wait_for '^┌ Task 2 dense 16x32->32' 5
+title=$(row_of '^ +ID')
+col=$(awk 'NR == '"$((title + 1))"' { print index($0, "Err") }' "$SCREEN")
+mouse 0 "$col" "$title"
+mouse 3 "$col" "$title"
+wait_for 'sorted by errors' 5
+mouse 64 10 "$(row_of '^[ >*] +2 ')"
+wait_until 5 "the wheel moved the selection" eval '! grep -q "^┌ Task 2 " "$SCREEN"'
+keys F10
 wait_for 'EXIT=0' 10
 
 # resume: pauses and priorities come back, and the UI says so (also in the message log)

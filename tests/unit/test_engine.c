@@ -124,6 +124,7 @@ static void config(EngineConfig *cfg, int trials, const char *strategy) {
 typedef struct Seen {
     int results, errors_by[ERR_COUNT], finished, per_task[4], logs;
     char last_log[256];
+    int n_events, first_round_at, first_strategy_at; /* event positions, 1-based (0: none yet) */
     char all_logs[4096];
     double gflops_sum;
     char strategy[4][256]; /* each task's last strategy line */
@@ -142,6 +143,9 @@ static void drain(Engine *e, Seen *seen) {
                 CHECK(ev[i].record != NULL);
                 if (ev[i].record) seen->errors_by[ev[i].record->error_no]++;
             }
+            seen->n_events++;
+            if (ev[i].kind == EV_ROUND && !seen->first_round_at) seen->first_round_at = seen->n_events;
+            if (ev[i].kind == EV_STRATEGY && !seen->first_strategy_at) seen->first_strategy_at = seen->n_events;
             if (ev[i].kind == EV_FINISHED) seen->finished++;
             if (ev[i].kind == EV_LOG) {
                 seen->logs++;
@@ -625,6 +629,18 @@ TEST(first_round_fits_in_a_quarter_of_the_budget) {
     Engine_delete(e);
 }
 
+/* defect 11: the strategy's line comes after the round it describes, never before the first progress */
+TEST(strategy_line_follows_its_round) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 16, "xgb");
+    Seen seen = {0};
+    CHECK(run_session(&cfg, 1, &seen));
+    CHECK(seen.first_round_at > 0);
+    CHECK(seen.first_strategy_at > seen.first_round_at);
+    CHECK(strstr(seen.strategy[0], "none yet (") == NULL);
+}
+
 /* defect 10: a session that finished is not "stopped" by a later q, and its clock stops */
 TEST(finished_session_is_not_stopped_afterwards) {
     unlink(log_path);
@@ -670,6 +686,7 @@ TEST(headless_ends_when_the_last_event_was_dropped) {
     while (!Engine_finished(e)) usleep(20000);
     usleep(50000); /* the last event was pushed (and dropped) by now */
     CHECK(Engine_droppedEvents(e) > 0);
+    /* (and a round's strategy line follows its progress, checked below with a queue that keeps all) */
     FILE *out = fopen("/dev/null", "w");
     volatile int stop = 0;
     alarm(60); /* a hang fails the test instead of blocking the suite */
@@ -678,6 +695,91 @@ TEST(headless_ends_when_the_last_event_was_dropped) {
     fclose(out);
     Engine_wait(e);
     Engine_delete(e);
+}
+
+/* The roof stop through the engine. The fake target's best config runs 1 ms;
+ * the machine's figures put task 0's roof at 1/1.05 ms (its best is then 95%
+ * of the roof, any other config under 48%) and task 1's (twice the FLOPs) at
+ * 2/1.05 ms. Both reach their roofs long before the budget: the session ends
+ * early with both "at roof", and every record carries its roof. Resumed, a
+ * task at its roof gets no trials unless its priority is raised. */
+static void roof_config(EngineConfig *cfg, int trials, double stop) {
+    config(cfg, trials, "grid");
+    cfg->scheduler = "gradient";
+    cfg->roof_stop = stop;
+    cfg->have_machine = true;
+    MachineFigures *m = &cfg->machine;
+    memset(m, 0, sizeof *m);
+    snprintf(m->key, sizeof m->key, "00000000000000aa");
+    m->cores = 1;
+    m->peak1_gflops = m->peak_gflops = 512 / 1e-3 / 1e9 * 1.05;
+    m->bw1_gbs = m->bw_gbs = 1e6; /* compute-bound */
+}
+
+TEST(roof_stop_through_the_engine) {
+    unlink(log_path);
+    EngineConfig cfg;
+    roof_config(&cfg, 128, 0.9);
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(2), 2, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    Seen seen = {0};
+    run_to_end(e, &seen);
+    SessionSnapshot snap;
+    Engine_snapshot(e, &snap);
+    printf("  roof stop: %d of 128 trials (task 0 %d, task 1 %d), lower bound %.3f ms\n", seen.results,
+           seen.per_task[0], seen.per_task[1], snap.roof_latency_s * 1e3);
+    CHECK(seen.results < 128);
+    for (int t = 0; t < 2; t++) {
+        CHECK(snap.rows[t].state == TASK_AT_ROOF);
+        CHECK_NEAR(snap.rows[t].roof_gflops, 512 / 1e-3 / 1e9 * 1.05, 1e-12); /* compute-bound: the peak */
+        CHECK_EQ_INT(snap.rows[t].roof_bound, 0);
+        CHECK(Roof_share(snap.rows[t].best_gflops, snap.rows[t].roof_gflops) >= 0.9);
+    }
+    CHECK_NEAR(snap.roof_latency_s, 3 / 1.05e3, 1e-9); /* (1 + 2) ms / 1.05 */
+    SessionSnapshot_done(&snap);
+    Engine_delete(e);
+    /* every record carries the roof and the machine's key */
+    LogReader *rd;
+    LogHeader h;
+    CHECK(LogReader_open(log_path, &rd, &h, err) == TT_OK);
+    Record rec;
+    Record_init(&rec);
+    int n = 0, with_roof = 0;
+    while (LogReader_next(rd, &rec, err) == LOG_RECORD) {
+        n++;
+        with_roof += rec.roof_gflops > 0 && strcmp(rec.machine_key, "00000000000000aa") == 0;
+    }
+    Record_done(&rec);
+    LogReader_close(rd);
+    CHECK_EQ_INT(with_roof, n);
+
+    /* resumed: nothing to do at the roof... */
+    roof_config(&cfg, 256, 0.9);
+    Seen again = {0};
+    CHECK(run_session(&cfg, 2, &again));
+    CHECK_EQ_INT(again.results, 0);
+    /* ...until task 0's priority is raised: it gets trials, task 1 none */
+    e = Engine_new(&cfg, make_tasks(2), 2, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    Engine_setPriority(e, 0, 1);
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    Seen raised = {0};
+    run_to_end(e, &raised);
+    printf("  priority +1 on task 0: %d more trials (task 0 %d, task 1 %d)\n", raised.results, raised.per_task[0],
+           raised.per_task[1]);
+    CHECK(raised.per_task[0] > 0);
+    CHECK_EQ_INT(raised.per_task[1], 0);
+    Engine_delete(e);
+    /* --roof-stop 0: the tasks get trials again */
+    int dups;
+    roof_config(&cfg, log_records(&dups) + 32, 0);
+    Seen off = {0};
+    CHECK(run_session(&cfg, 2, &off));
+    CHECK_EQ_INT(off.results, 32);
 }
 
 /* ---- faults in the log: every call of the seam fails in turn ---------------- */
@@ -844,6 +946,7 @@ int main(void) {
     RUN(pause_mid_round_loses_no_config);
     RUN(stop_task_and_stop_session);
     RUN(tasks_of_a_template_learn_from_each_other);
+    RUN(roof_stop_through_the_engine);
     RUN(resumed_xgb_plans_better_than_a_cold_start);
     RUN(steering_survives_a_restart);
     RUN(estimate_leaves_out_a_task_stopped_without_a_result);
@@ -852,6 +955,7 @@ int main(void) {
     RUN(first_round_fits_in_a_quarter_of_the_budget);
     RUN(finished_session_is_not_stopped_afterwards);
     RUN(headless_ends_when_the_last_event_was_dropped);
+    RUN(strategy_line_follows_its_round);
     RUN(bad_config_is_an_error);
     RUN(every_log_call_failing_in_turn_loses_nothing_and_invents_nothing);
     unlink(log_path);

@@ -280,6 +280,61 @@ TEST(test_similarity_group) {
     TaskScheduler_delete(ts);
 }
 
+/* The roof stop: task 0 (the dominant one) reaches 92% of its roof at its
+ * 10th round (88% at the 9th), and then gets no more;
+ * a raised priority gives it rounds again; without the stop it keeps them. */
+TEST(test_roof_stop) {
+    Sim s, off;
+    make_skewed(&s);
+    make_skewed(&off);
+    for (int i = 0; i < s.n; i++) {
+        double roof = s.base[i] * (s.floor_frac[i] + (1 - s.floor_frac[i]) / 11.0) * 0.92;
+        s.st[i].roof_s = off.st[i].roof_s = i == 0 ? roof : roof * 0.01; /* the others stay far from theirs */
+    }
+    TaskScheduler *ts = TaskScheduler_new("gradient", s.n, NULL);
+    TaskScheduler *toff = TaskScheduler_new("gradient", off.n, NULL);
+    TaskScheduler_setRoofStop(ts, 0.9);
+    TaskScheduler_setRoofStop(toff, 0);
+    CHECK(!TaskScheduler_atRoof(ts, 0, &s.st[0])); /* no result yet: never at roof */
+    const int rounds = 60;
+    CHECK_EQ_INT(sim_run(&s, ts, rounds), rounds);
+    CHECK_EQ_INT(sim_run(&off, toff, rounds), rounds);
+    CHECK(TaskScheduler_atRoof(ts, 0, &s.st[0]));
+    CHECK(!TaskScheduler_atRoof(toff, 0, &off.st[0])); /* the stop is off */
+    CHECK(!TaskScheduler_atRoof(ts, 1, &s.st[1]));
+    int at_stop = s.rounds[0];
+    CHECK_EQ_INT(at_stop, 10);
+    CHECK(at_stop < off.rounds[0]);
+    printf("roof stop: task 0 stopped at %d rounds of %d (without the stop: %d)\n", at_stop, rounds, off.rounds[0]);
+    /* more rounds: none for task 0 */
+    CHECK_EQ_INT(sim_run(&s, ts, 20), 20);
+    CHECK_EQ_INT(s.rounds[0], at_stop);
+    /* a priority raise gives it rounds again */
+    s.st[0].priority = 1;
+    CHECK_EQ_INT(TaskScheduler_next(ts, s.st), 0);
+    CHECK_EQ_INT(sim_run(&s, ts, 10), 10);
+    CHECK(s.rounds[0] > at_stop);
+    /* back to normal: held again */
+    s.st[0].priority = 0;
+    int now = s.rounds[0];
+    CHECK_EQ_INT(sim_run(&s, ts, 10), 10);
+    CHECK_EQ_INT(s.rounds[0], now);
+    /* every task at its roof: nothing left to pick */
+    for (int i = 1; i < s.n; i++)
+        s.st[i].roof_s = sim_best(&s, i);
+    CHECK_EQ_INT(TaskScheduler_next(ts, s.st), -1);
+    /* round-robin ignores the stop */
+    TaskScheduler *rr = TaskScheduler_new("round-robin", s.n, NULL);
+    TaskScheduler_setRoofStop(rr, 0.9);
+    for (int i = 0; i < s.n; i++)
+        TaskScheduler_restore(rr, i, 1, sim_best(&s, i));
+    CHECK(!TaskScheduler_atRoof(rr, 0, &s.st[0]));
+    CHECK(TaskScheduler_next(rr, s.st) >= 0);
+    TaskScheduler_delete(rr);
+    TaskScheduler_delete(ts);
+    TaskScheduler_delete(toff);
+}
+
 int main(void) {
     RUN(test_unknown_strategy);
     RUN(test_warmup_every_task_once);
@@ -292,5 +347,6 @@ int main(void) {
     RUN(test_restore_skips_warmup);
     RUN(test_no_result_task_first);
     RUN(test_similarity_group);
+    RUN(test_roof_stop);
     return check_summary();
 }

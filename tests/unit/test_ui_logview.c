@@ -1,6 +1,7 @@
 /* `tunetop view`'s model from a log: tasks by key, points and error groups,
  * following the file as a writer appends, and a clear error for bad logs. */
 #include <fcntl.h>
+#include <math.h>
 #include <unistd.h>
 
 #include "records/log.h"
@@ -125,12 +126,62 @@ TEST(bad_logs_give_one_clear_sentence) {
     unlink(junk);
 }
 
+/* issue 13, defect 1: the view numbers and weighs tasks as the session did,
+ * shows the steering, and starts its estimate series when the live one did */
+TEST(view_takes_ids_weights_and_steering_from_the_log) {
+    char err[TT_ERRLEN];
+    char spath[160];
+    snprintf(spath, sizeof spath, "%s/session.log", dir);
+    unlink(spath);
+    LogWriter *w;
+    CHECK(LogWriter_open(spath, "cpu", &w, NULL, err) == TT_OK);
+    LogSession s;
+    LogSession_init(&s);
+    LogSession_addTask(&s, KEY_A, "dense.cpu", 1, "");
+    LogSession_addTask(&s, KEY_B, "batch_matmul.cpu", 3, "");
+    CHECK(LogWriter_appendSession(w, &s, err) == TT_OK);
+    LogSession_done(&s);
+    /* task 1 measured first (the user raised it) */
+    append(w, KEY_B, 7, 0, NULL, 2e-6, 1000);
+    LogSteer steer = {.priority = 3, .paused = true};
+    snprintf(steer.key, sizeof steer.key, "%s", KEY_B);
+    CHECK(LogWriter_appendSteer(w, &steer, err) == TT_OK);
+    CHECK(LogWriter_sync(w, err) == TT_OK);
+
+    UiState st;
+    UiState_init(&st);
+    UiLogView v;
+    CHECK(UiLogView_open(&v, &st, spath, err) == TT_OK);
+    CHECK_EQ_INT(st.model.n_tasks, 2);
+    CHECK_STR(st.model.tasks[0].key, KEY_A);
+    CHECK_EQ_INT(st.model.tasks[1].id, 1);
+    CHECK_NEAR(st.model.tasks[1].weight, 3, 0);
+    CHECK_EQ_INT(st.model.tasks[1].row.priority, 3);
+    CHECK_STR(UiState_taskStateText(&st.model.tasks[1]), "paused");
+    CHECK_EQ_INT(v.records, 1);
+    /* task 0 has no result yet: the partial sum is shown, but is no "first estimate" */
+    CHECK_NEAR(st.model.est_latency_s, 3 * 2e-6, 1e-12);
+    CHECK_EQ_INT(st.model.est_left_out, 1);
+    CHECK(!isfinite(st.model.first_est_s));
+    append(w, KEY_A, 1, 0, NULL, 1e-5, 1001);
+    CHECK(LogWriter_sync(w, err) == TT_OK);
+    CHECK_EQ_INT(UiLogView_poll(&v, &st, err), 1);
+    CHECK_NEAR(st.model.est_latency_s, 1e-5 + 3 * 2e-6, 1e-12);
+    CHECK_NEAR(st.model.first_est_s, 1e-5 + 3 * 2e-6, 1e-12);
+    CHECK_EQ_INT(st.model.est_left_out, 0);
+    LogWriter_close(w);
+    UiState_done(&st);
+    UiLogView_done(&v);
+    unlink(spath);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "/tmp/tt_ui_logview_XXXXXX");
     if (!mkdtemp(dir)) return 1;
     snprintf(path, sizeof path, "%s/a.log", dir);
     RUN(view_builds_the_model_and_follows_the_file);
     RUN(bad_logs_give_one_clear_sentence);
+    RUN(view_takes_ids_weights_and_steering_from_the_log);
     unlink(path);
     rmdir(dir);
     return check_summary();

@@ -1,6 +1,9 @@
 /* The UI model: error reasons and failing lines, grouping, best so far,
  * snapshots, the latency series and the session estimate. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "tests/check.h"
 #include "ui/model.h"
@@ -222,11 +225,42 @@ TEST(snapshot_and_latency_series) {
     UiModel_done(&m);
 }
 
+/* the latency curve goes on across resumes: earlier sessions from LOG.tsv */
+TEST(latency_curve_continues_from_the_tsv) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/tt-ui-model-%d.tsv", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    FILE *f = fopen(path, "w");
+    fprintf(f, "unix_time\tsession_s\ttrials\test_latency_ms\ttask\n");
+    fprintf(f, "1000.0\t1.0\t4\t-1.000000\t0\n");    /* no estimate yet */
+    fprintf(f, "1002.0\t3.0\t8\t20.000000\t1\n");
+    fprintf(f, "1010.0\t11.0\t12\t15.000000\t0\n");
+    fprintf(f, "1100.0\t1.0\t16\t14.000000\t0\n"); /* this session's own line: not loaded */
+    fclose(f);
+    UiModel m;
+    UiModel_init(&m);
+    CHECK_EQ_INT(UiModel_loadLatencyTsv(&m, path, 1050.0), 2);
+    CHECK_EQ_INT(m.n_latency, 2);
+    CHECK_NEAR(m.latency[0].t, 2.0, 1e-9);
+    CHECK_NEAR(m.latency[1].value, 0.015, 1e-12);
+    CHECK_NEAR(m.latency_offset, 50.0, 1e-9);
+    CHECK_NEAR(m.first_est_s, 0.020, 1e-12);
+    /* this session's points come after them */
+    SessionSnapshot s = {.elapsed_s = 5, .est_latency_s = 0.012, .n_tasks = 0, .rows = NULL, .budget = 10};
+    UiModel_applySnapshot(&m, &s);
+    CHECK_NEAR(m.latency[m.n_latency - 1].t, 55.0, 1e-9);
+    UiModel_done(&m);
+    unlink(path);
+    UiModel_init(&m);
+    CHECK_EQ_INT(UiModel_loadLatencyTsv(&m, "/nonexistent/x.tsv", 1.0), 0);
+    UiModel_done(&m);
+}
+
 int main(void) {
     RUN(error_reason_picks_the_error_line_without_location);
     RUN(reason_shape_takes_numbers_out_of_the_reason);
     RUN(groups_merge_reasons_that_differ_in_numbers);
     RUN(register_tile_reasons_are_one_group);
+    RUN(latency_curve_continues_from_the_tsv);
     RUN(failing_line_from_compiler_messages);
     RUN(records_build_points_best_and_groups);
     RUN(all_failed_detection);

@@ -491,6 +491,139 @@ TEST(short_labels_tell_tasks_apart) {
     UiState_done(&st);
 }
 
+/* issue 13: the htop / nvtop / btop habits, without a terminal */
+TEST(filter_tags_messages_mouse_and_header_marks) {
+    UiState st;
+    setup(&st, true);
+    steer_log[0] = '\0';
+    /* / filters by part of a label, key or an ID; Enter keeps, Esc clears */
+    UiKeys_handle(&st, '/');
+    CHECK(st.filter_editing);
+    UiKeys_handle(&st, 'b');
+    UiKeys_handle(&st, 'm');
+    UiKeys_handle(&st, 'm');
+    UiKeys_handle(&st, UI_KEY_ENTER);
+    CHECK_EQ_INT(st.n_order, 1);
+    CHECK_EQ_INT(st.order[0], 2);
+    CHECK_EQ_INT(st.selected, 2); /* the selection moves to a shown task */
+    char *d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "/bmm");
+    CHECK(strstr(d, "dense 1x512->1000") == NULL);
+    free(d);
+    UiKeys_handle(&st, UI_KEY_F3);
+    UiKeys_handle(&st, UI_KEY_ESC);
+    CHECK_EQ_INT(st.n_order, 3);
+    /* Space tags and moves down; p + s act on every tagged task */
+    UiKeys_handle(&st, UI_KEY_HOME);
+    UiKeys_handle(&st, ' ');
+    UiKeys_handle(&st, UI_KEY_DOWN);
+    UiKeys_handle(&st, ' ');
+    CHECK_EQ_INT(UiState_taggedCount(&st), 2);
+    CHECK(st.model.tasks[0].tagged && st.model.tasks[2].tagged);
+    UiKeys_handle(&st, 'p');
+    UiKeys_handle(&st, '+');
+    UiKeys_handle(&st, 's');
+    CHECK_CONTAINS(st.status, "stop 2 tagged tasks for good");
+    UiKeys_handle(&st, 'y');
+    CHECK_STR(steer_log, "pause(0,1) pause(2,1) prio(0,1) prio(2,1) stop(0) stop(2) ");
+    d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "Tasks 0, 2: best GFLOPS so far");
+    CHECK_CONTAINS(d, "*   0 conv2d");
+    free(d);
+    /* x: wall time on the x axis, L: log y */
+    UiKeys_handle(&st, 'x');
+    UiKeys_handle(&st, 'L');
+    d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "seconds since the first record");
+    CHECK_CONTAINS(d, "best GFLOPS so far (log)");
+    CHECK_CONTAINS(d, "Est. total latency (ms, log) over time");
+    free(d);
+    UiKeys_handle(&st, 'U');
+    CHECK_EQ_INT(UiState_taggedCount(&st), 0);
+    /* m: every status message with its time */
+    UiKeys_handle(&st, 'm');
+    CHECK_EQ_INT(st.view.overlay, OVERLAY_MESSAGES);
+    d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "Messages (");
+    CHECK_CONTAINS(d, "tagged task 0; 1 tagged");
+    CHECK_CONTAINS(d, "stopping 2 tagged tasks");
+    CHECK_CONTAINS(d, ":"); /* HH:MM:SS before each */
+    free(d);
+    UiKeys_handle(&st, 'm');
+    /* long messages wrap under their time at 80 columns */
+    UiState_setStatus(&st, ATTR_NORMAL, "resumed x.log: 60 measured configs of 12 tasks restored; task 0: 4 trials, "
+                                        "best 8.92 GFLOPS; task 1: 4 trials, best 9.90 GFLOPS TAILWORD");
+    UiKeys_handle(&st, 'm');
+    d = screen(&st, 80, 24);
+    CHECK_CONTAINS(d, "TAILWORD");
+    free(d);
+    UiKeys_handle(&st, 'm');
+    /* the mouse: a click on a row selects it, on a title sorts, the wheel scrolls */
+    d = screen(&st, 120, 40); /* lays the table out */
+    free(d);
+    Rect t = st.table_rect;
+    st.mouse_button = UI_MOUSE_CLICK;
+    st.mouse_x = t.x + 10;
+    st.mouse_y = t.y + 2; /* the second row */
+    UiKeys_handle(&st, UI_KEY_MOUSE);
+    CHECK_EQ_INT(st.selected, st.order[1]);
+    st.mouse_y = t.y; /* the title line, over "Err" */
+    d = screen(&st, 120, 40);
+    const char *line = d;
+    for (int y = 0; y < t.y; y++) line = strchr(line, '\n') + 1;
+    const char *err_col = strstr(line, "Err");
+    CHECK(err_col != NULL);
+    st.mouse_x = (int)(err_col - line);
+    free(d);
+    UiKeys_handle(&st, UI_KEY_MOUSE);
+    CHECK_EQ_INT(st.sort, SORT_ERRORS);
+    st.mouse_button = UI_MOUSE_WHEEL_DOWN;
+    UiKeys_handle(&st, UI_KEY_MOUSE);
+    CHECK_EQ_INT(UiState_selectedPos(&st), 2);
+    /* the header: PAUSED while every task is, tasks left out of the estimate, the ETA */
+    st.model.all_paused = true;
+    st.model.est_left_out = 1;
+    st.model.est_latency_s = 0.004;
+    d = screen(&st, 120, 40);
+    CHECK_CONTAINS(d, "tunetop  PAUSED");
+    CHECK_CONTAINS(d, "[1 task left out: no result]");
+    CHECK_CONTAINS(d, "ETA 00:05:24"); /* (200 - 38) / 0.5 s */
+    free(d);
+    UiState_done(&st);
+}
+
+/* issue 13, defect 9: long lines of a candidate's page scroll sideways at 80 columns */
+TEST(inspector_scrolls_long_lines) {
+    UiState st;
+    setup(&st, true);
+    char msg[400];
+    snprintf(msg, sizeof msg, "k.c:1:1: error: %0300d ENDMARK", 7);
+    add(&st, 0, 998, 2, msg, 0);
+    UiKeys_handle(&st, 'e');
+    UiKeys_handle(&st, UI_KEY_ENTER);
+    UiKeys_handle(&st, UI_KEY_ENTER);
+    CHECK_EQ_INT(st.insp.level, INSP_DETAIL);
+    char *d = screen(&st, 80, 24);
+    CHECK(strstr(d, "ENDMARK") == NULL);
+    CHECK_CONTAINS(d, "column 1 ");
+    free(d);
+    /* Right scrolls 8 columns at a time: the end of the line comes into view */
+    bool seen = false;
+    for (int i = 0; i < 60 && !seen; i++) {
+        UiKeys_handle(&st, UI_KEY_RIGHT);
+        d = screen(&st, 80, 24);
+        seen = strstr(d, "ENDMARK") != NULL;
+        free(d);
+    }
+    CHECK(seen);
+    CHECK(st.insp.hscroll >= 240);
+    while (st.insp.hscroll > 0) UiKeys_handle(&st, UI_KEY_LEFT);
+    CHECK_EQ_INT(st.insp.level, INSP_DETAIL); /* Left scrolled back before going back */
+    UiKeys_handle(&st, UI_KEY_LEFT);
+    CHECK_EQ_INT(st.insp.level, INSP_CANDIDATES);
+    UiState_done(&st);
+}
+
 TEST(key_table_is_consistent) {
     int n;
     const UiKey *keys = UiKeys_table(&n);
@@ -540,6 +673,62 @@ TEST(latency_curve_goes_log_when_it_falls_far) {
     UiState_done(&st);
 }
 
+/* The roofline in the table (Roof% of the best, a warning above 100, never
+ * clamped; at narrow widths in CurGF's place), the state "at roof", the roof
+ * in the task curve's title and the lower bound in the header. */
+/* The table row of task `id` (its line starts with the mark column, then the ID). */
+static const char *row_of(const char *screen, int id, char *line, size_t n) {
+    for (const char *p = screen; *p;) {
+        size_t len = strcspn(p, "\n");
+        int got = -1, used = 0;
+        if (len > 2 && (p[0] == ' ' || p[0] == '>' || p[0] == '*') && sscanf(p + 1, "%d%n", &got, &used) == 1 &&
+            got == id && strstr(p, "Task") != p && p[1] == ' ') {
+            snprintf(line, n, "%.*s", (int)len, p);
+            return line;
+        }
+        p += len;
+        if (*p) p++;
+    }
+    return NULL;
+}
+
+TEST(roof_column_and_line) {
+    UiState st;
+    setup(&st, true);
+    UiModel *m = &st.model;
+    m->tasks[0].row.roof_gflops = 80; /* best 68: 85% */
+    m->tasks[1].row.roof_gflops = 5;  /* best 5.5: 110%, a warning */
+    m->tasks[1].row.roof_bound = ROOF_LEVEL_DRAM;
+    m->tasks[1].row.state = TASK_AT_ROOF;
+    m->tasks[2].row.roof_gflops = 100; /* no best yet */
+    char line[512];
+    for (int wide = 0; wide < 2; wide++) {
+        char *d = wide ? screen(&st, 200, 60) : screen(&st, 80, 24);
+        CHECK_CONTAINS(d, " Roof%");
+        if (wide)
+            CHECK_CONTAINS(d, "CurGF");
+        else
+            CHECK(strstr(d, "CurGF") == NULL);
+        CHECK(row_of(d, 0, line, sizeof line) != NULL);
+        CHECK_CONTAINS(line, " 85 ");
+        CHECK(row_of(d, 1, line, sizeof line) != NULL);
+        CHECK_CONTAINS(line, " 110! ");
+        CHECK_CONTAINS(line, "at roof");
+        CHECK(row_of(d, 2, line, sizeof line) != NULL);
+        CHECK(strstr(line, "%") == NULL);
+        /* the lower bound: 2 x 2.3e8 / 80e9 + 1.024e6 / 5e9 + 2.5e7 / 100e9 = 6.2 ms */
+        CHECK_CONTAINS(d, "-60.0%)   at roof 6.205 ms");
+        CHECK_CONTAINS(d, "roof 80 compute-bound");
+        free(d);
+    }
+    /* the roof is drawn inside the plot: it sets the top of the y axis */
+    st.selected = 1;
+    char *d = screen(&st, 200, 60);
+    CHECK_CONTAINS(d, "roof 5 memory-bound");
+    free(d);
+    UiState_done(&st);
+}
+
 int main(void) {
     RUN(latency_curve_goes_log_when_it_falls_far);
     RUN(key_table_is_consistent);
@@ -554,6 +743,9 @@ int main(void) {
     RUN(steering_keys_call_the_engine_and_show_at_once);
     RUN(view_mode_is_read_only);
     RUN(short_labels_tell_tasks_apart);
+    RUN(filter_tags_messages_mouse_and_header_marks);
+    RUN(inspector_scrolls_long_lines);
     RUN(plot_scales_and_labels_axes);
+    RUN(roof_column_and_line);
     return check_summary();
 }
