@@ -77,7 +77,7 @@ int main(int argc, char **argv) {
             ref[t] = malloc(sizeof(double) * n);
             for (int64_t i = 0; i < n; i++) ref[t][i] = g->tensors[t].is_input ? (float)(Rng_uniform(&rng) - 0.5) : 0;
         }
-        int check = d.flops < 2e9; /* the interpreter runs at roughly 0.1-0.5 GFLOP/s */
+        int check = d.flops < 1e8; /* the tree-walking interpreter is slow: check only small expressions */
         if (check) TeProgram_eval(g, ref);
         double *lower_ms = malloc(sizeof(double) * trials), *compile_s = malloc(sizeof(double) * trials);
         int n_ok = 0, wrong = 0;
