@@ -20,6 +20,8 @@ static const Command COMMANDS[] = {
     {"space", cmd_space, "show a task's configuration space: knobs, lengths, total"},
     {"best", cmd_best, "best record per task of a log"},
     {"dump", cmd_dump, "every record of a log as one JSON object per line"},
+    {"export", cmd_export, "the best kernel of each task of a log as source that builds without tunetop"},
+    {"distill", cmd_distill, "a new log with only the best N records of each task"},
     {"view", cmd_view, "open a log (finished or still growing) in the terminal UI, read-only"},
     {"devices", cmd_devices, "what targets this machine has"},
 };

@@ -1,6 +1,7 @@
 /* app/cmd_records.c: `tunetop best LOG` and `tunetop dump LOG`, the two
  * read-only views of a record log. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +27,16 @@ static void best_usage(FILE *out) {
                  "the machine and threads that measured it; see tunetop devices) and the share of it the best\n"
                  "reaches; a best above its roof is flagged as a warning (the roof or the measurement is wrong).\n"
                  "  --json  one JSON object per task and line instead (keys task, tmpl, config, index, latency_ms,\n"
+                 "          with_layout_ms (latency with the layout transforms, for blocked templates),\n"
                  "          gflops, trials, errors, roof_gflops, roof_bound (compute, L2, L3\n"
                  "          or DRAM), roof_share, machine_key, this_machine;\n"
                  "          null where unknown)\n"
+                 "\n"
+                 "Which figure: latency and speed are of the kernel alone (the timed run, as the tuner, the UI's\n"
+                 "table and its curves rank configs). A template that keeps data in a blocked layout (the CPU\n"
+                 "conv2d and depthwise) also converts the input to it and the output back, timed apart as pack_s;\n"
+                 "the '+layout' line gives latency and speed with those transforms, the cost of the kernel when\n"
+                 "it is called on canonical (NCHW / NHWC) tensors, and their share.\n"
                  "\n"
                  "A log whose last record was cut short by a crash is read up to that record, with a warning.\n"
                  "A damaged log is read up to the damage, then reported with its byte offset (exit status 1).\n"
@@ -105,6 +113,15 @@ static void print_errors(const HistoryTask *t) {
     }
 }
 
+/* The task's template keeps data in a blocked layout (its pack_s is layout transforms, not call overhead). */
+static bool has_layout_transforms(const HistoryTask *t, int family) {
+    Workload wl;
+    char err[TT_ERRLEN];
+    if (family < 0 || Workload_parse(t->key, &wl, err) != TT_OK) return false;
+    const Template *tmpl = Template_find(&wl, (TargetFamily)family, err);
+    return tmpl && tmpl->blocked && strcmp(tmpl->name, t->template_name) == 0;
+}
+
 /* The roof recorded with the best, and the share of it the best reaches. */
 static void print_roof(const Record *best, double gflops, const char *this_key) {
     if (best->roof_gflops <= 0) {
@@ -134,7 +151,7 @@ static void json_string(const char *s) {
     putchar('"');
 }
 
-static void print_task_json(const HistoryTask *t, const char *this_key) {
+static void print_task_json(const HistoryTask *t, const char *this_key, int family) {
     const Record *best = HistoryTask_best(t);
     printf("{\"task\":");
     json_string(t->key);
@@ -149,12 +166,16 @@ static void print_task_json(const HistoryTask *t, const char *this_key) {
         printf(",\"config\":");
         json_string(best->config);
         printf(",\"index\":%llu,\"latency_ms\":%.9g", (unsigned long long)best->index, Record_mean(best) * 1e3);
+        if (has_layout_transforms(t, family) && best->pack_s > 0)
+            printf(",\"with_layout_ms\":%.9g", (Record_mean(best) + best->pack_s) * 1e3);
+        else
+            printf(",\"with_layout_ms\":null");
         if (have_wl)
             printf(",\"gflops\":%.6g", gflops);
         else
             printf(",\"gflops\":null");
     } else {
-        printf(",\"config\":null,\"index\":null,\"latency_ms\":null,\"gflops\":null");
+        printf(",\"config\":null,\"index\":null,\"latency_ms\":null,\"with_layout_ms\":null,\"gflops\":null");
     }
     printf(",\"trials\":%d,\"errors\":%d", t->n_records, t->n_errors);
     if (best && best->roof_gflops > 0 && have_wl) {
@@ -168,7 +189,7 @@ static void print_task_json(const HistoryTask *t, const char *this_key) {
     }
 }
 
-static void print_task(int i, int n, const HistoryTask *t, const char *this_key) {
+static void print_task(int i, int n, const HistoryTask *t, const char *this_key, int family) {
     printf("task %d/%d  %s\n", i + 1, n, t->key);
     printf("  template  %s\n", t->template_name);
     /* the ID the live session showed (the log's task list), its weight, the steering it was left with */
@@ -199,10 +220,18 @@ static void print_task(int i, int n, const HistoryTask *t, const char *this_key)
         printf("  latency   %#.5g ms  (mean of %d cost%s)\n", mean * 1e3, best->n_costs, best->n_costs == 1 ? "" : "s");
         Workload wl;
         char err[TT_ERRLEN];
-        if (Workload_parse(t->key, &wl, err) == TT_OK)
+        bool parsed = Workload_parse(t->key, &wl, err) == TT_OK;
+        if (parsed)
             printf("  speed     %.2f GFLOPS\n", Record_gflops(best, Workload_flops(&wl)));
         else
             printf("  speed     n/a (the task key does not parse: %s)\n", err);
+        if (has_layout_transforms(t, family) && best->pack_s > 0 && isfinite(mean)) {
+            double with = mean + best->pack_s;
+            printf("  +layout   %#.5g ms", with * 1e3);
+            if (parsed) printf(", %.2f GFLOPS", Workload_flops(&wl) / with / 1e9);
+            printf("  with the layout transforms (pack_s %#.3g ms, %.1f%%)\n", best->pack_s * 1e3,
+                   100.0 * best->pack_s / with);
+        }
         if (best->regs >= 0 || best->shared_bytes >= 0 || best->spills >= 0 || best->local_bytes >= 0) {
             printf("  resources");
             if (best->regs >= 0) printf(" %d registers", best->regs);
@@ -241,16 +270,26 @@ int cmd_best(int argc, char **argv) {
     }
     char this_key[MACHINE_KEY_LEN];
     Machine_cpuKey(this_key, NULL, 0);
+    const Target *target = Target_find(h.header.target);
+    int family = target ? (int)target->family : -1;
     if (json) {
         for (int i = 0; i < h.n_tasks; i++)
-            print_task_json(&h.tasks[i], this_key);
+            print_task_json(&h.tasks[i], this_key, family);
     } else {
         printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %d failed trial%s\n", path,
                h.header.target, h.n_records, h.n_records == 1 ? "" : "s", h.n_tasks, h.n_tasks == 1 ? "" : "s",
                with_result, errors, errors == 1 ? "" : "s");
+        bool any_pack = false;
+        for (int i = 0; i < h.n_tasks; i++) {
+            const Record *b = HistoryTask_best(&h.tasks[i]);
+            any_pack = any_pack || (b && b->pack_s > 0 && has_layout_transforms(&h.tasks[i], family));
+        }
+        if (any_pack)
+            printf("latency and speed: the kernel alone (as tuned and shown in the UI); +layout: with the layout "
+                   "transforms timed apart\n");
         for (int i = 0; i < h.n_tasks; i++) {
             printf("\n");
-            print_task(i, h.n_tasks, &h.tasks[i], this_key);
+            print_task(i, h.n_tasks, &h.tasks[i], this_key, family);
         }
         if (h.n_tasks == 0) printf("no records yet\n");
         /* the session's objective, as the live header showed it (weights from the log's task list), and

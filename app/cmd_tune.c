@@ -70,6 +70,9 @@ static void usage(FILE *out) {
             "  --headless            never open the UI\n"
             "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
             "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
+            "\n"
+            "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
+            "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures.\n"
             "\n" EXIT_STATUS_HELP,
             Network_names(), Strategy_names(), DEFAULT_TUNER, TaskScheduler_names());
 }
