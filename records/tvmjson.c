@@ -128,6 +128,10 @@ bool JDoc_parse(JDoc *this, const char *text, size_t len, char *why, size_t why_
         unsigned char *msg = yajl_get_error(h, 0, NULL, 0);
         size_t at = yajl_get_bytes_consumed(h);
         snprintf(why, why_len, "%s at column %zu", msg ? (const char *)msg : "parse error", at + 1);
+        /* yajl's message ends its sentence with a newline: keep ours on one line */
+        for (char *c = why; *c; c++)
+            if (*c == '\n' || *c == '\r') *c = ' ';
+        for (char *c = strstr(why, ".  at"); c; c = strstr(c, ".  at")) memmove(c, c + 2, strlen(c + 2) + 1);
         if (msg) yajl_free_error(h, msg);
     }
     return false;

@@ -18,6 +18,7 @@ check "best autotvm: counts" 'autotvm, 9 records, 7 workloads \(7 with a result\
 check "best autotvm: best of the conv2d workload" 'latency   0.12000 ms' "$out"
 err=$("$TT" best --verbose "$A" 2>&1 >/dev/null)
 check "best --verbose names the malformed line" 'skipped line 9: not JSON' "$err"
+[ "$(printf '%s\n' "$err" | grep -c .)" -eq 2 ] && ok "one line per malformed line, one summary" || fail "--verbose output: $err"
 out=$("$TT" best "$DATA/autoscheduler.json")
 check "best autoscheduler" 'autoscheduler, 4 records, 2 workloads' "$out"
 out=$("$TT" best "$DATA/ms_work")
