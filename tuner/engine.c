@@ -470,7 +470,7 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
     }
     /* imported configs not measured here yet: measured first (pending pops from the end) */
     int seeded = 0;
-    qsort(seeds, (size_t)n_seeds, sizeof *seeds, seed_by_cost_desc);
+    if (n_seeds) qsort(seeds, (size_t)n_seeds, sizeof *seeds, seed_by_cost_desc); /* qsort(NULL, 0) is undefined */
     for (int i = 0; i < n_seeds; i++)
         if (VisitedSet_add(&this->runs[seeds[i].task].visited, seeds[i].index)) {
             push_pending(&this->runs[seeds[i].task], seeds[i].index);
