@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "app/commands.h"
-#include "kernels/machine.h"
+#include "kernels/targets/machine.h"
 #include "kernels/target.h"
 
 static void print_bytes(const char *name, int64_t b, bool *first) {

@@ -1,5 +1,5 @@
 /* app/cmd_export.c: `tunetop export LOG -o DIR`: the best config of each task
- * of a record log as self-contained source (kernels/export.h), with an
+ * of a record log as self-contained source (kernels/export/export.h), with an
  * umbrella header and a CMakeLists.txt that builds a static and a shared
  * library. */
 #include <getopt.h>
@@ -11,7 +11,7 @@
 #include "app/commands.h"
 #include "app/device.h"
 #include "app/opts.h"
-#include "kernels/export.h"
+#include "kernels/export/export.h"
 #include "kernels/target.h"
 #include "records/history.h"
 #include "tuner/network.h"

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "app/commands.h"
-#include "kernels/machine.h"
-#include "kernels/peak.h"
+#include "kernels/targets/machine.h"
+#include "kernels/targets/peak.h"
 #include "kernels/target.h"
 #include "kernels/workload.h"
 #include "records/history.h"

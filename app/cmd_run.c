@@ -3,7 +3,7 @@
  * timed.
  *
  * The graph (tuner/networks.c) gives the tasks; each task's kernel is
- * exported (kernels/export.h) with its best config, or the template's default
+ * exported (kernels/export/export.h) with its best config, or the template's default
  * with a warning; tuner/netprog.c writes the program around them with the
  * untuned-op runtime (tuner/netrt.c); cc builds it in a temporary directory;
  * a child process runs it on seeded parameters and inputs, writes the output
@@ -29,7 +29,7 @@
 #include "app/opts.h"
 #include "base/clock.h"
 #include "base/strbuf.h"
-#include "kernels/export.h"
+#include "kernels/export/export.h"
 #include "kernels/template.h"
 #include "records/history.h"
 #include "tuner/graph_ref.h"

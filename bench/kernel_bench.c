@@ -21,7 +21,7 @@
  * the final timings and baselines are the same in both modes.
  *
  * With --roof the bench takes the machine's roofline figures the sessions use
- * (kernels/machine.h: the FMA-chain peak and the triad and read bandwidths,
+ * (kernels/targets/machine.h: the FMA-chain peak and the triad and read bandwidths,
  * from the cache, measured first when there are none; --remeasure measures
  * them again in this run) and adds, per task and thread count, the task's
  * roof and the share of it the tuned kernel and the vendor reach; at the end
@@ -48,8 +48,8 @@
 
 #include "base/clock.h"
 #include "base/rng.h"
-#include "kernels/cpu/abi.h"
-#include "kernels/machine.h"
+#include "kernels/targets/cpu/abi.h"
+#include "kernels/targets/machine.h"
 #include "kernels/target.h"
 #include "kernels/template.h"
 #include "kernels/workload.h"

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "kernels/machine.h"
+#include "kernels/targets/machine.h"
 #include "tuner/engine.h"
 #include "tuner/network.h"
 #include "tuner/task.h"

@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "kernels/cpu/abi.h"
-#include "kernels/te_lower.h"
+#include "kernels/targets/cpu/abi.h"
+#include "kernels/templates/te/te_lower.h"
 
 static const char *const EXAMPLES[] = {"matmul",    "dense",   "batch_matmul", "conv2d",         "depthwise",
                                        "softmax",   "layer_norm", "max_pool",  "dense_bias_gelu"};

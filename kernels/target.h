@@ -1,7 +1,7 @@
 /* kernels/target.h: a target is where kernels are built and measured.
  *
  * Targets are const structs of function pointers registered in one table
- * (kernels/targets.c): "cpu" (generated C, system compiler, shared object in
+ * (kernels/registry.c): "cpu" (generated C, system compiler, shared object in
  * an isolated worker process), "cuda" (NVRTC + nvJitLink, CUDA Runtime in a
  * worker), "opencl" (OpenCL runtime in a worker). A target whose library was
  * not found at build time is still listed; its probe says why it cannot run.

@@ -4,7 +4,7 @@
  * source for a config in a dialect, and derives cost-model features from a
  * config without compiling.
  *
- * Templates are const structs registered in one table (kernels/templates.c);
+ * Templates are const structs registered in one table (kernels/registry.c);
  * Template_find picks the one for a workload and family.
  */
 #ifndef TT_KERNELS_TEMPLATE_H
@@ -96,10 +96,10 @@ typedef struct Template {
     int (*features)(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
                     float *out, int cap);
     /* The blocked layouts a CPU config keeps its data input and output in
-     * (the state of kernels/cpu/cpu_gen.h's CpuGen_emitBlockedSetup); returns
+     * (the state of kernels/templates/cpu/cpu_gen.h's CpuGen_emitBlockedSetup); returns
      * BLOCKED_INPUT | BLOCKED_OUTPUT for those it holds blocked and fills
      * *in / *out for them. NULL = nothing blocked. Used by the exporter
-     * (kernels/export.h) so that consecutive layers can stay blocked. */
+     * (kernels/export/export.h) so that consecutive layers can stay blocked. */
     int (*blocked)(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
                    BlockedLayout *in, BlockedLayout *out);
 } Template;

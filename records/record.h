@@ -16,7 +16,7 @@
  *   "roof" f64 (the task's roofline in GFLOP/s for the session's threads on the
  *   machine that measured it), "roof_mem" int (0 = compute-bound, else the
  *   memory level that bounds it: 2 L2, 3 L3, 4 DRAM), "mkey" str
- *   (that machine's key, kernels/machine.h); all three absent = no roof known
+ *   (that machine's key, kernels/targets/machine.h); all three absent = no roof known
  * A reader ignores keys it does not know, so later versions may add keys.
  */
 #ifndef TT_RECORDS_RECORD_H

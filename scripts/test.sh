@@ -24,7 +24,7 @@ export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:${LSAN_OPTIONS:-}"
 ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'unit|integration' -LE gpu-full
 
 echo "== thread sanitizer build: the tests that run threads (engine, builders, cost model refits, concurrent log appends)"
-# Candidate kernels are built without OpenMP under TSan (kernels/cpu/abi.h): libgomp is not
+# Candidate kernels are built without OpenMP under TSan (kernels/targets/cpu/abi.h): libgomp is not
 # instrumented, so its parallel regions would be reported as races. Any report here is a race in tunetop.
 tsan_tests=(test_engine test_records test_cpu_target test_cpu_templates)
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_SANITIZE=thread >/dev/null

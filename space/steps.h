@@ -1,7 +1,7 @@
 /* space/steps.h: a schedule as a list of steps (the template-free search
  * space). A step is plain data: its kind, the stage it acts on (a stage index
  * of the expression's DAG) and a few integers. What each step means follows
- * the auto-scheduler's transform steps; kernels/te_lower.c applies them.
+ * the auto-scheduler's transform steps; kernels/templates/te/te_lower.c applies them.
  *
  *   split        S it f1 .. fn   loop `it` of stage S becomes n+1 loops: the
  *                                outermost ceil(extent / (f1*..*fn)), then f1..fn

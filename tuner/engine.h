@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "base/status.h"
-#include "kernels/machine.h"
+#include "kernels/targets/machine.h"
 #include "kernels/target.h"
 #include "records/record.h"
 #include "tuner/task.h"
@@ -43,7 +43,7 @@ typedef struct EngineConfig {
     const char *network;    /* the network the tasks came from, for the log's session object (NULL = none) */
     bool isolate;           /* tasks do not learn from each other (default: every task's results
                                reach the other tasks of its template, see Strategy.learn_other) */
-    /* The machine's figures for each task's roofline (kernels/machine.h), for
+    /* The machine's figures for each task's roofline (kernels/targets/machine.h), for
      * the cpu target; without them no task has a roof. */
     bool have_machine;
     MachineFigures machine;
@@ -80,7 +80,7 @@ typedef struct TaskRow {
     double started;        /* engine seconds when the task's first round started (-1 = not yet) */
     double elapsed_s;      /* seconds spent on this task */
     double roof_gflops;    /* the task's roofline for the session's threads (0 = unknown) */
-    int roof_bound;        /* 0 = compute-bound, else the memory level (kernels/machine.h RoofLevel) */
+    int roof_bound;        /* 0 = compute-bound, else the memory level (kernels/targets/machine.h RoofLevel) */
 } TaskRow;
 
 typedef struct SessionSnapshot {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "kernels/peak.h"
+#include "kernels/targets/peak.h"
 #include "kernels/workload.h"
 #include "records/tvmimport.h"
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "kernels/peak.h"
+#include "kernels/targets/peak.h"
 #include "records/log.h"
 #include "space/space.h"
 #include "ui/crt.h"

@@ -1,7 +1,7 @@
 /* kernels/worker/worker_main.c: tunetop-worker, the measurement worker.
  *
  * Usage: tunetop-worker MODE   (MODE: cpu, cuda, opencl), started by
- * kernels/workerproc.c with the protocol connection on fd 3. It serves
+ * kernels/worker/proc.c with the protocol connection on fd 3. It serves
  * requests one at a time until WMSG_QUIT or until the session goes away (EOF).
  * A kernel that crashes or hangs takes this process down, which is the point:
  * the session sees the death or the timeout and starts a fresh worker. */
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "kernels/workerproc.h"
+#include "kernels/worker/mode.h"
 
 /* Weak: a mode whose file is not written or not built is reported, not a link error. */
 extern const WorkerMode worker_mode_cpu __attribute__((weak));

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernels/cpu/abi.h"
-#include "kernels/te_lower.h"
+#include "kernels/targets/cpu/abi.h"
+#include "kernels/templates/te/te_lower.h"
 #include "tests/check.h"
 
 #include "te_exprs.h"

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/te_lower.h"
+#include "kernels/templates/te/te_lower.h"
 #include "tests/check.h"
 #ifdef TT_HAVE_OPENCL
-#include "kernels/opencl/ocl.h"
+#include "kernels/targets/opencl/ocl.h"
 #endif
 #ifdef TT_HAVE_CUDA
 #include <nvrtc.h>

@@ -12,7 +12,7 @@
 
 #include "base/rng.h"
 #include "base/strbuf.h"
-#include "kernels/export.h"
+#include "kernels/export/export.h"
 #include "kernels/template.h"
 #include "kernels/workload.h"
 #include "space/space.h"

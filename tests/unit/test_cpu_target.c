@@ -1,5 +1,5 @@
 /* tests/unit/test_cpu_target.c: the cpu target and the measurement worker,
- * with hand-written kernels (kernels/cpu/abi.h) for a tiny dense workload:
+ * with hand-written kernels (kernels/targets/cpu/abi.h) for a tiny dense workload:
  * correct, wrong, unwritten, crashing, hanging, slow to compile, and broken. */
 #include <errno.h>
 #include <pthread.h>
@@ -13,9 +13,9 @@
 
 #include "base/clock.h"
 #include "base/strbuf.h"
-#include "kernels/cpu/abi.h"
+#include "kernels/targets/cpu/abi.h"
 #include "kernels/target.h"
-#include "kernels/workerproc.h"
+#include "kernels/worker/proc.h"
 #include "kernels/workload.h"
 #include "tests/check.h"
 
@@ -586,7 +586,7 @@ int main(void) {
     RUN(abort_quotes_the_last_output_of_the_worker);
     RUN(hang_is_run_timeout_and_the_next_measure_works);
     RUN(number_repeat_and_min_repeat_ms);
-#ifndef TT_CPU_TSAN /* under ThreadSanitizer candidates are built without OpenMP (kernels/cpu/abi.h) */
+#ifndef TT_CPU_TSAN /* under ThreadSanitizer candidates are built without OpenMP (kernels/targets/cpu/abi.h) */
     RUN(threads_option_sets_the_worker_threads);
 #endif
     RUN(task_change_uses_the_new_reference);

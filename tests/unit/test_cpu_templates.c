@@ -16,7 +16,7 @@
 
 #include "base/rng.h"
 #include "base/strbuf.h"
-#include "kernels/cpu/abi.h"
+#include "kernels/targets/cpu/abi.h"
 #include "kernels/template.h"
 #include "kernels/workload.h"
 #include "space/space.h"

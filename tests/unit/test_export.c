@@ -1,4 +1,4 @@
-/* tests/unit/test_export.c: the kernel exporter (kernels/export.h) on the CPU.
+/* tests/unit/test_export.c: the kernel exporter (kernels/export/export.h) on the CPU.
  *
  * Exports a random sample of precheck-valid configs of every CPU template
  * (conv2d NCHW and NHWC, depthwise with a channel multiplier, dense,
@@ -21,7 +21,7 @@
 
 #include "base/rng.h"
 #include "base/strbuf.h"
-#include "kernels/export.h"
+#include "kernels/export/export.h"
 #include "kernels/template.h"
 #include "kernels/workload.h"
 #include "space/space.h"

@@ -1,5 +1,5 @@
 /* tests/unit/test_export_cuda.c: every GPU template exported in the CUDA
- * dialect (kernels/export.h) compiles with nvcc, and a C driver that uses only
+ * dialect (kernels/export/export.h) compiles with nvcc, and a C driver that uses only
  * the exported headers links against the objects (no device is needed: the
  * program is built, not run, unless a CUDA device is present, in which case
  * its outputs are compared with the reference). Configs are checked against

@@ -1,5 +1,5 @@
 /* tests/unit/test_export_opencl.c: every GPU template exported in the OpenCL
- * dialect (kernels/export.h): the .cl kernels and their host C, built with a
+ * dialect (kernels/export/export.h): the .cl kernels and their host C, built with a
  * plain `cc ... -lOpenCL` together with a driver that uses only the exported
  * headers, run on the OpenCL device present (PoCL on the CPU here) and
  * compared with Workload_reference. TT_EXPORT_CONFIGS sets the configs per

@@ -26,7 +26,7 @@ const char *__lsan_default_suppressions(void) {
 }
 
 #ifdef TT_HAVE_OPENCL
-#include "kernels/opencl/ocl.h"
+#include "kernels/targets/opencl/ocl.h"
 
 static DeviceInfo dev;
 

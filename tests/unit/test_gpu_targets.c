@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include "base/rng.h"
-#include "kernels/gpu/gpu.h"
-#include "kernels/runner.h"
+#include "kernels/templates/gpu/gpu.h"
+#include "kernels/targets/runner.h"
 #include "kernels/target.h"
 #include "kernels/template.h"
 #include "tests/check.h"

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels/peak.h"
+#include "kernels/targets/peak.h"
 #include "records/codec.h"
 #include "records/crc32c.h"
 #include "records/history.h"

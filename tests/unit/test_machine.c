@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kernels/machine.h"
+#include "kernels/targets/machine.h"
 #include "kernels/target.h"
 #include "tests/check.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/te_lower.h"
+#include "kernels/templates/te/te_lower.h"
 #include "tests/check.h"
 
 static TeProgram *parse(const char *src) {

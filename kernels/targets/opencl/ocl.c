@@ -1,0 +1,264 @@
+/* kernels/targets/opencl/ocl.c: device, build, launch and profiling-event timing for
+ * OpenCL (see ocl.h). */
+#ifdef TT_HAVE_OPENCL
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/targets/opencl/ocl.h"
+
+const char *Ocl_errorName(cl_int e) {
+    switch (e) {
+    case CL_SUCCESS: return "CL_SUCCESS";
+    case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
+    case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
+    case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
+    case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
+    case CL_INVALID_BINARY: return "CL_INVALID_BINARY";
+    case CL_INVALID_PROGRAM_EXECUTABLE: return "CL_INVALID_PROGRAM_EXECUTABLE";
+    case CL_INVALID_KERNEL_NAME: return "CL_INVALID_KERNEL_NAME";
+    case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
+    case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
+    case CL_INVALID_WORK_ITEM_SIZE: return "CL_INVALID_WORK_ITEM_SIZE";
+    case CL_INVALID_GLOBAL_WORK_SIZE: return "CL_INVALID_GLOBAL_WORK_SIZE";
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR (no OpenCL platform installed)";
+    default: return "OpenCL error";
+    }
+}
+
+static Status open_type(OclDevice *this, cl_device_type type) {
+    cl_uint np = 0;
+    if (clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS || np == 0) return TT_ERR;
+    cl_platform_id plats[16];
+    if (np > 16) np = 16;
+    clGetPlatformIDs(np, plats, NULL);
+    for (cl_uint i = 0; i < np; i++) {
+        cl_device_id dev;
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[i], type, 1, &dev, &nd) == CL_SUCCESS && nd > 0) {
+            this->platform = plats[i];
+            this->device = dev;
+            return TT_OK;
+        }
+    }
+    return TT_ERR;
+}
+
+Status OclDevice_open(OclDevice *this, char *err) {
+    memset(this, 0, sizeof *this);
+    cl_uint np = 0;
+    cl_int e = clGetPlatformIDs(0, NULL, &np);
+    if (e != CL_SUCCESS || np == 0)
+        return tt_fail(err, "opencl: no OpenCL platform found (%s); install an ICD such as pocl-opencl-icd",
+                       e != CL_SUCCESS ? Ocl_errorName(e) : "0 platforms");
+    if (open_type(this, CL_DEVICE_TYPE_GPU) != TT_OK && open_type(this, CL_DEVICE_TYPE_ALL) != TT_OK)
+        return tt_fail(err, "opencl: %u platform(s) but no OpenCL device", np);
+    this->ctx = clCreateContext(NULL, 1, &this->device, NULL, NULL, &e);
+    if (!this->ctx) return tt_fail(err, "opencl: clCreateContext failed: %s", Ocl_errorName(e));
+    this->queue = clCreateCommandQueue(this->ctx, this->device, CL_QUEUE_PROFILING_ENABLE, &e);
+    if (!this->queue) {
+        clReleaseContext(this->ctx);
+        this->ctx = NULL;
+        return tt_fail(err, "opencl: clCreateCommandQueue failed: %s", Ocl_errorName(e));
+    }
+    return TT_OK;
+}
+
+void OclDevice_close(OclDevice *this) {
+    if (this->queue) clReleaseCommandQueue(this->queue);
+    if (this->ctx) clReleaseContext(this->ctx);
+    memset(this, 0, sizeof *this);
+}
+
+void OclDevice_info(const OclDevice *this, DeviceInfo *out) {
+    memset(out, 0, sizeof *out);
+    char name[256] = "", plat[256] = "";
+    clGetDeviceInfo(this->device, CL_DEVICE_NAME, sizeof name, name, NULL);
+    clGetPlatformInfo(this->platform, CL_PLATFORM_NAME, sizeof plat, plat, NULL);
+    snprintf(out->name, sizeof out->name, "%.80s (%.40s)", name, plat);
+    snprintf(out->arch, sizeof out->arch, "opencl");
+    out->present = true;
+    size_t wg = 0, items[3] = {0, 0, 0};
+    cl_ulong local = 0, global = 0;
+    cl_uint cus = 0;
+    clGetDeviceInfo(this->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+    clGetDeviceInfo(this->device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL);
+    clGetDeviceInfo(this->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL);
+    clGetDeviceInfo(this->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, NULL);
+    clGetDeviceInfo(this->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
+    out->max_threads_per_block = (int)(wg > 1u << 30 ? 1u << 30 : wg);
+    for (int i = 0; i < 3; i++) out->max_block_dim[i] = (int)(items[i] > 1u << 30 ? 1u << 30 : items[i]);
+    out->max_shared_bytes_per_block = (int64_t)local;
+    out->global_mem_bytes = (int64_t)global;
+    out->multiprocessors = (int)cus;
+    out->cores = (int)cus;
+}
+
+static char *program_log(const OclDevice *dev, cl_program prog, const char *head) {
+    size_t n = 0;
+    clGetProgramBuildInfo(prog, dev->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
+    size_t hl = head ? strlen(head) : 0;
+    char *log = malloc(hl + n + 2);
+    if (!log) abort();
+    if (hl) memcpy(log, head, hl);
+    log[hl] = '\0';
+    if (n > 1) clGetProgramBuildInfo(prog, dev->device, CL_PROGRAM_BUILD_LOG, n, log + hl, NULL);
+    log[hl + n] = '\0';
+    /* trim trailing blank lines */
+    size_t len = strlen(log);
+    while (len > 0 && (log[len - 1] == '\n' || log[len - 1] == ' ')) log[--len] = '\0';
+    if (len == 0) {
+        free(log);
+        return NULL;
+    }
+    return log;
+}
+
+static Status finish_build(const OclDevice *dev, cl_program prog, cl_program *out, char **log) {
+    cl_int e = clBuildProgram(prog, 1, &dev->device, "-cl-std=CL1.2", NULL, NULL);
+    if (e != CL_SUCCESS) {
+        char head[96];
+        snprintf(head, sizeof head, "clBuildProgram: %s\n", Ocl_errorName(e));
+        *log = program_log(dev, prog, head);
+        clReleaseProgram(prog);
+        return TT_ERR;
+    }
+    *log = program_log(dev, prog, NULL);
+    *out = prog;
+    return TT_OK;
+}
+
+Status Ocl_buildSource(const OclDevice *dev, const char *source, cl_program *out, char **log) {
+    cl_int e;
+    *log = NULL;
+    cl_program prog = clCreateProgramWithSource(dev->ctx, 1, &source, NULL, &e);
+    if (!prog) {
+        char buf[96];
+        snprintf(buf, sizeof buf, "clCreateProgramWithSource: %s", Ocl_errorName(e));
+        *log = strdup(buf);
+        return TT_ERR;
+    }
+    return finish_build(dev, prog, out, log);
+}
+
+Status Ocl_buildBinary(const OclDevice *dev, const unsigned char *bin, size_t len, cl_program *out, char **log) {
+    cl_int e, st;
+    *log = NULL;
+    cl_program prog = clCreateProgramWithBinary(dev->ctx, 1, &dev->device, &len, &bin, &st, &e);
+    if (!prog) {
+        char buf[96];
+        snprintf(buf, sizeof buf, "clCreateProgramWithBinary: %s", Ocl_errorName(e));
+        *log = strdup(buf);
+        return TT_ERR;
+    }
+    return finish_build(dev, prog, out, log);
+}
+
+unsigned char *Ocl_programBinary(cl_program prog, size_t *len) {
+    size_t n = 0;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof n, &n, NULL) != CL_SUCCESS || n == 0) return NULL;
+    unsigned char *bin = malloc(n);
+    if (!bin) abort();
+    unsigned char *ptrs[1] = {bin};
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof ptrs, ptrs, NULL) != CL_SUCCESS) {
+        free(bin);
+        return NULL;
+    }
+    *len = n;
+    return bin;
+}
+
+Status OclExec_init(OclExec *this, const OclDevice *dev, cl_program prog, const char *entry, const int64_t grid[3],
+                    const int64_t block[3], float *const *args, const size_t *counts, int nargs, char *err) {
+    memset(this, 0, sizeof *this);
+    this->dev = dev;
+    cl_int e;
+    this->kernel = clCreateKernel(prog, entry, &e);
+    if (!this->kernel) return tt_fail(err, "clCreateKernel(%s): %s", entry, Ocl_errorName(e));
+    this->nargs = nargs;
+    for (int i = 0; i < nargs; i++) {
+        bool out = i == nargs - 1;
+        size_t bytes = (counts[i] ? counts[i] : 1) * sizeof(float);
+        cl_mem_flags fl = out ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
+        this->bufs[i] = clCreateBuffer(dev->ctx, fl, bytes, out ? NULL : args[i], &e);
+        if (!this->bufs[i]) {
+            OclExec_done(this);
+            return tt_fail(err, "clCreateBuffer (%zu bytes): %s", bytes, Ocl_errorName(e));
+        }
+        if (out) {
+            /* NaN-fill: an output element a kernel forgets to write cannot pass the check. */
+            float nan = NAN;
+            e = clEnqueueFillBuffer(dev->queue, this->bufs[i], &nan, sizeof nan, 0, bytes, 0, NULL, NULL);
+            if (e != CL_SUCCESS) {
+                OclExec_done(this);
+                return tt_fail(err, "clEnqueueFillBuffer: %s", Ocl_errorName(e));
+            }
+            this->out_bytes = counts[i] * sizeof(float);
+        }
+        e = clSetKernelArg(this->kernel, (cl_uint)i, sizeof(cl_mem), &this->bufs[i]);
+        if (e != CL_SUCCESS) {
+            OclExec_done(this);
+            return tt_fail(err, "clSetKernelArg(%d): %s", i, Ocl_errorName(e));
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        this->local[i] = (size_t)block[i];
+        this->global[i] = (size_t)(grid[i] * block[i]);
+    }
+    return TT_OK;
+}
+
+Status OclExec_run(OclExec *this, int n, double *device_s, char *err) {
+    cl_event first = NULL, last = NULL;
+    for (int i = 0; i < n; i++) {
+        cl_event ev;
+        cl_int e = clEnqueueNDRangeKernel(this->dev->queue, this->kernel, 3, NULL, this->global, this->local, 0, NULL,
+                                          &ev);
+        if (e != CL_SUCCESS) {
+            if (first) clReleaseEvent(first);
+            if (last && last != first) clReleaseEvent(last);
+            clFinish(this->dev->queue);
+            return tt_fail(err, "clEnqueueNDRangeKernel: %s", Ocl_errorName(e));
+        }
+        if (!first) {
+            first = ev;
+        } else {
+            if (last) clReleaseEvent(last);
+            last = ev;
+        }
+    }
+    if (!last) last = first;
+    cl_int e = clFinish(this->dev->queue);
+    Status st = TT_OK;
+    if (e != CL_SUCCESS) {
+        st = tt_fail(err, "clFinish: %s", Ocl_errorName(e));
+    } else if (device_s && first) {
+        cl_ulong t0 = 0, t1 = 0;
+        clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+        clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+        *device_s = t1 > t0 ? (double)(t1 - t0) * 1e-9 : 0.0;
+    }
+    if (first) clReleaseEvent(first);
+    if (last && last != first) clReleaseEvent(last);
+    return st;
+}
+
+Status OclExec_readOutput(OclExec *this, float *out, char *err) {
+    cl_int e = clEnqueueReadBuffer(this->dev->queue, this->bufs[this->nargs - 1], CL_TRUE, 0, this->out_bytes, out, 0,
+                                   NULL, NULL);
+    if (e != CL_SUCCESS) return tt_fail(err, "clEnqueueReadBuffer: %s", Ocl_errorName(e));
+    return TT_OK;
+}
+
+void OclExec_done(OclExec *this) {
+    for (int i = 0; i < this->nargs; i++)
+        if (this->bufs[i]) clReleaseMemObject(this->bufs[i]);
+    if (this->kernel) clReleaseKernel(this->kernel);
+    memset(this, 0, sizeof *this);
+}
+
+#endif

@@ -1,0 +1,334 @@
+/* kernels/templates/cpu/conv2d_cpu.c: conv2d on the CPU with input and output
+ * channels blocked to the vector width (NCHW[x]c).
+ *
+ * Layouts inside the kernel (both canonical layouts, NCHW and NHWC, map to them):
+ *   input  [n][ci/ic_bn][h + 2 pad (+ right margin)][w...][ic_bn]  zero padded, packed in tt_pack
+ *   weight [co/oc_bn][ci/ic_bn][kh][kw][ic_bn][oc_bn]               packed once in tt_setup
+ *   output [n][co/oc_bn][oh][ow rounded up to reg_n][oc_bn]         unpacked in tt_finish
+ * Padding the input (spatial padding, plus a right margin so that the output
+ * width is a multiple of reg_n) and the output channels (a multiple of oc_bn)
+ * removes every boundary test from the timed loop: each config is a single
+ * rectangular loop nest around a register tile of oc_vec x reg_n vectors.
+ *
+ * Knobs: ic_bn (divisor of ci), oc_vec (output-channel vectors in the tile,
+ * oc_bn = oc_vec * VF), reg_n (output columns in the tile), order (parallel
+ * loop order), red (reduction loop order), unroll_kw, unroll_ic. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/strbuf.h"
+#include "kernels/templates/cpu/cpu_gen.h"
+#include "kernels/template.h"
+
+/* Everything the generator and the features need, derived from a config. */
+typedef struct ConvPlan {
+    int vf, vregs;
+    int64_t N, CI, H, W, CO, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW;
+    int64_t ICB, ICC, OCV, OCB, OCC, RN, OWP, HP, WP;
+    int order, red, unroll_kw, unroll_ic;
+    int64_t OSTR; /* floats between two output columns: oc_bn (blocked) or co (direct) */
+    bool direct;  /* NHWC only: tt_run writes the canonical output itself (no tt_finish) */
+    int ai_res, ai_out;
+    bool nhwc, bias, relu, residual;
+} ConvPlan;
+
+static const int64_t REG_N[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 14, 16, 28};
+static const int64_t OC_VEC[] = {1, 2, 3, 4};
+static const int64_t UNROLL_IC[] = {1, 2, 4};
+/* unrolled multiply-adds per loop body above which gcc -O3 takes too long (> ~0.3 s) */
+#define MAX_UNROLLED_FMAS 512
+
+static int64_t conv_outExtent(int64_t in, int64_t pad, int64_t dil, int64_t k, int64_t stride) {
+    return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+}
+
+static bool conv2d_applies(const Workload *wl) { return wl->op == OP_CONV2D; }
+
+static Status conv2d_defineSpace(const Workload *wl, const DeviceInfo *dev, Space *space, char *err) {
+    int vf = CpuGen_vf(dev);
+    int64_t ow = conv_outExtent(wl->w, wl->pad_w, wl->dil_w, wl->kw, wl->stride_w);
+    if (wl->ci <= 0 || wl->co <= 0 || ow <= 0) return tt_fail(err, "conv2d: degenerate extents (ci, co, out width)");
+    int64_t vals[OPTION_MAX_VALUES];
+    int n = CpuGen_divisors(wl->ci, 64, vals, 8);
+    if (Space_addOption(space, "ic_bn", vals, n, err) != TT_OK) return TT_ERR;
+    int64_t co_vecs = (wl->co + vf - 1) / vf;
+    n = CpuGen_filterLE(OC_VEC, 4, co_vecs, vals);
+    if (Space_addOption(space, "oc_vec", vals, n, err) != TT_OK) return TT_ERR;
+    n = CpuGen_filterLE(REG_N, 12, ow, vals);
+    if (Space_addOption(space, "reg_n", vals, n, err) != TT_OK) return TT_ERR;
+    const int64_t two[] = {0, 1};
+    if (Space_addOption(space, "order", two, 2, err) != TT_OK) return TT_ERR;
+    if (Space_addOption(space, "red", two, 2, err) != TT_OK) return TT_ERR;
+    if (Space_addOption(space, "unroll_kw", two, wl->kw > 1 ? 2 : 1, err) != TT_OK) return TT_ERR;
+    n = CpuGen_filterLE(UNROLL_IC, 3, wl->ci, vals);
+    if (Space_addOption(space, "unroll_ic", vals, n, err) != TT_OK) return TT_ERR;
+    /* NHWC output rows are [ow][co]: an oc_bn-vector tile can be stored in place */
+    return Space_addOption(space, "out_direct", two, wl->layout == LAYOUT_NHWC ? 2 : 1, err);
+}
+
+static void conv_plan(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                      ConvPlan *p) {
+    memset(p, 0, sizeof *p);
+    p->vf = CpuGen_vf(dev);
+    p->vregs = CpuGen_vregs(dev);
+    p->N = wl->n, p->CI = wl->ci, p->H = wl->h, p->W = wl->w, p->CO = wl->co, p->KH = wl->kh, p->KW = wl->kw;
+    p->SH = wl->stride_h, p->SW = wl->stride_w, p->PH = wl->pad_h, p->PW = wl->pad_w;
+    p->DH = wl->dil_h, p->DW = wl->dil_w;
+    p->OH = conv_outExtent(p->H, p->PH, p->DH, p->KH, p->SH);
+    p->OW = conv_outExtent(p->W, p->PW, p->DW, p->KW, p->SW);
+    p->ICB = Space_optionByName(space, choice, "ic_bn");
+    p->ICC = p->CI / p->ICB;
+    p->OCV = Space_optionByName(space, choice, "oc_vec");
+    p->OCB = p->OCV * p->vf;
+    p->OCC = (p->CO + p->OCB - 1) / p->OCB;
+    p->RN = Space_optionByName(space, choice, "reg_n");
+    p->OWP = (p->OW + p->RN - 1) / p->RN * p->RN;
+    p->HP = p->H + 2 * p->PH;
+    int64_t need_h = (p->OH - 1) * p->SH + p->DH * (p->KH - 1) + 1;
+    if (need_h > p->HP) p->HP = need_h;
+    p->WP = p->W + 2 * p->PW;
+    int64_t need_w = (p->OWP - 1) * p->SW + p->DW * (p->KW - 1) + 1;
+    if (need_w > p->WP) p->WP = need_w;
+    p->order = (int)Space_optionByName(space, choice, "order");
+    p->red = (int)Space_optionByName(space, choice, "red");
+    p->unroll_kw = (int)Space_optionByName(space, choice, "unroll_kw");
+    p->unroll_ic = (int)Space_optionByName(space, choice, "unroll_ic");
+    p->direct = Space_optionByName(space, choice, "out_direct") != 0;
+    p->OSTR = p->direct ? p->CO : p->OCB;
+    p->nhwc = wl->layout == LAYOUT_NHWC;
+    p->bias = wl->bias, p->relu = wl->relu, p->residual = wl->residual;
+    int ai = 2;
+    if (p->bias) ai++;
+    p->ai_res = p->residual ? ai++ : -1;
+    p->ai_out = ai;
+}
+
+/* accumulators + one register per weight vector. The broadcast register is not
+ * counted: gcc then spills one accumulator per reduction step, which measured
+ * well (4x7 is the best tile of the 14x14 and 7x7 ResNet layers); bigger tiles
+ * spill more and are rejected. */
+static int conv_regsNeeded(const ConvPlan *p) { return (int)(p->OCV * p->RN + p->OCV); }
+
+static int64_t conv_unrolledFmas(const ConvPlan *p) {
+    int64_t ic = p->unroll_ic < p->ICB ? p->unroll_ic : p->ICB;
+    return p->OCV * p->RN * ic * (p->unroll_kw ? p->KW : 1);
+}
+
+static bool conv2d_precheck(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                            char *reason, size_t n) {
+    ConvPlan p;
+    conv_plan(wl, space, choice, dev, &p);
+    int regs = conv_regsNeeded(&p);
+    if (regs > p.vregs) {
+        snprintf(reason, n, "register tile %lldx%lld vectors needs %d vector registers > %d", (long long)p.OCV,
+                 (long long)p.RN, regs, p.vregs);
+        return false;
+    }
+    if (p.direct && (p.CO % p.OCB != 0 || p.OW % p.RN != 0)) {
+        snprintf(reason, n,
+                 "direct NHWC output needs co %% oc_bn == 0 and ow %% reg_n == 0 (co %lld, oc_bn %lld, ow %lld,"
+                 " reg_n %lld)",
+                 (long long)p.CO, (long long)p.OCB, (long long)p.OW, (long long)p.RN);
+        return false;
+    }
+    int64_t fmas = conv_unrolledFmas(&p);
+    if (fmas > MAX_UNROLLED_FMAS) {
+        snprintf(reason, n, "unrolled loop body of %lld vector FMAs > %d (compile time)", (long long)fmas,
+                 MAX_UNROLLED_FMAS);
+        return false;
+    }
+    return true;
+}
+
+/* The body of the reduction at one (kh, kw, ic chunk): ip / wp are set. */
+static void conv_emitInner(StrBuf *sb, const ConvPlan *p) {
+    StrBuf_printf(sb, "#pragma GCC unroll %d\n", p->unroll_ic);
+    StrBuf_printf(sb, "for (int ic = 0; ic < %lld; ic++) {\n", (long long)p->ICB);
+    for (int v = 0; v < p->OCV; v++)
+        StrBuf_printf(sb, "vf w%d = LD(wp + ic * %lld + %d);\n", v, (long long)p->OCB, v * p->vf);
+    for (int r = 0; r < p->RN; r++) {
+        StrBuf_printf(sb, "{ float x = ip[ic + %lld];", (long long)(r * p->SW * p->ICB));
+        for (int v = 0; v < p->OCV; v++)
+            StrBuf_printf(sb, " a%d_%d += w%d * x;", v, r, v);
+        StrBuf_append(sb, " }\n");
+    }
+    StrBuf_append(sb, "}\n");
+}
+
+static void conv_emitReduction(StrBuf *sb, const ConvPlan *p) {
+    const char *icc = "for (int icc = 0; icc < ICC; icc++)\n";
+    const char *kh = "for (int kh = 0; kh < KH; kh++)\n";
+    char kw[128];
+    snprintf(kw, sizeof kw, "#pragma GCC unroll %d\nfor (int kw = 0; kw < KW; kw++) {\n",
+             p->unroll_kw ? (int)p->KW : 1);
+    if (p->red == 0) {
+        StrBuf_append(sb, icc);
+        StrBuf_append(sb, kh);
+    } else {
+        StrBuf_append(sb, kh);
+        StrBuf_append(sb, icc);
+    }
+    StrBuf_append(sb, kw);
+    StrBuf_append(sb, "const float *ip = ib + (size_t)icc * IN_C + kh * DH * IN_H + kw * DW * ICB;\n"
+                      "const float *wp = wb + (size_t)((icc * KH + kh) * KW + kw) * ICB * OCB;\n");
+    conv_emitInner(sb, p);
+    StrBuf_append(sb, "}\n");
+}
+
+static void conv_emitRun(StrBuf *sb, const ConvPlan *p) {
+    StrBuf_append(sb, "void tt_run(void *sv) {\n    St *s = sv;\n"
+                      "#pragma omp parallel for collapse(3) schedule(static)\n"
+                      "    for (int n = 0; n < N; n++)\n");
+    if (p->order == 0)
+        StrBuf_append(sb, "    for (int occ = 0; occ < OCC; occ++)\n    for (int oh = 0; oh < OH; oh++) {\n");
+    else
+        StrBuf_append(sb, "    for (int oh = 0; oh < OH; oh++)\n    for (int occ = 0; occ < OCC; occ++) {\n");
+    StrBuf_append(sb, "const float *wb = s->w + (size_t)occ * W_OCC;\n"
+                      "const float *ibase = s->in + (size_t)n * IN_N + (size_t)oh * SH * IN_H;\n");
+    if (p->direct) {
+        StrBuf_printf(sb,
+                      "size_t oofs = (((size_t)n * OH + oh) * OW) * CO + (size_t)occ * OCB;\n"
+                      "float *ob = s->args[%d] + oofs;\n",
+                      p->ai_out);
+        if (p->residual) StrBuf_printf(sb, "const float *rb = s->args[%d] + oofs;\n", p->ai_res);
+    } else {
+        StrBuf_append(sb, "size_t oofs = (((size_t)n * OCC + occ) * OH + oh) * OWP * OCB;\n"
+                          "float *ob = s->out + oofs;\n");
+        if (p->residual) StrBuf_append(sb, "const float *rb = s->res + oofs;\n");
+    }
+    StrBuf_append(sb, "for (int owo = 0; owo < OWP; owo += RN) {\n"
+                      "const float *ib = ibase + (size_t)owo * SW * ICB;\n");
+    CpuGen_emitTileInit(sb, (int)p->OCV, (int)p->RN, p->vf, p->bias);
+    conv_emitReduction(sb, p);
+    CpuGen_emitTileStore(sb, (int)p->OCV, (int)p->RN, p->vf, "(size_t)owo * OSTR", p->OSTR, p->residual, p->relu);
+    StrBuf_append(sb, "}\n}\n}\n");
+}
+
+/* Canonical index expressions of the data / output arrays for the layout. */
+static void conv_emitPackFinish(StrBuf *sb, const ConvPlan *p, int ai_res, int ai_out) {
+    /* tt_pack: data (and residual) into the blocked layouts; the zero border stays from tt_alloc */
+    StrBuf_append(sb, "void tt_pack(void *sv) {\n    St *s = sv;\n    const float *src = s->args[0];\n");
+    if (!p->nhwc)
+        StrBuf_append(sb, "#pragma omp parallel for collapse(2) schedule(static)\n"
+                          "    for (int n = 0; n < N; n++) for (int c = 0; c < CI; c++)\n"
+                          "    for (int h = 0; h < H; h++) {\n"
+                          "        const float *sp = src + (((size_t)n * CI + c) * H + h) * W;\n"
+                          "        float *dp = s->in + (size_t)n * IN_N + (size_t)(c / ICB) * IN_C"
+                          " + (size_t)(h + PH) * IN_H + (size_t)PW * ICB + c % ICB;\n"
+                          "        for (int w = 0; w < W; w++) dp[(size_t)w * ICB] = sp[w];\n    }\n");
+    else
+        StrBuf_append(sb, "#pragma omp parallel for collapse(2) schedule(static)\n"
+                          "    for (int n = 0; n < N; n++) for (int h = 0; h < H; h++)\n"
+                          "    for (int w = 0; w < W; w++) {\n"
+                          "        const float *sp = src + (((size_t)n * H + h) * W + w) * CI;\n"
+                          "        float *dp = s->in + (size_t)n * IN_N + (size_t)(h + PH) * IN_H"
+                          " + (size_t)(w + PW) * ICB;\n"
+                          "        for (int c = 0; c < CI; c++) dp[(size_t)(c / ICB) * IN_C + c % ICB] = sp[c];\n"
+                          "    }\n");
+    if (p->direct) /* tt_run reads the residual and writes the output in place */
+        StrBuf_append(sb, "}\nvoid tt_finish(void *sv) { (void)sv; }\n");
+    else
+        CpuGen_emitResidualAndFinish(sb, p->nhwc, ai_res, ai_out);
+}
+
+static void conv_emitSetup(StrBuf *sb, const ConvPlan *p, int ai_bias) {
+    CpuGen_emitBlockedSetup(sb, "(size_t)N * IN_N", "(size_t)OCC * W_OCC", ai_bias);
+    /* weights: canonical [co][ci][kh][kw] (NCHW) or [kh][kw][ci][co] (NHWC) -> blocked */
+    const char *src = p->nhwc ? "((kh * KW + kw) * CI + ci) * CO + co" : "((co * CI + ci) * KH + kh) * KW + kw";
+    StrBuf_printf(sb,
+                  "    const float *wsrc = args[1];\n"
+                  "    for (size_t co = 0; co < CO; co++) for (size_t ci = 0; ci < CI; ci++)\n"
+                  "    for (size_t kh = 0; kh < KH; kh++) for (size_t kw = 0; kw < KW; kw++)\n"
+                  "        s->w[(((co / OCB * ICC + ci / ICB) * KH + kh) * KW + kw) * ICB * OCB"
+                  " + ci %% ICB * OCB + co %% OCB] = wsrc[%s];\n"
+                  "    return 0;\n}\n",
+                  src);
+    CpuGen_emitBlockedTeardown(sb);
+}
+
+static Status conv2d_generate(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                              Dialect dialect, KernelSource *out, char *err) {
+    if (dialect != DIALECT_C) return tt_fail(err, "conv2d cpu template generates C only");
+    ConvPlan p;
+    conv_plan(wl, space, choice, dev, &p);
+    int ai_bias, ai_res;
+    int ai_out = CpuGen_argIndices(p.bias, p.residual, &ai_bias, &ai_res);
+
+    StrBuf sb;
+    CpuGen_begin(&sb, "conv2d_nchwc.cpu", space, choice, p.vf);
+    StrBuf_printf(&sb,
+                  "#define N %lld\n#define CI %lld\n#define H %lld\n#define W %lld\n#define CO %lld\n"
+                  "#define KH %lld\n#define KW %lld\n#define SH %lld\n#define SW %lld\n#define PH %lld\n"
+                  "#define PW %lld\n#define DH %lld\n#define DW %lld\n#define OH %lld\n#define OW %lld\n"
+                  "#define ICB %lld\n#define ICC %lld\n#define OCB %lld\n#define OCC %lld\n#define RN %lld\n"
+                  "#define OWP %lld\n#define HP %lld\n#define WP %lld\n#define RESIDUAL %d\n",
+                  (long long)p.N, (long long)p.CI, (long long)p.H, (long long)p.W, (long long)p.CO, (long long)p.KH,
+                  (long long)p.KW, (long long)p.SH, (long long)p.SW, (long long)p.PH, (long long)p.PW, (long long)p.DH,
+                  (long long)p.DW, (long long)p.OH, (long long)p.OW, (long long)p.ICB, (long long)p.ICC,
+                  (long long)p.OCB, (long long)p.OCC, (long long)p.RN, (long long)p.OWP, (long long)p.HP,
+                  (long long)p.WP, p.residual && !p.direct ? 1 : 0);
+    StrBuf_printf(&sb, "#define OSTR %lld\n", (long long)p.OSTR);
+    StrBuf_append(&sb, "#define IN_H ((size_t)WP * ICB)\n#define IN_C ((size_t)HP * IN_H)\n"
+                       "#define IN_N ((size_t)ICC * IN_C)\n#define W_OCC ((size_t)ICC * KH * KW * ICB * OCB)\n"
+                       "#define O_N ((size_t)OCC * OH * OWP * OCB)\n");
+    CpuGen_beginHelpers(&sb);
+    conv_emitSetup(&sb, &p, ai_bias);
+    conv_emitPackFinish(&sb, &p, ai_res, ai_out);
+    CpuGen_endHelpers(&sb);
+    conv_emitRun(&sb, &p);
+    CpuGen_finish(&sb, out);
+    return TT_OK;
+}
+
+static int conv2d_features(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                           float *out, int cap) {
+    ConvPlan p;
+    conv_plan(wl, space, choice, dev, &p);
+    double f = 4.0;
+    /* innermost working set: weights of one (kh, kw, ic chunk) step + the input columns the tile touches */
+    double l1 = f * (p.ICB * p.OCB * p.KW + p.ICB * ((p.RN - 1) * p.SW + p.DW * (p.KW - 1) + 1));
+    /* per (oh, oc chunk): all weights of the oc chunk + KH input rows */
+    double l2 = f * (p.CI * p.KH * p.KW * p.OCB + p.CI * p.KH * p.WP);
+    double l3 =
+        f * (p.OCC * p.OCB * p.CI * p.KH * p.KW + p.N * p.CI * p.HP * p.WP + p.N * p.OCC * p.OCB * p.OH * p.OWP);
+    double waste = (double)(p.OWP * p.OCC * p.OCB) / (double)(p.OW * p.CO);
+    float v[] = {
+        (float)(p.OCV * p.RN),      /* accumulators */
+        (float)conv_regsNeeded(&p), /* vector registers needed */
+        (float)p.vf,                /* vector width */
+        (float)p.OCB,               /* innermost output extent */
+        (float)p.RN,                /* register tile width */
+        (float)p.ICB,               /* innermost reduction extent */
+        (float)(p.unroll_kw ? p.KW : 1) * (float)(p.unroll_ic < p.ICB ? p.unroll_ic : p.ICB), /* unrolled steps */
+        CpuGen_log2p(l1),
+        CpuGen_log2p(l2),
+        CpuGen_log2p(l3),
+        l1 <= CPU_L1_BYTES ? 1.0f : 0.0f,
+        l2 <= CPU_L2_BYTES ? 1.0f : 0.0f,
+        (float)waste,
+        (float)(p.N * p.OCC * p.OH), /* parallel iterations */
+    };
+    return CpuGen_copyFeatures(v, (int)(sizeof v / sizeof v[0]), out, cap);
+}
+
+static int conv2d_blocked(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                          BlockedLayout *in, BlockedLayout *out) {
+    ConvPlan p;
+    conv_plan(wl, space, choice, dev, &p);
+    *in = (BlockedLayout){p.N, p.CI, p.H, p.W, p.ICB, p.HP, p.WP, p.PH, p.PW, 1};
+    if (p.direct) return BLOCKED_INPUT;
+    *out = (BlockedLayout){p.N, p.CO, p.OH, p.OW, p.OCB, p.OH, p.OWP, 0, 0, 1};
+    return BLOCKED_INPUT | BLOCKED_OUTPUT;
+}
+
+const Template tmpl_conv2d_cpu = {
+    .name = "conv2d_nchwc.cpu",
+    .op = OP_CONV2D,
+    .family = FAMILY_CPU,
+    .applies = conv2d_applies,
+    .define_space = conv2d_defineSpace,
+    .precheck = conv2d_precheck,
+    .generate = conv2d_generate,
+    .features = conv2d_features,
+    .blocked = conv2d_blocked,
+};

@@ -1,0 +1,157 @@
+/* kernels/templates/cpu/cpu_gen.c: helpers shared by the CPU templates. */
+#include "kernels/templates/cpu/cpu_gen.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int CpuGen_vf(const DeviceInfo *dev) {
+    int vf = dev ? dev->vector_floats : 0;
+    return vf == 16 || vf == 8 || vf == 4 ? vf : 4;
+}
+
+int CpuGen_vregs(const DeviceInfo *dev) { return CpuGen_vf(dev) == 16 ? 32 : 16; }
+
+void CpuGen_prelude(StrBuf *sb, int vf) {
+    StrBuf_printf(sb,
+                  "#include <stdlib.h>\n"
+                  "#include <string.h>\n"
+                  "#define VF %d\n"
+                  "typedef float vf __attribute__((vector_size(%d), aligned(4)));\n"
+                  "typedef int vi __attribute__((vector_size(%d), aligned(4)));\n"
+                  "#define LD(p) (*(const vf *)(p))\n"
+                  "#define ST(p, v) (*(vf *)(p) = (v))\n"
+                  /* relu without a vector ?: (C has none): keep lanes where v > 0 */
+                  "#define RELU(v) ((vf)((vi)(v) & ((v) > (vf){0})))\n"
+                  "#define MIN(a, b) ((a) < (b) ? (a) : (b))\n"
+                  "static float *tt_alloc(size_t n) {\n"
+                  "    size_t bytes = (n * sizeof(float) + 63) / 64 * 64;\n"
+                  "    float *p = aligned_alloc(64, bytes ? bytes : 64);\n"
+                  "    if (p) memset(p, 0, bytes);\n"
+                  "    return p;\n"
+                  "}\n",
+                  vf, vf * 4, vf * 4);
+}
+
+void CpuGen_beginHelpers(StrBuf *sb) { StrBuf_append(sb, "#pragma GCC push_options\n#pragma GCC optimize(\"O1\")\n"); }
+
+void CpuGen_endHelpers(StrBuf *sb) { StrBuf_append(sb, "#pragma GCC pop_options\n"); }
+
+int CpuGen_divisors(int64_t x, int64_t cap, int64_t *out, int max) {
+    int64_t all[4096];
+    int n = 0;
+    for (int64_t d = 1; d <= x && d <= cap && n < 4096; d++)
+        if (x % d == 0) all[n++] = d;
+    int start = n > max ? n - max : 0;
+    for (int i = start; i < n; i++)
+        out[i - start] = all[i];
+    return n - start;
+}
+
+int CpuGen_filterLE(const int64_t *in, int n, int64_t cap, int64_t *out) {
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (in[i] <= cap || i == 0) out[m++] = in[i];
+    return m;
+}
+
+float CpuGen_log2p(double x) { return (float)log2(1.0 + (x > 0 ? x : 0)); }
+
+void CpuGen_emitResidualAndFinish(StrBuf *sb, bool nhwc, int ai_res, int ai_out) {
+    /* blocked output index of (n, c, oh, ow) */
+    const char *blk = "(((size_t)n * OCC + c / OCB) * OH + oh) * OWP * OCB + (size_t)ow * OCB + c % OCB";
+    const char *canon =
+        nhwc ? "(((size_t)n * OH + oh) * OW + ow) * CO + c" : "(((size_t)n * CO + c) * OH + oh) * OW + ow";
+    /* loops in the order of the canonical layout, so that it is read / written contiguously */
+    const char *loops = nhwc ? "    for (int n = 0; n < N; n++) for (int oh = 0; oh < OH; oh++)\n"
+                               "    for (int ow = 0; ow < OW; ow++) for (int c = 0; c < CO; c++)\n"
+                             : "    for (int n = 0; n < N; n++) for (int c = 0; c < CO; c++)\n"
+                               "    for (int oh = 0; oh < OH; oh++) for (int ow = 0; ow < OW; ow++)\n";
+    if (ai_res >= 0)
+        StrBuf_printf(sb,
+                      "    const float *rs = s->args[%d];\n#pragma omp parallel for collapse(2) schedule(static)\n"
+                      "%s        s->res[%s] = rs[%s];\n",
+                      ai_res, loops, blk, canon);
+    StrBuf_append(sb, "}\n");
+    StrBuf_printf(sb,
+                  "void tt_finish(void *sv) {\n    St *s = sv;\n    float *dst = s->args[%d];\n"
+                  "#pragma omp parallel for collapse(2) schedule(static)\n%s        dst[%s] = s->out[%s];\n}\n",
+                  ai_out, loops, canon, blk);
+}
+
+void CpuGen_begin(StrBuf *sb, const char *name, const Space *space, const int32_t *choice, int vf) {
+    StrBuf_init(sb);
+    char cfg[256];
+    Space_format(space, choice, cfg, sizeof cfg);
+    StrBuf_printf(sb, "/* tunetop %s: %s */\n", name, cfg);
+    CpuGen_prelude(sb, vf);
+}
+
+void CpuGen_finish(StrBuf *sb, KernelSource *out) {
+    out->source = StrBuf_take(sb);
+    snprintf(out->entry, sizeof out->entry, "tt_run");
+    StrBuf_done(sb);
+}
+
+int CpuGen_argIndices(bool bias, bool residual, int *ai_bias, int *ai_res) {
+    int ai = 2;
+    *ai_bias = bias ? ai++ : -1;
+    *ai_res = residual ? ai++ : -1;
+    return ai;
+}
+
+void CpuGen_emitBlockedSetup(StrBuf *sb, const char *in_floats, const char *w_floats, int ai_bias) {
+    StrBuf_printf(sb,
+                  "typedef struct St { float **args; float *in, *w, *bias, *res, *out; } St;\n"
+                  "int tt_setup(float **args, void **state) {\n"
+                  "    St *s = calloc(1, sizeof *s);\n    if (!s) return 1;\n    s->args = args;\n"
+                  "    s->in = tt_alloc(%s);\n"
+                  "    s->w = tt_alloc(%s);\n"
+                  "    s->out = tt_alloc((size_t)N * O_N);\n"
+                  "    s->bias = tt_alloc((size_t)OCC * OCB);\n"
+                  "    s->res = tt_alloc(RESIDUAL ? (size_t)N * O_N : 1);\n"
+                  "    *state = s;\n"
+                  "    if (!s->in || !s->w || !s->out || !s->bias || !s->res) return 2;\n",
+                  in_floats, w_floats);
+    if (ai_bias >= 0) StrBuf_printf(sb, "    memcpy(s->bias, args[%d], CO * sizeof(float));\n", ai_bias);
+}
+
+void CpuGen_emitBlockedTeardown(StrBuf *sb) {
+    StrBuf_append(sb, "void tt_teardown(void *sv) {\n    St *s = sv;\n    if (!s) return;\n"
+                      "    free(s->in); free(s->w); free(s->out); free(s->bias); free(s->res); free(s);\n}\n");
+}
+
+void CpuGen_emitTileInit(StrBuf *sb, int nv, int rn, int vf, bool bias) {
+    for (int v = 0; v < nv; v++) {
+        if (bias)
+            StrBuf_printf(sb, "vf b%d = LD(s->bias + occ * OCB + %d);\n", v, v * vf);
+        else
+            StrBuf_printf(sb, "vf b%d = (vf){0};\n", v);
+    }
+    for (int v = 0; v < nv; v++) {
+        StrBuf_append(sb, "vf");
+        for (int r = 0; r < rn; r++)
+            StrBuf_printf(sb, "%s a%d_%d = b%d", r ? "," : "", v, r, v);
+        StrBuf_append(sb, ";\n");
+    }
+}
+
+void CpuGen_emitTileStore(StrBuf *sb, int nv, int rn, int vf, const char *col, int64_t rstride, bool residual,
+                          bool relu) {
+    for (int r = 0; r < rn; r++) {
+        for (int v = 0; v < nv; v++) {
+            char acc[32];
+            snprintf(acc, sizeof acc, "a%d_%d", v, r);
+            long long ofs = (long long)(r * rstride + v * vf);
+            if (residual) StrBuf_printf(sb, "%s += LD(rb + %s + %lld);\n", acc, col, ofs);
+            if (relu) StrBuf_printf(sb, "%s = RELU(%s);\n", acc, acc);
+            StrBuf_printf(sb, "ST(ob + %s + %lld, %s);\n", col, ofs, acc);
+        }
+    }
+}
+
+int CpuGen_copyFeatures(const float *v, int n, float *out, int cap) {
+    if (n > cap) n = cap;
+    memcpy(out, v, (size_t)n * sizeof(float));
+    return n;
+}

@@ -1,0 +1,237 @@
+/* kernels/templates/cpu/depthwise_cpu.c: depthwise conv2d on the CPU, channels
+ * blocked to the vector width (NCHW[x]c).
+ *
+ * Output channel oc = c * mult + j reads input channel c. tt_pack lays the
+ * input out per OUTPUT channel (each input channel repeated mult times, zero
+ * padded), so the timed loop is a pure per-lane multiply-add:
+ *   input  [n][co/c_bn][h + pads][w + pads][c_bn]     (tt_pack)
+ *   weight [co/c_bn][kh][kw][c_bn]                    (tt_setup)
+ *   output [n][co/c_bn][oh][ow rounded up to reg_n][c_bn]  (tt_finish unpacks)
+ * Knobs: c_vec (channel vectors in the tile, c_bn = c_vec * VF), reg_n
+ * (output columns in the tile), order (parallel loop order), unroll_kw,
+ * unroll_kh. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/strbuf.h"
+#include "kernels/templates/cpu/cpu_gen.h"
+#include "kernels/template.h"
+
+typedef struct DwPlan {
+    int vf, vregs;
+    int64_t N, CI, MULT, H, W, CO, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW;
+    int64_t CV, OCB, OCC, RN, OWP, HP, WP;
+    int order, unroll_kw, unroll_kh;
+    bool nhwc, bias, relu, residual;
+} DwPlan;
+
+static const int64_t REG_N[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 14, 16, 28};
+static const int64_t C_VEC[] = {1, 2, 4};
+
+static int64_t dw_outExtent(int64_t in, int64_t pad, int64_t dil, int64_t k, int64_t stride) {
+    return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+}
+
+static bool dw_applies(const Workload *wl) { return wl->op == OP_DEPTHWISE_CONV2D; }
+
+static Status dw_defineSpace(const Workload *wl, const DeviceInfo *dev, Space *space, char *err) {
+    int vf = CpuGen_vf(dev);
+    int64_t mult = wl->mult > 0 ? wl->mult : 1;
+    int64_t co = wl->ci * mult;
+    int64_t ow = dw_outExtent(wl->w, wl->pad_w, wl->dil_w, wl->kw, wl->stride_w);
+    if (co <= 0 || ow <= 0) return tt_fail(err, "depthwise_conv2d: degenerate extents (channels, out width)");
+    int64_t vals[OPTION_MAX_VALUES];
+    int n = CpuGen_filterLE(C_VEC, 3, (co + vf - 1) / vf, vals);
+    if (Space_addOption(space, "c_vec", vals, n, err) != TT_OK) return TT_ERR;
+    n = CpuGen_filterLE(REG_N, 12, ow, vals);
+    if (Space_addOption(space, "reg_n", vals, n, err) != TT_OK) return TT_ERR;
+    const int64_t two[] = {0, 1};
+    if (Space_addOption(space, "order", two, 2, err) != TT_OK) return TT_ERR;
+    if (Space_addOption(space, "unroll_kw", two, wl->kw > 1 ? 2 : 1, err) != TT_OK) return TT_ERR;
+    return Space_addOption(space, "unroll_kh", two, wl->kh > 1 ? 2 : 1, err);
+}
+
+static void dw_plan(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev, DwPlan *p) {
+    memset(p, 0, sizeof *p);
+    p->vf = CpuGen_vf(dev);
+    p->vregs = CpuGen_vregs(dev);
+    p->N = wl->n, p->CI = wl->ci, p->MULT = wl->mult > 0 ? wl->mult : 1, p->H = wl->h, p->W = wl->w;
+    p->CO = p->CI * p->MULT, p->KH = wl->kh, p->KW = wl->kw;
+    p->SH = wl->stride_h, p->SW = wl->stride_w, p->PH = wl->pad_h, p->PW = wl->pad_w;
+    p->DH = wl->dil_h, p->DW = wl->dil_w;
+    p->OH = dw_outExtent(p->H, p->PH, p->DH, p->KH, p->SH);
+    p->OW = dw_outExtent(p->W, p->PW, p->DW, p->KW, p->SW);
+    p->CV = Space_optionByName(space, choice, "c_vec");
+    p->OCB = p->CV * p->vf;
+    p->OCC = (p->CO + p->OCB - 1) / p->OCB;
+    p->RN = Space_optionByName(space, choice, "reg_n");
+    p->OWP = (p->OW + p->RN - 1) / p->RN * p->RN;
+    p->HP = p->H + 2 * p->PH;
+    int64_t need_h = (p->OH - 1) * p->SH + p->DH * (p->KH - 1) + 1;
+    if (need_h > p->HP) p->HP = need_h;
+    p->WP = p->W + 2 * p->PW;
+    int64_t need_w = (p->OWP - 1) * p->SW + p->DW * (p->KW - 1) + 1;
+    if (need_w > p->WP) p->WP = need_w;
+    p->order = (int)Space_optionByName(space, choice, "order");
+    p->unroll_kw = (int)Space_optionByName(space, choice, "unroll_kw");
+    p->unroll_kh = (int)Space_optionByName(space, choice, "unroll_kh");
+    p->nhwc = wl->layout == LAYOUT_NHWC;
+    p->bias = wl->bias, p->relu = wl->relu, p->residual = wl->residual;
+}
+
+/* accumulators + the weight vectors (the input vector can be an FMA memory operand) */
+static int dw_regsNeeded(const DwPlan *p) { return (int)(p->CV * p->RN + p->CV); }
+
+static bool dw_precheck(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                        char *reason, size_t n) {
+    DwPlan p;
+    dw_plan(wl, space, choice, dev, &p);
+    int regs = dw_regsNeeded(&p);
+    if (regs > p.vregs) {
+        snprintf(reason, n, "register tile %lldx%lld vectors needs %d vector registers > %d", (long long)p.CV,
+                 (long long)p.RN, regs, p.vregs);
+        return false;
+    }
+    return true;
+}
+
+static void dw_emitRun(StrBuf *sb, const DwPlan *p) {
+    StrBuf_append(sb, "void tt_run(void *sv) {\n    St *s = sv;\n"
+                      "#pragma omp parallel for collapse(3) schedule(static)\n"
+                      "    for (int n = 0; n < N; n++)\n");
+    if (p->order == 0)
+        StrBuf_append(sb, "    for (int occ = 0; occ < OCC; occ++)\n    for (int oh = 0; oh < OH; oh++) {\n");
+    else
+        StrBuf_append(sb, "    for (int oh = 0; oh < OH; oh++)\n    for (int occ = 0; occ < OCC; occ++) {\n");
+    StrBuf_append(sb, "const float *wb = s->w + (size_t)occ * KH * KW * OCB;\n"
+                      "const float *ibase = s->in + ((size_t)n * OCC + occ) * IN_C + (size_t)oh * SH * IN_H;\n"
+                      "size_t oofs = (((size_t)n * OCC + occ) * OH + oh) * OWP * OCB;\n"
+                      "float *ob = s->out + oofs;\n");
+    if (p->residual) StrBuf_append(sb, "const float *rb = s->res + oofs;\n");
+    StrBuf_append(sb, "for (int owo = 0; owo < OWP; owo += RN) {\n"
+                      "const float *ib = ibase + (size_t)owo * SW * OCB;\n");
+    CpuGen_emitTileInit(sb, (int)p->CV, (int)p->RN, p->vf, p->bias);
+    StrBuf_printf(sb, "#pragma GCC unroll %d\nfor (int kh = 0; kh < KH; kh++)\n", p->unroll_kh ? (int)p->KH : 1);
+    StrBuf_printf(sb, "#pragma GCC unroll %d\nfor (int kw = 0; kw < KW; kw++) {\n", p->unroll_kw ? (int)p->KW : 1);
+    StrBuf_append(sb, "const float *ip = ib + (size_t)kh * DH * IN_H + (size_t)kw * DW * OCB;\n"
+                      "const float *wp = wb + (size_t)(kh * KW + kw) * OCB;\n");
+    for (int v = 0; v < p->CV; v++)
+        StrBuf_printf(sb, "vf w%d = LD(wp + %d);\n", v, v * p->vf);
+    for (int r = 0; r < p->RN; r++)
+        for (int v = 0; v < p->CV; v++)
+            StrBuf_printf(sb, "a%d_%d += LD(ip + %lld) * w%d;\n", v, r, (long long)(r * p->SW * p->OCB + v * p->vf), v);
+    StrBuf_append(sb, "}\n");
+    CpuGen_emitTileStore(sb, (int)p->CV, (int)p->RN, p->vf, "owo * OCB", p->OCB, p->residual, p->relu);
+    StrBuf_append(sb, "}\n}\n}\n");
+}
+
+static Status dw_generate(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                          Dialect dialect, KernelSource *out, char *err) {
+    if (dialect != DIALECT_C) return tt_fail(err, "depthwise cpu template generates C only");
+    DwPlan p;
+    dw_plan(wl, space, choice, dev, &p);
+    int ai_bias, ai_res;
+    int ai_out = CpuGen_argIndices(p.bias, p.residual, &ai_bias, &ai_res);
+
+    StrBuf sb;
+    CpuGen_begin(&sb, "depthwise_nchwc.cpu", space, choice, p.vf);
+    StrBuf_printf(&sb,
+                  "#define N %lld\n#define CI %lld\n#define MULT %lld\n#define H %lld\n#define W %lld\n"
+                  "#define CO %lld\n#define KH %lld\n#define KW %lld\n#define SH %lld\n#define SW %lld\n"
+                  "#define PH %lld\n#define PW %lld\n#define DH %lld\n#define DW %lld\n#define OH %lld\n"
+                  "#define OW %lld\n#define OCB %lld\n#define OCC %lld\n#define RN %lld\n#define OWP %lld\n"
+                  "#define HP %lld\n#define WP %lld\n#define RESIDUAL %d\n",
+                  (long long)p.N, (long long)p.CI, (long long)p.MULT, (long long)p.H, (long long)p.W, (long long)p.CO,
+                  (long long)p.KH, (long long)p.KW, (long long)p.SH, (long long)p.SW, (long long)p.PH, (long long)p.PW,
+                  (long long)p.DH, (long long)p.DW, (long long)p.OH, (long long)p.OW, (long long)p.OCB,
+                  (long long)p.OCC, (long long)p.RN, (long long)p.OWP, (long long)p.HP, (long long)p.WP,
+                  p.residual ? 1 : 0);
+    StrBuf_append(&sb, "#define IN_H ((size_t)WP * OCB)\n#define IN_C ((size_t)HP * IN_H)\n"
+                       "#define O_N ((size_t)OCC * OH * OWP * OCB)\n");
+    CpuGen_beginHelpers(&sb);
+    /* setup: state, weights [oc][kh][kw] (NCHW: [ci][mult][kh][kw]; NHWC: [kh][kw][ci][mult]) -> blocked */
+    CpuGen_emitBlockedSetup(&sb, "(size_t)N * OCC * IN_C", "(size_t)OCC * KH * KW * OCB", ai_bias);
+    StrBuf_printf(&sb,
+                  "    const float *wsrc = args[1];\n"
+                  "    for (size_t oc = 0; oc < CO; oc++) for (size_t kh = 0; kh < KH; kh++)\n"
+                  "    for (size_t kw = 0; kw < KW; kw++)\n"
+                  "        s->w[((oc / OCB * KH + kh) * KW + kw) * OCB + oc %% OCB] = wsrc[%s];\n"
+                  "    return 0;\n}\n",
+                  p.nhwc ? "(kh * KW + kw) * CO + oc" : "(oc * KH + kh) * KW + kw");
+    CpuGen_emitBlockedTeardown(&sb);
+    /* pack: input channel oc / MULT into lane oc of the blocked, padded layout */
+    StrBuf_append(&sb, "void tt_pack(void *sv) {\n    St *s = sv;\n    const float *src = s->args[0];\n");
+    if (!p.nhwc)
+        StrBuf_append(&sb, "#pragma omp parallel for collapse(2) schedule(static)\n"
+                           "    for (int n = 0; n < N; n++) for (int oc = 0; oc < CO; oc++)\n"
+                           "    for (int h = 0; h < H; h++) {\n"
+                           "        const float *sp = src + (((size_t)n * CI + oc / MULT) * H + h) * W;\n"
+                           "        float *dp = s->in + ((size_t)n * OCC + oc / OCB) * IN_C + (size_t)(h + PH) * IN_H"
+                           " + (size_t)PW * OCB + oc % OCB;\n"
+                           "        for (int w = 0; w < W; w++) dp[(size_t)w * OCB] = sp[w];\n    }\n");
+    else
+        StrBuf_append(
+            &sb, "#pragma omp parallel for collapse(2) schedule(static)\n"
+                 "    for (int n = 0; n < N; n++) for (int h = 0; h < H; h++)\n"
+                 "    for (int w = 0; w < W; w++) {\n"
+                 "        const float *sp = src + (((size_t)n * H + h) * W + w) * CI;\n"
+                 "        float *dp = s->in + (size_t)n * OCC * IN_C + (size_t)(h + PH) * IN_H"
+                 " + (size_t)(w + PW) * OCB;\n"
+                 "        for (int oc = 0; oc < CO; oc++) dp[(size_t)(oc / OCB) * IN_C + oc % OCB] = sp[oc / MULT];\n"
+                 "    }\n");
+    CpuGen_emitResidualAndFinish(&sb, p.nhwc, ai_res, ai_out);
+    CpuGen_endHelpers(&sb);
+    dw_emitRun(&sb, &p);
+    CpuGen_finish(&sb, out);
+    return TT_OK;
+}
+
+static int dw_features(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev, float *out,
+                       int cap) {
+    DwPlan p;
+    dw_plan(wl, space, choice, dev, &p);
+    double f = 4.0;
+    double l1 = f * (p.KH * p.KW * p.OCB + p.KH * p.OCB * ((p.RN - 1) * p.SW + p.DW * (p.KW - 1) + 1));
+    double l2 = f * (p.KH * p.WP * p.OCB + p.OWP * p.OCB);
+    double l3 = f * (p.N * p.OCC * p.OCB * (p.HP * p.WP + p.OH * p.OWP));
+    double waste = (double)(p.OWP * p.OCC * p.OCB) / (double)(p.OW * p.CO);
+    float v[] = {
+        (float)(p.CV * p.RN),
+        (float)dw_regsNeeded(&p),
+        (float)p.vf,
+        (float)p.OCB,
+        (float)p.RN,
+        (float)p.KW,                                                  /* innermost reduction extent */
+        (float)((p.unroll_kw ? p.KW : 1) * (p.unroll_kh ? p.KH : 1)), /* unrolled steps */
+        CpuGen_log2p(l1),
+        CpuGen_log2p(l2),
+        CpuGen_log2p(l3),
+        l1 <= CPU_L1_BYTES ? 1.0f : 0.0f,
+        l2 <= CPU_L2_BYTES ? 1.0f : 0.0f,
+        (float)waste,
+        (float)(p.N * p.OCC * p.OH),
+    };
+    return CpuGen_copyFeatures(v, (int)(sizeof v / sizeof v[0]), out, cap);
+}
+
+static int dw_blocked(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                      BlockedLayout *in, BlockedLayout *out) {
+    DwPlan p;
+    dw_plan(wl, space, choice, dev, &p);
+    /* the input is laid out per output channel: channel oc holds data channel oc / mult */
+    *in = (BlockedLayout){p.N, p.CO, p.H, p.W, p.OCB, p.HP, p.WP, p.PH, p.PW, p.MULT};
+    *out = (BlockedLayout){p.N, p.CO, p.OH, p.OW, p.OCB, p.OH, p.OWP, 0, 0, 1};
+    return BLOCKED_INPUT | BLOCKED_OUTPUT;
+}
+
+const Template tmpl_depthwise_cpu = {
+    .name = "depthwise_nchwc.cpu",
+    .op = OP_DEPTHWISE_CONV2D,
+    .family = FAMILY_CPU,
+    .applies = dw_applies,
+    .define_space = dw_defineSpace,
+    .precheck = dw_precheck,
+    .generate = dw_generate,
+    .features = dw_features,
+    .blocked = dw_blocked,
+};
