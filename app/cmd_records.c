@@ -1,6 +1,7 @@
 /* app/cmd_records.c: `tunetop best LOG` and `tunetop dump LOG`, the two
- * read-only views of a record log. */
+ * read-only views of a record log (tunetop's, or TVM's: see tvm_best). */
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,126 @@
 #include "kernels/workload.h"
 #include "records/history.h"
 #include "records/log.h"
+#include "records/tvmlog.h"
+
+/* Reads every record of a TVM log, calling fn on each. Returns 0, or 1 when
+ * reading failed (said on stderr). Malformed lines are counted in *bad and,
+ * with verbose, named on stderr; an unfinished last line too. */
+static int each_record(const char *cmd, const char *path, TvmFormat fmt, bool verbose, long *bad,
+                       void (*fn)(const TvmRecord *, void *), void *ctx) {
+    TvmReader *rd;
+    char err[TT_ERRLEN];
+    if (TvmReader_open(path, fmt, &rd, err) != TT_OK) {
+        fprintf(stderr, "tunetop %s: %s\n", cmd, err);
+        return 1;
+    }
+    TvmRecord *rec = malloc(sizeof *rec);
+    if (!rec) abort();
+    int rc = 0;
+    *bad = 0;
+    for (;;) {
+        TvmReadStatus st = TvmReader_next(rd, rec, err);
+        if (st == TVM_RECORD) {
+            fn(rec, ctx);
+        } else if (st == TVM_BAD) {
+            (*bad)++;
+            if (verbose) fprintf(stderr, "tunetop %s: %s: skipped %s\n", cmd, path, err);
+        } else if (st == TVM_PARTIAL) {
+            (*bad)++;
+            if (verbose) fprintf(stderr, "tunetop %s: %s: skipped %s\n", cmd, path, err);
+            break;
+        } else if (st == TVM_IOERR) {
+            fprintf(stderr, "tunetop %s: %s\n", cmd, err);
+            rc = 1;
+            break;
+        } else {
+            break;
+        }
+    }
+    free(rec);
+    TvmReader_close(rd);
+    return rc;
+}
+
+static void add_summary(const TvmRecord *rec, void *ctx) { TvmSummary_add(ctx, rec); }
+
+static const char *TVM_ERR_NAMES[] = {"NO_ERROR",      "INSTANTIATION_ERROR", "COMPILE_HOST",
+                                      "COMPILE_DEVICE", "RUNTIME_DEVICE",      "WRONG_ANSWER",
+                                      "BUILD_TIMEOUT",  "RUN_TIMEOUT",         "UNKNOWN_ERROR", "other"};
+
+static int tvm_best(const char *path, int fmt_, bool verbose) {
+    TvmFormat fmt = (TvmFormat)fmt_;
+    TvmSummary s;
+    TvmSummary_init(&s, fmt);
+    long bad = 0;
+    int rc = each_record("best", path, fmt, verbose, &bad, add_summary, &s);
+    long errors = 0;
+    int with = 0;
+    for (int i = 0; i < s.n_tasks; i++) {
+        errors += s.tasks[i].n_errors;
+        with += isfinite(s.tasks[i].best_mean);
+    }
+    printf("log %s: %s, %ld record%s, %d workload%s (%d with a result), %d task name%s, %ld failed, %ld malformed "
+           "line%s skipped\n",
+           path, TvmFormat_name(fmt), s.n_records, s.n_records == 1 ? "" : "s", s.n_tasks, s.n_tasks == 1 ? "" : "s",
+           with, s.n_task_names, s.n_task_names == 1 ? "" : "s", errors, bad, bad == 1 ? "" : "s");
+    /* workloads per task name */
+    for (int n = 0; n < s.n_task_names; n++) {
+        int w = 0;
+        long r = 0;
+        for (int i = 0; i < s.n_tasks; i++)
+            if (strcmp(s.tasks[i].task, s.task_names[n]) == 0) w++, r += s.tasks[i].n_records;
+        printf("  %-32s %4d workload%s %6ld record%s\n", s.task_names[n], w, w == 1 ? " " : "s", r, r == 1 ? "" : "s");
+    }
+    printf("latencies are TVM's, measured where the log was written\n");
+    for (int i = 0; i < s.n_tasks; i++) {
+        const TvmTaskSummary *t = &s.tasks[i];
+        printf("\nworkload %d/%d  %s\n", i + 1, s.n_tasks, t->key);
+        printf("  task      %s   target %s\n", t->task, t->target);
+        if (!isfinite(t->best_mean)) {
+            printf("  best      none: no successful record\n");
+        } else {
+            if (t->best_has_index)
+                printf("  best      %s  (config index %" PRId64 ", line %ld)\n", t->best_config, t->best_index, t->best_line);
+            else
+                printf("  best      %s  (line %ld)\n", t->best_config, t->best_line);
+            printf("  latency   %#.5g ms\n", t->best_mean * 1e3);
+        }
+        printf("  trials    %ld (", t->n_records);
+        if (!t->n_errors) printf("no errors");
+        else {
+            printf("%ld error%s:", t->n_errors, t->n_errors == 1 ? "" : "s");
+            const char *sep = " ";
+            for (int e = 1; e < 10; e++)
+                if (t->errno_count[e]) printf("%s%s %ld", sep, TVM_ERR_NAMES[e], t->errno_count[e]), sep = ", ";
+        }
+        printf(")\n");
+    }
+    fflush(stdout);
+    if (bad) fprintf(stderr, "tunetop best: %s: %ld malformed line%s skipped%s\n", path, bad, bad == 1 ? "" : "s",
+                     verbose ? "" : " (--verbose names them)");
+    TvmSummary_done(&s);
+    return rc;
+}
+
+static void print_json(const TvmRecord *rec, void *ctx) {
+    (void)ctx;
+    char *j = TvmRecord_toJson(rec);
+    puts(j);
+    free(j);
+}
+
+static int tvm_dump(const char *path, int fmt, bool verbose) {
+    long bad = 0;
+    int rc = each_record("dump", path, (TvmFormat)fmt, verbose, &bad, print_json, NULL);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "tunetop dump: cannot write the output\n");
+        return 1;
+    }
+    if (bad) fprintf(stderr, "tunetop dump: %s: %ld malformed line%s skipped%s\n", path, bad, bad == 1 ? "" : "s",
+                     verbose ? "" : " (--verbose names them)");
+    return rc;
+}
 
 static void best_usage(FILE *out) {
     fprintf(out, "usage: tunetop best [--verbose] LOG\n"
@@ -44,7 +165,12 @@ static void best_usage(FILE *out) {
                  "changed is damage, as is a cost that is not a positive number of seconds.\n"
                  "\n"
                  "  --verbose   also say whether the records were checked (logs written before checksums\n"
-                 "              existed still read, unchecked)\n");
+                 "              existed still read, unchecked)\n"
+                 "\n"
+                 "LOG may also be one of TVM's: an AutoTVM record file, an auto-scheduler record file, or a\n"
+                 "MetaSchedule work directory, told apart by their content (--format tunetop|autotvm|\n"
+                 "autoscheduler|metaschedule forces one). TVM's latencies were measured by TVM, on its machine.\n"
+                 "Malformed lines are skipped and counted; --verbose names their line numbers.\n");
 }
 
 static void dump_usage(FILE *out) {
@@ -56,26 +182,45 @@ static void dump_usage(FILE *out) {
                  "(GPU resources; null when not measured). For example: tunetop dump x.log | jq .costs\n"
                  "\n"
                  "A torn last record (a crash in the middle of a write) is reported on stderr as a warning\n"
-                 "(exit status 0); any other damage is an error with its byte offset (exit status 1).\n");
+                 "(exit status 0); any other damage is an error with its byte offset (exit status 1).\n"
+                 "An imported record also has src (where it came from) and src_cost (its cost there, seconds).\n"
+                 "\n"
+                 "TVM's logs (--format F forces one, --verbose names malformed lines; see tunetop best --help)\n"
+                 "print one object per record with the keys format, line, target, task, workload, index, config,\n"
+                 "costs, err, all_cost, ts.\n");
 }
 
 /* Parses `NAME [--help] [--verbose] [--json] LOG` (--verbose / --json only
  * when verbose / json is not NULL); returns -1 and sets *path to go on, or an
  * exit code. */
+/* TVM's logs: --format F forces one (*fmt: that or the detected one), and --verbose is taken
+ * for them (*tvm_verbose) even where tunetop's logs have none. */
 static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **argv, const char **path,
-                      bool *verbose, bool *json) {
+                      bool *verbose, bool *json, TvmFormat *fmt, bool *tvm_verbose) {
     static const struct option longopts[] = {{"help", no_argument, 0, 'h'}, {"verbose", no_argument, 0, 'v'},
-                                             {"json", no_argument, 0, 'j'}, {0, 0, 0, 0}};
+                                             {"json", no_argument, 0, 'j'}, {"format", required_argument, 0, 'f'},
+                                             {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
+    char ferr[TT_ERRLEN];
+    *fmt = TVM_FMT_UNKNOWN;
+    *tvm_verbose = false;
     while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return 0;
         }
-        if (c == 'v' && verbose) {
-            *verbose = true;
+        if (c == 'v') {
+            *tvm_verbose = true;
+            if (verbose) *verbose = true;
+            continue;
+        }
+        if (c == 'f') {
+            if (TvmFormat_parse(optarg, fmt, ferr) != TT_OK) {
+                fprintf(stderr, "tunetop %s: %s\n", name, ferr);
+                return 2;
+            }
             continue;
         }
         if (c == 'j' && json) {
@@ -94,6 +239,18 @@ static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **
         return 2;
     }
     *path = argv[optind];
+    if (*fmt == TVM_FMT_UNKNOWN && TvmLog_detect(*path, fmt, ferr) != TT_OK) {
+        fprintf(stderr, "tunetop %s: %s\n", name, ferr);
+        return 1;
+    }
+    if (*fmt == TVM_FMT_TUNETOP && *tvm_verbose && !verbose) {
+        fprintf(stderr, "tunetop %s: unknown option '--verbose' (see tunetop %s --help)\n", name, name);
+        return 2;
+    }
+    if (*fmt != TVM_FMT_TUNETOP && json && *json) {
+        fprintf(stderr, "tunetop %s: --json is for tunetop's logs (tunetop dump prints TVM's records as JSON)\n", name);
+        return 2;
+    }
     return -1;
 }
 
@@ -203,10 +360,25 @@ static void print_task(int i, int n, const HistoryTask *t, const char *this_key,
     }
     const Record *best = HistoryTask_best(t);
     int built = 0; /* compile-only records: built, never timed */
-    for (int k = 0; k < t->n_records; k++)
-        if (t->records[k].error_no == 0 && t->records[k].n_costs == 0) built++;
+    int imported = 0; /* imported from another tuner's log: never measured here */
+    const Record *best_imported = NULL;
+    for (int k = 0; k < t->n_records; k++) {
+        const Record *r = &t->records[k];
+        if (Record_isImported(r)) {
+            imported++;
+            if (!best_imported || r->src_cost < best_imported->src_cost) best_imported = r;
+        } else if (r->error_no == 0 && r->n_costs == 0) {
+            built++;
+        }
+    }
+    if (best_imported)
+        printf("  imported  %d record%s, not measured here; best there %#.5g ms (%s, config index %llu)\n", imported,
+               imported == 1 ? "" : "s", best_imported->src_cost * 1e3, best_imported->src,
+               (unsigned long long)best_imported->index);
     if (t->n_records == 0) {
         printf("  best      none: not measured yet\n");
+    } else if (!best && imported && !built && t->n_records == imported) {
+        printf("  best      none measured here yet (imported records only)\n");
     } else if (!best && built) {
         printf("  best      none timed: a compile-only session (%d of %d configs built, no timings)\n", built,
                t->n_records);
@@ -251,9 +423,11 @@ static void print_task(int i, int n, const HistoryTask *t, const char *this_key,
 
 int cmd_best(int argc, char **argv) {
     const char *path;
-    bool verbose = false, json = false;
-    int rc = parse_args("best", best_usage, argc, argv, &path, &verbose, &json);
+    bool verbose = false, json = false, tvm_verbose;
+    TvmFormat fmt;
+    int rc = parse_args("best", best_usage, argc, argv, &path, &verbose, &json, &fmt, &tvm_verbose);
     if (rc >= 0) return rc;
+    if (fmt != TVM_FMT_TUNETOP) return tvm_best(path, fmt, tvm_verbose);
 
     History h;
     char err[TT_ERRLEN];
@@ -338,8 +512,11 @@ int cmd_best(int argc, char **argv) {
 
 int cmd_dump(int argc, char **argv) {
     const char *path;
-    int rc = parse_args("dump", dump_usage, argc, argv, &path, NULL, NULL);
+    bool tvm_verbose;
+    TvmFormat fmt;
+    int rc = parse_args("dump", dump_usage, argc, argv, &path, NULL, NULL, &fmt, &tvm_verbose);
     if (rc >= 0) return rc;
+    if (fmt != TVM_FMT_TUNETOP) return tvm_dump(path, fmt, tvm_verbose);
 
     LogReader *rd;
     char err[TT_ERRLEN];

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app/commands.h"
+#include "records/tvmlog.h"
 #include "ui/ui.h"
 
 static volatile int view_stop;
@@ -16,7 +17,7 @@ static void on_sigint(int sig) {
 }
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: tunetop view [--no-color] [--refresh HZ] LOG\n"
+    fprintf(out, "usage: tunetop view [--no-color] [--refresh HZ] [--follow|--no-follow] [--format F] LOG\n"
                  "\n"
                  "Shows a record log in the terminal UI: the scheduler table, the GFLOPS\n"
                  "curves and the error inspector, as during a session but read-only. The\n"
@@ -24,6 +25,12 @@ static void usage(FILE *out) {
                  "\n"
                  "  --no-color    monochrome (also when NO_COLOR is set)\n"
                  "  --refresh HZ  frames per second (default 10)\n"
+                 "  --follow      follow the log as another program appends to it (the default); an\n"
+                 "                unfinished last line is waited for\n"
+                 "  --no-follow   read the log once\n"
+                 "  --format F    tunetop|autotvm|autoscheduler|metaschedule (default: from the content);\n"
+                 "                LOG may be a TVM record file or a MetaSchedule work directory, whose\n"
+                 "                latencies TVM measured where the log was written\n"
                  "  -h, --help    this help\n"
                  "\n"
                  "Keys: ? in the view lists them. Exit status: 0, 1 when the log cannot be\n"
@@ -41,6 +48,18 @@ int cmd_view(int argc, char **argv) {
             return 0;
         } else if (strcmp(a, "--no-color") == 0) {
             opt.color = false;
+        } else if (strcmp(a, "--follow") == 0) {
+            opt.no_follow = false;
+        } else if (strcmp(a, "--no-follow") == 0) {
+            opt.no_follow = true;
+        } else if (strcmp(a, "--format") == 0 && i + 1 < argc) {
+            TvmFormat f;
+            char err[TT_ERRLEN];
+            if (TvmFormat_parse(argv[++i], &f, err) != TT_OK) {
+                fprintf(stderr, "tunetop view: %s\n", err);
+                return 2;
+            }
+            opt.log_format = (int)f;
         } else if (strcmp(a, "--refresh") == 0 && i + 1 < argc) {
             int hz = atoi(argv[++i]);
             if (hz < 1 || hz > 60) {

@@ -57,6 +57,7 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     if (this->spills >= 0) n_keys++;
     if (this->shared_bytes >= 0) n_keys++;
     if (this->local_bytes >= 0) n_keys++;
+    if (this->src[0]) n_keys += 2;
     bool roof = this->roof_gflops > 0;
     if (roof) n_keys += 3;
 
@@ -101,6 +102,10 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     if (this->spills >= 0) pack_i64(&pk, "spills", this->spills);
     if (this->shared_bytes >= 0) pack_i64(&pk, "smem", this->shared_bytes);
     if (this->local_bytes >= 0) pack_i64(&pk, "lmem", this->local_bytes);
+    if (this->src[0]) {
+        pack_str(&pk, "src", this->src, strlen(this->src));
+        pack_f64(&pk, "src_cost", this->src_cost);
+    }
     if (roof) {
         pack_f64(&pk, "roof", this->roof_gflops);
         pack_i64(&pk, "roof_mem", this->roof_bound);
@@ -511,6 +516,8 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
     }
     if (key_is(k, "smem")) return get_int(v, "smem", -1, INT64_MAX, &rec->shared_bytes, err);
     if (key_is(k, "lmem")) return get_int(v, "lmem", -1, INT64_MAX, &rec->local_bytes, err);
+    if (key_is(k, "src")) return get_str(v, "src", rec->src, sizeof rec->src, err);
+    if (key_is(k, "src_cost")) return get_double(v, "src_cost", &rec->src_cost, err);
     if (key_is(k, "roof")) return get_double(v, "roof", &rec->roof_gflops, err);
     if (key_is(k, "roof_mem")) {
         if (get_int(v, "roof_mem", 0, 15, &i, err)) return TT_ERR;
@@ -718,6 +725,12 @@ char *Record_toJson(const Record *this) {
     json_opt_int(&b, "spills", this->spills);
     json_opt_int(&b, "smem", this->shared_bytes);
     json_opt_int(&b, "lmem", this->local_bytes);
+    if (this->src[0]) {
+        StrBuf_append(&b, ",\"src\":");
+        json_str(&b, this->src, sizeof this->src);
+        StrBuf_append(&b, ",\"src_cost\":");
+        json_num(&b, this->src_cost);
+    }
     if (this->roof_gflops > 0) {
         StrBuf_append(&b, ",\"roof\":");
         json_num(&b, this->roof_gflops);

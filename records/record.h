@@ -9,6 +9,10 @@
  *   "config" str (human text), "costs" [float64...], "err" int, "msg" str,
  *   "build_s" f64, "run_s" f64, "pack_s" f64, "ts" f64 (unix time),
  *   "regs" int, "spills" int, "smem" int, "lmem" int (GPU resources; absent = -1),
+ *   "src" str, "src_cost" f64 (only on a record imported from another tuner's
+ *   log, see records/tvmimport.h: where it came from and the mean cost it had
+ *   there, in seconds; such a record has no costs of its own: it was never
+ *   measured on this machine)
  *   "roof" f64 (the task's roofline in GFLOP/s for the session's threads on the
  *   machine that measured it), "roof_mem" int (0 = compute-bound, else the
  *   memory level that bounds it: 2 L2, 3 L3, 4 DRAM), "mkey" str
@@ -29,6 +33,7 @@
 #define REC_MAX_KNOBS 16
 #define REC_MAX_COSTS 16
 #define REC_CONFIG_LEN 256
+#define REC_SRC_LEN 96
 
 typedef struct Record {
     char task_key[REC_KEY_LEN];    /* Workload_key */
@@ -45,10 +50,15 @@ typedef struct Record {
     double build_s, run_s, pack_s, timestamp;
     int regs, spills;              /* -1 = not measured */
     int64_t shared_bytes, local_bytes;
+    char src[REC_SRC_LEN]; /* "" = measured by tunetop; else the import source ("autotvm cuda_v0.10.log:12") */
+    double src_cost;       /* imported: the source's mean cost in seconds (measured elsewhere) */
     double roof_gflops;            /* 0 = not known */
     int roof_bound;                /* 0 = compute-bound, else the memory level: 2 L2, 3 L3, 4 DRAM */
     char machine_key[17];          /* "" = not known */
 } Record;
+
+/* True for a record imported from another tuner's log (never measured here). */
+static inline bool Record_isImported(const Record *this) { return this->src[0] != '\0'; }
 
 void Record_init(Record *this);         /* zeroes, resources -1 */
 void Record_done(Record *this);         /* frees error_msg */

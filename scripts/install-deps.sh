@@ -8,6 +8,7 @@ pkgs=(
   build-essential cmake pkg-config          # toolchain
   libncurses-dev                            # the terminal UI
   libmsgpack-dev                            # the record log
+  libyajl-dev                               # reading TVM's JSON logs
   libxgboost-dev                            # the xgb tuner's cost model
   ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo  # the opencl target (PoCL runs it on the CPU)
   libomp-dev                                # OpenMP for generated CPU kernels (gcc's libgomp comes with gcc)

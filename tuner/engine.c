@@ -380,6 +380,21 @@ static void share_results(Engine *this, int t, const uint64_t *index, const doub
     }
 }
 
+static void push_pending(TaskRun *r, uint64_t index);
+
+/* A config imported from another tuner's log (records/tvmimport.h): never
+ * measured here, so it is queued to be measured first, lowest cost first. */
+typedef struct ImportSeed {
+    int task;
+    uint64_t index;
+    double cost;
+} ImportSeed;
+
+static int seed_by_cost_desc(const void *a, const void *b) {
+    double x = ((const ImportSeed *)a)->cost, y = ((const ImportSeed *)b)->cost;
+    return (x < y) - (x > y);
+}
+
 /* Reads the (already validated and torn-tail-truncated) log and restores
  * visited sets, counters, bests, the strategies' knowledge and the scheduler. */
 static Status restore(Engine *this, char *summary, size_t summary_len, char *err) {
@@ -397,6 +412,8 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
     bool *steered = calloc((size_t)this->n, sizeof *steered);
     if (!steer || !steered) abort();
     int restored = 0, foreign = 0;
+    ImportSeed *seeds = NULL;
+    int n_seeds = 0, cap_seeds = 0;
     char msg[TT_ERRLEN] = "";
     LogReadStatus st;
     while ((st = LogReader_nextEntry(rd, &entry, msg)) == LOG_RECORD) {
@@ -424,6 +441,15 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
             foreign++;
             continue;
         }
+        if (Record_isImported(recp)) {
+            if (n_seeds == cap_seeds) {
+                cap_seeds = cap_seeds ? cap_seeds * 2 : 64;
+                seeds = realloc(seeds, (size_t)cap_seeds * sizeof *seeds);
+                if (!seeds) abort();
+            }
+            seeds[n_seeds++] = (ImportSeed){t, recp->index, recp->src_cost};
+            continue;
+        }
         if (!VisitedSet_add(&this->runs[t].visited, recp->index)) continue; /* duplicate record */
         double g = Record_gflops(recp, this->tasks[t].flops);
         account(this, t, recp, g);
@@ -437,10 +463,20 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
          * this only happens if the file changed under us. */
         replay_free(replay, this->n);
         replay_free(xreplay, this->n_xtasks);
+        free(seeds);
         free(steer);
         free(steered);
         return tt_fail(err, "%s: %s", this->log_path, msg);
     }
+    /* imported configs not measured here yet: measured first (pending pops from the end) */
+    int seeded = 0;
+    qsort(seeds, (size_t)n_seeds, sizeof *seeds, seed_by_cost_desc);
+    for (int i = 0; i < n_seeds; i++)
+        if (VisitedSet_add(&this->runs[seeds[i].task].visited, seeds[i].index)) {
+            push_pending(&this->runs[seeds[i].task], seeds[i].index);
+            seeded++;
+        }
+    free(seeds);
     int tasks_with = 0;
     char steer_text[1024] = "";
     int steer_off = 0;
@@ -555,6 +591,12 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
             if (steer_text[0] && off < (int)summary_len)
                 snprintf(summary + off, summary_len - (size_t)off, "; steering restored: %s (p, +/- change it)",
                          steer_text);
+        }
+        if (seeded) {
+            size_t off = strlen(summary);
+            if (off < summary_len)
+                snprintf(summary + off, summary_len - off, "%s%d imported config%s (measured elsewhere) queued to measure first",
+                         off ? "; " : "", seeded, seeded == 1 ? "" : "s");
         }
     }
     return TT_OK;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "kernels/workload.h"
+#include "records/tvmimport.h"
 
 static void setup_device(UiLogView *this, UiState *st) {
     this->target = Target_find(this->header.target);
@@ -39,8 +40,9 @@ static void setup_device(UiLogView *this, UiState *st) {
     snprintf(st->model.device, sizeof st->model.device, "%s", st->have_dev ? st->dev.name : "none here");
 }
 
-/* The model task for a key, adding it (and rebuilding its Task) on first sight. */
-static int task_for_key(UiLogView *this, UiState *st, const char *key, double weight) {
+/* The model task for a key, adding it (and rebuilding its Task) on first sight.
+ * flops_hint > 0: the task's FLOPs when its key is not a tunetop workload (a TVM log's). */
+static int task_for_key(UiLogView *this, UiState *st, const char *key, double weight, double flops_hint) {
     int ti = UiModel_findKey(&st->model, key);
     if (ti >= 0) return ti;
     Task **nt = realloc(this->tasks, (size_t)(this->n_tasks + 1) * sizeof *nt);
@@ -50,8 +52,8 @@ static int task_for_key(UiLogView *this, UiState *st, const char *key, double we
     Workload wl;
     char err[TT_ERRLEN];
     int id = this->n_tasks;
-    double flops = 0;
-    if (Workload_parse(key, &wl, err) == TT_OK) {
+    double flops = flops_hint;
+    if (flops_hint <= 0 && Workload_parse(key, &wl, err) == TT_OK) {
         flops = Workload_flops(&wl);
         if (this->target && st->have_dev) {
             task = calloc(1, sizeof *task);
@@ -71,14 +73,14 @@ static int task_for_key(UiLogView *this, UiState *st, const char *key, double we
 /* A session object: its tasks in its order (IDs) with their weights. */
 static void add_session(UiLogView *this, UiState *st, const LogSession *s) {
     for (int i = 0; i < s->n_tasks; i++) {
-        int ti = task_for_key(this, st, s->tasks[i].key, s->tasks[i].weight);
+        int ti = task_for_key(this, st, s->tasks[i].key, s->tasks[i].weight, 0);
         st->model.tasks[ti].weight = s->tasks[i].weight;
     }
 }
 
 /* A steer object: the task's pause, stop and priority as the session left them. */
 static void add_steer(UiLogView *this, UiState *st, const LogSteer *s) {
-    int ti = task_for_key(this, st, s->key, 1.0);
+    int ti = task_for_key(this, st, s->key, 1.0, 0);
     TaskRow *row = &st->model.tasks[ti].row;
     row->priority = s->priority;
     row->user_paused = s->paused;
@@ -103,13 +105,27 @@ static void update_estimate(UiModel *m, double t_s) {
     UiModel_addLatency(m, t_s, est);
 }
 
-static void add(UiLogView *this, UiState *st, const Record *rec) {
+static void add(UiLogView *this, UiState *st, const Record *rec, double flops_hint) {
     UiModel *m = &st->model;
-    int ti = task_for_key(this, st, rec->task_key, 1.0);
+    if (Record_isImported(rec)) { /* measured elsewhere: not a trial of this log */
+        this->imported++;
+        snprintf(this->note, sizeof this->note, "%ld records imported from TVM (not measured here) are not shown",
+                 this->imported);
+        return;
+    }
+    int ti = task_for_key(this, st, rec->task_key, 1.0, flops_hint);
     UiTask *t = &m->tasks[ti];
     double g = rec->error_no ? 0 : Record_gflops(rec, t->flops);
     if (m->first_ts == 0 || rec->timestamp < m->first_ts) m->first_ts = rec->timestamp;
     UiModel_addRecord(m, ti, rec, 0, g);
+    /* a workload whose FLOPs are unknown (a TVM log's, not a tunetop workload) still has a best latency */
+    if (t->flops <= 0 && rec->error_no == 0) {
+        double lat = Record_mean(rec);
+        if (isfinite(lat) && !(lat >= t->row.best_latency_s)) {
+            t->row.best_latency_s = lat;
+            t->row.best_index = rec->index;
+        }
+    }
     t->from_log = true;
     m->trials++;
     double t_s = rec->timestamp - m->first_ts;
@@ -173,7 +189,7 @@ static int read_from(UiLogView *this, UiState *st, bool first, char *err) {
         } else if (e.kind == LOG_OBJ_STEER) {
             add_steer(this, st, &e.steer);
         } else {
-            add(this, st, &e.rec);
+            add(this, st, &e.rec, 0);
             this->records++;
             added++;
         }
@@ -186,10 +202,66 @@ static int read_from(UiLogView *this, UiState *st, bool first, char *err) {
     return added;
 }
 
+/* Reads the TVM records appended since the last call. Returns the count added or -1. */
+static int read_tvm(UiLogView *this, UiState *st, char *err) {
+    int added = 0;
+    Record rec;
+    Record_init(&rec);
+    char msg[TT_ERRLEN];
+    this->torn = false;
+    for (;;) {
+        TvmReadStatus s = TvmReader_next(this->tvm, this->tvm_rec, msg);
+        if (s == TVM_END) break;
+        if (s == TVM_PARTIAL) { /* a writer is in the middle of a line: wait for the rest */
+            this->torn = true;
+            break;
+        }
+        if (s == TVM_BAD) {
+            this->bad_lines++;
+            snprintf(this->note, sizeof this->note, "%ld malformed line%s skipped (last: %.200s)", this->bad_lines,
+                     this->bad_lines == 1 ? "" : "s", msg);
+            continue;
+        }
+        if (s == TVM_IOERR) {
+            snprintf(err, TT_ERRLEN, "%.480s", msg);
+            Record_done(&rec);
+            return -1;
+        }
+        Workload wl;
+        TvmMapReason why;
+        char werr[TT_ERRLEN];
+        double flops = TvmRecord_workload(this->tvm_rec, &wl, &why, werr) == TT_OK ? Workload_flops(&wl) : 0;
+        TvmRecord_toRecord(this->tvm_rec, &rec);
+        add(this, st, &rec, flops);
+        this->consumed++;
+        this->records++;
+        added++;
+    }
+    Record_done(&rec);
+    return added;
+}
+
 Status UiLogView_open(UiLogView *this, UiState *st, const char *path, char *err) {
+    return UiLogView_openFormat(this, st, path, TVM_FMT_UNKNOWN, err);
+}
+
+Status UiLogView_openFormat(UiLogView *this, UiState *st, const char *path, TvmFormat fmt, char *err) {
     memset(this, 0, sizeof *this);
     snprintf(this->path, sizeof this->path, "%s", path);
     st->model.live = false;
+    if (fmt == TVM_FMT_UNKNOWN && TvmLog_detect(path, &fmt, err) != TT_OK) return TT_ERR;
+    this->format = fmt;
+    if (fmt != TVM_FMT_TUNETOP) {
+        if (TvmReader_open(path, fmt, &this->tvm, err) != TT_OK) return TT_ERR;
+        this->tvm_rec = malloc(sizeof *this->tvm_rec);
+        if (!this->tvm_rec) abort();
+        snprintf(st->model.target, sizeof st->model.target, "%s", TvmFormat_name(fmt));
+        snprintf(st->model.device, sizeof st->model.device, "TVM's (latencies measured where the log was written)");
+        if (read_tvm(this, st, err) < 0) return TT_ERR;
+        st->selected = 0;
+        UiState_sort(st);
+        return TT_OK;
+    }
     if (read_from(this, st, true, err) < 0) return TT_ERR;
     struct stat sb;
     this->size_seen = stat(path, &sb) == 0 ? sb.st_size : 0;
@@ -199,6 +271,12 @@ Status UiLogView_open(UiLogView *this, UiState *st, const char *path, char *err)
 }
 
 int UiLogView_poll(UiLogView *this, UiState *st, char *err) {
+    if (this->tvm) {
+        TvmReader_follow(this->tvm);
+        int n = read_tvm(this, st, err);
+        if (n > 0) UiState_sort(st);
+        return n;
+    }
     struct stat sb;
     if (stat(this->path, &sb) != 0) {
         snprintf(err, TT_ERRLEN, "%.400s: no longer readable", this->path);
@@ -212,6 +290,10 @@ int UiLogView_poll(UiLogView *this, UiState *st, char *err) {
 }
 
 void UiLogView_done(UiLogView *this) {
+    TvmReader_close(this->tvm);
+    this->tvm = NULL;
+    free(this->tvm_rec);
+    this->tvm_rec = NULL;
     for (int i = 0; i < this->n_tasks; i++) {
         if (!this->tasks[i]) continue;
         Task_done(this->tasks[i]);

@@ -20,6 +20,7 @@
 #include "base/status.h"
 #include "kernels/target.h"
 #include "records/log.h"
+#include "records/tvmlog.h"
 #include "tuner/task.h"
 #include "ui/state.h"
 
@@ -35,12 +36,22 @@ typedef struct UiLogView {
     const Target *target; /* NULL when the log's target is unknown here */
     bool torn;            /* the file ends inside a record (a writer is mid-write, or a crash) */
     char note[TT_ERRLEN]; /* what to tell the user about the target / device / tail */
+    /* TVM's logs (records/tvmlog.h): format, the reader kept open to follow the file */
+    TvmFormat format;     /* TVM_FMT_TUNETOP for tunetop's own log */
+    TvmReader *tvm;
+    TvmRecord *tvm_rec;
+    long bad_lines;       /* malformed lines skipped */
+    long imported;        /* records imported from TVM into a tunetop log: counted, not shown as measured */
 } UiLogView;
 
 /* Reads the whole log into st->model (st should be freshly initialised).
  * TT_ERR with one sentence for a missing, unreadable, non-tunetop or
  * damaged log. */
 Status UiLogView_open(UiLogView *this, UiState *st, const char *path, char *err);
+/* The same for a log of a given format (TVM_FMT_UNKNOWN: detected from the
+ * content): tunetop's, AutoTVM's, the auto-scheduler's or a MetaSchedule work
+ * directory. A TVM log's unfinished last line is waited for (torn is set). */
+Status UiLogView_openFormat(UiLogView *this, UiState *st, const char *path, TvmFormat fmt, char *err);
 /* Reads records appended since the last call. Returns how many were added,
  * or -1 (err set) when the log became unreadable or damaged. */
 int UiLogView_poll(UiLogView *this, UiState *st, char *err);

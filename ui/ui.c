@@ -188,13 +188,15 @@ static int run_loop(Loop *L) {
         if (st->stopping && L->engine && Engine_finished(L->engine)) break;
         if (react) dirty = true;
         now = clock_mono();
-        if (L->view && now >= next_poll) {
+        if (L->view && !L->opt->no_follow && now >= next_poll) {
             char err[TT_ERRLEN];
             int n = UiLogView_poll(L->view, st, err);
             if (n < 0)
                 UiState_setStatus(st, ATTR_FAILED, "%s", err);
             else if (n > 0)
                 UiState_setStatus(st, ATTR_NORMAL, "log grew: %d new record%s", n, n == 1 ? "" : "s");
+            else if (L->view->torn && L->view->tvm)
+                UiState_setStatus(st, ATTR_WARN, "waiting for the rest of the last line (a writer is busy)");
             next_poll = now + 0.5;
         }
         if (now >= next_frame || dirty) {
@@ -329,7 +331,7 @@ int Ui_runView(const char *log_path, const UiOptions *opt, volatile int *stop_fl
     UiState_init(&st);
     UiLogView view;
     char err[TT_ERRLEN];
-    if (UiLogView_open(&view, &st, log_path, err) != TT_OK) {
+    if (UiLogView_openFormat(&view, &st, log_path, (TvmFormat)opt->log_format, err) != TT_OK) {
         fprintf(stderr, "tunetop view: %s\n", err);
         UiLogView_done(&view);
         UiState_done(&st);
@@ -340,8 +342,8 @@ int Ui_runView(const char *log_path, const UiOptions *opt, volatile int *stop_fl
     else if (view.torn)
         UiState_setStatus(&st, ATTR_WARN, "the log ends inside a record (a writer is busy, or it crashed)");
     else
-        UiState_setStatus(&st, ATTR_NORMAL, "%ld records from %s (read-only; follows the file as it grows)",
-                          view.records, log_path);
+        UiState_setStatus(&st, ATTR_NORMAL, "%ld records from %s (read-only; %s)", view.records, log_path,
+                          opt->no_follow ? "read once" : "follows the file as it grows");
     char cerr[256];
     if (!CRT_init(opt->color, &st.utf8, cerr, sizeof cerr)) {
         fprintf(stderr, "tunetop view: %s (for text: tunetop best LOG, tunetop dump LOG)\n", cerr);

@@ -15,6 +15,8 @@ typedef struct UiOptions {
     bool color;          /* false with --no-color or NO_COLOR */
     int refresh_hz;      /* default 10 */
     const char *target;  /* for view mode headers */
+    int log_format;      /* view: a TvmFormat (0 = detect from the content) */
+    bool no_follow;      /* view: read the log once, do not follow it */
     const char *notice;  /* a session's first message (what a resume restored), NULL or "" for none */
 } UiOptions;
 
