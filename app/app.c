@@ -23,6 +23,7 @@ static const Command COMMANDS[] = {
     {"export", cmd_export, "the best kernel of each task of a log as source that builds without tunetop"},
     {"distill", cmd_distill, "a new log with only the best N records of each task"},
     {"view", cmd_view, "open a log (finished or still growing) in the terminal UI, read-only"},
+    {"run", cmd_run, "build a network (or an operator) with a log's best configs, check it, time it"},
     {"import", cmd_import, "import TVM's AutoTVM records into a tunetop log (seeds the search)"},
     {"devices", cmd_devices, "what targets this machine has"},
 };

@@ -44,6 +44,10 @@ static void print_cpu_figures(const MachineFigures *m, const char *path, const c
     printf("        caches:    triad within half the L2: %.1f GB/s one core, %.1f GB/s all cores; within half the L3:\n"
            "                   %.1f GB/s, %.1f GB/s (a task whose bytes fit a cache is timed from it)\n",
            m->l2_bw1_gbs, m->l2_bw_gbs, m->l3_bw1_gbs, m->l3_bw_gbs);
+    if (m->rd_bw1_gbs > 0)
+        printf("        reads:     a read-only sum over the same footprints: memory %.1f / %.1f GB/s, L3 %.1f / %.1f,\n"
+               "                   L2 %.1f / %.1f (one core / all cores; the roof takes the faster of read and triad)\n",
+               m->rd_bw1_gbs, m->rd_bw_gbs, m->l3_rd1_gbs, m->l3_rd_gbs, m->l2_rd1_gbs, m->l2_rd_gbs);
     printf("        ridge:     %.2f FLOP/byte at all cores (tasks below it are memory-bound)\n",
            m->peak_gflops / m->bw_gbs);
     if (m->cores > 1 && (m->peak_gflops < m->peak1_gflops || m->bw_gbs < m->bw1_gbs))

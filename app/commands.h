@@ -20,6 +20,7 @@ int cmd_best(int argc, char **argv);    /* app/cmd_records.c */
 int cmd_dump(int argc, char **argv);    /* app/cmd_records.c */
 int cmd_tasks(int argc, char **argv);   /* app/cmd_tasks.c */
 int cmd_view(int argc, char **argv);    /* app/cmd_view.c */
+int cmd_run(int argc, char **argv);     /* app/cmd_run.c */
 int cmd_import(int argc, char **argv);  /* app/cmd_tvm.c */
 int cmd_export(int argc, char **argv);  /* app/cmd_export.c */
 int cmd_distill(int argc, char **argv); /* app/cmd_distill.c */

@@ -20,12 +20,13 @@
  * an engine session per task on the cpu target, its worker and strategy);
  * the final timings and baselines are the same in both modes.
  *
- * With --roof the bench first measures the machine's roofline figures in the
- * same run (kernels/machine.h: FMA-chain peak and triad bandwidths, measured
- * anew, not read from the cache) and adds, per task and thread count, the
- * task's roof and the share of it the tuned kernel and the vendor reach; at
- * the end it sets the measured peak against OpenBLAS's fastest SGEMM (which
- * cannot exceed it).
+ * With --roof the bench takes the machine's roofline figures the sessions use
+ * (kernels/machine.h: the FMA-chain peak and the triad and read bandwidths,
+ * from the cache, measured first when there are none; --remeasure measures
+ * them again in this run) and adds, per task and thread count, the task's
+ * roof and the share of it the tuned kernel and the vendor reach; at the end
+ * it sets the measured peak against OpenBLAS's fastest SGEMM (which cannot
+ * exceed it).
  *
  * Usage: kernel_bench [--trials N] [--repeat R] [--only SUBSTR] [--seed S] [--threads T] [--tuner NAME] [--roof]
  */
@@ -72,7 +73,8 @@ typedef struct Options {
     uint64_t seed;
     int threads;       /* "all threads" count */
     const char *tuner; /* NULL: the bench's own local search; else drive the engine with this strategy */
-    bool roof;         /* measure the machine and print each task's roof and shares */
+    bool roof;         /* print each task's roof and shares */
+    bool remeasure;    /* --roof: measure the machine in this run instead of reading the cache */
     int n_specs;       /* --task SPEC: tasks instead of the standard set */
     const char *specs[16];
 } Options;
@@ -638,7 +640,7 @@ static void machine_name(char *buf, size_t n) {
 
 static void usage(void) {
     fprintf(stderr, "usage: kernel_bench [--trials N] [--repeat R] [--only SUBSTR] [--seed S] [--threads T]"
-                    " [--tuner xgb|ga|random|grid] [--task SPEC]... [--roof]\n"
+                    " [--tuner xgb|ga|random|grid] [--task SPEC]... [--roof [--remeasure]]\n"
                     "  without --tuner the bench searches with its own in-process loop; with it, through the engine\n");
     exit(2);
 }
@@ -646,8 +648,9 @@ static void usage(void) {
 int main(int argc, char **argv) {
     Options opt = {.trials = 48, .repeat = 7, .only = NULL, .seed = 1, .threads = 0};
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--roof") == 0) {
+        if (strcmp(argv[i], "--roof") == 0 || strcmp(argv[i], "--remeasure") == 0) {
             opt.roof = true;
+            opt.remeasure = opt.remeasure || strcmp(argv[i], "--remeasure") == 0;
             continue;
         }
         if (i + 1 >= argc) usage();
@@ -707,13 +710,18 @@ int main(int argc, char **argv) {
         DeviceInfo md;
         char merr[TT_ERRLEN];
         const Target *mt = Target_find("cpu");
-        if (!mt || mt->probe(&md, merr) != TT_OK || Machine_measureCpu(&md, NULL, &mf, merr) != TT_OK) {
+        char note[TT_ERRLEN] = "";
+        if (!mt || mt->probe(&md, merr) != TT_OK ||
+            Machine_getCpu(&md, opt.remeasure, NULL, &mf, note, sizeof note, merr) != TT_OK) {
             fprintf(stderr, "kernel_bench: --roof: %s\n", mt ? merr : "no cpu target");
             return 1;
         }
-        printf("machine (measured now, %.1f s): peak FP32 %.1f GFLOPS 1 core, %.1f GFLOPS %d cores; triad %.1f / %.1f "
+        char when[64] = "?";
+        time_t mt_at = (time_t)mf.measured_at;
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&mt_at));
+        printf("machine figures (%s; measured %s in %.1f s): peak FP32 %.1f GFLOPS 1 core, %.1f GFLOPS %d cores; triad %.1f / %.1f "
                "GB/s (memory), %.1f / %.1f (L3), %.1f / %.1f (L2)\n\n",
-               mf.measure_s, mf.peak1_gflops, mf.peak_gflops, mf.cores, mf.bw1_gbs, mf.bw_gbs, mf.l3_bw1_gbs,
+               note[0] ? note : "the cache", when, mf.measure_s, mf.peak1_gflops, mf.peak_gflops, mf.cores, mf.bw1_gbs, mf.bw_gbs, mf.l3_bw1_gbs,
                mf.l3_bw_gbs, mf.l2_bw1_gbs, mf.l2_bw_gbs);
     }
     printf("%-26s %7s %7s %7s %6s | %7s %7s %7s %6s %6s | %6s %6s %5s | %s\n", "task", "tuned1", "onednn1", "blas1",

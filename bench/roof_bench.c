@@ -212,8 +212,10 @@ int main(int argc, char **argv) {
 
     double load[3] = {0, 0, 0};
     getloadavg(load, 3);
+    char thr[16];
+    snprintf(thr, sizeof thr, threads ? "%d" : "all", threads);
     printf("roof_bench | %s | %s, tuner %s, gradient scheduler, %d trials, rounds of %d, %s threads | load %.2f\n",
-           base.dev.name, network, tuner, trials, round, threads ? "" : "all", load[0]);
+           base.dev.name, network, tuner, trials, round, thr, load[0]);
     printf("machine figures: peak %.1f / %.1f GFLOPS (1 / %d cores), memory %.1f / %.1f GB/s%s%s\n\n",
            base.machine.peak1_gflops, base.machine.peak_gflops, base.machine.cores, base.machine.bw1_gbs,
            base.machine.bw_gbs, note[0] ? "; " : "", note);

@@ -34,10 +34,18 @@ double Machine_bandwidthFor(const MachineFigures *this, int threads) {
 static bool positive(double x) { return isfinite(x) && x > 0; }
 
 double Machine_levelBandwidthFor(const MachineFigures *this, int level, int threads) {
-    if (level == ROOF_LEVEL_L2) return interpolate(this, this->l2_bw1_gbs, this->l2_bw_gbs, threads);
-    if (level == ROOF_LEVEL_L3) return interpolate(this, this->l3_bw1_gbs, this->l3_bw_gbs, threads);
-    if (level == ROOF_LEVEL_DRAM) return Machine_bandwidthFor(this, threads);
-    return 0;
+    double triad = 0, read = 0;
+    if (level == ROOF_LEVEL_L2) {
+        triad = interpolate(this, this->l2_bw1_gbs, this->l2_bw_gbs, threads);
+        read = interpolate(this, this->l2_rd1_gbs, this->l2_rd_gbs, threads);
+    } else if (level == ROOF_LEVEL_L3) {
+        triad = interpolate(this, this->l3_bw1_gbs, this->l3_bw_gbs, threads);
+        read = interpolate(this, this->l3_rd1_gbs, this->l3_rd_gbs, threads);
+    } else if (level == ROOF_LEVEL_DRAM) {
+        triad = Machine_bandwidthFor(this, threads);
+        read = interpolate(this, this->rd_bw1_gbs, this->rd_bw_gbs, threads);
+    }
+    return isfinite(read) && read > triad ? read : triad;
 }
 
 const char *Roof_levelName(int level) {
@@ -84,6 +92,16 @@ Roof Roof_compute(const MachineFigures *m, int threads, double flops, double byt
         return r;
     }
     r.bw_gbs = Machine_levelBandwidthFor(m, level, threads);
+    /* The part of the bytes the level below holds is served at that level's
+     * speed: a working set twice the L2 runs half from the L2. */
+    double below_cap = level == ROOF_LEVEL_L3 ? (double)m->l2_bytes * t : level == ROOF_LEVEL_DRAM ? (double)m->l3_bytes : 0;
+    double below_bw = level == ROOF_LEVEL_L3 ? Machine_levelBandwidthFor(m, ROOF_LEVEL_L2, threads)
+                      : level == ROOF_LEVEL_DRAM ? Machine_levelBandwidthFor(m, ROOF_LEVEL_L3, threads)
+                                                 : 0;
+    if (below_cap > 0 && positive(below_bw) && below_bw > r.bw_gbs) {
+        double fast = below_cap < bytes ? below_cap : bytes;
+        r.bw_gbs = bytes / (fast / below_bw + (bytes - fast) / r.bw_gbs);
+    }
     double mem = r.bw_gbs * r.intensity; /* GB/s x FLOP/B = GFLOP/s */
     r.memory_bound = mem < peak;
     r.gflops = r.memory_bound ? mem : peak;
@@ -247,6 +265,9 @@ static void body(StrBuf *sb, const MachineFigures *m) {
                   m->peak_gflops, m->bw1_gbs, m->bw_gbs);
     StrBuf_printf(sb, "l2_bw1_gbs=%.17g\nl2_bw_gbs=%.17g\nl3_bw1_gbs=%.17g\nl3_bw_gbs=%.17g\n", m->l2_bw1_gbs,
                   m->l2_bw_gbs, m->l3_bw1_gbs, m->l3_bw_gbs);
+    StrBuf_printf(sb, "rd_bw1_gbs=%.17g\nrd_bw_gbs=%.17g\nl2_rd1_gbs=%.17g\nl2_rd_gbs=%.17g\nl3_rd1_gbs=%.17g\n"
+                      "l3_rd_gbs=%.17g\n",
+                  m->rd_bw1_gbs, m->rd_bw_gbs, m->l2_rd1_gbs, m->l2_rd_gbs, m->l3_rd1_gbs, m->l3_rd_gbs);
     StrBuf_printf(sb, "l1d=%lld\nl2=%lld\nl3=%lld\n", (long long)m->l1d_bytes, (long long)m->l2_bytes,
                   (long long)m->l3_bytes);
     StrBuf_printf(sb, "measured_at=%.17g\nmeasure_s=%.17g\ntriad_bytes=%lld\n", m->measured_at, m->measure_s,
@@ -298,7 +319,7 @@ Status Machine_parse(const char *text, MachineFigures *out, char *why) {
     uint64_t want = 0;
     if (sscanf(sum + 5, "%16" SCNx64, &want) != 1) return tt_fail(why, "its checksum line is not a number");
     if (checksum(text, (size_t)(sum - text) + 1) != want) return tt_fail(why, "its checksum does not match its contents");
-    enum { F_TARGET, F_KEY, F_PEAK1, F_PEAK, F_BW1, F_BW, F_CORES, F_L2A, F_L2B, F_L3A, F_L3B, F_N };
+    enum { F_TARGET, F_KEY, F_PEAK1, F_PEAK, F_BW1, F_BW, F_CORES, F_L2A, F_L2B, F_L3A, F_L3B, F_N, F_OPT };
     bool seen[F_N] = {false};
     const char *p = text + magic + 1;
     while (p < sum + 1) {
@@ -356,9 +377,17 @@ Status Machine_parse(const char *text, MachineFigures *out, char *why) {
             else if (strcmp(k, "l2_bw_gbs") == 0) out->l2_bw_gbs = d, f = F_L2B;
             else if (strcmp(k, "l3_bw1_gbs") == 0) out->l3_bw1_gbs = d, f = F_L3A;
             else if (strcmp(k, "l3_bw_gbs") == 0) out->l3_bw_gbs = d, f = F_L3B;
+            else if (strcmp(k, "rd_bw1_gbs") == 0) out->rd_bw1_gbs = d, f = F_OPT;
+            else if (strcmp(k, "rd_bw_gbs") == 0) out->rd_bw_gbs = d, f = F_OPT;
+            else if (strcmp(k, "l2_rd1_gbs") == 0) out->l2_rd1_gbs = d, f = F_OPT;
+            else if (strcmp(k, "l2_rd_gbs") == 0) out->l2_rd_gbs = d, f = F_OPT;
+            else if (strcmp(k, "l3_rd1_gbs") == 0) out->l3_rd1_gbs = d, f = F_OPT;
+            else if (strcmp(k, "l3_rd_gbs") == 0) out->l3_rd_gbs = d, f = F_OPT;
             else if (strcmp(k, "measured_at") == 0) out->measured_at = d;
             else if (strcmp(k, "measure_s") == 0) out->measure_s = d;
-            if (f >= F_L2A) { /* cache levels: 0 = not measured */
+            if (f == F_OPT) { /* read-only figures: optional (older files), 0 = not measured */
+                ok = isfinite(d) && d >= 0;
+            } else if (f >= F_L2A) { /* cache levels: 0 = not measured */
                 ok = isfinite(d) && d >= 0;
                 seen[f] = ok;
             } else if (f >= 0) {

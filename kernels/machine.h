@@ -12,7 +12,8 @@
  *   - bandwidth: a STREAM triad a[i] = b[i] + s * c[i] over three arrays
  *     that together are several times the last-level cache (24 bytes moved
  *     per element, as STREAM counts them); and the same triad over arrays
- *     that fit half the L2 and half the L3, for the cache levels.
+ *     that fit half the L2 and half the L3, for the cache levels; and a
+ *     read-only sum over the same footprints (the faster of the two counts).
  * Each is the best of several repeats of a fraction of a second: the best,
  * because on a shared machine every disturbance makes a run slower, never
  * faster.
@@ -35,7 +36,9 @@
  * whose compulsory bytes fit a cache runs from that cache: the bandwidth is
  * that of the smallest level holding them (the L1 counts as no limit, the L2
  * as the threads' L2s together, the L3 as shared), else the memory's. Taking
- * the faster level when in doubt keeps the roof an upper bound.
+ * the faster level when in doubt keeps the roof an upper bound; for the same
+ * reason the part of the bytes the level below holds counts at that level's
+ * bandwidth (a working set of twice the L2 runs half from the L2).
  *
  * Library code: nothing here prints; errors are a Status and a sentence.
  */
@@ -67,6 +70,10 @@ typedef struct MachineFigures {
     double bw_gbs;            /* all cores */
     double l2_bw1_gbs, l2_bw_gbs; /* triad within the L2 (0 = not measured) */
     double l3_bw1_gbs, l3_bw_gbs; /* triad within the L3 (0 = not measured) */
+    /* A read-only sweep (a sum) over the same footprints: kernels that mostly
+     * read (a matrix-vector product streams its weights) go faster than a
+     * triad; the roof takes the faster of the two. 0 = not measured. */
+    double rd_bw1_gbs, rd_bw_gbs, l2_rd1_gbs, l2_rd_gbs, l3_rd1_gbs, l3_rd_gbs;
     int64_t l1d_bytes, l2_bytes, l3_bytes; /* per the first core; 0 = unknown */
     double measured_at;       /* unix time */
     double measure_s;         /* how long measuring took */
@@ -150,6 +157,7 @@ void Machine_cacheSizes(int64_t *l1d, int64_t *l2, int64_t *l3);
 /* The generated kernels' sources (for the measurement, and for tests). */
 char *Machine_peakSource(int vector_floats, int chains, long iters); /* malloc'd */
 char *Machine_triadSource(int64_t elements, int sweeps);            /* malloc'd */
+char *Machine_readSource(int vector_floats, int64_t elements, int sweeps); /* malloc'd */
 
 /* GPU figures from the architecture table (sm_major/minor, SMs): FP32 lanes
  * per SM x 2 x a typical boost clock, and the memory bandwidth of the

@@ -1,16 +1,17 @@
 /* tuner/network.h: built-in networks and task extraction.
  *
- * A network is a list of layers with shapes for a batch size, layout and
- * image size. Extraction turns each tunable layer into a Workload with its
- * fused epilogue (bias, ReLU, residual add where the network has them right
+ * A network is a graph (tuner/graph.h) with shapes for a batch size, layout
+ * and image size. Extraction turns each tunable op into a Workload with its
+ * fused epilogue (bias, ReLU, residual add where the graph has them right
  * after the op) and merges identical workloads into one task whose weight is
- * the number of occurrences. Layers without a template (pooling, softmax,
+ * the number of occurrences. Ops without a template (pooling, softmax,
  * elementwise) are reported as untuned. */
 #ifndef TT_TUNER_NETWORK_H
 #define TT_TUNER_NETWORK_H
 
 #include "base/status.h"
 #include "kernels/workload.h"
+#include "tuner/graph.h"
 
 typedef struct NetworkOptions {
     int batch;          /* default 1 */
@@ -37,6 +38,16 @@ typedef struct NetworkUntuned {
  * (the message lists the known ones) or bad options. */
 Status Network_extract(const char *name, const NetworkOptions *opt, NetworkTask **tasks, int *n_tasks,
                        NetworkUntuned **untuned, int *n_untuned, char *err);
+
+/* Builds the network's graph (Graph_done frees it). TT_ERR for an unknown
+ * name or bad options, with g left empty. */
+Status Network_graph(const char *name, const NetworkOptions *opt, Graph *g, char *err);
+
+/* The graph of one operator (`run --task`): its inputs (data, and the
+ * residual, or both matrices of a batch_matmul), the op, and its epilogue as
+ * ops (bias_add, add, relu), so that Graph_tasks gives back exactly wl.
+ * TT_ERR for an NHWC workload (graphs execute in NCHW). */
+Status Network_taskGraph(const Workload *wl, Graph *g, char *err);
 
 /* Total number of layers of one op kind in the network before dedup (for checks). */
 int Network_layerCount(const char *name, const NetworkOptions *opt, OpKind op);

@@ -1,11 +1,13 @@
-/* tuner/networks.c: the built-in networks and task extraction.
+/* tuner/networks.c: the built-in networks as graphs, and task extraction.
  *
- * Each network is written once as a small program against a Builder: conv(),
- * dwconv(), dense(), bmm() record a tunable layer (with the epilogue that the
- * graph has right after it: a folded batch-norm is a bias, then ReLU, and a
- * residual add), and untuned() records a memory-bound op by name. Shapes flow
- * through the program, so batch, layout and image size change every layer
- * consistently, and a layer whose output would be empty is an error.
+ * Each network is written once as a small program that adds ops to a Graph
+ * (tuner/graph.h): conv(), dwconv(), dense() add a tunable op followed by its
+ * epilogue ops (a folded batch-norm is a bias_add, then the residual add and
+ * ReLU), and the other ops (batch-norm, pooling, concat, softmax, ...) are ops
+ * of their own. Tasks and the untuned listing are derived from the graph by
+ * Graph_tasks. Shapes flow through the program, so batch, layout and image
+ * size change every layer consistently, and a layer whose output would be
+ * empty is an error.
  *
  * The shapes are the standard test-workload definitions, so that task lists
  * read like the ones tuning users know:
@@ -22,7 +24,6 @@
  */
 #include "tuner/network.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,177 +39,57 @@ void NetworkOptions_defaults(NetworkOptions *this) {
 
 /* ---- the builder ------------------------------------------------------- */
 
-typedef struct Builder {
-    int64_t batch;
-    Layout layout;
-    Workload *layers; /* every tunable layer, in graph order, with its own epilogue */
-    int n_layers, cap_layers;
-    NetworkUntuned *untuned;
-    int n_untuned, cap_untuned;
-    bool too_small; /* some layer's output would be empty */
-} Builder;
+/* The networks are written against these helpers, which add graph ops. An
+ * activation is a tensor id; its shape is in the graph. */
+typedef Graph Builder;
 
-/* An activation: channels and spatial size (the batch is the builder's). */
-typedef struct Act {
-    int64_t c, h, w;
-} Act;
+/* Epilogue of a tunable layer, as ops after it: a folded batch-norm or a bias
+ * (bias_add), the residual add, ReLU. */
+enum { E_NONE = 0, E_BIAS = 1, E_RELU = 2 };
 
-static void Builder_init(Builder *this, const NetworkOptions *opt) {
-    memset(this, 0, sizeof *this);
-    this->batch = opt->batch;
-    this->layout = opt->layout;
-}
-
-static void Builder_done(Builder *this) {
-    free(this->layers);
-    free(this->untuned);
-}
-
-static void *grow(void *p, int *cap, size_t elem) {
-    int ncap = *cap ? *cap * 2 : 64;
-    void *q = realloc(p, (size_t)ncap * elem);
-    if (!q) abort(); /* out of memory is not recoverable here (as in base/strbuf) */
-    *cap = ncap;
-    return q;
-}
-
-static void add_layer(Builder *this, const Workload *wl) {
-    if (this->n_layers == this->cap_layers) this->layers = grow(this->layers, &this->cap_layers, sizeof *wl);
-    this->layers[this->n_layers++] = *wl;
-}
-
-/* Records an untuned op; identical names merge into one counted entry. */
-static void add_untuned_n(Builder *this, const char *name, int count) {
-    for (int i = 0; i < this->n_untuned; i++) {
-        if (strcmp(this->untuned[i].name, name) == 0) {
-            this->untuned[i].count += count;
-            return;
-        }
-    }
-    if (this->n_untuned == this->cap_untuned)
-        this->untuned = grow(this->untuned, &this->cap_untuned, sizeof *this->untuned);
-    NetworkUntuned *u = &this->untuned[this->n_untuned++];
-    memset(u, 0, sizeof *u);
-    snprintf(u->name, sizeof u->name, "%s", name);
-    u->count = count;
-}
-
-static void untuned(Builder *this, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void untuned(Builder *this, const char *fmt, ...) {
-    char name[64];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
-    add_untuned_n(this, name, 1);
-}
-
-/* "1x64x56x56" in the builder's layout order. */
-static void shape_str(const Builder *this, Act a, char *buf, size_t n) {
-    if (this->layout == LAYOUT_NHWC)
-        snprintf(buf, n, "%lldx%lldx%lldx%lld", (long long)this->batch, (long long)a.h, (long long)a.w, (long long)a.c);
-    else
-        snprintf(buf, n, "%lldx%lldx%lldx%lld", (long long)this->batch, (long long)a.c, (long long)a.h, (long long)a.w);
-}
-
-static void untuned_act(Builder *this, const char *op, Act a) {
-    char s[96];
-    shape_str(this, a, s, sizeof s);
-    untuned(this, "%s %s", op, s);
-}
-
-static int64_t out_extent(int64_t in, int64_t k, int64_t stride, int64_t pad) {
-    int64_t span = in + 2 * pad - k;
-    return span < 0 ? 0 : span / stride + 1;
-}
-
-/* Epilogue flags of a tunable layer. */
-enum { E_NONE = 0, E_BIAS = 1, E_RELU = 2, E_RES = 4 };
-
-static Act conv_any(Builder *this, OpKind op, Act x, int64_t co, int64_t kh, int64_t kw, int64_t stride, int64_t ph,
-                    int64_t pw, int epi) {
-    Workload wl;
-    memset(&wl, 0, sizeof wl);
-    wl.op = op;
-    wl.layout = this->layout;
-    wl.n = this->batch;
-    wl.ci = x.c;
-    wl.h = x.h;
-    wl.w = x.w;
-    wl.co = op == OP_DEPTHWISE_CONV2D ? x.c : co;
-    wl.mult = 1;
-    wl.kh = kh;
-    wl.kw = kw;
-    wl.stride_h = wl.stride_w = stride;
-    wl.pad_h = ph;
-    wl.pad_w = pw;
-    wl.dil_h = wl.dil_w = 1;
-    wl.bias = (epi & E_BIAS) != 0;
-    wl.relu = (epi & E_RELU) != 0;
-    wl.residual = (epi & E_RES) != 0;
-    Act y = {wl.co, out_extent(x.h, kh, stride, ph), out_extent(x.w, kw, stride, pw)};
-    if (y.h < 1 || y.w < 1) {
-        this->too_small = true;
-        y.h = y.h < 1 ? 1 : y.h;
-        y.w = y.w < 1 ? 1 : y.w;
-        return y;
-    }
-    add_layer(this, &wl);
+static int epilogue(Builder *this, int y, int epi, int residual) {
+    if (epi & E_BIAS) y = Graph_unary(this, GOP_BIAS_ADD, y, 0, 0, false);
+    if (residual >= 0) y = Graph_add(this, y, residual, false);
+    if (epi & E_RELU) y = Graph_unary(this, GOP_RELU, y, 0, 0, false);
     return y;
+}
+
+static int conv_any(Builder *this, GraphOpKind kind, int x, int64_t co, int64_t kh, int64_t kw, int64_t stride,
+                    int64_t ph, int64_t pw, int epi, int residual) {
+    return epilogue(this, Graph_conv(this, kind, x, co, kh, kw, stride, ph, pw), epi, residual);
 }
 
 /* Square kernel, symmetric padding. */
-static Act conv(Builder *this, Act x, int64_t co, int64_t k, int64_t stride, int64_t pad, int epi) {
-    return conv_any(this, OP_CONV2D, x, co, k, k, stride, pad, pad, epi);
+static int conv(Builder *this, int x, int64_t co, int64_t k, int64_t stride, int64_t pad, int epi) {
+    return conv_any(this, GOP_CONV2D, x, co, k, k, stride, pad, pad, epi, -1);
 }
 
-static Act dwconv(Builder *this, Act x, int64_t k, int64_t stride, int64_t pad, int epi) {
-    return conv_any(this, OP_DEPTHWISE_CONV2D, x, 0, k, k, stride, pad, pad, epi);
+static int dwconv(Builder *this, int x, int64_t k, int64_t stride, int64_t pad, int epi) {
+    return conv_any(this, GOP_DEPTHWISE, x, 0, k, k, stride, pad, pad, epi, -1);
 }
 
-static void dense(Builder *this, int64_t m, int64_t k, int64_t n, int epi) {
-    Workload wl;
-    memset(&wl, 0, sizeof wl);
-    wl.op = OP_DENSE;
-    wl.layout = LAYOUT_NCHW; /* meaningless for dense; fixed so that keys agree */
-    wl.m = m;
-    wl.k = k;
-    wl.n = n;
-    wl.bias = (epi & E_BIAS) != 0;
-    wl.relu = (epi & E_RELU) != 0;
-    add_layer(this, &wl);
+static int dense(Builder *this, int x, int64_t n, int epi) { return epilogue(this, Graph_dense(this, x, n), epi, -1); }
+
+static int64_t C(const Builder *this, int x) { return this->tensors[x].dim[1]; }
+
+/* batch-norm (as a per-channel scale and shift) then ReLU: one untuned entry */
+static int bn_relu(Builder *this, int x) {
+    return Graph_unary(this, GOP_RELU, Graph_unary(this, GOP_BATCH_NORM, x, 0, 0, false), 0, 0, true);
 }
 
-static void bmm(Builder *this, int64_t b, int64_t m, int64_t n, int64_t k) {
-    Workload wl;
-    memset(&wl, 0, sizeof wl);
-    wl.op = OP_BATCH_MATMUL;
-    wl.layout = LAYOUT_NCHW;
-    wl.b = b;
-    wl.m = m;
-    wl.n = n;
-    wl.k = k;
-    add_layer(this, &wl);
-}
-
-static Act pool(Builder *this, const char *kind, Act x, int64_t k, int64_t stride, int64_t pad) {
-    char s[96];
-    shape_str(this, x, s, sizeof s);
-    untuned(this, "%s %s %lldx%lld s%lld", kind, s, (long long)k, (long long)k, (long long)stride);
-    Act y = {x.c, out_extent(x.h, k, stride, pad), out_extent(x.w, k, stride, pad)};
-    if (y.h < 1 || y.w < 1) {
-        this->too_small = true;
-        y.h = y.h < 1 ? 1 : y.h;
-        y.w = y.w < 1 ? 1 : y.w;
-    }
-    return y;
-}
+static int clip6(Builder *this, int x) { return Graph_unary(this, GOP_CLIP, x, 0, 6, false); }
 
 /* global pool, flatten, dense to the classes, softmax */
-static void classifier(Builder *this, Act x, int64_t classes) {
-    untuned_act(this, "global_avg_pool2d", x);
-    dense(this, this->batch, x.c, classes, E_BIAS);
-    untuned(this, "softmax %lldx%lld", (long long)this->batch, (long long)classes);
+static int classifier(Builder *this, int x, int64_t classes) {
+    x = Graph_unary(this, GOP_GLOBAL_AVG_POOL, x, 0, 0, false);
+    x = Graph_unary(this, GOP_FLATTEN, x, 0, 0, false);
+    x = dense(this, x, classes, E_BIAS);
+    return Graph_unary(this, GOP_SOFTMAX, x, 0, 0, false);
+}
+
+static int image_input(Builder *this, int64_t image) {
+    int64_t dim[4] = {this->batch, 3, image, image};
+    return Graph_input(this, 4, dim);
 }
 
 /* ---- ResNet -------------------------------- */
@@ -216,23 +97,24 @@ static void classifier(Builder *this, Act x, int64_t classes) {
 /* Pre-activation: each unit starts with BN+ReLU on its input. That cannot be
  * folded into the previous conv, because the un-normalised sum is also the
  * shortcut, so it stays an untuned op. The BN+ReLU inside a unit folds into
- * the conv before it (bias + relu); the unit's last conv takes the residual. */
-static Act resnet_unit(Builder *this, Act x, int64_t nf, int64_t stride, bool dim_match, bool bottleneck) {
-    untuned_act(this, "batch_norm+relu", x);
-    Act y;
+ * the conv before it (bias + relu); the unit's last conv takes the residual.
+ * The projection shortcut reads the pre-activated input and comes after the
+ * main path (so tasks keep their first-occurrence order). */
+static int resnet_unit(Builder *this, int x, int64_t nf, int64_t stride, bool dim_match, bool bottleneck) {
+    int act = bn_relu(this, x), last;
     if (bottleneck) {
-        Act a = conv(this, x, nf / 4, 1, stride, 0, E_BIAS | E_RELU);
-        Act b = conv(this, a, nf / 4, 3, 1, 1, E_BIAS | E_RELU);
-        y = conv(this, b, nf, 1, 1, 0, E_RES);
+        int a = conv(this, act, nf / 4, 1, stride, 0, E_BIAS | E_RELU);
+        int b = conv(this, a, nf / 4, 3, 1, 1, E_BIAS | E_RELU);
+        last = Graph_conv(this, GOP_CONV2D, b, nf, 1, 1, 1, 0, 0);
     } else {
-        Act a = conv(this, x, nf, 3, stride, 1, E_BIAS | E_RELU);
-        y = conv(this, a, nf, 3, 1, 1, E_RES);
+        int a = conv(this, act, nf, 3, stride, 1, E_BIAS | E_RELU);
+        last = Graph_conv(this, GOP_CONV2D, a, nf, 3, 3, 1, 1, 1);
     }
-    if (!dim_match) conv(this, x, nf, 1, stride, 0, E_NONE);
-    return y;
+    int shortcut = dim_match ? x : conv(this, act, nf, 1, stride, 0, E_NONE);
+    return Graph_add(this, last, shortcut, false);
 }
 
-static void net_resnet(Builder *this, int64_t image, int depth) {
+static int net_resnet(Builder *this, int64_t image, int depth) {
     static const int units18[4] = {2, 2, 2, 2}, units34[4] = {3, 4, 6, 3}, units101[4] = {3, 4, 23, 3},
                      units152[4] = {3, 8, 36, 3};
     const int *units = depth == 18 ? units18 : depth == 101 ? units101 : depth == 152 ? units152 : units34;
@@ -240,201 +122,188 @@ static void net_resnet(Builder *this, int64_t image, int depth) {
     static const int64_t filters_basic[5] = {64, 64, 128, 256, 512}, filters_bneck[5] = {64, 256, 512, 1024, 2048};
     const int64_t *filters = bottleneck ? filters_bneck : filters_basic;
 
-    Act x = {3, image, image};
-    untuned_act(this, "batch_norm", x); /* bn_data on the input: not foldable across the padded conv */
+    int x = image_input(this, image);
+    x = Graph_unary(this, GOP_BATCH_NORM, x, 0, 0, false); /* bn_data: not foldable across the padded conv */
     if (image <= 32) {
         /* The small-image (CIFAR) stem: one 3x3 conv, no pooling */
         x = conv(this, x, filters[0], 3, 1, 1, E_NONE);
     } else {
         x = conv(this, x, filters[0], 7, 2, 3, E_BIAS | E_RELU);
-        x = pool(this, "max_pool2d", x, 3, 2, 1);
+        x = Graph_pool(this, GOP_MAX_POOL, x, 3, 2, 1);
     }
     for (int s = 0; s < 4; s++) {
         x = resnet_unit(this, x, filters[s + 1], s == 0 ? 1 : 2, false, bottleneck);
         for (int u = 1; u < units[s]; u++)
             x = resnet_unit(this, x, filters[s + 1], 1, true, bottleneck);
     }
-    untuned_act(this, "batch_norm+relu", x);
-    classifier(this, x, 1000);
+    x = bn_relu(this, x);
+    return classifier(this, x, 1000);
 }
 
 /* ---- MobileNet v1 ----------------------- */
 
-static void net_mobilenet(Builder *this, int64_t image) {
+static int net_mobilenet(Builder *this, int64_t image) {
     static const struct {
         int64_t out;
         int stride;
     } blocks[13] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},  {512, 2}, {512, 1},
                     {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1}};
-    Act x = {3, image, image};
+    int x = image_input(this, image);
     x = conv(this, x, 32, 3, 2, 1, E_BIAS | E_RELU);
     for (int i = 0; i < 13; i++) {
         x = dwconv(this, x, 3, blocks[i].stride, 1, E_BIAS | E_RELU);
         x = conv(this, x, blocks[i].out, 1, 1, 0, E_BIAS | E_RELU);
     }
-    classifier(this, x, 1000);
+    return classifier(this, x, 1000);
 }
 
 /* ---- MobileNet v2 ----------------------------------------------------- */
 
-static void net_mobilenet_v2(Builder *this, int64_t image) {
+static int net_mobilenet_v2(Builder *this, int64_t image) {
     static const struct {
         int t, c, n, s;
     } cfg[7] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
                 {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
-    Act x = {3, image, image};
-    x = conv(this, x, 32, 3, 2, 1, E_BIAS);
-    untuned_act(this, "clip(0,6)", x);
+    int x = image_input(this, image);
+    x = clip6(this, conv(this, x, 32, 3, 2, 1, E_BIAS));
     for (int g = 0; g < 7; g++) {
         for (int i = 0; i < cfg[g].n; i++) {
             int stride = i == 0 ? cfg[g].s : 1;
-            bool res = stride == 1 && x.c == cfg[g].c;
-            Act h = x;
-            if (cfg[g].t != 1) {
-                h = conv(this, h, x.c * cfg[g].t, 1, 1, 0, E_BIAS);
-                untuned_act(this, "clip(0,6)", h);
-            }
-            h = dwconv(this, h, 3, stride, 1, E_BIAS);
-            untuned_act(this, "clip(0,6)", h);
-            x = conv(this, h, cfg[g].c, 1, 1, 0, res ? E_BIAS | E_RES : E_BIAS);
+            bool res = stride == 1 && C(this, x) == cfg[g].c;
+            int h = x;
+            if (cfg[g].t != 1) h = clip6(this, conv(this, h, C(this, x) * cfg[g].t, 1, 1, 0, E_BIAS));
+            h = clip6(this, dwconv(this, h, 3, stride, 1, E_BIAS));
+            x = conv_any(this, GOP_CONV2D, h, cfg[g].c, 1, 1, 1, 0, 0, E_BIAS, res ? x : -1);
         }
     }
-    x = conv(this, x, 1280, 1, 1, 0, E_BIAS);
-    untuned_act(this, "clip(0,6)", x);
-    classifier(this, x, 1000);
+    x = clip6(this, conv(this, x, 1280, 1, 1, 0, E_BIAS));
+    return classifier(this, x, 1000);
 }
 
 /* ---- SqueezeNet 1.1 -------------------- */
 
-static Act fire(Builder *this, Act x, int64_t squeeze, int64_t e1, int64_t e3) {
-    Act s = conv(this, x, squeeze, 1, 1, 0, E_BIAS | E_RELU);
-    Act l = conv(this, s, e1, 1, 1, 0, E_BIAS | E_RELU);
-    Act r = conv(this, s, e3, 3, 1, 1, E_BIAS | E_RELU);
-    Act y = {l.c + r.c, l.h, l.w};
-    untuned_act(this, "concatenate", y);
-    return y;
+static int fire(Builder *this, int x, int64_t squeeze, int64_t e1, int64_t e3) {
+    int s = conv(this, x, squeeze, 1, 1, 0, E_BIAS | E_RELU);
+    int lr[2] = {conv(this, s, e1, 1, 1, 0, E_BIAS | E_RELU), conv(this, s, e3, 3, 1, 1, E_BIAS | E_RELU)};
+    return Graph_concat(this, lr, 2);
 }
 
-static void net_squeezenet(Builder *this, int64_t image) {
-    Act x = {3, image, image};
+static int net_squeezenet(Builder *this, int64_t image) {
+    int x = image_input(this, image);
     x = conv(this, x, 64, 3, 2, 1, E_BIAS | E_RELU);
-    x = pool(this, "max_pool2d", x, 3, 2, 0);
+    x = Graph_pool(this, GOP_MAX_POOL, x, 3, 2, 0);
     x = fire(this, x, 16, 64, 64);
     x = fire(this, x, 16, 64, 64);
-    x = pool(this, "max_pool2d", x, 3, 2, 0);
+    x = Graph_pool(this, GOP_MAX_POOL, x, 3, 2, 0);
     x = fire(this, x, 32, 128, 128);
     x = fire(this, x, 32, 128, 128);
-    x = pool(this, "max_pool2d", x, 3, 2, 0);
+    x = Graph_pool(this, GOP_MAX_POOL, x, 3, 2, 0);
     x = fire(this, x, 48, 192, 192);
     x = fire(this, x, 48, 192, 192);
     x = fire(this, x, 64, 256, 256);
     x = fire(this, x, 64, 256, 256);
     x = conv(this, x, 1000, 1, 1, 0, E_BIAS | E_RELU);
-    untuned_act(this, "global_avg_pool2d", x);
-    untuned(this, "softmax %lldx%d", (long long)this->batch, 1000);
+    x = Graph_unary(this, GOP_GLOBAL_AVG_POOL, x, 0, 0, false);
+    x = Graph_unary(this, GOP_FLATTEN, x, 0, 0, false);
+    return Graph_unary(this, GOP_SOFTMAX, x, 0, 0, false);
 }
 
 /* ---- VGG-16 (no batch-norm) -------------------- */
 
-static void net_vgg16(Builder *this, int64_t image) {
+static int net_vgg16(Builder *this, int64_t image) {
     static const int per_stage[5] = {2, 2, 3, 3, 3};
     static const int64_t filters[5] = {64, 128, 256, 512, 512};
-    Act x = {3, image, image};
+    int x = image_input(this, image);
     for (int s = 0; s < 5; s++) {
         for (int i = 0; i < per_stage[s]; i++)
             x = conv(this, x, filters[s], 3, 1, 1, E_BIAS | E_RELU);
-        x = pool(this, "max_pool2d", x, 2, 2, 0);
+        x = Graph_pool(this, GOP_MAX_POOL, x, 2, 2, 0);
     }
-    dense(this, this->batch, x.c * x.h * x.w, 4096, E_BIAS | E_RELU);
-    dense(this, this->batch, 4096, 4096, E_BIAS | E_RELU);
-    dense(this, this->batch, 4096, 1000, E_BIAS);
-    untuned(this, "softmax %lldx%d", (long long)this->batch, 1000);
+    x = Graph_unary(this, GOP_FLATTEN, x, 0, 0, false);
+    x = dense(this, x, 4096, E_BIAS | E_RELU);
+    x = dense(this, x, 4096, E_BIAS | E_RELU);
+    x = dense(this, x, 1000, E_BIAS);
+    return Graph_unary(this, GOP_SOFTMAX, x, 0, 0, false);
 }
 
 /* ---- Inception v3 -------------------- */
 
 /* conv + BN + ReLU with a kh x kw kernel */
-static Act cbr(Builder *this, Act x, int64_t co, int64_t kh, int64_t kw, int64_t stride, int64_t ph, int64_t pw) {
-    return conv_any(this, OP_CONV2D, x, co, kh, kw, stride, ph, pw, E_BIAS | E_RELU);
+static int cbr(Builder *this, int x, int64_t co, int64_t kh, int64_t kw, int64_t stride, int64_t ph, int64_t pw) {
+    return conv_any(this, GOP_CONV2D, x, co, kh, kw, stride, ph, pw, E_BIAS | E_RELU, -1);
 }
 
-static Act cbr1(Builder *this, Act x, int64_t co) { return cbr(this, x, co, 1, 1, 1, 0, 0); }
+static int cbr1(Builder *this, int x, int64_t co) { return cbr(this, x, co, 1, 1, 1, 0, 0); }
 
-static Act concat(Builder *this, Act like, int64_t channels) {
-    Act y = {channels, like.h, like.w};
-    untuned_act(this, "concatenate", y);
-    return y;
-}
-
-static Act incep_a(Builder *this, Act x, int64_t proj) {
-    Act t1 = cbr1(this, x, 64);
-    Act t5 = cbr(this, cbr1(this, x, 48), 64, 5, 5, 1, 2, 2);
-    Act t3 = cbr1(this, x, 64);
+static int incep_a(Builder *this, int x, int64_t proj) {
+    int t1 = cbr1(this, x, 64);
+    int t5 = cbr(this, cbr1(this, x, 48), 64, 5, 5, 1, 2, 2);
+    int t3 = cbr1(this, x, 64);
     t3 = cbr(this, t3, 96, 3, 3, 1, 1, 1);
     t3 = cbr(this, t3, 96, 3, 3, 1, 1, 1);
-    Act p = pool(this, "avg_pool2d", x, 3, 1, 1);
-    Act cp = cbr1(this, p, proj);
-    return concat(this, t1, t1.c + t5.c + t3.c + cp.c);
+    int p = Graph_pool(this, GOP_AVG_POOL, x, 3, 1, 1);
+    int parts[4] = {t1, t5, t3, cbr1(this, p, proj)};
+    return Graph_concat(this, parts, 4);
 }
 
-static Act incep_b(Builder *this, Act x) {
-    Act t3 = cbr(this, x, 384, 3, 3, 2, 0, 0);
-    Act d = cbr1(this, x, 64);
+static int incep_b(Builder *this, int x) {
+    int t3 = cbr(this, x, 384, 3, 3, 2, 0, 0);
+    int d = cbr1(this, x, 64);
     d = cbr(this, d, 96, 3, 3, 1, 1, 1);
     d = cbr(this, d, 96, 3, 3, 2, 0, 0);
-    Act p = pool(this, "max_pool2d", x, 3, 2, 0);
-    return concat(this, t3, t3.c + d.c + p.c);
+    int parts[3] = {t3, d, Graph_pool(this, GOP_MAX_POOL, x, 3, 2, 0)};
+    return Graph_concat(this, parts, 3);
 }
 
-static Act incep_c(Builder *this, Act x, int64_t c7) {
-    Act t1 = cbr1(this, x, 192);
-    Act d = cbr1(this, x, c7);
+static int incep_c(Builder *this, int x, int64_t c7) {
+    int t1 = cbr1(this, x, 192);
+    int d = cbr1(this, x, c7);
     d = cbr(this, d, c7, 1, 7, 1, 0, 3);
     d = cbr(this, d, 192, 7, 1, 1, 3, 0);
-    Act q = cbr1(this, x, c7);
+    int q = cbr1(this, x, c7);
     q = cbr(this, q, c7, 7, 1, 1, 3, 0);
     q = cbr(this, q, c7, 1, 7, 1, 0, 3);
     q = cbr(this, q, c7, 7, 1, 1, 3, 0);
     q = cbr(this, q, 192, 1, 7, 1, 0, 3);
-    Act p = pool(this, "avg_pool2d", x, 3, 1, 1);
-    Act cp = cbr1(this, p, 192);
-    return concat(this, t1, t1.c + d.c + q.c + cp.c);
+    int p = Graph_pool(this, GOP_AVG_POOL, x, 3, 1, 1);
+    int parts[4] = {t1, d, q, cbr1(this, p, 192)};
+    return Graph_concat(this, parts, 4);
 }
 
-static Act incep_d(Builder *this, Act x) {
-    Act t = cbr1(this, x, 192);
+static int incep_d(Builder *this, int x) {
+    int t = cbr1(this, x, 192);
     t = cbr(this, t, 320, 3, 3, 2, 0, 0);
-    Act d = cbr1(this, x, 192);
+    int d = cbr1(this, x, 192);
     d = cbr(this, d, 192, 1, 7, 1, 0, 3);
     d = cbr(this, d, 192, 7, 1, 1, 3, 0);
     d = cbr(this, d, 192, 3, 3, 2, 0, 0);
-    Act p = pool(this, "max_pool2d", x, 3, 2, 0);
-    return concat(this, t, t.c + d.c + p.c);
+    int parts[3] = {t, d, Graph_pool(this, GOP_MAX_POOL, x, 3, 2, 0)};
+    return Graph_concat(this, parts, 3);
 }
 
-static Act incep_e(Builder *this, Act x, const char *pool_kind) {
-    Act t1 = cbr1(this, x, 320);
-    Act d = cbr1(this, x, 384);
-    Act da = cbr(this, d, 384, 1, 3, 1, 0, 1);
-    Act db = cbr(this, d, 384, 3, 1, 1, 1, 0);
-    Act e = cbr1(this, x, 448);
+static int incep_e(Builder *this, int x, GraphOpKind pool_kind) {
+    int t1 = cbr1(this, x, 320);
+    int d = cbr1(this, x, 384);
+    int da = cbr(this, d, 384, 1, 3, 1, 0, 1);
+    int db = cbr(this, d, 384, 3, 1, 1, 1, 0);
+    int e = cbr1(this, x, 448);
     e = cbr(this, e, 384, 3, 3, 1, 1, 1);
-    Act ea = cbr(this, e, 384, 1, 3, 1, 0, 1);
-    Act eb = cbr(this, e, 384, 3, 1, 1, 1, 0);
-    Act p = pool(this, pool_kind, x, 3, 1, 1);
-    Act cp = cbr1(this, p, 192);
-    return concat(this, t1, t1.c + da.c + db.c + ea.c + eb.c + cp.c);
+    int ea = cbr(this, e, 384, 1, 3, 1, 0, 1);
+    int eb = cbr(this, e, 384, 3, 1, 1, 1, 0);
+    int p = Graph_pool(this, pool_kind, x, 3, 1, 1);
+    int parts[6] = {t1, da, db, ea, eb, cbr1(this, p, 192)};
+    return Graph_concat(this, parts, 6);
 }
 
-static void net_inception_v3(Builder *this, int64_t image) {
-    Act x = {3, image, image};
+static int net_inception_v3(Builder *this, int64_t image) {
+    int x = image_input(this, image);
     x = cbr(this, x, 32, 3, 3, 2, 0, 0);
     x = cbr(this, x, 32, 3, 3, 1, 0, 0);
     x = cbr(this, x, 64, 3, 3, 1, 1, 1);
-    x = pool(this, "max_pool2d", x, 3, 2, 0);
+    x = Graph_pool(this, GOP_MAX_POOL, x, 3, 2, 0);
     x = cbr1(this, x, 80);
     x = cbr(this, x, 192, 3, 3, 1, 0, 0);
-    x = pool(this, "max_pool2d", x, 3, 2, 0);
+    x = Graph_pool(this, GOP_MAX_POOL, x, 3, 2, 0);
     x = incep_a(this, x, 32);
     x = incep_a(this, x, 64);
     x = incep_a(this, x, 64);
@@ -444,31 +313,40 @@ static void net_inception_v3(Builder *this, int64_t image) {
     x = incep_c(this, x, 160);
     x = incep_c(this, x, 192);
     x = incep_d(this, x);
-    x = incep_e(this, x, "avg_pool2d");
-    x = incep_e(this, x, "max_pool2d");
-    classifier(this, x, 1000);
+    x = incep_e(this, x, GOP_AVG_POOL);
+    x = incep_e(this, x, GOP_MAX_POOL);
+    return classifier(this, x, 1000);
 }
 
 /* ---- BERT-base encoder ------------------------------------------------ */
 
-static void net_bert_base(Builder *this, int64_t seq) {
+/* Input: the embeddings [batch*seq][768]; output: the last layer's hidden states. */
+static int net_bert_base(Builder *this, int64_t seq) {
     const int64_t hidden = 768, heads = 12, ffn = 3072, head_dim = hidden / heads;
     const int64_t tokens = this->batch * seq;
+    int64_t dim[2] = {tokens, hidden};
+    int x = Graph_input(this, 2, dim);
     for (int layer = 0; layer < 12; layer++) {
-        dense(this, tokens, hidden, hidden, E_BIAS);        /* query */
-        dense(this, tokens, hidden, hidden, E_BIAS);        /* key */
-        dense(this, tokens, hidden, hidden, E_BIAS);        /* value */
-        bmm(this, this->batch * heads, seq, seq, head_dim); /* Q K^T */
-        untuned(this, "scale+mask %lldx%lldx%lld", (long long)(this->batch * heads), (long long)seq, (long long)seq);
-        untuned(this, "softmax %lldx%lldx%lld", (long long)(this->batch * heads), (long long)seq, (long long)seq);
-        bmm(this, this->batch * heads, seq, head_dim, seq); /* P V (V transposed to [d][seq]) */
-        dense(this, tokens, hidden, hidden, E_BIAS);        /* attention output */
-        untuned(this, "add+layer_norm %lldx%lld", (long long)tokens, (long long)hidden);
-        dense(this, tokens, hidden, ffn, E_BIAS);
-        untuned(this, "gelu %lldx%lld", (long long)tokens, (long long)ffn);
-        dense(this, tokens, ffn, hidden, E_BIAS);
-        untuned(this, "add+layer_norm %lldx%lld", (long long)tokens, (long long)hidden);
+        int q = dense(this, x, hidden, E_BIAS); /* query */
+        int k = dense(this, x, hidden, E_BIAS); /* key */
+        int v = dense(this, x, hidden, E_BIAS); /* value */
+        int qh = Graph_heads(this, GOP_SPLIT_HEADS, q, heads, seq);
+        int kh = Graph_heads(this, GOP_SPLIT_HEADS, k, heads, seq);
+        int s = Graph_batchMatmul(this, qh, kh); /* Q K^T */
+        s = Graph_unary(this, GOP_SCALE, s, 1.0 / 8.0 /* 1/sqrt(head_dim) */, 0, false);
+        s = Graph_maskAdd(this, s, this->batch, true);
+        s = Graph_unary(this, GOP_SOFTMAX, s, 0, 0, false);
+        int vt = Graph_heads(this, GOP_SPLIT_HEADS_T, v, heads, seq);
+        int ctx = Graph_batchMatmul(this, s, vt); /* P V (V transposed to [d][seq]) */
+        ctx = Graph_heads(this, GOP_MERGE_HEADS, ctx, heads, seq);
+        int o = dense(this, ctx, hidden, E_BIAS); /* attention output */
+        int x1 = Graph_unary(this, GOP_LAYER_NORM, Graph_add(this, o, x, false), 1e-12, 0, true);
+        int f = Graph_unary(this, GOP_GELU, dense(this, x1, ffn, E_BIAS), 0, 0, false);
+        int f2 = dense(this, f, hidden, E_BIAS);
+        x = Graph_unary(this, GOP_LAYER_NORM, Graph_add(this, f2, x1, false), 1e-12, 0, true);
     }
+    (void)head_dim;
+    return x;
 }
 
 /* ---- the table -------------------------------------------------------- */
@@ -516,13 +394,13 @@ static const struct NetDef *find_net(const char *name) {
     return NULL;
 }
 
-/* Runs a network's program into b. TT_ERR for an unknown name or bad options. */
-static Status build(const char *name, const NetworkOptions *opt_in, Builder *b, char *err) {
+Status Network_graph(const char *name, const NetworkOptions *opt_in, Graph *g, char *err) {
     NetworkOptions opt;
     if (opt_in)
         opt = *opt_in;
     else
         NetworkOptions_defaults(&opt);
+    memset(g, 0, sizeof *g);
     const struct NetDef *def = find_net(name);
     if (!def) return tt_fail(err, "unknown network '%s'; known networks: %s", name ? name : "", Network_names());
     if (opt.batch < 1) return tt_fail(err, "batch must be >= 1 (got %d)", opt.batch);
@@ -533,85 +411,99 @@ static Status build(const char *name, const NetworkOptions *opt_in, Builder *b, 
     int64_t image = opt.image_size ? opt.image_size : def->default_image;
     int64_t seq = opt.seq_len ? opt.seq_len : 128;
 
-    Builder_init(b, &opt);
+    Graph_init(g, def->name, opt.layout, opt.batch);
+    int out = -1;
     switch (def->kind) {
     case KIND_RESNET:
-        net_resnet(b, image, def->depth);
+        out = net_resnet(g, image, def->depth);
         break;
     case KIND_MOBILENET:
-        net_mobilenet(b, image);
+        out = net_mobilenet(g, image);
         break;
     case KIND_MOBILENET_V2:
-        net_mobilenet_v2(b, image);
+        out = net_mobilenet_v2(g, image);
         break;
     case KIND_SQUEEZENET:
-        net_squeezenet(b, image);
+        out = net_squeezenet(g, image);
         break;
     case KIND_VGG16:
-        net_vgg16(b, image);
+        out = net_vgg16(g, image);
         break;
     case KIND_INCEPTION:
-        net_inception_v3(b, image);
+        out = net_inception_v3(g, image);
         break;
     case KIND_BERT:
-        net_bert_base(b, seq);
+        out = net_bert_base(g, seq);
         break;
     }
-    if (b->too_small) {
-        Builder_done(b);
+    g->output = out;
+    if (g->too_small) {
+        Graph_done(g);
         return tt_fail(err, "image size %lld is too small for %s: a layer's output would be empty", (long long)image,
                        def->name);
     }
     return TT_OK;
 }
 
+Status Network_taskGraph(const Workload *wl, Graph *g, char *err) {
+    memset(g, 0, sizeof *g);
+    if (wl->layout != LAYOUT_NCHW && (wl->op == OP_CONV2D || wl->op == OP_DEPTHWISE_CONV2D))
+        return tt_fail(err, "layout %s: graphs run in NCHW only", Layout_name(wl->layout));
+    if (wl->op == OP_DEPTHWISE_CONV2D && wl->mult != 1)
+        return tt_fail(err, "depthwise_conv2d with mult=%lld: graphs have multiplier 1 only", (long long)wl->mult);
+    Graph_init(g, Op_name(wl->op), LAYOUT_NCHW, wl->op == OP_DENSE ? wl->m : wl->op == OP_BATCH_MATMUL ? wl->b : wl->n);
+    int y;
+    if (wl->op == OP_CONV2D || wl->op == OP_DEPTHWISE_CONV2D) {
+        int64_t dim[4] = {wl->n, wl->ci, wl->h, wl->w};
+        int x = Graph_input(g, 4, dim);
+        y = Graph_conv(g, wl->op == OP_CONV2D ? GOP_CONV2D : GOP_DEPTHWISE, x, wl->co, wl->kh, wl->kw, wl->stride_h,
+                       wl->pad_h, wl->pad_w);
+        GraphOp *op = &g->ops[g->n_ops - 1];
+        op->wl.stride_w = wl->stride_w;
+        op->wl.dil_h = wl->dil_h;
+        op->wl.dil_w = wl->dil_w;
+        if (wl->stride_w != wl->stride_h || wl->dil_h != 1 || wl->dil_w != 1) {
+            Graph_done(g);
+            return tt_fail(err, "conv2d with unequal strides or dilation: graphs do not run those");
+        }
+        if (wl->bias) y = Graph_unary(g, GOP_BIAS_ADD, y, 0, 0, false);
+        if (wl->residual) {
+            GraphTensor t = g->tensors[y];
+            y = Graph_add(g, y, Graph_input(g, 4, t.dim), false);
+        }
+    } else if (wl->op == OP_DENSE) {
+        int64_t dim[2] = {wl->m, wl->k};
+        y = Graph_dense(g, Graph_input(g, 2, dim), wl->n);
+        if (wl->bias) y = Graph_unary(g, GOP_BIAS_ADD, y, 0, 0, false);
+    } else {
+        int64_t da[3] = {wl->b, wl->m, wl->k}, db[3] = {wl->b, wl->n, wl->k};
+        int a = Graph_input(g, 3, da);
+        y = Graph_batchMatmul(g, a, Graph_input(g, 3, db));
+    }
+    if (wl->relu) y = Graph_unary(g, GOP_RELU, y, 0, 0, false);
+    g->output = y;
+    GraphTasks gt;
+    Graph_tasks(g, 0, &gt);
+    bool same = gt.n_tasks == 1 && Workload_equal(&gt.tasks[0].wl, wl);
+    GraphTasks_done(&gt);
+    if (!same) {
+        Graph_done(g);
+        return tt_fail(err, "%s: this operator cannot be run as a graph", Op_name(wl->op));
+    }
+    return TT_OK;
+}
+
 int Network_layerCount(const char *name, const NetworkOptions *opt, OpKind op) {
-    Builder b;
-    if (build(name, opt, &b, NULL) != TT_OK) return -1;
+    Graph g;
+    if (Network_graph(name, opt, &g, NULL) != TT_OK) return -1;
     int count = 0;
-    for (int i = 0; i < b.n_layers; i++)
-        count += b.layers[i].op == op;
-    Builder_done(&b);
+    for (int i = 0; i < g.n_ops; i++)
+        count += GraphOp_isTunable(g.ops[i].kind) && g.ops[i].wl.op == op;
+    Graph_done(&g);
     return count;
 }
 
 /* ---- extraction ------------------------------------------------------- */
-
-/* Same operator and shape: the identity of what the template tunes. */
-static bool same_shape(const Workload *a, const Workload *b) {
-    Workload x = *a, y = *b;
-    x.bias = x.relu = x.residual = false;
-    y.bias = y.relu = y.residual = false;
-    return memcmp(&x, &y, sizeof x) == 0; /* both were zeroed before filling, so padding is equal */
-}
-
-static void out_act_str(const Builder *b, const Workload *wl, char *buf, size_t n) {
-    switch (wl->op) {
-    case OP_CONV2D:
-    case OP_DEPTHWISE_CONV2D: {
-        Act y = {wl->co, out_extent(wl->h, wl->kh, wl->stride_h, wl->pad_h),
-                 out_extent(wl->w, wl->kw, wl->stride_w, wl->pad_w)};
-        shape_str(b, y, buf, n);
-        break;
-    }
-    case OP_DENSE:
-        snprintf(buf, n, "%lldx%lld", (long long)wl->m, (long long)wl->n);
-        break;
-    default:
-        snprintf(buf, n, "%lldx%lldx%lld", (long long)wl->b, (long long)wl->m, (long long)wl->n);
-    }
-}
-
-/* Records, for one occurrence, the part of its epilogue that its task does
- * not fuse: it then runs as a separate elementwise op. */
-static void add_unfused(Builder *b, const Workload *occ, const Workload *task) {
-    bool bias = occ->bias && !task->bias, res = occ->residual && !task->residual, relu = occ->relu && !task->relu;
-    if (!bias && !res && !relu) return;
-    char shape[96];
-    out_act_str(b, occ, shape, sizeof shape);
-    untuned(b, "%s%s%s%s%s %s", bias ? "bias_add" : "", bias && (res || relu) ? "+" : "", res ? "add" : "",
-            res && relu ? "+" : "", relu ? "relu" : "", shape);
-}
 
 /* Merging rule. In a network the same operator shape often occurs with
  * different epilogues: in pre-activation ResNet, a 3x3 conv is followed by
@@ -626,65 +518,39 @@ static void add_unfused(Builder *b, const Workload *occ, const Workload *task) {
  *     epilogue, since relu must come after every add of the occurrence.
  * What a task does not fuse for an occurrence is listed as an untuned
  * elementwise op ("bias_add+relu 1x128x28x28"), so the listing stays a true
- * account of the work. */
+ * account of the work. Graph_tasks does the work on the network's graph. */
 Status Network_extract(const char *name, const NetworkOptions *opt, NetworkTask **tasks_out, int *n_tasks_out,
                        NetworkUntuned **untuned_out, int *n_untuned_out, char *err) {
     *tasks_out = NULL;
     *n_tasks_out = 0;
     *untuned_out = NULL;
     *n_untuned_out = 0;
-    Builder b;
-    if (build(name, opt, &b, err) != TT_OK) return TT_ERR;
-    unsigned mask = opt ? opt->op_mask : 0;
-
-    NetworkTask *tasks = calloc((size_t)(b.n_layers ? b.n_layers : 1), sizeof *tasks);
-    int *group = calloc((size_t)(b.n_layers ? b.n_layers : 1), sizeof *group);
-    if (!tasks || !group) abort();
-    int n = 0;
-    bool *all_bias = calloc((size_t)(b.n_layers ? b.n_layers : 1), 4 * sizeof(bool));
-    if (!all_bias) abort();
-    bool *all_res = all_bias + b.n_layers, *all_same = all_res + b.n_layers;
-
-    for (int i = 0; i < b.n_layers; i++) {
-        const Workload *wl = &b.layers[i];
-        group[i] = -1;
-        if (mask && !(mask & (1u << wl->op))) continue;
-        int t = 0;
-        while (t < n && !same_shape(&tasks[t].wl, wl))
-            t++;
-        if (t == n) {
-            tasks[n].wl = *wl;
-            tasks[n].weight = 0;
-            all_bias[n] = all_res[n] = all_same[n] = true;
-            n++;
+    Graph g;
+    if (Network_graph(name, opt, &g, err) != TT_OK) return TT_ERR;
+    GraphTasks gt;
+    Graph_tasks(&g, opt ? opt->op_mask : 0, &gt);
+    NetworkTask *tasks = NULL;
+    NetworkUntuned *untuned = NULL;
+    if (gt.n_tasks) {
+        tasks = calloc((size_t)gt.n_tasks, sizeof *tasks);
+        if (!tasks) abort();
+        for (int t = 0; t < gt.n_tasks; t++)
+            tasks[t].wl = gt.tasks[t].wl, tasks[t].weight = gt.tasks[t].weight;
+    }
+    if (gt.n_untuned) {
+        untuned = calloc((size_t)gt.n_untuned, sizeof *untuned);
+        if (!untuned) abort();
+        for (int u = 0; u < gt.n_untuned; u++) {
+            snprintf(untuned[u].name, sizeof untuned[u].name, "%s", gt.untuned[u].name);
+            untuned[u].count = gt.untuned[u].count;
         }
-        const Workload *first = &tasks[t].wl;
-        all_bias[t] = all_bias[t] && wl->bias;
-        all_res[t] = all_res[t] && wl->residual;
-        all_same[t] =
-            all_same[t] && wl->bias == first->bias && wl->relu == first->relu && wl->residual == first->residual;
-        tasks[t].weight++;
-        group[i] = t;
-    }
-    for (int t = 0; t < n; t++) {
-        tasks[t].wl.bias = all_bias[t];
-        tasks[t].wl.residual = all_res[t];
-        tasks[t].wl.relu = all_same[t] && tasks[t].wl.relu;
-    }
-    for (int i = 0; i < b.n_layers; i++)
-        if (group[i] >= 0) add_unfused(&b, &b.layers[i], &tasks[group[i]].wl);
-
-    free(all_bias);
-    free(group);
-    free(b.layers);
-    if (n == 0) {
-        free(tasks);
-        tasks = NULL;
     }
     *tasks_out = tasks;
-    *n_tasks_out = n;
-    *untuned_out = b.untuned;
-    *n_untuned_out = b.n_untuned;
+    *n_tasks_out = gt.n_tasks;
+    *untuned_out = untuned;
+    *n_untuned_out = gt.n_untuned;
+    GraphTasks_done(&gt);
+    Graph_done(&g);
     return TT_OK;
 }
 

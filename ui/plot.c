@@ -282,8 +282,14 @@ void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st) {
     if ((int)strlen(title) > r.w - 6)
         snprintf(title, sizeof title, "Task %d %s: %s per trial, best so far%s%s", t->id, t->label, unit,
                  roof > 0 ? ", " : "", roof_txt);
+    /* narrower: keep the label, shorten the roof to its value and what bounds it */
+    if ((int)strlen(title) > r.w - 6 && roof > 0)
+        snprintf(title, sizeof title, "Task %d %s: %s, roof %.4g %s", t->id, t->label, unit, roof,
+                 t->row.roof_bound ? "memory" : "compute");
     if ((int)strlen(title) > r.w - 6)
-        snprintf(title, sizeof title, "Task %d: %s, %s", t->id, unit, roof_txt);
+        snprintf(title, sizeof title, "Task %d %s: %s per trial, best so far", t->id, t->label, unit);
+    if ((int)strlen(title) > r.w - 6 && roof > 0)
+        snprintf(title, sizeof title, "Task %d: %s, roof %.4g %s", t->id, unit, roof, t->row.roof_bound ? "memory" : "compute");
     if ((int)strlen(title) > r.w - 6) snprintf(title, sizeof title, "Task %d: %s per trial, best so far", t->id, unit);
     PlotSeries s[4] = {
         {roof_x, roof_y, roof > 0 && n > 0 ? 2 : 0, true, false, ATTR_SERIES4},

@@ -91,6 +91,52 @@ char *Machine_triadSource(int64_t elements, int sweeps) {
     return StrBuf_take(&sb);
 }
 
+char *Machine_readSource(int vector_floats, int64_t elements, int sweeps) {
+    StrBuf sb;
+    StrBuf_init(&sb);
+    StrBuf_printf(&sb,
+                  "/* tunetop machine measurement: read bandwidth, a sum over %lld floats, %d sweep(s) */\n"
+                  "#include <stdlib.h>\n#include <string.h>\n#include <omp.h>\n"
+                  "#define N %lldL\n#define SWEEPS %d\n#define VF %d\n"
+                  "typedef float vf __attribute__((vector_size(VF * 4)));\n"
+                  "typedef struct { float *a; float sink[1024]; } St;\n"
+                  "int tt_setup(float **args, void **state) {\n"
+                  "    (void)args; St *s = calloc(1, sizeof *s); if (!s) return 1;\n"
+                  "    size_t bytes = ((size_t)N * sizeof(float) + 63) / 64 * 64;\n"
+                  "    s->a = aligned_alloc(64, bytes); if (!s->a) { free(s); return 2; }\n"
+                  "    float *a = s->a;\n"
+                  "#pragma omp parallel for schedule(static)\n"
+                  "    for (long i = 0; i < N; i++) a[i] = 1.0f;\n"
+                  "    *state = s; return 0;\n}\n"
+                  "void tt_pack(void *state) { (void)state; }\n"
+                  "void tt_finish(void *state) { (void)state; }\n"
+                  "void tt_teardown(void *state) { St *s = state; free(s->a); free(s); }\n"
+                  "void tt_run(void *state) {\n"
+                  "    St *s = state;\n"
+                  "    const float *a = s->a;\n"
+                  "#pragma omp parallel\n"
+                  "    {\n"
+                  "        int t = omp_get_thread_num(), nt = omp_get_num_threads();\n"
+                  "        long chunk = (N / (8 * VF) + nt - 1) / nt * (8 * VF);\n"
+                  "        long lo = t * chunk, hi = lo + chunk > N ? N : lo + chunk;\n"
+                  "        vf s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, s4 = {0}, s5 = {0}, s6 = {0}, s7 = {0};\n"
+                  "        for (int r = 0; r < SWEEPS; r++)\n"
+                  "            for (long i = lo; i + 8 * VF <= hi; i += 8 * VF) {\n"
+                  "                vf x[8];\n"
+                  "                memcpy(x, a + i, sizeof x);\n"
+                  "                s0 += x[0]; s1 += x[1]; s2 += x[2]; s3 += x[3];\n"
+                  "                s4 += x[4]; s5 += x[5]; s6 += x[6]; s7 += x[7];\n"
+                  "            }\n"
+                  "        vf v = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7;\n"
+                  "        float f = 0;\n"
+                  "        for (int l = 0; l < VF; l++) f += v[l];\n"
+                  "        s->sink[(t * 16) & 1023] = f;\n"
+                  "    }\n"
+                  "}\n",
+                  (long long)elements, sweeps, (long long)elements, sweeps, vector_floats);
+    return StrBuf_take(&sb);
+}
+
 typedef struct Probe {
     const Target *cpu;
     const DeviceInfo *dev;
@@ -220,6 +266,23 @@ Status Machine_measureCpu(const DeviceInfo *dev, const MachineMeasureOptions *op
             st = time_kernel(&p, triad, threads[i], repeats, i ? 2 * calls : calls, &level_s[l][i], err);
         free(triad);
     }
+    /* the read-only sum over the same footprints (not in the quick mode) */
+    double read_s[3][2] = {{0, 0}, {0, 0}, {0, 0}};
+    int64_t read_elems[3] = {0, 0, 0};
+    int read_sweeps[3] = {1, 1, 1};
+    for (int l = 0; l < 3 && st == TT_OK && !quick; l++) {
+        int64_t e = level_bytes[l] / 4 / 1024 * 1024;
+        if (e < 1024) continue;
+        if (l < 2) {
+            int64_t sweeps = ((int64_t)16 << 20) / (e * 4);
+            read_sweeps[l] = sweeps < 1 ? 1 : sweeps > 1000 ? 1000 : (int)sweeps;
+        }
+        read_elems[l] = e;
+        char *rd = Machine_readSource(vf, e, read_sweeps[l]);
+        for (int i = 0; i < 2 && st == TT_OK; i++)
+            st = time_kernel(&p, rd, threads[i], repeats, i ? 2 * calls : calls, &read_s[l][i], err);
+        free(rd);
+    }
     elems = level_elems[2];
     triad_s[0] = level_s[2][0];
     triad_s[1] = level_s[2][1];
@@ -248,6 +311,17 @@ Status Machine_measureCpu(const DeviceInfo *dev, const MachineMeasureOptions *op
     out->l2_bw_gbs = gbs[0][1];
     out->l3_bw1_gbs = gbs[1][0];
     out->l3_bw_gbs = gbs[1][1];
+    double rgbs[3][2] = {{0, 0}, {0, 0}, {0, 0}};
+    for (int l = 0; l < 3; l++)
+        for (int i = 0; i < 2; i++)
+            if (read_s[l][i] > 0)
+                rgbs[l][i] = (double)read_elems[l] * sizeof(float) * read_sweeps[l] / read_s[l][i] * 1e-9;
+    out->l2_rd1_gbs = rgbs[0][0];
+    out->l2_rd_gbs = rgbs[0][1];
+    out->l3_rd1_gbs = rgbs[1][0];
+    out->l3_rd_gbs = rgbs[1][1];
+    out->rd_bw1_gbs = rgbs[2][0];
+    out->rd_bw_gbs = rgbs[2][1];
     out->triad_bytes = (int64_t)bytes;
     out->measured_at = clock_wall();
     out->measure_s = clock_mono() - t0;

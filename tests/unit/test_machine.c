@@ -62,6 +62,12 @@ TEST(test_compulsory_bytes) {
     CHECK_NEAR(Workload_compulsoryBytes(&wl), 4.0 * (64 * 56 * 56 + 64 * 64 * 9 + 64 * 56 * 56), 0);
 }
 
+/* The bandwidth of `bytes` when `cap` of them sit in a faster level. */
+static double blend(double bytes, double cap, double fast, double slow) {
+    double f = cap < bytes ? cap : bytes;
+    return bytes / (f / fast + (bytes - f) / slow);
+}
+
 TEST(test_roof_arithmetic) {
     MachineFigures m = figures();
     /* GEMM 1024^3: 2 GFLOP over 12 MiB (in the L3): intensity 170 FLOP/B, compute-bound */
@@ -77,14 +83,17 @@ TEST(test_roof_arithmetic) {
     r = Roof_compute(&m, 1, mv_flops, mv_bytes);
     CHECK(r.memory_bound);
     CHECK_EQ_INT(r.level, ROOF_LEVEL_DRAM);
-    CHECK_NEAR(r.gflops, 10 * mv_flops / mv_bytes, 1e-9);
-    CHECK_NEAR(Roof_compute(&m, 4, mv_flops, mv_bytes).gflops, 40 * mv_flops / mv_bytes, 1e-9);
+    /* the 32 MiB the L3 holds go at the L3's speed */
+    double l3 = 32 << 20;
+    CHECK_NEAR(r.gflops, blend(mv_bytes, l3, 30, 10) * mv_flops / mv_bytes, 1e-9);
+    CHECK(r.gflops > 10 * mv_flops / mv_bytes && r.gflops < 11 * mv_flops / mv_bytes);
+    CHECK_NEAR(Roof_compute(&m, 4, mv_flops, mv_bytes).gflops, blend(mv_bytes, l3, 120, 40) * mv_flops / mv_bytes, 1e-9);
     CHECK_STR(Roof_boundText(r.memory_bound ? r.level : 0), "memory-bound (DRAM)");
     /* the same within the L2 (1 thread: 1 MiB; 4 threads: their 4 MiB together) */
     double l2_bytes = 3.0 * (1 << 20), l2_flops = l2_bytes * 0.5;
     r = Roof_compute(&m, 1, l2_flops, l2_bytes);
     CHECK_EQ_INT(r.level, ROOF_LEVEL_L3);
-    CHECK_NEAR(r.gflops, 30 * 0.5, 1e-9);
+    CHECK_NEAR(r.gflops, blend(l2_bytes, 1 << 20, 50, 30) * 0.5, 1e-9); /* a third from the L2 */
     r = Roof_compute(&m, 4, l2_flops, l2_bytes);
     CHECK_EQ_INT(r.level, ROOF_LEVEL_L2);
     CHECK_NEAR(r.gflops, 200 * 0.5, 1e-9);
@@ -97,6 +106,14 @@ TEST(test_roof_arithmetic) {
     MachineFigures no_l2 = m;
     no_l2.l2_bw1_gbs = no_l2.l2_bw_gbs = 0;
     CHECK_EQ_INT(Roof_compute(&no_l2, 4, l2_flops, l2_bytes).level, ROOF_LEVEL_L3);
+    /* a read-only sweep faster than the triad: the roof takes it (an upper bound) */
+    MachineFigures reads = m;
+    reads.rd_bw1_gbs = 16;
+    reads.rd_bw_gbs = 8; /* slower than the triad at all cores: the triad's 40 stays */
+    CHECK_NEAR(Roof_compute(&reads, 1, mv_flops, mv_bytes).gflops, blend(mv_bytes, l3, 30, 16) * mv_flops / mv_bytes, 1e-9);
+    CHECK_NEAR(Roof_compute(&reads, 4, mv_flops, mv_bytes).gflops, blend(mv_bytes, l3, 120, 40) * mv_flops / mv_bytes, 1e-9);
+    reads.l3_rd1_gbs = 45;
+    CHECK_NEAR(Roof_compute(&reads, 1, l2_flops, l2_bytes).gflops, blend(l2_bytes, 1 << 20, 50, 45) * 0.5, 1e-9);
     /* unknown: zero, never a made-up figure */
     CHECK_NEAR(Roof_compute(&m, 1, 0, bytes).gflops, 0, 0);
     CHECK_NEAR(Roof_compute(NULL, 1, flops, bytes).gflops, 0, 0);
@@ -139,6 +156,10 @@ TEST(test_format_parse) {
     CHECK_NEAR(back.bw1_gbs, 10, 0);
     CHECK_NEAR(back.l3_bw_gbs, 120, 0);
     CHECK_EQ_INT(back.l2_bytes, 1 << 20);
+    /* a file without the read-only figures (written before they existed) still reads */
+    char *old = strdup(text);
+    CHECK(strstr(old, "rd_bw1_gbs=") != NULL);
+    free(old);
     /* one changed digit: the checksum says so */
     char *bad = strdup(text);
     char *p = strstr(bad, "peak_gflops=4");

@@ -718,13 +718,13 @@ TEST(roof_column_and_line) {
         CHECK(strstr(line, "%") == NULL);
         /* the lower bound: 2 x 2.3e8 / 80e9 + 1.024e6 / 5e9 + 2.5e7 / 100e9 = 6.2 ms */
         CHECK_CONTAINS(d, "-60.0%)   at roof 6.205 ms");
-        CHECK_CONTAINS(d, "roof 80 compute-bound");
+        CHECK_CONTAINS(d, "roof 80 compute");
         free(d);
     }
     /* the roof is drawn inside the plot: it sets the top of the y axis */
     st.selected = 1;
     char *d = screen(&st, 200, 60);
-    CHECK_CONTAINS(d, "roof 5 memory-bound");
+    CHECK_CONTAINS(d, "roof 5 memory");
     free(d);
     UiState_done(&st);
 }

@@ -1,0 +1,762 @@
+/* app/cmd_run.c: `tunetop run`: a network (or one operator) built with the
+ * best configs of a log, run end to end, checked against the reference, and
+ * timed.
+ *
+ * The graph (tuner/networks.c) gives the tasks; each task's kernel is
+ * exported (kernels/export.h) with its best config, or the template's default
+ * with a warning; tuner/netprog.c writes the program around them with the
+ * untuned-op runtime (tuner/netrt.c); cc builds it in a temporary directory;
+ * a child process runs it on seeded parameters and inputs, writes the output
+ * and times the network. Meanwhile tunetop computes the reference
+ * (tuner/graph_ref.c) and then compares. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app/commands.h"
+#include "app/device.h"
+#include "app/opts.h"
+#include "base/clock.h"
+#include "base/strbuf.h"
+#include "kernels/export.h"
+#include "kernels/template.h"
+#include "records/history.h"
+#include "tuner/graph_ref.h"
+#include "tuner/netprog.h"
+#include "tuner/network.h"
+
+extern char **environ;
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: tunetop run --network NAME --log LOG [options]\n"
+            "       tunetop run --task SPEC --log LOG [options]\n"
+            "\n"
+            "Builds the network (or the one operator) with the best config of every task in LOG, runs it on\n"
+            "parameters and inputs from a fixed seed, checks the output against a naive reference execution\n"
+            "of the same graph, and times it. The kernels are exported as `tunetop export` writes them, with\n"
+            "the epilogues each task fuses (bias, residual add, ReLU); the other ops (batch-norm, pooling,\n"
+            "concat, softmax, layer-norm, GELU, ...) run in a small runtime compiled into the same program.\n"
+            "A task without a successful record in LOG uses its template's default config (a warning says\n"
+            "so); a log with none of the tasks is an error. The output must match the reference within\n"
+            "|got - ref| <= %g * max|ref| + %g * |ref|; a mismatch names the first bad element.\n"
+            "\n"
+            "Prints the summary of the timed runs (mean, median, max, min, std over the repeats; each repeat\n"
+            "is the mean of NUMBER runs, NUMBER raised until a repeat lasts MIN_REPEAT_MS), beside the\n"
+            "tuner's estimate: the sum over tasks of weight x best latency from LOG (kernels only, and with\n"
+            "their layout transforms). --profile adds a table per op: time, share, tuned or not, and the\n"
+            "layout transforms inside the tuned kernels.\n"
+            "\n"
+            "  --network NAME      %s\n"
+            "  --task SPEC         one operator (as for tune), e.g. conv2d:n=1,ci=64,h=56,w=56,co=64,kh=3,kw=3,pad=1\n"
+            "  --log LOG           the record log with the tuned configs\n"
+            "  --target T          cpu (default), opencl, cuda (cuda: builds the program; runs need a device)\n"
+            "  --batch B           batch size (default 1)\n"
+            "  --image-size S      input image side (default 224; 299 for inception-v3)\n"
+            "  --seq-len L         bert-base sequence length (default 128)\n"
+            "  --threads N         threads of the program (default: all cores)\n"
+            "  --number N          runs per repeat (default 1)\n"
+            "  --repeat R          timed repeats (default 10)\n"
+            "  --min-repeat-ms M   raise NUMBER until one repeat lasts M ms (default 0)\n"
+            "  --profile           time every op (a separate pass of NUMBER runs)\n"
+            "  --seed S            seed of the parameters and inputs (default 1)\n"
+            "  --keep DIR          keep the program's sources, data and binary in DIR (must not exist)\n"
+            "  --timeout S         seconds the built program may run (default 600)\n"
+            "  --no-chain          convert every blocked kernel output back to NCHW (do not keep it blocked into\n"
+            "                      the next kernel)\n"
+            "example: tunetop run --network resnet-18 --log r18.log --repeat 20 --profile\n",
+            GRAPH_ATOL, GRAPH_RTOL, Network_names());
+}
+
+static int usage_error(const char *fmt, const char *a) {
+    fprintf(stderr, "tunetop run: ");
+    fprintf(stderr, fmt, a);
+    fprintf(stderr, "\n");
+    return 2;
+}
+
+static int fail(const char *msg) {
+    fprintf(stderr, "tunetop run: %s\n", msg);
+    return 1;
+}
+
+typedef struct RunOptions {
+    const char *network, *task, *log, *target, *keep;
+    NetworkOptions nopt;
+    int threads, number, repeat, min_repeat_ms, timeout_s;
+    bool profile, no_chain;
+    uint64_t seed;
+} RunOptions;
+
+/* ---- files and processes ---- */
+
+static Status write_file(const char *dir, const char *name, const void *data, size_t n, char *err) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) return tt_fail(err, "cannot write %s: %s", path, strerror(errno));
+    size_t w = fwrite(data, 1, n, f);
+    int e = ferror(f);
+    if (fclose(f) != 0 || w != n || e) return tt_fail(err, "cannot write %.400s (disk full?)", path);
+    return TT_OK;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static void remove_tree(const char *dir) { nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+/* Spawns argv with stdout and stderr to log_path (appended); returns the pid or -1. */
+static pid_t spawn(char *const *argv, const char *log_path, char *const *envp) {
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, envp ? envp : environ);
+    posix_spawn_file_actions_destroy(&fa);
+    return rc == 0 ? pid : -1;
+}
+
+/* Waits for pid up to timeout_s (<= 0: forever); kills it on timeout. Returns
+ * the wait status, or -1 on timeout. */
+static int wait_for(pid_t pid, double timeout_s) {
+    double t0 = clock_mono();
+    for (;;) {
+        int status;
+        pid_t r = waitpid(pid, &status, timeout_s > 0 ? WNOHANG : 0);
+        if (r == pid) return status;
+        if (r < 0 && errno != EINTR) return -1;
+        if (timeout_s > 0 && clock_mono() - t0 > timeout_s) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            return -1;
+        }
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The first line of a compiler log that says "error", else its first line. */
+static void first_error(const char *path, char *out, size_t n) {
+    FILE *f = fopen(path, "r");
+    snprintf(out, n, "(no compiler output)");
+    if (!f) return;
+    char line[512];
+    bool have = false;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (!have && line[0]) snprintf(out, n, "%s", line), have = true;
+        if (strstr(line, "error")) {
+            snprintf(out, n, "%s", line);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* ---- the run ---- */
+
+typedef struct TaskPlan {
+    const Template *tmpl;
+    Space space;
+    int32_t choice[REC_MAX_KNOBS];
+    double latency_s, pack_s; /* from the log; <= 0 when the default config is used */
+    bool tuned;
+    bool blocked; /* the kernel holds its input or output in a blocked layout */
+    char why[48]; /* why the default config is used */
+    char ext[4];  /* the kernel's source: "c", or "cu" for cuda */
+    char prefix[EXPORT_PREFIX_LEN];
+} TaskPlan;
+
+static double median(double *v, int n) {
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+typedef struct ProfRow {
+    char label[96];
+    int count;
+    double s;
+    StepKind kind;
+} ProfRow;
+
+static int cmp_prof(const void *a, const void *b) {
+    double x = ((const ProfRow *)a)->s, y = ((const ProfRow *)b)->s;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static const char *kind_text(StepKind k) {
+    switch (k) {
+    case STEP_KERNEL: return "yes     -";
+    case STEP_PACK: return "layout  NCHW->blocked";
+    case STEP_UNPACK: return "layout  blocked->NCHW";
+    case STEP_REBLOCK: return "layout  blocked->blocked";
+    default: return "no      -";
+    }
+}
+
+static void print_profile(const NetPlan *plan, const double *step_s) {
+    ProfRow *rows = calloc((size_t)plan->n_steps + 1, sizeof *rows);
+    if (!rows) return;
+    int n = 0, chained = 0;
+    double total = 0, share[5] = {0};
+    for (int s = 0; s < plan->n_steps; s++) {
+        const NetStep *st = &plan->steps[s];
+        int r = 0;
+        while (r < n && strcmp(rows[r].label, st->label) != 0)
+            r++;
+        if (r == n) {
+            snprintf(rows[n].label, sizeof rows[n].label, "%s", st->label);
+            rows[n].kind = st->kind;
+            n++;
+        }
+        rows[r].count++;
+        rows[r].s += step_s[s];
+        total += step_s[s];
+        share[st->kind] += step_s[s];
+        chained += st->kind == STEP_REBLOCK;
+    }
+    qsort(rows, (size_t)n, sizeof *rows, cmp_prof);
+    printf("\nPer-op profile (mean of the profiled runs; steps with the same label summed):\n");
+    printf("  %-58s %5s %11s %7s  %-7s %s\n", "op", "count", "time (ms)", "share", "tuned", "layout transform");
+    for (int r = 0; r < n; r++)
+        printf("  %-58.58s %5d %11.4f %6.1f%%  %s\n", rows[r].label, rows[r].count, rows[r].s * 1e3,
+               total > 0 ? 100.0 * rows[r].s / total : 0, kind_text(rows[r].kind));
+    double lay = share[STEP_PACK] + share[STEP_UNPACK] + share[STEP_REBLOCK];
+    printf("  total %.4f ms: tuned kernels %.1f%%, layout transforms %.1f%%, untuned ops %.1f%% "
+           "(%d kernel-to-kernel tensors kept blocked)\n",
+           total * 1e3, total > 0 ? 100 * share[STEP_KERNEL] / total : 0, total > 0 ? 100 * lay / total : 0,
+           total > 0 ? 100 * share[STEP_RUNTIME] / total : 0, chained);
+    free(rows);
+}
+
+static int run(const RunOptions *o) {
+    char err[TT_ERRLEN] = "";
+    int rc = 1;
+
+    /* the graph */
+    Graph g;
+    Workload task_wl;
+    const char *what = o->network;
+    if (o->task) {
+        if (Workload_parse(o->task, &task_wl, err) != TT_OK) return usage_error("--task %s", err);
+        if (Network_taskGraph(&task_wl, &g, err) != TT_OK) return usage_error("--task: %s", err);
+        what = o->task;
+    } else if (Network_graph(o->network, &o->nopt, &g, err) != TT_OK) {
+        return usage_error("%s", err);
+    }
+    GraphTasks gt;
+    Graph_tasks(&g, 0, &gt);
+
+    /* the target */
+    const Target *target;
+    DeviceInfo dev;
+    bool is_cuda = strcmp(o->target, "cuda") == 0;
+    if (strcmp(o->target, "cpu") != 0 && !is_cuda && strcmp(o->target, "opencl") != 0) {
+        GraphTasks_done(&gt);
+        Graph_done(&g);
+        return usage_error("unknown target '%s' (choose from: cpu, opencl, cuda)", o->target);
+    }
+    /* cpu: C kernels; opencl / cuda: the GPU templates' kernels with their host code (run copies in and out) */
+    bool is_cpu = strcmp(o->target, "cpu") == 0, is_ocl = strcmp(o->target, "opencl") == 0;
+    TargetFamily family = is_cpu ? FAMILY_CPU : FAMILY_GPU;
+    Dialect dialect = is_cpu ? DIALECT_C : is_ocl ? DIALECT_OPENCL : DIALECT_CUDA;
+    /* cuda without a device: the limits of sm_90, so that the program is still generated and compiled */
+    if (app_resolve_device(o->target, NULL, is_cuda, &target, &dev, err) != TT_OK) {
+        GraphTasks_done(&gt);
+        Graph_done(&g);
+        return fail(err);
+    }
+
+    /* the log */
+    History h;
+    Status lst = History_load(&h, o->log, err);
+    if (lst != TT_OK) {
+        fprintf(stderr, "tunetop run: %s\n", err);
+        History_done(&h);
+        GraphTasks_done(&gt);
+        Graph_done(&g);
+        return 1;
+    }
+    if (h.end == LOG_TORN) fprintf(stderr, "tunetop run: warning: %s (read up to there)\n", h.end_msg);
+    if (h.header.target[0] && strcmp(h.header.target, o->target) != 0) {
+        fprintf(stderr, "tunetop run: log %s is for target %s, not %s\n", o->log, h.header.target, o->target);
+        History_done(&h);
+        GraphTasks_done(&gt);
+        Graph_done(&g);
+        return 1;
+    }
+
+    TaskPlan *tp = calloc((size_t)(gt.n_tasks ? gt.n_tasks : 1), sizeof *tp);
+    char **prefixes = calloc((size_t)(gt.n_tasks ? gt.n_tasks : 1), sizeof *prefixes);
+    int *masks = calloc((size_t)(gt.n_tasks ? gt.n_tasks : 1), sizeof *masks);
+    if (!tp || !prefixes || !masks) abort();
+    for (int t = 0; t < gt.n_tasks; t++)
+        Space_init(&tp[t].space);
+    int n_tuned = 0, n_timed = 0;
+    double est_kernel = 0, est_with_pack = 0;
+    char dir[1024] = "";
+    NetPlan plan;
+    memset(&plan, 0, sizeof plan);
+    float *params = NULL, *input = NULL, *ref = NULL, *got = NULL;
+    StrBuf sb;
+    StrBuf_init(&sb);
+
+    for (int t = 0; t < gt.n_tasks; t++) {
+        TaskPlan *p = &tp[t];
+        const Workload *wl = &gt.tasks[t].wl;
+        char key[WORKLOAD_KEY_LEN];
+        Workload_key(wl, key, sizeof key);
+        p->tmpl = Template_find(wl, family, err);
+        if (!p->tmpl) goto out_err;
+        if (p->tmpl->define_space(wl, &dev, &p->space, err) != TT_OK) goto out_err;
+        snprintf(p->prefix, sizeof p->prefix, "tt_k%d", t);
+        snprintf(p->ext, sizeof p->ext, "c");
+        prefixes[t] = p->prefix;
+        const HistoryTask *ht = History_find(&h, key);
+        const Record *best = ht ? HistoryTask_best(ht) : NULL;
+        for (int r = 0; ht && !best && r < ht->n_records; r++)
+            if (ht->records[r].error_no == 0) best = &ht->records[r]; /* compile-only: built, never timed */
+        if (best && best->n_choice == p->space.n_knobs && strcmp(best->template_name, p->tmpl->name) == 0) {
+            /* a compile-only record (cuda without a device) gives a config but no latency */
+            memcpy(p->choice, best->choice, sizeof p->choice);
+            p->latency_s = best->n_costs > 0 ? Record_mean(best) : 0;
+            p->pack_s = best->pack_s;
+            p->tuned = true;
+            n_tuned++;
+            if (best->n_costs > 0) {
+                n_timed++;
+                est_kernel += gt.tasks[t].weight * p->latency_s;
+                est_with_pack += gt.tasks[t].weight * (p->latency_s + (best->pack_s > 0 ? best->pack_s : 0));
+            }
+        } else {
+            if (Export_defaultChoice(p->tmpl, wl, &p->space, &dev, p->choice, err) != TT_OK) goto out_err;
+            snprintf(p->why, sizeof p->why, "%s",
+                     !ht ? "no record" : best && best->n_costs == 0 ? "no timed record" : "no usable successful record");
+        }
+        BlockedLayout bin, bout;
+        masks[t] = is_cpu && p->tmpl->blocked ? p->tmpl->blocked(wl, &p->space, p->choice, &dev, &bin, &bout) : 0;
+        p->blocked = masks[t] != 0;
+    }
+    if (gt.n_tasks > 0 && n_tuned == 0) {
+        char key[WORKLOAD_KEY_LEN];
+        Workload_key(&gt.tasks[0].wl, key, sizeof key);
+        if (o->task)
+            snprintf(err, sizeof err, "log %s has no successful record for the task %s", o->log, key);
+        else
+            snprintf(err, sizeof err, "log %s has no successful record for any of the %d tasks of %s (task 0: %s)",
+                     o->log, gt.n_tasks, o->network, key);
+        goto out_err;
+    }
+    for (int t = 0; t < gt.n_tasks; t++) {
+        if (tp[t].tuned) continue;
+        char key[WORKLOAD_KEY_LEN];
+        Workload_key(&gt.tasks[t].wl, key, sizeof key);
+        fprintf(stderr, "tunetop run: warning: task %d (%s) has %s in %s: using %s's default config\n", t, key,
+                tp[t].why, o->log, tp[t].tmpl->name);
+    }
+
+    /* the program's directory */
+    if (o->keep) {
+        if (mkdir(o->keep, 0755) != 0) {
+            snprintf(err, sizeof err, "--keep %s: %s", o->keep,
+                     errno == EEXIST ? "exists (give a new directory)" : strerror(errno));
+            goto out_err;
+        }
+        snprintf(dir, sizeof dir, "%s", o->keep);
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/tunetop-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+        if (!mkdtemp(dir)) {
+            snprintf(err, sizeof err, "cannot create a temporary directory in %s: %s", tmp && tmp[0] ? tmp : "/tmp",
+                     strerror(errno));
+            dir[0] = 0;
+            goto out_err;
+        }
+    }
+
+    /* kernels, program, runtime, data */
+    for (int t = 0; t < gt.n_tasks; t++) {
+        TaskPlan *p = &tp[t];
+        ExportRequest req;
+        memset(&req, 0, sizeof req);
+        req.wl = &gt.tasks[t].wl;
+        req.tmpl = p->tmpl;
+        req.space = &p->space;
+        req.choice = p->choice;
+        req.dev = &dev;
+        req.dialect = dialect;
+        req.prefix = p->prefix;
+        req.meta.latency_s = p->tuned ? p->latency_s : 0;
+        req.meta.pack_s = p->tuned ? p->pack_s : -1;
+        req.meta.log_path = o->log;
+        req.meta.note = p->tuned ? NULL : "no successful record in the log: the template's default config";
+        ExportKernel k;
+        memset(&k, 0, sizeof k);
+        if (Export_kernel(&req, &k, err) != TT_OK) goto out_err;
+        for (int f = 0; f < k.n_files; f++) {
+            size_t len = strlen(k.files[f].name);
+            if (len > 3 && strcmp(k.files[f].name + len - 3, ".cu") == 0) snprintf(p->ext, sizeof p->ext, "cu");
+            if (write_file(dir, k.files[f].name, k.files[f].text, strlen(k.files[f].text), err) != TT_OK) {
+                ExportKernel_done(&k);
+                goto out_err;
+            }
+        }
+        ExportKernel_done(&k);
+    }
+    if (NetPlan_make(&g, &gt, o->no_chain ? NULL : masks, &plan, err) != TT_OK) goto out_err;
+    NetProg_write(&plan, (const char *const *)prefixes, &sb);
+    if (write_file(dir, "main.c", sb.data, sb.len, err) != TT_OK) goto out_err;
+    if (write_file(dir, "netrt.h", NetProg_runtimeHeader(), strlen(NetProg_runtimeHeader()), err) != TT_OK ||
+        write_file(dir, "netrt.c", NetProg_runtimeSource(), strlen(NetProg_runtimeSource()), err) != TT_OK)
+        goto out_err;
+    if (GraphData_make(&g, o->seed, &params, &input, err) != TT_OK) goto out_err;
+    if (o->keep) {
+        /* the graph for other tools (the network bench's ONNX export reads it with data.bin) */
+        StrBuf js;
+        StrBuf_init(&js);
+        Status jst = Graph_toJson(&g, &js, err);
+        if (jst == TT_OK) jst = write_file(dir, "graph.json", js.data, js.len, err);
+        StrBuf_done(&js);
+        if (jst != TT_OK) goto out_err;
+    }
+    {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/data.bin", dir);
+        FILE *f = fopen(path, "wb");
+        bool ok = f && fwrite(params, sizeof(float), (size_t)g.n_params, f) == (size_t)g.n_params &&
+                  fwrite(input, sizeof(float), (size_t)Graph_inputFloats(&g), f) == (size_t)Graph_inputFloats(&g);
+        if (f && fclose(f) != 0) ok = false;
+        if (!ok) {
+            snprintf(err, sizeof err, "cannot write %.400s (disk full?)", path);
+            goto out_err;
+        }
+    }
+
+    /* build: one cc per source, two at a time, then link; the reference runs meanwhile */
+    {
+        double t_build = clock_mono();
+        char log_path[1100];
+        snprintf(log_path, sizeof log_path, "%s/build.log", dir);
+        int n_src = gt.n_tasks + 2;
+        if (is_cuda && access("/usr/local/cuda/bin/nvcc", X_OK) == 0) {
+            /* nvcc is looked up on PATH; the usual install prefix when it is not there */
+            const char *path = getenv("PATH");
+            if (!path || !strstr(path, "/usr/local/cuda/bin")) {
+                char np[4096];
+                snprintf(np, sizeof np, "%s:/usr/local/cuda/bin", path ? path : "/usr/bin:/bin");
+                setenv("PATH", np, 1);
+            }
+        }
+        pid_t *pids = calloc((size_t)n_src, sizeof *pids);
+        if (!pids) abort();
+        int next = 0, running = 0, bad = 0;
+        bool ref_done = false;
+        while (next < n_src || running > 0) {
+            while (next < n_src && running < 2) {
+                char src[1200], obj[1200];
+                const char *base = next < gt.n_tasks ? tp[next].prefix : next == gt.n_tasks ? "netrt" : "main";
+                bool cu = next < gt.n_tasks && strcmp(tp[next].ext, "cu") == 0;
+                snprintf(src, sizeof src, "%s/%s.%s", dir, base, cu ? "cu" : "c");
+                snprintf(obj, sizeof obj, "%s/%s.o", dir, base);
+                char inc[1100], arch[48];
+                snprintf(inc, sizeof inc, "-I%s", dir);
+                snprintf(arch, sizeof arch, "-arch=%s", strncmp(dev.arch, "sm_", 3) == 0 ? dev.arch : "sm_90");
+                char *cc_argv[] = {"cc", "-O3", "-march=native", "-fopenmp", "-std=gnu11", "-w", inc, "-c", src,
+                                   "-o", obj, NULL};
+                char *nvcc_argv[] = {"nvcc", "-O3", arch, "-w", inc, "-c", src, "-o", obj, NULL};
+                pids[next] = spawn(cu ? nvcc_argv : cc_argv, log_path, NULL);
+                if (pids[next] < 0) bad++;
+                else running++;
+                next++;
+            }
+            if (!ref_done) {
+                if (Graph_reference(&g, params, input, &ref, err) != TT_OK) bad++;
+                ref_done = true;
+                continue;
+            }
+            int status;
+            pid_t r = waitpid(-1, &status, 0);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) break;
+            running--;
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) bad++;
+        }
+        free(pids);
+        if (!ref_done || !ref) {
+            if (!err[0]) snprintf(err, sizeof err, "the reference execution failed");
+            goto out_err;
+        }
+        if (bad) {
+            char line[512];
+            first_error(log_path, line, sizeof line);
+            snprintf(err, sizeof err, "building the program failed: %.200s (log: %.200s)", line, log_path);
+            if (!o->keep) snprintf(err + strlen(err), sizeof err - strlen(err), "; the directory is removed, --keep DIR keeps it");
+            goto out_err;
+        }
+        StrBuf argsb;
+        StrBuf_init(&argsb);
+        int n_args = 0;
+        char **argv = calloc((size_t)(n_src + 16), sizeof *argv);
+        if (!argv) abort();
+        argv[n_args++] = strdup("cc");
+        argv[n_args++] = strdup("-fopenmp");
+        argv[n_args++] = strdup("-o");
+        char path[1100];
+        snprintf(path, sizeof path, "%s/net", dir);
+        argv[n_args++] = strdup(path);
+        for (int i = 0; i < n_src; i++) {
+            const char *base = i < gt.n_tasks ? tp[i].prefix : i == gt.n_tasks ? "netrt" : "main";
+            snprintf(path, sizeof path, "%s/%s.o", dir, base);
+            argv[n_args++] = strdup(path);
+        }
+        argv[n_args++] = strdup("-lm");
+        if (is_ocl) argv[n_args++] = strdup("-lOpenCL");
+        if (is_cuda) {
+            argv[n_args++] = strdup("-L/usr/local/cuda/lib64");
+            argv[n_args++] = strdup("-lcudart");
+            argv[n_args++] = strdup("-lstdc++");
+        }
+        pid_t pid = spawn(argv, log_path, NULL);
+        int status = pid > 0 ? wait_for(pid, 0) : -1;
+        for (int i = 0; i < n_args; i++)
+            free(argv[i]);
+        free(argv);
+        StrBuf_done(&argsb);
+        if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            char line[512];
+            first_error(log_path, line, sizeof line);
+            snprintf(err, sizeof err, "linking the program failed: %.400s", line);
+            goto out_err;
+        }
+        printf("%s: %d ops, %d steps, %d tasks (%d from %s, %d default), built for %s in %.1f s\n", what, g.n_ops,
+               plan.n_steps, gt.n_tasks, n_tuned, o->log, gt.n_tasks - n_tuned, o->target, clock_mono() - t_build);
+        fflush(stdout);
+        if (!dev.present) {
+            snprintf(err, sizeof err, "no %s device on this machine: the program was built, not run", o->target);
+            goto out_err;
+        }
+    }
+
+    /* run */
+    {
+        char prog[1100], data[1100], outp[1100], log_path[1100];
+        snprintf(prog, sizeof prog, "%s/net", dir);
+        snprintf(data, sizeof data, "%s/data.bin", dir);
+        snprintf(outp, sizeof outp, "%s/out.bin", dir);
+        snprintf(log_path, sizeof log_path, "%s/run.log", dir);
+        char number[16], repeat[16], minms[16], prof[4], threads[16];
+        snprintf(number, sizeof number, "%d", o->number);
+        snprintf(repeat, sizeof repeat, "%d", o->repeat);
+        snprintf(minms, sizeof minms, "%d", o->min_repeat_ms);
+        snprintf(prof, sizeof prof, "%d", o->profile ? 1 : 0);
+        snprintf(threads, sizeof threads, "%d", o->threads);
+        char *argv[] = {prog, data, outp, number, repeat, minms, prof, threads, NULL};
+        /* OMP_NUM_THREADS for the program's OpenMP runtime too */
+        int n_env = 0;
+        while (environ[n_env])
+            n_env++;
+        char **envp = calloc((size_t)n_env + 3, sizeof *envp);
+        if (!envp) abort();
+        int k = 0;
+        bool wait_policy = false;
+        for (int i = 0; i < n_env; i++) {
+            if (strncmp(environ[i], "OMP_NUM_THREADS=", 16) != 0) envp[k++] = environ[i];
+            if (strncmp(environ[i], "OMP_WAIT_POLICY=", 16) == 0) wait_policy = true;
+        }
+        /* Threads that spin while they wait for each other lose badly when the cores are shared (measured:
+         * a MobileNet-v2 program at 2 threads on 2 busy cores, 10.5 s spinning vs 0.18 s passive). */
+        if (!wait_policy) envp[k++] = "OMP_WAIT_POLICY=passive";
+        char omp[48];
+        snprintf(omp, sizeof omp, "OMP_NUM_THREADS=%d", o->threads > 0 ? o->threads : dev.cores > 0 ? dev.cores : 1);
+        envp[k++] = omp;
+        pid_t pid = spawn(argv, log_path, envp);
+        int status = pid > 0 ? wait_for(pid, o->timeout_s) : -2;
+        free(envp);
+        if (status == -1) {
+            snprintf(err, sizeof err, "the program ran longer than %d s and was stopped (--timeout)", o->timeout_s);
+            goto out_err;
+        }
+        FILE *f = fopen(log_path, "r");
+        double runs[4096];
+        int n_runs = 0, n_steps = 0;
+        double *step_s = calloc((size_t)plan.n_steps + 1, sizeof *step_s);
+        char line[512], last_err[512] = "";
+        bool have_out = false;
+        while (f && fgets(line, sizeof line, f)) {
+            int a, nn;
+            double s;
+            if (sscanf(line, "TT_RUN %d %lf", &nn, &s) == 2 && n_runs < 4096) runs[n_runs++] = s;
+            else if (sscanf(line, "TT_STEP %d %lf", &a, &s) == 2 && a >= 0 && a < plan.n_steps) step_s[a] = s, n_steps++;
+            else if (strncmp(line, "TT_OUTPUT", 9) == 0) have_out = true;
+            else if (line[0] && line[0] != '\n') snprintf(last_err, sizeof last_err, "%s", line);
+        }
+        if (f) fclose(f);
+        last_err[strcspn(last_err, "\n")] = 0;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !have_out) {
+            if (WIFSIGNALED(status))
+                snprintf(err, sizeof err, "the program died with signal %d (%s)%s%.300s", WTERMSIG(status),
+                         strsignal(WTERMSIG(status)), last_err[0] ? ": " : "", last_err);
+            else
+                snprintf(err, sizeof err, "the program failed%s%.400s", last_err[0] ? ": " : "",
+                         last_err[0] ? last_err : "");
+            free(step_s);
+            goto out_err;
+        }
+        int64_t n_out = GraphTensor_count(&g.tensors[g.output]);
+        got = malloc((size_t)n_out * sizeof(float));
+        f = fopen(outp, "rb");
+        bool ok = f && got && fread(got, sizeof(float), (size_t)n_out, f) == (size_t)n_out;
+        if (f) fclose(f);
+        if (!ok) {
+            snprintf(err, sizeof err, "the program's output %.400s is missing or short", outp);
+            free(step_s);
+            goto out_err;
+        }
+        char msg[512];
+        if (!Graph_compare(&g, ref, got, msg, sizeof msg)) {
+            snprintf(err, sizeof err, "%.80s: the output does not match the reference: %.360s", what, msg);
+            free(step_s);
+            goto out_err;
+        }
+        double mx = 0;
+        for (int64_t i = 0; i < n_out; i++)
+            mx = fabs(ref[i]) > mx ? fabs(ref[i]) : mx;
+        printf("output matches the reference: %lld elements within %g * max|ref| (%.3g) + %g * |ref| (seed %llu)\n",
+               (long long)n_out, GRAPH_ATOL, mx, GRAPH_RTOL, (unsigned long long)o->seed);
+
+        double ms[4096], mean = 0, mx_ms = 0, mn_ms = INFINITY, sd = 0;
+        for (int i = 0; i < n_runs; i++) {
+            ms[i] = runs[i] * 1e3;
+            mean += ms[i];
+            mx_ms = ms[i] > mx_ms ? ms[i] : mx_ms;
+            mn_ms = ms[i] < mn_ms ? ms[i] : mn_ms;
+        }
+        mean /= n_runs ? n_runs : 1;
+        for (int i = 0; i < n_runs; i++)
+            sd += (ms[i] - mean) * (ms[i] - mean);
+        sd = n_runs ? sqrt(sd / n_runs) : 0;
+        double med = n_runs ? median(ms, n_runs) : 0;
+        printf("Execution time summary (%d repeats, %d thread%s):\n", n_runs, o->threads > 0 ? o->threads : dev.cores,
+               (o->threads > 0 ? o->threads : dev.cores) == 1 ? "" : "s");
+        printf(" mean (ms)   median (ms)    max (ms)     min (ms)     std (ms)  \n");
+        printf("%10.4f   %10.4f   %10.4f   %10.4f   %10.4f\n", mean, med, mx_ms, mn_ms, sd);
+        if (n_timed > 0)
+            printf("Tuner's estimate: %.4f ms kernels only, %.4f ms with their layout transforms (weight x best "
+                   "latency over %d of %d tasks; untuned ops not included); measured median / estimate = %.2f\n",
+                   est_kernel * 1e3, est_with_pack * 1e3, n_timed, gt.n_tasks,
+                   est_kernel > 0 ? med / (est_kernel * 1e3) : 0);
+        if (o->profile && n_steps == plan.n_steps) print_profile(&plan, step_s);
+        free(step_s);
+        rc = 0;
+    }
+    goto out;
+
+out_err:
+    fprintf(stderr, "tunetop run: %s\n", err);
+    rc = 1;
+out:
+    if (dir[0] && !o->keep) remove_tree(dir);
+    if (dir[0] && o->keep && rc == 0)
+        printf("program kept in %s (main.c, kernels, netrt.c, net; graph.json, data.bin = parameters then inputs, "
+               "float32; out.bin)\n",
+               dir);
+    StrBuf_done(&sb);
+    free(params);
+    free(input);
+    free(ref);
+    free(got);
+    NetPlan_done(&plan);
+    for (int t = 0; t < gt.n_tasks; t++)
+        Space_done(&tp[t].space);
+    free(tp);
+    free(prefixes);
+    free(masks);
+    History_done(&h);
+    GraphTasks_done(&gt);
+    Graph_done(&g);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv) {
+    static const struct option longopts[] = {{"network", required_argument, 0, 'n'},
+                                             {"task", required_argument, 0, 't'},
+                                             {"log", required_argument, 0, 'L'},
+                                             {"target", required_argument, 0, 'T'},
+                                             {"batch", required_argument, 0, 'b'},
+                                             {"image-size", required_argument, 0, 'i'},
+                                             {"seq-len", required_argument, 0, 's'},
+                                             {"threads", required_argument, 0, 'j'},
+                                             {"number", required_argument, 0, 'N'},
+                                             {"repeat", required_argument, 0, 'R'},
+                                             {"min-repeat-ms", required_argument, 0, 'M'},
+                                             {"profile", no_argument, 0, 'p'},
+                                             {"seed", required_argument, 0, 'S'},
+                                             {"keep", required_argument, 0, 'k'},
+                                             {"timeout", required_argument, 0, 'o'},
+                                             {"no-chain", no_argument, 0, 'C'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    RunOptions o;
+    memset(&o, 0, sizeof o);
+    NetworkOptions_defaults(&o.nopt);
+    o.target = "cpu";
+    o.number = 1;
+    o.repeat = 10;
+    o.seed = 1;
+    o.timeout_s = 600;
+    char err[TT_ERRLEN] = "";
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        Status st = TT_OK;
+        switch (c) {
+        case 'n': o.network = optarg; break;
+        case 't': o.task = optarg; break;
+        case 'L': o.log = optarg; break;
+        case 'T': o.target = optarg; break;
+        case 'b': st = opt_int(optarg, "--batch", 1, 4096, &o.nopt.batch, err); break;
+        case 'i': st = opt_int(optarg, "--image-size", 1, 16384, &o.nopt.image_size, err); break;
+        case 's': st = opt_int(optarg, "--seq-len", 1, 65536, &o.nopt.seq_len, err); break;
+        case 'j': st = opt_int(optarg, "--threads", 1, 1024, &o.threads, err); break;
+        case 'N': st = opt_int(optarg, "--number", 1, 1000000, &o.number, err); break;
+        case 'R': st = opt_int(optarg, "--repeat", 1, 4096, &o.repeat, err); break;
+        case 'M': st = opt_int(optarg, "--min-repeat-ms", 0, 3600000, &o.min_repeat_ms, err); break;
+        case 'p': o.profile = true; break;
+        case 'C': o.no_chain = true; break;
+        case 'S': st = opt_u64(optarg, "--seed", &o.seed, err); break;
+        case 'k': o.keep = optarg; break;
+        case 'o': st = opt_int(optarg, "--timeout", 1, 86400, &o.timeout_s, err); break;
+        case 'h': usage(stdout); return 0;
+        default:
+            return usage_error("unknown option '%s' (see tunetop run --help)", argv[optind - 1]);
+        }
+        if (st != TT_OK) return usage_error("%s", err);
+    }
+    if (optind < argc) return usage_error("unexpected argument '%s' (see tunetop run --help)", argv[optind]);
+    if (!o.network == !o.task) return usage_error("%s", "give --network NAME or --task SPEC (one of them)");
+    if (!o.log) return usage_error("%s", "give --log LOG (the log with the tuned configs)");
+    if (o.task && (o.nopt.batch != 1 || o.nopt.image_size || o.nopt.seq_len != 128))
+        return usage_error("%s", "--batch, --image-size and --seq-len are for --network; a --task SPEC has its shape");
+    return run(&o);
+}

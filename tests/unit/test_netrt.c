@@ -1,0 +1,232 @@
+/* tests/unit/test_netrt.c: the untuned-op runtime (tuner/netrt.c) against the
+ * graph reference (tuner/graph_ref.c), op by op, on seeded data, and the
+ * reference's convolution and dense against the workload reference. */
+#include <math.h>
+
+#include "base/rng.h"
+#include "tests/check.h"
+#include "tuner/graph_ref.h"
+#include "tuner/netrt.h"
+
+static void randomize(float *p, int64_t n, uint64_t seed) {
+    Rng rng;
+    Rng_seed(&rng, seed);
+    for (int64_t i = 0; i < n; i++)
+        p[i] = (float)(4.0 * Rng_uniform(&rng) - 2.0);
+}
+
+static float *tensor(const Graph *g, int t, uint64_t seed) {
+    int64_t n = GraphTensor_count(&g->tensors[t]);
+    float *p = malloc((size_t)n * sizeof(float));
+    randomize(p, n, seed);
+    return p;
+}
+
+static bool close_all(const float *a, const float *b, int64_t n, double tol) {
+    for (int64_t i = 0; i < n; i++)
+        if (!(fabs((double)a[i] - b[i]) <= tol * (1 + fabs((double)b[i])))) {
+            fprintf(stderr, "element %lld: runtime %.7g, reference %.7g\n", (long long)i, a[i], b[i]);
+            return false;
+        }
+    return true;
+}
+
+/* Runs op i of g through the runtime call `rt` and the reference; compares. */
+#define OP_CASE(g, i, params, rt_call)                                                                  \
+    do {                                                                                                \
+        const GraphOp *op = &(g)->ops[i];                                                               \
+        const float *ins[GRAPH_MAX_IN];                                                                 \
+        for (int j = 0; j < op->n_in; j++)                                                              \
+            ins[j] = in_of(op->in[j]);                                                                  \
+        int64_t n_out = GraphTensor_count(&(g)->tensors[op->out]);                                      \
+        float *want = malloc((size_t)n_out * sizeof(float)), *y = calloc((size_t)n_out, sizeof(float)); \
+        Graph_referenceOp(g, op, params, ins, want);                                                    \
+        const float *x = ins[0];                                                                        \
+        (void)x;                                                                                        \
+        rt_call;                                                                                        \
+        if (!close_all(y, want, n_out, 1e-5)) {                                                         \
+            fprintf(stderr, "op %s\n", GraphOp_kindName(op->kind));                                     \
+            CHECK(0);                                                                                   \
+        }                                                                                               \
+        free(want);                                                                                     \
+        free(y);                                                                                        \
+    } while (0)
+
+static float *BUF[256];
+static const float *in_of(int t) { return BUF[t]; }
+
+TEST(test_runtime_ops) {
+    Graph g;
+    Graph_init(&g, "ops", LAYOUT_NCHW, 2);
+    int64_t dim[4] = {2, 6, 9, 7};
+    int x = Graph_input(&g, 4, dim);
+    int bn = Graph_unary(&g, GOP_BATCH_NORM, x, 0, 0, false);
+    int bias = Graph_unary(&g, GOP_BIAS_ADD, x, 0, 0, false);
+    int relu = Graph_unary(&g, GOP_RELU, x, 0, 0, false);
+    int clip = Graph_unary(&g, GOP_CLIP, x, 0, 6, false);
+    int gelu = Graph_unary(&g, GOP_GELU, x, 0, 0, false);
+    int scale = Graph_unary(&g, GOP_SCALE, x, 0.125, 0, false);
+    int add = Graph_add(&g, x, bn, false);
+    int mp = Graph_pool(&g, GOP_MAX_POOL, x, 3, 2, 1);
+    int ap = Graph_pool(&g, GOP_AVG_POOL, x, 3, 1, 1);
+    int gap = Graph_unary(&g, GOP_GLOBAL_AVG_POOL, x, 0, 0, false);
+    int parts[3] = {x, bn, mp == 0 ? x : relu};
+    int cat = Graph_concat(&g, parts, 3);
+    int flat = Graph_unary(&g, GOP_FLATTEN, x, 0, 0, false);
+    int sm = Graph_unary(&g, GOP_SOFTMAX, flat, 0, 0, false);
+    int ln = Graph_unary(&g, GOP_LAYER_NORM, flat, 1e-5, 0, false);
+    /* attention shapes: batch 2, seq 5, heads 3, head dim 4 */
+    int64_t d2[2] = {2 * 5, 3 * 4};
+    int tok = Graph_input(&g, 2, d2);
+    int qh = Graph_heads(&g, GOP_SPLIT_HEADS, tok, 3, 5);
+    int vt = Graph_heads(&g, GOP_SPLIT_HEADS_T, tok, 3, 5);
+    int s = Graph_batchMatmul(&g, qh, qh);
+    int mask = Graph_maskAdd(&g, s, 2, false);
+    int merged = Graph_heads(&g, GOP_MERGE_HEADS, qh, 3, 5);
+    CHECK(!g.too_small);
+    CHECK(g.n_tensors < 256);
+    float *params = malloc((size_t)g.n_params * sizeof(float)), *unused = NULL;
+    randomize(params, g.n_params, 3);
+    for (int t = 0; t < g.n_tensors; t++)
+        BUF[t] = tensor(&g, t, 100 + (uint64_t)t);
+    /* the mask as GraphData_make writes it: 0 or -10000 */
+    for (int64_t i = 0; i < g.ops[mask - 1].param_count[0]; i++)
+        params[g.ops[mask - 1].param_off[0] + i] = (i % 5 == 4 && i >= 5) ? -10000.0f : 0.0f;
+    const GraphOp *o;
+#define OPOF(t) (g.tensors[t].producer)
+    o = &g.ops[OPOF(bn)];
+    OP_CASE(&g, OPOF(bn), params, ttrt_affine(x, params + o->param_off[0], params + o->param_off[1], NULL, y, 2, 6, 63, 0));
+    o = &g.ops[OPOF(bias)];
+    OP_CASE(&g, OPOF(bias), params, ttrt_affine(x, NULL, params + o->param_off[0], NULL, y, 2, 6, 63, 0));
+    OP_CASE(&g, OPOF(relu), params, ttrt_affine(x, NULL, NULL, NULL, y, 1, 1, 2 * 6 * 63, 1));
+    OP_CASE(&g, OPOF(clip), params, ttrt_clip(x, y, 2 * 6 * 63, 0, 6));
+    OP_CASE(&g, OPOF(gelu), params, ttrt_gelu(x, y, 2 * 6 * 63));
+    OP_CASE(&g, OPOF(scale), params, ttrt_scale(x, y, 2 * 6 * 63, 0.125f));
+    OP_CASE(&g, OPOF(add), params, ttrt_affine(x, NULL, NULL, ins[1], y, 1, 1, 2 * 6 * 63, 0));
+    OP_CASE(&g, OPOF(mp), params, ttrt_max_pool(x, y, 12, 9, 7, 5, 4, 3, 2, 1));
+    OP_CASE(&g, OPOF(ap), params, ttrt_avg_pool(x, y, 12, 9, 7, 9, 7, 3, 1, 1));
+    OP_CASE(&g, OPOF(gap), params, ttrt_global_avg_pool(x, y, 12, 63));
+    OP_CASE(&g, OPOF(cat), params, {
+        ttrt_concat_part(ins[0], y, 2, 6, 18, 0, 63);
+        ttrt_concat_part(ins[1], y, 2, 6, 18, 6, 63);
+        ttrt_concat_part(ins[2], y, 2, 6, 18, 12, 63);
+    });
+    OP_CASE(&g, OPOF(sm), params, ttrt_softmax(x, y, 2, 6 * 63));
+    o = &g.ops[OPOF(ln)];
+    OP_CASE(&g, OPOF(ln), params, ttrt_layer_norm(x, params + o->param_off[0], params + o->param_off[1], y, 2, 378, 1e-5f));
+    OP_CASE(&g, OPOF(qh), params, ttrt_heads(x, y, 0, 2, 3, 5, 4));
+    OP_CASE(&g, OPOF(vt), params, ttrt_heads(x, y, 1, 2, 3, 5, 4));
+    OP_CASE(&g, OPOF(merged), params, ttrt_heads(x, y, 2, 2, 3, 5, 4));
+    o = &g.ops[OPOF(mask)];
+    OP_CASE(&g, OPOF(mask), params, ttrt_mask_add(x, params + o->param_off[0], y, 2, 3, 5, 5));
+    /* the residual/bias/relu epilogue in one pass: relu(x + b + r) */
+    {
+        int64_t n = 2 * 6 * 63;
+        float *y = malloc((size_t)n * sizeof(float)), *want = malloc((size_t)n * sizeof(float));
+        const float *b = params + g.ops[OPOF(bias)].param_off[0];
+        for (int64_t i = 0; i < n; i++) {
+            double v = (double)BUF[x][i] + b[(i / 63) % 6] + BUF[bn][i];
+            want[i] = (float)(v > 0 ? v : 0);
+        }
+        memcpy(y, BUF[x], (size_t)n * sizeof(float));
+        ttrt_affine(y, NULL, b, BUF[bn], y, 2, 6, 63, 1); /* in place */
+        CHECK(close_all(y, want, n, 1e-6));
+        free(y);
+        free(want);
+    }
+    for (int t = 0; t < g.n_tensors; t++)
+        free(BUF[t]);
+    free(params);
+    free(unused);
+    Graph_done(&g);
+}
+
+/* The graph reference's conv2d / depthwise / dense / batch_matmul agree with the workload reference. */
+TEST(test_reference_tunable_ops) {
+    Graph g;
+    Graph_init(&g, "tun", LAYOUT_NCHW, 1);
+    int64_t dim[4] = {1, 8, 11, 10};
+    int x = Graph_input(&g, 4, dim);
+    int c = Graph_conv(&g, GOP_CONV2D, x, 5, 3, 2, 2, 1, 0);
+    int d = Graph_conv(&g, GOP_DEPTHWISE, x, 0, 3, 3, 1, 1, 1);
+    int f = Graph_unary(&g, GOP_FLATTEN, x, 0, 0, false);
+    int e = Graph_dense(&g, f, 7);
+    int64_t d3[3] = {3, 4, 6};
+    int a = Graph_input(&g, 3, d3);
+    int b = Graph_input(&g, 3, d3);
+    int m = Graph_batchMatmul(&g, a, b);
+    float *params = malloc((size_t)g.n_params * sizeof(float));
+    randomize(params, g.n_params, 9);
+    for (int t = 0; t < g.n_tensors; t++)
+        BUF[t] = tensor(&g, t, 50 + (uint64_t)t);
+    int outs[4] = {c, d, e, m};
+    for (int k = 0; k < 4; k++) {
+        const GraphOp *op = &g.ops[g.tensors[outs[k]].producer];
+        const float *ins[2] = {BUF[op->in[0]], op->n_in > 1 ? BUF[op->in[1]] : NULL};
+        int64_t n = GraphTensor_count(&g.tensors[op->out]);
+        float *got = malloc((size_t)n * sizeof(float));
+        Graph_referenceOp(&g, op, params, ins, got);
+        float *args[4] = {(float *)ins[0], op->n_in > 1 ? (float *)ins[1] : params + op->param_off[0], NULL, NULL};
+        float *want = malloc((size_t)n * sizeof(float));
+        args[2] = want;
+        Workload_reference(&op->wl, args);
+        char msg[256];
+        if (!Workload_compare(&op->wl, want, got, msg, sizeof msg)) {
+            fprintf(stderr, "%s: %s\n", GraphOp_kindName(op->kind), msg);
+            CHECK(0);
+        }
+        free(got);
+        free(want);
+    }
+    for (int t = 0; t < g.n_tensors; t++)
+        free(BUF[t]);
+    free(params);
+    Graph_done(&g);
+}
+
+/* blocked layout index of canonical (n, c, y, x), first copy */
+static long blk(long n, long c, long y, long x, long C, long cb, long ha, long wa, long top, long left, long rep) {
+    long blocks = (C * rep + cb - 1) / cb, bc = c * rep;
+    return (((n * blocks + bc / cb) * ha + y + top) * wa + x + left) * cb + bc % cb;
+}
+
+/* reblock between two blocked layouts, with the bias + relu and the clip it can apply on the way */
+TEST(test_reblock) {
+    const long N = 2, C = 5, H = 3, W = 4;
+    /* src: cb 4, output-like (no padding, width rounded up to 6); dst: cb 8, padded by 1, right margin 2 */
+    const long scb = 4, sha = 3, swa = 6, dcb = 8, dha = 5, dwa = 8, dtop = 1, dleft = 1;
+    long s_n = N * ((C + scb - 1) / scb) * sha * swa * scb, d_n = N * ((C + dcb - 1) / dcb) * dha * dwa * dcb;
+    float *src = malloc((size_t)s_n * sizeof(float)), *dst = malloc((size_t)d_n * sizeof(float));
+    float shift[5] = {0.5f, -0.25f, 1.0f, -2.0f, 0.0f};
+    randomize(src, s_n, 4);
+    for (int act = 0; act < 3; act++) {
+        memset(dst, 0, (size_t)d_n * sizeof(float));
+        ttrt_reblock(src, scb, sha, swa, 0, 0, 1, dst, dcb, dha, dwa, dtop, dleft, 1, N, C, H, W,
+                     act == 1 ? shift : NULL, act, -0.5f, 0.75f);
+        long written = 0;
+        for (long n = 0; n < N; n++)
+            for (long c = 0; c < C; c++)
+                for (long y = 0; y < H; y++)
+                    for (long x = 0; x < W; x++) {
+                        double v = src[blk(n, c, y, x, C, scb, sha, swa, 0, 0, 1)] + (act == 1 ? shift[c] : 0);
+                        if (act == 1) v = v > 0 ? v : 0;
+                        if (act == 2) v = v < -0.5 ? -0.5 : v > 0.75 ? 0.75 : v;
+                        CHECK_NEAR(dst[blk(n, c, y, x, C, dcb, dha, dwa, dtop, dleft, 1)], v, 1e-6);
+                        written++;
+                    }
+        /* everything else (padding, channels past C) stays zero */
+        long nonzero = 0;
+        for (long i = 0; i < d_n; i++)
+            nonzero += dst[i] != 0;
+        CHECK(nonzero <= written);
+    }
+    free(src);
+    free(dst);
+}
+
+int main(void) {
+    RUN(test_runtime_ops);
+    RUN(test_reblock);
+    RUN(test_reference_tunable_ops);
+    return check_summary();
+}

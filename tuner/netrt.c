@@ -1,0 +1,201 @@
+/* tuner/netrt.c: the untuned-op runtime (see tuner/netrt.h). Self-contained:
+ * embedded as text into generated network programs. */
+#ifndef TTRT_EMBEDDED
+#include "tuner/netrt.h"
+#endif
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+/* Parallel loops over `work` floats: small ops stay on one thread, where
+ * waking a team would cost more than the op. */
+#ifdef _OPENMP
+#define TTRT_PRAGMA(x) _Pragma(#x)
+#define TTRT_PAR(work) TTRT_PRAGMA(omp parallel for schedule(static) if ((work) > 65536))
+#define TTRT_PAR2(work) TTRT_PRAGMA(omp parallel for collapse(2) schedule(static) if ((work) > 65536))
+#else
+#define TTRT_PAR(work)
+#define TTRT_PAR2(work)
+#endif
+
+void ttrt_affine(const float *x, const float *scale, const float *shift, const float *res, float *y, long outer,
+                 long chans, long inner, int relu) {
+    TTRT_PAR2(outer * chans * inner)
+    for (long o = 0; o < outer; o++)
+        for (long c = 0; c < chans; c++) {
+            long base = (o * chans + c) * inner;
+            float s = scale ? scale[c] : 1.0f, t = shift ? shift[c] : 0.0f;
+            const float *xr = x + base, *rr = res ? res + base : NULL;
+            float *yr = y + base;
+            if (rr) {
+                for (long i = 0; i < inner; i++) {
+                    float v = xr[i] * s + t + rr[i];
+                    yr[i] = relu && v < 0 ? 0 : v;
+                }
+            } else {
+                for (long i = 0; i < inner; i++) {
+                    float v = xr[i] * s + t;
+                    yr[i] = relu && v < 0 ? 0 : v;
+                }
+            }
+        }
+}
+
+void ttrt_clip(const float *x, float *y, long n, float lo, float hi) {
+    TTRT_PAR(n)
+    for (long i = 0; i < n; i++) {
+        float v = x[i] < lo ? lo : x[i];
+        y[i] = v > hi ? hi : v;
+    }
+}
+
+void ttrt_gelu(const float *x, float *y, long n) {
+    TTRT_PAR(n * 8)
+    for (long i = 0; i < n; i++)
+        y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+}
+
+void ttrt_scale(const float *x, float *y, long n, float alpha) {
+    TTRT_PAR(n)
+    for (long i = 0; i < n; i++)
+        y[i] = x[i] * alpha;
+}
+
+void ttrt_mask_add(const float *x, const float *mask, float *y, long batch, long heads, long rows, long s) {
+    TTRT_PAR(batch * heads * rows * s)
+    for (long r = 0; r < batch * heads * rows; r++) {
+        const float *m = mask + (r / (heads * rows)) * s;
+        for (long j = 0; j < s; j++)
+            y[r * s + j] = x[r * s + j] + m[j];
+    }
+}
+
+static void pool(const float *x, float *y, long nc, long h, long w, long oh, long ow, long k, long stride, long pad,
+                 int max) {
+    TTRT_PAR(nc * oh * ow * k * k)
+    for (long p = 0; p < nc; p++) {
+        const float *in = x + p * h * w;
+        float *out = y + p * oh * ow;
+        for (long i = 0; i < oh; i++) {
+            long h0 = i * stride - pad, h1 = h0 + k;
+            h0 = h0 < 0 ? 0 : h0;
+            h1 = h1 > h ? h : h1;
+            for (long j = 0; j < ow; j++) {
+                long w0 = j * stride - pad, w1 = w0 + k;
+                w0 = w0 < 0 ? 0 : w0;
+                w1 = w1 > w ? w : w1;
+                float best = -FLT_MAX, sum = 0;
+                for (long a = h0; a < h1; a++)
+                    for (long b = w0; b < w1; b++) {
+                        float v = in[a * w + b];
+                        best = v > best ? v : best;
+                        sum += v;
+                    }
+                out[i * ow + j] = max ? best : sum / (float)((h1 - h0) * (w1 - w0));
+            }
+        }
+    }
+}
+
+void ttrt_max_pool(const float *x, float *y, long nc, long h, long w, long oh, long ow, long k, long stride,
+                   long pad) {
+    pool(x, y, nc, h, w, oh, ow, k, stride, pad, 1);
+}
+
+void ttrt_avg_pool(const float *x, float *y, long nc, long h, long w, long oh, long ow, long k, long stride,
+                   long pad) {
+    pool(x, y, nc, h, w, oh, ow, k, stride, pad, 0);
+}
+
+void ttrt_global_avg_pool(const float *x, float *y, long nc, long inner) {
+    TTRT_PAR(nc * inner)
+    for (long p = 0; p < nc; p++) {
+        float s = 0;
+        for (long i = 0; i < inner; i++)
+            s += x[p * inner + i];
+        y[p] = s / (float)inner;
+    }
+}
+
+void ttrt_concat_part(const float *x, float *y, long n, long cj, long ctotal, long c0, long hw) {
+    TTRT_PAR2(n * cj * hw)
+    for (long i = 0; i < n; i++)
+        for (long c = 0; c < cj; c++)
+            memcpy(y + (i * ctotal + c0 + c) * hw, x + (i * cj + c) * hw, (size_t)hw * sizeof(float));
+}
+
+void ttrt_softmax(const float *x, float *y, long rows, long cols) {
+    TTRT_PAR(rows * cols * 4)
+    for (long r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        float *yr = y + r * cols;
+        float mx = -FLT_MAX, s = 0;
+        for (long j = 0; j < cols; j++)
+            mx = xr[j] > mx ? xr[j] : mx;
+        for (long j = 0; j < cols; j++) {
+            yr[j] = expf(xr[j] - mx);
+            s += yr[j];
+        }
+        float inv = 1.0f / s;
+        for (long j = 0; j < cols; j++)
+            yr[j] *= inv;
+    }
+}
+
+void ttrt_layer_norm(const float *x, const float *gamma, const float *beta, float *y, long rows, long cols,
+                     float eps) {
+    TTRT_PAR(rows * cols * 3)
+    for (long r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        float *yr = y + r * cols;
+        float mean = 0, var = 0;
+        for (long j = 0; j < cols; j++)
+            mean += xr[j];
+        mean /= (float)cols;
+        for (long j = 0; j < cols; j++)
+            var += (xr[j] - mean) * (xr[j] - mean);
+        var /= (float)cols;
+        float inv = 1.0f / sqrtf(var + eps);
+        for (long j = 0; j < cols; j++)
+            yr[j] = (xr[j] - mean) * inv * gamma[j] + beta[j];
+    }
+}
+
+void ttrt_heads(const float *x, float *y, int kind, long b, long heads, long s, long d) {
+    TTRT_PAR2(b * heads * s * d)
+    for (long bi = 0; bi < b; bi++)
+        for (long h = 0; h < heads; h++)
+            for (long i = 0; i < s; i++) {
+                long flat = (bi * s + i) * heads * d + h * d, hs = ((bi * heads + h) * s + i) * d;
+                if (kind == 0)
+                    memcpy(y + hs, x + flat, (size_t)d * sizeof(float));
+                else if (kind == 2)
+                    memcpy(y + flat, x + hs, (size_t)d * sizeof(float));
+                else
+                    for (long e = 0; e < d; e++)
+                        y[((bi * heads + h) * d + e) * s + i] = x[flat + e];
+            }
+}
+
+void ttrt_reblock(const float *src, long s_cb, long s_h_alloc, long s_w_alloc, long s_top, long s_left,
+                  long s_repeat, float *dst, long d_cb, long d_h_alloc, long d_w_alloc, long d_top, long d_left,
+                  long d_repeat, long n, long c, long h, long w, const float *shift, int act, float lo, float hi) {
+    if (act == 1) lo = 0, hi = FLT_MAX;
+    if (act == 0) lo = -FLT_MAX, hi = FLT_MAX;
+    long s_blocks = (c * s_repeat + s_cb - 1) / s_cb, d_blocks = (c * d_repeat + d_cb - 1) / d_cb;
+    TTRT_PAR2(n * c * d_repeat * h * w)
+    for (long i = 0; i < n; i++)
+        for (long dc = 0; dc < c * d_repeat; dc++) {
+            long cc = dc / d_repeat, sc = cc * s_repeat;
+            const float *sp = src + ((i * s_blocks + sc / s_cb) * s_h_alloc * s_w_alloc) * s_cb + sc % s_cb;
+            float *dp = dst + ((i * d_blocks + dc / d_cb) * d_h_alloc * d_w_alloc) * d_cb + dc % d_cb;
+            float t = shift ? shift[cc] : 0.0f;
+            for (long y = 0; y < h; y++)
+                for (long x = 0; x < w; x++) {
+                    float v = sp[((y + s_top) * s_w_alloc + x + s_left) * s_cb] + t;
+                    v = v < lo ? lo : v;
+                    dp[((y + d_top) * d_w_alloc + x + d_left) * d_cb] = v > hi ? hi : v;
+                }
+        }
+}
