@@ -9,6 +9,7 @@
 
 #include "app/commands.h"
 #include "kernels/machine.h"
+#include "kernels/peak.h"
 #include "kernels/target.h"
 #include "kernels/workload.h"
 #include "records/history.h"
@@ -162,7 +163,8 @@ static void best_usage(FILE *out) {
                  "A log whose last record was cut short by a crash is read up to that record, with a warning.\n"
                  "A damaged log is read up to the damage, then reported with its byte offset (exit status 1).\n"
                  "Every record carries a checksum (CRC-32C) that is checked as it is read: a record whose bytes\n"
-                 "changed is damage, as is a cost that is not a positive number of seconds.\n"
+                 "changed is damage, as is a cost that is not a positive number of seconds. A best faster than\n"
+                 "twice this machine's peak estimate for the log's target is flagged (\"check\").\n"
                  "\n"
                  "  --verbose   also say whether the records were checked (logs written before checksums\n"
                  "              existed still read, unchecked)\n"
@@ -346,7 +348,16 @@ static void print_task_json(const HistoryTask *t, const char *this_key, int fami
     }
 }
 
-static void print_task(int i, int n, const HistoryTask *t, const char *this_key, int family) {
+/* The log's target as this machine has it, to flag a best beyond its peak. */
+static bool log_device(const History *h, DeviceInfo *dev) {
+    const Target *target = Target_find(h->header.target);
+    char err[TT_ERRLEN];
+    memset(dev, 0, sizeof *dev);
+    return target && target->probe && target->probe(dev, err) == TT_OK;
+}
+
+static void print_task(int i, int n, const HistoryTask *t, const char *this_key, int family, const DeviceInfo *dev,
+                       int *beyond) {
     printf("task %d/%d  %s\n", i + 1, n, t->key);
     printf("  template  %s\n", t->template_name);
     /* the ID the live session showed (the log's task list), its weight, the steering it was left with */
@@ -393,9 +404,15 @@ static void print_task(int i, int n, const HistoryTask *t, const char *this_key,
         Workload wl;
         char err[TT_ERRLEN];
         bool parsed = Workload_parse(t->key, &wl, err) == TT_OK;
-        if (parsed)
-            printf("  speed     %.2f GFLOPS\n", Record_gflops(best, Workload_flops(&wl)));
-        else
+        char why[256];
+        if (parsed) {
+            double g = Record_gflops(best, Workload_flops(&wl));
+            printf("  speed     %.2f GFLOPS\n", g);
+            if (dev && Device_beyondPeak(dev, g, why, sizeof why)) {
+                printf("  check     %s\n", why);
+                (*beyond)++;
+            }
+        } else
             printf("  speed     n/a (the task key does not parse: %s)\n", err);
         if (has_layout_transforms(t, family) && best->pack_s > 0 && isfinite(mean)) {
             double with = mean + best->pack_s;
@@ -446,6 +463,9 @@ int cmd_best(int argc, char **argv) {
     Machine_cpuKey(this_key, NULL, 0);
     const Target *target = Target_find(h.header.target);
     int family = target ? (int)target->family : -1;
+    DeviceInfo dev;
+    bool have_dev = log_device(&h, &dev);
+    int beyond = 0;
     if (json) {
         for (int i = 0; i < h.n_tasks; i++)
             print_task_json(&h.tasks[i], this_key, family);
@@ -463,7 +483,7 @@ int cmd_best(int argc, char **argv) {
                    "transforms timed apart\n");
         for (int i = 0; i < h.n_tasks; i++) {
             printf("\n");
-            print_task(i, h.n_tasks, &h.tasks[i], this_key, family);
+            print_task(i, h.n_tasks, &h.tasks[i], this_key, family, have_dev ? &dev : NULL, &beyond);
         }
         if (h.n_tasks == 0) printf("no records yet\n");
         /* the session's objective, as the live header showed it (weights from the log's task list), and
@@ -495,6 +515,9 @@ int cmd_best(int argc, char **argv) {
     }
     fflush(stdout);
     rc = 0;
+    if (beyond)
+        fprintf(stderr, "tunetop best: warning: %d best%s beyond %gx the %s device's peak estimate (see \"check\" above)\n",
+                beyond, beyond == 1 ? " is" : "s are", PEAK_FLAG_MULTIPLE, h.header.target);
     if (verbose && h.unchecked)
         fprintf(stderr, "tunetop best: %ld record%s carry no checksum (written before checksums existed): read "
                         "unchecked\n", h.unchecked, h.unchecked == 1 ? "" : "s");

@@ -61,6 +61,5 @@ char *StrBuf_take(StrBuf *this) {
     char *p = this->data;
     this->data = NULL;
     this->len = this->cap = 0;
-    StrBuf_init(this);
     return p;
 }

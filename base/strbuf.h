@@ -1,7 +1,8 @@
 /* base/strbuf.h: a growable, always NUL-terminated string used to generate
  * kernel source and messages. The StrBuf owns its memory: StrBuf_done frees
  * it; StrBuf_take hands the char* to the caller (who then frees it) and
- * leaves the buffer empty. Allocation failure aborts (out of memory is not a
+ * leaves the buffer owning nothing: StrBuf_done after it is harmless but not
+ * needed, and appending to it again starts a new allocation. Allocation failure aborts (out of memory is not a
  * recoverable condition for a tuner). */
 #ifndef TT_BASE_STRBUF_H
 #define TT_BASE_STRBUF_H

@@ -247,7 +247,8 @@ Status Workload_parse(const char *spec, Workload *out, char *err) {
     for (int i = 0; i < N_KEYS; i++)
         if ((KEYS[i].required & (1 << op)) && !given[KEYS[i].f1])
             return tt_fail(err, "%s: missing key for %s", KEYS[i].name, Op_name(wl.op));
-    if (wl.op == OP_DEPTHWISE_CONV2D) wl.co = wl.ci * wl.mult;
+    /* (a product of two huge values would overflow: validation refuses them first) */
+    if (wl.op == OP_DEPTHWISE_CONV2D) wl.co = wl.ci <= MAX_EXTENT && wl.mult <= MAX_EXTENT ? wl.ci * wl.mult : 0;
     if (Workload_validate(&wl, err) != TT_OK) return TT_ERR;
     *out = wl;
     return TT_OK;

@@ -72,8 +72,14 @@ LogReadStatus LogReader_nextEntry(LogReader *this, LogEntry *e, char *msg);
 /* Following a log another session is still appending to: after LOG_END or
  * LOG_TORN (a record being written right now), makes the next LogReader_next
  * read whatever has been appended since, from the end of the last complete
- * record. LOG_DAMAGED stays final. */
+ * record. After LOG_DAMAGED it reads the damaged object again: the same
+ * bytes are the same damage, but whether bytes at the end of a file are a
+ * torn record or damage can depend on where the file ends. */
 void LogReader_follow(LogReader *this);
+/* For bench/log_bench only: with false, readers skip computing the CRC of
+ * each object (its trailer is still recognised), to measure what the check
+ * costs. Never switched off by tunetop itself. */
+void Log_setChecksumVerification(bool on);
 /* Offset just after the last complete record read. */
 off_t LogReader_goodOffset(const LogReader *this);
 void LogReader_close(LogReader *this);

@@ -14,15 +14,10 @@
 #include "te/te.h"
 
 #define BIG ((int64_t)1 << 60)
-#define MAX_TERMS 16
+#define MAX_TERMS TE_LIN_TERMS
 #define MAX_FACTS 32
 
-typedef struct Lin {
-    int n;
-    int var[MAX_TERMS];
-    int64_t coef[MAX_TERMS];
-    int64_t c;
-} Lin;
+typedef TeLin Lin;
 
 typedef struct Fact {
     Lin terms; /* c == 0 */
@@ -105,6 +100,8 @@ static int lin_of(const TeExpr *e, Lin *l) {
         return 0;
     }
 }
+
+int te_linear(const TeExpr *e, TeLin *out) { return lin_of(e, out); }
 
 static int lin_same(const Lin *a, const Lin *b, int64_t sign) {
     if (a->n != b->n) return 0;

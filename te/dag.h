@@ -16,10 +16,10 @@
  *   data_reuse   has a reduction and its reads leave out spatial axes at least
  *                twice in total (matmul: A[i,k] misses j, B[k,j] misses i): the
  *                same input element is re-read, so multi-level tiling pays
- *   fusible_consumer  the one consumer of a data-reuse stage that is not an
- *                output itself, when that consumer is elementwise and reads the
- *                stage at exactly its spatial variables: tile the producer and
- *                compute it at the consumer's tiles
+ *   fusible_consumer  for a data-reuse stage that is not an output: its one
+ *                consumer, when that consumer is elementwise and reads the
+ *                stage at exactly its spatial variables (tile the producer and
+ *                compute it at the consumer's tiles)
  *
  * The workload key is a hash of a canonical text of the whole program (tensors
  * and variables renamed by position, lets folded, one spacing), so the same

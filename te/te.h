@@ -134,6 +134,18 @@ double te_round_to(TeDtype dtype, double v);
 int64_t te_floordiv(int64_t a, int64_t b);
 int64_t te_floormod(int64_t a, int64_t b);
 
+/* A linear form sum(coef[i] * variable var[i]) + c, terms sorted by var
+ * with no zero coefficient. te_linear gives 1 and fills *out when e is an
+ * integer expression linear in the iteration variables, 0 otherwise. */
+#define TE_LIN_TERMS 16
+typedef struct TeLin {
+    int n;
+    int var[TE_LIN_TERMS];
+    int64_t coef[TE_LIN_TERMS];
+    int64_t c;
+} TeLin;
+int te_linear(const TeExpr *e, TeLin *out);
+
 /* Internal to the te/ folder: bounds.c proves one defined tensor's accesses
  * in bounds (called by the parser once its body is complete). */
 Status te_check_bounds(const TeProgram *this, int tensor, char *err);

@@ -470,7 +470,7 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
     }
     /* imported configs not measured here yet: measured first (pending pops from the end) */
     int seeded = 0;
-    qsort(seeds, (size_t)n_seeds, sizeof *seeds, seed_by_cost_desc);
+    if (n_seeds) qsort(seeds, (size_t)n_seeds, sizeof *seeds, seed_by_cost_desc); /* qsort(NULL, 0) is undefined */
     for (int i = 0; i < n_seeds; i++)
         if (VisitedSet_add(&this->runs[seeds[i].task].visited, seeds[i].index)) {
             push_pending(&this->runs[seeds[i].task], seeds[i].index);
@@ -1161,7 +1161,7 @@ void Engine_requestStop(Engine *this) {
 
 int Engine_eventFd(const Engine *this) { return this->events.fd; }
 int Engine_drainEvents(Engine *this, EngineEvent *out, int max) { return EventQueue_drain(&this->events, out, max); }
-uint64_t Engine_droppedEvents(const Engine *this) { return this->events.dropped; }
+uint64_t Engine_droppedEvents(const Engine *this) { return __atomic_load_n(&this->events.dropped, __ATOMIC_RELAXED); }
 bool Engine_finished(Engine *this) { return atomic_load(&this->finished); }
 
 void Engine_snapshot(Engine *this, SessionSnapshot *out) {

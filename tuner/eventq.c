@@ -27,7 +27,7 @@ void EventQueue_done(EventQueue *this) {
 void EventQueue_push(EventQueue *this, EngineEvent *ev) {
     pthread_mutex_lock(&this->lock);
     if (this->count == this->cap) {
-        this->dropped++;
+        __atomic_fetch_add(&this->dropped, 1, __ATOMIC_RELAXED); /* read without the lock (Engine_droppedEvents) */
         pthread_mutex_unlock(&this->lock);
         EngineEvent_done(ev);
         return;

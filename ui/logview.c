@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "kernels/peak.h"
 #include "kernels/workload.h"
 #include "records/tvmimport.h"
 
@@ -117,7 +118,9 @@ static void add(UiLogView *this, UiState *st, const Record *rec, double flops_hi
     UiTask *t = &m->tasks[ti];
     double g = rec->error_no ? 0 : Record_gflops(rec, t->flops);
     if (m->first_ts == 0 || rec->timestamp < m->first_ts) m->first_ts = rec->timestamp;
-    UiModel_addRecord(m, ti, rec, 0, g);
+    char why[256];
+    if (UiModel_addRecord(m, ti, rec, 0, g) && st->have_dev && Device_beyondPeak(&st->dev, g, why, sizeof why))
+        UiState_setStatus(st, ATTR_WARN, "task %d best: %s", t->id, why);
     /* a workload whose FLOPs are unknown (a TVM log's, not a tunetop workload) still has a best latency */
     if (t->flops <= 0 && rec->error_no == 0) {
         double lat = Record_mean(rec);

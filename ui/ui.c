@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "kernels/peak.h"
 #include "records/log.h"
 #include "space/space.h"
 #include "ui/crt.h"
@@ -61,8 +62,11 @@ static void apply_event(UiState *st, Seen *seen, EngineEvent *ev) {
     case EV_RESULT:
         if (ti >= 0 && ev->record && ti < seen->n && VisitedSet_has(&seen->sets[ti], ev->record->index)) break;
         if (ti >= 0 && ev->record) {
-            UiModel_addRecord(m, ti, ev->record, ev->trial, ev->gflops);
+            bool improved = UiModel_addRecord(m, ti, ev->record, ev->trial, ev->gflops);
             UiTask *t = &m->tasks[ti];
+            char why[256];
+            if (improved && st->have_dev && Device_beyondPeak(&st->dev, ev->gflops, why, sizeof why))
+                UiState_setStatus(st, ATTR_WARN, "task %d best: %s", t->id, why);
             if (!t->warned_all_failed && UiTask_allFailed(t, ALL_FAILED_WARN_AFTER)) {
                 t->warned_all_failed = true;
                 UiState_setStatus(st, ATTR_WARN, "every trial of task %d failed so far (%d): select it and press e",

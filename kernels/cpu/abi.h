@@ -30,6 +30,21 @@ typedef int (*tt_setup_fn)(float **args, void **state);
 typedef void (*tt_state_fn)(void *state);
 
 #define TT_CPU_ENTRY "tt_run"
+/* Under ThreadSanitizer the candidates are built without OpenMP (their
+ * pragmas are then ignored and they run on one thread): libgomp is not
+ * instrumented, so TSan cannot see its barriers and would report races in
+ * every parallel region; a report is then always a race in tunetop. */
+#if defined(__SANITIZE_THREAD__)
+#define TT_CPU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TT_CPU_TSAN 1
+#endif
+#endif
+#ifdef TT_CPU_TSAN
+#define TT_CPU_CFLAGS "-O3 -march=native -fPIC -shared -std=gnu11 -w"
+#else
 #define TT_CPU_CFLAGS "-O3 -march=native -fPIC -shared -fopenmp -std=gnu11 -w"
+#endif
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "base/clock.h"
 #include "base/strbuf.h"
+#include "kernels/cpu/abi.h"
 #include "kernels/target.h"
 #include "kernels/workerproc.h"
 #include "kernels/workload.h"
@@ -386,6 +387,7 @@ TEST(number_repeat_and_min_repeat_ms) {
     BuildResult_done(&b);
 }
 
+TEST(threads_option_sets_the_worker_threads) __attribute__((unused));
 TEST(threads_option_sets_the_worker_threads) {
     char out[300], cmd[400];
     snprintf(out, sizeof out, "%s/threads.txt", g_dir);
@@ -584,7 +586,9 @@ int main(void) {
     RUN(abort_quotes_the_last_output_of_the_worker);
     RUN(hang_is_run_timeout_and_the_next_measure_works);
     RUN(number_repeat_and_min_repeat_ms);
+#ifndef TT_CPU_TSAN /* under ThreadSanitizer candidates are built without OpenMP (kernels/cpu/abi.h) */
     RUN(threads_option_sets_the_worker_threads);
+#endif
     RUN(task_change_uses_the_new_reference);
     RUN(builds_from_two_threads);
     RUN(worker_protocol_ping_sigint_and_death);

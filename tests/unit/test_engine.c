@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,7 @@ static void fake_build(const KernelSource *src, const DeviceInfo *dev, const Mea
 }
 
 static int fake_runner_obj;
-static unsigned measure_us = 500;
+static atomic_uint measure_us = 500; /* set by tests while an engine thread measures */
 static Runner *fake_runner_new(const DeviceInfo *d, char *err) { return (Runner *)&fake_runner_obj; }
 static Status fake_set_task(Runner *r, const Workload *wl, char *err) { return TT_OK; }
 static void fake_measure(Runner *r, const KernelSource *src, const BuildResult *b, const MeasureOptions *o,

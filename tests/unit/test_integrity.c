@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kernels/peak.h"
 #include "records/codec.h"
 #include "records/crc32c.h"
 #include "records/history.h"
@@ -764,6 +765,48 @@ TEST(the_buffer_reader_reads_what_the_file_reader_reads) {
     free(bytes);
 }
 
+/* ---- a best beyond the device's peak is flagged ------------------------------ */
+
+TEST(a_best_beyond_the_peak_is_flagged) {
+    DeviceInfo dev;
+    memset(&dev, 0, sizeof dev);
+    dev.cores = 2;
+    dev.vector_floats = 16;
+    char why[256];
+    CHECK_NEAR(Device_peakEstimateGflops(&dev), 256, 1e-9);
+    CHECK(!Device_beyondPeak(&dev, 231, why, sizeof why)); /* this machine's real best */
+    CHECK(!Device_beyondPeak(&dev, 512, why, sizeof why));
+    CHECK(Device_beyondPeak(&dev, 513, why, sizeof why));
+    CHECK_CONTAINS(why, "more than 2x the device's peak estimate (256 GFLOPS)");
+    DeviceInfo none;
+    memset(&none, 0, sizeof none);
+    CHECK(!Device_beyondPeak(&none, 1e9, why, sizeof why)); /* unknown shape: nothing to say */
+
+    /* `best` on a log whose record claims 1 ns for 134 MFLOP (a valid checksum: the writer accepts it) */
+    const char *path = tmp_path("fast.log");
+    unlink(path);
+    LogWriter *w;
+    char err[TT_ERRLEN];
+    off_t trunc;
+    CHECK(LogWriter_open(path, "cpu", &w, &trunc, err) == TT_OK);
+    Record r;
+    Record_init(&r);
+    make_record(&r, 0);
+    snprintf(r.task_key, sizeof r.task_key, "dense:m=64,n=1024,k=1024");
+    r.costs[0] = r.costs[1] = 1e-9;
+    CHECK(LogWriter_append(w, &r, err) == TT_OK);
+    Record_done(&r);
+    LogWriter_close(w);
+    char *argv[] = {"best", (char *)path, NULL};
+    CHECK_EQ_INT(run_cmd(cmd_best, 2, argv), 0);
+    CHECK_CONTAINS(cli_out, "check     134217728.0 GFLOPS is more than 2x the device's peak estimate");
+    CHECK_CONTAINS(cli_err, "1 best is beyond 2x the cpu device's peak estimate");
+    /* a plausible best is not flagged */
+    write_log(path, 3, NULL);
+    CHECK_EQ_INT(run_cmd(cmd_best, 2, argv), 0);
+    CHECK(strstr(cli_out, "check") == NULL);
+}
+
 int main(void) {
     /* tmpfs when there is one: the crash test opens and syncs a log 1550 times */
     snprintf(tmpdir, sizeof tmpdir, "%s/tt_integrity_XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
@@ -781,6 +824,7 @@ int main(void) {
     RUN(a_failed_fsync_is_final);
     RUN(a_crash_cut_at_every_byte_of_the_last_batch_resumes_whole_records);
     RUN(the_buffer_reader_reads_what_the_file_reader_reads);
+    RUN(a_best_beyond_the_peak_is_flagged);
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);

@@ -1,0 +1,307 @@
+/* kernels/te_emit.c: C from a loop nest (LoopNest_emit_c in te_lower.h).
+ *
+ * Axis values are int64_t locals named after the program's variables (x<id>);
+ * expressions of an inlined stage are substituted at each access with its
+ * axes bound to the access's indices. Integer `/` and `%` are floor
+ * operations (tt_fdiv, tt_fmod); float math uses the f-suffixed functions. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/te_lower.h"
+
+/* What differs between C, OpenCL C and CUDA in the emitted text. */
+typedef struct Dialect {
+    const char *int_t;       /* 64-bit integer type */
+    const char *fun[9];      /* exp log sqrt rsqrt tanh erf abs max min on float */
+    const char *inf;         /* +infinity as a float expression */
+    const char *func_prefix; /* before the helpers' definitions */
+} Dialect;
+
+static const Dialect C_DIALECT = {"int64_t",
+                                  {"expf", "logf", "sqrtf", NULL, "tanhf", "erff", "fabsf", "fmaxf", "fminf"},
+                                  "INFINITY",
+                                  "static inline"};
+static const Dialect OPENCL_DIALECT = {"long",
+                                       {"exp", "log", "sqrt", "rsqrt", "tanh", "erf", "fabs", "fmax", "fmin"},
+                                       "INFINITY",
+                                       "static inline"};
+static const Dialect CUDA_DIALECT = {"long long",
+                                     {"expf", "logf", "sqrtf", "rsqrtf", "tanhf", "erff", "fabsf", "fmaxf", "fminf"},
+                                     "__int_as_float(0x7f800000)",
+                                     "static __device__ __forceinline__"};
+
+typedef struct Emit {
+    const LoopNest *ln;
+    const TeProgram *g;
+    StrBuf *out;
+    const Dialect *dia;
+} Emit;
+
+static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value);
+
+static void float_lit(const Dialect *dia, StrBuf *out, double v) {
+    char buf[48];
+    snprintf(buf, sizeof buf, "%.9g", v);
+    if (!strpbrk(buf, ".eEin")) strcat(buf, ".0");
+    if (strstr(buf, "inf")) StrBuf_printf(out, v > 0 ? "(%s)" : "(-%s)", dia->inf);
+    else StrBuf_printf(out, "%sf", buf);
+}
+
+/* Row-major offset of an access, with the indices rendered under env. */
+static void offset(Emit *E, int tensor, const TeExpr *const *idx, char **env, StrBuf *out) {
+    const TeTensor *t = &E->g->tensors[tensor];
+    StrBuf *save = E->out;
+    E->out = out;
+    for (int d = 0; d < t->ndim; d++) StrBuf_append(out, "(");
+    for (int d = 0; d < t->ndim; d++) {
+        if (d) StrBuf_printf(out, " * %lld + ", (long long)t->shape[d]);
+        expr(E, idx[d], env, NULL);
+        StrBuf_append(out, ")");
+    }
+    E->out = save;
+}
+
+static const char *const COP[] = {"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||"};
+
+static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value) {
+    StrBuf *o = E->out;
+    switch (e->kind) {
+    case TE_NUM:
+        if (e->type == TE_TINT) StrBuf_printf(o, "((%s)%lld)", E->dia->int_t, (long long)e->inum);
+        else float_lit(E->dia, o, e->num);
+        return;
+    case TE_VAR:
+        StrBuf_append(o, env[e->var]);
+        return;
+    case TE_ACCESS: {
+        int st = E->ln->dag->stage_of[e->tensor];
+        if (st >= 0 && E->ln->inlined[st]) { /* the producer's value with its axes bound to these indices */
+            const TeTensor *t = &E->g->tensors[e->tensor];
+            char *saved[TE_MAX_DIMS];
+            StrBuf ix;
+            for (int d = 0; d < t->ndim; d++) {
+                StrBuf_init(&ix);
+                StrBuf *keep = E->out;
+                E->out = &ix;
+                StrBuf_append(&ix, "(");
+                expr(E, e->kid[d], env, NULL);
+                StrBuf_append(&ix, ")");
+                E->out = keep;
+                saved[d] = env[t->axes[d]];
+                env[t->axes[d]] = StrBuf_take(&ix);
+                StrBuf_done(&ix);
+            }
+            StrBuf_append(o, "(");
+            expr(E, t->body, env, NULL);
+            StrBuf_append(o, ")");
+            for (int d = 0; d < t->ndim; d++) {
+                free(env[t->axes[d]]);
+                env[t->axes[d]] = saved[d];
+            }
+            return;
+        }
+        StrBuf_printf(o, "T%d[", e->tensor);
+        offset(E, e->tensor, (const TeExpr *const *)e->kid, env, o);
+        StrBuf_append(o, "]");
+        return;
+    }
+    case TE_NEG:
+    case TE_NOT:
+        StrBuf_append(o, e->kind == TE_NEG ? "(-" : "(!");
+        expr(E, e->kid[0], env, red_value);
+        StrBuf_append(o, ")");
+        return;
+    case TE_BIN:
+        if (e->type == TE_TINT && (e->op == TE_DIV || e->op == TE_MOD)) {
+            StrBuf_append(o, e->op == TE_DIV ? "tt_fdiv(" : "tt_fmod(");
+            expr(E, e->kid[0], env, red_value);
+            StrBuf_append(o, ", ");
+            expr(E, e->kid[1], env, red_value);
+            StrBuf_append(o, ")");
+            return;
+        }
+        StrBuf_append(o, "(");
+        if (e->type == TE_TFLOAT) StrBuf_append(o, "(float)");
+        expr(E, e->kid[0], env, red_value);
+        StrBuf_printf(o, " %s ", COP[e->op]);
+        if (e->type == TE_TFLOAT) StrBuf_append(o, "(float)");
+        expr(E, e->kid[1], env, red_value);
+        StrBuf_append(o, ")");
+        return;
+    case TE_CALL:
+        if (e->type == TE_TINT) StrBuf_append(o, e->op == TE_FMAX ? "tt_imax(" : "tt_imin(");
+        else if (!E->dia->fun[e->op]) StrBuf_append(o, "(1.0f / sqrtf((float)"); /* C has no rsqrt */
+        else StrBuf_printf(o, "%s((float)", E->dia->fun[e->op]);
+        expr(E, e->kid[0], env, red_value);
+        if (e->n_kids == 2) {
+            StrBuf_append(o, e->type == TE_TINT ? ", " : ", (float)");
+            expr(E, e->kid[1], env, red_value);
+        }
+        StrBuf_append(o, !E->dia->fun[e->op] && e->type != TE_TINT ? "))" : ")");
+        return;
+    case TE_IF:
+        StrBuf_append(o, "(");
+        expr(E, e->kid[0], env, red_value);
+        StrBuf_append(o, e->type == TE_TFLOAT ? " ? (float)" : " ? ");
+        expr(E, e->kid[1], env, red_value);
+        StrBuf_append(o, e->type == TE_TFLOAT ? " : (float)" : " : ");
+        expr(E, e->kid[2], env, red_value);
+        StrBuf_append(o, ")");
+        return;
+    case TE_REDUCE:
+        StrBuf_append(o, red_value ? red_value : "0.0f");
+        return;
+    }
+}
+
+static void indent(StrBuf *o, int depth) { StrBuf_printf(o, "%*s", 4 * depth, ""); }
+
+static void emit_stmt(Emit *E, const LnNode *n, int depth) {
+    StrBuf *o = E->out;
+    const TeStage *ts = &E->ln->dag->stages[n->stage];
+    const TeTensor *t = &E->g->tensors[ts->tensor];
+    static __thread char *env[TE_MAX_VARS];
+    char names[2 * TE_MAX_DIMS][16];
+    indent(o, depth);
+    StrBuf_append(o, "{\n");
+    int n_axes = n->part == LN_UPDATE ? ts->n_spatial + ts->n_reduce : ts->n_spatial;
+    for (int a = 0; a < n_axes; a++) {
+        int v = a < ts->n_spatial ? ts->spatial[a] : ts->reduce[a - ts->n_spatial];
+        snprintf(names[a], sizeof names[a], "x%d", v);
+        env[v] = names[a];
+        indent(o, depth + 1);
+        StrBuf_printf(o, "const %s x%d = %s;\n", E->dia->int_t, v, n->axis[a]);
+    }
+    indent(o, depth + 1);
+    if (n->guard) StrBuf_printf(o, "if (%s) ", n->guard);
+    StrBuf out_ref;
+    StrBuf_init(&out_ref);
+    StrBuf_printf(&out_ref, "T%d[", ts->tensor);
+    TeExpr axes[TE_MAX_DIMS];
+    const TeExpr *ix[TE_MAX_DIMS];
+    for (int d = 0; d < t->ndim; d++) {
+        memset(&axes[d], 0, sizeof axes[d]);
+        axes[d].kind = TE_VAR;
+        axes[d].type = TE_TINT;
+        axes[d].var = t->axes[d];
+        ix[d] = &axes[d];
+    }
+    offset(E, ts->tensor, ix, env, &out_ref);
+    StrBuf_append(&out_ref, "]");
+    StrBuf_append(o, out_ref.data);
+    StrBuf_append(o, " = ");
+    int rop = ts->red ? ts->red->op : -1;
+    switch (n->part) {
+    case LN_STORE:
+        expr(E, t->body, env, NULL);
+        break;
+    case LN_INIT:
+        if (rop == TE_SUM) StrBuf_append(o, "0.0f");
+        else StrBuf_printf(o, rop == TE_MAX_OVER ? "(-%s)" : "(%s)", E->dia->inf);
+        break;
+    case LN_UPDATE:
+        if (rop == TE_SUM) StrBuf_printf(o, "%s + (float)", out_ref.data);
+        else StrBuf_printf(o, "%s(%s, (float)", E->dia->fun[rop == TE_MAX_OVER ? TE_FMAX : TE_FMIN], out_ref.data);
+        expr(E, ts->red->kid[0], env, NULL);
+        if (rop != TE_SUM) StrBuf_append(o, ")");
+        break;
+    case LN_POST:
+        expr(E, t->body, env, out_ref.data);
+        break;
+    }
+    StrBuf_append(o, ";\n");
+    StrBuf_done(&out_ref);
+    indent(o, depth);
+    StrBuf_append(o, "}\n");
+}
+
+static void emit_node(Emit *E, const LnNode *n, int depth) {
+    StrBuf *o = E->out;
+    if (!n->is_loop) {
+        emit_stmt(E, n, depth);
+        return;
+    }
+    if (n->bind && E->dia != &C_DIALECT) { /* the loop is the thread index */
+        static const char *const CU[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+        static const char *const CL[] = {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)",
+                                         "get_local_id(0)", "get_local_id(1)", "get_local_id(2)"};
+        indent(o, depth);
+        StrBuf_printf(o, "{ const %s %s = (%s)%s;\n", E->dia->int_t, n->var, E->dia->int_t,
+                      (E->dia == &CUDA_DIALECT ? CU : CL)[n->bind - 1]);
+        for (int i = 0; i < n->n_kids; i++) emit_node(E, n->kids[i], depth + 1);
+        indent(o, depth);
+        StrBuf_append(o, "}\n");
+        return;
+    }
+    int c = E->dia == &C_DIALECT;
+    if (c && n->ann == ANN_PARALLEL) indent(o, depth), StrBuf_append(o, "#pragma omp parallel for\n");
+    if (c && n->ann == ANN_VECTORIZE) indent(o, depth), StrBuf_append(o, "#pragma omp simd\n");
+    if (c && n->unroll > 0) indent(o, depth), StrBuf_printf(o, "#pragma GCC unroll %lld\n", (long long)(n->unroll < 65535 ? n->unroll : 65534));
+    indent(o, depth);
+    StrBuf_printf(o, "for (%s %s = 0; %s < %lld; %s++) {\n", E->dia->int_t, n->var, n->var, (long long)n->extent, n->var);
+    for (int i = 0; i < n->n_kids; i++) emit_node(E, n->kids[i], depth + 1);
+    indent(o, depth);
+    StrBuf_append(o, "}\n");
+}
+
+/* Guarded so that several kernels can share one source. */
+static void helpers(const Dialect *d, StrBuf *out) {
+    StrBuf_printf(out,
+                  "#ifndef TT_TE_HELPERS\n#define TT_TE_HELPERS\n"
+                  "%s %s tt_fdiv(%s a, %s b) { %s q = a / b; return (a %% b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+                  "%s %s tt_fmod(%s a, %s b) { return a - tt_fdiv(a, b) * b; }\n"
+                  "%s %s tt_imax(%s a, %s b) { return a > b ? a : b; }\n"
+                  "%s %s tt_imin(%s a, %s b) { return a < b ? a : b; }\n#endif\n",
+                  d->func_prefix, d->int_t, d->int_t, d->int_t, d->int_t, d->func_prefix, d->int_t, d->int_t, d->int_t,
+                  d->func_prefix, d->int_t, d->int_t, d->int_t, d->func_prefix, d->int_t, d->int_t, d->int_t);
+}
+
+void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
+    Emit E = {this, this->dag->prog, out, &C_DIALECT};
+    StrBuf_append(out, "#include <math.h>\n#include <stdint.h>\n");
+    helpers(&C_DIALECT, out);
+    StrBuf_printf(out, "void %s(float **t) {\n", fn);
+    for (int i = 0; i < this->dag->prog->n_tensors; i++) StrBuf_printf(out, "    float *restrict T%d = t[%d];\n", i, i);
+    for (int i = 0; i < this->root->n_kids; i++) emit_node(&E, this->root->kids[i], 1);
+    StrBuf_append(out, "}\n");
+}
+
+/* Fills the launch shape from the bound loops under n; fails on an attached
+ * stage (a region loop, named r..) or a stage-level problem. */
+static Status launch_shape(const LnNode *n, TeLaunch *l, char *err) {
+    if (!n->is_loop) return TT_OK;
+    if (n->var[0] == 'r')
+        return tt_fail(err, "compute_at needs shared-memory caches on a GPU target; this lowering has none");
+    if (n->bind) {
+        int64_t *dim = n->bind <= 3 ? &l->grid[n->bind - 1] : &l->block[n->bind - 4];
+        *dim = n->extent;
+    }
+    for (int i = 0; i < n->n_kids; i++)
+        if (launch_shape(n->kids[i], l, err)) return TT_ERR;
+    return TT_OK;
+}
+
+Status LoopNest_emit_gpu(const LoopNest *this, int cuda, const char *prefix, StrBuf *out, TeLaunch *launches,
+                         int *n_launches, char *err) {
+    const Dialect *d = cuda ? &CUDA_DIALECT : &OPENCL_DIALECT;
+    Emit E = {this, this->dag->prog, out, d};
+    *n_launches = 0;
+    helpers(d, out);
+    for (int k = 0; k < this->root->n_kids && k < TE_MAX_LAUNCHES; k++) {
+        TeLaunch *l = &launches[(*n_launches)++];
+        snprintf(l->name, sizeof l->name, "%s%d", prefix, k);
+        for (int a = 0; a < 3; a++) l->grid[a] = l->block[a] = 1;
+        if (launch_shape(this->root->kids[k], l, err)) return TT_ERR;
+        if (l->block[0] * l->block[1] * l->block[2] > 1024)
+            return tt_fail(err, "kernel %d: %lld threads per block, more than 1024", k,
+                           (long long)(l->block[0] * l->block[1] * l->block[2]));
+        StrBuf_printf(out, "%s void %s(", cuda ? "extern \"C\" __global__" : "__kernel", l->name);
+        for (int i = 0; i < this->dag->prog->n_tensors; i++)
+            StrBuf_printf(out, "%s%sfloat *%s T%d", i ? ", " : "", cuda ? "" : "__global ", cuda ? "__restrict__" : "restrict", i);
+        StrBuf_append(out, ") {\n");
+        emit_node(&E, this->root->kids[k], 1);
+        StrBuf_append(out, "}\n");
+    }
+    return TT_OK;
+}

@@ -1,0 +1,619 @@
+/* kernels/te_lower.c: schedule steps -> loop nest -> C (see te_lower.h).
+ *
+ * Each stage keeps a list of iterators, Halide style: its axes (spatial then
+ * reduction) are the roots; split replaces a loop by outer..inner loops whose
+ * values combine as outer*stride + inner; fuse replaces adjacent loops by one
+ * whose value is divided back. The stage's loops are the current leaves in
+ * order. An axis value is rebuilt from the leaves at lowering. */
+#include "kernels/te_lower.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ITERS 96
+#define MAX_LEAVES 32
+
+enum { REL_NONE, REL_SPLIT, REL_FUSE };
+enum { AT_ROOT, AT_INLINE, AT_STAGE };
+
+typedef struct Iter {
+    int64_t extent;
+    int is_reduce;
+    LnAnn ann;
+    int64_t auto_unroll;
+    int bind;
+    /* what became of it: split into out[], or fused (with siblings in[]) into out[0] */
+    int rel;
+    int n_out, out[STEP_MAX_ARGS + 1];
+    int n_in, in[STEP_MAX_ARGS + 1]; /* fuse: every iterator fused together, in order */
+} Iter;
+
+typedef struct Sched {
+    int n_iters;
+    Iter it[MAX_ITERS];
+    int n_leaves;
+    int leaves[MAX_LEAVES];
+    int n_roots; /* spatial + reduction axes */
+    int inexact; /* some split does not divide */
+    int attach, at_stage, at_iter, at_step;
+    int looped_step; /* index of the first step that changed its loops, -1 */
+} Sched;
+
+typedef struct Lower {
+    const TeDag *dag;
+    Sched *s; /* one per stage */
+    char *err;
+} Lower;
+
+static Status step_fail(char *err, int idx, const Step *st, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static Status step_fail(char *err, int idx, const Step *st, const char *fmt, ...) {
+    char msg[TT_ERRLEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return tt_fail(err, "step %d (%s %d): %s", idx, StepKind_name(st->kind), st->stage, msg);
+}
+
+static const char *stage_name(const TeDag *d, int s) { return d->prog->tensors[d->stages[s].tensor].name; }
+
+static int new_iter(Sched *s, int64_t extent, int is_reduce) {
+    Iter *it = &s->it[s->n_iters];
+    memset(it, 0, sizeof *it);
+    it->extent = extent;
+    it->is_reduce = is_reduce;
+    return s->n_iters++;
+}
+
+static Status check_loop(char *err, int idx, const Step *st, const Sched *s, int64_t pos) {
+    if (pos < 0 || pos >= s->n_leaves)
+        return step_fail(err, idx, st, "loop %lld does not exist (the stage has %d loops)", (long long)pos, s->n_leaves);
+    return TT_OK;
+}
+
+static Status apply(Lower *L, int idx, const Step *st) {
+    const TeDag *d = L->dag;
+    char *err = L->err;
+    if (st->stage < 0 || st->stage >= d->n_stages)
+        return step_fail(err, idx, st, "stage %d does not exist (%d stages)", st->stage, d->n_stages);
+    Sched *s = &L->s[st->stage];
+    const TeStage *ts = &d->stages[st->stage];
+    int loops = st->kind == STEP_SPLIT || st->kind == STEP_REORDER || st->kind == STEP_FUSE ||
+                st->kind == STEP_PARALLEL || st->kind == STEP_VECTORIZE || st->kind == STEP_UNROLL ||
+                st->kind == STEP_AUTO_UNROLL || st->kind == STEP_BIND;
+    if (loops && s->attach == AT_INLINE)
+        return step_fail(err, idx, st, "stage %s is inlined: it has no loops", stage_name(d, st->stage));
+    if (loops && s->attach == AT_STAGE)
+        return step_fail(err, idx, st, "stage %s is computed at %s (step %d): its loops cover that region",
+                         stage_name(d, st->stage), stage_name(d, s->at_stage), s->at_step);
+    if (loops && s->looped_step < 0) s->looped_step = idx;
+    switch (st->kind) {
+    case STEP_SPLIT: {
+        if (check_loop(err, idx, st, s, st->arg[0])) return TT_ERR;
+        int pos = (int)st->arg[0], from = s->leaves[pos];
+        int nf = st->n_args - 1;
+        if (s->n_leaves + nf > MAX_LEAVES || s->n_iters + nf + 1 > MAX_ITERS)
+            return step_fail(err, idx, st, "too many loops");
+        int64_t prod = 1;
+        for (int i = 1; i <= nf; i++) {
+            if (st->arg[i] < 1) return step_fail(err, idx, st, "factor %lld is not positive", (long long)st->arg[i]);
+            prod *= st->arg[i];
+            if (prod > s->it[from].extent)
+                return step_fail(err, idx, st, "factors multiply to more than the loop's extent %lld",
+                                 (long long)s->it[from].extent);
+        }
+        int64_t outer = (s->it[from].extent + prod - 1) / prod;
+        if (outer * prod != s->it[from].extent) s->inexact = 1;
+        int ids[STEP_MAX_ARGS + 1];
+        ids[0] = new_iter(s, outer, s->it[from].is_reduce);
+        for (int i = 1; i <= nf; i++) ids[i] = new_iter(s, st->arg[i], s->it[from].is_reduce);
+        Iter *f = &s->it[from];
+        f->rel = REL_SPLIT;
+        f->n_out = nf + 1;
+        memcpy(f->out, ids, sizeof(int) * (nf + 1));
+        memmove(&s->leaves[pos + nf + 1], &s->leaves[pos + 1], sizeof(int) * (s->n_leaves - pos - 1));
+        memcpy(&s->leaves[pos], ids, sizeof(int) * (nf + 1));
+        s->n_leaves += nf;
+        return TT_OK;
+    }
+    case STEP_REORDER: {
+        if (st->n_args != s->n_leaves)
+            return step_fail(err, idx, st, "%d positions for %d loops", st->n_args, s->n_leaves);
+        int seen[MAX_LEAVES] = {0}, next[MAX_LEAVES];
+        for (int i = 0; i < st->n_args; i++) {
+            if (check_loop(err, idx, st, s, st->arg[i])) return TT_ERR;
+            if (seen[st->arg[i]]++) return step_fail(err, idx, st, "loop %lld appears twice", (long long)st->arg[i]);
+            next[i] = s->leaves[st->arg[i]];
+        }
+        memcpy(s->leaves, next, sizeof(int) * s->n_leaves);
+        return TT_OK;
+    }
+    case STEP_FUSE: {
+        int pos = (int)st->arg[0], n = (int)st->arg[1];
+        if (n < 2 || n > STEP_MAX_ARGS + 1) return step_fail(err, idx, st, "fuse needs 2..%d loops", STEP_MAX_ARGS + 1);
+        if (check_loop(err, idx, st, s, pos) || check_loop(err, idx, st, s, pos + n - 1)) return TT_ERR;
+        if (s->n_iters == MAX_ITERS) return step_fail(err, idx, st, "too many loops");
+        int64_t ext = 1;
+        int red = s->it[s->leaves[pos]].is_reduce;
+        for (int i = 0; i < n; i++) {
+            if (s->it[s->leaves[pos + i]].is_reduce != red)
+                return step_fail(err, idx, st, "cannot fuse a spatial loop with a reduction loop");
+            ext *= s->it[s->leaves[pos + i]].extent;
+            if (ext > ((int64_t)1 << 40)) return step_fail(err, idx, st, "fused extent too large");
+        }
+        int f = new_iter(s, ext, red);
+        for (int i = 0; i < n; i++) {
+            Iter *in = &s->it[s->leaves[pos + i]];
+            in->rel = REL_FUSE;
+            in->n_out = 1;
+            in->out[0] = f;
+            in->n_in = n;
+            for (int k = 0; k < n; k++) in->in[k] = s->leaves[pos + k];
+        }
+        s->leaves[pos] = f;
+        memmove(&s->leaves[pos + 1], &s->leaves[pos + n], sizeof(int) * (s->n_leaves - pos - n));
+        s->n_leaves -= n - 1;
+        return TT_OK;
+    }
+    case STEP_PARALLEL:
+    case STEP_VECTORIZE:
+    case STEP_UNROLL:
+    case STEP_AUTO_UNROLL: {
+        if (check_loop(err, idx, st, s, st->arg[0])) return TT_ERR;
+        Iter *it = &s->it[s->leaves[st->arg[0]]];
+        if (st->kind == STEP_AUTO_UNROLL) {
+            if (st->arg[1] < 0) return step_fail(err, idx, st, "max step %lld is negative", (long long)st->arg[1]);
+            it->auto_unroll = st->arg[1];
+            return TT_OK;
+        }
+        if (st->kind != STEP_UNROLL && it->is_reduce)
+            return step_fail(err, idx, st, "loop %lld is a reduction loop; its steps depend on each other",
+                             (long long)st->arg[0]);
+        if (st->kind == STEP_UNROLL && it->extent > 4096)
+            return step_fail(err, idx, st, "loop %lld has %lld steps: too many to unroll", (long long)st->arg[0],
+                             (long long)it->extent);
+        it->ann = st->kind == STEP_PARALLEL ? ANN_PARALLEL : st->kind == STEP_VECTORIZE ? ANN_VECTORIZE : ANN_UNROLL;
+        return TT_OK;
+    }
+    case STEP_BIND: {
+        if (check_loop(err, idx, st, s, st->arg[0])) return TT_ERR;
+        Iter *it = &s->it[s->leaves[st->arg[0]]];
+        if (st->arg[1] < 0 || st->arg[1] > 5)
+            return step_fail(err, idx, st, "thread index %lld is not 0..5 (blockIdx.x/y/z, threadIdx.x/y/z)",
+                             (long long)st->arg[1]);
+        if (it->is_reduce) return step_fail(err, idx, st, "loop %lld is a reduction loop", (long long)st->arg[0]);
+        for (int i = 0; i < s->n_iters; i++)
+            if (s->it[i].bind == st->arg[1] + 1)
+                return step_fail(err, idx, st, "%s is bound twice", st->arg[1] < 3 ? "a block index" : "a thread index");
+        it->bind = (int)st->arg[1] + 1;
+        return TT_OK;
+    }
+    case STEP_COMPUTE_INLINE:
+        if (!ts->injective || ts->is_output)
+            return step_fail(err, idx, st, "stage %s %s; only a stage without reduction that is not an output inlines",
+                             stage_name(d, st->stage), ts->is_output ? "is an output" : "has a reduction");
+        if (s->looped_step >= 0)
+            return step_fail(err, idx, st, "stage %s was given loops by step %d", stage_name(d, st->stage),
+                             s->looped_step);
+        s->attach = AT_INLINE;
+        return TT_OK;
+    case STEP_COMPUTE_ROOT:
+        s->attach = AT_ROOT;
+        return TT_OK;
+    case STEP_COMPUTE_AT: {
+        int t = (int)st->arg[0];
+        if (t < 0 || t >= d->n_stages || t == st->stage)
+            return step_fail(err, idx, st, "target stage %d is not another stage", t);
+        if (ts->is_output) return step_fail(err, idx, st, "stage %s is an output", stage_name(d, st->stage));
+        if (ts->n_consumers != 1 || ts->consumers[0] != t)
+            return step_fail(err, idx, st, "stage %s is read by other stages than %s", stage_name(d, st->stage),
+                             stage_name(d, t));
+        if (L->s[t].attach != AT_ROOT) return step_fail(err, idx, st, "target %s is not computed at root", stage_name(d, t));
+        if (check_loop(err, idx, st, &L->s[t], st->arg[1])) return TT_ERR;
+        if (s->looped_step >= 0)
+            return step_fail(err, idx, st, "stage %s was given loops of its own by step %d", stage_name(d, st->stage),
+                             s->looped_step);
+        s->attach = AT_STAGE;
+        s->at_stage = t;
+        s->at_iter = L->s[t].leaves[st->arg[1]];
+        s->at_step = idx;
+        return TT_OK;
+    }
+    default:
+        return step_fail(err, idx, st, "unknown step");
+    }
+}
+
+/* ---- building the tree ------------------------------------------------------ */
+
+static LnNode *node_new(int is_loop) {
+    LnNode *n = calloc(1, sizeof *n);
+    n->is_loop = is_loop;
+    return n;
+}
+
+static void node_add(LnNode *parent, LnNode *kid) {
+    if (parent->n_kids == parent->cap_kids) {
+        parent->cap_kids = parent->cap_kids ? 2 * parent->cap_kids : 4;
+        parent->kids = realloc(parent->kids, sizeof(LnNode *) * parent->cap_kids);
+    }
+    parent->kids[parent->n_kids++] = kid;
+}
+
+static void node_free(LnNode *n) {
+    if (!n) return;
+    for (int i = 0; i < n->n_kids; i++) node_free(n->kids[i]);
+    for (int i = 0; i < 2 * TE_MAX_DIMS; i++) free(n->axis[i]);
+    free(n->guard);
+    free(n->kids);
+    free(n);
+}
+
+static LnNode *loop_new(const char *var, int64_t extent) {
+    LnNode *l = node_new(1);
+    snprintf(l->var, sizeof l->var, "%s", var);
+    l->extent = extent;
+    return l;
+}
+
+/* The value of iterator i of stage st, from the current leaves. */
+static void iter_value(const Sched *s, int st, int i, StrBuf *out) {
+    const Iter *it = &s->it[i];
+    if (it->rel == REL_SPLIT) {
+        int64_t stride[STEP_MAX_ARGS + 1], acc = 1;
+        for (int k = it->n_out - 1; k >= 0; k--) stride[k] = acc, acc *= s->it[it->out[k]].extent;
+        StrBuf_append(out, "(");
+        for (int k = 0; k < it->n_out; k++) {
+            if (k) StrBuf_append(out, " + ");
+            iter_value(s, st, it->out[k], out);
+            if (stride[k] != 1) StrBuf_printf(out, " * %lld", (long long)stride[k]);
+        }
+        StrBuf_append(out, ")");
+    } else if (it->rel == REL_FUSE) {
+        int64_t stride = 1;
+        int k = it->n_in - 1;
+        for (; it->in[k] != i; k--) stride *= s->it[it->in[k]].extent;
+        StrBuf_append(out, "(");
+        iter_value(s, st, it->out[0], out);
+        if (stride != 1) StrBuf_printf(out, " / %lld", (long long)stride);
+        if (k) StrBuf_printf(out, " %% %lld", (long long)it->extent);
+        StrBuf_append(out, ")");
+    } else {
+        StrBuf_printf(out, "i%d_%d", st, i);
+    }
+}
+
+/* A statement of stage st. axis_override (optional) gives every axis value
+ * the part needs, and then guard (optional) is its whole guard. */
+static LnNode *stmt_new(const Lower *L, int st, LnPart part, char **axis_override, const char *guard) {
+    const Sched *s = &L->s[st];
+    const TeStage *ts = &L->dag->stages[st];
+    LnNode *n = node_new(0);
+    n->stage = st;
+    n->part = part;
+    StrBuf b, g;
+    StrBuf_init(&g);
+    int n_axes = part == LN_UPDATE ? s->n_roots : ts->n_spatial;
+    for (int a = 0; a < n_axes; a++) {
+        StrBuf_init(&b);
+        if (axis_override) StrBuf_append(&b, axis_override[a]);
+        else iter_value(s, st, a, &b);
+        n->axis[a] = StrBuf_take(&b);
+        StrBuf_done(&b);
+        if (s->inexact && !axis_override) {
+            const TeVar *v = &L->dag->prog->vars[a < ts->n_spatial ? ts->spatial[a] : ts->reduce[a - ts->n_spatial]];
+            StrBuf_printf(&g, "%s%s < %lld", g.len ? " && " : "", n->axis[a], (long long)v->extent);
+        }
+    }
+    if (guard && *guard) StrBuf_append(&g, guard);
+    if (g.len) n->guard = StrBuf_take(&g);
+    StrBuf_done(&g);
+    return n;
+}
+
+/* ---- compute_at regions ----------------------------------------------------- */
+
+/* A linear combination of a stage's iterators (dense over iterator ids). */
+typedef struct ItLin {
+    int64_t coef[MAX_ITERS];
+    int64_t c;
+} ItLin;
+
+/* Iterator i as a combination of leaves; 0 when a fuse makes it non-linear. */
+static int iter_lin(const Sched *s, int i, int64_t scale, ItLin *out) {
+    const Iter *it = &s->it[i];
+    if (it->rel == REL_FUSE) return 0;
+    if (it->rel == REL_NONE) {
+        out->coef[i] += scale;
+        return 1;
+    }
+    int64_t stride = 1;
+    for (int k = it->n_out - 1; k >= 0; k--) {
+        if (!iter_lin(s, it->out[k], scale * stride, out)) return 0;
+        stride *= s->it[it->out[k]].extent;
+    }
+    return 1;
+}
+
+/* Index e of an access in target stage t as a combination of t's leaves. */
+static int access_lin(const Lower *L, int t, const TeExpr *e, ItLin *out) {
+    const TeStage *ts = &L->dag->stages[t];
+    TeLin lin;
+    memset(out, 0, sizeof *out);
+    if (!te_linear(e, &lin)) return 0;
+    out->c = lin.c;
+    for (int k = 0; k < lin.n; k++) {
+        int root = -1;
+        for (int a = 0; a < ts->n_spatial; a++)
+            if (ts->spatial[a] == lin.var[k]) root = a;
+        for (int a = 0; a < ts->n_reduce; a++)
+            if (ts->reduce[a] == lin.var[k]) root = ts->n_spatial + a;
+        if (root < 0 || !iter_lin(&L->s[t], root, lin.coef[k], out)) return 0;
+    }
+    return 1;
+}
+
+/* The region of producer p's spatial axis d that target t reads under its
+ * loop at leaf position pos: lo (an expression of the loops at and around
+ * pos) and span. Returns 0 (whole axis) when an index is not linear in the
+ * leaves or two accesses differ in the outer loops. */
+static int region(const Lower *L, int p, int t, int pos, int d, StrBuf *lo, int64_t *span) {
+    const TeDag *D = L->dag;
+    const Sched *ts = &L->s[t];
+    const TeStage *tst = &D->stages[t];
+    int inner[MAX_ITERS] = {0};
+    for (int i = pos + 1; i < ts->n_leaves; i++) inner[ts->leaves[i]] = 1;
+    int found = 0;
+    ItLin first;
+    int64_t lo_c = 0, hi_c = 0;
+    for (int a = 0; a < tst->n_access; a++) {
+        const TeExpr *at = tst->access[a].at;
+        if (at->tensor != D->stages[p].tensor) continue;
+        ItLin l;
+        if (!access_lin(L, t, at->kid[d], &l)) return 0;
+        int64_t lo_k = l.c, hi_k = l.c;
+        for (int i = 0; i < ts->n_iters; i++) {
+            if (!inner[i] || !l.coef[i]) continue;
+            int64_t x = l.coef[i] * (ts->it[i].extent - 1);
+            if (x < 0) lo_k += x;
+            else hi_k += x;
+            l.coef[i] = 0;
+        }
+        l.c = 0;
+        if (!found) first = l, lo_c = lo_k, hi_c = hi_k, found = 1;
+        else {
+            if (memcmp(&first, &l, sizeof l) != 0) return 0;
+            if (lo_k < lo_c) lo_c = lo_k;
+            if (hi_k > hi_c) hi_c = hi_k;
+        }
+    }
+    if (!found) return 0;
+    StrBuf_printf(lo, "(%lld", (long long)lo_c);
+    for (int i = 0; i < ts->n_iters; i++)
+        if (first.coef[i]) StrBuf_printf(lo, " + %lld * i%d_%d", (long long)first.coef[i], t, i);
+    StrBuf_append(lo, ")");
+    *span = hi_c - lo_c + 1;
+    return 1;
+}
+
+/* Stage p computed at stage t's loop at leaf position pos: loops over the
+ * region of each spatial axis (guarded to the tensor), then its reduction. */
+static void build_at(Lower *L, int p, int t, int pos, LnNode *parent) {
+    const TeStage *ps = &L->dag->stages[p];
+    char *axis[2 * TE_MAX_DIMS];
+    char names[2 * TE_MAX_DIMS][200];
+    StrBuf guard, lo;
+    StrBuf_init(&guard);
+    LnNode *cur = parent;
+    for (int d = 0; d < ps->n_spatial; d++) {
+        int64_t ext = L->dag->prog->vars[ps->spatial[d]].extent, span = ext;
+        StrBuf_init(&lo);
+        char var[24];
+        snprintf(var, sizeof var, "r%d_%d", p, d);
+        if (region(L, p, t, pos, d, &lo, &span) && span < ext) {
+            StrBuf_printf(&guard, "%s0 <= %s + %s && %s + %s < %lld", guard.len ? " && " : "", lo.data, var, lo.data,
+                          var, (long long)ext);
+            snprintf(names[d], sizeof names[d], "%s + %s", lo.data, var);
+        } else {
+            span = ext;
+            snprintf(names[d], sizeof names[d], "%s", var);
+        }
+        if (strlen(names[d]) >= sizeof names[d] - 1) { /* too long to keep: the whole axis */
+            span = ext;
+            snprintf(names[d], sizeof names[d], "%s", var);
+            StrBuf_clear(&guard);
+        }
+        StrBuf_done(&lo);
+        axis[d] = names[d];
+        LnNode *l = loop_new(var, span);
+        node_add(cur, l);
+        cur = l;
+    }
+    if (!ps->red) {
+        node_add(cur, stmt_new(L, p, LN_STORE, axis, guard.data));
+        StrBuf_done(&guard);
+        return;
+    }
+    node_add(cur, stmt_new(L, p, LN_INIT, axis, guard.data));
+    LnNode *body = cur;
+    for (int k = 0; k < ps->n_reduce; k++) {
+        snprintf(names[ps->n_spatial + k], sizeof names[0], "q%d_%d", p, k);
+        axis[ps->n_spatial + k] = names[ps->n_spatial + k];
+        LnNode *l = loop_new(names[ps->n_spatial + k], L->dag->prog->vars[ps->reduce[k]].extent);
+        node_add(cur, l);
+        cur = l;
+    }
+    node_add(cur, stmt_new(L, p, LN_UPDATE, axis, guard.data));
+    if (ps->red != L->dag->prog->tensors[ps->tensor].body) node_add(body, stmt_new(L, p, LN_POST, axis, guard.data));
+    StrBuf_done(&guard);
+}
+
+/* Stages computed at the loop at leaf position pos of stage st go first in its body. */
+static void attach_here(Lower *L, int st, int pos, LnNode *loop) {
+    for (int k = 0; k < L->dag->n_stages; k++)
+        if (L->s[k].attach == AT_STAGE && L->s[k].at_stage == st && L->s[k].at_iter == L->s[st].leaves[pos])
+            build_at(L, k, st, pos, loop);
+}
+
+/* A plain nest over the spatial axes (for INIT / POST apart from the main nest). */
+static void plain_nest(Lower *L, int st, LnPart part, LnNode *parent) {
+    const TeStage *ts = &L->dag->stages[st];
+    LnNode *cur = parent;
+    char *axis[TE_MAX_DIMS];
+    for (int a = 0; a < ts->n_spatial; a++) {
+        char var[24];
+        snprintf(var, sizeof var, "%c%d_%d", part == LN_INIT ? 'z' : 'p', st, a);
+        LnNode *l = loop_new(var, L->dag->prog->vars[ts->spatial[a]].extent);
+        node_add(cur, l);
+        cur = l;
+        axis[a] = l->var;
+    }
+    node_add(cur, stmt_new(L, st, part, axis, NULL));
+}
+
+static void build_stage(Lower *L, int st, LnNode *parent) {
+    const Sched *s = &L->s[st];
+    const TeStage *ts = &L->dag->stages[st];
+    int first_red = -1, fused_form = 1;
+    for (int i = 0; i < s->n_leaves; i++) {
+        if (s->it[s->leaves[i]].is_reduce && first_red < 0) first_red = i;
+        if (!s->it[s->leaves[i]].is_reduce && first_red >= 0) fused_form = 0;
+    }
+    int has_post = ts->red && ts->red != L->dag->prog->tensors[ts->tensor].body;
+    if (ts->red && !fused_form) plain_nest(L, st, LN_INIT, parent);
+    LnNode *cur = parent, *post_parent = NULL;
+    for (int i = 0; i < s->n_leaves; i++) {
+        if (ts->red && fused_form && i == first_red) {
+            node_add(cur, stmt_new(L, st, LN_INIT, NULL, NULL));
+            post_parent = cur;
+        }
+        const Iter *it = &s->it[s->leaves[i]];
+        char var[24];
+        snprintf(var, sizeof var, "i%d_%d", st, s->leaves[i]);
+        LnNode *l = loop_new(var, it->extent);
+        l->ann = it->ann;
+        l->bind = it->bind;
+        if (it->ann == ANN_UNROLL) l->unroll = it->extent;
+        else if (it->auto_unroll > 0) l->unroll = -it->auto_unroll; /* resolved by resolve_auto_unroll */
+        node_add(cur, l);
+        attach_here(L, st, i, l);
+        cur = l;
+    }
+    node_add(cur, stmt_new(L, st, ts->red ? LN_UPDATE : LN_STORE, NULL, NULL));
+    if (post_parent && has_post) node_add(post_parent, stmt_new(L, st, LN_POST, NULL, NULL));
+    if (ts->red && !fused_form && has_post) plain_nest(L, st, LN_POST, parent);
+}
+
+/* Largest number of statement executions under a node (its trip count). */
+static int64_t trips(const LnNode *n) {
+    if (!n->is_loop) return 1;
+    int64_t t = 0;
+    for (int i = 0; i < n->n_kids; i++) t += trips(n->kids[i]);
+    return t * (n->extent > 0 ? n->extent : 1);
+}
+
+/* auto_unroll n on a loop: unroll every loop under it whose own trip count is <= n. */
+static void resolve_auto_unroll(LnNode *n, int64_t limit) {
+    if (!n->is_loop) return;
+    if (n->unroll < 0) {
+        limit = -n->unroll;
+        n->unroll = 0;
+    } else if (limit > 0 && n->unroll == 0 && n->ann == ANN_NONE && trips(n) <= limit) {
+        n->unroll = n->extent;
+    }
+    for (int i = 0; i < n->n_kids; i++) resolve_auto_unroll(n->kids[i], limit);
+}
+
+/* Parallel and vectorized loops must not hold a computed-at stage: its
+ * region would be written by several iterations at once. */
+static Status check_annotations(const Lower *L, const Steps *steps) {
+    for (int k = 0; k < L->dag->n_stages; k++) {
+        const Sched *p = &L->s[k];
+        if (p->attach != AT_STAGE) continue;
+        const Sched *t = &L->s[p->at_stage];
+        int pos = -1;
+        for (int i = 0; i < t->n_leaves; i++)
+            if (t->leaves[i] == p->at_iter) pos = i;
+        if (pos < 0)
+            return step_fail(L->err, p->at_step, &steps->step[p->at_step],
+                             "the loop it computes at was split or fused by a later step");
+        for (int i = 0; i <= pos; i++) {
+            LnAnn a = t->it[t->leaves[i]].ann;
+            if (a == ANN_PARALLEL || a == ANN_VECTORIZE)
+                return step_fail(L->err, p->at_step, &steps->step[p->at_step],
+                                 "loop %d of %s, at or around this point, is %s", i, stage_name(L->dag, p->at_stage),
+                                 a == ANN_PARALLEL ? "parallel" : "vectorized");
+        }
+    }
+    return TT_OK;
+}
+
+Status LoopNest_lower(LoopNest *out, const TeDag *dag, const Steps *steps, char *err) {
+    memset(out, 0, sizeof *out);
+    Lower L = {.dag = dag, .err = err};
+    L.s = calloc(dag->n_stages, sizeof(Sched));
+    for (int k = 0; k < dag->n_stages; k++) {
+        Sched *s = &L.s[k];
+        const TeStage *ts = &dag->stages[k];
+        s->looped_step = -1;
+        for (int a = 0; a < ts->n_spatial; a++) new_iter(s, dag->prog->vars[ts->spatial[a]].extent, 0);
+        for (int a = 0; a < ts->n_reduce; a++) new_iter(s, dag->prog->vars[ts->reduce[a]].extent, 1);
+        s->n_roots = s->n_leaves = s->n_iters;
+        for (int i = 0; i < s->n_iters; i++) s->leaves[i] = i;
+    }
+    Status st = TT_OK;
+    for (int i = 0; i < steps->n && st == TT_OK; i++) st = apply(&L, i, &steps->step[i]);
+    if (st == TT_OK) st = check_annotations(&L, steps);
+    if (st != TT_OK) {
+        free(L.s);
+        return TT_ERR;
+    }
+    out->dag = dag;
+    out->root = loop_new("", 1);
+    for (int k = 0; k < dag->n_stages; k++) {
+        out->inlined[k] = L.s[k].attach == AT_INLINE;
+        if (L.s[k].attach == AT_ROOT) build_stage(&L, k, out->root);
+    }
+    resolve_auto_unroll(out->root, 0);
+    free(L.s);
+    return TT_OK;
+}
+
+void LoopNest_done(LoopNest *this) {
+    node_free(this->root);
+    this->root = NULL;
+}
+
+/* ---- printing --------------------------------------------------------------- */
+
+static const char *const PART[] = {"store", "init", "update", "post"};
+static const char *const ANN[] = {"", " parallel", " vectorize", ""}; /* unroll shows as its count */
+
+static void print_node(const LoopNest *ln, const LnNode *n, int depth, StrBuf *out) {
+    if (n->is_loop) {
+        static const char *const BIND[] = {"", " blockIdx.x", " blockIdx.y", " blockIdx.z",
+                                           " threadIdx.x", " threadIdx.y", " threadIdx.z"};
+        StrBuf_printf(out, "%*sfor %s < %lld%s%s", 2 * depth, "", n->var, (long long)n->extent, ANN[n->ann],
+                      BIND[n->bind]);
+        if (n->unroll) StrBuf_printf(out, " unroll %lld", (long long)n->unroll);
+        StrBuf_append(out, "\n");
+        for (int i = 0; i < n->n_kids; i++) print_node(ln, n->kids[i], depth + 1, out);
+        return;
+    }
+    const TeStage *ts = &ln->dag->stages[n->stage];
+    StrBuf_printf(out, "%*s%s %s", 2 * depth, "", PART[n->part], stage_name(ln->dag, n->stage));
+    int n_axes = n->part == LN_UPDATE ? ts->n_spatial + ts->n_reduce : ts->n_spatial;
+    for (int a = 0; a < n_axes; a++) {
+        int v = a < ts->n_spatial ? ts->spatial[a] : ts->reduce[a - ts->n_spatial];
+        StrBuf_printf(out, " %s=%s", ln->dag->prog->vars[v].name, n->axis[a]);
+    }
+    if (n->guard) StrBuf_printf(out, " if %s", n->guard);
+    StrBuf_append(out, "\n");
+}
+
+void LoopNest_print(const LoopNest *this, StrBuf *out) {
+    for (int i = 0; i < this->root->n_kids; i++) print_node(this, this->root->kids[i], 0, out);
+}

@@ -1,0 +1,98 @@
+/* kernels/te_lower.h: lowering a schedule (space/steps.h) of a tensor
+ * expression's DAG (te/dag.h) to a loop nest, and C code from the loop nest.
+ *
+ * The loop nest is a tree of loops and statements. A loop has a variable,
+ * an extent (it runs 0..extent-1) and an annotation (parallel, vectorize,
+ * unroll count). A statement computes one element of a stage: it states the
+ * value of each of the stage's axes as an expression of the enclosing loop
+ * variables, a guard (when splits do not divide, or a computed-at region
+ * reaches outside the tensor) and which part it is: the whole value of a
+ * stage without reduction (STORE), or a reduction's INIT, UPDATE (one step)
+ * and POST (the expression around the reduction, such as `/ N`).
+ *
+ * A reduction stage whose reduction loops are all inside its spatial loops
+ * gets INIT before and POST after its reduction loops; otherwise INIT and
+ * POST are loop nests of their own before and after the main nest.
+ *
+ * Replaying the same steps gives the same tree (LoopNest_print is its
+ * canonical text). A step that does not apply is an error naming its index:
+ * "step 3 (split): ...". */
+#ifndef TT_KERNELS_TE_LOWER_H
+#define TT_KERNELS_TE_LOWER_H
+
+#include "base/rng.h"
+#include "base/status.h"
+#include "base/strbuf.h"
+#include "space/steps.h"
+#include "te/dag.h"
+
+typedef enum { LN_STORE, LN_INIT, LN_UPDATE, LN_POST } LnPart;
+typedef enum { ANN_NONE, ANN_PARALLEL, ANN_VECTORIZE, ANN_UNROLL } LnAnn;
+
+typedef struct LnNode {
+    int is_loop;
+    /* loop */
+    char var[24];
+    int64_t extent;
+    LnAnn ann;
+    int64_t unroll; /* unroll this many (0: no pragma) */
+    int bind;       /* 0, or 1 + the GPU index it is bound to (blockIdx.x/y/z, threadIdx.x/y/z) */
+    /* statement */
+    int stage;
+    LnPart part;
+    char *axis[2 * TE_MAX_DIMS]; /* spatial axes, then reduction axes */
+    char *guard;                 /* NULL: always */
+    /* children (loops and the root block) */
+    int n_kids, cap_kids;
+    struct LnNode **kids;
+} LnNode;
+
+typedef struct LoopNest {
+    const TeDag *dag; /* borrowed */
+    LnNode *root;     /* a block: a loop node with extent 1 and no variable */
+    int inlined[TE_MAX_TENSORS]; /* per stage: computed inside its consumers */
+} LoopNest;
+
+/* Applies steps to dag's default schedule and lowers it into *out (the caller
+ * calls LoopNest_done). On error nothing is left to free. */
+Status LoopNest_lower(LoopNest *out, const TeDag *dag, const Steps *steps, char *err);
+void LoopNest_done(LoopNest *this);
+
+/* Canonical text of the tree, one line per loop or statement. */
+void LoopNest_print(const LoopNest *this, StrBuf *out);
+
+/* C source of `void fn(float **t)`, where t[i] is the buffer of program
+ * tensor i (row-major float; inputs read, defined tensors written, inlined
+ * ones unused). Parallel loops use OpenMP, vectorized loops `omp simd`. */
+void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out);
+
+/* One kernel of a GPU program: its entry point and launch shape. */
+typedef struct TeLaunch {
+    char name[32];
+    int64_t grid[3], block[3];
+} TeLaunch;
+
+#define TE_MAX_LAUNCHES (3 * TE_MAX_TENSORS)
+
+/* OpenCL C (cuda = 0) or CUDA C++ (cuda = 1) of the loop nest: one kernel per
+ * top-level nest, launched in order with the shapes in launches[]. Its
+ * parameters are every program tensor in order (global float buffers). Bound
+ * loops become thread indices (guarded when a split leaves a tail); other
+ * loops run inside each thread. Fails for compute_at (it needs shared-memory
+ * caches on a GPU) and for more than 1024 threads per block. */
+Status LoopNest_emit_gpu(const LoopNest *this, int cuda, const char *prefix, StrBuf *out, TeLaunch *launches,
+                         int *n_launches, char *err);
+
+/* A random schedule of dag (the plain sampler of template-free search): stages
+ * from the last to the first; an inlinable stage may be inlined; a producer
+ * whose one consumer is scheduled may be computed at one of its loops (outside
+ * any parallel or vectorized loop); every other stage gets random 2- or
+ * 3-level splits of its axes (factors mostly dividing, sometimes not), a
+ * random loop order, sometimes a fuse of its two outer loops, and random
+ * parallel / vectorize / unroll / auto_unroll choices. With gpu set there is
+ * no compute_at, parallel or vectorize; instead the outer spatial loop may be
+ * bound to blockIdx.x and another spatial loop (at most 1024 steps) to
+ * threadIdx.x. Every sample lowers (and, with gpu, emits). */
+void TeSchedule_sample(const TeDag *dag, Rng *rng, int gpu, Steps *out);
+
+#endif

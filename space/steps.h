@@ -1,0 +1,78 @@
+/* space/steps.h: a schedule as a list of steps (the template-free search
+ * space). A step is plain data: its kind, the stage it acts on (a stage index
+ * of the expression's DAG) and a few integers. What each step means follows
+ * the auto-scheduler's transform steps; kernels/te_lower.c applies them.
+ *
+ *   split        S it f1 .. fn   loop `it` of stage S becomes n+1 loops: the
+ *                                outermost ceil(extent / (f1*..*fn)), then f1..fn
+ *   reorder      S p0 .. pk      the stage's loops in this new order (a permutation)
+ *   fuse         S it n          loops it..it+n-1 (adjacent, all spatial or all
+ *                                reduction) become one
+ *   compute_at   S T it          compute S inside loop `it` of stage T, for the
+ *                                region T's iterations under that loop read
+ *   compute_inline S             substitute S into its consumers (no reduction, not an output)
+ *   compute_root S               compute S in its own loop nest (the default)
+ *   parallel     S it            a spatial loop runs on all cores (OpenMP on cpu)
+ *   vectorize    S it            the loop is a SIMD loop
+ *   unroll       S it            the loop is unrolled
+ *   auto_unroll  S it n          unroll loops under `it` up to n steps (the
+ *                                auto_unroll_max_step pragma)
+ *   bind         S it a          on GPU targets, a spatial loop becomes a thread
+ *                                index: a = 0..2 blockIdx.x/y/z, 3..5 threadIdx.x/y/z
+ *                                (on cpu the loop stays a loop)
+ *
+ * Loops are named by their position in the stage's current loop list, which
+ * every step updates: replaying the same list always gives the same result.
+ *
+ * Text form (records, tests): steps separated by "; ", each "name S a b ...",
+ * e.g. "split 0 1 8 4; reorder 0 0 2 1 3; parallel 0 0". */
+#ifndef TT_SPACE_STEPS_H
+#define TT_SPACE_STEPS_H
+
+#include <stdint.h>
+
+#include "base/status.h"
+#include "base/strbuf.h"
+
+#define STEP_MAX_ARGS 24
+#define STEPS_MAX 64
+
+typedef enum {
+    STEP_SPLIT,
+    STEP_REORDER,
+    STEP_FUSE,
+    STEP_COMPUTE_AT,
+    STEP_COMPUTE_INLINE,
+    STEP_COMPUTE_ROOT,
+    STEP_PARALLEL,
+    STEP_VECTORIZE,
+    STEP_UNROLL,
+    STEP_AUTO_UNROLL,
+    STEP_BIND,
+    STEP_KINDS
+} StepKind;
+
+typedef struct Step {
+    StepKind kind;
+    int stage;
+    int n_args;
+    int64_t arg[STEP_MAX_ARGS];
+} Step;
+
+typedef struct Steps {
+    int n;
+    Step step[STEPS_MAX];
+} Steps;
+
+const char *StepKind_name(StepKind k);
+
+/* Appends a step; TT_ERR when the list is full or has too many arguments. */
+Status Steps_add(Steps *this, StepKind kind, int stage, const int64_t *args, int n_args, char *err);
+/* Appends the text form. */
+void Steps_encode(const Steps *this, StrBuf *out);
+/* Parses the text form (the argument counts each kind needs are checked:
+ * split >= 2, reorder >= 1, fuse 2, compute_at 2, inline/root 0, parallel /
+ * vectorize / unroll 1, auto_unroll 2, bind 2); errors name the step index. */
+Status Steps_decode(const char *text, Steps *out, char *err);
+
+#endif

@@ -1,0 +1,131 @@
+/* tests/integration/test_te_cpu.c: the C code of random schedules of twelve
+ * tensor expressions, built with the cpu target's compiler and flags, agrees
+ * with the reference interpreter.
+ *
+ * TT_TE_SAMPLES schedules per expression (default 20, so 240 in all); each
+ * expression's kernels are built into one shared object. Defined tensors
+ * start as NaN so that an element a schedule forgets to write is caught. */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernels/cpu/abi.h"
+#include "kernels/te_lower.h"
+#include "tests/check.h"
+
+#include "te_exprs.h"
+
+typedef void (*KernelFn)(float **);
+
+TEST(random_schedules_match_interpreter) {
+    int per = te_test_samples(), total = 0, wrong = 0;
+    char dir[] = "/tmp/tt-te-cpu.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    Rng rng;
+    Rng_seed(&rng, 20261125);
+    for (size_t e = 0; e < TE_TEST_N_EXPRS; e++) {
+        char err[TT_ERRLEN] = "";
+        TeProgram *g = te_test_load(&TE_TEST_EXPRS[e], err);
+        if (!g) {
+            fprintf(stderr, "expression %zu: %s\n", e, err);
+            CHECK(0);
+            continue;
+        }
+        static TeDag d;
+        CHECK(TeDag_build(&d, g, err) == TT_OK);
+        /* inputs and the reference */
+        double *ref[TE_MAX_TENSORS];
+        for (int t = 0; t < g->n_tensors; t++) {
+            int64_t n = TeProgram_numel(g, t);
+            ref[t] = malloc(sizeof(double) * n);
+            for (int64_t i = 0; i < n; i++)
+                ref[t][i] = g->tensors[t].is_input ? te_round_to(TE_F32, Rng_uniform(&rng) * 2 - 1) : NAN;
+        }
+        TeProgram_eval(g, ref);
+        /* every kernel of this expression in one source */
+        StrBuf src;
+        StrBuf_init(&src);
+        Steps *steps = calloc(per, sizeof(Steps));
+        for (int k = 0; k < per; k++) {
+            TeSchedule_sample(&d, &rng, 0, &steps[k]);
+            LoopNest ln;
+            if (LoopNest_lower(&ln, &d, &steps[k], err) != TT_OK) {
+                fprintf(stderr, "expression %zu sample %d: %s\n", e, k, err);
+                CHECK(0);
+                StrBuf_printf(&src, "void k%d(float **t) { (void)t; }\n", k);
+                continue;
+            }
+            char fn[16];
+            snprintf(fn, sizeof fn, "k%d", k);
+            StrBuf one;
+            StrBuf_init(&one);
+            LoopNest_emit_c(&ln, fn, &one);
+            /* the helpers are static: keep one copy */
+            const char *body = k ? strstr(one.data, "void k") : one.data;
+            StrBuf_append(&src, body);
+            StrBuf_done(&one);
+            LoopNest_done(&ln);
+        }
+        char c_path[256], so_path[256], cmd[1024];
+        snprintf(c_path, sizeof c_path, "%s/e%zu.c", dir, e);
+        snprintf(so_path, sizeof so_path, "%s/e%zu.so", dir, e);
+        FILE *f = fopen(c_path, "w");
+        fputs(src.data, f);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "cc %s -o %s %s -lm", TT_CPU_CFLAGS, so_path, c_path);
+        int rc = system(cmd);
+        CHECK_EQ_INT(rc, 0);
+        void *so = rc == 0 ? dlopen(so_path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) : NULL;
+        CHECK(so != NULL);
+        for (int k = 0; so && k < per; k++) {
+            char fn[16];
+            snprintf(fn, sizeof fn, "k%d", k);
+            KernelFn kf = (KernelFn)dlsym(so, fn);
+            float *buf[TE_MAX_TENSORS];
+            for (int t = 0; t < g->n_tensors; t++) {
+                int64_t n = TeProgram_numel(g, t);
+                buf[t] = malloc(sizeof(float) * n);
+                for (int64_t i = 0; i < n; i++) buf[t][i] = g->tensors[t].is_input ? (float)ref[t][i] : NAN;
+            }
+            kf(buf);
+            int bad = 0;
+            for (int t = 0; t < g->n_tensors && !bad; t++) {
+                if (!g->tensors[t].is_output) continue;
+                for (int64_t i = 0; i < TeProgram_numel(g, t) && !bad; i++) {
+                    double r = ref[t][i], v = buf[t][i];
+                    if (!(fabs(r - v) <= 1e-4 + 1e-4 * fabs(r))) {
+                        StrBuf text;
+                        StrBuf_init(&text);
+                        Steps_encode(&steps[k], &text);
+                        fprintf(stderr, "expression %zu (%s) schedule '%s': %s[%lld] = %g, expected %g\n", e,
+                                TE_TEST_EXPRS[e].example ? TE_TEST_EXPRS[e].example : "inline", text.data, g->tensors[t].name,
+                                (long long)i, v, r);
+                        StrBuf_done(&text);
+                        bad = 1;
+                    }
+                }
+            }
+            wrong += bad;
+            total++;
+            for (int t = 0; t < g->n_tensors; t++) free(buf[t]);
+        }
+        if (so) dlclose(so); /* RTLD_NODELETE: OpenMP threads of the object live on */
+        unlink(c_path);
+        unlink(so_path);
+        StrBuf_done(&src);
+        free(steps);
+        for (int t = 0; t < g->n_tensors; t++) free(ref[t]);
+        TeProgram_delete(g);
+    }
+    rmdir(dir);
+    printf("%d schedules over %zu expressions run on cpu, %d wrong\n", total, (size_t)TE_TEST_N_EXPRS, wrong);
+    CHECK_EQ_INT(wrong, 0);
+    CHECK_EQ_INT(total, per * TE_TEST_N_EXPRS);
+}
+
+int main(void) {
+    RUN(random_schedules_match_interpreter);
+    return check_summary();
+}

@@ -1,0 +1,279 @@
+/* tests/unit/test_te_lower.c: schedule steps as data (encode/decode), their
+ * errors (each names the step index), the loop nest they lower to, and replay
+ * determinism over random schedules. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/te_lower.h"
+#include "tests/check.h"
+
+static TeProgram *parse(const char *src) {
+    char err[TT_ERRLEN] = "";
+    TeProgram *g = TeProgram_parse(src, "t.te", NULL, 0, err);
+    if (!g) fprintf(stderr, "%s\n", err);
+    return g;
+}
+
+#define MATMUL "input A[6, 4]\ninput B[4, 5]\nC[i < 6, j < 5] = sum(A[i, k] * B[k, j], k < 4)\noutput C\n"
+
+TEST(encode_decode) {
+    Steps s = {0}, t;
+    char err[TT_ERRLEN] = "";
+    int64_t a[] = {1, 8, 4};
+    CHECK(Steps_add(&s, STEP_SPLIT, 0, a, 3, err) == TT_OK);
+    int64_t r[] = {0, 2, 1, 3};
+    CHECK(Steps_add(&s, STEP_REORDER, 0, r, 4, err) == TT_OK);
+    CHECK(Steps_add(&s, STEP_COMPUTE_INLINE, 2, NULL, 0, err) == TT_OK);
+    int64_t au[] = {0, 512};
+    CHECK(Steps_add(&s, STEP_AUTO_UNROLL, 0, au, 2, err) == TT_OK);
+    CHECK(Steps_add(&s, STEP_PARALLEL, 0, a, 2, err) == TT_ERR);
+    CHECK_STR(err, "step 4 (parallel): 2 arguments, expected 1..1");
+    StrBuf b;
+    StrBuf_init(&b);
+    Steps_encode(&s, &b);
+    CHECK_STR(b.data, "split 0 1 8 4; reorder 0 0 2 1 3; compute_inline 2; auto_unroll 0 0 512");
+    CHECK(Steps_decode(b.data, &t, err) == TT_OK);
+    CHECK_EQ_INT(t.n, 4);
+    StrBuf c;
+    StrBuf_init(&c);
+    Steps_encode(&t, &c);
+    CHECK_STR(c.data, b.data);
+    StrBuf_done(&b);
+    StrBuf_done(&c);
+    CHECK(Steps_decode("", &t, err) == TT_OK && t.n == 0);
+    CHECK(Steps_decode("split 0 1 8; twist 0", &t, err) == TT_ERR);
+    CHECK_STR(err, "step 1: unknown step 'twist'");
+    CHECK(Steps_decode("split 0 x", &t, err) == TT_ERR);
+    CHECK_STR(err, "step 0 (split): 'x' is not a whole number");
+    CHECK(Steps_decode("fuse 0 1", &t, err) == TT_ERR);
+    CHECK_STR(err, "step 0 (fuse): 1 arguments, expected 2..2");
+}
+
+TEST(lowered_matmul) {
+    TeProgram *g = parse(MATMUL);
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    Steps s;
+    CHECK(Steps_decode("split 0 0 2; split 0 2 4; reorder 0 0 2 1 4 3; parallel 0 0; vectorize 0 4", &s, err) == TT_OK);
+    LoopNest ln;
+    if (LoopNest_lower(&ln, &d, &s, err) != TT_OK) {
+        fprintf(stderr, "%s\n", err);
+        CHECK(0);
+        return;
+    }
+    StrBuf b;
+    StrBuf_init(&b);
+    LoopNest_print(&ln, &b);
+    /* i = 3*2, j = 2*4 (inexact: guard), reduction innermost but j's inner loop after k: INIT apart */
+    CHECK_STR(b.data,
+              "for z0_0 < 6\n"
+              "  for z0_1 < 5\n"
+              "    init C i=z0_0 j=z0_1\n"
+              "for i0_3 < 3 parallel\n"
+              "  for i0_5 < 2\n"
+              "    for i0_4 < 2\n"
+              "      for i0_2 < 4\n"
+              "        for i0_6 < 4 vectorize\n"
+              "          update C i=(i0_3 * 2 + i0_4) j=(i0_5 * 4 + i0_6) k=i0_2 if (i0_3 * 2 + i0_4) < 6 && (i0_5 * 4 + "
+              "i0_6) < 5 && i0_2 < 4\n");
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+
+    /* reduction innermost: INIT and POST around it, in the same body */
+    CHECK(Steps_decode("fuse 0 0 2; unroll 0 1", &s, err) == TT_OK);
+    if (LoopNest_lower(&ln, &d, &s, err) != TT_OK) {
+        fprintf(stderr, "%s\n", err);
+        CHECK(0);
+        return;
+    }
+    StrBuf_init(&b);
+    LoopNest_print(&ln, &b);
+    CHECK_STR(b.data, "for i0_3 < 30\n"
+                      "  init C i=(i0_3 / 5) j=(i0_3 % 5)\n"
+                      "  for i0_2 < 4 unroll 4\n"
+                      "    update C i=(i0_3 / 5) j=(i0_3 % 5) k=i0_2\n");
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    TeProgram_delete(g);
+}
+
+TEST(compute_at_region_and_inline) {
+    TeProgram *g = parse("input A[10]\nB[i < 10] = A[i] * 2\nC[i < 8] = B[i] + B[i + 2]\nD[i < 8] = C[i] + 1\n"
+                         "output D\n");
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    Steps s;
+    /* C inlined into D; D split 2 x 4; B computed at D's outer loop: region of 4 + 2 */
+    LoopNest ln;
+    CHECK(Steps_decode("compute_inline 1; split 2 0 4; compute_at 0 2 0", &s, err) == TT_OK);
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_ERR);
+    CHECK_STR(err, "step 2 (compute_at 0): stage B is read by other stages than D");
+    CHECK(Steps_decode("split 1 0 4; compute_at 0 1 0", &s, err) == TT_OK);
+    if (LoopNest_lower(&ln, &d, &s, err) != TT_OK) {
+        fprintf(stderr, "%s\n", err);
+        CHECK(0);
+        return;
+    }
+    StrBuf b;
+    StrBuf_init(&b);
+    LoopNest_print(&ln, &b);
+    CHECK_STR(b.data, "for i1_1 < 2\n"
+                      "  for r0_0 < 6\n"
+                      "    store B i=(0 + 4 * i1_1) + r0_0 if 0 <= (0 + 4 * i1_1) + r0_0 && (0 + 4 * i1_1) + r0_0 < 10\n"
+                      "  for i1_2 < 4\n"
+                      "    store C i=(i1_1 * 4 + i1_2)\n"
+                      "for i2_0 < 8\n"
+                      "  store D i=i2_0\n");
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    TeProgram_delete(g);
+}
+
+typedef struct Bad {
+    const char *steps, *msg;
+} Bad;
+
+TEST(step_errors) {
+    TeProgram *g = parse("input A[6, 4]\nE[i < 6, k < 4] = exp(A[i, k])\nC[i < 6] = sum(E[i, k], k < 4)\noutput C\n");
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    static const Bad BAD[] = {
+        {"split 1 0 2; split 1 5 2", "step 1 (split 1): loop 5 does not exist (the stage has 3 loops)"},
+        {"split 1 0 4 4", "step 0 (split 1): factors multiply to more than the loop's extent 6"},
+        {"split 1 0 0", "step 0 (split 1): factor 0 is not positive"},
+        {"reorder 1 1 0 1", "step 0 (reorder 1): 3 positions for 2 loops"},
+        {"reorder 1 1 1", "step 0 (reorder 1): loop 1 appears twice"},
+        {"fuse 1 0 2", "step 0 (fuse 1): cannot fuse a spatial loop with a reduction loop"},
+        {"parallel 1 1", "step 0 (parallel 1): loop 1 is a reduction loop; its steps depend on each other"},
+        {"compute_inline 1", "step 0 (compute_inline 1): stage C is an output; only a stage without reduction that is "
+                             "not an output inlines"},
+        {"split 0 0 2; compute_inline 0", "step 1 (compute_inline 0): stage E was given loops by step 0"},
+        {"compute_inline 0; split 0 0 2", "step 1 (split 0): stage E is inlined: it has no loops"},
+        {"compute_at 0 1 0; split 0 0 2",
+         "step 1 (split 0): stage E is computed at C (step 0): its loops cover that region"},
+        {"compute_at 0 1 0; fuse 1 0 2", "step 1 (fuse 1): cannot fuse a spatial loop with a reduction loop"},
+        {"compute_at 0 1 1; split 1 1 2", "step 0 (compute_at 0): the loop it computes at was split or fused by a "
+                                          "later step"},
+        {"parallel 1 0; compute_at 0 1 1", "step 1 (compute_at 0): loop 0 of C, at or around this point, is parallel"},
+        {"compute_at 0 0 0", "step 0 (compute_at 0): target stage 0 is not another stage"},
+        {"vectorize 7 0", "step 0 (vectorize 7): stage 7 does not exist (2 stages)"},
+        {"bind 1 1 3", "step 0 (bind 1): loop 1 is a reduction loop"},
+        {"bind 1 0 6", "step 0 (bind 1): thread index 6 is not 0..5 (blockIdx.x/y/z, threadIdx.x/y/z)"},
+        {"split 1 0 2; bind 1 0 0; bind 1 1 0", "step 2 (bind 1): a block index is bound twice"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
+        Steps s;
+        LoopNest ln;
+        CHECK(Steps_decode(BAD[i].steps, &s, err) == TT_OK);
+        CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_ERR);
+        CHECK_STR(err, BAD[i].msg);
+    }
+    TeProgram_delete(g);
+}
+
+/* Replaying a schedule, or its text read back, gives the same loop nest. */
+TEST(replay_is_deterministic) {
+    static const char *const SRC[] = {
+        MATMUL,
+        "input X[3, 10]\nM[i < 3] = max_over(X[i, j], j < 10)\nE[i < 3, j < 10] = exp(X[i, j] - M[i])\n"
+        "S[i < 3] = sum(E[i, j], j < 10)\nY[i < 3, j < 10] = E[i, j] / S[i]\noutput Y\n",
+        "input X[4, 6]\ninput W[5, 6]\nD[i < 4, j < 5] = sum(X[i, k] * W[j, k], k < 6)\n"
+        "Y[i < 4, j < 5] = max(D[i, j], 0)\noutput Y\n",
+    };
+    Rng rng;
+    Rng_seed(&rng, 7);
+    int lowered = 0;
+    for (size_t e = 0; e < sizeof SRC / sizeof *SRC; e++) {
+        TeProgram *g = parse(SRC[e]);
+        TeDag d;
+        char err[TT_ERRLEN] = "";
+        CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+        if (!g) continue;
+        for (int k = 0; k < 40; k++) {
+            Steps s, t;
+            TeSchedule_sample(&d, &rng, 0, &s);
+            StrBuf text, a, b;
+            StrBuf_init(&text);
+            StrBuf_init(&a);
+            StrBuf_init(&b);
+            Steps_encode(&s, &text);
+            LoopNest l1, l2;
+            if (LoopNest_lower(&l1, &d, &s, err) != TT_OK) {
+                fprintf(stderr, "sample '%s' does not lower: %s\n", text.data, err);
+                CHECK(0);
+                StrBuf_done(&text), StrBuf_done(&a), StrBuf_done(&b);
+                continue;
+            }
+            CHECK(Steps_decode(text.data, &t, err) == TT_OK);
+            CHECK(LoopNest_lower(&l2, &d, &t, err) == TT_OK);
+            LoopNest_print(&l1, &a);
+            LoopNest_print(&l2, &b);
+            CHECK_STR(a.data, b.data);
+            lowered++;
+            LoopNest_done(&l1);
+            LoopNest_done(&l2);
+            StrBuf_done(&text), StrBuf_done(&a), StrBuf_done(&b);
+        }
+        TeProgram_delete(g);
+    }
+    CHECK_EQ_INT(lowered, 120);
+}
+
+/* GPU code: bound loops become thread indices; compute_at is refused. */
+TEST(gpu_emit) {
+    TeProgram *g = parse(MATMUL);
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    Steps s;
+    LoopNest ln;
+    CHECK(Steps_decode("split 0 1 4; bind 0 0 0; bind 0 2 3", &s, err) == TT_OK);
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf b;
+    StrBuf_init(&b);
+    TeLaunch l[TE_MAX_LAUNCHES];
+    int n = 0;
+    CHECK(LoopNest_emit_gpu(&ln, 1, "k", &b, l, &n, err) == TT_OK);
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(l[0].grid[0], 6);
+    CHECK_EQ_INT(l[0].block[0], 4);
+    CHECK_CONTAINS(b.data, "extern \"C\" __global__ void k0(float *__restrict__ T0");
+    CHECK_CONTAINS(b.data, "const long long i0_0 = (long long)blockIdx.x;");
+    CHECK_CONTAINS(b.data, "const long long i0_4 = (long long)threadIdx.x;");
+    StrBuf_clear(&b);
+    CHECK(LoopNest_emit_gpu(&ln, 0, "k", &b, l, &n, err) == TT_OK);
+    CHECK_CONTAINS(b.data, "__kernel void k0(__global float *restrict T0");
+    CHECK_CONTAINS(b.data, "get_local_id(0)");
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    TeProgram_delete(g);
+
+    g = parse("input A[10]\nB[i < 10] = A[i] * 2\nC[i < 8] = B[i] + B[i + 2]\noutput C\n");
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    CHECK(Steps_decode("split 1 0 4; compute_at 0 1 0", &s, err) == TT_OK);
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf_init(&b);
+    CHECK(LoopNest_emit_gpu(&ln, 0, "k", &b, l, &n, err) == TT_ERR);
+    CHECK_STR(err, "compute_at needs shared-memory caches on a GPU target; this lowering has none");
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    TeProgram_delete(g);
+}
+
+int main(void) {
+    RUN(gpu_emit);
+    RUN(encode_decode);
+    RUN(lowered_matmul);
+    RUN(compute_at_region_and_inline);
+    RUN(step_errors);
+    RUN(replay_is_deterministic);
+    return check_summary();
+}
