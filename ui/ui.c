@@ -185,6 +185,10 @@ static int run_loop(Loop *L) {
             int n = UiLogView_poll(L->view, st, err);
             if (n < 0)
                 UiState_setStatus(st, ATTR_FAILED, "%s", err);
+            else if (L->view->change == LOG_FILE_TRUNCATED || L->view->change == LOG_FILE_REPLACED)
+                UiState_setStatus(st, ATTR_WARN, "%s was %s: read again from its start (%ld records)", L->view->path,
+                                  L->view->change == LOG_FILE_REPLACED ? "replaced by another file" : "cut short",
+                                  L->view->records);
             else if (n > 0)
                 UiState_setStatus(st, ATTR_NORMAL, "log grew: %d new record%s", n, n == 1 ? "" : "s");
             else if (L->view->torn && L->view->tvm)
