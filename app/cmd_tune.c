@@ -11,6 +11,7 @@
 #include "app/commands.h"
 #include "app/device.h"
 #include "app/opts.h"
+#include "tuner/cluster.h"
 #include "tuner/engine.h"
 #include "tuner/network.h"
 #include "tuner/scheduler.h"
@@ -26,6 +27,16 @@
 static volatile sig_atomic_t g_stop; /* the signal that asked to stop, 0 = none */
 
 static void on_signal(int sig) { g_stop = sig; }
+
+/* Under an MPI launcher (tuner/cluster.h): this process's rank, the world's
+ * size and, on rank 0 of a world of several, the cluster host. */
+typedef struct TuneMpi {
+    int rank, size;
+    double rank_timeout;
+    ClusterHost *host;
+} TuneMpi;
+
+static int g_mpi_size = 1; /* for the resume hint */
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -70,6 +81,9 @@ static void usage(FILE *out) {
             "  --headless            never open the UI\n"
             "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
             "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
+            "under mpirun / srun (rank 0 is the session, ranks >= 1 build and measure; see the README):\n"
+            "  --rank-timeout S      a measure server not heard from for S seconds is lost and its candidates\n"
+            "                        go to the other ranks (default 20)\n"
             "\n"
             "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
             "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures.\n"
@@ -79,7 +93,10 @@ static void usage(FILE *out) {
 
 /* The command line, quoted for a shell, to tell the user how to resume. */
 static void print_resume_hint(int argc, char **argv) {
-    fprintf(stderr, "resume with: tunetop");
+    if (g_mpi_size > 1)
+        fprintf(stderr, "resume with: mpirun -np %d tunetop", g_mpi_size);
+    else
+        fprintf(stderr, "resume with: tunetop");
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         bool plain = a[0] != '\0';
@@ -102,10 +119,39 @@ static void print_resume_hint(int argc, char **argv) {
 enum {
     O_TASK = 256, O_NETWORK, O_BATCHSIZE, O_LAYOUT, O_IMAGE, O_SEQ, O_OPS, O_TARGET, O_ARCH, O_COMPILE_ONLY,
     O_TRIALS, O_TUNER, O_SCHED, O_EARLY, O_BATCH, O_BUILDERS, O_THREADS, O_NUMBER, O_REPEAT, O_MINREP, O_TIMEOUT,
-    O_BTIMEOUT, O_SEED, O_ROOF_STOP, O_NO_ROOF, O_TRANSFER, O_LOG, O_HEADLESS, O_TABLE, O_NOCOLOR, O_HELP
+    O_BTIMEOUT, O_SEED, O_ROOF_STOP, O_NO_ROOF, O_TRANSFER, O_LOG, O_HEADLESS, O_TABLE, O_NOCOLOR, O_HELP,
+    O_RANK_TIMEOUT
 };
 
+static int tune_main(int argc, char **argv, TuneMpi *mpi);
+
 int cmd_tune(int argc, char **argv) {
+    TuneMpi mpi = {.rank = 0, .size = 1, .rank_timeout = 20};
+    bool launched = Cluster_launched();
+    if (launched && Cluster_available()) {
+        char err[TT_ERRLEN];
+        if (Cluster_init(&argc, &argv, &mpi.rank, &mpi.size, err) != TT_OK) {
+            fprintf(stderr, "tunetop: %s\n", err);
+            return 1;
+        }
+    } else if (launched) {
+        const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+        if (!n) n = getenv("PMI_SIZE");
+        if (n && atoi(n) > 1) {
+            fprintf(stderr, "tunetop: started by an MPI launcher with %s ranks, but this tunetop was built without "
+                            "MPI (install libopenmpi-dev and rebuild)\n", n);
+            return 1;
+        }
+    }
+    g_mpi_size = mpi.size;
+    int rc = tune_main(argc, argv, &mpi);
+    if (mpi.rank == 0 && mpi.size > 1 && !mpi.host) Cluster_quitServers(mpi.size);
+    ClusterHost_delete(mpi.host);
+    if (launched && Cluster_available()) Cluster_finalize();
+    return rc;
+}
+
+static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     static const struct option longopts[] = {
         {"task", required_argument, 0, O_TASK},          {"network", required_argument, 0, O_NETWORK},
         {"batch-size", required_argument, 0, O_BATCHSIZE}, {"layout", required_argument, 0, O_LAYOUT},
@@ -122,7 +168,8 @@ int cmd_tune(int argc, char **argv) {
         {"log", required_argument, 0, O_LOG},            {"headless", no_argument, 0, O_HEADLESS},
         {"table-every", required_argument, 0, O_TABLE},  {"no-color", no_argument, 0, O_NOCOLOR},
         {"roof-stop", required_argument, 0, O_ROOF_STOP}, {"no-roof", no_argument, 0, O_NO_ROOF},
-        {"help", no_argument, 0, O_HELP},                {0, 0, 0, 0}};
+        {"help", no_argument, 0, O_HELP},                {"rank-timeout", required_argument, 0, O_RANK_TIMEOUT},
+        {0, 0, 0, 0}};
 
     EngineConfig cfg;
     EngineConfig_defaults(&cfg);
@@ -176,6 +223,7 @@ int cmd_tune(int argc, char **argv) {
         case O_HEADLESS: headless = true; break;
         case O_TABLE: ok = opt_double(optarg, "--table-every", 0.1, 1e6, &table_every, err); break;
         case O_NOCOLOR: color = false; break;
+        case O_RANK_TIMEOUT: ok = opt_double(optarg, "--rank-timeout", 0.5, 86400, &mpi->rank_timeout, err); break;
         case O_HELP: usage(stdout); free(specs); return 0;
         case ':': tt_fail(err, "%s needs a value", name); ok = TT_ERR; break;
         default: tt_fail(err, "unknown option '%s' (see tunetop tune --help)", name); ok = TT_ERR; break;
@@ -241,7 +289,23 @@ int cmd_tune(int argc, char **argv) {
             }
 
     const Target *target = NULL;
-    if (app_resolve_device(target_name, arch, cfg.measure.compile_only, &target, &cfg.dev, err) != TT_OK) {
+    Status dev_ok = app_resolve_device(target_name, arch, cfg.measure.compile_only, &target, &cfg.dev, err);
+    if (mpi->rank > 0) {
+        /* a measure server: builds and measures what rank 0 sends until it says quit */
+        free(wls);
+        free(weights);
+        free(specs);
+        char line[TT_ERRLEN + 64];
+        snprintf(line, sizeof line, "%s", err);
+        ServerConfig sc = {.target = target ? target : Target_find("cpu"), .dev = cfg.dev, .measure = cfg.measure,
+                           .builders = cfg.builders, .device_error = dev_ok == TT_OK ? NULL : line};
+        if (ClusterServer_run(&sc, err) != TT_OK) {
+            fprintf(stderr, "tunetop: %s\n", err);
+            return 1;
+        }
+        return 0;
+    }
+    if (dev_ok != TT_OK) {
         fprintf(stderr, "tunetop: %s\n", err);
         free(wls);
         free(weights);
@@ -279,6 +343,17 @@ int cmd_tune(int argc, char **argv) {
     free(wls);
     free(weights);
 
+    if (mpi->size > 1) {
+        mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, err);
+        if (!mpi->host) {
+            fprintf(stderr, "tunetop: %s\n", err);
+            for (int i = 0; i < n_wl; i++) Task_done(&tasks[i]);
+            free(tasks);
+            free(specs);
+            return 1;
+        }
+        cfg.backend = ClusterHost_backend(mpi->host);
+    }
     Engine *engine = Engine_new(&cfg, tasks, n_wl, err);
     if (!engine) {
         fprintf(stderr, "tunetop: %s\n", err);
@@ -315,6 +390,7 @@ int cmd_tune(int argc, char **argv) {
         rc = Headless_run(engine, stdout, &g_stop, table_every);
     }
     Engine_wait(engine);
+    ClusterHost_finish(mpi->host); /* the servers quit */
     SessionSnapshot snap;
     Engine_snapshot(engine, &snap);
     LogOutcome lo;

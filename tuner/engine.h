@@ -23,6 +23,7 @@
 #include "kernels/machine.h"
 #include "kernels/target.h"
 #include "records/record.h"
+#include "tuner/backend.h"
 #include "tuner/task.h"
 
 typedef struct EngineConfig {
@@ -48,6 +49,10 @@ typedef struct EngineConfig {
     bool have_machine;
     MachineFigures machine;
     double roof_stop;       /* the gradient scheduler stops a task at this fraction of its roof (0 = off; default 0.9) */
+    /* Where candidates are built and measured: NULL = this process (builder
+     * pool and runner); else a backend (tuner/backend.h, e.g. MPI ranks) that
+     * outlives the engine. */
+    const MeasureBackend *backend;
 } EngineConfig;
 
 void EngineConfig_defaults(EngineConfig *this);
@@ -170,6 +175,9 @@ int Engine_drainEvents(Engine *this, EngineEvent *out, int max);
 uint64_t Engine_droppedEvents(const Engine *this);
 
 void Engine_snapshot(Engine *this, SessionSnapshot *out);
+/* The devices that build and measure (the backend's, or this process's own
+ * as rank 0); up to max rows, returns the count. Any thread. */
+int Engine_devices(Engine *this, DeviceRow *out, int max);
 bool Engine_finished(Engine *this);
 
 /* How the record log came through the session. A record is published (an
