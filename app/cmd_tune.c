@@ -1,5 +1,7 @@
 /* app/cmd_tune.c: `tunetop tune`. */
 #include <errno.h>
+#include <fcntl.h>
+#include <termios.h>
 #include <ctype.h>
 #include <getopt.h>
 #include <signal.h>
@@ -37,6 +39,32 @@ typedef struct TuneMpi {
 } TuneMpi;
 
 static int g_mpi_size = 1; /* for the resume hint */
+
+/* Under mpirun, rank 0's stdin is a pipe from mpirun and its process group is
+ * not the terminal's foreground group: for the UI it takes the terminal it
+ * was launched from (its controlling terminal), as a foreground job would,
+ * and gives it back afterwards. Returns the terminal's descriptor, or -1 when
+ * there is none (then the session runs headless). */
+static int take_terminal(pid_t *old_pgrp) {
+    int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+    if (fd < 0) return -1;
+    signal(SIGTTOU, SIG_IGN); /* a background group may take the terminal only so */
+    *old_pgrp = tcgetpgrp(fd);
+    if (*old_pgrp < 0 || tcsetpgrp(fd, getpgrp()) != 0) {
+        close(fd);
+        return -1;
+    }
+    dup2(fd, STDIN_FILENO);
+    dup2(fd, STDOUT_FILENO);
+    return fd;
+}
+
+static void give_terminal(int fd, pid_t old_pgrp) {
+    if (fd < 0) return;
+    fflush(stdout);
+    tcsetpgrp(fd, old_pgrp);
+    close(fd);
+}
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -375,6 +403,10 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         free(specs);
         return 1;
     }
+    int tty_fd = -1;
+    pid_t tty_pgrp = 0;
+    if (mpi->size > 1 && !headless && !(isatty(STDOUT_FILENO) && isatty(STDIN_FILENO)))
+        tty_fd = take_terminal(&tty_pgrp);
     bool use_ui = !headless && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
     /* the UI shows what was restored in its message log from the first frame */
     if (resumed[0] && !use_ui) fprintf(stdout, "%s\n", resumed);
@@ -389,6 +421,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     } else {
         rc = Headless_run(engine, stdout, &g_stop, table_every);
     }
+    give_terminal(tty_fd, tty_pgrp);
     Engine_wait(engine);
     ClusterHost_finish(mpi->host); /* the servers quit */
     SessionSnapshot snap;

@@ -111,6 +111,11 @@ typedef struct WireBeat {
 
 bool Cluster_available(void) { return true; }
 
+/* Set once a rank was lost (rank 0) or rank 0 said so (servers): Open MPI
+ * 4.1's MPI_Finalize then waits for the dead rank forever, so it is skipped
+ * (mpirun --enable-recovery still ends with status 0). */
+static atomic_bool g_rank_lost;
+
 Status Cluster_init(int *argc, char ***argv, int *rank, int *size, char *err) {
     int provided = 0;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
@@ -134,6 +139,7 @@ void Cluster_quitServers(int size) {
 }
 
 void Cluster_finalize(void) {
+    if (atomic_load(&g_rank_lost)) return;
     int fin = 0;
     MPI_Finalized(&fin);
     if (!fin) MPI_Finalize();
@@ -408,7 +414,10 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
             } else {
                 char junk[64];
                 MPI_Recv(junk, (int)sizeof junk, MPI_BYTE, 0, ms.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                if (ms.MPI_TAG == TAG_QUIT) atomic_store(&sv.quit, true);
+                if (ms.MPI_TAG == TAG_QUIT) {
+                    atomic_store(&sv.quit, true);
+                    if (junk[0]) atomic_store(&g_rank_lost, true);
+                }
             }
         }
         /* results, one message each */
@@ -575,6 +584,15 @@ static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, in
             snprintf(ri->device, sizeof ri->device, "%s", h.device);
             ri->state = h.ok ? DEVSTATE_IDLE : DEVSTATE_FAILED;
             char line[256];
+            for (int o = 1; o < this->size && h.ok; o++)
+                if (o != src && this->ranks[o].device[0] && this->ranks[o].state != DEVSTATE_FAILED &&
+                    strcmp(this->ranks[o].device, h.device) != 0) {
+                    /* timings of one task should come from one kind of device */
+                    snprintf(line, sizeof line, "rank %d on %.24s has %.60s, rank %d on %.24s %.60s: devices differ",
+                             src, h.host, h.device, o, this->ranks[o].host, this->ranks[o].device);
+                    host_note(this, true, line);
+                    break;
+                }
             if (!h.ok) {
                 snprintf(line, sizeof line, "rank %d on %.48s cannot open its device: %.150s", src, h.host, h.error);
                 host_note(this, true, line);
@@ -669,6 +687,7 @@ static void host_check(ClusterHost *this) {
         if (ri->state == DEVSTATE_LOST || ri->state == DEVSTATE_FAILED) continue;
         if (now - ri->last_heard < this->lost_after_s) continue;
         ri->state = DEVSTATE_LOST;
+        atomic_store(&g_rank_lost, true);
         int requeued = 0, given_up = 0;
         for (int i = 0; i < this->n_jobs;) {
             if (this->jobs[i].rank != r) {
@@ -738,10 +757,9 @@ static void *host_main(void *arg) {
         if (!busy) sleep_s(0.001);
     }
     /* every server, lost ones too: a rank that was only slow must not wait forever */
-    for (int r = 1; r < this->size; r++) {
-        char q = 0;
+    char q = atomic_load(&g_rank_lost) ? 1 : 0; /* 1: skip MPI_Finalize */
+    for (int r = 1; r < this->size; r++)
         MPI_Send(&q, 1, MPI_BYTE, r, TAG_QUIT, MPI_COMM_WORLD);
-    }
     free(buf);
     return NULL;
 }
