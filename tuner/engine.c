@@ -1315,6 +1315,15 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
     pthread_mutex_unlock(&this->state_lock);
     out->building = this->pool ? BuilderPool_active(this->pool) : 0;
     out->measuring = atomic_load(&this->measuring);
+    if (this->cfg.backend) {
+        /* the servers' states: how many build, how many time */
+        DeviceRow rows[64];
+        int n = this->cfg.backend->devices(this->cfg.backend->ctx, rows, 64);
+        for (int i = 0; i < n; i++) {
+            out->building += rows[i].state == DEVSTATE_BUILDING;
+            out->measuring += rows[i].state == DEVSTATE_MEASURING;
+        }
+    }
 }
 
 int Engine_devices(Engine *this, DeviceRow *out, int max) {

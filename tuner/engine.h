@@ -100,8 +100,8 @@ typedef struct SessionSnapshot {
     bool all_paused;       /* every task is paused (P), apart from their own pauses */
     double roof_latency_s; /* lower bound: sum of weight * latency at the roof (0 = some task has no roof) */
     int next_task;         /* scheduler's next pick, -1 if none */
-    int building;          /* candidates being compiled now */
-    int measuring;         /* 1 while the runner times a kernel */
+    int building;          /* candidates being compiled now (with a backend: servers building) */
+    int measuring;         /* 1 while the runner times a kernel (with a backend: servers timing) */
     bool finished;
     bool stopped;          /* a stop was requested before the session finished on its own */
     int n_tasks;
