@@ -107,6 +107,7 @@ typedef struct WireWant {
 typedef struct WireBeat {
     int32_t state; /* DeviceState */
     int32_t held;
+    int32_t lock_timeouts; /* times it went on without the node lock */
 } WireBeat;
 
 bool Cluster_available(void) { return true; }
@@ -177,6 +178,7 @@ typedef struct Server {
     atomic_bool quit;
     atomic_int state; /* DeviceState */
     int lock_fd;      /* node lock (cpu), -1 = none */
+    atomic_int lock_timeouts; /* times it went on without the node lock */
 } Server;
 
 static void server_push_result(Server *this, const WireResult *res, const char *msg) {
@@ -229,9 +231,27 @@ static const Task *task_for(TaskCache *tc, const Server *this, const WireJob *w,
     return &tc->tasks[tc->n++];
 }
 
+/* Takes the node lock (LOCK_SH to build, LOCK_EX to time, LOCK_UN). A rank
+ * that dies releases it; one that hangs holding it would stall the node, so
+ * after NODE_LOCK_WAIT_S this rank goes on without it for the rest of the
+ * session (rank 0 says so). */
+#define NODE_LOCK_WAIT_S 60.0
 static void node_lock(Server *this, int how) {
     if (this->lock_fd < 0) return;
-    while (flock(this->lock_fd, how) != 0 && errno == EINTR) {
+    if (how == LOCK_UN) {
+        flock(this->lock_fd, LOCK_UN);
+        return;
+    }
+    double t0 = clock_mono();
+    while (flock(this->lock_fd, how | LOCK_NB) != 0) {
+        if ((errno != EWOULDBLOCK && errno != EINTR) || clock_mono() - t0 > NODE_LOCK_WAIT_S) {
+            /* from now on without it: its holder is not coming back */
+            atomic_fetch_add(&this->lock_timeouts, 1);
+            close(this->lock_fd);
+            this->lock_fd = -1;
+            return;
+        }
+        sleep_s(0.005);
     }
 }
 
@@ -295,7 +315,6 @@ static void *server_work(void *arg) {
         BuilderPool_run(pool, jobs, nb, &this->quit);
         node_lock(this, LOCK_UN);
         atomic_store(&this->state, DEVSTATE_MEASURING);
-        bool locked = false;
         for (int i = 0; i < nb; i++) {
             BuildJob *job = &jobs[i];
             WireResult r = {.seq = chunk[i].w.seq, .build_error = job->result.error_no, .build_s = job->result.build_s,
@@ -323,9 +342,9 @@ static void *server_work(void *arg) {
                     runner_task = jtask[i];
                     MeasureOptions opt = cfg->measure;
                     opt.slow_cutoff_s = chunk[i].w.slow_cutoff_s;
-                    if (!locked) node_lock(this, LOCK_EX);
-                    locked = true;
+                    node_lock(this, LOCK_EX);
                     cfg->target->measure(runner, &job->src, &job->result, &opt, &mr);
+                    node_lock(this, LOCK_UN);
                     if (mr.error_no == ERR_RUNTIME_DEVICE || mr.error_no == ERR_RUN_TIMEOUT) runner_task = NULL;
                     msg = mr.msg;
                 }
@@ -339,7 +358,6 @@ static void *server_work(void *arg) {
             MeasureResult_done(&mr);
             BuildJob_done(job);
         }
-        if (locked) node_lock(this, LOCK_UN);
         atomic_store(&this->state, DEVSTATE_IDLE);
     }
     free(chunk);
@@ -458,7 +476,8 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
         double now = clock_mono();
         if (now - last_beat >= BEAT_S) {
             pthread_mutex_lock(&sv.lock);
-            WireBeat beat = {.state = atomic_load(&sv.state), .held = sv.held};
+            WireBeat beat = {.state = atomic_load(&sv.state), .held = sv.held,
+                             .lock_timeouts = atomic_load(&sv.lock_timeouts)};
             pthread_mutex_unlock(&sv.lock);
             MPI_Send(&beat, (int)sizeof beat, MPI_BYTE, 0, TAG_BEAT, MPI_COMM_WORLD);
             last_beat = now;
@@ -498,6 +517,7 @@ typedef struct RankInfo {
     int want;          /* free slots it reported, less what is on the way */
     int64_t sent;      /* jobs sent to it */
     int measured, errors, in_flight;
+    int lock_timeouts;
     double last_heard, first_job;
 } RankInfo;
 
@@ -612,6 +632,13 @@ static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, in
             memcpy(&b, *buf, sizeof b);
             if (ri->state != DEVSTATE_FAILED && b.state >= DEVSTATE_IDLE && b.state <= DEVSTATE_MEASURING)
                 ri->state = (DeviceState)b.state;
+            if (b.lock_timeouts > ri->lock_timeouts) {
+                ri->lock_timeouts = b.lock_timeouts;
+                char line[256];
+                snprintf(line, sizeof line, "rank %d on %.48s waited %.0f s for its node's lock and goes on without it "
+                         "(a hung rank on that node?): its timings may overlap builds", src, ri->host, NODE_LOCK_WAIT_S);
+                host_note(this, true, line);
+            }
         }
         break;
     case TAG_RESULT:
