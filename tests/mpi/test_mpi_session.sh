@@ -10,7 +10,7 @@
 #     with nothing measured twice.
 # Registered only when MPI was found (tests/CMakeLists.txt).
 . "$(dirname "$0")/../integration/lib.sh"
-MPIRUN=${MPIRUN:-mpirun}
+MPIRUN=${MPIRUN:-mpirun} # a name on PATH: Open MPI reads an absolute path to mpirun as a --prefix
 # Under the sanitizer pass, leak checking is off for the ranks: Open MPI unloads
 # its plugins at MPI_Finalize, so LeakSanitizer cannot attribute (or suppress)
 # what they keep. Memory errors are still caught; the engine's side of the
