@@ -1,11 +1,15 @@
 /* tests/unit/test_te_records.c: a schedule's step list stored in a record
  * (the "steps" key), written to a log, read back and replayed gives the
- * identical loop nest; records without steps read as before. */
+ * identical loop nest; records without steps read as before. A tensor
+ * expression as a task (kernels/te_task.h): its workload key parses back, the
+ * same schedule number gives the same steps, and the comparison the worker
+ * makes rejects wrong outputs even when they are small (a softmax's). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "kernels/te_lower.h"
+#include "kernels/te_task.h"
 #include "records/log.h"
 #include "tests/check.h"
 
@@ -144,7 +148,75 @@ TEST(record_copy_owns_steps) {
     Record_done(&b);
 }
 
+TEST(expr_task_key_sample_and_compare) {
+    const char *data = getenv("TT_TEST_DATA");
+    char path[512], err[TT_ERRLEN] = "";
+    snprintf(path, sizeof path, "%s/../../examples/te/softmax.te", data ? data : "tests/data");
+    TeSet sets[] = {{"M", 4}, {"N", 50}};
+    TeTask *t = NULL;
+    Workload wl;
+    CHECK(TeTask_load(path, sets, 2, &t, &wl, err) == TT_OK);
+    if (!t) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    char key[WORKLOAD_KEY_LEN];
+    Workload_key(&wl, key, sizeof key);
+    CHECK(strncmp(key, "expr:name=softmax,te=te-", 24) == 0);
+    Workload back;
+    CHECK(Workload_parse(key, &back, err) == TT_OK);
+    CHECK(back.op == OP_EXPR && back.expr == NULL);
+    CHECK(Workload_equal(&wl, &back));
+    CHECK_NEAR(Workload_flops(&back), Workload_flops(&wl), 0);
+    CHECK_NEAR(Workload_compulsoryBytes(&back), 4.0 * (200 + 200), 0);
+    CHECK_EQ_INT(back.expr_out, 200);
+    CHECK_EQ_INT(back.expr_red, 50);
+    CHECK(Workload_parse("expr:name=x,te=te-1,flops=1,bytes=1,out=1", &back, err) == TT_ERR);
+    CHECK_STR(err, "red: missing key for expr");
+
+    /* the same number, the same steps and source; the source is a cpu-ABI unit */
+    KernelSource a, b;
+    KernelSource_init(&a);
+    KernelSource_init(&b);
+    Steps s1, s2;
+    TeTask_sample(t, 4242, &s1);
+    TeTask_sample(t, 4242, &s2);
+    CHECK(TeTask_source(t, &s1, &a, err) == TT_OK);
+    CHECK(TeTask_source(t, &s2, &b, err) == TT_OK);
+    CHECK(a.steps && b.steps && strcmp(a.steps, b.steps) == 0);
+    CHECK(a.source && b.source && strcmp(a.source, b.source) == 0);
+    CHECK(a.source && strstr(a.source, "int tt_setup(float **args, void **state)") != NULL);
+    KernelSource_done(&a);
+    KernelSource_done(&b);
+
+    /* the reference: each row of a softmax sums to 1; a 2% error in one element fails */
+    ArgInfo info[WORKLOAD_MAX_ARGS];
+    int n = Workload_args(&wl, info);
+    CHECK_EQ_INT(n, 2);
+    CHECK_STR(info[0].name, "X");
+    float *args[2] = {malloc(sizeof(float) * info[0].count), malloc(sizeof(float) * info[1].count)};
+    Workload_fillInputs(&wl, args, 1);
+    Workload_reference(&wl, args);
+    double row = 0;
+    for (int j = 0; j < 50; j++) row += args[1][j];
+    CHECK_NEAR(row, 1.0, 1e-5);
+    float *got = malloc(sizeof(float) * info[1].count);
+    memcpy(got, args[1], sizeof(float) * info[1].count);
+    char msg[256] = "";
+    CHECK(Workload_compare(&wl, args[1], got, msg, sizeof msg));
+    got[17] *= 1.02f;
+    CHECK(!Workload_compare(&wl, args[1], got, msg, sizeof msg));
+    CHECK(strstr(msg, "element 17 of the output of softmax") != NULL);
+    memset(got, 0, sizeof(float) * info[1].count);
+    CHECK(!Workload_compare(&wl, args[1], got, msg, sizeof msg));
+    free(got);
+    free(args[0]);
+    free(args[1]);
+    TeTask_delete(t);
+}
+
 int main(void) {
+    RUN(expr_task_key_sample_and_compare);
     RUN(steps_round_trip_through_a_log);
     RUN(record_copy_owns_steps);
     return check_summary();
