@@ -50,7 +50,7 @@ Status TeTask_load(const char *path, const TeSet *sets, int n_sets, TeTask **out
     if (len >= sizeof wl->expr_name) len = sizeof wl->expr_name - 1;
     memcpy(wl->expr_name, base, len);
     snprintf(wl->expr_te, sizeof wl->expr_te, "%s", t->dag.key);
-    wl->expr_flops = t->dag.flops;
+    wl->expr_flops = t->dag.flops >= 1 ? t->dag.flops : 1; /* a pure copy: rank by latency all the same */
     double bytes = 4.0 * (double)TeProgram_numel(g, t->out);
     for (int i = 0; i < t->n_in; i++) bytes += 4.0 * (double)TeProgram_numel(g, t->in[i]);
     wl->expr_bytes = bytes;

@@ -243,8 +243,8 @@ static Status parse_expr(char *rest, Workload *out, char *err) {
         }
         double d = strtod(v, &end);
         if (end == v || *end || !(d >= 0) || d > 1e30) return tt_fail(err, "expr: %s '%s' is not a size", k, v);
-        if (strcmp(k, "flops") == 0) wl.expr_flops = d, given |= 4;
-        else if (strcmp(k, "bytes") == 0) wl.expr_bytes = d, given |= 8;
+        if (strcmp(k, "flops") == 0 && d >= 1) wl.expr_flops = d, given |= 4;
+        else if (strcmp(k, "bytes") == 0 && d >= 1) wl.expr_bytes = d, given |= 8;
         else if (strcmp(k, "out") == 0 && d >= 1 && d <= (double)MAX_ARG_ELEMENTS) wl.expr_out = (int64_t)d, given |= 16;
         else if (strcmp(k, "red") == 0 && d >= 1 && d <= (double)MAX_ARG_ELEMENTS) wl.expr_red = (int64_t)d, given |= 32;
         else return tt_fail(err, "expr: unknown or out-of-range key %s=%s", k, v);
