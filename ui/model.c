@@ -30,6 +30,7 @@ void UiModel_init(UiModel *this) {
 }
 
 static void UiTask_done(UiTask *t) {
+    Record_done(&t->best);
     free(t->points);
     for (int i = 0; i < t->n_fails; i++)
         Record_done(&t->fails[i]);
@@ -324,6 +325,7 @@ bool UiModel_addRecord(UiModel *this, int ti, const Record *rec, int trial, doub
             t->row.best_gflops = gflops;
             t->row.best_latency_s = Record_mean(rec);
             t->row.best_index = rec->index;
+            Record_copy(&t->best, rec);
             improved = true;
             /* in a log view, the roof recorded with the best (its machine's) */
             if (rec->roof_gflops > 0) {
