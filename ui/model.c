@@ -58,6 +58,9 @@ int UiModel_addTask(UiModel *this, int id, const char *key, const char *label, d
     t->id = id;
     snprintf(t->key, sizeof t->key, "%s", key ? key : "");
     snprintf(t->label, sizeof t->label, "%s", label && label[0] ? label : (key ? key : "?"));
+    /* a tensor expression's key is long: its file name says it ("expr softmax") */
+    if (key && strncmp(key, "expr:name=", 10) == 0 && (!label || !label[0] || strcmp(label, key) == 0))
+        snprintf(t->label, sizeof t->label, "expr %.*s", (int)strcspn(key + 10, ","), key + 10);
     t->flops = flops;
     t->weight = weight;
     t->task = task;

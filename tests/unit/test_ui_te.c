@@ -50,7 +50,8 @@ static void setup(UiState *st, const Task *task, bool loaded) {
     UiState_init(st);
     snprintf(st->model.target, sizeof st->model.target, "cpu");
     st->model.live = loaded;
-    UiModel_addTask(&st->model, 0, task->key, task->label, task->flops, 1, loaded ? task : NULL);
+    /* a log view labels a task it cannot rebuild with its key */
+    UiModel_addTask(&st->model, 0, task->key, loaded ? task->label : task->key, task->flops, 1, loaded ? task : NULL);
     add(st, task, 7, ERR_WRONG_ANSWER, 0);
     add(st, task, 11, 0, 0.5);
     add(st, task, 12, 0, 0.25);
@@ -135,6 +136,7 @@ TEST(best_page_shows_steps_loop_nest_and_source) {
     setup(&st, &task, false);
     CHECK(UiKeys_handle(&st, 'b') & REACT_RELAYOUT);
     d = screen(&st, 140, 60);
+    CHECK_CONTAINS(d, "Best candidate of task 0 expr softmax (b or Esc: close)");
     CHECK_CONTAINS(d, first_step);
     CHECK_CONTAINS(d, "the expression is not loaded here");
     free(d);
