@@ -177,6 +177,7 @@ static Status te_generate(const Workload *wl, const Space *space, const int32_t 
                           Dialect dialect, KernelSource *out, char *err) {
     (void)dev;
     if (dialect != DIALECT_C) return tt_fail(err, "tensor expressions are tuned on the cpu target only");
+    if (!wl->expr) return tt_fail(err, "the expression %s is not loaded", wl->expr_name);
     Steps steps;
     TeTask_sample(wl->expr, Space_encode(space, choice), &steps);
     return TeTask_source(wl->expr, &steps, out, err);
