@@ -63,6 +63,7 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     if (this->host[0]) n_keys++;
     if (this->rank >= 0) n_keys++;
     if (this->device[0]) n_keys++;
+    if (this->steps) n_keys++;
 
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
@@ -117,6 +118,7 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     if (this->host[0]) pack_str(&pk, "host", this->host, strnlen(this->host, sizeof this->host - 1));
     if (this->rank >= 0) pack_i64(&pk, "rank", this->rank);
     if (this->device[0]) pack_str(&pk, "dev", this->device, strnlen(this->device, sizeof this->device - 1));
+    if (this->steps) pack_str(&pk, "steps", this->steps, strlen(this->steps));
 
     *len = sb.size;
     *bytes = msgpack_sbuffer_release(&sb); /* malloc'd by the sbuffer: the caller frees */
@@ -498,6 +500,13 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
         rec->error_no = (int)i;
         return TT_OK;
     }
+    if (key_is(k, "steps")) {
+        if (v->type != MSGPACK_OBJECT_STR) return tt_fail(err, "key \"steps\" is not a string");
+        free(rec->steps);
+        rec->steps = strndup(v->via.str.ptr, v->via.str.size);
+        if (!rec->steps) abort(); /* out of memory, as in StrBuf */
+        return TT_OK;
+    }
     if (key_is(k, "msg")) {
         if (v->type == MSGPACK_OBJECT_NIL) return TT_OK;
         if (v->type != MSGPACK_OBJECT_STR) return tt_fail(err, "key \"msg\" is not a string");
@@ -758,6 +767,10 @@ char *Record_toJson(const Record *this) {
     if (this->device[0]) {
         StrBuf_append(&b, ",\"dev\":");
         json_str(&b, this->device, sizeof this->device);
+    }
+    if (this->steps) {
+        StrBuf_append(&b, ",\"steps\":");
+        json_str(&b, this->steps, SIZE_MAX);
     }
     StrBuf_append(&b, "}");
     char *s = StrBuf_take(&b);

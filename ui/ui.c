@@ -234,7 +234,7 @@ static void add_restored(UiState *st, Engine *engine) {
     int n = Engine_takeRestored(engine, &trials);
     for (int i = 0; i < n; i++) {
         const ResumeTrial *t = &trials[i];
-        add_trial(st, t->task, t->trial, t->timestamp, t->gflops, t->error_no, t->failure, t->best);
+        add_trial(st, t->task, t->trial, t->timestamp, t->gflops, t->error_no, t->failure, false); /* warned before */
     }
     ResumeTrials_free(trials, n);
 }
