@@ -236,6 +236,8 @@ static void add_restored(UiState *st, Engine *engine) {
     for (int i = 0; i < n; i++) {
         const ResumeTrial *t = &trials[i];
         add_trial(st, t->task, t->trial, t->timestamp, t->gflops, t->error_no, t->failure, false); /* warned before */
+        int ti = UiModel_findId(&st->model, t->task);
+        if (t->best_record && ti >= 0) Record_copy(&st->model.tasks[ti].best, t->best_record);
     }
     ResumeTrials_free(trials, n);
 }
