@@ -128,7 +128,10 @@ static int act_best(UiState *st) {
     }
     if (!selected_task(st)) return REACT_NONE;
     if (!Inspector_openBest(st, st->selected)) {
-        UiState_setStatus(st, ATTR_WARN, "no successful candidate yet for this task");
+        if (selected_task(st)->row.best_gflops > 0)
+            UiState_setStatus(st, ATTR_WARN, "the best was restored from the log: tunetop best LOG shows it");
+        else
+            UiState_setStatus(st, ATTR_WARN, "no successful candidate yet for this task");
         return REACT_REDRAW;
     }
     st->view.overlay = OVERLAY_INSPECTOR;
