@@ -1,5 +1,7 @@
 /* app/cmd_tune.c: `tunetop tune`. */
 #include <errno.h>
+#include <fcntl.h>
+#include <termios.h>
 #include <ctype.h>
 #include <getopt.h>
 #include <signal.h>
@@ -10,7 +12,10 @@
 
 #include "app/commands.h"
 #include "app/device.h"
+#include "app/expr.h"
+#include "kernels/templates/te/te_task.h"
 #include "app/opts.h"
+#include "tuner/cluster.h"
 #include "tuner/engine.h"
 #include "tuner/network.h"
 #include "tuner/scheduler.h"
@@ -23,13 +28,53 @@
  * the Benchmarks section of the README). */
 #define DEFAULT_TUNER "xgb"
 
-static volatile sig_atomic_t g_stop; /* the signal that asked to stop, 0 = none */
+static volatile sig_atomic_t g_stop;
+
+static void free_sets(TeSet *sets, int n) {
+    for (int i = 0; i < n; i++) free((char *)sets[i].name);
+} /* the signal that asked to stop, 0 = none */
 
 static void on_signal(int sig) { g_stop = sig; }
 
+/* Under an MPI launcher (tuner/cluster.h): this process's rank, the world's
+ * size and, on rank 0 of a world of several, the cluster host. */
+typedef struct TuneMpi {
+    int rank, size;
+    double rank_timeout;
+    ClusterHost *host;
+} TuneMpi;
+
+static int g_mpi_size = 1; /* for the resume hint */
+
+/* Under mpirun, rank 0's stdin is a pipe from mpirun and its process group is
+ * not the terminal's foreground group: for the UI it takes the terminal it
+ * was launched from (its controlling terminal), as a foreground job would,
+ * and gives it back afterwards. Returns the terminal's descriptor, or -1 when
+ * there is none (then the session runs headless). */
+static int take_terminal(pid_t *old_pgrp) {
+    int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+    if (fd < 0) return -1;
+    signal(SIGTTOU, SIG_IGN); /* a background group may take the terminal only so */
+    *old_pgrp = tcgetpgrp(fd);
+    if (*old_pgrp < 0 || tcsetpgrp(fd, getpgrp()) != 0) {
+        close(fd);
+        return -1;
+    }
+    dup2(fd, STDIN_FILENO);
+    dup2(fd, STDOUT_FILENO);
+    return fd;
+}
+
+static void give_terminal(int fd, pid_t old_pgrp) {
+    if (fd < 0) return;
+    fflush(stdout);
+    tcsetpgrp(fd, old_pgrp);
+    close(fd);
+}
+
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: tunetop tune (--task SPEC ... | --network NAME) [options]\n"
+            "usage: tunetop tune (--task SPEC ... | --network NAME | --expr FILE.te ...) [options]\n"
             "\n"
             "Tunes each task's kernel on the target: a strategy proposes configs, builder threads compile them,\n"
             "an isolated worker process measures them, and every measurement is appended to the record log.\n"
@@ -39,6 +84,9 @@ static void usage(FILE *out) {
             "  --task SPEC           an operator, e.g. conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1\n"
             "                        or dense:m=64,n=1024,k=1024 (repeatable; see `tunetop space --help`)\n"
             "  --network NAME        every task of a built-in network (%s)\n"
+            "  --expr FILE.te        a tensor expression (repeatable; see examples/te): the candidates are random\n"
+            "                        schedules, checked against the expression's interpreter; cpu target only\n"
+            "  --set NAME=VALUE      overrides `let NAME` of every --expr file (repeatable)\n"
             "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
             "                        network options (defaults 1, NCHW, the network's, 128, all ops)\n"
             "where:\n"
@@ -47,7 +95,7 @@ static void usage(FILE *out) {
             "  --compile-only        build and record resources, do not run (checks a space offline)\n"
             "how:\n"
             "  --trials N            total measurements over all tasks, restored ones included (default 1000)\n"
-            "  --tuner NAME          %s (default %s)\n"
+            "  --tuner NAME          %s (default %s; random for --expr)\n"
             "  --scheduler NAME      %s (default gradient)\n"
             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
             "  --batch N             measurements per round (default min(64, trials / tasks)); a task's first\n"
@@ -70,6 +118,9 @@ static void usage(FILE *out) {
             "  --headless            never open the UI\n"
             "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
             "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
+            "under mpirun / srun (rank 0 is the session, ranks >= 1 build and measure; see the README):\n"
+            "  --rank-timeout S      a measure server not heard from for S seconds is lost and its candidates\n"
+            "                        go to the other ranks (default 20)\n"
             "\n"
             "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
             "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures.\n"
@@ -79,7 +130,10 @@ static void usage(FILE *out) {
 
 /* The command line, quoted for a shell, to tell the user how to resume. */
 static void print_resume_hint(int argc, char **argv) {
-    fprintf(stderr, "resume with: tunetop");
+    if (g_mpi_size > 1)
+        fprintf(stderr, "resume with: mpirun -np %d tunetop", g_mpi_size);
+    else
+        fprintf(stderr, "resume with: tunetop");
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         bool plain = a[0] != '\0';
@@ -102,10 +156,45 @@ static void print_resume_hint(int argc, char **argv) {
 enum {
     O_TASK = 256, O_NETWORK, O_BATCHSIZE, O_LAYOUT, O_IMAGE, O_SEQ, O_OPS, O_TARGET, O_ARCH, O_COMPILE_ONLY,
     O_TRIALS, O_TUNER, O_SCHED, O_EARLY, O_BATCH, O_BUILDERS, O_THREADS, O_NUMBER, O_REPEAT, O_MINREP, O_TIMEOUT,
-    O_BTIMEOUT, O_SEED, O_ROOF_STOP, O_NO_ROOF, O_TRANSFER, O_LOG, O_HEADLESS, O_TABLE, O_NOCOLOR, O_HELP
+    O_BTIMEOUT, O_SEED, O_ROOF_STOP, O_NO_ROOF, O_TRANSFER, O_LOG, O_HEADLESS, O_TABLE, O_NOCOLOR, O_HELP,
+    O_EXPR, O_SET, O_RANK_TIMEOUT
 };
 
+/* The loaded --expr programs: their workloads point at them until the session ends. */
+static TeTask *g_exprs[APP_MAX_SETS];
+static int g_n_exprs;
+
+static int tune_main(int argc, char **argv, TuneMpi *mpi);
+
 int cmd_tune(int argc, char **argv) {
+    TuneMpi mpi = {.rank = 0, .size = 1, .rank_timeout = 20};
+    bool launched = Cluster_launched();
+    if (launched && Cluster_available()) {
+        char err[TT_ERRLEN];
+        if (Cluster_init(&argc, &argv, &mpi.rank, &mpi.size, err) != TT_OK) {
+            fprintf(stderr, "tunetop: %s\n", err);
+            return 1;
+        }
+    } else if (launched) {
+        const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+        if (!n) n = getenv("PMI_SIZE");
+        if (n && atoi(n) > 1) {
+            fprintf(stderr, "tunetop: started by an MPI launcher with %s ranks, but this tunetop was built without "
+                            "MPI (install libopenmpi-dev and rebuild)\n", n);
+            return 1;
+        }
+    }
+    g_mpi_size = mpi.size;
+    int rc = tune_main(argc, argv, &mpi);
+    for (int i = 0; i < g_n_exprs; i++) TeTask_delete(g_exprs[i]);
+    g_n_exprs = 0;
+    if (mpi.rank == 0 && mpi.size > 1 && !mpi.host) Cluster_quitServers(mpi.size);
+    ClusterHost_delete(mpi.host);
+    if (launched && Cluster_available()) Cluster_finalize();
+    return rc;
+}
+
+static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     static const struct option longopts[] = {
         {"task", required_argument, 0, O_TASK},          {"network", required_argument, 0, O_NETWORK},
         {"batch-size", required_argument, 0, O_BATCHSIZE}, {"layout", required_argument, 0, O_LAYOUT},
@@ -122,7 +211,9 @@ int cmd_tune(int argc, char **argv) {
         {"log", required_argument, 0, O_LOG},            {"headless", no_argument, 0, O_HEADLESS},
         {"table-every", required_argument, 0, O_TABLE},  {"no-color", no_argument, 0, O_NOCOLOR},
         {"roof-stop", required_argument, 0, O_ROOF_STOP}, {"no-roof", no_argument, 0, O_NO_ROOF},
-        {"help", no_argument, 0, O_HELP},                {0, 0, 0, 0}};
+        {"expr", required_argument, 0, O_EXPR},          {"set", required_argument, 0, O_SET},
+        {"help", no_argument, 0, O_HELP},                {"rank-timeout", required_argument, 0, O_RANK_TIMEOUT},
+        {0, 0, 0, 0}};
 
     EngineConfig cfg;
     EngineConfig_defaults(&cfg);
@@ -133,6 +224,10 @@ int cmd_tune(int argc, char **argv) {
     NetworkOptions_defaults(&nopt);
     const char **specs = calloc((size_t)argc + 1, sizeof(char *));
     int n_specs = 0;
+    const char *expr_paths[APP_MAX_SETS];
+    int n_expr = 0, n_sets = 0;
+    TeSet sets[APP_MAX_SETS];
+    bool tuner_given = false;
     bool headless = false, color = true, roof = true;
     double table_every = 30;
     char err[TT_ERRLEN];
@@ -157,7 +252,15 @@ int cmd_tune(int argc, char **argv) {
         case O_ARCH: arch = optarg; break;
         case O_COMPILE_ONLY: cfg.measure.compile_only = true; break;
         case O_TRIALS: ok = opt_int(optarg, "--trials", 1, 100000000, &cfg.trials, err); break;
-        case O_TUNER: cfg.strategy = optarg; break;
+        case O_TUNER: cfg.strategy = optarg; tuner_given = true; break;
+        case O_EXPR:
+            if (n_expr == APP_MAX_SETS) ok = tt_fail(err, "--expr: at most %d files", APP_MAX_SETS);
+            else expr_paths[n_expr++] = optarg;
+            break;
+        case O_SET:
+            if (n_sets == APP_MAX_SETS) ok = tt_fail(err, "--set: at most %d", APP_MAX_SETS);
+            else if ((ok = app_parse_set(optarg, &sets[n_sets], err)) == TT_OK) n_sets++;
+            break;
         case O_SCHED: cfg.scheduler = optarg; break;
         case O_EARLY: ok = opt_int(optarg, "--early-stopping", 0, 100000000, &cfg.early_stopping, err); break;
         case O_BATCH: ok = opt_int(optarg, "--batch", 1, 4096, &cfg.batch, err); break;
@@ -176,7 +279,8 @@ int cmd_tune(int argc, char **argv) {
         case O_HEADLESS: headless = true; break;
         case O_TABLE: ok = opt_double(optarg, "--table-every", 0.1, 1e6, &table_every, err); break;
         case O_NOCOLOR: color = false; break;
-        case O_HELP: usage(stdout); free(specs); return 0;
+        case O_RANK_TIMEOUT: ok = opt_double(optarg, "--rank-timeout", 0.5, 86400, &mpi->rank_timeout, err); break;
+        case O_HELP: usage(stdout); free(specs); free_sets(sets, n_sets); return 0;
         case ':': tt_fail(err, "%s needs a value", name); ok = TT_ERR; break;
         default: tt_fail(err, "unknown option '%s' (see tunetop tune --help)", name); ok = TT_ERR; break;
         }
@@ -186,20 +290,51 @@ int cmd_tune(int argc, char **argv) {
         tt_fail(err, "unexpected argument '%s' (see tunetop tune --help)", argv[optind]);
         goto usage_error;
     }
-    if (!n_specs && !network) {
-        tt_fail(err, "nothing to tune: give --task SPEC or --network NAME (see tunetop tune --help)");
+    if (!n_specs && !network && !n_expr) {
+        tt_fail(err, "nothing to tune: give --task SPEC, --network NAME or --expr FILE.te (see tunetop tune --help)");
         goto usage_error;
+    }
+    if (n_sets && !n_expr) {
+        tt_fail(err, "--set applies to --expr files; there is none");
+        goto usage_error;
+    }
+    if (n_expr) {
+        /* a schedule's number says nothing about it: the model-based tuners have nothing to learn from */
+        if (!tuner_given) cfg.strategy = "random";
+        else if (strcmp(cfg.strategy, "random") != 0 && strcmp(cfg.strategy, "grid") != 0) {
+            tt_fail(err, "--expr is tuned with --tuner random or grid (its candidates are numbered random schedules)");
+            goto usage_error;
+        }
     }
     if (!Strategy_find(cfg.strategy)) {
         tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg.strategy, Strategy_names());
         goto usage_error;
     }
     if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) goto usage_error;
+    if (mpi->size > 1 && n_expr > 0) {
+        /* a server rebuilds a task from its key, and an expression's key does not carry its program */
+        tt_fail(err, "--expr tasks cannot be measured by MPI ranks yet: run them without mpirun");
+        goto usage_error;
+    }
 
     /* Every task must be valid before anything touches the log. */
-    Workload *wls = calloc((size_t)n_specs + 1, sizeof(Workload));
-    double *weights = calloc((size_t)n_specs + 1, sizeof(double));
+    Workload *wls = calloc((size_t)(n_specs + n_expr) + 1, sizeof(Workload));
+    double *weights = calloc((size_t)(n_specs + n_expr) + 1, sizeof(double));
     int n_wl = 0;
+    for (int i = 0; i < n_expr; i++) {
+        if (TeTask_load(expr_paths[i], sets, n_sets, &g_exprs[g_n_exprs], &wls[n_wl], err) != TT_OK) {
+            fprintf(stderr, "tunetop: %s\n", err);
+            free(wls);
+            free(weights);
+            free(specs);
+            free_sets(sets, n_sets);
+            return 2;
+        }
+        g_n_exprs++;
+        weights[n_wl++] = 1;
+    }
+    free_sets(sets, n_sets);
+    n_sets = 0;
     for (int i = 0; i < n_specs; i++) {
         if (Workload_parse(specs[i], &wls[n_wl], err) != TT_OK) {
             fprintf(stderr, "tunetop: --task %s: %s\n", specs[i], err);
@@ -241,7 +376,23 @@ int cmd_tune(int argc, char **argv) {
             }
 
     const Target *target = NULL;
-    if (app_resolve_device(target_name, arch, cfg.measure.compile_only, &target, &cfg.dev, err) != TT_OK) {
+    Status dev_ok = app_resolve_device(target_name, arch, cfg.measure.compile_only, &target, &cfg.dev, err);
+    if (mpi->rank > 0) {
+        /* a measure server: builds and measures what rank 0 sends until it says quit */
+        free(wls);
+        free(weights);
+        free(specs);
+        char line[TT_ERRLEN + 64];
+        snprintf(line, sizeof line, "%s", err);
+        ServerConfig sc = {.target = target ? target : Target_find("cpu"), .dev = cfg.dev, .measure = cfg.measure,
+                           .builders = cfg.builders, .device_error = dev_ok == TT_OK ? NULL : line};
+        if (ClusterServer_run(&sc, err) != TT_OK) {
+            fprintf(stderr, "tunetop: %s\n", err);
+            return 1;
+        }
+        return 0;
+    }
+    if (dev_ok != TT_OK) {
         fprintf(stderr, "tunetop: %s\n", err);
         free(wls);
         free(weights);
@@ -279,6 +430,17 @@ int cmd_tune(int argc, char **argv) {
     free(wls);
     free(weights);
 
+    if (mpi->size > 1) {
+        mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, err);
+        if (!mpi->host) {
+            fprintf(stderr, "tunetop: %s\n", err);
+            for (int i = 0; i < n_wl; i++) Task_done(&tasks[i]);
+            free(tasks);
+            free(specs);
+            return 1;
+        }
+        cfg.backend = ClusterHost_backend(mpi->host);
+    }
     Engine *engine = Engine_new(&cfg, tasks, n_wl, err);
     if (!engine) {
         fprintf(stderr, "tunetop: %s\n", err);
@@ -300,6 +462,10 @@ int cmd_tune(int argc, char **argv) {
         free(specs);
         return 1;
     }
+    int tty_fd = -1;
+    pid_t tty_pgrp = 0;
+    if (mpi->size > 1 && !headless && !(isatty(STDOUT_FILENO) && isatty(STDIN_FILENO)))
+        tty_fd = take_terminal(&tty_pgrp);
     bool use_ui = !headless && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
     /* the UI shows what was restored in its message log from the first frame */
     if (resumed[0] && !use_ui) fprintf(stdout, "%s\n", resumed);
@@ -314,7 +480,9 @@ int cmd_tune(int argc, char **argv) {
     } else {
         rc = Headless_run(engine, stdout, &g_stop, table_every);
     }
+    give_terminal(tty_fd, tty_pgrp);
     Engine_wait(engine);
+    ClusterHost_finish(mpi->host); /* the servers quit */
     SessionSnapshot snap;
     Engine_snapshot(engine, &snap);
     LogOutcome lo;
@@ -352,5 +520,6 @@ int cmd_tune(int argc, char **argv) {
 usage_error:
     fprintf(stderr, "tunetop tune: %s\n", err);
     free(specs);
+    free_sets(sets, n_sets);
     return 2;
 }

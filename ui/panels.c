@@ -96,12 +96,17 @@ void InspectorPanel_render(CellBuf *cb, Rect r, UiState *st) {
     }
     const UiTask *t = &st->model.tasks[ins->task];
     char title[160];
-    snprintf(title, sizeof title, "Errors of task %d %s: %d failed of %d trials", t->id, t->label, t->n_fails,
-             t->n_points);
+    if (ins->best)
+        snprintf(title, sizeof title, "Best candidate of task %d %s (b or Esc: close)", t->id, t->label);
+    else
+        snprintf(title, sizeof title, "Errors of task %d %s: %d failed of %d trials", t->id, t->label, t->n_fails,
+                 t->n_points);
     CellBuf_box(cb, r, title, st->utf8);
     Rect in = {r.x + 1, r.y + 1, r.w - 2, r.h - 2};
     if (in.w < 10 || in.h < 3) return;
-    if (ins->level == INSP_GROUPS || t->n_groups == 0)
+    if (ins->best)
+        detail_page(cb, in, st);
+    else if (ins->level == INSP_GROUPS || t->n_groups == 0)
         groups_page(cb, in, st, t);
     else if (ins->level == INSP_CANDIDATES)
         candidates_page(cb, in, st, t);
@@ -260,4 +265,35 @@ void Help_render(CellBuf *cb, Rect r, UiState *st) {
         EMIT(CellBuf_text(cb, in.x, y, s, s[0] != ' ' ? ATTR_TITLE : ATTR_NORMAL, in.w));
     }
 #undef EMIT
+}
+
+void Devices_render(CellBuf *cb, Rect r, const UiState *st) {
+    char title[96];
+    snprintf(title, sizeof title, "Devices (%d; d or Esc closes)", st->n_devices);
+    CellBuf_box(cb, r, title, st->utf8);
+    Rect in = {r.x + 1, r.y + 1, r.w - 2, r.h - 2};
+    if (in.h < 2 || in.w < 40) return;
+    char line[512];
+    snprintf(line, sizeof line, "%4s  %-14s %-30s %-9s %7s %8s %6s %6s %7s", "rank", "host", "device", "state",
+             "cand/s", "measured", "errors", "held", "heard");
+    CellBuf_text(cb, in.x, in.y, line, ATTR_TITLE, in.w);
+    if (st->n_devices == 0) {
+        CellBuf_text(cb, in.x, in.y + 1, "no device reported yet", ATTR_DIM, in.w);
+        return;
+    }
+    for (int i = 0; i < st->n_devices && i + 1 < in.h; i++) {
+        const DeviceRow *d = &st->devices[i];
+        char heard[16];
+        if (d->rank == 0)
+            snprintf(heard, sizeof heard, "-"); /* this process */
+        else
+            snprintf(heard, sizeof heard, "%.1fs ago", d->last_heard_s);
+        snprintf(line, sizeof line, "%4d  %-14.14s %-30.30s %-9s %7.2f %8d %6d %6d %7s", d->rank, d->host, d->device,
+                 DeviceState_name(d->state), d->cand_per_s, d->measured, d->errors, d->in_flight, heard);
+        CellAttr a = d->state == DEVSTATE_LOST || d->state == DEVSTATE_FAILED ? ATTR_FAILED
+                     : d->state == DEVSTATE_MEASURING                         ? ATTR_MEASURING
+                     : d->state == DEVSTATE_DONE                              ? ATTR_DONE
+                                                                              : ATTR_NORMAL;
+        CellBuf_text(cb, in.x, in.y + 1 + i, line, a, in.w);
+    }
 }

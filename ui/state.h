@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "kernels/template.h"
+#include "tuner/backend.h"
 #include "ui/cellbuf.h"
 #include "ui/layout.h"
 #include "ui/model.h"
@@ -41,6 +42,7 @@ typedef struct Inspector {
     uint8_t *attrs; /* CellAttr per line */
     int n_lines;
     int mark_line; /* index in lines of the failing source line, -1 if none */
+    bool best;     /* the detail page is the task's best candidate (b), not a failure */
 } Inspector;
 
 /* One status message with the wall time it was shown (the message log, m). */
@@ -58,6 +60,8 @@ typedef enum { CONFIRM_NONE = 0, CONFIRM_STOP_TASKS, CONFIRM_QUIT } Confirm;
 
 /* Curves' x axis: the task's trial number or the wall time of each trial. */
 typedef enum { XAXIS_TRIALS = 0, XAXIS_TIME } XAxis;
+
+#define UI_MAX_DEVICES 32
 
 typedef struct UiState {
     UiModel model;
@@ -98,6 +102,9 @@ typedef struct UiState {
     bool have_dev;
     Dialect dialect;
     const char *report_dir; /* where `w` writes bug reports ("." when NULL) */
+    /* the devices view (d): who builds and measures, refreshed every frame */
+    DeviceRow devices[UI_MAX_DEVICES];
+    int n_devices;
 } UiState;
 
 void UiState_init(UiState *this);
@@ -125,6 +132,10 @@ const char *UiState_taskStateText(const UiTask *t);
  * ti (config, error, full message, regenerated source with the failing line
  * marked). Frees any previous page. */
 void Inspector_openDetail(UiState *this, int ti, int fail);
+/* The detail page of task ti's best candidate: its config, steps (a tensor
+ * expression's schedule), lowered loop nest (when the expression is loaded)
+ * and source. False when the task has no successful candidate yet. */
+bool Inspector_openBest(UiState *this, int ti);
 void Inspector_freeDetail(Inspector *this);
 /* Writes the candidate (config, error, source) to a text file in
  * report_dir; on success copies the path into path and returns true, else
