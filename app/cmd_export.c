@@ -17,6 +17,8 @@
 #include "tuner/network.h"
 
 static void usage(FILE *out) {
+    NetworkOptions nd;
+    NetworkOptions_defaults(&nd);
     fprintf(out,
             "usage: tunetop export LOG -o DIR [options]\n"
             "\n"
@@ -34,19 +36,19 @@ static void usage(FILE *out) {
             "  --task SPEC           a task, e.g. dense:m=64,n=1024,k=1024 (repeatable)\n"
             "  --network NAME        every task of a built-in network (%s)\n"
             "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
-            "                        network options, as given to tune (defaults 1, NCHW, the network's, 128, all)\n"
+            "                        network options, as given to tune (defaults %d, %s, the network's, %d, all)\n"
             "output:\n"
             "  -o, --output DIR      the directory to write; it must not exist or be empty\n"
             "  --force               replace DIR even when it is not empty\n"
             "  --name NAME           library and umbrella header name (default tunetop_kernels)\n"
             "  --strict              refuse tasks without a successful record instead of using the default config\n"
             "  --target T            check that the log is of target T (the log says which)\n"
-            "  --arch sm_XY          cuda: the architecture whose limits configs are checked against (default sm_90)\n"
+            "  --arch ARCH           the architecture whose limits configs are checked against (default %s)\n"
             "\n"
             "Errors (one line, exit status 1; nothing is written): requested tasks the log has no record of\n"
             "(named), a log of another target than --target, an output directory that is not empty (without\n"
             "--force), a directory that cannot be written or a full disk. Usage errors exit with status 2.\n",
-            Network_names());
+            Network_names(), nd.batch, Layout_name(nd.layout), nd.seq_len, app_arch_defaults());
 }
 
 enum { O_TASK = 256, O_NETWORK, O_BATCHSIZE, O_LAYOUT, O_IMAGE, O_SEQ, O_OPS, O_FORCE, O_NAME, O_STRICT, O_TARGET,
@@ -148,7 +150,7 @@ int cmd_export(int argc, char **argv) {
         goto usage_error;
     }
     if (want_target && !Target_find(want_target)) {
-        snprintf(err, sizeof err, "unknown target '%s' (choose from: %s)", want_target, app_target_names());
+        snprintf(err, sizeof err, "unknown target '%s' (choose from: %s)", want_target, Target_names());
         goto usage_error;
     }
     if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) goto usage_error;
@@ -229,7 +231,8 @@ int cmd_export(int argc, char **argv) {
 
     const Target *target;
     DeviceInfo dev;
-    bool offline = strcmp(target_name, "cuda") == 0;
+    const Target *named = Target_find(target_name);
+    bool offline = named && named->offline_info; /* no device needed to export for it */
     if (app_resolve_device(target_name, arch, offline, &target, &dev, err) != TT_OK) {
         fprintf(stderr, "tunetop export: %s\n", err);
         goto done;

@@ -39,6 +39,8 @@
 extern char **environ;
 
 static void usage(FILE *out) {
+    NetworkOptions nd;
+    NetworkOptions_defaults(&nd);
     fprintf(out,
             "usage: tunetop run --network NAME --log LOG [options]\n"
             "       tunetop run --task SPEC --log LOG [options]\n"
@@ -61,10 +63,10 @@ static void usage(FILE *out) {
             "  --network NAME      %s\n"
             "  --task SPEC         one operator (as for tune), e.g. conv2d:n=1,ci=64,h=56,w=56,co=64,kh=3,kw=3,pad=1\n"
             "  --log LOG           the record log with the tuned configs\n"
-            "  --target T          cpu (default), opencl, cuda (cuda: builds the program; runs need a device)\n"
-            "  --batch B           batch size (default 1)\n"
-            "  --image-size S      input image side (default 224; 299 for inception-v3)\n"
-            "  --seq-len L         bert-base sequence length (default 128)\n"
+            "  --target T          %s (default %s; without a device, cuda only builds the program)\n"
+            "  --batch B           batch size (default %d)\n"
+            "  --image-size S      input image side (default %s)\n"
+            "  --seq-len L         bert-base sequence length (default %d)\n"
             "  --threads N         threads of the program (default: all cores)\n"
             "  --number N          runs per repeat (default 1)\n"
             "  --repeat R          timed repeats (default 10)\n"
@@ -76,7 +78,8 @@ static void usage(FILE *out) {
             "  --no-chain          convert every blocked kernel output back to NCHW (do not keep it blocked into\n"
             "                      the next kernel)\n"
             "example: tunetop run --network resnet-18 --log r18.log --repeat 20 --profile\n",
-            GRAPH_ATOL, GRAPH_RTOL, Network_names());
+            GRAPH_ATOL, GRAPH_RTOL, Network_names(), Target_names(), Target_default()->name, nd.batch,
+            Network_imageSizes(), nd.seq_len);
 }
 
 static int usage_error(const char *fmt, const char *a) {
@@ -270,18 +273,21 @@ static int run(const RunOptions *o) {
     /* the target */
     const Target *target;
     DeviceInfo dev;
-    bool is_cuda = strcmp(o->target, "cuda") == 0;
-    if (strcmp(o->target, "cpu") != 0 && !is_cuda && strcmp(o->target, "opencl") != 0) {
+    const Target *named = Target_find(o->target);
+    if (!named) {
         GraphTasks_done(&gt);
         Graph_done(&g);
-        return usage_error("unknown target '%s' (choose from: cpu, opencl, cuda)", o->target);
+        char msg[TT_ERRLEN];
+        snprintf(msg, sizeof msg, "unknown target '%s' (choose from: %s)", o->target, Target_names());
+        return usage_error("%s", msg);
     }
     /* cpu: C kernels; opencl / cuda: the GPU templates' kernels with their host code (run copies in and out) */
-    bool is_cpu = strcmp(o->target, "cpu") == 0, is_ocl = strcmp(o->target, "opencl") == 0;
-    TargetFamily family = is_cpu ? FAMILY_CPU : FAMILY_GPU;
-    Dialect dialect = is_cpu ? DIALECT_C : is_ocl ? DIALECT_OPENCL : DIALECT_CUDA;
-    /* cuda without a device: the limits of sm_90, so that the program is still generated and compiled */
-    if (app_resolve_device(o->target, NULL, is_cuda, &target, &dev, err) != TT_OK) {
+    TargetFamily family = named->family;
+    Dialect dialect = named->dialect;
+    bool is_cpu = dialect == DIALECT_C, is_ocl = dialect == DIALECT_OPENCL, is_cuda = dialect == DIALECT_CUDA;
+    /* a target with offline limits (cuda) and no device: its default architecture's limits, so that the
+     * program is still generated and compiled */
+    if (app_resolve_device(o->target, NULL, named->offline_info != NULL, &target, &dev, err) != TT_OK) {
         GraphTasks_done(&gt);
         Graph_done(&g);
         return fail(err);
@@ -480,7 +486,7 @@ static int run(const RunOptions *o) {
                 snprintf(obj, sizeof obj, "%s/%s.o", dir, base);
                 char inc[1100], arch[48];
                 snprintf(inc, sizeof inc, "-I%s", dir);
-                snprintf(arch, sizeof arch, "-arch=%s", strncmp(dev.arch, "sm_", 3) == 0 ? dev.arch : "sm_90");
+                snprintf(arch, sizeof arch, "-arch=%s", strncmp(dev.arch, "sm_", 3) == 0 ? dev.arch : target->default_arch);
                 char *cc_argv[] = {"cc", "-O3", "-march=native", "-fopenmp", "-std=gnu11", "-w", inc, "-c", src,
                                    "-o", obj, NULL};
                 char *nvcc_argv[] = {"nvcc", "-O3", arch, "-w", inc, "-c", src, "-o", obj, NULL};
@@ -719,7 +725,7 @@ int cmd_run(int argc, char **argv) {
     RunOptions o;
     memset(&o, 0, sizeof o);
     NetworkOptions_defaults(&o.nopt);
-    o.target = "cpu";
+    o.target = Target_default()->name;
     o.number = 1;
     o.repeat = 10;
     o.seed = 1;

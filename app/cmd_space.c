@@ -9,11 +9,11 @@
 #include "tuner/task.h"
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: tunetop space --task SPEC [--target cpu|cuda|opencl] [--arch sm_XY]\n"
+    fprintf(out, "usage: tunetop space --task SPEC [--target T] [--arch ARCH]\n"
                  "\n"
                  "Prints the template chosen for the task on the target, each knob with its length, and the total\n"
-                 "number of configs (the product of the lengths). Without a GPU, cuda uses the limits of --arch\n"
-                 "(default sm_90).\n"
+                 "number of configs (the product of the lengths). T: %s (default %s). Without a device, a\n"
+                 "target with offline limits uses those of --arch (default %s).\n"
                  "\n"
                  "task SPEC: op:key=value,...\n"
                  "  conv2d:           n ci h w co kh kw [stride pad dilation | stride_h stride_w pad_h pad_w dil_h dil_w]\n"
@@ -21,7 +21,8 @@ static void usage(FILE *out) {
                  "  depthwise_conv2d: n ci h w mult kh kw [stride pad dilation layout bias relu]\n"
                  "  dense:            m n k [bias=1] [relu=1]           (out[m][n] = data[m][k] * weight[n][k])\n"
                  "  batch_matmul:     b m n k\n"
-                 "example: tunetop space --task conv2d:n=1,ci=512,h=7,w=7,co=512,kh=3,kw=3,stride=1,pad=1 --target cuda\n");
+                 "example: tunetop space --task conv2d:n=1,ci=512,h=7,w=7,co=512,kh=3,kw=3,stride=1,pad=1 --target cuda\n",
+                 Target_names(), Target_default()->name, app_arch_defaults());
 }
 
 int cmd_space(int argc, char **argv) {
@@ -30,7 +31,7 @@ int cmd_space(int argc, char **argv) {
                                              {"arch", required_argument, 0, 'a'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
-    const char *spec = NULL, *target_name = "cpu", *arch = NULL;
+    const char *spec = NULL, *target_name = Target_default()->name, *arch = NULL;
     optind = 1;
     opterr = 0;
     int c;

@@ -14,9 +14,11 @@
 #include "tuner/task.h"
 
 static void usage(FILE *out) {
+    NetworkOptions d;
+    NetworkOptions_defaults(&d);
     fprintf(out,
-            "usage: tunetop tasks --network NAME [--target cpu|cuda|opencl] [--batch B] [--layout NCHW|NHWC]\n"
-            "                     [--image-size S] [--seq-len L] [--ops OP,...] [--arch sm_XY]\n"
+            "usage: tunetop tasks --network NAME [--target T] [--batch B] [--layout NCHW|NHWC]\n"
+            "                     [--image-size S] [--seq-len L] [--ops OP,...] [--arch ARCH]\n"
             "       tunetop tasks --expr FILE.te [--set NAME=VALUE ...]\n"
             "\n"
             "Lists the tuning tasks of a built-in network: identical operator workloads (same operator and\n"
@@ -25,22 +27,23 @@ static void usage(FILE *out) {
             "space, and the workload key (what `tune --task` and the logs use). A task fuses an epilogue part\n"
             "(bias, residual add) only when every occurrence has it, and relu only when all occurrences have\n"
             "the same epilogue; what is not fused is listed with the untuned ops, the memory-bound ops that\n"
-            "have no template (pooling, softmax, batch-norm, elementwise). Without a GPU, cuda uses the\n"
-            "limits of --arch (default sm_90); a target that is not available prints '-' for template and\n"
-            "space.\n"
+            "have no template (pooling, softmax, batch-norm, elementwise). Without a device, a target with\n"
+            "offline limits uses those of --arch (default %s); a target that is not available prints '-'\n"
+            "for template and space.\n"
             "\n"
             "  --network NAME   %s\n"
-            "  --target T       cpu (default), cuda, opencl\n"
-            "  --batch B        batch size (default 1)\n"
-            "  --layout L       NCHW (default) or NHWC, for the convolutions\n"
-            "  --image-size S   input image side (default 224; 299 for inception-v3)\n"
-            "  --seq-len L      sequence length for bert-base (default 128)\n"
+            "  --target T       %s (default %s)\n"
+            "  --batch B        batch size (default %d)\n"
+            "  --layout L       NCHW or NHWC, for the convolutions (default %s)\n"
+            "  --image-size S   input image side (default %s)\n"
+            "  --seq-len L      sequence length for bert-base (default %d)\n"
             "  --ops LIST       keep only these ops: conv2d, depthwise_conv2d, dense, batch_matmul\n"
             "  --expr FILE.te   print the compute DAG of a tensor expression instead: stages, axes, reads,\n"
             "                   and what each analysis found (inlinable, data reuse, fusible consumer)\n"
             "  --set NAME=V     override `let NAME` of the expression (repeatable)\n"
             "example: tunetop tasks --network resnet-18 --target cpu --ops conv2d\n",
-            Network_names());
+            app_arch_defaults(), Network_names(), Target_names(), Target_default()->name, d.batch,
+            Layout_name(d.layout), Network_imageSizes(), d.seq_len);
 }
 
 static int usage_error(const char *msg) {
@@ -61,7 +64,7 @@ int cmd_tasks(int argc, char **argv) {
                                              {"set", required_argument, 0, 'S'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
-    const char *network = NULL, *target_name = "cpu", *arch = NULL, *ops = NULL, *expr = NULL;
+    const char *network = NULL, *target_name = Target_default()->name, *arch = NULL, *ops = NULL, *expr = NULL;
     TeSet sets[APP_MAX_SETS];
     int n_sets = 0;
     NetworkOptions nopt;
@@ -134,8 +137,8 @@ int cmd_tasks(int argc, char **argv) {
         return 2;
     }
     if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) return usage_error(err);
-    if (strcmp(target_name, "cpu") != 0 && strcmp(target_name, "cuda") != 0 && strcmp(target_name, "opencl") != 0) {
-        fprintf(stderr, "tunetop tasks: unknown target '%s' (choose from: %s)\n", target_name, app_target_names());
+    if (!Target_find(target_name)) {
+        fprintf(stderr, "tunetop tasks: unknown target '%s' (choose from: %s)\n", target_name, Target_names());
         return 2;
     }
 
@@ -149,16 +152,14 @@ int cmd_tasks(int argc, char **argv) {
     DeviceInfo dev;
     char dev_err[TT_ERRLEN] = "";
     bool have_dev = false;
-    if (!arch && strcmp(target_name, "cuda") == 0) arch = "sm_90";
     if (app_resolve_device(target_name, arch, true, &target, &dev, dev_err) == TT_OK) have_dev = true;
 
     char image[48] = "";
-    if (strcmp(network, "bert-base") == 0)
+    int default_image = Network_defaultImage(network);
+    if (!default_image)
         snprintf(image, sizeof image, "sequence %d", nopt.seq_len);
-    else if (nopt.image_size)
-        snprintf(image, sizeof image, "image %d", nopt.image_size);
     else
-        snprintf(image, sizeof image, "image %d", strcmp(network, "inception-v3") == 0 ? 299 : 224);
+        snprintf(image, sizeof image, "image %d", nopt.image_size ? nopt.image_size : default_image);
     printf("Network %s: batch %d, layout %s, %s\n", network, nopt.batch, Layout_name(nopt.layout), image);
     if (have_dev)
         printf("Target %s: %s%s\n", target->name, dev.name[0] ? dev.name : dev.arch,

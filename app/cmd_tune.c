@@ -23,11 +23,6 @@
 #include "ui/headless.h"
 #include "ui/ui.h"
 
-/* xgb: its model learns from every task of a template in the session, and
- * reaches a good config in fewer trials than ga or random once it has (see
- * the Benchmarks section of the README). */
-#define DEFAULT_TUNER "xgb"
-
 static volatile sig_atomic_t g_stop;
 
 static void free_sets(TeSet *sets, int n) {
@@ -72,7 +67,12 @@ static void give_terminal(int fd, pid_t old_pgrp) {
     close(fd);
 }
 
+/* Names and defaults come from the registries and the defaults functions. */
 static void usage(FILE *out) {
+    EngineConfig d;
+    EngineConfig_defaults(&d);
+    NetworkOptions nd;
+    NetworkOptions_defaults(&nd);
     fprintf(out,
             "usage: tunetop tune (--task SPEC ... | --network NAME | --expr FILE.te ...) [options]\n"
             "\n"
@@ -88,27 +88,27 @@ static void usage(FILE *out) {
             "                        schedules, checked against the expression's interpreter; cpu target only\n"
             "  --set NAME=VALUE      overrides `let NAME` of every --expr file (repeatable)\n"
             "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
-            "                        network options (defaults 1, NCHW, the network's, 128, all ops)\n"
+            "                        network options (defaults %d, %s, the network's (%s), %d, all ops)\n"
             "where:\n"
-            "  --target T            cpu (default), cuda, opencl\n"
-            "  --arch sm_XY          CUDA limits to check against without a device (default sm_90)\n"
+            "  --target T            %s (default %s)\n"
+            "  --arch ARCH           limits to check against without a device (default %s)\n"
             "  --compile-only        build and record resources, do not run (checks a space offline)\n"
             "how:\n"
-            "  --trials N            total measurements over all tasks, restored ones included (default 1000)\n"
+            "  --trials N            total measurements over all tasks, restored ones included (default %d)\n"
             "  --tuner NAME          %s (default %s; random for --expr)\n"
-            "  --scheduler NAME      %s (default gradient)\n"
+            "  --scheduler NAME      %s (default %s)\n"
             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
             "  --batch N             measurements per round (default min(64, trials / tasks)); a task's first\n"
             "                        round is at most trials / (4 x tasks), so the scheduler starts choosing early\n"
             "  --builders N          parallel compiles (default: cores)\n"
             "  --threads N           threads inside a CPU kernel (default: all cores)\n"
             "  --number N --repeat N --min-repeat-ms MS\n"
-            "                        timing: runs per repeat, repeats, minimum repeat length (default 4, 3, 0)\n"
-            "  --timeout S           run timeout per candidate in seconds (default 10)\n"
-            "  --build-timeout S     compile timeout per candidate in seconds (default 15)\n"
-            "  --seed S              random seed (default 1)\n"
+            "                        timing: runs per repeat, repeats, minimum repeat length (default %d, %d, %d)\n"
+            "  --timeout S           run timeout per candidate in seconds (default %g)\n"
+            "  --build-timeout S     compile timeout per candidate in seconds (default %g)\n"
+            "  --seed S              random seed (default %llu)\n"
             "  --roof-stop F         the gradient scheduler gives no more rounds to a task whose best reaches\n"
-            "                        F of its roofline (default 0.9; 0 = off; a raised priority overrides it)\n"
+            "                        F of its roofline (default %g; 0 = off; a raised priority overrides it)\n"
             "  --no-roof             no roofline: do not load or measure the machine's figures\n"
             "  --transfer            xgb also learns from the log's records of earlier sessions' tasks of the\n"
             "                        same template (this session's tasks always learn from each other)\n"
@@ -125,7 +125,10 @@ static void usage(FILE *out) {
             "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
             "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures.\n"
             "\n" EXIT_STATUS_HELP,
-            Network_names(), Strategy_names(), DEFAULT_TUNER, TaskScheduler_names());
+            Network_names(), nd.batch, Layout_name(nd.layout), Network_imageSizes(), nd.seq_len, Target_names(),
+            Target_default()->name, app_arch_defaults(), d.trials, Strategy_names(), d.strategy, TaskScheduler_names(),
+            d.scheduler, d.measure.number, d.measure.repeat, d.measure.min_repeat_ms, d.measure.run_timeout_s,
+            d.measure.build_timeout_s, (unsigned long long)d.seed, d.roof_stop);
 }
 
 /* The command line, quoted for a shell, to tell the user how to resume. */
@@ -217,9 +220,8 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
 
     EngineConfig cfg;
     EngineConfig_defaults(&cfg);
-    cfg.strategy = DEFAULT_TUNER;
     cfg.log_path = "tunetop.log";
-    const char *target_name = "cpu", *arch = NULL, *network = NULL, *ops = NULL;
+    const char *target_name = Target_default()->name, *arch = NULL, *network = NULL, *ops = NULL;
     NetworkOptions nopt;
     NetworkOptions_defaults(&nopt);
     const char **specs = calloc((size_t)argc + 1, sizeof(char *));

@@ -164,7 +164,7 @@ int cmd_import(int argc, char **argv) {
     const Target *tc = Target_find("cpu"), *tg = Target_find("cuda");
     if (tc && tc->probe && tc->probe(&cpu, err) == TT_OK) have_cpu = true;
     if (tg && tg->probe && tg->probe(&gpu, err) == TT_OK) have_gpu = true;
-    else if (tg && tg->offline_info && tg->offline_info("sm_80", &gpu, err) == TT_OK) have_gpu = true;
+    else if (tg && tg->offline_info && tg->offline_info(NULL, &gpu, err) == TT_OK) have_gpu = true;
     TvmMapper *mapper = TvmMapper_new(have_cpu ? &cpu : NULL, have_gpu ? &gpu : NULL);
 
     TvmReader *rd;

@@ -15,7 +15,8 @@
 Status app_resolve_device(const char *target_name, const char *arch, bool allow_offline, const Target **target,
                           DeviceInfo *dev, char *err);
 
-/* "cpu, cuda, opencl" */
-const char *app_target_names(void);
+/* The default --arch of the targets that have one: "sm_90 for cuda" (from the
+ * target table; main thread only, like all of app/). */
+const char *app_arch_defaults(void);
 
 #endif

@@ -63,3 +63,9 @@ char *StrBuf_take(StrBuf *this) {
     this->len = this->cap = 0;
     return p;
 }
+
+void Names_add(char *list, size_t n, const char *name) {
+    size_t len = strnlen(list, n);
+    if (len + 1 >= n) return;
+    snprintf(list + len, n - len, "%s%s", len ? ", " : "", name);
+}

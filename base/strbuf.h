@@ -23,4 +23,9 @@ void StrBuf_appendn(StrBuf *this, const char *s, size_t n);
 void StrBuf_printf(StrBuf *this, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *StrBuf_take(StrBuf *this);
 
+/* Appends ", name" to a list of names in a fixed buffer of n bytes (just
+ * "name" when the list is empty); truncates, never overflows. The registries
+ * build their names lists for help and error messages from their tables with it. */
+void Names_add(char *list, size_t n, const char *name);
+
 #endif

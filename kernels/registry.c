@@ -1,9 +1,11 @@
 /* kernels/registry.c: the one table of templates and the one table of targets,
  * and the small shared helpers of template.h / target.h. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/strbuf.h"
 #include "kernels/target.h"
 #include "kernels/template.h"
 
@@ -17,6 +19,7 @@ static const Template *const TEMPLATES[] = {
     &tmpl_conv2d_gpu, &tmpl_depthwise_gpu, &tmpl_dense_gpu,
     &tmpl_te_cpu,
 };
+/* The first target is the default of --target. */
 static const Target *const TARGETS[] = {&target_cpu, &target_cuda, &target_opencl};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -44,6 +47,20 @@ const Template *Template_find(const Workload *wl, TargetFamily family, char *err
 int Target_all(const Target *const **out) {
     *out = TARGETS;
     return COUNT(TARGETS);
+}
+
+const Target *Target_default(void) { return TARGETS[0]; }
+
+static char target_names[128];
+static pthread_once_t target_names_once = PTHREAD_ONCE_INIT;
+
+static void target_names_init(void) {
+    for (int i = 0; i < COUNT(TARGETS); i++) Names_add(target_names, sizeof target_names, TARGETS[i]->name);
+}
+
+const char *Target_names(void) {
+    pthread_once(&target_names_once, target_names_init);
+    return target_names;
 }
 
 const Target *Target_find(const char *name) {

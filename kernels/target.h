@@ -1,7 +1,8 @@
 /* kernels/target.h: a target is where kernels are built and measured.
  *
  * Targets are const structs of function pointers registered in one table
- * (kernels/registry.c): "cpu" (generated C, system compiler, shared object in
+ * (kernels/registry.c; a target is a folder kernels/targets/<name>/ and one
+ * line of that table): "cpu" (generated C, system compiler, shared object in
  * an isolated worker process), "cuda" (NVRTC + nvJitLink, CUDA Runtime in a
  * worker), "opencl" (OpenCL runtime in a worker). A target whose library was
  * not found at build time is still listed; its probe says why it cannot run.
@@ -85,6 +86,7 @@ void MeasureResult_init(MeasureResult *this);
 void MeasureResult_done(MeasureResult *this);
 
 typedef struct Runner Runner; /* opaque, per target */
+struct WorkerMode;            /* kernels/worker/mode.h */
 
 typedef struct Target {
     const char *name; /* "cpu", "cuda", "opencl" */
@@ -95,6 +97,8 @@ typedef struct Target {
     /* Device limits without a device, from a per-architecture table ("sm_90").
      * NULL for targets that need a device. */
     Status (*offline_info)(const char *arch, DeviceInfo *out, char *err);
+    /* The architecture offline_info takes for NULL ("sm_90"); NULL without offline_info. */
+    const char *default_arch;
     /* Thread-safe build of one kernel with a timeout. Never fails as a call:
      * failures are error numbers in out. `tag` makes artifact names unique. */
     void (*build)(const KernelSource *src, const DeviceInfo *dev, const MeasureOptions *opt, const char *workdir,
@@ -107,9 +111,15 @@ typedef struct Target {
     void (*measure)(Runner *r, const KernelSource *src, const BuildResult *built, const MeasureOptions *opt,
                     MeasureResult *out);
     void (*runner_delete)(Runner *r);
+    /* The measurement worker's mode for this target (worker_<name>.c beside
+     * the target): tunetop-worker runs the mode of the target named on its
+     * command line. */
+    const struct WorkerMode *worker;
 } Target;
 
 const Target *Target_find(const char *name); /* NULL if unknown */
 int Target_all(const Target *const **out);
+const Target *Target_default(void); /* the first of the table: "cpu" */
+const char *Target_names(void);     /* "cpu, cuda, opencl": the table's names, for help and errors */
 
 #endif

@@ -129,8 +129,8 @@ struct Engine {
 void EngineConfig_defaults(EngineConfig *this) {
     memset(this, 0, sizeof *this);
     MeasureOptions_defaults(&this->measure);
-    this->strategy = "xgb";
-    this->scheduler = "gradient";
+    this->strategy = Strategy_default()->name;
+    this->scheduler = TaskScheduler_default();
     this->trials = 1000;
     this->early_stopping = 0;
     this->seed = 1;
@@ -199,7 +199,7 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
         tt_fail(err, "no record log given (--log FILE)");
         return NULL;
     }
-    const Strategy *strat = Strategy_find(cfg->strategy ? cfg->strategy : "random");
+    const Strategy *strat = (cfg->strategy ? Strategy_find(cfg->strategy) : Strategy_default());
     if (!strat) {
         tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg->strategy, Strategy_names());
         return NULL;
@@ -209,7 +209,7 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
     this->cfg = *cfg;
     this->log_path = strdup(cfg->log_path);
     this->strategy_name = strdup(strat->name);
-    this->scheduler_name = dup_or_null(cfg->scheduler ? cfg->scheduler : "gradient");
+    this->scheduler_name = dup_or_null(cfg->scheduler ? cfg->scheduler : TaskScheduler_default());
     this->cfg.log_path = this->log_path;
     this->cfg.strategy = this->strategy_name;
     this->cfg.scheduler = this->scheduler_name;

@@ -32,8 +32,8 @@ typedef struct EngineConfig {
     const Target *target;
     DeviceInfo dev;
     MeasureOptions measure;
-    const char *strategy;   /* "xgb", "ga", "random", "grid" */
-    const char *scheduler;  /* "gradient", "round-robin" */
+    const char *strategy;   /* Strategy_names(); default (and NULL) Strategy_default() */
+    const char *scheduler;  /* TaskScheduler_names(); default (and NULL) TaskScheduler_default() */
     int trials;             /* total measurement budget over all tasks */
     int early_stopping;     /* per task: stop after this many trials without improvement (0 = off) */
     int batch;              /* measures per round (0 = min(64, trials / tasks)) */

@@ -52,7 +52,11 @@ Status Network_taskGraph(const Workload *wl, Graph *g, char *err);
 /* Total number of layers of one op kind in the network before dedup (for checks). */
 int Network_layerCount(const char *name, const NetworkOptions *opt, OpKind op);
 
-const char *Network_names(void); /* "resnet-18, resnet-34, ..." */
+const char *Network_names(void);      /* "resnet-18, resnet-34, ...": the table's names */
+const char *Network_imageSizes(void); /* the default image sizes: "224; 299 for inception-v3" */
+/* A network's default image side (224, 299), 0 for one without images
+ * (bert-base: a sequence), -1 for an unknown name. */
+int Network_defaultImage(const char *name);
 
 /* Parses "conv2d,dense" into an op mask; TT_ERR names an unknown op. */
 Status Network_parseOps(const char *list, unsigned *mask, char *err);

@@ -24,9 +24,12 @@
  */
 #include "tuner/network.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/strbuf.h"
 
 void NetworkOptions_defaults(NetworkOptions *this) {
     memset(this, 0, sizeof *this);
@@ -382,9 +385,31 @@ static const struct NetDef {
 
 #define N_NETS ((int)(sizeof NETS / sizeof NETS[0]))
 
+static char net_names[256], net_images[128];
+static pthread_once_t net_names_once = PTHREAD_ONCE_INIT;
+
+/* The names, and the default image sizes: the first network's, then the
+ * networks that differ ("224; 299 for inception-v3"; bert-base has none). */
+static void net_names_init(void) {
+    int common = NETS[0].default_image;
+    snprintf(net_images, sizeof net_images, "%d", common);
+    for (int i = 0; i < N_NETS; i++) {
+        Names_add(net_names, sizeof net_names, NETS[i].name);
+        if (NETS[i].default_image && NETS[i].default_image != common) {
+            size_t len = strlen(net_images);
+            snprintf(net_images + len, sizeof net_images - len, "; %d for %s", NETS[i].default_image, NETS[i].name);
+        }
+    }
+}
+
 const char *Network_names(void) {
-    return "resnet-18, resnet-34, resnet-50, resnet-101, resnet-152, mobilenet, mobilenet-v2, squeezenet-1.1, "
-           "vgg-16, inception-v3, bert-base";
+    pthread_once(&net_names_once, net_names_init);
+    return net_names;
+}
+
+const char *Network_imageSizes(void) {
+    pthread_once(&net_names_once, net_names_init);
+    return net_images;
 }
 
 static const struct NetDef *find_net(const char *name) {
@@ -392,6 +417,11 @@ static const struct NetDef *find_net(const char *name) {
     for (int i = 0; i < N_NETS; i++)
         if (strcmp(NETS[i].name, name) == 0) return &NETS[i];
     return NULL;
+}
+
+int Network_defaultImage(const char *name) {
+    const struct NetDef *def = find_net(name);
+    return def ? def->default_image : -1;
 }
 
 Status Network_graph(const char *name, const NetworkOptions *opt_in, Graph *g, char *err) {

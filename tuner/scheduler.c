@@ -13,8 +13,11 @@
 #include "tuner/scheduler.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/strbuf.h"
 
 #define ALPHA 0.2
 #define BETA 2.0
@@ -46,18 +49,37 @@ struct TaskScheduler {
     double roof_stop; /* 0 = off */
 };
 
-const char *TaskScheduler_names(void) { return "gradient, round-robin"; }
+/* The schedulers by name; the first is the default. */
+static const struct {
+    const char *name;
+    SchedKind kind;
+} SCHEDULERS[] = {{"gradient", SCHED_GRADIENT}, {"round-robin", SCHED_ROUND_ROBIN}};
+#define N_SCHEDULERS ((int)(sizeof SCHEDULERS / sizeof SCHEDULERS[0]))
+
+const char *TaskScheduler_default(void) { return SCHEDULERS[0].name; }
+
+static char scheduler_names[64];
+static pthread_once_t scheduler_names_once = PTHREAD_ONCE_INIT;
+
+static void scheduler_names_init(void) {
+    for (int i = 0; i < N_SCHEDULERS; i++) Names_add(scheduler_names, sizeof scheduler_names, SCHEDULERS[i].name);
+}
+
+const char *TaskScheduler_names(void) {
+    pthread_once(&scheduler_names_once, scheduler_names_init);
+    return scheduler_names;
+}
 
 TaskScheduler *TaskScheduler_new(const char *strategy, int n_tasks, char *err) {
-    SchedKind kind;
-    if (!strategy || strcmp(strategy, "gradient") == 0)
-        kind = SCHED_GRADIENT;
-    else if (strcmp(strategy, "round-robin") == 0)
-        kind = SCHED_ROUND_ROBIN;
-    else {
+    if (!strategy) strategy = TaskScheduler_default();
+    int found = -1;
+    for (int i = 0; i < N_SCHEDULERS; i++)
+        if (strcmp(SCHEDULERS[i].name, strategy) == 0) found = i;
+    if (found < 0) {
         tt_fail(err, "unknown scheduler '%s'; valid schedulers: %s", strategy, TaskScheduler_names());
         return NULL;
     }
+    SchedKind kind = SCHEDULERS[found].kind;
     if (n_tasks < 1) {
         tt_fail(err, "a scheduler needs at least one task (got %d)", n_tasks);
         return NULL;

@@ -50,6 +50,7 @@ void TaskScheduler_setRoofStop(TaskScheduler *this, double fraction);
  * (priority not counted), after the rounds recorded so far. */
 bool TaskScheduler_atRoof(const TaskScheduler *this, int i, const SchedTaskState *task);
 
-const char *TaskScheduler_names(void); /* "gradient, round-robin" */
+const char *TaskScheduler_names(void);   /* "gradient, round-robin": the table's names */
+const char *TaskScheduler_default(void); /* "gradient", the first of the table (NULL to TaskScheduler_new) */
 
 #endif

@@ -2,13 +2,20 @@
  * strategy shares (features and the template's cheap validity check). */
 #include "tuner/strategy.h"
 
+#include <pthread.h>
 #include <string.h>
+
+#include "base/strbuf.h"
 
 /* xgb is always listed; built without XGBoost it refuses to create with a
  * message that says so. */
 extern const Strategy strategy_grid, strategy_random, strategy_ga, strategy_xgb;
 
-static const Strategy *const STRATEGIES[] = {&strategy_grid, &strategy_random, &strategy_ga, &strategy_xgb};
+/* The first is the default (--tuner, EngineConfig): xgb, because its model
+ * learns from every task of a template in the session and reaches a good
+ * config in fewer trials than ga or random once it has (see the Benchmarks
+ * section of the README). */
+static const Strategy *const STRATEGIES[] = {&strategy_xgb, &strategy_ga, &strategy_random, &strategy_grid};
 #define N_STRATEGIES ((int)(sizeof STRATEGIES / sizeof STRATEGIES[0]))
 
 const Strategy *Strategy_find(const char *name) {
@@ -18,8 +25,18 @@ const Strategy *Strategy_find(const char *name) {
     return NULL;
 }
 
+const Strategy *Strategy_default(void) { return STRATEGIES[0]; }
+
+static char strategy_names[96];
+static pthread_once_t strategy_names_once = PTHREAD_ONCE_INIT;
+
+static void strategy_names_init(void) {
+    for (int i = 0; i < N_STRATEGIES; i++) Names_add(strategy_names, sizeof strategy_names, STRATEGIES[i]->name);
+}
+
 const char *Strategy_names(void) {
-    return "xgb, ga, random, grid";
+    pthread_once(&strategy_names_once, strategy_names_init);
+    return strategy_names;
 }
 
 int Strategy_features(const StrategyContext *ctx, uint64_t index, float *out, int cap) {

@@ -57,7 +57,9 @@ typedef struct Strategy {
 } Strategy;
 
 const Strategy *Strategy_find(const char *name);
-/* "grid, random, ga, xgb" for help and error messages */
+/* "xgb, ga, random, grid": the table's names, for help and error messages */
 const char *Strategy_names(void);
+/* The default strategy (xgb), the first of the table. */
+const Strategy *Strategy_default(void);
 
 #endif

@@ -25,13 +25,13 @@ static void setup_device(UiLogView *this, UiState *st) {
     if (this->target->probe && this->target->probe(&st->dev, err) == TT_OK) {
         st->have_dev = true;
     } else if (this->target->offline_info) {
-        /* no device here (a CUDA log on a machine without a GPU): use a
-         * common architecture's limits, good enough to regenerate sources */
+        /* no device here (a CUDA log on a machine without a GPU): use the
+         * target's default architecture's limits, good enough to regenerate sources */
         char err2[TT_ERRLEN] = "";
-        if (this->target->offline_info("sm_80", &st->dev, err2) == TT_OK) {
+        if (this->target->offline_info(NULL, &st->dev, err2) == TT_OK) {
             st->have_dev = true;
-            snprintf(this->note, sizeof this->note, "no %s device here (%s): sources use sm_80 limits",
-                     this->target->name, err);
+            snprintf(this->note, sizeof this->note, "no %s device here (%s): sources use %s limits",
+                     this->target->name, err, st->dev.arch);
         } else {
             snprintf(this->note, sizeof this->note, "no %s device here: %s", this->target->name, err);
         }

@@ -1,5 +1,7 @@
-/* kernels/worker/mode.h: what a mode of tunetop-worker implements (one per
- * target, beside it: kernels/targets/<mode>/worker_<mode>.c). */
+/* kernels/worker/mode.h: what a mode of tunetop-worker implements. Each
+ * target defines its mode beside it (kernels/targets/<name>/worker_<name>.c,
+ * `const WorkerMode worker_mode_<name>`) and points Target.worker at it;
+ * tunetop-worker runs the mode of the target its argument names. */
 #ifndef TT_KERNELS_WORKER_MODE_H
 #define TT_KERNELS_WORKER_MODE_H
 
@@ -23,10 +25,5 @@ typedef struct WorkerMode {
                     WorkerReply *rep, char *msg, size_t msg_cap);
     void (*done)(void); /* may be NULL */
 } WorkerMode;
-
-/* Defined in kernels/targets/<mode>/worker_<mode>.c (the worker executable only);
- * worker_main.c refers to them weakly, so a mode not written yet is reported
- * as "mode not built" rather than breaking the link. */
-extern const WorkerMode worker_mode_cpu, worker_mode_cuda, worker_mode_opencl;
 
 #endif

@@ -1,6 +1,6 @@
 /* kernels/worker/worker_main.c: tunetop-worker, the measurement worker.
  *
- * Usage: tunetop-worker MODE   (MODE: cpu, cuda, opencl), started by
+ * Usage: tunetop-worker TARGET   (a target's name: its worker mode), started by
  * kernels/worker/proc.c with the protocol connection on fd 3. It serves
  * requests one at a time until WMSG_QUIT or until the session goes away (EOF).
  * A kernel that crashes or hangs takes this process down, which is the point:
@@ -15,12 +15,8 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "kernels/target.h"
 #include "kernels/worker/mode.h"
-
-/* Weak: a mode whose file is not written or not built is reported, not a link error. */
-extern const WorkerMode worker_mode_cpu __attribute__((weak));
-extern const WorkerMode worker_mode_cuda __attribute__((weak));
-extern const WorkerMode worker_mode_opencl __attribute__((weak));
 
 #define PROTOCOL_FD 3
 
@@ -41,11 +37,10 @@ static void install_crash_handlers(void) {
     }
 }
 
+/* The mode of the target the argument names (kernels/registry.c). */
 static const WorkerMode *find_mode(const char *name) {
-    const WorkerMode *modes[] = {&worker_mode_cpu, &worker_mode_cuda, &worker_mode_opencl};
-    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
-        if (modes[i] && strcmp(modes[i]->name, name) == 0) return modes[i];
-    return NULL;
+    const Target *t = Target_find(name);
+    return t ? t->worker : NULL;
 }
 
 static int reply(int fd, const WorkerReply *rep, const char *msg) {
@@ -76,15 +71,15 @@ int main(int argc, char **argv) {
     if (parent && atol(parent) != (long)getppid()) return 0; /* the session is already gone */
 
     if (argc != 2 || fcntl(PROTOCOL_FD, F_GETFD) < 0) {
-        fprintf(stderr, "usage: tunetop-worker cpu|cuda|opencl (started by tunetop with its connection on fd %d)\n",
-                PROTOCOL_FD);
+        fprintf(stderr, "usage: tunetop-worker TARGET (%s; started by tunetop with its connection on fd %d)\n",
+                Target_names(), PROTOCOL_FD);
         return 2;
     }
     const WorkerMode *mode = find_mode(argv[1]);
     char init_err[TT_ERRLEN] = "";
     bool init_ok = false;
     if (!mode)
-        snprintf(init_err, sizeof init_err, "worker mode \"%s\" is not built into tunetop-worker", argv[1]);
+        snprintf(init_err, sizeof init_err, "no target \"%s\" with a worker mode in tunetop-worker", argv[1]);
     else if (!mode->init || mode->init(init_err) == TT_OK)
         init_ok = true;
 

@@ -83,8 +83,15 @@ static void fake_measure(Runner *r, const KernelSource *src, const BuildResult *
 }
 static void fake_runner_delete(Runner *r) {}
 
-static const Target fake_target = {"cpu", FAMILY_CPU, DIALECT_C, fake_probe, NULL, fake_build,
-                                   fake_runner_new, fake_set_task, fake_measure, fake_runner_delete};
+static const Target fake_target = {.name = "cpu",
+                                   .family = FAMILY_CPU,
+                                   .dialect = DIALECT_C,
+                                   .probe = fake_probe,
+                                   .build = fake_build,
+                                   .runner_new = fake_runner_new,
+                                   .runner_set_task = fake_set_task,
+                                   .measure = fake_measure,
+                                   .runner_delete = fake_runner_delete};
 
 /* ---- helpers -------------------------------------------------------------- */
 

@@ -20,8 +20,8 @@
 #include "base/strbuf.h"
 #include "kernels/targets/cpu/abi.h"
 #include "kernels/target.h"
+#include "kernels/worker/mode.h"
 #include "kernels/targets/runner.h"
-#include "kernels/worker/proc.h"
 
 extern char **environ;
 
@@ -307,6 +307,8 @@ static void cpu_measure(Runner *r, const KernelSource *src, const BuildResult *b
     Runner_measure(r, &entry, built, opt, NULL, out);
 }
 
+extern const WorkerMode worker_mode_cpu; /* worker_cpu.c */
+
 const Target target_cpu = {
     .name = "cpu",
     .family = FAMILY_CPU,
@@ -318,4 +320,5 @@ const Target target_cpu = {
     .runner_set_task = cpu_runner_set_task,
     .measure = cpu_measure,
     .runner_delete = Runner_delete,
+    .worker = &worker_mode_cpu,
 };

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/strbuf.h"
+
 typedef struct ArchRow {
     const char *arch;
     const char *example;
@@ -20,12 +22,15 @@ static const ArchRow ARCHS[] = {
     {"sm_86", "RTX 3090", 8, 6, 82}, {"sm_89", "RTX 4090", 8, 9, 128}, {"sm_90", "H100", 9, 0, 132},
 };
 
-Status Gpu_archInfo(const char *arch, DeviceInfo *out, char *err) {
-    if (!arch || !arch[0]) arch = "sm_90";
+Status CudaArch_info(const char *arch, DeviceInfo *out, char *err) {
+    if (!arch || !arch[0]) arch = CUDA_DEFAULT_ARCH;
     const ArchRow *row = NULL;
-    for (size_t i = 0; i < sizeof ARCHS / sizeof ARCHS[0]; i++)
+    char known[128] = "";
+    for (size_t i = 0; i < sizeof ARCHS / sizeof ARCHS[0]; i++) {
         if (strcmp(ARCHS[i].arch, arch) == 0) row = &ARCHS[i];
-    if (!row) return tt_fail(err, "unknown CUDA architecture '%s' (known: sm_70 sm_75 sm_80 sm_86 sm_89 sm_90)", arch);
+        Names_add(known, sizeof known, ARCHS[i].arch);
+    }
+    if (!row) return tt_fail(err, "unknown CUDA architecture '%s' (known: %s)", arch, known);
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "offline %s (%s-class limits, no device)", row->arch, row->example);
     snprintf(out->arch, sizeof out->arch, "%s", row->arch);

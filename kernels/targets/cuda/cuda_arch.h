@@ -6,8 +6,11 @@
 #include "base/status.h"
 #include "kernels/template.h"
 
-/* Fills the limits of an NVIDIA architecture ("sm_70", "sm_75", "sm_80", "sm_86",
- * "sm_89", "sm_90"; NULL or "" = sm_90) without a device. */
-Status Gpu_archInfo(const char *arch, DeviceInfo *out, char *err);
+/* The architecture used when none is given (Target.default_arch of cuda). */
+#define CUDA_DEFAULT_ARCH "sm_90"
+
+/* Fills the limits of an NVIDIA architecture of the table ("sm_70" ... "sm_90";
+ * NULL or "" = CUDA_DEFAULT_ARCH) without a device; TT_ERR lists the known ones. */
+Status CudaArch_info(const char *arch, DeviceInfo *out, char *err);
 
 #endif

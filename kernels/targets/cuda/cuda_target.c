@@ -24,6 +24,7 @@
 #include "kernels/templates/gpu/gpu.h"
 #include "kernels/targets/runner.h"
 #include "kernels/target.h"
+#include "kernels/worker/mode.h"
 
 #ifdef TT_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -31,7 +32,7 @@
 #include <nvrtc.h>
 #endif
 
-static Status cuda_offline_info(const char *arch, DeviceInfo *out, char *err) { return Gpu_archInfo(arch, out, err); }
+static Status cuda_offline_info(const char *arch, DeviceInfo *out, char *err) { return CudaArch_info(arch, out, err); }
 
 #ifdef TT_HAVE_CUDA
 
@@ -330,15 +331,19 @@ static void cuda_measure(Runner *r, const KernelSource *src, const BuildResult *
 
 static Status cuda_set_task(Runner *r, const Workload *wl, char *err) { return Runner_setTask(r, wl, err); }
 
+extern const WorkerMode worker_mode_cuda; /* worker_cuda.c */
+
 const Target target_cuda = {
     .name = "cuda",
     .family = FAMILY_GPU,
     .dialect = DIALECT_CUDA,
     .probe = cuda_probe,
     .offline_info = cuda_offline_info,
+    .default_arch = CUDA_DEFAULT_ARCH,
     .build = cuda_build,
     .runner_new = cuda_runner_new,
     .runner_set_task = cuda_set_task,
     .measure = cuda_measure,
     .runner_delete = Runner_delete,
+    .worker = &worker_mode_cuda,
 };

@@ -24,6 +24,7 @@
 #include "kernels/targets/runner.h"
 #include "kernels/targets/opencl/ocl.h"
 #include "kernels/target.h"
+#include "kernels/worker/mode.h"
 
 #ifdef TT_HAVE_OPENCL
 
@@ -176,6 +177,8 @@ static void ocl_measure(Runner *r, const KernelSource *src, const BuildResult *b
 
 static Status ocl_set_task(Runner *r, const Workload *wl, char *err) { return Runner_setTask(r, wl, err); }
 
+extern const WorkerMode worker_mode_opencl; /* worker_opencl.c */
+
 const Target target_opencl = {
     .name = "opencl",
     .family = FAMILY_GPU,
@@ -187,4 +190,5 @@ const Target target_opencl = {
     .runner_set_task = ocl_set_task,
     .measure = ocl_measure,
     .runner_delete = Runner_delete,
+    .worker = &worker_mode_opencl,
 };
