@@ -7,6 +7,7 @@
  * (two compiles at a time), dlopen it, call tt_setup / tt_pack / tt_run /
  * tt_finish / tt_teardown, and compare the output with Workload_reference. */
 #include <dlfcn.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +18,13 @@
 #include "base/rng.h"
 #include "base/strbuf.h"
 #include "kernels/cpu/abi.h"
+#include "kernels/cpu/conv2d_winograd_cpu.h"
 #include "kernels/template.h"
 #include "kernels/workload.h"
 #include "space/space.h"
 #include "tests/check.h"
 
-extern const Template tmpl_conv2d_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
+extern const Template tmpl_conv2d_cpu, tmpl_conv2d_winograd_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
 
 #define CONFIGS_PER_CASE 3 /* 2 random + the valid config with the biggest unrolled register tile */
 #define MAX_JOBS 64
@@ -121,6 +123,22 @@ static bool run_so(const char *so, float **args, char *why, size_t n) {
 /* When set, every config of check_case has this option knob at this value. */
 static const char *g_force_knob;
 static int64_t g_force_value;
+/* When g_n_each > 0, check_case checks g_n_each configs, config i with the
+ * knob g_force_knob at g_each[i] (and prints how close each came to the
+ * tolerance of Workload_compare). */
+static int64_t g_each[8];
+static int g_n_each;
+
+/* The worst |got - ref| as a share of Workload_compare's tolerance for a conv2d
+ * (atol = 1e-4 sqrt(K), rtol = 1e-4, K = ci kh kw): 1.0 is the limit. */
+static double conv_errorShare(const Workload *wl, const float *ref, const float *got, size_t n) {
+    double K = (double)(wl->ci * wl->kh * wl->kw), atol = 1e-4 * sqrt(K), worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - ref[i]) / (atol + 1e-4 * fabs((double)ref[i]));
+        if (!(d <= worst)) worst = d;
+    }
+    return worst;
+}
 
 /* The precheck-valid config of a space with the largest accumulators x unrolled
  * steps (features 0 and 6 of every CPU template): the hardest one to compile. */
@@ -164,11 +182,14 @@ static void check_case(const char *spec, const Template *t, uint64_t seed) {
 
     Rng rng;
     Rng_seed(&rng, seed);
-    Job jobs[CONFIGS_PER_CASE];
+    int want = g_n_each > 0 ? g_n_each : CONFIGS_PER_CASE;
+    Job jobs[8];
     int n = 0;
     int32_t choice[SPACE_MAX_KNOBS];
-    for (int tries = 0; tries < 1000 && n < CONFIGS_PER_CASE; tries++) {
-        uint64_t idx = n == CONFIGS_PER_CASE - 1 ? biggest_valid(t, &wl, &space) : Rng_below(&rng, space.total);
+    for (int tries = 0; tries < 5000 && n < want; tries++) {
+        if (g_n_each > 0) g_force_value = g_each[n];
+        uint64_t idx = n == want - 1 ? biggest_valid(t, &wl, &space) : Rng_below(&rng, space.total);
+        if (g_n_each > 0 && tries % 2 == 0) idx = Rng_below(&rng, space.total);
         Space_decode(&space, idx, choice);
         char reason[256];
         if (g_force_knob && Space_optionByName(&space, choice, g_force_knob) != g_force_value) continue;
@@ -191,7 +212,7 @@ static void check_case(const char *spec, const Template *t, uint64_t seed) {
         }
         KernelSource_done(&ks);
     }
-    CHECK_EQ_INT(n, CONFIGS_PER_CASE);
+    CHECK_EQ_INT(n, want);
     compile_all(jobs, n);
 
     ArgInfo info[WORKLOAD_MAX_ARGS];
@@ -215,6 +236,9 @@ static void check_case(const char *spec, const Template *t, uint64_t seed) {
         CHECK(ran);
         bool same = ran && Workload_compare(&wl, ref, args[nargs - 1], why, sizeof why);
         CHECK(same);
+        if (ran && g_n_each > 0)
+            printf("  %s [%s]: worst error %.3f of the tolerance\n", spec, jobs[i].cfg,
+                   conv_errorShare(&wl, ref, args[nargs - 1], out_n));
         if (!same)
             fprintf(stderr, "%s [%s]: %s (%s)\n", spec, jobs[i].cfg, why, jobs[i].src);
         else {
@@ -267,6 +291,51 @@ TEST(dense) {
 TEST(batch_matmul) {
     check_case("batch_matmul:b=3,m=5,n=19,k=11", &tmpl_batch_matmul_cpu, 51);
     check_case("batch_matmul:b=2,m=16,n=32,k=64", &tmpl_batch_matmul_cpu, 52);
+}
+
+/* The transform matrices of F(m, 3) compute the 1-D correlation exactly:
+ * sum_j at[i][j] g[j][k] bt[j][l] = [l == i + k]. */
+TEST(winograd_matrices) {
+    for (int m = 2; m <= 6; m += 2) {
+        double at[WG_MAX_A][WG_MAX_A], g[WG_MAX_A][3], bt[WG_MAX_A][WG_MAX_A];
+        WinogradCpu_matrices(m, at, g, bt);
+        double worst = 0;
+        for (int i = 0; i < m; i++)
+            for (int k = 0; k < 3; k++)
+                for (int l = 0; l < m + 2; l++) {
+                    double sum = 0;
+                    for (int j = 0; j < m + 2; j++)
+                        sum += at[i][j] * g[j][k] * bt[j][l];
+                    double d = fabs(sum - (l == i + k ? 1.0 : 0.0));
+                    if (d > worst) worst = d;
+                }
+        CHECK(worst < 1e-12);
+    }
+}
+
+static void check_winogradEachM(const char *spec, uint64_t seed) {
+    g_force_knob = "m";
+    g_each[0] = 2, g_each[1] = 4, g_each[2] = 6, g_n_each = 3;
+    check_case(spec, &tmpl_conv2d_winograd_cpu, seed);
+    g_force_knob = NULL, g_n_each = 0;
+}
+
+/* Odd shapes: spatial sizes that are no multiple of any tile, odd channel
+ * counts, no / wider padding, a batch, NHWC, the whole epilogue; each tile size. */
+TEST(conv2d_winograd_odd) {
+    check_winogradEachM("conv2d:n=1,ci=3,h=11,w=13,co=7,kh=3,kw=3,pad=1", 71);
+    check_winogradEachM("conv2d:n=2,ci=17,h=9,w=7,co=33,kh=3,kw=3,pad=0,bias=1,relu=1", 72);
+    check_winogradEachM("conv2d:n=1,ci=5,h=10,w=7,co=17,kh=3,kw=3,pad=2,layout=NHWC,bias=1,relu=1,residual=1", 73);
+    check_winogradEachM("conv2d:n=1,ci=20,h=1,w=5,co=9,kh=3,kw=3,pad=1,residual=1", 74);
+    check_winogradEachM("conv2d:n=1,ci=31,h=15,w=15,co=31,kh=3,kw=3,pad=1,bias=1", 75);
+}
+
+/* Every 3x3 stride-1 layer of ResNet-18, each tile size, within Workload_compare's tolerance. */
+TEST(conv2d_winograd_resnet18) {
+    check_winogradEachM("conv2d:n=1,ci=64,h=56,w=56,co=64,kh=3,kw=3,pad=1", 81);
+    check_winogradEachM("conv2d:n=1,ci=128,h=28,w=28,co=128,kh=3,kw=3,pad=1,bias=1,relu=1", 82);
+    check_winogradEachM("conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,pad=1,bias=1,residual=1", 83);
+    check_winogradEachM("conv2d:n=1,ci=512,h=7,w=7,co=512,kh=3,kw=3,pad=1", 84);
 }
 
 /* Degenerate but legal shapes: single elements, a kernel larger than the input, stride 3. */
@@ -334,6 +403,9 @@ int main(void) {
     RUN(depthwise);
     RUN(dense);
     RUN(batch_matmul);
+    RUN(winograd_matrices);
+    RUN(conv2d_winograd_odd);
+    RUN(conv2d_winograd_resnet18);
     RUN(extremes);
     RUN(precheck_registers);
     if (!check_failed) rmdir(g_dir); /* failed sources stay for inspection */
