@@ -39,6 +39,12 @@ const Template *Template_find(const Workload *wl, TargetFamily family, char *err
     return NULL;
 }
 
+const Template *Template_byName(const char *name) {
+    for (int i = 0; i < COUNT(TEMPLATES); i++)
+        if (strcmp(TEMPLATES[i]->name, name) == 0) return TEMPLATES[i];
+    return NULL;
+}
+
 int Target_all(const Target *const **out) {
     *out = TARGETS;
     return COUNT(TARGETS);
