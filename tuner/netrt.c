@@ -199,3 +199,156 @@ void ttrt_reblock(const float *src, long s_cb, long s_h_alloc, long s_w_alloc, l
                 }
         }
 }
+
+#ifdef _OPENMP
+#define TTRT_PAR3(work) TTRT_PRAGMA(omp parallel for collapse(3) schedule(static) if ((work) > 65536))
+#else
+#define TTRT_PAR3(work)
+#endif
+
+static long ttrt_blocks(const ttrt_layout *l, long c) { return (c * l->repeat + l->cb - 1) / l->cb; }
+
+/* Offset of the row (n, blocked channel bc, y) of a layout: element x is at +x * cb. */
+static long ttrt_row(const ttrt_layout *l, long blocks, long i, long bc, long y) {
+    return (((i * blocks + bc / l->cb) * l->h_alloc + y + l->top) * l->w_alloc + l->left) * l->cb + bc % l->cb;
+}
+
+#define TTRT_ACT(v) ((v) < lo ? lo : (v) > hi ? hi : (v))
+
+void ttrt_move(const float *x, const ttrt_layout *lx, const float *res, const ttrt_layout *lr, float *y,
+               const ttrt_layout *ly, long n, long c, long h, long w, const float *scale, const float *shift,
+               int act, float lo, float hi) {
+    if (act == 1) lo = 0, hi = FLT_MAX;
+    if (act == 0) lo = -FLT_MAX, hi = FLT_MAX;
+    long bx = ttrt_blocks(lx, c), by = ttrt_blocks(ly, c), br = res ? ttrt_blocks(lr, c) : 0;
+    long cb = ly->cb;
+    int same = lx->cb == cb && lx->repeat == 1 && ly->repeat == 1 && (!res || (lr->cb == cb && lr->repeat == 1));
+    if (same && cb <= 256) {
+        /* rows of w * cb floats in every operand: the inner loop runs over contiguous channels */
+        TTRT_PAR3(n * c * h * w)
+        for (long i = 0; i < n; i++)
+            for (long b = 0; b < by; b++)
+                for (long yy = 0; yy < h; yy++) {
+                    long c0 = b * cb, kc = c - c0 < cb ? c - c0 : cb;
+                    const float *xp = x + ttrt_row(lx, bx, i, c0, yy);
+                    const float *rp = res ? res + ttrt_row(lr, br, i, c0, yy) : NULL;
+                    float *yp = y + ttrt_row(ly, by, i, c0, yy);
+                    float s[256], t[256];
+                    for (long k = 0; k < kc; k++) {
+                        s[k] = scale ? scale[c0 + k] : 1.0f;
+                        t[k] = shift ? shift[c0 + k] : 0.0f;
+                    }
+                    if (cb == 1) {
+                        float s0 = scale ? scale[c0] : 1.0f, t0 = shift ? shift[c0] : 0.0f;
+                        if (rp)
+                            for (long xx = 0; xx < w; xx++) {
+                                float v = xp[xx] * s0 + t0 + rp[xx];
+                                yp[xx] = TTRT_ACT(v);
+                            }
+                        else
+                            for (long xx = 0; xx < w; xx++) {
+                                float v = xp[xx] * s0 + t0;
+                                yp[xx] = TTRT_ACT(v);
+                            }
+                    } else if (kc == cb) {
+                        for (long xx = 0; xx < w; xx++) {
+                            const float *xv = xp + xx * cb, *rv = rp ? rp + xx * cb : NULL;
+                            float *yv = yp + xx * cb;
+                            if (rv)
+                                for (long k = 0; k < cb; k++) {
+                                    float v = xv[k] * s[k] + t[k] + rv[k];
+                                    yv[k] = TTRT_ACT(v);
+                                }
+                            else
+                                for (long k = 0; k < cb; k++) {
+                                    float v = xv[k] * s[k] + t[k];
+                                    yv[k] = TTRT_ACT(v);
+                                }
+                        }
+                    } else {
+                        for (long xx = 0; xx < w; xx++)
+                            for (long k = 0; k < kc; k++) {
+                                float v = xp[xx * cb + k] * s[k] + t[k] + (rp ? rp[xx * cb + k] : 0.0f);
+                                yp[xx * cb + k] = TTRT_ACT(v);
+                            }
+                    }
+                }
+        return;
+    }
+    /* general: one row (n, blocked channel of y, y) at a time, strided */
+    long cy = c * ly->repeat;
+    TTRT_PAR3(n * cy * h * w)
+    for (long i = 0; i < n; i++)
+        for (long dc = 0; dc < cy; dc++)
+            for (long yy = 0; yy < h; yy++) {
+                long cc = dc / ly->repeat;
+                const float *xp = x + ttrt_row(lx, bx, i, cc * lx->repeat, yy);
+                const float *rp = res ? res + ttrt_row(lr, br, i, cc * lr->repeat, yy) : NULL;
+                float *yp = y + ttrt_row(ly, by, i, dc, yy);
+                float s = scale ? scale[cc] : 1.0f, t = shift ? shift[cc] : 0.0f;
+                long sx = lx->cb, sr = res ? lr->cb : 0, sy = ly->cb;
+                for (long xx = 0; xx < w; xx++) {
+                    float v = xp[xx * sx] * s + t + (rp ? rp[xx * sr] : 0.0f);
+                    yp[xx * sy] = TTRT_ACT(v);
+                }
+            }
+}
+
+void ttrt_max_pool_layout(const float *x, const ttrt_layout *lx, float *y, const ttrt_layout *ly, long n, long c,
+                          long h, long w, long oh, long ow, long k, long stride, long pad) {
+    long bx = ttrt_blocks(lx, c), by = ttrt_blocks(ly, c), cb = ly->cb;
+    if (lx->cb == cb && lx->repeat == 1 && ly->repeat == 1 && cb <= 256) {
+        TTRT_PAR3(n * c * oh * ow * k * k)
+        for (long i = 0; i < n; i++)
+            for (long b = 0; b < by; b++)
+                for (long oy = 0; oy < oh; oy++) {
+                    long c0 = b * cb, kc = c - c0 < cb ? c - c0 : cb;
+                    long y0 = oy * stride - pad, y1 = y0 + k;
+                    y0 = y0 < 0 ? 0 : y0;
+                    y1 = y1 > h ? h : y1;
+                    float *yp = y + ttrt_row(ly, by, i, c0, oy);
+                    for (long ox = 0; ox < ow; ox++) {
+                        long x0 = ox * stride - pad, x1 = x0 + k;
+                        x0 = x0 < 0 ? 0 : x0;
+                        x1 = x1 > w ? w : x1;
+                        float m[256];
+                        for (long q = 0; q < cb; q++)
+                            m[q] = -FLT_MAX;
+                        for (long a = y0; a < y1; a++) {
+                            const float *xp = x + ttrt_row(lx, bx, i, c0, a);
+                            for (long bb = x0; bb < x1; bb++)
+                                for (long q = 0; q < cb; q++) {
+                                    float v = xp[bb * cb + q];
+                                    m[q] = v > m[q] ? v : m[q];
+                                }
+                        }
+                        for (long q = 0; q < kc; q++)
+                            yp[ox * cb + q] = m[q];
+                    }
+                }
+        return;
+    }
+    long cy = c * ly->repeat;
+    TTRT_PAR3(n * cy * oh * ow * k * k)
+    for (long i = 0; i < n; i++)
+        for (long dc = 0; dc < cy; dc++)
+            for (long oy = 0; oy < oh; oy++) {
+                long cc = dc / ly->repeat;
+                long y0 = oy * stride - pad, y1 = y0 + k;
+                y0 = y0 < 0 ? 0 : y0;
+                y1 = y1 > h ? h : y1;
+                float *yp = y + ttrt_row(ly, by, i, dc, oy);
+                for (long ox = 0; ox < ow; ox++) {
+                    long x0 = ox * stride - pad, x1 = x0 + k;
+                    x0 = x0 < 0 ? 0 : x0;
+                    x1 = x1 > w ? w : x1;
+                    float m = -FLT_MAX;
+                    for (long a = y0; a < y1; a++) {
+                        const float *xp = x + ttrt_row(lx, bx, i, cc * lx->repeat, a);
+                        for (long bb = x0; bb < x1; bb++)
+                            m = xp[bb * lx->cb] > m ? xp[bb * lx->cb] : m;
+                    }
+                    yp[ox * ly->cb] = m;
+                }
+            }
+}
