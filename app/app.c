@@ -6,7 +6,9 @@
 
 #include "app/commands.h"
 
-#define TT_VERSION "0.1.0"
+#ifndef TT_VERSION /* set by CMake from the project version and git describe */
+#define TT_VERSION "unknown"
+#endif
 
 typedef struct Command {
     const char *name;

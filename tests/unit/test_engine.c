@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../check.h"
+#include "base/clock.h"
 #include "records/history.h"
 #include "records/log.h"
 #include "records/logio.h"
@@ -163,9 +164,20 @@ static void drain(Engine *e, Seen *seen) {
     }
 }
 
+/* Every wait on the engine has a deadline: a hang fails the test with a line
+ * instead of running into CTest's timeout. */
+#define WAIT_S 60.0
+static bool waiting(double t0, const char *what) {
+    if (clock_mono() - t0 < WAIT_S) return true;
+    fprintf(stderr, "%s: no %s within %.0f s\n", check_current, what, WAIT_S);
+    check_current_failed = 1;
+    return false;
+}
+
 static void run_to_end(Engine *e, Seen *seen) {
     struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
-    while (!seen->finished) {
+    double t0 = clock_mono();
+    while (!seen->finished && waiting(t0, "end of session")) {
         poll(&p, 1, 100);
         drain(e, seen);
     }
@@ -307,7 +319,8 @@ TEST(pause_mid_round_loses_no_config) {
     CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
     Seen seen = {0};
     struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
-    while (seen.results < 20) {
+    double t0 = clock_mono();
+    while (seen.results < 20 && waiting(t0, "20 results")) {
         poll(&p, 1, 100);
         drain(e, &seen);
     }
@@ -343,7 +356,8 @@ TEST(stop_task_and_stop_session) {
     CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
     Seen seen = {0};
     struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
-    while (seen.results < 12) {
+    double t0 = clock_mono();
+    while (seen.results < 12 && waiting(t0, "12 results")) {
         poll(&p, 1, 100);
         drain(e, &seen);
     }
@@ -654,7 +668,8 @@ TEST(finished_session_is_not_stopped_afterwards) {
     CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
     Seen seen = {0};
     struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
-    while (!seen.finished) {
+    double t0 = clock_mono();
+    while (!seen.finished && waiting(t0, "end of session")) {
         poll(&p, 1, 100);
         drain(e, &seen);
     }
@@ -684,8 +699,10 @@ TEST(headless_ends_when_the_last_event_was_dropped) {
     CHECK(e != NULL);
     if (!e) return;
     CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
-    while (!Engine_finished(e)) usleep(20000);
-    usleep(50000); /* the last event was pushed (and dropped) by now */
+    double t0 = clock_mono();
+    while (!Engine_finished(e) && waiting(t0, "end of session")) usleep(20000);
+    /* the last event is pushed (and dropped) just after the end */
+    while (Engine_droppedEvents(e) == 0 && waiting(t0, "dropped event")) usleep(5000);
     CHECK(Engine_droppedEvents(e) > 0);
     /* (and a round's strategy line follows its progress, checked below with a queue that keeps all) */
     FILE *out = fopen("/dev/null", "w");

@@ -424,8 +424,7 @@ int main(void) {
     BuildResult_done(&br);
     KernelSource_done(&probe_src);
     if (!built_in) {
-        printf("skipped: CUDA (NVRTC + nvJitLink) not built in\n");
-        return 0;
+        return check_skip("CUDA (NVRTC + nvJitLink) not built in");
     }
     if (!mkdtemp(workdir)) {
         printf("cannot create %s\n", workdir);

@@ -7,7 +7,7 @@
  * built with clBuildProgram, run once on NaN-filled output, and compared with
  * Workload_compare. TT_OCL_CONFIGS sets the configs per template, spread
  * over its two shapes (default 4, so the unit run stays short;
- * tests/integration/test_gpu_opencl_full.sh runs 50). Skips (exit 0) when OpenCL is not built in or no device. */
+ * tests/integration/test_gpu_opencl_full.sh runs 50). Skips (exit 77, CHECK_SKIP) when OpenCL is not built in or no device. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -177,8 +177,9 @@ int main(void) {
     OclDevice od;
     char err[TT_ERRLEN];
     if (OclDevice_open(&od, err) != TT_OK) {
-        printf("skipped: %s\n", err);
-        return 0;
+        char why[TT_ERRLEN + 32];
+        snprintf(why, sizeof why, "no OpenCL device: %s", err);
+        return check_skip(why);
     }
     OclDevice_info(&od, &dev);
     OclDevice_close(&od);
@@ -197,7 +198,6 @@ int main(void) {
 int main(void) {
     (void)check_current;
     (void)check_current_failed;
-    printf("skipped: OpenCL not built in\n");
-    return check_summary();
+    return check_skip("OpenCL not built in");
 }
 #endif

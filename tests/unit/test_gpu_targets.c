@@ -160,8 +160,59 @@ TEST(cuda_worker_without_device) {
     KernelSource_done(&src);
 }
 
-int main(void) {
+/* The CUDA device test: a dense kernel built for the device present, launched
+ * and timed through the target's runner in tunetop-worker. Its own CTest entry
+ * (test_gpu_cuda_device), skipped with the probe's reason where there is no
+ * CUDA device or CUDA is not built in. */
+static int cuda_on_device(void) {
+    char err[TT_ERRLEN], why[TT_ERRLEN + 32];
+    DeviceInfo dev;
+    if (target_cuda.probe(&dev, err) != TT_OK) {
+        snprintf(why, sizeof why, "no CUDA device: %s", err);
+        return check_skip(why);
+    }
+    ocl_dev = dev; /* dense_source picks its config for this device */
+    printf("cuda device: %s (%s)\n", dev.name, dev.arch);
+    check_current = "cuda_on_device";
+    Workload wl;
+    CHECK(Workload_parse("dense:m=3,n=20,k=24", &wl, err) == TT_OK);
+    KernelSource src;
+    KernelSource_init(&src);
+    dense_source(&wl, DIALECT_CUDA, &src);
+    MeasureOptions opt;
+    MeasureOptions_defaults(&opt);
+    BuildResult br;
+    BuildResult_init(&br);
+    target_cuda.build(&src, &dev, &opt, workdir, 4, &br);
+    CHECK_EQ_INT(br.error_no, ERR_NO_ERROR);
+    Runner *r = target_cuda.runner_new(&dev, err);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK(Runner_setTask(r, &wl, err) == TT_OK);
+        MeasureResult mr;
+        MeasureResult_init(&mr);
+        Runner_measure(r, &src, &br, &opt, NULL, &mr);
+        printf("cuda dense: %s, %d costs, msg %s\n", MeasureError_name(mr.error_no), mr.n_costs, mr.msg ? mr.msg : "-");
+        CHECK_EQ_INT(mr.error_no, ERR_NO_ERROR);
+        CHECK_EQ_INT(mr.n_costs, opt.repeat);
+        for (int i = 0; i < mr.n_costs; i++) CHECK(mr.costs[i] > 0);
+        MeasureResult_done(&mr);
+        Runner_delete(r);
+    }
+    BuildResult_done(&br);
+    KernelSource_done(&src);
+    if (check_current_failed) check_failed++;
+    else check_passed++;
+    return check_summary();
+}
+
+int main(int argc, char **argv) {
     if (!mkdtemp(workdir)) return 1;
+    if (argc > 1 && strcmp(argv[1], "cuda-device") == 0) {
+        int rc = cuda_on_device();
+        rmdir(workdir);
+        return rc;
+    }
     char err[TT_ERRLEN];
     have_ocl = target_opencl.probe(&ocl_dev, err) == TT_OK;
     if (have_ocl) {
