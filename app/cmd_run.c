@@ -73,8 +73,8 @@ static void usage(FILE *out) {
             "  --seed S            seed of the parameters and inputs (default 1)\n"
             "  --keep DIR          keep the program's sources, data and binary in DIR (must not exist)\n"
             "  --timeout S         seconds the built program may run (default 600)\n"
-            "  --no-chain          convert every blocked kernel output back to NCHW (do not keep it blocked into\n"
-            "                      the next kernel)\n"
+            "  --no-chain          every tensor goes through NCHW between ops (blocked kernels pack and unpack\n"
+            "                      around themselves), to compare with the default, which keeps tensors blocked\n"
             "example: tunetop run --network resnet-18 --log r18.log --repeat 20 --profile\n",
             GRAPH_ATOL, GRAPH_RTOL, Network_names());
 }
