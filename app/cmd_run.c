@@ -177,6 +177,7 @@ typedef struct TaskPlan {
     double latency_s, pack_s; /* from the log; <= 0 when the default config is used */
     bool tuned;
     bool blocked; /* the kernel holds its input or output in a blocked layout */
+    bool host;    /* a GPU target without a GPU template for the op: its CPU template runs on the host */
     char why[48]; /* why the default config is used */
     char ext[4];  /* the kernel's source: "c", or "cu" for cuda */
     char prefix[EXPORT_PREFIX_LEN];
@@ -189,6 +190,7 @@ typedef struct TaskPlan {
  * epilogue, so the tuned config applies to the variant as it is. */
 typedef struct KernelPlan {
     int task;
+    bool host;
     Workload wl;
     Space space;
     int mask;
@@ -348,6 +350,9 @@ static int run(const RunOptions *o) {
     memset(&plan, 0, sizeof plan);
     int n_kp = 0;
     KernelPlan *kp = NULL;
+    DeviceInfo hostdev;
+    memset(&hostdev, 0, sizeof hostdev);
+    bool host_ok = false;
     NetOpKernel *opk = NULL;
     float *params = NULL, *input = NULL, *ref = NULL, *got = NULL;
     StrBuf sb;
@@ -359,8 +364,17 @@ static int run(const RunOptions *o) {
         char key[WORKLOAD_KEY_LEN];
         Workload_key(wl, key, sizeof key);
         p->tmpl = Template_find(wl, family, err);
+        if (!p->tmpl && !is_cpu) {
+            /* no GPU template for the op (batch_matmul): the program runs it on the host in C */
+            char e2[TT_ERRLEN];
+            const Target *ht;
+            p->tmpl = Template_find(wl, FAMILY_CPU, e2);
+            if (p->tmpl && !host_ok && app_resolve_device("cpu", NULL, false, &ht, &hostdev, e2) != TT_OK) p->tmpl = NULL;
+            if (p->tmpl) host_ok = p->host = true;
+        }
         if (!p->tmpl) goto out_err;
-        if (p->tmpl->define_space(wl, &dev, &p->space, err) != TT_OK) goto out_err;
+        const DeviceInfo *pdev = p->host ? &hostdev : &dev;
+        if (p->tmpl->define_space(wl, pdev, &p->space, err) != TT_OK) goto out_err;
         snprintf(p->prefix, sizeof p->prefix, "tt_k%d", t);
         snprintf(p->ext, sizeof p->ext, "c");
         prefixes[t] = p->prefix;
@@ -381,7 +395,7 @@ static int run(const RunOptions *o) {
                 est_with_pack += gt.tasks[t].weight * (p->latency_s + (best->pack_s > 0 ? best->pack_s : 0));
             }
         } else {
-            if (Export_defaultChoice(p->tmpl, wl, &p->space, &dev, p->choice, err) != TT_OK) goto out_err;
+            if (Export_defaultChoice(p->tmpl, wl, &p->space, pdev, p->choice, err) != TT_OK) goto out_err;
             snprintf(p->why, sizeof p->why, "%s",
                      !ht ? "no record" : best && best->n_costs == 0 ? "no timed record" : "no usable successful record");
         }
@@ -403,6 +417,11 @@ static int run(const RunOptions *o) {
         if (tp[t].tuned) continue;
         char key[WORKLOAD_KEY_LEN];
         Workload_key(&gt.tasks[t].wl, key, sizeof key);
+        if (tp[t].host) {
+            fprintf(stderr, "tunetop run: warning: task %d (%s) has no %s template: it runs on the host with %s's default config\n",
+                    t, key, o->target, tp[t].tmpl->name);
+            continue;
+        }
         fprintf(stderr, "tunetop run: warning: task %d (%s) has %s in %s: using %s's default config\n", t, key,
                 tp[t].why, o->log, tp[t].tmpl->name);
     }
@@ -437,9 +456,10 @@ static int run(const RunOptions *o) {
         if (k == n_kp) {
             KernelPlan *q = &kp[n_kp++];
             q->task = t;
+            q->host = p->host;
             q->wl = w;
             Space_init(&q->space);
-            if (p->tmpl->define_space(&w, &dev, &q->space, err) != TT_OK) {
+            if (p->tmpl->define_space(&w, p->host ? &hostdev : &dev, &q->space, err) != TT_OK) {
                 Space_done(&vs);
                 goto out_err;
             }
@@ -485,8 +505,8 @@ static int run(const RunOptions *o) {
         req.tmpl = p->tmpl;
         req.space = &q->space;
         req.choice = p->choice;
-        req.dev = &dev;
-        req.dialect = dialect;
+        req.dev = q->host ? &hostdev : &dev;
+        req.dialect = q->host ? DIALECT_C : dialect;
         req.prefix = q->prefix;
         req.meta.latency_s = p->tuned ? p->latency_s : 0;
         req.meta.pack_s = p->tuned ? p->pack_s : -1;

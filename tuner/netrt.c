@@ -275,7 +275,39 @@ void ttrt_move(const float *x, const ttrt_layout *lx, const float *res, const tt
                 }
         return;
     }
-    /* general: one row (n, blocked channel of y, y) at a time, strided */
+    if (lx->repeat == 1 && ly->repeat == 1 && (!res || lr->repeat == 1) && cb <= 256) {
+        /* different block sizes: per row of y's blocks, runs of channels that stay inside one block
+         * of x (and of res), so that the inner loop is over contiguous channels on both sides */
+        TTRT_PAR3(n * c * h * w)
+        for (long i = 0; i < n; i++)
+            for (long b = 0; b < by; b++)
+                for (long yy = 0; yy < h; yy++) {
+                    long c0 = b * cb, kc = c - c0 < cb ? c - c0 : cb;
+                    float *yrow = y + ttrt_row(ly, by, i, c0, yy);
+                    for (long cs = c0; cs < c0 + kc;) {
+                        long ce = (cs / lx->cb + 1) * lx->cb;
+                        if (res && (cs / lr->cb + 1) * lr->cb < ce) ce = (cs / lr->cb + 1) * lr->cb;
+                        if (ce > c0 + kc) ce = c0 + kc;
+                        long len = ce - cs, sx = lx->cb, sr = res ? lr->cb : 0;
+                        const float *xp = x + ttrt_row(lx, bx, i, cs, yy);
+                        const float *rp = res ? res + ttrt_row(lr, br, i, cs, yy) : NULL;
+                        float *yp = yrow + (cs - c0);
+                        float s[256], t[256];
+                        for (long k = 0; k < len; k++) {
+                            s[k] = scale ? scale[cs + k] : 1.0f;
+                            t[k] = shift ? shift[cs + k] : 0.0f;
+                        }
+                        for (long xx = 0; xx < w; xx++)
+                            for (long k = 0; k < len; k++) {
+                                float v = xp[xx * sx + k] * s[k] + t[k] + (rp ? rp[xx * sr + k] : 0.0f);
+                                yp[xx * cb + k] = TTRT_ACT(v);
+                            }
+                        cs = ce;
+                    }
+                }
+        return;
+    }
+    /* channel multipliers: one row (n, blocked channel of y, y) at a time, strided */
     long cy = c * ly->repeat;
     TTRT_PAR3(n * cy * h * w)
     for (long i = 0; i < n; i++)
