@@ -280,6 +280,14 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok,
     /* Kahn over units in op order: a unit runs once every input it reads
      * from outside itself is ready. */
     int emitted = 0, units = 0;
+    int *first = malloc((size_t)(n + 1) * sizeof(int)), *nextm = malloc((size_t)(n + 1) * sizeof(int));
+    if (!first || !nextm) abort();
+    for (int i = 0; i < n; i++)
+        first[i] = nextm[i] = -1;
+    for (int j = n - 1; j >= 0; j--) { /* members of each unit, in op order */
+        nextm[j] = first[head[j]];
+        first[head[j]] = j;
+    }
     for (int i = 0; i < n; i++)
         units += head[i] == i;
     while (emitted < units) {
@@ -287,8 +295,7 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok,
         for (int i = 0; i < n && pick < 0; i++) {
             if (head[i] != i || done[i]) continue;
             bool okk = true;
-            for (int j = 0; j < n && okk; j++) {
-                if (head[j] != i) continue;
+            for (int j = first[i]; j >= 0 && okk; j = nextm[j]) {
                 for (int k = 0; k < g->ops[j].n_in && okk; k++) {
                     int t = g->ops[j].in[k], p = g->tensors[t].producer;
                     if (p >= 0 && head[p] == i) continue; /* inside the unit */
@@ -299,7 +306,7 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok,
         }
         if (pick < 0) {
             NetPlan_done(plan);
-            free(head), free(done), free(ready), free(grp);
+            free(head), free(done), free(ready), free(grp), free(first), free(nextm);
             return tt_fail(err, "graph %s: no op can run next (a cycle)", g->name);
         }
         done[pick] = true;
@@ -389,7 +396,7 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok,
                 if (G->res >= 0) res = read_view(&c, G->res, dst);
             }
             label[0] = 0;
-            for (int j = pick; j < n; j++)
+            for (int j = first[pick]; j >= 0; j = nextm[j])
                 if (head[j] == pick)
                     snprintf(label + strlen(label), sizeof label - strlen(label), "%s%s", label[0] ? "+" : "",
                              GraphOp_kindName(g->ops[j].kind));
@@ -446,7 +453,7 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok,
             blockedv |= plan->views[v].tensor == t && plan->views[v].loc != LOC_NCHW;
         plan->kept_blocked += blockedv && plan->alias[t] < 0;
     }
-    free(head), free(done), free(ready), free(grp);
+    free(head), free(done), free(ready), free(grp), free(first), free(nextm);
     return TT_OK;
 }
 

@@ -215,6 +215,24 @@ static long ttrt_row(const ttrt_layout *l, long blocks, long i, long bc, long y)
 
 #define TTRT_ACT(v) ((v) < lo ? lo : (v) > hi ? hi : (v))
 
+/* w columns of len channels: y[xx * sy + k] = act(x[xx * sx + k] * s[k] + t[k] + r[xx * sr + k]) */
+static inline __attribute__((always_inline)) void ttrt_run(const float *xp, long sx, const float *rp, long sr,
+                                                           float *yp, long sy, long w, const float *s,
+                                                           const float *t, long len, float lo, float hi) {
+    if (rp)
+        for (long xx = 0; xx < w; xx++)
+            for (long k = 0; k < len; k++) {
+                float v = xp[xx * sx + k] * s[k] + t[k] + rp[xx * sr + k];
+                yp[xx * sy + k] = TTRT_ACT(v);
+            }
+    else
+        for (long xx = 0; xx < w; xx++)
+            for (long k = 0; k < len; k++) {
+                float v = xp[xx * sx + k] * s[k] + t[k];
+                yp[xx * sy + k] = TTRT_ACT(v);
+            }
+}
+
 void ttrt_move(const float *x, const ttrt_layout *lx, const float *res, const ttrt_layout *lr, float *y,
                const ttrt_layout *ly, long n, long c, long h, long w, const float *scale, const float *shift,
                int act, float lo, float hi) {
@@ -275,6 +293,53 @@ void ttrt_move(const float *x, const ttrt_layout *lx, const float *res, const tt
                 }
         return;
     }
+    if (cb == 1 && lx->repeat == 1 && ly->repeat == 1 && (!res || lr->repeat == 1) && lx->cb <= 256) {
+        /* blocked -> NCHW: per row of x's blocks, each column's channels go to their own rows of y */
+        long xcb = lx->cb;
+        TTRT_PAR3(n * c * h * w)
+        for (long i = 0; i < n; i++)
+            for (long b = 0; b < bx; b++)
+                for (long yy = 0; yy < h; yy++) {
+                    long c0 = b * xcb, kc = c - c0 < xcb ? c - c0 : xcb;
+                    const float *xp = x + ttrt_row(lx, bx, i, c0, yy);
+                    for (long k = 0; k < kc; k++) {
+                        float s = scale ? scale[c0 + k] : 1.0f, t = shift ? shift[c0 + k] : 0.0f;
+                        const float *rp = res ? res + ttrt_row(lr, br, i, c0 + k, yy) : NULL;
+                        float *yp = y + ttrt_row(ly, by, i, c0 + k, yy);
+                        long sr = res ? lr->cb : 0;
+                        for (long xx = 0; xx < w; xx++) {
+                            float v = xp[xx * xcb + k] * s + t + (rp ? rp[xx * sr] : 0.0f);
+                            yp[xx] = TTRT_ACT(v);
+                        }
+                    }
+                }
+        return;
+    }
+    if (lx->cb == 1 && (!res || lr->cb == 1) && lx->repeat == 1 && ly->repeat == 1 && (!res || lr->repeat == 1) &&
+        cb <= 256) {
+        /* NCHW -> blocked: per row of y's blocks, gather the block's channels column by column */
+        TTRT_PAR3(n * c * h * w)
+        for (long i = 0; i < n; i++)
+            for (long b = 0; b < by; b++)
+                for (long yy = 0; yy < h; yy++) {
+                    long c0 = b * cb, kc = c - c0 < cb ? c - c0 : cb;
+                    const float *xr[256], *rr[256];
+                    float s[256], t[256];
+                    for (long k = 0; k < kc; k++) {
+                        xr[k] = x + ttrt_row(lx, bx, i, c0 + k, yy);
+                        rr[k] = res ? res + ttrt_row(lr, br, i, c0 + k, yy) : NULL;
+                        s[k] = scale ? scale[c0 + k] : 1.0f;
+                        t[k] = shift ? shift[c0 + k] : 0.0f;
+                    }
+                    float *yp = y + ttrt_row(ly, by, i, c0, yy);
+                    for (long xx = 0; xx < w; xx++)
+                        for (long k = 0; k < kc; k++) {
+                            float v = xr[k][xx] * s[k] + t[k] + (res ? rr[k][xx] : 0.0f);
+                            yp[xx * cb + k] = TTRT_ACT(v);
+                        }
+                }
+        return;
+    }
     if (lx->repeat == 1 && ly->repeat == 1 && (!res || lr->repeat == 1) && cb <= 256) {
         /* different block sizes: per row of y's blocks, runs of channels that stay inside one block
          * of x (and of res), so that the inner loop is over contiguous channels on both sides */
@@ -297,11 +362,12 @@ void ttrt_move(const float *x, const ttrt_layout *lx, const float *res, const tt
                             s[k] = scale ? scale[cs + k] : 1.0f;
                             t[k] = shift ? shift[cs + k] : 0.0f;
                         }
-                        for (long xx = 0; xx < w; xx++)
-                            for (long k = 0; k < len; k++) {
-                                float v = xp[xx * sx + k] * s[k] + t[k] + (rp ? rp[xx * sr + k] : 0.0f);
-                                yp[xx * cb + k] = TTRT_ACT(v);
-                            }
+                        switch (len) { /* constant lengths: the inner loop becomes one vector */
+                        case 4: ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 4, lo, hi); break;
+                        case 8: ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 8, lo, hi); break;
+                        case 16: ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 16, lo, hi); break;
+                        default: ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, len, lo, hi);
+                        }
                         cs = ce;
                     }
                 }

@@ -130,9 +130,10 @@ TEST(test_networks_reference) {
         check_plan(&g, &gt, blocked, false);
         check_plan(&g, &gt, blocked, true);
         free(blocked);
-        /* the reference on the smaller ones (test_run_networks runs every network against it) */
+        /* the reference on three cheap ones (test_run_networks runs every network against it; BERT's 85 M
+         * parameters and double loops took most of this test's time in the sanitizer pass) */
         if (!(strcmp(NETS[k], "resnet-18") == 0 || strcmp(NETS[k], "mobilenet-v2") == 0 ||
-              strcmp(NETS[k], "squeezenet-1.1") == 0 || strcmp(NETS[k], "bert-base") == 0)) {
+              strcmp(NETS[k], "squeezenet-1.1") == 0)) {
             GraphTasks_done(&gt);
             Graph_done(&g);
             continue;
