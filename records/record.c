@@ -16,12 +16,16 @@ void Record_init(Record *this) {
 void Record_done(Record *this) {
     free(this->error_msg);
     this->error_msg = NULL;
+    free(this->steps);
+    this->steps = NULL;
 }
 
 void Record_copy(Record *dst, const Record *src) {
     free(dst->error_msg);
+    free(dst->steps);
     *dst = *src;
     dst->error_msg = src->error_msg ? strdup(src->error_msg) : NULL;
+    dst->steps = src->steps ? strdup(src->steps) : NULL;
 }
 
 void Record_setError(Record *this, int error_no, const char *msg) {
