@@ -128,6 +128,11 @@ static void add_measured(Resume *this, int t, const Task *task, const Record *re
         if (!tr->failure) abort();
         Record_init(tr->failure);
         Record_copy(tr->failure, rec);
+    } else if (best) {
+        tr->best_record = malloc(sizeof *tr->best_record);
+        if (!tr->best_record) abort();
+        Record_init(tr->best_record);
+        Record_copy(tr->best_record, rec);
     }
     this->restored++;
 }
@@ -322,6 +327,10 @@ void Resume_done(Resume *this) {
 
 void ResumeTrials_free(ResumeTrial *trials, int n) {
     for (int i = 0; i < n; i++) {
+        if (trials[i].best_record) {
+            Record_done(trials[i].best_record);
+            free(trials[i].best_record);
+        }
         if (!trials[i].failure) continue;
         Record_done(trials[i].failure);
         free(trials[i].failure);

@@ -208,7 +208,7 @@ bool Inspector_openBest(UiState *this, int ti) {
     Inspector_freeDetail(in);
     if (ti < 0 || ti >= this->model.n_tasks) return false;
     const UiTask *t = &this->model.tasks[ti];
-    if (!(t->row.best_gflops > 0) || !t->best.task_key[0]) return false;
+    if (!t->best.task_key[0]) return false;
     const Record *rec = &t->best;
     in->best = true;
     in->task = ti;
@@ -217,7 +217,7 @@ bool Inspector_openBest(UiState *this, int ti) {
     StrBuf_init(&sb);
     describe(this, t, rec, &sb);
     StrBuf_printf(&sb, "Latency: %.4g ms   %.2f GFLOPS   (mean of %d cost%s)", Record_mean(rec) * 1e3,
-                  t->row.best_gflops, rec->n_costs, rec->n_costs == 1 ? "" : "s");
+                  Record_gflops(rec, t->flops), rec->n_costs, rec->n_costs == 1 ? "" : "s");
     Page_addText(&p, sb.data, ATTR_NORMAL);
     StrBuf_done(&sb);
     char err[TT_ERRLEN] = "";

@@ -66,6 +66,8 @@ static void apply_event(UiState *st, EngineEvent *ev) {
         if (ev->record)
             add_trial(st, ev->task_id, ev->trial, ev->record->timestamp, ev->gflops, ev->record->error_no, ev->record,
                       ev->best);
+        /* the best candidate's record, for its page (b) */
+        if (ev->record && ev->best && !ev->record->error_no && ti >= 0) Record_copy(&m->tasks[ti].best, ev->record);
         break;
     case EV_TASK_STATE: /* the row shows it from the next snapshot */
         break;
@@ -208,6 +210,7 @@ static int run_loop(Loop *L) {
                 Engine_snapshot(L->engine, &snap);
                 UiModel_applySnapshot(&st->model, &snap);
                 SessionSnapshot_done(&snap);
+                st->n_devices = Engine_devices(L->engine, st->devices, UI_MAX_DEVICES);
                 if (resort) UiState_sort(st);
                 resort = false;
             }
@@ -234,6 +237,8 @@ static void add_restored(UiState *st, Engine *engine) {
     for (int i = 0; i < n; i++) {
         const ResumeTrial *t = &trials[i];
         add_trial(st, t->task, t->trial, t->timestamp, t->gflops, t->error_no, t->failure, false); /* warned before */
+        int ti = UiModel_findId(&st->model, t->task);
+        if (t->best_record && ti >= 0) Record_copy(&st->model.tasks[ti].best, t->best_record);
     }
     ResumeTrials_free(trials, n);
 }
