@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "app/commands.h"
+#include "base/strbuf.h"
 #include "kernels/machine.h"
 #include "kernels/peak.h"
 #include "kernels/target.h"
@@ -544,12 +545,16 @@ int cmd_dump(int argc, char **argv) {
     }
     Record rec;
     Record_init(&rec);
+    StrBuf line; /* one buffer for every record's line */
+    StrBuf_init(&line);
     LogReadStatus st;
     while ((st = LogReader_next(rd, &rec, err)) == LOG_RECORD) {
-        char *json = Record_toJson(&rec);
-        puts(json);
-        free(json);
+        StrBuf_clear(&line);
+        Record_appendJson(&rec, &line);
+        StrBuf_appendn(&line, "\n", 1);
+        fwrite(line.data, 1, line.len, stdout);
     }
+    StrBuf_done(&line);
     Record_done(&rec);
     LogReader_close(rd);
     if (fflush(stdout) != 0 || ferror(stdout)) {

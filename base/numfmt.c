@@ -35,7 +35,8 @@ size_t NumFmt_i64(char *out, int64_t v) {
     return 1 + NumFmt_u64(out + 1, (uint64_t)0 - (uint64_t)v);
 }
 
-#if LDBL_MANT_DIG >= 64
+/* x86's 80-bit long double: a 64-bit significand, stored first, explicit leading bit */
+#if LDBL_MANT_DIG == 64 && (defined(__x86_64__) || defined(__i386__))
 #define FAST_DOUBLES 1
 #define MAX_EXACT_POW10 27 /* 10^27 = 2^27 x 5^27, and 5^27 < 2^64 */
 
@@ -74,10 +75,16 @@ static bool digits_of(double a, int precision, uint64_t *digits, int *exp10) {
         else if (x >= (long double)lo * 10) e++;
         else break;
     }
-    long double fl = (long double)(uint64_t)x, frac = x - fl; /* x < 10^17 < 2^64: truncation is floor */
-    long double tol = x * 0x1p-62L; /* 4 x the error bound of x */
-    if (fabsl(frac - 0.5L) <= tol) return false; /* too close to halfway to round for sure */
-    uint64_t n = (uint64_t)fl + (frac > 0.5L);
+    /* x < 10^17 < 2^63: x + 2^63 lies in [2^63, 2^64), where the significand is an integer, so the
+     * addition rounds x to the nearest integer, and the significand's bits hold 2^63 + that integer
+     * (this, not a conversion to an integer type, which switches the x87 rounding mode, each time) */
+    long double y = x + 0x1p63L;
+    uint64_t sig;
+    memcpy(&sig, &y, sizeof sig);
+    long double frac = x - (y - 0x1p63L); /* in [-0.5, 0.5], exact */
+    long double tol = x * 0x1p-62L;        /* 4 x the error bound of x */
+    if (fabsl(fabsl(frac) - 0.5L) <= tol) return false; /* too close to halfway to round for sure */
+    uint64_t n = sig - ((uint64_t)1 << 63);
     if (n == lo * 10) {
         n = lo;
         e++;

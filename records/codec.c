@@ -867,6 +867,9 @@ Status LogHeader_fromObject(const msgpack_object *obj, LogHeader *out, char *err
 
 /* ---- JSON -------------------------------------------------------------------- */
 
+/* a string literal, without strlen */
+#define APPEND_LIT(b, lit) StrBuf_appendn((b), (lit), sizeof(lit) - 1)
+
 /* Length of a valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
 static size_t utf8_len(const unsigned char *s, size_t n) {
     unsigned c = s[0];
@@ -897,7 +900,7 @@ static size_t utf8_len(const unsigned char *s, size_t n) {
 static void json_str(StrBuf *b, const char *s, size_t cap) {
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strnlen(s, cap);
-    StrBuf_append(b, "\"");
+    APPEND_LIT(b, "\"");
     for (size_t i = 0; i < n;) {
         size_t run = i; /* printable ASCII other than the quote and backslash goes as it is, a run at a time */
         while (run < n && p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' && p[run] != '\\')
@@ -909,19 +912,19 @@ static void json_str(StrBuf *b, const char *s, size_t cap) {
         }
         unsigned c = p[i];
         if (c == '"')
-            StrBuf_append(b, "\\\"");
+            APPEND_LIT(b, "\\\"");
         else if (c == '\\')
-            StrBuf_append(b, "\\\\");
+            APPEND_LIT(b, "\\\\");
         else if (c == '\n')
-            StrBuf_append(b, "\\n");
+            APPEND_LIT(b, "\\n");
         else if (c == '\r')
-            StrBuf_append(b, "\\r");
+            APPEND_LIT(b, "\\r");
         else if (c == '\t')
-            StrBuf_append(b, "\\t");
+            APPEND_LIT(b, "\\t");
         else if (c == '\b')
-            StrBuf_append(b, "\\b");
+            APPEND_LIT(b, "\\b");
         else if (c == '\f')
-            StrBuf_append(b, "\\f");
+            APPEND_LIT(b, "\\f");
         else if (c < 0x20 || c == 0x7f)
             StrBuf_printf(b, "\\u%04x", c);
         else if (c < 0x80)
@@ -929,7 +932,7 @@ static void json_str(StrBuf *b, const char *s, size_t cap) {
         else {
             size_t len = utf8_len(p + i, n - i);
             if (len == 0) {
-                StrBuf_append(b, "\\ufffd");
+                APPEND_LIT(b, "\\ufffd");
                 i++;
             } else {
                 StrBuf_appendn(b, (const char *)p + i, len);
@@ -939,13 +942,13 @@ static void json_str(StrBuf *b, const char *s, size_t cap) {
         }
         i++;
     }
-    StrBuf_append(b, "\"");
+    APPEND_LIT(b, "\"");
 }
 
 /* Shortest of %.15g/%.17g that reads back exactly; JSON has no inf/nan: null. */
 static void json_num(StrBuf *b, double v) {
     if (!isfinite(v)) {
-        StrBuf_append(b, "null");
+        APPEND_LIT(b, "null");
         return;
     }
     char tmp[32];
@@ -958,74 +961,77 @@ static void json_int(StrBuf *b, int64_t v) {
 }
 
 static void json_opt_int(StrBuf *b, const char *key, int64_t v) {
-    StrBuf_append(b, ",\"");
+    APPEND_LIT(b, ",\"");
     StrBuf_append(b, key);
-    StrBuf_append(b, "\":");
+    APPEND_LIT(b, "\":");
     if (v < 0)
-        StrBuf_append(b, "null");
+        APPEND_LIT(b, "null");
     else
         json_int(b, v);
+}
+
+void Record_appendJson(const Record *this, StrBuf *out) {
+    StrBuf *b = out;
+    APPEND_LIT(b, "{\"task\":");
+    json_str(b, this->task_key, sizeof this->task_key);
+    APPEND_LIT(b, ",\"tmpl\":");
+    json_str(b, this->template_name, sizeof this->template_name);
+    APPEND_LIT(b, ",\"target\":");
+    json_str(b, this->target, sizeof this->target);
+    char num[24];
+    APPEND_LIT(b, ",\"index\":");
+    StrBuf_appendn(b, num, NumFmt_u64(num, this->index));
+    APPEND_LIT(b, ",\"choice\":[");
+    for (int i = 0; i < this->n_choice && i < REC_MAX_KNOBS; i++) {
+        if (i) APPEND_LIT(b, ",");
+        json_int(b, this->choice[i]);
+    }
+    APPEND_LIT(b, "],\"config\":");
+    json_str(b, this->config, sizeof this->config);
+    APPEND_LIT(b, ",\"costs\":[");
+    for (int i = 0; i < this->n_costs && i < REC_MAX_COSTS; i++) {
+        if (i) APPEND_LIT(b, ",");
+        json_num(b, this->costs[i]);
+    }
+    APPEND_LIT(b, "],\"err\":");
+    json_int(b, this->error_no);
+    APPEND_LIT(b, ",\"msg\":");
+    if (this->error_msg)
+        json_str(b, this->error_msg, SIZE_MAX);
+    else
+        APPEND_LIT(b, "null");
+    APPEND_LIT(b, ",\"build_s\":");
+    json_num(b, this->build_s);
+    APPEND_LIT(b, ",\"run_s\":");
+    json_num(b, this->run_s);
+    APPEND_LIT(b, ",\"pack_s\":");
+    json_num(b, this->pack_s);
+    APPEND_LIT(b, ",\"ts\":");
+    json_num(b, this->timestamp);
+    json_opt_int(b, "regs", this->regs);
+    json_opt_int(b, "spills", this->spills);
+    json_opt_int(b, "smem", this->shared_bytes);
+    json_opt_int(b, "lmem", this->local_bytes);
+    if (this->src[0]) {
+        APPEND_LIT(b, ",\"src\":");
+        json_str(b, this->src, sizeof this->src);
+        APPEND_LIT(b, ",\"src_cost\":");
+        json_num(b, this->src_cost);
+    }
+    if (this->roof_gflops > 0) {
+        APPEND_LIT(b, ",\"roof\":");
+        json_num(b, this->roof_gflops);
+        APPEND_LIT(b, ",\"roof_mem\":");
+        json_int(b, this->roof_bound);
+        APPEND_LIT(b, ",\"mkey\":");
+        json_str(b, this->machine_key, sizeof this->machine_key);
+    }
+    APPEND_LIT(b, "}");
 }
 
 char *Record_toJson(const Record *this) {
     StrBuf b;
     StrBuf_init(&b);
-    StrBuf_append(&b, "{\"task\":");
-    json_str(&b, this->task_key, sizeof this->task_key);
-    StrBuf_append(&b, ",\"tmpl\":");
-    json_str(&b, this->template_name, sizeof this->template_name);
-    StrBuf_append(&b, ",\"target\":");
-    json_str(&b, this->target, sizeof this->target);
-    char num[24];
-    StrBuf_append(&b, ",\"index\":");
-    StrBuf_appendn(&b, num, NumFmt_u64(num, this->index));
-    StrBuf_append(&b, ",\"choice\":[");
-    for (int i = 0; i < this->n_choice && i < REC_MAX_KNOBS; i++) {
-        if (i) StrBuf_append(&b, ",");
-        json_int(&b, this->choice[i]);
-    }
-    StrBuf_append(&b, "],\"config\":");
-    json_str(&b, this->config, sizeof this->config);
-    StrBuf_append(&b, ",\"costs\":[");
-    for (int i = 0; i < this->n_costs && i < REC_MAX_COSTS; i++) {
-        if (i) StrBuf_append(&b, ",");
-        json_num(&b, this->costs[i]);
-    }
-    StrBuf_append(&b, "],\"err\":");
-    json_int(&b, this->error_no);
-    StrBuf_append(&b, ",\"msg\":");
-    if (this->error_msg)
-        json_str(&b, this->error_msg, SIZE_MAX);
-    else
-        StrBuf_append(&b, "null");
-    StrBuf_append(&b, ",\"build_s\":");
-    json_num(&b, this->build_s);
-    StrBuf_append(&b, ",\"run_s\":");
-    json_num(&b, this->run_s);
-    StrBuf_append(&b, ",\"pack_s\":");
-    json_num(&b, this->pack_s);
-    StrBuf_append(&b, ",\"ts\":");
-    json_num(&b, this->timestamp);
-    json_opt_int(&b, "regs", this->regs);
-    json_opt_int(&b, "spills", this->spills);
-    json_opt_int(&b, "smem", this->shared_bytes);
-    json_opt_int(&b, "lmem", this->local_bytes);
-    if (this->src[0]) {
-        StrBuf_append(&b, ",\"src\":");
-        json_str(&b, this->src, sizeof this->src);
-        StrBuf_append(&b, ",\"src_cost\":");
-        json_num(&b, this->src_cost);
-    }
-    if (this->roof_gflops > 0) {
-        StrBuf_append(&b, ",\"roof\":");
-        json_num(&b, this->roof_gflops);
-        StrBuf_append(&b, ",\"roof_mem\":");
-        json_int(&b, this->roof_bound);
-        StrBuf_append(&b, ",\"mkey\":");
-        json_str(&b, this->machine_key, sizeof this->machine_key);
-    }
-    StrBuf_append(&b, "}");
-    char *s = StrBuf_take(&b);
-    StrBuf_done(&b);
-    return s;
+    Record_appendJson(this, &b);
+    return StrBuf_take(&b);
 }
