@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/numfmt.h"
 #include "base/strbuf.h"
 #include "records/crc32c.h"
@@ -472,8 +473,7 @@ Status Msgpack_seal(char **bytes, size_t *len, char *err) {
     if (p[0] == 0x8f) grow += 2; /* 15 entries: the 16th needs a map16 header */
     if ((p[0] == 0xde && n < 3) || (p[0] == 0xdf && n < 5)) return tt_fail(err, "map header cut short");
     if (p[0] == 0xde && p[1] == 0xff && p[2] == 0xff) return tt_fail(err, "map too large to seal");
-    unsigned char *q = realloc(p, n + grow);
-    if (!q) abort(); /* out of memory, as in StrBuf */
+    unsigned char *q = tt_realloc(p, n + grow);
     if (q[0] == 0x8f) {
         memmove(q + 3, q + 1, n - 1);
         q[0] = 0xde, q[1] = 0x00, q[2] = 0x10;
@@ -638,8 +638,7 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
         if (v->type == MSGPACK_OBJECT_NIL) return TT_OK;
         if (v->type != MSGPACK_OBJECT_STR) return tt_fail(err, "key \"msg\" is not a string");
         free(rec->error_msg);
-        rec->error_msg = strndup(v->via.str.ptr, v->via.str.size);
-        if (!rec->error_msg) abort(); /* out of memory, as in StrBuf */
+        rec->error_msg = tt_strndup(v->via.str.ptr, v->via.str.size);
         return TT_OK;
     }
     if (key_is(k, "build_s")) return get_double(v, "build_s", &rec->build_s, err);

@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/clock.h"
 #include "records/codec.h"
 #include "records/logio.h"
@@ -98,8 +99,7 @@ static LogReadStatus finish(LogReader *this, LogReadStatus st, char *msg, const 
  * checksum happens to end in zero bytes looks the same, and is cut as torn.) */
 static bool torn_then_zeros(LogReader *this, off_t at) {
     size_t cap = 4096, n = 0;
-    unsigned char *buf = malloc(cap);
-    if (!buf) return false;
+    unsigned char *buf = tt_malloc(cap);
     size_t last_nonzero = 0; /* one past */
     for (;;) {
         if (n == cap) {
@@ -107,12 +107,7 @@ static bool torn_then_zeros(LogReader *this, off_t at) {
                 free(buf);
                 return false;
             }
-            unsigned char *more = realloc(buf, cap * 2);
-            if (!more) {
-                free(buf);
-                return false;
-            }
-            buf = more;
+            buf = tt_realloc(buf, cap * 2);
             cap *= 2;
         }
         ssize_t k = source_read(this, buf + n, cap - n, at + (off_t)n);
@@ -181,9 +176,7 @@ static void reserve(LogReader *this, size_t want) {
     }
     if (this->cap - this->end >= want) return;
     size_t cap = this->cap * 2 > this->end + want ? this->cap * 2 : this->end + want;
-    unsigned char *b = realloc(this->buf, cap);
-    if (!b) abort(); /* out of memory, as in StrBuf */
-    this->buf = b;
+    this->buf = tt_realloc(this->buf, cap);
     this->cap = cap;
 }
 
@@ -275,8 +268,7 @@ static LogReadStatus unpack_current(LogReader *this, off_t start, char *msg) {
  * used, so a writer may share it). Reads and checks the header. */
 static Status reader_new(int fd, const void *mem, size_t mem_len, bool own_fd, const char *path, LogReader **out,
                          LogHeader *header, char *err) {
-    LogReader *this = calloc(1, sizeof *this);
-    if (!this) abort();
+    LogReader *this = tt_calloc(1, sizeof *this);
     this->fd = fd;
     this->mem = mem;
     this->mem_len = mem_len;
@@ -284,8 +276,9 @@ static Status reader_new(int fd, const void *mem, size_t mem_len, bool own_fd, c
      * often span two reads, and a short input costs no large buffer */
     this->chunk = fd >= 0 ? READ_CHUNK : 4096;
     this->own_fd = own_fd;
-    this->path = strdup(path);
-    if (!this->path) abort();
+    this->path = tt_strdup(path);
+    this->cap = this->chunk;
+    this->buf = tt_malloc(this->cap); /* never NULL: the scan's pointer is buf + start */
     msgpack_unpacked_init(&this->obj);
     this->final = LOG_RECORD;
 

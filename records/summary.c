@@ -7,18 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+
 /* FNV-1a: task keys are short strings, a few to a few hundred per log */
 static uint64_t key_hash(const char *s) {
     uint64_t h = 1469598103934665603ull;
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
-}
-
-static void *xrealloc(void *p, size_t n) {
-    void *q = realloc(p, n);
-    if (!q) abort(); /* out of memory is not recoverable here, as in StrBuf */
-    return q;
 }
 
 void LogSummary_done(LogSummary *this) {
@@ -43,7 +39,7 @@ static size_t slot_of(const LogSummary *this, const char *key) {
 
 static void rehash(LogSummary *this, size_t n_slots) {
     free(this->slots);
-    this->slots = xrealloc(NULL, n_slots * sizeof *this->slots);
+    this->slots = tt_realloc(NULL, n_slots * sizeof *this->slots);
     this->n_slots = n_slots;
     for (size_t s = 0; s < n_slots; s++)
         this->slots[s] = -1;
@@ -68,7 +64,7 @@ static SummaryTask *task_for_key(LogSummary *this, const char *key, const char *
     }
     if (this->n_tasks == this->cap) {
         this->cap = this->cap ? this->cap * 2 : 8;
-        this->tasks = xrealloc(this->tasks, (size_t)this->cap * sizeof *this->tasks);
+        this->tasks = tt_realloc(this->tasks, (size_t)this->cap * sizeof *this->tasks);
     }
     SummaryTask *task = &this->tasks[this->n_tasks++];
     memset(task, 0, sizeof *task);
@@ -138,7 +134,7 @@ static void pending_add(PendingSteers *p, const LogSteer *s) {
         }
     if (p->n == p->cap) {
         p->cap = p->cap ? p->cap * 2 : 8;
-        p->v = xrealloc(p->v, (size_t)p->cap * sizeof *p->v);
+        p->v = tt_realloc(p->v, (size_t)p->cap * sizeof *p->v);
     }
     p->v[p->n++] = *s;
 }
@@ -146,9 +142,8 @@ static void pending_add(PendingSteers *p, const LogSteer *s) {
 /* Tasks into ID order: the last session's list first (see summary.h). */
 static void order_by_session(LogSummary *this, const LogSession *s) {
     if (!s->n_tasks) return;
-    SummaryTask *sorted = xrealloc(NULL, (size_t)(this->cap ? this->cap : 1) * sizeof *sorted);
-    bool *taken = calloc((size_t)this->n_tasks + 1, sizeof *taken);
-    if (!taken) abort();
+    SummaryTask *sorted = tt_realloc(NULL, (size_t)(this->cap ? this->cap : 1) * sizeof *sorted);
+    bool *taken = tt_calloc((size_t)this->n_tasks + 1, sizeof *taken);
     int n = 0;
     for (int i = 0; i < s->n_tasks; i++) {
         const SummaryTask *t = LogSummary_find(this, s->tasks[i].key);
