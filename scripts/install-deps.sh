@@ -14,6 +14,7 @@ pkgs=(
   libomp-dev                                # OpenMP for generated CPU kernels (gcc's libgomp comes with gcc)
   tmux                                      # end-to-end tests of the UI
   clang libclang-rt-14-dev                  # fuzzing: clang and its libFuzzer runtime (tests/fuzz, scripts/fuzz.sh)
+  clang-format                              # scripts/format.sh: the sources against .clang-format
   libdnnl-dev libopenblas-dev               # benchmarks only: the vendor libraries we compare against
 )
 
