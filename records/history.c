@@ -119,13 +119,6 @@ static void add_taken(History *this, Record *rec) {
     this->n_records++;
 }
 
-void History_add(History *this, const Record *rec) {
-    Record copy;
-    Record_init(&copy);
-    Record_copy(&copy, rec);
-    add_taken(this, &copy);
-}
-
 /* Tasks into ID order: the last session's list first (see history.h). */
 static void order_by_session(History *this) {
     const LogSession *s = &this->session;

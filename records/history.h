@@ -1,8 +1,12 @@
 /* records/history.h: a whole log in memory, grouped by task key.
  *
- * Used by `tunetop best` and the tests. Tasks are in ID order: the task list
- * of the log's last session object (records/session.h) first, in its order,
- * so task i here is task i of that session; then tasks only earlier
+ * Used by `tunetop best`, `export`, `run` and `distill`, and the tests (a
+ * session's resume reads the log through tuner/resume.h, `view` through
+ * ui/logview.h; all of them with records/log.h's reader).
+ *
+ * Tasks are in ID order: the task list of the log's last session object
+ * (records/session.h) first, in its order, so task i here is task i of that
+ * session; then tasks only earlier
  * sessions or older logs knew, in the order the log first mentions them.
  * Each task's records keep file order.
  *
@@ -68,10 +72,6 @@ void History_init(History *this);
  * calls History_done afterwards. */
 Status History_load(History *this, const char *path, char *err);
 void History_done(History *this);
-
-/* Adds one record (copied) as if read from a log; the engine can keep a
- * History current during a session this way. */
-void History_add(History *this, const Record *rec);
 
 /* The task with this key, or NULL. */
 const HistoryTask *History_find(const History *this, const char *task_key);

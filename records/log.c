@@ -42,6 +42,8 @@ struct LogReader {
     size_t chunk;        /* bytes read at a time: READ_CHUNK from a file, less from memory */
     bool checked;        /* the header or an earlier record carried a checksum: every later object must */
     long unchecked;      /* records read without a checksum (written before checksums existed) */
+    long long bytes_read; /* from the source, in all (LogReader_bytesRead) */
+    off_t size_seen;      /* the file's size at the last LogReader_check */
 };
 
 static bool verify_checksums = true;
@@ -50,10 +52,15 @@ void Log_setChecksumVerification(bool on) { verify_checksums = on; }
 
 /* pread from the file or the memory buffer. */
 static ssize_t source_read(LogReader *this, void *buf, size_t n, off_t off) {
-    if (this->fd >= 0) return pread(this->fd, buf, n, off);
+    if (this->fd >= 0) {
+        ssize_t k = pread(this->fd, buf, n, off);
+        if (k > 0) this->bytes_read += k;
+        return k;
+    }
     if (off < 0 || (size_t)off >= this->mem_len) return 0;
     size_t k = this->mem_len - (size_t)off < n ? this->mem_len - (size_t)off : n;
     memcpy(buf, this->mem + off, k);
+    this->bytes_read += (long long)k;
     return (ssize_t)k;
 }
 
@@ -424,6 +431,40 @@ void LogReader_follow(LogReader *this) {
 }
 
 off_t LogReader_goodOffset(const LogReader *this) { return this->good; }
+
+long long LogReader_bytesRead(const LogReader *this) { return this->bytes_read; }
+
+LogFileChange LogReader_check(LogReader *this, char *msg) {
+    if (msg) msg[0] = '\0';
+    if (this->fd < 0) { /* a memory reader: its length is the file's size */
+        off_t size = (off_t)this->mem_len;
+        LogFileChange c = size < this->good ? LOG_FILE_TRUNCATED : size != this->size_seen ? LOG_FILE_CHANGED : LOG_FILE_SAME;
+        this->size_seen = size;
+        if (c == LOG_FILE_TRUNCATED && msg)
+            snprintf(msg, TT_ERRLEN, "%.300s was cut to %lld bytes, below the %lld already read", this->path,
+                     (long long)size, (long long)this->good);
+        return c;
+    }
+    struct stat path_st, fd_st;
+    if (stat(this->path, &path_st) != 0) {
+        if (msg) snprintf(msg, TT_ERRLEN, "%.400s: no longer readable (%s)", this->path, strerror(errno));
+        return LOG_FILE_GONE;
+    }
+    if (fstat(this->fd, &fd_st) != 0 || fd_st.st_dev != path_st.st_dev || fd_st.st_ino != path_st.st_ino) {
+        if (msg) snprintf(msg, TT_ERRLEN, "%.400s is another file now (replaced)", this->path);
+        return LOG_FILE_REPLACED;
+    }
+    if (fd_st.st_size < this->good) {
+        if (msg)
+            snprintf(msg, TT_ERRLEN, "%.300s was cut to %lld bytes, below the %lld already read", this->path,
+                     (long long)fd_st.st_size, (long long)this->good);
+        this->size_seen = fd_st.st_size;
+        return LOG_FILE_TRUNCATED;
+    }
+    LogFileChange c = fd_st.st_size != this->size_seen ? LOG_FILE_CHANGED : LOG_FILE_SAME;
+    this->size_seen = fd_st.st_size;
+    return c;
+}
 
 void LogReader_close(LogReader *this) {
     if (!this) return;

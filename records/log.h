@@ -76,6 +76,18 @@ LogReadStatus LogReader_nextEntry(LogReader *this, LogEntry *e, char *msg);
  * bytes are the same damage, but whether bytes at the end of a file are a
  * torn record or damage can depend on where the file ends. */
 void LogReader_follow(LogReader *this);
+/* Bytes read from the file (or buffer) so far, the header included: a
+ * follower reads each byte of a growing log once. */
+long long LogReader_bytesRead(const LogReader *this);
+/* What became of the file since the last check, for a follower (LogReader_follow
+ * then reads what was appended). CHANGED: its size differs (grown, or a torn
+ * tail cut off by a resuming writer); TRUNCATED: cut below the data already
+ * read; REPLACED: the path names another file now (renamed over, deleted and
+ * written anew); GONE: the path names nothing readable. For the last three the
+ * reader cannot go on: open the path again. msg (may be NULL) receives one
+ * sentence for them. */
+typedef enum { LOG_FILE_SAME = 0, LOG_FILE_CHANGED, LOG_FILE_TRUNCATED, LOG_FILE_REPLACED, LOG_FILE_GONE } LogFileChange;
+LogFileChange LogReader_check(LogReader *this, char *msg);
 /* For bench/log_bench only: with false, readers skip computing the CRC of
  * each object (its trailer is still recognised), to measure what the check
  * costs. Never switched off by tunetop itself. */

@@ -26,6 +26,7 @@
 #include "records/log.h"
 #include "tuner/builder.h"
 #include "tuner/eventq.h"
+#include "tuner/resume.h"
 #include "tuner/scheduler.h"
 #include "tuner/strategy.h"
 
@@ -54,9 +55,7 @@ typedef struct TaskRun {
     /* table fields, guarded by Engine.state_lock for readers */
     TaskState state;
     int priority;
-    int trials, errors, successes;
-    double best_latency, best_gflops, current_gflops;
-    uint64_t best_index;
+    TaskTally tally;
     double started, spent;
     /* engine-thread only */
     int since_improve;
@@ -67,8 +66,7 @@ typedef struct TaskRun {
     int rounds;
     bool paused, stopped, done;
     bool warned_all_failed;
-    int n_xfer;
-    uint64_t *xfer_index;
+    uint64_t *xfer_index; /* transfer rows (ctx points at them; owned) */
     double *xfer_gflops;
     const Task **xfer_task;
     Roof roof;      /* the task's roofline (gflops 0 = unknown) */
@@ -111,6 +109,8 @@ struct Engine {
     int total_trials;           /* restored + this session */
     int session_trials;
     int restored_trials;
+    ResumeTrial *restored;      /* restored trials not yet taken by an observer (Engine_takeRestored) */
+    int n_restored;
     int next_task;
     atomic_int measuring;
     atomic_bool finished;
@@ -134,23 +134,9 @@ void EngineConfig_defaults(EngineConfig *this) {
     this->roof_stop = 0.9;
 }
 
-static const char *const STATE_NAMES[] = {"queued", "tuning", "waiting", "paused", "done", "stopped", "at roof"};
-
-const char *TaskState_name(TaskState s) {
-    return s >= TASK_QUEUED && s <= TASK_AT_ROOF ? STATE_NAMES[s] : "?";
-}
-
 void SessionSnapshot_done(SessionSnapshot *this) {
     free(this->rows);
     this->rows = NULL;
-}
-
-void EngineEvent_done(EngineEvent *this) {
-    if (this->record) {
-        Record_done(this->record);
-        free(this->record);
-        this->record = NULL;
-    }
 }
 
 /* ---- events ---------------------------------------------------------------- */
@@ -238,7 +224,7 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
     for (int i = 0; i < n; i++) {
         TaskRun *r = &this->runs[i];
         r->strat = strat;
-        r->best_latency = INFINITY;
+        TaskTally_init(&r->tally);
         r->started = -1;
         r->state = TASK_QUEUED;
         VisitedSet_init(&r->visited);
@@ -283,88 +269,10 @@ const EngineConfig *Engine_config(const Engine *this) { return &this->cfg; }
 
 /* ---- resume ------------------------------------------------------------------ */
 
-static int task_of_record(const Engine *this, const Record *rec) {
-    for (int i = 0; i < this->n; i++)
-        if (strcmp(this->tasks[i].key, rec->task_key) == 0 &&
-            strcmp(this->tasks[i].tmpl->name, rec->template_name) == 0)
-            return i;
-    return -1;
-}
-
-typedef struct Replay {
-    uint64_t *index;
-    double *gflops;
-    int n, cap;
-} Replay;
-
-static void replay_push(Replay *r, uint64_t index, double gflops) {
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 256;
-        r->index = realloc(r->index, (size_t)r->cap * sizeof *r->index);
-        r->gflops = realloc(r->gflops, (size_t)r->cap * sizeof *r->gflops);
-        if (!r->index || !r->gflops) abort();
-    }
-    r->index[r->n] = index;
-    r->gflops[r->n] = gflops;
-    r->n++;
-}
-
-static void replay_free(Replay *r, int n) {
-    for (int i = 0; r && i < n; i++) {
-        free(r[i].index);
-        free(r[i].gflops);
-    }
-    free(r);
-}
-
-/* The earlier-session task a foreign record belongs to (created on first
- * sight from its key), or -1 when it cannot be one (unparsable key, other
- * template). *replay grows with the task list. */
-static int transfer_task_of(Engine *this, const Record *rec, Replay **replay) {
-    for (int x = 0; x < this->n_xtasks; x++)
-        if (strcmp(this->xtasks[x].key, rec->task_key) == 0) return x;
-    bool wanted = false;
-    for (int t = 0; t < this->n; t++)
-        if (strcmp(this->tasks[t].tmpl->name, rec->template_name) == 0) wanted = true;
-    if (!wanted) return -1;
-    Workload wl;
-    char err[TT_ERRLEN];
-    if (Workload_parse(rec->task_key, &wl, err) != TT_OK) return -1;
-    Task task;
-    if (Task_init(&task, -1, &wl, 1, this->cfg.target->family, &this->cfg.dev, err) != TT_OK) return -1;
-    if (strcmp(task.tmpl->name, rec->template_name) != 0) {
-        Task_done(&task);
-        return -1;
-    }
-    this->xtasks = realloc(this->xtasks, (size_t)(this->n_xtasks + 1) * sizeof(Task));
-    *replay = realloc(*replay, (size_t)(this->n_xtasks + 1) * sizeof(Replay));
-    if (!this->xtasks || !*replay) abort();
-    this->xtasks[this->n_xtasks] = task;
-    memset(&(*replay)[this->n_xtasks], 0, sizeof(Replay));
-    return this->n_xtasks++;
-}
-
 /* Adds one result to a task's table fields; returns true when it is a new best. */
 static bool account(Engine *this, int t, const Record *rec, double gflops) {
-    TaskRun *r = &this->runs[t];
-    bool improved = false;
     pthread_mutex_lock(&this->state_lock);
-    r->trials++;
-    if (rec->error_no != ERR_NO_ERROR) {
-        r->errors++;
-    } else if (rec->n_costs > 0) {
-        r->successes++;
-        r->current_gflops = gflops;
-        double lat = Record_mean(rec);
-        if (lat < r->best_latency) {
-            r->best_latency = lat;
-            r->best_gflops = gflops;
-            r->best_index = rec->index;
-            improved = true;
-        }
-    } else {
-        r->successes++; /* compile-only: built, no timing */
-    }
+    bool improved = TaskTally_add(&this->runs[t].tally, rec, gflops);
     pthread_mutex_unlock(&this->state_lock);
     return improved;
 }
@@ -382,130 +290,42 @@ static void share_results(Engine *this, int t, const uint64_t *index, const doub
 
 static void push_pending(TaskRun *r, uint64_t index);
 
-/* A config imported from another tuner's log (records/tvmimport.h): never
- * measured here, so it is queued to be measured first, lowest cost first. */
-typedef struct ImportSeed {
-    int task;
-    uint64_t index;
-    double cost;
-} ImportSeed;
-
-static int seed_by_cost_desc(const void *a, const void *b) {
-    double x = ((const ImportSeed *)a)->cost, y = ((const ImportSeed *)b)->cost;
-    return (x < y) - (x > y);
-}
-
-/* Reads the (already validated and torn-tail-truncated) log and restores
- * visited sets, counters, bests, the strategies' knowledge and the scheduler. */
+/* Reads the (already validated and torn-tail-truncated) log (tuner/resume.h)
+ * and applies what it restored: visited sets, tallies, steering, imported
+ * configs to measure first, transfer rows, the strategies' knowledge (warm
+ * start) and the scheduler's rounds. The restored trials are kept for the
+ * observers (Engine_takeRestored). */
 static Status restore(Engine *this, char *summary, size_t summary_len, char *err) {
-    LogReader *rd = NULL;
-    LogHeader hdr;
-    if (LogReader_open(this->log_path, &rd, &hdr, err) != TT_OK) return TT_ERR;
-    Replay *replay = calloc((size_t)this->n, sizeof(Replay));
-    Replay *xreplay = NULL;
-    if (!replay) abort();
-    LogEntry entry;
-    LogEntry_init(&entry);
-    Record *recp = &entry.rec;
-    /* the last steering state of each task found in the log */
-    LogSteer *steer = calloc((size_t)this->n, sizeof *steer);
-    bool *steered = calloc((size_t)this->n, sizeof *steered);
-    if (!steer || !steered) abort();
-    int restored = 0, foreign = 0;
-    ImportSeed *seeds = NULL;
-    int n_seeds = 0, cap_seeds = 0;
-    char msg[TT_ERRLEN] = "";
-    LogReadStatus st;
-    while ((st = LogReader_nextEntry(rd, &entry, msg)) == LOG_RECORD) {
-        if (entry.kind == LOG_OBJ_STEER) {
-            for (int t = 0; t < this->n; t++)
-                if (strcmp(this->tasks[t].key, entry.steer.key) == 0 &&
-                    strcmp(this->tasks[t].tmpl->name, entry.steer.template_name) == 0) {
-                    steer[t] = entry.steer;
-                    steered[t] = true;
-                }
-            continue;
-        }
-        if (entry.kind != LOG_OBJ_RECORD) continue;
-        int t = task_of_record(this, recp);
-        if (t < 0) {
-            foreign++;
-            if (this->cfg.transfer) {
-                int x = transfer_task_of(this, recp, &xreplay);
-                if (x >= 0 && recp->index < this->xtasks[x].space.total)
-                    replay_push(&xreplay[x], recp->index, Record_gflops(recp, this->xtasks[x].flops));
-            }
-            continue;
-        }
-        if (recp->index >= this->tasks[t].space.total) {
-            foreign++;
-            continue;
-        }
-        if (Record_isImported(recp)) {
-            if (n_seeds == cap_seeds) {
-                cap_seeds = cap_seeds ? cap_seeds * 2 : 64;
-                seeds = realloc(seeds, (size_t)cap_seeds * sizeof *seeds);
-                if (!seeds) abort();
-            }
-            seeds[n_seeds++] = (ImportSeed){t, recp->index, recp->src_cost};
-            continue;
-        }
-        if (!VisitedSet_add(&this->runs[t].visited, recp->index)) continue; /* duplicate record */
-        double g = Record_gflops(recp, this->tasks[t].flops);
-        account(this, t, recp, g);
-        replay_push(&replay[t], recp->index, g);
-        restored++;
+    Resume res;
+    if (Resume_read(&res, this->log_path, this->tasks, this->n, this->batch, this->cfg.transfer,
+                    this->cfg.target->family, &this->cfg.dev, err) != TT_OK) {
+        Resume_done(&res);
+        return TT_ERR;
     }
-    LogEntry_done(&entry);
-    LogReader_close(rd);
-    if (st == LOG_DAMAGED || st == LOG_TORN) {
-        /* LogWriter_open already truncated a torn tail and refused damage, so
-         * this only happens if the file changed under us. */
-        replay_free(replay, this->n);
-        replay_free(xreplay, this->n_xtasks);
-        free(seeds);
-        free(steer);
-        free(steered);
-        return tt_fail(err, "%s: %s", this->log_path, msg);
+    if (res.torn_at >= 0) {
+        /* LogWriter_open already truncated a torn tail, so this only happens
+         * if the file changed under us. */
+        Resume_done(&res);
+        return tt_fail(err, "%s: the log ends inside a record at byte %lld", this->log_path, (long long)res.torn_at);
     }
-    /* imported configs not measured here yet: measured first (pending pops from the end) */
-    int seeded = 0;
-    if (n_seeds) qsort(seeds, (size_t)n_seeds, sizeof *seeds, seed_by_cost_desc); /* qsort(NULL, 0) is undefined */
-    for (int i = 0; i < n_seeds; i++)
-        if (VisitedSet_add(&this->runs[seeds[i].task].visited, seeds[i].index)) {
-            push_pending(&this->runs[seeds[i].task], seeds[i].index);
-            seeded++;
-        }
-    free(seeds);
-    int tasks_with = 0;
-    char steer_text[1024] = "";
-    int steer_off = 0;
     for (int t = 0; t < this->n; t++) {
         TaskRun *r = &this->runs[t];
-        if (steered[t]) {
-            /* what the user left: pause, priority, stop */
-            r->paused = steer[t].paused && !steer[t].stopped;
-            r->stopped = steer[t].stopped;
-            r->priority = steer[t].priority;
-            char what[96] = "";
-            if (r->stopped)
-                snprintf(what, sizeof what, "stopped");
-            else if (r->paused && r->priority)
-                snprintf(what, sizeof what, "paused, priority %+d", r->priority);
-            else if (r->paused)
-                snprintf(what, sizeof what, "paused");
-            else if (r->priority)
-                snprintf(what, sizeof what, "priority %+d", r->priority);
-            if (what[0] && steer_off < (int)sizeof steer_text)
-                steer_off += snprintf(steer_text + steer_off, sizeof steer_text - (size_t)steer_off, "%stask %d %s",
-                                      steer_off ? ", " : "", t, what);
+        ResumeTask *rt = &res.tasks[t];
+        VisitedSet_done(&r->visited);
+        r->visited = rt->visited;
+        memset(&rt->visited, 0, sizeof rt->visited);
+        r->tally = rt->tally;
+        for (int i = 0; i < rt->n_seeds; i++) push_pending(r, rt->seeds[i]);
+        if (rt->steered) { /* what the user left: pause, priority, stop */
+            r->paused = rt->paused;
+            r->stopped = rt->stopped;
+            r->priority = rt->priority;
         }
-        if (r->trials > 0) {
-            tasks_with++;
-            r->rounds = (r->trials + this->batch - 1) / this->batch;
+        if (r->tally.trials > 0) {
+            r->rounds = rt->rounds;
             r->state = TASK_WAITING;
             r->started = 0;
-            TaskScheduler_restore(this->sched, t, r->rounds, r->best_latency);
+            TaskScheduler_restore(this->sched, t, r->rounds, r->tally.best_latency);
             if (r->visited.count >= this->tasks[t].space.total) {
                 r->done = true;
                 r->state = TASK_DONE;
@@ -518,88 +338,51 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
         r->ctx.task = &this->tasks[t];
         r->ctx.dev = &this->cfg.dev;
         r->ctx.plan_size = this->batch;
+        /* --transfer: the records of earlier sessions' tasks of the same template */
+        r->xfer_index = rt->xfer_index;
+        r->xfer_gflops = rt->xfer_gflops;
+        r->xfer_task = rt->xfer_task;
+        r->ctx.n_transfer = rt->n_xfer;
+        r->ctx.transfer_index = r->xfer_index;
+        r->ctx.transfer_gflops = r->xfer_gflops;
+        r->ctx.transfer_task = r->xfer_task;
+        rt->xfer_index = NULL;
+        rt->xfer_gflops = NULL;
+        rt->xfer_task = NULL;
+        rt->n_xfer = 0;
     }
-    /* --transfer: records of earlier sessions' tasks of the same template
-     * found in the log (this session's own tasks reach each other below). */
-    if (this->cfg.transfer) {
-        for (int t = 0; t < this->n; t++) {
-            TaskRun *r = &this->runs[t];
-            for (int pass = 0; pass < 2; pass++) {
-                for (int x = 0; x < this->n_xtasks; x++) {
-                    const Task *src = &this->xtasks[x];
-                    const Replay *rp = &xreplay[x];
-                    if (src->tmpl != this->tasks[t].tmpl) continue;
-                    for (int k = 0; k < rp->n; k++) {
-                        if (pass == 1) {
-                            r->xfer_index[r->n_xfer] = rp->index[k];
-                            r->xfer_gflops[r->n_xfer] = rp->gflops[k];
-                            r->xfer_task[r->n_xfer] = src;
-                        }
-                        r->n_xfer++;
-                    }
-                }
-                if (pass == 0) {
-                    if (!r->n_xfer) break;
-                    r->xfer_index = malloc((size_t)r->n_xfer * sizeof(uint64_t));
-                    r->xfer_gflops = malloc((size_t)r->n_xfer * sizeof(double));
-                    r->xfer_task = malloc((size_t)r->n_xfer * sizeof(Task *));
-                    if (!r->xfer_index || !r->xfer_gflops || !r->xfer_task) abort();
-                    r->n_xfer = 0;
-                }
-            }
-            r->ctx.n_transfer = r->n_xfer;
-            r->ctx.transfer_index = r->xfer_index;
-            r->ctx.transfer_gflops = r->xfer_gflops;
-            r->ctx.transfer_task = r->xfer_task;
-        }
-    }
-    /* Strategies: create, then replay what the log knows (warm start). */
+    this->xtasks = res.xtasks;
+    this->n_xtasks = res.n_xtasks;
+    res.xtasks = NULL;
+    res.n_xtasks = 0;
+    /* Strategies: create, then replay what the log knows (warm start); this
+     * session's tasks of a template learn from each other's records too. */
     Status ok = TT_OK;
     for (int t = 0; t < this->n && ok == TT_OK; t++) {
         TaskRun *r = &this->runs[t];
+        const ResumeTask *rt = &res.tasks[t];
         char why[TT_ERRLEN] = "";
         r->strategy = r->strat->create(&r->ctx, this->cfg.seed + (uint64_t)t * 7919, why);
         if (!r->strategy) {
             ok = tt_fail(err, "tuner %s for task %d: %s", r->strat->name, t, why);
             break;
         }
-        if (replay[t].n) r->strat->update(r->strategy, replay[t].index, replay[t].gflops, replay[t].n);
+        if (rt->n_replay) r->strat->update(r->strategy, rt->replay_index, rt->replay_gflops, rt->n_replay);
     }
     for (int t = 0; t < this->n && ok == TT_OK; t++)
-        if (replay[t].n) share_results(this, t, replay[t].index, replay[t].gflops, replay[t].n);
-    replay_free(replay, this->n);
-    replay_free(xreplay, this->n_xtasks);
-    if (ok != TT_OK) return ok;
-
-    free(steer);
-    free(steered);
-    this->restored_trials = restored;
-    this->total_trials = restored;
-    if (summary && summary_len) {
-        summary[0] = '\0';
-        if (restored || steer_text[0]) {
-            int off = snprintf(summary, summary_len, "resumed %s: %d measured configs of %d task%s restored", this->log_path,
-                               restored, tasks_with, tasks_with == 1 ? "" : "s");
-            for (int t = 0; t < this->n && off < (int)summary_len; t++) {
-                TaskRun *r = &this->runs[t];
-                if (!r->trials) continue;
-                off += snprintf(summary + off, summary_len - (size_t)off, "; task %d: %d trials, best %.2f GFLOPS", t,
-                                r->trials, r->best_gflops);
-            }
-            if (foreign && off < (int)summary_len)
-                off += snprintf(summary + off, summary_len - (size_t)off, "; %d records of other tasks kept", foreign);
-            if (steer_text[0] && off < (int)summary_len)
-                snprintf(summary + off, summary_len - (size_t)off, "; steering restored: %s (p, +/- change it)",
-                         steer_text);
-        }
-        if (seeded) {
-            size_t off = strlen(summary);
-            if (off < summary_len)
-                snprintf(summary + off, summary_len - off, "%s%d imported config%s (measured elsewhere) queued to measure first",
-                         off ? "; " : "", seeded, seeded == 1 ? "" : "s");
-        }
+        if (res.tasks[t].n_replay)
+            share_results(this, t, res.tasks[t].replay_index, res.tasks[t].replay_gflops, res.tasks[t].n_replay);
+    if (ok == TT_OK) {
+        Resume_summary(&res, this->log_path, summary, summary_len);
+        this->restored_trials = res.restored;
+        this->total_trials = res.restored;
+        this->restored = res.trials;
+        this->n_restored = res.n_trials;
+        res.trials = NULL;
+        res.n_trials = 0;
     }
-    return TT_OK;
+    Resume_done(&res);
+    return ok;
 }
 
 /* ---- the engine thread -------------------------------------------------------- */
@@ -618,7 +401,7 @@ static void record_steer(Engine *this, int t) {
 
 /* The state a task that is neither done nor stopped shows now. */
 static TaskState idle_state(const Engine *this, const TaskRun *r) {
-    return is_paused(this, r) ? TASK_PAUSED : r->trials ? TASK_WAITING : TASK_QUEUED;
+    return is_paused(this, r) ? TASK_PAUSED : r->tally.trials ? TASK_WAITING : TASK_QUEUED;
 }
 
 static SchedTaskState sched_state(const Engine *this, int t) {
@@ -730,25 +513,15 @@ static bool push_command(Engine *this, CommandKind kind, int task, int value) {
     return room;
 }
 
-/* sum(weight * best latency) over the tasks with a result. A task without
- * one that can still get one makes it +inf; a task that cannot (paused,
- * stopped or done without a result) is left out and counted in *left_out. */
+/* The session's estimate (tuner/event.h: LatencyEstimate). */
 static double estimated_latency(Engine *this, int *left_out) {
-    double sum = 0;
-    int out = 0;
-    bool open_without = false;
+    LatencyEstimate est;
+    LatencyEstimate_init(&est);
     for (int t = 0; t < this->n; t++) {
         const TaskRun *r = &this->runs[t];
-        if (isfinite(r->best_latency)) {
-            sum += this->tasks[t].weight * r->best_latency;
-        } else if (r->stopped || r->done || is_paused(this, r)) {
-            out++;
-        } else {
-            open_without = true;
-        }
+        LatencyEstimate_add(&est, this->tasks[t].weight, r->tally.best_latency, r->stopped || r->done || is_paused(this, r));
     }
-    if (left_out) *left_out = out;
-    return open_without || out == this->n ? INFINITY : sum;
+    return LatencyEstimate_value(&est, left_out);
 }
 
 /* The latency if every task reached its roof; 0 when a task has none. */
@@ -832,9 +605,9 @@ static bool commit_record(Engine *this, int t, Record *rec, double *gflops) {
     pthread_mutex_lock(&this->state_lock);
     this->total_trials++;
     this->session_trials++;
-    int trial = r->trials;
+    int trial = r->tally.trials;
     pthread_mutex_unlock(&this->state_lock);
-    EngineEvent ev = {.kind = EV_RESULT, .task_id = t, .trial = trial, .gflops = g};
+    EngineEvent ev = {.kind = EV_RESULT, .task_id = t, .trial = trial, .gflops = g, .best = improved};
     ev.record = malloc(sizeof(Record));
     if (!ev.record) abort();
     Record_init(ev.record);
@@ -860,7 +633,7 @@ static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
         this->runner_task = t;
     }
     MeasureOptions opt = *mo;
-    double best = this->runs[t].best_latency;
+    double best = this->runs[t].tally.best_latency;
     if (isfinite(best) && SLOW_FACTOR > 0) opt.slow_cutoff_s = best * SLOW_FACTOR;
     MeasureResult mr;
     MeasureResult_init(&mr);
@@ -987,17 +760,17 @@ static bool run_round(Engine *this, int t, int n) {
     r->rounds++;
 
     pthread_mutex_lock(&this->state_lock);
-    if (n_done && !measured_ok && !this->cfg.measure.compile_only) r->current_gflops = 0;
+    if (n_done && !measured_ok && !this->cfg.measure.compile_only) r->tally.current_gflops = 0;
     r->spent += clock_mono() - round_start;
     pthread_mutex_unlock(&this->state_lock);
 
-    if (!r->warned_all_failed && r->trials >= 16 && r->successes == 0) {
+    if (!r->warned_all_failed && r->tally.trials >= 16 && r->tally.successes == 0) {
         r->warned_all_failed = true;
-        emit_log(this, LOG_WARN, t, "every trial of task %d failed so far (%d of %d): open its errors", t, r->errors,
-                 r->trials);
+        emit_log(this, LOG_WARN, t, "every trial of task %d failed so far (%d of %d): open its errors", t, r->tally.errors,
+                 r->tally.trials);
     }
     if (r->visited.count >= task->space.total && r->n_pending == 0) r->done = true;
-    if (this->cfg.early_stopping > 0 && r->since_improve >= this->cfg.early_stopping && r->successes > 0) {
+    if (this->cfg.early_stopping > 0 && r->since_improve >= this->cfg.early_stopping && r->tally.successes > 0) {
         r->done = true;
         emit_log(this, LOG_INFO, t, "task %d: early stop, no improvement in %d trials", t, r->since_improve);
     }
@@ -1064,13 +837,13 @@ static void *engine_main(void *arg) {
              * task gets a whole first round when it runs again */
             this->runs[t].rounds = 0;
         } else {
-            TaskScheduler_update(this->sched, t, this->runs[t].best_latency);
+            TaskScheduler_update(this->sched, t, this->runs[t].tally.best_latency);
         }
         if (this->runs[t].state == TASK_WAITING && resting_state(this, t) == TASK_AT_ROOF) {
             set_state(this, t, TASK_AT_ROOF);
             const Roof *roof = &this->runs[t].roof;
             emit_log(this, LOG_INFO, t, "task %d: at %.0f%% of its roof (%.1f GFLOPS, %s): no more rounds unless its priority is raised",
-                     t, 100 * Roof_share(this->runs[t].best_gflops, roof->gflops), roof->gflops,
+                     t, 100 * Roof_share(this->runs[t].tally.best_gflops, roof->gflops), roof->gflops,
                      Roof_boundText(roof->memory_bound ? roof->level : 0));
         }
         EngineEvent ev = {.kind = EV_ROUND, .task_id = t};
@@ -1169,6 +942,16 @@ int Engine_drainEvents(Engine *this, EngineEvent *out, int max) { return EventQu
 uint64_t Engine_droppedEvents(const Engine *this) { return __atomic_load_n(&this->events.dropped, __ATOMIC_RELAXED); }
 bool Engine_finished(Engine *this) { return atomic_load(&this->finished); }
 
+int Engine_takeRestored(Engine *this, ResumeTrial **out) {
+    pthread_mutex_lock(&this->state_lock);
+    int n = this->n_restored;
+    *out = this->restored;
+    this->restored = NULL;
+    this->n_restored = 0;
+    pthread_mutex_unlock(&this->state_lock);
+    return n;
+}
+
 void Engine_snapshot(Engine *this, SessionSnapshot *out) {
     memset(out, 0, sizeof *out);
     out->rows = calloc((size_t)this->n, sizeof(TaskRow));
@@ -1201,15 +984,15 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
         row->state = r->state;
         row->priority = r->priority;
         row->user_paused = r->paused;
-        row->trials = r->trials;
+        row->trials = r->tally.trials;
         bool open = !(r->done || r->stopped || r->state == TASK_DONE || r->state == TASK_STOPPED ||
                       r->state == TASK_AT_ROOF);
-        row->allotted = r->trials + (open && active ? left / active : 0);
-        row->errors = r->errors;
-        row->best_latency_s = r->best_latency;
-        row->best_gflops = r->best_gflops;
-        row->current_gflops = r->current_gflops;
-        row->best_index = r->best_index;
+        row->allotted = r->tally.trials + (open && active ? left / active : 0);
+        row->errors = r->tally.errors;
+        row->best_latency_s = r->tally.best_latency;
+        row->best_gflops = r->tally.best_gflops;
+        row->current_gflops = r->tally.current_gflops;
+        row->best_index = r->tally.best_index;
         row->started = r->started;
         row->elapsed_s = r->spent;
         row->roof_gflops = r->roof.gflops;
@@ -1285,6 +1068,7 @@ void Engine_delete(Engine *this) {
     for (int x = 0; x < this->n_xtasks; x++) Task_done(&this->xtasks[x]);
     free(this->xtasks);
     free(this->runs);
+    ResumeTrials_free(this->restored, this->n_restored);
     EventQueue_done(&this->events);
     pthread_mutex_destroy(&this->cmd_lock);
     pthread_cond_destroy(&this->cmd_cond);

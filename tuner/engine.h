@@ -3,7 +3,7 @@
  * The engine owns the tasks, a strategy per task, the task scheduler, the
  * builder pool, the runner and the record log, and runs them on its own
  * threads. Observers (the headless reporter, the terminal UI) never block it:
- *   - events (value structs) go into a bounded queue; Engine_eventFd becomes
+ *   - events (value structs, tuner/event.h) go into a bounded queue; Engine_eventFd becomes
  *     readable when there are some; Engine_drainEvents takes them out;
  *   - Engine_snapshot copies the scheduler table under a short lock;
  *   - steering calls (pause, priority, stop) are safe from any thread: they
@@ -23,6 +23,8 @@
 #include "kernels/machine.h"
 #include "kernels/target.h"
 #include "records/record.h"
+#include "tuner/event.h"
+#include "tuner/resume.h"
 #include "tuner/task.h"
 
 typedef struct EngineConfig {
@@ -51,18 +53,6 @@ typedef struct EngineConfig {
 } EngineConfig;
 
 void EngineConfig_defaults(EngineConfig *this);
-
-typedef enum {
-    TASK_QUEUED = 0, /* not started yet */
-    TASK_TUNING,     /* being measured now */
-    TASK_WAITING,    /* started, waiting for its next round */
-    TASK_PAUSED,
-    TASK_DONE,       /* space exhausted, early-stopped, or budget spent */
-    TASK_STOPPED,    /* stopped by the user */
-    TASK_AT_ROOF     /* its best reached the roof-stop share of its roof: no more rounds unless its priority is raised */
-} TaskState;
-
-const char *TaskState_name(TaskState s); /* "queued", "tuning", "waiting", "paused", "done", "stopped", "at roof" */
 
 /* One row of the scheduler table. */
 typedef struct TaskRow {
@@ -105,38 +95,6 @@ typedef struct SessionSnapshot {
 
 void SessionSnapshot_done(SessionSnapshot *this);
 
-typedef enum {
-    EV_RESULT = 0,  /* a measurement was recorded: `record` (owned by the event) */
-    EV_TASK_STATE,  /* a task changed state / priority */
-    EV_LOG,         /* a line for the status bar or the headless log */
-    EV_ROUND,       /* a scheduler round ended: est_latency_s, trials */
-    EV_STRATEGY,    /* strategy status line for task_id in text */
-    EV_FINISHED     /* the session ended (budget, all done, or stop) */
-} EventKind;
-
-typedef enum { LOG_INFO = 0, LOG_WARN, LOG_ERROR } LogLevel;
-
-typedef struct EngineEvent {
-    EventKind kind;
-    int task_id;
-    double time_s;        /* engine seconds since start */
-    /* EV_RESULT */
-    Record *record;       /* heap; the consumer owns it after drain (EngineEvent_done frees) */
-    int trial;            /* this task's trial number of the result (1-based) */
-    double gflops;        /* 0 for errors */
-    /* EV_TASK_STATE */
-    TaskState state;
-    int priority;
-    /* EV_ROUND */
-    double est_latency_s;
-    int trials;
-    /* EV_LOG, EV_STRATEGY */
-    LogLevel level;
-    char text[256];
-} EngineEvent;
-
-void EngineEvent_done(EngineEvent *this);
-
 typedef struct Engine Engine;
 
 /* Takes ownership of tasks (an array of n Task, malloc'd, each initialised). */
@@ -174,6 +132,11 @@ int Engine_drainEvents(Engine *this, EngineEvent *out, int max);
 uint64_t Engine_droppedEvents(const Engine *this);
 
 void Engine_snapshot(Engine *this, SessionSnapshot *out);
+/* The trials restored from the log when the session started (file order,
+ * tuner/resume.h), for an observer that shows the whole history: the first
+ * call hands them over (*out, free with ResumeTrials_free) and returns how
+ * many; later calls return 0. They precede every EV_RESULT of the session. */
+int Engine_takeRestored(Engine *this, ResumeTrial **out);
 bool Engine_finished(Engine *this);
 
 /* How the record log came through the session. A record is published (an

@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "tuner/engine.h"
+#include "tuner/event.h"
 
 typedef struct EventQueue {
     pthread_mutex_t lock;

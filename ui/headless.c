@@ -67,6 +67,9 @@ int Headless_run(Engine *engine, FILE *out, volatile int *stop_flag, double tabl
     double last_table = clock_mono();
     bool stop_sent = false, finished = false;
     struct pollfd pfd = {.fd = Engine_eventFd(engine), .events = POLLIN};
+    /* the restored trials are in the table's counts already; their records are not needed here */
+    ResumeTrial *restored = NULL;
+    ResumeTrials_free(restored, Engine_takeRestored(engine, &restored));
     while (!finished) {
         poll(&pfd, 1, 200);
         if (*stop_flag && !stop_sent) {

@@ -137,8 +137,46 @@ static void add(UiLogView *this, UiState *st, const Record *rec, double flops_hi
     update_estimate(m, t_s);
 }
 
+/* Reads the objects appended since the last call (the reader stays open at
+ * the end of the last complete object). Returns the records added or -1. */
+static int read_new(UiLogView *this, UiState *st, char *err) {
+    LogEntry e;
+    LogEntry_init(&e);
+    int added = 0, objects = 0;
+    char msg[TT_ERRLEN];
+    this->torn = false;
+    for (;;) {
+        msg[0] = '\0';
+        LogReadStatus s = LogReader_nextEntry(this->reader, &e, msg);
+        if (s == LOG_END) break;
+        if (s == LOG_TORN) {
+            this->torn = true;
+            break;
+        }
+        if (s == LOG_DAMAGED) {
+            snprintf(err, TT_ERRLEN, "%.200s: %.280s", this->path, msg[0] ? msg : "damaged record");
+            LogEntry_done(&e);
+            return -1;
+        }
+        objects++;
+        if (e.kind == LOG_OBJ_SESSION) {
+            add_session(this, st, &e.session);
+        } else if (e.kind == LOG_OBJ_STEER) {
+            add_steer(this, st, &e.steer);
+        } else {
+            add(this, st, &e.rec, 0);
+            this->records++;
+            added++;
+        }
+    }
+    if (added == 0 && objects > 0) update_estimate(&st->model, st->model.elapsed_s);
+    LogEntry_done(&e);
+    return added;
+}
+
 /* The last session object of the log, so that its task list gives the IDs
- * from the first frame on (a log may hold several sessions). */
+ * (and the tasks the estimate waits for) from the first record on: a log
+ * may hold several sessions. A scan of its own, at open only. */
 static void last_session(const char *path, LogSession *out) {
     LogReader *r;
     LogHeader h;
@@ -152,57 +190,50 @@ static void last_session(const char *path, LogSession *out) {
     LogReader_close(r);
 }
 
-/* Reads records after the first `this->consumed` ones. Returns the count added or -1. */
-static int read_from(UiLogView *this, UiState *st, bool first, char *err) {
-    LogReader *r;
-    LogHeader h;
-    if (LogReader_open(this->path, &r, &h, err) != TT_OK) return -1;
-    if (first) {
-        this->header = h;
-        setup_device(this, st);
-        LogSession s;
-        LogSession_init(&s);
-        last_session(this->path, &s);
-        add_session(this, st, &s);
-        LogSession_done(&s);
+/* Opens tunetop's log and reads it whole, once. */
+static Status open_log(UiLogView *this, UiState *st, char *err) {
+    if (LogReader_open(this->path, &this->reader, &this->header, err) != TT_OK) return TT_ERR;
+    setup_device(this, st);
+    LogSession last;
+    LogSession_init(&last);
+    last_session(this->path, &last);
+    add_session(this, st, &last);
+    LogSession_done(&last);
+    if (read_new(this, st, err) < 0) return TT_ERR;
+    LogReader_check(this->reader, NULL); /* the size read so far */
+    return TT_OK;
+}
+
+static void free_tasks(UiLogView *this) {
+    for (int i = 0; i < this->n_tasks; i++) {
+        if (!this->tasks[i]) continue;
+        Task_done(this->tasks[i]);
+        free(this->tasks[i]);
     }
-    LogEntry e;
-    LogEntry_init(&e);
-    long index = 0;
-    int added = 0;
-    char msg[TT_ERRLEN];
-    this->torn = false;
-    for (;;) {
-        msg[0] = '\0';
-        LogReadStatus s = LogReader_nextEntry(r, &e, msg);
-        if (s == LOG_END) break;
-        if (s == LOG_TORN) {
-            this->torn = true;
-            break;
-        }
-        if (s == LOG_DAMAGED) {
-            snprintf(err, TT_ERRLEN, "%.200s: %.280s", this->path, msg[0] ? msg : "damaged record");
-            LogEntry_done(&e);
-            LogReader_close(r);
-            return -1;
-        }
-        if (index++ < this->consumed) continue;
-        if (e.kind == LOG_OBJ_SESSION) {
-            add_session(this, st, &e.session);
-        } else if (e.kind == LOG_OBJ_STEER) {
-            add_steer(this, st, &e.steer);
-        } else {
-            add(this, st, &e.rec, 0);
-            this->records++;
-            added++;
-        }
-    }
-    if (added == 0 && index > this->consumed) update_estimate(&st->model, st->model.elapsed_s);
-    this->consumed = index;
-    this->good = LogReader_goodOffset(r);
-    LogEntry_done(&e);
-    LogReader_close(r);
-    return added;
+    free(this->tasks);
+    this->tasks = NULL;
+    this->n_tasks = 0;
+}
+
+/* The file was replaced or cut below what was read: the model is built
+ * again from the file's start (closing what shows a task of the old one). */
+static int reload(UiLogView *this, UiState *st, char *err) {
+    LogReader_close(this->reader);
+    this->reader = NULL;
+    Inspector_freeDetail(&st->insp);
+    if (st->view.overlay == OVERLAY_INSPECTOR) st->view.overlay = OVERLAY_NONE;
+    st->insp.task = -1;
+    UiModel_done(&st->model);
+    UiModel_init(&st->model);
+    free_tasks(this);
+    this->records = 0;
+    this->note[0] = '\0';
+    st->selected = 0;
+    st->table_top = 0;
+    this->reloads++;
+    if (open_log(this, st, err) != TT_OK) return -1;
+    UiState_sort(st);
+    return (int)this->records;
 }
 
 /* Reads the TVM records appended since the last call. Returns the count added or -1. */
@@ -236,7 +267,6 @@ static int read_tvm(UiLogView *this, UiState *st, char *err) {
         double flops = TvmRecord_workload(this->tvm_rec, &wl, &why, werr) == TT_OK ? Workload_flops(&wl) : 0;
         TvmRecord_toRecord(this->tvm_rec, &rec);
         add(this, st, &rec, flops);
-        this->consumed++;
         this->records++;
         added++;
     }
@@ -265,29 +295,31 @@ Status UiLogView_openFormat(UiLogView *this, UiState *st, const char *path, TvmF
         UiState_sort(st);
         return TT_OK;
     }
-    if (read_from(this, st, true, err) < 0) return TT_ERR;
-    struct stat sb;
-    this->size_seen = stat(path, &sb) == 0 ? sb.st_size : 0;
+    if (open_log(this, st, err) != TT_OK) return TT_ERR;
     st->selected = 0;
     UiState_sort(st);
     return TT_OK;
 }
 
 int UiLogView_poll(UiLogView *this, UiState *st, char *err) {
+    this->change = LOG_FILE_SAME;
     if (this->tvm) {
         TvmReader_follow(this->tvm);
         int n = read_tvm(this, st, err);
         if (n > 0) UiState_sort(st);
         return n;
     }
-    struct stat sb;
-    if (stat(this->path, &sb) != 0) {
-        snprintf(err, TT_ERRLEN, "%.400s: no longer readable", this->path);
+    char why[TT_ERRLEN];
+    LogFileChange c = this->reader ? LogReader_check(this->reader, why) : LOG_FILE_REPLACED;
+    if (c == LOG_FILE_SAME) return 0;
+    if (c == LOG_FILE_GONE) {
+        snprintf(err, TT_ERRLEN, "%s", why);
         return -1;
     }
-    if (sb.st_size == this->size_seen) return 0;
-    this->size_seen = sb.st_size;
-    int n = read_from(this, st, false, err);
+    this->change = c;
+    if (c == LOG_FILE_TRUNCATED || c == LOG_FILE_REPLACED) return reload(this, st, err);
+    LogReader_follow(this->reader);
+    int n = read_new(this, st, err);
     if (n > 0) UiState_sort(st);
     return n;
 }
@@ -297,12 +329,7 @@ void UiLogView_done(UiLogView *this) {
     this->tvm = NULL;
     free(this->tvm_rec);
     this->tvm_rec = NULL;
-    for (int i = 0; i < this->n_tasks; i++) {
-        if (!this->tasks[i]) continue;
-        Task_done(this->tasks[i]);
-        free(this->tasks[i]);
-    }
-    free(this->tasks);
-    this->tasks = NULL;
-    this->n_tasks = 0;
+    LogReader_close(this->reader);
+    this->reader = NULL;
+    free_tasks(this);
 }

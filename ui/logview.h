@@ -27,11 +27,11 @@
 typedef struct UiLogView {
     char path[1024];
     LogHeader header;
-    long consumed;   /* objects already read (records, session and steer objects) */
-    long records;    /* of those, records */
-    off_t good;      /* bytes of complete records read */
-    off_t size_seen; /* file size at the last poll */
-    Task **tasks;    /* per model task: the rebuilt Task or NULL (owned) */
+    LogReader *reader; /* tunetop's log, kept open after the last complete object: a poll reads only what was appended */
+    long records;      /* records shown */
+    long reloads;      /* times the file was read again from its start (replaced, or cut below what was read) */
+    LogFileChange change; /* what the last poll found (LOG_FILE_SAME when nothing) */
+    Task **tasks;      /* per model task: the rebuilt Task or NULL (owned) */
     int n_tasks;
     const Target *target; /* NULL when the log's target is unknown here */
     bool torn;            /* the file ends inside a record (a writer is mid-write, or a crash) */
@@ -52,8 +52,12 @@ Status UiLogView_open(UiLogView *this, UiState *st, const char *path, char *err)
  * content): tunetop's, AutoTVM's, the auto-scheduler's or a MetaSchedule work
  * directory. A TVM log's unfinished last line is waited for (torn is set). */
 Status UiLogView_openFormat(UiLogView *this, UiState *st, const char *path, TvmFormat fmt, char *err);
-/* Reads records appended since the last call. Returns how many were added,
- * or -1 (err set) when the log became unreadable or damaged. */
+/* Reads what was appended since the last call: tunetop's log from where the
+ * last complete object ended (each byte is read once), a TVM log from its
+ * last complete line. A tunetop log replaced by another file, or cut below
+ * what was read, is read again from its start (the model rebuilt; `change`
+ * says which). Returns how many records were added, or -1 (err set) when
+ * the log became unreadable or damaged. */
 int UiLogView_poll(UiLogView *this, UiState *st, char *err);
 void UiLogView_done(UiLogView *this);
 

@@ -304,20 +304,27 @@ static void UiTask_addFail(UiTask *t, const Record *rec) {
     gr->count++;
 }
 
-bool UiModel_addRecord(UiModel *this, int ti, const Record *rec, int trial, double gflops) {
-    if (ti < 0 || ti >= this->n_tasks) return false;
+void UiModel_addTrial(UiModel *this, int ti, int trial, double timestamp, double gflops, int error_no,
+                      const Record *failure) {
+    if (ti < 0 || ti >= this->n_tasks) return;
     UiTask *t = &this->tasks[ti];
     if (trial <= 0) trial = t->n_points ? t->points[t->n_points - 1].trial + 1 : 1;
     t->points = grow(t->points, &t->cap_points, t->n_points + 1, sizeof *t->points);
-    if (this->first_ts == 0 && rec->timestamp > 0) this->first_ts = rec->timestamp;
-    float at = rec->timestamp > 0 ? (float)(rec->timestamp - this->first_ts) : 0.0f;
-    t->points[t->n_points++] = (UiPoint){trial, at, rec->error_no ? 0.0f : (float)gflops, (int8_t)rec->error_no};
-    if (!t->template_name[0]) snprintf(t->template_name, sizeof t->template_name, "%s", rec->template_name);
+    if (this->first_ts == 0 && timestamp > 0) this->first_ts = timestamp;
+    float at = timestamp > 0 ? (float)(timestamp - this->first_ts) : 0.0f;
+    t->points[t->n_points++] = (UiPoint){trial, at, error_no ? 0.0f : (float)gflops, (int8_t)error_no};
+    if (error_no && failure) UiTask_addFail(t, failure);
+}
+
+bool UiModel_addRecord(UiModel *this, int ti, const Record *rec, int trial, double gflops) {
+    if (ti < 0 || ti >= this->n_tasks) return false;
+    UiTask *t = &this->tasks[ti];
+    UiModel_addTrial(this, ti, trial, rec->timestamp, gflops, rec->error_no, rec);
+    trial = t->points[t->n_points - 1].trial;
     bool improved = false;
     if (trial > t->row.trials) t->row.trials = trial;
     if (rec->error_no) {
         t->row.errors++;
-        UiTask_addFail(t, rec);
     } else if (gflops > 0) {
         t->row.current_gflops = gflops;
         if (gflops > t->row.best_gflops) {
@@ -410,22 +417,16 @@ int UiModel_loadLatencyTsv(UiModel *this, const char *path, double session_start
 }
 
 double UiModel_estimate(const UiModel *this, int *left_out) {
-    double sum = 0;
-    int out = 0;
-    bool open_without = false;
+    LatencyEstimate est;
+    LatencyEstimate_init(&est);
     for (int i = 0; i < this->n_tasks; i++) {
         const UiTask *t = &this->tasks[i];
-        if (isfinite(t->row.best_latency_s) && t->row.best_gflops > 0) {
-            sum += t->weight * t->row.best_latency_s;
-        } else if (t->from_log || t->row.state == TASK_PAUSED || t->row.state == TASK_STOPPED ||
-                   t->row.state == TASK_DONE) {
-            out++;
-        } else {
-            open_without = true;
-        }
+        /* a best without GFLOPS (a TVM workload's unknown FLOPs) is no result here */
+        LatencyEstimate_add(&est, t->weight, t->row.best_gflops > 0 ? t->row.best_latency_s : INFINITY,
+                            t->from_log || t->row.state == TASK_PAUSED || t->row.state == TASK_STOPPED ||
+                                t->row.state == TASK_DONE);
     }
-    if (left_out) *left_out = out;
-    return open_without || out == this->n_tasks ? INFINITY : sum;
+    return LatencyEstimate_value(&est, left_out);
 }
 
 double UiModel_roofLatency(const UiModel *this) {
@@ -436,10 +437,6 @@ double UiModel_roofLatency(const UiModel *this) {
         sum += t->weight * t->flops / (t->row.roof_gflops * 1e9);
     }
     return this->n_tasks ? sum : 0;
-}
-
-bool UiTask_allFailed(const UiTask *this, int min_trials) {
-    return this->n_points >= min_trials && this->n_fails == this->n_points;
 }
 
 int UiTask_groupOrder(const UiTask *this, int *order) {

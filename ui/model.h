@@ -52,7 +52,6 @@ typedef struct UiTask {
     int id;
     char key[REC_KEY_LEN];
     char label[64];
-    char template_name[REC_NAME_LEN];
     double flops, weight;
     const Task *task; /* for regenerating sources; NULL when unknown (not owned) */
 
@@ -63,12 +62,11 @@ typedef struct UiTask {
     UiErrGroup *groups; /* in order of first appearance: indices are stable (UiTask_groupOrder sorts) */
     int n_groups, cap_groups;
 
-    /* scheduler row: from snapshots in a session, derived from records in a view */
+    /* scheduler row: in a session from the engine's snapshots only, in a view derived from the log's records */
     TaskRow row;
     int want_paused;   /* -1 none; 0/1 while a pause/resume request is not yet in a snapshot */
     bool want_stop;    /* a stop asked for and not yet in a snapshot */
     int want_priority; /* UI_NO_REQUEST, or a priority asked for and not yet in a snapshot */
-    bool warned_all_failed;
     bool from_log;      /* read from a log (`tunetop view`): no live state */
     bool tagged;        /* Space: steering keys and curves act on every tagged task */
     char strategy[128]; /* the strategy's latest status line (EV_STRATEGY), "" if none */
@@ -117,9 +115,15 @@ int UiModel_addTask(UiModel *this, int id, const char *key, const char *label, d
 int UiModel_findId(const UiModel *this, int id);
 int UiModel_findKey(const UiModel *this, const char *key);
 
-/* One measured candidate of task index ti; trial is the task's 1-based trial
- * number (<= 0: next one). Updates points, best, errors and groups. Returns
- * true when this trial improved the task's best. */
+/* One trial of task index ti: a point (trial is the task's 1-based trial
+ * number, <= 0: the next one; timestamp in unix seconds) and, for a failure
+ * (error_no != 0), the record copied into the error groups. The row is left
+ * alone: a live session's rows come from the engine's snapshots only. */
+void UiModel_addTrial(UiModel *this, int ti, int trial, double timestamp, double gflops, int error_no,
+                      const Record *failure);
+/* A record of a log (the view): UiModel_addTrial, then the row derived from
+ * it (trials, errors, best, roof). Returns true when this trial improved the
+ * task's best. */
 bool UiModel_addRecord(UiModel *this, int ti, const Record *rec, int trial, double gflops);
 
 /* Copies the rows and header figures of a snapshot (rows matched by id). */
@@ -135,17 +139,14 @@ void UiModel_addLatency(UiModel *this, double t, double latency_s);
  * the file is missing). */
 int UiModel_loadLatencyTsv(UiModel *this, const char *path, double session_start);
 
-/* Recomputes sum(weight * best latency) over the tasks with a result. A task
- * without one is left out (and counted in *left_out, which may be NULL) when
- * it cannot get one now: read from a log, paused, stopped or done; any other
- * task without a result makes the estimate +inf. */
+/* The estimate over the rows (tuner/event.h: LatencyEstimate): a task
+ * without a result is left out (counted in *left_out, which may be NULL) when
+ * it cannot get one now: read from a log, paused, stopped or done. */
 double UiModel_estimate(const UiModel *this, int *left_out);
 /* The lower bound: sum of weight x the latency at each task's roof; 0 when a
  * task has no roof. */
 double UiModel_roofLatency(const UiModel *this);
 
-/* Failed trials of task ti and whether every trial so far failed (for a warning). */
-bool UiTask_allFailed(const UiTask *this, int min_trials);
 
 /* The grouping reason of an error message: the first line that says
  * "error" (else the first non-empty line), with a leading "file:line:col:"

@@ -45,40 +45,29 @@ static const UiSteer ENGINE_STEER = {steer_pause, steer_pause_all, steer_priorit
 
 /* ---- events --------------------------------------------------------------- */
 
-#define ALL_FAILED_WARN_AFTER 16
+/* A result's trial goes into the curves and error groups; the task's row
+ * (state, counts, best) comes from the engine's snapshot at every frame. */
+static void add_trial(UiState *st, int task_id, int trial, double timestamp, double gflops, int error_no,
+                      const Record *failure, bool best) {
+    UiModel *m = &st->model;
+    int ti = UiModel_findId(m, task_id);
+    if (ti < 0) return;
+    UiModel_addTrial(m, ti, trial, timestamp, gflops, error_no, failure);
+    char why[256];
+    if (best && st->have_dev && Device_beyondPeak(&st->dev, gflops, why, sizeof why))
+        UiState_setStatus(st, ATTR_WARN, "task %d best: %s", task_id, why);
+}
 
-/* Config indices per task already in the model from the log (a resumed
- * session): a config is never measured twice, so an EV_RESULT with one of
- * these indices was read from the file before and is skipped. */
-typedef struct Seen {
-    VisitedSet *sets; /* per model task */
-    int n;
-} Seen;
-
-static void apply_event(UiState *st, Seen *seen, EngineEvent *ev) {
+static void apply_event(UiState *st, EngineEvent *ev) {
     UiModel *m = &st->model;
     int ti = UiModel_findId(m, ev->task_id);
     switch (ev->kind) {
     case EV_RESULT:
-        if (ti >= 0 && ev->record && ti < seen->n && VisitedSet_has(&seen->sets[ti], ev->record->index)) break;
-        if (ti >= 0 && ev->record) {
-            bool improved = UiModel_addRecord(m, ti, ev->record, ev->trial, ev->gflops);
-            UiTask *t = &m->tasks[ti];
-            char why[256];
-            if (improved && st->have_dev && Device_beyondPeak(&st->dev, ev->gflops, why, sizeof why))
-                UiState_setStatus(st, ATTR_WARN, "task %d best: %s", t->id, why);
-            if (!t->warned_all_failed && UiTask_allFailed(t, ALL_FAILED_WARN_AFTER)) {
-                t->warned_all_failed = true;
-                UiState_setStatus(st, ATTR_WARN, "every trial of task %d failed so far (%d): select it and press e",
-                                  t->id, t->n_points);
-            }
-        }
+        if (ev->record)
+            add_trial(st, ev->task_id, ev->trial, ev->record->timestamp, ev->gflops, ev->record->error_no, ev->record,
+                      ev->best);
         break;
-    case EV_TASK_STATE:
-        if (ti >= 0) {
-            m->tasks[ti].row.state = ev->state;
-            m->tasks[ti].row.priority = ev->priority;
-        }
+    case EV_TASK_STATE: /* the row shows it from the next snapshot */
         break;
     case EV_LOG:
         UiState_setStatus(st,
@@ -101,13 +90,13 @@ static void apply_event(UiState *st, Seen *seen, EngineEvent *ev) {
     EngineEvent_done(ev);
 }
 
-static int drain(Engine *engine, UiState *st, Seen *seen) {
+static int drain(Engine *engine, UiState *st) {
     EngineEvent evs[64];
     int total = 0, n;
     do {
         n = Engine_drainEvents(engine, evs, 64);
         for (int i = 0; i < n; i++)
-            apply_event(st, seen, &evs[i]);
+            apply_event(st, &evs[i]);
         total += n;
     } while (n == 64 && total < 4096); /* bounded: keys and frames must not starve */
     return total;
@@ -149,7 +138,6 @@ typedef struct Loop {
     UiLogView *view; /* log view, or NULL */
     const UiOptions *opt;
     volatile int *stop_flag;
-    Seen seen;
 } Loop;
 
 static int run_loop(Loop *L) {
@@ -171,7 +159,7 @@ static int run_loop(Loop *L) {
         if (pr < 0 && errno != EINTR) break;
         bool hangup = stdin_ok && pr > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL));
         if (hangup) stdin_ok = false; /* the terminal is gone: stop polling it (no busy loop) */
-        if (L->engine && drain(L->engine, st, &L->seen) > 0) UiState_sort(st);
+        if (L->engine && drain(L->engine, st) > 0) UiState_sort(st);
         /* keys */
         int key, react = 0;
         while ((key = CRT_readKey()) >= 0) {
@@ -197,6 +185,10 @@ static int run_loop(Loop *L) {
             int n = UiLogView_poll(L->view, st, err);
             if (n < 0)
                 UiState_setStatus(st, ATTR_FAILED, "%s", err);
+            else if (L->view->change == LOG_FILE_TRUNCATED || L->view->change == LOG_FILE_REPLACED)
+                UiState_setStatus(st, ATTR_WARN, "%s was %s: read again from its start (%ld records)", L->view->path,
+                                  L->view->change == LOG_FILE_REPLACED ? "replaced by another file" : "cut short",
+                                  L->view->records);
             else if (n > 0)
                 UiState_setStatus(st, ATTR_NORMAL, "log grew: %d new record%s", n, n == 1 ? "" : "s");
             else if (L->view->torn && L->view->tvm)
@@ -231,34 +223,17 @@ static int run_loop(Loop *L) {
     return code;
 }
 
-/* A resumed session: the records already in the log go into the model first
- * (the engine restores its counts but sends no events for them), so the
- * curves and the error inspector cover the whole history. Returns how many. */
-static int preload(UiState *st, const char *log_path, Seen *seen) {
-    UiModel *m = &st->model;
-    seen->sets = calloc((size_t)(m->n_tasks ? m->n_tasks : 1), sizeof *seen->sets);
-    if (!seen->sets) abort();
-    seen->n = m->n_tasks;
-    for (int i = 0; i < seen->n; i++)
-        VisitedSet_init(&seen->sets[i]);
-    if (!log_path) return 0;
-    LogReader *r;
-    LogHeader h;
-    char err[TT_ERRLEN];
-    if (LogReader_open(log_path, &r, &h, err) != TT_OK) return 0;
-    Record rec;
-    Record_init(&rec);
-    char msg[TT_ERRLEN];
-    int n = 0;
-    while (LogReader_next(r, &rec, msg) == LOG_RECORD) {
-        int ti = UiModel_findKey(m, rec.task_key);
-        if (ti < 0 || !VisitedSet_add(&seen->sets[ti], rec.index)) continue;
-        UiModel_addRecord(m, ti, &rec, 0, rec.error_no ? 0 : Record_gflops(&rec, m->tasks[ti].flops));
-        n++;
+/* A resumed session: the trials the engine restored from the log go into
+ * the model first (they precede every EV_RESULT), so the curves and the
+ * error inspector cover the whole history. */
+static void add_restored(UiState *st, Engine *engine) {
+    ResumeTrial *trials = NULL;
+    int n = Engine_takeRestored(engine, &trials);
+    for (int i = 0; i < n; i++) {
+        const ResumeTrial *t = &trials[i];
+        add_trial(st, t->task, t->trial, t->timestamp, t->gflops, t->error_no, t->failure, t->best);
     }
-    Record_done(&rec);
-    LogReader_close(r);
-    return n;
+    ResumeTrials_free(trials, n);
 }
 
 int Ui_runSession(Engine *engine, const UiOptions *opt, volatile int *stop_flag) {
@@ -292,10 +267,8 @@ int Ui_runSession(Engine *engine, const UiOptions *opt, volatile int *stop_flag)
         UiState_done(&st);
         return 1;
     }
-    Loop L = {&st, engine, NULL, opt, stop_flag, {NULL, 0}};
-    /* The log may already hold this session's first records: only what the
-     * engine restored at start counts as restored. */
-    preload(&st, cfg->log_path, &L.seen);
+    Loop L = {&st, engine, NULL, opt, stop_flag};
+    add_restored(&st, engine);
     SessionSnapshot snap;
     Engine_snapshot(engine, &snap);
     if (snap.restored > 0 && !(opt->notice && opt->notice[0]))
@@ -318,9 +291,6 @@ int Ui_runSession(Engine *engine, const UiOptions *opt, volatile int *stop_flag)
     SessionSnapshot_done(&snap);
     int code = run_loop(&L);
     CRT_done();
-    for (int i = 0; i < L.seen.n; i++)
-        VisitedSet_done(&L.seen.sets[i]);
-    free(L.seen.sets);
     UiState_done(&st);
     return code;
 }
@@ -355,7 +325,7 @@ int Ui_runView(const char *log_path, const UiOptions *opt, volatile int *stop_fl
         UiState_done(&st);
         return 1;
     }
-    Loop L = {&st, NULL, &view, opt, stop_flag, {NULL, 0}};
+    Loop L = {&st, NULL, &view, opt, stop_flag};
     int code = run_loop(&L);
     CRT_done();
     UiState_done(&st); /* before the view: the model points at the view's tasks */

@@ -3,7 +3,8 @@
 # exceeds a 10 ms build timeout): groups by class and reason, a group's
 # candidates, one candidate's message and regenerated source, the bug
 # report file; Ctrl-C stops gracefully and restores the terminal. Then
-# `tunetop view` shows the same log read-only, and a bad log is one line
+# `tunetop view` shows the same log read-only and follows it, a resumed
+# session shows the restored failures, and a bad log is one line
 # and exit status 1.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -86,7 +87,27 @@ wait_until 60 "the view shows the appended records" eval \
 wait "$tune_pid"
 echo "follow: the view grew past $n records"
 
+keys q
+wait_for 'EXIT=0' 10
+
+# a resumed session whose budget the log already spent measures nothing: what
+# its inspector shows came from the engine's restored trials (no second read)
+m=$("$TT" dump "$LOG" | grep -c '^{')
+start 120 40 "$TT" tune --task dense:m=16,n=32,k=32 --trials "$m" --batch 8 --tuner random \
+    --build-timeout 0.01 --log "$LOG"
+wait_for 'session finished' 20
+keys e
+wait_for "Errors of task 0 .*: [0-9]+ failed of $m trials" 5
+echo "resume: the inspector shows the $m restored trials"
+save resumed_inspector_120x40
+keys Escape
+keys q
+wait_for 'EXIT=[0-9]+' 60
+check_restored
+
 # a fatal signal still restores the terminal
+start 100 30 "$TT" view "$LOG"
+wait_for 'logged' 10
 pane=$(tm display-message -p -t main '#{pane_pid}')
 pid=$(pgrep -P "$pane" | head -1)
 [ -n "$pid" ] || fail "no tunetop view process under the pane"

@@ -57,11 +57,13 @@ static Status fake_probe(DeviceInfo *d, char *err) {
     return TT_OK;
 }
 
+static bool fail_every_build; /* set by a test: nothing compiles */
+
 static void fake_build(const KernelSource *src, const DeviceInfo *dev, const MeasureOptions *opt, const char *wd,
                        uint64_t tag, BuildResult *out) {
     int a, b;
     sscanf(src->source, "%d %d", &a, &b);
-    if (b == 5) {
+    if (b == 5 || fail_every_build) {
         out->error_no = ERR_COMPILE_HOST;
         out->msg = strdup("k.c:3:1: error: expected ';'");
     }
@@ -977,6 +979,84 @@ TEST(bad_config_is_an_error) {
     free(tasks);
 }
 
+TEST(every_trial_failed_is_warned_once_by_the_engine) {
+    /* the one home of the warning: the engine's EV_LOG (the UI shows it as it is) */
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 40, "grid");
+    fail_every_build = true;
+    Seen seen = {0};
+    run_session(&cfg, 1, &seen);
+    fail_every_build = false;
+    CHECK_EQ_INT(seen.results, 40);
+    int warnings = 0;
+    for (const char *p = seen.all_logs; (p = strstr(p, "every trial of task 0 failed so far")); p++)
+        warnings++;
+    CHECK_EQ_INT(warnings, 1);
+}
+
+TEST(restored_trials_are_handed_over_once_before_new_results) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 24, "grid");
+    Seen seen = {0};
+    CHECK(run_session(&cfg, 2, &seen));
+    CHECK_EQ_INT(seen.results, 24);
+    int errors = seen.results - seen.errors_by[ERR_NO_ERROR];
+
+    config(&cfg, 40, "grid");
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(2), 2, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    ResumeTrial *tr = NULL;
+    int n = Engine_takeRestored(e, &tr);
+    CHECK_EQ_INT(n, 24);
+    int per_task[2] = {0, 0}, fails = 0, bests = 0;
+    bool numbered = true, failures_whole = true;
+    for (int i = 0; i < n; i++) {
+        if (tr[i].task < 0 || tr[i].task > 1) continue;
+        numbered &= tr[i].trial == ++per_task[tr[i].task];
+        if (tr[i].error_no) {
+            fails++;
+            failures_whole &= tr[i].failure && tr[i].failure->error_no == tr[i].error_no && tr[i].gflops == 0;
+        } else {
+            failures_whole &= tr[i].failure == NULL && tr[i].gflops > 0;
+        }
+        bests += tr[i].best;
+    }
+    CHECK(numbered);
+    CHECK(failures_whole);
+    CHECK_EQ_INT(fails, errors);
+    CHECK(bests >= 2); /* each task's first success at least */
+    ResumeTrials_free(tr, n);
+    ResumeTrial *again = NULL;
+    CHECK_EQ_INT(Engine_takeRestored(e, &again), 0);
+    CHECK(again == NULL);
+    /* the session's own results go on from the restored trial numbers */
+    EngineEvent ev[64];
+    int first_trial[2] = {0, 0};
+    Seen seen2 = {0};
+    struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
+    while (!seen2.finished) {
+        poll(&p, 1, 100);
+        int k = Engine_drainEvents(e, ev, 64);
+        for (int i = 0; i < k; i++) {
+            if (ev[i].kind == EV_RESULT && ev[i].task_id >= 0 && ev[i].task_id < 2 && !first_trial[ev[i].task_id])
+                first_trial[ev[i].task_id] = ev[i].trial;
+            if (ev[i].kind == EV_RESULT) seen2.results++;
+            if (ev[i].kind == EV_FINISHED) seen2.finished++;
+            EngineEvent_done(&ev[i]);
+        }
+    }
+    Engine_wait(e);
+    CHECK_EQ_INT(seen2.results, 16);
+    for (int t = 0; t < 2; t++)
+        if (first_trial[t]) CHECK_EQ_INT(first_trial[t], per_task[t] + 1);
+    Engine_delete(e);
+}
+
 int main(void) {
     snprintf(log_path, sizeof log_path, "%s/tt-engine-%d.log", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
              (int)getpid());
@@ -997,6 +1077,8 @@ int main(void) {
     RUN(strategy_line_follows_its_round);
     RUN(full_steering_queue_refuses);
     RUN(bad_config_is_an_error);
+    RUN(every_trial_failed_is_warned_once_by_the_engine);
+    RUN(restored_trials_are_handed_over_once_before_new_results);
     RUN(every_log_call_failing_in_turn_loses_nothing_and_invents_nothing);
     unlink(log_path);
     char tsv[300];

@@ -1012,14 +1012,6 @@ TEST(history_groups_by_task) {
         found += ht && ht->n_records == 1 && ht->best == 0;
     }
     CHECK_EQ_INT(found, 300);
-    /* History_add keeps it current */
-    make_record(&r, 1, 50);
-    Record_setError(&r, 0, NULL);
-    r.n_costs = 1;
-    r.costs[0] = 9e-3;
-    History_add(&h, &r);
-    CHECK(HistoryTask_best(History_find(&h, "dense:m=2,n=64,k=32")) != NULL);
-    CHECK_EQ_INT(h.n_records, 311);
     History_done(&h);
 
     /* a torn tail loads what is complete; damage is an error but keeps what came before */

@@ -1,6 +1,7 @@
 /* `tunetop view`'s model from a log: tasks by key, points and error groups,
  * following the file as a writer appends, and a clear error for bad logs. */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <unistd.h>
 
@@ -175,6 +176,98 @@ TEST(view_takes_ids_weights_and_steering_from_the_log) {
     unlink(spath);
 }
 
+static off_t size_of(const char *p) {
+    struct stat sb;
+    return stat(p, &sb) == 0 ? sb.st_size : -1;
+}
+
+/* Following reads each appended byte once (not the log again from its
+ * start), goes on after a resuming writer cut a torn tail, and notices a file
+ * cut below what was read, replaced, or deleted. */
+TEST(follow_reads_only_the_new_bytes_and_notices_a_new_file) {
+    char err[TT_ERRLEN];
+    unlink(path);
+    LogWriter *w;
+    CHECK(LogWriter_open(path, "cpu", &w, NULL, err) == TT_OK);
+    for (int i = 0; i < 50; i++) append(w, KEY_A, (uint64_t)i, i % 7 == 3, "threads 2048 > 1024", 1e-5 + i * 1e-7, 1000 + i);
+    CHECK(LogWriter_sync(w, err) == TT_OK);
+    off_t size0 = size_of(path);
+
+    UiState st;
+    UiState_init(&st);
+    UiLogView v;
+    CHECK(UiLogView_open(&v, &st, path, err) == TT_OK);
+    CHECK_EQ_INT(v.records, 50);
+    CHECK_EQ_INT(LogReader_bytesRead(v.reader), size0);
+    /* nothing new: nothing read */
+    CHECK_EQ_INT(UiLogView_poll(&v, &st, err), 0);
+    CHECK_EQ_INT(LogReader_bytesRead(v.reader), size0);
+    CHECK(v.change == LOG_FILE_SAME);
+    /* one record appended: exactly its bytes are read */
+    append(w, KEY_B, 3, 0, NULL, 2e-6, 1100);
+    CHECK(LogWriter_sync(w, err) == TT_OK);
+    off_t size1 = size_of(path);
+    CHECK_EQ_INT(UiLogView_poll(&v, &st, err), 1);
+    CHECK(v.change == LOG_FILE_CHANGED);
+    CHECK_EQ_INT(LogReader_bytesRead(v.reader), size1);
+    CHECK_EQ_INT(st.model.trials, 51);
+    LogWriter_close(w);
+
+    /* a crash mid-record, then a resuming writer cuts the torn tail and appends */
+    int fd = open(path, O_WRONLY | O_APPEND);
+    CHECK(write(fd, "\x8f\xa4task", 6) == 6);
+    close(fd);
+    CHECK_EQ_INT(UiLogView_poll(&v, &st, err), 0);
+    CHECK(v.torn);
+    off_t cut = -1;
+    CHECK(LogWriter_open(path, "cpu", &w, &cut, err) == TT_OK);
+    CHECK_EQ_INT(cut, size1);
+    append(w, KEY_B, 4, 0, NULL, 1e-6, 1101);
+    CHECK(LogWriter_sync(w, err) == TT_OK);
+    LogWriter_close(w);
+    CHECK_EQ_INT(UiLogView_poll(&v, &st, err), 1);
+    CHECK(!v.torn);
+    CHECK_EQ_INT(v.reloads, 0);
+    CHECK_EQ_INT(st.model.trials, 52);
+
+    /* cut below what was read: read again from the start */
+    off_t keep = size0 / 2;
+    CHECK(truncate(path, keep) == 0);
+    int n = UiLogView_poll(&v, &st, err);
+    CHECK(v.change == LOG_FILE_TRUNCATED);
+    CHECK_EQ_INT(v.reloads, 1);
+    CHECK(n > 0 && n < 50);
+    CHECK_EQ_INT(v.records, n);
+    CHECK_EQ_INT(st.model.trials, n);
+    CHECK_EQ_INT(st.model.n_tasks, 1);
+    CHECK(v.torn); /* half a record at the end now */
+
+    /* replaced by another log (renamed over the path): its records only */
+    char other[160];
+    snprintf(other, sizeof other, "%s/other.log", dir);
+    unlink(other);
+    CHECK(LogWriter_open(other, "cpu", &w, NULL, err) == TT_OK);
+    append(w, KEY_B, 1, 0, NULL, 4e-6, 2000);
+    append(w, KEY_B, 2, 0, NULL, 3e-6, 2001);
+    CHECK(LogWriter_sync(w, err) == TT_OK);
+    LogWriter_close(w);
+    CHECK(rename(other, path) == 0);
+    CHECK_EQ_INT(UiLogView_poll(&v, &st, err), 2);
+    CHECK(v.change == LOG_FILE_REPLACED);
+    CHECK_EQ_INT(v.reloads, 2);
+    CHECK_EQ_INT(st.model.n_tasks, 1);
+    CHECK_STR(st.model.tasks[0].key, KEY_B);
+    CHECK_EQ_INT(st.model.trials, 2);
+    CHECK(!v.torn);
+
+    /* deleted: one sentence */
+    unlink(path);
+    CHECK_EQ_INT(UiLogView_poll(&v, &st, err), -1);
+    CHECK_CONTAINS(err, "no longer readable");
+    UiState_done(&st);
+    UiLogView_done(&v);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "/tmp/tt_ui_logview_XXXXXX");
     if (!mkdtemp(dir)) return 1;
@@ -182,6 +275,7 @@ int main(void) {
     RUN(view_builds_the_model_and_follows_the_file);
     RUN(bad_logs_give_one_clear_sentence);
     RUN(view_takes_ids_weights_and_steering_from_the_log);
+    RUN(follow_reads_only_the_new_bytes_and_notices_a_new_file);
     unlink(path);
     rmdir(dir);
     return check_summary();

@@ -165,7 +165,6 @@ TEST(records_build_points_best_and_groups) {
     UiTask_bestSoFar(t, best);
     CHECK_NEAR(best[0], 0.128, 1e-6);
     CHECK_NEAR(best[11], 0.128, 1e-6);
-    CHECK(!UiTask_allFailed(t, 1));
     /* estimate: weight 2 x 1 us */
     CHECK_NEAR(UiModel_estimate(&m, NULL), 2e-6, 1e-12);
     UiModel_addTask(&m, 1, "dense:m=2,n=8,k=8", "", 256, 1, NULL);
@@ -174,18 +173,27 @@ TEST(records_build_points_best_and_groups) {
     UiModel_done(&m);
 }
 
-TEST(all_failed_detection) {
+TEST(a_live_trial_leaves_the_row_to_snapshots) {
+    /* a session's trials go into the curves and error groups only: the row
+     * (counts, best) is the engine's snapshot's */
     UiModel m;
     UiModel_init(&m);
     int ti = UiModel_addTask(&m, 3, "k", "k", 1, 1, NULL);
     Record r;
-    for (int i = 0; i < 4; i++) {
-        make_record(&r, "k", (uint64_t)i, 5, "mismatch at 0", 0);
-        UiModel_addRecord(&m, ti, &r, 0, 0);
-        Record_done(&r);
-    }
-    CHECK(UiTask_allFailed(&m.tasks[ti], 4));
-    CHECK(!UiTask_allFailed(&m.tasks[ti], 5));
+    make_record(&r, "k", 0, 5, "mismatch at 0", 0);
+    UiModel_addTrial(&m, ti, 4, r.timestamp, 0, r.error_no, &r);
+    Record_done(&r);
+    UiModel_addTrial(&m, ti, 5, 0, 2.5, 0, NULL);
+    const UiTask *t = &m.tasks[ti];
+    CHECK_EQ_INT(t->n_points, 2);
+    CHECK_EQ_INT(t->points[0].trial, 4);
+    CHECK_EQ_INT(t->points[1].trial, 5);
+    CHECK_NEAR(t->points[1].gflops, 2.5, 1e-6);
+    CHECK_EQ_INT(t->n_fails, 1);
+    CHECK_EQ_INT(t->n_groups, 1);
+    CHECK_EQ_INT(t->row.trials, 0);
+    CHECK_EQ_INT(t->row.errors, 0);
+    CHECK(t->row.best_gflops == 0);
     UiModel_done(&m);
 }
 
@@ -263,7 +271,7 @@ int main(void) {
     RUN(latency_curve_continues_from_the_tsv);
     RUN(failing_line_from_compiler_messages);
     RUN(records_build_points_best_and_groups);
-    RUN(all_failed_detection);
+    RUN(a_live_trial_leaves_the_row_to_snapshots);
     RUN(snapshot_and_latency_series);
     return check_summary();
 }

@@ -1,0 +1,343 @@
+/* tuner/resume.c: see resume.h. */
+#include "tuner/resume.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/target.h"
+#include "records/log.h"
+
+void TaskTally_init(TaskTally *this) {
+    memset(this, 0, sizeof *this);
+    this->best_latency = INFINITY;
+}
+
+bool TaskTally_add(TaskTally *this, const Record *rec, double gflops) {
+    this->trials++;
+    if (rec->error_no != ERR_NO_ERROR) {
+        this->errors++;
+        return false;
+    }
+    this->successes++;
+    if (rec->n_costs == 0) return false; /* compile-only: built, no timing */
+    this->current_gflops = gflops;
+    double lat = Record_mean(rec);
+    if (!(lat < this->best_latency)) return false;
+    this->best_latency = lat;
+    this->best_gflops = gflops;
+    this->best_index = rec->index;
+    return true;
+}
+
+/* Grows an array of elem-sized items to hold n + 1. */
+static void *grow(void *p, int n, int *cap, size_t elem) {
+    if (n < *cap) return p;
+    *cap = *cap ? *cap * 2 : 64;
+    void *q = realloc(p, (size_t)*cap * elem);
+    if (!q) abort();
+    return q;
+}
+
+/* An imported config and the cost it had where it was measured. */
+typedef struct Seed {
+    uint64_t index;
+    double cost;
+} Seed;
+
+/* What reading collects beyond the Resume itself. */
+typedef struct Reading {
+    const Task *tasks;
+    int n;
+    TargetFamily family;
+    const DeviceInfo *dev;
+    Seed **seeds; /* per task */
+    int *n_seeds, *cap_seeds;
+    /* per earlier-session task: its records (transfer) */
+    uint64_t **x_index;
+    double **x_gflops;
+    int *x_n, *x_cap;
+} Reading;
+
+static int task_of(const Reading *rd, const char *key, const char *tmpl) {
+    for (int i = 0; i < rd->n; i++)
+        if (strcmp(rd->tasks[i].key, key) == 0 && strcmp(rd->tasks[i].tmpl->name, tmpl) == 0) return i;
+    return -1;
+}
+
+/* The earlier-session task a foreign record belongs to (created on first
+ * sight from its key), or -1 when it cannot be one (unparsable key, a
+ * template no session task has). */
+static int xtask_of(Resume *this, Reading *rd, const Record *rec) {
+    for (int x = 0; x < this->n_xtasks; x++)
+        if (strcmp(this->xtasks[x].key, rec->task_key) == 0) return x;
+    bool wanted = false;
+    for (int t = 0; t < rd->n; t++)
+        if (strcmp(rd->tasks[t].tmpl->name, rec->template_name) == 0) wanted = true;
+    if (!wanted) return -1;
+    Workload wl;
+    char err[TT_ERRLEN];
+    if (Workload_parse(rec->task_key, &wl, err) != TT_OK) return -1;
+    Task task;
+    if (Task_init(&task, -1, &wl, 1, rd->family, rd->dev, err) != TT_OK) return -1;
+    if (strcmp(task.tmpl->name, rec->template_name) != 0) {
+        Task_done(&task);
+        return -1;
+    }
+    int x = this->n_xtasks++;
+    this->xtasks = realloc(this->xtasks, (size_t)this->n_xtasks * sizeof *this->xtasks);
+    rd->x_index = realloc(rd->x_index, (size_t)this->n_xtasks * sizeof *rd->x_index);
+    rd->x_gflops = realloc(rd->x_gflops, (size_t)this->n_xtasks * sizeof *rd->x_gflops);
+    rd->x_n = realloc(rd->x_n, (size_t)this->n_xtasks * sizeof *rd->x_n);
+    rd->x_cap = realloc(rd->x_cap, (size_t)this->n_xtasks * sizeof *rd->x_cap);
+    if (!this->xtasks || !rd->x_index || !rd->x_gflops || !rd->x_n || !rd->x_cap) abort();
+    this->xtasks[x] = task;
+    rd->x_index[x] = NULL;
+    rd->x_gflops[x] = NULL;
+    rd->x_n[x] = rd->x_cap[x] = 0;
+    return x;
+}
+
+static void add_xrecord(Reading *rd, int x, uint64_t index, double gflops) {
+    int cap = rd->x_cap[x];
+    rd->x_index[x] = grow(rd->x_index[x], rd->x_n[x], &cap, sizeof(uint64_t));
+    int cap2 = rd->x_cap[x];
+    rd->x_gflops[x] = grow(rd->x_gflops[x], rd->x_n[x], &cap2, sizeof(double));
+    rd->x_cap[x] = cap;
+    rd->x_index[x][rd->x_n[x]] = index;
+    rd->x_gflops[x][rd->x_n[x]] = gflops;
+    rd->x_n[x]++;
+}
+
+/* A measured record of session task t. */
+static void add_measured(Resume *this, int t, const Task *task, const Record *rec) {
+    ResumeTask *rt = &this->tasks[t];
+    if (!VisitedSet_add(&rt->visited, rec->index)) return; /* a duplicate record */
+    double g = Record_gflops(rec, task->flops);
+    bool best = TaskTally_add(&rt->tally, rec, g);
+    int cap = rt->cap_replay;
+    rt->replay_index = grow(rt->replay_index, rt->n_replay, &cap, sizeof(uint64_t));
+    int cap2 = rt->cap_replay;
+    rt->replay_gflops = grow(rt->replay_gflops, rt->n_replay, &cap2, sizeof(double));
+    rt->cap_replay = cap;
+    rt->replay_index[rt->n_replay] = rec->index;
+    rt->replay_gflops[rt->n_replay] = g;
+    rt->n_replay++;
+    this->trials = grow(this->trials, this->n_trials, &this->cap_trials, sizeof *this->trials);
+    ResumeTrial *tr = &this->trials[this->n_trials++];
+    *tr = (ResumeTrial){.task = t, .trial = rt->tally.trials, .timestamp = rec->timestamp, .gflops = g,
+                        .error_no = rec->error_no, .best = best};
+    if (rec->error_no != ERR_NO_ERROR) {
+        tr->failure = malloc(sizeof *tr->failure);
+        if (!tr->failure) abort();
+        Record_init(tr->failure);
+        Record_copy(tr->failure, rec);
+    }
+    this->restored++;
+}
+
+static int seed_by_cost_desc(const void *a, const void *b) {
+    double x = ((const Seed *)a)->cost, y = ((const Seed *)b)->cost;
+    return (x < y) - (x > y);
+}
+
+static void free_reading(Reading *rd, int n_xtasks) {
+    for (int t = 0; t < rd->n; t++)
+        free(rd->seeds[t]);
+    free(rd->seeds);
+    free(rd->n_seeds);
+    free(rd->cap_seeds);
+    for (int x = 0; x < n_xtasks; x++) {
+        free(rd->x_index[x]);
+        free(rd->x_gflops[x]);
+    }
+    free(rd->x_index);
+    free(rd->x_gflops);
+    free(rd->x_n);
+    free(rd->x_cap);
+}
+
+/* The transfer rows of each session task: every record of the earlier
+ * sessions' tasks of its template, task by task in first-seen order. */
+static void build_transfer(Resume *this, const Reading *rd) {
+    for (int t = 0; t < this->n_tasks; t++) {
+        ResumeTask *rt = &this->tasks[t];
+        int n = 0;
+        for (int x = 0; x < this->n_xtasks; x++)
+            if (this->xtasks[x].tmpl == rd->tasks[t].tmpl) n += rd->x_n[x];
+        if (!n) continue;
+        rt->xfer_index = malloc((size_t)n * sizeof *rt->xfer_index);
+        rt->xfer_gflops = malloc((size_t)n * sizeof *rt->xfer_gflops);
+        rt->xfer_task = malloc((size_t)n * sizeof *rt->xfer_task);
+        if (!rt->xfer_index || !rt->xfer_gflops || !rt->xfer_task) abort();
+        for (int x = 0; x < this->n_xtasks; x++) {
+            if (this->xtasks[x].tmpl != rd->tasks[t].tmpl) continue;
+            for (int k = 0; k < rd->x_n[x]; k++) {
+                rt->xfer_index[rt->n_xfer] = rd->x_index[x][k];
+                rt->xfer_gflops[rt->n_xfer] = rd->x_gflops[x][k];
+                rt->xfer_task[rt->n_xfer] = &this->xtasks[x];
+                rt->n_xfer++;
+            }
+        }
+    }
+}
+
+static void empty(Resume *this) {
+    memset(this, 0, sizeof *this);
+    this->torn_at = -1;
+}
+
+Status Resume_read(Resume *this, const char *path, const Task *tasks, int n, int batch, bool transfer,
+                   TargetFamily family, const DeviceInfo *dev, char *err) {
+    empty(this);
+    LogReader *lr = NULL;
+    LogHeader hdr;
+    if (LogReader_open(path, &lr, &hdr, err) != TT_OK) return TT_ERR;
+    this->n_tasks = n;
+    this->tasks = calloc((size_t)(n > 0 ? n : 1), sizeof *this->tasks);
+    Reading rd = {.tasks = tasks, .n = n, .family = family, .dev = dev};
+    rd.seeds = calloc((size_t)(n > 0 ? n : 1), sizeof *rd.seeds);
+    rd.n_seeds = calloc((size_t)(n > 0 ? n : 1), sizeof *rd.n_seeds);
+    rd.cap_seeds = calloc((size_t)(n > 0 ? n : 1), sizeof *rd.cap_seeds);
+    if (!this->tasks || !rd.seeds || !rd.n_seeds || !rd.cap_seeds) abort();
+    for (int t = 0; t < n; t++) {
+        TaskTally_init(&this->tasks[t].tally);
+        VisitedSet_init(&this->tasks[t].visited);
+    }
+    LogEntry e;
+    LogEntry_init(&e);
+    char msg[TT_ERRLEN] = "";
+    LogReadStatus st;
+    while ((st = LogReader_nextEntry(lr, &e, msg)) == LOG_RECORD) {
+        if (e.kind == LOG_OBJ_STEER) {
+            int t = task_of(&rd, e.steer.key, e.steer.template_name);
+            if (t >= 0) {
+                ResumeTask *rt = &this->tasks[t];
+                rt->steered = true;
+                rt->stopped = e.steer.stopped;
+                rt->paused = e.steer.paused && !e.steer.stopped;
+                rt->priority = e.steer.priority;
+            }
+            continue;
+        }
+        if (e.kind != LOG_OBJ_RECORD) continue;
+        const Record *rec = &e.rec;
+        int t = task_of(&rd, rec->task_key, rec->template_name);
+        if (t < 0) {
+            this->foreign++;
+            if (transfer) {
+                int x = xtask_of(this, &rd, rec);
+                if (x >= 0 && rec->index < this->xtasks[x].space.total)
+                    add_xrecord(&rd, x, rec->index, Record_gflops(rec, this->xtasks[x].flops));
+            }
+            continue;
+        }
+        if (rec->index >= tasks[t].space.total) {
+            this->foreign++;
+            continue;
+        }
+        if (Record_isImported(rec)) {
+            rd.seeds[t] = grow(rd.seeds[t], rd.n_seeds[t], &rd.cap_seeds[t], sizeof(Seed));
+            rd.seeds[t][rd.n_seeds[t]++] = (Seed){rec->index, rec->src_cost};
+            continue;
+        }
+        add_measured(this, t, &tasks[t], rec);
+    }
+    LogEntry_done(&e);
+    if (st == LOG_TORN) this->torn_at = LogReader_goodOffset(lr);
+    LogReader_close(lr);
+    if (st == LOG_DAMAGED) {
+        free_reading(&rd, this->n_xtasks);
+        Resume_done(this);
+        return tt_fail(err, "%s: %s", path, msg);
+    }
+    /* imported configs not measured here: the cheapest is measured first, and
+     * the engine pops pending configs from the end */
+    for (int t = 0; t < n; t++) {
+        ResumeTask *rt = &this->tasks[t];
+        if (rd.n_seeds[t]) qsort(rd.seeds[t], (size_t)rd.n_seeds[t], sizeof(Seed), seed_by_cost_desc);
+        for (int i = 0; i < rd.n_seeds[t]; i++) {
+            if (!VisitedSet_add(&rt->visited, rd.seeds[t][i].index)) continue;
+            rt->seeds = grow(rt->seeds, rt->n_seeds, &rt->cap_seeds, sizeof(uint64_t));
+            rt->seeds[rt->n_seeds++] = rd.seeds[t][i].index;
+            this->seeded++;
+        }
+        if (rt->tally.trials > 0) rt->rounds = (rt->tally.trials + batch - 1) / (batch > 0 ? batch : 1);
+    }
+    if (transfer) build_transfer(this, &rd);
+    free_reading(&rd, this->n_xtasks);
+    return TT_OK;
+}
+
+void Resume_summary(const Resume *this, const char *path, char *out, size_t len) {
+    if (!out || !len) return;
+    out[0] = '\0';
+    char steer_text[1024] = "";
+    int steer_off = 0, tasks_with = 0;
+    for (int t = 0; t < this->n_tasks; t++) {
+        const ResumeTask *rt = &this->tasks[t];
+        if (rt->tally.trials > 0) tasks_with++;
+        if (!rt->steered) continue;
+        char what[96] = "";
+        if (rt->stopped)
+            snprintf(what, sizeof what, "stopped");
+        else if (rt->paused && rt->priority)
+            snprintf(what, sizeof what, "paused, priority %+d", rt->priority);
+        else if (rt->paused)
+            snprintf(what, sizeof what, "paused");
+        else if (rt->priority)
+            snprintf(what, sizeof what, "priority %+d", rt->priority);
+        if (what[0] && steer_off < (int)sizeof steer_text)
+            steer_off += snprintf(steer_text + steer_off, sizeof steer_text - (size_t)steer_off, "%stask %d %s",
+                                  steer_off ? ", " : "", t, what);
+    }
+    if (this->restored || steer_text[0]) {
+        int off = snprintf(out, len, "resumed %s: %d measured configs of %d task%s restored", path, this->restored,
+                           tasks_with, tasks_with == 1 ? "" : "s");
+        for (int t = 0; t < this->n_tasks && off < (int)len; t++) {
+            const TaskTally *ty = &this->tasks[t].tally;
+            if (!ty->trials) continue;
+            off += snprintf(out + off, len - (size_t)off, "; task %d: %d trials, best %.2f GFLOPS", t, ty->trials,
+                            ty->best_gflops);
+        }
+        if (this->foreign && off < (int)len)
+            off += snprintf(out + off, len - (size_t)off, "; %d records of other tasks kept", this->foreign);
+        if (steer_text[0] && off < (int)len)
+            snprintf(out + off, len - (size_t)off, "; steering restored: %s (p, +/- change it)", steer_text);
+    }
+    if (this->seeded) {
+        size_t off = strlen(out);
+        if (off < len)
+            snprintf(out + off, len - off, "%s%d imported config%s (measured elsewhere) queued to measure first",
+                     off ? "; " : "", this->seeded, this->seeded == 1 ? "" : "s");
+    }
+}
+
+void Resume_done(Resume *this) {
+    for (int t = 0; t < this->n_tasks; t++) {
+        ResumeTask *rt = &this->tasks[t];
+        VisitedSet_done(&rt->visited);
+        free(rt->replay_index);
+        free(rt->replay_gflops);
+        free(rt->seeds);
+        free(rt->xfer_index);
+        free(rt->xfer_gflops);
+        free(rt->xfer_task);
+    }
+    free(this->tasks);
+    for (int x = 0; x < this->n_xtasks; x++)
+        Task_done(&this->xtasks[x]);
+    free(this->xtasks);
+    ResumeTrials_free(this->trials, this->n_trials);
+    empty(this);
+}
+
+void ResumeTrials_free(ResumeTrial *trials, int n) {
+    for (int i = 0; i < n; i++) {
+        if (!trials[i].failure) continue;
+        Record_done(trials[i].failure);
+        free(trials[i].failure);
+    }
+    free(trials);
+}
