@@ -367,11 +367,11 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
             ok = tt_fail(err, "tuner %s for task %d: %s", r->strat->name, t, why);
             break;
         }
-        if (rt->n_replay) r->strat->update(r->strategy, rt->replay_index, rt->replay_gflops, rt->n_replay);
+        if (rt->replay.n) r->strat->update(r->strategy, rt->replay.index, rt->replay.gflops, rt->replay.n);
     }
     for (int t = 0; t < this->n && ok == TT_OK; t++)
-        if (res.tasks[t].n_replay)
-            share_results(this, t, res.tasks[t].replay_index, res.tasks[t].replay_gflops, res.tasks[t].n_replay);
+        if (res.tasks[t].replay.n)
+            share_results(this, t, res.tasks[t].replay.index, res.tasks[t].replay.gflops, res.tasks[t].replay.n);
     if (ok == TT_OK) {
         Resume_summary(&res, this->log_path, summary, summary_len);
         this->restored_trials = res.restored;

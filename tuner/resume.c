@@ -40,11 +40,33 @@ static void *grow(void *p, int n, int *cap, size_t elem) {
     return q;
 }
 
+static void rows_push(ResumeRows *r, uint64_t index, double gflops) {
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 64;
+        r->index = realloc(r->index, (size_t)r->cap * sizeof *r->index);
+        r->gflops = realloc(r->gflops, (size_t)r->cap * sizeof *r->gflops);
+        if (!r->index || !r->gflops) abort();
+    }
+    r->index[r->n] = index;
+    r->gflops[r->n] = gflops;
+    r->n++;
+}
+
+static void rows_free(ResumeRows *r) {
+    free(r->index);
+    free(r->gflops);
+}
+
 /* An imported config and the cost it had where it was measured. */
 typedef struct Seed {
     uint64_t index;
     double cost;
 } Seed;
+
+typedef struct Seeds {
+    Seed *v;
+    int n, cap;
+} Seeds;
 
 /* What reading collects beyond the Resume itself. */
 typedef struct Reading {
@@ -52,12 +74,8 @@ typedef struct Reading {
     int n;
     TargetFamily family;
     const DeviceInfo *dev;
-    Seed **seeds; /* per task */
-    int *n_seeds, *cap_seeds;
-    /* per earlier-session task: its records (transfer) */
-    uint64_t **x_index;
-    double **x_gflops;
-    int *x_n, *x_cap;
+    Seeds *seeds;     /* per task */
+    ResumeRows *xrows; /* per earlier-session task: its records (transfer) */
 } Reading;
 
 static int task_of(const Reading *rd, const char *key, const char *tmpl) {
@@ -87,27 +105,11 @@ static int xtask_of(Resume *this, Reading *rd, const Record *rec) {
     }
     int x = this->n_xtasks++;
     this->xtasks = realloc(this->xtasks, (size_t)this->n_xtasks * sizeof *this->xtasks);
-    rd->x_index = realloc(rd->x_index, (size_t)this->n_xtasks * sizeof *rd->x_index);
-    rd->x_gflops = realloc(rd->x_gflops, (size_t)this->n_xtasks * sizeof *rd->x_gflops);
-    rd->x_n = realloc(rd->x_n, (size_t)this->n_xtasks * sizeof *rd->x_n);
-    rd->x_cap = realloc(rd->x_cap, (size_t)this->n_xtasks * sizeof *rd->x_cap);
-    if (!this->xtasks || !rd->x_index || !rd->x_gflops || !rd->x_n || !rd->x_cap) abort();
+    rd->xrows = realloc(rd->xrows, (size_t)this->n_xtasks * sizeof *rd->xrows);
+    if (!this->xtasks || !rd->xrows) abort();
     this->xtasks[x] = task;
-    rd->x_index[x] = NULL;
-    rd->x_gflops[x] = NULL;
-    rd->x_n[x] = rd->x_cap[x] = 0;
+    rd->xrows[x] = (ResumeRows){0};
     return x;
-}
-
-static void add_xrecord(Reading *rd, int x, uint64_t index, double gflops) {
-    int cap = rd->x_cap[x];
-    rd->x_index[x] = grow(rd->x_index[x], rd->x_n[x], &cap, sizeof(uint64_t));
-    int cap2 = rd->x_cap[x];
-    rd->x_gflops[x] = grow(rd->x_gflops[x], rd->x_n[x], &cap2, sizeof(double));
-    rd->x_cap[x] = cap;
-    rd->x_index[x][rd->x_n[x]] = index;
-    rd->x_gflops[x][rd->x_n[x]] = gflops;
-    rd->x_n[x]++;
 }
 
 /* A measured record of session task t. */
@@ -116,14 +118,7 @@ static void add_measured(Resume *this, int t, const Task *task, const Record *re
     if (!VisitedSet_add(&rt->visited, rec->index)) return; /* a duplicate record */
     double g = Record_gflops(rec, task->flops);
     bool best = TaskTally_add(&rt->tally, rec, g);
-    int cap = rt->cap_replay;
-    rt->replay_index = grow(rt->replay_index, rt->n_replay, &cap, sizeof(uint64_t));
-    int cap2 = rt->cap_replay;
-    rt->replay_gflops = grow(rt->replay_gflops, rt->n_replay, &cap2, sizeof(double));
-    rt->cap_replay = cap;
-    rt->replay_index[rt->n_replay] = rec->index;
-    rt->replay_gflops[rt->n_replay] = g;
-    rt->n_replay++;
+    rows_push(&rt->replay, rec->index, g);
     this->trials = grow(this->trials, this->n_trials, &this->cap_trials, sizeof *this->trials);
     ResumeTrial *tr = &this->trials[this->n_trials++];
     *tr = (ResumeTrial){.task = t, .trial = rt->tally.trials, .timestamp = rec->timestamp, .gflops = g,
@@ -143,19 +138,12 @@ static int seed_by_cost_desc(const void *a, const void *b) {
 }
 
 static void free_reading(Reading *rd, int n_xtasks) {
-    for (int t = 0; t < rd->n; t++)
-        free(rd->seeds[t]);
+    for (int t = 0; rd->seeds && t < rd->n; t++)
+        free(rd->seeds[t].v);
     free(rd->seeds);
-    free(rd->n_seeds);
-    free(rd->cap_seeds);
-    for (int x = 0; x < n_xtasks; x++) {
-        free(rd->x_index[x]);
-        free(rd->x_gflops[x]);
-    }
-    free(rd->x_index);
-    free(rd->x_gflops);
-    free(rd->x_n);
-    free(rd->x_cap);
+    for (int x = 0; x < n_xtasks; x++)
+        rows_free(&rd->xrows[x]);
+    free(rd->xrows);
 }
 
 /* The transfer rows of each session task: every record of the earlier
@@ -165,7 +153,7 @@ static void build_transfer(Resume *this, const Reading *rd) {
         ResumeTask *rt = &this->tasks[t];
         int n = 0;
         for (int x = 0; x < this->n_xtasks; x++)
-            if (this->xtasks[x].tmpl == rd->tasks[t].tmpl) n += rd->x_n[x];
+            if (this->xtasks[x].tmpl == rd->tasks[t].tmpl) n += rd->xrows[x].n;
         if (!n) continue;
         rt->xfer_index = malloc((size_t)n * sizeof *rt->xfer_index);
         rt->xfer_gflops = malloc((size_t)n * sizeof *rt->xfer_gflops);
@@ -173,9 +161,9 @@ static void build_transfer(Resume *this, const Reading *rd) {
         if (!rt->xfer_index || !rt->xfer_gflops || !rt->xfer_task) abort();
         for (int x = 0; x < this->n_xtasks; x++) {
             if (this->xtasks[x].tmpl != rd->tasks[t].tmpl) continue;
-            for (int k = 0; k < rd->x_n[x]; k++) {
-                rt->xfer_index[rt->n_xfer] = rd->x_index[x][k];
-                rt->xfer_gflops[rt->n_xfer] = rd->x_gflops[x][k];
+            for (int k = 0; k < rd->xrows[x].n; k++) {
+                rt->xfer_index[rt->n_xfer] = rd->xrows[x].index[k];
+                rt->xfer_gflops[rt->n_xfer] = rd->xrows[x].gflops[k];
                 rt->xfer_task[rt->n_xfer] = &this->xtasks[x];
                 rt->n_xfer++;
             }
@@ -198,9 +186,7 @@ Status Resume_read(Resume *this, const char *path, const Task *tasks, int n, int
     this->tasks = calloc((size_t)(n > 0 ? n : 1), sizeof *this->tasks);
     Reading rd = {.tasks = tasks, .n = n, .family = family, .dev = dev};
     rd.seeds = calloc((size_t)(n > 0 ? n : 1), sizeof *rd.seeds);
-    rd.n_seeds = calloc((size_t)(n > 0 ? n : 1), sizeof *rd.n_seeds);
-    rd.cap_seeds = calloc((size_t)(n > 0 ? n : 1), sizeof *rd.cap_seeds);
-    if (!this->tasks || !rd.seeds || !rd.n_seeds || !rd.cap_seeds) abort();
+    if (!this->tasks || !rd.seeds) abort();
     for (int t = 0; t < n; t++) {
         TaskTally_init(&this->tasks[t].tally);
         VisitedSet_init(&this->tasks[t].visited);
@@ -229,7 +215,7 @@ Status Resume_read(Resume *this, const char *path, const Task *tasks, int n, int
             if (transfer) {
                 int x = xtask_of(this, &rd, rec);
                 if (x >= 0 && rec->index < this->xtasks[x].space.total)
-                    add_xrecord(&rd, x, rec->index, Record_gflops(rec, this->xtasks[x].flops));
+                    rows_push(&rd.xrows[x], rec->index, Record_gflops(rec, this->xtasks[x].flops));
             }
             continue;
         }
@@ -238,8 +224,9 @@ Status Resume_read(Resume *this, const char *path, const Task *tasks, int n, int
             continue;
         }
         if (Record_isImported(rec)) {
-            rd.seeds[t] = grow(rd.seeds[t], rd.n_seeds[t], &rd.cap_seeds[t], sizeof(Seed));
-            rd.seeds[t][rd.n_seeds[t]++] = (Seed){rec->index, rec->src_cost};
+            Seeds *sd = &rd.seeds[t];
+            sd->v = grow(sd->v, sd->n, &sd->cap, sizeof *sd->v);
+            sd->v[sd->n++] = (Seed){rec->index, rec->src_cost};
             continue;
         }
         add_measured(this, t, &tasks[t], rec);
@@ -256,11 +243,12 @@ Status Resume_read(Resume *this, const char *path, const Task *tasks, int n, int
      * the engine pops pending configs from the end */
     for (int t = 0; t < n; t++) {
         ResumeTask *rt = &this->tasks[t];
-        if (rd.n_seeds[t]) qsort(rd.seeds[t], (size_t)rd.n_seeds[t], sizeof(Seed), seed_by_cost_desc);
-        for (int i = 0; i < rd.n_seeds[t]; i++) {
-            if (!VisitedSet_add(&rt->visited, rd.seeds[t][i].index)) continue;
+        const Seeds *sd = &rd.seeds[t];
+        if (sd->n) qsort(sd->v, (size_t)sd->n, sizeof *sd->v, seed_by_cost_desc);
+        for (int i = 0; i < sd->n; i++) {
+            if (!VisitedSet_add(&rt->visited, sd->v[i].index)) continue;
             rt->seeds = grow(rt->seeds, rt->n_seeds, &rt->cap_seeds, sizeof(uint64_t));
-            rt->seeds[rt->n_seeds++] = rd.seeds[t][i].index;
+            rt->seeds[rt->n_seeds++] = sd->v[i].index;
             this->seeded++;
         }
         if (rt->tally.trials > 0) rt->rounds = (rt->tally.trials + batch - 1) / (batch > 0 ? batch : 1);
@@ -318,8 +306,7 @@ void Resume_done(Resume *this) {
     for (int t = 0; t < this->n_tasks; t++) {
         ResumeTask *rt = &this->tasks[t];
         VisitedSet_done(&rt->visited);
-        free(rt->replay_index);
-        free(rt->replay_gflops);
+        rows_free(&rt->replay);
         free(rt->seeds);
         free(rt->xfer_index);
         free(rt->xfer_gflops);

@@ -57,12 +57,17 @@ void TaskTally_init(TaskTally *this);
  * (strictly lower mean latency: on a tie the earlier record stays best). */
 bool TaskTally_add(TaskTally *this, const Record *rec, double gflops);
 
+/* Results as a strategy takes them: config indices and their GFLOPS. */
+typedef struct ResumeRows {
+    uint64_t *index;
+    double *gflops;
+    int n, cap;
+} ResumeRows;
+
 typedef struct ResumeTask {
     TaskTally tally;
     VisitedSet visited;     /* measured configs and the queued imported ones */
-    uint64_t *replay_index; /* n_replay results for the strategy, file order */
-    double *replay_gflops;
-    int n_replay, cap_replay;
+    ResumeRows replay;      /* the results for the strategy, file order */
     int rounds;             /* ceil(trials / batch) */
     bool steered;           /* a steer object names the task; then: */
     bool paused, stopped;   /* paused is false when stopped */

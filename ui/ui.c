@@ -147,7 +147,7 @@ static int run_loop(Loop *L) {
     long frames = 0;
     CellBuf *cb = CellBuf_new(1, 1);
     double next_frame = clock_mono(), next_poll = next_frame;
-    bool dirty = true, stdin_ok = true;
+    bool dirty = true, stdin_ok = true, resort = false;
     int code = 0;
     for (;;) {
         double now = clock_mono();
@@ -159,7 +159,7 @@ static int run_loop(Loop *L) {
         if (pr < 0 && errno != EINTR) break;
         bool hangup = stdin_ok && pr > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL));
         if (hangup) stdin_ok = false; /* the terminal is gone: stop polling it (no busy loop) */
-        if (L->engine && drain(L->engine, st) > 0) UiState_sort(st);
+        if (L->engine && drain(L->engine, st) > 0) resort = true; /* rows change with the next snapshot */
         /* keys */
         int key, react = 0;
         while ((key = CRT_readKey()) >= 0) {
@@ -208,6 +208,8 @@ static int run_loop(Loop *L) {
                 Engine_snapshot(L->engine, &snap);
                 UiModel_applySnapshot(&st->model, &snap);
                 SessionSnapshot_done(&snap);
+                if (resort) UiState_sort(st);
+                resort = false;
             }
             draw(cb, st);
             frames++;
@@ -231,7 +233,7 @@ static void add_restored(UiState *st, Engine *engine) {
     int n = Engine_takeRestored(engine, &trials);
     for (int i = 0; i < n; i++) {
         const ResumeTrial *t = &trials[i];
-        add_trial(st, t->task, t->trial, t->timestamp, t->gflops, t->error_no, t->failure, t->best);
+        add_trial(st, t->task, t->trial, t->timestamp, t->gflops, t->error_no, t->failure, false); /* warned before */
     }
     ResumeTrials_free(trials, n);
 }

@@ -134,10 +134,10 @@ TEST(a_log_gives_back_what_the_session_restores) {
     CHECK_EQ_INT(a->tally.best_index, 5);
     CHECK_NEAR(a->tally.current_gflops, tasks[0].flops / 3e-5 / 1e9, 1e-9);
     CHECK_EQ_INT(a->visited.count, 4);
-    CHECK_EQ_INT(a->n_replay, 4);
+    CHECK_EQ_INT(a->replay.n, 4);
     uint64_t want[4] = {3, 8, 5, 9};
-    for (int i = 0; i < 4 && i < a->n_replay; i++) CHECK_EQ_INT(a->replay_index[i], want[i]);
-    CHECK(a->replay_gflops[1] == 0);
+    for (int i = 0; i < 4 && i < a->replay.n; i++) CHECK_EQ_INT(a->replay.index[i], want[i]);
+    CHECK(a->replay.gflops[1] == 0);
     CHECK_EQ_INT(a->rounds, 2); /* 4 trials at a batch of 2 */
     CHECK(a->steered && !a->paused && !a->stopped);
     CHECK_EQ_INT(a->priority, 2);
