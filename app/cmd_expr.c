@@ -67,7 +67,9 @@ int app_tasks_expr(const char *path, const TeSet *sets, int n_sets) {
             StrBuf_clear(&s);
             TeExpr_format(g, st->access[a].at, &s);
             printf(" %s", s.data);
-            if (st->access[a].missing_spatial) printf(" (reused across %d axis)", st->access[a].missing_spatial);
+            if (st->access[a].missing_spatial)
+                printf(" (reused across %d ax%s)", st->access[a].missing_spatial,
+                       st->access[a].missing_spatial == 1 ? "is" : "es");
         }
         printf("\n  consumers:");
         if (!st->n_consumers) printf(" -");

@@ -258,6 +258,26 @@ static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **
 }
 
 /* "12 errors: INSTANTIATION_ERROR 10, WRONG_ANSWER 2" */
+/* A schedule's steps (a tensor expression's candidate), wrapped at "; " to fit
+ * 100 columns; the text is the one `tunetop dump` shows and Steps_decode reads. */
+static void print_steps(const char *steps) {
+    const char *p = steps;
+    const char *label = "  steps     ";
+    while (*p) {
+        size_t len = strlen(p), cut = len;
+        if (len > 88) {
+            cut = 0;
+            for (size_t i = 0; i + 1 < len && i < 88; i++)
+                if (p[i] == ';' && p[i + 1] == ' ') cut = i + 1;
+            if (cut == 0) cut = len;
+        }
+        printf("%s%.*s\n", label, (int)cut, p);
+        label = "            ";
+        p += cut;
+        while (*p == ' ') p++;
+    }
+}
+
 static void print_errors(const SummaryTask *t) {
     if (t->n_errors == 0) {
         printf("no errors");
@@ -393,6 +413,7 @@ static void print_task(int i, int n, const SummaryTask *t, const char *this_key,
     } else {
         printf("  best      %s  (config index %llu)\n", best->config[0] ? best->config : "(no config text)",
                (unsigned long long)best->index);
+        if (best->steps) print_steps(best->steps);
         double mean = Record_mean(best);
         printf("  latency   %#.5g ms  (mean of %d cost%s)\n", mean * 1e3, best->n_costs, best->n_costs == 1 ? "" : "s");
         Workload wl;

@@ -10,6 +10,8 @@
 
 #include "app/commands.h"
 #include "app/device.h"
+#include "app/expr.h"
+#include "kernels/te_task.h"
 #include "app/opts.h"
 #include "tuner/engine.h"
 #include "tuner/network.h"
@@ -23,13 +25,17 @@
  * the Benchmarks section of the README). */
 #define DEFAULT_TUNER "xgb"
 
-static volatile sig_atomic_t g_stop; /* the signal that asked to stop, 0 = none */
+static volatile sig_atomic_t g_stop;
+
+static void free_sets(TeSet *sets, int n) {
+    for (int i = 0; i < n; i++) free((char *)sets[i].name);
+} /* the signal that asked to stop, 0 = none */
 
 static void on_signal(int sig) { g_stop = sig; }
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: tunetop tune (--task SPEC ... | --network NAME) [options]\n"
+            "usage: tunetop tune (--task SPEC ... | --network NAME | --expr FILE.te ...) [options]\n"
             "\n"
             "Tunes each task's kernel on the target: a strategy proposes configs, builder threads compile them,\n"
             "an isolated worker process measures them, and every measurement is appended to the record log.\n"
@@ -39,6 +45,9 @@ static void usage(FILE *out) {
             "  --task SPEC           an operator, e.g. conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1\n"
             "                        or dense:m=64,n=1024,k=1024 (repeatable; see `tunetop space --help`)\n"
             "  --network NAME        every task of a built-in network (%s)\n"
+            "  --expr FILE.te        a tensor expression (repeatable; see examples/te): the candidates are random\n"
+            "                        schedules, checked against the expression's interpreter; cpu target only\n"
+            "  --set NAME=VALUE      overrides `let NAME` of every --expr file (repeatable)\n"
             "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
             "                        network options (defaults 1, NCHW, the network's, 128, all ops)\n"
             "where:\n"
@@ -47,7 +56,7 @@ static void usage(FILE *out) {
             "  --compile-only        build and record resources, do not run (checks a space offline)\n"
             "how:\n"
             "  --trials N            total measurements over all tasks, restored ones included (default 1000)\n"
-            "  --tuner NAME          %s (default %s)\n"
+            "  --tuner NAME          %s (default %s; random for --expr)\n"
             "  --scheduler NAME      %s (default gradient)\n"
             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
             "  --batch N             measurements per round (default min(64, trials / tasks)); a task's first\n"
@@ -102,10 +111,24 @@ static void print_resume_hint(int argc, char **argv) {
 enum {
     O_TASK = 256, O_NETWORK, O_BATCHSIZE, O_LAYOUT, O_IMAGE, O_SEQ, O_OPS, O_TARGET, O_ARCH, O_COMPILE_ONLY,
     O_TRIALS, O_TUNER, O_SCHED, O_EARLY, O_BATCH, O_BUILDERS, O_THREADS, O_NUMBER, O_REPEAT, O_MINREP, O_TIMEOUT,
-    O_BTIMEOUT, O_SEED, O_ROOF_STOP, O_NO_ROOF, O_TRANSFER, O_LOG, O_HEADLESS, O_TABLE, O_NOCOLOR, O_HELP
+    O_BTIMEOUT, O_SEED, O_ROOF_STOP, O_NO_ROOF, O_TRANSFER, O_LOG, O_HEADLESS, O_TABLE, O_NOCOLOR, O_HELP,
+    O_EXPR, O_SET
 };
 
+/* The loaded --expr programs: their workloads point at them until the session ends. */
+static TeTask *g_exprs[APP_MAX_SETS];
+static int g_n_exprs;
+
+static int tune_main(int argc, char **argv);
+
 int cmd_tune(int argc, char **argv) {
+    int rc = tune_main(argc, argv);
+    for (int i = 0; i < g_n_exprs; i++) TeTask_delete(g_exprs[i]);
+    g_n_exprs = 0;
+    return rc;
+}
+
+static int tune_main(int argc, char **argv) {
     static const struct option longopts[] = {
         {"task", required_argument, 0, O_TASK},          {"network", required_argument, 0, O_NETWORK},
         {"batch-size", required_argument, 0, O_BATCHSIZE}, {"layout", required_argument, 0, O_LAYOUT},
@@ -122,6 +145,7 @@ int cmd_tune(int argc, char **argv) {
         {"log", required_argument, 0, O_LOG},            {"headless", no_argument, 0, O_HEADLESS},
         {"table-every", required_argument, 0, O_TABLE},  {"no-color", no_argument, 0, O_NOCOLOR},
         {"roof-stop", required_argument, 0, O_ROOF_STOP}, {"no-roof", no_argument, 0, O_NO_ROOF},
+        {"expr", required_argument, 0, O_EXPR},          {"set", required_argument, 0, O_SET},
         {"help", no_argument, 0, O_HELP},                {0, 0, 0, 0}};
 
     EngineConfig cfg;
@@ -133,6 +157,10 @@ int cmd_tune(int argc, char **argv) {
     NetworkOptions_defaults(&nopt);
     const char **specs = calloc((size_t)argc + 1, sizeof(char *));
     int n_specs = 0;
+    const char *expr_paths[APP_MAX_SETS];
+    int n_expr = 0, n_sets = 0;
+    TeSet sets[APP_MAX_SETS];
+    bool tuner_given = false;
     bool headless = false, color = true, roof = true;
     double table_every = 30;
     char err[TT_ERRLEN];
@@ -157,7 +185,15 @@ int cmd_tune(int argc, char **argv) {
         case O_ARCH: arch = optarg; break;
         case O_COMPILE_ONLY: cfg.measure.compile_only = true; break;
         case O_TRIALS: ok = opt_int(optarg, "--trials", 1, 100000000, &cfg.trials, err); break;
-        case O_TUNER: cfg.strategy = optarg; break;
+        case O_TUNER: cfg.strategy = optarg; tuner_given = true; break;
+        case O_EXPR:
+            if (n_expr == APP_MAX_SETS) ok = tt_fail(err, "--expr: at most %d files", APP_MAX_SETS);
+            else expr_paths[n_expr++] = optarg;
+            break;
+        case O_SET:
+            if (n_sets == APP_MAX_SETS) ok = tt_fail(err, "--set: at most %d", APP_MAX_SETS);
+            else if ((ok = app_parse_set(optarg, &sets[n_sets], err)) == TT_OK) n_sets++;
+            break;
         case O_SCHED: cfg.scheduler = optarg; break;
         case O_EARLY: ok = opt_int(optarg, "--early-stopping", 0, 100000000, &cfg.early_stopping, err); break;
         case O_BATCH: ok = opt_int(optarg, "--batch", 1, 4096, &cfg.batch, err); break;
@@ -176,7 +212,7 @@ int cmd_tune(int argc, char **argv) {
         case O_HEADLESS: headless = true; break;
         case O_TABLE: ok = opt_double(optarg, "--table-every", 0.1, 1e6, &table_every, err); break;
         case O_NOCOLOR: color = false; break;
-        case O_HELP: usage(stdout); free(specs); return 0;
+        case O_HELP: usage(stdout); free(specs); free_sets(sets, n_sets); return 0;
         case ':': tt_fail(err, "%s needs a value", name); ok = TT_ERR; break;
         default: tt_fail(err, "unknown option '%s' (see tunetop tune --help)", name); ok = TT_ERR; break;
         }
@@ -186,9 +222,21 @@ int cmd_tune(int argc, char **argv) {
         tt_fail(err, "unexpected argument '%s' (see tunetop tune --help)", argv[optind]);
         goto usage_error;
     }
-    if (!n_specs && !network) {
-        tt_fail(err, "nothing to tune: give --task SPEC or --network NAME (see tunetop tune --help)");
+    if (!n_specs && !network && !n_expr) {
+        tt_fail(err, "nothing to tune: give --task SPEC, --network NAME or --expr FILE.te (see tunetop tune --help)");
         goto usage_error;
+    }
+    if (n_sets && !n_expr) {
+        tt_fail(err, "--set applies to --expr files; there is none");
+        goto usage_error;
+    }
+    if (n_expr) {
+        /* a schedule's number says nothing about it: the model-based tuners have nothing to learn from */
+        if (!tuner_given) cfg.strategy = "random";
+        else if (strcmp(cfg.strategy, "random") != 0 && strcmp(cfg.strategy, "grid") != 0) {
+            tt_fail(err, "--expr is tuned with --tuner random or grid (its candidates are numbered random schedules)");
+            goto usage_error;
+        }
     }
     if (!Strategy_find(cfg.strategy)) {
         tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg.strategy, Strategy_names());
@@ -197,9 +245,23 @@ int cmd_tune(int argc, char **argv) {
     if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) goto usage_error;
 
     /* Every task must be valid before anything touches the log. */
-    Workload *wls = calloc((size_t)n_specs + 1, sizeof(Workload));
-    double *weights = calloc((size_t)n_specs + 1, sizeof(double));
+    Workload *wls = calloc((size_t)(n_specs + n_expr) + 1, sizeof(Workload));
+    double *weights = calloc((size_t)(n_specs + n_expr) + 1, sizeof(double));
     int n_wl = 0;
+    for (int i = 0; i < n_expr; i++) {
+        if (TeTask_load(expr_paths[i], sets, n_sets, &g_exprs[g_n_exprs], &wls[n_wl], err) != TT_OK) {
+            fprintf(stderr, "tunetop: %s\n", err);
+            free(wls);
+            free(weights);
+            free(specs);
+            free_sets(sets, n_sets);
+            return 2;
+        }
+        g_n_exprs++;
+        weights[n_wl++] = 1;
+    }
+    free_sets(sets, n_sets);
+    n_sets = 0;
     for (int i = 0; i < n_specs; i++) {
         if (Workload_parse(specs[i], &wls[n_wl], err) != TT_OK) {
             fprintf(stderr, "tunetop: --task %s: %s\n", specs[i], err);
@@ -352,5 +414,6 @@ int cmd_tune(int argc, char **argv) {
 usage_error:
     fprintf(stderr, "tunetop tune: %s\n", err);
     free(specs);
+    free_sets(sets, n_sets);
     return 2;
 }

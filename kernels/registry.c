@@ -9,11 +9,13 @@
 
 extern const Template tmpl_conv2d_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
 extern const Template tmpl_conv2d_gpu, tmpl_depthwise_gpu, tmpl_dense_gpu;
+extern const Template tmpl_te_cpu;
 extern const Target target_cpu, target_cuda, target_opencl;
 
 static const Template *const TEMPLATES[] = {
     &tmpl_conv2d_cpu, &tmpl_depthwise_cpu, &tmpl_dense_cpu, &tmpl_batch_matmul_cpu,
     &tmpl_conv2d_gpu, &tmpl_depthwise_gpu, &tmpl_dense_gpu,
+    &tmpl_te_cpu,
 };
 static const Target *const TARGETS[] = {&target_cpu, &target_cuda, &target_opencl};
 
@@ -78,6 +80,8 @@ void KernelSource_init(KernelSource *this) {
 void KernelSource_done(KernelSource *this) {
     free(this->source);
     this->source = NULL;
+    free(this->steps);
+    this->steps = NULL;
 }
 
 void BuildResult_init(BuildResult *this) {

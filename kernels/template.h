@@ -51,6 +51,7 @@ typedef struct KernelSource {
     int64_t grid[3];
     int64_t block[3];
     int64_t shared_bytes;  /* static shared memory per block, as the template computes it */
+    char *steps;           /* owned: a tensor expression's schedule (space/steps.h text), NULL for templates */
 } KernelSource;
 
 void KernelSource_init(KernelSource *this);

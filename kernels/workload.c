@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "base/rng.h"
+#include "kernels/te_task.h"
 
 /* A tensor larger than this is surely a typo, and its reference would not fit in memory. */
 #define MAX_ARG_ELEMENTS ((int64_t)1 << 32)
@@ -19,7 +20,10 @@
 
 static const char *const OP_NAMES[OP_COUNT] = {"conv2d", "depthwise_conv2d", "dense", "batch_matmul"};
 
-const char *Op_name(OpKind op) { return op >= 0 && op < OP_COUNT ? OP_NAMES[op] : "unknown"; }
+const char *Op_name(OpKind op) {
+    if (op == OP_EXPR) return "expr";
+    return op >= 0 && op < OP_COUNT ? OP_NAMES[op] : "unknown";
+}
 
 const char *Layout_name(Layout l) { return l == LAYOUT_NHWC ? "NHWC" : "NCHW"; }
 
@@ -216,6 +220,42 @@ static Status parse_item(Workload *wl, char *item, bool *given, char *err) {
     return TT_OK;
 }
 
+/* "expr:name=N,te=te-HEX,flops=F,bytes=B,out=O,red=R" (Workload_key of an OP_EXPR). */
+static Status parse_expr(char *rest, Workload *out, char *err) {
+    Workload wl;
+    memset(&wl, 0, sizeof wl);
+    wl.op = OP_EXPR;
+    int given = 0;
+    char *save = NULL;
+    for (char *item = strtok_r(rest, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq) return tt_fail(err, "expr: '%s' is not key=value", item);
+        *eq = '\0';
+        const char *k = trim(item), *v = trim(eq + 1);
+        char *end = NULL;
+        if (strcmp(k, "name") == 0 || strcmp(k, "te") == 0) {
+            char *dst = k[0] == 'n' ? wl.expr_name : wl.expr_te;
+            size_t cap = k[0] == 'n' ? sizeof wl.expr_name : sizeof wl.expr_te;
+            if (!*v || strlen(v) >= cap) return tt_fail(err, "expr: %s '%s' is empty or too long", k, v);
+            snprintf(dst, cap, "%s", v);
+            given |= k[0] == 'n' ? 1 : 2;
+            continue;
+        }
+        double d = strtod(v, &end);
+        if (end == v || *end || !(d >= 0) || d > 1e30) return tt_fail(err, "expr: %s '%s' is not a size", k, v);
+        if (strcmp(k, "flops") == 0 && d >= 1) wl.expr_flops = d, given |= 4;
+        else if (strcmp(k, "bytes") == 0 && d >= 1) wl.expr_bytes = d, given |= 8;
+        else if (strcmp(k, "out") == 0 && d >= 1 && d <= (double)MAX_ARG_ELEMENTS) wl.expr_out = (int64_t)d, given |= 16;
+        else if (strcmp(k, "red") == 0 && d >= 1 && d <= (double)MAX_ARG_ELEMENTS) wl.expr_red = (int64_t)d, given |= 32;
+        else return tt_fail(err, "expr: unknown or out-of-range key %s=%s", k, v);
+    }
+    static const char *const names[] = {"name", "te", "flops", "bytes", "out", "red"};
+    for (int b = 0; b < 6; b++)
+        if (!(given & (1 << b))) return tt_fail(err, "%s: missing key for expr", names[b]);
+    *out = wl;
+    return TT_OK;
+}
+
 Status Workload_parse(const char *spec, Workload *out, char *err) {
     char buf[1024];
     if (strlen(spec) >= sizeof buf) return tt_fail(err, "task spec longer than %zu characters", sizeof buf - 1);
@@ -223,6 +263,10 @@ Status Workload_parse(const char *spec, Workload *out, char *err) {
     char *colon = strchr(buf, ':');
     if (colon) *colon = '\0';
     char *opname = trim(buf);
+    if (strcmp(opname, "expr") == 0) {
+        if (!colon) return tt_fail(err, "expr: expected 'expr:key=value,...'");
+        return parse_expr(colon + 1, out, err);
+    }
     Workload wl;
     memset(&wl, 0, sizeof wl);
     int op = -1;
@@ -276,6 +320,8 @@ static int64_t reduction(const Workload *this) {
         return this->ci * this->kh * this->kw;
     case OP_DEPTHWISE_CONV2D:
         return this->kh * this->kw;
+    case OP_EXPR:
+        return this->expr_red;
     default:
         return this->k;
     }
@@ -288,6 +334,8 @@ static size_t out_count(const Workload *this) {
         return (size_t)(this->n * this->co * Workload_outH(this) * Workload_outW(this));
     case OP_DENSE:
         return (size_t)(this->m * this->n);
+    case OP_EXPR:
+        return (size_t)this->expr_out;
     default:
         return (size_t)(this->b * this->m * this->n);
     }
@@ -422,6 +470,10 @@ void Workload_key(const Workload *this, char *buf, size_t n) {
         k = snprintf(buf, n, "batch_matmul:b=%lld,m=%lld,n=%lld,k=%lld", (long long)w->b, (long long)w->m,
                      (long long)w->n, (long long)w->k);
         break;
+    case OP_EXPR:
+        snprintf(buf, n, "expr:name=%s,te=%s,flops=%.0f,bytes=%.0f,out=%lld,red=%lld", w->expr_name, w->expr_te,
+                 w->expr_flops, w->expr_bytes, (long long)w->expr_out, (long long)w->expr_red);
+        return;
     default:
         snprintf(buf, n, "unknown");
         return;
@@ -443,9 +495,13 @@ bool Workload_equal(const Workload *a, const Workload *b) {
     return strcmp(ka, kb) == 0;
 }
 
-double Workload_flops(const Workload *this) { return 2.0 * (double)out_count(this) * (double)reduction(this); }
+double Workload_flops(const Workload *this) {
+    if (this->op == OP_EXPR) return this->expr_flops;
+    return 2.0 * (double)out_count(this) * (double)reduction(this);
+}
 
 double Workload_compulsoryBytes(const Workload *this) {
+    if (this->op == OP_EXPR) return this->expr_bytes;
     ArgInfo args[WORKLOAD_MAX_ARGS];
     int n = Workload_args(this, args);
     double bytes = 0;
@@ -456,6 +512,7 @@ double Workload_compulsoryBytes(const Workload *this) {
 
 int Workload_args(const Workload *this, ArgInfo *args) {
     int n = 0;
+    if (this->op == OP_EXPR && this->expr) return TeTask_args(this->expr, args);
     switch (this->op) {
     case OP_CONV2D:
     case OP_DEPTHWISE_CONV2D: {
@@ -561,6 +618,10 @@ static float epilogue(const Workload *wl, double v, const float *bias, const flo
 }
 
 void Workload_reference(const Workload *this, float **args) {
+    if (this->op == OP_EXPR) {
+        if (this->expr) TeTask_reference(this->expr, args);
+        return;
+    }
     const Workload *wl = this;
     ArgInfo info[WORKLOAD_MAX_ARGS];
     int na = Workload_args(wl, info);
@@ -616,7 +677,9 @@ void Workload_reference(const Workload *this, float **args) {
 
 /* Where element i of the output sits, in words, for the mismatch message. */
 static void describe_index(const Workload *wl, size_t i, char *buf, size_t n) {
-    if (is_conv(wl)) {
+    if (wl->op == OP_EXPR) {
+        snprintf(buf, n, "element %zu of the output of %s", i, wl->expr_name);
+    } else if (is_conv(wl)) {
         int64_t oh = Workload_outH(wl), ow = Workload_outW(wl), c, y, x, b;
         int64_t v = (int64_t)i;
         if (wl->layout == LAYOUT_NCHW) {
@@ -648,6 +711,16 @@ bool Workload_compare(const Workload *this, const float *ref, const float *got, 
     double K = (double)reduction(this);
     double atol = 1e-4 * sqrt(K > 1 ? K : 1), rtol = 1e-4;
     size_t count = out_count(this), bad = 0, first = 0;
+    if (this->op == OP_EXPR && count > 0) {
+        /* An expression's outputs need not be of size sqrt(K)/3 (a softmax's
+         * are ~1/N): scale the absolute part by the reference's RMS, ten
+         * times tighter than above, so that a missing or doubled term of any
+         * size fails while float32 summation order passes. */
+        double ss = 0;
+        for (size_t i = 0; i < count; i++) ss += (double)ref[i] * ref[i];
+        atol = 1e-5 * sqrt(K > 1 ? K : 1) * sqrt(ss / (double)count);
+        if (!isfinite(atol)) atol = 0; /* huge values: the relative part alone */
+    }
     double worst = 0;
     for (size_t i = 0; i < count; i++) {
         double r = ref[i], g = got[i], d = fabs(g - r);

@@ -31,7 +31,10 @@ typedef enum {
     OP_DEPTHWISE_CONV2D,
     OP_DENSE,
     OP_BATCH_MATMUL,
-    OP_COUNT
+    OP_COUNT,
+    /* A tensor expression (`tune --expr FILE.te`, kernels/te_task.h). Outside
+     * 0..OP_COUNT-1: the loops over the template operators leave it out. */
+    OP_EXPR = 64
 } OpKind;
 
 typedef enum { LAYOUT_NCHW = 0, LAYOUT_NHWC } Layout;
@@ -50,6 +53,15 @@ typedef struct Workload {
     int64_t m, k, b;
     /* dense uses `n` above as its output-feature count */
     bool bias, relu, residual;
+    /* OP_EXPR: what the key spells out (so `best`, `view` and the roofline
+     * work from a record's key alone), and the expression itself. */
+    char expr_name[32];       /* the file's name without folder and ".te" */
+    char expr_te[24];         /* the expression's workload key, "te-" and 16 hex digits (te/dag.h) */
+    double expr_flops;
+    double expr_bytes;        /* every input read once and the output written once */
+    int64_t expr_out;         /* elements of the output */
+    int64_t expr_red;         /* the longest reduction of any stage (sets the comparison's tolerance) */
+    const struct TeTask *expr; /* the program, in the session that loaded it; NULL from Workload_parse */
 } Workload;
 
 const char *Op_name(OpKind op); /* "conv2d", "depthwise_conv2d", "dense", "batch_matmul" */
@@ -62,6 +74,9 @@ const char *Layout_name(Layout l);
  *     bias=0|1, relu=0|1, residual=0|1
  *   dense: m, n, k, bias, relu
  *   batch_matmul: b, m, n, k
+ *   expr: name, te, flops, bytes, out, red (the key of a tensor expression, as
+ *     Workload_key writes it; the parsed workload has no program: it serves
+ *     FLOPs and the roofline, not measurements)
  * Unknown keys, missing required keys, non-numbers, and extents <= 0 (pad < 0)
  * are errors whose message names the key. The output size must be >= 1. */
 Status Workload_parse(const char *spec, Workload *out, char *err);

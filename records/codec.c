@@ -62,6 +62,7 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     if (this->src[0]) n_keys += 2;
     bool roof = this->roof_gflops > 0;
     if (roof) n_keys += 3;
+    if (this->steps) n_keys++;
 
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
@@ -113,6 +114,7 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
         pack_i64(&pk, "roof_mem", this->roof_bound);
         pack_str(&pk, "mkey", this->machine_key, strnlen(this->machine_key, sizeof this->machine_key - 1));
     }
+    if (this->steps) pack_str(&pk, "steps", this->steps, strlen(this->steps));
 
     *len = sb.size;
     *bytes = msgpack_sbuffer_release(&sb); /* malloc'd by the sbuffer: the caller frees */
@@ -634,6 +636,12 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
         rec->error_no = (int)i;
         return TT_OK;
     }
+    if (key_is(k, "steps")) {
+        if (v->type != MSGPACK_OBJECT_STR) return tt_fail(err, "key \"steps\" is not a string");
+        free(rec->steps);
+        rec->steps = tt_strndup(v->via.str.ptr, v->via.str.size);
+        return TT_OK;
+    }
     if (key_is(k, "msg")) {
         if (v->type == MSGPACK_OBJECT_NIL) return TT_OK;
         if (v->type != MSGPACK_OBJECT_STR) return tt_fail(err, "key \"msg\" is not a string");
@@ -1024,6 +1032,10 @@ void Record_appendJson(const Record *this, StrBuf *out) {
         json_int(b, this->roof_bound);
         APPEND_LIT(b, ",\"mkey\":");
         json_str(b, this->machine_key, sizeof this->machine_key);
+    }
+    if (this->steps) {
+        APPEND_LIT(b, ",\"steps\":");
+        json_str(b, this->steps, SIZE_MAX);
     }
     APPEND_LIT(b, "}");
 }

@@ -2,7 +2,7 @@
  *
  * The log is an append-only file of msgpack objects: one header map, then one
  * map per measurement (see records/log.h). Records are plain values: a
- * Record owns its heap strings (error_msg) and Record_done frees them.
+ * Record owns its heap strings (error_msg, steps) and Record_done frees them.
  *
  * Encoded keys (msgpack map, string keys, stable across versions):
  *   "task" str, "tmpl" str, "target" str, "index" uint, "choice" [int...],
@@ -17,6 +17,8 @@
  *   machine that measured it), "roof_mem" int (0 = compute-bound, else the
  *   memory level that bounds it: 2 L2, 3 L3, 4 DRAM), "mkey" str
  *   (that machine's key, kernels/machine.h); all three absent = no roof known
+ *   "steps" str (a schedule of a tensor expression, space/steps.h text form:
+ *   replaying it gives the candidate's loop nest; absent for template configs)
  * A reader ignores keys it does not know, so later versions may add keys.
  */
 #ifndef TT_RECORDS_RECORD_H
@@ -55,13 +57,14 @@ typedef struct Record {
     double roof_gflops;            /* 0 = not known */
     int roof_bound;                /* 0 = compute-bound, else the memory level: 2 L2, 3 L3, 4 DRAM */
     char machine_key[17];          /* "" = not known */
+    char *steps;                   /* owned: the schedule's steps (space/steps.h text), NULL for a template config */
 } Record;
 
 /* True for a record imported from another tuner's log (never measured here). */
 static inline bool Record_isImported(const Record *this) { return this->src[0] != '\0'; }
 
 void Record_init(Record *this);         /* zeroes, resources -1 */
-void Record_done(Record *this);         /* frees error_msg */
+void Record_done(Record *this);         /* frees error_msg and steps */
 void Record_copy(Record *dst, const Record *src); /* deep copy; dst must be initialised or done */
 void Record_setError(Record *this, int error_no, const char *msg);
 

@@ -543,6 +543,9 @@ static void fill_record(const Engine *this, const Task *task, const BuildJob *jo
     rec->n_choice = task->space.n_knobs;
     memcpy(rec->choice, job->choice, sizeof(int32_t) * (size_t)task->space.n_knobs);
     Space_format(&task->space, job->choice, rec->config, sizeof rec->config);
+    /* a schedule of a tensor expression: its number and its steps (which replay it) */
+    if (task->wl.op == OP_EXPR) snprintf(rec->config, sizeof rec->config, "sample %llu", (unsigned long long)job->index);
+    if (job->src.steps && !(rec->steps = strdup(job->src.steps))) abort();
     rec->timestamp = clock_wall();
     rec->build_s = job->result.build_s;
     rec->regs = job->result.regs_per_thread;

@@ -20,6 +20,9 @@ static void make_label(const Workload *wl, char *buf, size_t n) {
         snprintf(buf, n, "bmm %lldx%lldx%lldx%lld", (long long)wl->b, (long long)wl->m, (long long)wl->n,
                  (long long)wl->k);
         break;
+    case OP_EXPR:
+        snprintf(buf, n, "expr %s", wl->expr_name);
+        break;
     default:
         snprintf(buf, n, "%s", Op_name(wl->op));
     }

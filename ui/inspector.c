@@ -8,6 +8,8 @@
 
 #include "base/strbuf.h"
 #include "kernels/target.h"
+#include "kernels/te_lower.h"
+#include "kernels/te_task.h"
 #include "ui/state.h"
 
 void Inspector_freeDetail(Inspector *this) {
@@ -63,6 +65,20 @@ static char *regenerate(const UiState *st, const UiTask *t, const Record *rec, c
         return NULL;
     }
     const Task *task = t->task;
+    if (rec->steps && task->wl.op == OP_EXPR && task->wl.expr) {
+        /* a schedule: replayed from the steps the record holds */
+        Steps steps;
+        KernelSource ks;
+        KernelSource_init(&ks);
+        if (Steps_decode(rec->steps, &steps, err) != TT_OK || TeTask_source(task->wl.expr, &steps, &ks, err) != TT_OK) {
+            KernelSource_done(&ks);
+            return NULL;
+        }
+        char *src = ks.source;
+        ks.source = NULL;
+        KernelSource_done(&ks);
+        return src;
+    }
     if (rec->n_choice != task->space.n_knobs) {
         snprintf(err, TT_ERRLEN, "record has %d knobs, the template's space has %d", rec->n_choice,
                  task->space.n_knobs);
@@ -104,6 +120,27 @@ static void describe(const UiState *st, const UiTask *t, const Record *rec, StrB
         p += len;
     }
     StrBuf_append(sb, "\n");
+    if (rec->steps) {
+        /* a tensor expression's schedule: the steps, wrapped between steps */
+        StrBuf_append(sb, "Steps:");
+        col = 6;
+        for (const char *p = rec->steps; *p;) {
+            while (*p == ' ')
+                p++;
+            const char *semi = strchr(p, ';');
+            int len = semi ? (int)(semi - p) + 1 : (int)strlen(p);
+            if (len == 0) break;
+            if (col + 1 + len > 76 && col > 6) {
+                StrBuf_append(sb, "\n     ");
+                col = 5;
+            }
+            StrBuf_append(sb, " ");
+            StrBuf_appendn(sb, p, (size_t)len);
+            col += 1 + len;
+            p += len;
+        }
+        StrBuf_append(sb, "\n");
+    }
     StrBuf_printf(sb, "Error: %s (%d)   build %.2f s   run %.2f s\n", MeasureError_name(rec->error_no), rec->error_no,
                   rec->build_s, rec->run_s);
     if (rec->regs >= 0 || rec->shared_bytes >= 0)
@@ -119,6 +156,7 @@ void Inspector_openDetail(UiState *this, int ti, int fail) {
     const UiTask *t = &this->model.tasks[ti];
     if (fail < 0 || fail >= t->n_fails) return;
     const Record *rec = &t->fails[fail];
+    in->best = false;
     Page p = {0};
     StrBuf sb;
     StrBuf_init(&sb);
@@ -163,6 +201,66 @@ void Inspector_openDetail(UiState *this, int ti, int fail) {
     in->lines = p.lines;
     in->attrs = p.attrs;
     in->n_lines = p.n;
+}
+
+bool Inspector_openBest(UiState *this, int ti) {
+    Inspector *in = &this->insp;
+    Inspector_freeDetail(in);
+    if (ti < 0 || ti >= this->model.n_tasks) return false;
+    const UiTask *t = &this->model.tasks[ti];
+    if (!t->best.task_key[0]) return false;
+    const Record *rec = &t->best;
+    in->best = true;
+    in->task = ti;
+    Page p = {0};
+    StrBuf sb;
+    StrBuf_init(&sb);
+    describe(this, t, rec, &sb);
+    StrBuf_printf(&sb, "Latency: %.4g ms   %.2f GFLOPS   (mean of %d cost%s)", Record_mean(rec) * 1e3,
+                  Record_gflops(rec, t->flops), rec->n_costs, rec->n_costs == 1 ? "" : "s");
+    Page_addText(&p, sb.data, ATTR_NORMAL);
+    StrBuf_done(&sb);
+    char err[TT_ERRLEN] = "";
+    const Task *task = t->task;
+    if (rec->steps) {
+        Page_add(&p, "", 0, ATTR_NORMAL);
+        Page_addText(&p, "--- loop nest (the steps replayed) ---", ATTR_TITLE);
+        Steps steps;
+        LoopNest ln;
+        if (!task || task->wl.op != OP_EXPR || !task->wl.expr) {
+            Page_addText(&p, "the expression is not loaded here (tune --expr shows it; a log view has only the steps)",
+                         ATTR_WARN);
+        } else if (Steps_decode(rec->steps, &steps, err) != TT_OK ||
+                   LoopNest_lower(&ln, &task->wl.expr->dag, &steps, err) != TT_OK) {
+            Page_addText(&p, err, ATTR_WARN);
+        } else {
+            StrBuf nest;
+            StrBuf_init(&nest);
+            LoopNest_print(&ln, &nest);
+            Page_addText(&p, nest.data, ATTR_NORMAL);
+            StrBuf_done(&nest);
+            LoopNest_done(&ln);
+        }
+    }
+    Page_add(&p, "", 0, ATTR_NORMAL);
+    Page_addText(&p, "--- generated source ---", ATTR_TITLE);
+    err[0] = '\0';
+    char *src = regenerate(this, t, rec, err);
+    if (src) {
+        Page_addText(&p, src, ATTR_NORMAL);
+        free(src);
+    } else {
+        char line[TT_ERRLEN + 32];
+        snprintf(line, sizeof line, "cannot regenerate: %s", err);
+        Page_addText(&p, line, ATTR_WARN);
+    }
+    in->lines = p.lines;
+    in->attrs = p.attrs;
+    in->n_lines = p.n;
+    in->mark_line = -1;
+    in->level = INSP_DETAIL;
+    in->scroll = in->hscroll = 0;
+    return true;
 }
 
 bool Inspector_writeReport(UiState *this, char *path, size_t n) {

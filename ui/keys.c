@@ -99,6 +99,7 @@ static int act_help(UiState *st) {
 
 static void open_inspector(UiState *st) {
     Inspector_freeDetail(&st->insp);
+    st->insp.best = false;
     st->insp.level = INSP_GROUPS;
     st->insp.task = st->selected;
     st->insp.group = st->insp.group_top = st->insp.cand = st->insp.cand_top = st->insp.scroll = 0;
@@ -114,6 +115,26 @@ static int act_errors(UiState *st) {
         if (!selected_task(st)) return REACT_NONE;
         open_inspector(st);
     }
+    return REACT_RELAYOUT | REACT_REDRAW;
+}
+
+/* b: the selected task's best candidate (config, steps, loop nest, source); again to close. */
+static int act_best(UiState *st) {
+    if (st->view.overlay == OVERLAY_INSPECTOR && st->insp.best) {
+        st->view.overlay = OVERLAY_NONE;
+        Inspector_freeDetail(&st->insp);
+        st->insp.best = false;
+        return REACT_RELAYOUT | REACT_REDRAW;
+    }
+    if (!selected_task(st)) return REACT_NONE;
+    if (!Inspector_openBest(st, st->selected)) {
+        if (selected_task(st)->row.best_gflops > 0)
+            UiState_setStatus(st, ATTR_WARN, "the best was restored from the log: tunetop best LOG shows it");
+        else
+            UiState_setStatus(st, ATTR_WARN, "no successful candidate yet for this task");
+        return REACT_REDRAW;
+    }
+    st->view.overlay = OVERLAY_INSPECTOR;
     return REACT_RELAYOUT | REACT_REDRAW;
 }
 
@@ -141,6 +162,12 @@ static int act_enter(UiState *st) {
 
 /* Esc / Backspace / Left: one level up, or close the panel. */
 static int act_back(UiState *st) {
+    if (st->view.overlay == OVERLAY_INSPECTOR && st->insp.best) {
+        st->view.overlay = OVERLAY_NONE;
+        Inspector_freeDetail(&st->insp);
+        st->insp.best = false;
+        return REACT_RELAYOUT | REACT_REDRAW;
+    }
     if (st->view.overlay == OVERLAY_INSPECTOR && st->insp.level > INSP_GROUPS) {
         if (st->insp.level == INSP_DETAIL) Inspector_freeDetail(&st->insp);
         st->insp.level--;
@@ -441,7 +468,7 @@ static int act_mouse(UiState *st) {
 }
 
 static int act_write(UiState *st) {
-    if (st->view.overlay != OVERLAY_INSPECTOR || st->insp.level == INSP_GROUPS) {
+    if (st->view.overlay != OVERLAY_INSPECTOR || st->insp.level == INSP_GROUPS || st->insp.best) {
         UiState_setStatus(st, ATTR_WARN, "w writes a failed candidate: open one in the error inspector (e)");
         return REACT_REDRAW;
     }
@@ -507,6 +534,7 @@ static const UiKey KEYS[] = {
     {'/', "/ or F3", NULL, "filter the table: type part of a name or an ID, Enter keeps it, Esc clears", act_filter},
     {UI_KEY_F3, NULL, NULL, NULL, act_filter},
     {'e', "e", "Errors", "error inspector: the task's failures by class and reason", act_errors},
+    {'b', "b", NULL, "best candidate of the task: config, steps, loop nest (expressions), source", act_best},
     {'c', "c", "Curves", "show / hide the curves under the table", act_curves},
     {'x', "x", NULL, "curves: x axis in trials or in wall time (toggle)", act_xaxis},
     {'L', "L", NULL, "curves: logarithmic y axis (toggle)", act_log_y},

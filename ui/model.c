@@ -30,6 +30,7 @@ void UiModel_init(UiModel *this) {
 }
 
 static void UiTask_done(UiTask *t) {
+    Record_done(&t->best);
     free(t->points);
     for (int i = 0; i < t->n_fails; i++)
         Record_done(&t->fails[i]);
@@ -57,6 +58,9 @@ int UiModel_addTask(UiModel *this, int id, const char *key, const char *label, d
     t->id = id;
     snprintf(t->key, sizeof t->key, "%s", key ? key : "");
     snprintf(t->label, sizeof t->label, "%s", label && label[0] ? label : (key ? key : "?"));
+    /* a tensor expression's key is long: its file name says it ("expr softmax") */
+    if (key && strncmp(key, "expr:name=", 10) == 0 && (!label || !label[0] || strcmp(label, key) == 0))
+        snprintf(t->label, sizeof t->label, "expr %.*s", (int)strcspn(key + 10, ","), key + 10);
     t->flops = flops;
     t->weight = weight;
     t->task = task;
@@ -331,6 +335,7 @@ bool UiModel_addRecord(UiModel *this, int ti, const Record *rec, int trial, doub
             t->row.best_gflops = gflops;
             t->row.best_latency_s = Record_mean(rec);
             t->row.best_index = rec->index;
+            Record_copy(&t->best, rec);
             improved = true;
             /* in a log view, the roof recorded with the best (its machine's) */
             if (rec->roof_gflops > 0) {

@@ -58,6 +58,7 @@ typedef struct UiTask {
     UiPoint *points; /* every result in arrival order */
     int n_points, cap_points;
     Record *fails; /* deep copies of failed records */
+    Record best;   /* deep copy of the best record seen here (task_key "" when none): the best page (b) */
     int n_fails, cap_fails;
     UiErrGroup *groups; /* in order of first appearance: indices are stable (UiTask_groupOrder sorts) */
     int n_groups, cap_groups;

@@ -96,12 +96,17 @@ void InspectorPanel_render(CellBuf *cb, Rect r, UiState *st) {
     }
     const UiTask *t = &st->model.tasks[ins->task];
     char title[160];
-    snprintf(title, sizeof title, "Errors of task %d %s: %d failed of %d trials", t->id, t->label, t->n_fails,
-             t->n_points);
+    if (ins->best)
+        snprintf(title, sizeof title, "Best candidate of task %d %s (b or Esc: close)", t->id, t->label);
+    else
+        snprintf(title, sizeof title, "Errors of task %d %s: %d failed of %d trials", t->id, t->label, t->n_fails,
+                 t->n_points);
     CellBuf_box(cb, r, title, st->utf8);
     Rect in = {r.x + 1, r.y + 1, r.w - 2, r.h - 2};
     if (in.w < 10 || in.h < 3) return;
-    if (ins->level == INSP_GROUPS || t->n_groups == 0)
+    if (ins->best)
+        detail_page(cb, in, st);
+    else if (ins->level == INSP_GROUPS || t->n_groups == 0)
         groups_page(cb, in, st, t);
     else if (ins->level == INSP_CANDIDATES)
         candidates_page(cb, in, st, t);

@@ -43,6 +43,7 @@ typedef struct Inspector {
     uint8_t *attrs; /* CellAttr per line */
     int n_lines;
     int mark_line; /* index in lines of the failing source line, -1 if none */
+    bool best;     /* the detail page is the task's best candidate (b), not a failure */
 } Inspector;
 
 /* One status message with the wall time it was shown (the message log, m). */
@@ -127,6 +128,10 @@ const char *UiState_taskStateText(const UiTask *t);
  * ti (config, error, full message, regenerated source with the failing line
  * marked). Frees any previous page. */
 void Inspector_openDetail(UiState *this, int ti, int fail);
+/* The detail page of task ti's best candidate: its config, steps (a tensor
+ * expression's schedule), lowered loop nest (when the expression is loaded)
+ * and source. False when the task has no successful candidate yet. */
+bool Inspector_openBest(UiState *this, int ti);
 void Inspector_freeDetail(Inspector *this);
 /* Writes the candidate (config, error, source) to a text file in
  * report_dir; on success copies the path into path and returns true, else

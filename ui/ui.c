@@ -66,6 +66,8 @@ static void apply_event(UiState *st, EngineEvent *ev) {
         if (ev->record)
             add_trial(st, ev->task_id, ev->trial, ev->record->timestamp, ev->gflops, ev->record->error_no, ev->record,
                       ev->best);
+        /* the best candidate's record, for its page (b) */
+        if (ev->record && ev->best && !ev->record->error_no && ti >= 0) Record_copy(&m->tasks[ti].best, ev->record);
         break;
     case EV_TASK_STATE: /* the row shows it from the next snapshot */
         break;

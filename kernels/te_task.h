@@ -1,0 +1,59 @@
+/* kernels/te_task.h: a tensor expression as a tuning task.
+ *
+ * `tune --expr FILE.te` loads the program into a TeTask and describes it by a
+ * Workload of kind OP_EXPR whose `expr` points here, so that the task, the
+ * runner, the worker, the records, `best` and `view` treat it like any other
+ * workload. The candidates come from the template "te.cpu" (registered with
+ * the others in kernels/registry.c): its space is the numbers of random
+ * schedules, 0..TE_SAMPLES-1; candidate n is the schedule TeSchedule_sample
+ * draws from a generator seeded with n, lowered to a loop nest and emitted as
+ * C in the cpu ABI (kernels/cpu/abi.h). Its step list goes into the
+ * KernelSource and from there into the record ("steps"), which replays it.
+ *
+ * Arguments (kernels/workload.h's convention): the program's inputs in file
+ * order, then its one output. Intermediate tensors live in the kernel's own
+ * scratch (allocated by tt_setup, not timed). The reference is the
+ * interpreter (te/eval.c, double accumulation). */
+#ifndef TT_KERNELS_TE_TASK_H
+#define TT_KERNELS_TE_TASK_H
+
+#include <stdint.h>
+
+#include "base/status.h"
+#include "kernels/template.h"
+#include "kernels/workload.h"
+#include "space/steps.h"
+#include "te/dag.h"
+
+#define TE_SAMPLES (1u << 20) /* schedules a task's space numbers */
+
+typedef struct TeTask {
+    TeProgram *prog;
+    TeDag dag;
+    int out;                          /* the output tensor */
+    int n_in;
+    int in[WORKLOAD_MAX_ARGS];        /* the input tensors, in file order */
+} TeTask;
+
+/* Loads and checks path (with --set overrides) for tuning and fills *wl
+ * (OP_EXPR, pointing at the new task). One "file:line:col: ..." sentence (or
+ * "file: ...") on error: a parse error, more than one output, more than
+ * WORKLOAD_MAX_ARGS - 1 inputs. */
+Status TeTask_load(const char *path, const TeSet *sets, int n_sets, TeTask **out, Workload *wl, char *err);
+void TeTask_delete(TeTask *this);
+
+/* Workload_args of the task (names are the program's tensor names). */
+int TeTask_args(const TeTask *this, ArgInfo *args);
+/* Rounds f16 inputs in place, evaluates the program in double and writes the
+ * output (rounded to float) into args[last]. */
+void TeTask_reference(const TeTask *this, float **args);
+
+/* The schedule numbered `sample` (the same number gives the same steps). */
+void TeTask_sample(const TeTask *this, uint64_t sample, Steps *out);
+/* A complete cpu-ABI translation unit for steps into out (source, entry, and
+ * the steps' text in out->steps). TT_ERR names the step that does not apply. */
+Status TeTask_source(const TeTask *this, const Steps *steps, KernelSource *out, char *err);
+
+extern const Template tmpl_te_cpu;
+
+#endif

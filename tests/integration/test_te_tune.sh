@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `tunetop tune --expr`: real cpu sessions on softmax, layer-norm, max-pool and
+# dense+GELU (small sizes, short budgets). Every record is a schedule with its
+# steps, none is a wrong answer, some are measured; `best` shows the steps of
+# the best candidate; a resume measures nothing twice; bad input is one line.
+. "$(dirname "$0")/lib.sh"
+EX="$(cd "$(dirname "$0")/../../examples/te" && pwd)"
+
+run_expr() { # name sets...
+  local name=$1
+  shift
+  local log="$WORK/$name.log"
+  if "$TT" tune --headless --seed 5 --batch 4 --trials 8 --timeout 5 --no-roof --log "$log" \
+      --expr "$EX/$name.te" "$@" >"$WORK/$name.out" 2>&1; then
+    ok "tune --expr $name.te"
+  else
+    fail "tune --expr $name.te: $(tail -n 5 "$WORK/$name.out")"
+    return
+  fi
+  "$TT" dump "$log" >"$WORK/$name.jsonl" 2>"$WORK/$name.err" || fail "dump $name: $(cat "$WORK/$name.err")"
+  local total steps wrong good
+  total=$(wc -l <"$WORK/$name.jsonl")
+  steps=$(grep -c '"tmpl":"te.cpu".*"steps":"[a-z]' "$WORK/$name.jsonl")
+  wrong=$(grep -c '"err":5,' "$WORK/$name.jsonl")
+  good=$(grep -c '"err":0,' "$WORK/$name.jsonl")
+  [ "$total" -eq 8 ] && ok "$name: 8 records" || fail "$name: $total records (want 8)"
+  [ "$steps" -eq "$total" ] && ok "$name: every record carries its steps" || fail "$name: $steps of $total with steps"
+  [ "$wrong" -eq 0 ] && ok "$name: no wrong answer" || fail "$name: $wrong wrong answers"
+  [ "$good" -ge 1 ] && ok "$name: $good measured" || fail "$name: no successful candidate"
+  "$TT" best "$log" >"$WORK/$name.best" 2>&1 && ok "best $name" || fail "best $name: $(cat "$WORK/$name.best")"
+  grep -q "expr:name=$name," "$WORK/$name.best" && grep -q "^  steps     [a-z_]* [0-9]" "$WORK/$name.best" \
+    && grep -q "GFLOPS" "$WORK/$name.best" && ok "best $name shows the steps and GFLOPS" \
+    || fail "best $name: $(cat "$WORK/$name.best")"
+}
+
+run_expr softmax --set M=8 --set N=40
+run_expr layer_norm --set M=8 --set N=48
+run_expr max_pool --set C=4 --set H=14 --set W=14
+run_expr dense_bias_gelu --set M=8 --set N=24 --set K=32
+
+# resume: the same command with a larger budget restores and measures nothing twice
+LOG="$WORK/softmax.log"
+"$TT" tune --headless --seed 5 --batch 4 --trials 12 --timeout 5 --no-roof --log "$LOG" \
+  --expr "$EX/softmax.te" --set M=8 --set N=40 >"$WORK/resume.out" 2>&1 \
+  && ok "resumed session finished" || fail "resume: $(tail -n 5 "$WORK/resume.out")"
+grep -q "resumed" "$WORK/resume.out" && ok "says what it restored" || fail "no resume message: $(cat "$WORK/resume.out")"
+"$TT" dump "$LOG" >"$WORK/resume.jsonl"
+total=$(wc -l <"$WORK/resume.jsonl")
+dups=$(grep -o '"index":[0-9]*' "$WORK/resume.jsonl" | sort | uniq -d | wc -l)
+[ "$total" -eq 12 ] && [ "$dups" -eq 0 ] && ok "12 records, no schedule measured twice" \
+  || fail "$total records, $dups measured twice"
+
+# bad input: one line, exit 2, no log created
+expect_fail 2 "softmax.te:1:1: --set Q: the file has no 'let Q'" -- "$TT" tune --headless --log "$WORK/bad.log" --expr "$EX/softmax.te" --set Q=2
+expect_fail 2 "--expr is tuned with --tuner random or grid" -- "$TT" tune --headless --log "$WORK/bad.log" --expr "$EX/softmax.te" --tuner xgb
+printf 'input A[4]\nB[i < 4] = A[i]\nC[i < 4] = A[i] * 2\noutput B\noutput C\n' >"$WORK/two.te"
+expect_fail 2 "two.te: tuning takes one output; this file has 2" -- "$TT" tune --headless --log "$WORK/bad.log" --expr "$WORK/two.te"
+expect_fail 2 "is not loaded: tune it with --expr" -- "$TT" tune --headless --log "$WORK/bad.log" --task "expr:name=x,te=te-0000000000000000,flops=1,bytes=8,out=1,red=1"
+[ ! -e "$WORK/bad.log" ] && ok "no log created by bad input" || fail "bad input created a log"
+
+finish

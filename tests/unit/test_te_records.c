@@ -1,0 +1,223 @@
+/* tests/unit/test_te_records.c: a schedule's step list stored in a record
+ * (the "steps" key), written to a log, read back and replayed gives the
+ * identical loop nest; records without steps read as before. A tensor
+ * expression as a task (kernels/te_task.h): its workload key parses back, the
+ * same schedule number gives the same steps, and the comparison the worker
+ * makes rejects wrong outputs even when they are small (a softmax's). */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernels/te_lower.h"
+#include "kernels/te_task.h"
+#include "records/log.h"
+#include "tests/check.h"
+
+static const char *const EXAMPLES[] = {"softmax", "layer_norm", "max_pool", "dense_bias_gelu", "matmul", "conv2d"};
+#define N_EXAMPLES ((int)(sizeof EXAMPLES / sizeof *EXAMPLES))
+#define PER_EXAMPLE 12
+
+static TeProgram *load_example(const char *name, char *err) {
+    const char *data = getenv("TT_TEST_DATA");
+    char path[512];
+    snprintf(path, sizeof path, "%s/../../examples/te/%s.te", data ? data : "tests/data", name);
+    return TeProgram_load(path, NULL, 0, err);
+}
+
+static void print_nest(const TeDag *d, const Steps *s, StrBuf *out, char *err) {
+    LoopNest ln;
+    if (LoopNest_lower(&ln, d, s, err) != TT_OK) {
+        StrBuf_printf(out, "(does not lower: %s)", err);
+        return;
+    }
+    LoopNest_print(&ln, out);
+    LoopNest_done(&ln);
+}
+
+TEST(steps_round_trip_through_a_log) {
+    char path[] = "/tmp/tt-te-records.XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    unlink(path);
+    char err[TT_ERRLEN] = "";
+    LogWriter *w = NULL;
+    off_t torn = 0;
+    CHECK(LogWriter_open(path, "cpu", &w, &torn, err) == TT_OK);
+    if (!w) return;
+
+    static TeDag dags[N_EXAMPLES];
+    TeProgram *progs[N_EXAMPLES] = {0};
+    StrBuf nests[N_EXAMPLES][PER_EXAMPLE];
+    Rng rng;
+    Rng_seed(&rng, 2026);
+    /* one template record without steps among them */
+    Record plain;
+    Record_init(&plain);
+    snprintf(plain.task_key, sizeof plain.task_key, "dense:m=4,n=4,k=4");
+    snprintf(plain.template_name, sizeof plain.template_name, "dense.cpu");
+    snprintf(plain.target, sizeof plain.target, "cpu");
+    plain.n_costs = 1;
+    plain.costs[0] = 1e-6;
+    CHECK(LogWriter_append(w, &plain, err) == TT_OK);
+    for (int e = 0; e < N_EXAMPLES; e++) {
+        progs[e] = load_example(EXAMPLES[e], err);
+        if (!progs[e]) fprintf(stderr, "%s: %s\n", EXAMPLES[e], err);
+        CHECK(progs[e] && TeDag_build(&dags[e], progs[e], err) == TT_OK);
+        for (int k = 0; k < PER_EXAMPLE; k++) {
+            StrBuf_init(&nests[e][k]);
+            if (!progs[e]) continue;
+            Steps s;
+            TeSchedule_sample(&dags[e], &rng, 0, &s);
+            print_nest(&dags[e], &s, &nests[e][k], err);
+            StrBuf text;
+            StrBuf_init(&text);
+            Steps_encode(&s, &text);
+            Record rec;
+            Record_init(&rec);
+            snprintf(rec.task_key, sizeof rec.task_key, "expr:name=%s,te=%s", EXAMPLES[e], dags[e].key);
+            snprintf(rec.template_name, sizeof rec.template_name, "te.cpu");
+            snprintf(rec.target, sizeof rec.target, "cpu");
+            rec.index = (uint64_t)(e * PER_EXAMPLE + k);
+            rec.n_costs = 1;
+            rec.costs[0] = 1e-3 * (k + 1);
+            rec.steps = StrBuf_take(&text);
+            StrBuf_done(&text);
+            CHECK(LogWriter_append(w, &rec, err) == TT_OK);
+            Record_done(&rec);
+        }
+    }
+    LogWriter_close(w);
+
+    LogReader *r = NULL;
+    LogHeader h;
+    CHECK(LogReader_open(path, &r, &h, err) == TT_OK);
+    int replayed = 0, plain_seen = 0;
+    Record rec;
+    Record_init(&rec);
+    char msg[TT_ERRLEN];
+    while (r && LogReader_next(r, &rec, msg) == LOG_RECORD) {
+        if (strcmp(rec.template_name, "dense.cpu") == 0) {
+            CHECK(rec.steps == NULL);
+            char *json = Record_toJson(&rec);
+            CHECK(strstr(json, "\"steps\"") == NULL);
+            free(json);
+            plain_seen++;
+            continue;
+        }
+        CHECK(rec.steps != NULL);
+        if (!rec.steps) continue;
+        int e = (int)(rec.index / PER_EXAMPLE), k = (int)(rec.index % PER_EXAMPLE);
+        CHECK(e < N_EXAMPLES);
+        if (e >= N_EXAMPLES) continue;
+        Steps s;
+        CHECK(Steps_decode(rec.steps, &s, err) == TT_OK);
+        StrBuf again;
+        StrBuf_init(&again);
+        print_nest(&dags[e], &s, &again, err);
+        CHECK_STR(again.data, nests[e][k].data);
+        if (strcmp(again.data, nests[e][k].data) == 0) replayed++;
+        StrBuf_done(&again);
+        char *json = Record_toJson(&rec);
+        CHECK(strstr(json, "\"steps\":\"") != NULL);
+        free(json);
+    }
+    Record_done(&rec);
+    if (r) LogReader_close(r);
+    CHECK_EQ_INT(plain_seen, 1);
+    CHECK_EQ_INT(replayed, N_EXAMPLES * PER_EXAMPLE);
+    for (int e = 0; e < N_EXAMPLES; e++) {
+        for (int k = 0; k < PER_EXAMPLE; k++) StrBuf_done(&nests[e][k]);
+        TeProgram_delete(progs[e]);
+    }
+    unlink(path);
+}
+
+/* Record_copy gives the copy its own steps; Record_done frees them. */
+TEST(record_copy_owns_steps) {
+    Record a, b;
+    Record_init(&a);
+    Record_init(&b);
+    a.steps = strdup("split 0 1 8; parallel 0 0");
+    Record_copy(&b, &a);
+    CHECK(b.steps != a.steps);
+    CHECK_STR(b.steps, "split 0 1 8; parallel 0 0");
+    Record_done(&a);
+    CHECK(a.steps == NULL);
+    CHECK_STR(b.steps, "split 0 1 8; parallel 0 0");
+    Record_done(&b);
+}
+
+TEST(expr_task_key_sample_and_compare) {
+    const char *data = getenv("TT_TEST_DATA");
+    char path[512], err[TT_ERRLEN] = "";
+    snprintf(path, sizeof path, "%s/../../examples/te/softmax.te", data ? data : "tests/data");
+    TeSet sets[] = {{"M", 4}, {"N", 50}};
+    TeTask *t = NULL;
+    Workload wl;
+    CHECK(TeTask_load(path, sets, 2, &t, &wl, err) == TT_OK);
+    if (!t) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    char key[WORKLOAD_KEY_LEN];
+    Workload_key(&wl, key, sizeof key);
+    CHECK(strncmp(key, "expr:name=softmax,te=te-", 24) == 0);
+    Workload back;
+    CHECK(Workload_parse(key, &back, err) == TT_OK);
+    CHECK(back.op == OP_EXPR && back.expr == NULL);
+    CHECK(Workload_equal(&wl, &back));
+    CHECK_NEAR(Workload_flops(&back), Workload_flops(&wl), 0);
+    CHECK_NEAR(Workload_compulsoryBytes(&back), 4.0 * (200 + 200), 0);
+    CHECK_EQ_INT(back.expr_out, 200);
+    CHECK_EQ_INT(back.expr_red, 50);
+    CHECK(Workload_parse("expr:name=x,te=te-1,flops=1,bytes=1,out=1", &back, err) == TT_ERR);
+    CHECK_STR(err, "red: missing key for expr");
+
+    /* the same number, the same steps and source; the source is a cpu-ABI unit */
+    KernelSource a, b;
+    KernelSource_init(&a);
+    KernelSource_init(&b);
+    Steps s1, s2;
+    TeTask_sample(t, 4242, &s1);
+    TeTask_sample(t, 4242, &s2);
+    CHECK(TeTask_source(t, &s1, &a, err) == TT_OK);
+    CHECK(TeTask_source(t, &s2, &b, err) == TT_OK);
+    CHECK(a.steps && b.steps && strcmp(a.steps, b.steps) == 0);
+    CHECK(a.source && b.source && strcmp(a.source, b.source) == 0);
+    CHECK(a.source && strstr(a.source, "int tt_setup(float **args, void **state)") != NULL);
+    KernelSource_done(&a);
+    KernelSource_done(&b);
+
+    /* the reference: each row of a softmax sums to 1; a 2% error in one element fails */
+    ArgInfo info[WORKLOAD_MAX_ARGS];
+    int n = Workload_args(&wl, info);
+    CHECK_EQ_INT(n, 2);
+    CHECK_STR(info[0].name, "X");
+    float *args[2] = {malloc(sizeof(float) * info[0].count), malloc(sizeof(float) * info[1].count)};
+    Workload_fillInputs(&wl, args, 1);
+    Workload_reference(&wl, args);
+    double row = 0;
+    for (int j = 0; j < 50; j++) row += args[1][j];
+    CHECK_NEAR(row, 1.0, 1e-5);
+    float *got = malloc(sizeof(float) * info[1].count);
+    memcpy(got, args[1], sizeof(float) * info[1].count);
+    char msg[256] = "";
+    CHECK(Workload_compare(&wl, args[1], got, msg, sizeof msg));
+    got[17] *= 1.02f;
+    CHECK(!Workload_compare(&wl, args[1], got, msg, sizeof msg));
+    CHECK(strstr(msg, "element 17 of the output of softmax") != NULL);
+    memset(got, 0, sizeof(float) * info[1].count);
+    CHECK(!Workload_compare(&wl, args[1], got, msg, sizeof msg));
+    free(got);
+    free(args[0]);
+    free(args[1]);
+    TeTask_delete(t);
+}
+
+int main(void) {
+    RUN(expr_task_key_sample_and_compare);
+    RUN(steps_round_trip_through_a_log);
+    RUN(record_copy_owns_steps);
+    return check_summary();
+}
