@@ -62,6 +62,9 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     if (this->src[0]) n_keys += 2;
     bool roof = this->roof_gflops > 0;
     if (roof) n_keys += 3;
+    if (this->host[0]) n_keys++;
+    if (this->rank >= 0) n_keys++;
+    if (this->device[0]) n_keys++;
     if (this->steps) n_keys++;
 
     msgpack_sbuffer sb;
@@ -114,6 +117,9 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
         pack_i64(&pk, "roof_mem", this->roof_bound);
         pack_str(&pk, "mkey", this->machine_key, strnlen(this->machine_key, sizeof this->machine_key - 1));
     }
+    if (this->host[0]) pack_str(&pk, "host", this->host, strnlen(this->host, sizeof this->host - 1));
+    if (this->rank >= 0) pack_i64(&pk, "rank", this->rank);
+    if (this->device[0]) pack_str(&pk, "dev", this->device, strnlen(this->device, sizeof this->device - 1));
     if (this->steps) pack_str(&pk, "steps", this->steps, strlen(this->steps));
 
     *len = sb.size;
@@ -680,6 +686,13 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
         rec->machine_key[v->via.str.size] = '\0';
         return TT_OK;
     }
+    if (key_is(k, "host")) return get_str(v, "host", rec->host, sizeof rec->host, err);
+    if (key_is(k, "dev")) return get_str(v, "dev", rec->device, sizeof rec->device, err);
+    if (key_is(k, "rank")) {
+        if (get_int(v, "rank", 0, INT32_MAX, &i, err)) return TT_ERR;
+        rec->rank = (int)i;
+        return TT_OK;
+    }
     return TT_OK;
 }
 
@@ -1032,6 +1045,18 @@ void Record_appendJson(const Record *this, StrBuf *out) {
         json_int(b, this->roof_bound);
         APPEND_LIT(b, ",\"mkey\":");
         json_str(b, this->machine_key, sizeof this->machine_key);
+    }
+    if (this->host[0]) {
+        APPEND_LIT(b, ",\"host\":");
+        json_str(b, this->host, sizeof this->host);
+    }
+    if (this->rank >= 0) {
+        APPEND_LIT(b, ",\"rank\":");
+        json_int(b, this->rank);
+    }
+    if (this->device[0]) {
+        APPEND_LIT(b, ",\"dev\":");
+        json_str(b, this->device, sizeof this->device);
     }
     if (this->steps) {
         APPEND_LIT(b, ",\"steps\":");

@@ -89,6 +89,7 @@ typedef struct ResumeTrial {
     int error_no;
     bool best;        /* a new best of the task when it was recorded */
     Record *failure;  /* the whole record when it failed (error_no != 0), else NULL; owned */
+    Record *best_record; /* the whole record when it was a new best (the UI's best page), else NULL; owned */
 } ResumeTrial;
 
 typedef struct Resume {

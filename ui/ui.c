@@ -210,6 +210,7 @@ static int run_loop(Loop *L) {
                 Engine_snapshot(L->engine, &snap);
                 UiModel_applySnapshot(&st->model, &snap);
                 SessionSnapshot_done(&snap);
+                st->n_devices = Engine_devices(L->engine, st->devices, UI_MAX_DEVICES);
                 if (resort) UiState_sort(st);
                 resort = false;
             }
@@ -236,6 +237,8 @@ static void add_restored(UiState *st, Engine *engine) {
     for (int i = 0; i < n; i++) {
         const ResumeTrial *t = &trials[i];
         add_trial(st, t->task, t->trial, t->timestamp, t->gflops, t->error_no, t->failure, false); /* warned before */
+        int ti = UiModel_findId(&st->model, t->task);
+        if (t->best_record && ti >= 0) Record_copy(&st->model.tasks[ti].best, t->best_record);
     }
     ResumeTrials_free(trials, n);
 }

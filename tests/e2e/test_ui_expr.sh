@@ -1,7 +1,8 @@
 #!/bin/bash
 # `tune --expr` in the terminal UI: the task is "expr softmax"; b opens its
 # best candidate with the steps, the loop nest they replay to and the
-# generated source; b closes it; q quits. Then `tunetop view` of the log shows
+# generated source; b closes it; q quits. A resumed session shows the
+# restored best the same way. Then `tunetop view` of the log shows
 # the best candidate's steps (the loop nest needs the expression, which a log
 # does not hold: the page says so).
 set -u
@@ -22,6 +23,20 @@ wait_until 5 "the best page closed" eval '! grep -q "Best candidate of task" "$S
 keys q
 wait_for 'stop the session and quit' 5
 keys y
+wait_for 'EXIT=[0-9]+' 60
+check_restored
+
+# a resumed session whose budget the log already spent measures nothing: the
+# best page shows the best the engine restored, with its loop nest
+m=$("$TT" dump "$LOG" | grep -c '^{')
+start 120 40 "$TT" tune --expr "$EX/softmax.te" --set M=8 --set N=40 --trials "$m" --batch 4 --no-roof --log "$LOG"
+wait_for 'session finished' 20
+keys b
+wait_for 'Best candidate of task 0 expr softmax' 10
+wait_for 'loop nest \(the steps replayed\)' 5
+wait_for '^│?(for|init|store|update) ' 5
+keys b
+keys q
 wait_for 'EXIT=[0-9]+' 60
 check_restored
 
