@@ -124,6 +124,7 @@ static void full_record(Record *r, int i) {
     if (i % 5 == 1) snprintf(r->src, sizeof r->src, "autotvm x.log:%d", i), r->src_cost = 2e-4;
     if (i % 3 == 0) r->roof_gflops = 123.5, r->roof_bound = 4, snprintf(r->machine_key, sizeof r->machine_key, "0123abcd");
     if (i % 6 == 2) r->steps = strdup("split(0, 4); reorder(1, 0); vectorize(2)"); /* a tensor expression's schedule */
+    if (i % 4 == 1) snprintf(r->host, sizeof r->host, "node%d", i), r->rank = i % 3, snprintf(r->device, sizeof r->device, "cpu");
 }
 
 /* Both decoders on the same bytes: same status, message and record. */
