@@ -70,7 +70,7 @@ enum { TAG_HELLO = 1, TAG_WANT, TAG_JOB, TAG_RESULT, TAG_BEAT, TAG_QUIT };
 
 #define BEAT_S 0.5
 #define RESULT_MSG_MAX 4000
-#define CANCEL_GRACE_S 3.0
+#define CANCEL_GRACE_S 0.5
 
 typedef struct WireJob {
     uint64_t seq;
