@@ -1118,7 +1118,14 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
 }
 
 int Engine_devices(Engine *this, DeviceRow *out, int max) {
-    if (this->cfg.backend) return this->cfg.backend->devices(this->cfg.backend->ctx, out, max);
+    if (this->cfg.backend) {
+        int n = this->cfg.backend->devices(this->cfg.backend->ctx, out, max);
+        if (atomic_load(&this->finished)) /* the session is over: a server still up has nothing more to do */
+            for (int i = 0; i < n; i++)
+                if (out[i].state == DEVSTATE_IDLE || out[i].state == DEVSTATE_BUILDING || out[i].state == DEVSTATE_MEASURING)
+                    out[i].state = DEVSTATE_DONE;
+        return n;
+    }
     if (max < 1) return 0;
     /* a session of one process: itself, as rank 0 */
     memset(out, 0, sizeof *out);
