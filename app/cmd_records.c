@@ -442,6 +442,13 @@ static void print_task(int i, int n, const HistoryTask *t, const char *this_key,
             printf("  with the layout transforms (pack_s %#.3g ms, %.1f%%)\n", best->pack_s * 1e3,
                    100.0 * best->pack_s / with);
         }
+        if (best->host[0] || best->device[0]) {
+            /* where the best was measured (older logs do not say) */
+            printf("  measured  on %s", best->host[0] ? best->host : "?");
+            if (best->rank > 0) printf(", rank %d", best->rank);
+            if (best->device[0]) printf(", %s", best->device);
+            printf("\n");
+        }
         if (best->regs >= 0 || best->shared_bytes >= 0 || best->spills >= 0 || best->local_bytes >= 0) {
             printf("  resources");
             if (best->regs >= 0) printf(" %d registers", best->regs);

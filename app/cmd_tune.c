@@ -1,5 +1,7 @@
 /* app/cmd_tune.c: `tunetop tune`. */
 #include <errno.h>
+#include <fcntl.h>
+#include <termios.h>
 #include <ctype.h>
 #include <getopt.h>
 #include <signal.h>
@@ -13,6 +15,7 @@
 #include "app/expr.h"
 #include "kernels/te_task.h"
 #include "app/opts.h"
+#include "tuner/cluster.h"
 #include "tuner/engine.h"
 #include "tuner/network.h"
 #include "tuner/scheduler.h"
@@ -32,6 +35,42 @@ static void free_sets(TeSet *sets, int n) {
 } /* the signal that asked to stop, 0 = none */
 
 static void on_signal(int sig) { g_stop = sig; }
+
+/* Under an MPI launcher (tuner/cluster.h): this process's rank, the world's
+ * size and, on rank 0 of a world of several, the cluster host. */
+typedef struct TuneMpi {
+    int rank, size;
+    double rank_timeout;
+    ClusterHost *host;
+} TuneMpi;
+
+static int g_mpi_size = 1; /* for the resume hint */
+
+/* Under mpirun, rank 0's stdin is a pipe from mpirun and its process group is
+ * not the terminal's foreground group: for the UI it takes the terminal it
+ * was launched from (its controlling terminal), as a foreground job would,
+ * and gives it back afterwards. Returns the terminal's descriptor, or -1 when
+ * there is none (then the session runs headless). */
+static int take_terminal(pid_t *old_pgrp) {
+    int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+    if (fd < 0) return -1;
+    signal(SIGTTOU, SIG_IGN); /* a background group may take the terminal only so */
+    *old_pgrp = tcgetpgrp(fd);
+    if (*old_pgrp < 0 || tcsetpgrp(fd, getpgrp()) != 0) {
+        close(fd);
+        return -1;
+    }
+    dup2(fd, STDIN_FILENO);
+    dup2(fd, STDOUT_FILENO);
+    return fd;
+}
+
+static void give_terminal(int fd, pid_t old_pgrp) {
+    if (fd < 0) return;
+    fflush(stdout);
+    tcsetpgrp(fd, old_pgrp);
+    close(fd);
+}
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -80,6 +119,9 @@ static void usage(FILE *out) {
             "  --headless            never open the UI\n"
             "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
             "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
+            "under mpirun / srun (rank 0 is the session, ranks >= 1 build and measure; see the README):\n"
+            "  --rank-timeout S      a measure server not heard from for S seconds is lost and its candidates\n"
+            "                        go to the other ranks (default 20)\n"
             "\n"
             "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
             "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures.\n"
@@ -89,7 +131,10 @@ static void usage(FILE *out) {
 
 /* The command line, quoted for a shell, to tell the user how to resume. */
 static void print_resume_hint(int argc, char **argv) {
-    fprintf(stderr, "resume with: tunetop");
+    if (g_mpi_size > 1)
+        fprintf(stderr, "resume with: mpirun -np %d tunetop", g_mpi_size);
+    else
+        fprintf(stderr, "resume with: tunetop");
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         bool plain = a[0] != '\0';
@@ -113,23 +158,44 @@ enum {
     O_TASK = 256, O_NETWORK, O_BATCHSIZE, O_LAYOUT, O_IMAGE, O_SEQ, O_OPS, O_TARGET, O_ARCH, O_COMPILE_ONLY,
     O_TRIALS, O_TUNER, O_SCHED, O_EARLY, O_BATCH, O_BUILDERS, O_THREADS, O_NUMBER, O_REPEAT, O_MINREP, O_TIMEOUT,
     O_BTIMEOUT, O_SEED, O_ROOF_STOP, O_NO_ROOF, O_TRANSFER, O_LOG, O_HEADLESS, O_TABLE, O_NOCOLOR, O_HELP,
-    O_EXPR, O_SET
+    O_EXPR, O_SET, O_RANK_TIMEOUT
 };
 
 /* The loaded --expr programs: their workloads point at them until the session ends. */
 static TeTask *g_exprs[APP_MAX_SETS];
 static int g_n_exprs;
 
-static int tune_main(int argc, char **argv);
+static int tune_main(int argc, char **argv, TuneMpi *mpi);
 
 int cmd_tune(int argc, char **argv) {
-    int rc = tune_main(argc, argv);
+    TuneMpi mpi = {.rank = 0, .size = 1, .rank_timeout = 20};
+    bool launched = Cluster_launched();
+    if (launched && Cluster_available()) {
+        char err[TT_ERRLEN];
+        if (Cluster_init(&argc, &argv, &mpi.rank, &mpi.size, err) != TT_OK) {
+            fprintf(stderr, "tunetop: %s\n", err);
+            return 1;
+        }
+    } else if (launched) {
+        const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+        if (!n) n = getenv("PMI_SIZE");
+        if (n && atoi(n) > 1) {
+            fprintf(stderr, "tunetop: started by an MPI launcher with %s ranks, but this tunetop was built without "
+                            "MPI (install libopenmpi-dev and rebuild)\n", n);
+            return 1;
+        }
+    }
+    g_mpi_size = mpi.size;
+    int rc = tune_main(argc, argv, &mpi);
     for (int i = 0; i < g_n_exprs; i++) TeTask_delete(g_exprs[i]);
     g_n_exprs = 0;
+    if (mpi.rank == 0 && mpi.size > 1 && !mpi.host) Cluster_quitServers(mpi.size);
+    ClusterHost_delete(mpi.host);
+    if (launched && Cluster_available()) Cluster_finalize();
     return rc;
 }
 
-static int tune_main(int argc, char **argv) {
+static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     static const struct option longopts[] = {
         {"task", required_argument, 0, O_TASK},          {"network", required_argument, 0, O_NETWORK},
         {"batch-size", required_argument, 0, O_BATCHSIZE}, {"layout", required_argument, 0, O_LAYOUT},
@@ -147,7 +213,8 @@ static int tune_main(int argc, char **argv) {
         {"table-every", required_argument, 0, O_TABLE},  {"no-color", no_argument, 0, O_NOCOLOR},
         {"roof-stop", required_argument, 0, O_ROOF_STOP}, {"no-roof", no_argument, 0, O_NO_ROOF},
         {"expr", required_argument, 0, O_EXPR},          {"set", required_argument, 0, O_SET},
-        {"help", no_argument, 0, O_HELP},                {0, 0, 0, 0}};
+        {"help", no_argument, 0, O_HELP},                {"rank-timeout", required_argument, 0, O_RANK_TIMEOUT},
+        {0, 0, 0, 0}};
 
     EngineConfig cfg;
     EngineConfig_defaults(&cfg);
@@ -213,6 +280,7 @@ static int tune_main(int argc, char **argv) {
         case O_HEADLESS: headless = true; break;
         case O_TABLE: ok = opt_double(optarg, "--table-every", 0.1, 1e6, &table_every, err); break;
         case O_NOCOLOR: color = false; break;
+        case O_RANK_TIMEOUT: ok = opt_double(optarg, "--rank-timeout", 0.5, 86400, &mpi->rank_timeout, err); break;
         case O_HELP: usage(stdout); free(specs); free_sets(sets, n_sets); return 0;
         case ':': tt_fail(err, "%s needs a value", name); ok = TT_ERR; break;
         default: tt_fail(err, "unknown option '%s' (see tunetop tune --help)", name); ok = TT_ERR; break;
@@ -244,6 +312,11 @@ static int tune_main(int argc, char **argv) {
         goto usage_error;
     }
     if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) goto usage_error;
+    if (mpi->size > 1 && n_expr > 0) {
+        /* a server rebuilds a task from its key, and an expression's key does not carry its program */
+        tt_fail(err, "--expr tasks cannot be measured by MPI ranks yet: run them without mpirun");
+        goto usage_error;
+    }
 
     /* Every task must be valid before anything touches the log. */
     Workload *wls = calloc((size_t)(n_specs + n_expr) + 1, sizeof(Workload));
@@ -304,7 +377,23 @@ static int tune_main(int argc, char **argv) {
             }
 
     const Target *target = NULL;
-    if (app_resolve_device(target_name, arch, cfg.measure.compile_only, &target, &cfg.dev, err) != TT_OK) {
+    Status dev_ok = app_resolve_device(target_name, arch, cfg.measure.compile_only, &target, &cfg.dev, err);
+    if (mpi->rank > 0) {
+        /* a measure server: builds and measures what rank 0 sends until it says quit */
+        free(wls);
+        free(weights);
+        free(specs);
+        char line[TT_ERRLEN + 64];
+        snprintf(line, sizeof line, "%s", err);
+        ServerConfig sc = {.target = target ? target : Target_find("cpu"), .dev = cfg.dev, .measure = cfg.measure,
+                           .builders = cfg.builders, .device_error = dev_ok == TT_OK ? NULL : line};
+        if (ClusterServer_run(&sc, err) != TT_OK) {
+            fprintf(stderr, "tunetop: %s\n", err);
+            return 1;
+        }
+        return 0;
+    }
+    if (dev_ok != TT_OK) {
         fprintf(stderr, "tunetop: %s\n", err);
         free(wls);
         free(weights);
@@ -342,6 +431,17 @@ static int tune_main(int argc, char **argv) {
     free(wls);
     free(weights);
 
+    if (mpi->size > 1) {
+        mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, err);
+        if (!mpi->host) {
+            fprintf(stderr, "tunetop: %s\n", err);
+            for (int i = 0; i < n_wl; i++) Task_done(&tasks[i]);
+            free(tasks);
+            free(specs);
+            return 1;
+        }
+        cfg.backend = ClusterHost_backend(mpi->host);
+    }
     Engine *engine = Engine_new(&cfg, tasks, n_wl, err);
     if (!engine) {
         fprintf(stderr, "tunetop: %s\n", err);
@@ -363,6 +463,10 @@ static int tune_main(int argc, char **argv) {
         free(specs);
         return 1;
     }
+    int tty_fd = -1;
+    pid_t tty_pgrp = 0;
+    if (mpi->size > 1 && !headless && !(isatty(STDOUT_FILENO) && isatty(STDIN_FILENO)))
+        tty_fd = take_terminal(&tty_pgrp);
     bool use_ui = !headless && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
     /* the UI shows what was restored in its message log from the first frame */
     if (resumed[0] && !use_ui) fprintf(stdout, "%s\n", resumed);
@@ -377,7 +481,9 @@ static int tune_main(int argc, char **argv) {
     } else {
         rc = Headless_run(engine, stdout, &g_stop, table_every);
     }
+    give_terminal(tty_fd, tty_pgrp);
     Engine_wait(engine);
+    ClusterHost_finish(mpi->host); /* the servers quit */
     SessionSnapshot snap;
     Engine_snapshot(engine, &snap);
     LogOutcome lo;

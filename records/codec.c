@@ -60,6 +60,9 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
     if (this->src[0]) n_keys += 2;
     bool roof = this->roof_gflops > 0;
     if (roof) n_keys += 3;
+    if (this->host[0]) n_keys++;
+    if (this->rank >= 0) n_keys++;
+    if (this->device[0]) n_keys++;
     if (this->steps) n_keys++;
 
     msgpack_sbuffer sb;
@@ -112,6 +115,9 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err) {
         pack_i64(&pk, "roof_mem", this->roof_bound);
         pack_str(&pk, "mkey", this->machine_key, strnlen(this->machine_key, sizeof this->machine_key - 1));
     }
+    if (this->host[0]) pack_str(&pk, "host", this->host, strnlen(this->host, sizeof this->host - 1));
+    if (this->rank >= 0) pack_i64(&pk, "rank", this->rank);
+    if (this->device[0]) pack_str(&pk, "dev", this->device, strnlen(this->device, sizeof this->device - 1));
     if (this->steps) pack_str(&pk, "steps", this->steps, strlen(this->steps));
 
     *len = sb.size;
@@ -540,6 +546,13 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
         rec->machine_key[v->via.str.size] = '\0';
         return TT_OK;
     }
+    if (key_is(k, "host")) return get_str(v, "host", rec->host, sizeof rec->host, err);
+    if (key_is(k, "dev")) return get_str(v, "dev", rec->device, sizeof rec->device, err);
+    if (key_is(k, "rank")) {
+        if (get_int(v, "rank", 0, INT32_MAX, &i, err)) return TT_ERR;
+        rec->rank = (int)i;
+        return TT_OK;
+    }
     return TT_OK;
 }
 
@@ -745,6 +758,15 @@ char *Record_toJson(const Record *this) {
         json_num(&b, this->roof_gflops);
         StrBuf_printf(&b, ",\"roof_mem\":%d,\"mkey\":", this->roof_bound);
         json_str(&b, this->machine_key, sizeof this->machine_key);
+    }
+    if (this->host[0]) {
+        StrBuf_append(&b, ",\"host\":");
+        json_str(&b, this->host, sizeof this->host);
+    }
+    if (this->rank >= 0) StrBuf_printf(&b, ",\"rank\":%d", this->rank);
+    if (this->device[0]) {
+        StrBuf_append(&b, ",\"dev\":");
+        json_str(&b, this->device, sizeof this->device);
     }
     if (this->steps) {
         StrBuf_append(&b, ",\"steps\":");

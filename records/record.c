@@ -11,6 +11,7 @@ void Record_init(Record *this) {
     this->spills = -1;
     this->shared_bytes = -1;
     this->local_bytes = -1;
+    this->rank = -1;
 }
 
 void Record_done(Record *this) {

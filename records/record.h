@@ -17,6 +17,9 @@
  *   machine that measured it), "roof_mem" int (0 = compute-bound, else the
  *   memory level that bounds it: 2 L2, 3 L3, 4 DRAM), "mkey" str
  *   (that machine's key, kernels/machine.h); all three absent = no roof known
+ *   "host" str, "rank" int, "dev" str: the host name, the MPI rank (0 for a
+ *   session of one process) and the device that built and measured it (absent
+ *   in logs of older versions: unknown)
  *   "steps" str (a schedule of a tensor expression, space/steps.h text form:
  *   replaying it gives the candidate's loop nest; absent for template configs)
  * A reader ignores keys it does not know, so later versions may add keys.
@@ -36,6 +39,8 @@
 #define REC_MAX_COSTS 16
 #define REC_CONFIG_LEN 256
 #define REC_SRC_LEN 96
+#define REC_HOST_LEN 64
+#define REC_DEV_LEN 128
 
 typedef struct Record {
     char task_key[REC_KEY_LEN];    /* Workload_key */
@@ -57,6 +62,9 @@ typedef struct Record {
     double roof_gflops;            /* 0 = not known */
     int roof_bound;                /* 0 = compute-bound, else the memory level: 2 L2, 3 L3, 4 DRAM */
     char machine_key[17];          /* "" = not known */
+    char host[REC_HOST_LEN];       /* "" = not known (an older log) */
+    int rank;                      /* -1 = not known */
+    char device[REC_DEV_LEN];      /* "" = not known */
     char *steps;                   /* owned: the schedule's steps (space/steps.h text), NULL for a template config */
 } Record;
 

@@ -13,6 +13,7 @@ pkgs=(
   ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo  # the opencl target (PoCL runs it on the CPU)
   libomp-dev                                # OpenMP for generated CPU kernels (gcc's libgomp comes with gcc)
   tmux                                      # end-to-end tests of the UI
+  libopenmpi-dev openmpi-bin                # MPI: `mpirun -np K tunetop tune` over ranks and nodes
   clang libclang-rt-14-dev                  # fuzzing: clang and its libFuzzer runtime (tests/fuzz, scripts/fuzz.sh)
   libdnnl-dev libopenblas-dev               # benchmarks only: the vendor libraries we compare against
 )

@@ -120,6 +120,9 @@ struct Engine {
 
     pthread_t thread;
     bool started;
+    char host[REC_HOST_LEN];    /* where this process runs (records of local measurements) */
+    atomic_int measured_here;   /* candidates this process built and measured (devices view) */
+    atomic_int errors_here;
     LogOutcome logo; /* under state_lock: set once when the log fails */
 };
 
@@ -260,6 +263,8 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
         this->own_workdir = true;
     }
     this->cfg.workdir = this->workdir;
+    if (gethostname(this->host, sizeof this->host) != 0) snprintf(this->host, sizeof this->host, "?");
+    this->host[sizeof this->host - 1] = '\0';
     return this;
 }
 
@@ -549,6 +554,9 @@ static void fill_record(const Engine *this, const Task *task, const BuildJob *jo
     rec->spills = job->result.spill_bytes;
     rec->shared_bytes = job->result.shared_bytes;
     rec->local_bytes = job->result.local_bytes;
+    snprintf(rec->host, sizeof rec->host, "%s", this->host);
+    rec->rank = 0;
+    snprintf(rec->device, sizeof rec->device, "%s", this->cfg.dev.name);
     const TaskRun *r = &this->runs[task - this->tasks];
     if (r->roof.gflops > 0) {
         rec->roof_gflops = r->roof.gflops;
@@ -617,6 +625,14 @@ static bool commit_record(Engine *this, int t, Record *rec, double *gflops) {
     return true;
 }
 
+static void record_measurement(Record *rec, const MeasureResult *m, const MeasureOptions *o, double best);
+
+/* The slow cutoff of task t's next candidates: a multiple of its best. */
+static double slow_cutoff(const Engine *this, int t) {
+    double best = this->runs[t].tally.best_latency;
+    return isfinite(best) && SLOW_FACTOR > 0 ? best * SLOW_FACTOR : 0;
+}
+
 static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
     const MeasureOptions *mo = &this->cfg.measure;
     if (job->result.error_no != ERR_NO_ERROR) {
@@ -633,18 +649,25 @@ static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
         this->runner_task = t;
     }
     MeasureOptions opt = *mo;
-    double best = this->runs[t].tally.best_latency;
-    if (isfinite(best) && SLOW_FACTOR > 0) opt.slow_cutoff_s = best * SLOW_FACTOR;
+    opt.slow_cutoff_s = slow_cutoff(this, t);
     MeasureResult mr;
     MeasureResult_init(&mr);
     atomic_store(&this->measuring, 1);
     this->cfg.target->measure(this->runner, &job->src, &job->result, &opt, &mr);
     atomic_store(&this->measuring, 0);
+    if (mr.error_no == ERR_RUNTIME_DEVICE || mr.error_no == ERR_RUN_TIMEOUT) this->runner_task = -1;
+    record_measurement(rec, &mr, &opt, this->runs[t].tally.best_latency);
+    MeasureResult_done(&mr);
+}
+
+/* Fills a record from a measurement's result (local or from a backend). */
+static void record_measurement(Record *rec, const MeasureResult *m, const MeasureOptions *o, double best) {
+    const MeasureResult mr = *m;
+    const MeasureOptions opt = *o;
     rec->run_s = mr.run_s;
     rec->pack_s = mr.pack_s;
     if (mr.error_no != ERR_NO_ERROR) {
         Record_setError(rec, mr.error_no, mr.msg ? mr.msg : MeasureError_name(mr.error_no));
-        if (mr.error_no == ERR_RUNTIME_DEVICE || mr.error_no == ERR_RUN_TIMEOUT) this->runner_task = -1;
     } else {
         rec->n_costs = mr.n_costs < REC_MAX_COSTS ? mr.n_costs : REC_MAX_COSTS;
         memcpy(rec->costs, mr.costs, sizeof(double) * (size_t)rec->n_costs);
@@ -664,7 +687,6 @@ static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
             Record_setError(rec, ERR_NO_ERROR, note);
         }
     }
-    MeasureResult_done(&mr);
 }
 
 static void push_pending(TaskRun *r, uint64_t index) {
@@ -674,6 +696,79 @@ static void push_pending(TaskRun *r, uint64_t index) {
         if (!r->pending) abort();
     }
     r->pending[r->n_pending++] = index;
+}
+
+/* Builds and measures jobs[0..n) of task t through the backend, recording
+ * the outcomes in completion order. Returns true when a pause or a stop cut
+ * it short (the unmeasured jobs are pending again). */
+static bool remote_round(Engine *this, int t, BuildJob *jobs, int n, double *gflops, uint64_t *done_idx, int *n_done,
+                         int *measured_ok) {
+    const MeasureBackend *be = this->cfg.backend;
+    TaskRun *r = &this->runs[t];
+    const Task *task = &this->tasks[t];
+    BackendJob *bj = calloc((size_t)(n ? n : 1), sizeof *bj);
+    double *cut = calloc((size_t)(n ? n : 1), sizeof *cut); /* each job's slow cutoff, by cookie */
+    if (!bj || !cut) abort();
+    for (int i = 0; i < n; i++) {
+        bj[i].cookie = i;
+        snprintf(bj[i].task_key, sizeof bj[i].task_key, "%s", task->key);
+        snprintf(bj[i].template_name, sizeof bj[i].template_name, "%s", task->tmpl->name);
+        bj[i].index = jobs[i].index;
+        bj[i].slow_cutoff_s = cut[i] = slow_cutoff(this, t);
+    }
+    if (n) be->submit(be->ctx, bj, n);
+    free(bj);
+    bool cancelled = false;
+    for (int left = n; left > 0;) {
+        apply_commands(this);
+        if (!cancelled && (atomic_load(&this->stop_requested) || is_paused(this, r) || r->stopped)) {
+            be->cancel(be->ctx);
+            cancelled = true;
+        }
+        BackendOutcome o;
+        if (!be->next(be->ctx, &o, 0.1)) continue;
+        if (o.kind == OUTCOME_NOTE) {
+            emit_log(this, o.fatal ? LOG_ERROR : o.warn ? LOG_WARN : LOG_INFO, -1, "%s", o.note);
+            if (o.fatal) atomic_store(&this->stop_requested, true);
+            continue;
+        }
+        left--;
+        BuildJob *job = &jobs[o.cookie];
+        if (o.kind == OUTCOME_UNMEASURED) {
+            /* never recorded: measured later in this session or by a resume */
+            push_pending(r, job->index);
+            MeasureResult_done(&o.mr);
+            BuildJob_done(job);
+            continue;
+        }
+        job->result.error_no = o.build_error;
+        job->result.build_s = o.build_s;
+        job->result.regs_per_thread = o.regs;
+        job->result.spill_bytes = o.spills;
+        job->result.shared_bytes = o.shared_bytes;
+        job->result.local_bytes = o.local_bytes;
+        Record rec;
+        fill_record(this, task, job, &rec);
+        snprintf(rec.host, sizeof rec.host, "%s", o.host);
+        rec.rank = o.rank;
+        snprintf(rec.device, sizeof rec.device, "%s", o.device);
+        if (o.build_error != ERR_NO_ERROR) {
+            Record_setError(&rec, o.build_error, o.mr.msg ? o.mr.msg : MeasureError_name(o.build_error));
+        } else if (!this->cfg.measure.compile_only) {
+            MeasureOptions opt = this->cfg.measure;
+            opt.slow_cutoff_s = cut[o.cookie];
+            record_measurement(&rec, &o.mr, &opt, cut[o.cookie] > 0 ? cut[o.cookie] / SLOW_FACTOR : INFINITY);
+        }
+        MeasureResult_done(&o.mr);
+        if (commit_record(this, t, &rec, &gflops[*n_done])) {
+            if (gflops[*n_done] > 0) (*measured_ok)++;
+            done_idx[(*n_done)++] = job->index;
+        }
+        Record_done(&rec);
+        BuildJob_done(job);
+    }
+    free(cut);
+    return cancelled;
 }
 
 /* One round: up to n configs of task t. Returns false when a pause, a stop
@@ -724,8 +819,12 @@ static bool run_round(Engine *this, int t, int n) {
      * reach the observers early, steering takes effect within a chunk, and
      * still no compile overlaps a timing. */
     int measured_ok = 0;
-    int chunk = BuilderPool_threads(this->pool) * CHUNK_PER_BUILDER;
     bool drop = false;
+    if (this->cfg.backend) {
+        drop = remote_round(this, t, jobs, n_build, gflops, done_idx, &n_done, &measured_ok);
+        n_build = 0; /* all of them went through the backend */
+    }
+    int chunk = this->pool ? BuilderPool_threads(this->pool) * CHUNK_PER_BUILDER : 1;
     for (int s = 0; s < n_build; s += chunk) {
         int m = n_build - s < chunk ? n_build - s : chunk;
         if (!drop) BuilderPool_run(this->pool, jobs + s, m, &this->stop_requested);
@@ -743,6 +842,8 @@ static bool run_round(Engine *this, int t, int n) {
             Record rec;
             fill_record(this, task, job, &rec);
             measure_job(this, t, job, &rec);
+            atomic_fetch_add(&this->measured_here, 1);
+            if (rec.error_no != ERR_NO_ERROR) atomic_fetch_add(&this->errors_here, 1);
             if (commit_record(this, t, &rec, &gflops[n_done])) {
                 if (gflops[n_done] > 0) measured_ok++;
                 done_idx[n_done++] = job->index;
@@ -906,14 +1007,15 @@ Status Engine_start(Engine *this, char *resumed, size_t resumed_len, char *err) 
     this->tsv = fopen(tsv_path, "a");
     if (this->tsv && fresh_tsv)
         fprintf(this->tsv, "unix_time\tsession_s\ttrials\test_latency_ms\ttask\n");
-    if (!this->cfg.measure.compile_only) {
+    if (!this->cfg.measure.compile_only && !this->cfg.backend) {
         char why[TT_ERRLEN] = "";
         this->runner = this->cfg.target->runner_new(&this->cfg.dev, why);
         if (!this->runner) return tt_fail(err, "%s target: %s", this->cfg.target->name, why);
     }
     int builders = this->cfg.builders > 0 ? this->cfg.builders : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (builders < 1) builders = 1;
-    this->pool = BuilderPool_new(builders, this->cfg.target, &this->cfg.dev, &this->cfg.measure, this->workdir);
+    if (!this->cfg.backend)
+        this->pool = BuilderPool_new(builders, this->cfg.target, &this->cfg.dev, &this->cfg.measure, this->workdir);
     this->t0 = clock_mono();
     for (int t = 0; t < this->n; t++) emit_state(this, t);
     if (pthread_create(&this->thread, NULL, engine_main, this) != 0) return tt_fail(err, "cannot start the engine thread");
@@ -999,6 +1101,36 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
     pthread_mutex_unlock(&this->state_lock);
     out->building = this->pool ? BuilderPool_active(this->pool) : 0;
     out->measuring = atomic_load(&this->measuring);
+    if (this->cfg.backend) {
+        /* the servers' states: how many build, how many time */
+        DeviceRow rows[64];
+        int n = this->cfg.backend->devices(this->cfg.backend->ctx, rows, 64);
+        for (int i = 0; i < n; i++) {
+            out->building += rows[i].state == DEVSTATE_BUILDING;
+            out->measuring += rows[i].state == DEVSTATE_MEASURING;
+        }
+    }
+}
+
+int Engine_devices(Engine *this, DeviceRow *out, int max) {
+    if (this->cfg.backend) return this->cfg.backend->devices(this->cfg.backend->ctx, out, max);
+    if (max < 1) return 0;
+    /* a session of one process: itself, as rank 0 */
+    memset(out, 0, sizeof *out);
+    snprintf(out->host, sizeof out->host, "%s", this->host);
+    snprintf(out->device, sizeof out->device, "%s", this->cfg.dev.name);
+    bool fin = atomic_load(&this->finished);
+    out->state = fin ? DEVSTATE_DONE
+                 : atomic_load(&this->measuring) ? DEVSTATE_MEASURING
+                 : this->pool && BuilderPool_active(this->pool) ? DEVSTATE_BUILDING
+                                                                 : DEVSTATE_IDLE;
+    out->measured = atomic_load(&this->measured_here);
+    out->errors = atomic_load(&this->errors_here);
+    pthread_mutex_lock(&this->state_lock);
+    double el = this->t_end > 0 ? this->t_end : this->t0 > 0 ? now_s(this) : 0;
+    pthread_mutex_unlock(&this->state_lock);
+    out->cand_per_s = el > 0 ? out->measured / el : 0;
+    return 1;
 }
 
 static void remove_workdir(const char *dir) {

@@ -23,6 +23,7 @@
 #include "kernels/machine.h"
 #include "kernels/target.h"
 #include "records/record.h"
+#include "tuner/backend.h"
 #include "tuner/event.h"
 #include "tuner/resume.h"
 #include "tuner/task.h"
@@ -50,6 +51,10 @@ typedef struct EngineConfig {
     bool have_machine;
     MachineFigures machine;
     double roof_stop;       /* the gradient scheduler stops a task at this fraction of its roof (0 = off; default 0.9) */
+    /* Where candidates are built and measured: NULL = this process (builder
+     * pool and runner); else a backend (tuner/backend.h, e.g. MPI ranks) that
+     * outlives the engine. */
+    const MeasureBackend *backend;
 } EngineConfig;
 
 void EngineConfig_defaults(EngineConfig *this);
@@ -85,8 +90,8 @@ typedef struct SessionSnapshot {
     bool all_paused;       /* every task is paused (P), apart from their own pauses */
     double roof_latency_s; /* lower bound: sum of weight * latency at the roof (0 = some task has no roof) */
     int next_task;         /* scheduler's next pick, -1 if none */
-    int building;          /* candidates being compiled now */
-    int measuring;         /* 1 while the runner times a kernel */
+    int building;          /* candidates being compiled now (with a backend: servers building) */
+    int measuring;         /* 1 while the runner times a kernel (with a backend: servers timing) */
     bool finished;
     bool stopped;          /* a stop was requested before the session finished on its own */
     int n_tasks;
@@ -128,6 +133,9 @@ int Engine_drainEvents(Engine *this, EngineEvent *out, int max);
 uint64_t Engine_droppedEvents(const Engine *this);
 
 void Engine_snapshot(Engine *this, SessionSnapshot *out);
+/* The devices that build and measure (the backend's, or this process's own
+ * as rank 0); up to max rows, returns the count. Any thread. */
+int Engine_devices(Engine *this, DeviceRow *out, int max);
 /* The trials restored from the log when the session started (file order,
  * tuner/resume.h), for an observer that shows the whole history: the first
  * call hands them over (*out, free with ResumeTrials_free) and returns how

@@ -59,7 +59,21 @@ void Headless_printTable(FILE *out, Engine *engine, const SessionSnapshot *snap)
         fprintf(out, "Estimated total latency: - ms");
     if (snap->roof_latency_s > 0) fprintf(out, " (at the roofline: %.3f ms)", snap->roof_latency_s * 1e3);
     fprintf(out, "  Trials: %d  Used time: %.0f s  Next ID: %d\n", snap->trials, snap->elapsed_s, snap->next_task);
+    /* a session over MPI ranks: its measure servers under the table */
+    if (Engine_config(engine)->backend) Headless_printDevices(out, engine);
     fflush(out);
+}
+
+void Headless_printDevices(FILE *out, Engine *engine) {
+    DeviceRow rows[64];
+    int n = Engine_devices(engine, rows, 64);
+    fprintf(out, "----------------------------------------------------------------------  [ Devices ]\n");
+    fprintf(out, "| Rank | %-12s | %-32s | State     | Cand/s | Measured | Errors | Heard  |\n", "Host", "Device");
+    for (int i = 0; i < n; i++) {
+        const DeviceRow *d = &rows[i];
+        fprintf(out, "| %4d | %-12.12s | %-32.32s | %-9s | %6.2f | %8d | %6d | %4.0fs |\n", d->rank, d->host, d->device,
+                DeviceState_name(d->state), d->cand_per_s, d->measured, d->errors, d->last_heard_s);
+    }
 }
 
 int Headless_run(Engine *engine, FILE *out, volatile int *stop_flag, double table_every_s) {

@@ -14,5 +14,8 @@ int Headless_run(Engine *engine, FILE *out, volatile int *stop_flag, double tabl
 
 /* Writes the scheduler table of a snapshot (also used by `tunetop best`-like views). */
 void Headless_printTable(FILE *out, Engine *engine, const SessionSnapshot *snap);
+/* Writes the devices table (rank, host, device, state, candidates/s, errors,
+ * last heard from); printed under the scheduler table in an MPI session. */
+void Headless_printDevices(FILE *out, Engine *engine);
 
 #endif

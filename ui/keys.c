@@ -375,6 +375,11 @@ static int act_messages(UiState *st) {
     return REACT_RELAYOUT | REACT_REDRAW;
 }
 
+static int act_devices(UiState *st) {
+    st->view.overlay = st->view.overlay == OVERLAY_DEVICES ? OVERLAY_NONE : OVERLAY_DEVICES;
+    return REACT_RELAYOUT | REACT_REDRAW;
+}
+
 static int act_sort_next(UiState *st) { return act_sort(st); }
 
 static int act_sort_prev(UiState *st) {
@@ -512,6 +517,8 @@ static const UiKey KEYS[] = {
     {'a', "a", NULL, "draw plots with ASCII instead of Braille (toggle)", act_ascii},
     {'l', "l", NULL, "where only one curve fits (small terminals): latency or task GFLOPS", act_latency_first},
     {'m', "m", NULL, "message log: every status message with its time (again to close)", act_messages},
+    {'d', "d", NULL, "devices: the ranks that build and measure, their state and rate (again to close)",
+     act_devices},
     {'o', "o", "Sort", "sort by the next column: ID, latency share, trials, best, errors", act_sort},
     {'>', "> or F6", NULL, "sort by the next column (clicking a column title sorts by it)", act_sort_next},
     {UI_KEY_F6, NULL, NULL, NULL, act_sort_next},

@@ -13,7 +13,7 @@
 #define LAYOUT_MIN_ROWS 24
 #define LAYOUT_HEADER_ROWS 3
 
-typedef enum { OVERLAY_NONE = 0, OVERLAY_HELP, OVERLAY_INSPECTOR, OVERLAY_MESSAGES } Overlay;
+typedef enum { OVERLAY_NONE = 0, OVERLAY_HELP, OVERLAY_INSPECTOR, OVERLAY_MESSAGES, OVERLAY_DEVICES } Overlay;
 
 typedef struct LayoutView {
     bool curves;     /* show the curves panels under the table */

@@ -266,3 +266,34 @@ void Help_render(CellBuf *cb, Rect r, UiState *st) {
     }
 #undef EMIT
 }
+
+void Devices_render(CellBuf *cb, Rect r, const UiState *st) {
+    char title[96];
+    snprintf(title, sizeof title, "Devices (%d; d or Esc closes)", st->n_devices);
+    CellBuf_box(cb, r, title, st->utf8);
+    Rect in = {r.x + 1, r.y + 1, r.w - 2, r.h - 2};
+    if (in.h < 2 || in.w < 40) return;
+    char line[512];
+    snprintf(line, sizeof line, "%4s  %-14s %-30s %-9s %7s %8s %6s %6s %7s", "rank", "host", "device", "state",
+             "cand/s", "measured", "errors", "held", "heard");
+    CellBuf_text(cb, in.x, in.y, line, ATTR_TITLE, in.w);
+    if (st->n_devices == 0) {
+        CellBuf_text(cb, in.x, in.y + 1, "no device reported yet", ATTR_DIM, in.w);
+        return;
+    }
+    for (int i = 0; i < st->n_devices && i + 1 < in.h; i++) {
+        const DeviceRow *d = &st->devices[i];
+        char heard[16];
+        if (d->rank == 0)
+            snprintf(heard, sizeof heard, "-"); /* this process */
+        else
+            snprintf(heard, sizeof heard, "%.1fs ago", d->last_heard_s);
+        snprintf(line, sizeof line, "%4d  %-14.14s %-30.30s %-9s %7.2f %8d %6d %6d %7s", d->rank, d->host, d->device,
+                 DeviceState_name(d->state), d->cand_per_s, d->measured, d->errors, d->in_flight, heard);
+        CellAttr a = d->state == DEVSTATE_LOST || d->state == DEVSTATE_FAILED ? ATTR_FAILED
+                     : d->state == DEVSTATE_MEASURING                         ? ATTR_MEASURING
+                     : d->state == DEVSTATE_DONE                              ? ATTR_DONE
+                                                                              : ATTR_NORMAL;
+        CellBuf_text(cb, in.x, in.y + 1 + i, line, a, in.w);
+    }
+}

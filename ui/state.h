@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "kernels/template.h"
+#include "tuner/backend.h"
 #include "ui/cellbuf.h"
 #include "ui/layout.h"
 #include "ui/model.h"
@@ -60,6 +61,8 @@ typedef enum { CONFIRM_NONE = 0, CONFIRM_STOP_TASKS, CONFIRM_QUIT } Confirm;
 /* Curves' x axis: the task's trial number or the wall time of each trial. */
 typedef enum { XAXIS_TRIALS = 0, XAXIS_TIME } XAxis;
 
+#define UI_MAX_DEVICES 32
+
 typedef struct UiState {
     UiModel model;
     LayoutView view;
@@ -99,6 +102,9 @@ typedef struct UiState {
     bool have_dev;
     Dialect dialect;
     const char *report_dir; /* where `w` writes bug reports ("." when NULL) */
+    /* the devices view (d): who builds and measures, refreshed every frame */
+    DeviceRow devices[UI_MAX_DEVICES];
+    int n_devices;
 } UiState;
 
 void UiState_init(UiState *this);

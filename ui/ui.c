@@ -210,6 +210,7 @@ static int run_loop(Loop *L) {
                 Engine_snapshot(L->engine, &snap);
                 UiModel_applySnapshot(&st->model, &snap);
                 SessionSnapshot_done(&snap);
+                st->n_devices = Engine_devices(L->engine, st->devices, UI_MAX_DEVICES);
                 if (resort) UiState_sort(st);
                 resort = false;
             }

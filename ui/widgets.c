@@ -517,6 +517,8 @@ void Screen_render(CellBuf *cb, UiState *st) {
             Help_render(cb, p, st);
         else if (i == 4 && st->view.overlay == OVERLAY_MESSAGES)
             MessageLog_render(cb, p, st);
+        else if (i == 4 && st->view.overlay == OVERLAY_DEVICES)
+            Devices_render(cb, p, st);
         else if (i == 4)
             InspectorPanel_render(cb, p, st);
         else if (i == 5)

@@ -37,6 +37,8 @@ void Table_render(CellBuf *cb, Rect r, UiState *st);
 /* The sort key of the column title at x in a table drawn in r (SORT_COUNT: none). */
 SortKey Table_sortKeyAt(Rect r, int x);
 void MessageLog_render(CellBuf *cb, Rect r, UiState *st);
+/* The devices view: rank, host, device, state, candidates/s, errors, last heard from. */
+void Devices_render(CellBuf *cb, Rect r, const UiState *st);
 void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st);
 void SessionCurve_render(CellBuf *cb, Rect r, const UiState *st);
 /* Also keeps the inspector's list scroll positions in range. */

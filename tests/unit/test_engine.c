@@ -946,6 +946,127 @@ TEST(every_log_call_failing_in_turn_loses_nothing_and_invents_nothing) {
     CHECK_EQ_INT(passed, sessions);
 }
 
+
+/* ---- a measure backend (tuner/backend.h), as the MPI ranks are one ----------- */
+
+/* Hands outcomes back newest first (completion order is not submission
+ * order); the first time it sees every 5th job it gives it back unmeasured
+ * (as a lost rank would), once it says a note; b == 5 fails to build. */
+typedef struct FakeBackend {
+    BackendJob jobs[256];
+    int n;
+    int seen_jobs, unmeasured, notes;
+    uint64_t given_back[256]; /* index + 1 of jobs given back unmeasured */
+    int n_given_back;
+} FakeBackend;
+
+static void fb_submit(void *ctx, const BackendJob *jobs, int n) {
+    FakeBackend *fb = ctx;
+    for (int i = 0; i < n && fb->n < 256; i++) fb->jobs[fb->n++] = jobs[i];
+}
+
+static bool fb_next(void *ctx, BackendOutcome *out, double timeout_s) {
+    FakeBackend *fb = ctx;
+    memset(out, 0, sizeof *out);
+    MeasureResult_init(&out->mr);
+    if (fb->notes == 0) {
+        fb->notes++;
+        out->kind = OUTCOME_NOTE;
+        out->warn = true;
+        snprintf(out->note, sizeof out->note, "rank 2 on fakehost: a note");
+        return true;
+    }
+    if (fb->n == 0) return false;
+    BackendJob j = fb->jobs[--fb->n];
+    out->cookie = j.cookie;
+    bool again = false;
+    for (int i = 0; i < fb->n_given_back; i++) again |= fb->given_back[i] == j.index + 1;
+    if (++fb->seen_jobs % 5 == 0 && !again && fb->n_given_back < 256) {
+        out->kind = OUTCOME_UNMEASURED;
+        fb->given_back[fb->n_given_back++] = j.index + 1;
+        fb->unmeasured++;
+        return true;
+    }
+    out->kind = OUTCOME_MEASURED;
+    int32_t c[2];
+    Space sp;
+    Space_init(&sp);
+    char err[TT_ERRLEN];
+    fake_space(NULL, NULL, &sp, err);
+    Space_decode(&sp, j.index, c);
+    int a = (int)Space_option(&sp, c, 0), b = (int)Space_option(&sp, c, 1);
+    Space_done(&sp);
+    out->regs = out->spills = -1;
+    out->shared_bytes = out->local_bytes = -1;
+    if (b == 5) {
+        out->build_error = ERR_COMPILE_HOST;
+        out->mr.msg = strdup("k.c:3:1: error: expected ';'");
+    } else {
+        out->mr.n_costs = 2;
+        out->mr.costs[0] = out->mr.costs[1] = 1e-3 * (1 + abs(a - 3) + abs(b - 2));
+    }
+    snprintf(out->host, sizeof out->host, "fakehost");
+    out->rank = 2;
+    snprintf(out->device, sizeof out->device, "fake device");
+    return true;
+}
+
+static void fb_cancel(void *ctx) {}
+
+static int fb_devices(void *ctx, DeviceRow *out, int max) {
+    if (max < 1) return 0;
+    memset(out, 0, sizeof *out);
+    out->rank = 2;
+    snprintf(out->host, sizeof out->host, "fakehost");
+    out->state = DEVSTATE_MEASURING;
+    return 1;
+}
+
+TEST(measure_backend_records_completion_order_and_requeues) {
+    unlink(log_path);
+    FakeBackend fb = {0};
+    MeasureBackend be = {.ctx = &fb, .submit = fb_submit, .next = fb_next, .cancel = fb_cancel,
+                         .devices = fb_devices};
+    EngineConfig cfg;
+    config(&cfg, 40, "random");
+    cfg.backend = &be;
+    Seen seen = {0};
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(1), 1, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    DeviceRow rows[4];
+    CHECK_EQ_INT(Engine_devices(e, rows, 4), 1);
+    CHECK_EQ_INT(rows[0].rank, 2);
+    run_to_end(e, &seen);
+    CHECK_EQ_INT(seen.results, 40);
+    CHECK(fb.unmeasured > 0);
+    CHECK(strstr(seen.all_logs, "rank 2 on fakehost: a note") != NULL);
+    Engine_delete(e);
+    int dups;
+    CHECK_EQ_INT(log_records(&dups), 40);
+    CHECK_EQ_INT(dups, 0);
+    /* every record says where it was measured; a job given back unmeasured was measured later */
+    LogReader *rd;
+    LogHeader h;
+    CHECK(LogReader_open(log_path, &rd, &h, err) == TT_OK);
+    Record rec;
+    Record_init(&rec);
+    int here = 0, compile_errors = 0, requeued_measured = 0;
+    while (LogReader_next(rd, &rec, err) == LOG_RECORD) {
+        if (strcmp(rec.host, "fakehost") == 0 && rec.rank == 2 && strcmp(rec.device, "fake device") == 0) here++;
+        if (rec.error_no == ERR_COMPILE_HOST) compile_errors++;
+        for (int i = 0; i < fb.n_given_back; i++) requeued_measured += fb.given_back[i] == rec.index + 1;
+    }
+    Record_done(&rec);
+    LogReader_close(rd);
+    /* INSTANTIATION errors never reach the backend: they name this process */
+    CHECK(here > 0);
+    CHECK(compile_errors > 0);
+    CHECK(requeued_measured > 0);
+}
+
 TEST(bad_config_is_an_error) {
     EngineConfig cfg;
     config(&cfg, 10, "no-such-tuner");
@@ -1040,6 +1161,7 @@ int main(void) {
     snprintf(log_path, sizeof log_path, "%s/tt-engine-%d.log", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
              (int)getpid());
     RUN(budget_errors_and_best);
+    RUN(measure_backend_records_completion_order_and_requeues);
     RUN(paused_task_gets_nothing_then_resume_restores);
     RUN(pause_mid_round_loses_no_config);
     RUN(stop_task_and_stop_session);

@@ -175,6 +175,20 @@ TEST(round_trip_every_field) {
     CHECK_EQ_INT(b.shared_bytes, 232448);
     free(bytes);
 
+    /* where it was measured: host, rank, device round trip; absent (older logs) = "", -1, "" */
+    snprintf(a.host, sizeof a.host, "node17.cluster");
+    a.rank = 3;
+    snprintf(a.device, sizeof a.device, "NVIDIA H100 80GB HBM3");
+    CHECK(Record_encode(&a, &bytes, &len, err) == TT_OK);
+    CHECK(Record_decode(bytes, len, &b, err) == TT_OK);
+    CHECK_STR(b.host, "node17.cluster");
+    CHECK_EQ_INT(b.rank, 3);
+    CHECK_STR(b.device, "NVIDIA H100 80GB HBM3");
+    free(bytes);
+    char *js = Record_toJson(&a);
+    CHECK(strstr(js, "\"host\":\"node17.cluster\",\"rank\":3,\"dev\":\"NVIDIA H100 80GB HBM3\"") != NULL);
+    free(js);
+
     /* absent resources and message: the keys are not written and read back as -1 / NULL */
     Record c;
     Record_init(&c);
@@ -190,6 +204,8 @@ TEST(round_trip_every_field) {
     CHECK_EQ_INT(b.spills, -1);
     CHECK_EQ_INT(b.shared_bytes, -1);
     CHECK_EQ_INT(b.local_bytes, -1);
+    CHECK(memmem(bytes, len, "host", 4) == NULL);
+    CHECK(b.host[0] == '\0' && b.rank == -1 && b.device[0] == '\0');
     /* a trailing byte is not one record */
     bytes = realloc(bytes, len + 1);
     bytes[len] = 0x01;

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# mpirun -np 3 on this machine (loopback), cpu target: rank 0 is the session,
+# ranks 1 and 2 build and measure.
+#  1. a session completes; every record names its host and rank (1 or 2); no
+#     (task, config) is measured twice; `best` works and says where.
+#  2. kill -9 of rank 2 under `mpirun --enable-recovery`: rank 0 declares it
+#     lost, re-queues its candidates and finishes the budget with rank 1.
+#  3. kill -9 of rank 2 under a plain mpirun (which then ends the whole job):
+#     the log is intact, and the same command resumes and finishes the budget
+#     with nothing measured twice.
+# Registered only when MPI was found (tests/CMakeLists.txt).
+. "$(dirname "$0")/../integration/lib.sh"
+MPIRUN=${MPIRUN:-mpirun} # a name on PATH: Open MPI reads an absolute path to mpirun as a --prefix
+# Under the sanitizer pass, leak checking is off for the ranks: Open MPI unloads
+# its plugins at MPI_Finalize, so LeakSanitizer cannot attribute (or suppress)
+# what they keep. Memory errors are still caught; the engine's side of the
+# backend is leak-checked by test_engine with a fake backend.
+mpi=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$MPIRUN" --oversubscribe --allow-run-as-root
+     --bind-to none)
+task=(--task dense:m=16,n=32,k=32 --task dense:m=8,n=64,k=32)
+common=(tune --headless --tuner random --seed 5 --batch 8 --builders 1 --no-roof --table-every 1 "${task[@]}")
+
+# no_dupes LOG: every (task, index) once
+no_dupes() {
+  local d
+  d=$("$TT" dump "$1" | grep -o '"task":"[^"]*"\|"index":[0-9]*' | paste - - | sort | uniq -d | wc -l)
+  [ "$d" -eq 0 ] && ok "$2: no (task, config) measured twice" || fail "$2: $d (task, config) pairs measured twice"
+}
+count() { "$TT" dump "$1" 2>/dev/null | wc -l; }
+rank_pid() { # rank_pid MPIRUN_PID RANK: the pid of that rank's tunetop
+  local p
+  for p in $(pgrep -P "$1"); do
+    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then echo "$p"; return; fi
+  done
+}
+wait_records() { # wait_records LOG N: up to 40 s
+  for _ in $(seq 1 400); do [ "$(count "$1")" -ge "$2" ] && return 0; sleep 0.1; done
+  return 1
+}
+
+# ---- 1. a whole session
+L1="$WORK/one.log"
+"${mpi[@]}" -np 3 "$TT" "${common[@]}" --trials 16 --log "$L1" </dev/null >"$WORK/one.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ok "mpirun -np 3: session done" || fail "mpirun -np 3 exit $rc: $(tail -n 5 "$WORK/one.out")"
+n=$(count "$L1")
+[ "$n" -eq 16 ] && ok "16 records" || fail "$n records (want 16)"
+bad=$("$TT" dump "$L1" | grep -vc '"host":"[^"]\+".*"rank":[12],')
+[ "$bad" -eq 0 ] && ok "every record names its host and a server rank" || fail "$bad records without host / rank 1-2"
+ranks=$("$TT" dump "$L1" | grep -o '"rank":[0-9]*' | sort -u | tr '\n' ' ')
+ok "ranks that measured: $ranks"
+no_dupes "$L1" "session"
+grep -q "\[ Devices \]" "$WORK/one.out" && grep -qE "^\| +2 \| " "$WORK/one.out" && ok "headless devices table" ||
+  fail "no devices table in the headless output"
+"$TT" best "$L1" >"$WORK/best.out" 2>&1 && grep -q "measured  on .*, rank [12]" "$WORK/best.out" &&
+  ok "best: $(grep -m1 'measured  on' "$WORK/best.out")" || fail "best: $(cat "$WORK/best.out")"
+
+# ---- 2. kill -9 of a server; --enable-recovery: the session goes on
+L2="$WORK/two.log"
+"${mpi[@]}" --enable-recovery -np 3 "$TT" "${common[@]}" --trials 24 --rank-timeout 2 --log "$L2" \
+  </dev/null >"$WORK/two.out" 2>&1 &
+mp=$!
+if wait_records "$L2" 6; then
+  victim=$(rank_pid "$mp" 2)
+  kill -9 "$victim" && ok "killed rank 2 (pid $victim) with $(count "$L2") records on disk"
+else
+  fail "no records after 40 s: $(tail -n 5 "$WORK/two.out")"
+fi
+wait "$mp"
+rc=$?
+[ $rc -eq 0 ] && ok "session with a lost rank finished (mpirun exit 0)" || fail "mpirun exit $rc: $(tail -n 5 "$WORK/two.out")"
+grep -q "rank 2 on .* lost" "$WORK/two.out" && ok "$(grep -m1 'rank 2 on .* lost' "$WORK/two.out")" ||
+  fail "rank 2 not reported lost"
+grep -qE "^\| +2 \| .*\| lost " "$WORK/two.out" && ok "devices table shows rank 2 lost" || fail "devices table: no lost rank 2"
+n=$(count "$L2")
+[ "$n" -eq 24 ] && ok "the budget was finished by rank 1: 24 records" || fail "$n records (want 24)"
+no_dupes "$L2" "lost rank"
+
+# ---- 3. kill -9 under a plain mpirun: the job ends, the same command resumes
+L3="$WORK/three.log"
+cmd3=("${mpi[@]}" -np 3 "$TT" "${common[@]}" --trials 24 --log "$L3")
+"${cmd3[@]}" </dev/null >"$WORK/three.out" 2>&1 &
+mp=$!
+if wait_records "$L3" 6; then
+  victim=$(rank_pid "$mp" 2)
+  kill -9 "$victim" && ok "killed rank 2 (pid $victim)"
+else
+  fail "no records after 40 s: $(tail -n 5 "$WORK/three.out")"
+fi
+wait "$mp"
+rc=$?
+before=$(count "$L3")
+[ $rc -ne 0 ] && ok "plain mpirun ended the job (exit $rc) with $before records" || fail "mpirun exit 0 after a kill"
+"$TT" dump "$L3" >/dev/null 2>"$WORK/dump3.err" && ok "log intact after the abort" || fail "dump: $(cat "$WORK/dump3.err")"
+no_dupes "$L3" "aborted job"
+"${cmd3[@]}" </dev/null >"$WORK/three2.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ok "the same command resumed and finished" || fail "resume exit $rc: $(tail -n 5 "$WORK/three2.out")"
+grep -q "resumed" "$WORK/three2.out" && ok "$(grep -m1 -o 'resumed [^;]*' "$WORK/three2.out")" || fail "no resume message"
+n=$(count "$L3")
+[ "$n" -eq 24 ] && ok "24 records after the resume" || fail "$n records after the resume (want 24)"
+no_dupes "$L3" "resumed"
+
+finish

@@ -1,0 +1,918 @@
+/* tuner/cluster.c: see cluster.h. The wire format is fixed-size C structs
+ * (every rank runs the same tunetop binary): a job, a result (plus its
+ * message text), a hello, a heartbeat, a request for work, quit. */
+#include "tuner/cluster.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "tuner/builder.h"
+#include "tuner/task.h"
+
+static const char *const DEVSTATE_NAMES[] = {"starting", "idle", "building", "measuring", "lost", "failed", "done"};
+
+const char *DeviceState_name(DeviceState s) {
+    return s >= DEVSTATE_STARTING && s <= DEVSTATE_DONE ? DEVSTATE_NAMES[s] : "?";
+}
+
+bool Cluster_launched(void) {
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) return true;
+    }
+    return false;
+}
+
+#ifndef TT_HAVE_MPI
+
+bool Cluster_available(void) { return false; }
+
+Status Cluster_init(int *argc, char ***argv, int *rank, int *size, char *err) {
+    *rank = 0;
+    *size = 1;
+    return tt_fail(err, "this tunetop was built without MPI (install libopenmpi-dev and rebuild)");
+}
+
+void Cluster_finalize(void) {}
+void Cluster_quitServers(int size) {}
+
+Status ClusterServer_run(const ServerConfig *cfg, char *err) {
+    return tt_fail(err, "this tunetop was built without MPI");
+}
+
+ClusterHost *ClusterHost_new(int size, double lost_after_s, char *err) {
+    tt_fail(err, "this tunetop was built without MPI");
+    return NULL;
+}
+
+const MeasureBackend *ClusterHost_backend(ClusterHost *this) { return NULL; }
+void ClusterHost_finish(ClusterHost *this) {}
+void ClusterHost_delete(ClusterHost *this) {}
+
+#else
+
+#include <mpi.h>
+
+enum { TAG_HELLO = 1, TAG_WANT, TAG_JOB, TAG_RESULT, TAG_BEAT, TAG_QUIT };
+
+#define BEAT_S 0.5
+#define RESULT_MSG_MAX 4000
+#define CANCEL_GRACE_S 3.0
+
+typedef struct WireJob {
+    uint64_t seq;
+    uint64_t index;
+    double slow_cutoff_s;
+    char task_key[WORKLOAD_KEY_LEN];
+    char template_name[64];
+} WireJob;
+
+typedef struct WireResult {
+    uint64_t seq;
+    int32_t build_error, meas_error;
+    int32_t regs, spills;
+    int64_t shared_bytes, local_bytes;
+    double build_s, run_s, pack_s;
+    int32_t n_costs;
+    int32_t msg_len;
+    double costs[MEASURE_MAX_COSTS];
+} WireResult;
+
+typedef struct WireHello {
+    int32_t ok;
+    int32_t slots;
+    char host[BACKEND_HOST_LEN];
+    char device[BACKEND_DEV_LEN];
+    char error[TT_ERRLEN];
+} WireHello;
+
+typedef struct WireWant {
+    int32_t free_slots;
+    int64_t received; /* jobs received so far: rank 0 subtracts what is still on the way */
+} WireWant;
+
+typedef struct WireBeat {
+    int32_t state; /* DeviceState */
+    int32_t held;
+    int32_t lock_timeouts; /* times it went on without the node lock */
+} WireBeat;
+
+bool Cluster_available(void) { return true; }
+
+/* Set once a rank was lost (rank 0) or rank 0 said so (servers): Open MPI
+ * 4.1's MPI_Finalize then waits for the dead rank forever, so it is skipped
+ * (mpirun --enable-recovery still ends with status 0). */
+static atomic_bool g_rank_lost;
+
+Status Cluster_init(int *argc, char ***argv, int *rank, int *size, char *err) {
+    int provided = 0;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+        return tt_fail(err, "MPI_Init_thread failed");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    if (provided < MPI_THREAD_SERIALIZED) {
+        /* rank 0 makes its MPI calls from a thread other than main */
+        MPI_Finalize();
+        return tt_fail(err, "the MPI library gives thread level %d, tunetop needs MPI_THREAD_SERIALIZED", provided);
+    }
+    return TT_OK;
+}
+
+void Cluster_quitServers(int size) {
+    for (int r = 1; r < size; r++) {
+        char q = 0;
+        MPI_Send(&q, 1, MPI_BYTE, r, TAG_QUIT, MPI_COMM_WORLD);
+    }
+}
+
+void Cluster_finalize(void) {
+    if (atomic_load(&g_rank_lost)) return;
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin) MPI_Finalize();
+}
+
+static void sleep_s(double s) {
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static void abs_deadline(struct timespec *ts, double s) {
+    clock_gettime(CLOCK_REALTIME, ts);
+    long ns = ts->tv_nsec + (long)(s * 1e9);
+    ts->tv_sec += ns / 1000000000L;
+    ts->tv_nsec = ns % 1000000000L;
+}
+
+/* ==== measure server (ranks >= 1) ========================================= */
+
+typedef struct SJob {
+    WireJob w;
+} SJob;
+
+typedef struct Server {
+    const ServerConfig *cfg;
+    int rank;
+    int slots;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    SJob *queue; /* received, not started */
+    int n_queue;
+    int held;    /* received and not yet answered */
+    char *out;   /* results to send: packed WireResult + text, one after another */
+    size_t out_len, out_cap;
+    atomic_bool quit;
+    atomic_int state; /* DeviceState */
+    int lock_fd;      /* node lock (cpu), -1 = none */
+    atomic_int lock_timeouts; /* times it went on without the node lock */
+} Server;
+
+static void server_push_result(Server *this, const WireResult *res, const char *msg) {
+    WireResult r = *res;
+    size_t n = msg ? strlen(msg) : 0;
+    if (n > RESULT_MSG_MAX) n = RESULT_MSG_MAX;
+    r.msg_len = (int32_t)n;
+    pthread_mutex_lock(&this->lock);
+    size_t need = this->out_len + sizeof r + n;
+    if (need > this->out_cap) {
+        this->out_cap = need * 2;
+        this->out = realloc(this->out, this->out_cap);
+        if (!this->out) abort();
+    }
+    memcpy(this->out + this->out_len, &r, sizeof r);
+    if (n) memcpy(this->out + this->out_len + sizeof r, msg, n);
+    this->out_len = need;
+    pthread_mutex_unlock(&this->lock);
+}
+
+typedef struct TaskCache {
+    Task *tasks;
+    int n;
+} TaskCache;
+
+static const Task *task_for(TaskCache *tc, const Server *this, const WireJob *w, char *err) {
+    for (int i = 0; i < tc->n; i++)
+        if (strcmp(tc->tasks[i].key, w->task_key) == 0 && strcmp(tc->tasks[i].tmpl->name, w->template_name) == 0)
+            return &tc->tasks[i];
+    Workload wl;
+    char why[TT_ERRLEN];
+    if (Workload_parse(w->task_key, &wl, why) != TT_OK) {
+        tt_fail(err, "rank %d cannot read the task %s: %s", this->rank, w->task_key, why);
+        return NULL;
+    }
+    Task t;
+    if (Task_init(&t, tc->n, &wl, 1, this->cfg->target->family, &this->cfg->dev, why) != TT_OK) {
+        tt_fail(err, "rank %d cannot set up the task: %s", this->rank, why);
+        return NULL;
+    }
+    if (strcmp(t.tmpl->name, w->template_name) != 0) {
+        tt_fail(err, "rank %d chose template %s for %s, rank 0 chose %s (is it the same tunetop?)", this->rank,
+                t.tmpl->name, w->task_key, w->template_name);
+        Task_done(&t);
+        return NULL;
+    }
+    tc->tasks = realloc(tc->tasks, (size_t)(tc->n + 1) * sizeof(Task));
+    if (!tc->tasks) abort();
+    tc->tasks[tc->n] = t;
+    return &tc->tasks[tc->n++];
+}
+
+/* Takes the node lock (LOCK_SH to build, LOCK_EX to time, LOCK_UN). A rank
+ * that dies releases it; one that hangs holding it would stall the node, so
+ * after NODE_LOCK_WAIT_S this rank goes on without it for the rest of the
+ * session (rank 0 says so). */
+#define NODE_LOCK_WAIT_S 60.0
+static void node_lock(Server *this, int how) {
+    if (this->lock_fd < 0) return;
+    if (how == LOCK_UN) {
+        flock(this->lock_fd, LOCK_UN);
+        return;
+    }
+    double t0 = clock_mono();
+    while (flock(this->lock_fd, how | LOCK_NB) != 0) {
+        if ((errno != EWOULDBLOCK && errno != EINTR) || clock_mono() - t0 > NODE_LOCK_WAIT_S) {
+            /* from now on without it: its holder is not coming back */
+            atomic_fetch_add(&this->lock_timeouts, 1);
+            close(this->lock_fd);
+            this->lock_fd = -1;
+            return;
+        }
+        sleep_s(0.005);
+    }
+}
+
+static void *server_work(void *arg) {
+    Server *this = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    const ServerConfig *cfg = this->cfg;
+    char workdir[256];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(workdir, sizeof workdir, "%s/tunetop-rank%d-XXXXXX", tmp && *tmp ? tmp : "/tmp", this->rank);
+    bool have_dir = mkdtemp(workdir) != NULL;
+    int builders = cfg->builders > 0 ? cfg->builders : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (builders < 1) builders = 1;
+    BuilderPool *pool = BuilderPool_new(builders, cfg->target, &cfg->dev, &cfg->measure, have_dir ? workdir : "/tmp");
+    Runner *runner = NULL;
+    char runner_err[TT_ERRLEN] = "";
+    if (!cfg->measure.compile_only) runner = cfg->target->runner_new(&cfg->dev, runner_err);
+    const Task *runner_task = NULL;
+    TaskCache tc = {0};
+    SJob *chunk = malloc((size_t)this->slots * sizeof *chunk);
+    BuildJob *jobs = malloc((size_t)this->slots * sizeof *jobs);
+    const Task **jtask = malloc((size_t)this->slots * sizeof *jtask);
+    if (!chunk || !jobs || !jtask) abort();
+    for (;;) {
+        pthread_mutex_lock(&this->lock);
+        while (this->n_queue == 0 && !atomic_load(&this->quit)) {
+            struct timespec ts;
+            abs_deadline(&ts, 0.2);
+            pthread_cond_timedwait(&this->cond, &this->lock, &ts);
+        }
+        if (atomic_load(&this->quit)) {
+            pthread_mutex_unlock(&this->lock);
+            break;
+        }
+        int n = this->n_queue;
+        memcpy(chunk, this->queue, (size_t)n * sizeof *chunk);
+        this->n_queue = 0;
+        pthread_mutex_unlock(&this->lock);
+
+        atomic_store(&this->state, DEVSTATE_BUILDING);
+        int nb = 0;
+        for (int i = 0; i < n; i++) {
+            char err[TT_ERRLEN];
+            const Task *task = task_for(&tc, this, &chunk[i].w, err);
+            if (!task || chunk[i].w.index >= task->space.total) {
+                WireResult r = {.seq = chunk[i].w.seq, .build_error = ERR_UNKNOWN, .regs = -1, .spills = -1,
+                                .shared_bytes = -1, .local_bytes = -1};
+                if (task) snprintf(err, sizeof err, "rank %d: config %llu is outside the task's space", this->rank,
+                                   (unsigned long long)chunk[i].w.index);
+                server_push_result(this, &r, err);
+                continue;
+            }
+            jtask[nb] = task;
+            chunk[nb] = chunk[i];
+            BuildJob_init(&jobs[nb], task, chunk[i].w.index);
+            nb++;
+        }
+        node_lock(this, LOCK_SH);
+        BuilderPool_run(pool, jobs, nb, &this->quit);
+        node_lock(this, LOCK_UN);
+        atomic_store(&this->state, DEVSTATE_MEASURING);
+        for (int i = 0; i < nb; i++) {
+            BuildJob *job = &jobs[i];
+            WireResult r = {.seq = chunk[i].w.seq, .build_error = job->result.error_no, .build_s = job->result.build_s,
+                            .regs = job->result.regs_per_thread, .spills = job->result.spill_bytes,
+                            .shared_bytes = job->result.shared_bytes, .local_bytes = job->result.local_bytes};
+            if (job->skipped || atomic_load(&this->quit)) {
+                BuildJob_done(job);
+                continue; /* quitting: rank 0 no longer waits for it */
+            }
+            const char *msg = job->result.msg;
+            MeasureResult mr;
+            MeasureResult_init(&mr);
+            char err[TT_ERRLEN];
+            if (job->result.error_no == ERR_NO_ERROR && !cfg->measure.compile_only) {
+                if (!runner) {
+                    mr.error_no = ERR_RUNTIME_DEVICE;
+                    snprintf(err, sizeof err, "rank %d has no runner: %s", this->rank, runner_err);
+                    msg = err;
+                } else if (runner_task != jtask[i] &&
+                           cfg->target->runner_set_task(runner, &jtask[i]->wl, err) != TT_OK) {
+                    mr.error_no = ERR_UNKNOWN;
+                    msg = err;
+                    runner_task = NULL;
+                } else {
+                    runner_task = jtask[i];
+                    MeasureOptions opt = cfg->measure;
+                    opt.slow_cutoff_s = chunk[i].w.slow_cutoff_s;
+                    node_lock(this, LOCK_EX);
+                    cfg->target->measure(runner, &job->src, &job->result, &opt, &mr);
+                    node_lock(this, LOCK_UN);
+                    if (mr.error_no == ERR_RUNTIME_DEVICE || mr.error_no == ERR_RUN_TIMEOUT) runner_task = NULL;
+                    msg = mr.msg;
+                }
+            }
+            r.meas_error = mr.error_no;
+            r.n_costs = mr.n_costs < MEASURE_MAX_COSTS ? mr.n_costs : MEASURE_MAX_COSTS;
+            memcpy(r.costs, mr.costs, sizeof(double) * (size_t)r.n_costs);
+            r.run_s = mr.run_s;
+            r.pack_s = mr.pack_s;
+            server_push_result(this, &r, msg);
+            MeasureResult_done(&mr);
+            BuildJob_done(job);
+        }
+        atomic_store(&this->state, DEVSTATE_IDLE);
+    }
+    free(chunk);
+    free(jobs);
+    free(jtask);
+    for (int i = 0; i < tc.n; i++) Task_done(&tc.tasks[i]);
+    free(tc.tasks);
+    if (runner) cfg->target->runner_delete(runner);
+    BuilderPool_delete(pool);
+    if (have_dir) rmdir(workdir);
+    return NULL;
+}
+
+Status ClusterServer_run(const ServerConfig *cfg, char *err) {
+    Server sv = {.cfg = cfg, .lock_fd = -1};
+    MPI_Comm_rank(MPI_COMM_WORLD, &sv.rank);
+    int builders = cfg->builders > 0 ? cfg->builders : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    sv.slots = 2 * (builders < 1 ? 1 : builders);
+    WireHello hello = {.ok = cfg->device_error == NULL, .slots = sv.slots};
+    if (gethostname(hello.host, sizeof hello.host) != 0) snprintf(hello.host, sizeof hello.host, "?");
+    hello.host[sizeof hello.host - 1] = '\0';
+    snprintf(hello.device, sizeof hello.device, "%s", cfg->dev.name[0] ? cfg->dev.name : cfg->target->name);
+    if (cfg->device_error) snprintf(hello.error, sizeof hello.error, "%s", cfg->device_error);
+    MPI_Send(&hello, (int)sizeof hello, MPI_BYTE, 0, TAG_HELLO, MPI_COMM_WORLD);
+
+    /* the node rule of the cpu target (cluster.h) */
+    if (cfg->target->family == FAMILY_CPU && !cfg->measure.compile_only && !cfg->device_error) {
+        char path[320];
+        const char *tmp = getenv("TMPDIR");
+        snprintf(path, sizeof path, "%s/tunetop-node-%u.lock", tmp && *tmp ? tmp : "/tmp", (unsigned)getuid());
+        sv.lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    }
+    pthread_mutex_init(&sv.lock, NULL);
+    pthread_cond_init(&sv.cond, NULL);
+    sv.queue = malloc((size_t)sv.slots * 4 * sizeof *sv.queue);
+    if (!sv.queue) abort();
+    int queue_cap = sv.slots * 4;
+    atomic_store(&sv.state, cfg->device_error ? DEVSTATE_FAILED : DEVSTATE_IDLE);
+    pthread_t worker;
+    bool have_worker = !cfg->device_error && pthread_create(&worker, NULL, server_work, &sv) == 0;
+
+    int64_t received = 0;
+    WireWant last_want = {-1, -1};
+    double last_beat = 0;
+    char *sendbuf = NULL;
+    size_t sendcap = 0;
+    Status st = TT_OK;
+    while (!atomic_load(&sv.quit)) {
+        bool busy = false;
+        int flag = 0;
+        MPI_Status ms;
+        if (MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &ms) != MPI_SUCCESS) {
+            st = tt_fail(err, "rank %d lost rank 0", sv.rank);
+            break;
+        }
+        if (flag) {
+            busy = true;
+            if (ms.MPI_TAG == TAG_JOB) {
+                WireJob w;
+                MPI_Recv(&w, (int)sizeof w, MPI_BYTE, 0, TAG_JOB, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                received++;
+                pthread_mutex_lock(&sv.lock);
+                if (sv.n_queue == queue_cap) {
+                    queue_cap *= 2;
+                    sv.queue = realloc(sv.queue, (size_t)queue_cap * sizeof *sv.queue);
+                    if (!sv.queue) abort();
+                }
+                sv.queue[sv.n_queue++].w = w;
+                sv.held++;
+                pthread_cond_signal(&sv.cond);
+                pthread_mutex_unlock(&sv.lock);
+            } else {
+                char junk[64];
+                MPI_Recv(junk, (int)sizeof junk, MPI_BYTE, 0, ms.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                if (ms.MPI_TAG == TAG_QUIT) {
+                    atomic_store(&sv.quit, true);
+                    if (junk[0]) atomic_store(&g_rank_lost, true);
+                }
+            }
+        }
+        /* results, one message each */
+        pthread_mutex_lock(&sv.lock);
+        size_t n = sv.out_len;
+        if (n) {
+            if (n > sendcap) {
+                sendcap = n * 2;
+                sendbuf = realloc(sendbuf, sendcap);
+                if (!sendbuf) abort();
+            }
+            memcpy(sendbuf, sv.out, n);
+            sv.out_len = 0;
+        }
+        pthread_mutex_unlock(&sv.lock);
+        for (size_t off = 0; off < n;) {
+            WireResult r;
+            memcpy(&r, sendbuf + off, sizeof r);
+            size_t len = sizeof r + (size_t)r.msg_len;
+            MPI_Send(sendbuf + off, (int)len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
+            off += len;
+            pthread_mutex_lock(&sv.lock);
+            sv.held--;
+            pthread_mutex_unlock(&sv.lock);
+            busy = true;
+        }
+        /* ask for work when slots are free */
+        if (have_worker && !atomic_load(&sv.quit)) {
+            pthread_mutex_lock(&sv.lock);
+            WireWant want = {.free_slots = sv.slots - sv.held, .received = received};
+            pthread_mutex_unlock(&sv.lock);
+            if (want.free_slots > 0 &&
+                (want.free_slots != last_want.free_slots || want.received != last_want.received)) {
+                MPI_Send(&want, (int)sizeof want, MPI_BYTE, 0, TAG_WANT, MPI_COMM_WORLD);
+                last_want = want;
+            }
+        }
+        double now = clock_mono();
+        if (now - last_beat >= BEAT_S) {
+            pthread_mutex_lock(&sv.lock);
+            WireBeat beat = {.state = atomic_load(&sv.state), .held = sv.held,
+                             .lock_timeouts = atomic_load(&sv.lock_timeouts)};
+            pthread_mutex_unlock(&sv.lock);
+            MPI_Send(&beat, (int)sizeof beat, MPI_BYTE, 0, TAG_BEAT, MPI_COMM_WORLD);
+            last_beat = now;
+        }
+        if (!busy) sleep_s(0.001);
+    }
+    atomic_store(&sv.quit, true);
+    if (have_worker) {
+        pthread_mutex_lock(&sv.lock);
+        pthread_cond_signal(&sv.cond);
+        pthread_mutex_unlock(&sv.lock);
+        pthread_join(worker, NULL);
+    }
+    if (sv.lock_fd >= 0) close(sv.lock_fd);
+    free(sendbuf);
+    free(sv.out);
+    free(sv.queue);
+    pthread_mutex_destroy(&sv.lock);
+    pthread_cond_destroy(&sv.cond);
+    return st;
+}
+
+/* ==== rank 0 ============================================================== */
+
+typedef struct HJob {
+    uint64_t seq;
+    BackendJob job;
+    int rank;         /* holding it, 0 = queued */
+    bool cancelled;   /* the engine no longer wants it: unmeasured unless it comes back in the grace */
+    double deadline;  /* cancelled in flight: when to give up on it */
+} HJob;
+
+typedef struct RankInfo {
+    DeviceState state;
+    char host[BACKEND_HOST_LEN];
+    char device[BACKEND_DEV_LEN];
+    int want;          /* free slots it reported, less what is on the way */
+    int64_t sent;      /* jobs sent to it */
+    int measured, errors, in_flight;
+    int lock_timeouts;
+    double last_heard, first_job;
+} RankInfo;
+
+struct ClusterHost {
+    int size;
+    double lost_after_s;
+    MeasureBackend be;
+    pthread_t thread;
+    bool started;
+    atomic_bool quit;
+    pthread_mutex_t lock;
+    pthread_cond_t cond; /* outcomes ready */
+    RankInfo *ranks;
+    HJob *jobs;           /* queued and in flight */
+    int n_jobs, cap_jobs;
+    uint64_t next_seq;
+    BackendOutcome *out;  /* for the engine */
+    int n_out, cap_out;
+    bool fatal_said;
+};
+
+static void host_push_out(ClusterHost *this, const BackendOutcome *o) {
+    if (this->n_out == this->cap_out) {
+        this->cap_out = this->cap_out ? this->cap_out * 2 : 64;
+        this->out = realloc(this->out, (size_t)this->cap_out * sizeof *this->out);
+        if (!this->out) abort();
+    }
+    this->out[this->n_out++] = *o;
+    pthread_cond_signal(&this->cond);
+}
+
+static void host_note(ClusterHost *this, bool warn, const char *text) {
+    BackendOutcome o = {.kind = OUTCOME_NOTE, .warn = warn, .rank = -1};
+    MeasureResult_init(&o.mr);
+    snprintf(o.note, sizeof o.note, "%s", text);
+    host_push_out(this, &o);
+}
+
+static void host_unmeasured(ClusterHost *this, int i) {
+    BackendOutcome o = {.kind = OUTCOME_UNMEASURED, .cookie = this->jobs[i].job.cookie, .rank = -1};
+    MeasureResult_init(&o.mr);
+    host_push_out(this, &o);
+    this->jobs[i] = this->jobs[--this->n_jobs];
+}
+
+static int host_find(const ClusterHost *this, uint64_t seq) {
+    for (int i = 0; i < this->n_jobs; i++)
+        if (this->jobs[i].seq == seq) return i;
+    return -1;
+}
+
+static bool host_any_live(const ClusterHost *this) {
+    for (int r = 1; r < this->size; r++)
+        if (this->ranks[r].state != DEVSTATE_LOST && this->ranks[r].state != DEVSTATE_FAILED) return true;
+    return false;
+}
+
+static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, int *cap) {
+    int count = 0;
+    MPI_Get_count(ms, MPI_BYTE, &count);
+    if (count > *cap) {
+        *cap = count * 2;
+        *buf = realloc(*buf, (size_t)*cap);
+        if (!*buf) abort();
+    }
+    int src = ms->MPI_SOURCE;
+    MPI_Recv(*buf, count, MPI_BYTE, src, ms->MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (src < 1 || src >= this->size) return;
+    pthread_mutex_lock(&this->lock);
+    RankInfo *ri = &this->ranks[src];
+    if (ri->state == DEVSTATE_LOST) {
+        /* declared lost: its jobs went to others, so what it says now is never recorded */
+        pthread_mutex_unlock(&this->lock);
+        return;
+    }
+    ri->last_heard = clock_mono();
+    switch (ms->MPI_TAG) {
+    case TAG_HELLO:
+        if (count >= (int)sizeof(WireHello)) {
+            WireHello h;
+            memcpy(&h, *buf, sizeof h);
+            h.host[sizeof h.host - 1] = h.device[sizeof h.device - 1] = h.error[sizeof h.error - 1] = '\0';
+            snprintf(ri->host, sizeof ri->host, "%s", h.host);
+            snprintf(ri->device, sizeof ri->device, "%s", h.device);
+            ri->state = h.ok ? DEVSTATE_IDLE : DEVSTATE_FAILED;
+            char line[256];
+            for (int o = 1; o < this->size && h.ok; o++)
+                if (o != src && this->ranks[o].device[0] && this->ranks[o].state != DEVSTATE_FAILED &&
+                    strcmp(this->ranks[o].device, h.device) != 0) {
+                    /* timings of one task should come from one kind of device */
+                    snprintf(line, sizeof line, "rank %d on %.24s has %.60s, rank %d on %.24s %.60s: devices differ",
+                             src, h.host, h.device, o, this->ranks[o].host, this->ranks[o].device);
+                    host_note(this, true, line);
+                    break;
+                }
+            if (!h.ok) {
+                snprintf(line, sizeof line, "rank %d on %.48s cannot open its device: %.150s", src, h.host, h.error);
+                host_note(this, true, line);
+            }
+        }
+        break;
+    case TAG_WANT:
+        if (count >= (int)sizeof(WireWant)) {
+            WireWant w;
+            memcpy(&w, *buf, sizeof w);
+            ri->want = w.free_slots - (int)(ri->sent - w.received);
+        }
+        break;
+    case TAG_BEAT:
+        if (count >= (int)sizeof(WireBeat)) {
+            WireBeat b;
+            memcpy(&b, *buf, sizeof b);
+            if (ri->state != DEVSTATE_FAILED && b.state >= DEVSTATE_IDLE && b.state <= DEVSTATE_MEASURING)
+                ri->state = (DeviceState)b.state;
+            if (b.lock_timeouts > ri->lock_timeouts) {
+                ri->lock_timeouts = b.lock_timeouts;
+                char line[256];
+                snprintf(line, sizeof line, "rank %d on %.48s waited %.0f s for its node's lock and goes on without it "
+                         "(a hung rank on that node?): its timings may overlap builds", src, ri->host, NODE_LOCK_WAIT_S);
+                host_note(this, true, line);
+            }
+        }
+        break;
+    case TAG_RESULT:
+        if (count >= (int)sizeof(WireResult)) {
+            WireResult r;
+            memcpy(&r, *buf, sizeof r);
+            int i = host_find(this, r.seq);
+            if (i < 0 || this->jobs[i].rank != src) break; /* given up on (cancelled, or re-queued) */
+            ri->measured++;
+            ri->in_flight--;
+            if (r.build_error != ERR_NO_ERROR || r.meas_error != ERR_NO_ERROR) ri->errors++;
+            BackendOutcome o = {.kind = OUTCOME_MEASURED, .cookie = this->jobs[i].job.cookie, .rank = src};
+            MeasureResult_init(&o.mr);
+            o.build_error = r.build_error;
+            o.build_s = r.build_s;
+            o.regs = r.regs;
+            o.spills = r.spills;
+            o.shared_bytes = r.shared_bytes;
+            o.local_bytes = r.local_bytes;
+            o.mr.error_no = r.meas_error;
+            o.mr.n_costs = r.n_costs >= 0 && r.n_costs <= MEASURE_MAX_COSTS ? r.n_costs : 0;
+            memcpy(o.mr.costs, r.costs, sizeof(double) * (size_t)o.mr.n_costs);
+            o.mr.run_s = r.run_s;
+            o.mr.pack_s = r.pack_s;
+            int len = count - (int)sizeof r;
+            if (r.msg_len > 0 && r.msg_len <= len) o.mr.msg = strndup(*buf + sizeof r, (size_t)r.msg_len);
+            snprintf(o.host, sizeof o.host, "%s", ri->host);
+            snprintf(o.device, sizeof o.device, "%s", ri->device);
+            host_push_out(this, &o);
+            this->jobs[i] = this->jobs[--this->n_jobs];
+        }
+        break;
+    default:
+        break;
+    }
+    pthread_mutex_unlock(&this->lock);
+}
+
+/* Under the lock: hands queued jobs to ranks with free slots (oldest first). */
+static void host_dispatch(ClusterHost *this) {
+    for (int r = 1; r < this->size; r++) {
+        RankInfo *ri = &this->ranks[r];
+        if (ri->state == DEVSTATE_LOST || ri->state == DEVSTATE_FAILED || ri->state == DEVSTATE_STARTING) continue;
+        while (ri->want > 0) {
+            int best = -1;
+            for (int i = 0; i < this->n_jobs; i++)
+                if (this->jobs[i].rank == 0 && !this->jobs[i].cancelled &&
+                    (best < 0 || this->jobs[i].seq < this->jobs[best].seq))
+                    best = i;
+            if (best < 0) return;
+            HJob *j = &this->jobs[best];
+            WireJob w = {.seq = j->seq, .index = j->job.index, .slow_cutoff_s = j->job.slow_cutoff_s};
+            snprintf(w.task_key, sizeof w.task_key, "%s", j->job.task_key);
+            snprintf(w.template_name, sizeof w.template_name, "%s", j->job.template_name);
+            if (MPI_Send(&w, (int)sizeof w, MPI_BYTE, r, TAG_JOB, MPI_COMM_WORLD) != MPI_SUCCESS) {
+                ri->want = 0;
+                break;
+            }
+            j->rank = r;
+            ri->want--;
+            ri->sent++;
+            ri->in_flight++;
+            if (ri->first_job <= 0) ri->first_job = clock_mono();
+        }
+    }
+}
+
+/* Under the lock: lost ranks, cancelled jobs past their grace, no rank left. */
+static void host_check(ClusterHost *this) {
+    double now = clock_mono();
+    for (int r = 1; r < this->size; r++) {
+        RankInfo *ri = &this->ranks[r];
+        if (ri->state == DEVSTATE_LOST || ri->state == DEVSTATE_FAILED) continue;
+        if (now - ri->last_heard < this->lost_after_s) continue;
+        ri->state = DEVSTATE_LOST;
+        atomic_store(&g_rank_lost, true);
+        int requeued = 0, given_up = 0;
+        for (int i = 0; i < this->n_jobs;) {
+            if (this->jobs[i].rank != r) {
+                i++;
+                continue;
+            }
+            if (this->jobs[i].cancelled) {
+                host_unmeasured(this, i);
+                given_up++;
+                continue;
+            }
+            this->jobs[i].rank = 0; /* back to the queue, ahead of newer jobs (lowest seq first) */
+            requeued++;
+            i++;
+        }
+        ri->in_flight = 0;
+        char line[256];
+        snprintf(line, sizeof line, "rank %d on %s lost: nothing heard for %.0f s; %d candidate%s re-queued", r,
+                 ri->host[0] ? ri->host : "?", now - ri->last_heard, requeued, requeued == 1 ? "" : "s");
+        host_note(this, true, line);
+        (void)given_up;
+    }
+    for (int i = 0; i < this->n_jobs;) {
+        HJob *j = &this->jobs[i];
+        if (j->cancelled && (j->rank == 0 || now >= j->deadline))
+            host_unmeasured(this, i);
+        else
+            i++;
+    }
+    if (this->n_jobs && !host_any_live(this)) {
+        if (!this->fatal_said) {
+            this->fatal_said = true;
+            BackendOutcome o = {.kind = OUTCOME_NOTE, .warn = true, .fatal = true, .rank = -1};
+            MeasureResult_init(&o.mr);
+            snprintf(o.note, sizeof o.note, "no measure server left (every rank lost or without a device): stopping");
+            host_push_out(this, &o);
+        }
+        while (this->n_jobs) host_unmeasured(this, 0);
+    }
+}
+
+static void *host_main(void *arg) {
+    ClusterHost *this = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    char *buf = NULL;
+    int cap = 0;
+    double last_check = 0;
+    while (!atomic_load(&this->quit)) {
+        bool busy = false;
+        for (int k = 0; k < 64; k++) {
+            int flag = 0;
+            MPI_Status ms;
+            if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &ms) != MPI_SUCCESS || !flag) break;
+            host_receive(this, &ms, &buf, &cap);
+            busy = true;
+        }
+        pthread_mutex_lock(&this->lock);
+        host_dispatch(this);
+        double now = clock_mono();
+        if (now - last_check >= 0.1) {
+            host_check(this);
+            last_check = now;
+        }
+        pthread_mutex_unlock(&this->lock);
+        if (!busy) sleep_s(0.001);
+    }
+    /* every server, lost ones too: a rank that was only slow must not wait forever */
+    char q = atomic_load(&g_rank_lost) ? 1 : 0; /* 1: skip MPI_Finalize */
+    for (int r = 1; r < this->size; r++)
+        MPI_Send(&q, 1, MPI_BYTE, r, TAG_QUIT, MPI_COMM_WORLD);
+    free(buf);
+    return NULL;
+}
+
+static void be_submit(void *ctx, const BackendJob *jobs, int n) {
+    ClusterHost *this = ctx;
+    pthread_mutex_lock(&this->lock);
+    if (this->n_jobs + n > this->cap_jobs) {
+        this->cap_jobs = (this->n_jobs + n) * 2;
+        this->jobs = realloc(this->jobs, (size_t)this->cap_jobs * sizeof *this->jobs);
+        if (!this->jobs) abort();
+    }
+    for (int i = 0; i < n; i++) this->jobs[this->n_jobs++] = (HJob){.seq = ++this->next_seq, .job = jobs[i]};
+    pthread_mutex_unlock(&this->lock);
+}
+
+static bool be_next(void *ctx, BackendOutcome *out, double timeout_s) {
+    ClusterHost *this = ctx;
+    pthread_mutex_lock(&this->lock);
+    if (this->n_out == 0 && timeout_s > 0) {
+        struct timespec ts;
+        abs_deadline(&ts, timeout_s);
+        pthread_cond_timedwait(&this->cond, &this->lock, &ts);
+    }
+    bool got = this->n_out > 0;
+    if (got) {
+        *out = this->out[0];
+        memmove(this->out, this->out + 1, (size_t)(this->n_out - 1) * sizeof *this->out);
+        this->n_out--;
+    }
+    pthread_mutex_unlock(&this->lock);
+    return got;
+}
+
+static void be_cancel(void *ctx) {
+    ClusterHost *this = ctx;
+    pthread_mutex_lock(&this->lock);
+    double deadline = clock_mono() + CANCEL_GRACE_S;
+    for (int i = 0; i < this->n_jobs;) {
+        HJob *j = &this->jobs[i];
+        if (j->rank == 0) {
+            host_unmeasured(this, i);
+            continue;
+        }
+        if (!j->cancelled) {
+            j->cancelled = true;
+            j->deadline = deadline;
+        }
+        i++;
+    }
+    pthread_mutex_unlock(&this->lock);
+}
+
+static int be_devices(void *ctx, DeviceRow *out, int max) {
+    ClusterHost *this = ctx;
+    int n = 0;
+    pthread_mutex_lock(&this->lock);
+    double now = clock_mono();
+    for (int r = 1; r < this->size && n < max; r++) {
+        const RankInfo *ri = &this->ranks[r];
+        DeviceRow *d = &out[n++];
+        memset(d, 0, sizeof *d);
+        d->rank = r;
+        snprintf(d->host, sizeof d->host, "%s", ri->host[0] ? ri->host : "?");
+        snprintf(d->device, sizeof d->device, "%s", ri->device);
+        d->state = atomic_load(&this->quit) && ri->state != DEVSTATE_LOST && ri->state != DEVSTATE_FAILED
+                       ? DEVSTATE_DONE
+                       : ri->state;
+        d->measured = ri->measured;
+        d->errors = ri->errors;
+        d->in_flight = ri->in_flight;
+        d->cand_per_s = ri->first_job > 0 && now > ri->first_job ? ri->measured / (now - ri->first_job) : 0;
+        d->last_heard_s = now - ri->last_heard;
+    }
+    pthread_mutex_unlock(&this->lock);
+    return n;
+}
+
+ClusterHost *ClusterHost_new(int size, double lost_after_s, char *err) {
+    if (size < 2) {
+        tt_fail(err, "an MPI session needs at least 2 ranks (rank 0 and a measure server)");
+        return NULL;
+    }
+    ClusterHost *this = calloc(1, sizeof *this);
+    if (!this) abort();
+    this->size = size;
+    this->lost_after_s = lost_after_s > 0 ? lost_after_s : 20;
+    this->ranks = calloc((size_t)size, sizeof *this->ranks);
+    if (!this->ranks) abort();
+    double now = clock_mono();
+    for (int r = 1; r < size; r++) {
+        this->ranks[r].state = DEVSTATE_STARTING;
+        this->ranks[r].last_heard = now;
+    }
+    pthread_mutex_init(&this->lock, NULL);
+    pthread_cond_init(&this->cond, NULL);
+    this->be = (MeasureBackend){.ctx = this, .submit = be_submit, .next = be_next, .cancel = be_cancel,
+                                .devices = be_devices};
+    if (pthread_create(&this->thread, NULL, host_main, this) != 0) {
+        tt_fail(err, "cannot start the MPI communication thread");
+        ClusterHost_delete(this);
+        return NULL;
+    }
+    this->started = true;
+    return this;
+}
+
+const MeasureBackend *ClusterHost_backend(ClusterHost *this) { return &this->be; }
+
+void ClusterHost_finish(ClusterHost *this) {
+    if (!this || !this->started) return;
+    atomic_store(&this->quit, true);
+    pthread_join(this->thread, NULL);
+    this->started = false;
+}
+
+void ClusterHost_delete(ClusterHost *this) {
+    if (!this) return;
+    ClusterHost_finish(this);
+    for (int i = 0; i < this->n_out; i++) MeasureResult_done(&this->out[i].mr);
+    free(this->out);
+    free(this->jobs);
+    free(this->ranks);
+    pthread_mutex_destroy(&this->lock);
+    pthread_cond_destroy(&this->cond);
+    free(this);
+}
+
+#endif
