@@ -73,8 +73,8 @@ static void usage(FILE *out) {
             "  --seed S            seed of the parameters and inputs (default 1)\n"
             "  --keep DIR          keep the program's sources, data and binary in DIR (must not exist)\n"
             "  --timeout S         seconds the built program may run (default 600)\n"
-            "  --no-chain          convert every blocked kernel output back to NCHW (do not keep it blocked into\n"
-            "                      the next kernel)\n"
+            "  --no-chain          every tensor goes through NCHW between ops (blocked kernels pack and unpack\n"
+            "                      around themselves), to compare with the default, which keeps tensors blocked\n"
             "example: tunetop run --network resnet-18 --log r18.log --repeat 20 --profile\n",
             GRAPH_ATOL, GRAPH_RTOL, Network_names());
 }
@@ -177,10 +177,42 @@ typedef struct TaskPlan {
     double latency_s, pack_s; /* from the log; <= 0 when the default config is used */
     bool tuned;
     bool blocked; /* the kernel holds its input or output in a blocked layout */
+    bool host;    /* a GPU target without a GPU template for the op: its CPU template runs on the host */
     char why[48]; /* why the default config is used */
     char ext[4];  /* the kernel's source: "c", or "cu" for cuda */
     char prefix[EXPORT_PREFIX_LEN];
 } TaskPlan;
+
+/* A kernel of the program: a task's config, exported for the task's workload
+ * or for a variant of it that fuses one occurrence's whole epilogue (bias,
+ * residual, ReLU) into the kernel. Tasks merge occurrences with different
+ * epilogues (tuner/networks.c), and a template's space does not depend on the
+ * epilogue, so the tuned config applies to the variant as it is. */
+typedef struct KernelPlan {
+    int task;
+    bool host;
+    Workload wl;
+    Space space;
+    int mask;
+    BlockedLayout in, out;
+    char prefix[EXPORT_PREFIX_LEN];
+    char ext[4];
+} KernelPlan;
+
+static bool same_space(const Space *a, const Space *b) {
+    if (a->n_knobs != b->n_knobs || a->total != b->total) return false;
+    for (int k = 0; k < a->n_knobs; k++) {
+        const Knob *x = &a->knobs[k], *y = &b->knobs[k];
+        if (strcmp(x->name, y->name) != 0 || x->kind != y->kind || x->len != y->len) return false;
+        if (x->kind == KNOB_OPTION &&
+            (x->n_values != y->n_values || memcmp(x->values, y->values, (size_t)x->n_values * sizeof x->values[0])))
+            return false;
+        if (x->kind == KNOB_SPLIT && (x->num_outputs != y->num_outputs || x->extent != y->extent ||
+                                      memcmp(x->factors, y->factors, (size_t)x->len * (size_t)x->num_outputs * sizeof(int64_t))))
+            return false;
+    }
+    return true;
+}
 
 static double median(double *v, int n) {
     for (int i = 1; i < n; i++)
@@ -196,7 +228,7 @@ typedef struct ProfRow {
     char label[96];
     int count;
     double s;
-    StepKind kind;
+    NetStepKind kind;
 } ProfRow;
 
 static int cmp_prof(const void *a, const void *b) {
@@ -204,12 +236,12 @@ static int cmp_prof(const void *a, const void *b) {
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static const char *kind_text(StepKind k) {
+static const char *kind_text(NetStepKind k) {
     switch (k) {
-    case STEP_KERNEL: return "yes     -";
-    case STEP_PACK: return "layout  NCHW->blocked";
-    case STEP_UNPACK: return "layout  blocked->NCHW";
-    case STEP_REBLOCK: return "layout  blocked->blocked";
+    case NSTEP_KERNEL: return "yes     -";
+    case NSTEP_PACK: return "layout  NCHW->blocked";
+    case NSTEP_UNPACK: return "layout  blocked->NCHW";
+    case NSTEP_REBLOCK: return "layout  blocked->blocked";
     default: return "no      -";
     }
 }
@@ -217,7 +249,7 @@ static const char *kind_text(StepKind k) {
 static void print_profile(const NetPlan *plan, const double *step_s) {
     ProfRow *rows = calloc((size_t)plan->n_steps + 1, sizeof *rows);
     if (!rows) return;
-    int n = 0, chained = 0;
+    int n = 0;
     double total = 0, share[5] = {0};
     for (int s = 0; s < plan->n_steps; s++) {
         const NetStep *st = &plan->steps[s];
@@ -233,7 +265,6 @@ static void print_profile(const NetPlan *plan, const double *step_s) {
         rows[r].s += step_s[s];
         total += step_s[s];
         share[st->kind] += step_s[s];
-        chained += st->kind == STEP_REBLOCK;
     }
     qsort(rows, (size_t)n, sizeof *rows, cmp_prof);
     printf("\nPer-op profile (mean of the profiled runs; steps with the same label summed):\n");
@@ -241,11 +272,11 @@ static void print_profile(const NetPlan *plan, const double *step_s) {
     for (int r = 0; r < n; r++)
         printf("  %-58.58s %5d %11.4f %6.1f%%  %s\n", rows[r].label, rows[r].count, rows[r].s * 1e3,
                total > 0 ? 100.0 * rows[r].s / total : 0, kind_text(rows[r].kind));
-    double lay = share[STEP_PACK] + share[STEP_UNPACK] + share[STEP_REBLOCK];
+    double lay = share[NSTEP_PACK] + share[NSTEP_UNPACK] + share[NSTEP_REBLOCK];
     printf("  total %.4f ms: tuned kernels %.1f%%, layout transforms %.1f%%, untuned ops %.1f%% "
-           "(%d kernel-to-kernel tensors kept blocked)\n",
-           total * 1e3, total > 0 ? 100 * share[STEP_KERNEL] / total : 0, total > 0 ? 100 * lay / total : 0,
-           total > 0 ? 100 * share[STEP_RUNTIME] / total : 0, chained);
+           "(%d tensors kept blocked, never in NCHW)\n",
+           total * 1e3, total > 0 ? 100 * share[NSTEP_KERNEL] / total : 0, total > 0 ? 100 * lay / total : 0,
+           total > 0 ? 100 * share[NSTEP_RUNTIME] / total : 0, plan->kept_blocked);
     free(rows);
 }
 
@@ -317,6 +348,12 @@ static int run(const RunOptions *o) {
     char dir[1024] = "";
     NetPlan plan;
     memset(&plan, 0, sizeof plan);
+    int n_kp = 0;
+    KernelPlan *kp = NULL;
+    DeviceInfo hostdev;
+    memset(&hostdev, 0, sizeof hostdev);
+    bool host_ok = false;
+    NetOpKernel *opk = NULL;
     float *params = NULL, *input = NULL, *ref = NULL, *got = NULL;
     StrBuf sb;
     StrBuf_init(&sb);
@@ -327,8 +364,17 @@ static int run(const RunOptions *o) {
         char key[WORKLOAD_KEY_LEN];
         Workload_key(wl, key, sizeof key);
         p->tmpl = Template_find(wl, family, err);
+        if (!p->tmpl && !is_cpu) {
+            /* no GPU template for the op (batch_matmul): the program runs it on the host in C */
+            char e2[TT_ERRLEN];
+            const Target *ht;
+            p->tmpl = Template_find(wl, FAMILY_CPU, e2);
+            if (p->tmpl && !host_ok && app_resolve_device("cpu", NULL, false, &ht, &hostdev, e2) != TT_OK) p->tmpl = NULL;
+            if (p->tmpl) host_ok = p->host = true;
+        }
         if (!p->tmpl) goto out_err;
-        if (p->tmpl->define_space(wl, &dev, &p->space, err) != TT_OK) goto out_err;
+        const DeviceInfo *pdev = p->host ? &hostdev : &dev;
+        if (p->tmpl->define_space(wl, pdev, &p->space, err) != TT_OK) goto out_err;
         snprintf(p->prefix, sizeof p->prefix, "tt_k%d", t);
         snprintf(p->ext, sizeof p->ext, "c");
         prefixes[t] = p->prefix;
@@ -349,7 +395,7 @@ static int run(const RunOptions *o) {
                 est_with_pack += gt.tasks[t].weight * (p->latency_s + (best->pack_s > 0 ? best->pack_s : 0));
             }
         } else {
-            if (Export_defaultChoice(p->tmpl, wl, &p->space, &dev, p->choice, err) != TT_OK) goto out_err;
+            if (Export_defaultChoice(p->tmpl, wl, &p->space, pdev, p->choice, err) != TT_OK) goto out_err;
             snprintf(p->why, sizeof p->why, "%s",
                      !ht ? "no record" : best && best->n_costs == 0 ? "no timed record" : "no usable successful record");
         }
@@ -371,9 +417,64 @@ static int run(const RunOptions *o) {
         if (tp[t].tuned) continue;
         char key[WORKLOAD_KEY_LEN];
         Workload_key(&gt.tasks[t].wl, key, sizeof key);
+        if (tp[t].host) {
+            fprintf(stderr, "tunetop run: warning: task %d (%s) has no %s template: it runs on the host with %s's default config\n",
+                    t, key, o->target, tp[t].tmpl->name);
+            continue;
+        }
         fprintf(stderr, "tunetop run: warning: task %d (%s) has %s in %s: using %s's default config\n", t, key,
                 tp[t].why, o->log, tp[t].tmpl->name);
     }
+
+    /* the kernels: per tunable op, its task's config for the op's whole epilogue when the template allows */
+    kp = calloc((size_t)g.n_ops + 1, sizeof *kp);
+    opk = calloc((size_t)g.n_ops + 1, sizeof *opk);
+    if (!kp || !opk) abort();
+    for (int i = 0; i < g.n_ops; i++) {
+        int t = gt.task[i];
+        if (t < 0) continue;
+        TaskPlan *p = &tp[t];
+        Workload w = gt.tasks[t].wl;
+        Space vs;
+        Space_init(&vs);
+        if (is_cpu) {
+            Workload v = w;
+            v.bias = gt.epi_bias[i] >= 0;
+            v.residual = gt.epi_add[i] >= 0;
+            v.relu = gt.epi_relu[i] >= 0;
+            char why[160];
+            char e2[TT_ERRLEN];
+            if ((v.bias != w.bias || v.residual != w.residual || v.relu != w.relu) && p->tmpl->applies(&v) &&
+                p->tmpl->define_space(&v, &dev, &vs, e2) == TT_OK && same_space(&vs, &p->space) &&
+                (!p->tmpl->precheck || p->tmpl->precheck(&v, &vs, p->choice, &dev, why, sizeof why)))
+                w = v;
+        }
+        int k = 0;
+        while (k < n_kp && !(kp[k].task == t && kp[k].wl.bias == w.bias && kp[k].wl.residual == w.residual &&
+                             kp[k].wl.relu == w.relu))
+            k++;
+        if (k == n_kp) {
+            KernelPlan *q = &kp[n_kp++];
+            q->task = t;
+            q->host = p->host;
+            q->wl = w;
+            Space_init(&q->space);
+            if (p->tmpl->define_space(&w, p->host ? &hostdev : &dev, &q->space, err) != TT_OK) {
+                Space_done(&vs);
+                goto out_err;
+            }
+            q->mask = is_cpu && p->tmpl->blocked ? p->tmpl->blocked(&w, &q->space, p->choice, &dev, &q->in, &q->out) : 0;
+            snprintf(q->prefix, sizeof q->prefix, "tt_k%d", n_kp - 1);
+            snprintf(q->ext, sizeof q->ext, "c");
+        }
+        Space_done(&vs);
+        opk[i] = (NetOpKernel){k, kp[k].mask, kp[k].in, kp[k].out, w.bias, w.residual, w.relu};
+    }
+    free(prefixes);
+    prefixes = calloc((size_t)n_kp + 1, sizeof *prefixes);
+    if (!prefixes) abort();
+    for (int k = 0; k < n_kp; k++)
+        prefixes[k] = kp[k].prefix;
 
     /* the program's directory */
     if (o->keep) {
@@ -395,17 +496,18 @@ static int run(const RunOptions *o) {
     }
 
     /* kernels, program, runtime, data */
-    for (int t = 0; t < gt.n_tasks; t++) {
-        TaskPlan *p = &tp[t];
+    for (int kk = 0; kk < n_kp; kk++) {
+        KernelPlan *q = &kp[kk];
+        TaskPlan *p = &tp[q->task];
         ExportRequest req;
         memset(&req, 0, sizeof req);
-        req.wl = &gt.tasks[t].wl;
+        req.wl = &q->wl;
         req.tmpl = p->tmpl;
-        req.space = &p->space;
+        req.space = &q->space;
         req.choice = p->choice;
-        req.dev = &dev;
-        req.dialect = dialect;
-        req.prefix = p->prefix;
+        req.dev = q->host ? &hostdev : &dev;
+        req.dialect = q->host ? DIALECT_C : dialect;
+        req.prefix = q->prefix;
         req.meta.latency_s = p->tuned ? p->latency_s : 0;
         req.meta.pack_s = p->tuned ? p->pack_s : -1;
         req.meta.log_path = o->log;
@@ -415,7 +517,7 @@ static int run(const RunOptions *o) {
         if (Export_kernel(&req, &k, err) != TT_OK) goto out_err;
         for (int f = 0; f < k.n_files; f++) {
             size_t len = strlen(k.files[f].name);
-            if (len > 3 && strcmp(k.files[f].name + len - 3, ".cu") == 0) snprintf(p->ext, sizeof p->ext, "cu");
+            if (len > 3 && strcmp(k.files[f].name + len - 3, ".cu") == 0) snprintf(q->ext, sizeof q->ext, "cu");
             if (write_file(dir, k.files[f].name, k.files[f].text, strlen(k.files[f].text), err) != TT_OK) {
                 ExportKernel_done(&k);
                 goto out_err;
@@ -423,8 +525,8 @@ static int run(const RunOptions *o) {
         }
         ExportKernel_done(&k);
     }
-    if (NetPlan_make(&g, &gt, o->no_chain ? NULL : masks, &plan, err) != TT_OK) goto out_err;
-    NetProg_write(&plan, (const char *const *)prefixes, &sb);
+    if (NetPlan_make(&g, &gt, opk, o->no_chain, &plan, err) != TT_OK) goto out_err;
+    NetProg_write(&plan, (const char *const *)prefixes, n_kp, &sb);
     if (write_file(dir, "main.c", sb.data, sb.len, err) != TT_OK) goto out_err;
     if (write_file(dir, "netrt.h", NetProg_runtimeHeader(), strlen(NetProg_runtimeHeader()), err) != TT_OK ||
         write_file(dir, "netrt.c", NetProg_runtimeSource(), strlen(NetProg_runtimeSource()), err) != TT_OK)
@@ -457,7 +559,7 @@ static int run(const RunOptions *o) {
         double t_build = clock_mono();
         char log_path[1100];
         snprintf(log_path, sizeof log_path, "%s/build.log", dir);
-        int n_src = gt.n_tasks + 2;
+        int n_src = n_kp + 2;
         if (is_cuda && access("/usr/local/cuda/bin/nvcc", X_OK) == 0) {
             /* nvcc is looked up on PATH; the usual install prefix when it is not there */
             const char *path = getenv("PATH");
@@ -474,8 +576,8 @@ static int run(const RunOptions *o) {
         while (next < n_src || running > 0) {
             while (next < n_src && running < 2) {
                 char src[1200], obj[1200];
-                const char *base = next < gt.n_tasks ? tp[next].prefix : next == gt.n_tasks ? "netrt" : "main";
-                bool cu = next < gt.n_tasks && strcmp(tp[next].ext, "cu") == 0;
+                const char *base = next < n_kp ? kp[next].prefix : next == n_kp ? "netrt" : "main";
+                bool cu = next < n_kp && strcmp(kp[next].ext, "cu") == 0;
                 snprintf(src, sizeof src, "%s/%s.%s", dir, base, cu ? "cu" : "c");
                 snprintf(obj, sizeof obj, "%s/%s.o", dir, base);
                 char inc[1100], arch[48];
@@ -525,7 +627,7 @@ static int run(const RunOptions *o) {
         snprintf(path, sizeof path, "%s/net", dir);
         argv[n_args++] = strdup(path);
         for (int i = 0; i < n_src; i++) {
-            const char *base = i < gt.n_tasks ? tp[i].prefix : i == gt.n_tasks ? "netrt" : "main";
+            const char *base = i < n_kp ? kp[i].prefix : i == n_kp ? "netrt" : "main";
             snprintf(path, sizeof path, "%s/%s.o", dir, base);
             argv[n_args++] = strdup(path);
         }
@@ -688,6 +790,10 @@ out:
     NetPlan_done(&plan);
     for (int t = 0; t < gt.n_tasks; t++)
         Space_done(&tp[t].space);
+    for (int k = 0; kp && k < n_kp; k++)
+        Space_done(&kp[k].space);
+    free(kp);
+    free(opk);
     free(tp);
     free(prefixes);
     free(masks);

@@ -94,6 +94,9 @@ static void usage(FILE *out) {
             "  --target T            cpu (default), cuda, opencl\n"
             "  --arch sm_XY          CUDA limits to check against without a device (default sm_90)\n"
             "  --compile-only        build and record resources, do not run (checks a space offline)\n"
+            "  --template NAME       the tasks it applies to use this template instead of the default one, e.g.\n"
+            "                        conv2d_winograd.cpu for conv2d 3x3 stride 1 (Winograd F(m x m, 3x3); its\n"
+            "                        GFLOPS are effective: the direct convolution's FLOPs over the time)\n"
             "how:\n"
             "  --trials N            total measurements over all tasks, restored ones included (default 1000)\n"
             "  --tuner NAME          %s (default %s; random for --expr)\n"
@@ -158,7 +161,7 @@ enum {
     O_TASK = 256, O_NETWORK, O_BATCHSIZE, O_LAYOUT, O_IMAGE, O_SEQ, O_OPS, O_TARGET, O_ARCH, O_COMPILE_ONLY,
     O_TRIALS, O_TUNER, O_SCHED, O_EARLY, O_BATCH, O_BUILDERS, O_THREADS, O_NUMBER, O_REPEAT, O_MINREP, O_TIMEOUT,
     O_BTIMEOUT, O_SEED, O_ROOF_STOP, O_NO_ROOF, O_TRANSFER, O_LOG, O_HEADLESS, O_TABLE, O_NOCOLOR, O_HELP,
-    O_EXPR, O_SET, O_RANK_TIMEOUT
+    O_EXPR, O_SET, O_RANK_TIMEOUT, O_TEMPLATE
 };
 
 /* The loaded --expr programs: their workloads point at them until the session ends. */
@@ -214,13 +217,14 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         {"roof-stop", required_argument, 0, O_ROOF_STOP}, {"no-roof", no_argument, 0, O_NO_ROOF},
         {"expr", required_argument, 0, O_EXPR},          {"set", required_argument, 0, O_SET},
         {"help", no_argument, 0, O_HELP},                {"rank-timeout", required_argument, 0, O_RANK_TIMEOUT},
+        {"template", required_argument, 0, O_TEMPLATE},
         {0, 0, 0, 0}};
 
     EngineConfig cfg;
     EngineConfig_defaults(&cfg);
     cfg.strategy = DEFAULT_TUNER;
     cfg.log_path = "tunetop.log";
-    const char *target_name = "cpu", *arch = NULL, *network = NULL, *ops = NULL;
+    const char *target_name = "cpu", *arch = NULL, *network = NULL, *ops = NULL, *tmpl_name = NULL;
     NetworkOptions nopt;
     NetworkOptions_defaults(&nopt);
     const char **specs = calloc((size_t)argc + 1, sizeof(char *));
@@ -281,6 +285,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         case O_TABLE: ok = opt_double(optarg, "--table-every", 0.1, 1e6, &table_every, err); break;
         case O_NOCOLOR: color = false; break;
         case O_RANK_TIMEOUT: ok = opt_double(optarg, "--rank-timeout", 0.5, 86400, &mpi->rank_timeout, err); break;
+        case O_TEMPLATE: tmpl_name = optarg; break;
         case O_HELP: usage(stdout); free(specs); free_sets(sets, n_sets); return 0;
         case ':': tt_fail(err, "%s needs a value", name); ok = TT_ERR; break;
         default: tt_fail(err, "unknown option '%s' (see tunetop tune --help)", name); ok = TT_ERR; break;
@@ -416,9 +421,25 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         }
     }
 
+    const Template *chosen = tmpl_name ? Template_byName(tmpl_name) : NULL;
+    int n_chosen = 0;
+    if (chosen && chosen->family != target->family) chosen = NULL;
+    for (int i = 0; chosen && i < n_wl; i++)
+        n_chosen += chosen->op == wls[i].op && (!chosen->applies || chosen->applies(&wls[i]));
+    if (tmpl_name && !n_chosen) {
+        fprintf(stderr, "tunetop: --template %s: %s\n", tmpl_name,
+                chosen ? "applies to none of the tasks" : "no such template for this target");
+        free(wls);
+        free(weights);
+        free(specs);
+        return 2;
+    }
     Task *tasks = calloc((size_t)n_wl, sizeof(Task));
     for (int i = 0; i < n_wl; i++) {
-        if (Task_init(&tasks[i], i, &wls[i], weights[i], target->family, &cfg.dev, err) != TT_OK) {
+        bool use = chosen && chosen->op == wls[i].op && (!chosen->applies || chosen->applies(&wls[i]));
+        Status st = use ? Task_initWith(&tasks[i], i, &wls[i], weights[i], chosen, &cfg.dev, err)
+                        : Task_init(&tasks[i], i, &wls[i], weights[i], target->family, &cfg.dev, err);
+        if (st != TT_OK) {
             fprintf(stderr, "tunetop: task %d: %s\n", i, err);
             for (int j = 0; j < i; j++) Task_done(&tasks[j]);
             free(tasks);

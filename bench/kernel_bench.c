@@ -20,6 +20,14 @@
  * an engine session per task on the cpu target, its worker and strategy);
  * the final timings and baselines are the same in both modes.
  *
+ * A task is searched with every CPU template that applies to it (conv2d 3x3
+ * stride 1: the direct template and the Winograd one, the same budget each),
+ * and the faster one is kept per thread count; --template SUBSTR keeps only
+ * the templates whose name contains SUBSTR. GFLOPS are always the direct
+ * convolution's FLOPs over the time ("effective" for Winograd, which does
+ * fewer multiply-adds). oneDNN is asked for its direct algorithm and for its
+ * own choice (auto, which may pick Winograd); its column is the faster one.
+ *
  * With --roof the bench takes the machine's roofline figures the sessions use
  * (kernels/machine.h: the FMA-chain peak and the triad and read bandwidths,
  * from the cache, measured first when there are none; --remeasure measures
@@ -58,10 +66,12 @@
 #include "tuner/task.h"
 
 /* registry.c refers to the templates weakly: a strong reference pulls them out of the static library */
-extern const Template tmpl_conv2d_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
+extern const Template tmpl_conv2d_cpu, tmpl_conv2d_winograd_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu,
+    tmpl_batch_matmul_cpu;
 extern const Target target_cpu;
-__attribute__((used)) static const void *const keep_symbols[] = {&tmpl_conv2d_cpu, &tmpl_depthwise_cpu, &tmpl_dense_cpu,
-                                                                 &tmpl_batch_matmul_cpu, &target_cpu};
+__attribute__((used)) static const void *const keep_symbols[] = {
+    &tmpl_conv2d_cpu, &tmpl_conv2d_winograd_cpu, &tmpl_depthwise_cpu, &tmpl_dense_cpu, &tmpl_batch_matmul_cpu,
+    &target_cpu};
 
 #define MAX_BATCH 8
 #define TOP_K 6
@@ -77,6 +87,7 @@ typedef struct Options {
     bool remeasure;    /* --roof: measure the machine in this run instead of reading the cache */
     int n_specs;       /* --task SPEC: tasks instead of the standard set */
     const char *specs[16];
+    const char *template; /* --template SUBSTR: only these templates */
 } Options;
 
 static const char *const STANDARD_TASKS[][2] = {
@@ -218,11 +229,11 @@ typedef struct TuneStats {
 static char g_dir[256];
 static DeviceInfo g_dev;
 
-static Status task_init(BenchTask *t, const char *label, const char *spec, char *err) {
+static Status task_init(BenchTask *t, const char *label, const char *spec, const Template *tmpl, char *err) {
     memset(t, 0, sizeof *t);
     t->label = label;
     if (Workload_parse(spec, &t->wl, err) != TT_OK) return TT_ERR;
-    t->tmpl = Template_find(&t->wl, FAMILY_CPU, err);
+    t->tmpl = tmpl ? tmpl : Template_find(&t->wl, FAMILY_CPU, err);
     if (!t->tmpl) return TT_ERR;
     Space_init(&t->space);
     if (t->tmpl->define_space(&t->wl, &g_dev, &t->space, err) != TT_OK) return TT_ERR;
@@ -440,7 +451,7 @@ static Status bench_tune_engine(BenchTask *t, const Options *opt, TuneStats *s, 
     unlink(tsv);
     cfg.log_path = log;
     Task *tasks = calloc(1, sizeof *tasks);
-    if (!tasks || Task_init(&tasks[0], 0, &t->wl, 1.0, FAMILY_CPU, &cfg.dev, err) != TT_OK) {
+    if (!tasks || Task_initWith(&tasks[0], 0, &t->wl, 1.0, t->tmpl, &cfg.dev, err) != TT_OK) {
         free(tasks);
         return TT_ERR;
     }
@@ -540,7 +551,8 @@ static void dnnl_run(void *ctx) {
 }
 
 /* oneDNN convolution with its preferred layouts (format_tag any); seconds or NAN. */
-static double bench_dnnl_conv(const Workload *wl, int threads, int repeat, char *impl, size_t impl_n) {
+static double bench_dnnl_conv(const Workload *wl, dnnl_alg_kind_t alg, int threads, int repeat, char *impl,
+                              size_t impl_n) {
     set_threads(threads);
     Dnnl d;
     memset(&d, 0, sizeof d);
@@ -559,7 +571,7 @@ static double bench_dnnl_conv(const Workload *wl, int threads, int repeat, char 
     dnnl_memory_desc_init_by_tag(&wmd, 4, wd, dnnl_f32, dnnl_format_tag_any);
     dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, dnnl_format_tag_any);
     dnnl_convolution_desc_t cd;
-    if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &smd, &wmd,
+    if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, alg, &smd, &wmd,
                                                    NULL, &dmd, strides, dil, pad, pad_r) != dnnl_success)
         goto out;
     if (dnnl_primitive_desc_create(&d.pd, &cd, NULL, d.eng, NULL) != dnnl_success) goto out;
@@ -640,7 +652,7 @@ static void machine_name(char *buf, size_t n) {
 
 static void usage(void) {
     fprintf(stderr, "usage: kernel_bench [--trials N] [--repeat R] [--only SUBSTR] [--seed S] [--threads T]"
-                    " [--tuner xgb|ga|random|grid] [--task SPEC]... [--roof [--remeasure]]\n"
+                    " [--tuner xgb|ga|random|grid] [--task SPEC]... [--template SUBSTR] [--roof [--remeasure]]\n"
                     "  without --tuner the bench searches with its own in-process loop; with it, through the engine\n");
     exit(2);
 }
@@ -666,6 +678,8 @@ int main(int argc, char **argv) {
             opt.threads = atoi(argv[++i]);
         else if (strcmp(argv[i], "--tuner") == 0)
             opt.tuner = argv[++i];
+        else if (strcmp(argv[i], "--template") == 0)
+            opt.template = argv[++i];
         else if (strcmp(argv[i], "--task") == 0 && opt.n_specs < 16)
             opt.specs[opt.n_specs++] = argv[++i];
         else
@@ -737,47 +751,91 @@ int main(int argc, char **argv) {
         const char *label = opt.n_specs ? opt.specs[ti] : STANDARD_TASKS[ti][0];
         const char *spec = opt.n_specs ? opt.specs[ti] : STANDARD_TASKS[ti][1];
         if (opt.only && !strstr(label, opt.only) && !strstr(spec, opt.only)) continue;
-        BenchTask t;
         char err[TT_ERRLEN];
-        set_threads(1);
-        if (task_init(&t, label, spec, err) != TT_OK) {
+        Workload pw;
+        if (Workload_parse(spec, &pw, err) != TT_OK) {
             printf("%-26s error: %s\n", label, err);
             continue;
         }
-        TuneStats s;
-        if (!opt.tuner) {
-            bench_tune_local(&t, &opt, 1, &s);
-        } else if (bench_tune_engine(&t, &opt, &s, err) != TT_OK) {
-            printf("%-26s engine error: %s\n", t.label, err);
-            task_done(&t);
+        /* every cpu template for the workload (conv2d 3x3 stride 1: direct and Winograd), the same budget each */
+        const Template *const *all_t;
+        int n_all = Template_all(&all_t), n_use = 0;
+        const Template *use[4];
+        for (int k = 0; k < n_all && n_use < 4; k++)
+            if (all_t[k]->family == FAMILY_CPU && all_t[k]->op == pw.op && (!all_t[k]->applies || all_t[k]->applies(&pw)) &&
+                (!opt.template || strstr(all_t[k]->name, opt.template)))
+                use[n_use++] = all_t[k];
+        if (!n_use) {
+            printf("%-26s error: no cpu template%s\n", label, opt.template ? " matches --template" : "");
             continue;
         }
-        sum_trials += s.trials, sum_wall += s.wall_s, sum_cc += s.cc_s_sum, sum_cc_n += s.cc_n;
-        sum_cc_cpu += s.cc_cpu_sum, sum_self += s.self_cpu_s;
-        uint64_t best1 = 0, bestn = 0;
-        double pack1 = 0, packn = 0, t1min = INFINITY, tnmin = INFINITY, refnmin = NAN;
-        double t1 = bench_retime(&t, &s, 1, opt.repeat, 3, &best1, &pack1, &t1min);
-        double tn = bench_retime(&t, &s, all, opt.repeat, TOP_K, &bestn, &packn, &tnmin);
-        /* vendor baselines (without the fused epilogue): oneDNN for conv2d, OpenBLAS for dense; none else */
+        BenchTask tv[4];
+        TuneStats sv[4];
+        double t1v[4], tnv[4], pack1v[4], packnv[4], t1minv[4], tnminv[4];
+        uint64_t best1v[4], bestnv[4];
+        int k1 = 0, kn = 0, n_ok = 0;
+        for (int k = 0; k < n_use; k++) {
+            BenchTask *tk = &tv[n_ok];
+            TuneStats *sk = &sv[n_ok];
+            set_threads(1);
+            if (task_init(tk, label, spec, use[k], err) != TT_OK) {
+                printf("%-26s error: %s: %s\n", label, use[k]->name, err);
+                continue;
+            }
+            if (!opt.tuner) {
+                bench_tune_local(tk, &opt, 1, sk);
+            } else if (bench_tune_engine(tk, &opt, sk, err) != TT_OK) {
+                printf("%-26s engine error: %s\n", tk->label, err);
+                task_done(tk);
+                continue;
+            }
+            sum_trials += sk->trials, sum_wall += sk->wall_s, sum_cc += sk->cc_s_sum, sum_cc_n += sk->cc_n;
+            sum_cc_cpu += sk->cc_cpu_sum, sum_self += sk->self_cpu_s;
+            best1v[n_ok] = bestnv[n_ok] = 0;
+            pack1v[n_ok] = packnv[n_ok] = 0;
+            t1minv[n_ok] = tnminv[n_ok] = INFINITY;
+            t1v[n_ok] = bench_retime(tk, sk, 1, opt.repeat, 3, &best1v[n_ok], &pack1v[n_ok], &t1minv[n_ok]);
+            tnv[n_ok] = bench_retime(tk, sk, all, opt.repeat, TOP_K, &bestnv[n_ok], &packnv[n_ok], &tnminv[n_ok]);
+            if (t1v[n_ok] < t1v[k1]) k1 = n_ok;
+            if (tnv[n_ok] < tnv[kn]) kn = n_ok;
+            n_ok++;
+        }
+        if (!n_ok) continue;
+        BenchTask t = tv[k1]; /* a view of the fastest at 1 thread; the buffers stay owned by tv */
+        TuneStats s = sv[k1];
+        uint64_t best1 = best1v[k1];
+        double pack1 = pack1v[k1], t1 = t1v[k1], tn = tnv[kn], tnmin = tnminv[kn], refnmin = NAN;
+        /* vendor baselines (without the fused epilogue): oneDNN for conv2d (the faster of its direct algorithm and
+         * its own choice), OpenBLAS for dense; none else */
         bool conv = t.wl.op == OP_CONV2D;
-        char impl[64] = "";
-        double v1 = NAN, vn = NAN, b1 = NAN, bn = NAN;
+        char impl[64] = "", impl_auto[64] = "";
+        double v1 = NAN, vn = NAN, b1 = NAN, bn = NAN, vd1 = NAN, vdn = NAN, va1 = NAN, van = NAN, vdn_min, van_min;
         g_last_min = NAN;
         if (conv) {
-            v1 = bench_dnnl_conv(&t.wl, 1, opt.repeat, impl, sizeof impl);
-            vn = bench_dnnl_conv(&t.wl, all, opt.repeat, impl, sizeof impl);
+            vd1 = bench_dnnl_conv(&t.wl, dnnl_convolution_direct, 1, opt.repeat, impl, sizeof impl);
+            vdn = bench_dnnl_conv(&t.wl, dnnl_convolution_direct, all, opt.repeat, impl, sizeof impl);
+            vdn_min = g_last_min;
+            va1 = bench_dnnl_conv(&t.wl, dnnl_convolution_auto, 1, opt.repeat, impl_auto, sizeof impl_auto);
+            van = bench_dnnl_conv(&t.wl, dnnl_convolution_auto, all, opt.repeat, impl_auto, sizeof impl_auto);
+            van_min = g_last_min;
+            v1 = isfinite(va1) && !(vd1 <= va1) ? va1 : vd1;
+            vn = isfinite(van) && !(vdn <= van) ? van : vdn;
+            refnmin = vn == van ? van_min : vdn_min;
         } else if (t.wl.op == OP_DENSE) {
             b1 = bench_blas_dense(&t, 1, opt.repeat);
             bn = bench_blas_dense(&t, all, opt.repeat);
+            refnmin = g_last_min;
         }
-        refnmin = g_last_min;
         double g = t.flops * 1e-9;
         double ref1 = conv ? v1 : b1, refn = conv ? vn : bn;
         int32_t choice[SPACE_MAX_KNOBS];
         char cfg[256] = "-";
         if (s.n_top) {
             Space_decode(&t.space, best1, choice);
-            Space_format(&t.space, choice, cfg, sizeof cfg);
+            char kc[220];
+            Space_format(&t.space, choice, kc, sizeof kc);
+            snprintf(cfg, sizeof cfg, "%s%s", n_use > 1 ? (t.tmpl == &tmpl_conv2d_winograd_cpu ? "winograd " : "direct ") : "",
+                     kc);
         }
         char c[10][16];
         printf("%-26s %7s %7s %7s %6s | %7s %7s %7s %6s %6s | %6.2f %6.1f %5.2f | %s\n", t.label, num(c[0], g / t1, 1),
@@ -811,8 +869,27 @@ int main(int argc, char **argv) {
                " slower than the best; oneDNN impl %s)\n",
                "", s.trials, s.failed, rejected, s.worst_s > 0 ? g / s.worst_s : 0.0,
                s.n_top && s.worst_s > 0 ? s.worst_s / s.top[0].secs : 0.0, impl[0] ? impl : "-");
+        if (n_ok > 1 || conv) {
+            printf("%-26s  ", "");
+            for (int k = 0; k < n_ok; k++) {
+                int32_t ch[SPACE_MAX_KNOBS];
+                char kc[200] = "-";
+                if (sv[k].n_top) {
+                    Space_decode(&tv[k].space, best1v[k], ch);
+                    Space_format(&tv[k].space, ch, kc, sizeof kc);
+                }
+                printf(" %s%s %s / %s GFLOPS [%s] (%d trials);", tv[k].tmpl->name,
+                       tv[k].tmpl == &tmpl_conv2d_winograd_cpu ? " (effective)" : "", num(c[0], g / t1v[k], 1),
+                       num(c[1], g / tnv[k], 1), kc, sv[k].trials);
+            }
+            if (conv)
+                printf(" oneDNN direct %s / %s, auto %s / %s (%s)", num(c[2], g / vd1, 1), num(c[3], g / vdn, 1),
+                       num(c[4], g / va1, 1), num(c[5], g / van, 1), impl_auto[0] ? impl_auto : "-");
+            printf("\n");
+        }
         fflush(stdout);
-        task_done(&t);
+        for (int k = 0; k < n_ok; k++)
+            task_done(&tv[k]);
     }
     if (n_ratio1) printf("\ngeometric mean of ratio1 (tuned / vendor, 1 thread): %.2f\n", exp(sum_ratio1 / n_ratio1));
     if (opt.roof && isfinite(blas_best1))
@@ -820,8 +897,9 @@ int main(int argc, char **argv) {
                "GFLOPS = %.0f%%; %d threads %.1f of %.1f GFLOPS = %.0f%%\n",
                blas_best1, mf.peak1_gflops, 100 * blas_best1 / mf.peak1_gflops, all, blas_bestn, mf.peak_gflops,
                100 * blas_bestn / mf.peak_gflops);
-    printf("\nGFLOPS columns: tuned (this template, best config), oneDNN / OpenBLAS; ratio = tuned / vendor"
-           " (>1: faster). 1 = one thread (timed with the thread's CPU clock), N = %d threads (wall clock, median;"
+    printf("\nGFLOPS columns: tuned (the faster template, best config), oneDNN (faster of direct and auto) / OpenBLAS;"
+           " ratio = tuned / vendor (>1: faster). GFLOPS are the direct convolution's FLOPs over the time, also for"
+           " Winograd (effective GFLOPS). 1 = one thread (timed with the thread's CPU clock), N = %d threads (wall clock, median;"
            " rN_min compares the fastest repeats, less sensitive to other processes).\n",
            all);
     printf("pk+fin = ms of tt_pack + tt_finish (layout transforms, timed apart). cc_cpu = mean CPU seconds of cc per"

@@ -7,13 +7,13 @@
 #include "kernels/target.h"
 #include "kernels/template.h"
 
-extern const Template tmpl_conv2d_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
+extern const Template tmpl_conv2d_cpu, tmpl_conv2d_winograd_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
 extern const Template tmpl_conv2d_gpu, tmpl_depthwise_gpu, tmpl_dense_gpu;
 extern const Template tmpl_te_cpu, tmpl_te_gpu;
 extern const Target target_cpu, target_cuda, target_opencl;
 
 static const Template *const TEMPLATES[] = {
-    &tmpl_conv2d_cpu, &tmpl_depthwise_cpu, &tmpl_dense_cpu, &tmpl_batch_matmul_cpu,
+    &tmpl_conv2d_cpu, &tmpl_conv2d_winograd_cpu, &tmpl_depthwise_cpu, &tmpl_dense_cpu, &tmpl_batch_matmul_cpu,
     &tmpl_conv2d_gpu, &tmpl_depthwise_gpu, &tmpl_dense_gpu,
     &tmpl_te_cpu, &tmpl_te_gpu,
 };
@@ -38,6 +38,12 @@ const Template *Template_find(const Workload *wl, TargetFamily family, char *err
     }
     tt_fail(err, "no %s template for %s (layout %s)", family == FAMILY_CPU ? "cpu" : "gpu", Op_name(wl->op),
             Layout_name(wl->layout));
+    return NULL;
+}
+
+const Template *Template_byName(const char *name) {
+    for (int i = 0; i < COUNT(TEMPLATES); i++)
+        if (strcmp(TEMPLATES[i]->name, name) == 0) return TEMPLATES[i];
     return NULL;
 }
 

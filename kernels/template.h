@@ -107,6 +107,10 @@ typedef struct Template {
 
 /* The registered template for a workload and family, or NULL (err says why). */
 const Template *Template_find(const Workload *wl, TargetFamily family, char *err);
+/* The registered template of this name ("conv2d_winograd.cpu"), or NULL: the
+ * template a record was measured with, which need not be Template_find's
+ * (conv2d 3x3 stride 1 has the direct and the Winograd template). */
+const Template *Template_byName(const char *name);
 /* All registered templates (for listings and tests); returns the count. */
 int Template_all(const Template *const **out);
 

@@ -70,7 +70,7 @@ enum { TAG_HELLO = 1, TAG_WANT, TAG_JOB, TAG_RESULT, TAG_BEAT, TAG_QUIT };
 
 #define BEAT_S 0.5
 #define RESULT_MSG_MAX 4000
-#define CANCEL_GRACE_S 3.0
+#define CANCEL_GRACE_S 0.5
 
 typedef struct WireJob {
     uint64_t seq;
@@ -215,14 +215,15 @@ static const Task *task_for(TaskCache *tc, const Server *this, const WireJob *w,
         return NULL;
     }
     Task t;
-    if (Task_init(&t, tc->n, &wl, 1, this->cfg->target->family, &this->cfg->dev, why) != TT_OK) {
-        tt_fail(err, "rank %d cannot set up the task: %s", this->rank, why);
+    /* rank 0's template (conv2d 3x3 stride 1 has two: direct and Winograd) */
+    const Template *tmpl = Template_byName(w->template_name);
+    if (!tmpl || tmpl->family != this->cfg->target->family) {
+        tt_fail(err, "rank %d has no template %s for %s (is it the same tunetop?)", this->rank, w->template_name,
+                w->task_key);
         return NULL;
     }
-    if (strcmp(t.tmpl->name, w->template_name) != 0) {
-        tt_fail(err, "rank %d chose template %s for %s, rank 0 chose %s (is it the same tunetop?)", this->rank,
-                t.tmpl->name, w->task_key, w->template_name);
-        Task_done(&t);
+    if (Task_initWith(&t, tc->n, &wl, 1, tmpl, &this->cfg->dev, why) != TT_OK) {
+        tt_fail(err, "rank %d cannot set up the task: %s", this->rank, why);
         return NULL;
     }
     tc->tasks = realloc(tc->tasks, (size_t)(tc->n + 1) * sizeof(Task));

@@ -39,173 +39,429 @@ static int chain_end(const GraphTasks *gt, const Graph *g, int i) {
     return t;
 }
 
-static NetStep *add_step(NetPlan *plan, StepKind kind, int op, int task, int out, const char *label) {
-    NetStep *s = &plan->steps[plan->n_steps++];
+static bool is_elementwise(GraphOpKind k) {
+    return k == GOP_BIAS_ADD || k == GOP_BATCH_NORM || k == GOP_RELU || k == GOP_CLIP || k == GOP_ADD;
+}
+
+void NetPlan_taskKernels(const Graph *g, const GraphTasks *gt, const int *blocked, const BlockedLayout *layouts_in,
+                         const BlockedLayout *layouts_out, NetOpKernel *ok) {
+    for (int i = 0; i < g->n_ops; i++) {
+        memset(&ok[i], 0, sizeof ok[i]);
+        int t = gt->task[i];
+        ok[i].kernel = t;
+        if (t < 0) continue;
+        ok[i].mask = blocked ? blocked[t] : 0;
+        if (layouts_in) ok[i].in = layouts_in[t];
+        if (layouts_out) ok[i].out = layouts_out[t];
+        ok[i].bias = gt->tasks[t].wl.bias;
+        ok[i].residual = gt->tasks[t].wl.residual;
+        ok[i].relu = gt->tasks[t].wl.relu;
+    }
+}
+
+/* ---- building the plan ---- */
+
+typedef struct PlanCtx {
+    NetPlan *p;
+    const Graph *g;
+    const GraphTasks *gt;
+    const NetOpKernel *ok;
+    bool flat;
+} PlanCtx;
+
+static NetStep *push(PlanCtx *c, NetStepKind kind, int op, const char *label) {
+    NetPlan *p = c->p;
+    if (p->n_steps == p->cap_steps) {
+        p->cap_steps = p->cap_steps ? 2 * p->cap_steps : 64;
+        p->steps = realloc(p->steps, (size_t)p->cap_steps * sizeof *p->steps);
+        if (!p->steps) abort();
+    }
+    NetStep *s = &p->steps[p->n_steps++];
     memset(s, 0, sizeof *s);
     s->kind = kind;
     s->op = op;
-    s->op2 = -1;
-    s->task = task;
-    s->out = out;
-    s->res = -1;
-    s->rest_bias = s->rest_add = s->rest_relu = s->to_op = -1;
+    s->op2 = s->kernel = s->out = s->in_t = s->in2_t = s->out_t = s->scale_op = s->shift_op = -1;
+    s->res.tensor = -2;
     snprintf(s->label, sizeof s->label, "%.95s", label);
     return s;
 }
 
-Status NetPlan_make(const Graph *g, const GraphTasks *gt, const int *blocked, NetPlan *plan, char *err) {
+static void add_view(PlanCtx *c, int t, NetLocKind loc, int op) {
+    NetPlan *p = c->p;
+    if (p->n_views == p->cap_views) {
+        p->cap_views = p->cap_views ? 2 * p->cap_views : 64;
+        p->views = realloc(p->views, (size_t)p->cap_views * sizeof *p->views);
+        if (!p->views) abort();
+    }
+    p->views[p->n_views++] = (NetView){t, loc, op};
+    if (loc == LOC_NCHW && p->alias[t] < 0) p->alias[t] = t;
+}
+
+static int find_view(const PlanCtx *c, int t, NetLocKind loc, int op) {
+    for (int v = 0; v < c->p->n_views; v++) {
+        const NetView *w = &c->p->views[v];
+        if (w->tensor == t && w->loc == loc && (loc == LOC_NCHW || loc == LOC_BUF || w->op == op)) return v;
+    }
+    return -1;
+}
+
+static void view_block(const PlanCtx *c, NetView v, int64_t *cb, int64_t *repeat) {
+    *cb = 1, *repeat = 1;
+    if (v.loc == LOC_BUF) *cb = v.op;
+    if (v.loc == LOC_NCHW || v.loc == LOC_BUF || !c->ok) return;
+    const BlockedLayout *l = v.loc == LOC_IN ? &c->ok[v.op].in : &c->ok[v.op].out;
+    *cb = l->cb, *repeat = l->repeat;
+}
+
+/* A view of t to read from: one with the block size of the destination when
+ * there is one (the move's fast path), else the first (where t was written). */
+static NetView read_view(const PlanCtx *c, int t, NetView dst) {
+    int64_t dcb, drep;
+    view_block(c, dst, &dcb, &drep);
+    int first = -1;
+    for (int v = 0; v < c->p->n_views; v++) {
+        const NetView *w = &c->p->views[v];
+        if (w->tensor != t) continue;
+        if (first < 0) first = v;
+        int64_t cb, rep;
+        view_block(c, *w, &cb, &rep);
+        if (cb == dcb && rep == 1 && drep == 1) return *w;
+    }
+    if (first < 0) abort(); /* the Kahn order makes every input ready */
+    return c->p->views[first];
+}
+
+static void kernel_label(const PlanCtx *c, int op, char *buf, size_t n) {
+    char shape[64];
+    Graph_shapeStr(c->g, c->g->ops[op].out, shape, sizeof shape);
+    snprintf(buf, n, "task %d %s %s", c->gt->task[op], GraphOp_kindName(c->g->ops[op].kind), shape);
+}
+
+static NetStepKind move_kind(NetView src, NetView dst) {
+    if (src.loc == LOC_NCHW) return NSTEP_PACK;
+    return dst.loc == LOC_NCHW ? NSTEP_UNPACK : NSTEP_REBLOCK;
+}
+
+/* Makes tensor t available at (loc, op): nothing when it is there, else a move
+ * (a layout transform) from an existing view. */
+static void ensure(PlanCtx *c, int t, NetLocKind loc, int op) {
+    if (find_view(c, t, loc, op) >= 0) return;
+    NetView dst = {t, loc, op};
+    if (c->flat && loc != LOC_NCHW) ensure(c, t, LOC_NCHW, -1);
+    NetView src = c->flat && loc != LOC_NCHW ? (NetView){t, LOC_NCHW, -1} : read_view(c, t, dst);
+    char base[96], label[96];
+    if (loc == LOC_IN || loc == LOC_RES) {
+        kernel_label(c, op, base, sizeof base);
+        if (loc == LOC_RES) snprintf(base + strlen(base), sizeof base - strlen(base), " residual");
+    } else {
+        int pr = c->g->tensors[t].producer;
+        if (pr >= 0 && c->gt->epi_of[pr] >= 0) pr = c->gt->epi_of[pr];
+        if (pr >= 0 && GraphOp_isTunable(c->g->ops[pr].kind))
+            kernel_label(c, pr, base, sizeof base);
+        else {
+            char shape[64];
+            Graph_shapeStr(c->g, t, shape, sizeof shape);
+            snprintf(base, sizeof base, "%s %s", pr >= 0 ? GraphOp_kindName(c->g->ops[pr].kind) : "input", shape);
+        }
+    }
+    NetStepKind k = move_kind(src, dst);
+    snprintf(label, sizeof label, "%.70s: %s", base,
+             k == NSTEP_PACK ? "NCHW->blocked" : k == NSTEP_UNPACK ? "blocked->NCHW" : "blocked->blocked");
+    NetStep *s = push(c, k, op, label);
+    s->move = true;
+    s->out = t;
+    s->src = src;
+    s->dst = dst;
+    add_view(c, t, loc, op);
+}
+
+/* Where t is written: where its first reader that cares wants it (a kernel's
+ * blocked input or residual buffer, or NCHW); NCHW when no reader cares. */
+static NetView wanted(const PlanCtx *c, int t, NetView from) {
+    const Graph *g = c->g;
+    const GraphTasks *gt = c->gt;
+    NetView nchw = {t, LOC_NCHW, -1};
+    if (c->flat || !c->ok || t == g->output || g->tensors[t].ndim != 4) return nchw;
+    for (int i = 0; i < g->n_ops; i++) {
+        const GraphOp *op = &g->ops[i];
+        bool reads = false;
+        for (int j = 0; j < op->n_in; j++)
+            reads |= op->in[j] == t;
+        if (!reads) continue;
+        if (GraphOp_isTunable(op->kind)) {
+            if (gt->task[i] >= 0 && (c->ok[i].mask & BLOCKED_INPUT) && op->in[0] == t &&
+                (op->n_in < 2 || op->in[1] != t))
+                return (NetView){t, LOC_IN, i};
+            return nchw;
+        }
+        int k = gt->epi_of[i];
+        if (k >= 0 && i == gt->epi_add[k] && c->ok[k].residual) {
+            if ((c->ok[k].mask & BLOCKED_OUTPUT) && op->in[1] == t && op->in[0] != t) return (NetView){t, LOC_RES, k};
+            return nchw;
+        }
+        if (is_elementwise(op->kind) || op->kind == GOP_MAX_POOL) continue;
+        return nchw;
+    }
+    /* only elementwise ops and pools read it: blocked like the view it comes from */
+    int64_t cb, rep;
+    view_block(c, from, &cb, &rep);
+    if (from.tensor < -1 || cb <= 1 || rep != 1) return nchw;
+    return (NetView){t, LOC_BUF, (int)cb};
+}
+
+/* An elementwise group: y = act(x * scale + shift + res) over ops that each
+ * read the previous one's output as its only reader. */
+typedef struct Group {
+    int x, res, bn, bias, act, out, n;
+    double lo, hi;
+} Group;
+
+Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok, bool flat, NetPlan *plan,
+                    char *err) {
     memset(plan, 0, sizeof *plan);
     plan->g = g;
     plan->gt = gt;
     int n = g->n_ops;
-    plan->steps = calloc((size_t)(4 * n + 1), sizeof *plan->steps);
-    bool *chained_in = calloc((size_t)(n + 1), sizeof(bool));
-    bool *absorbed = calloc((size_t)(n + 1), sizeof(bool)); /* a clip applied by a reblock step */
-    if (!chained_in || !absorbed) abort();
-    plan->alias = malloc((size_t)g->n_tensors * sizeof(int));
-    int *head = malloc((size_t)(n + 1) * sizeof(int));   /* per op: the op heading its unit */
-    bool *done = calloc((size_t)(n + 1), sizeof(bool)); /* per unit head */
-    bool *ready = calloc((size_t)g->n_tensors, sizeof(bool));
-    if (!plan->steps || !plan->alias || !head || !done || !ready) abort();
-
-    /* units: a tunable op with its whole epilogue chain; a batch_norm with the
-     * relu that is its only reader; every other op alone */
-    for (int i = 0; i < n; i++)
-        head[i] = gt->epi_of[i] >= 0 ? gt->epi_of[i] : i;
-    for (int i = 0; i < n; i++) {
-        if (g->ops[i].kind != GOP_BATCH_NORM || gt->epi_of[i] >= 0) continue;
-        int c = only_consumer(g, g->ops[i].out);
-        if (c >= 0 && g->ops[c].kind == GOP_RELU && gt->epi_of[c] < 0) head[c] = i;
+    PlanCtx c = {plan, g, gt, NULL, flat};
+    if (ok) {
+        NetOpKernel *copy = malloc((size_t)(n + 1) * sizeof *copy);
+        if (!copy) abort();
+        memcpy(copy, ok, (size_t)n * sizeof *copy);
+        plan->ok = copy;
+        c.ok = copy;
     }
+    plan->alias = malloc((size_t)g->n_tensors * sizeof(int));
+    int *head = malloc((size_t)(n + 1) * sizeof(int)); /* per op: the op heading its unit */
+    bool *done = calloc((size_t)(n + 1), sizeof(bool));
+    bool *ready = calloc((size_t)g->n_tensors, sizeof(bool));
+    Group *grp = calloc((size_t)(n + 1), sizeof *grp);
+    if (!plan->alias || !head || !done || !ready || !grp) abort();
     for (int t = 0; t < g->n_tensors; t++)
         plan->alias[t] = -1;
     for (int i = 0; i < g->n_inputs; i++) {
         ready[g->inputs[i]] = true;
-        plan->alias[g->inputs[i]] = g->inputs[i];
+        add_view(&c, g->inputs[i], LOC_NCHW, -1);
+    }
+
+    /* units: a tunable op with its whole epilogue chain; a group of
+     * elementwise ops; every other op alone */
+    for (int i = 0; i < n; i++)
+        head[i] = gt->epi_of[i] >= 0 ? gt->epi_of[i] : i;
+    for (int h = 0; h < n; h++) {
+        const GraphOp *op = &g->ops[h];
+        if (head[h] != h || gt->epi_of[h] >= 0 || !is_elementwise(op->kind)) continue;
+        Group *G = &grp[h];
+        G->x = op->in[0];
+        G->res = op->kind == GOP_ADD ? op->in[1] : -1;
+        G->bn = op->kind == GOP_BATCH_NORM ? h : -1;
+        G->bias = op->kind == GOP_BIAS_ADD ? h : -1;
+        G->act = op->kind == GOP_RELU ? 1 : op->kind == GOP_CLIP ? 2 : 0;
+        G->lo = op->alpha, G->hi = op->beta;
+        G->out = op->out;
+        G->n = 1;
+        for (;;) {
+            if (G->out == g->output) break;
+            int k = only_consumer(g, G->out);
+            if (k < 0 || head[k] != k || gt->epi_of[k] >= 0 || k < h) break;
+            const GraphOp *o2 = &g->ops[k];
+            if (o2->kind == GOP_ADD && G->res < 0 && !G->act && o2->in[0] != o2->in[1])
+                G->res = o2->in[0] == G->out ? o2->in[1] : o2->in[0];
+            else if ((o2->kind == GOP_RELU || o2->kind == GOP_CLIP) && !G->act) {
+                G->act = o2->kind == GOP_RELU ? 1 : 2;
+                G->lo = o2->alpha, G->hi = o2->beta;
+            } else
+                break;
+            head[k] = h;
+            G->out = o2->out;
+            G->n++;
+        }
     }
 
     /* Kahn over units in op order: a unit runs once every input it reads
      * from outside itself is ready. */
     int emitted = 0, units = 0;
+    int *first = malloc((size_t)(n + 1) * sizeof(int)), *nextm = malloc((size_t)(n + 1) * sizeof(int));
+    if (!first || !nextm) abort();
+    for (int i = 0; i < n; i++)
+        first[i] = nextm[i] = -1;
+    for (int j = n - 1; j >= 0; j--) { /* members of each unit, in op order */
+        nextm[j] = first[head[j]];
+        first[head[j]] = j;
+    }
     for (int i = 0; i < n; i++)
         units += head[i] == i;
     while (emitted < units) {
         int pick = -1;
         for (int i = 0; i < n && pick < 0; i++) {
             if (head[i] != i || done[i]) continue;
-            bool ok = true;
-            for (int j = 0; j < n && ok; j++) {
-                if (head[j] != i) continue;
-                for (int k = 0; k < g->ops[j].n_in && ok; k++) {
+            bool okk = true;
+            for (int j = first[i]; j >= 0 && okk; j = nextm[j]) {
+                for (int k = 0; k < g->ops[j].n_in && okk; k++) {
                     int t = g->ops[j].in[k], p = g->tensors[t].producer;
                     if (p >= 0 && head[p] == i) continue; /* inside the unit */
-                    ok = ready[t];
+                    okk = ready[t];
                 }
             }
-            if (ok) pick = i;
+            if (okk) pick = i;
         }
         if (pick < 0) {
             NetPlan_done(plan);
-            free(head), free(done), free(ready), free(chained_in), free(absorbed);
+            free(head), free(done), free(ready), free(grp), free(first), free(nextm);
             return tt_fail(err, "graph %s: no op can run next (a cycle)", g->name);
         }
         done[pick] = true;
         emitted++;
         const GraphOp *op = &g->ops[pick];
+        char label[96], shape[64];
         if (GraphOp_isTunable(op->kind)) {
-            int end = chain_end(gt, g, pick), t = gt->task[pick];
-            const Workload *tw = &gt->tasks[t].wl;
-            int mask = blocked ? blocked[t] : 0;
-            char shape[64], label[96];
+            NetOpKernel kk;
+            if (c.ok) {
+                kk = c.ok[pick];
+            } else {
+                const Workload *tw = &gt->tasks[gt->task[pick]].wl;
+                kk = (NetOpKernel){.kernel = gt->task[pick], .bias = tw->bias, .residual = tw->residual,
+                                   .relu = tw->relu};
+            }
+            int end = chain_end(gt, g, pick);
+            kernel_label(&c, pick, label, sizeof label);
             Graph_shapeStr(g, op->out, shape, sizeof shape);
-            snprintf(label, sizeof label, "task %d %s %s", t, GraphOp_kindName(op->kind), shape);
-            int rb = gt->epi_bias[pick] >= 0 && !tw->bias ? gt->epi_bias[pick] : -1;
-            int ra = gt->epi_add[pick] >= 0 && !tw->residual ? gt->epi_add[pick] : -1;
-            int rr = gt->epi_relu[pick] >= 0 && !tw->relu ? gt->epi_relu[pick] : -1;
+            int rb = gt->epi_bias[pick] >= 0 && !kk.bias ? gt->epi_bias[pick] : -1;
+            int ra = gt->epi_add[pick] >= 0 && !kk.residual ? gt->epi_add[pick] : -1;
+            int rr = gt->epi_relu[pick] >= 0 && !kk.relu ? gt->epi_relu[pick] : -1;
             bool rest = rb >= 0 || ra >= 0 || rr >= 0;
-            /* Does the output stay blocked into the next kernel? The copy between the two blocked
-             * layouts also applies an unfused bias and relu, or a clip that is the only reader. */
-            int next = only_consumer(g, end), via = end, clip = -1;
-            if (next >= 0 && g->ops[next].kind == GOP_CLIP && !rest && g->ops[next].out != g->output) {
-                clip = next;
-                via = g->ops[clip].out;
-                next = only_consumer(g, via);
+            int in_t = -1, in2_t = -1;
+            if (kk.mask & BLOCKED_INPUT)
+                ensure(&c, op->in[0], LOC_IN, pick);
+            else
+                ensure(&c, op->in[0], LOC_NCHW, -1), in_t = op->in[0];
+            if (op->kind == GOP_BATCH_MATMUL) {
+                ensure(&c, op->in[1], LOC_NCHW, -1);
+                in2_t = op->in[1];
+            } else if (kk.residual) {
+                int r = g->ops[gt->epi_add[pick]].in[1];
+                if (kk.mask & BLOCKED_OUTPUT)
+                    ensure(&c, r, LOC_RES, pick);
+                else
+                    ensure(&c, r, LOC_NCHW, -1), in2_t = r;
             }
-            bool chain_out = false;
-            if (blocked && (mask & BLOCKED_OUTPUT) && ra < 0 && end != g->output && next >= 0 &&
-                (g->ops[next].kind == GOP_CONV2D || g->ops[next].kind == GOP_DEPTHWISE) && g->ops[next].in[0] == via &&
-                gt->task[next] >= 0) {
-                const Workload *nw = &gt->tasks[gt->task[next]].wl;
-                chain_out = (blocked[gt->task[next]] & BLOCKED_INPUT) && !nw->residual;
+            NetStep *s = push(&c, NSTEP_KERNEL, pick, label);
+            s->kernel = kk.kernel;
+            s->in_t = in_t;
+            s->in2_t = in2_t;
+            s->blocked = kk.mask != 0;
+            s->out = rest ? -1 : end;
+            bool bout = (kk.mask & BLOCKED_OUTPUT) != 0;
+            if (!bout) {
+                s->out_t = end;
+                if (plan->alias[end] < 0) plan->alias[end] = end;
             }
-            if (!chain_out) clip = -1;
-            int res = tw->residual ? g->ops[gt->epi_add[pick]].in[1] : -1;
-            char l2[128];
-            if (mask && !chained_in[pick]) {
-                snprintf(l2, sizeof l2, "%.90s: NCHW->blocked", label);
-                add_step(plan, STEP_PACK, pick, t, end, l2)->res = res;
-            }
-            NetStep *s = add_step(plan, STEP_KERNEL, pick, t, end, label);
-            s->res = res;
-            s->chain_in = chained_in[pick];
-            s->split = mask != 0;
-            if (mask & BLOCKED_OUTPUT) {
-                if (chain_out) {
-                    snprintf(l2, sizeof l2, "%.80s: blocked->blocked%s%s%s", label, rb >= 0 ? " +bias" : "",
-                             rr >= 0 ? " +relu" : "", clip >= 0 ? " +clip" : "");
-                    NetStep *r = add_step(plan, STEP_REBLOCK, pick, t, end, l2);
-                    r->to_op = next;
-                    r->op2 = clip;
-                    r->rest_bias = rb;
-                    r->rest_relu = rr;
-                    chained_in[next] = true;
-                    if (clip >= 0) absorbed[clip] = true;
-                    rest = false; /* applied by the copy */
-                } else {
-                    snprintf(l2, sizeof l2, "%.90s: blocked->NCHW", label);
-                    add_step(plan, STEP_UNPACK, pick, t, end, l2);
-                }
-            }
-            if (rest) {
+            if (!rest) {
+                add_view(&c, end, bout ? LOC_OUT : LOC_NCHW, bout ? pick : -1);
+            } else {
                 char l3[96];
-                snprintf(l3, sizeof l3, "%s%s%s%s%s %s", rb >= 0 ? "bias_add" : "", rb >= 0 && (ra >= 0 || rr >= 0) ? "+" : "",
-                         ra >= 0 ? "add" : "", ra >= 0 && rr >= 0 ? "+" : "", rr >= 0 ? "relu" : "", shape);
-                NetStep *e = add_step(plan, STEP_RUNTIME, pick, -1, end, l3);
-                e->res = ra >= 0 ? g->ops[ra].in[1] : -1;
-                e->rest_bias = rb;
-                e->rest_add = ra;
-                e->rest_relu = rr;
+                Graph_shapeStr(g, end, shape, sizeof shape);
+                snprintf(l3, sizeof l3, "%s%s%s%s%s %s", rb >= 0 ? "bias_add" : "",
+                         rb >= 0 && (ra >= 0 || rr >= 0) ? "+" : "", ra >= 0 ? "add" : "",
+                         ra >= 0 && rr >= 0 ? "+" : "", rr >= 0 ? "relu" : "", shape);
+                NetView dst = bout ? wanted(&c, end, (NetView){-1, LOC_OUT, pick}) : (NetView){end, LOC_NCHW, -1};
+                NetView res = {-2, LOC_NCHW, -1};
+                if (ra >= 0) {
+                    int r = g->ops[ra].in[1];
+                    if (flat) ensure(&c, r, LOC_NCHW, -1);
+                    res = flat ? (NetView){r, LOC_NCHW, -1} : read_view(&c, r, dst);
+                }
+                NetStep *e = push(&c, NSTEP_RUNTIME, pick, l3); /* after ensure(): push may move the steps */
+                e->move = true;
+                e->out = end;
+                e->src = bout ? (NetView){-1, LOC_OUT, pick} : dst;
+                e->dst = dst;
+                e->res = res;
+                e->shift_op = rb;
+                e->act = rr >= 0 ? 1 : 0;
+                add_view(&c, end, dst.loc, dst.op);
             }
-            plan->alias[end] = end;
             ready[end] = true;
             continue;
         }
-        int second = -1;
-        for (int j = 0; j < n; j++)
-            if (j != pick && head[j] == pick) second = j;
-        int out = second >= 0 ? g->ops[second].out : op->out;
-        if (absorbed[pick]) {
-            ready[out] = true; /* never materialised: its only reader gets it blocked */
+        if (is_elementwise(op->kind) && gt->epi_of[pick] < 0) {
+            const Group *G = &grp[pick];
+            NetView dst = wanted(&c, G->out, flat ? (NetView){-2, LOC_NCHW, -1} : read_view(&c, G->x, (NetView){-1, LOC_NCHW, -1}));
+            NetView src, res = {-2, LOC_NCHW, -1};
+            if (flat) {
+                ensure(&c, G->x, LOC_NCHW, -1);
+                src = (NetView){G->x, LOC_NCHW, -1};
+                if (G->res >= 0) ensure(&c, G->res, LOC_NCHW, -1), res = (NetView){G->res, LOC_NCHW, -1};
+            } else {
+                src = read_view(&c, G->x, dst);
+                if (G->res >= 0) res = read_view(&c, G->res, dst);
+            }
+            label[0] = 0;
+            for (int j = first[pick]; j >= 0; j = nextm[j])
+                if (head[j] == pick)
+                    snprintf(label + strlen(label), sizeof label - strlen(label), "%s%s", label[0] ? "+" : "",
+                             GraphOp_kindName(g->ops[j].kind));
+            Graph_shapeStr(g, G->x, shape, sizeof shape);
+            snprintf(label + strlen(label), sizeof label - strlen(label), " %s", shape);
+            NetStep *s = push(&c, NSTEP_RUNTIME, pick, label);
+            s->move = true;
+            s->out = G->out;
+            s->src = src;
+            s->res = res;
+            s->dst = dst;
+            s->scale_op = G->bn;
+            s->shift_op = G->bias >= 0 ? G->bias : G->bn;
+            s->act = G->act;
+            s->lo = G->lo, s->hi = G->hi;
+            add_view(&c, G->out, dst.loc, dst.op);
+            ready[G->out] = true;
             continue;
         }
         if (op->kind == GOP_FLATTEN) {
-            plan->alias[out] = plan->alias[op->in[0]]; /* NCHW flatten is a view */
-            ready[out] = true;
+            ensure(&c, op->in[0], LOC_NCHW, -1);
+            plan->alias[op->out] = plan->alias[op->in[0]]; /* NCHW flatten is a view */
+            add_view(&c, op->out, LOC_NCHW, -1);
+            ready[op->out] = true;
             continue;
         }
-        NetStep *s = add_step(plan, STEP_RUNTIME, pick, -1, out, "");
-        s->op2 = second;
-        Graph_runLabel(g, pick, second >= 0 ? 2 : 1, s->label, sizeof s->label);
-        plan->alias[out] = out;
-        ready[out] = true;
+        if (op->kind == GOP_MAX_POOL && !flat) {
+            NetView dst = wanted(&c, op->out, read_view(&c, op->in[0], (NetView){-1, LOC_NCHW, -1}));
+            Graph_runLabel(g, pick, 1, label, sizeof label);
+            NetView src = read_view(&c, op->in[0], dst);
+            NetStep *s = push(&c, NSTEP_RUNTIME, pick, label);
+            s->out = op->out;
+            s->src = src;
+            s->dst = dst;
+            add_view(&c, op->out, dst.loc, dst.op);
+            ready[op->out] = true;
+            continue;
+        }
+        for (int j = 0; j < op->n_in; j++)
+            ensure(&c, op->in[j], LOC_NCHW, -1);
+        Graph_runLabel(g, pick, 1, label, sizeof label);
+        NetStep *s = push(&c, NSTEP_RUNTIME, pick, label);
+        s->out = op->out;
+        s->src = (NetView){op->in[0], LOC_NCHW, -1};
+        s->dst = (NetView){op->out, LOC_NCHW, -1};
+        add_view(&c, op->out, LOC_NCHW, -1);
+        ready[op->out] = true;
     }
-    free(head), free(done), free(ready), free(chained_in), free(absorbed);
+    ensure(&c, g->output, LOC_NCHW, -1);
+    /* tensors a blocked kernel wrote or read that never went through NCHW */
+    for (int t = 0; t < g->n_tensors; t++) {
+        bool blockedv = false;
+        for (int v = 0; v < plan->n_views; v++)
+            blockedv |= plan->views[v].tensor == t && plan->views[v].loc != LOC_NCHW;
+        plan->kept_blocked += blockedv && plan->alias[t] < 0;
+    }
+    free(head), free(done), free(ready), free(grp), free(first), free(nextm);
     return TT_OK;
 }
 
 void NetPlan_done(NetPlan *this) {
     free(this->steps);
     free(this->alias);
+    free(this->views);
+    free((void *)this->ok);
     memset(this, 0, sizeof *this);
 }
 
@@ -220,59 +476,95 @@ static void dims(const Graph *g, int t, long *outer, long *chans, long *inner) {
         *inner *= (long)x->dim[i];
 }
 
+/* n, c, h, w of a tensor as the moves see it (not 4-D: [outer][chans][1][inner]) */
+static void dims4(const Graph *g, int t, long d[4]) {
+    const GraphTensor *x = &g->tensors[t];
+    if (x->ndim == 4) {
+        for (int i = 0; i < 4; i++)
+            d[i] = (long)x->dim[i];
+        return;
+    }
+    dims(g, t, &d[0], &d[1], &d[3]);
+    d[2] = 1;
+}
+
 #define TB(t) (plan->alias[(t)])
+
+static const char *kprefix(const NetPlan *plan, const char *const *prefixes, int op) {
+    return prefixes[plan->ok ? plan->ok[op].kernel : plan->gt->task[op]];
+}
+
+/* The pointer and the layout of a view of a tensor with dims d. */
+static void view_text(const NetPlan *plan, const char *const *prefixes, NetView v, const long d[4], char *ptr,
+                      size_t np, char *lay, size_t nl) {
+    if (v.loc == LOC_NCHW) {
+        snprintf(ptr, np, "T[%d]", TB(v.tensor));
+        snprintf(lay, nl, "&(const ttrt_layout){1, %ld, %ld, 0, 0, 1}", d[2], d[3]);
+        return;
+    }
+    if (v.loc == LOC_BUF) {
+        snprintf(ptr, np, "B[%d]", v.tensor);
+        snprintf(lay, nl, "&(const ttrt_layout){%d, %ld, %ld, 0, 0, 1}", v.op, d[2], d[3]);
+        return;
+    }
+    const char *P = kprefix(plan, prefixes, v.op);
+    const char *fn = v.loc == LOC_IN ? "blocked_input" : v.loc == LOC_OUT ? "blocked_output" : "blocked_residual";
+    const char *m = v.loc == LOC_IN ? "BLOCKED_IN" : "BLOCKED_OUT";
+    snprintf(ptr, np, "%s_%s(K%d)", P, fn, v.op);
+    snprintf(lay, nl,
+             "&(const ttrt_layout){%s_%s_CB, %s_%s_H_ALLOC, %s_%s_W_ALLOC, %s_%s_TOP, %s_%s_LEFT, %s_%s_REPEAT}", P, m,
+             P, m, P, m, P, m, P, m, P, m);
+}
 
 static void emit_step(StrBuf *sb, const NetPlan *plan, const NetStep *s, const char *const *prefixes) {
     const Graph *g = plan->g;
-    const GraphOp *op = &g->ops[s->op];
+    const GraphOp *op = s->op >= 0 ? &g->ops[s->op] : NULL;
     long outer, chans, inner;
-    const char *P = s->task >= 0 ? prefixes[s->task] : "";
-    if (s->kind == STEP_UNPACK) {
-        StrBuf_printf(sb, "        %s_unpack_output(K%d, T[%d]);\n", P, s->op, TB(s->out));
-        return;
-    }
-    if (s->kind == STEP_REBLOCK) {
-        const char *Q = prefixes[plan->gt->task[s->to_op]];
-        const GraphTensor *t = &g->tensors[s->out];
-        char shift[48] = "0";
-        if (s->rest_bias >= 0) snprintf(shift, sizeof shift, "P + %lld", (long long)g->ops[s->rest_bias].param_off[0]);
+    if (s->move) {
+        long d[4];
+        dims4(g, s->out, d);
+        char sp[160], sl[320], rp[160] = "0", rl[320] = "0", dp[160], dl[320], scale[48] = "0", shift[48] = "0";
+        NetView src = s->src;
+        if (src.tensor < 0) src.tensor = s->out;
+        view_text(plan, prefixes, src, d, sp, sizeof sp, sl, sizeof sl);
+        if (s->res.tensor >= 0) view_text(plan, prefixes, s->res, d, rp, sizeof rp, rl, sizeof rl);
+        view_text(plan, prefixes, s->dst, d, dp, sizeof dp, dl, sizeof dl);
+        if (s->scale_op >= 0) snprintf(scale, sizeof scale, "P + %lld", (long long)g->ops[s->scale_op].param_off[0]);
+        if (s->shift_op >= 0)
+            snprintf(shift, sizeof shift, "P + %lld",
+                     (long long)g->ops[s->shift_op].param_off[g->ops[s->shift_op].kind == GOP_BATCH_NORM ? 1 : 0]);
         StrBuf_printf(sb,
-                      "        ttrt_reblock(%s_blocked_output(K%d), %s_BLOCKED_OUT_CB, %s_BLOCKED_OUT_H_ALLOC, "
-                      "%s_BLOCKED_OUT_W_ALLOC, %s_BLOCKED_OUT_TOP, %s_BLOCKED_OUT_LEFT, %s_BLOCKED_OUT_REPEAT,\n"
-                      "                     %s_blocked_input(K%d), %s_BLOCKED_IN_CB, %s_BLOCKED_IN_H_ALLOC, "
-                      "%s_BLOCKED_IN_W_ALLOC, %s_BLOCKED_IN_TOP, %s_BLOCKED_IN_LEFT, %s_BLOCKED_IN_REPEAT,\n"
-                      "                     %lld, %lld, %lld, %lld, %s, %d, %.9ef, %.9ef);\n",
-                      P, s->op, P, P, P, P, P, P, Q, s->to_op, Q, Q, Q, Q, Q, Q, (long long)t->dim[0],
-                      (long long)t->dim[1], (long long)t->dim[2], (long long)t->dim[3], shift,
-                      s->rest_relu >= 0 ? 1 : s->op2 >= 0 ? 2 : 0, s->op2 >= 0 ? g->ops[s->op2].alpha : 0.0,
-                      s->op2 >= 0 ? g->ops[s->op2].beta : 0.0);
+                      "        ttrt_move(%s, %s,\n                  %s, %s,\n                  %s, %s,\n"
+                      "                  %ld, %ld, %ld, %ld, %s, %s, %d, %.9ef, %.9ef);\n",
+                      sp, sl, rp, rl, dp, dl, d[0], d[1], d[2], d[3], scale, shift, s->act, s->act == 2 ? s->lo : 0.0,
+                      s->act == 2 ? s->hi : 0.0);
         return;
     }
-    if (s->kind == STEP_KERNEL || s->kind == STEP_PACK) {
-        char second[32] = "0";
-        if (op->kind == GOP_BATCH_MATMUL)
-            snprintf(second, sizeof second, "T[%d]", TB(op->in[1]));
-        else if (s->res >= 0)
-            snprintf(second, sizeof second, "T[%d]", TB(s->res));
-        /* a chained input is in the kernel's blocked buffer already: the data pointer is not read */
-        char first[32] = "0";
-        if (!s->chain_in) snprintf(first, sizeof first, "T[%d]", TB(op->in[0]));
+    if (s->kind == NSTEP_KERNEL) {
+        const char *P = prefixes[s->kernel];
+        char first[32] = "0", second[32] = "0", out[32] = "0";
+        if (s->in_t >= 0) snprintf(first, sizeof first, "T[%d]", TB(s->in_t));
+        if (s->in2_t >= 0) snprintf(second, sizeof second, "T[%d]", TB(s->in2_t));
+        if (s->out_t >= 0) snprintf(out, sizeof out, "T[%d]", TB(s->out_t));
         StrBuf_printf(sb, "        { const float *in[2] = {%s, %s};\n", first, second);
-        const char *fn = s->split ? "run_blocked" : "run";
-        if (s->kind == STEP_PACK)
-            StrBuf_printf(sb, "          if (%s_pack_input(K%d, in))", P, s->op);
-        else
-            StrBuf_printf(sb, "          if (%s_%s(K%d, %s, T[%d]))", P, fn, s->op, s->chain_in ? "0" : "in", TB(s->out));
-        StrBuf_printf(sb, " fail(\"step %d (%s) failed\"); (void)in; }\n", (int)(s - plan->steps), s->label);
+        StrBuf_printf(sb, "          if (%s_%s(K%d, in, %s))", P, s->blocked ? "run_blocked" : "run", s->op, out);
+        StrBuf_printf(sb, " fail(\"step %d (%s) failed\"); }\n", (int)(s - plan->steps), s->label);
         return;
     }
-    if (s->kind == STEP_RUNTIME && (s->rest_bias >= 0 || s->rest_add >= 0 || s->rest_relu >= 0)) {
-        dims(g, s->out, &outer, &chans, &inner);
-        char bias[48] = "0", res[32] = "0";
-        if (s->rest_bias >= 0) snprintf(bias, sizeof bias, "P + %lld", (long long)g->ops[s->rest_bias].param_off[0]);
-        if (s->res >= 0) snprintf(res, sizeof res, "T[%d]", TB(s->res));
-        StrBuf_printf(sb, "        ttrt_affine(T[%d], 0, %s, %s, T[%d], %ld, %ld, %ld, %d);\n", TB(s->out), bias, res,
-                      TB(s->out), outer, chans, inner, s->rest_relu >= 0);
+    if (op->kind == GOP_MAX_POOL && !(s->src.loc == LOC_NCHW && s->dst.loc == LOC_NCHW)) {
+        const GraphTensor *xt = &g->tensors[op->in[0]], *yt = &g->tensors[s->out];
+        long dx[4], dy[4];
+        dims4(g, op->in[0], dx);
+        dims4(g, s->out, dy);
+        char sp[160], sl[320], dp[160], dl[320];
+        view_text(plan, prefixes, s->src, dx, sp, sizeof sp, sl, sizeof sl);
+        view_text(plan, prefixes, s->dst, dy, dp, sizeof dp, dl, sizeof dl);
+        StrBuf_printf(sb,
+                      "        ttrt_max_pool_layout(%s, %s,\n                  %s, %s,\n"
+                      "                  %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld);\n",
+                      sp, sl, dp, dl, (long long)xt->dim[0], (long long)xt->dim[1], (long long)xt->dim[2],
+                      (long long)xt->dim[3], (long long)yt->dim[2], (long long)yt->dim[3], (long long)op->k,
+                      (long long)op->stride, (long long)op->pad);
         return;
     }
     const GraphTensor *xt = &g->tensors[op->in[0]], *yt = &g->tensors[s->out];
@@ -280,26 +572,7 @@ static void emit_step(StrBuf *sb, const NetPlan *plan, const NetStep *s, const c
     long count = (long)GraphTensor_count(yt), last = (long)xt->dim[xt->ndim - 1];
     long long p0 = (long long)op->param_off[0], p1 = (long long)op->param_off[1];
     dims(g, op->in[0], &outer, &chans, &inner);
-    int relu = s->op2 >= 0;
     switch (op->kind) {
-    case GOP_BIAS_ADD:
-        StrBuf_printf(sb, "        ttrt_affine(T[%d], 0, P + %lld, 0, T[%d], %ld, %ld, %ld, %d);\n", x, p0, y, outer,
-                      chans, inner, relu);
-        break;
-    case GOP_BATCH_NORM:
-        StrBuf_printf(sb, "        ttrt_affine(T[%d], P + %lld, P + %lld, 0, T[%d], %ld, %ld, %ld, %d);\n", x, p0, p1,
-                      y, outer, chans, inner, relu);
-        break;
-    case GOP_RELU:
-        StrBuf_printf(sb, "        ttrt_affine(T[%d], 0, 0, 0, T[%d], 1, 1, %ld, 1);\n", x, y, count);
-        break;
-    case GOP_ADD:
-        StrBuf_printf(sb, "        ttrt_affine(T[%d], 0, 0, T[%d], T[%d], 1, 1, %ld, 0);\n", x, TB(op->in[1]), y,
-                      count);
-        break;
-    case GOP_CLIP:
-        StrBuf_printf(sb, "        ttrt_clip(T[%d], T[%d], %ld, %.9ef, %.9ef);\n", x, y, count, op->alpha, op->beta);
-        break;
     case GOP_GELU:
         StrBuf_printf(sb, "        ttrt_gelu(T[%d], T[%d], %ld);\n", x, y, count);
         break;
@@ -356,7 +629,7 @@ static void emit_step(StrBuf *sb, const NetPlan *plan, const NetStep *s, const c
     }
 }
 
-void NetProg_write(const NetPlan *plan, const char *const *prefixes, StrBuf *sb) {
+void NetProg_write(const NetPlan *plan, const char *const *prefixes, int n_kernels, StrBuf *sb) {
     const Graph *g = plan->g;
     const GraphTasks *gt = plan->gt;
     StrBuf_printf(sb,
@@ -365,17 +638,17 @@ void NetProg_write(const NetPlan *plan, const char *const *prefixes, StrBuf *sb)
                   "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n"
                   "#ifdef _OPENMP\n#include <omp.h>\n#endif\n#include \"netrt.h\"\n",
                   g->name, plan->n_steps, gt->n_tasks);
-    for (int t = 0; t < gt->n_tasks; t++)
-        StrBuf_printf(sb, "#include \"%s.h\"\n", prefixes[t]);
+    for (int k = 0; k < n_kernels; k++)
+        StrBuf_printf(sb, "#include \"%s.h\"\n", prefixes[k]);
     StrBuf_printf(sb, "\n#define N_TENSORS %d\n#define N_STEPS %d\n#define N_PARAMS %lldLL\n#define N_INPUT %lldLL\n"
                       "#define N_OUTPUT %lldLL\n",
                   g->n_tensors, plan->n_steps, (long long)g->n_params,
                   (long long)Graph_inputFloats(g),
                   (long long)GraphTensor_count(&g->tensors[g->output]));
-    StrBuf_append(sb, "static float *T[N_TENSORS];\nstatic float *P;\n");
+    StrBuf_append(sb, "static float *T[N_TENSORS], *B[N_TENSORS];\nstatic float *P;\n");
     for (int s = 0; s < plan->n_steps; s++)
-        if (plan->steps[s].kind == STEP_KERNEL)
-            StrBuf_printf(sb, "static %s_t *K%d;\n", prefixes[plan->steps[s].task], plan->steps[s].op);
+        if (plan->steps[s].kind == NSTEP_KERNEL)
+            StrBuf_printf(sb, "static %s_t *K%d;\n", prefixes[plan->steps[s].kernel], plan->steps[s].op);
     StrBuf_append(sb, "\nstatic void fail(const char *msg) {\n    fprintf(stderr, \"%s\\n\", msg);\n    exit(3);\n}\n\n"
                       "static double now(void) {\n    struct timespec ts;\n    clock_gettime(CLOCK_MONOTONIC, &ts);\n"
                       "    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;\n}\n\n"
@@ -405,18 +678,26 @@ void NetProg_write(const NetPlan *plan, const char *const *prefixes, StrBuf *sb)
             StrBuf_printf(sb, "    if (!(T[%d] = calloc(%lld, sizeof(float)))) fail(\"out of memory\");\n", t,
                           (long long)GraphTensor_count(&g->tensors[t]));
     }
+    for (int v = 0; v < plan->n_views; v++) {
+        const NetView *w = &plan->views[v];
+        if (w->loc != LOC_BUF) continue;
+        const GraphTensor *x = &g->tensors[w->tensor];
+        long long blocks = (x->dim[1] + w->op - 1) / w->op;
+        StrBuf_printf(sb, "    if (!(B[%d] = calloc(%lld, sizeof(float)))) fail(\"out of memory\");\n", w->tensor,
+                      (long long)x->dim[0] * blocks * w->op * x->dim[2] * x->dim[3]);
+    }
     for (int s = 0; s < plan->n_steps; s++) {
         const NetStep *st = &plan->steps[s];
-        if (st->kind != STEP_KERNEL) continue;
+        if (st->kind != NSTEP_KERNEL) continue;
         const GraphOp *op = &g->ops[st->op];
-        const Workload *tw = &gt->tasks[st->task].wl;
+        bool kbias = plan->ok ? plan->ok[st->op].bias : gt->tasks[gt->task[st->op]].wl.bias;
         char bias[48] = "";
-        if (tw->bias) snprintf(bias, sizeof bias, ", P + %lld", (long long)g->ops[gt->epi_bias[st->op]].param_off[0]);
+        if (kbias) snprintf(bias, sizeof bias, ", P + %lld", (long long)g->ops[gt->epi_bias[st->op]].param_off[0]);
         if (op->kind == GOP_BATCH_MATMUL)
-            StrBuf_printf(sb, "    { const float *c[1] = {0}; K%d = %s_create(c); }\n", st->op, prefixes[st->task]);
+            StrBuf_printf(sb, "    { const float *c[1] = {0}; K%d = %s_create(c); }\n", st->op, prefixes[st->kernel]);
         else
             StrBuf_printf(sb, "    { const float *c[2] = {P + %lld%s}; K%d = %s_create(c); }\n",
-                          (long long)op->param_off[0], bias, st->op, prefixes[st->task]);
+                          (long long)op->param_off[0], bias, st->op, prefixes[st->kernel]);
         StrBuf_printf(sb, "    if (!K%d) fail(\"creating the kernel of step %d (%s) failed\");\n", st->op, s,
                       st->label);
     }
@@ -468,7 +749,7 @@ void NetProg_write(const NetPlan *plan, const char *const *prefixes, StrBuf *sb)
         "        for (int i = 0; i < N_STEPS; i++) printf(\"TT_STEP %d %.9e\\n\", i, prof[i] / number);\n"
         "    }\n");
     for (int s = 0; s < plan->n_steps; s++)
-        if (plan->steps[s].kind == STEP_KERNEL)
-            StrBuf_printf(sb, "    %s_destroy(K%d);\n", prefixes[plan->steps[s].task], plan->steps[s].op);
+        if (plan->steps[s].kind == NSTEP_KERNEL)
+            StrBuf_printf(sb, "    %s_destroy(K%d);\n", prefixes[plan->steps[s].kernel], plan->steps[s].op);
     StrBuf_append(sb, "    return 0;\n}\n");
 }

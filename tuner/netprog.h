@@ -2,22 +2,29 @@
  * that runs it with exported kernels.
  *
  * The plan turns the graph into steps, in an order where every step's inputs
- * are ready:
- *   - a kernel step per tunable op: the task's exported kernel (an instance
- *     per op, created with that op's weights) computes the op and the epilogue
- *     parts the task fuses, straight into the tensor at the end of the op's
- *     epilogue chain; the parts the task does not fuse follow in one
- *     ttrt_affine pass over that tensor (so an epilogue chain is never
- *     materialised tensor by tensor);
- *   - a runtime step per other op, calling tuner/netrt.c; a batch_norm whose
- *     only reader is a relu runs as one pass with it; flatten is a view.
- * A kernel whose template holds its data in a blocked layout (the exporter's
- * PREFIX_INPUT_BLOCKED / PREFIX_OUTPUT_BLOCKED) runs as pack, run_blocked and
- * unpack steps, so the profile shows the layout transforms apart. When such a
- * kernel's whole epilogue is fused and its output's only reader is the next
- * kernel, which takes a blocked input and no residual, the tensor stays
- * blocked: one reblock step copies it from the first kernel's output layout
- * into the second's input layout, instead of an unpack to NCHW and a pack.
+ * are ready. A tensor lives in one or more places ("views"): its own NCHW
+ * buffer, or the blocked buffers of a kernel (the exporter's
+ * PREFIX_blocked_input / _output / _residual, laid out as the
+ * PREFIX_BLOCKED_IN_* / _OUT_* macros say). Steps:
+ *   - a kernel step per tunable op: the op's exported kernel (an instance per
+ *     op, created with that op's weights) computes the op and the epilogue
+ *     parts its kernel fuses (NetOpKernel: the task's kernel, or a variant of
+ *     it with the same config that fuses this occurrence's whole epilogue).
+ *     A blocked kernel reads its input from its blocked input buffer and
+ *     writes its blocked output buffer (run_blocked);
+ *   - a move step (netrt's ttrt_move): one pass from one view to another that
+ *     also applies a chain of elementwise ops (bias_add / batch_norm, a
+ *     residual add, relu / clip) — so batch-norm + ReLU, a residual add, an
+ *     unfused epilogue or a ReLU6 read a kernel's blocked output and write the
+ *     next kernel's blocked input directly; a move without arithmetic is a
+ *     layout transform (NCHW -> blocked, blocked -> NCHW, blocked -> blocked);
+ *   - a runtime step per other op (tuner/netrt.c, NCHW; max pooling reads and
+ *     writes any layout); flatten is a view.
+ * A tensor is written once, where its first reader wants it (the blocked
+ * input of a kernel, the residual buffer of a kernel, else NCHW); a reader
+ * that wants it elsewhere gets a move from an existing view just before it
+ * runs. So tensors stay blocked from kernel to kernel through the runtime's
+ * elementwise ops and pools, and NCHW appears only where an op needs it.
  *
  * NetProg_write writes main.c of a program that reads the parameters and the
  * input from a file, creates the kernels, runs the network once and writes
@@ -29,49 +36,85 @@
 
 #include "base/status.h"
 #include "base/strbuf.h"
+#include "kernels/template.h"
 #include "tuner/graph.h"
 
 typedef enum {
-    STEP_KERNEL = 0, /* a tuned kernel (run, or run_blocked when its template holds a blocked layout) */
-    STEP_RUNTIME,    /* an untuned op, or the unfused part of an epilogue */
-    STEP_PACK,       /* a blocked kernel's NCHW -> blocked transform of its inputs (pack_input) */
-    STEP_UNPACK,     /* its blocked -> NCHW transform of the output (unpack_output) */
-    STEP_REBLOCK     /* one kernel's blocked output straight into the next kernel's blocked input */
-} StepKind;
+    NSTEP_KERNEL = 0, /* a tuned kernel (run, or run_blocked when it holds a blocked layout) */
+    NSTEP_RUNTIME,    /* an untuned op, or a move that applies elementwise ops */
+    NSTEP_PACK,       /* a move without arithmetic: NCHW -> blocked */
+    NSTEP_UNPACK,     /* blocked -> NCHW */
+    NSTEP_REBLOCK     /* blocked -> blocked (one kernel's layout into another's) */
+} NetStepKind;
+
+/* Where a view of a tensor is: its NCHW buffer, a blocked buffer of op's
+ * kernel, or a blocked buffer of its own ([n][c / cb][h][w][cb], no padding). */
+typedef enum { LOC_NCHW = 0, LOC_IN, LOC_OUT, LOC_RES, LOC_BUF } NetLocKind;
+
+typedef struct NetView {
+    int tensor; /* -1 for a kernel's partial output (its unfused epilogue follows) */
+    NetLocKind loc;
+    int op; /* LOC_IN / LOC_OUT / LOC_RES: the kernel's op; LOC_BUF: the block size cb */
+} NetView;
+
+/* The kernel that computes a tunable op: kernel = index into NetProg_write's
+ * prefixes; mask = BLOCKED_INPUT | BLOCKED_OUTPUT of its exported config (with
+ * the layouts in, out); bias / residual / relu: the epilogue it fuses. */
+typedef struct NetOpKernel {
+    int kernel;
+    int mask;
+    BlockedLayout in, out;
+    bool bias, residual, relu;
+} NetOpKernel;
 
 typedef struct NetStep {
-    StepKind kind;
-    int op;          /* the head op */
-    int op2;         /* a second op run in the same pass (batch_norm + relu), or -1 */
-    int task;        /* kernel steps: the task */
-    int out;         /* tensor the step writes */
-    int res;         /* kernel steps: residual input tensor when the task fuses it, else -1 */
-    int rest_bias;   /* kernel steps: unfused epilogue: bias_add op, add op, relu op (or -1) */
-    int rest_add;
-    int rest_relu;
-    int to_op;       /* STEP_REBLOCK: the op whose kernel reads the blocked tensor */
-    bool chain_in;   /* kernel steps: the input arrives blocked (no pack) */
-    bool split;      /* kernel steps: run_blocked between pack / unpack (or reblock) steps */
-    char label[96];  /* the profile's row: "task 3 conv2d 1x64x56x56" or the untuned listing name */
+    NetStepKind kind;
+    bool move;      /* a ttrt_move (kind RUNTIME when it applies elementwise ops) */
+    int op;         /* the op heading the step (moves: the op the moved tensor is for, or -1) */
+    int op2;        /* runtime steps: a second op of the same pass, or -1 */
+    int kernel;     /* kernel steps: index into the prefixes */
+    int out;        /* tensor written (-1: a kernel's partial output) */
+    /* kernel steps: NCHW tensors passed as data / second input / output (-1: none, the kernel's buffer) */
+    int in_t, in2_t, out_t;
+    bool blocked;   /* run_blocked (else run) */
+    /* moves */
+    NetView src, res, dst; /* res.tensor < -1: none */
+    int scale_op;   /* batch_norm op (scale = param 0, shift = param 1), or -1 */
+    int shift_op;   /* bias_add op (shift = param 0), or -1 */
+    int act;        /* 0 none, 1 relu, 2 clip [lo, hi] */
+    double lo, hi;
+    char label[96]; /* the profile's row: "task 3 conv2d 1x64x56x56" or the untuned listing name */
 } NetStep;
 
 typedef struct NetPlan {
     const Graph *g;
     const GraphTasks *gt;
+    const NetOpKernel *ok; /* per op (copied), NULL when none is blocked and kernels are the tasks' */
     NetStep *steps;
-    int n_steps;
-    int *alias; /* per tensor: the tensor whose buffer it uses (itself when it owns one; -1: never materialised) */
+    int n_steps, cap_steps;
+    int *alias; /* per tensor: the tensor whose NCHW buffer it uses (itself when it owns one; -1: no NCHW view) */
+    NetView *views;
+    int n_views, cap_views;
+    int kept_blocked; /* tensors never converted to NCHW though a blocked kernel wrote or read them */
 } NetPlan;
 
-/* blocked: per task, BLOCKED_INPUT | BLOCKED_OUTPUT (kernels/template.h) of
- * its exported kernel; NULL = no kernel is blocked. */
-Status NetPlan_make(const Graph *g, const GraphTasks *gt, const int *blocked, NetPlan *plan, char *err);
+/* Fills ok[op] for every tunable op with its task's kernel: kernel = task,
+ * mask = blocked[task] (NULL: 0) with layouts from layouts_in/out[task] (NULL:
+ * zero), the task's epilogue flags. */
+void NetPlan_taskKernels(const Graph *g, const GraphTasks *gt, const int *blocked, const BlockedLayout *layouts_in,
+                         const BlockedLayout *layouts_out, NetOpKernel *ok);
+
+/* ok: per op (NULL = the task kernels, nothing blocked). flat: every tensor
+ * goes through NCHW between ops (blocked kernels pack and unpack around
+ * themselves), for comparison. */
+Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok, bool flat, NetPlan *plan,
+                    char *err);
 void NetPlan_done(NetPlan *this);
 
-/* The text of main.c. prefixes[t] is the exported kernel's symbol prefix of
- * task t (its header is "PREFIX.h"). The runtime is compiled beside it as
+/* The text of main.c. prefixes[k] is the symbol prefix of kernel k (its
+ * header is "PREFIX.h"; without NetOpKernels, kernel = task); n_kernels of them. The runtime is compiled beside it as
  * netrt.c (NetProg_runtimeSource). */
-void NetProg_write(const NetPlan *plan, const char *const *prefixes, StrBuf *out);
+void NetProg_write(const NetPlan *plan, const char *const *prefixes, int n_kernels, StrBuf *out);
 
 /* The runtime's header and source as one translation unit (netrt.c of the program). */
 const char *NetProg_runtimeSource(void);

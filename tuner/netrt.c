@@ -199,3 +199,254 @@ void ttrt_reblock(const float *src, long s_cb, long s_h_alloc, long s_w_alloc, l
                 }
         }
 }
+
+#ifdef _OPENMP
+#define TTRT_PAR3(work) TTRT_PRAGMA(omp parallel for collapse(3) schedule(static) if ((work) > 65536))
+#else
+#define TTRT_PAR3(work)
+#endif
+
+static long ttrt_blocks(const ttrt_layout *l, long c) { return (c * l->repeat + l->cb - 1) / l->cb; }
+
+/* Offset of the row (n, blocked channel bc, y) of a layout: element x is at +x * cb. */
+static long ttrt_row(const ttrt_layout *l, long blocks, long i, long bc, long y) {
+    return (((i * blocks + bc / l->cb) * l->h_alloc + y + l->top) * l->w_alloc + l->left) * l->cb + bc % l->cb;
+}
+
+#define TTRT_ACT(v) ((v) < lo ? lo : (v) > hi ? hi : (v))
+
+/* w columns of len channels: y[xx * sy + k] = act(x[xx * sx + k] * s[k] + t[k] + r[xx * sr + k]) */
+static inline __attribute__((always_inline)) void ttrt_run(const float *xp, long sx, const float *rp, long sr,
+                                                           float *yp, long sy, long w, const float *s,
+                                                           const float *t, long len, float lo, float hi) {
+    if (rp)
+        for (long xx = 0; xx < w; xx++)
+            for (long k = 0; k < len; k++) {
+                float v = xp[xx * sx + k] * s[k] + t[k] + rp[xx * sr + k];
+                yp[xx * sy + k] = TTRT_ACT(v);
+            }
+    else
+        for (long xx = 0; xx < w; xx++)
+            for (long k = 0; k < len; k++) {
+                float v = xp[xx * sx + k] * s[k] + t[k];
+                yp[xx * sy + k] = TTRT_ACT(v);
+            }
+}
+
+void ttrt_move(const float *x, const ttrt_layout *lx, const float *res, const ttrt_layout *lr, float *y,
+               const ttrt_layout *ly, long n, long c, long h, long w, const float *scale, const float *shift,
+               int act, float lo, float hi) {
+    if (act == 1) lo = 0, hi = FLT_MAX;
+    if (act == 0) lo = -FLT_MAX, hi = FLT_MAX;
+    long bx = ttrt_blocks(lx, c), by = ttrt_blocks(ly, c), br = res ? ttrt_blocks(lr, c) : 0;
+    long cb = ly->cb;
+    int same = lx->cb == cb && lx->repeat == 1 && ly->repeat == 1 && (!res || (lr->cb == cb && lr->repeat == 1));
+    if (same && cb <= 256) {
+        /* rows of w * cb floats in every operand: the inner loop runs over contiguous channels */
+        TTRT_PAR3(n * c * h * w)
+        for (long i = 0; i < n; i++)
+            for (long b = 0; b < by; b++)
+                for (long yy = 0; yy < h; yy++) {
+                    long c0 = b * cb, kc = c - c0 < cb ? c - c0 : cb;
+                    const float *xp = x + ttrt_row(lx, bx, i, c0, yy);
+                    const float *rp = res ? res + ttrt_row(lr, br, i, c0, yy) : NULL;
+                    float *yp = y + ttrt_row(ly, by, i, c0, yy);
+                    float s[256], t[256];
+                    for (long k = 0; k < kc; k++) {
+                        s[k] = scale ? scale[c0 + k] : 1.0f;
+                        t[k] = shift ? shift[c0 + k] : 0.0f;
+                    }
+                    if (cb == 1) {
+                        float s0 = scale ? scale[c0] : 1.0f, t0 = shift ? shift[c0] : 0.0f;
+                        if (rp)
+                            for (long xx = 0; xx < w; xx++) {
+                                float v = xp[xx] * s0 + t0 + rp[xx];
+                                yp[xx] = TTRT_ACT(v);
+                            }
+                        else
+                            for (long xx = 0; xx < w; xx++) {
+                                float v = xp[xx] * s0 + t0;
+                                yp[xx] = TTRT_ACT(v);
+                            }
+                    } else if (kc == cb) {
+                        for (long xx = 0; xx < w; xx++) {
+                            const float *xv = xp + xx * cb, *rv = rp ? rp + xx * cb : NULL;
+                            float *yv = yp + xx * cb;
+                            if (rv)
+                                for (long k = 0; k < cb; k++) {
+                                    float v = xv[k] * s[k] + t[k] + rv[k];
+                                    yv[k] = TTRT_ACT(v);
+                                }
+                            else
+                                for (long k = 0; k < cb; k++) {
+                                    float v = xv[k] * s[k] + t[k];
+                                    yv[k] = TTRT_ACT(v);
+                                }
+                        }
+                    } else {
+                        for (long xx = 0; xx < w; xx++)
+                            for (long k = 0; k < kc; k++) {
+                                float v = xp[xx * cb + k] * s[k] + t[k] + (rp ? rp[xx * cb + k] : 0.0f);
+                                yp[xx * cb + k] = TTRT_ACT(v);
+                            }
+                    }
+                }
+        return;
+    }
+    if (cb == 1 && lx->repeat == 1 && ly->repeat == 1 && (!res || lr->repeat == 1) && lx->cb <= 256) {
+        /* blocked -> NCHW: per row of x's blocks, each column's channels go to their own rows of y */
+        long xcb = lx->cb;
+        TTRT_PAR3(n * c * h * w)
+        for (long i = 0; i < n; i++)
+            for (long b = 0; b < bx; b++)
+                for (long yy = 0; yy < h; yy++) {
+                    long c0 = b * xcb, kc = c - c0 < xcb ? c - c0 : xcb;
+                    const float *xp = x + ttrt_row(lx, bx, i, c0, yy);
+                    for (long k = 0; k < kc; k++) {
+                        float s = scale ? scale[c0 + k] : 1.0f, t = shift ? shift[c0 + k] : 0.0f;
+                        const float *rp = res ? res + ttrt_row(lr, br, i, c0 + k, yy) : NULL;
+                        float *yp = y + ttrt_row(ly, by, i, c0 + k, yy);
+                        long sr = res ? lr->cb : 0;
+                        for (long xx = 0; xx < w; xx++) {
+                            float v = xp[xx * xcb + k] * s + t + (rp ? rp[xx * sr] : 0.0f);
+                            yp[xx] = TTRT_ACT(v);
+                        }
+                    }
+                }
+        return;
+    }
+    if (lx->cb == 1 && (!res || lr->cb == 1) && lx->repeat == 1 && ly->repeat == 1 && (!res || lr->repeat == 1) &&
+        cb <= 256) {
+        /* NCHW -> blocked: per row of y's blocks, gather the block's channels column by column */
+        TTRT_PAR3(n * c * h * w)
+        for (long i = 0; i < n; i++)
+            for (long b = 0; b < by; b++)
+                for (long yy = 0; yy < h; yy++) {
+                    long c0 = b * cb, kc = c - c0 < cb ? c - c0 : cb;
+                    const float *xr[256], *rr[256];
+                    float s[256], t[256];
+                    for (long k = 0; k < kc; k++) {
+                        xr[k] = x + ttrt_row(lx, bx, i, c0 + k, yy);
+                        rr[k] = res ? res + ttrt_row(lr, br, i, c0 + k, yy) : NULL;
+                        s[k] = scale ? scale[c0 + k] : 1.0f;
+                        t[k] = shift ? shift[c0 + k] : 0.0f;
+                    }
+                    float *yp = y + ttrt_row(ly, by, i, c0, yy);
+                    for (long xx = 0; xx < w; xx++)
+                        for (long k = 0; k < kc; k++) {
+                            float v = xr[k][xx] * s[k] + t[k] + (res ? rr[k][xx] : 0.0f);
+                            yp[xx * cb + k] = TTRT_ACT(v);
+                        }
+                }
+        return;
+    }
+    if (lx->repeat == 1 && ly->repeat == 1 && (!res || lr->repeat == 1) && cb <= 256) {
+        /* different block sizes: per row of y's blocks, runs of channels that stay inside one block
+         * of x (and of res), so that the inner loop is over contiguous channels on both sides */
+        TTRT_PAR3(n * c * h * w)
+        for (long i = 0; i < n; i++)
+            for (long b = 0; b < by; b++)
+                for (long yy = 0; yy < h; yy++) {
+                    long c0 = b * cb, kc = c - c0 < cb ? c - c0 : cb;
+                    float *yrow = y + ttrt_row(ly, by, i, c0, yy);
+                    for (long cs = c0; cs < c0 + kc;) {
+                        long ce = (cs / lx->cb + 1) * lx->cb;
+                        if (res && (cs / lr->cb + 1) * lr->cb < ce) ce = (cs / lr->cb + 1) * lr->cb;
+                        if (ce > c0 + kc) ce = c0 + kc;
+                        long len = ce - cs, sx = lx->cb, sr = res ? lr->cb : 0;
+                        const float *xp = x + ttrt_row(lx, bx, i, cs, yy);
+                        const float *rp = res ? res + ttrt_row(lr, br, i, cs, yy) : NULL;
+                        float *yp = yrow + (cs - c0);
+                        float s[256], t[256];
+                        for (long k = 0; k < len; k++) {
+                            s[k] = scale ? scale[cs + k] : 1.0f;
+                            t[k] = shift ? shift[cs + k] : 0.0f;
+                        }
+                        switch (len) { /* constant lengths: the inner loop becomes one vector */
+                        case 4: ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 4, lo, hi); break;
+                        case 8: ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 8, lo, hi); break;
+                        case 16: ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 16, lo, hi); break;
+                        default: ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, len, lo, hi);
+                        }
+                        cs = ce;
+                    }
+                }
+        return;
+    }
+    /* channel multipliers: one row (n, blocked channel of y, y) at a time, strided */
+    long cy = c * ly->repeat;
+    TTRT_PAR3(n * cy * h * w)
+    for (long i = 0; i < n; i++)
+        for (long dc = 0; dc < cy; dc++)
+            for (long yy = 0; yy < h; yy++) {
+                long cc = dc / ly->repeat;
+                const float *xp = x + ttrt_row(lx, bx, i, cc * lx->repeat, yy);
+                const float *rp = res ? res + ttrt_row(lr, br, i, cc * lr->repeat, yy) : NULL;
+                float *yp = y + ttrt_row(ly, by, i, dc, yy);
+                float s = scale ? scale[cc] : 1.0f, t = shift ? shift[cc] : 0.0f;
+                long sx = lx->cb, sr = res ? lr->cb : 0, sy = ly->cb;
+                for (long xx = 0; xx < w; xx++) {
+                    float v = xp[xx * sx] * s + t + (rp ? rp[xx * sr] : 0.0f);
+                    yp[xx * sy] = TTRT_ACT(v);
+                }
+            }
+}
+
+void ttrt_max_pool_layout(const float *x, const ttrt_layout *lx, float *y, const ttrt_layout *ly, long n, long c,
+                          long h, long w, long oh, long ow, long k, long stride, long pad) {
+    long bx = ttrt_blocks(lx, c), by = ttrt_blocks(ly, c), cb = ly->cb;
+    if (lx->cb == cb && lx->repeat == 1 && ly->repeat == 1 && cb <= 256) {
+        TTRT_PAR3(n * c * oh * ow * k * k)
+        for (long i = 0; i < n; i++)
+            for (long b = 0; b < by; b++)
+                for (long oy = 0; oy < oh; oy++) {
+                    long c0 = b * cb, kc = c - c0 < cb ? c - c0 : cb;
+                    long y0 = oy * stride - pad, y1 = y0 + k;
+                    y0 = y0 < 0 ? 0 : y0;
+                    y1 = y1 > h ? h : y1;
+                    float *yp = y + ttrt_row(ly, by, i, c0, oy);
+                    for (long ox = 0; ox < ow; ox++) {
+                        long x0 = ox * stride - pad, x1 = x0 + k;
+                        x0 = x0 < 0 ? 0 : x0;
+                        x1 = x1 > w ? w : x1;
+                        float m[256];
+                        for (long q = 0; q < cb; q++)
+                            m[q] = -FLT_MAX;
+                        for (long a = y0; a < y1; a++) {
+                            const float *xp = x + ttrt_row(lx, bx, i, c0, a);
+                            for (long bb = x0; bb < x1; bb++)
+                                for (long q = 0; q < cb; q++) {
+                                    float v = xp[bb * cb + q];
+                                    m[q] = v > m[q] ? v : m[q];
+                                }
+                        }
+                        for (long q = 0; q < kc; q++)
+                            yp[ox * cb + q] = m[q];
+                    }
+                }
+        return;
+    }
+    long cy = c * ly->repeat;
+    TTRT_PAR3(n * cy * oh * ow * k * k)
+    for (long i = 0; i < n; i++)
+        for (long dc = 0; dc < cy; dc++)
+            for (long oy = 0; oy < oh; oy++) {
+                long cc = dc / ly->repeat;
+                long y0 = oy * stride - pad, y1 = y0 + k;
+                y0 = y0 < 0 ? 0 : y0;
+                y1 = y1 > h ? h : y1;
+                float *yp = y + ttrt_row(ly, by, i, dc, oy);
+                for (long ox = 0; ox < ow; ox++) {
+                    long x0 = ox * stride - pad, x1 = x0 + k;
+                    x0 = x0 < 0 ? 0 : x0;
+                    x1 = x1 > w ? w : x1;
+                    float m = -FLT_MAX;
+                    for (long a = y0; a < y1; a++) {
+                        const float *xp = x + ttrt_row(lx, bx, i, cc * lx->repeat, a);
+                        for (long bb = x0; bb < x1; bb++)
+                            m = xp[bb * lx->cb] > m ? xp[bb * lx->cb] : m;
+                    }
+                    yp[ox * ly->cb] = m;
+                }
+            }
+}

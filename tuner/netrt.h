@@ -45,4 +45,25 @@ void ttrt_reblock(const float *src, long s_cb, long s_h_alloc, long s_w_alloc, l
                   long s_repeat, float *dst, long d_cb, long d_h_alloc, long d_w_alloc, long d_top, long d_left,
                   long d_repeat, long n, long c, long h, long w, const float *shift, int act, float lo, float hi);
 
+/* A tensor [n][c][h][w] in a blocked layout as above: floats
+ * [n][ceil(c * repeat / cb)][h_alloc][w_alloc][cb], element (n, c, y, x) at
+ * [n][c' / cb][y + top][x + left][c' % cb] for each c' with c' / repeat == c.
+ * NCHW is {1, h, w, 0, 0, 1}. */
+typedef struct ttrt_layout {
+    long cb, h_alloc, w_alloc, top, left, repeat;
+} ttrt_layout;
+
+/* The one pass that moves a tensor between two layouts and applies on the way
+ * y = act(x * scale[c] + shift[c] + res): scale, shift, res may be NULL (1, 0,
+ * 0), each of x, res, y has its own layout; act 0: nothing, 1: ReLU, 2: clip to
+ * [lo, hi]. Only the tensor's elements of y are written (its padding stays as
+ * it was). y may be x when both have the same layout. Covers NCHW <-> blocked
+ * transforms, bias_add, batch_norm, residual add, ReLU, ReLU6 and their chains. */
+void ttrt_move(const float *x, const ttrt_layout *lx, const float *res, const ttrt_layout *lr, float *y,
+               const ttrt_layout *ly, long n, long c, long h, long w, const float *scale, const float *shift,
+               int act, float lo, float hi);
+/* k x k max pooling of x [n][c][h][w] into y [n][c][oh][ow], each in its layout. */
+void ttrt_max_pool_layout(const float *x, const ttrt_layout *lx, float *y, const ttrt_layout *ly, long n, long c,
+                          long h, long w, long oh, long ow, long k, long stride, long pad);
+
 #endif

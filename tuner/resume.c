@@ -88,8 +88,10 @@ static int task_of(const Reading *rd, const char *key, const char *tmpl) {
  * sight from its key), or -1 when it cannot be one (unparsable key, a
  * template no session task has). */
 static int xtask_of(Resume *this, Reading *rd, const Record *rec) {
-    for (int x = 0; x < this->n_xtasks; x++)
-        if (strcmp(this->xtasks[x].key, rec->task_key) == 0) return x;
+    for (int x = 0; x < this->n_xtasks; x++) /* one workload can have tasks of two templates (conv2d 3x3) */
+        if (strcmp(this->xtasks[x].key, rec->task_key) == 0 &&
+            strcmp(this->xtasks[x].tmpl->name, rec->template_name) == 0)
+            return x;
     bool wanted = false;
     for (int t = 0; t < rd->n; t++)
         if (strcmp(rd->tasks[t].tmpl->name, rec->template_name) == 0) wanted = true;
@@ -98,11 +100,9 @@ static int xtask_of(Resume *this, Reading *rd, const Record *rec) {
     char err[TT_ERRLEN];
     if (Workload_parse(rec->task_key, &wl, err) != TT_OK) return -1;
     Task task;
-    if (Task_init(&task, -1, &wl, 1, rd->family, rd->dev, err) != TT_OK) return -1;
-    if (strcmp(task.tmpl->name, rec->template_name) != 0) {
-        Task_done(&task);
-        return -1;
-    }
+    const Template *tmpl = Template_byName(rec->template_name);
+    if (!tmpl || tmpl->family != rd->family) return -1;
+    if (Task_initWith(&task, -1, &wl, 1, tmpl, rd->dev, err) != TT_OK) return -1;
     int x = this->n_xtasks++;
     this->xtasks = realloc(this->xtasks, (size_t)this->n_xtasks * sizeof *this->xtasks);
     rd->xrows = realloc(rd->xrows, (size_t)this->n_xtasks * sizeof *rd->xrows);

@@ -37,9 +37,27 @@ Status Task_init(Task *this, int id, const Workload *wl, double weight, TargetFa
     Workload_key(wl, this->key, sizeof this->key);
     this->flops = Workload_flops(wl);
     make_label(wl, this->label, sizeof this->label);
-    this->tmpl = Template_find(wl, family, err);
+    const Template *tmpl = Template_find(wl, family, err);
+    if (!tmpl) {
+        Space_init(&this->space);
+        return TT_ERR;
+    }
+    return Task_initWith(this, id, wl, weight, tmpl, dev, err);
+}
+
+Status Task_initWith(Task *this, int id, const Workload *wl, double weight, const Template *tmpl,
+                     const DeviceInfo *dev, char *err) {
+    memset(this, 0, sizeof *this);
+    this->id = id;
+    this->wl = *wl;
+    this->weight = weight;
+    Workload_key(wl, this->key, sizeof this->key);
+    this->flops = Workload_flops(wl);
+    make_label(wl, this->label, sizeof this->label);
+    this->tmpl = tmpl;
     Space_init(&this->space);
-    if (!this->tmpl) return TT_ERR;
+    if (tmpl->op != wl->op || (tmpl->applies && !tmpl->applies(wl)))
+        return tt_fail(err, "%s: template %s does not apply", this->key, tmpl->name);
     char why[TT_ERRLEN];
     if (this->tmpl->define_space(wl, dev, &this->space, why) != TT_OK) {
         Space_done(&this->space);

@@ -26,6 +26,10 @@ typedef struct Task {
  * space. TT_ERR names what is wrong (no template, degenerate extent, space too large). */
 Status Task_init(Task *this, int id, const Workload *wl, double weight, TargetFamily family, const DeviceInfo *dev,
                  char *err);
+/* The same with a given template (one of Template_all whose applies() holds),
+ * e.g. the Winograd conv2d template, which Template_find does not pick. */
+Status Task_initWith(Task *this, int id, const Workload *wl, double weight, const Template *tmpl,
+                     const DeviceInfo *dev, char *err);
 void Task_done(Task *this);
 
 #endif

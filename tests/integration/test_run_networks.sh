@@ -11,6 +11,13 @@ declare -A SIZE=([resnet-18]="--image-size 32" [resnet-34]="--image-size 32" [re
   [mobilenet-v2]="--image-size 32" [squeezenet-1.1]="--image-size 32" [vgg-16]="--image-size 32"
   [inception-v3]="--image-size 75" [bert-base]="--seq-len 8 --batch 2")
 NETS="resnet-18 resnet-34 resnet-50 resnet-101 resnet-152 mobilenet mobilenet-v2 squeezenet-1.1 vgg-16 inception-v3 bert-base"
+# The sanitizer build checks tunetop's own code (plans, program text, reference): four networks
+# have every op kind and plan shape (residual, pools, depthwise + clip, concat, attention); the
+# generated programs are plain cc builds either way, and the release pass runs all eleven.
+if grep -qE '^TT_SANITIZE:[A-Z]+=.+' "${TT_BINARY_DIR:-/nonexistent}/CMakeCache.txt" 2>/dev/null; then
+  NETS="resnet-18 mobilenet-v2 inception-v3 bert-base"
+  echo "sanitizer build: networks $NETS"
+fi
 
 LOG=$WORK/nets.log
 args=()
@@ -19,7 +26,9 @@ for net in $NETS; do
   key=$("$TT" tasks --network "$net" ${SIZE[$net]} | awk '$1 == "0" { print $NF; exit }')
   args+=(--task "$key")
 done
-if "$TT" tune "${args[@]}" --trials 11 --headless --log "$LOG" >"$WORK/tune.out" 2>&1; then
+# and resnet-18 at 40, where the stem has its max pooling (the layout check below)
+args+=(--task "$("$TT" tasks --network resnet-18 --image-size 40 | awk '$1 == "0" { print $NF; exit }')")
+if "$TT" tune "${args[@]}" --trials $((${#args[@]} / 2)) --headless --log "$LOG" >"$WORK/tune.out" 2>&1; then
   ok "tuned one task of each network"
 else
   fail "tune: $(tail -n 3 "$WORK/tune.out")"
@@ -36,6 +45,23 @@ for net in $NETS; do
     fail "run $net: $(cat "$WORK/run.out" "$WORK/run.err" | tail -n 4)"
   fi
 done
+
+# the layout: in ResNet the tensors stay blocked from kernel to kernel through batch-norm + ReLU,
+# the residual adds and max pooling (no blocked -> NCHW step); --no-chain goes through NCHW
+# between ops and gives the same output
+if "$TT" run --network resnet-18 --image-size 40 --log "$LOG" --repeat 1 --profile >"$WORK/prof.out" 2>&1 &&
+   grep -q "output matches the reference" "$WORK/prof.out" && grep -q "max_pool2d" "$WORK/prof.out" &&
+   ! grep -q "blocked->NCHW" "$WORK/prof.out" && grep -qE "\(([1-9][0-9]*) tensors kept blocked" "$WORK/prof.out"; then
+  ok "resnet-18 stays blocked: $(grep -m1 '^  total' "$WORK/prof.out")"
+else
+  fail "resnet-18 --profile: $(grep -E 'blocked->NCHW|total|tunetop run' "$WORK/prof.out" | head -n 4)"
+fi
+if "$TT" run --network resnet-18 --image-size 40 --log "$LOG" --repeat 1 --profile --no-chain >"$WORK/flat.out" 2>&1 &&
+   grep -q "output matches the reference" "$WORK/flat.out" && grep -q "blocked->NCHW" "$WORK/flat.out"; then
+  ok "resnet-18 --no-chain: $(grep -m1 '^  total' "$WORK/flat.out")"
+else
+  fail "resnet-18 --no-chain: $(tail -n 4 "$WORK/flat.out")"
+fi
 
 # one operator, with the residual and relu epilogue, and the profile
 spec=conv2d:n=1,ci=16,h=12,w=12,co=32,kh=3,kw=3,stride=1,pad=1,bias=1,residual=1,relu=1

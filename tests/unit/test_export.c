@@ -27,7 +27,7 @@
 #include "space/space.h"
 #include "tests/check.h"
 
-extern const Template tmpl_conv2d_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
+extern const Template tmpl_conv2d_cpu, tmpl_conv2d_winograd_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
 
 #define MAX_KERNELS 64
 
@@ -262,6 +262,9 @@ TEST(cpu_templates_export_build_and_match) {
                 per, 14, false);
     sample_case(&b, "dense:m=5,n=37,k=19,bias=1,relu=1", &tmpl_dense_cpu, per, 15, true);
     sample_case(&b, "batch_matmul:b=2,m=7,n=13,k=9", &tmpl_batch_matmul_cpu, per, 16, false);
+    /* Winograd: its own state (transformed weights, per-thread scratch) behind the same ABI */
+    sample_case(&b, "conv2d:n=1,ci=8,h=9,w=11,co=20,kh=3,kw=3,stride=1,pad=1,bias=1,relu=1,residual=1",
+                &tmpl_conv2d_winograd_cpu, per, 17, true);
 
     char err[TT_ERRLEN] = "";
     char *drv = driver_source();

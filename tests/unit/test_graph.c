@@ -12,66 +12,89 @@ static const char *const NETS[] = {"resnet-18",    "resnet-34",      "resnet-50"
                                    "resnet-152",   "mobilenet",      "mobilenet-v2", "squeezenet-1.1",
                                    "vgg-16",       "inception-v3",   "bert-base"};
 
-/* Every op's inputs are produced before it in Graph_order; the plan runs every
- * tunable op once as a kernel step and writes every tensor a later step reads. */
-static void check_plan(const Graph *g, const GraphTasks *gt, const int *blocked) {
+static bool same_view(NetView a, NetView b) {
+    return a.tensor == b.tensor && a.loc == b.loc && (a.loc == LOC_NCHW || a.op == b.op);
+}
+
+typedef struct Seen {
+    NetView v[4096];
+    int n;
+} Seen;
+
+static bool seen(const Seen *w, const NetPlan *plan, NetView v) {
+    if (v.loc == LOC_NCHW && v.tensor >= 0) v.tensor = plan->alias[v.tensor]; /* flatten is a view */
+    for (int i = 0; i < w->n; i++)
+        if (same_view(w->v[i], v)) return true;
+    return false;
+}
+
+static void mark(Seen *w, NetView v) {
+    CHECK(w->n < 4096);
+    if (w->n < 4096) w->v[w->n++] = v;
+}
+
+/* The plan runs every tunable op once as a kernel step, and every step reads
+ * views of tensors (NCHW, a kernel's blocked buffers, a blocked buffer of the
+ * tensor) that an earlier step wrote: a blocked kernel's input is in its input
+ * buffer, a fused residual in its residual buffer, the output ends in NCHW. */
+static void check_plan(const Graph *g, const GraphTasks *gt, const int *blocked, bool flat) {
     NetPlan plan;
     char err[TT_ERRLEN] = "";
-    CHECK(NetPlan_make(g, gt, blocked, &plan, err) == TT_OK);
-    bool *reblocked = calloc((size_t)g->n_ops, sizeof(bool));
+    NetOpKernel *ok = NULL;
+    if (blocked) {
+        BlockedLayout *lin = calloc((size_t)gt->n_tasks + 1, sizeof *lin), *lout = calloc((size_t)gt->n_tasks + 1, sizeof *lout);
+        for (int t = 0; t < gt->n_tasks; t++)
+            lin[t].cb = 8, lout[t].cb = 16, lin[t].repeat = lout[t].repeat = 1;
+        ok = calloc((size_t)g->n_ops + 1, sizeof *ok);
+        NetPlan_taskKernels(g, gt, blocked, lin, lout, ok);
+        free(lin);
+        free(lout);
+    }
+    CHECK(NetPlan_make(g, gt, ok, flat, &plan, err) == TT_OK);
+    free(ok);
     int kernels = 0, tunable = 0;
     for (int i = 0; i < g->n_ops; i++)
         tunable += GraphOp_isTunable(g->ops[i].kind);
-    bool *written = calloc((size_t)g->n_tensors, sizeof(bool));
+    Seen *w = calloc(1, sizeof *w);
     for (int i = 0; i < g->n_inputs; i++)
-        written[g->inputs[i]] = true;
+        mark(w, (NetView){g->inputs[i], LOC_NCHW, -1});
     for (int s = 0; s < plan.n_steps; s++) {
         const NetStep *st = &plan.steps[s];
-        const GraphOp *op = &g->ops[st->op];
-        kernels += st->kind == STEP_KERNEL;
-        bool epilogue = st->rest_bias >= 0 || st->rest_add >= 0 || st->rest_relu >= 0;
-        if (st->kind == STEP_REBLOCK) {
-            /* blocked straight into the only reader of the tensor, a kernel with a blocked input */
-            CHECK(blocked && (blocked[st->task] & BLOCKED_OUTPUT));
-            /* straight, or through a clip that is the only reader */
-            int via = st->op2 >= 0 ? g->ops[st->op2].out : st->out;
-            if (st->op2 >= 0) CHECK(g->ops[st->op2].kind == GOP_CLIP && g->ops[st->op2].in[0] == st->out);
-            CHECK(g->ops[st->to_op].in[0] == via && Graph_consumers(g, via) == 1 && Graph_consumers(g, st->out) == 1);
-            CHECK(st->rest_add < 0);
-            CHECK(blocked[gt->task[st->to_op]] & BLOCKED_INPUT);
-            reblocked[st->to_op] = true;
-            continue; /* the tensor itself is not written */
-        }
-        if (st->kind == STEP_UNPACK) {
-            written[st->out] = true;
-            continue;
-        }
-        if (st->chain_in) {
-            CHECK(reblocked[st->op]);
-            CHECK(st->kind == STEP_KERNEL);
-        } else if (epilogue) {
-            CHECK(written[plan.alias[st->out]]);
+        const GraphOp *op = st->op >= 0 ? &g->ops[st->op] : NULL;
+        bool ok_step = true;
+        if (st->kind == NSTEP_KERNEL) {
+            kernels++;
+            int mask = plan.ok ? plan.ok[st->op].mask : 0;
+            bool res = plan.ok ? plan.ok[st->op].residual : gt->tasks[gt->task[st->op]].wl.residual;
+            ok_step &= seen(w, &plan, (NetView){op->in[0], (mask & BLOCKED_INPUT) ? LOC_IN : LOC_NCHW, st->op});
+            if (op->kind == GOP_BATCH_MATMUL) ok_step &= seen(w, &plan, (NetView){op->in[1], LOC_NCHW, -1});
+            if (res) {
+                int r = g->ops[gt->epi_add[st->op]].in[1];
+                ok_step &= seen(w, &plan, (NetView){r, (mask & BLOCKED_OUTPUT) ? LOC_RES : LOC_NCHW, st->op});
+            }
+            NetView out = {st->out, (mask & BLOCKED_OUTPUT) ? LOC_OUT : LOC_NCHW, st->op};
+            if (flat && !(mask & BLOCKED_OUTPUT)) CHECK(st->out_t >= 0 || st->out < 0);
+            mark(w, out);
+            if (st->out_t >= 0) mark(w, (NetView){st->out_t, LOC_NCHW, -1}); /* partial: its epilogue follows in place */
+        } else if (st->move) {
+            ok_step &= st->src.tensor < 0 ? seen(w, &plan, (NetView){-1, LOC_OUT, st->src.op}) : seen(w, &plan, st->src);
+            if (st->res.tensor >= 0) ok_step &= seen(w, &plan, st->res);
+            if (flat) CHECK(st->dst.loc != LOC_BUF && (st->src.loc == LOC_NCHW || st->dst.loc == LOC_NCHW));
+            mark(w, st->dst);
+        } else if (op->kind == GOP_MAX_POOL) {
+            ok_step &= seen(w, &plan, st->src);
+            mark(w, st->dst);
         } else {
             for (int j = 0; j < op->n_in; j++)
-                if (!written[plan.alias[op->in[j]]]) {
-                    fprintf(stderr, "%s step %d (%s) reads tensor %d before it is written\n", g->name, s, st->label,
-                            op->in[j]);
-                    CHECK(0);
-                }
+                ok_step &= seen(w, &plan, (NetView){op->in[j], LOC_NCHW, -1});
+            mark(w, (NetView){st->out, LOC_NCHW, -1});
         }
-        if (st->res >= 0) CHECK(written[plan.alias[st->res]]);
-        CHECK(plan.alias[st->out] == st->out);
-        if (st->kind == STEP_PACK) continue;
-        /* a split kernel writes its tensor in its unpack step (or keeps it blocked) */
-        if (!(st->kind == STEP_KERNEL && st->split && blocked && (blocked[st->task] & BLOCKED_OUTPUT))) written[st->out] = true;
-        /* a flatten's view is written when its source is */
-        for (int t = 0; t < g->n_tensors; t++)
-            if (plan.alias[t] >= 0 && written[plan.alias[t]]) written[t] = true;
+        if (!ok_step) fprintf(stderr, "%s step %d (%s) reads a view before it is written\n", g->name, s, st->label);
+        CHECK(ok_step);
     }
     CHECK_EQ_INT(kernels, tunable);
-    CHECK(written[g->output]);
-    free(written);
-    free(reblocked);
+    CHECK(seen(w, &plan, (NetView){g->output, LOC_NCHW, -1}));
+    free(w);
     NetPlan_done(&plan);
 }
 
@@ -97,18 +120,20 @@ TEST(test_networks_reference) {
             CHECK(Workload_equal(&tasks[t].wl, &gt.tasks[t].wl));
         free(tasks);
         free(un);
-        check_plan(&g, &gt, NULL);
+        check_plan(&g, &gt, NULL, false);
         /* every convolution kernel blocked in and out: tensors between kernels stay blocked where they can */
         int *blocked = calloc((size_t)gt.n_tasks, sizeof(int));
         for (int t = 0; t < gt.n_tasks; t++)
             blocked[t] = gt.tasks[t].wl.op == OP_CONV2D || gt.tasks[t].wl.op == OP_DEPTHWISE_CONV2D
                              ? BLOCKED_INPUT | BLOCKED_OUTPUT
                              : 0;
-        check_plan(&g, &gt, blocked);
+        check_plan(&g, &gt, blocked, false);
+        check_plan(&g, &gt, blocked, true);
         free(blocked);
-        /* the reference on the smaller ones (test_run_networks runs every network against it) */
+        /* the reference on three cheap ones (test_run_networks runs every network against it; BERT's 85 M
+         * parameters and double loops took most of this test's time in the sanitizer pass) */
         if (!(strcmp(NETS[k], "resnet-18") == 0 || strcmp(NETS[k], "mobilenet-v2") == 0 ||
-              strcmp(NETS[k], "squeezenet-1.1") == 0 || strcmp(NETS[k], "bert-base") == 0)) {
+              strcmp(NETS[k], "squeezenet-1.1") == 0)) {
             GraphTasks_done(&gt);
             Graph_done(&g);
             continue;

@@ -224,9 +224,89 @@ TEST(test_reblock) {
     free(dst);
 }
 
+/* index of blocked channel bc (not canonical) at (n, y, x) */
+static long at(const ttrt_layout *l, long C, long n, long bc, long y, long x) {
+    long blocks = (C * l->repeat + l->cb - 1) / l->cb;
+    return (((n * blocks + bc / l->cb) * l->h_alloc + y + l->top) * l->w_alloc + x + l->left) * l->cb + bc % l->cb;
+}
+
+static long floats(const ttrt_layout *l, long N, long C) {
+    return N * ((C * l->repeat + l->cb - 1) / l->cb) * l->h_alloc * l->w_alloc * l->cb;
+}
+
+/* ttrt_move between every pair of layouts (NCHW, blocked without and with
+ * padding, a channel multiplier, and the same block size on both sides, whose
+ * path is the fast one), with scale, shift, a residual in a third layout and
+ * each activation; and max pooling between layouts */
+TEST(test_move_layouts) {
+    const long N = 2, C = 5, H = 3, W = 4;
+    const ttrt_layout L[] = {{1, H, W, 0, 0, 1}, {4, H, 6, 0, 0, 1}, {8, H + 2, W + 4, 1, 1, 1},
+                             {4, H, W, 0, 0, 2}, {4, H + 2, W + 2, 1, 1, 1}};
+    const int NL = (int)(sizeof L / sizeof L[0]);
+    float scale[5] = {1.5f, -0.5f, 2.0f, 0.25f, 1.0f}, shift[5] = {0.5f, -0.25f, 1.0f, -2.0f, 0.0f};
+    for (int a = 0; a < NL; a++)
+        for (int b = 0; b < NL; b++)
+            for (int mode = 0; mode < 4; mode++) {
+                const ttrt_layout *lx = &L[a], *ly = &L[b], *lr = &L[(a + b + mode) % NL];
+                long nx = floats(lx, N, C), ny = floats(ly, N, C), nr = floats(lr, N, C);
+                float *x = malloc((size_t)nx * sizeof(float)), *y = calloc((size_t)ny, sizeof(float));
+                float *r = malloc((size_t)nr * sizeof(float));
+                randomize(x, nx, 7 + (uint64_t)a);
+                randomize(r, nr, 9 + (uint64_t)b);
+                int act = mode % 3;
+                bool with_res = mode >= 2, affine = mode != 0;
+                ttrt_move(x, lx, with_res ? r : NULL, lr, y, ly, N, C, H, W, affine ? scale : NULL,
+                          affine ? shift : NULL, act, -0.5f, 0.75f);
+                long written = 0;
+                for (long n = 0; n < N; n++)
+                    for (long c = 0; c < C; c++)
+                        for (long yy = 0; yy < H; yy++)
+                            for (long xx = 0; xx < W; xx++) {
+                                double v = x[at(lx, C, n, c * lx->repeat, yy, xx)];
+                                if (affine) v = v * scale[c] + shift[c];
+                                if (with_res) v += r[at(lr, C, n, c * lr->repeat, yy, xx)];
+                                if (act == 1) v = v > 0 ? v : 0;
+                                if (act == 2) v = v < -0.5 ? -0.5 : v > 0.75 ? 0.75 : v;
+                                for (long k = 0; k < ly->repeat; k++) {
+                                    CHECK_NEAR(y[at(ly, C, n, c * ly->repeat + k, yy, xx)], v, 1e-5);
+                                    written++;
+                                }
+                            }
+                long nonzero = 0;
+                for (long i = 0; i < ny; i++)
+                    nonzero += y[i] != 0;
+                CHECK(nonzero <= written); /* padding and channels past C untouched */
+                /* max pooling 2x2 stride 1 pad 1 -> 4 x 5, from x's layout into y's (output extents) */
+                const long OH = H + 1, OW = W + 1;
+                ttrt_layout lo = *ly;
+                if (lo.h_alloc < OH + 2 * lo.top) lo.h_alloc = OH + 2 * lo.top;
+                if (lo.w_alloc < OW + 2 * lo.left) lo.w_alloc = OW + 2 * lo.left;
+                long no = floats(&lo, N, C);
+                float *p = calloc((size_t)no, sizeof(float));
+                ttrt_max_pool_layout(x, lx, p, &lo, N, C, H, W, OH, OW, 2, 1, 1);
+                for (long n = 0; n < N; n++)
+                    for (long c = 0; c < C; c++)
+                        for (long oy = 0; oy < OH; oy++)
+                            for (long ox = 0; ox < OW; ox++) {
+                                float m = -3.0e38f;
+                                for (long i = oy - 1; i <= oy; i++)
+                                    for (long j = ox - 1; j <= ox; j++)
+                                        if (i >= 0 && i < H && j >= 0 && j < W && x[at(lx, C, n, c * lx->repeat, i, j)] > m)
+                                            m = x[at(lx, C, n, c * lx->repeat, i, j)];
+                                for (long k = 0; k < lo.repeat; k++)
+                                    CHECK_NEAR(p[at(&lo, C, n, c * lo.repeat + k, oy, ox)], m, 0);
+                            }
+                free(p);
+                free(x);
+                free(y);
+                free(r);
+            }
+}
+
 int main(void) {
     RUN(test_runtime_ops);
     RUN(test_reblock);
+    RUN(test_move_layouts);
     RUN(test_reference_tunable_ops);
     return check_summary();
 }
