@@ -87,6 +87,8 @@ int cmd_export(int argc, char **argv) {
     History_init(&h);
     ExportBundle b;
     memset(&b, 0, sizeof b);
+    Space space; /* the space of the task being exported; freed at done */
+    Space_init(&space);
 
     optind = 1;
     opterr = 0;
@@ -252,12 +254,10 @@ int cmd_export(int argc, char **argv) {
             fprintf(stderr, "tunetop export: %s: %s\n", want[i].key, err);
             goto done;
         }
-        Space space;
-        Space_init(&space);
+        Space_done(&space); /* the previous task's */
         char why[TT_ERRLEN];
         if (tmpl->define_space(&want[i].wl, &dev, &space, why) != TT_OK) {
             fprintf(stderr, "tunetop export: %s: %s\n", want[i].key, why);
-            Space_done(&space);
             goto done;
         }
         int32_t choice[SPACE_MAX_KNOBS] = {0};
@@ -271,7 +271,6 @@ int cmd_export(int argc, char **argv) {
             if (strcmp(best->template_name, tmpl->name) != 0) {
                 fprintf(stderr, "tunetop export: %s: the log's best record is of template %s, this build has %s\n",
                         want[i].key, best->template_name, tmpl->name);
-                Space_done(&space);
                 goto done;
             }
             if (best->n_choice == space.n_knobs)
@@ -285,7 +284,6 @@ int cmd_export(int argc, char **argv) {
                         "tunetop export: %s: the log's best config (%s) is not in this machine's space for the "
                         "template (here: %s); was the log tuned on another kind of %s?\n",
                         want[i].key, best->config, text, target_name);
-                Space_done(&space);
                 goto done;
             }
             req.meta.latency_s = Record_mean(best);
@@ -294,12 +292,10 @@ int cmd_export(int argc, char **argv) {
             if (strict) {
                 fprintf(stderr, "tunetop export: %s has no successful record for %s (--strict)\n", log_path,
                         want[i].key);
-                Space_done(&space);
                 goto done;
             }
             if (Export_defaultChoice(tmpl, &want[i].wl, &space, &dev, choice, why) != TT_OK) {
                 fprintf(stderr, "tunetop export: %s: %s\n", want[i].key, why);
-                Space_done(&space);
                 goto done;
             }
             snprintf(note, sizeof note, "no successful record among the log's %d trials: the template's default config",
@@ -317,7 +313,6 @@ int cmd_export(int argc, char **argv) {
         req.prefix = prefix;
         ExportKernel k;
         st = Export_kernel(&req, &k, err);
-        Space_done(&space);
         if (st != TT_OK || ExportBundle_add(&b, &k, err) != TT_OK) {
             fprintf(stderr, "tunetop export: %s: %s\n", want[i].key, err);
             if (st == TT_OK) ExportKernel_done(&k);
@@ -339,6 +334,7 @@ usage_error:
     fprintf(stderr, "tunetop export: %s (see tunetop export --help)\n", err);
     rc = 2;
 done:
+    Space_done(&space);
     ExportBundle_done(&b);
     History_done(&h);
     free(want);

@@ -8,12 +8,13 @@
 #include <string.h>
 
 #include "app/commands.h"
+#include "base/strbuf.h"
 #include "kernels/machine.h"
 #include "kernels/peak.h"
 #include "kernels/target.h"
 #include "kernels/workload.h"
-#include "records/history.h"
 #include "records/log.h"
+#include "records/summary.h"
 #include "records/tvmlog.h"
 
 /* Reads every record of a TVM log, calling fn on each. Returns 0, or 1 when
@@ -277,23 +278,23 @@ static void print_steps(const char *steps) {
     }
 }
 
-static void print_errors(const HistoryTask *t) {
+static void print_errors(const SummaryTask *t) {
     if (t->n_errors == 0) {
         printf("no errors");
         return;
     }
-    printf("%d error%s:", t->n_errors, t->n_errors == 1 ? "" : "s");
+    printf("%ld error%s:", t->n_errors, t->n_errors == 1 ? "" : "s");
     const char *sep = " ";
     for (int e = 1; e < HISTORY_ERRNO_SLOTS; e++) {
         if (!t->errno_count[e]) continue;
         const char *name = e < ERR_COUNT ? MeasureError_name(e) : "other";
-        printf("%s%s %d", sep, name, t->errno_count[e]);
+        printf("%s%s %ld", sep, name, t->errno_count[e]);
         sep = ", ";
     }
 }
 
 /* The task's template keeps data in a blocked layout (its pack_s is layout transforms, not call overhead). */
-static bool has_layout_transforms(const HistoryTask *t, int family) {
+static bool has_layout_transforms(const SummaryTask *t, int family) {
     Workload wl;
     char err[TT_ERRLEN];
     if (family < 0 || Workload_parse(t->key, &wl, err) != TT_OK) return false;
@@ -330,8 +331,10 @@ static void json_string(const char *s) {
     putchar('"');
 }
 
-static void print_task_json(const HistoryTask *t, const char *this_key, int family) {
-    const Record *best = HistoryTask_best(t);
+static const Record *task_best(const SummaryTask *t) { return t->has_best ? &t->best : NULL; }
+
+static void print_task_json(const SummaryTask *t, const char *this_key, int family) {
+    const Record *best = task_best(t);
     printf("{\"task\":");
     json_string(t->key);
     printf(",\"tmpl\":");
@@ -356,7 +359,7 @@ static void print_task_json(const HistoryTask *t, const char *this_key, int fami
     } else {
         printf(",\"config\":null,\"index\":null,\"latency_ms\":null,\"with_layout_ms\":null,\"gflops\":null");
     }
-    printf(",\"trials\":%d,\"errors\":%d", t->n_records, t->n_errors);
+    printf(",\"trials\":%ld,\"errors\":%ld", t->n_records, t->n_errors);
     if (best && best->roof_gflops > 0 && have_wl) {
         printf(",\"roof_gflops\":%.6g,\"roof_bound\":\"%s\",\"roof_share\":%.6g,\"machine_key\":", best->roof_gflops,
                best->roof_bound ? Roof_levelName(best->roof_bound) : "compute", Roof_share(gflops, best->roof_gflops));
@@ -369,41 +372,32 @@ static void print_task_json(const HistoryTask *t, const char *this_key, int fami
 }
 
 /* The log's target as this machine has it, to flag a best beyond its peak. */
-static bool log_device(const History *h, DeviceInfo *dev) {
+static bool log_device(const LogSummary *h, DeviceInfo *dev) {
     const Target *target = Target_find(h->header.target);
     char err[TT_ERRLEN];
     memset(dev, 0, sizeof *dev);
     return target && target->probe && target->probe(dev, err) == TT_OK;
 }
 
-static void print_task(int i, int n, const HistoryTask *t, const char *this_key, int family, const DeviceInfo *dev,
+static void print_task(int i, int n, const SummaryTask *t, const char *this_key, int family, const DeviceInfo *dev,
                        int *beyond) {
     printf("task %d/%d  %s\n", i + 1, n, t->key);
     printf("  template  %s\n", t->template_name);
     /* the ID the live session showed (the log's task list), its weight, the steering it was left with */
     printf("  ID        %d  weight %g%s%s\n", i, t->weight, t->network[0] ? "  network " : "", t->network);
-    if (t->steer && (t->steer->stopped || t->steer->paused || t->steer->priority)) {
+    if (t->steered && (t->steer.stopped || t->steer.paused || t->steer.priority)) {
         printf("  steering ");
-        if (t->steer->stopped) printf(" stopped");
-        if (t->steer->paused) printf(" paused");
-        if (t->steer->priority) printf(" priority %+d", t->steer->priority);
+        if (t->steer.stopped) printf(" stopped");
+        if (t->steer.paused) printf(" paused");
+        if (t->steer.priority) printf(" priority %+d", t->steer.priority);
         printf("\n");
     }
-    const Record *best = HistoryTask_best(t);
-    int built = 0; /* compile-only records: built, never timed */
-    int imported = 0; /* imported from another tuner's log: never measured here */
-    const Record *best_imported = NULL;
-    for (int k = 0; k < t->n_records; k++) {
-        const Record *r = &t->records[k];
-        if (Record_isImported(r)) {
-            imported++;
-            if (!best_imported || r->src_cost < best_imported->src_cost) best_imported = r;
-        } else if (r->error_no == 0 && r->n_costs == 0) {
-            built++;
-        }
-    }
+    const Record *best = task_best(t);
+    long built = t->n_built;       /* compile-only records: built, never timed */
+    long imported = t->n_imported; /* imported from another tuner's log: never measured here */
+    const Record *best_imported = t->has_best_imported ? &t->best_imported : NULL;
     if (best_imported)
-        printf("  imported  %d record%s, not measured here; best there %#.5g ms (%s, config index %llu)\n", imported,
+        printf("  imported  %ld record%s, not measured here; best there %#.5g ms (%s, config index %llu)\n", imported,
                imported == 1 ? "" : "s", best_imported->src_cost * 1e3, best_imported->src,
                (unsigned long long)best_imported->index);
     if (t->n_records == 0) {
@@ -411,10 +405,10 @@ static void print_task(int i, int n, const HistoryTask *t, const char *this_key,
     } else if (!best && imported && !built && t->n_records == imported) {
         printf("  best      none measured here yet (imported records only)\n");
     } else if (!best && built) {
-        printf("  best      none timed: a compile-only session (%d of %d configs built, no timings)\n", built,
+        printf("  best      none timed: a compile-only session (%ld of %ld configs built, no timings)\n", built,
                t->n_records);
     } else if (!best) {
-        printf("  best      none: no successful record (%d trial%s, all failed)\n", t->n_records,
+        printf("  best      none: no successful record (%ld trial%s, all failed)\n", t->n_records,
                t->n_records == 1 ? "" : "s");
     } else {
         printf("  best      %s  (config index %llu)\n", best->config[0] ? best->config : "(no config text)",
@@ -458,7 +452,7 @@ static void print_task(int i, int n, const HistoryTask *t, const char *this_key,
             printf("\n");
         }
     }
-    printf("  trials    %d (", t->n_records);
+    printf("  trials    %ld (", t->n_records);
     print_errors(t);
     printf(")\n");
     Workload wl;
@@ -474,17 +468,19 @@ int cmd_best(int argc, char **argv) {
     if (rc >= 0) return rc;
     if (fmt != TVM_FMT_TUNETOP) return tvm_best(path, fmt, tvm_verbose);
 
-    History h;
+    /* one pass over the log, keeping per task only its best records and counts */
+    LogSummary h;
     char err[TT_ERRLEN];
-    Status st = History_load(&h, path, err);
+    Status st = LogSummary_load(&h, path, err);
     if (st != TT_OK && h.end != LOG_DAMAGED) {
         fprintf(stderr, "tunetop best: %s\n", err);
-        History_done(&h);
+        LogSummary_done(&h);
         return 1;
     }
-    int with_result = 0, errors = 0;
+    int with_result = 0;
+    long errors = 0;
     for (int i = 0; i < h.n_tasks; i++) {
-        with_result += h.tasks[i].best >= 0;
+        with_result += h.tasks[i].has_best;
         errors += h.tasks[i].n_errors;
     }
     char this_key[MACHINE_KEY_LEN];
@@ -498,12 +494,12 @@ int cmd_best(int argc, char **argv) {
         for (int i = 0; i < h.n_tasks; i++)
             print_task_json(&h.tasks[i], this_key, family);
     } else {
-        printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %d failed trial%s\n", path,
+        printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %ld failed trial%s\n", path,
                h.header.target, h.n_records, h.n_records == 1 ? "" : "s", h.n_tasks, h.n_tasks == 1 ? "" : "s",
                with_result, errors, errors == 1 ? "" : "s");
         bool any_pack = false;
         for (int i = 0; i < h.n_tasks; i++) {
-            const Record *b = HistoryTask_best(&h.tasks[i]);
+            const Record *b = task_best(&h.tasks[i]);
             any_pack = any_pack || (b && b->pack_s > 0 && has_layout_transforms(&h.tasks[i], family));
         }
         if (any_pack)
@@ -520,7 +516,7 @@ int cmd_best(int argc, char **argv) {
         int left_out = 0;
         bool all_roofs = true;
         for (int i = 0; i < h.n_tasks; i++) {
-            const Record *b = HistoryTask_best(&h.tasks[i]);
+            const Record *b = task_best(&h.tasks[i]);
             Workload wl;
             if (b && b->n_costs > 0) {
                 est += h.tasks[i].weight * Record_mean(b);
@@ -557,7 +553,7 @@ int cmd_best(int argc, char **argv) {
         fprintf(stderr, "tunetop best: error: %s (results above are from the records before it)\n", h.end_msg);
         rc = 1;
     }
-    History_done(&h);
+    LogSummary_done(&h);
     return rc;
 }
 
@@ -577,12 +573,16 @@ int cmd_dump(int argc, char **argv) {
     }
     Record rec;
     Record_init(&rec);
+    StrBuf line; /* one buffer for every record's line */
+    StrBuf_init(&line);
     LogReadStatus st;
     while ((st = LogReader_next(rd, &rec, err)) == LOG_RECORD) {
-        char *json = Record_toJson(&rec);
-        puts(json);
-        free(json);
+        StrBuf_clear(&line);
+        Record_appendJson(&rec, &line);
+        StrBuf_appendn(&line, "\n", 1);
+        fwrite(line.data, 1, line.len, stdout);
     }
+    StrBuf_done(&line);
     Record_done(&rec);
     LogReader_close(rd);
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -126,8 +126,16 @@ int cmd_import(int argc, char **argv) {
                 fmt == TVM_FMT_TUNETOP ? "a tunetop log" : TvmFormat_name(fmt));
         return 1;
     }
-    /* what OUT holds already, and its target */
+    /* everything below is released at done, once */
     KeySet held = {0};
+    TvmMapper *mapper = NULL;
+    TvmReader *rd = NULL;
+    TvmRecord *rec = NULL;
+    LogWriter *w = NULL;
+    Record out;
+    Record_init(&out);
+    int rc = 1;
+    /* what OUT holds already, and its target */
     char out_target[16] = "";
     {
         LogReader *lr;
@@ -137,7 +145,7 @@ int cmd_import(int argc, char **argv) {
             fclose(probe);
             if (LogReader_open(out_path, &lr, &hdr, err) != TT_OK) {
                 fprintf(stderr, "tunetop import: %s\n", err);
-                return 1;
+                goto done;
             }
             snprintf(out_target, sizeof out_target, "%s", hdr.target);
             Record r;
@@ -153,8 +161,7 @@ int cmd_import(int argc, char **argv) {
     }
     if (target && out_target[0] && strcmp(target, out_target) != 0) {
         fprintf(stderr, "tunetop import: %s is a %s log, not %s\n", out_path, out_target, target);
-        KeySet_done(&held);
-        return 1;
+        goto done;
     }
     if (!out_target[0] && target) snprintf(out_target, sizeof out_target, "%s", target);
 
@@ -165,28 +172,22 @@ int cmd_import(int argc, char **argv) {
     if (tc && tc->probe && tc->probe(&cpu, err) == TT_OK) have_cpu = true;
     if (tg && tg->probe && tg->probe(&gpu, err) == TT_OK) have_gpu = true;
     else if (tg && tg->offline_info && tg->offline_info("sm_80", &gpu, err) == TT_OK) have_gpu = true;
-    TvmMapper *mapper = TvmMapper_new(have_cpu ? &cpu : NULL, have_gpu ? &gpu : NULL);
+    mapper = TvmMapper_new(have_cpu ? &cpu : NULL, have_gpu ? &gpu : NULL);
 
-    TvmReader *rd;
     if (TvmReader_open(path, fmt, &rd, err) != TT_OK) {
         fprintf(stderr, "tunetop import: %s\n", err);
-        TvmMapper_delete(mapper);
-        KeySet_done(&held);
-        return 1;
+        goto done;
     }
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    TvmRecord *rec = malloc(sizeof *rec);
+    rec = malloc(sizeof *rec);
     if (!rec) abort();
-    Record out;
-    Record_init(&out);
-    LogWriter *w = NULL;
     long n_read = 0, bad = 0, appended = 0, held_already = 0, checked = 0, agree = 0, swapped = 0, widened = 0;
     long reasons[TVM_MAP_REASONS] = {0};
     long mapped_by_op[OP_COUNT] = {0};
     char example[TVM_MAP_REASONS][160];
     memset(example, 0, sizeof example);
-    int rc = 0;
+    rc = 0;
     for (;;) {
         TvmReadStatus st = TvmReader_next(rd, rec, err);
         if (st == TVM_BAD || st == TVM_PARTIAL) {
@@ -255,12 +256,8 @@ int cmd_import(int argc, char **argv) {
             rc = 1;
         }
         LogWriter_close(w);
+        w = NULL;
     }
-    Record_done(&out);
-    free(rec);
-    TvmReader_close(rd);
-    TvmMapper_delete(mapper);
-    KeySet_done(&held);
 
     long mapped = reasons[TVM_MAP_OK];
     printf("import %s -> %s: %ld record%s read, %ld malformed line%s skipped\n", path, out_path, n_read,
@@ -274,5 +271,12 @@ int cmd_import(int argc, char **argv) {
            checked, agree, checked - agree);
     for (int r = 1; r < TVM_MAP_REASONS; r++)
         if (reasons[r]) printf("  unmapped  %6ld %s (first: %s)\n", reasons[r], TvmMapReason_text((TvmMapReason)r), example[r]);
+done:
+    if (w) LogWriter_close(w);
+    Record_done(&out);
+    free(rec);
+    TvmReader_close(rd);
+    TvmMapper_delete(mapper);
+    KeySet_done(&held);
     return rc;
 }

@@ -1,5 +1,7 @@
 #include "base/strbuf.h"
 
+#include "base/alloc.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +12,7 @@ static void reserve(StrBuf *this, size_t extra) {
     if (need <= this->cap) return;
     size_t cap = this->cap ? this->cap : 256;
     while (cap < need) cap *= 2;
-    char *p = realloc(this->data, cap);
-    if (!p) abort();
-    this->data = p;
+    this->data = tt_realloc(this->data, cap);
     this->cap = cap;
 }
 

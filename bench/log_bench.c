@@ -4,7 +4,7 @@
  *
  * Writes a log of N realistic records (default 1,000,000: task keys, knob
  * choices, config text, three costs, timings, every 5th an error with a
- * message) with the real writer, then loads it the way `best` does
+ * message) with the real writer, then loads it whole into a History
  * (History_load: read, check, decode, group by task) R times (default 5)
  * with the CRC-32C check on and off, alternating, and prints the median
  * records per second of each (process CPU time) and their ratio. The same
@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "bench/log_gen.h"
 #include "records/crc32c.h"
 #include "records/history.h"
 #include "records/log.h"
@@ -35,31 +36,6 @@ static double cpu_s(void) {
 static int cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
-}
-
-static void make(Record *r, long i) {
-    Record_done(r);
-    Record_init(r);
-    int task = (int)(i % 20);
-    snprintf(r->task_key, sizeof r->task_key, "conv2d:n=1,ci=%d,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1", 64 + task);
-    snprintf(r->template_name, sizeof r->template_name, "conv2d_nchwc.cpu");
-    snprintf(r->target, sizeof r->target, "cpu");
-    r->index = (uint64_t)(i * 7919 % 1000003);
-    r->n_choice = 8;
-    for (int k = 0; k < 8; k++)
-        r->choice[k] = (int32_t)((i >> k) % 7);
-    snprintf(r->config, sizeof r->config, "tile_co=[4,16] tile_oh=[2,7] tile_ow=[14,1] unroll=%ld vec=16", i % 4);
-    if (i % 5 == 4) {
-        Record_setError(r, 4, "wrong answer: element 17 is 0.5, want 0.25");
-    } else {
-        r->n_costs = 3;
-        for (int k = 0; k < 3; k++)
-            r->costs[k] = 1e-4 * (1 + (double)(i % 97) / 97) + k * 1e-7;
-    }
-    r->build_s = 0.15;
-    r->run_s = 0.06;
-    r->pack_s = 1e-5;
-    r->timestamp = 1763791792.0 + (double)i * 0.1;
 }
 
 int main(int argc, char **argv) {
@@ -90,7 +66,7 @@ int main(int argc, char **argv) {
     Record_init(&r);
     double t0 = clock_mono();
     for (long i = 0; i < n; i++) {
-        make(&r, i);
+        LogGen_record(&r, i, 20);
         if (LogWriter_append(w, &r, err)) {
             fprintf(stderr, "log_bench: %s\n", err);
             return 1;

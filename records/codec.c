@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+#include "base/numfmt.h"
 #include "base/strbuf.h"
 #include "records/crc32c.h"
 
@@ -269,6 +271,147 @@ ScanResult Msgpack_scan(const unsigned char *p, size_t n, size_t *len) {
     return SCAN_COMPLETE;
 }
 
+ScanResult Msgpack_scanDepth(const unsigned char *p, size_t n, size_t *len, int limit, int *depth) {
+    uint64_t pending = 1; /* values still to walk: containers add their elements */
+    uint64_t left[MSGPACK_MAX_DEPTH + 2]; /* of those, the ones at each nesting level */
+    int d = 1, max = 0;
+    bool deep = false; /* past limit: only the scan goes on */
+    if (limit > MSGPACK_MAX_DEPTH) limit = MSGPACK_MAX_DEPTH;
+    left[1] = 1;
+    size_t i = 0;
+    while (pending) {
+        /* every pending value takes at least one byte */
+        if (pending > n - i) return SCAN_INCOMPLETE;
+        unsigned c = p[i++];
+        pending--;
+        if (!deep) {
+            while (left[d] == 0)
+                d--;
+            left[d]--;
+        }
+        uint64_t elems = 0; /* a container's values */
+        bool container = false;
+        size_t hdr = 0;       /* bytes of length/count after the type byte */
+        uint64_t payload = 0; /* fixed payload bytes */
+        int kind = 0;         /* 0 fixed, 1 length-prefixed bytes, 2 ext, 3 array, 4 map */
+        if (c <= 0x7f || c >= 0xe0) {
+        } else if (c <= 0x8f) {
+            elems = 2 * (c & 0x0f), container = true;
+        } else if (c <= 0x9f) {
+            elems = c & 0x0f, container = true;
+        } else if (c <= 0xbf) {
+            payload = c & 0x1f;
+        } else {
+            switch (c) {
+            case 0xc0:
+            case 0xc2:
+            case 0xc3:
+                break;
+            case 0xc4:
+            case 0xd9:
+                hdr = 1, kind = 1;
+                break;
+            case 0xc5:
+            case 0xda:
+                hdr = 2, kind = 1;
+                break;
+            case 0xc6:
+            case 0xdb:
+                hdr = 4, kind = 1;
+                break;
+            case 0xc7:
+                hdr = 1, kind = 2;
+                break;
+            case 0xc8:
+                hdr = 2, kind = 2;
+                break;
+            case 0xc9:
+                hdr = 4, kind = 2;
+                break;
+            case 0xca:
+                payload = 4;
+                break;
+            case 0xcb:
+                payload = 8;
+                break;
+            case 0xcc:
+            case 0xd0:
+                payload = 1;
+                break;
+            case 0xcd:
+            case 0xd1:
+                payload = 2;
+                break;
+            case 0xce:
+            case 0xd2:
+                payload = 4;
+                break;
+            case 0xcf:
+            case 0xd3:
+                payload = 8;
+                break;
+            case 0xd4:
+                payload = 2;
+                break;
+            case 0xd5:
+                payload = 3;
+                break;
+            case 0xd6:
+                payload = 5;
+                break;
+            case 0xd7:
+                payload = 9;
+                break;
+            case 0xd8:
+                payload = 17;
+                break;
+            case 0xdc:
+                hdr = 2, kind = 3;
+                break;
+            case 0xdd:
+                hdr = 4, kind = 3;
+                break;
+            case 0xde:
+                hdr = 2, kind = 4;
+                break;
+            case 0xdf:
+                hdr = 4, kind = 4;
+                break;
+            default:
+                *len = i - 1;
+                return SCAN_INVALID; /* 0xc1 */
+            }
+        }
+        if (hdr) {
+            if (hdr > n - i) return SCAN_INCOMPLETE;
+            uint64_t v = be(p + i, hdr);
+            i += hdr;
+            if (kind == 1)
+                payload = v;
+            else if (kind == 2)
+                payload = v + 1; /* the ext type byte */
+            else
+                elems = kind == 3 ? v : 2 * v, container = true;
+        }
+        if (container) {
+            pending += elems;
+            if (!deep) {
+                if (d == limit + 1) {
+                    deep = true, max = limit + 1;
+                } else {
+                    if (d > max) max = d;
+                    left[++d] = elems;
+                }
+            }
+        }
+        if (payload > n - i) return SCAN_INCOMPLETE;
+        i += (size_t)payload;
+    }
+    *len = i;
+    *depth = max;
+    return SCAN_COMPLETE;
+}
+
 int Msgpack_depth(const unsigned char *p, size_t n, int limit) {
     uint64_t left[MSGPACK_MAX_DEPTH + 2];
     if (limit > MSGPACK_MAX_DEPTH) limit = MSGPACK_MAX_DEPTH;
@@ -338,8 +481,7 @@ Status Msgpack_seal(char **bytes, size_t *len, char *err) {
     if (p[0] == 0x8f) grow += 2; /* 15 entries: the 16th needs a map16 header */
     if ((p[0] == 0xde && n < 3) || (p[0] == 0xdf && n < 5)) return tt_fail(err, "map header cut short");
     if (p[0] == 0xde && p[1] == 0xff && p[2] == 0xff) return tt_fail(err, "map too large to seal");
-    unsigned char *q = realloc(p, n + grow);
-    if (!q) abort(); /* out of memory, as in StrBuf */
+    unsigned char *q = tt_realloc(p, n + grow);
     if (q[0] == 0x8f) {
         memmove(q + 3, q + 1, n - 1);
         q[0] = 0xde, q[1] = 0x00, q[2] = 0x10;
@@ -503,16 +645,14 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
     if (key_is(k, "steps")) {
         if (v->type != MSGPACK_OBJECT_STR) return tt_fail(err, "key \"steps\" is not a string");
         free(rec->steps);
-        rec->steps = strndup(v->via.str.ptr, v->via.str.size);
-        if (!rec->steps) abort(); /* out of memory, as in StrBuf */
+        rec->steps = tt_strndup(v->via.str.ptr, v->via.str.size);
         return TT_OK;
     }
     if (key_is(k, "msg")) {
         if (v->type == MSGPACK_OBJECT_NIL) return TT_OK;
         if (v->type != MSGPACK_OBJECT_STR) return tt_fail(err, "key \"msg\" is not a string");
         free(rec->error_msg);
-        rec->error_msg = strndup(v->via.str.ptr, v->via.str.size);
-        if (!rec->error_msg) abort(); /* out of memory, as in StrBuf */
+        rec->error_msg = tt_strndup(v->via.str.ptr, v->via.str.size);
         return TT_OK;
     }
     if (key_is(k, "build_s")) return get_double(v, "build_s", &rec->build_s, err);
@@ -574,6 +714,129 @@ Status Record_fromObject(const msgpack_object *obj, Record *rec, char *err) {
     return TT_OK;
 }
 
+/* ---- decoding straight from the bytes --------------------------------------- */
+
+/* The value at p (inside a whole, valid object: Msgpack_scan said so) as the
+ * unpacker would give it, without allocating: scalars and strings in full
+ * (strings point into p), arrays and maps with their type and size only
+ * (ptr NULL). Returns its length in bytes (containers included). */
+static size_t peek_value(const unsigned char *p, size_t n, msgpack_object *o) {
+    unsigned c = p[0];
+    memset(o, 0, sizeof *o);
+    if (c <= 0x7f) {
+        o->type = MSGPACK_OBJECT_POSITIVE_INTEGER, o->via.u64 = c;
+        return 1;
+    }
+    if (c >= 0xe0) {
+        o->type = MSGPACK_OBJECT_NEGATIVE_INTEGER, o->via.i64 = (int8_t)c;
+        return 1;
+    }
+    if (c >= 0xa0 && c <= 0xbf) {
+        o->type = MSGPACK_OBJECT_STR, o->via.str.size = c & 0x1f, o->via.str.ptr = (const char *)p + 1;
+        return 1 + (c & 0x1f);
+    }
+    size_t len = 0;
+    switch (c) {
+    case 0xc0: o->type = MSGPACK_OBJECT_NIL; return 1;
+    case 0xc2:
+    case 0xc3: o->type = MSGPACK_OBJECT_BOOLEAN, o->via.boolean = c == 0xc3; return 1;
+    case 0xca: {
+        uint32_t u = (uint32_t)be(p + 1, 4);
+        float f;
+        memcpy(&f, &u, 4);
+        o->type = MSGPACK_OBJECT_FLOAT32, o->via.f64 = f;
+        return 5;
+    }
+    case 0xcb: {
+        uint64_t u = be(p + 1, 8);
+        double d;
+        memcpy(&d, &u, 8);
+        o->type = MSGPACK_OBJECT_FLOAT64, o->via.f64 = d;
+        return 9;
+    }
+    case 0xcc:
+    case 0xcd:
+    case 0xce:
+    case 0xcf: {
+        size_t k = (size_t)1 << (c - 0xcc);
+        o->type = MSGPACK_OBJECT_POSITIVE_INTEGER, o->via.u64 = be(p + 1, k);
+        return 1 + k;
+    }
+    case 0xd0:
+    case 0xd1:
+    case 0xd2:
+    case 0xd3: {
+        size_t k = (size_t)1 << (c - 0xd0);
+        uint64_t u = be(p + 1, k);
+        int64_t v = k == 8 ? (int64_t)u : (int64_t)(u ^ ((uint64_t)1 << (8 * k - 1))) - ((int64_t)1 << (8 * k - 1));
+        if (v >= 0)
+            o->type = MSGPACK_OBJECT_POSITIVE_INTEGER, o->via.u64 = (uint64_t)v;
+        else
+            o->type = MSGPACK_OBJECT_NEGATIVE_INTEGER, o->via.i64 = v;
+        return 1 + k;
+    }
+    case 0xd9:
+    case 0xda:
+    case 0xdb: {
+        size_t k = (size_t)1 << (c - 0xd9);
+        o->type = MSGPACK_OBJECT_STR, o->via.str.size = (uint32_t)be(p + 1, k), o->via.str.ptr = (const char *)p + 1 + k;
+        return 1 + k + o->via.str.size;
+    }
+    default: break;
+    }
+    if (c <= 0x8f) o->type = MSGPACK_OBJECT_MAP, o->via.map.size = c & 0x0f;
+    else if (c <= 0x9f) o->type = MSGPACK_OBJECT_ARRAY, o->via.array.size = c & 0x0f;
+    else if (c == 0xdc || c == 0xdd) o->type = MSGPACK_OBJECT_ARRAY, o->via.array.size = (uint32_t)be(p + 1, c == 0xdc ? 2 : 4);
+    else if (c == 0xde || c == 0xdf) o->type = MSGPACK_OBJECT_MAP, o->via.map.size = (uint32_t)be(p + 1, c == 0xde ? 2 : 4);
+    else if (c >= 0xc4 && c <= 0xc6) o->type = MSGPACK_OBJECT_BIN;
+    else o->type = MSGPACK_OBJECT_EXT; /* 0xc7..0xc9, 0xd4..0xd8 */
+    if (Msgpack_scan(p, n, &len) != SCAN_COMPLETE) return n; /* cannot happen inside a scanned object */
+    return len;
+}
+
+Status Record_fromBytes(const unsigned char *p, size_t n, Record *rec, bool *has_kind, char *err) {
+    *has_kind = false;
+    Record_done(rec);
+    Record_init(rec);
+    msgpack_object top;
+    size_t i = 0;
+    peek_value(p, n, &top);
+    if (top.type != MSGPACK_OBJECT_MAP) return tt_fail(err, "object is not a record (not a map)");
+    i = p[0] <= 0x8f ? 1 : p[0] == 0xde ? 3 : 5;
+    int have = 0;
+    Status bad = TT_OK;
+    msgpack_object_kv kv;
+    msgpack_object elems[REC_MAX_COSTS > REC_MAX_KNOBS ? REC_MAX_COSTS : REC_MAX_KNOBS];
+    for (uint32_t j = 0; j < top.via.map.size; j++) {
+        i += peek_value(p + i, n - i, &kv.key);
+        size_t at = i;
+        i += peek_value(p + i, n - i, &kv.val);
+        if (kv.key.type == MSGPACK_OBJECT_STR && kv.key.via.str.size == 4 && memcmp(kv.key.via.str.ptr, "kind", 4) == 0) {
+            *has_kind = true; /* a session or steer object (records/session.h): not decoded here */
+            return TT_OK;
+        }
+        if (bad) continue; /* after an error, only looking for a "kind" key */
+        if (kv.key.type != MSGPACK_OBJECT_STR) {
+            bad = tt_fail(err, "object is not a record (a key is not a string)");
+            continue;
+        }
+        if (kv.val.type == MSGPACK_OBJECT_ARRAY && kv.val.via.array.size <= sizeof elems / sizeof elems[0]) {
+            size_t e = at + (p[at] <= 0x9f ? 1 : p[at] == 0xdc ? 3 : 5);
+            for (uint32_t k = 0; k < kv.val.via.array.size; k++)
+                e += peek_value(p + e, n - e, &elems[k]);
+            kv.val.via.array.ptr = elems;
+        }
+        bad = decode_field(&kv.key, &kv.val, rec, &have, err);
+    }
+    if (bad) return TT_ERR;
+    if ((have & HAVE_REQUIRED) != HAVE_REQUIRED) {
+        static const char *names[] = {"task", "tmpl", "target", "index", "err", "costs"};
+        for (int b = 0; b < 6; b++)
+            if (!(have & (1 << b))) return tt_fail(err, "object is not a record (no \"%s\" key)", names[b]);
+    }
+    return TT_OK;
+}
+
 Status Record_decode(const char *bytes, size_t len, Record *rec, char *err) {
     msgpack_unpacked up;
     msgpack_unpacked_init(&up);
@@ -624,6 +887,9 @@ Status LogHeader_fromObject(const msgpack_object *obj, LogHeader *out, char *err
 
 /* ---- JSON -------------------------------------------------------------------- */
 
+/* a string literal, without strlen */
+#define APPEND_LIT(b, lit) StrBuf_appendn((b), (lit), sizeof(lit) - 1)
+
 /* Length of a valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
 static size_t utf8_len(const unsigned char *s, size_t n) {
     unsigned c = s[0];
@@ -654,23 +920,31 @@ static size_t utf8_len(const unsigned char *s, size_t n) {
 static void json_str(StrBuf *b, const char *s, size_t cap) {
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strnlen(s, cap);
-    StrBuf_append(b, "\"");
+    APPEND_LIT(b, "\"");
     for (size_t i = 0; i < n;) {
+        size_t run = i; /* printable ASCII other than the quote and backslash goes as it is, a run at a time */
+        while (run < n && p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' && p[run] != '\\')
+            run++;
+        if (run > i) {
+            StrBuf_appendn(b, s + i, run - i);
+            i = run;
+            continue;
+        }
         unsigned c = p[i];
         if (c == '"')
-            StrBuf_append(b, "\\\"");
+            APPEND_LIT(b, "\\\"");
         else if (c == '\\')
-            StrBuf_append(b, "\\\\");
+            APPEND_LIT(b, "\\\\");
         else if (c == '\n')
-            StrBuf_append(b, "\\n");
+            APPEND_LIT(b, "\\n");
         else if (c == '\r')
-            StrBuf_append(b, "\\r");
+            APPEND_LIT(b, "\\r");
         else if (c == '\t')
-            StrBuf_append(b, "\\t");
+            APPEND_LIT(b, "\\t");
         else if (c == '\b')
-            StrBuf_append(b, "\\b");
+            APPEND_LIT(b, "\\b");
         else if (c == '\f')
-            StrBuf_append(b, "\\f");
+            APPEND_LIT(b, "\\f");
         else if (c < 0x20 || c == 0x7f)
             StrBuf_printf(b, "\\u%04x", c);
         else if (c < 0x80)
@@ -678,7 +952,7 @@ static void json_str(StrBuf *b, const char *s, size_t cap) {
         else {
             size_t len = utf8_len(p + i, n - i);
             if (len == 0) {
-                StrBuf_append(b, "\\ufffd");
+                APPEND_LIT(b, "\\ufffd");
                 i++;
             } else {
                 StrBuf_appendn(b, (const char *)p + i, len);
@@ -688,92 +962,112 @@ static void json_str(StrBuf *b, const char *s, size_t cap) {
         }
         i++;
     }
-    StrBuf_append(b, "\"");
+    APPEND_LIT(b, "\"");
 }
 
 /* Shortest of %.15g/%.17g that reads back exactly; JSON has no inf/nan: null. */
 static void json_num(StrBuf *b, double v) {
     if (!isfinite(v)) {
-        StrBuf_append(b, "null");
+        APPEND_LIT(b, "null");
         return;
     }
-    char tmp[40];
-    snprintf(tmp, sizeof tmp, "%.15g", v);
-    if (strtod(tmp, NULL) != v) snprintf(tmp, sizeof tmp, "%.17g", v);
-    StrBuf_append(b, tmp);
+    char tmp[32];
+    StrBuf_appendn(b, tmp, NumFmt_double(tmp, v));
+}
+
+static void json_int(StrBuf *b, int64_t v) {
+    char tmp[24];
+    StrBuf_appendn(b, tmp, NumFmt_i64(tmp, v));
 }
 
 static void json_opt_int(StrBuf *b, const char *key, int64_t v) {
-    StrBuf_printf(b, ",\"%s\":", key);
+    APPEND_LIT(b, ",\"");
+    StrBuf_append(b, key);
+    APPEND_LIT(b, "\":");
     if (v < 0)
-        StrBuf_append(b, "null");
+        APPEND_LIT(b, "null");
     else
-        StrBuf_printf(b, "%" PRId64, v);
+        json_int(b, v);
+}
+
+void Record_appendJson(const Record *this, StrBuf *out) {
+    StrBuf *b = out;
+    APPEND_LIT(b, "{\"task\":");
+    json_str(b, this->task_key, sizeof this->task_key);
+    APPEND_LIT(b, ",\"tmpl\":");
+    json_str(b, this->template_name, sizeof this->template_name);
+    APPEND_LIT(b, ",\"target\":");
+    json_str(b, this->target, sizeof this->target);
+    char num[24];
+    APPEND_LIT(b, ",\"index\":");
+    StrBuf_appendn(b, num, NumFmt_u64(num, this->index));
+    APPEND_LIT(b, ",\"choice\":[");
+    for (int i = 0; i < this->n_choice && i < REC_MAX_KNOBS; i++) {
+        if (i) APPEND_LIT(b, ",");
+        json_int(b, this->choice[i]);
+    }
+    APPEND_LIT(b, "],\"config\":");
+    json_str(b, this->config, sizeof this->config);
+    APPEND_LIT(b, ",\"costs\":[");
+    for (int i = 0; i < this->n_costs && i < REC_MAX_COSTS; i++) {
+        if (i) APPEND_LIT(b, ",");
+        json_num(b, this->costs[i]);
+    }
+    APPEND_LIT(b, "],\"err\":");
+    json_int(b, this->error_no);
+    APPEND_LIT(b, ",\"msg\":");
+    if (this->error_msg)
+        json_str(b, this->error_msg, SIZE_MAX);
+    else
+        APPEND_LIT(b, "null");
+    APPEND_LIT(b, ",\"build_s\":");
+    json_num(b, this->build_s);
+    APPEND_LIT(b, ",\"run_s\":");
+    json_num(b, this->run_s);
+    APPEND_LIT(b, ",\"pack_s\":");
+    json_num(b, this->pack_s);
+    APPEND_LIT(b, ",\"ts\":");
+    json_num(b, this->timestamp);
+    json_opt_int(b, "regs", this->regs);
+    json_opt_int(b, "spills", this->spills);
+    json_opt_int(b, "smem", this->shared_bytes);
+    json_opt_int(b, "lmem", this->local_bytes);
+    if (this->src[0]) {
+        APPEND_LIT(b, ",\"src\":");
+        json_str(b, this->src, sizeof this->src);
+        APPEND_LIT(b, ",\"src_cost\":");
+        json_num(b, this->src_cost);
+    }
+    if (this->roof_gflops > 0) {
+        APPEND_LIT(b, ",\"roof\":");
+        json_num(b, this->roof_gflops);
+        APPEND_LIT(b, ",\"roof_mem\":");
+        json_int(b, this->roof_bound);
+        APPEND_LIT(b, ",\"mkey\":");
+        json_str(b, this->machine_key, sizeof this->machine_key);
+    }
+    if (this->host[0]) {
+        APPEND_LIT(b, ",\"host\":");
+        json_str(b, this->host, sizeof this->host);
+    }
+    if (this->rank >= 0) {
+        APPEND_LIT(b, ",\"rank\":");
+        json_int(b, this->rank);
+    }
+    if (this->device[0]) {
+        APPEND_LIT(b, ",\"dev\":");
+        json_str(b, this->device, sizeof this->device);
+    }
+    if (this->steps) {
+        APPEND_LIT(b, ",\"steps\":");
+        json_str(b, this->steps, SIZE_MAX);
+    }
+    APPEND_LIT(b, "}");
 }
 
 char *Record_toJson(const Record *this) {
     StrBuf b;
     StrBuf_init(&b);
-    StrBuf_append(&b, "{\"task\":");
-    json_str(&b, this->task_key, sizeof this->task_key);
-    StrBuf_append(&b, ",\"tmpl\":");
-    json_str(&b, this->template_name, sizeof this->template_name);
-    StrBuf_append(&b, ",\"target\":");
-    json_str(&b, this->target, sizeof this->target);
-    StrBuf_printf(&b, ",\"index\":%" PRIu64 ",\"choice\":[", this->index);
-    for (int i = 0; i < this->n_choice && i < REC_MAX_KNOBS; i++)
-        StrBuf_printf(&b, "%s%" PRId32, i ? "," : "", this->choice[i]);
-    StrBuf_append(&b, "],\"config\":");
-    json_str(&b, this->config, sizeof this->config);
-    StrBuf_append(&b, ",\"costs\":[");
-    for (int i = 0; i < this->n_costs && i < REC_MAX_COSTS; i++) {
-        if (i) StrBuf_append(&b, ",");
-        json_num(&b, this->costs[i]);
-    }
-    StrBuf_printf(&b, "],\"err\":%d,\"msg\":", this->error_no);
-    if (this->error_msg)
-        json_str(&b, this->error_msg, SIZE_MAX);
-    else
-        StrBuf_append(&b, "null");
-    StrBuf_append(&b, ",\"build_s\":");
-    json_num(&b, this->build_s);
-    StrBuf_append(&b, ",\"run_s\":");
-    json_num(&b, this->run_s);
-    StrBuf_append(&b, ",\"pack_s\":");
-    json_num(&b, this->pack_s);
-    StrBuf_append(&b, ",\"ts\":");
-    json_num(&b, this->timestamp);
-    json_opt_int(&b, "regs", this->regs);
-    json_opt_int(&b, "spills", this->spills);
-    json_opt_int(&b, "smem", this->shared_bytes);
-    json_opt_int(&b, "lmem", this->local_bytes);
-    if (this->src[0]) {
-        StrBuf_append(&b, ",\"src\":");
-        json_str(&b, this->src, sizeof this->src);
-        StrBuf_append(&b, ",\"src_cost\":");
-        json_num(&b, this->src_cost);
-    }
-    if (this->roof_gflops > 0) {
-        StrBuf_append(&b, ",\"roof\":");
-        json_num(&b, this->roof_gflops);
-        StrBuf_printf(&b, ",\"roof_mem\":%d,\"mkey\":", this->roof_bound);
-        json_str(&b, this->machine_key, sizeof this->machine_key);
-    }
-    if (this->host[0]) {
-        StrBuf_append(&b, ",\"host\":");
-        json_str(&b, this->host, sizeof this->host);
-    }
-    if (this->rank >= 0) StrBuf_printf(&b, ",\"rank\":%d", this->rank);
-    if (this->device[0]) {
-        StrBuf_append(&b, ",\"dev\":");
-        json_str(&b, this->device, sizeof this->device);
-    }
-    if (this->steps) {
-        StrBuf_append(&b, ",\"steps\":");
-        json_str(&b, this->steps, SIZE_MAX);
-    }
-    StrBuf_append(&b, "}");
-    char *s = StrBuf_take(&b);
-    StrBuf_done(&b);
-    return s;
+    Record_appendJson(this, &b);
+    return StrBuf_take(&b);
 }

@@ -39,6 +39,11 @@ ScanResult Msgpack_scan(const unsigned char *p, size_t n, size_t *len);
 #define LOG_MAX_DEPTH 16
 int Msgpack_depth(const unsigned char *p, size_t n, int limit);
 
+/* Msgpack_scan and Msgpack_depth in one pass, as the log reader needs
+ * both: the same result and *len as Msgpack_scan, and on SCAN_COMPLETE
+ * *depth = Msgpack_depth(p, *len, limit). */
+ScanResult Msgpack_scanDepth(const unsigned char *p, size_t n, size_t *len, int limit, int *depth);
+
 /* Checksums. The log writer seals every object it writes (the header and
  * each record): one more map entry, the key "crc" and a uint32 written as
  * 0xce + 4 big-endian bytes, is appended, and its value is the CRC-32C of all
@@ -76,6 +81,15 @@ Status Record_decode(const char *bytes, size_t len, Record *rec, char *err);
 /* The same from an already unpacked object; TT_ERR when it is not a record map
  * (missing required key, wrong type, a string too long for its field). */
 Status Record_fromObject(const msgpack_object *obj, Record *rec, char *err);
+
+/* The same straight from the bytes of one whole object, as the log reader
+ * returns them (Msgpack_scan said it is complete and valid, and it nests at
+ * most LOG_MAX_DEPTH deep), without unpacking or allocating: the same
+ * record, or the same error, as Record_fromObject on the unpacked object.
+ * When the map has a "kind" key it is a session or steer object
+ * (records/session.h): *has_kind is set, nothing is decoded, and the caller
+ * unpacks it. */
+Status Record_fromBytes(const unsigned char *p, size_t n, Record *rec, bool *has_kind, char *err);
 
 /* The header object: encoding (malloc'd bytes, caller frees) and decoding.
  * LogHeader_fromObject fails with a sentence when obj is not a tunetop header. */

@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/clock.h"
 #include "records/codec.h"
 #include "records/logio.h"
@@ -28,8 +29,11 @@ struct LogReader {
     size_t mem_len;
     bool own_fd;
     char *path;
-    msgpack_unpacker up;
-    msgpack_unpacked obj;
+    unsigned char *buf; /* bytes read, not yet consumed: buf[start..end) (the next object starts at start) */
+    size_t cap, start, end;
+    const unsigned char *cur; /* the object next_object returned: cur[0..cur_len), inside buf */
+    size_t cur_len;
+    msgpack_unpacked obj; /* cur unpacked, for the header and session / steer objects only */
     off_t read_off; /* next byte to read from the file */
     off_t good;     /* just after the last complete object */
     bool eof;
@@ -102,8 +106,7 @@ static LogReadStatus finish(LogReader *this, LogReadStatus st, char *msg, const 
  * checksum happens to end in zero bytes looks the same, and is cut as torn.) */
 static bool torn_then_zeros(LogReader *this, off_t at) {
     size_t cap = 4096, n = 0;
-    unsigned char *buf = malloc(cap);
-    if (!buf) return false;
+    unsigned char *buf = tt_malloc(cap);
     size_t last_nonzero = 0; /* one past */
     for (;;) {
         if (n == cap) {
@@ -111,12 +114,7 @@ static bool torn_then_zeros(LogReader *this, off_t at) {
                 free(buf);
                 return false;
             }
-            unsigned char *more = realloc(buf, cap * 2);
-            if (!more) {
-                free(buf);
-                return false;
-            }
-            buf = more;
+            buf = tt_realloc(buf, cap * 2);
             cap *= 2;
         }
         ssize_t k = source_read(this, buf + n, cap - n, at + (off_t)n);
@@ -174,18 +172,36 @@ static LogReadStatus at_eof_inside_object(LogReader *this, const unsigned char *
     return damaged(this, this->good, why, msg);
 }
 
-/* Next complete msgpack object into this->obj (LOG_RECORD, *start = its
- * offset), or END / TORN / DAMAGED. Each object is scanned first: the
- * unpacker only sees objects that are whole and well-formed. */
+/* Makes room for at least `want` more bytes after buf[end]: moves the
+ * unconsumed bytes to the front, grows the buffer when that is not enough. */
+static void reserve(LogReader *this, size_t want) {
+    if (this->cap - this->end >= want) return;
+    if (this->start > 0) {
+        memmove(this->buf, this->buf + this->start, this->end - this->start);
+        this->end -= this->start;
+        this->start = 0;
+    }
+    if (this->cap - this->end >= want) return;
+    size_t cap = this->cap * 2 > this->end + want ? this->cap * 2 : this->end + want;
+    this->buf = tt_realloc(this->buf, cap);
+    this->cap = cap;
+}
+
+/* Next complete msgpack object (LOG_RECORD, *start = its offset; its bytes
+ * are this->cur[0..cur_len), valid until the next call), or END / TORN /
+ * DAMAGED. Each object is scanned first: only objects that are whole,
+ * well-formed and not nested too deeply are returned, so the decoders and
+ * the unpacker never see anything else. */
 static LogReadStatus next_object(LogReader *this, off_t *start, char *msg) {
     if (this->final != LOG_RECORD) {
         if (msg) snprintf(msg, TT_ERRLEN, "%s", this->final_msg);
         return this->final;
     }
     for (;;) {
-        const unsigned char *p = (const unsigned char *)this->up.buffer + this->up.off;
-        size_t avail = this->up.used - this->up.off, len = 0;
-        ScanResult sr = avail ? Msgpack_scan(p, avail, &len) : SCAN_INCOMPLETE;
+        const unsigned char *p = this->buf + this->start;
+        size_t avail = this->end - this->start, len = 0;
+        int depth = 0;
+        ScanResult sr = avail ? Msgpack_scanDepth(p, avail, &len, LOG_MAX_DEPTH, &depth) : SCAN_INCOMPLETE;
         if (sr == SCAN_INVALID) {
             char why[96];
             snprintf(why, sizeof why, "byte 0x%02x at offset %jd is not msgpack", p[len],
@@ -195,7 +211,6 @@ static LogReadStatus next_object(LogReader *this, off_t *start, char *msg) {
         if (sr == SCAN_COMPLETE ? len > LOG_MAX_RECORD : avail >= LOG_MAX_RECORD)
             return damaged(this, this->good, "an object larger than any record", msg);
         if (sr == SCAN_COMPLETE) {
-            int depth = Msgpack_depth(p, len, LOG_MAX_DEPTH);
             if (depth > LOG_MAX_DEPTH) {
                 char why[128];
                 snprintf(why, sizeof why, "an object nested more than %d levels deep (a record nests 2)",
@@ -217,27 +232,20 @@ static LogReadStatus next_object(LogReader *this, off_t *start, char *msg) {
                                msg);
             if (seal == SEAL_OK) this->checked = true;
             else if (this->good > 0) this->unchecked++; /* the header is not a record */
-            size_t size = 0;
-            msgpack_unpack_return r = msgpack_unpacker_next_with_size(&this->up, &this->obj, &size);
-            if (r == MSGPACK_UNPACK_SUCCESS || r == MSGPACK_UNPACK_EXTRA_BYTES) {
-                *start = this->good;
-                this->good += (off_t)size;
-                return LOG_RECORD;
-            }
-            /* the scan said it is whole and valid; only memory can fail here */
-            return finish(this, LOG_DAMAGED, msg, "log %s: cannot decode the object at byte offset %jd (%s)",
-                          this->path, (intmax_t)this->good,
-                          r == MSGPACK_UNPACK_NOMEM_ERROR ? "out of memory" : "unpacker error");
+            this->cur = p;
+            this->cur_len = len;
+            this->start += len;
+            *start = this->good;
+            this->good += (off_t)len;
+            return LOG_RECORD;
         }
         /* the object at `good` needs more bytes */
         if (this->eof) {
             if (avail == 0) return finish(this, LOG_END, msg, NULL);
             return at_eof_inside_object(this, p, avail, msg);
         }
-        if (!msgpack_unpacker_reserve_buffer(&this->up, this->chunk))
-            return finish(this, LOG_DAMAGED, msg, "log %s: out of memory while reading", this->path);
-        ssize_t n = source_read(this, msgpack_unpacker_buffer(&this->up), msgpack_unpacker_buffer_capacity(&this->up),
-                                this->read_off);
+        reserve(this, this->chunk);
+        ssize_t n = source_read(this, this->buf + this->end, this->cap - this->end, this->read_off);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0)
             return finish(this, LOG_DAMAGED, msg, "log %s: read error at byte offset %jd: %s", this->path,
@@ -245,18 +253,29 @@ static LogReadStatus next_object(LogReader *this, off_t *start, char *msg) {
         if (n == 0) {
             this->eof = true;
         } else {
-            msgpack_unpacker_buffer_consumed(&this->up, (size_t)n);
+            this->end += (size_t)n;
             this->read_off += n;
         }
     }
+}
+
+/* Unpacks the object next_object returned into this->obj (the header and
+ * session / steer objects; records are decoded from their bytes). The scan
+ * said it is whole and valid: only memory can fail here. */
+static LogReadStatus unpack_current(LogReader *this, off_t start, char *msg) {
+    size_t off = 0;
+    msgpack_unpack_return r = msgpack_unpack_next(&this->obj, (const char *)this->cur, this->cur_len, &off);
+    if (r == MSGPACK_UNPACK_SUCCESS || r == MSGPACK_UNPACK_EXTRA_BYTES) return LOG_RECORD;
+    this->good = start;
+    return finish(this, LOG_DAMAGED, msg, "log %s: cannot decode the object at byte offset %jd (%s)", this->path,
+                  (intmax_t)start, r == MSGPACK_UNPACK_NOMEM_ERROR ? "out of memory" : "unpacker error");
 }
 
 /* Reader over an open descriptor (pread only: the descriptor's offset is not
  * used, so a writer may share it). Reads and checks the header. */
 static Status reader_new(int fd, const void *mem, size_t mem_len, bool own_fd, const char *path, LogReader **out,
                          LogHeader *header, char *err) {
-    LogReader *this = calloc(1, sizeof *this);
-    if (!this) abort();
+    LogReader *this = tt_calloc(1, sizeof *this);
     this->fd = fd;
     this->mem = mem;
     this->mem_len = mem_len;
@@ -264,8 +283,9 @@ static Status reader_new(int fd, const void *mem, size_t mem_len, bool own_fd, c
      * often span two reads, and a short input costs no large buffer */
     this->chunk = fd >= 0 ? READ_CHUNK : 4096;
     this->own_fd = own_fd;
-    this->path = strdup(path);
-    if (!this->path || !msgpack_unpacker_init(&this->up, this->chunk)) abort();
+    this->path = tt_strdup(path);
+    this->cap = this->chunk;
+    this->buf = tt_malloc(this->cap); /* never NULL: the scan's pointer is buf + start */
     msgpack_unpacked_init(&this->obj);
     this->final = LOG_RECORD;
 
@@ -277,6 +297,8 @@ static Status reader_new(int fd, const void *mem, size_t mem_len, bool own_fd, c
         rc = tt_fail(err, "log %s is empty", path);
     } else if (st != LOG_RECORD) {
         rc = tt_fail(err, "%s is not a tunetop log (its first bytes are not a log header)", path);
+    } else if (unpack_current(this, start, why) != LOG_RECORD) {
+        rc = tt_fail(err, "%s", why);
     } else {
         LogHeader h;
         if (LogHeader_fromObject(&this->obj.data, &h, why))
@@ -339,8 +361,15 @@ LogReadStatus LogReader_nextEntry(LogReader *this, LogEntry *e, char *msg) {
     LogReadStatus st = next_object(this, &start, msg);
     if (st != LOG_RECORD) return st;
     char why[TT_ERRLEN];
-    Status bad = LogObject_kind(&this->obj.data, &e->kind, why);
-    if (!bad) {
+    /* a record is decoded from its bytes; a session or steer object is unpacked */
+    bool has_kind;
+    Status bad = Record_fromBytes(this->cur, this->cur_len, &e->rec, &has_kind, why);
+    e->kind = LOG_OBJ_RECORD;
+    if (has_kind) {
+        if (unpack_current(this, start, msg) != LOG_RECORD) return this->final;
+        bad = LogObject_kind(&this->obj.data, &e->kind, why);
+    }
+    if (has_kind && !bad) {
         switch (e->kind) {
         case LOG_OBJ_SESSION: bad = LogSession_fromObject(&this->obj.data, &e->session, why); break;
         case LOG_OBJ_STEER: bad = LogSteer_fromObject(&this->obj.data, &e->steer, why); break;
@@ -360,9 +389,15 @@ LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg) {
         LogReadStatus st = next_object(this, &start, msg);
         if (st != LOG_RECORD) return st;
         char why[TT_ERRLEN];
-        LogObjectKind kind;
-        Status bad = LogObject_kind(&this->obj.data, &kind, why);
-        if (!bad && kind != LOG_OBJ_RECORD) {
+        LogObjectKind kind = LOG_OBJ_RECORD;
+        /* a record is decoded from its bytes; a session or steer object is unpacked */
+        bool has_kind;
+        Status bad = Record_fromBytes(this->cur, this->cur_len, rec, &has_kind, why);
+        if (has_kind) {
+            if (unpack_current(this, start, msg) != LOG_RECORD) return this->final;
+            bad = LogObject_kind(&this->obj.data, &kind, why);
+        }
+        if (has_kind && !bad && kind != LOG_OBJ_RECORD) {
             /* a session or steer object: checked, then skipped */
             LogSession s;
             LogSteer steer;
@@ -372,7 +407,7 @@ LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg) {
             LogSession_done(&s);
             if (!bad) continue;
         }
-        if (!bad) bad = Record_fromObject(&this->obj.data, rec, why);
+        if (has_kind && !bad) bad = Record_fromObject(&this->obj.data, rec, why);
         if (bad) {
             this->good = start; /* good data ends before the bad object */
             return damaged(this, start, why, msg);
@@ -388,9 +423,7 @@ void LogReader_follow(LogReader *this) {
          * resuming session truncated it and wrote another. Damage is looked at
          * again too: whether bytes are a torn record or damage can depend on
          * where the file ends (the same bytes give the same answer). */
-        msgpack_unpacked_destroy(&this->obj);
-        msgpack_unpacker_destroy(&this->up);
-        if (!msgpack_unpacker_init(&this->up, this->chunk)) abort();
+        this->start = this->end = 0;
         this->read_off = this->good;
     }
     this->eof = false;
@@ -436,7 +469,7 @@ LogFileChange LogReader_check(LogReader *this, char *msg) {
 void LogReader_close(LogReader *this) {
     if (!this) return;
     msgpack_unpacked_destroy(&this->obj);
-    msgpack_unpacker_destroy(&this->up);
+    free(this->buf);
     if (this->own_fd && this->fd >= 0) close(this->fd);
     free(this->path);
     free(this);

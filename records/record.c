@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+
 void Record_init(Record *this) {
     memset(this, 0, sizeof *this);
     this->regs = -1;
@@ -25,14 +27,14 @@ void Record_copy(Record *dst, const Record *src) {
     free(dst->error_msg);
     free(dst->steps);
     *dst = *src;
-    dst->error_msg = src->error_msg ? strdup(src->error_msg) : NULL;
-    dst->steps = src->steps ? strdup(src->steps) : NULL;
+    dst->error_msg = src->error_msg ? tt_strdup(src->error_msg) : NULL;
+    dst->steps = src->steps ? tt_strdup(src->steps) : NULL;
 }
 
 void Record_setError(Record *this, int error_no, const char *msg) {
     this->error_no = error_no;
     free(this->error_msg);
-    this->error_msg = msg ? strdup(msg) : NULL;
+    this->error_msg = msg ? tt_strdup(msg) : NULL;
 }
 
 double Record_mean(const Record *this) {

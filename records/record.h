@@ -86,5 +86,8 @@ Status Record_encode(const Record *this, char **bytes, size_t *len, char *err);
 
 /* The JSON form (one object, one line, no trailing newline) used by `tunetop dump`. */
 char *Record_toJson(const Record *this); /* malloc'd */
+struct StrBuf;
+/* The same, appended to out (base/strbuf.h): a reused buffer for many records. */
+void Record_appendJson(const Record *this, struct StrBuf *out);
 
 #endif

@@ -7,16 +7,12 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
-static void *xrealloc(void *p, size_t n) {
-    void *q = realloc(p, n);
-    if (!q) abort(); /* out of memory is not recoverable here, as in StrBuf */
-    return q;
-}
+#include "base/alloc.h"
 
 static uint32_t put_str(JDoc *d, const unsigned char *s, size_t len) {
     if (d->slen + len + 1 > d->scap) {
         while (d->slen + len + 1 > d->scap) d->scap = d->scap ? d->scap * 2 : 4096;
-        d->str = xrealloc(d->str, d->scap);
+        d->str = tt_realloc(d->str, d->scap);
     }
     uint32_t off = (uint32_t)d->slen;
     memcpy(d->str + off, s, len);
@@ -29,7 +25,7 @@ static uint32_t put_str(JDoc *d, const unsigned char *s, size_t len) {
 static JNode *add(JDoc *d, JvType type) {
     if (d->n == d->cap) {
         d->cap = d->cap ? d->cap * 2 : 256;
-        d->nodes = xrealloc(d->nodes, (size_t)d->cap * sizeof *d->nodes);
+        d->nodes = tt_realloc(d->nodes, (size_t)d->cap * sizeof *d->nodes);
     }
     int32_t id = d->n++;
     JNode *x = &d->nodes[id];

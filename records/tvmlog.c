@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/strbuf.h"
 #include "records/tvmjson.h"
 
@@ -902,9 +903,8 @@ static void sum_rehash(TvmSummary *this, size_t n) {
 static void note_task_name(TvmSummary *this, const char *name) {
     for (int i = 0; i < this->n_task_names; i++)
         if (strcmp(this->task_names[i], name) == 0) return;
-    this->task_names = realloc(this->task_names, (size_t)(this->n_task_names + 1) * sizeof *this->task_names);
-    if (!this->task_names) abort();
-    this->task_names[this->n_task_names++] = strdup(name);
+    this->task_names = tt_realloc(this->task_names, (size_t)(this->n_task_names + 1) * sizeof *this->task_names);
+    this->task_names[this->n_task_names++] = tt_strdup(name);
 }
 
 void TvmSummary_add(TvmSummary *this, const TvmRecord *rec) {

@@ -15,6 +15,7 @@ pkgs=(
   tmux                                      # end-to-end tests of the UI
   libopenmpi-dev openmpi-bin                # MPI: `mpirun -np K tunetop tune` over ranks and nodes
   clang libclang-rt-14-dev                  # fuzzing: clang and its libFuzzer runtime (tests/fuzz, scripts/fuzz.sh)
+  clang-format                              # scripts/format.sh: the sources against .clang-format
   libdnnl-dev libopenblas-dev               # benchmarks only: the vendor libraries we compare against
 )
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/clock.h"
 
 struct BuilderPool {
@@ -51,7 +52,7 @@ static void build_one(BuilderPool *this, BuildJob *job) {
     Dialect d = this->target->dialect;
     if (t->tmpl->generate(&t->wl, &t->space, job->choice, this->dev, d, &job->src, err) != TT_OK) {
         job->result.error_no = ERR_INSTANTIATION;
-        job->result.msg = strdup(err[0] ? err : "template could not generate this config");
+        job->result.msg = tt_strdup(err[0] ? err : "template could not generate this config");
         job->result.build_s = clock_mono() - t0;
         return;
     }

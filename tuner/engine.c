@@ -31,7 +31,7 @@
 #include "tuner/strategy.h"
 
 #define EVENT_QUEUE_CAP 8192
-#define MAX_COMMANDS 256
+#define MAX_COMMANDS ENGINE_MAX_COMMANDS
 /* A candidate whose first repeat is this many times slower than the task's
  * best is not repeated: it cannot win, and repeats of a slow kernel are where
  * a session's time goes. */
@@ -508,11 +508,14 @@ static void apply_commands(Engine *this) {
     }
 }
 
-static void push_command(Engine *this, CommandKind kind, int task, int value) {
+/* false when the queue is full: the command is not queued (the caller reports it) */
+static bool push_command(Engine *this, CommandKind kind, int task, int value) {
     pthread_mutex_lock(&this->cmd_lock);
-    if (this->n_cmds < MAX_COMMANDS) this->cmds[this->n_cmds++] = (Command){kind, task, value};
+    bool room = this->n_cmds < MAX_COMMANDS;
+    if (room) this->cmds[this->n_cmds++] = (Command){kind, task, value};
     pthread_cond_signal(&this->cmd_cond);
     pthread_mutex_unlock(&this->cmd_lock);
+    return room;
 }
 
 /* The session's estimate (tuner/event.h: LatencyEstimate). */
@@ -1025,10 +1028,12 @@ Status Engine_start(Engine *this, char *resumed, size_t resumed_len, char *err) 
 
 /* ---- steering ------------------------------------------------------------------ */
 
-void Engine_pause(Engine *this, int task_id, bool paused) { push_command(this, CMD_PAUSE, task_id, paused); }
-void Engine_pauseAll(Engine *this, bool paused) { push_command(this, CMD_PAUSE_ALL, -1, paused); }
-void Engine_setPriority(Engine *this, int task_id, int priority) { push_command(this, CMD_PRIORITY, task_id, priority); }
-void Engine_stopTask(Engine *this, int task_id) { push_command(this, CMD_STOP_TASK, task_id, 0); }
+bool Engine_pause(Engine *this, int task_id, bool paused) { return push_command(this, CMD_PAUSE, task_id, paused); }
+bool Engine_pauseAll(Engine *this, bool paused) { return push_command(this, CMD_PAUSE_ALL, -1, paused); }
+bool Engine_setPriority(Engine *this, int task_id, int priority) {
+    return push_command(this, CMD_PRIORITY, task_id, priority);
+}
+bool Engine_stopTask(Engine *this, int task_id) { return push_command(this, CMD_STOP_TASK, task_id, 0); }
 
 void Engine_requestStop(Engine *this) {
     atomic_store(&this->stop_requested, true);
@@ -1113,7 +1118,14 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
 }
 
 int Engine_devices(Engine *this, DeviceRow *out, int max) {
-    if (this->cfg.backend) return this->cfg.backend->devices(this->cfg.backend->ctx, out, max);
+    if (this->cfg.backend) {
+        int n = this->cfg.backend->devices(this->cfg.backend->ctx, out, max);
+        if (atomic_load(&this->finished)) /* the session is over: a server still up has nothing more to do */
+            for (int i = 0; i < n; i++)
+                if (out[i].state == DEVSTATE_IDLE || out[i].state == DEVSTATE_BUILDING || out[i].state == DEVSTATE_MEASURING)
+                    out[i].state = DEVSTATE_DONE;
+        return n;
+    }
     if (max < 1) return 0;
     /* a session of one process: itself, as rank 0 */
     memset(out, 0, sizeof *out);

@@ -120,10 +120,14 @@ const EngineConfig *Engine_config(const Engine *this);
  * restored by a resumed session. Engine_pauseAll pauses every task on top of
  * their own pauses: resuming all leaves the tasks paused one by one paused
  * (and is not kept across a restart). */
-void Engine_pause(Engine *this, int task_id, bool paused);
-void Engine_pauseAll(Engine *this, bool paused);
-void Engine_setPriority(Engine *this, int task_id, int priority); /* clamped to -3..+3 */
-void Engine_stopTask(Engine *this, int task_id);
+/* Each returns false, queueing nothing, when the engine has not yet applied
+ * the steering queue's ENGINE_MAX_COMMANDS earlier commands (the caller says
+ * so: the change was not made). */
+#define ENGINE_MAX_COMMANDS 256
+bool Engine_pause(Engine *this, int task_id, bool paused);
+bool Engine_pauseAll(Engine *this, bool paused);
+bool Engine_setPriority(Engine *this, int task_id, int priority); /* clamped to -3..+3 */
+bool Engine_stopTask(Engine *this, int task_id);
 void Engine_requestStop(Engine *this);
 
 int Engine_eventFd(const Engine *this);

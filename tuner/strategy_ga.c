@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "tuner/strategy.h"
 
 #define GA_POP 100
@@ -49,26 +50,15 @@ typedef struct GA {
 } GA;
 
 static void *ga_create(const StrategyContext *ctx, uint64_t seed, char *err) {
-    GA *g = calloc(1, sizeof *g);
-    if (!g) {
-        tt_fail(err, "ga: out of memory");
-        return NULL;
-    }
+    GA *g = tt_calloc(1, sizeof *g);
     g->ctx = *ctx;
     g->space = &ctx->task->space;
     Rng_seed(&g->rng, seed);
     g->pop_size = g->space->total < GA_POP ? (int)g->space->total : GA_POP;
     if (g->pop_size < 1) g->pop_size = 1;
     g->elite_num = g->pop_size < GA_ELITE ? g->pop_size : GA_ELITE;
-    g->window = malloc((size_t)g->pop_size * sizeof *g->window);
-    g->pending = malloc((size_t)g->pop_size * sizeof *g->pending);
-    if (!g->window || !g->pending) {
-        free(g->window);
-        free(g->pending);
-        free(g);
-        tt_fail(err, "ga: out of memory");
-        return NULL;
-    }
+    g->window = tt_malloc((size_t)g->pop_size * sizeof *g->window);
+    g->pending = tt_malloc((size_t)g->pop_size * sizeof *g->pending);
     return g;
 }
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/alloc.h"
 #include "tuner/strategy.h"
 
 typedef struct Grid {
@@ -11,11 +12,7 @@ typedef struct Grid {
 } Grid;
 
 static void *grid_create(const StrategyContext *ctx, uint64_t seed, char *err) {
-    Grid *g = calloc(1, sizeof *g);
-    if (!g) {
-        tt_fail(err, "grid: out of memory");
-        return NULL;
-    }
+    Grid *g = tt_calloc(1, sizeof *g);
     g->space = &ctx->task->space;
     return g;
 }

@@ -9,6 +9,7 @@
  * configs recorded with their reason. */
 #include <stdlib.h>
 
+#include "base/alloc.h"
 #include "tuner/strategy.h"
 
 /* rejection draws per proposed config before taking any unvisited one */
@@ -21,11 +22,7 @@ typedef struct RandomStrategy {
 } RandomStrategy;
 
 static void *random_create(const StrategyContext *ctx, uint64_t seed, char *err) {
-    RandomStrategy *r = calloc(1, sizeof *r);
-    if (!r) {
-        tt_fail(err, "random: out of memory");
-        return NULL;
-    }
+    RandomStrategy *r = tt_calloc(1, sizeof *r);
     r->ctx = *ctx;
     r->space = &ctx->task->space;
     Rng_seed(&r->rng, seed);

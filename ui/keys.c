@@ -236,6 +236,15 @@ static int *target_buf(UiState *st) {
     return ids;
 }
 
+/* A steering change the engine did not queue (its queue is full) is said,
+ * never dropped silently: the view keeps what the engine has. */
+#define STEER_QUEUE_FULL "the engine's steering queue is full"
+
+static void steering_refused(UiState *st, int refused, const char *what) {
+    UiState_setStatus(st, ATTR_WARN, "%s: %d change%s not made (%s); press the key again in a moment", STEER_QUEUE_FULL,
+                      refused, refused == 1 ? "" : "s", what);
+}
+
 static int act_pause(UiState *st) {
     if (!can_steer(st)) return REACT_REDRAW;
     int *ids = target_buf(st);
@@ -246,14 +255,20 @@ static int act_pause(UiState *st) {
         if (open_task(&st->model.tasks[ids[i]]) && !own_pause(&st->model.tasks[ids[i]])) pause = true;
     char what[64] = "";
     if (n) targets_name(st, n, ids, what, sizeof what);
+    int refused = 0;
     for (int i = 0; i < n; i++) {
         UiTask *t = &st->model.tasks[ids[i]];
         if (!open_task(t)) continue;
-        st->steer->pause(st->steer_ctx, t->id, pause);
+        if (!st->steer->pause(st->steer_ctx, t->id, pause)) {
+            refused++;
+            continue;
+        }
         t->want_paused = pause;
         ids[k++] = ids[i];
     }
-    if (n && k == 0) {
+    if (refused) {
+        steering_refused(st, refused, pause ? "pause" : "resume");
+    } else if (n && k == 0) {
         UiState_setStatus(st, ATTR_WARN, "%s: done or stopped, nothing to pause", what);
     } else if (k) {
         targets_name(st, k, ids, what, sizeof what);
@@ -268,7 +283,10 @@ static int act_pause(UiState *st) {
 static int act_pause_all(UiState *st) {
     if (!can_steer(st)) return REACT_REDRAW;
     bool all = st->model.want_all_paused >= 0 ? st->model.want_all_paused == 1 : st->model.all_paused;
-    st->steer->pause_all(st->steer_ctx, !all);
+    if (!st->steer->pause_all(st->steer_ctx, !all)) {
+        steering_refused(st, 1, all ? "resume all" : "pause all");
+        return REACT_REDRAW;
+    }
     st->model.want_all_paused = !all;
     int own = 0;
     for (int i = 0; i < st->model.n_tasks; i++)
@@ -286,17 +304,22 @@ static int act_pause_all(UiState *st) {
 static int change_priority(UiState *st, int delta) {
     if (!can_steer(st)) return REACT_REDRAW;
     int *ids = target_buf(st);
-    int n = UiState_targets(st, ids), p = 0;
+    int n = UiState_targets(st, ids), p = 0, refused = 0;
     for (int i = 0; i < n; i++) {
         UiTask *t = &st->model.tasks[ids[i]];
         p = t->row.priority + delta;
         if (p > 3) p = 3;
         if (p < -3) p = -3;
-        st->steer->set_priority(st->steer_ctx, t->id, p);
+        if (!st->steer->set_priority(st->steer_ctx, t->id, p)) {
+            refused++;
+            continue;
+        }
         t->row.priority = p;
         t->want_priority = p; /* shown until a snapshot confirms it */
     }
-    if (n == 1)
+    if (refused)
+        steering_refused(st, refused, "priority");
+    else if (n == 1)
         UiState_setStatus(st, ATTR_NORMAL, "task %d priority %+d", st->model.tasks[ids[0]].id, p);
     else if (n > 1)
         UiState_setStatus(st, ATTR_NORMAL, "priority %+d for %d tagged tasks", delta, n);
@@ -330,17 +353,23 @@ static int act_stop_task(UiState *st) {
 
 static void stop_targets(UiState *st) {
     int *ids = target_buf(st);
-    int n = UiState_targets(st, ids), k = 0;
+    int n = UiState_targets(st, ids), k = 0, refused = 0;
     for (int i = 0; i < n; i++) {
         UiTask *t = &st->model.tasks[ids[i]];
         if (!open_task(t)) continue;
-        st->steer->stop_task(st->steer_ctx, t->id);
+        if (!st->steer->stop_task(st->steer_ctx, t->id)) {
+            refused++;
+            continue;
+        }
         t->want_stop = true; /* "stopping" until a snapshot confirms */
         ids[k++] = ids[i];
     }
     char what[64] = "nothing";
     if (k) targets_name(st, k, ids, what, sizeof what);
-    UiState_setStatus(st, ATTR_NORMAL, "stopping %s (records stay in the log)", what);
+    if (refused)
+        steering_refused(st, refused, "stop");
+    else
+        UiState_setStatus(st, ATTR_NORMAL, "stopping %s (records stay in the log)", what);
     free(ids);
 }
 

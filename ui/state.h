@@ -16,11 +16,13 @@
 
 /* How key actions steer a session. In `tunetop view` there is none (NULL):
  * steering keys then say the view is read-only. */
+/* Each call returns false when the change was not queued (the engine's
+ * steering queue is full): the UI says so and keeps its view unchanged. */
 typedef struct UiSteer {
-    void (*pause)(void *ctx, int task_id, bool paused);
-    void (*pause_all)(void *ctx, bool paused);
-    void (*set_priority)(void *ctx, int task_id, int priority);
-    void (*stop_task)(void *ctx, int task_id);
+    bool (*pause)(void *ctx, int task_id, bool paused);
+    bool (*pause_all)(void *ctx, bool paused);
+    bool (*set_priority)(void *ctx, int task_id, int priority);
+    bool (*stop_task)(void *ctx, int task_id);
     void (*request_stop)(void *ctx);
 } UiSteer;
 

@@ -35,10 +35,10 @@ void UiOptions_defaults(UiOptions *this) {
 
 /* ---- steering through the engine ----------------------------------------- */
 
-static void steer_pause(void *ctx, int id, bool paused) { Engine_pause(ctx, id, paused); }
-static void steer_pause_all(void *ctx, bool paused) { Engine_pauseAll(ctx, paused); }
-static void steer_priority(void *ctx, int id, int p) { Engine_setPriority(ctx, id, p); }
-static void steer_stop_task(void *ctx, int id) { Engine_stopTask(ctx, id); }
+static bool steer_pause(void *ctx, int id, bool paused) { return Engine_pause(ctx, id, paused); }
+static bool steer_pause_all(void *ctx, bool paused) { return Engine_pauseAll(ctx, paused); }
+static bool steer_priority(void *ctx, int id, int p) { return Engine_setPriority(ctx, id, p); }
+static bool steer_stop_task(void *ctx, int id) { return Engine_stopTask(ctx, id); }
 static void steer_stop(void *ctx) { Engine_requestStop(ctx); }
 
 static const UiSteer ENGINE_STEER = {steer_pause, steer_pause_all, steer_priority, steer_stop_task, steer_stop};

@@ -1067,6 +1067,27 @@ TEST(measure_backend_records_completion_order_and_requeues) {
     CHECK(requeued_measured > 0);
 }
 
+/* Steering beyond the queue's room is refused (false), not dropped silently;
+ * an engine not started never drains its queue. */
+TEST(full_steering_queue_refuses) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 8, "grid");
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(1), 1, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    int accepted = 0;
+    for (int i = 0; i < ENGINE_MAX_COMMANDS; i++)
+        accepted += Engine_setPriority(e, 0, i % 2);
+    CHECK_EQ_INT(accepted, ENGINE_MAX_COMMANDS);
+    CHECK(!Engine_setPriority(e, 0, 1));
+    CHECK(!Engine_pause(e, 0, true));
+    CHECK(!Engine_pauseAll(e, true));
+    CHECK(!Engine_stopTask(e, 0));
+    Engine_delete(e);
+}
+
 TEST(bad_config_is_an_error) {
     EngineConfig cfg;
     config(&cfg, 10, "no-such-tuner");
@@ -1176,6 +1197,7 @@ int main(void) {
     RUN(finished_session_is_not_stopped_afterwards);
     RUN(headless_ends_when_the_last_event_was_dropped);
     RUN(strategy_line_follows_its_round);
+    RUN(full_steering_queue_refuses);
     RUN(bad_config_is_an_error);
     RUN(every_trial_failed_is_warned_once_by_the_engine);
     RUN(restored_trials_are_handed_over_once_before_new_results);

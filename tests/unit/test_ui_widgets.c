@@ -25,22 +25,31 @@ static const Template FAKE_TMPL = {.name = "fake.cpu", .op = OP_DENSE, .family =
 /* ---- a fake steering target ----------------------------------------------- */
 
 static char steer_log[512];
+static bool steer_full; /* the fake engine's steering queue is full: it refuses every change */
 
-static void f_pause(void *c, int id, bool p) {
+static bool f_pause(void *c, int id, bool p) {
     (void)c;
+    if (steer_full) return false;
     snprintf(steer_log + strlen(steer_log), sizeof steer_log - strlen(steer_log), "pause(%d,%d) ", id, p);
+    return true;
 }
-static void f_pause_all(void *c, bool p) {
+static bool f_pause_all(void *c, bool p) {
     (void)c;
+    if (steer_full) return false;
     snprintf(steer_log + strlen(steer_log), sizeof steer_log - strlen(steer_log), "all(%d) ", p);
+    return true;
 }
-static void f_prio(void *c, int id, int p) {
+static bool f_prio(void *c, int id, int p) {
     (void)c;
+    if (steer_full) return false;
     snprintf(steer_log + strlen(steer_log), sizeof steer_log - strlen(steer_log), "prio(%d,%d) ", id, p);
+    return true;
 }
-static void f_stop_task(void *c, int id) {
+static bool f_stop_task(void *c, int id) {
     (void)c;
+    if (steer_full) return false;
     snprintf(steer_log + strlen(steer_log), sizeof steer_log - strlen(steer_log), "stop(%d) ", id);
+    return true;
 }
 static void f_stop(void *c) {
     (void)c;
@@ -421,6 +430,38 @@ TEST(steering_keys_call_the_engine_and_show_at_once) {
     UiState_done(&st);
 }
 
+/* A change the engine's full steering queue refused is said, and the view keeps the engine's state. */
+TEST(full_steering_queue_is_reported_not_dropped) {
+    UiState st;
+    setup(&st, true);
+    steer_log[0] = '\0';
+    steer_full = true;
+    int prio = st.model.tasks[0].row.priority;
+    int want_paused = st.model.tasks[0].want_paused; /* -1: no request pending */
+    bool want_stop = st.model.tasks[0].want_stop;
+    UiKeys_handle(&st, 'p');
+    CHECK_CONTAINS(st.status, "steering queue is full: 1 change not made (pause)");
+    CHECK_EQ_INT(st.model.tasks[0].want_paused, -1);
+    CHECK_EQ_INT(want_paused, -1);
+    UiKeys_handle(&st, '+');
+    CHECK_CONTAINS(st.status, "steering queue is full: 1 change not made (priority)");
+    CHECK_EQ_INT(st.model.tasks[0].row.priority, prio);
+    UiKeys_handle(&st, 'P');
+    CHECK_CONTAINS(st.status, "steering queue is full: 1 change not made (pause all)");
+    CHECK_EQ_INT(st.model.want_all_paused, -1);
+    UiKeys_handle(&st, 's');
+    UiKeys_handle(&st, 'y');
+    CHECK_CONTAINS(st.status, "steering queue is full: 1 change not made (stop)");
+    CHECK_EQ_INT(st.model.tasks[0].want_stop, want_stop);
+    CHECK_STR(steer_log, "");
+    /* room again: the same key works */
+    steer_full = false;
+    UiKeys_handle(&st, 'p');
+    CHECK_CONTAINS(st.status, "pausing");
+    CHECK_STR(steer_log, "pause(0,1) ");
+    UiState_done(&st);
+}
+
 TEST(view_mode_is_read_only) {
     UiState st;
     setup(&st, false);
@@ -741,6 +782,7 @@ int main(void) {
     RUN(inspector_without_template_says_why);
     RUN(help_lists_every_key_of_the_table);
     RUN(steering_keys_call_the_engine_and_show_at_once);
+    RUN(full_steering_queue_is_reported_not_dropped);
     RUN(view_mode_is_read_only);
     RUN(short_labels_tell_tasks_apart);
     RUN(filter_tags_messages_mouse_and_header_marks);

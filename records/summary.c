@@ -1,0 +1,214 @@
+/* records/summary.c: a log summarised per task in one pass (see summary.h). */
+#include "records/summary.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+
+/* FNV-1a: task keys are short strings, a few to a few hundred per log */
+static uint64_t key_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+void LogSummary_done(LogSummary *this) {
+    for (int t = 0; t < this->n_tasks; t++) {
+        Record_done(&this->tasks[t].best);
+        Record_done(&this->tasks[t].best_imported);
+    }
+    free(this->tasks);
+    free(this->slots);
+    memset(this, 0, sizeof *this);
+    this->end = LOG_END;
+}
+
+/* Slot of key in the index: the one holding it, or the empty one where it goes. */
+static size_t slot_of(const LogSummary *this, const char *key) {
+    size_t mask = this->n_slots - 1;
+    for (size_t s = (size_t)key_hash(key) & mask;; s = (s + 1) & mask) {
+        int t = this->slots[s];
+        if (t < 0 || strcmp(this->tasks[t].key, key) == 0) return s;
+    }
+}
+
+static void rehash(LogSummary *this, size_t n_slots) {
+    free(this->slots);
+    this->slots = tt_realloc(NULL, n_slots * sizeof *this->slots);
+    this->n_slots = n_slots;
+    for (size_t s = 0; s < n_slots; s++)
+        this->slots[s] = -1;
+    for (int t = 0; t < this->n_tasks; t++)
+        this->slots[slot_of(this, this->tasks[t].key)] = t;
+}
+
+const SummaryTask *LogSummary_find(const LogSummary *this, const char *task_key) {
+    if (!this->n_slots) return NULL;
+    int t = this->slots[slot_of(this, task_key)];
+    return t < 0 ? NULL : &this->tasks[t];
+}
+
+static SummaryTask *task_for_key(LogSummary *this, const char *key, const char *tmpl) {
+    if (this->n_slots) {
+        int t = this->slots[slot_of(this, key)];
+        if (t >= 0) {
+            SummaryTask *task = &this->tasks[t];
+            if (!task->template_name[0]) snprintf(task->template_name, sizeof task->template_name, "%s", tmpl);
+            return task;
+        }
+    }
+    if (this->n_tasks == this->cap) {
+        this->cap = this->cap ? this->cap * 2 : 8;
+        this->tasks = tt_realloc(this->tasks, (size_t)this->cap * sizeof *this->tasks);
+    }
+    SummaryTask *task = &this->tasks[this->n_tasks++];
+    memset(task, 0, sizeof *task);
+    snprintf(task->key, sizeof task->key, "%s", key);
+    snprintf(task->template_name, sizeof task->template_name, "%s", tmpl);
+    Record_init(&task->best);
+    Record_init(&task->best_imported);
+    task->weight = 1;
+    /* keep the index at most half full */
+    if ((size_t)this->n_tasks * 2 > this->n_slots)
+        rehash(this, this->n_slots ? this->n_slots * 2 : 64);
+    else
+        this->slots[slot_of(this, task->key)] = this->n_tasks - 1;
+    return task;
+}
+
+/* Counts rec into its task; a new best takes rec's contents (rec is left
+ * initialised and empty then). */
+static void add(LogSummary *this, Record *rec) {
+    SummaryTask *task = task_for_key(this, rec->task_key, rec->template_name);
+    task->n_records++;
+    this->n_records++;
+    if (Record_isImported(rec)) {
+        task->n_imported++;
+    } else if (rec->error_no == 0 && rec->n_costs == 0) {
+        task->n_built++;
+    }
+    if (rec->error_no != 0) {
+        task->n_errors++;
+        task->errno_count[rec->error_no < HISTORY_ERRNO_SLOTS - 1 ? rec->error_no : HISTORY_ERRNO_SLOTS - 1]++;
+    } else {
+        task->errno_count[0]++;
+    }
+    if (Record_isImported(rec)) {
+        if (!task->has_best_imported || rec->src_cost < task->best_imported.src_cost) {
+            Record_done(&task->best_imported);
+            task->best_imported = *rec;
+            task->has_best_imported = true;
+            Record_init(rec);
+            return;
+        }
+    }
+    if (rec->error_no == 0) {
+        double m = Record_mean(rec);
+        /* strictly lower: on a tie the earlier record stays best */
+        if (isfinite(m) && (!task->has_best || m < Record_mean(&task->best))) {
+            Record_done(&task->best);
+            task->best = *rec;
+            task->has_best = true;
+            Record_init(rec);
+        }
+    }
+}
+
+/* Steering of keys that have no task yet (the last one of each key): a
+ * task that appears later in the log takes it, unless steered again after. */
+typedef struct PendingSteers {
+    LogSteer *v;
+    int n, cap;
+} PendingSteers;
+
+static void pending_add(PendingSteers *p, const LogSteer *s) {
+    for (int i = 0; i < p->n; i++)
+        if (strcmp(p->v[i].key, s->key) == 0) {
+            p->v[i] = *s;
+            return;
+        }
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 8;
+        p->v = tt_realloc(p->v, (size_t)p->cap * sizeof *p->v);
+    }
+    p->v[p->n++] = *s;
+}
+
+/* Tasks into ID order: the last session's list first (see summary.h). */
+static void order_by_session(LogSummary *this, const LogSession *s) {
+    if (!s->n_tasks) return;
+    SummaryTask *sorted = tt_realloc(NULL, (size_t)(this->cap ? this->cap : 1) * sizeof *sorted);
+    bool *taken = tt_calloc((size_t)this->n_tasks + 1, sizeof *taken);
+    int n = 0;
+    for (int i = 0; i < s->n_tasks; i++) {
+        const SummaryTask *t = LogSummary_find(this, s->tasks[i].key);
+        int at = t ? (int)(t - this->tasks) : -1;
+        if (at < 0 || taken[at]) continue;
+        taken[at] = true;
+        sorted[n] = this->tasks[at];
+        sorted[n].weight = s->tasks[i].weight;
+        snprintf(sorted[n].network, sizeof sorted[n].network, "%s", s->tasks[i].network);
+        n++;
+    }
+    for (int t = 0; t < this->n_tasks; t++)
+        if (!taken[t]) sorted[n++] = this->tasks[t];
+    free(taken);
+    free(this->tasks);
+    this->tasks = sorted;
+    rehash(this, this->n_slots);
+}
+
+Status LogSummary_load(LogSummary *this, const char *path, char *err) {
+    memset(this, 0, sizeof *this);
+    this->end = LOG_END;
+    LogReader *r;
+    if (LogReader_open(path, &r, &this->header, err)) return TT_ERR;
+    LogEntry e;
+    LogEntry_init(&e);
+    LogSession last;
+    LogSession_init(&last);
+    PendingSteers pending = {0};
+    LogReadStatus st;
+    while ((st = LogReader_nextEntry(r, &e, this->end_msg)) == LOG_RECORD) {
+        if (e.kind == LOG_OBJ_RECORD) {
+            add(this, &e.rec);
+        } else if (e.kind == LOG_OBJ_SESSION) {
+            /* the session's tasks exist from here on, measured or not */
+            for (int i = 0; i < e.session.n_tasks; i++)
+                task_for_key(this, e.session.tasks[i].key, e.session.tasks[i].template_name);
+            LogSession_copy(&last, &e.session);
+        } else {
+            /* steering of a key the log never mentions otherwise is not a task */
+            SummaryTask *t = this->n_slots ? (SummaryTask *)LogSummary_find(this, e.steer.key) : NULL;
+            if (t) {
+                t->steer = e.steer;
+                t->steered = true;
+            } else {
+                pending_add(&pending, &e.steer);
+            }
+        }
+    }
+    LogEntry_done(&e);
+    this->end = st;
+    this->good_offset = LogReader_goodOffset(r);
+    this->unchecked = LogReader_uncheckedRecords(r);
+    LogReader_close(r);
+    for (int i = 0; i < pending.n; i++) {
+        SummaryTask *t = this->n_slots ? (SummaryTask *)LogSummary_find(this, pending.v[i].key) : NULL;
+        if (t && !t->steered) {
+            t->steer = pending.v[i];
+            t->steered = true;
+        }
+    }
+    free(pending.v);
+    order_by_session(this, &last);
+    LogSession_done(&last);
+    if (st == LOG_END) this->end_msg[0] = '\0';
+    if (st == LOG_DAMAGED) return tt_fail(err, "%s", this->end_msg);
+    return TT_OK;
+}
