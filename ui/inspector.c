@@ -70,7 +70,10 @@ static char *regenerate(const UiState *st, const UiTask *t, const Record *rec, c
         Steps steps;
         KernelSource ks;
         KernelSource_init(&ks);
-        if (Steps_decode(rec->steps, &steps, err) != TT_OK || TeTask_source(task->wl.expr, &steps, &ks, err) != TT_OK) {
+        bool gpu = task->tmpl->family == FAMILY_GPU;
+        if (Steps_decode(rec->steps, &steps, err) != TT_OK ||
+            (gpu ? TeTask_source_gpu(task->wl.expr, &steps, st->dialect, &ks, err)
+                 : TeTask_source(task->wl.expr, &steps, &ks, err)) != TT_OK) {
             KernelSource_done(&ks);
             return NULL;
         }

@@ -215,7 +215,76 @@ TEST(expr_task_key_sample_and_compare) {
     TeTask_delete(t);
 }
 
+/* te.gpu: the template a GPU target finds for an expression. Each number is
+ * one kernel (entry tt_te_k0) with its launch shape; the same number gives the
+ * same source; the recorded steps replay to that source; multi-stage
+ * expressions are refused in define_space with one sentence. */
+TEST(gpu_template_candidates) {
+    const char *data = getenv("TT_TEST_DATA");
+    char path[512], err[TT_ERRLEN] = "";
+    snprintf(path, sizeof path, "%s/../../examples/te/dense.te", data ? data : "tests/data");
+    TeSet sets[] = {{"M", 3}, {"N", 20}, {"K", 17}};
+    TeTask *t = NULL;
+    Workload wl;
+    CHECK(TeTask_load(path, sets, 3, &t, &wl, err) == TT_OK);
+    if (!t) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    CHECK(Template_find(&wl, FAMILY_GPU, err) == &tmpl_te_gpu);
+    CHECK(Template_find(&wl, FAMILY_CPU, err) == &tmpl_te_cpu);
+    DeviceInfo dev = {0};
+    Space space;
+    Space_init(&space);
+    CHECK(tmpl_te_gpu.define_space(&wl, &dev, &space, err) == TT_OK);
+    int bound = 0;
+    for (uint64_t n = 0; n < 40; n++) {
+        uint64_t index = n * 26189 % TE_SAMPLES;
+        int32_t choice[16];
+        Space_decode(&space, index, choice);
+        KernelSource a, b, r;
+        KernelSource_init(&a);
+        KernelSource_init(&b);
+        KernelSource_init(&r);
+        Dialect dl = n % 4 == 3 ? DIALECT_CUDA : DIALECT_OPENCL;
+        CHECK(tmpl_te_gpu.generate(&wl, &space, choice, &dev, dl, &a, err) == TT_OK);
+        CHECK(tmpl_te_gpu.generate(&wl, &space, choice, &dev, dl, &b, err) == TT_OK);
+        CHECK(a.source && b.source && strcmp(a.source, b.source) == 0);
+        CHECK_STR(a.entry, "tt_te_k0");
+        CHECK(a.source && strstr(a.source, dl == DIALECT_CUDA ? "__global__" : "__kernel") != NULL);
+        CHECK(a.source && strstr(a.source, "tt_te_k1") == NULL);
+        int64_t threads = a.block[0] * a.block[1] * a.block[2];
+        CHECK(threads >= 1 && threads <= 1024 && a.grid[0] >= 1 && a.grid[1] >= 1 && a.grid[2] >= 1);
+        if (threads > 1 || a.grid[0] > 1) bound++;
+        Steps steps;
+        CHECK(a.steps && Steps_decode(a.steps, &steps, err) == TT_OK);
+        CHECK(a.steps && TeTask_source_gpu(t, &steps, dl, &r, err) == TT_OK);
+        CHECK(r.source && a.source && strcmp(r.source, a.source) == 0);
+        CHECK(r.grid[0] == a.grid[0] && r.block[0] == a.block[0]);
+        KernelSource_done(&a);
+        KernelSource_done(&b);
+        KernelSource_done(&r);
+    }
+    CHECK(bound >= 20); /* most schedules bind loops to GPU indices */
+    Space_done(&space);
+    TeTask_delete(t);
+
+    snprintf(path, sizeof path, "%s/../../examples/te/softmax.te", data ? data : "tests/data");
+    TeSet ssets[] = {{"M", 4}, {"N", 50}};
+    CHECK(TeTask_load(path, ssets, 2, &t, &wl, err) == TT_OK);
+    if (!t) return;
+    Space_init(&space);
+    CHECK(tmpl_te_gpu.define_space(&wl, &dev, &space, err) == TT_ERR);
+    CHECK_CONTAINS(err, "softmax.te: on a GPU target an expression is tuned when it defines one tensor");
+    Space_done(&space);
+    Space_init(&space);
+    CHECK(tmpl_te_cpu.define_space(&wl, &dev, &space, err) == TT_OK);
+    Space_done(&space);
+    TeTask_delete(t);
+}
+
 int main(void) {
+    RUN(gpu_template_candidates);
     RUN(expr_task_key_sample_and_compare);
     RUN(steps_round_trip_through_a_log);
     RUN(record_copy_owns_steps);

@@ -150,7 +150,65 @@ TEST(best_page_shows_steps_loop_nest_and_source) {
     TeTask_delete(te);
 }
 
+/* On a GPU target (te.gpu) the best page's source is the OpenCL kernel the
+ * steps replay to, not the cpu-ABI C. */
+TEST(best_page_of_a_gpu_schedule_shows_its_kernel) {
+    const char *data = getenv("TT_TEST_DATA");
+    char path[512], err[TT_ERRLEN] = "";
+    snprintf(path, sizeof path, "%s/../../examples/te/dense.te", data ? data : "tests/data");
+    TeSet sets[] = {{"M", 2}, {"N", 12}, {"K", 9}};
+    TeTask *te = NULL;
+    Workload wl;
+    CHECK(TeTask_load(path, sets, 3, &te, &wl, err) == TT_OK);
+    if (!te) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    DeviceInfo dev = {0};
+    Task task;
+    CHECK(Task_init(&task, 0, &wl, 1, FAMILY_GPU, &dev, err) == TT_OK);
+    CHECK_STR(task.tmpl->name, "te.gpu");
+    UiState st;
+    UiState_init(&st);
+    snprintf(st.model.target, sizeof st.model.target, "opencl");
+    st.model.live = true;
+    UiModel_addTask(&st.model, 0, task.key, task.label, task.flops, 1, &task);
+    int32_t choice[16];
+    Space_decode(&task.space, 5, choice);
+    KernelSource ks;
+    KernelSource_init(&ks);
+    CHECK(task.tmpl->generate(&task.wl, &task.space, choice, &dev, DIALECT_OPENCL, &ks, err) == TT_OK);
+    Record r;
+    Record_init(&r);
+    snprintf(r.task_key, sizeof r.task_key, "%s", task.key);
+    snprintf(r.template_name, sizeof r.template_name, "te.gpu");
+    snprintf(r.config, sizeof r.config, "sample 5");
+    r.index = 5;
+    r.steps = ks.steps ? strdup(ks.steps) : NULL;
+    r.n_costs = 1;
+    r.costs[0] = 1e-5;
+    UiModel_addRecord(&st.model, 0, &r, 0, task.flops / 1e-5 / 1e9);
+    Record_done(&r);
+    st.dialect = DIALECT_OPENCL;
+    st.have_dev = true;
+    st.selected = 0;
+    UiState_sort(&st);
+    CHECK(UiKeys_handle(&st, 'b') & REACT_RELAYOUT);
+    bool kernel = false, cpu_abi = false;
+    for (int i = 0; i < st.insp.n_lines; i++) {
+        if (strstr(st.insp.lines[i], "__kernel") && strstr(st.insp.lines[i], "tt_te_k0")) kernel = true;
+        if (strstr(st.insp.lines[i], "tt_setup")) cpu_abi = true;
+    }
+    CHECK(kernel);
+    CHECK(!cpu_abi);
+    UiState_done(&st);
+    KernelSource_done(&ks);
+    Task_done(&task);
+    TeTask_delete(te);
+}
+
 int main(void) {
+    RUN(best_page_of_a_gpu_schedule_shows_its_kernel);
     RUN(best_page_shows_steps_loop_nest_and_source);
     return check_summary();
 }

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# `tunetop tune --expr --target opencl`: real sessions on the OpenCL device
+# (PoCL on this project's machines) for one-stage expressions. Every record is
+# a te.gpu schedule with its steps, checked by the worker against the
+# expression's interpreter (none is a wrong answer); some bind loops to GPU
+# indices; `best` shows the steps; a resume measures nothing twice; a
+# multi-stage expression is refused in one line. Skips (77) without a device.
+. "$(dirname "$0")/lib.sh"
+EX="$(cd "$(dirname "$0")/../../examples/te" && pwd)"
+
+probe=$("$TT" tune --headless --target opencl --trials 1 --no-roof --log "$WORK/probe.log" \
+  --expr "$EX/dense.te" --set M=1 --set N=4 --set K=4 2>&1 >/dev/null)
+if [ $? -ne 0 ] && printf '%s' "$probe" | grep -qiE 'not built in|no (OpenCL )?(platform|device)|clGetPlatformIDs|opencl'; then
+  echo "skip: no OpenCL device ($probe)"
+  exit 77
+fi
+
+run_expr() { # name trials sets...
+  local name=$1 trials=$2
+  shift 2
+  local log="$WORK/$name.log"
+  if "$TT" tune --headless --target opencl --seed 5 --batch 4 --trials "$trials" --timeout 60 --no-roof \
+      --log "$log" --expr "$EX/$name.te" "$@" >"$WORK/$name.out" 2>&1; then
+    ok "tune --expr $name.te --target opencl"
+  else
+    fail "tune --expr $name.te --target opencl: $(tail -n 5 "$WORK/$name.out")"
+    return
+  fi
+  "$TT" dump "$log" >"$WORK/$name.jsonl" 2>"$WORK/$name.err" || fail "dump $name: $(cat "$WORK/$name.err")"
+  local total steps wrong good bound
+  total=$(wc -l <"$WORK/$name.jsonl")
+  steps=$(grep -c '"tmpl":"te.gpu","target":"opencl".*"steps":"[a-z]' "$WORK/$name.jsonl")
+  wrong=$(grep -c '"err":5,' "$WORK/$name.jsonl")
+  good=$(grep -c '"err":0,' "$WORK/$name.jsonl")
+  bound=$(grep -c '"steps":"[^"]*bind 0 ' "$WORK/$name.jsonl")
+  [ "$total" -eq "$trials" ] && ok "$name: $trials records" || fail "$name: $total records (want $trials)"
+  [ "$steps" -eq "$total" ] && ok "$name: every record is a te.gpu schedule with its steps" \
+    || fail "$name: $steps of $total te.gpu records with steps"
+  [ "$wrong" -eq 0 ] && ok "$name: no wrong answer" || fail "$name: $wrong wrong answers"
+  [ "$good" -ge 1 ] && ok "$name: $good measured" || fail "$name: no successful candidate"
+  [ "$bound" -ge 1 ] && ok "$name: $bound schedules bind loops to GPU indices" || fail "$name: no schedule binds"
+  "$TT" best "$log" >"$WORK/$name.best" 2>&1 && ok "best $name" || fail "best $name: $(cat "$WORK/$name.best")"
+  grep -q "expr:name=$name," "$WORK/$name.best" && grep -q "^  template  te.gpu" "$WORK/$name.best" \
+    && grep -q "^  steps     [a-z_]* [0-9]" "$WORK/$name.best" && ok "best $name shows te.gpu and the steps" \
+    || fail "best $name: $(cat "$WORK/$name.best")"
+}
+
+run_expr matmul 8 --set N=24
+run_expr dense 6 --set M=3 --set N=20 --set K=17
+run_expr max_pool 6 --set C=3 --set H=13 --set W=11
+
+# resume: the same command with a larger budget restores and measures nothing twice
+LOG="$WORK/dense.log"
+"$TT" tune --headless --target opencl --seed 5 --batch 4 --trials 10 --timeout 60 --no-roof --log "$LOG" \
+  --expr "$EX/dense.te" --set M=3 --set N=20 --set K=17 >"$WORK/resume.out" 2>&1 \
+  && ok "resumed session finished" || fail "resume: $(tail -n 5 "$WORK/resume.out")"
+grep -q "resumed" "$WORK/resume.out" && ok "says what it restored" || fail "no resume message: $(cat "$WORK/resume.out")"
+"$TT" dump "$LOG" >"$WORK/resume.jsonl"
+total=$(wc -l <"$WORK/resume.jsonl")
+dups=$(grep -o '"index":[0-9]*' "$WORK/resume.jsonl" | sort | uniq -d | wc -l)
+[ "$total" -eq 10 ] && [ "$dups" -eq 0 ] && ok "10 records, no schedule measured twice" \
+  || fail "$total records, $dups measured twice"
+
+# a multi-stage expression: one line, exit 2, no log
+expect_fail 2 "softmax.te: on a GPU target an expression is tuned when it defines one tensor" -- \
+  "$TT" tune --headless --target opencl --no-roof --log "$WORK/bad.log" --expr "$EX/softmax.te" --set M=8 --set N=40
+[ ! -e "$WORK/bad.log" ] && ok "no log created by the refused expression" || fail "the refused expression created a log"
+finish
