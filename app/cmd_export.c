@@ -252,7 +252,7 @@ int cmd_export(int argc, char **argv) {
         const HistoryTask *ht = History_find(&h, want[i].key);
         const Record *best = HistoryTask_best(ht);
         if (best && best->n_costs == 0) best = NULL; /* compile-only records: nothing measured */
-        const Template *tmpl = Template_find(&want[i].wl, target->family, err);
+        const Template *tmpl = Template_forRecord(&want[i].wl, target->family, best ? best->template_name : NULL, err);
         if (!tmpl) {
             fprintf(stderr, "tunetop export: %s: %s\n", want[i].key, err);
             goto done;

@@ -369,7 +369,11 @@ static int run(const RunOptions *o) {
         const Workload *wl = &gt.tasks[t].wl;
         char key[WORKLOAD_KEY_LEN];
         Workload_key(wl, key, sizeof key);
-        p->tmpl = Template_find(wl, family, err);
+        const HistoryTask *ht = History_find(&h, key);
+        const Record *best = ht ? HistoryTask_best(ht) : NULL;
+        for (int r = 0; ht && !best && r < ht->n_records; r++)
+            if (ht->records[r].error_no == 0) best = &ht->records[r]; /* compile-only: built, never timed */
+        p->tmpl = Template_forRecord(wl, family, best ? best->template_name : NULL, err);
         if (!p->tmpl && !is_cpu) {
             /* no GPU template for the op (batch_matmul): the program runs it on the host in C */
             char e2[TT_ERRLEN];
@@ -384,10 +388,6 @@ static int run(const RunOptions *o) {
         snprintf(p->prefix, sizeof p->prefix, "tt_k%d", t);
         snprintf(p->ext, sizeof p->ext, "c");
         prefixes[t] = p->prefix;
-        const HistoryTask *ht = History_find(&h, key);
-        const Record *best = ht ? HistoryTask_best(ht) : NULL;
-        for (int r = 0; ht && !best && r < ht->n_records; r++)
-            if (ht->records[r].error_no == 0) best = &ht->records[r]; /* compile-only: built, never timed */
         if (best && best->n_choice == p->space.n_knobs && strcmp(best->template_name, p->tmpl->name) == 0) {
             /* a compile-only record (cuda without a device) gives a config but no latency */
             memcpy(p->choice, best->choice, sizeof p->choice);

@@ -3,7 +3,7 @@
 #
 # usage: bench/network_bench.sh BUILD_DIR [--nets "resnet-18 resnet-50 mobilenet-v2 bert-base"]
 #            [--trials N] [--rounds R] [--repeat K] [--threads "1 2"] [--image-size S] [--seq-len L]
-#            [--work DIR]
+#            [--work DIR] [--template NAME]
 #
 # For each network: tune it (`tunetop tune --network NAME --trials N`, the budget
 # stated in the output; an existing log in the work directory is resumed, so a
@@ -18,6 +18,10 @@
 # measured median, and the share of untuned ops and of kernels with layout
 # transforms inside (from `run --profile`), with the processor and load average.
 #
+# --template NAME tunes with that template where it applies (e.g. conv2d_winograd.cpu
+# for the 3x3 stride-1 layers; the rest keep their default template) and without the
+# roof stop, since a Winograd kernel's effective GFLOPS exceed the direct roof.
+#
 # ONNX Runtime, onnx and numpy come from PyPI into a virtual environment of the
 # bench's own (WORK/venv); the build and the tests never use them.
 set -u
@@ -25,6 +29,7 @@ BUILD=${1:?usage: $0 BUILD_DIR [options]}
 shift
 NETS="resnet-18 resnet-50 mobilenet-v2 bert-base"
 TRIALS=600
+TEMPLATE=
 ROUNDS=3
 REPEAT=10
 THREADS="1 2"
@@ -41,6 +46,7 @@ while [ $# -gt 0 ]; do
     --image-size) IMAGE="--image-size $2"; shift 2 ;;
     --seq-len) SEQ="--seq-len $2"; shift 2 ;;
     --work) WORK=$2; shift 2 ;;
+    --template) TEMPLATE="--template $2 --no-roof"; shift 2 ;;
     *) echo "network_bench: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -61,7 +67,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit 
 echo "processor: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) cores)"
 echo "onnxruntime $("$PY" -c 'import onnxruntime; print(onnxruntime.__version__)'), $(cc --version | head -n 1)"
 echo "tunetop programs run with OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} (as tunetop run sets it)"
-echo "budget: tune --trials $TRIALS per network (xgb tuner, gradient scheduler); $ROUNDS rounds x $REPEAT repeats per side"
+echo "budget: tune --trials $TRIALS $TEMPLATE per network (xgb tuner, gradient scheduler); $ROUNDS rounds x $REPEAT repeats per side"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 printf '\n%-13s %3s %12s %12s %9s %12s %9s %9s %9s %s\n' network thr "tunetop ms" "ORT ms" "ORT/tt" "estimate ms" "meas/est" untuned "layout" "load avg"
 results=()
@@ -70,7 +76,7 @@ for net in $NETS; do
   [ "$net" = bert-base ] && size=$SEQ
   log=$WORK/$net.log
   # shellcheck disable=SC2086
-  if ! "$TT" tune --network "$net" $size --trials "$TRIALS" --log "$log" --headless >"$WORK/$net.tune.out" 2>&1; then
+  if ! "$TT" tune --network "$net" $size $TEMPLATE --trials "$TRIALS" --log "$log" --headless >"$WORK/$net.tune.out" 2>&1; then
     echo "network_bench: tuning $net failed: $(tail -n 2 "$WORK/$net.tune.out")" >&2
     continue
   fi

@@ -50,6 +50,12 @@ const Template *Template_byName(const char *name) {
     return NULL;
 }
 
+const Template *Template_forRecord(const Workload *wl, TargetFamily family, const char *name, char *err) {
+    const Template *t = name && *name ? Template_byName(name) : NULL;
+    if (t && t->op == wl->op && t->family == family && (!t->applies || t->applies(wl))) return t;
+    return Template_find(wl, family, err);
+}
+
 int Target_all(const Target *const **out) {
     *out = TARGETS;
     return COUNT(TARGETS);

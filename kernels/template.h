@@ -111,6 +111,11 @@ const Template *Template_find(const Workload *wl, TargetFamily family, char *err
  * template a record was measured with, which need not be Template_find's
  * (conv2d 3x3 stride 1 has the direct and the Winograd template). */
 const Template *Template_byName(const char *name);
+/* The template that builds a log's best record of a workload: the record's own
+ * template (name) when it is registered for this family and handles the
+ * workload, else Template_find's. What export and run build with, so that a
+ * task whose best is a Winograd record runs the Winograd kernel. */
+const Template *Template_forRecord(const Workload *wl, TargetFamily family, const char *name, char *err);
 /* All registered templates (for listings and tests); returns the count. */
 int Template_all(const Template *const **out);
 
