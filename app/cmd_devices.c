@@ -8,8 +8,8 @@
 #include <time.h>
 
 #include "app/commands.h"
-#include "kernels/targets/machine.h"
 #include "kernels/target.h"
+#include "kernels/targets/machine.h"
 
 static void print_bytes(const char *name, int64_t b, bool *first) {
     if (b <= 0) return;
@@ -45,9 +45,10 @@ static void print_cpu_figures(const MachineFigures *m, const char *path, const c
            "                   %.1f GB/s, %.1f GB/s (a task whose bytes fit a cache is timed from it)\n",
            m->l2_bw1_gbs, m->l2_bw_gbs, m->l3_bw1_gbs, m->l3_bw_gbs);
     if (m->rd_bw1_gbs > 0)
-        printf("        reads:     a read-only sum over the same footprints: memory %.1f / %.1f GB/s, L3 %.1f / %.1f,\n"
-               "                   L2 %.1f / %.1f (one core / all cores; the roof takes the faster of read and triad)\n",
-               m->rd_bw1_gbs, m->rd_bw_gbs, m->l3_rd1_gbs, m->l3_rd_gbs, m->l2_rd1_gbs, m->l2_rd_gbs);
+        printf(
+            "        reads:     a read-only sum over the same footprints: memory %.1f / %.1f GB/s, L3 %.1f / %.1f,\n"
+            "                   L2 %.1f / %.1f (one core / all cores; the roof takes the faster of read and triad)\n",
+            m->rd_bw1_gbs, m->rd_bw_gbs, m->l3_rd1_gbs, m->l3_rd_gbs, m->l2_rd1_gbs, m->l2_rd_gbs);
     printf("        ridge:     %.2f FLOP/byte at all cores (tasks below it are memory-bound)\n",
            m->peak_gflops / m->bw_gbs);
     if (m->cores > 1 && (m->peak_gflops < m->peak1_gflops || m->bw_gbs < m->bw1_gbs))
@@ -123,7 +124,8 @@ int cmd_devices(int argc, char **argv) {
             MachineMeasureOptions mo = {.quick = quick};
             char note[TT_ERRLEN] = "", path[1024] = "";
             char perr[TT_ERRLEN];
-            if (Machine_cachePath("cpu", path, sizeof path, perr) != TT_OK) snprintf(path, sizeof path, "(nowhere: %s)", perr);
+            if (Machine_cachePath("cpu", path, sizeof path, perr) != TT_OK)
+                snprintf(path, sizeof path, "(nowhere: %s)", perr);
             if (Machine_getCpu(&d, remeasure, &mo, &m, note, sizeof note, err) != TT_OK) {
                 printf("        roof figures: not measured: %s\n", err);
                 figures_failed = true;
@@ -134,7 +136,8 @@ int cmd_devices(int argc, char **argv) {
             printf("        max threads/block %d (x %d, y %d, z %d), shared/block %lld KiB", d.max_threads_per_block,
                    d.max_block_dim[0], d.max_block_dim[1], d.max_block_dim[2],
                    (long long)(d.max_shared_bytes_per_block / 1024));
-            if (d.regs_per_sm > 0) printf(", registers/SM %d, max registers/thread %d", d.regs_per_sm, d.max_regs_per_thread);
+            if (d.regs_per_sm > 0)
+                printf(", registers/SM %d, max registers/thread %d", d.regs_per_sm, d.max_regs_per_thread);
             if (d.multiprocessors > 0) printf(", %d compute units", d.multiprocessors);
             if (d.global_mem_bytes > 0) printf(", %.1f GiB", (double)d.global_mem_bytes / (1 << 30));
             printf("\n");

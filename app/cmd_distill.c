@@ -63,14 +63,24 @@ int cmd_distill(int argc, char **argv) {
     int c;
     while ((c = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
         switch (c) {
-        case 'o': out = optarg; break;
+        case 'o':
+            out = optarg;
+            break;
         case O_KEEP:
             if (opt_int(optarg, "--keep", 1, 1000000, &keep, err) != TT_OK) goto usage_error;
             break;
-        case O_FORCE: force = true; break;
-        case O_HELP: usage(stdout); return 0;
-        case ':': snprintf(err, sizeof err, "option '%s' needs a value", argv[optind - 1]); goto usage_error;
-        default: snprintf(err, sizeof err, "unknown option '%s'", argv[optind - 1]); goto usage_error;
+        case O_FORCE:
+            force = true;
+            break;
+        case O_HELP:
+            usage(stdout);
+            return 0;
+        case ':':
+            snprintf(err, sizeof err, "option '%s' needs a value", argv[optind - 1]);
+            goto usage_error;
+        default:
+            snprintf(err, sizeof err, "unknown option '%s'", argv[optind - 1]);
+            goto usage_error;
         }
     }
     if (optind >= argc) {
@@ -139,8 +149,7 @@ int cmd_distill(int argc, char **argv) {
             if (ht->records[i].error_no == 0 && isfinite(m)) r[n++] = (Ranked){i, m};
         }
         if (!n) {
-            fprintf(stderr, "tunetop distill: %s: no successful record among %d, left out\n", ht->key,
-                    ht->n_records);
+            fprintf(stderr, "tunetop distill: %s: no successful record among %d, left out\n", ht->key, ht->n_records);
             tasks_empty++;
             continue;
         }
@@ -168,8 +177,8 @@ int cmd_distill(int argc, char **argv) {
     }
     tmp[0] = '\0';
     printf("distilled %s (%zu records, %d tasks) into %s: %zu record%s, %d task%s, at most %d per task%s\n", in,
-           h.n_records, h.n_tasks, out, written, written == 1 ? "" : "s", tasks_kept, tasks_kept == 1 ? "" : "s",
-           keep, tasks_empty ? " (tasks without a successful record left out)" : "");
+           h.n_records, h.n_tasks, out, written, written == 1 ? "" : "s", tasks_kept, tasks_kept == 1 ? "" : "s", keep,
+           tasks_empty ? " (tasks without a successful record left out)" : "");
     rc = 0;
 done:
     if (w) LogWriter_close(w);

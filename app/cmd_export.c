@@ -51,8 +51,21 @@ static void usage(FILE *out) {
             Network_names(), nd.batch, Layout_name(nd.layout), nd.seq_len, app_arch_defaults());
 }
 
-enum { O_TASK = 256, O_NETWORK, O_BATCHSIZE, O_LAYOUT, O_IMAGE, O_SEQ, O_OPS, O_FORCE, O_NAME, O_STRICT, O_TARGET,
-       O_ARCH, O_HELP };
+enum {
+    O_TASK = 256,
+    O_NETWORK,
+    O_BATCHSIZE,
+    O_LAYOUT,
+    O_IMAGE,
+    O_SEQ,
+    O_OPS,
+    O_FORCE,
+    O_NAME,
+    O_STRICT,
+    O_TARGET,
+    O_ARCH,
+    O_HELP
+};
 
 typedef struct Want {
     Workload wl;
@@ -62,18 +75,26 @@ typedef struct Want {
 static Dialect dialect_of(const Target *t) { return t->dialect; }
 
 /* "conv2d_3": op name and 1-based position */
-static void make_prefix(const Workload *wl, int i, char *buf, size_t n) { snprintf(buf, n, "%s_%d", Op_name(wl->op), i); }
+static void make_prefix(const Workload *wl, int i, char *buf, size_t n) {
+    snprintf(buf, n, "%s_%d", Op_name(wl->op), i);
+}
 
 int cmd_export(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"task", required_argument, 0, O_TASK},         {"network", required_argument, 0, O_NETWORK},
-        {"batch-size", required_argument, 0, O_BATCHSIZE}, {"layout", required_argument, 0, O_LAYOUT},
-        {"image-size", required_argument, 0, O_IMAGE},  {"seq-len", required_argument, 0, O_SEQ},
-        {"ops", required_argument, 0, O_OPS},           {"output", required_argument, 0, 'o'},
-        {"force", no_argument, 0, O_FORCE},             {"name", required_argument, 0, O_NAME},
-        {"strict", no_argument, 0, O_STRICT},           {"target", required_argument, 0, O_TARGET},
-        {"arch", required_argument, 0, O_ARCH},         {"help", no_argument, 0, O_HELP},
-        {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"task", required_argument, 0, O_TASK},
+                                             {"network", required_argument, 0, O_NETWORK},
+                                             {"batch-size", required_argument, 0, O_BATCHSIZE},
+                                             {"layout", required_argument, 0, O_LAYOUT},
+                                             {"image-size", required_argument, 0, O_IMAGE},
+                                             {"seq-len", required_argument, 0, O_SEQ},
+                                             {"ops", required_argument, 0, O_OPS},
+                                             {"output", required_argument, 0, 'o'},
+                                             {"force", no_argument, 0, O_FORCE},
+                                             {"name", required_argument, 0, O_NAME},
+                                             {"strict", no_argument, 0, O_STRICT},
+                                             {"target", required_argument, 0, O_TARGET},
+                                             {"arch", required_argument, 0, O_ARCH},
+                                             {"help", no_argument, 0, O_HELP},
+                                             {0, 0, 0, 0}};
     const char *out_dir = NULL, *network = NULL, *ops = NULL, *name = "tunetop_kernels", *want_target = NULL,
                *arch = NULL;
     bool force = false, strict = false, net_opts = false;
@@ -98,19 +119,45 @@ int cmd_export(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
         Status ok = TT_OK;
         switch (c) {
-        case O_TASK: specs[n_specs++] = optarg; break;
-        case O_NETWORK: network = optarg; break;
-        case O_BATCHSIZE: ok = opt_int(optarg, "--batch-size", 1, 4096, &nopt.batch, err), net_opts = true; break;
-        case O_LAYOUT: ok = opt_layout(optarg, &nopt.layout, err), net_opts = true; break;
-        case O_IMAGE: ok = opt_int(optarg, "--image-size", 8, 4096, &nopt.image_size, err), net_opts = true; break;
-        case O_SEQ: ok = opt_int(optarg, "--seq-len", 1, 65536, &nopt.seq_len, err), net_opts = true; break;
-        case O_OPS: ops = optarg, net_opts = true; break;
-        case 'o': out_dir = optarg; break;
-        case O_FORCE: force = true; break;
-        case O_NAME: name = optarg; break;
-        case O_STRICT: strict = true; break;
-        case O_TARGET: want_target = optarg; break;
-        case O_ARCH: arch = optarg; break;
+        case O_TASK:
+            specs[n_specs++] = optarg;
+            break;
+        case O_NETWORK:
+            network = optarg;
+            break;
+        case O_BATCHSIZE:
+            ok = opt_int(optarg, "--batch-size", 1, 4096, &nopt.batch, err), net_opts = true;
+            break;
+        case O_LAYOUT:
+            ok = opt_layout(optarg, &nopt.layout, err), net_opts = true;
+            break;
+        case O_IMAGE:
+            ok = opt_int(optarg, "--image-size", 8, 4096, &nopt.image_size, err), net_opts = true;
+            break;
+        case O_SEQ:
+            ok = opt_int(optarg, "--seq-len", 1, 65536, &nopt.seq_len, err), net_opts = true;
+            break;
+        case O_OPS:
+            ops = optarg, net_opts = true;
+            break;
+        case 'o':
+            out_dir = optarg;
+            break;
+        case O_FORCE:
+            force = true;
+            break;
+        case O_NAME:
+            name = optarg;
+            break;
+        case O_STRICT:
+            strict = true;
+            break;
+        case O_TARGET:
+            want_target = optarg;
+            break;
+        case O_ARCH:
+            arch = optarg;
+            break;
         case O_HELP:
             usage(stdout);
             rc = 0;
@@ -191,8 +238,7 @@ int cmd_export(int argc, char **argv) {
         fprintf(stderr, "tunetop export: %s\n", err);
         goto done;
     }
-    if (h.end == LOG_TORN)
-        fprintf(stderr, "tunetop export: warning: %s (read up to there)\n", h.end_msg);
+    if (h.end == LOG_TORN) fprintf(stderr, "tunetop export: warning: %s (read up to there)\n", h.end_msg);
     const char *target_name = h.header.target;
     if (want_target && strcmp(want_target, target_name) != 0) {
         fprintf(stderr, "tunetop export: %s is a log of target %s, not %s\n", log_path, target_name, want_target);
@@ -207,7 +253,8 @@ int cmd_export(int argc, char **argv) {
         for (int i = 0; i < h.n_tasks; i++) {
             char why[TT_ERRLEN];
             if (Workload_parse(h.tasks[i].key, &want[n_want].wl, why) != TT_OK) {
-                fprintf(stderr, "tunetop export: %s: task key '%s' does not parse: %s\n", log_path, h.tasks[i].key, why);
+                fprintf(stderr, "tunetop export: %s: task key '%s' does not parse: %s\n", log_path, h.tasks[i].key,
+                        why);
                 goto done;
             }
             snprintf(want[n_want].key, sizeof want[n_want].key, "%s", h.tasks[i].key);
@@ -264,8 +311,8 @@ int cmd_export(int argc, char **argv) {
             goto done;
         }
         int32_t choice[SPACE_MAX_KNOBS] = {0};
-        ExportRequest req = {.wl = &want[i].wl, .tmpl = tmpl, .space = &space, .choice = choice, .dev = &dev,
-                             .dialect = dialect};
+        ExportRequest req = {
+            .wl = &want[i].wl, .tmpl = tmpl, .space = &space, .choice = choice, .dev = &dev, .dialect = dialect};
         req.meta.log_path = log_path;
         req.meta.date = date;
         req.meta.pack_s = -1;
@@ -327,8 +374,7 @@ int cmd_export(int argc, char **argv) {
         goto done;
     }
     printf("exported %d %s kernel%s to %s (%d with the default config): %s.h, CMakeLists.txt -> lib%s.a, lib%s.so\n",
-           b.n_kernels, Export_dialectName(dialect), b.n_kernels == 1 ? "" : "s", out_dir, defaults, name, name,
-           name);
+           b.n_kernels, Export_dialectName(dialect), b.n_kernels == 1 ? "" : "s", out_dir, defaults, name, name, name);
     printf("build: cmake -S %s -B %s/build && cmake --build %s/build\n", out_dir, out_dir, out_dir);
     rc = 0;
     goto done;

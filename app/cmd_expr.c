@@ -10,11 +10,11 @@
 
 Status app_parse_set(const char *arg, TeSet *out, char *err) {
     const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg || eq - arg >= TE_NAME_LEN)
-        return tt_fail(err, "--set: '%s' is not NAME=VALUE", arg);
+    if (!eq || eq == arg || eq - arg >= TE_NAME_LEN) return tt_fail(err, "--set: '%s' is not NAME=VALUE", arg);
     char *end;
     long long v = strtoll(eq + 1, &end, 10);
-    if (end == eq + 1 || *end) return tt_fail(err, "--set %.*s: '%s' is not a whole number", (int)(eq - arg), arg, eq + 1);
+    if (end == eq + 1 || *end)
+        return tt_fail(err, "--set %.*s: '%s' is not a whole number", (int)(eq - arg), arg, eq + 1);
     char *name = malloc(eq - arg + 1);
     memcpy(name, arg, eq - arg);
     name[eq - arg] = 0;
@@ -41,7 +41,8 @@ int app_tasks_expr(const char *path, const TeSet *sets, int n_sets) {
         const TeTensor *tt = &g->tensors[t];
         if (!tt->is_input) continue;
         printf("Input %s[", tt->name);
-        for (int d = 0; d < tt->ndim; d++) printf("%s%lld", d ? ", " : "", (long long)tt->shape[d]);
+        for (int d = 0; d < tt->ndim; d++)
+            printf("%s%lld", d ? ", " : "", (long long)tt->shape[d]);
         printf("] %s\n", tt->dtype == TE_F16 ? "f16" : "f32");
     }
     StrBuf s;
@@ -52,7 +53,8 @@ int app_tasks_expr(const char *path, const TeSet *sets, int n_sets) {
         StrBuf_clear(&s);
         TeExpr_format(g, tt->body, &s);
         printf("\nStage %d%s: %s[", i, st->is_output ? " (output)" : "", tt->name);
-        for (int d = 0; d < st->n_spatial; d++) printf("%s%s", d ? ", " : "", g->vars[st->spatial[d]].name);
+        for (int d = 0; d < st->n_spatial; d++)
+            printf("%s%s", d ? ", " : "", g->vars[st->spatial[d]].name);
         printf("] = %s\n", s.data);
         printf("  spatial:");
         for (int d = 0; d < st->n_spatial; d++)
@@ -61,7 +63,9 @@ int app_tasks_expr(const char *path, const TeSet *sets, int n_sets) {
         if (!st->n_reduce) printf(" -");
         for (int d = 0; d < st->n_reduce; d++)
             printf(" %s < %lld (%s)", g->vars[st->reduce[d]].name, (long long)g->vars[st->reduce[d]].extent,
-                   st->red->op == TE_SUM ? "sum" : st->red->op == TE_MAX_OVER ? "max" : "min");
+                   st->red->op == TE_SUM        ? "sum"
+                   : st->red->op == TE_MAX_OVER ? "max"
+                                                : "min");
         printf("\n  reads:  ");
         for (int a = 0; a < st->n_access; a++) {
             StrBuf_clear(&s);
@@ -73,7 +77,8 @@ int app_tasks_expr(const char *path, const TeSet *sets, int n_sets) {
         }
         printf("\n  consumers:");
         if (!st->n_consumers) printf(" -");
-        for (int c = 0; c < st->n_consumers; c++) printf(" %s", g->tensors[dag->stages[st->consumers[c]].tensor].name);
+        for (int c = 0; c < st->n_consumers; c++)
+            printf(" %s", g->tensors[dag->stages[st->consumers[c]].tensor].name);
         printf("\n  GFLOP %.6f; injective %s, elementwise %s, inlinable %s, data reuse (multi-level tiling) %s, "
                "fusible consumer %s\n",
                st->flops / 1e9, yes(st->injective), yes(st->elementwise), yes(st->inlinable), yes(st->data_reuse),

@@ -9,9 +9,9 @@
 
 #include "app/commands.h"
 #include "base/strbuf.h"
+#include "kernels/target.h"
 #include "kernels/targets/machine.h"
 #include "kernels/targets/peak.h"
-#include "kernels/target.h"
 #include "kernels/workload.h"
 #include "records/log.h"
 #include "records/summary.h"
@@ -58,9 +58,9 @@ static int each_record(const char *cmd, const char *path, TvmFormat fmt, bool ve
 
 static void add_summary(const TvmRecord *rec, void *ctx) { TvmSummary_add(ctx, rec); }
 
-static const char *TVM_ERR_NAMES[] = {"NO_ERROR",      "INSTANTIATION_ERROR", "COMPILE_HOST",
-                                      "COMPILE_DEVICE", "RUNTIME_DEVICE",      "WRONG_ANSWER",
-                                      "BUILD_TIMEOUT",  "RUN_TIMEOUT",         "UNKNOWN_ERROR", "other"};
+static const char *TVM_ERR_NAMES[] = {
+    "NO_ERROR",     "INSTANTIATION_ERROR", "COMPILE_HOST", "COMPILE_DEVICE", "RUNTIME_DEVICE",
+    "WRONG_ANSWER", "BUILD_TIMEOUT",       "RUN_TIMEOUT",  "UNKNOWN_ERROR",  "other"};
 
 static int tvm_best(const char *path, int fmt_, bool verbose) {
     TvmFormat fmt = (TvmFormat)fmt_;
@@ -95,13 +95,15 @@ static int tvm_best(const char *path, int fmt_, bool verbose) {
             printf("  best      none: no successful record\n");
         } else {
             if (t->best_has_index)
-                printf("  best      %s  (config index %" PRId64 ", line %ld)\n", t->best_config, t->best_index, t->best_line);
+                printf("  best      %s  (config index %" PRId64 ", line %ld)\n", t->best_config, t->best_index,
+                       t->best_line);
             else
                 printf("  best      %s  (line %ld)\n", t->best_config, t->best_line);
             printf("  latency   %#.5g ms\n", t->best_mean * 1e3);
         }
         printf("  trials    %ld (", t->n_records);
-        if (!t->n_errors) printf("no errors");
+        if (!t->n_errors)
+            printf("no errors");
         else {
             printf("%ld error%s:", t->n_errors, t->n_errors == 1 ? "" : "s");
             const char *sep = " ";
@@ -111,8 +113,9 @@ static int tvm_best(const char *path, int fmt_, bool verbose) {
         printf(")\n");
     }
     fflush(stdout);
-    if (bad) fprintf(stderr, "tunetop best: %s: %ld malformed line%s skipped%s\n", path, bad, bad == 1 ? "" : "s",
-                     verbose ? "" : " (--verbose names them)");
+    if (bad)
+        fprintf(stderr, "tunetop best: %s: %ld malformed line%s skipped%s\n", path, bad, bad == 1 ? "" : "s",
+                verbose ? "" : " (--verbose names them)");
     TvmSummary_done(&s);
     return rc;
 }
@@ -131,8 +134,9 @@ static int tvm_dump(const char *path, int fmt, bool verbose) {
         fprintf(stderr, "tunetop dump: cannot write the output\n");
         return 1;
     }
-    if (bad) fprintf(stderr, "tunetop dump: %s: %ld malformed line%s skipped%s\n", path, bad, bad == 1 ? "" : "s",
-                     verbose ? "" : " (--verbose names them)");
+    if (bad)
+        fprintf(stderr, "tunetop dump: %s: %ld malformed line%s skipped%s\n", path, bad, bad == 1 ? "" : "s",
+                verbose ? "" : " (--verbose names them)");
     return rc;
 }
 
@@ -142,7 +146,8 @@ static void best_usage(FILE *out) {
                  "\n"
                  "Prints, for every task of the record log LOG, in ID order (the task list of the log's last\n"
                  "session, as the live table showed it; a log without one: the order of first mention): the\n"
-                 "task key, the template, its ID, weight and network, the steering it was left with, the best config (its text and flat index), its latency (mean of its\n"
+                 "task key, the template, its ID, weight and network, the steering it was left with, the best config "
+                 "(its text and flat index), its latency (mean of its\n"
                  "measured costs, in ms), its speed in GFLOPS (the task's FLOPs / latency; a multiply-add counts\n"
                  "as 2 FLOPs), and the number of trials and of failed trials by error (by error number).\n"
                  "A task none of whose trials succeeded says so.\n"
@@ -198,10 +203,12 @@ static void dump_usage(FILE *out) {
  * exit code. */
 /* TVM's logs: --format F forces one (*fmt: that or the detected one), and --verbose is taken
  * for them (*tvm_verbose) even where tunetop's logs have none. */
-static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **argv, const char **path,
-                      bool *verbose, bool *json, TvmFormat *fmt, bool *tvm_verbose) {
-    static const struct option longopts[] = {{"help", no_argument, 0, 'h'}, {"verbose", no_argument, 0, 'v'},
-                                             {"json", no_argument, 0, 'j'}, {"format", required_argument, 0, 'f'},
+static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **argv, const char **path, bool *verbose,
+                      bool *json, TvmFormat *fmt, bool *tvm_verbose) {
+    static const struct option longopts[] = {{"help", no_argument, 0, 'h'},
+                                             {"verbose", no_argument, 0, 'v'},
+                                             {"json", no_argument, 0, 'j'},
+                                             {"format", required_argument, 0, 'f'},
                                              {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -274,7 +281,8 @@ static void print_steps(const char *steps) {
         printf("%s%.*s\n", label, (int)cut, p);
         label = "            ";
         p += cut;
-        while (*p == ' ') p++;
+        while (*p == ' ')
+            p++;
     }
 }
 
@@ -457,7 +465,8 @@ static void print_task(int i, int n, const SummaryTask *t, const char *this_key,
     printf(")\n");
     Workload wl;
     char err[TT_ERRLEN];
-    if (best && Workload_parse(t->key, &wl, err) == TT_OK) print_roof(best, Record_gflops(best, Workload_flops(&wl)), this_key);
+    if (best && Workload_parse(t->key, &wl, err) == TT_OK)
+        print_roof(best, Record_gflops(best, Workload_flops(&wl)), this_key);
 }
 
 int cmd_best(int argc, char **argv) {
@@ -540,11 +549,14 @@ int cmd_best(int argc, char **argv) {
     fflush(stdout);
     rc = 0;
     if (beyond)
-        fprintf(stderr, "tunetop best: warning: %d best%s beyond %gx the %s device's peak estimate (see \"check\" above)\n",
+        fprintf(stderr,
+                "tunetop best: warning: %d best%s beyond %gx the %s device's peak estimate (see \"check\" above)\n",
                 beyond, beyond == 1 ? " is" : "s are", PEAK_FLAG_MULTIPLE, h.header.target);
     if (verbose && h.unchecked)
-        fprintf(stderr, "tunetop best: %ld record%s carry no checksum (written before checksums existed): read "
-                        "unchecked\n", h.unchecked, h.unchecked == 1 ? "" : "s");
+        fprintf(stderr,
+                "tunetop best: %ld record%s carry no checksum (written before checksums existed): read "
+                "unchecked\n",
+                h.unchecked, h.unchecked == 1 ? "" : "s");
     else if (verbose && h.n_records)
         fprintf(stderr, "tunetop best: every record's checksum is correct\n");
     if (h.end == LOG_TORN) {

@@ -210,8 +210,9 @@ static bool same_space(const Space *a, const Space *b) {
         if (x->kind == KNOB_OPTION &&
             (x->n_values != y->n_values || memcmp(x->values, y->values, (size_t)x->n_values * sizeof x->values[0])))
             return false;
-        if (x->kind == KNOB_SPLIT && (x->num_outputs != y->num_outputs || x->extent != y->extent ||
-                                      memcmp(x->factors, y->factors, (size_t)x->len * (size_t)x->num_outputs * sizeof(int64_t))))
+        if (x->kind == KNOB_SPLIT &&
+            (x->num_outputs != y->num_outputs || x->extent != y->extent ||
+             memcmp(x->factors, y->factors, (size_t)x->len * (size_t)x->num_outputs * sizeof(int64_t))))
             return false;
     }
     return true;
@@ -241,11 +242,16 @@ static int cmp_prof(const void *a, const void *b) {
 
 static const char *kind_text(NetStepKind k) {
     switch (k) {
-    case NSTEP_KERNEL: return "yes     -";
-    case NSTEP_PACK: return "layout  NCHW->blocked";
-    case NSTEP_UNPACK: return "layout  blocked->NCHW";
-    case NSTEP_REBLOCK: return "layout  blocked->blocked";
-    default: return "no      -";
+    case NSTEP_KERNEL:
+        return "yes     -";
+    case NSTEP_PACK:
+        return "layout  NCHW->blocked";
+    case NSTEP_UNPACK:
+        return "layout  blocked->NCHW";
+    case NSTEP_REBLOCK:
+        return "layout  blocked->blocked";
+    default:
+        return "no      -";
     }
 }
 
@@ -379,7 +385,8 @@ static int run(const RunOptions *o) {
             char e2[TT_ERRLEN];
             const Target *ht;
             p->tmpl = Template_find(wl, FAMILY_CPU, e2);
-            if (p->tmpl && !host_ok && app_resolve_device("cpu", NULL, false, &ht, &hostdev, e2) != TT_OK) p->tmpl = NULL;
+            if (p->tmpl && !host_ok && app_resolve_device("cpu", NULL, false, &ht, &hostdev, e2) != TT_OK)
+                p->tmpl = NULL;
             if (p->tmpl) host_ok = p->host = true;
         }
         if (!p->tmpl) goto out_err;
@@ -403,7 +410,9 @@ static int run(const RunOptions *o) {
         } else {
             if (Export_defaultChoice(p->tmpl, wl, &p->space, pdev, p->choice, err) != TT_OK) goto out_err;
             snprintf(p->why, sizeof p->why, "%s",
-                     !ht ? "no record" : best && best->n_costs == 0 ? "no timed record" : "no usable successful record");
+                     !ht                          ? "no record"
+                     : best && best->n_costs == 0 ? "no timed record"
+                                                  : "no usable successful record");
         }
         BlockedLayout bin, bout;
         masks[t] = is_cpu && p->tmpl->blocked ? p->tmpl->blocked(wl, &p->space, p->choice, &dev, &bin, &bout) : 0;
@@ -424,8 +433,10 @@ static int run(const RunOptions *o) {
         char key[WORKLOAD_KEY_LEN];
         Workload_key(&gt.tasks[t].wl, key, sizeof key);
         if (tp[t].host) {
-            fprintf(stderr, "tunetop run: warning: task %d (%s) has no %s template: it runs on the host with %s's default config\n",
-                    t, key, o->target, tp[t].tmpl->name);
+            fprintf(
+                stderr,
+                "tunetop run: warning: task %d (%s) has no %s template: it runs on the host with %s's default config\n",
+                t, key, o->target, tp[t].tmpl->name);
             continue;
         }
         fprintf(stderr, "tunetop run: warning: task %d (%s) has %s in %s: using %s's default config\n", t, key,
@@ -469,7 +480,8 @@ static int run(const RunOptions *o) {
                 Space_done(&vs);
                 goto out_err;
             }
-            q->mask = is_cpu && p->tmpl->blocked ? p->tmpl->blocked(&w, &q->space, p->choice, &dev, &q->in, &q->out) : 0;
+            q->mask =
+                is_cpu && p->tmpl->blocked ? p->tmpl->blocked(&w, &q->space, p->choice, &dev, &q->in, &q->out) : 0;
             snprintf(q->prefix, sizeof q->prefix, "tt_k%d", n_kp - 1);
             snprintf(q->ext, sizeof q->ext, "c");
         }
@@ -588,13 +600,16 @@ static int run(const RunOptions *o) {
                 snprintf(obj, sizeof obj, "%s/%s.o", dir, base);
                 char inc[1100], arch[48];
                 snprintf(inc, sizeof inc, "-I%s", dir);
-                snprintf(arch, sizeof arch, "-arch=%s", strncmp(dev.arch, "sm_", 3) == 0 ? dev.arch : target->default_arch);
-                char *cc_argv[] = {"cc", "-O3", "-march=native", "-fopenmp", "-std=gnu11", "-w", inc, "-c", src,
-                                   "-o", obj, NULL};
+                snprintf(arch, sizeof arch, "-arch=%s",
+                         strncmp(dev.arch, "sm_", 3) == 0 ? dev.arch : target->default_arch);
+                char *cc_argv[] = {"cc", "-O3", "-march=native", "-fopenmp", "-std=gnu11", "-w", inc, "-c", src, "-o",
+                                   obj,  NULL};
                 char *nvcc_argv[] = {"nvcc", "-O3", arch, "-w", inc, "-c", src, "-o", obj, NULL};
                 pids[next] = spawn(cu ? nvcc_argv : cc_argv, log_path, NULL);
-                if (pids[next] < 0) bad++;
-                else running++;
+                if (pids[next] < 0)
+                    bad++;
+                else
+                    running++;
                 next++;
             }
             if (!ref_done) {
@@ -618,7 +633,9 @@ static int run(const RunOptions *o) {
             char line[512];
             first_error(log_path, line, sizeof line);
             snprintf(err, sizeof err, "building the program failed: %.200s (log: %.200s)", line, log_path);
-            if (!o->keep) snprintf(err + strlen(err), sizeof err - strlen(err), "; the directory is removed, --keep DIR keeps it");
+            if (!o->keep)
+                snprintf(err + strlen(err), sizeof err - strlen(err),
+                         "; the directory is removed, --keep DIR keeps it");
             goto out_err;
         }
         StrBuf argsb;
@@ -713,10 +730,14 @@ static int run(const RunOptions *o) {
         while (f && fgets(line, sizeof line, f)) {
             int a, nn;
             double s;
-            if (sscanf(line, "TT_RUN %d %lf", &nn, &s) == 2 && n_runs < 4096) runs[n_runs++] = s;
-            else if (sscanf(line, "TT_STEP %d %lf", &a, &s) == 2 && a >= 0 && a < plan.n_steps) step_s[a] = s, n_steps++;
-            else if (strncmp(line, "TT_OUTPUT", 9) == 0) have_out = true;
-            else if (line[0] && line[0] != '\n') snprintf(last_err, sizeof last_err, "%s", line);
+            if (sscanf(line, "TT_RUN %d %lf", &nn, &s) == 2 && n_runs < 4096)
+                runs[n_runs++] = s;
+            else if (sscanf(line, "TT_STEP %d %lf", &a, &s) == 2 && a >= 0 && a < plan.n_steps)
+                step_s[a] = s, n_steps++;
+            else if (strncmp(line, "TT_OUTPUT", 9) == 0)
+                have_out = true;
+            else if (line[0] && line[0] != '\n')
+                snprintf(last_err, sizeof last_err, "%s", line);
         }
         if (f) fclose(f);
         last_err[strcspn(last_err, "\n")] = 0;
@@ -843,23 +864,57 @@ int cmd_run(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         Status st = TT_OK;
         switch (c) {
-        case 'n': o.network = optarg; break;
-        case 't': o.task = optarg; break;
-        case 'L': o.log = optarg; break;
-        case 'T': o.target = optarg; break;
-        case 'b': st = opt_int(optarg, "--batch", 1, 4096, &o.nopt.batch, err); break;
-        case 'i': st = opt_int(optarg, "--image-size", 1, 16384, &o.nopt.image_size, err); break;
-        case 's': st = opt_int(optarg, "--seq-len", 1, 65536, &o.nopt.seq_len, err); break;
-        case 'j': st = opt_int(optarg, "--threads", 1, 1024, &o.threads, err); break;
-        case 'N': st = opt_int(optarg, "--number", 1, 1000000, &o.number, err); break;
-        case 'R': st = opt_int(optarg, "--repeat", 1, 4096, &o.repeat, err); break;
-        case 'M': st = opt_int(optarg, "--min-repeat-ms", 0, 3600000, &o.min_repeat_ms, err); break;
-        case 'p': o.profile = true; break;
-        case 'C': o.no_chain = true; break;
-        case 'S': st = opt_u64(optarg, "--seed", &o.seed, err); break;
-        case 'k': o.keep = optarg; break;
-        case 'o': st = opt_int(optarg, "--timeout", 1, 86400, &o.timeout_s, err); break;
-        case 'h': usage(stdout); return 0;
+        case 'n':
+            o.network = optarg;
+            break;
+        case 't':
+            o.task = optarg;
+            break;
+        case 'L':
+            o.log = optarg;
+            break;
+        case 'T':
+            o.target = optarg;
+            break;
+        case 'b':
+            st = opt_int(optarg, "--batch", 1, 4096, &o.nopt.batch, err);
+            break;
+        case 'i':
+            st = opt_int(optarg, "--image-size", 1, 16384, &o.nopt.image_size, err);
+            break;
+        case 's':
+            st = opt_int(optarg, "--seq-len", 1, 65536, &o.nopt.seq_len, err);
+            break;
+        case 'j':
+            st = opt_int(optarg, "--threads", 1, 1024, &o.threads, err);
+            break;
+        case 'N':
+            st = opt_int(optarg, "--number", 1, 1000000, &o.number, err);
+            break;
+        case 'R':
+            st = opt_int(optarg, "--repeat", 1, 4096, &o.repeat, err);
+            break;
+        case 'M':
+            st = opt_int(optarg, "--min-repeat-ms", 0, 3600000, &o.min_repeat_ms, err);
+            break;
+        case 'p':
+            o.profile = true;
+            break;
+        case 'C':
+            o.no_chain = true;
+            break;
+        case 'S':
+            st = opt_u64(optarg, "--seed", &o.seed, err);
+            break;
+        case 'k':
+            o.keep = optarg;
+            break;
+        case 'o':
+            st = opt_int(optarg, "--timeout", 1, 86400, &o.timeout_s, err);
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
         default:
             return usage_error("unknown option '%s' (see tunetop run --help)", argv[optind - 1]);
         }

@@ -9,20 +9,21 @@
 #include "tuner/task.h"
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: tunetop space --task SPEC [--target T] [--arch ARCH]\n"
-                 "\n"
-                 "Prints the template chosen for the task on the target, each knob with its length, and the total\n"
-                 "number of configs (the product of the lengths). T: %s (default %s). Without a device, a\n"
-                 "target with offline limits uses those of --arch (default %s).\n"
-                 "\n"
-                 "task SPEC: op:key=value,...\n"
-                 "  conv2d:           n ci h w co kh kw [stride pad dilation | stride_h stride_w pad_h pad_w dil_h dil_w]\n"
-                 "                    [layout=NCHW|NHWC] [bias=1] [relu=1] [residual=1]\n"
-                 "  depthwise_conv2d: n ci h w mult kh kw [stride pad dilation layout bias relu]\n"
-                 "  dense:            m n k [bias=1] [relu=1]           (out[m][n] = data[m][k] * weight[n][k])\n"
-                 "  batch_matmul:     b m n k\n"
-                 "example: tunetop space --task conv2d:n=1,ci=512,h=7,w=7,co=512,kh=3,kw=3,stride=1,pad=1 --target cuda\n",
-                 Target_names(), Target_default()->name, app_arch_defaults());
+    fprintf(out,
+            "usage: tunetop space --task SPEC [--target T] [--arch ARCH]\n"
+            "\n"
+            "Prints the template chosen for the task on the target, each knob with its length, and the total\n"
+            "number of configs (the product of the lengths). T: %s (default %s). Without a device, a\n"
+            "target with offline limits uses those of --arch (default %s).\n"
+            "\n"
+            "task SPEC: op:key=value,...\n"
+            "  conv2d:           n ci h w co kh kw [stride pad dilation | stride_h stride_w pad_h pad_w dil_h dil_w]\n"
+            "                    [layout=NCHW|NHWC] [bias=1] [relu=1] [residual=1]\n"
+            "  depthwise_conv2d: n ci h w mult kh kw [stride pad dilation layout bias relu]\n"
+            "  dense:            m n k [bias=1] [relu=1]           (out[m][n] = data[m][k] * weight[n][k])\n"
+            "  batch_matmul:     b m n k\n"
+            "example: tunetop space --task conv2d:n=1,ci=512,h=7,w=7,co=512,kh=3,kw=3,stride=1,pad=1 --target cuda\n",
+            Target_names(), Target_default()->name, app_arch_defaults());
 }
 
 int cmd_space(int argc, char **argv) {
@@ -37,10 +38,18 @@ int cmd_space(int argc, char **argv) {
     int c;
     while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) { /* ':': a missing value */
         switch (c) {
-        case 't': spec = optarg; break;
-        case 'T': target_name = optarg; break;
-        case 'a': arch = optarg; break;
-        case 'h': usage(stdout); return 0;
+        case 't':
+            spec = optarg;
+            break;
+        case 'T':
+            target_name = optarg;
+            break;
+        case 'a':
+            arch = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
         case ':':
             fprintf(stderr, "tunetop space: %s needs a value (see tunetop space --help)\n", argv[optind - 1]);
             return 2;

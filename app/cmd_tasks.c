@@ -104,8 +104,10 @@ int cmd_tasks(int argc, char **argv) {
             expr = optarg;
             break;
         case 'S':
-            if (n_sets == APP_MAX_SETS) st = tt_fail(err, "--set: more than %d", APP_MAX_SETS);
-            else if ((st = app_parse_set(optarg, &sets[n_sets], err)) == TT_OK) n_sets++;
+            if (n_sets == APP_MAX_SETS)
+                st = tt_fail(err, "--set: more than %d", APP_MAX_SETS);
+            else if ((st = app_parse_set(optarg, &sets[n_sets], err)) == TT_OK)
+                n_sets++;
             break;
         case 'h':
             usage(stdout);
@@ -126,10 +128,14 @@ int cmd_tasks(int argc, char **argv) {
     }
     if (expr || n_sets) {
         int rc = 2;
-        if (!expr) fprintf(stderr, "tunetop tasks: --set needs --expr FILE.te\n");
-        else if (network) fprintf(stderr, "tunetop tasks: give --network or --expr, not both\n");
-        else rc = app_tasks_expr(expr, sets, n_sets);
-        for (int i = 0; i < n_sets; i++) free((char *)sets[i].name);
+        if (!expr)
+            fprintf(stderr, "tunetop tasks: --set needs --expr FILE.te\n");
+        else if (network)
+            fprintf(stderr, "tunetop tasks: give --network or --expr, not both\n");
+        else
+            rc = app_tasks_expr(expr, sets, n_sets);
+        for (int i = 0; i < n_sets; i++)
+            free((char *)sets[i].name);
         return rc;
     }
     if (!network) {

@@ -1,20 +1,20 @@
 /* app/cmd_tune.c: `tunetop tune`. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <termios.h>
-#include <ctype.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "app/commands.h"
 #include "app/device.h"
 #include "app/expr.h"
-#include "kernels/templates/te/te_task.h"
 #include "app/opts.h"
+#include "kernels/templates/te/te_task.h"
 #include "tuner/cluster.h"
 #include "tuner/engine.h"
 #include "tuner/network.h"
@@ -26,7 +26,8 @@
 static volatile sig_atomic_t g_stop;
 
 static void free_sets(TeSet *sets, int n) {
-    for (int i = 0; i < n; i++) free((char *)sets[i].name);
+    for (int i = 0; i < n; i++)
+        free((char *)sets[i].name);
 } /* the signal that asked to stop, 0 = none */
 
 static void on_signal(int sig) { g_stop = sig; }
@@ -151,8 +152,10 @@ static void print_resume_hint(int argc, char **argv) {
         else {
             fputs(" '", stderr);
             for (const char *p = a; *p; p++) {
-                if (*p == '\'') fputs("'\\''", stderr);
-                else fputc(*p, stderr);
+                if (*p == '\'')
+                    fputs("'\\''", stderr);
+                else
+                    fputc(*p, stderr);
             }
             fputc('\'', stderr);
         }
@@ -161,10 +164,41 @@ static void print_resume_hint(int argc, char **argv) {
 }
 
 enum {
-    O_TASK = 256, O_NETWORK, O_BATCHSIZE, O_LAYOUT, O_IMAGE, O_SEQ, O_OPS, O_TARGET, O_ARCH, O_COMPILE_ONLY,
-    O_TRIALS, O_TUNER, O_SCHED, O_EARLY, O_BATCH, O_BUILDERS, O_THREADS, O_NUMBER, O_REPEAT, O_MINREP, O_TIMEOUT,
-    O_BTIMEOUT, O_SEED, O_ROOF_STOP, O_NO_ROOF, O_TRANSFER, O_LOG, O_HEADLESS, O_TABLE, O_NOCOLOR, O_HELP,
-    O_EXPR, O_SET, O_RANK_TIMEOUT, O_TEMPLATE
+    O_TASK = 256,
+    O_NETWORK,
+    O_BATCHSIZE,
+    O_LAYOUT,
+    O_IMAGE,
+    O_SEQ,
+    O_OPS,
+    O_TARGET,
+    O_ARCH,
+    O_COMPILE_ONLY,
+    O_TRIALS,
+    O_TUNER,
+    O_SCHED,
+    O_EARLY,
+    O_BATCH,
+    O_BUILDERS,
+    O_THREADS,
+    O_NUMBER,
+    O_REPEAT,
+    O_MINREP,
+    O_TIMEOUT,
+    O_BTIMEOUT,
+    O_SEED,
+    O_ROOF_STOP,
+    O_NO_ROOF,
+    O_TRANSFER,
+    O_LOG,
+    O_HEADLESS,
+    O_TABLE,
+    O_NOCOLOR,
+    O_HELP,
+    O_EXPR,
+    O_SET,
+    O_RANK_TIMEOUT,
+    O_TEMPLATE
 };
 
 /* The loaded --expr programs: their workloads point at them until the session ends. */
@@ -186,14 +220,17 @@ int cmd_tune(int argc, char **argv) {
         const char *n = getenv("OMPI_COMM_WORLD_SIZE");
         if (!n) n = getenv("PMI_SIZE");
         if (n && atoi(n) > 1) {
-            fprintf(stderr, "tunetop: started by an MPI launcher with %s ranks, but this tunetop was built without "
-                            "MPI (install libopenmpi-dev and rebuild)\n", n);
+            fprintf(stderr,
+                    "tunetop: started by an MPI launcher with %s ranks, but this tunetop was built without "
+                    "MPI (install libopenmpi-dev and rebuild)\n",
+                    n);
             return 1;
         }
     }
     g_mpi_size = mpi.size;
     int rc = tune_main(argc, argv, &mpi);
-    for (int i = 0; i < g_n_exprs; i++) TeTask_delete(g_exprs[i]);
+    for (int i = 0; i < g_n_exprs; i++)
+        TeTask_delete(g_exprs[i]);
     g_n_exprs = 0;
     if (mpi.rank == 0 && mpi.size > 1 && !mpi.host) Cluster_quitServers(mpi.size);
     ClusterHost_delete(mpi.host);
@@ -202,26 +239,42 @@ int cmd_tune(int argc, char **argv) {
 }
 
 static int tune_main(int argc, char **argv, TuneMpi *mpi) {
-    static const struct option longopts[] = {
-        {"task", required_argument, 0, O_TASK},          {"network", required_argument, 0, O_NETWORK},
-        {"batch-size", required_argument, 0, O_BATCHSIZE}, {"layout", required_argument, 0, O_LAYOUT},
-        {"image-size", required_argument, 0, O_IMAGE},   {"seq-len", required_argument, 0, O_SEQ},
-        {"ops", required_argument, 0, O_OPS},            {"target", required_argument, 0, O_TARGET},
-        {"arch", required_argument, 0, O_ARCH},          {"compile-only", no_argument, 0, O_COMPILE_ONLY},
-        {"trials", required_argument, 0, O_TRIALS},      {"tuner", required_argument, 0, O_TUNER},
-        {"scheduler", required_argument, 0, O_SCHED},    {"early-stopping", required_argument, 0, O_EARLY},
-        {"batch", required_argument, 0, O_BATCH},        {"builders", required_argument, 0, O_BUILDERS},
-        {"threads", required_argument, 0, O_THREADS},    {"number", required_argument, 0, O_NUMBER},
-        {"repeat", required_argument, 0, O_REPEAT},      {"min-repeat-ms", required_argument, 0, O_MINREP},
-        {"timeout", required_argument, 0, O_TIMEOUT},    {"build-timeout", required_argument, 0, O_BTIMEOUT},
-        {"seed", required_argument, 0, O_SEED},          {"transfer", no_argument, 0, O_TRANSFER},
-        {"log", required_argument, 0, O_LOG},            {"headless", no_argument, 0, O_HEADLESS},
-        {"table-every", required_argument, 0, O_TABLE},  {"no-color", no_argument, 0, O_NOCOLOR},
-        {"roof-stop", required_argument, 0, O_ROOF_STOP}, {"no-roof", no_argument, 0, O_NO_ROOF},
-        {"expr", required_argument, 0, O_EXPR},          {"set", required_argument, 0, O_SET},
-        {"help", no_argument, 0, O_HELP},                {"rank-timeout", required_argument, 0, O_RANK_TIMEOUT},
-        {"template", required_argument, 0, O_TEMPLATE},
-        {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"task", required_argument, 0, O_TASK},
+                                             {"network", required_argument, 0, O_NETWORK},
+                                             {"batch-size", required_argument, 0, O_BATCHSIZE},
+                                             {"layout", required_argument, 0, O_LAYOUT},
+                                             {"image-size", required_argument, 0, O_IMAGE},
+                                             {"seq-len", required_argument, 0, O_SEQ},
+                                             {"ops", required_argument, 0, O_OPS},
+                                             {"target", required_argument, 0, O_TARGET},
+                                             {"arch", required_argument, 0, O_ARCH},
+                                             {"compile-only", no_argument, 0, O_COMPILE_ONLY},
+                                             {"trials", required_argument, 0, O_TRIALS},
+                                             {"tuner", required_argument, 0, O_TUNER},
+                                             {"scheduler", required_argument, 0, O_SCHED},
+                                             {"early-stopping", required_argument, 0, O_EARLY},
+                                             {"batch", required_argument, 0, O_BATCH},
+                                             {"builders", required_argument, 0, O_BUILDERS},
+                                             {"threads", required_argument, 0, O_THREADS},
+                                             {"number", required_argument, 0, O_NUMBER},
+                                             {"repeat", required_argument, 0, O_REPEAT},
+                                             {"min-repeat-ms", required_argument, 0, O_MINREP},
+                                             {"timeout", required_argument, 0, O_TIMEOUT},
+                                             {"build-timeout", required_argument, 0, O_BTIMEOUT},
+                                             {"seed", required_argument, 0, O_SEED},
+                                             {"transfer", no_argument, 0, O_TRANSFER},
+                                             {"log", required_argument, 0, O_LOG},
+                                             {"headless", no_argument, 0, O_HEADLESS},
+                                             {"table-every", required_argument, 0, O_TABLE},
+                                             {"no-color", no_argument, 0, O_NOCOLOR},
+                                             {"roof-stop", required_argument, 0, O_ROOF_STOP},
+                                             {"no-roof", no_argument, 0, O_NO_ROOF},
+                                             {"expr", required_argument, 0, O_EXPR},
+                                             {"set", required_argument, 0, O_SET},
+                                             {"help", no_argument, 0, O_HELP},
+                                             {"rank-timeout", required_argument, 0, O_RANK_TIMEOUT},
+                                             {"template", required_argument, 0, O_TEMPLATE},
+                                             {0, 0, 0, 0}};
 
     EngineConfig cfg;
     EngineConfig_defaults(&cfg);
@@ -248,49 +301,128 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         const char *name = optind > 1 ? argv[optind - 1] : "";
         Status ok = TT_OK;
         switch (c) {
-        case O_TASK: specs[n_specs++] = optarg; break;
-        case O_NETWORK: network = optarg; break;
-        case O_BATCHSIZE: ok = opt_int(optarg, "--batch-size", 1, 4096, &nopt.batch, err); break;
-        case O_LAYOUT: ok = opt_layout(optarg, &nopt.layout, err); break;
-        case O_IMAGE: ok = opt_int(optarg, "--image-size", 8, 4096, &nopt.image_size, err); break;
-        case O_SEQ: ok = opt_int(optarg, "--seq-len", 1, 65536, &nopt.seq_len, err); break;
-        case O_OPS: ops = optarg; break;
-        case O_TARGET: target_name = optarg; break;
-        case O_ARCH: arch = optarg; break;
-        case O_COMPILE_ONLY: cfg.measure.compile_only = true; break;
-        case O_TRIALS: ok = opt_int(optarg, "--trials", 1, 100000000, &cfg.trials, err); break;
-        case O_TUNER: cfg.strategy = optarg; tuner_given = true; break;
+        case O_TASK:
+            specs[n_specs++] = optarg;
+            break;
+        case O_NETWORK:
+            network = optarg;
+            break;
+        case O_BATCHSIZE:
+            ok = opt_int(optarg, "--batch-size", 1, 4096, &nopt.batch, err);
+            break;
+        case O_LAYOUT:
+            ok = opt_layout(optarg, &nopt.layout, err);
+            break;
+        case O_IMAGE:
+            ok = opt_int(optarg, "--image-size", 8, 4096, &nopt.image_size, err);
+            break;
+        case O_SEQ:
+            ok = opt_int(optarg, "--seq-len", 1, 65536, &nopt.seq_len, err);
+            break;
+        case O_OPS:
+            ops = optarg;
+            break;
+        case O_TARGET:
+            target_name = optarg;
+            break;
+        case O_ARCH:
+            arch = optarg;
+            break;
+        case O_COMPILE_ONLY:
+            cfg.measure.compile_only = true;
+            break;
+        case O_TRIALS:
+            ok = opt_int(optarg, "--trials", 1, 100000000, &cfg.trials, err);
+            break;
+        case O_TUNER:
+            cfg.strategy = optarg;
+            tuner_given = true;
+            break;
         case O_EXPR:
-            if (n_expr == APP_MAX_SETS) ok = tt_fail(err, "--expr: at most %d files", APP_MAX_SETS);
-            else expr_paths[n_expr++] = optarg;
+            if (n_expr == APP_MAX_SETS)
+                ok = tt_fail(err, "--expr: at most %d files", APP_MAX_SETS);
+            else
+                expr_paths[n_expr++] = optarg;
             break;
         case O_SET:
-            if (n_sets == APP_MAX_SETS) ok = tt_fail(err, "--set: at most %d", APP_MAX_SETS);
-            else if ((ok = app_parse_set(optarg, &sets[n_sets], err)) == TT_OK) n_sets++;
+            if (n_sets == APP_MAX_SETS)
+                ok = tt_fail(err, "--set: at most %d", APP_MAX_SETS);
+            else if ((ok = app_parse_set(optarg, &sets[n_sets], err)) == TT_OK)
+                n_sets++;
             break;
-        case O_SCHED: cfg.scheduler = optarg; break;
-        case O_EARLY: ok = opt_int(optarg, "--early-stopping", 0, 100000000, &cfg.early_stopping, err); break;
-        case O_BATCH: ok = opt_int(optarg, "--batch", 1, 4096, &cfg.batch, err); break;
-        case O_BUILDERS: ok = opt_int(optarg, "--builders", 1, 256, &cfg.builders, err); break;
-        case O_THREADS: ok = opt_int(optarg, "--threads", 0, 1024, &cfg.measure.threads, err); break;
-        case O_NUMBER: ok = opt_int(optarg, "--number", 1, 1000000, &cfg.measure.number, err); break;
-        case O_REPEAT: ok = opt_int(optarg, "--repeat", 1, 16, &cfg.measure.repeat, err); break;
-        case O_MINREP: ok = opt_int(optarg, "--min-repeat-ms", 0, 100000, &cfg.measure.min_repeat_ms, err); break;
-        case O_TIMEOUT: ok = opt_double(optarg, "--timeout", 0.01, 3600, &cfg.measure.run_timeout_s, err); break;
-        case O_BTIMEOUT: ok = opt_double(optarg, "--build-timeout", 0.01, 3600, &cfg.measure.build_timeout_s, err); break;
-        case O_SEED: ok = opt_u64(optarg, "--seed", &cfg.seed, err); break;
-        case O_ROOF_STOP: ok = opt_double(optarg, "--roof-stop", 0, 10, &cfg.roof_stop, err); break;
-        case O_NO_ROOF: roof = false; break;
-        case O_TRANSFER: cfg.transfer = true; break;
-        case O_LOG: cfg.log_path = optarg; break;
-        case O_HEADLESS: headless = true; break;
-        case O_TABLE: ok = opt_double(optarg, "--table-every", 0.1, 1e6, &table_every, err); break;
-        case O_NOCOLOR: color = false; break;
-        case O_RANK_TIMEOUT: ok = opt_double(optarg, "--rank-timeout", 0.5, 86400, &mpi->rank_timeout, err); break;
-        case O_TEMPLATE: tmpl_name = optarg; break;
-        case O_HELP: usage(stdout); free(specs); free_sets(sets, n_sets); return 0;
-        case ':': tt_fail(err, "%s needs a value", name); ok = TT_ERR; break;
-        default: tt_fail(err, "unknown option '%s' (see tunetop tune --help)", name); ok = TT_ERR; break;
+        case O_SCHED:
+            cfg.scheduler = optarg;
+            break;
+        case O_EARLY:
+            ok = opt_int(optarg, "--early-stopping", 0, 100000000, &cfg.early_stopping, err);
+            break;
+        case O_BATCH:
+            ok = opt_int(optarg, "--batch", 1, 4096, &cfg.batch, err);
+            break;
+        case O_BUILDERS:
+            ok = opt_int(optarg, "--builders", 1, 256, &cfg.builders, err);
+            break;
+        case O_THREADS:
+            ok = opt_int(optarg, "--threads", 0, 1024, &cfg.measure.threads, err);
+            break;
+        case O_NUMBER:
+            ok = opt_int(optarg, "--number", 1, 1000000, &cfg.measure.number, err);
+            break;
+        case O_REPEAT:
+            ok = opt_int(optarg, "--repeat", 1, 16, &cfg.measure.repeat, err);
+            break;
+        case O_MINREP:
+            ok = opt_int(optarg, "--min-repeat-ms", 0, 100000, &cfg.measure.min_repeat_ms, err);
+            break;
+        case O_TIMEOUT:
+            ok = opt_double(optarg, "--timeout", 0.01, 3600, &cfg.measure.run_timeout_s, err);
+            break;
+        case O_BTIMEOUT:
+            ok = opt_double(optarg, "--build-timeout", 0.01, 3600, &cfg.measure.build_timeout_s, err);
+            break;
+        case O_SEED:
+            ok = opt_u64(optarg, "--seed", &cfg.seed, err);
+            break;
+        case O_ROOF_STOP:
+            ok = opt_double(optarg, "--roof-stop", 0, 10, &cfg.roof_stop, err);
+            break;
+        case O_NO_ROOF:
+            roof = false;
+            break;
+        case O_TRANSFER:
+            cfg.transfer = true;
+            break;
+        case O_LOG:
+            cfg.log_path = optarg;
+            break;
+        case O_HEADLESS:
+            headless = true;
+            break;
+        case O_TABLE:
+            ok = opt_double(optarg, "--table-every", 0.1, 1e6, &table_every, err);
+            break;
+        case O_NOCOLOR:
+            color = false;
+            break;
+        case O_RANK_TIMEOUT:
+            ok = opt_double(optarg, "--rank-timeout", 0.5, 86400, &mpi->rank_timeout, err);
+            break;
+        case O_TEMPLATE:
+            tmpl_name = optarg;
+            break;
+        case O_HELP:
+            usage(stdout);
+            free(specs);
+            free_sets(sets, n_sets);
+            return 0;
+        case ':':
+            tt_fail(err, "%s needs a value", name);
+            ok = TT_ERR;
+            break;
+        default:
+            tt_fail(err, "unknown option '%s' (see tunetop tune --help)", name);
+            ok = TT_ERR;
+            break;
         }
         if (ok != TT_OK) goto usage_error;
     }
@@ -308,7 +440,8 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     }
     if (n_expr) {
         /* a schedule's number says nothing about it: the model-based tuners have nothing to learn from */
-        if (!tuner_given) cfg.strategy = "random";
+        if (!tuner_given)
+            cfg.strategy = "random";
         else if (strcmp(cfg.strategy, "random") != 0 && strcmp(cfg.strategy, "grid") != 0) {
             tt_fail(err, "--expr is tuned with --tuner random or grid (its candidates are numbered random schedules)");
             goto usage_error;
@@ -392,8 +525,11 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         free(specs);
         char line[TT_ERRLEN + 64];
         snprintf(line, sizeof line, "%s", err);
-        ServerConfig sc = {.target = target ? target : Target_find("cpu"), .dev = cfg.dev, .measure = cfg.measure,
-                           .builders = cfg.builders, .device_error = dev_ok == TT_OK ? NULL : line};
+        ServerConfig sc = {.target = target ? target : Target_find("cpu"),
+                           .dev = cfg.dev,
+                           .measure = cfg.measure,
+                           .builders = cfg.builders,
+                           .device_error = dev_ok == TT_OK ? NULL : line};
         if (ClusterServer_run(&sc, err) != TT_OK) {
             fprintf(stderr, "tunetop: %s\n", err);
             return 1;
@@ -443,7 +579,8 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
                         : Task_init(&tasks[i], i, &wls[i], weights[i], target->family, &cfg.dev, err);
         if (st != TT_OK) {
             fprintf(stderr, "tunetop: task %d: %s\n", i, err);
-            for (int j = 0; j < i; j++) Task_done(&tasks[j]);
+            for (int j = 0; j < i; j++)
+                Task_done(&tasks[j]);
             free(tasks);
             free(wls);
             free(weights);
@@ -458,7 +595,8 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, err);
         if (!mpi->host) {
             fprintf(stderr, "tunetop: %s\n", err);
-            for (int i = 0; i < n_wl; i++) Task_done(&tasks[i]);
+            for (int i = 0; i < n_wl; i++)
+                Task_done(&tasks[i]);
             free(tasks);
             free(specs);
             return 1;

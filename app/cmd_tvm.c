@@ -43,7 +43,8 @@ typedef struct KeySet {
 
 static uint64_t ks_hash(const char *s) {
     uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
 }
 
@@ -55,7 +56,8 @@ static bool KeySet_add(KeySet *this, const char *key) { /* true when new */
         for (size_t i = 0; i < this->cap; i++) {
             if (!this->keys[i]) continue;
             size_t s = ks_hash(this->keys[i]) & (cap - 1);
-            while (nk[s]) s = (s + 1) & (cap - 1);
+            while (nk[s])
+                s = (s + 1) & (cap - 1);
             nk[s] = this->keys[i];
         }
         free(this->keys);
@@ -71,7 +73,8 @@ static bool KeySet_add(KeySet *this, const char *key) { /* true when new */
 }
 
 static void KeySet_done(KeySet *this) {
-    for (size_t i = 0; i < this->cap; i++) free(this->keys[i]);
+    for (size_t i = 0; i < this->cap; i++)
+        free(this->keys[i]);
     free(this->keys);
 }
 
@@ -92,10 +95,18 @@ int cmd_import(int argc, char **argv) {
     int c;
     while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         switch (c) {
-        case 'h': import_usage(stdout); return 0;
-        case 'l': out_path = optarg; break;
-        case 't': target = optarg; break;
-        case 'v': verbose = true; break;
+        case 'h':
+            import_usage(stdout);
+            return 0;
+        case 'l':
+            out_path = optarg;
+            break;
+        case 't':
+            target = optarg;
+            break;
+        case 'v':
+            verbose = true;
+            break;
         default:
             fprintf(stderr, "tunetop import: unknown option or missing value '%s' (see tunetop import --help)\n",
                     argv[optind - 1]);
@@ -170,8 +181,10 @@ int cmd_import(int argc, char **argv) {
     bool have_cpu = false, have_gpu = false;
     const Target *tc = Target_find("cpu"), *tg = Target_find("cuda");
     if (tc && tc->probe && tc->probe(&cpu, err) == TT_OK) have_cpu = true;
-    if (tg && tg->probe && tg->probe(&gpu, err) == TT_OK) have_gpu = true;
-    else if (tg && tg->offline_info && tg->offline_info(NULL, &gpu, err) == TT_OK) have_gpu = true;
+    if (tg && tg->probe && tg->probe(&gpu, err) == TT_OK)
+        have_gpu = true;
+    else if (tg && tg->offline_info && tg->offline_info(NULL, &gpu, err) == TT_OK)
+        have_gpu = true;
     mapper = TvmMapper_new(have_cpu ? &cpu : NULL, have_gpu ? &gpu : NULL);
 
     if (TvmReader_open(path, fmt, &rd, err) != TT_OK) {
@@ -211,9 +224,11 @@ int cmd_import(int argc, char **argv) {
         }
         reasons[res.reason]++;
         if (res.reason != TVM_MAP_OK) {
-            if (!example[res.reason][0]) snprintf(example[res.reason], sizeof example[0], "line %ld: %.140s", rec->line, res.why);
-            if (verbose) fprintf(stderr, "tunetop import: line %ld (%s): %s: %s\n", rec->line, rec->task,
-                                 TvmMapReason_text(res.reason), res.why);
+            if (!example[res.reason][0])
+                snprintf(example[res.reason], sizeof example[0], "line %ld: %.140s", rec->line, res.why);
+            if (verbose)
+                fprintf(stderr, "tunetop import: line %ld (%s): %s: %s\n", rec->line, rec->task,
+                        TvmMapReason_text(res.reason), res.why);
             continue;
         }
         Workload wl;
@@ -225,8 +240,8 @@ int cmd_import(int argc, char **argv) {
         swapped += res.swapped_rx_ry;
         widened += res.widened;
         if (verbose && res.tvm_index_checked && !res.tvm_index_agrees)
-            fprintf(stderr, "tunetop import: line %ld: TVM's index recomputed %" PRId64 ", stored %" PRId64 "\n", rec->line,
-                    res.tvm_index, rec->index);
+            fprintf(stderr, "tunetop import: line %ld: TVM's index recomputed %" PRId64 ", stored %" PRId64 "\n",
+                    rec->line, res.tvm_index, rec->index);
         char key[REC_KEY_LEN + REC_NAME_LEN + 32];
         held_key(&out, key, sizeof key);
         if (!KeySet_add(&held, key)) {
@@ -241,7 +256,8 @@ int cmd_import(int argc, char **argv) {
                 rc = 1;
                 break;
             }
-            if (torn >= 0) fprintf(stderr, "tunetop import: %s: cut a torn last record at byte %lld\n", out_path, (long long)torn);
+            if (torn >= 0)
+                fprintf(stderr, "tunetop import: %s: cut a torn last record at byte %lld\n", out_path, (long long)torn);
         }
         if (LogWriter_append(w, &out, err) != TT_OK) {
             fprintf(stderr, "tunetop import: %s\n", err);
@@ -265,12 +281,16 @@ int cmd_import(int argc, char **argv) {
     printf("  mapped    %ld (conv2d %ld, depthwise_conv2d %ld, dense %ld, batch_matmul %ld)", mapped,
            mapped_by_op[OP_CONV2D], mapped_by_op[OP_DEPTHWISE_CONV2D], mapped_by_op[OP_DENSE],
            mapped_by_op[OP_BATCH_MATMUL]);
-    if (swapped || widened) printf("; %ld with old tile_rx/tile_ry names swapped, %ld with 2-way reduction splits", swapped, widened);
-    printf("\n  appended  %ld new record%s (%ld already in %s)\n", appended, appended == 1 ? "" : "s", held_already, out_path);
-    printf("  index     TVM's index recomputed for %ld of the mapped records: %ld agree with the stored one, %ld do not\n",
-           checked, agree, checked - agree);
+    if (swapped || widened)
+        printf("; %ld with old tile_rx/tile_ry names swapped, %ld with 2-way reduction splits", swapped, widened);
+    printf("\n  appended  %ld new record%s (%ld already in %s)\n", appended, appended == 1 ? "" : "s", held_already,
+           out_path);
+    printf(
+        "  index     TVM's index recomputed for %ld of the mapped records: %ld agree with the stored one, %ld do not\n",
+        checked, agree, checked - agree);
     for (int r = 1; r < TVM_MAP_REASONS; r++)
-        if (reasons[r]) printf("  unmapped  %6ld %s (first: %s)\n", reasons[r], TvmMapReason_text((TvmMapReason)r), example[r]);
+        if (reasons[r])
+            printf("  unmapped  %6ld %s (first: %s)\n", reasons[r], TvmMapReason_text((TvmMapReason)r), example[r]);
 done:
     if (w) LogWriter_close(w);
     Record_done(&out);

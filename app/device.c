@@ -49,8 +49,9 @@ Status app_resolve_device(const char *target_name, const char *arch, bool allow_
     for (int i = 0; i < n; i++)
         if (all[i] != t) Names_add(others, sizeof others, all[i]->name);
     if (t->offline_info)
-        return tt_fail(err, "%s: %s; measure with another --target (%s), or add --compile-only to "
-                            "build candidates against the limits of --arch (default %s) without running them",
+        return tt_fail(err,
+                       "%s: %s; measure with another --target (%s), or add --compile-only to "
+                       "build candidates against the limits of --arch (default %s) without running them",
                        t->name, why, others, t->default_arch);
     return tt_fail(err, "%s: %s; use --target %s", t->name, why, Target_default()->name);
 }

@@ -7,9 +7,9 @@
 
 #include <stddef.h>
 
-void *tt_malloc(size_t n);            /* n == 0 allocates 1 byte */
+void *tt_malloc(size_t n); /* n == 0 allocates 1 byte */
 void *tt_calloc(size_t count, size_t size);
-void *tt_realloc(void *p, size_t n);  /* n == 0 keeps 1 byte */
+void *tt_realloc(void *p, size_t n); /* n == 0 keeps 1 byte */
 char *tt_strdup(const char *s);
 char *tt_strndup(const char *s, size_t n);
 

@@ -71,9 +71,12 @@ static bool digits_of(double a, int precision, uint64_t *digits, int *exp10) {
     long double x;
     for (int tries = 0;; tries++) { /* log10 may be one off near a power of ten */
         if (tries == 3 || !scale(a, precision - 1 - e, &x)) return false;
-        if (x < (long double)lo) e--;
-        else if (x >= (long double)lo * 10) e++;
-        else break;
+        if (x < (long double)lo)
+            e--;
+        else if (x >= (long double)lo * 10)
+            e++;
+        else
+            break;
     }
     /* x < 10^17 < 2^63: x + 2^63 lies in [2^63, 2^64), where the significand is an integer, so the
      * addition rounds x to the nearest integer, and the significand's bits hold 2^63 + that integer
@@ -81,8 +84,8 @@ static bool digits_of(double a, int precision, uint64_t *digits, int *exp10) {
     long double y = x + 0x1p63L;
     uint64_t sig;
     memcpy(&sig, &y, sizeof sig);
-    long double frac = x - (y - 0x1p63L); /* in [-0.5, 0.5], exact */
-    long double tol = x * 0x1p-62L;        /* 4 x the error bound of x */
+    long double frac = x - (y - 0x1p63L);               /* in [-0.5, 0.5], exact */
+    long double tol = x * 0x1p-62L;                     /* 4 x the error bound of x */
     if (fabsl(fabsl(frac) - 0.5L) <= tol) return false; /* too close to halfway to round for sure */
     uint64_t n = sig - ((uint64_t)1 << 63);
     if (n == lo * 10) {

@@ -11,7 +11,8 @@ static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k
 
 void Rng_seed(Rng *this, uint64_t seed) {
     uint64_t x = seed;
-    for (int i = 0; i < 4; i++) this->s[i] = splitmix64(&x);
+    for (int i = 0; i < 4; i++)
+        this->s[i] = splitmix64(&x);
 }
 
 uint64_t Rng_next(Rng *this) {
@@ -30,7 +31,8 @@ uint64_t Rng_next(Rng *this) {
 uint64_t Rng_below(Rng *this, uint64_t n) {
     uint64_t limit = UINT64_MAX - UINT64_MAX % n;
     uint64_t r;
-    do r = Rng_next(this);
+    do
+        r = Rng_next(this);
     while (r >= limit);
     return r % n;
 }

@@ -11,7 +11,8 @@ static void reserve(StrBuf *this, size_t extra) {
     size_t need = this->len + extra + 1;
     if (need <= this->cap) return;
     size_t cap = this->cap ? this->cap : 256;
-    while (cap < need) cap *= 2;
+    while (cap < need)
+        cap *= 2;
     this->data = tt_realloc(this->data, cap);
     this->cap = cap;
 }

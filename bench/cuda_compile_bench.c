@@ -56,7 +56,9 @@ static void *builder(void *p) {
         BuildResult br;
         BuildResult_init(&br);
         target_cuda.build(&src, &b->dev, &opt, b->workdir, atomic_fetch_add(&b->tag, 1), &br);
-        atomic_fetch_add(br.error_no == ERR_NO_ERROR ? &b->ok : br.error_no == ERR_INSTANTIATION ? &b->inst : &b->fail,
+        atomic_fetch_add(br.error_no == ERR_NO_ERROR        ? &b->ok
+                         : br.error_no == ERR_INSTANTIATION ? &b->inst
+                                                            : &b->fail,
                          1);
         if (br.error_no != ERR_NO_ERROR) {
             char cfg[512];
@@ -130,8 +132,10 @@ int main(int argc, char **argv) {
         VisitedSet_done(&vs);
         double t0 = clock_mono();
         pthread_t th[64];
-        for (int t = 0; t < threads; t++) pthread_create(&th[t], NULL, builder, &b);
-        for (int t = 0; t < threads; t++) pthread_join(th[t], NULL);
+        for (int t = 0; t < threads; t++)
+            pthread_create(&th[t], NULL, builder, &b);
+        for (int t = 0; t < threads; t++)
+            pthread_join(th[t], NULL);
         double wall = clock_mono() - t0;
         printf("%-72s %3d built in %6.1f s: %5.2f candidates/s, %.2f s per compile per thread "
                "(ok %d, register-file rejected %d, failed %d; %d drawn to find %d valid)\n",

@@ -56,9 +56,9 @@
 
 #include "base/clock.h"
 #include "base/rng.h"
+#include "kernels/target.h"
 #include "kernels/targets/cpu/abi.h"
 #include "kernels/targets/machine.h"
-#include "kernels/target.h"
 #include "kernels/template.h"
 #include "kernels/workload.h"
 #include "space/space.h"
@@ -69,9 +69,9 @@
 extern const Template tmpl_conv2d_cpu, tmpl_conv2d_winograd_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu,
     tmpl_batch_matmul_cpu;
 extern const Target target_cpu;
-__attribute__((used)) static const void *const keep_symbols[] = {
-    &tmpl_conv2d_cpu, &tmpl_conv2d_winograd_cpu, &tmpl_depthwise_cpu, &tmpl_dense_cpu, &tmpl_batch_matmul_cpu,
-    &target_cpu};
+__attribute__((used)) static const void *const keep_symbols[] = {&tmpl_conv2d_cpu,       &tmpl_conv2d_winograd_cpu,
+                                                                 &tmpl_depthwise_cpu,    &tmpl_dense_cpu,
+                                                                 &tmpl_batch_matmul_cpu, &target_cpu};
 
 #define MAX_BATCH 8
 #define TOP_K 6
@@ -571,8 +571,8 @@ static double bench_dnnl_conv(const Workload *wl, dnnl_alg_kind_t alg, int threa
     dnnl_memory_desc_init_by_tag(&wmd, 4, wd, dnnl_f32, dnnl_format_tag_any);
     dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, dnnl_format_tag_any);
     dnnl_convolution_desc_t cd;
-    if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, alg, &smd, &wmd,
-                                                   NULL, &dmd, strides, dil, pad, pad_r) != dnnl_success)
+    if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, alg, &smd, &wmd, NULL, &dmd, strides,
+                                                   dil, pad, pad_r) != dnnl_success)
         goto out;
     if (dnnl_primitive_desc_create(&d.pd, &cd, NULL, d.eng, NULL) != dnnl_success) goto out;
     const char *name = NULL;
@@ -733,10 +733,11 @@ int main(int argc, char **argv) {
         char when[64] = "?";
         time_t mt_at = (time_t)mf.measured_at;
         strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&mt_at));
-        printf("machine figures (%s; measured %s in %.1f s): peak FP32 %.1f GFLOPS 1 core, %.1f GFLOPS %d cores; triad %.1f / %.1f "
+        printf("machine figures (%s; measured %s in %.1f s): peak FP32 %.1f GFLOPS 1 core, %.1f GFLOPS %d cores; triad "
+               "%.1f / %.1f "
                "GB/s (memory), %.1f / %.1f (L3), %.1f / %.1f (L2)\n\n",
-               note[0] ? note : "the cache", when, mf.measure_s, mf.peak1_gflops, mf.peak_gflops, mf.cores, mf.bw1_gbs, mf.bw_gbs, mf.l3_bw1_gbs,
-               mf.l3_bw_gbs, mf.l2_bw1_gbs, mf.l2_bw_gbs);
+               note[0] ? note : "the cache", when, mf.measure_s, mf.peak1_gflops, mf.peak_gflops, mf.cores, mf.bw1_gbs,
+               mf.bw_gbs, mf.l3_bw1_gbs, mf.l3_bw_gbs, mf.l2_bw1_gbs, mf.l2_bw_gbs);
     }
     printf("%-26s %7s %7s %7s %6s | %7s %7s %7s %6s %6s | %6s %6s %5s | %s\n", "task", "tuned1", "onednn1", "blas1",
            "ratio1", "tunedN", "onednnN", "blasN", "ratioN", "rN_min", "pk+fin", "trial/s", "cc_cpu",
@@ -762,7 +763,8 @@ int main(int argc, char **argv) {
         int n_all = Template_all(&all_t), n_use = 0;
         const Template *use[4];
         for (int k = 0; k < n_all && n_use < 4; k++)
-            if (all_t[k]->family == FAMILY_CPU && all_t[k]->op == pw.op && (!all_t[k]->applies || all_t[k]->applies(&pw)) &&
+            if (all_t[k]->family == FAMILY_CPU && all_t[k]->op == pw.op &&
+                (!all_t[k]->applies || all_t[k]->applies(&pw)) &&
                 (!opt.template || strstr(all_t[k]->name, opt.template)))
                 use[n_use++] = all_t[k];
         if (!n_use) {
@@ -834,8 +836,8 @@ int main(int argc, char **argv) {
             Space_decode(&t.space, best1, choice);
             char kc[220];
             Space_format(&t.space, choice, kc, sizeof kc);
-            snprintf(cfg, sizeof cfg, "%s%s", n_use > 1 ? (t.tmpl == &tmpl_conv2d_winograd_cpu ? "winograd " : "direct ") : "",
-                     kc);
+            snprintf(cfg, sizeof cfg, "%s%s",
+                     n_use > 1 ? (t.tmpl == &tmpl_conv2d_winograd_cpu ? "winograd " : "direct ") : "", kc);
         }
         char c[10][16];
         printf("%-26s %7s %7s %7s %6s | %7s %7s %7s %6s %6s | %6.2f %6.1f %5.2f | %s\n", t.label, num(c[0], g / t1, 1),
@@ -848,8 +850,8 @@ int main(int argc, char **argv) {
             Roof r1 = Roof_compute(&mf, 1, t.flops, bytes), rn = Roof_compute(&mf, all, t.flops, bytes);
             printf("%-26s   roof: 1 thread %.1f GFLOPS %s, tuned %s%% vendor %s%% | %d threads %.1f GFLOPS %s, tuned "
                    "%s%% vendor %s%% (fastest repeats: tuned %s%% vendor %s%%)\n",
-                   "", r1.gflops, Roof_boundText(r1.memory_bound ? r1.level : 0), num(c[0], 100 * g / t1 / r1.gflops, 0),
-                   num(c[1], 100 * g / ref1 / r1.gflops, 0), all, rn.gflops,
+                   "", r1.gflops, Roof_boundText(r1.memory_bound ? r1.level : 0),
+                   num(c[0], 100 * g / t1 / r1.gflops, 0), num(c[1], 100 * g / ref1 / r1.gflops, 0), all, rn.gflops,
                    Roof_boundText(rn.memory_bound ? rn.level : 0), num(c[2], 100 * g / tn / rn.gflops, 0),
                    num(c[3], 100 * g / refn / rn.gflops, 0), num(c[4], 100 * g / tnmin / rn.gflops, 0),
                    num(c[5], 100 * g / refnmin / rn.gflops, 0));
@@ -899,7 +901,8 @@ int main(int argc, char **argv) {
                100 * blas_bestn / mf.peak_gflops);
     printf("\nGFLOPS columns: tuned (the faster template, best config), oneDNN (faster of direct and auto) / OpenBLAS;"
            " ratio = tuned / vendor (>1: faster). GFLOPS are the direct convolution's FLOPs over the time, also for"
-           " Winograd (effective GFLOPS). 1 = one thread (timed with the thread's CPU clock), N = %d threads (wall clock, median;"
+           " Winograd (effective GFLOPS). 1 = one thread (timed with the thread's CPU clock), N = %d threads (wall "
+           "clock, median;"
            " rN_min compares the fastest repeats, less sensitive to other processes).\n",
            all);
     printf("pk+fin = ms of tt_pack + tt_finish (layout transforms, timed apart). cc_cpu = mean CPU seconds of cc per"

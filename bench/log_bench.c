@@ -43,9 +43,12 @@ int main(int argc, char **argv) {
     int repeat = 5;
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--records") == 0 && i + 1 < argc) n = atol(argv[++i]);
-        else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) dir = argv[++i];
+        if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
+            n = atol(argv[++i]);
+        else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
+            repeat = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+            dir = argv[++i];
         else {
             fprintf(stderr, "usage: log_bench [--records N] [--repeat R] [--dir DIR]\n");
             return 2;
@@ -117,8 +120,9 @@ int main(int argc, char **argv) {
         if (dt < best) best = dt;
     }
     free(bytes);
-    printf("CRC-32C alone over the %.1f MB: %.4f s (%.2f GB/s, crc %08x) = %.2f%% of the median checked load (%.3f s)\n",
-           st.st_size / 1e6, best, st.st_size / best / 1e9, sink, 100.0 * best / (n / mon), n / mon);
+    printf(
+        "CRC-32C alone over the %.1f MB: %.4f s (%.2f GB/s, crc %08x) = %.2f%% of the median checked load (%.3f s)\n",
+        st.st_size / 1e6, best, st.st_size / best / 1e9, sink, 100.0 * best / (n / mon), n / mon);
     unlink(path);
     return 0;
 }

@@ -44,7 +44,8 @@ static int run(const char *exe, const char *cmd, const char *log, Run *out) {
     if (pid < 0) return -1;
     if (pid == 0) {
         int fd = open("/dev/null", O_WRONLY);
-        if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) _exit(127); /* stderr too: best warns on these made-up costs */
+        if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+            _exit(127); /* stderr too: best warns on these made-up costs */
         execl(exe, exe, cmd, log, (char *)NULL);
         _exit(127);
     }
@@ -110,13 +111,20 @@ int main(int argc, char **argv) {
     const char *exe[2] = {NULL, NULL};
     char self_dir[PATH_MAX], default_exe[PATH_MAX + 16];
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--records") == 0 && i + 1 < argc) n = atol(argv[++i]);
-        else if (strcmp(argv[i], "--tasks") == 0 && i + 1 < argc) tasks = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) dir = argv[++i];
-        else if (strcmp(argv[i], "--keep") == 0) keep = true;
-        else if (strcmp(argv[i], "--tunetop") == 0 && i + 1 < argc) exe[0] = argv[++i];
-        else if (strcmp(argv[i], "--reference") == 0 && i + 1 < argc) exe[1] = argv[++i];
+        if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
+            n = atol(argv[++i]);
+        else if (strcmp(argv[i], "--tasks") == 0 && i + 1 < argc)
+            tasks = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
+            repeat = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+            dir = argv[++i];
+        else if (strcmp(argv[i], "--keep") == 0)
+            keep = true;
+        else if (strcmp(argv[i], "--tunetop") == 0 && i + 1 < argc)
+            exe[0] = argv[++i];
+        else if (strcmp(argv[i], "--reference") == 0 && i + 1 < argc)
+            exe[1] = argv[++i];
         else {
             fprintf(stderr, "usage: log_read_bench [--tunetop PATH] [--reference PATH] [--records N] [--tasks T] "
                             "[--repeat R] [--dir DIR] [--keep]\n");
@@ -188,7 +196,7 @@ int main(int argc, char **argv) {
         printf("; tunetop against the reference: best %.2fx as fast (wall), %.2fx the memory; dump %.2fx as fast",
                med[1][BEST][0] / med[0][BEST][0], med[0][BEST][2] / med[1][BEST][2], med[1][DUMP][0] / med[0][DUMP][0]);
     }
-    printf("\nbest's peak RSS at %ld records is %.2fx that at %ld records (1.00 = does not grow with the records)\n",
-           n, med[0][BEST][2] / med[0][BEST_SMALL][2], n / 10);
+    printf("\nbest's peak RSS at %ld records is %.2fx that at %ld records (1.00 = does not grow with the records)\n", n,
+           med[0][BEST][2] / med[0][BEST_SMALL][2], n / 10);
     return 0;
 }

@@ -151,30 +151,56 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"network", required_argument, 0, 'n'}, {"ops", required_argument, 0, 'o'},
-        {"trials", required_argument, 0, 't'},  {"round", required_argument, 0, 'r'},
-        {"tuner", required_argument, 0, 'u'},   {"seeds", required_argument, 0, 's'},
-        {"roof-stop", required_argument, 0, 'F'}, {"threads", required_argument, 0, 'T'},
-        {"dir", required_argument, 0, 'd'},     {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"network", required_argument, 0, 'n'},
+                                             {"ops", required_argument, 0, 'o'},
+                                             {"trials", required_argument, 0, 't'},
+                                             {"round", required_argument, 0, 'r'},
+                                             {"tuner", required_argument, 0, 'u'},
+                                             {"seeds", required_argument, 0, 's'},
+                                             {"roof-stop", required_argument, 0, 'F'},
+                                             {"threads", required_argument, 0, 'T'},
+                                             {"dir", required_argument, 0, 'd'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
     const char *network = "resnet-18", *ops = NULL, *tuner = "xgb", *dir = NULL;
     int trials = 384, round = 16, seeds = 3, threads = 0;
     double stop = 0.9;
     int c;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
-        case 'n': network = optarg; break;
-        case 'o': ops = optarg; break;
-        case 't': trials = atoi(optarg); break;
-        case 'r': round = atoi(optarg); break;
-        case 'u': tuner = optarg; break;
-        case 's': seeds = atoi(optarg); break;
-        case 'F': stop = atof(optarg); break;
-        case 'T': threads = atoi(optarg); break;
-        case 'd': dir = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'n':
+            network = optarg;
+            break;
+        case 'o':
+            ops = optarg;
+            break;
+        case 't':
+            trials = atoi(optarg);
+            break;
+        case 'r':
+            round = atoi(optarg);
+            break;
+        case 'u':
+            tuner = optarg;
+            break;
+        case 's':
+            seeds = atoi(optarg);
+            break;
+        case 'F':
+            stop = atof(optarg);
+            break;
+        case 'T':
+            threads = atoi(optarg);
+            break;
+        case 'd':
+            dir = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (trials < 1 || round < 1 || seeds < 1 || seeds > 32 || !(stop > 0)) {

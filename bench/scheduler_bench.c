@@ -97,8 +97,8 @@ static void arm_config(const char *arm, const EngineConfig *base, EngineConfig *
     cfg->strategy = tuner;
 }
 
-static Status run_session(const char *arm, const char *network, const NetworkOptions *nopt,
-                          const EngineConfig *base, const char *log_path, Outcome *o, char *err) {
+static Status run_session(const char *arm, const char *network, const NetworkOptions *nopt, const EngineConfig *base,
+                          const char *log_path, Outcome *o, char *err) {
     Task *tasks = NULL;
     int n = 0;
     if (make_tasks(network, nopt, &base->dev, &tasks, &n, err) != TT_OK) return TT_ERR;
@@ -140,8 +140,8 @@ static Status run_session(const char *arm, const char *network, const NetworkOpt
         if (clock_mono() - last_print > 30) {
             SessionSnapshot s;
             Engine_snapshot(e, &s);
-            fprintf(stderr, "  [%s] %d/%d trials, %.0f s, estimate %.3f ms\n", arm, s.trials, s.budget,
-                    s.elapsed_s, isfinite(s.est_latency_s) ? s.est_latency_s * 1e3 : -1.0);
+            fprintf(stderr, "  [%s] %d/%d trials, %.0f s, estimate %.3f ms\n", arm, s.trials, s.budget, s.elapsed_s,
+                    isfinite(s.est_latency_s) ? s.est_latency_s * 1e3 : -1.0);
             SessionSnapshot_done(&s);
             last_print = clock_mono();
         }

@@ -70,8 +70,8 @@ static const char *const DEFAULT_TASKS[] = {
 };
 
 typedef struct Run {
-    int n;          /* trials */
-    double *gflops; /* per trial, in order */
+    int n;           /* trials */
+    double *gflops;  /* per trial, in order */
     uint64_t *index; /* the config of each trial */
     double best;
     double strategy_s; /* time inside propose + update */
@@ -79,7 +79,8 @@ typedef struct Run {
 
 static int split_list(char *s, const char **out, int max) {
     int n = 0;
-    for (char *tok = strtok(s, ","); tok && n < max; tok = strtok(NULL, ",")) out[n++] = tok;
+    for (char *tok = strtok(s, ","); tok && n < max; tok = strtok(NULL, ","))
+        out[n++] = tok;
     return n;
 }
 
@@ -177,8 +178,7 @@ static void measure_batch(Lab *lab, const Task *task, Measured *m, const uint64_
         BuildJob *job = &jobs[i];
         double g = 0;
         char why[256];
-        snprintf(why, sizeof why, "%s",
-                 job->result.msg ? job->result.msg : MeasureError_name(job->result.error_no));
+        snprintf(why, sizeof why, "%s", job->result.msg ? job->result.msg : MeasureError_name(job->result.error_no));
         lab->built++;
         if (job->result.error_no == ERR_NO_ERROR) {
             if (lab->runner_task != task) {
@@ -222,8 +222,8 @@ typedef struct Transfer {
 
 /* Leave one out: the records of the sessions (row k_src, seed s) of every
  * other task of task t's template, as an earlier session logged them. */
-static Transfer leave_one_out(const Task *tasks, const bool *ok, int n_tasks, int t,
-                              Run runs[][MAX_TUNERS][MAX_SEEDS], int k_src, int s) {
+static Transfer leave_one_out(const Task *tasks, const bool *ok, int n_tasks, int t, Run runs[][MAX_TUNERS][MAX_SEEDS],
+                              int k_src, int s) {
     Transfer x = {0};
     int cap = 1;
     for (int o = 0; o < n_tasks; o++)
@@ -369,14 +369,16 @@ static int copy_file(const char *from, const char *to) {
     }
     char buf[65536];
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, a)) > 0) fwrite(buf, 1, n, b);
+    while ((n = fread(buf, 1, sizeof buf, a)) > 0)
+        fwrite(buf, 1, n, b);
     fclose(a);
     return fclose(b) == 0 ? 0 : -1;
 }
 
 static double mean_of(const double *v, int n) {
     double s = 0;
-    for (int i = 0; i < n; i++) s += v[i];
+    for (int i = 0; i < n; i++)
+        s += v[i];
     return n ? s / n : 0;
 }
 
@@ -472,17 +474,28 @@ int main(int argc, char **argv) {
             return 2;
         }
         char *v = argv[++i];
-        if (!strcmp(a, "--trials")) trials = atoi(v);
-        else if (!strcmp(a, "--seeds")) n_seeds = atoi(v);
-        else if (!strcmp(a, "--tuners")) n_tuners = split_list(v, tuners, MAX_TUNERS);
-        else if (!strcmp(a, "--task") && n_specs < MAX_TASKS) specs[n_specs++] = v;
-        else if (!strcmp(a, "--engine-trials")) engine_trials = atoi(v);
-        else if (!strcmp(a, "--warm-history")) warm_history = atoi(v);
-        else if (!strcmp(a, "--warm-tasks")) warm_tasks = atoi(v);
-        else if (!strcmp(a, "--warm-seeds")) warm_seeds = atoi(v);
-        else if (!strcmp(a, "--number")) lab.mo.number = atoi(v);
-        else if (!strcmp(a, "--repeat")) lab.mo.repeat = atoi(v);
-        else if (!strcmp(a, "--csv")) csv_path = v;
+        if (!strcmp(a, "--trials"))
+            trials = atoi(v);
+        else if (!strcmp(a, "--seeds"))
+            n_seeds = atoi(v);
+        else if (!strcmp(a, "--tuners"))
+            n_tuners = split_list(v, tuners, MAX_TUNERS);
+        else if (!strcmp(a, "--task") && n_specs < MAX_TASKS)
+            specs[n_specs++] = v;
+        else if (!strcmp(a, "--engine-trials"))
+            engine_trials = atoi(v);
+        else if (!strcmp(a, "--warm-history"))
+            warm_history = atoi(v);
+        else if (!strcmp(a, "--warm-tasks"))
+            warm_tasks = atoi(v);
+        else if (!strcmp(a, "--warm-seeds"))
+            warm_seeds = atoi(v);
+        else if (!strcmp(a, "--number"))
+            lab.mo.number = atoi(v);
+        else if (!strcmp(a, "--repeat"))
+            lab.mo.repeat = atoi(v);
+        else if (!strcmp(a, "--csv"))
+            csv_path = v;
         else {
             usage();
             return 2;
@@ -493,12 +506,13 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (!n_specs)
-        for (size_t i = 0; i < sizeof DEFAULT_TASKS / sizeof DEFAULT_TASKS[0]; i++) specs[n_specs++] = DEFAULT_TASKS[i];
+        for (size_t i = 0; i < sizeof DEFAULT_TASKS / sizeof DEFAULT_TASKS[0]; i++)
+            specs[n_specs++] = DEFAULT_TASKS[i];
     const Strategy *strat[MAX_TUNERS];
     bool xfer_row[MAX_TUNERS] = {0};
     for (int k = 0; k < n_tuners; k++)
         if ((xfer_row[k] = !strcmp(tuners[k], XFER_ROW)) ? !(strat[k] = Strategy_find("xgb"))
-                                                          : !(strat[k] = Strategy_find(tuners[k]))) {
+                                                         : !(strat[k] = Strategy_find(tuners[k]))) {
             fprintf(stderr, "search_bench: unknown tuner '%s' (known: %s)\n", tuners[k], Strategy_names());
             return 2;
         }

@@ -24,8 +24,8 @@
 #include "kernels/targets/cpu/abi.h"
 #include "kernels/templates/te/te_lower.h"
 
-static const char *const EXAMPLES[] = {"matmul",    "dense",   "batch_matmul", "conv2d",         "depthwise",
-                                       "softmax",   "layer_norm", "max_pool",  "dense_bias_gelu"};
+static const char *const EXAMPLES[] = {"matmul",  "dense",      "batch_matmul", "conv2d",         "depthwise",
+                                       "softmax", "layer_norm", "max_pool",     "dense_bias_gelu"};
 
 static int cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -43,10 +43,14 @@ int main(int argc, char **argv) {
     uint64_t seed = 1;
     const char *only = NULL, *dir = "examples/te";
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--trials") && i + 1 < argc) trials = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-        else if (!strcmp(argv[i], "--examples") && i + 1 < argc) dir = argv[++i];
+        if (!strcmp(argv[i], "--trials") && i + 1 < argc)
+            trials = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+        else if (!strcmp(argv[i], "--examples") && i + 1 < argc)
+            dir = argv[++i];
         else {
             fprintf(stderr, "usage: te_bench [--trials N] [--seed S] [--only SUBSTR] [--examples DIR]\n");
             return 2;
@@ -75,7 +79,8 @@ int main(int argc, char **argv) {
             int64_t n = TeProgram_numel(g, t);
             buf[t] = malloc(sizeof(float) * n);
             ref[t] = malloc(sizeof(double) * n);
-            for (int64_t i = 0; i < n; i++) ref[t][i] = g->tensors[t].is_input ? (float)(Rng_uniform(&rng) - 0.5) : 0;
+            for (int64_t i = 0; i < n; i++)
+                ref[t][i] = g->tensors[t].is_input ? (float)(Rng_uniform(&rng) - 0.5) : 0;
         }
         int check = d.flops < 1e8; /* the tree-walking interpreter is slow: check only small expressions */
         if (check) TeProgram_eval(g, ref);
@@ -119,7 +124,8 @@ int main(int argc, char **argv) {
             if (!fn) continue;
             n_ok++;
             for (int t = 0; t < g->n_tensors; t++)
-                for (int64_t i = 0; i < TeProgram_numel(g, t); i++) buf[t][i] = g->tensors[t].is_input ? (float)ref[t][i] : NAN;
+                for (int64_t i = 0; i < TeProgram_numel(g, t); i++)
+                    buf[t][i] = g->tensors[t].is_input ? (float)ref[t][i] : NAN;
             fn(buf); /* warm-up, and the check */
             int bad = 0;
             for (int t = 0; check && t < g->n_tensors && !bad; t++)
@@ -151,7 +157,8 @@ int main(int argc, char **argv) {
         fflush(stdout);
         free(lower_ms);
         free(compile_s);
-        for (int t = 0; t < g->n_tensors; t++) free(buf[t]), free(ref[t]);
+        for (int t = 0; t < g->n_tensors; t++)
+            free(buf[t]), free(ref[t]);
         TeProgram_delete(g);
     }
     rmdir(tmp);

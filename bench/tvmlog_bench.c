@@ -8,12 +8,10 @@
  * bytes), then times the `best` path (TvmReader + TvmSummary: every line
  * parsed with yajl into the reused tree) R times (default 5) and prints the median lines/s and
  * MB/s per CPU second of the process (the wall-clock figure beside it: on a
- * shared machine the wall clock also counts the other processes). The same is done for 4N lines of the same W workloads in a child
- * process each, whose peak RSS is printed beside: it stays flat when memory
- * grows with workloads. The reference, in the same run: Python's json.loads
- * over the same file line by line (how TVM's own record reader reads a log),
- * unless --no-python or python3 is missing. Machine and load average printed
- * at the end. */
+ * shared machine the wall clock also counts the other processes). The same is done for 4N lines of the same W workloads
+ * in a child process each, whose peak RSS is printed beside: it stays flat when memory grows with workloads. The
+ * reference, in the same run: Python's json.loads over the same file line by line (how TVM's own record reader reads a
+ * log), unless --no-python or python3 is missing. Machine and load average printed at the end. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -81,8 +79,10 @@ static double best_pass(const char *path, long *records, int *tasks, double *wal
     TvmRecord *rec = malloc(sizeof *rec);
     TvmReadStatus st;
     while ((st = TvmReader_next(r, rec, err)) != TVM_END)
-        if (st == TVM_RECORD) TvmSummary_add(&s, rec);
-        else if (st == TVM_IOERR || st == TVM_PARTIAL) break;
+        if (st == TVM_RECORD)
+            TvmSummary_add(&s, rec);
+        else if (st == TVM_IOERR || st == TVM_PARTIAL)
+            break;
     double t = cpu_now() - t0;
     *wall = now() - w0;
     *records = s.n_records;
@@ -119,10 +119,14 @@ int main(int argc, char **argv) {
     int workloads = 200, repeat = 5;
     bool python = true;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--lines") == 0 && i + 1 < argc) lines = atol(argv[++i]);
-        else if (strcmp(argv[i], "--workloads") == 0 && i + 1 < argc) workloads = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--no-python") == 0) python = false;
+        if (strcmp(argv[i], "--lines") == 0 && i + 1 < argc)
+            lines = atol(argv[++i]);
+        else if (strcmp(argv[i], "--workloads") == 0 && i + 1 < argc)
+            workloads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
+            repeat = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--no-python") == 0)
+            python = false;
         else {
             fprintf(stderr, "usage: tvmlog_bench [--lines N] [--workloads W] [--repeat R] [--no-python]\n");
             return 2;
@@ -142,7 +146,8 @@ int main(int argc, char **argv) {
     double *t = malloc(sizeof(double) * (size_t)repeat), *wt = malloc(sizeof(double) * (size_t)repeat);
     long n = 0;
     int tasks = 0;
-    for (int r = 0; r < repeat; r++) t[r] = best_pass(small, &n, &tasks, &wt[r]);
+    for (int r = 0; r < repeat; r++)
+        t[r] = best_pass(small, &n, &tasks, &wt[r]);
     qsort(t, (size_t)repeat, sizeof *t, cmp_d);
     qsort(wt, (size_t)repeat, sizeof *wt, cmp_d);
     double med = t[repeat / 2];

@@ -9,15 +9,15 @@
 #include "kernels/target.h"
 #include "kernels/template.h"
 
-extern const Template tmpl_conv2d_cpu, tmpl_conv2d_winograd_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
+extern const Template tmpl_conv2d_cpu, tmpl_conv2d_winograd_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu,
+    tmpl_batch_matmul_cpu;
 extern const Template tmpl_conv2d_gpu, tmpl_depthwise_gpu, tmpl_dense_gpu;
 extern const Template tmpl_te_cpu, tmpl_te_gpu;
 extern const Target target_cpu, target_cuda, target_opencl;
 
 static const Template *const TEMPLATES[] = {
     &tmpl_conv2d_cpu, &tmpl_conv2d_winograd_cpu, &tmpl_depthwise_cpu, &tmpl_dense_cpu, &tmpl_batch_matmul_cpu,
-    &tmpl_conv2d_gpu, &tmpl_depthwise_gpu, &tmpl_dense_gpu,
-    &tmpl_te_cpu, &tmpl_te_gpu,
+    &tmpl_conv2d_gpu, &tmpl_depthwise_gpu,       &tmpl_dense_gpu,     &tmpl_te_cpu,    &tmpl_te_gpu,
 };
 /* The first target is the default of --target. */
 static const Target *const TARGETS[] = {&target_cpu, &target_cuda, &target_opencl};
@@ -67,7 +67,8 @@ static char target_names[128];
 static pthread_once_t target_names_once = PTHREAD_ONCE_INIT;
 
 static void target_names_init(void) {
-    for (int i = 0; i < COUNT(TARGETS); i++) Names_add(target_names, sizeof target_names, TARGETS[i]->name);
+    for (int i = 0; i < COUNT(TARGETS); i++)
+        Names_add(target_names, sizeof target_names, TARGETS[i]->name);
 }
 
 const char *Target_names(void) {
@@ -82,8 +83,8 @@ const Target *Target_find(const char *name) {
 }
 
 static const char *const ERROR_NAMES[ERR_COUNT] = {
-    "NO_ERROR",     "INSTANTIATION_ERROR", "COMPILE_HOST",  "COMPILE_DEVICE", "RUNTIME_DEVICE",
-    "WRONG_ANSWER", "BUILD_TIMEOUT",       "RUN_TIMEOUT",   "UNKNOWN_ERROR",
+    "NO_ERROR",     "INSTANTIATION_ERROR", "COMPILE_HOST", "COMPILE_DEVICE", "RUNTIME_DEVICE",
+    "WRONG_ANSWER", "BUILD_TIMEOUT",       "RUN_TIMEOUT",  "UNKNOWN_ERROR",
 };
 
 const char *MeasureError_name(int error_no) {
@@ -103,7 +104,8 @@ void MeasureOptions_defaults(MeasureOptions *this) {
 
 void KernelSource_init(KernelSource *this) {
     memset(this, 0, sizeof *this);
-    for (int i = 0; i < 3; i++) this->grid[i] = this->block[i] = 1;
+    for (int i = 0; i < 3; i++)
+        this->grid[i] = this->block[i] = 1;
 }
 
 void KernelSource_done(KernelSource *this) {

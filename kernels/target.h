@@ -40,13 +40,13 @@ typedef enum {
 const char *MeasureError_name(int error_no); /* "NO_ERROR", "INSTANTIATION_ERROR", ... */
 
 typedef struct MeasureOptions {
-    int number;            /* runs per repeat (raised to reach min_repeat_ms) */
-    int repeat;            /* timed repeats; each gives one cost */
-    int min_repeat_ms;     /* raise `number` until one repeat lasts this long */
+    int number;        /* runs per repeat (raised to reach min_repeat_ms) */
+    int repeat;        /* timed repeats; each gives one cost */
+    int min_repeat_ms; /* raise `number` until one repeat lasts this long */
     double build_timeout_s;
     double run_timeout_s;
-    int threads;           /* CPU kernel threads (0 = all cores) */
-    bool compile_only;     /* build and record resources, do not run */
+    int threads;            /* CPU kernel threads (0 = all cores) */
+    bool compile_only;      /* build and record resources, do not run */
     bool check_correctness; /* compare with the reference (default true) */
     /* Stop after the first repeat when one run takes longer than this (0 =
      * off): the engine sets it to a multiple of the task's best so that far
@@ -57,9 +57,9 @@ typedef struct MeasureOptions {
 void MeasureOptions_defaults(MeasureOptions *this); /* number 4, repeat 3, min_repeat_ms 0, timeouts 15/10 s */
 
 typedef struct BuildResult {
-    int error_no;      /* NO_ERROR, COMPILE_HOST, COMPILE_DEVICE, BUILD_TIMEOUT, INSTANTIATION (resources) */
-    char *msg;         /* owned: compiler log or reason; NULL when empty */
-    char path[256];    /* artifact on disk (shared object, cubin), "" if none */
+    int error_no;   /* NO_ERROR, COMPILE_HOST, COMPILE_DEVICE, BUILD_TIMEOUT, INSTANTIATION (resources) */
+    char *msg;      /* owned: compiler log or reason; NULL when empty */
+    char path[256]; /* artifact on disk (shared object, cubin), "" if none */
     double build_s;
     /* resources (GPU); -1 = not measured */
     int regs_per_thread;
@@ -77,9 +77,9 @@ typedef struct MeasureResult {
     int error_no;
     double costs[MEASURE_MAX_COSTS]; /* seconds per run, one per repeat */
     int n_costs;
-    double run_s;   /* wall time the measurement took */
-    double pack_s;  /* layout packing measured apart (0 if none) */
-    char *msg;      /* owned: error message; NULL when none */
+    double run_s;  /* wall time the measurement took */
+    double pack_s; /* layout packing measured apart (0 if none) */
+    char *msg;     /* owned: error message; NULL when none */
 } MeasureResult;
 
 void MeasureResult_init(MeasureResult *this);

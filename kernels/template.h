@@ -25,9 +25,9 @@ typedef enum { DIALECT_C = 0, DIALECT_CUDA, DIALECT_OPENCL } Dialect;
  * and thread count. For GPUs: the limits checked before building, filled from
  * the device when one is present, else from a per-architecture table. */
 typedef struct DeviceInfo {
-    char name[128];  /* "AMD EPYC (2 cores, AVX-512)", "NVIDIA H100", "pthread-skylake-avx512 (PoCL)" */
-    char arch[32];   /* "x86_64-avx512", "sm_90", "opencl" */
-    bool present;    /* a device that can run kernels is there (false: compile-only) */
+    char name[128]; /* "AMD EPYC (2 cores, AVX-512)", "NVIDIA H100", "pthread-skylake-avx512 (PoCL)" */
+    char arch[32];  /* "x86_64-avx512", "sm_90", "opencl" */
+    bool present;   /* a device that can run kernels is there (false: compile-only) */
     /* CPU */
     int cores;
     int vector_floats; /* floats per SIMD register: 16 (AVX-512), 8 (AVX2), 4 */
@@ -36,7 +36,7 @@ typedef struct DeviceInfo {
     int max_threads_per_block;
     int max_block_dim[3];
     int64_t max_shared_bytes_per_block;
-    int regs_per_sm;            /* 32-bit registers in the register file of one SM */
+    int regs_per_sm; /* 32-bit registers in the register file of one SM */
     int max_regs_per_thread;
     int64_t max_local_bytes_per_thread;
     int multiprocessors;
@@ -45,13 +45,13 @@ typedef struct DeviceInfo {
 
 /* The generated kernel for one config. Owns `source` (free with KernelSource_done). */
 typedef struct KernelSource {
-    char *source;          /* complete translation unit in the dialect */
-    char entry[64];        /* name of the kernel / entry function */
+    char *source;   /* complete translation unit in the dialect */
+    char entry[64]; /* name of the kernel / entry function */
     /* GPU launch geometry (threads per block = block[0]*block[1]*block[2]) */
     int64_t grid[3];
     int64_t block[3];
-    int64_t shared_bytes;  /* static shared memory per block, as the template computes it */
-    char *steps;           /* owned: a tensor expression's schedule (space/steps.h text), NULL for templates */
+    int64_t shared_bytes; /* static shared memory per block, as the template computes it */
+    char *steps;          /* owned: a tensor expression's schedule (space/steps.h text), NULL for templates */
 } KernelSource;
 
 void KernelSource_init(KernelSource *this);
@@ -86,16 +86,16 @@ typedef struct Template {
     Status (*define_space)(const Workload *wl, const DeviceInfo *dev, Space *space, char *err);
     /* Cheap validity check, no compile. On false writes the reason with numbers,
      * e.g. "threads per block 2048 > 1024" or "shared memory 68 KiB > 48 KiB". */
-    bool (*precheck)(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
-                     char *reason, size_t n);
+    bool (*precheck)(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev, char *reason,
+                     size_t n);
     /* Generates source for a config. */
     Status (*generate)(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
                        Dialect dialect, KernelSource *out, char *err);
     /* Template-derived cost-model features (threads per block, shared bytes,
      * register tile, working set, ...); writes at most cap, returns count.
      * May be NULL. */
-    int (*features)(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
-                    float *out, int cap);
+    int (*features)(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev, float *out,
+                    int cap);
     /* The blocked layouts a CPU config keeps its data input and output in
      * (the state of kernels/templates/cpu/cpu_gen.h's CpuGen_emitBlockedSetup); returns
      * BLOCKED_INPUT | BLOCKED_OUTPUT for those it holds blocked and fills

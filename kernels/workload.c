@@ -243,11 +243,16 @@ static Status parse_expr(char *rest, Workload *out, char *err) {
         }
         double d = strtod(v, &end);
         if (end == v || *end || !(d >= 0) || d > 1e30) return tt_fail(err, "expr: %s '%s' is not a size", k, v);
-        if (strcmp(k, "flops") == 0 && d >= 1) wl.expr_flops = d, given |= 4;
-        else if (strcmp(k, "bytes") == 0 && d >= 1) wl.expr_bytes = d, given |= 8;
-        else if (strcmp(k, "out") == 0 && d >= 1 && d <= (double)MAX_ARG_ELEMENTS) wl.expr_out = (int64_t)d, given |= 16;
-        else if (strcmp(k, "red") == 0 && d >= 1 && d <= (double)MAX_ARG_ELEMENTS) wl.expr_red = (int64_t)d, given |= 32;
-        else return tt_fail(err, "expr: unknown or out-of-range key %s=%s", k, v);
+        if (strcmp(k, "flops") == 0 && d >= 1)
+            wl.expr_flops = d, given |= 4;
+        else if (strcmp(k, "bytes") == 0 && d >= 1)
+            wl.expr_bytes = d, given |= 8;
+        else if (strcmp(k, "out") == 0 && d >= 1 && d <= (double)MAX_ARG_ELEMENTS)
+            wl.expr_out = (int64_t)d, given |= 16;
+        else if (strcmp(k, "red") == 0 && d >= 1 && d <= (double)MAX_ARG_ELEMENTS)
+            wl.expr_red = (int64_t)d, given |= 32;
+        else
+            return tt_fail(err, "expr: unknown or out-of-range key %s=%s", k, v);
     }
     static const char *const names[] = {"name", "te", "flops", "bytes", "out", "red"};
     for (int b = 0; b < 6; b++)
@@ -717,7 +722,8 @@ bool Workload_compare(const Workload *this, const float *ref, const float *got, 
          * times tighter than above, so that a missing or doubled term of any
          * size fails while float32 summation order passes. */
         double ss = 0;
-        for (size_t i = 0; i < count; i++) ss += (double)ref[i] * ref[i];
+        for (size_t i = 0; i < count; i++)
+            ss += (double)ref[i] * ref[i];
         atol = 1e-5 * sqrt(K > 1 ? K : 1) * sqrt(ss / (double)count);
         if (!isfinite(atol)) atol = 0; /* huge values: the relative part alone */
     }

@@ -55,12 +55,12 @@ typedef struct Workload {
     bool bias, relu, residual;
     /* OP_EXPR: what the key spells out (so `best`, `view` and the roofline
      * work from a record's key alone), and the expression itself. */
-    char expr_name[32];       /* the file's name without folder and ".te" */
-    char expr_te[24];         /* the expression's workload key, "te-" and 16 hex digits (te/dag.h) */
+    char expr_name[32]; /* the file's name without folder and ".te" */
+    char expr_te[24];   /* the expression's workload key, "te-" and 16 hex digits (te/dag.h) */
     double expr_flops;
-    double expr_bytes;        /* every input read once and the output written once */
-    int64_t expr_out;         /* elements of the output */
-    int64_t expr_red;         /* the longest reduction of any stage (sets the comparison's tolerance) */
+    double expr_bytes;         /* every input read once and the output written once */
+    int64_t expr_out;          /* elements of the output */
+    int64_t expr_red;          /* the longest reduction of any stage (sets the comparison's tolerance) */
     const struct TeTask *expr; /* the program, in the session that loaded it; NULL from Workload_parse */
 } Workload;
 

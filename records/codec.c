@@ -272,7 +272,7 @@ ScanResult Msgpack_scan(const unsigned char *p, size_t n, size_t *len) {
 }
 
 ScanResult Msgpack_scanDepth(const unsigned char *p, size_t n, size_t *len, int limit, int *depth) {
-    uint64_t pending = 1; /* values still to walk: containers add their elements */
+    uint64_t pending = 1;                 /* values still to walk: containers add their elements */
     uint64_t left[MSGPACK_MAX_DEPTH + 2]; /* of those, the ones at each nesting level */
     int d = 1, max = 0;
     bool deep = false; /* past limit: only the scan goes on */
@@ -428,10 +428,14 @@ int Msgpack_depth(const unsigned char *p, size_t n, int limit) {
         unsigned c = p[i];
         uint64_t count;
         size_t hdr;
-        if (c >= 0x80 && c <= 0x8f) count = 2 * (c & 0x0f), hdr = 0;
-        else if (c >= 0x90 && c <= 0x9f) count = c & 0x0f, hdr = 0;
-        else if (c == 0xdc || c == 0xde) hdr = 2, count = 0;
-        else if (c == 0xdd || c == 0xdf) hdr = 4, count = 0;
+        if (c >= 0x80 && c <= 0x8f)
+            count = 2 * (c & 0x0f), hdr = 0;
+        else if (c >= 0x90 && c <= 0x9f)
+            count = c & 0x0f, hdr = 0;
+        else if (c == 0xdc || c == 0xde)
+            hdr = 2, count = 0;
+        else if (c == 0xdd || c == 0xdf)
+            hdr = 4, count = 0;
         else {
             size_t len = 0;
             if (Msgpack_scan(p + i, n - i, &len) != SCAN_COMPLETE) return max;
@@ -737,9 +741,13 @@ static size_t peek_value(const unsigned char *p, size_t n, msgpack_object *o) {
     }
     size_t len = 0;
     switch (c) {
-    case 0xc0: o->type = MSGPACK_OBJECT_NIL; return 1;
+    case 0xc0:
+        o->type = MSGPACK_OBJECT_NIL;
+        return 1;
     case 0xc2:
-    case 0xc3: o->type = MSGPACK_OBJECT_BOOLEAN, o->via.boolean = c == 0xc3; return 1;
+    case 0xc3:
+        o->type = MSGPACK_OBJECT_BOOLEAN, o->via.boolean = c == 0xc3;
+        return 1;
     case 0xca: {
         uint32_t u = (uint32_t)be(p + 1, 4);
         float f;
@@ -779,17 +787,25 @@ static size_t peek_value(const unsigned char *p, size_t n, msgpack_object *o) {
     case 0xda:
     case 0xdb: {
         size_t k = (size_t)1 << (c - 0xd9);
-        o->type = MSGPACK_OBJECT_STR, o->via.str.size = (uint32_t)be(p + 1, k), o->via.str.ptr = (const char *)p + 1 + k;
+        o->type = MSGPACK_OBJECT_STR, o->via.str.size = (uint32_t)be(p + 1, k),
+        o->via.str.ptr = (const char *)p + 1 + k;
         return 1 + k + o->via.str.size;
     }
-    default: break;
+    default:
+        break;
     }
-    if (c <= 0x8f) o->type = MSGPACK_OBJECT_MAP, o->via.map.size = c & 0x0f;
-    else if (c <= 0x9f) o->type = MSGPACK_OBJECT_ARRAY, o->via.array.size = c & 0x0f;
-    else if (c == 0xdc || c == 0xdd) o->type = MSGPACK_OBJECT_ARRAY, o->via.array.size = (uint32_t)be(p + 1, c == 0xdc ? 2 : 4);
-    else if (c == 0xde || c == 0xdf) o->type = MSGPACK_OBJECT_MAP, o->via.map.size = (uint32_t)be(p + 1, c == 0xde ? 2 : 4);
-    else if (c >= 0xc4 && c <= 0xc6) o->type = MSGPACK_OBJECT_BIN;
-    else o->type = MSGPACK_OBJECT_EXT; /* 0xc7..0xc9, 0xd4..0xd8 */
+    if (c <= 0x8f)
+        o->type = MSGPACK_OBJECT_MAP, o->via.map.size = c & 0x0f;
+    else if (c <= 0x9f)
+        o->type = MSGPACK_OBJECT_ARRAY, o->via.array.size = c & 0x0f;
+    else if (c == 0xdc || c == 0xdd)
+        o->type = MSGPACK_OBJECT_ARRAY, o->via.array.size = (uint32_t)be(p + 1, c == 0xdc ? 2 : 4);
+    else if (c == 0xde || c == 0xdf)
+        o->type = MSGPACK_OBJECT_MAP, o->via.map.size = (uint32_t)be(p + 1, c == 0xde ? 2 : 4);
+    else if (c >= 0xc4 && c <= 0xc6)
+        o->type = MSGPACK_OBJECT_BIN;
+    else
+        o->type = MSGPACK_OBJECT_EXT;                        /* 0xc7..0xc9, 0xd4..0xd8 */
     if (Msgpack_scan(p, n, &len) != SCAN_COMPLETE) return n; /* cannot happen inside a scanned object */
     return len;
 }
@@ -811,7 +827,8 @@ Status Record_fromBytes(const unsigned char *p, size_t n, Record *rec, bool *has
         i += peek_value(p + i, n - i, &kv.key);
         size_t at = i;
         i += peek_value(p + i, n - i, &kv.val);
-        if (kv.key.type == MSGPACK_OBJECT_STR && kv.key.via.str.size == 4 && memcmp(kv.key.via.str.ptr, "kind", 4) == 0) {
+        if (kv.key.type == MSGPACK_OBJECT_STR && kv.key.via.str.size == 4 &&
+            memcmp(kv.key.via.str.ptr, "kind", 4) == 0) {
             *has_kind = true; /* a session or steer object (records/session.h): not decoded here */
             return TT_OK;
         }

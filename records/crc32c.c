@@ -74,9 +74,7 @@ static uint32_t crc_any(uint32_t crc, const unsigned char *p, size_t n) {
 static uint32_t crc_any(uint32_t crc, const unsigned char *p, size_t n) { return crc_table(crc, p, n); }
 #endif
 
-uint32_t Crc32c_update(uint32_t crc, const void *p, size_t n) {
-    return ~crc_any(~crc, (const unsigned char *)p, n);
-}
+uint32_t Crc32c_update(uint32_t crc, const void *p, size_t n) { return ~crc_any(~crc, (const unsigned char *)p, n); }
 
 uint32_t Crc32c_updateTable(uint32_t crc, const void *p, size_t n) {
     return ~crc_table(~crc, (const unsigned char *)p, n);

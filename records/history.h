@@ -37,8 +37,8 @@ typedef struct HistoryTask {
     int best;     /* index into records of the lowest mean cost among error_no == 0 (the first on a tie); -1 if none */
     int n_errors; /* records with error_no != 0 */
     int errno_count[HISTORY_ERRNO_SLOTS]; /* records per error number; [0] = successful records */
-    double weight;      /* from the last session object that lists the task; 1 when none does */
-    char network[REC_NAME_LEN]; /* its network there ("" for a --task or an older log) */
+    double weight;                        /* from the last session object that lists the task; 1 when none does */
+    char network[REC_NAME_LEN];           /* its network there ("" for a --task or an older log) */
     const LogSteer *steer; /* the task's last steering state (into History.steers), NULL if never steered */
 } HistoryTask;
 
@@ -48,9 +48,9 @@ typedef struct History {
     int n_tasks;
     int cap;
     size_t n_records;
-    LogSession session;      /* the last session object (n_tasks == 0 when the log has none) */
-    int n_sessions;          /* session objects in the log */
-    LogSteer *steers;        /* every steer object, file order; owned */
+    LogSession session; /* the last session object (n_tasks == 0 when the log has none) */
+    int n_sessions;     /* session objects in the log */
+    LogSteer *steers;   /* every steer object, file order; owned */
     int n_steers;
     LogReadStatus end;       /* LOG_END, LOG_TORN or LOG_DAMAGED: how reading stopped */
     off_t good_offset;       /* where the good data ends */

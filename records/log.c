@@ -34,14 +34,14 @@ struct LogReader {
     const unsigned char *cur; /* the object next_object returned: cur[0..cur_len), inside buf */
     size_t cur_len;
     msgpack_unpacked obj; /* cur unpacked, for the header and session / steer objects only */
-    off_t read_off; /* next byte to read from the file */
-    off_t good;     /* just after the last complete object */
+    off_t read_off;       /* next byte to read from the file */
+    off_t good;           /* just after the last complete object */
     bool eof;
     LogReadStatus final; /* sticky once END, TORN or DAMAGED was returned */
     char final_msg[TT_ERRLEN];
-    size_t chunk;        /* bytes read at a time: READ_CHUNK from a file, less from memory */
-    bool checked;        /* the header or an earlier record carried a checksum: every later object must */
-    long unchecked;      /* records read without a checksum (written before checksums existed) */
+    size_t chunk;         /* bytes read at a time: READ_CHUNK from a file, less from memory */
+    bool checked;         /* the header or an earlier record carried a checksum: every later object must */
+    long unchecked;       /* records read without a checksum (written before checksums existed) */
     long long bytes_read; /* from the source, in all (LogReader_bytesRead) */
     off_t size_seen;      /* the file's size at the last LogReader_check */
 };
@@ -218,9 +218,9 @@ static LogReadStatus next_object(LogReader *this, off_t *start, char *msg) {
                 return damaged(this, this->good, why, msg);
             }
             uint32_t stored = 0, computed = 0;
-            SealState seal = verify_checksums                   ? Msgpack_checkSeal(p, len, &stored, &computed)
+            SealState seal = verify_checksums               ? Msgpack_checkSeal(p, len, &stored, &computed)
                              : Msgpack_endsWithSeal(p, len) ? SEAL_OK
-                                                                : SEAL_NONE;
+                                                            : SEAL_NONE;
             if (seal == SEAL_BAD) {
                 char why[128];
                 snprintf(why, sizeof why, "checksum mismatch (stored %08x, computed %08x): the record's bytes changed",
@@ -230,8 +230,10 @@ static LogReadStatus next_object(LogReader *this, off_t *start, char *msg) {
             if (seal == SEAL_NONE && this->checked)
                 return damaged(this, this->good, "a record without its checksum, in a log whose records carry one",
                                msg);
-            if (seal == SEAL_OK) this->checked = true;
-            else if (this->good > 0) this->unchecked++; /* the header is not a record */
+            if (seal == SEAL_OK)
+                this->checked = true;
+            else if (this->good > 0)
+                this->unchecked++; /* the header is not a record */
             this->cur = p;
             this->cur_len = len;
             this->start += len;
@@ -371,9 +373,15 @@ LogReadStatus LogReader_nextEntry(LogReader *this, LogEntry *e, char *msg) {
     }
     if (has_kind && !bad) {
         switch (e->kind) {
-        case LOG_OBJ_SESSION: bad = LogSession_fromObject(&this->obj.data, &e->session, why); break;
-        case LOG_OBJ_STEER: bad = LogSteer_fromObject(&this->obj.data, &e->steer, why); break;
-        default: bad = Record_fromObject(&this->obj.data, &e->rec, why); break;
+        case LOG_OBJ_SESSION:
+            bad = LogSession_fromObject(&this->obj.data, &e->session, why);
+            break;
+        case LOG_OBJ_STEER:
+            bad = LogSteer_fromObject(&this->obj.data, &e->steer, why);
+            break;
+        default:
+            bad = Record_fromObject(&this->obj.data, &e->rec, why);
+            break;
         }
     }
     if (bad) {
@@ -438,7 +446,9 @@ LogFileChange LogReader_check(LogReader *this, char *msg) {
     if (msg) msg[0] = '\0';
     if (this->fd < 0) { /* a memory reader: its length is the file's size */
         off_t size = (off_t)this->mem_len;
-        LogFileChange c = size < this->good ? LOG_FILE_TRUNCATED : size != this->size_seen ? LOG_FILE_CHANGED : LOG_FILE_SAME;
+        LogFileChange c = size < this->good         ? LOG_FILE_TRUNCATED
+                          : size != this->size_seen ? LOG_FILE_CHANGED
+                                                    : LOG_FILE_SAME;
         this->size_seen = size;
         if (c == LOG_FILE_TRUNCATED && msg)
             snprintf(msg, TT_ERRLEN, "%.300s was cut to %lld bytes, below the %lld already read", this->path,
@@ -482,12 +492,12 @@ struct LogWriter {
     char *path;
     dev_t dev; /* the file the path named when it was opened */
     ino_t ino;
-    off_t size;         /* bytes of complete records in the file */
-    long records;       /* complete records in the file (the header is not one) */
-    long unsynced;      /* of those, written since the last successful fsync */
-    bool failed;        /* a write or sync failed: final, nothing more is written */
-    bool sync_failed;   /* an fsync failed: never retried (it would prove nothing) */
-    bool moved;         /* the path no longer names the file */
+    off_t size;       /* bytes of complete records in the file */
+    long records;     /* complete records in the file (the header is not one) */
+    long unsynced;    /* of those, written since the last successful fsync */
+    bool failed;      /* a write or sync failed: final, nothing more is written */
+    bool sync_failed; /* an fsync failed: never retried (it would prove nothing) */
+    bool moved;       /* the path no longer names the file */
     char fail_msg[TT_ERRLEN];
     pthread_mutex_t mu; /* one record at a time, so a retried short write never interleaves */
 };
@@ -743,7 +753,9 @@ Status LogWriter_sync(LogWriter *this, char *err) {
             this->moved = true;
             this->failed = false; /* this sentence is the one to tell */
             st = fail(this, err, "log %s was %s while this session was writing it", this->path,
-                      unlinked ? "deleted" : gone ? "renamed or deleted" : "replaced by another file");
+                      unlinked ? "deleted"
+                      : gone   ? "renamed or deleted"
+                               : "replaced by another file");
         } else if (this->failed) {
             st = tt_fail(err, "%s", this->fail_msg);
         }

@@ -86,7 +86,13 @@ long long LogReader_bytesRead(const LogReader *this);
  * written anew); GONE: the path names nothing readable. For the last three the
  * reader cannot go on: open the path again. msg (may be NULL) receives one
  * sentence for them. */
-typedef enum { LOG_FILE_SAME = 0, LOG_FILE_CHANGED, LOG_FILE_TRUNCATED, LOG_FILE_REPLACED, LOG_FILE_GONE } LogFileChange;
+typedef enum {
+    LOG_FILE_SAME = 0,
+    LOG_FILE_CHANGED,
+    LOG_FILE_TRUNCATED,
+    LOG_FILE_REPLACED,
+    LOG_FILE_GONE
+} LogFileChange;
 LogFileChange LogReader_check(LogReader *this, char *msg);
 /* For bench/log_bench only: with false, readers skip computing the CRC of
  * each object (its trailer is still recognised), to measure what the check

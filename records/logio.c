@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 static atomic_long calls;
-static atomic_long fail_at;   /* call number that fails, 0 = none */
+static atomic_long fail_at; /* call number that fails, 0 = none */
 static atomic_int fail_errno;
 static atomic_bool fail_short;
 static atomic_int faults;

@@ -43,36 +43,36 @@
 #define REC_DEV_LEN 128
 
 typedef struct Record {
-    char task_key[REC_KEY_LEN];    /* Workload_key */
+    char task_key[REC_KEY_LEN]; /* Workload_key */
     char template_name[REC_NAME_LEN];
     char target[16];
-    uint64_t index;                /* flat config index */
+    uint64_t index; /* flat config index */
     int n_choice;
     int32_t choice[REC_MAX_KNOBS];
-    char config[REC_CONFIG_LEN];   /* Space_format text */
+    char config[REC_CONFIG_LEN]; /* Space_format text */
     int n_costs;
-    double costs[REC_MAX_COSTS];   /* seconds */
-    int error_no;                  /* MeasureErrorNo */
-    char *error_msg;               /* owned, NULL if none */
+    double costs[REC_MAX_COSTS]; /* seconds */
+    int error_no;                /* MeasureErrorNo */
+    char *error_msg;             /* owned, NULL if none */
     double build_s, run_s, pack_s, timestamp;
-    int regs, spills;              /* -1 = not measured */
+    int regs, spills; /* -1 = not measured */
     int64_t shared_bytes, local_bytes;
-    char src[REC_SRC_LEN]; /* "" = measured by tunetop; else the import source ("autotvm cuda_v0.10.log:12") */
-    double src_cost;       /* imported: the source's mean cost in seconds (measured elsewhere) */
-    double roof_gflops;            /* 0 = not known */
-    int roof_bound;                /* 0 = compute-bound, else the memory level: 2 L2, 3 L3, 4 DRAM */
-    char machine_key[17];          /* "" = not known */
-    char host[REC_HOST_LEN];       /* "" = not known (an older log) */
-    int rank;                      /* -1 = not known */
-    char device[REC_DEV_LEN];      /* "" = not known */
-    char *steps;                   /* owned: the schedule's steps (space/steps.h text), NULL for a template config */
+    char src[REC_SRC_LEN];    /* "" = measured by tunetop; else the import source ("autotvm cuda_v0.10.log:12") */
+    double src_cost;          /* imported: the source's mean cost in seconds (measured elsewhere) */
+    double roof_gflops;       /* 0 = not known */
+    int roof_bound;           /* 0 = compute-bound, else the memory level: 2 L2, 3 L3, 4 DRAM */
+    char machine_key[17];     /* "" = not known */
+    char host[REC_HOST_LEN];  /* "" = not known (an older log) */
+    int rank;                 /* -1 = not known */
+    char device[REC_DEV_LEN]; /* "" = not known */
+    char *steps;              /* owned: the schedule's steps (space/steps.h text), NULL for a template config */
 } Record;
 
 /* True for a record imported from another tuner's log (never measured here). */
 static inline bool Record_isImported(const Record *this) { return this->src[0] != '\0'; }
 
-void Record_init(Record *this);         /* zeroes, resources -1 */
-void Record_done(Record *this);         /* frees error_msg and steps */
+void Record_init(Record *this);                   /* zeroes, resources -1 */
+void Record_done(Record *this);                   /* frees error_msg and steps */
 void Record_copy(Record *dst, const Record *src); /* deep copy; dst must be initialised or done */
 void Record_setError(Record *this, int error_no, const char *msg);
 

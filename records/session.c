@@ -131,10 +131,17 @@ static Status str_of(const msgpack_object *o, const char *name, char *dst, size_
 static Status num_of(const msgpack_object *o, const char *name, double *out, char *err) {
     switch (o->type) {
     case MSGPACK_OBJECT_FLOAT32:
-    case MSGPACK_OBJECT_FLOAT64: *out = o->via.f64; return TT_OK;
-    case MSGPACK_OBJECT_POSITIVE_INTEGER: *out = (double)o->via.u64; return TT_OK;
-    case MSGPACK_OBJECT_NEGATIVE_INTEGER: *out = (double)o->via.i64; return TT_OK;
-    default: return tt_fail(err, "key \"%s\" is not a number", name);
+    case MSGPACK_OBJECT_FLOAT64:
+        *out = o->via.f64;
+        return TT_OK;
+    case MSGPACK_OBJECT_POSITIVE_INTEGER:
+        *out = (double)o->via.u64;
+        return TT_OK;
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+        *out = (double)o->via.i64;
+        return TT_OK;
+    default:
+        return tt_fail(err, "key \"%s\" is not a number", name);
     }
 }
 

@@ -29,13 +29,13 @@ typedef struct SummaryTask {
     char key[REC_KEY_LEN];            /* task key, as in the records */
     char template_name[REC_NAME_LEN]; /* of the task's first record (or its session entry) */
     long n_records;
-    long n_errors;                           /* records with error_no != 0 */
-    long errno_count[HISTORY_ERRNO_SLOTS];   /* as HistoryTask's: [0] = successful records */
-    long n_built;                            /* successful records without costs (compile-only sessions) */
-    long n_imported;                         /* imported records (Record_isImported) */
+    long n_errors;                         /* records with error_no != 0 */
+    long errno_count[HISTORY_ERRNO_SLOTS]; /* as HistoryTask's: [0] = successful records */
+    long n_built;                          /* successful records without costs (compile-only sessions) */
+    long n_imported;                       /* imported records (Record_isImported) */
     bool has_best, has_best_imported;
-    Record best;          /* lowest mean cost among error_no == 0 (the first on a tie); valid when has_best */
-    Record best_imported; /* lowest src_cost among imported records (the first on a tie) */
+    Record best;                /* lowest mean cost among error_no == 0 (the first on a tie); valid when has_best */
+    Record best_imported;       /* lowest src_cost among imported records (the first on a tie) */
     double weight;              /* from the last session object that lists the task; 1 when none does */
     char network[REC_NAME_LEN]; /* its network there ("" for a --task or an older log) */
     bool steered;

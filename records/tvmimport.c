@@ -9,18 +9,30 @@
 
 const char *TvmMapReason_text(TvmMapReason r) {
     switch (r) {
-    case TVM_MAP_OK: return "mapped";
-    case TVM_MAP_FAILED: return "failed measurement in TVM";
-    case TVM_MAP_TARGET: return "target with no tunetop counterpart";
-    case TVM_MAP_TASK: return "unknown template";
-    case TVM_MAP_WORKLOAD: return "workload tunetop cannot run";
-    case TVM_MAP_NO_TEMPLATE: return "no tunetop template on this target";
-    case TVM_MAP_KNOB_MISSING: return "knob missing";
-    case TVM_MAP_KNOB_EXTRA: return "knob not in tunetop's space";
-    case TVM_MAP_KNOB_SHAPE: return "split with another number of factors";
-    case TVM_MAP_VALUE: return "value outside the space";
-    case TVM_MAP_OTHER_TARGET: return "another target than the output log's";
-    default: return "?";
+    case TVM_MAP_OK:
+        return "mapped";
+    case TVM_MAP_FAILED:
+        return "failed measurement in TVM";
+    case TVM_MAP_TARGET:
+        return "target with no tunetop counterpart";
+    case TVM_MAP_TASK:
+        return "unknown template";
+    case TVM_MAP_WORKLOAD:
+        return "workload tunetop cannot run";
+    case TVM_MAP_NO_TEMPLATE:
+        return "no tunetop template on this target";
+    case TVM_MAP_KNOB_MISSING:
+        return "knob missing";
+    case TVM_MAP_KNOB_EXTRA:
+        return "knob not in tunetop's space";
+    case TVM_MAP_KNOB_SHAPE:
+        return "split with another number of factors";
+    case TVM_MAP_VALUE:
+        return "value outside the space";
+    case TVM_MAP_OTHER_TARGET:
+        return "another target than the output log's";
+    default:
+        return "?";
     }
 }
 
@@ -142,14 +154,16 @@ Status TvmRecord_workload(const TvmRecord *rec, Workload *wl, TvmMapReason *reas
         }
     } else if (kind == K_DENSE) {
         const TvmArg *d = tensor_arg(rec, 0, 2), *w = tensor_arg(rec, 1, 2);
-        if (!d || !w || d->v[1] != w->v[1]) return tt_fail(why, "%s arguments are not [m,k] data and [n,k] weight", rec->task);
+        if (!d || !w || d->v[1] != w->v[1])
+            return tt_fail(why, "%s arguments are not [m,k] data and [n,k] weight", rec->task);
         wl->op = OP_DENSE;
         wl->m = d->v[0], wl->k = d->v[1], wl->n = w->v[0];
         if (tensor_arg(rec, 2, 1)) wl->bias = true;
     } else {
         const TvmArg *x = tensor_arg(rec, 0, 3), *y = tensor_arg(rec, 1, 3);
         if (!x || !y || x->v[2] != y->v[2]) return tt_fail(why, "%s arguments are not [b,m,k] and [b,n,k]", rec->task);
-        if (x->v[0] != y->v[0]) return tt_fail(why, "batch_matmul with broadcast batch (%" PRId64 " vs %" PRId64 ")", x->v[0], y->v[0]);
+        if (x->v[0] != y->v[0])
+            return tt_fail(why, "batch_matmul with broadcast batch (%" PRId64 " vs %" PRId64 ")", x->v[0], y->v[0]);
         wl->op = OP_BATCH_MATMUL;
         wl->b = x->v[0], wl->m = x->v[1], wl->k = x->v[2], wl->n = y->v[1];
     }
@@ -173,8 +187,8 @@ typedef struct SplitRank {
     const int64_t *want; /* the entity's factors 1..m, innermost last */
     int64_t *divs;
     int n_divs;
-    uint64_t count;      /* entities enumerated so far */
-    int64_t rank;        /* of want, -1 until found */
+    uint64_t count; /* entities enumerated so far */
+    int64_t rank;   /* of want, -1 until found */
     int64_t stack[SPLIT_MAX_OUT + 4];
 } SplitRank;
 
@@ -185,7 +199,8 @@ static void split_dfs(SplitRank *s, int depth, int64_t prod) {
         if (s->n % prod != 0) return;
         if (s->rank < 0) {
             bool eq = true;
-            for (int i = 0; i < s->m && eq; i++) eq = s->stack[s->m - 1 - i] == s->want[i];
+            for (int i = 0; i < s->m && eq; i++)
+                eq = s->stack[s->m - 1 - i] == s->want[i];
             if (eq) s->rank = (int64_t)s->count;
         }
         s->count++;
@@ -240,7 +255,8 @@ TvmMapper *TvmMapper_new(const DeviceInfo *dev_cpu, const DeviceInfo *dev_gpu) {
 
 void TvmMapper_delete(TvmMapper *this) {
     if (!this) return;
-    for (int i = 0; i < this->n; i++) Space_done(&this->spaces[i].space);
+    for (int i = 0; i < this->n; i++)
+        Space_done(&this->spaces[i].space);
     free(this->spaces);
     free(this);
 }
@@ -261,12 +277,14 @@ static MapSpace *space_for(TvmMapper *this, const Workload *wl, TargetFamily fam
     s->family = fam;
     s->wl = *wl;
     Space_init(&s->space);
-    const DeviceInfo *dev = fam == FAMILY_CPU ? (this->have_cpu ? &this->cpu : NULL) : (this->have_gpu ? &this->gpu : NULL);
+    const DeviceInfo *dev =
+        fam == FAMILY_CPU ? (this->have_cpu ? &this->cpu : NULL) : (this->have_gpu ? &this->gpu : NULL);
     char err[TT_ERRLEN];
     s->tmpl = Template_find(wl, fam, err);
     if (!dev) {
         s->reason = TVM_MAP_TARGET;
-        snprintf(s->why, sizeof s->why, "no %s device description to define the space with", fam == FAMILY_CPU ? "cpu" : "gpu");
+        snprintf(s->why, sizeof s->why, "no %s device description to define the space with",
+                 fam == FAMILY_CPU ? "cpu" : "gpu");
     } else if (!s->tmpl) {
         s->reason = TVM_MAP_NO_TEMPLATE;
         snprintf(s->why, sizeof s->why, "%s", err);
@@ -300,8 +318,9 @@ static bool resolve_split(const TvmKnob *k, int64_t extent, int64_t *f, char *wh
     }
     if (minus >= 0) {
         if (extent <= 0 || extent % prod != 0)
-            return snprintf(why, TT_ERRLEN, "%s: the other factors (%" PRId64 ") do not divide the axis length %" PRId64,
-                            k->name, prod, extent),
+            return snprintf(why, TT_ERRLEN,
+                            "%s: the other factors (%" PRId64 ") do not divide the axis length %" PRId64, k->name, prod,
+                            extent),
                    false;
         f[minus] = extent / prod;
         prod = extent;
@@ -346,7 +365,8 @@ void TvmMapper_map(TvmMapper *this, const TvmRecord *rec, const char *src_name, 
     /* which entity knob feeds which tunetop knob: by name, except the old
      * tile_rx/tile_ry naming (heights under rx), detected from the kernel */
     const char *alias[TVM_MAX_KNOBS]; /* tunetop knob name per entity knob, NULL = none */
-    for (int i = 0; i < rec->n_knobs; i++) alias[i] = Space_knobIndex(sp, rec->knobs[i].name) >= 0 ? rec->knobs[i].name : NULL;
+    for (int i = 0; i < rec->n_knobs; i++)
+        alias[i] = Space_knobIndex(sp, rec->knobs[i].name) >= 0 ? rec->knobs[i].name : NULL;
     const TvmKnob *rx = entity_knob(rec, "tile_rx"), *ry = entity_knob(rec, "tile_ry");
     int64_t ext_rx = knob_extent_of(sp, "tile_rx"), ext_ry = knob_extent_of(sp, "tile_ry");
     if (rx && ry && ext_rx > 0 && ext_ry > 0 && ext_rx != ext_ry) {
@@ -357,8 +377,10 @@ void TvmMapper_map(TvmMapper *this, const TvmRecord *rec, const char *src_name, 
         if (!straight && swapped) {
             res->swapped_rx_ry = true;
             for (int i = 0; i < rec->n_knobs; i++) {
-                if (&rec->knobs[i] == rx) alias[i] = "tile_ry";
-                else if (&rec->knobs[i] == ry) alias[i] = "tile_rx";
+                if (&rec->knobs[i] == rx)
+                    alias[i] = "tile_ry";
+                else if (&rec->knobs[i] == ry)
+                    alias[i] = "tile_rx";
             }
         }
     }
@@ -398,7 +420,8 @@ void TvmMapper_map(TvmMapper *this, const TvmRecord *rec, const char *src_name, 
                 return;
             }
             if (tk->n == kb->num_outputs) {
-                for (int i = 0; i < tk->n; i++) want[i] = f[i];
+                for (int i = 0; i < tk->n; i++)
+                    want[i] = f[i];
             } else if (tk->n == 2 && kb->num_outputs == 3) {
                 want[0] = f[0], want[1] = 1, want[2] = f[1];
                 res->widened = true;
@@ -411,12 +434,14 @@ void TvmMapper_map(TvmMapper *this, const TvmRecord *rec, const char *src_name, 
             for (uint64_t j = 0; j < kb->len && choice[k] < 0; j++) {
                 const int64_t *g = kb->factors + j * (uint64_t)kb->num_outputs;
                 bool eq = true;
-                for (int i = 0; i < kb->num_outputs && eq; i++) eq = g[i] == want[i];
+                for (int i = 0; i < kb->num_outputs && eq; i++)
+                    eq = g[i] == want[i];
                 if (eq) choice[k] = (int32_t)j;
             }
             if (choice[k] < 0) {
                 res->reason = TVM_MAP_VALUE;
-                snprintf(res->why, sizeof res->why, "%s factors are not an entity of %s's space", tk->name, ms->tmpl->name);
+                snprintf(res->why, sizeof res->why, "%s factors are not an entity of %s's space", tk->name,
+                         ms->tmpl->name);
                 return;
             }
         } else {
@@ -429,8 +454,8 @@ void TvmMapper_map(TvmMapper *this, const TvmRecord *rec, const char *src_name, 
                 if (kb->values[j] == tk->v[0]) choice[k] = j;
             if (choice[k] < 0) {
                 res->reason = TVM_MAP_VALUE;
-                snprintf(res->why, sizeof res->why, "%s=%" PRId64 " is not a candidate of %s's space", tk->name, tk->v[0],
-                         ms->tmpl->name);
+                snprintf(res->why, sizeof res->why, "%s=%" PRId64 " is not a candidate of %s's space", tk->name,
+                         tk->v[0], ms->tmpl->name);
                 return;
             }
         }
@@ -466,7 +491,8 @@ void TvmMapper_map(TvmMapper *this, const TvmRecord *rec, const char *src_name, 
     snprintf(out->target, sizeof out->target, "%s", tt_target);
     out->index = Space_encode(sp, choice);
     out->n_choice = sp->n_knobs;
-    for (int k = 0; k < sp->n_knobs; k++) out->choice[k] = choice[k];
+    for (int k = 0; k < sp->n_knobs; k++)
+        out->choice[k] = choice[k];
     Space_format(sp, choice, out->config, sizeof out->config);
     out->timestamp = rec->timestamp;
     snprintf(out->src, sizeof out->src, "autotvm %.70s:%ld", src_name, rec->line);

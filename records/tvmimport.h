@@ -33,16 +33,16 @@
 
 typedef enum {
     TVM_MAP_OK = 0,
-    TVM_MAP_FAILED,        /* a failed measurement in TVM: nothing to import */
-    TVM_MAP_TARGET,        /* a target tunetop has no counterpart for */
-    TVM_MAP_TASK,          /* a TVM task (template) tunetop has no template for */
-    TVM_MAP_WORKLOAD,      /* arguments tunetop cannot run (dtype, groups, asymmetric padding, ...) */
-    TVM_MAP_NO_TEMPLATE,   /* the operator has no tunetop template on this target family */
-    TVM_MAP_KNOB_MISSING,  /* a knob of tunetop's space is not in the entity */
-    TVM_MAP_KNOB_EXTRA,    /* the entity has a knob tunetop's space does not */
-    TVM_MAP_KNOB_SHAPE,    /* a split with another number of factors */
-    TVM_MAP_VALUE,         /* a value outside tunetop's space (factors, option) */
-    TVM_MAP_OTHER_TARGET,  /* maps, but for another target than the output log's */
+    TVM_MAP_FAILED,       /* a failed measurement in TVM: nothing to import */
+    TVM_MAP_TARGET,       /* a target tunetop has no counterpart for */
+    TVM_MAP_TASK,         /* a TVM task (template) tunetop has no template for */
+    TVM_MAP_WORKLOAD,     /* arguments tunetop cannot run (dtype, groups, asymmetric padding, ...) */
+    TVM_MAP_NO_TEMPLATE,  /* the operator has no tunetop template on this target family */
+    TVM_MAP_KNOB_MISSING, /* a knob of tunetop's space is not in the entity */
+    TVM_MAP_KNOB_EXTRA,   /* the entity has a knob tunetop's space does not */
+    TVM_MAP_KNOB_SHAPE,   /* a split with another number of factors */
+    TVM_MAP_VALUE,        /* a value outside tunetop's space (factors, option) */
+    TVM_MAP_OTHER_TARGET, /* maps, but for another target than the output log's */
     TVM_MAP_REASONS
 } TvmMapReason;
 
@@ -66,12 +66,12 @@ void TvmMapper_delete(TvmMapper *this);
 
 typedef struct TvmMapResult {
     TvmMapReason reason;
-    char why[TT_ERRLEN];  /* the detail: "knob tile_rx missing", "tile_f=[3,1,1,1] does not multiply to 64" */
+    char why[TT_ERRLEN];    /* the detail: "knob tile_rx missing", "tile_f=[3,1,1,1] does not multiply to 64" */
     bool tvm_index_checked; /* TVM's index could be recomputed */
     bool tvm_index_agrees;
-    int64_t tvm_index;      /* recomputed */
+    int64_t tvm_index; /* recomputed */
     bool swapped_rx_ry;
-    bool widened;           /* a two-way reduction split became three-way */
+    bool widened; /* a two-way reduction split became three-way */
 } TvmMapResult;
 
 /* Maps one AutoTVM record. On TVM_MAP_OK, out is the imported Record (src set

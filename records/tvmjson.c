@@ -11,7 +11,8 @@
 
 static uint32_t put_str(JDoc *d, const unsigned char *s, size_t len) {
     if (d->slen + len + 1 > d->scap) {
-        while (d->slen + len + 1 > d->scap) d->scap = d->scap ? d->scap * 2 : 4096;
+        while (d->slen + len + 1 > d->scap)
+            d->scap = d->scap ? d->scap * 2 : 4096;
         d->str = tt_realloc(d->str, d->scap);
     }
     uint32_t off = (uint32_t)d->slen;
@@ -127,7 +128,8 @@ bool JDoc_parse(JDoc *this, const char *text, size_t len, char *why, size_t why_
         /* yajl's message ends its sentence with a newline: keep ours on one line */
         for (char *c = why; *c; c++)
             if (*c == '\n' || *c == '\r') *c = ' ';
-        for (char *c = strstr(why, ".  at"); c; c = strstr(c, ".  at")) memmove(c, c + 2, strlen(c + 2) + 1);
+        for (char *c = strstr(why, ".  at"); c; c = strstr(c, ".  at"))
+            memmove(c, c + 2, strlen(c + 2) + 1);
         if (msg) yajl_free_error(h, msg);
     }
     return false;
@@ -154,7 +156,8 @@ int32_t JDoc_at(const JDoc *this, int32_t n, int i) {
     const JNode *x = node(this, n);
     if (!x || x->type != JV_ARR || i < 0 || i >= x->n) return JDOC_NONE;
     int32_t c = x->first;
-    while (i-- > 0) c = this->nodes[c].next;
+    while (i-- > 0)
+        c = this->nodes[c].next;
     return c;
 }
 
@@ -193,8 +196,11 @@ bool JDoc_int(const JDoc *this, int32_t n, int64_t *out) {
 bool JDoc_num(const JDoc *this, int32_t n, double *out) {
     const JNode *x = node(this, n);
     if (!x) return false;
-    if (x->type == JV_INT) *out = (double)x->v.i;
-    else if (x->type == JV_REAL) *out = x->v.d;
-    else return false;
+    if (x->type == JV_INT)
+        *out = (double)x->v.i;
+    else if (x->type == JV_REAL)
+        *out = x->v.d;
+    else
+        return false;
     return true;
 }

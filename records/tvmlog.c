@@ -22,20 +22,30 @@
 
 const char *TvmFormat_name(TvmFormat f) {
     switch (f) {
-    case TVM_FMT_TUNETOP: return "tunetop";
-    case TVM_FMT_AUTOTVM: return "autotvm";
-    case TVM_FMT_ANSOR: return "autoscheduler";
-    case TVM_FMT_METASCHEDULE: return "metaschedule";
-    default: return "unknown";
+    case TVM_FMT_TUNETOP:
+        return "tunetop";
+    case TVM_FMT_AUTOTVM:
+        return "autotvm";
+    case TVM_FMT_ANSOR:
+        return "autoscheduler";
+    case TVM_FMT_METASCHEDULE:
+        return "metaschedule";
+    default:
+        return "unknown";
     }
 }
 
 Status TvmFormat_parse(const char *s, TvmFormat *out, char *err) {
-    if (strcmp(s, "tunetop") == 0) *out = TVM_FMT_TUNETOP;
-    else if (strcmp(s, "autotvm") == 0) *out = TVM_FMT_AUTOTVM;
-    else if (strcmp(s, "autoscheduler") == 0 || strcmp(s, "ansor") == 0) *out = TVM_FMT_ANSOR;
-    else if (strcmp(s, "metaschedule") == 0) *out = TVM_FMT_METASCHEDULE;
-    else return tt_fail(err, "--format wants tunetop, autotvm, autoscheduler or metaschedule, not '%s'", s);
+    if (strcmp(s, "tunetop") == 0)
+        *out = TVM_FMT_TUNETOP;
+    else if (strcmp(s, "autotvm") == 0)
+        *out = TVM_FMT_AUTOTVM;
+    else if (strcmp(s, "autoscheduler") == 0 || strcmp(s, "ansor") == 0)
+        *out = TVM_FMT_ANSOR;
+    else if (strcmp(s, "metaschedule") == 0)
+        *out = TVM_FMT_METASCHEDULE;
+    else
+        return tt_fail(err, "--format wants tunetop, autotvm, autoscheduler or metaschedule, not '%s'", s);
     return TT_OK;
 }
 
@@ -84,7 +94,8 @@ static void put(char *buf, size_t cap, size_t *pos, const char *fmt, ...) {
  * format a few dozen of these per line, and printf was most of the time). */
 static void put_s(char *buf, size_t cap, size_t *pos, const char *s) {
     size_t p = *pos;
-    while (*s && p + 1 < cap) buf[p++] = *s++;
+    while (*s && p + 1 < cap)
+        buf[p++] = *s++;
     buf[p] = '\0';
     *pos = p;
 }
@@ -99,7 +110,8 @@ static void put_i(char *buf, size_t cap, size_t *pos, int64_t v) {
     } while (u);
     if (v < 0) tmp[n++] = '-';
     size_t p = *pos;
-    while (n > 0 && p + 1 < cap) buf[p++] = tmp[--n];
+    while (n > 0 && p + 1 < cap)
+        buf[p++] = tmp[--n];
     buf[p] = '\0';
     *pos = p;
 }
@@ -134,8 +146,7 @@ static void parse_args(const JDoc *D, TvmRecord *rec, int32_t args) {
         TvmArg *g = &rec->args[rec->n_args++];
         memset(g, 0, sizeof *g);
         g->kind = TVM_ARG_OTHER;
-        if (IS_ARR(a) && IS_STR(AT(a, 0)) &&
-            strcmp(STR(AT(a, 0)), "TENSOR") == 0) {
+        if (IS_ARR(a) && IS_STR(AT(a, 0)) && strcmp(STR(AT(a, 0)), "TENSOR") == 0) {
             g->kind = TVM_ARG_TENSOR;
             int32_t shape = AT(a, 1);
             for (int d = 0; d < SIZE(shape) && g->n < TVM_MAX_DIMS; d++)
@@ -180,9 +191,15 @@ static void autotvm_key(TvmRecord *rec) {
             }
             put_s(buf, sizeof buf, &p, "]");
             break;
-        case TVM_ARG_INT: put_i(buf, sizeof buf, &p, g->v[0]); break;
-        case TVM_ARG_STR: put_s(buf, sizeof buf, &p, g->s); break;
-        default: put_s(buf, sizeof buf, &p, "?"); break;
+        case TVM_ARG_INT:
+            put_i(buf, sizeof buf, &p, g->v[0]);
+            break;
+        case TVM_ARG_STR:
+            put_s(buf, sizeof buf, &p, g->s);
+            break;
+        default:
+            put_s(buf, sizeof buf, &p, "?");
+            break;
         }
     }
     put_s(buf, sizeof buf, &p, ") ");
@@ -225,8 +242,7 @@ static bool parse_entity(const JDoc *D, TvmRecord *rec, int32_t entity, char *wh
                     put_i(rec->config, sizeof rec->config, &p, v);
                 } else {
                     k->is_list = false; /* annotations: strings */
-                    put(rec->config, sizeof rec->config, &p, "%s%s", d ? "," : "",
-                        IS_STR(x) ? STR(x) : "?");
+                    put(rec->config, sizeof rec->config, &p, "%s%s", d ? "," : "", IS_STR(x) ? STR(x) : "?");
                 }
             }
             put_s(rec->config, sizeof rec->config, &p, "]");
@@ -274,8 +290,7 @@ static bool parse_autotvm(const JDoc *D, TvmRecord *rec, int32_t root, char *why
         result = GET(root, "r");
         config = AT(input, 5);
     }
-    if (!IS_ARR(input) || !IS_STR(AT(input, 0)) ||
-        !IS_STR(AT(input, 1))) {
+    if (!IS_ARR(input) || !IS_STR(AT(input, 0)) || !IS_STR(AT(input, 1))) {
         snprintf(why, TT_ERRLEN, "not an AutoTVM record (no [target, task_name, args, ...] input)");
         return false;
     }
@@ -297,8 +312,8 @@ static bool parse_autotvm(const JDoc *D, TvmRecord *rec, int32_t root, char *why
     return true;
 }
 
-static const char *ANN[] = {"none", "unroll", "vectorize", "parallel", "vthread", "blockIdx.x", "threadIdx.x",
-                            "blockIdx.y", "threadIdx.y", "blockIdx.z", "threadIdx.z"};
+static const char *ANN[] = {"none",        "unroll",     "vectorize",   "parallel",   "vthread",    "blockIdx.x",
+                            "threadIdx.x", "blockIdx.y", "threadIdx.y", "blockIdx.z", "threadIdx.z"};
 
 /* A short text of an auto-scheduler state: its split factors and pragmas. */
 static void ansor_config(const JDoc *D, TvmRecord *rec, int32_t steps) {
@@ -363,15 +378,13 @@ static bool parse_ansor(const JDoc *D, TvmRecord *rec, int32_t root, char *why) 
 
 /* Which JSON-lines format a parsed line is, or TVM_FMT_UNKNOWN. */
 static TvmFormat classify(const JDoc *D, int32_t root) {
-    if (IS_ARR(root) && IS_INT(AT(root, 0)) && IS_ARR(AT(root, 1)))
-        return TVM_FMT_METASCHEDULE;
+    if (IS_ARR(root) && IS_INT(AT(root, 0)) && IS_ARR(AT(root, 1))) return TVM_FMT_METASCHEDULE;
     if (!IS_OBJ(root)) return TVM_FMT_UNKNOWN;
     if (GET(root, "input") != JDOC_NONE && GET(root, "config") != JDOC_NONE) return TVM_FMT_AUTOTVM;
     int32_t i = GET(root, "i");
     if (!IS_ARR(i) || GET(root, "r") == JDOC_NONE) return TVM_FMT_UNKNOWN;
     int32_t v = GET(root, "v");
-    if (IS_ARR(AT(i, 0)) || (IS_STR(v) && STR(v)[0] == 'v'))
-        return TVM_FMT_ANSOR;
+    if (IS_ARR(AT(i, 0)) || (IS_STR(v) && STR(v)[0] == 'v')) return TVM_FMT_ANSOR;
     if (IS_STR(AT(i, 0))) return TVM_FMT_AUTOTVM;
     return TVM_FMT_UNKNOWN;
 }
@@ -410,7 +423,11 @@ Status TvmLog_detect(const char *path, TvmFormat *out, char *err) {
         return tt_fail(err, "%s: empty file (no format to tell; --format names one)", path);
     }
     /* tunetop's log starts with a msgpack map whose first key is "format" */
-    if ((head[0] & 0xf0) == 0x80 && got >= 8 && memcmp(head + 1, "\xa6" "format", 7) == 0) {
+    if ((head[0] & 0xf0) == 0x80 && got >= 8 &&
+        memcmp(head + 1,
+               "\xa6"
+               "format",
+               7) == 0) {
         fclose(f);
         *out = TVM_FMT_TUNETOP;
         return TT_OK;
@@ -426,9 +443,10 @@ Status TvmLog_detect(const char *path, TvmFormat *out, char *err) {
     JDoc_init(&doc);
     while (fmt == TVM_FMT_UNKNOWN && tried < 16 && (n = getline(&line, &cap, f)) > 0) {
         size_t k = 0;
-        while (k < (size_t)n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r' || line[k] == '\n')) k++;
+        while (k < (size_t)n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r' || line[k] == '\n'))
+            k++;
         if (k == (size_t)n || line[k] == '#') continue; /* blank, or a comment as TVM's loader allows */
-        if (line[k] != '{' && line[k] != '[') break;   /* not JSON lines at all */
+        if (line[k] != '{' && line[k] != '[') break;    /* not JSON lines at all */
         tried++;
         char why[128];
         if (JDoc_parse(&doc, line, (size_t)n, why, sizeof why)) fmt = classify(&doc, 0);
@@ -445,8 +463,10 @@ Status TvmLog_detect(const char *path, TvmFormat *out, char *err) {
             return tt_fail(err, "%s: MetaSchedule records without " MS_WORKLOADS " beside them", path);
     }
     if (fmt == TVM_FMT_UNKNOWN)
-        return tt_fail(err, "%s is not a tunetop log, nor an AutoTVM or auto-scheduler record file, nor a "
-                            "MetaSchedule work directory (--format names one)", path);
+        return tt_fail(err,
+                       "%s is not a tunetop log, nor an AutoTVM or auto-scheduler record file, nor a "
+                       "MetaSchedule work directory (--format names one)",
+                       path);
     *out = fmt;
     return TT_OK;
 }
@@ -458,8 +478,8 @@ typedef struct LineFile {
     char *buf;
     size_t start, len, cap; /* unconsumed bytes are buf[start..len) */
     bool eof;
-    bool tail_taken;        /* the last line was taken before its newline came */
-    long line;              /* complete lines consumed */
+    bool tail_taken; /* the last line was taken before its newline came */
+    long line;       /* complete lines consumed */
 } LineFile;
 
 static Status LineFile_open(LineFile *this, const char *path, char *err) {
@@ -599,7 +619,9 @@ static void ms_target(const JDoc *D, TvmRecord *rec, int32_t t) {
         int32_t arch = GET(t, "arch");
         snprintf(rec->target, sizeof rec->target, "%s%s%s", IS_STR(kind) ? STR(kind) : "?",
                  IS_STR(mcpu) || IS_STR(arch) ? " " : "",
-                 IS_STR(mcpu) ? STR(mcpu) : IS_STR(arch) ? STR(arch) : "");
+                 IS_STR(mcpu)   ? STR(mcpu)
+                 : IS_STR(arch) ? STR(arch)
+                                : "");
     } else {
         snprintf(rec->target, sizeof rec->target, "?");
     }
@@ -637,13 +659,14 @@ static bool parse_ms(TvmReader *this, const JDoc *D, TvmRecord *rec, int32_t roo
     put(buf, sizeof buf, &p, "workload %" PRId64 " %s(", w, this->wls[w].hash);
     for (int i = 0; i < rec->n_args; i++) {
         put(buf, sizeof buf, &p, "%s", i ? "," : "");
-        for (int d = 0; d < rec->args[i].n; d++) put(buf, sizeof buf, &p, "%s%" PRId64, d ? "x" : "", rec->args[i].v[d]);
+        for (int d = 0; d < rec->args[i].n; d++)
+            put(buf, sizeof buf, &p, "%s%" PRId64, d ? "x" : "", rec->args[i].v[d]);
     }
     put(buf, sizeof buf, &p, ") %s", rec->target);
     set_key(rec, buf, p);
     /* the trace: [instructions, decisions] */
-    snprintf(rec->config, sizeof rec->config, "trace of %d instructions, %d decisions",
-             SIZE(AT(trace, 0)), SIZE(AT(trace, 1)));
+    snprintf(rec->config, sizeof rec->config, "trace of %d instructions, %d decisions", SIZE(AT(trace, 0)),
+             SIZE(AT(trace, 1)));
     rec->n_costs = 0;
     rec->error_no = 0;
     for (int i = 0; i < SIZE(secs) && rec->n_costs < REC_MAX_COSTS; i++) {
@@ -745,7 +768,7 @@ TvmReadStatus TvmReader_next(TvmReader *this, TvmRecord *rec, char *msg) {
             if (got == 0) return TVM_END; /* spaces with no newline yet */
             continue;
         }
-        if (line[0] == '#') { /* a comment line, skipped as TVM's own loader does */
+        if (line[0] == '#') {             /* a comment line, skipped as TVM's own loader does */
             if (got == 0) return TVM_END; /* its newline may still come */
             continue;
         }
@@ -793,7 +816,8 @@ void TvmReader_close(TvmReader *this) {
 double TvmRecord_mean(const TvmRecord *this) {
     if (this->error_no != 0 || this->n_costs <= 0) return INFINITY;
     double s = 0;
-    for (int i = 0; i < this->n_costs; i++) s += this->costs[i];
+    for (int i = 0; i < this->n_costs; i++)
+        s += this->costs[i];
     return s / this->n_costs;
 }
 
@@ -877,7 +901,8 @@ void TvmSummary_init(TvmSummary *this, TvmFormat fmt) {
 
 void TvmSummary_done(TvmSummary *this) {
     free(this->tasks);
-    for (int i = 0; i < this->n_task_names; i++) free(this->task_names[i]);
+    for (int i = 0; i < this->n_task_names; i++)
+        free(this->task_names[i]);
     free(this->task_names);
     free(this->slots);
     memset(this, 0, sizeof *this);
@@ -896,8 +921,10 @@ static void sum_rehash(TvmSummary *this, size_t n) {
     this->slots = malloc(n * sizeof *this->slots);
     if (!this->slots) abort();
     this->n_slots = n;
-    for (size_t s = 0; s < n; s++) this->slots[s] = -1;
-    for (int t = 0; t < this->n_tasks; t++) this->slots[sum_slot(this, this->tasks[t].key)] = t;
+    for (size_t s = 0; s < n; s++)
+        this->slots[s] = -1;
+    for (int t = 0; t < this->n_tasks; t++)
+        this->slots[sum_slot(this, this->tasks[t].key)] = t;
 }
 
 static void note_task_name(TvmSummary *this, const char *name) {

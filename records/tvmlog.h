@@ -18,12 +18,10 @@
  *    that callers can hand it to LogReader instead.
  *
  * Lines that start with '#' are comments (TopHub logs open with one) and are
- * skipped, as TVM's own loader does. Lines are parsed with yajl (records/tvmjson.h), one at a time: a reader holds one line, never
- * the file. A line that is not a record of the format is skipped and counted
- * (TVM_BAD, with its line number). A last line without its newline is a
- * record when it parses; otherwise it is TVM_PARTIAL: a writer may be in the
- * middle of it, and after TvmReader_follow the next call reads it again with
- * whatever has been appended.
+ * skipped, as TVM's own loader does. Lines are parsed with yajl (records/tvmjson.h), one at a time: a reader holds one
+ * line, never the file. A line that is not a record of the format is skipped and counted (TVM_BAD, with its line
+ * number). A last line without its newline is a record when it parses; otherwise it is TVM_PARTIAL: a writer may be in
+ * the middle of it, and after TvmReader_follow the next call reads it again with whatever has been appended.
  *
  * Nothing here prints; every failure is a Status with a sentence.
  */
@@ -74,29 +72,29 @@ typedef struct TvmArg {
 /* One knob of an AutoTVM config entity: ["tile_f", "sp", [-1, 2, 8, 1]]. */
 typedef struct TvmKnob {
     char name[32];
-    char kind[4];  /* "sp", "re", "an", "ot", ... */
-    bool is_list;  /* v holds n ints (a split, a reorder) */
-    bool is_int;   /* v[0] is the value (an option) */
+    char kind[4]; /* "sp", "re", "an", "ot", ... */
+    bool is_list; /* v holds n ints (a split, a reorder) */
+    bool is_int;  /* v[0] is the value (an option) */
     int n;
     int64_t v[TVM_MAX_DIMS];
 } TvmKnob;
 
 typedef struct TvmRecord {
     TvmFormat format;
-    long line;                     /* 1-based line number in its file */
-    char target[TVM_TARGET_LEN];   /* "cuda -model=titanx", "llvm -mcpu=skylake" (cut to fit) */
-    char task[TVM_TASK_LEN];       /* "conv2d_nchw.cuda"; auto-scheduler: the workload's hash; MetaSchedule: "workload N" */
-    char key[REC_KEY_LEN];         /* the workload: task name and arguments (what `best` groups by) */
+    long line;                   /* 1-based line number in its file */
+    char target[TVM_TARGET_LEN]; /* "cuda -model=titanx", "llvm -mcpu=skylake" (cut to fit) */
+    char task[TVM_TASK_LEN]; /* "conv2d_nchw.cuda"; auto-scheduler: the workload's hash; MetaSchedule: "workload N" */
+    char key[REC_KEY_LEN];   /* the workload: task name and arguments (what `best` groups by) */
     int n_args;
-    TvmArg args[TVM_MAX_ARGS];     /* AutoTVM task arguments; MetaSchedule args_info tensors */
+    TvmArg args[TVM_MAX_ARGS]; /* AutoTVM task arguments; MetaSchedule args_info tensors */
     bool has_index;
-    int64_t index;                 /* the config index TVM stored (AutoTVM) */
+    int64_t index; /* the config index TVM stored (AutoTVM) */
     int n_knobs;
-    TvmKnob knobs[TVM_MAX_KNOBS];  /* AutoTVM entity */
-    char config[REC_CONFIG_LEN];   /* human text of the config */
+    TvmKnob knobs[TVM_MAX_KNOBS]; /* AutoTVM entity */
+    char config[REC_CONFIG_LEN];  /* human text of the config */
     int n_costs;
-    double costs[REC_MAX_COSTS];   /* seconds */
-    int error_no;                  /* TVM's MeasureErrorNo (0 = measured) */
+    double costs[REC_MAX_COSTS]; /* seconds */
+    int error_no;                /* TVM's MeasureErrorNo (0 = measured) */
     double all_cost, timestamp;
 } TvmRecord;
 
@@ -129,8 +127,8 @@ Status TvmReader_open(const char *path, TvmFormat fmt, TvmReader **out, char *er
 TvmReadStatus TvmReader_next(TvmReader *this, TvmRecord *rec, char *msg);
 /* After TVM_END or TVM_PARTIAL, lets the next call read what was appended since. */
 void TvmReader_follow(TvmReader *this);
-long TvmReader_lines(const TvmReader *this);    /* complete lines consumed so far */
-long TvmReader_bad(const TvmReader *this);      /* malformed lines skipped so far */
+long TvmReader_lines(const TvmReader *this);        /* complete lines consumed so far */
+long TvmReader_bad(const TvmReader *this);          /* malformed lines skipped so far */
 long TvmReader_partialBytes(const TvmReader *this); /* bytes of an unfinished last line held back */
 void TvmReader_close(TvmReader *this);
 
@@ -141,8 +139,8 @@ typedef struct TvmTaskSummary {
     char task[TVM_TASK_LEN];
     char target[TVM_TARGET_LEN];
     long n_records, n_errors;
-    long errno_count[10];          /* per TVM error number, the last slot shared by 9 and above */
-    double best_mean;              /* +inf when none succeeded */
+    long errno_count[10]; /* per TVM error number, the last slot shared by 9 and above */
+    double best_mean;     /* +inf when none succeeded */
     long best_line;
     bool best_has_index;
     int64_t best_index;
@@ -154,9 +152,9 @@ typedef struct TvmSummary {
     TvmTaskSummary *tasks; /* first-seen order */
     int n_tasks, cap;
     long n_records, n_bad;
-    int n_task_names;      /* distinct TVM task names */
+    int n_task_names; /* distinct TVM task names */
     char **task_names;
-    int *slots;            /* key hash index */
+    int *slots; /* key hash index */
     size_t n_slots;
 } TvmSummary;
 

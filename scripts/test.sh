@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Builds tunetop and runs the whole suite:
+#   0. the C sources against .clang-format (scripts/format.sh);
 #   1. Release build: unit, session, integration and end-to-end (tmux) tests;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build: unit, session and integration
 #      tests, except the long GPU template sweeps (label gpu-full), which the
@@ -9,6 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+
+echo "== source format: every C file against .clang-format (scripts/format.sh --fix rewrites them)"
+bash scripts/format.sh
 
 echo "== release build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTT_WERROR=ON >/dev/null

@@ -58,8 +58,8 @@ void Space_done(Space *this);
 /* Adds a split knob. Fails (naming the knob/axis) when extent <= 0,
  * num_outputs outside 1..SPLIT_MAX_OUT, too many knobs, or when the space
  * total would overflow 64 bits. */
-Status Space_addSplit(Space *this, const char *name, int64_t extent, int num_outputs,
-                      SplitPolicy policy, int64_t max_factor, char *err);
+Status Space_addSplit(Space *this, const char *name, int64_t extent, int num_outputs, SplitPolicy policy,
+                      int64_t max_factor, char *err);
 /* Adds an option knob with n values (1..OPTION_MAX_VALUES). */
 Status Space_addOption(Space *this, const char *name, const int64_t *values, int n, char *err);
 

@@ -71,7 +71,8 @@ static int lin_of(const TeExpr *e, Lin *l) {
         return 1;
     case TE_NEG: {
         if (!lin_of(e->kid[0], l)) return 0;
-        for (int i = 0; i < l->n; i++) l->coef[i] = -l->coef[i];
+        for (int i = 0; i < l->n; i++)
+            l->coef[i] = -l->coef[i];
         l->c = -l->c;
         return 1;
     }
@@ -84,13 +85,15 @@ static int lin_of(const TeExpr *e, Lin *l) {
             Lin *v = a.n ? &a : &b;
             int64_t k = a.n ? b.c : a.c;
             *l = *v;
-            for (int i = 0; i < l->n; i++) l->coef[i] *= k;
+            for (int i = 0; i < l->n; i++)
+                l->coef[i] *= k;
             l->c *= k;
         } else {
             int64_t s = e->op == TE_SUB ? -1 : 1;
             *l = a;
             if (l->n + b.n > MAX_TERMS) return 0;
-            for (int i = 0; i < b.n; i++) lin_add_term(l, b.var[i], s * b.coef[i]);
+            for (int i = 0; i < b.n; i++)
+                lin_add_term(l, b.var[i], s * b.coef[i]);
             l->c += s * b.c;
         }
         lin_normalise(l);
@@ -127,9 +130,12 @@ static void lin_interval(const Env *env, const Lin *l, int64_t *lo, int64_t *hi)
     for (int f = 0; f < env->n_facts; f++) {
         const Fact *F = &env->facts[f];
         int64_t flo = -BIG, fhi = BIG;
-        if (lin_same(l, &F->terms, 1)) flo = F->lo, fhi = F->hi;
-        else if (lin_same(l, &F->terms, -1)) flo = -F->hi, fhi = -F->lo;
-        else continue;
+        if (lin_same(l, &F->terms, 1))
+            flo = F->lo, fhi = F->hi;
+        else if (lin_same(l, &F->terms, -1))
+            flo = -F->hi, fhi = -F->lo;
+        else
+            continue;
         flo = clamp((__int128)flo + l->c), fhi = clamp((__int128)fhi + l->c);
         if (flo > *lo) *lo = flo;
         if (fhi < *hi) *hi = fhi;
@@ -165,18 +171,27 @@ static void interval(const Env *env, const TeExpr *e, int64_t *lo, int64_t *hi) 
         interval(env, e->kid[0], &al, &ah);
         interval(env, e->kid[1], &bl, &bh);
         switch (e->op) {
-        case TE_ADD: *lo = clamp((__int128)al + bl), *hi = clamp((__int128)ah + bh); return;
-        case TE_SUB: *lo = clamp((__int128)al - bh), *hi = clamp((__int128)ah - bl); return;
-        case TE_MUL: corners(al, ah, bl, bh, TE_MUL, lo, hi); return;
+        case TE_ADD:
+            *lo = clamp((__int128)al + bl), *hi = clamp((__int128)ah + bh);
+            return;
+        case TE_SUB:
+            *lo = clamp((__int128)al - bh), *hi = clamp((__int128)ah - bl);
+            return;
+        case TE_MUL:
+            corners(al, ah, bl, bh, TE_MUL, lo, hi);
+            return;
         case TE_DIV:
             if (bl <= 0 && bh >= 0) break; /* reported by the walk */
             corners(al, ah, bl, bh, TE_DIV, lo, hi);
             return;
         case TE_MOD:
             if (bl > 0) {
-                if (bl == bh && fdiv(al, bl) == fdiv(ah, bl)) *lo = te_floormod(al, bl), *hi = te_floormod(ah, bl);
-                else if (al >= 0 && ah < bl) *lo = al, *hi = ah;
-                else *lo = 0, *hi = bh - 1;
+                if (bl == bh && fdiv(al, bl) == fdiv(ah, bl))
+                    *lo = te_floormod(al, bl), *hi = te_floormod(ah, bl);
+                else if (al >= 0 && ah < bl)
+                    *lo = al, *hi = ah;
+                else
+                    *lo = 0, *hi = bh - 1;
                 return;
             }
             if (bh < 0) {
@@ -189,8 +204,10 @@ static void interval(const Env *env, const TeExpr *e, int64_t *lo, int64_t *hi) 
     case TE_CALL: /* integer max / min */
         interval(env, e->kid[0], &al, &ah);
         interval(env, e->kid[1], &bl, &bh);
-        if (e->op == TE_FMAX) *lo = al > bl ? al : bl, *hi = ah > bh ? ah : bh;
-        else *lo = al < bl ? al : bl, *hi = ah < bh ? ah : bh;
+        if (e->op == TE_FMAX)
+            *lo = al > bl ? al : bl, *hi = ah > bh ? ah : bh;
+        else
+            *lo = al < bl ? al : bl, *hi = ah < bh ? ah : bh;
         return;
     case TE_IF: {
         Env t = *env, f = *env;
@@ -211,11 +228,13 @@ static void interval(const Env *env, const TeExpr *e, int64_t *lo, int64_t *hi) 
 
 static void add_fact(Env *env, Lin *terms, int64_t lo, int64_t hi) {
     if (terms->n == 0) return; /* a constant condition narrows nothing */
-    if (terms->n == 1) { /* k * v in [lo, hi] */
+    if (terms->n == 1) {       /* k * v in [lo, hi] */
         int v = terms->var[0];
         int64_t k = terms->coef[0], vl, vh;
-        if (k > 0) vl = lo <= -BIG ? -BIG : -fdiv(-lo, k), vh = hi >= BIG ? BIG : fdiv(hi, k);
-        else vl = hi >= BIG ? -BIG : -fdiv(hi, -k), vh = lo <= -BIG ? BIG : fdiv(-lo, -k);
+        if (k > 0)
+            vl = lo <= -BIG ? -BIG : -fdiv(-lo, k), vh = hi >= BIG ? BIG : fdiv(hi, k);
+        else
+            vl = hi >= BIG ? -BIG : -fdiv(hi, -k), vh = lo <= -BIG ? BIG : fdiv(-lo, -k);
         if (vl > env->lo[v]) env->lo[v] = vl;
         if (vh < env->hi[v]) env->hi[v] = vh;
     }
@@ -240,23 +259,35 @@ static void narrow(Env *env, const TeExpr *cond, int positive) {
     if (op < TE_LT || op > TE_NE) return;
     Lin a, b;
     if (!lin_of(cond->kid[0], &a) || !lin_of(cond->kid[1], &b) || a.n + b.n > MAX_TERMS) return;
-    for (int i = 0; i < b.n; i++) lin_add_term(&a, b.var[i], -b.coef[i]);
+    for (int i = 0; i < b.n; i++)
+        lin_add_term(&a, b.var[i], -b.coef[i]);
     a.c -= b.c;
     lin_normalise(&a);
     int64_t c = a.c; /* terms + c OP 0 */
     a.c = 0;
     if (!positive) {
-        static const int NEG[] = {[TE_LT] = TE_GE, [TE_LE] = TE_GT, [TE_GT] = TE_LE, [TE_GE] = TE_LT,
-                                  [TE_EQ] = TE_NE, [TE_NE] = TE_EQ};
+        static const int NEG[] = {
+            [TE_LT] = TE_GE, [TE_LE] = TE_GT, [TE_GT] = TE_LE, [TE_GE] = TE_LT, [TE_EQ] = TE_NE, [TE_NE] = TE_EQ};
         op = NEG[op];
     }
     switch (op) {
-    case TE_LT: add_fact(env, &a, -BIG, -1 - c); break;
-    case TE_LE: add_fact(env, &a, -BIG, -c); break;
-    case TE_GT: add_fact(env, &a, 1 - c, BIG); break;
-    case TE_GE: add_fact(env, &a, -c, BIG); break;
-    case TE_EQ: add_fact(env, &a, -c, -c); break;
-    default: break;
+    case TE_LT:
+        add_fact(env, &a, -BIG, -1 - c);
+        break;
+    case TE_LE:
+        add_fact(env, &a, -BIG, -c);
+        break;
+    case TE_GT:
+        add_fact(env, &a, 1 - c, BIG);
+        break;
+    case TE_GE:
+        add_fact(env, &a, -c, BIG);
+        break;
+    case TE_EQ:
+        add_fact(env, &a, -c, -c);
+        break;
+    default:
+        break;
     }
 }
 
@@ -295,10 +326,12 @@ static Status walk(const TeProgram *g, const Env *env, const TeExpr *e, char *er
             interval(env, e->kid[d], &lo, &hi);
             if (lo < 0 || hi > t->shape[d] - 1) {
                 char range[64];
-                if (lo <= -BIG || hi >= BIG) snprintf(range, sizeof range, "is unbounded");
-                else snprintf(range, sizeof range, "ranges over [%lld, %lld]", (long long)lo, (long long)hi);
-                return tt_fail(err, "%s:%d:%d: access to %s may leave it: index %d of %d %s; valid is [0, %lld]", g->file,
-                               e->line, e->col, t->name, d + 1, t->ndim, range, (long long)(t->shape[d] - 1));
+                if (lo <= -BIG || hi >= BIG)
+                    snprintf(range, sizeof range, "is unbounded");
+                else
+                    snprintf(range, sizeof range, "ranges over [%lld, %lld]", (long long)lo, (long long)hi);
+                return tt_fail(err, "%s:%d:%d: access to %s may leave it: index %d of %d %s; valid is [0, %lld]",
+                               g->file, e->line, e->col, t->name, d + 1, t->ndim, range, (long long)(t->shape[d] - 1));
             }
         }
         return TT_OK;
@@ -313,6 +346,7 @@ static Status walk(const TeProgram *g, const Env *env, const TeExpr *e, char *er
 Status te_check_bounds(const TeProgram *this, int tensor, char *err) {
     static __thread Env env; /* large: keep it off the stack */
     memset(&env, 0, sizeof env);
-    for (int v = 0; v < this->n_vars; v++) env.lo[v] = 0, env.hi[v] = this->vars[v].extent - 1;
+    for (int v = 0; v < this->n_vars; v++)
+        env.lo[v] = 0, env.hi[v] = this->vars[v].extent - 1;
     return walk(this, &env, this->tensors[tensor].body, err);
 }

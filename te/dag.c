@@ -36,8 +36,12 @@ typedef struct Names {
 static void fmt(const Names *n, const TeExpr *e, StrBuf *out) {
     const TeProgram *g = n->prog;
     switch (e->kind) {
-    case TE_NUM: format_number(out, e); return;
-    case TE_VAR: StrBuf_append(out, n->var ? n->var[e->var] : g->vars[e->var].name); return;
+    case TE_NUM:
+        format_number(out, e);
+        return;
+    case TE_VAR:
+        StrBuf_append(out, n->var ? n->var[e->var] : g->vars[e->var].name);
+        return;
     case TE_ACCESS:
         StrBuf_append(out, n->tensor ? n->tensor[e->tensor] : g->tensors[e->tensor].name);
         StrBuf_append(out, "[");
@@ -105,7 +109,8 @@ static Status find_reduction(const TeProgram *g, const TeExpr *e, int under, con
 
 static void uses_vars(const TeExpr *e, int *used) {
     if (e->kind == TE_VAR) used[e->var] = 1;
-    for (int i = 0; i < e->n_kids; i++) uses_vars(e->kid[i], used);
+    for (int i = 0; i < e->n_kids; i++)
+        uses_vars(e->kid[i], used);
 }
 
 static void collect(TeStage *s, const TeExpr *e, int in_reduce) {
@@ -116,9 +121,11 @@ static void collect(TeStage *s, const TeExpr *e, int in_reduce) {
         a->in_reduce = in_reduce;
         int used[TE_MAX_VARS] = {0};
         uses_vars(e, used);
-        for (int d = 0; d < s->n_spatial; d++) a->missing_spatial += !used[s->spatial[d]];
+        for (int d = 0; d < s->n_spatial; d++)
+            a->missing_spatial += !used[s->spatial[d]];
     }
-    for (int i = 0; i < e->n_kids; i++) collect(s, e->kid[i], in_reduce || e->kind == TE_REDUCE);
+    for (int i = 0; i < e->n_kids; i++)
+        collect(s, e->kid[i], in_reduce || e->kind == TE_REDUCE);
 }
 
 /* Floating-point operations of one evaluation of e (index arithmetic and
@@ -130,11 +137,13 @@ static double flops_of(const TeProgram *g, const TeExpr *e) {
     }
     if (e->type != TE_TFLOAT) return 0;
     double f = 0;
-    for (int i = 0; i < e->n_kids; i++) f += flops_of(g, e->kid[i]);
+    for (int i = 0; i < e->n_kids; i++)
+        f += flops_of(g, e->kid[i]);
     if (e->kind == TE_BIN || e->kind == TE_CALL || e->kind == TE_NEG) f += 1;
     if (e->kind == TE_REDUCE) {
         double n = 1;
-        for (int i = 0; i < e->n_axes; i++) n *= (double)g->vars[e->axes[i]].extent;
+        for (int i = 0; i < e->n_axes; i++)
+            n *= (double)g->vars[e->axes[i]].extent;
         f = n * (f + 1);
     }
     return f;
@@ -171,7 +180,8 @@ static int reads_exactly(const TeDag *dag, const TeStage *c, const TeStage *s) {
 
 static uint64_t fnv1a(const char *s) {
     uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
     return h;
 }
 
@@ -204,7 +214,8 @@ Status TeDag_build(TeDag *out, const TeProgram *g, char *err) {
         s->elementwise = is_elementwise(s);
         s->inlinable = s->elementwise && !s->is_output;
         int missing = 0;
-        for (int a = 0; a < s->n_access; a++) missing += s->access[a].missing_spatial;
+        for (int a = 0; a < s->n_access; a++)
+            missing += s->access[a].missing_spatial;
         s->data_reuse = s->red && missing >= 2;
         out->stage_of[t] = out->n_stages++;
     }
@@ -215,7 +226,8 @@ Status TeDag_build(TeDag *out, const TeProgram *g, char *err) {
             if (p < 0) continue;
             TeStage *ps = &out->stages[p];
             int seen = 0;
-            for (int k = 0; k < ps->n_consumers; k++) seen |= ps->consumers[k] == i;
+            for (int k = 0; k < ps->n_consumers; k++)
+                seen |= ps->consumers[k] == i;
             if (!seen) ps->consumers[ps->n_consumers++] = i;
         }
     }
@@ -237,15 +249,18 @@ void TeDag_canonical(const TeDag *this, StrBuf *out) {
     const TeProgram *g = this->prog;
     static __thread char vname[TE_MAX_VARS][12], tname[TE_MAX_TENSORS][12];
     const char *vp[TE_MAX_VARS], *tp[TE_MAX_TENSORS];
-    for (int t = 0; t < g->n_tensors; t++) snprintf(tname[t], sizeof tname[t], "t%d", t), tp[t] = tname[t];
+    for (int t = 0; t < g->n_tensors; t++)
+        snprintf(tname[t], sizeof tname[t], "t%d", t), tp[t] = tname[t];
     /* variables by role and position: spatial s0.., reduction variables r0..
      * in binding order within their definition */
     int nr = 0, last_tensor = -1;
-    for (int v = 0; v < g->n_vars; v++) vp[v] = vname[v];
+    for (int v = 0; v < g->n_vars; v++)
+        vp[v] = vname[v];
     for (int t = 0; t < g->n_tensors; t++) {
         const TeTensor *tt = &g->tensors[t];
         if (tt->is_input) continue;
-        for (int d = 0; d < tt->ndim; d++) snprintf(vname[tt->axes[d]], sizeof vname[0], "s%d", d);
+        for (int d = 0; d < tt->ndim; d++)
+            snprintf(vname[tt->axes[d]], sizeof vname[0], "s%d", d);
     }
     for (int v = 0; v < g->n_vars; v++) {
         if (!g->vars[v].is_reduce) continue;
@@ -260,7 +275,8 @@ void TeDag_canonical(const TeDag *this, StrBuf *out) {
     for (int t = 0; t < g->n_tensors; t++) {
         const TeTensor *tt = &g->tensors[t];
         StrBuf_printf(out, "t%d[", t);
-        for (int d = 0; d < tt->ndim; d++) StrBuf_printf(out, "%s%lld", d ? "," : "", (long long)tt->shape[d]);
+        for (int d = 0; d < tt->ndim; d++)
+            StrBuf_printf(out, "%s%lld", d ? "," : "", (long long)tt->shape[d]);
         if (tt->is_input) {
             StrBuf_printf(out, "]%s\n", tt->dtype == TE_F16 ? "f16" : "f32");
             continue;

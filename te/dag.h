@@ -35,9 +35,9 @@
 #define TE_KEY_LEN 24
 
 typedef struct TeAccess {
-    int tensor;        /* program tensor read */
-    const TeExpr *at;  /* the TE_ACCESS node */
-    int in_reduce;     /* inside the reduction body */
+    int tensor;          /* program tensor read */
+    const TeExpr *at;    /* the TE_ACCESS node */
+    int in_reduce;       /* inside the reduction body */
     int missing_spatial; /* spatial axes of the stage that no index uses */
 } TeAccess;
 

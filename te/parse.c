@@ -65,7 +65,8 @@ static Status lex(Parser *p, const char *s) {
         int after_eq = p->n_toks > 0 && strcmp(p->toks[p->n_toks - 1].text, "=") == 0;
         while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '#' || (*s == '\n' && (depth > 0 || after_eq))) {
             if (*s == '#') {
-                while (*s && *s != '\n') s++, col++;
+                while (*s && *s != '\n')
+                    s++, col++;
                 continue;
             }
             if (*s == '\n') line++, col = 0;
@@ -84,22 +85,27 @@ static Status lex(Parser *p, const char *s) {
             s++, line++, col = 1;
         } else if (isalpha((unsigned char)*s) || *s == '_') {
             int n = 0;
-            while (isalnum((unsigned char)s[n]) || s[n] == '_') n++;
+            while (isalnum((unsigned char)s[n]) || s[n] == '_')
+                n++;
             if (n >= TE_NAME_LEN) return fail_at(p, line, col, "name longer than %d characters", TE_NAME_LEN - 1);
             t->kind = T_IDENT;
             memcpy(t->text, s, n);
             s += n, col += n;
         } else if (isdigit((unsigned char)*s) || (*s == '.' && isdigit((unsigned char)s[1]))) {
             int n = 0, is_int = 1;
-            while (isdigit((unsigned char)s[n])) n++;
+            while (isdigit((unsigned char)s[n]))
+                n++;
             if (s[n] == '.') {
                 is_int = 0, n++;
-                while (isdigit((unsigned char)s[n])) n++;
+                while (isdigit((unsigned char)s[n]))
+                    n++;
             }
             if ((s[n] == 'e' || s[n] == 'E') &&
-                (isdigit((unsigned char)s[n + 1]) || ((s[n + 1] == '-' || s[n + 1] == '+') && isdigit((unsigned char)s[n + 2])))) {
+                (isdigit((unsigned char)s[n + 1]) ||
+                 ((s[n + 1] == '-' || s[n + 1] == '+') && isdigit((unsigned char)s[n + 2])))) {
                 is_int = 0, n += 2;
-                while (isdigit((unsigned char)s[n])) n++;
+                while (isdigit((unsigned char)s[n]))
+                    n++;
             }
             if (isalpha((unsigned char)s[n]) || s[n] == '_' || s[n] == '.')
                 return fail_at(p, line, col, "malformed number");
@@ -118,8 +124,7 @@ static Status lex(Parser *p, const char *s) {
                 if (s[0] == PUNCT2[i][0] && s[1] == PUNCT2[i][1]) n = 2;
             if (!n) {
                 if (!strchr("[](),=<>+-*/%!", *s)) {
-                    if (isprint((unsigned char)*s))
-                        return fail_at(p, line, col, "unexpected character '%c'", *s);
+                    if (isprint((unsigned char)*s)) return fail_at(p, line, col, "unexpected character '%c'", *s);
                     return fail_at(p, line, col, "unexpected byte 0x%02x", (unsigned char)*s);
                 }
                 n = 1;
@@ -138,7 +143,6 @@ static Status lex(Parser *p, const char *s) {
 
 /* Identifiers are shorter than TE_NAME_LEN (the lexer checks). */
 static void copy_name(char *dst, const char *src) { memcpy(dst, src, strlen(src) + 1); }
-
 
 static Tok *peek(Parser *p) { return &p->toks[p->pos]; }
 
@@ -190,8 +194,8 @@ static TeExpr *node(Parser *p, TeKind kind, Tok *at) {
     return e;
 }
 
-static const char *const KEYWORDS[] = {"let", "input", "output", "f32", "f16", "if", "sum", "max_over", "min_over",
-                                       "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "abs", "max", "min"};
+static const char *const KEYWORDS[] = {"let", "input", "output", "f32",   "f16",  "if",  "sum", "max_over", "min_over",
+                                       "exp", "log",   "sqrt",   "rsqrt", "tanh", "erf", "abs", "max",      "min"};
 
 static int is_keyword(const char *s) {
     for (size_t i = 0; i < sizeof KEYWORDS / sizeof *KEYWORDS; i++)
@@ -217,8 +221,7 @@ static Status check_fresh(Parser *p, Tok *t) {
     if (is_keyword(t->text)) return fail_at(p, t->line, t->col, "'%s' is a reserved word", t->text);
     if (find_let(g, t->text) >= 0) return fail_at(p, t->line, t->col, "'%s' is already a let constant", t->text);
     int ti = TeProgram_find(g, t->text);
-    if (ti >= 0)
-        return fail_at(p, t->line, t->col, "'%s' is already defined at line %d", t->text, g->tensors[ti].line);
+    if (ti >= 0) return fail_at(p, t->line, t->col, "'%s' is already defined at line %d", t->text, g->tensors[ti].line);
     int v = find_scope(p, t->text);
     if (v >= 0)
         return fail_at(p, t->line, t->col, "variable '%s' is bound twice (first at %d:%d)", t->text, g->vars[v].line,
@@ -354,17 +357,19 @@ static Status parse_level(Parser *p, int level, TeExpr **out) {
         e->op = op;
         e->kid[0] = a, e->kid[1] = b, e->n_kids = 2;
         if (op == TE_AND || op == TE_OR) {
-            if (need_type(p, a, TE_TBOOL, "an operand of && or ||") || need_type(p, b, TE_TBOOL, "an operand of && or ||"))
+            if (need_type(p, a, TE_TBOOL, "an operand of && or ||") ||
+                need_type(p, b, TE_TBOOL, "an operand of && or ||"))
                 return TT_ERR;
             e->type = TE_TBOOL;
         } else {
             char what[40];
             snprintf(what, sizeof what, "an operand of '%s'", OPNAMES[op]);
             if (need_type(p, a, TE_TFLOAT, what) || need_type(p, b, TE_TFLOAT, what)) return TT_ERR;
-            if (op >= TE_LT) e->type = TE_TBOOL;
-            else e->type = (a->type == TE_TINT && b->type == TE_TINT) ? TE_TINT : TE_TFLOAT;
-            if (op == TE_MOD && e->type != TE_TINT)
-                return fail_at(p, t->line, t->col, "'%%' needs integer operands");
+            if (op >= TE_LT)
+                e->type = TE_TBOOL;
+            else
+                e->type = (a->type == TE_TINT && b->type == TE_TINT) ? TE_TINT : TE_TFLOAT;
+            if (op == TE_MOD && e->type != TE_TINT) return fail_at(p, t->line, t->col, "'%%' needs integer operands");
             if ((op == TE_DIV || op == TE_MOD) && e->type == TE_TINT && b->kind == TE_NUM && b->inum == 0)
                 return fail_at(p, t->line, t->col, "integer division by zero");
         }
@@ -390,19 +395,27 @@ static Status eval_const(Parser *p, TeExpr *e, int64_t *v) {
         int64_t a, b;
         if (eval_const(p, e->kid[0], &a) || eval_const(p, e->kid[1], &b)) return TT_ERR;
         switch (e->op) {
-        case TE_ADD: *v = a + b; return TT_OK;
-        case TE_SUB: *v = a - b; return TT_OK;
-        case TE_MUL: *v = a * b; return TT_OK;
+        case TE_ADD:
+            *v = a + b;
+            return TT_OK;
+        case TE_SUB:
+            *v = a - b;
+            return TT_OK;
+        case TE_MUL:
+            *v = a * b;
+            return TT_OK;
         case TE_DIV:
         case TE_MOD:
             if (b == 0) return fail_at(p, e->line, e->col, "integer division by zero");
             *v = e->op == TE_DIV ? te_floordiv(a, b) : te_floormod(a, b);
             return TT_OK;
-        default: break;
+        default:
+            break;
         }
         break;
     }
-    default: break;
+    default:
+        break;
     }
     return fail_at(p, e->line, e->col, "expected a constant integer expression (numbers and lets)");
 }
@@ -470,7 +483,8 @@ static Status parse_call(Parser *p, Tok *name, TeExpr **out) {
     if (strcmp(name->text, "if") == 0) {
         TeExpr *e = node(p, TE_IF, name);
         if (parse_args(p, name, e, 3) || need_type(p, e->kid[0], TE_TBOOL, "the condition of if") ||
-            need_type(p, e->kid[1], TE_TFLOAT, "a branch of if") || need_type(p, e->kid[2], TE_TFLOAT, "a branch of if"))
+            need_type(p, e->kid[1], TE_TFLOAT, "a branch of if") ||
+            need_type(p, e->kid[2], TE_TFLOAT, "a branch of if"))
             return TT_ERR;
         e->type = (e->kid[1]->type == TE_TINT && e->kid[2]->type == TE_TINT) ? TE_TINT : TE_TFLOAT;
         *out = e;
@@ -569,16 +583,19 @@ static Status parse_input(Parser *p) {
         if (t->ndim == TE_MAX_DIMS) return fail_at(p, at->line, at->col, "more than %d dimensions", TE_MAX_DIMS);
         if (parse_const(p, &t->shape[t->ndim])) return TT_ERR;
         if (t->shape[t->ndim] <= 0)
-            return fail_at(p, at->line, at->col, "dimension %d of '%s' is %lld; it must be positive", t->ndim,
-                           t->name, (long long)t->shape[t->ndim]);
+            return fail_at(p, at->line, at->col, "dimension %d of '%s' is %lld; it must be positive", t->ndim, t->name,
+                           (long long)t->shape[t->ndim]);
         t->ndim++;
     } while (accept(p, ","));
     if (expect(p, "]")) return TT_ERR;
     Tok *ty = peek(p);
     if (ty->kind == T_IDENT) {
-        if (strcmp(ty->text, "f32") == 0) t->dtype = TE_F32;
-        else if (strcmp(ty->text, "f16") == 0) t->dtype = TE_F16;
-        else return fail_at(p, ty->line, ty->col, "unknown element type '%s' (f32 or f16)", ty->text);
+        if (strcmp(ty->text, "f32") == 0)
+            t->dtype = TE_F32;
+        else if (strcmp(ty->text, "f16") == 0)
+            t->dtype = TE_F16;
+        else
+            return fail_at(p, ty->line, ty->col, "unknown element type '%s' (f32 or f16)", ty->text);
         p->pos++;
     }
     p->prog->n_tensors++;
@@ -603,7 +620,8 @@ static Status parse_definition(Parser *p, Tok *name) {
     if (!t || expect(p, "[")) return TT_ERR;
     p->n_scope = 0;
     do {
-        if (t->ndim == TE_MAX_DIMS) return fail_at(p, peek(p)->line, peek(p)->col, "more than %d dimensions", TE_MAX_DIMS);
+        if (t->ndim == TE_MAX_DIMS)
+            return fail_at(p, peek(p)->line, peek(p)->col, "more than %d dimensions", TE_MAX_DIMS);
         if (parse_binding(p, 0, &t->axes[t->ndim])) return TT_ERR;
         t->shape[t->ndim] = p->prog->vars[t->axes[t->ndim]].extent;
         t->ndim++;
@@ -627,18 +645,24 @@ static Status parse_program(Parser *p, const char *text) {
         if (t->kind != T_IDENT) return fail_at(p, t->line, t->col, "expected a statement, found %s", describe(t));
         p->pos++;
         Status st;
-        if (strcmp(t->text, "let") == 0) st = parse_let(p);
-        else if (strcmp(t->text, "input") == 0) st = parse_input(p);
-        else if (strcmp(t->text, "output") == 0) st = parse_output(p), any_output = 1;
-        else if (is_punct(p, "[")) st = parse_definition(p, t);
-        else st = fail_at(p, t->line, t->col, "expected 'let', 'input', 'output' or a definition NAME[...] = ..., found %s",
-                          describe(t));
+        if (strcmp(t->text, "let") == 0)
+            st = parse_let(p);
+        else if (strcmp(t->text, "input") == 0)
+            st = parse_input(p);
+        else if (strcmp(t->text, "output") == 0)
+            st = parse_output(p), any_output = 1;
+        else if (is_punct(p, "["))
+            st = parse_definition(p, t);
+        else
+            st = fail_at(p, t->line, t->col,
+                         "expected 'let', 'input', 'output' or a definition NAME[...] = ..., found %s", describe(t));
         if (st || end_of_statement(p)) return TT_ERR;
     }
     Tok *eof = peek(p);
     if (!any_output) return fail_at(p, eof->line, eof->col, "no 'output' line");
     for (int i = 0; i < p->n_sets; i++)
-        if (!p->set_used[i]) return fail_at(p, 1, 1, "--set %s: the file has no 'let %s'", p->sets[i].name, p->sets[i].name);
+        if (!p->set_used[i])
+            return fail_at(p, 1, 1, "--set %s: the file has no 'let %s'", p->sets[i].name, p->sets[i].name);
     return TT_OK;
 }
 
@@ -685,7 +709,8 @@ TeProgram *TeProgram_load(const char *path, const TeSet *sets, int n_sets, char 
 
 void TeProgram_delete(TeProgram *this) {
     if (!this) return;
-    for (int i = 0; i < this->n_nodes; i++) free(this->nodes[i]);
+    for (int i = 0; i < this->n_nodes; i++)
+        free(this->nodes[i]);
     free(this->nodes);
     free(this);
 }
@@ -698,6 +723,7 @@ int TeProgram_find(const TeProgram *this, const char *name) {
 
 int64_t TeProgram_numel(const TeProgram *this, int t) {
     int64_t n = 1;
-    for (int d = 0; d < this->tensors[t].ndim; d++) n *= this->tensors[t].shape[d];
+    for (int d = 0; d < this->tensors[t].ndim; d++)
+        n *= this->tensors[t].shape[d];
     return n;
 }

@@ -48,7 +48,21 @@ typedef enum {
     TE_REDUCE, /* op(kid[0], axes...) */
 } TeKind;
 
-typedef enum { TE_ADD, TE_SUB, TE_MUL, TE_DIV, TE_MOD, TE_LT, TE_LE, TE_GT, TE_GE, TE_EQ, TE_NE, TE_AND, TE_OR } TeBinOp;
+typedef enum {
+    TE_ADD,
+    TE_SUB,
+    TE_MUL,
+    TE_DIV,
+    TE_MOD,
+    TE_LT,
+    TE_LE,
+    TE_GT,
+    TE_GE,
+    TE_EQ,
+    TE_NE,
+    TE_AND,
+    TE_OR
+} TeBinOp;
 typedef enum { TE_EXP, TE_LOG, TE_SQRT, TE_RSQRT, TE_TANH, TE_ERF, TE_ABS, TE_FMAX, TE_FMIN } TeFunc;
 typedef enum { TE_SUM, TE_MAX_OVER, TE_MIN_OVER } TeReduceOp;
 

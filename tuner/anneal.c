@@ -109,7 +109,8 @@ Status Annealer_run(Annealer *this, AnnealScoreFn score, void *ctx, const Visite
     int nc = this->params.n_chains;
     uint64_t total = this->space->total;
     if (total == 0 || k <= 0) return TT_OK;
-    for (int i = this->n_points; i < nc; i++) this->points[i] = Rng_below(&this->rng, total);
+    for (int i = this->n_points; i < nc; i++)
+        this->points[i] = Rng_below(&this->rng, total);
     this->n_points = nc;
 
     TopSet top = {0, k, malloc(sizeof(uint64_t) * (size_t)k), malloc(sizeof(float) * (size_t)k)};
@@ -123,13 +124,15 @@ Status Annealer_run(Annealer *this, AnnealScoreFn score, void *ctx, const Visite
         st = TT_ERR;
         goto out;
     }
-    for (int i = 0; i < nc; i++) offer(&top, exclude, this->points[i], this->scores[i]);
+    for (int i = 0; i < nc; i++)
+        offer(&top, exclude, this->points[i], this->scores[i]);
 
     int max_steps = this->params.max_steps, quiet = 0;
     double t0 = this->params.temp_start, t1 = this->params.temp_end;
     for (int step = 0; step < max_steps; step++) {
         double temp = t0 - (t0 - t1) * (double)step / (double)max_steps;
-        for (int i = 0; i < nc; i++) next[i] = Space_neighbour(this->space, this->points[i], &this->rng);
+        for (int i = 0; i < nc; i++)
+            next[i] = Space_neighbour(this->space, this->points[i], &this->rng);
         if (score(ctx, next, nc, next_scores, err) != TT_OK) {
             st = TT_ERR;
             goto out;

@@ -29,8 +29,8 @@ typedef struct BackendJob {
     int cookie;                      /* the engine's number for the job, given back in its outcome */
     char task_key[WORKLOAD_KEY_LEN]; /* Workload_key: the measuring side rebuilds the task from it */
     char template_name[64];
-    uint64_t index;                  /* flat config index */
-    double slow_cutoff_s;            /* MeasureOptions.slow_cutoff_s for this job (0 = off) */
+    uint64_t index;       /* flat config index */
+    double slow_cutoff_s; /* MeasureOptions.slow_cutoff_s for this job (0 = off) */
 } BackendJob;
 
 typedef enum { OUTCOME_MEASURED = 0, OUTCOME_UNMEASURED, OUTCOME_NOTE } OutcomeKind;
@@ -57,8 +57,15 @@ typedef struct BackendOutcome {
 } BackendOutcome;
 
 /* One row of the devices view. */
-typedef enum { DEVSTATE_STARTING = 0, DEVSTATE_IDLE, DEVSTATE_BUILDING, DEVSTATE_MEASURING, DEVSTATE_LOST,
-               DEVSTATE_FAILED, DEVSTATE_DONE } DeviceState;
+typedef enum {
+    DEVSTATE_STARTING = 0,
+    DEVSTATE_IDLE,
+    DEVSTATE_BUILDING,
+    DEVSTATE_MEASURING,
+    DEVSTATE_LOST,
+    DEVSTATE_FAILED,
+    DEVSTATE_DONE
+} DeviceState;
 const char *DeviceState_name(DeviceState s); /* "starting", "idle", "building", "measuring", "lost", "failed", "done" */
 
 typedef struct DeviceRow {
@@ -66,11 +73,11 @@ typedef struct DeviceRow {
     char host[BACKEND_HOST_LEN];
     char device[BACKEND_DEV_LEN];
     DeviceState state;
-    int measured;          /* outcomes it sent back (errors included) */
-    int errors;            /* of those, failed builds or measurements */
-    int in_flight;         /* jobs it holds now */
-    double cand_per_s;     /* measured / seconds since it got its first job */
-    double last_heard_s;   /* seconds since its last message */
+    int measured;        /* outcomes it sent back (errors included) */
+    int errors;          /* of those, failed builds or measurements */
+    int in_flight;       /* jobs it holds now */
+    double cand_per_s;   /* measured / seconds since it got its first job */
+    double last_heard_s; /* seconds since its last message */
 } DeviceRow;
 
 typedef struct MeasureBackend {

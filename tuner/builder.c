@@ -13,12 +13,12 @@
 
 struct BuilderPool {
     pthread_mutex_t lock;
-    pthread_cond_t work;  /* jobs available or quitting */
-    pthread_cond_t done;  /* a job finished */
+    pthread_cond_t work; /* jobs available or quitting */
+    pthread_cond_t done; /* a job finished */
     BuildJob *jobs;
     int n_jobs;
-    int next;             /* next job to take */
-    int finished;         /* jobs finished in this batch */
+    int next;     /* next job to take */
+    int finished; /* jobs finished in this batch */
     const atomic_bool *cancel;
     atomic_int active;
     int quit;
@@ -69,7 +69,8 @@ static void *worker(void *arg) {
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pthread_mutex_lock(&this->lock);
     for (;;) {
-        while (!this->quit && this->next >= this->n_jobs) pthread_cond_wait(&this->work, &this->lock);
+        while (!this->quit && this->next >= this->n_jobs)
+            pthread_cond_wait(&this->work, &this->lock);
         if (this->quit) break;
         BuildJob *job = &this->jobs[this->next++];
         if (this->cancel && atomic_load(this->cancel)) {
@@ -104,7 +105,8 @@ BuilderPool *BuilderPool_new(int threads, const Target *target, const DeviceInfo
     this->n_threads = threads < 1 ? 1 : threads;
     this->threads = calloc((size_t)this->n_threads, sizeof(pthread_t));
     if (!this->threads) abort();
-    for (int i = 0; i < this->n_threads; i++) pthread_create(&this->threads[i], NULL, worker, this);
+    for (int i = 0; i < this->n_threads; i++)
+        pthread_create(&this->threads[i], NULL, worker, this);
     return this;
 }
 
@@ -116,7 +118,8 @@ void BuilderPool_run(BuilderPool *this, BuildJob *jobs, int n, const atomic_bool
     this->next = 0;
     this->finished = 0;
     pthread_cond_broadcast(&this->work);
-    while (this->finished < n) pthread_cond_wait(&this->done, &this->lock);
+    while (this->finished < n)
+        pthread_cond_wait(&this->done, &this->lock);
     this->jobs = NULL;
     this->n_jobs = 0;
     this->next = 0;
@@ -133,7 +136,8 @@ void BuilderPool_delete(BuilderPool *this) {
     this->quit = 1;
     pthread_cond_broadcast(&this->work);
     pthread_mutex_unlock(&this->lock);
-    for (int i = 0; i < this->n_threads; i++) pthread_join(this->threads[i], NULL);
+    for (int i = 0; i < this->n_threads; i++)
+        pthread_join(this->threads[i], NULL);
     pthread_mutex_destroy(&this->lock);
     pthread_cond_destroy(&this->work);
     pthread_cond_destroy(&this->done);

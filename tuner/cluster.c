@@ -172,12 +172,12 @@ typedef struct Server {
     pthread_cond_t cond;
     SJob *queue; /* received, not started */
     int n_queue;
-    int held;    /* received and not yet answered */
-    char *out;   /* results to send: packed WireResult + text, one after another */
+    int held;  /* received and not yet answered */
+    char *out; /* results to send: packed WireResult + text, one after another */
     size_t out_len, out_cap;
     atomic_bool quit;
-    atomic_int state; /* DeviceState */
-    int lock_fd;      /* node lock (cpu), -1 = none */
+    atomic_int state;         /* DeviceState */
+    int lock_fd;              /* node lock (cpu), -1 = none */
     atomic_int lock_timeouts; /* times it went on without the node lock */
 } Server;
 
@@ -300,10 +300,15 @@ static void *server_work(void *arg) {
             char err[TT_ERRLEN];
             const Task *task = task_for(&tc, this, &chunk[i].w, err);
             if (!task || chunk[i].w.index >= task->space.total) {
-                WireResult r = {.seq = chunk[i].w.seq, .build_error = ERR_UNKNOWN, .regs = -1, .spills = -1,
-                                .shared_bytes = -1, .local_bytes = -1};
-                if (task) snprintf(err, sizeof err, "rank %d: config %llu is outside the task's space", this->rank,
-                                   (unsigned long long)chunk[i].w.index);
+                WireResult r = {.seq = chunk[i].w.seq,
+                                .build_error = ERR_UNKNOWN,
+                                .regs = -1,
+                                .spills = -1,
+                                .shared_bytes = -1,
+                                .local_bytes = -1};
+                if (task)
+                    snprintf(err, sizeof err, "rank %d: config %llu is outside the task's space", this->rank,
+                             (unsigned long long)chunk[i].w.index);
                 server_push_result(this, &r, err);
                 continue;
             }
@@ -318,9 +323,13 @@ static void *server_work(void *arg) {
         atomic_store(&this->state, DEVSTATE_MEASURING);
         for (int i = 0; i < nb; i++) {
             BuildJob *job = &jobs[i];
-            WireResult r = {.seq = chunk[i].w.seq, .build_error = job->result.error_no, .build_s = job->result.build_s,
-                            .regs = job->result.regs_per_thread, .spills = job->result.spill_bytes,
-                            .shared_bytes = job->result.shared_bytes, .local_bytes = job->result.local_bytes};
+            WireResult r = {.seq = chunk[i].w.seq,
+                            .build_error = job->result.error_no,
+                            .build_s = job->result.build_s,
+                            .regs = job->result.regs_per_thread,
+                            .spills = job->result.spill_bytes,
+                            .shared_bytes = job->result.shared_bytes,
+                            .local_bytes = job->result.local_bytes};
             if (job->skipped || atomic_load(&this->quit)) {
                 BuildJob_done(job);
                 continue; /* quitting: rank 0 no longer waits for it */
@@ -364,7 +373,8 @@ static void *server_work(void *arg) {
     free(chunk);
     free(jobs);
     free(jtask);
-    for (int i = 0; i < tc.n; i++) Task_done(&tc.tasks[i]);
+    for (int i = 0; i < tc.n; i++)
+        Task_done(&tc.tasks[i]);
     free(tc.tasks);
     if (runner) cfg->target->runner_delete(runner);
     BuilderPool_delete(pool);
@@ -477,8 +487,8 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
         double now = clock_mono();
         if (now - last_beat >= BEAT_S) {
             pthread_mutex_lock(&sv.lock);
-            WireBeat beat = {.state = atomic_load(&sv.state), .held = sv.held,
-                             .lock_timeouts = atomic_load(&sv.lock_timeouts)};
+            WireBeat beat = {
+                .state = atomic_load(&sv.state), .held = sv.held, .lock_timeouts = atomic_load(&sv.lock_timeouts)};
             pthread_mutex_unlock(&sv.lock);
             MPI_Send(&beat, (int)sizeof beat, MPI_BYTE, 0, TAG_BEAT, MPI_COMM_WORLD);
             last_beat = now;
@@ -506,17 +516,17 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
 typedef struct HJob {
     uint64_t seq;
     BackendJob job;
-    int rank;         /* holding it, 0 = queued */
-    bool cancelled;   /* the engine no longer wants it: unmeasured unless it comes back in the grace */
-    double deadline;  /* cancelled in flight: when to give up on it */
+    int rank;        /* holding it, 0 = queued */
+    bool cancelled;  /* the engine no longer wants it: unmeasured unless it comes back in the grace */
+    double deadline; /* cancelled in flight: when to give up on it */
 } HJob;
 
 typedef struct RankInfo {
     DeviceState state;
     char host[BACKEND_HOST_LEN];
     char device[BACKEND_DEV_LEN];
-    int want;          /* free slots it reported, less what is on the way */
-    int64_t sent;      /* jobs sent to it */
+    int want;     /* free slots it reported, less what is on the way */
+    int64_t sent; /* jobs sent to it */
     int measured, errors, in_flight;
     int lock_timeouts;
     double last_heard, first_job;
@@ -532,10 +542,10 @@ struct ClusterHost {
     pthread_mutex_t lock;
     pthread_cond_t cond; /* outcomes ready */
     RankInfo *ranks;
-    HJob *jobs;           /* queued and in flight */
+    HJob *jobs; /* queued and in flight */
     int n_jobs, cap_jobs;
     uint64_t next_seq;
-    BackendOutcome *out;  /* for the engine */
+    BackendOutcome *out; /* for the engine */
     int n_out, cap_out;
     bool fatal_said;
 };
@@ -636,8 +646,10 @@ static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, in
             if (b.lock_timeouts > ri->lock_timeouts) {
                 ri->lock_timeouts = b.lock_timeouts;
                 char line[256];
-                snprintf(line, sizeof line, "rank %d on %.48s waited %.0f s for its node's lock and goes on without it "
-                         "(a hung rank on that node?): its timings may overlap builds", src, ri->host, NODE_LOCK_WAIT_S);
+                snprintf(line, sizeof line,
+                         "rank %d on %.48s waited %.0f s for its node's lock and goes on without it "
+                         "(a hung rank on that node?): its timings may overlap builds",
+                         src, ri->host, NODE_LOCK_WAIT_S);
                 host_note(this, true, line);
             }
         }
@@ -753,7 +765,8 @@ static void host_check(ClusterHost *this) {
             snprintf(o.note, sizeof o.note, "no measure server left (every rank lost or without a device): stopping");
             host_push_out(this, &o);
         }
-        while (this->n_jobs) host_unmeasured(this, 0);
+        while (this->n_jobs)
+            host_unmeasured(this, 0);
     }
 }
 
@@ -800,7 +813,8 @@ static void be_submit(void *ctx, const BackendJob *jobs, int n) {
         this->jobs = realloc(this->jobs, (size_t)this->cap_jobs * sizeof *this->jobs);
         if (!this->jobs) abort();
     }
-    for (int i = 0; i < n; i++) this->jobs[this->n_jobs++] = (HJob){.seq = ++this->next_seq, .job = jobs[i]};
+    for (int i = 0; i < n; i++)
+        this->jobs[this->n_jobs++] = (HJob){.seq = ++this->next_seq, .job = jobs[i]};
     pthread_mutex_unlock(&this->lock);
 }
 
@@ -884,8 +898,8 @@ ClusterHost *ClusterHost_new(int size, double lost_after_s, char *err) {
     }
     pthread_mutex_init(&this->lock, NULL);
     pthread_cond_init(&this->cond, NULL);
-    this->be = (MeasureBackend){.ctx = this, .submit = be_submit, .next = be_next, .cancel = be_cancel,
-                                .devices = be_devices};
+    this->be =
+        (MeasureBackend){.ctx = this, .submit = be_submit, .next = be_next, .cancel = be_cancel, .devices = be_devices};
     if (pthread_create(&this->thread, NULL, host_main, this) != 0) {
         tt_fail(err, "cannot start the MPI communication thread");
         ClusterHost_delete(this);
@@ -907,7 +921,8 @@ void ClusterHost_finish(ClusterHost *this) {
 void ClusterHost_delete(ClusterHost *this) {
     if (!this) return;
     ClusterHost_finish(this);
-    for (int i = 0; i < this->n_out; i++) MeasureResult_done(&this->out[i].mr);
+    for (int i = 0; i < this->n_out; i++)
+        MeasureResult_done(&this->out[i].mr);
     free(this->out);
     free(this->jobs);
     free(this->ranks);

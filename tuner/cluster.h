@@ -50,9 +50,9 @@ void Cluster_finalize(void);
 /* ---- ranks >= 1 ---- */
 typedef struct ServerConfig {
     const Target *target;
-    DeviceInfo dev;        /* the device this rank measures on */
+    DeviceInfo dev; /* the device this rank measures on */
     MeasureOptions measure;
-    int builders;          /* builder threads (0 = cores) */
+    int builders;             /* builder threads (0 = cores) */
     const char *device_error; /* non-NULL: this rank could not open its device (it tells rank 0, measures nothing) */
 } ServerConfig;
 

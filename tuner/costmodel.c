@@ -59,13 +59,16 @@ static int cmp_ranked(const void *a, const void *b) {
 
 /* Ranks 1..n with ties sharing their mean rank. */
 static void ranks_of(const double *v, int n, double *rank, Ranked *tmp) {
-    for (int i = 0; i < n; i++) tmp[i] = (Ranked){v[i], i};
+    for (int i = 0; i < n; i++)
+        tmp[i] = (Ranked){v[i], i};
     qsort(tmp, (size_t)n, sizeof *tmp, cmp_ranked);
     for (int i = 0; i < n;) {
         int j = i;
-        while (j + 1 < n && tmp[j + 1].v == tmp[i].v) j++;
+        while (j + 1 < n && tmp[j + 1].v == tmp[i].v)
+            j++;
         double r = (i + j) / 2.0 + 1;
-        for (int k = i; k <= j; k++) rank[tmp[k].i] = r;
+        for (int k = i; k <= j; k++)
+            rank[tmp[k].i] = r;
         i = j + 1;
     }
 }
@@ -155,9 +158,12 @@ CostModel *CostModel_train(const CostModelParams *p, const float *x, const float
         double value;
         bool integer;
     } num[] = {
-        {"max_depth", p->max_depth, true},   {"eta", p->eta, false},
-        {"gamma", p->gamma, false},          {"min_child_weight", p->min_child_weight, false},
-        {"lambda", p->lambda, false},        {"nthread", p->nthread, true},
+        {"max_depth", p->max_depth, true},
+        {"eta", p->eta, false},
+        {"gamma", p->gamma, false},
+        {"min_child_weight", p->min_child_weight, false},
+        {"lambda", p->lambda, false},
+        {"nthread", p->nthread, true},
         {"seed", (double)(p->seed & 0x7fffffff), true},
     };
     if (XGBoosterSetParam(booster, "verbosity", "0") != 0 ||

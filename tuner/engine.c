@@ -69,8 +69,8 @@ typedef struct TaskRun {
     uint64_t *xfer_index; /* transfer rows (ctx points at them; owned) */
     double *xfer_gflops;
     const Task **xfer_task;
-    Roof roof;      /* the task's roofline (gflops 0 = unknown) */
-    double roof_s;  /* latency at the roof (0 = unknown) */
+    Roof roof;     /* the task's roofline (gflops 0 = unknown) */
+    double roof_s; /* latency at the roof (0 = unknown) */
 } TaskRun;
 
 struct Engine {
@@ -91,7 +91,7 @@ struct Engine {
 
     TaskScheduler *sched;
     LogWriter *log;
-    FILE *tsv;   /* LOG.tsv: one line per round for plotting */
+    FILE *tsv; /* LOG.tsv: one line per round for plotting */
     BuilderPool *pool;
     Runner *runner;
     int runner_task; /* task the runner is set up for, -1 none */
@@ -103,25 +103,25 @@ struct Engine {
     Command cmds[MAX_COMMANDS];
     int n_cmds;
     atomic_bool stop_requested;
-    bool all_paused;            /* P: every task paused on top of their own pauses (engine thread writes) */
+    bool all_paused; /* P: every task paused on top of their own pauses (engine thread writes) */
 
     pthread_mutex_t state_lock; /* guards the table fields and the counters below */
     int total_trials;           /* restored + this session */
     int session_trials;
     int restored_trials;
-    ResumeTrial *restored;      /* restored trials not yet taken by an observer (Engine_takeRestored) */
+    ResumeTrial *restored; /* restored trials not yet taken by an observer (Engine_takeRestored) */
     int n_restored;
     int next_task;
     atomic_int measuring;
     atomic_bool finished;
-    bool stopped_early;         /* a stop was requested before the session finished on its own */
+    bool stopped_early; /* a stop was requested before the session finished on its own */
     double t0;
-    double t_end;               /* engine seconds when it finished (the clock stops there); 0 while running */
+    double t_end; /* engine seconds when it finished (the clock stops there); 0 while running */
 
     pthread_t thread;
     bool started;
-    char host[REC_HOST_LEN];    /* where this process runs (records of local measurements) */
-    atomic_int measured_here;   /* candidates this process built and measured (devices view) */
+    char host[REC_HOST_LEN];  /* where this process runs (records of local measurements) */
+    atomic_int measured_here; /* candidates this process built and measured (devices view) */
     atomic_int errors_here;
     LogOutcome logo; /* under state_lock: set once when the log fails */
 };
@@ -320,7 +320,8 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
         r->visited = rt->visited;
         memset(&rt->visited, 0, sizeof rt->visited);
         r->tally = rt->tally;
-        for (int i = 0; i < rt->n_seeds; i++) push_pending(r, rt->seeds[i]);
+        for (int i = 0; i < rt->n_seeds; i++)
+            push_pending(r, rt->seeds[i]);
         if (rt->steered) { /* what the user left: pause, priority, stop */
             r->paused = rt->paused;
             r->stopped = rt->stopped;
@@ -524,7 +525,8 @@ static double estimated_latency(Engine *this, int *left_out) {
     LatencyEstimate_init(&est);
     for (int t = 0; t < this->n; t++) {
         const TaskRun *r = &this->runs[t];
-        LatencyEstimate_add(&est, this->tasks[t].weight, r->tally.best_latency, r->stopped || r->done || is_paused(this, r));
+        LatencyEstimate_add(&est, this->tasks[t].weight, r->tally.best_latency,
+                            r->stopped || r->done || is_paused(this, r));
     }
     return LatencyEstimate_value(&est, left_out);
 }
@@ -549,7 +551,8 @@ static void fill_record(const Engine *this, const Task *task, const BuildJob *jo
     memcpy(rec->choice, job->choice, sizeof(int32_t) * (size_t)task->space.n_knobs);
     Space_format(&task->space, job->choice, rec->config, sizeof rec->config);
     /* a schedule of a tensor expression: its number and its steps (which replay it) */
-    if (task->wl.op == OP_EXPR) snprintf(rec->config, sizeof rec->config, "sample %llu", (unsigned long long)job->index);
+    if (task->wl.op == OP_EXPR)
+        snprintf(rec->config, sizeof rec->config, "sample %llu", (unsigned long long)job->index);
     if (job->src.steps && !(rec->steps = strdup(job->src.steps))) abort();
     rec->timestamp = clock_wall();
     rec->build_s = job->result.build_s;
@@ -639,7 +642,8 @@ static double slow_cutoff(const Engine *this, int t) {
 static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
     const MeasureOptions *mo = &this->cfg.measure;
     if (job->result.error_no != ERR_NO_ERROR) {
-        Record_setError(rec, job->result.error_no, job->result.msg ? job->result.msg : MeasureError_name(job->result.error_no));
+        Record_setError(rec, job->result.error_no,
+                        job->result.msg ? job->result.msg : MeasureError_name(job->result.error_no));
         return;
     }
     if (mo->compile_only) return; /* built, resources recorded, no timing */
@@ -787,7 +791,8 @@ static bool run_round(Engine *this, int t, int n) {
     BuildJob *jobs = malloc((size_t)n * sizeof(BuildJob));
     if (!idx || !jobs) abort();
     int got = 0;
-    while (got < n && r->n_pending > 0) idx[got++] = r->pending[--r->n_pending];
+    while (got < n && r->n_pending > 0)
+        idx[got++] = r->pending[--r->n_pending];
     if (got < n) got += r->strat->propose(r->strategy, &r->visited, idx + got, n - got);
     if (got == 0) {
         r->done = true;
@@ -856,7 +861,8 @@ static bool run_round(Engine *this, int t, int n) {
         }
     }
     char err[TT_ERRLEN];
-    if (LogWriter_sync(this->log, err) != TT_OK) log_failed(this, t, err); /* syncs what was written, even after a failed append */
+    if (LogWriter_sync(this->log, err) != TT_OK)
+        log_failed(this, t, err); /* syncs what was written, even after a failed append */
     if (n_done) {
         r->strat->update(r->strategy, done_idx, gflops, n_done);
         share_results(this, t, done_idx, gflops, n_done);
@@ -870,8 +876,8 @@ static bool run_round(Engine *this, int t, int n) {
 
     if (!r->warned_all_failed && r->tally.trials >= 16 && r->tally.successes == 0) {
         r->warned_all_failed = true;
-        emit_log(this, LOG_WARN, t, "every trial of task %d failed so far (%d of %d): open its errors", t, r->tally.errors,
-                 r->tally.trials);
+        emit_log(this, LOG_WARN, t, "every trial of task %d failed so far (%d of %d): open its errors", t,
+                 r->tally.errors, r->tally.trials);
     }
     if (r->visited.count >= task->space.total && r->n_pending == 0) r->done = true;
     if (this->cfg.early_stopping > 0 && r->since_improve >= this->cfg.early_stopping && r->tally.successes > 0) {
@@ -946,7 +952,8 @@ static void *engine_main(void *arg) {
         if (this->runs[t].state == TASK_WAITING && resting_state(this, t) == TASK_AT_ROOF) {
             set_state(this, t, TASK_AT_ROOF);
             const Roof *roof = &this->runs[t].roof;
-            emit_log(this, LOG_INFO, t, "task %d: at %.0f%% of its roof (%.1f GFLOPS, %s): no more rounds unless its priority is raised",
+            emit_log(this, LOG_INFO, t,
+                     "task %d: at %.0f%% of its roof (%.1f GFLOPS, %s): no more rounds unless its priority is raised",
                      t, 100 * Roof_share(this->runs[t].tally.best_gflops, roof->gflops), roof->gflops,
                      Roof_boundText(roof->memory_bound ? roof->level : 0));
         }
@@ -1001,15 +1008,15 @@ Status Engine_start(Engine *this, char *resumed, size_t resumed_len, char *err) 
     if (ses_ok != TT_OK) return TT_ERR;
     if (torn >= 0 && resumed && resumed_len) {
         size_t len = strlen(resumed);
-        snprintf(resumed + len, resumed_len - len, "%sa torn last record was cut off at byte %lld (the crash's batch in flight)",
-                 len ? "; " : "", (long long)torn);
+        snprintf(resumed + len, resumed_len - len,
+                 "%sa torn last record was cut off at byte %lld (the crash's batch in flight)", len ? "; " : "",
+                 (long long)torn);
     }
     char tsv_path[1024];
     snprintf(tsv_path, sizeof tsv_path, "%s.tsv", this->log_path);
     bool fresh_tsv = access(tsv_path, F_OK) != 0;
     this->tsv = fopen(tsv_path, "a");
-    if (this->tsv && fresh_tsv)
-        fprintf(this->tsv, "unix_time\tsession_s\ttrials\test_latency_ms\ttask\n");
+    if (this->tsv && fresh_tsv) fprintf(this->tsv, "unix_time\tsession_s\ttrials\test_latency_ms\ttask\n");
     if (!this->cfg.measure.compile_only && !this->cfg.backend) {
         char why[TT_ERRLEN] = "";
         this->runner = this->cfg.target->runner_new(&this->cfg.dev, why);
@@ -1020,8 +1027,10 @@ Status Engine_start(Engine *this, char *resumed, size_t resumed_len, char *err) 
     if (!this->cfg.backend)
         this->pool = BuilderPool_new(builders, this->cfg.target, &this->cfg.dev, &this->cfg.measure, this->workdir);
     this->t0 = clock_mono();
-    for (int t = 0; t < this->n; t++) emit_state(this, t);
-    if (pthread_create(&this->thread, NULL, engine_main, this) != 0) return tt_fail(err, "cannot start the engine thread");
+    for (int t = 0; t < this->n; t++)
+        emit_state(this, t);
+    if (pthread_create(&this->thread, NULL, engine_main, this) != 0)
+        return tt_fail(err, "cannot start the engine thread");
     this->started = true;
     return TT_OK;
 }
@@ -1090,8 +1099,8 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
         row->priority = r->priority;
         row->user_paused = r->paused;
         row->trials = r->tally.trials;
-        bool open = !(r->done || r->stopped || r->state == TASK_DONE || r->state == TASK_STOPPED ||
-                      r->state == TASK_AT_ROOF);
+        bool open =
+            !(r->done || r->stopped || r->state == TASK_DONE || r->state == TASK_STOPPED || r->state == TASK_AT_ROOF);
         row->allotted = r->tally.trials + (open && active ? left / active : 0);
         row->errors = r->tally.errors;
         row->best_latency_s = r->tally.best_latency;
@@ -1122,7 +1131,8 @@ int Engine_devices(Engine *this, DeviceRow *out, int max) {
         int n = this->cfg.backend->devices(this->cfg.backend->ctx, out, max);
         if (atomic_load(&this->finished)) /* the session is over: a server still up has nothing more to do */
             for (int i = 0; i < n; i++)
-                if (out[i].state == DEVSTATE_IDLE || out[i].state == DEVSTATE_BUILDING || out[i].state == DEVSTATE_MEASURING)
+                if (out[i].state == DEVSTATE_IDLE || out[i].state == DEVSTATE_BUILDING ||
+                    out[i].state == DEVSTATE_MEASURING)
                     out[i].state = DEVSTATE_DONE;
         return n;
     }
@@ -1132,10 +1142,10 @@ int Engine_devices(Engine *this, DeviceRow *out, int max) {
     snprintf(out->host, sizeof out->host, "%s", this->host);
     snprintf(out->device, sizeof out->device, "%s", this->cfg.dev.name);
     bool fin = atomic_load(&this->finished);
-    out->state = fin ? DEVSTATE_DONE
-                 : atomic_load(&this->measuring) ? DEVSTATE_MEASURING
+    out->state = fin                                            ? DEVSTATE_DONE
+                 : atomic_load(&this->measuring)                ? DEVSTATE_MEASURING
                  : this->pool && BuilderPool_active(this->pool) ? DEVSTATE_BUILDING
-                                                                 : DEVSTATE_IDLE;
+                                                                : DEVSTATE_IDLE;
     out->measured = atomic_load(&this->measured_here);
     out->errors = atomic_load(&this->errors_here);
     pthread_mutex_lock(&this->state_lock);
@@ -1207,7 +1217,8 @@ void Engine_delete(Engine *this) {
         Task_done(&this->tasks[t]);
     }
     free(this->tasks);
-    for (int x = 0; x < this->n_xtasks; x++) Task_done(&this->xtasks[x]);
+    for (int x = 0; x < this->n_xtasks; x++)
+        Task_done(&this->xtasks[x]);
     free(this->xtasks);
     free(this->runs);
     ResumeTrials_free(this->restored, this->n_restored);

@@ -20,8 +20,8 @@
 #include <stdint.h>
 
 #include "base/status.h"
-#include "kernels/targets/machine.h"
 #include "kernels/target.h"
+#include "kernels/targets/machine.h"
 #include "records/record.h"
 #include "tuner/backend.h"
 #include "tuner/event.h"
@@ -32,25 +32,25 @@ typedef struct EngineConfig {
     const Target *target;
     DeviceInfo dev;
     MeasureOptions measure;
-    const char *strategy;   /* Strategy_names(); default (and NULL) Strategy_default() */
-    const char *scheduler;  /* TaskScheduler_names(); default (and NULL) TaskScheduler_default() */
-    int trials;             /* total measurement budget over all tasks */
-    int early_stopping;     /* per task: stop after this many trials without improvement (0 = off) */
-    int batch;              /* measures per round (0 = min(64, trials / tasks)) */
-    int builders;           /* builder threads (0 = cores) */
-    const char *log_path;   /* record log (required) */
-    const char *workdir;    /* for build artifacts (NULL = a private temp dir) */
+    const char *strategy;  /* Strategy_names(); default (and NULL) Strategy_default() */
+    const char *scheduler; /* TaskScheduler_names(); default (and NULL) TaskScheduler_default() */
+    int trials;            /* total measurement budget over all tasks */
+    int early_stopping;    /* per task: stop after this many trials without improvement (0 = off) */
+    int batch;             /* measures per round (0 = min(64, trials / tasks)) */
+    int builders;          /* builder threads (0 = cores) */
+    const char *log_path;  /* record log (required) */
+    const char *workdir;   /* for build artifacts (NULL = a private temp dir) */
     uint64_t seed;
-    bool transfer;          /* also learn from earlier sessions' tasks found in the log */
-    int event_queue;        /* events the queue holds before it drops some (0 = 8192) */
-    const char *network;    /* the network the tasks came from, for the log's session object (NULL = none) */
-    bool isolate;           /* tasks do not learn from each other (default: every task's results
-                               reach the other tasks of its template, see Strategy.learn_other) */
+    bool transfer;       /* also learn from earlier sessions' tasks found in the log */
+    int event_queue;     /* events the queue holds before it drops some (0 = 8192) */
+    const char *network; /* the network the tasks came from, for the log's session object (NULL = none) */
+    bool isolate;        /* tasks do not learn from each other (default: every task's results
+                            reach the other tasks of its template, see Strategy.learn_other) */
     /* The machine's figures for each task's roofline (kernels/targets/machine.h), for
      * the cpu target; without them no task has a roof. */
     bool have_machine;
     MachineFigures machine;
-    double roof_stop;       /* the gradient scheduler stops a task at this fraction of its roof (0 = off; default 0.9) */
+    double roof_stop; /* the gradient scheduler stops a task at this fraction of its roof (0 = off; default 0.9) */
     /* Where candidates are built and measured: NULL = this process (builder
      * pool and runner); else a backend (tuner/backend.h, e.g. MPI ranks) that
      * outlives the engine. */
@@ -71,17 +71,17 @@ typedef struct TaskRow {
     double best_gflops;    /* 0 when none */
     double current_gflops; /* last successful config of the latest batch (0 if the batch all failed) */
     uint64_t best_index;
-    bool user_paused;      /* paused on its own (p), apart from a pause of every task (P) */
-    double started;        /* engine seconds when the task's first round started (-1 = not yet) */
-    double elapsed_s;      /* seconds spent on this task */
-    double roof_gflops;    /* the task's roofline for the session's threads (0 = unknown) */
-    int roof_bound;        /* 0 = compute-bound, else the memory level (kernels/targets/machine.h RoofLevel) */
+    bool user_paused;   /* paused on its own (p), apart from a pause of every task (P) */
+    double started;     /* engine seconds when the task's first round started (-1 = not yet) */
+    double elapsed_s;   /* seconds spent on this task */
+    double roof_gflops; /* the task's roofline for the session's threads (0 = unknown) */
+    int roof_bound;     /* 0 = compute-bound, else the memory level (kernels/targets/machine.h RoofLevel) */
 } TaskRow;
 
 typedef struct SessionSnapshot {
     double elapsed_s;
-    int trials;            /* total measured this session + restored */
-    int restored;          /* of those, restored from the log when the session started */
+    int trials;   /* total measured this session + restored */
+    int restored; /* of those, restored from the log when the session started */
     int budget;
     double trials_per_s;   /* this session's rate */
     double est_latency_s;  /* sum of weight * best latency over the tasks with a result; +inf while a task
@@ -93,9 +93,9 @@ typedef struct SessionSnapshot {
     int building;          /* candidates being compiled now (with a backend: servers building) */
     int measuring;         /* 1 while the runner times a kernel (with a backend: servers timing) */
     bool finished;
-    bool stopped;          /* a stop was requested before the session finished on its own */
+    bool stopped; /* a stop was requested before the session finished on its own */
     int n_tasks;
-    TaskRow *rows;         /* n_tasks rows; owned by the snapshot */
+    TaskRow *rows; /* n_tasks rows; owned by the snapshot */
 } SessionSnapshot;
 
 void SessionSnapshot_done(SessionSnapshot *this);
@@ -155,12 +155,12 @@ bool Engine_finished(Engine *this);
  * for a deleted or replaced file the records are copied to `recovery`. */
 typedef struct LogOutcome {
     bool failed;
-    bool moved;                  /* the path no longer named the file */
-    long records;                /* complete records in the log file (after Engine_wait) */
-    long unsynced;               /* of those, written after the last successful fsync (after Engine_wait) */
-    int lost;                    /* measured results that could not be written */
-    char error[TT_ERRLEN];       /* the first failure */
-    char recovery[1024];         /* where the records were copied, "" if not */
+    bool moved;            /* the path no longer named the file */
+    long records;          /* complete records in the log file (after Engine_wait) */
+    long unsynced;         /* of those, written after the last successful fsync (after Engine_wait) */
+    int lost;              /* measured results that could not be written */
+    char error[TT_ERRLEN]; /* the first failure */
+    char recovery[1024];   /* where the records were copied, "" if not */
     char recovery_error[TT_ERRLEN];
 } LogOutcome;
 void Engine_logOutcome(Engine *this, LogOutcome *out);

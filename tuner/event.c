@@ -6,9 +6,7 @@
 
 static const char *const STATE_NAMES[] = {"queued", "tuning", "waiting", "paused", "done", "stopped", "at roof"};
 
-const char *TaskState_name(TaskState s) {
-    return s >= TASK_QUEUED && s <= TASK_AT_ROOF ? STATE_NAMES[s] : "?";
-}
+const char *TaskState_name(TaskState s) { return s >= TASK_QUEUED && s <= TASK_AT_ROOF ? STATE_NAMES[s] : "?"; }
 
 void EngineEvent_done(EngineEvent *this) {
     if (this->record) {

@@ -19,20 +19,20 @@ typedef enum {
     TASK_TUNING,     /* being measured now */
     TASK_WAITING,    /* started, waiting for its next round */
     TASK_PAUSED,
-    TASK_DONE,       /* space exhausted, early-stopped, or budget spent */
-    TASK_STOPPED,    /* stopped by the user */
-    TASK_AT_ROOF     /* its best reached the roof-stop share of its roof: no more rounds unless its priority is raised */
+    TASK_DONE,    /* space exhausted, early-stopped, or budget spent */
+    TASK_STOPPED, /* stopped by the user */
+    TASK_AT_ROOF  /* its best reached the roof-stop share of its roof: no more rounds unless its priority is raised */
 } TaskState;
 
 const char *TaskState_name(TaskState s); /* "queued", "tuning", "waiting", "paused", "done", "stopped", "at roof" */
 
 typedef enum {
-    EV_RESULT = 0,  /* a measurement was recorded: `record` (owned by the event) */
-    EV_TASK_STATE,  /* a task changed state / priority */
-    EV_LOG,         /* a line for the status bar or the headless log */
-    EV_ROUND,       /* a scheduler round ended: est_latency_s, trials */
-    EV_STRATEGY,    /* strategy status line for task_id in text */
-    EV_FINISHED     /* the session ended (budget, all done, or stop) */
+    EV_RESULT = 0, /* a measurement was recorded: `record` (owned by the event) */
+    EV_TASK_STATE, /* a task changed state / priority */
+    EV_LOG,        /* a line for the status bar or the headless log */
+    EV_ROUND,      /* a scheduler round ended: est_latency_s, trials */
+    EV_STRATEGY,   /* strategy status line for task_id in text */
+    EV_FINISHED    /* the session ended (budget, all done, or stop) */
 } EventKind;
 
 typedef enum { LOG_INFO = 0, LOG_WARN, LOG_ERROR } LogLevel;
@@ -40,12 +40,12 @@ typedef enum { LOG_INFO = 0, LOG_WARN, LOG_ERROR } LogLevel;
 typedef struct EngineEvent {
     EventKind kind;
     int task_id;
-    double time_s;        /* engine seconds since start */
+    double time_s; /* engine seconds since start */
     /* EV_RESULT */
-    Record *record;       /* heap; the consumer owns it after drain (EngineEvent_done frees) */
-    int trial;            /* this task's trial number of the result (1-based) */
-    double gflops;        /* 0 for errors */
-    bool best;            /* the result is the task's new best */
+    Record *record; /* heap; the consumer owns it after drain (EngineEvent_done frees) */
+    int trial;      /* this task's trial number of the result (1-based) */
+    double gflops;  /* 0 for errors */
+    bool best;      /* the result is the task's new best */
     /* EV_TASK_STATE */
     TaskState state;
     int priority;

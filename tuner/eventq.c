@@ -16,7 +16,8 @@ void EventQueue_init(EventQueue *this, int cap) {
 }
 
 void EventQueue_done(EventQueue *this) {
-    for (int i = 0; i < this->count; i++) EngineEvent_done(&this->ring[(this->head + i) % this->cap]);
+    for (int i = 0; i < this->count; i++)
+        EngineEvent_done(&this->ring[(this->head + i) % this->cap]);
     free(this->ring);
     this->ring = NULL;
     if (this->fd >= 0) close(this->fd);
@@ -47,7 +48,8 @@ int EventQueue_drain(EventQueue *this, EngineEvent *out, int max) {
     }
     pthread_mutex_lock(&this->lock);
     int n = this->count < max ? this->count : max;
-    for (int i = 0; i < n; i++) out[i] = this->ring[(this->head + i) % this->cap];
+    for (int i = 0; i < n; i++)
+        out[i] = this->ring[(this->head + i) % this->cap];
     this->head = (this->head + n) % this->cap;
     this->count -= n;
     int left = this->count;

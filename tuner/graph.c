@@ -8,11 +8,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const KIND_NAMES[GOP_COUNT] = {
-    "conv2d",  "depthwise_conv2d", "dense",       "batch_matmul", "bias_add",          "batch_norm",
-    "relu",    "clip",             "gelu",        "scale",        "add",               "mask",
-    "max_pool2d", "avg_pool2d",    "global_avg_pool2d", "concatenate", "softmax",    "layer_norm",
-    "flatten", "split_heads",      "split_heads_t", "merge_heads"};
+static const char *const KIND_NAMES[GOP_COUNT] = {"conv2d",
+                                                  "depthwise_conv2d",
+                                                  "dense",
+                                                  "batch_matmul",
+                                                  "bias_add",
+                                                  "batch_norm",
+                                                  "relu",
+                                                  "clip",
+                                                  "gelu",
+                                                  "scale",
+                                                  "add",
+                                                  "mask",
+                                                  "max_pool2d",
+                                                  "avg_pool2d",
+                                                  "global_avg_pool2d",
+                                                  "concatenate",
+                                                  "softmax",
+                                                  "layer_norm",
+                                                  "flatten",
+                                                  "split_heads",
+                                                  "split_heads_t",
+                                                  "merge_heads"};
 
 const char *GraphOp_kindName(GraphOpKind k) { return k >= 0 && k < GOP_COUNT ? KIND_NAMES[k] : "?"; }
 
@@ -331,12 +348,14 @@ Status Graph_toJson(const Graph *this, StrBuf *sb, char *err) {
             StrBuf_printf(sb, "%s[%lld, %lld]", j ? ", " : "", (long long)op->param_off[j],
                           (long long)op->param_count[j]);
         const Workload *wl = &op->wl;
-        StrBuf_printf(sb, "], \"attrs\": {\"k\": %lld, \"stride\": %lld, \"pad\": %lld, \"alpha\": %.17g, "
-                          "\"beta\": %.17g",
+        StrBuf_printf(sb,
+                      "], \"attrs\": {\"k\": %lld, \"stride\": %lld, \"pad\": %lld, \"alpha\": %.17g, "
+                      "\"beta\": %.17g",
                       (long long)op->k, (long long)op->stride, (long long)op->pad, op->alpha, op->beta);
         if (op->kind == GOP_CONV2D || op->kind == GOP_DEPTHWISE)
-            StrBuf_printf(sb, ", \"co\": %lld, \"kh\": %lld, \"kw\": %lld, \"stride_h\": %lld, \"stride_w\": %lld, "
-                              "\"pad_h\": %lld, \"pad_w\": %lld, \"group\": %lld",
+            StrBuf_printf(sb,
+                          ", \"co\": %lld, \"kh\": %lld, \"kw\": %lld, \"stride_h\": %lld, \"stride_w\": %lld, "
+                          "\"pad_h\": %lld, \"pad_w\": %lld, \"group\": %lld",
                           (long long)wl->co, (long long)wl->kh, (long long)wl->kw, (long long)wl->stride_h,
                           (long long)wl->stride_w, (long long)wl->pad_h, (long long)wl->pad_w,
                           (long long)(op->kind == GOP_DEPTHWISE ? wl->ci : 1));

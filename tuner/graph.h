@@ -90,13 +90,13 @@ typedef struct GraphOp {
     int in[GRAPH_MAX_IN];
     int n_in;
     int out;
-    Workload wl;               /* tunable ops: the operator and shape, no epilogue flags */
-    int64_t k, stride, pad;    /* pools; split/merge heads: k = heads, stride = sequence length */
-    double alpha, beta;        /* clip: lo, hi; scale: factor; layer_norm: eps */
+    Workload wl;            /* tunable ops: the operator and shape, no epilogue flags */
+    int64_t k, stride, pad; /* pools; split/merge heads: k = heads, stride = sequence length */
+    double alpha, beta;     /* clip: lo, hi; scale: factor; layer_norm: eps */
     int n_params;
-    int64_t param_off[GRAPH_MAX_PARAMS];   /* offset in the graph's parameter array (floats) */
+    int64_t param_off[GRAPH_MAX_PARAMS]; /* offset in the graph's parameter array (floats) */
     int64_t param_count[GRAPH_MAX_PARAMS];
-    bool joins_prev;           /* untuned listing: one entry with the op before it ("batch_norm+relu") */
+    bool joins_prev; /* untuned listing: one entry with the op before it ("batch_norm+relu") */
 } GraphOp;
 
 typedef struct Graph {
@@ -107,11 +107,11 @@ typedef struct Graph {
     int n_tensors, cap_tensors;
     GraphOp *ops;
     int n_ops, cap_ops;
-    int input, output; /* tensor ids: the first input, the output */
+    int input, output;            /* tensor ids: the first input, the output */
     int inputs[GRAPH_MAX_INPUTS]; /* every input, in the order of the data (a residual or a second matrix) */
     int n_inputs;
-    int64_t n_params;  /* floats of every constant parameter */
-    bool too_small;    /* some layer's output would be empty */
+    int64_t n_params; /* floats of every constant parameter */
+    bool too_small;   /* some layer's output would be empty */
 } Graph;
 
 void Graph_init(Graph *this, const char *name, Layout layout, int64_t batch);

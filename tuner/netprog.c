@@ -166,7 +166,9 @@ static void ensure(PlanCtx *c, int t, NetLocKind loc, int op) {
     }
     NetStepKind k = move_kind(src, dst);
     snprintf(label, sizeof label, "%.70s: %s", base,
-             k == NSTEP_PACK ? "NCHW->blocked" : k == NSTEP_UNPACK ? "blocked->NCHW" : "blocked->blocked");
+             k == NSTEP_PACK     ? "NCHW->blocked"
+             : k == NSTEP_UNPACK ? "blocked->NCHW"
+                                 : "blocked->blocked");
     NetStep *s = push(c, k, op, label);
     s->move = true;
     s->out = t;
@@ -216,8 +218,7 @@ typedef struct Group {
     double lo, hi;
 } Group;
 
-Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok, bool flat, NetPlan *plan,
-                    char *err) {
+Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok, bool flat, NetPlan *plan, char *err) {
     memset(plan, 0, sizeof *plan);
     plan->g = g;
     plan->gt = gt;
@@ -319,8 +320,8 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok,
                 kk = c.ok[pick];
             } else {
                 const Workload *tw = &gt->tasks[gt->task[pick]].wl;
-                kk = (NetOpKernel){.kernel = gt->task[pick], .bias = tw->bias, .residual = tw->residual,
-                                   .relu = tw->relu};
+                kk = (NetOpKernel){
+                    .kernel = gt->task[pick], .bias = tw->bias, .residual = tw->residual, .relu = tw->relu};
             }
             int end = chain_end(gt, g, pick);
             kernel_label(&c, pick, label, sizeof label);
@@ -385,7 +386,8 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok,
         }
         if (is_elementwise(op->kind) && gt->epi_of[pick] < 0) {
             const Group *G = &grp[pick];
-            NetView dst = wanted(&c, G->out, flat ? (NetView){-2, LOC_NCHW, -1} : read_view(&c, G->x, (NetView){-1, LOC_NCHW, -1}));
+            NetView dst = wanted(&c, G->out,
+                                 flat ? (NetView){-2, LOC_NCHW, -1} : read_view(&c, G->x, (NetView){-1, LOC_NCHW, -1}));
             NetView src, res = {-2, LOC_NCHW, -1};
             if (flat) {
                 ensure(&c, G->x, LOC_NCHW, -1);
@@ -586,10 +588,9 @@ static void emit_step(StrBuf *sb, const NetPlan *plan, const NetStep *s, const c
     case GOP_MAX_POOL:
     case GOP_AVG_POOL:
         StrBuf_printf(sb, "        ttrt_%s(T[%d], T[%d], %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld);\n",
-                      op->kind == GOP_MAX_POOL ? "max_pool" : "avg_pool", x, y,
-                      (long long)(xt->dim[0] * xt->dim[1]), (long long)xt->dim[2], (long long)xt->dim[3],
-                      (long long)yt->dim[2], (long long)yt->dim[3], (long long)op->k, (long long)op->stride,
-                      (long long)op->pad);
+                      op->kind == GOP_MAX_POOL ? "max_pool" : "avg_pool", x, y, (long long)(xt->dim[0] * xt->dim[1]),
+                      (long long)xt->dim[2], (long long)xt->dim[3], (long long)yt->dim[2], (long long)yt->dim[3],
+                      (long long)op->k, (long long)op->stride, (long long)op->pad);
         break;
     case GOP_GLOBAL_AVG_POOL:
         StrBuf_printf(sb, "        ttrt_global_avg_pool(T[%d], T[%d], %ld, %ld);\n", x, y, outer * chans, inner);
@@ -598,8 +599,8 @@ static void emit_step(StrBuf *sb, const NetPlan *plan, const NetStep *s, const c
         long long c0 = 0;
         for (int j = 0; j < op->n_in; j++) {
             const GraphTensor *t = &g->tensors[op->in[j]];
-            StrBuf_printf(sb, "        ttrt_concat_part(T[%d], T[%d], %lld, %lld, %lld, %lld, %lld);\n",
-                          TB(op->in[j]), y, (long long)t->dim[0], (long long)t->dim[1], (long long)yt->dim[1], c0,
+            StrBuf_printf(sb, "        ttrt_concat_part(T[%d], T[%d], %lld, %lld, %lld, %lld, %lld);\n", TB(op->in[j]),
+                          y, (long long)t->dim[0], (long long)t->dim[1], (long long)yt->dim[1], c0,
                           (long long)(t->dim[2] * t->dim[3]));
             c0 += t->dim[1];
         }
@@ -621,7 +622,10 @@ static void emit_step(StrBuf *sb, const NetPlan *plan, const NetStep *s, const c
         else
             D = xt->dim[1] / H, B = xt->dim[0] / S;
         StrBuf_printf(sb, "        ttrt_heads(T[%d], T[%d], %d, %lld, %lld, %lld, %lld);\n", x, y,
-                      op->kind == GOP_SPLIT_HEADS ? 0 : op->kind == GOP_SPLIT_HEADS_T ? 1 : 2, B, H, S, D);
+                      op->kind == GOP_SPLIT_HEADS     ? 0
+                      : op->kind == GOP_SPLIT_HEADS_T ? 1
+                                                      : 2,
+                      B, H, S, D);
         break;
     }
     default:
@@ -640,10 +644,10 @@ void NetProg_write(const NetPlan *plan, const char *const *prefixes, int n_kerne
                   g->name, plan->n_steps, gt->n_tasks);
     for (int k = 0; k < n_kernels; k++)
         StrBuf_printf(sb, "#include \"%s.h\"\n", prefixes[k]);
-    StrBuf_printf(sb, "\n#define N_TENSORS %d\n#define N_STEPS %d\n#define N_PARAMS %lldLL\n#define N_INPUT %lldLL\n"
-                      "#define N_OUTPUT %lldLL\n",
-                  g->n_tensors, plan->n_steps, (long long)g->n_params,
-                  (long long)Graph_inputFloats(g),
+    StrBuf_printf(sb,
+                  "\n#define N_TENSORS %d\n#define N_STEPS %d\n#define N_PARAMS %lldLL\n#define N_INPUT %lldLL\n"
+                  "#define N_OUTPUT %lldLL\n",
+                  g->n_tensors, plan->n_steps, (long long)g->n_params, (long long)Graph_inputFloats(g),
                   (long long)GraphTensor_count(&g->tensors[g->output]));
     StrBuf_append(sb, "static float *T[N_TENSORS], *B[N_TENSORS];\nstatic float *P;\n");
     for (int s = 0; s < plan->n_steps; s++)
@@ -723,31 +727,29 @@ void NetProg_write(const NetPlan *plan, const char *const *prefixes, int n_kerne
                   "    if (!f || fwrite(T[%d], sizeof(float), (size_t)N_OUTPUT, f) != (size_t)N_OUTPUT || fclose(f))\n"
                   "        fail(\"cannot write the output file\");\n",
                   plan->alias[g->output]);
-    StrBuf_append(
-        sb,
-        "    printf(\"TT_OUTPUT %lld\\n\", (long long)N_OUTPUT);\n"
-        "    fflush(stdout);\n"
-        "    for (int r = 0; r < repeat; r++) {\n"
-        "        int n = number;\n"
-        "        for (;;) {\n"
-        "            double t0 = now();\n"
-        "            for (int j = 0; j < n; j++) run_all(0);\n"
-        "            double dt = now() - t0;\n"
-        "            if (dt * 1e3 >= min_ms || n >= 1000000) {\n"
-        "                printf(\"TT_RUN %d %.9e\\n\", n, dt / n);\n"
-        "                break;\n"
-        "            }\n"
-        "            double per = dt / n > 1e-9 ? dt / n : 1e-9;\n"
-        "            int want = (int)(min_ms * 1e-3 / per * 1.618) + 1;\n"
-        "            n = want > (int)(n * 1.618) + 1 ? want : (int)(n * 1.618) + 1;\n"
-        "        }\n"
-        "        fflush(stdout);\n"
-        "    }\n"
-        "    if (profile) {\n"
-        "        static double prof[N_STEPS];\n"
-        "        for (int j = 0; j < number; j++) run_all(prof);\n"
-        "        for (int i = 0; i < N_STEPS; i++) printf(\"TT_STEP %d %.9e\\n\", i, prof[i] / number);\n"
-        "    }\n");
+    StrBuf_append(sb, "    printf(\"TT_OUTPUT %lld\\n\", (long long)N_OUTPUT);\n"
+                      "    fflush(stdout);\n"
+                      "    for (int r = 0; r < repeat; r++) {\n"
+                      "        int n = number;\n"
+                      "        for (;;) {\n"
+                      "            double t0 = now();\n"
+                      "            for (int j = 0; j < n; j++) run_all(0);\n"
+                      "            double dt = now() - t0;\n"
+                      "            if (dt * 1e3 >= min_ms || n >= 1000000) {\n"
+                      "                printf(\"TT_RUN %d %.9e\\n\", n, dt / n);\n"
+                      "                break;\n"
+                      "            }\n"
+                      "            double per = dt / n > 1e-9 ? dt / n : 1e-9;\n"
+                      "            int want = (int)(min_ms * 1e-3 / per * 1.618) + 1;\n"
+                      "            n = want > (int)(n * 1.618) + 1 ? want : (int)(n * 1.618) + 1;\n"
+                      "        }\n"
+                      "        fflush(stdout);\n"
+                      "    }\n"
+                      "    if (profile) {\n"
+                      "        static double prof[N_STEPS];\n"
+                      "        for (int j = 0; j < number; j++) run_all(prof);\n"
+                      "        for (int i = 0; i < N_STEPS; i++) printf(\"TT_STEP %d %.9e\\n\", i, prof[i] / number);\n"
+                      "    }\n");
     for (int s = 0; s < plan->n_steps; s++)
         if (plan->steps[s].kind == NSTEP_KERNEL)
             StrBuf_printf(sb, "    %s_destroy(K%d);\n", prefixes[plan->steps[s].kernel], plan->steps[s].op);

@@ -69,19 +69,19 @@ typedef struct NetOpKernel {
 
 typedef struct NetStep {
     NetStepKind kind;
-    bool move;      /* a ttrt_move (kind RUNTIME when it applies elementwise ops) */
-    int op;         /* the op heading the step (moves: the op the moved tensor is for, or -1) */
-    int op2;        /* runtime steps: a second op of the same pass, or -1 */
-    int kernel;     /* kernel steps: index into the prefixes */
-    int out;        /* tensor written (-1: a kernel's partial output) */
+    bool move;  /* a ttrt_move (kind RUNTIME when it applies elementwise ops) */
+    int op;     /* the op heading the step (moves: the op the moved tensor is for, or -1) */
+    int op2;    /* runtime steps: a second op of the same pass, or -1 */
+    int kernel; /* kernel steps: index into the prefixes */
+    int out;    /* tensor written (-1: a kernel's partial output) */
     /* kernel steps: NCHW tensors passed as data / second input / output (-1: none, the kernel's buffer) */
     int in_t, in2_t, out_t;
-    bool blocked;   /* run_blocked (else run) */
+    bool blocked; /* run_blocked (else run) */
     /* moves */
     NetView src, res, dst; /* res.tensor < -1: none */
-    int scale_op;   /* batch_norm op (scale = param 0, shift = param 1), or -1 */
-    int shift_op;   /* bias_add op (shift = param 0), or -1 */
-    int act;        /* 0 none, 1 relu, 2 clip [lo, hi] */
+    int scale_op;          /* batch_norm op (scale = param 0, shift = param 1), or -1 */
+    int shift_op;          /* bias_add op (shift = param 0), or -1 */
+    int act;               /* 0 none, 1 relu, 2 clip [lo, hi] */
     double lo, hi;
     char label[96]; /* the profile's row: "task 3 conv2d 1x64x56x56" or the untuned listing name */
 } NetStep;
@@ -107,8 +107,7 @@ void NetPlan_taskKernels(const Graph *g, const GraphTasks *gt, const int *blocke
 /* ok: per op (NULL = the task kernels, nothing blocked). flat: every tensor
  * goes through NCHW between ops (blocked kernels pack and unpack around
  * themselves), for comparison. */
-Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok, bool flat, NetPlan *plan,
-                    char *err);
+Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok, bool flat, NetPlan *plan, char *err);
 void NetPlan_done(NetPlan *this);
 
 /* The text of main.c. prefixes[k] is the symbol prefix of kernel k (its

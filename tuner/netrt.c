@@ -98,13 +98,11 @@ static void pool(const float *x, float *y, long nc, long h, long w, long oh, lon
     }
 }
 
-void ttrt_max_pool(const float *x, float *y, long nc, long h, long w, long oh, long ow, long k, long stride,
-                   long pad) {
+void ttrt_max_pool(const float *x, float *y, long nc, long h, long w, long oh, long ow, long k, long stride, long pad) {
     pool(x, y, nc, h, w, oh, ow, k, stride, pad, 1);
 }
 
-void ttrt_avg_pool(const float *x, float *y, long nc, long h, long w, long oh, long ow, long k, long stride,
-                   long pad) {
+void ttrt_avg_pool(const float *x, float *y, long nc, long h, long w, long oh, long ow, long k, long stride, long pad) {
     pool(x, y, nc, h, w, oh, ow, k, stride, pad, 0);
 }
 
@@ -143,8 +141,7 @@ void ttrt_softmax(const float *x, float *y, long rows, long cols) {
     }
 }
 
-void ttrt_layer_norm(const float *x, const float *gamma, const float *beta, float *y, long rows, long cols,
-                     float eps) {
+void ttrt_layer_norm(const float *x, const float *gamma, const float *beta, float *y, long rows, long cols, float eps) {
     TTRT_PAR(rows * cols * 3)
     for (long r = 0; r < rows; r++) {
         const float *xr = x + r * cols;
@@ -178,9 +175,9 @@ void ttrt_heads(const float *x, float *y, int kind, long b, long heads, long s, 
             }
 }
 
-void ttrt_reblock(const float *src, long s_cb, long s_h_alloc, long s_w_alloc, long s_top, long s_left,
-                  long s_repeat, float *dst, long d_cb, long d_h_alloc, long d_w_alloc, long d_top, long d_left,
-                  long d_repeat, long n, long c, long h, long w, const float *shift, int act, float lo, float hi) {
+void ttrt_reblock(const float *src, long s_cb, long s_h_alloc, long s_w_alloc, long s_top, long s_left, long s_repeat,
+                  float *dst, long d_cb, long d_h_alloc, long d_w_alloc, long d_top, long d_left, long d_repeat, long n,
+                  long c, long h, long w, const float *shift, int act, float lo, float hi) {
     if (act == 1) lo = 0, hi = FLT_MAX;
     if (act == 0) lo = -FLT_MAX, hi = FLT_MAX;
     long s_blocks = (c * s_repeat + s_cb - 1) / s_cb, d_blocks = (c * d_repeat + d_cb - 1) / d_cb;
@@ -217,8 +214,8 @@ static long ttrt_row(const ttrt_layout *l, long blocks, long i, long bc, long y)
 
 /* w columns of len channels: y[xx * sy + k] = act(x[xx * sx + k] * s[k] + t[k] + r[xx * sr + k]) */
 static inline __attribute__((always_inline)) void ttrt_run(const float *xp, long sx, const float *rp, long sr,
-                                                           float *yp, long sy, long w, const float *s,
-                                                           const float *t, long len, float lo, float hi) {
+                                                           float *yp, long sy, long w, const float *s, const float *t,
+                                                           long len, float lo, float hi) {
     if (rp)
         for (long xx = 0; xx < w; xx++)
             for (long k = 0; k < len; k++) {
@@ -234,8 +231,8 @@ static inline __attribute__((always_inline)) void ttrt_run(const float *xp, long
 }
 
 void ttrt_move(const float *x, const ttrt_layout *lx, const float *res, const ttrt_layout *lr, float *y,
-               const ttrt_layout *ly, long n, long c, long h, long w, const float *scale, const float *shift,
-               int act, float lo, float hi) {
+               const ttrt_layout *ly, long n, long c, long h, long w, const float *scale, const float *shift, int act,
+               float lo, float hi) {
     if (act == 1) lo = 0, hi = FLT_MAX;
     if (act == 0) lo = -FLT_MAX, hi = FLT_MAX;
     long bx = ttrt_blocks(lx, c), by = ttrt_blocks(ly, c), br = res ? ttrt_blocks(lr, c) : 0;
@@ -363,10 +360,17 @@ void ttrt_move(const float *x, const ttrt_layout *lx, const float *res, const tt
                             t[k] = shift ? shift[cs + k] : 0.0f;
                         }
                         switch (len) { /* constant lengths: the inner loop becomes one vector */
-                        case 4: ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 4, lo, hi); break;
-                        case 8: ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 8, lo, hi); break;
-                        case 16: ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 16, lo, hi); break;
-                        default: ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, len, lo, hi);
+                        case 4:
+                            ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 4, lo, hi);
+                            break;
+                        case 8:
+                            ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 8, lo, hi);
+                            break;
+                        case 16:
+                            ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 16, lo, hi);
+                            break;
+                        default:
+                            ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, len, lo, hi);
                         }
                         cs = ce;
                     }

@@ -14,11 +14,11 @@
 #include "tuner/graph.h"
 
 typedef struct NetworkOptions {
-    int batch;          /* default 1 */
-    Layout layout;      /* default NCHW */
-    int image_size;     /* 0 = the network's default (224, 299 for inception-v3) */
-    int seq_len;        /* bert-base; default 128 */
-    unsigned op_mask;   /* bit (1u << OpKind) per op to keep; 0 = all */
+    int batch;        /* default 1 */
+    Layout layout;    /* default NCHW */
+    int image_size;   /* 0 = the network's default (224, 299 for inception-v3) */
+    int seq_len;      /* bert-base; default 128 */
+    unsigned op_mask; /* bit (1u << OpKind) per op to keep; 0 = all */
 } NetworkOptions;
 
 void NetworkOptions_defaults(NetworkOptions *this);

@@ -74,7 +74,7 @@ typedef struct Reading {
     int n;
     TargetFamily family;
     const DeviceInfo *dev;
-    Seeds *seeds;     /* per task */
+    Seeds *seeds;      /* per task */
     ResumeRows *xrows; /* per earlier-session task: its records (transfer) */
 } Reading;
 
@@ -121,8 +121,12 @@ static void add_measured(Resume *this, int t, const Task *task, const Record *re
     rows_push(&rt->replay, rec->index, g);
     this->trials = grow(this->trials, this->n_trials, &this->cap_trials, sizeof *this->trials);
     ResumeTrial *tr = &this->trials[this->n_trials++];
-    *tr = (ResumeTrial){.task = t, .trial = rt->tally.trials, .timestamp = rec->timestamp, .gflops = g,
-                        .error_no = rec->error_no, .best = best};
+    *tr = (ResumeTrial){.task = t,
+                        .trial = rt->tally.trials,
+                        .timestamp = rec->timestamp,
+                        .gflops = g,
+                        .error_no = rec->error_no,
+                        .best = best};
     if (rec->error_no != ERR_NO_ERROR) {
         tr->failure = malloc(sizeof *tr->failure);
         if (!tr->failure) abort();

@@ -43,10 +43,10 @@
 /* A task's counts and best, from its records: the one rule for the engine's
  * live results and for the records a resume reads. */
 typedef struct TaskTally {
-    int trials;            /* records (errors included) */
-    int errors;            /* records with an error */
-    int successes;         /* records without one (compile-only ones included) */
-    double best_latency;   /* seconds, +inf when none */
+    int trials;          /* records (errors included) */
+    int errors;          /* records with an error */
+    int successes;       /* records without one (compile-only ones included) */
+    double best_latency; /* seconds, +inf when none */
     double best_gflops;
     double current_gflops; /* of the latest timed success */
     uint64_t best_index;
@@ -66,15 +66,15 @@ typedef struct ResumeRows {
 
 typedef struct ResumeTask {
     TaskTally tally;
-    VisitedSet visited;     /* measured configs and the queued imported ones */
-    ResumeRows replay;      /* the results for the strategy, file order */
-    int rounds;             /* ceil(trials / batch) */
-    bool steered;           /* a steer object names the task; then: */
-    bool paused, stopped;   /* paused is false when stopped */
+    VisitedSet visited;   /* measured configs and the queued imported ones */
+    ResumeRows replay;    /* the results for the strategy, file order */
+    int rounds;           /* ceil(trials / batch) */
+    bool steered;         /* a steer object names the task; then: */
+    bool paused, stopped; /* paused is false when stopped */
     int priority;
-    uint64_t *seeds;        /* imported configs to measure first, the first to measure LAST */
+    uint64_t *seeds; /* imported configs to measure first, the first to measure LAST */
     int n_seeds, cap_seeds;
-    uint64_t *xfer_index;   /* n_xfer transfer rows (with `transfer`) */
+    uint64_t *xfer_index; /* n_xfer transfer rows (with `transfer`) */
     double *xfer_gflops;
     const Task **xfer_task; /* into Resume.xtasks */
     int n_xfer;
@@ -87,22 +87,22 @@ typedef struct ResumeTrial {
     double timestamp; /* unix seconds of the record */
     double gflops;    /* 0 for errors */
     int error_no;
-    bool best;        /* a new best of the task when it was recorded */
-    Record *failure;  /* the whole record when it failed (error_no != 0), else NULL; owned */
+    bool best;           /* a new best of the task when it was recorded */
+    Record *failure;     /* the whole record when it failed (error_no != 0), else NULL; owned */
     Record *best_record; /* the whole record when it was a new best (the UI's best page), else NULL; owned */
 } ResumeTrial;
 
 typedef struct Resume {
-    ResumeTask *tasks;    /* one per session task, same order */
+    ResumeTask *tasks; /* one per session task, same order */
     int n_tasks;
-    Task *xtasks;         /* earlier sessions' tasks (transfer); owned */
+    Task *xtasks; /* earlier sessions' tasks (transfer); owned */
     int n_xtasks;
-    ResumeTrial *trials;  /* file order; owned */
+    ResumeTrial *trials; /* file order; owned */
     int n_trials, cap_trials;
-    int restored;         /* measured records restored (n_trials) */
-    int foreign;          /* records of other tasks, or beyond a task's space */
-    int seeded;           /* imported configs queued */
-    off_t torn_at;        /* where a torn tail starts, -1 when the log ended cleanly */
+    int restored;  /* measured records restored (n_trials) */
+    int foreign;   /* records of other tasks, or beyond a task's space */
+    int seeded;    /* imported configs queued */
+    off_t torn_at; /* where a torn tail starts, -1 when the log ended cleanly */
 } Resume;
 
 /* Reads the log at path for the n tasks. batch: the session's round size (for

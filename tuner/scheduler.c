@@ -62,7 +62,8 @@ static char scheduler_names[64];
 static pthread_once_t scheduler_names_once = PTHREAD_ONCE_INIT;
 
 static void scheduler_names_init(void) {
-    for (int i = 0; i < N_SCHEDULERS; i++) Names_add(scheduler_names, sizeof scheduler_names, SCHEDULERS[i].name);
+    for (int i = 0; i < N_SCHEDULERS; i++)
+        Names_add(scheduler_names, sizeof scheduler_names, SCHEDULERS[i].name);
 }
 
 const char *TaskScheduler_names(void) {

@@ -24,11 +24,11 @@
 typedef struct SchedTaskState {
     double weight;
     double flops;
-    int op;           /* OpKind, for similarity groups */
+    int op; /* OpKind, for similarity groups */
     bool paused;
-    bool done;        /* exhausted, early-stopped, or stopped by the user */
-    int priority;     /* -3..+3, 0 = normal */
-    double roof_s;    /* lowest latency the task's roofline allows (0 = unknown) */
+    bool done;     /* exhausted, early-stopped, or stopped by the user */
+    int priority;  /* -3..+3, 0 = normal */
+    double roof_s; /* lowest latency the task's roofline allows (0 = unknown) */
 } SchedTaskState;
 
 typedef struct TaskScheduler TaskScheduler;

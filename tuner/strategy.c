@@ -31,7 +31,8 @@ static char strategy_names[96];
 static pthread_once_t strategy_names_once = PTHREAD_ONCE_INIT;
 
 static void strategy_names_init(void) {
-    for (int i = 0; i < N_STRATEGIES; i++) Names_add(strategy_names, sizeof strategy_names, STRATEGIES[i]->name);
+    for (int i = 0; i < N_STRATEGIES; i++)
+        Names_add(strategy_names, sizeof strategy_names, STRATEGIES[i]->name);
 }
 
 const char *Strategy_names(void) {

@@ -22,7 +22,7 @@
 typedef struct StrategyContext {
     const Task *task;
     const DeviceInfo *dev;
-    int plan_size;     /* batch size the engine will ask for (default 64) */
+    int plan_size; /* batch size the engine will ask for (default 64) */
     /* Records of other tasks of the same template, for --transfer (may be empty). */
     int n_transfer;
     const uint64_t *transfer_index; /* config indices in each transfer task's own space */

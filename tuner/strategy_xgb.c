@@ -40,10 +40,10 @@
 #include "tuner/strategy.h"
 
 #define MAX_FEATURES 256
-#define CACHE_SLOTS 16384  /* feature cache entries (direct-mapped) */
-#define RANDOM_TRIES 64    /* rejection draws per wanted random config before the exhaustive fallback */
-#define MIN_CORR_POINTS 8  /* measured plan entries needed to report a rank correlation */
-#define TRAIN_NICE 10      /* the refit thread yields to measurement and compilation */
+#define CACHE_SLOTS 16384 /* feature cache entries (direct-mapped) */
+#define RANDOM_TRIES 64   /* rejection draws per wanted random config before the exhaustive fallback */
+#define MIN_CORR_POINTS 8 /* measured plan entries needed to report a rank correlation */
+#define TRAIN_NICE 10     /* the refit thread yields to measurement and compilation */
 /* A new plan may wait for an in-flight refit up to this fraction of the wall
  * time the previous plan took (its measurement), capped: training then costs
  * at most 1% of throughput, and when it is fast next to measurement (the
@@ -111,11 +111,11 @@ typedef struct XgbTuner {
     bool have_thread;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    bool quit, busy;   /* under lock */
-    FitJob *job;       /* next job, under lock */
-    CostModel *ready;  /* finished model not yet taken, under lock */
-    int ready_other;   /* its rows of other tasks, under lock */
-    int model_other;   /* rows of other tasks the current model was fitted on */
+    bool quit, busy;  /* under lock */
+    FitJob *job;      /* next job, under lock */
+    CostModel *ready; /* finished model not yet taken, under lock */
+    int ready_other;  /* its rows of other tasks, under lock */
+    int model_other;  /* rows of other tasks the current model was fitted on */
     char fit_err[TT_ERRLEN];
     int fits, failed_fits;
     char last_err[TT_ERRLEN];
@@ -123,8 +123,8 @@ typedef struct XgbTuner {
     /* the plan being proposed */
     int plan_cap, plan_n, plan_pos;
     uint64_t *plan;
-    float *plan_pred;  /* model score of each entry (NAN when planned without a model) */
-    uint64_t *cand;    /* annealing candidates, CANDIDATE_FACTOR x plan_cap, best first */
+    float *plan_pred; /* model score of each entry (NAN when planned without a model) */
+    uint64_t *cand;   /* annealing candidates, CANDIDATE_FACTOR x plan_cap, best first */
     float *cand_score;
     bool *plan_marked; /* already in visited (exhaustive fallback) */
 
@@ -203,7 +203,8 @@ static Status score_configs(void *self, const uint64_t *index, int n, float *out
     }
     if (m == 0) return TT_OK;
     if (CostModel_predict(this->model, this->scratch_x, m, this->scratch_out, err) != TT_OK) return TT_ERR;
-    for (int j = 0; j < m; j++) out[this->scratch_row[j]] = this->scratch_out[j];
+    for (int j = 0; j < m; j++)
+        out[this->scratch_row[j]] = this->scratch_out[j];
     return TT_OK;
 }
 
@@ -276,7 +277,8 @@ static void *fit_main(void *arg) {
     setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), TRAIN_NICE);
     pthread_mutex_lock(&this->lock);
     for (;;) {
-        while (!this->quit && !this->job) pthread_cond_wait(&this->cond, &this->lock);
+        while (!this->quit && !this->job)
+            pthread_cond_wait(&this->cond, &this->lock);
         if (this->quit) break;
         FitJob *job = this->job;
         this->job = NULL;
@@ -485,7 +487,8 @@ static void place_chains(XgbTuner *this, VisitedSet *visited) {
     int *order = malloc(sizeof(int) * (size_t)(this->n_data ? this->n_data : 1));
     if (!pts || !order) abort();
     int k = 0;
-    for (int i = 0; i < this->n_data; i++) order[i] = i;
+    for (int i = 0; i < this->n_data; i++)
+        order[i] = i;
     qsort_r(order, (size_t)this->n_data, sizeof(int), cmp_gflops_desc, this->data_gflops);
     for (int i = 0; i < this->n_data && k < nc / 2; i++) {
         if (this->data_gflops[order[i]] <= 0) break;
@@ -517,7 +520,8 @@ static void pick_diverse(XgbTuner *this, const uint64_t *cand, const float *scor
     bool *taken = calloc((size_t)(n ? n : 1), sizeof(bool));
     int *picked = malloc(sizeof(int) * (size_t)(want ? want : 1));
     if (!choice || !taken || !picked) abort();
-    for (int i = 0; i < n; i++) Space_decode(sp, cand[i], choice + (size_t)i * (size_t)nk);
+    for (int i = 0; i < n; i++)
+        Space_decode(sp, cand[i], choice + (size_t)i * (size_t)nk);
     int n_picked = 0;
     while (n_picked < want && n_picked < n) {
         int best = -1;
@@ -528,7 +532,8 @@ static void pick_diverse(XgbTuner *this, const uint64_t *cand, const float *scor
             const int32_t *c = choice + (size_t)i * (size_t)nk;
             for (int k = 0; k < nk; k++) {
                 bool seen = false;
-                for (int j = 0; j < n_picked && !seen; j++) seen = choice[(size_t)picked[j] * (size_t)nk + k] == c[k];
+                for (int j = 0; j < n_picked && !seen; j++)
+                    seen = choice[(size_t)picked[j] * (size_t)nk + k] == c[k];
                 if (!seen) gain += DIVERSITY_WEIGHT;
             }
             if (gain > best_gain) {
@@ -622,7 +627,8 @@ static void xgb_update(void *self, const uint64_t *index, const double *gflops, 
     XgbTuner *this = self;
     if (this->n_data + n > this->cap_data) {
         int cap = this->cap_data ? this->cap_data : 256;
-        while (cap < this->n_data + n) cap *= 2;
+        while (cap < this->n_data + n)
+            cap *= 2;
         this->data_index = realloc(this->data_index, sizeof(uint64_t) * (size_t)cap);
         this->data_gflops = realloc(this->data_gflops, sizeof(double) * (size_t)cap);
         this->data_x = realloc(this->data_x, sizeof(float) * (size_t)cap * (size_t)this->nf);
@@ -728,7 +734,8 @@ static void xgb_learnOther(void *self, const Task *task, const uint64_t *index, 
     XgbTuner *this = self;
     if (!task || task == this->ctx.task || task->tmpl != this->ctx.task->tmpl) return;
     int src = 0;
-    while (src < this->n_src && this->src_task[src] != task) src++;
+    while (src < this->n_src && this->src_task[src] != task)
+        src++;
     if (src == this->n_src) {
         if (this->n_src == this->cap_src) {
             this->cap_src = this->cap_src ? 2 * this->cap_src : 8;
@@ -812,7 +819,8 @@ static void *xgb_create(const StrategyContext *ctx, uint64_t seed, char *err) {
     this->cache_ok = malloc(CACHE_SLOTS);
     this->cache_x = malloc(sizeof(float) * CACHE_SLOTS * (size_t)nf);
     if (!this->plan || !this->plan_pred || !this->plan_marked || !this->cand || !this->cand_score || !this->eval_idx ||
-        !this->eval_pred || !this->eval_meas || !this->eval_done || !this->cache_key || !this->cache_ok || !this->cache_x)
+        !this->eval_pred || !this->eval_meas || !this->eval_done || !this->cache_key || !this->cache_ok ||
+        !this->cache_x)
         abort();
     memset(this->cache_key, 0xff, sizeof(uint64_t) * CACHE_SLOTS);
     for (int i = 0; i < ctx->n_transfer && ctx->transfer_index && ctx->transfer_gflops && ctx->transfer_task; i++)

@@ -45,8 +45,8 @@ Status Task_init(Task *this, int id, const Workload *wl, double weight, TargetFa
     return Task_initWith(this, id, wl, weight, tmpl, dev, err);
 }
 
-Status Task_initWith(Task *this, int id, const Workload *wl, double weight, const Template *tmpl,
-                     const DeviceInfo *dev, char *err) {
+Status Task_initWith(Task *this, int id, const Workload *wl, double weight, const Template *tmpl, const DeviceInfo *dev,
+                     char *err) {
     memset(this, 0, sizeof *this);
     this->id = id;
     this->wl = *wl;

@@ -18,7 +18,7 @@ typedef struct Task {
     const Template *tmpl;
     Space space;
     double flops;
-    double weight; /* occurrences in the network (1 for a --task) */
+    double weight;  /* occurrences in the network (1 for a --task) */
     char label[64]; /* short display name, e.g. "conv2d 14x14 256->256 3x3" */
 } Task;
 
@@ -28,8 +28,8 @@ Status Task_init(Task *this, int id, const Workload *wl, double weight, TargetFa
                  char *err);
 /* The same with a given template (one of Template_all whose applies() holds),
  * e.g. the Winograd conv2d template, which Template_find does not pick. */
-Status Task_initWith(Task *this, int id, const Workload *wl, double weight, const Template *tmpl,
-                     const DeviceInfo *dev, char *err);
+Status Task_initWith(Task *this, int id, const Workload *wl, double weight, const Template *tmpl, const DeviceInfo *dev,
+                     char *err);
 void Task_done(Task *this);
 
 #endif

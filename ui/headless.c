@@ -16,8 +16,7 @@ static void roof_text(const TaskRow *row, char *buf, size_t n) {
     if (row->roof_gflops <= 0) return;
     double share = Roof_share(row->best_gflops, row->roof_gflops);
     snprintf(buf, n, " | Roof: %.1f GFLOPS %s, %.0f%% reached%s", row->roof_gflops, Roof_boundText(row->roof_bound),
-             100 * share,
-             share > 1 ? " (WARNING: above the roof: the roof or the measurement is wrong)" : "");
+             100 * share, share > 1 ? " (WARNING: above the roof: the roof or the measurement is wrong)" : "");
 }
 
 static void print_progress(FILE *out, Engine *engine, const SessionSnapshot *snap, int t) {
@@ -27,14 +26,15 @@ static void print_progress(FILE *out, Engine *engine, const SessionSnapshot *sna
     roof_text(row, roof, sizeof roof);
     fprintf(out, "[Task %2d/%2d]  Current/Best: %8.2f/%8.2f GFLOPS | Progress: (%d/%d) | %.2f s%s%s\n", t + 1,
             snap->n_tasks, row->current_gflops, row->best_gflops, row->trials, row->allotted, row->elapsed_s, roof,
-            done ? (row->state == TASK_STOPPED ? " Stopped." : " Done.") : row->state == TASK_AT_ROOF ? " At roof." : "");
+            done                         ? (row->state == TASK_STOPPED ? " Stopped." : " Done.")
+            : row->state == TASK_AT_ROOF ? " At roof."
+                                         : "");
     (void)engine;
 }
 
 void Headless_printTable(FILE *out, Engine *engine, const SessionSnapshot *snap) {
     fprintf(out, "----------------------------------------------------------------------  [ Task Scheduler ]\n");
-    fprintf(out, "|  ID  | %-30s | Weight | Latency (ms) | Speed (GFLOPS) | Trials | Errors | State    |\n",
-            "Task");
+    fprintf(out, "|  ID  | %-30s | Weight | Latency (ms) | Speed (GFLOPS) | Trials | Errors | State    |\n", "Task");
     fprintf(out, "-----------------------------------------------------------------------------------------------"
                  "-------------------\n");
     for (int t = 0; t < snap->n_tasks; t++) {
@@ -110,11 +110,17 @@ int Headless_run(Engine *engine, FILE *out, volatile int *stop_flag, double tabl
                         fprintf(out, "[Task %2d/%2d]  %s\n", ev->task_id + 1, snap.n_tasks, ev->text);
                     break;
                 case EV_LOG:
-                    fprintf(out, "%s%s\n", ev->level == LOG_ERROR ? "error: " : ev->level == LOG_WARN ? "warning: " : "",
+                    fprintf(out, "%s%s\n",
+                            ev->level == LOG_ERROR  ? "error: "
+                            : ev->level == LOG_WARN ? "warning: "
+                                                    : "",
                             ev->text);
                     break;
-                case EV_FINISHED: finished = true; break;
-                default: break;
+                case EV_FINISHED:
+                    finished = true;
+                    break;
+                default:
+                    break;
                 }
                 EngineEvent_done(ev);
             }

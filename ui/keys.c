@@ -520,8 +520,7 @@ static const UiKey KEYS[] = {
     {UI_KEY_PGDN, "PgDn", NULL, "ten lines down", act_pgdn},
     {UI_KEY_HOME, "Home", NULL, "first line", act_home},
     {UI_KEY_END, "End", NULL, "last line", act_end},
-    {UI_KEY_MOUSE, "mouse", NULL, "click a row: select it; click a column title: sort by it; wheel: scroll",
-     act_mouse},
+    {UI_KEY_MOUSE, "mouse", NULL, "click a row: select it; click a column title: sort by it; wheel: scroll", act_mouse},
     {UI_KEY_ENTER, "Enter", NULL, "error inspector; in it: open a group, then a candidate", act_enter},
     {UI_KEY_ESC, "Esc", NULL, "back one level in the inspector, or close the panel", act_back},
     {UI_KEY_LEFT, "Left", NULL, "inspector page scrolled right: scroll back; else like Esc", act_left},
@@ -546,8 +545,7 @@ static const UiKey KEYS[] = {
     {'a', "a", NULL, "draw plots with ASCII instead of Braille (toggle)", act_ascii},
     {'l', "l", NULL, "where only one curve fits (small terminals): latency or task GFLOPS", act_latency_first},
     {'m', "m", NULL, "message log: every status message with its time (again to close)", act_messages},
-    {'d', "d", NULL, "devices: the ranks that build and measure, their state and rate (again to close)",
-     act_devices},
+    {'d', "d", NULL, "devices: the ranks that build and measure, their state and rate (again to close)", act_devices},
     {'o', "o", "Sort", "sort by the next column: ID, latency share, trials, best, errors", act_sort},
     {'>', "> or F6", NULL, "sort by the next column (clicking a column title sorts by it)", act_sort_next},
     {UI_KEY_F6, NULL, NULL, NULL, act_sort_next},
@@ -557,8 +555,7 @@ static const UiKey KEYS[] = {
     {'?', "?", "Help", "this help, also F1 and h (again to close)", act_help},
     {UI_KEY_F1, NULL, NULL, NULL, act_help},
     {'h', NULL, NULL, NULL, act_help},
-    {'q', "q", "Quit", "close the panel; else stop the session gracefully and quit (asks first; F10 too)",
-     act_quit},
+    {'q', "q", "Quit", "close the panel; else stop the session gracefully and quit (asks first; F10 too)", act_quit},
     {UI_KEY_F10, NULL, NULL, NULL, act_quit},
 };
 
@@ -573,8 +570,8 @@ static int filter_key(UiState *st, int key) {
     if (key == UI_KEY_ENTER) {
         st->filter_editing = false;
         if (st->filter[0])
-            UiState_setStatus(st, ATTR_NORMAL, "filter \"%s\": %d of %d tasks shown (/ then Esc clears it)",
-                              st->filter, st->n_order, st->model.n_tasks);
+            UiState_setStatus(st, ATTR_NORMAL, "filter \"%s\": %d of %d tasks shown (/ then Esc clears it)", st->filter,
+                              st->n_order, st->model.n_tasks);
     } else if (key == UI_KEY_ESC) {
         st->filter_editing = false;
         st->filter[0] = '\0';

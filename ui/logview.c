@@ -30,8 +30,8 @@ static void setup_device(UiLogView *this, UiState *st) {
         char err2[TT_ERRLEN] = "";
         if (this->target->offline_info(NULL, &st->dev, err2) == TT_OK) {
             st->have_dev = true;
-            snprintf(this->note, sizeof this->note, "no %s device here (%s): sources use %s limits",
-                     this->target->name, err, st->dev.arch);
+            snprintf(this->note, sizeof this->note, "no %s device here (%s): sources use %s limits", this->target->name,
+                     err, st->dev.arch);
         } else {
             snprintf(this->note, sizeof this->note, "no %s device here: %s", this->target->name, err);
         }

@@ -27,21 +27,22 @@
 typedef struct UiLogView {
     char path[1024];
     LogHeader header;
-    LogReader *reader; /* tunetop's log, kept open after the last complete object: a poll reads only what was appended */
-    long records;      /* records shown */
-    long reloads;      /* times the file was read again from its start (replaced, or cut below what was read) */
+    LogReader
+        *reader;  /* tunetop's log, kept open after the last complete object: a poll reads only what was appended */
+    long records; /* records shown */
+    long reloads; /* times the file was read again from its start (replaced, or cut below what was read) */
     LogFileChange change; /* what the last poll found (LOG_FILE_SAME when nothing) */
-    Task **tasks;      /* per model task: the rebuilt Task or NULL (owned) */
+    Task **tasks;         /* per model task: the rebuilt Task or NULL (owned) */
     int n_tasks;
     const Target *target; /* NULL when the log's target is unknown here */
     bool torn;            /* the file ends inside a record (a writer is mid-write, or a crash) */
     char note[TT_ERRLEN]; /* what to tell the user about the target / device / tail */
     /* TVM's logs (records/tvmlog.h): format, the reader kept open to follow the file */
-    TvmFormat format;     /* TVM_FMT_TUNETOP for tunetop's own log */
+    TvmFormat format; /* TVM_FMT_TUNETOP for tunetop's own log */
     TvmReader *tvm;
     TvmRecord *tvm_rec;
-    long bad_lines;       /* malformed lines skipped */
-    long imported;        /* records imported from TVM into a tunetop log: counted, not shown as measured */
+    long bad_lines; /* malformed lines skipped */
+    long imported;  /* records imported from TVM into a tunetop log: counted, not shown as measured */
 } UiLogView;
 
 /* Reads the whole log into st->model (st should be freshly initialised).

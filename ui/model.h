@@ -65,9 +65,9 @@ typedef struct UiTask {
 
     /* scheduler row: in a session from the engine's snapshots only, in a view derived from the log's records */
     TaskRow row;
-    int want_paused;   /* -1 none; 0/1 while a pause/resume request is not yet in a snapshot */
-    bool want_stop;    /* a stop asked for and not yet in a snapshot */
-    int want_priority; /* UI_NO_REQUEST, or a priority asked for and not yet in a snapshot */
+    int want_paused;    /* -1 none; 0/1 while a pause/resume request is not yet in a snapshot */
+    bool want_stop;     /* a stop asked for and not yet in a snapshot */
+    int want_priority;  /* UI_NO_REQUEST, or a priority asked for and not yet in a snapshot */
     bool from_log;      /* read from a log (`tunetop view`): no live state */
     bool tagged;        /* Space: steering keys and curves act on every tagged task */
     char strategy[128]; /* the strategy's latest status line (EV_STRATEGY), "" if none */
@@ -147,7 +147,6 @@ double UiModel_estimate(const UiModel *this, int *left_out);
 /* The lower bound: sum of weight x the latency at each task's roof; 0 when a
  * task has no roof. */
 double UiModel_roofLatency(const UiModel *this);
-
 
 /* The grouping reason of an error message: the first line that says
  * "error" (else the first non-empty line), with a leading "file:line:col:"

@@ -80,11 +80,11 @@ static void detail_page(CellBuf *cb, Rect in, UiState *st) {
         CellBuf_text(cb, in.x, in.y + i, text, (CellAttr)ins->attrs[l], in.w);
         if (l == ins->mark_line) CellBuf_paint(cb, (Rect){in.x, in.y + i, in.w, 1}, ATTR_MARK);
     }
-    CellBuf_printf(cb, in.x, in.y + in.h - 1, ATTR_DIM, in.w,
-                   "lines %d-%d of %d, column %d   Up/Down/PgUp/PgDn, Left/Right: scroll   w: write to a file   Esc: back",
-                   ins->n_lines ? ins->scroll + 1 : 0,
-                   ins->scroll + rows < ins->n_lines ? ins->scroll + rows : ins->n_lines, ins->n_lines,
-                   ins->hscroll + 1);
+    CellBuf_printf(
+        cb, in.x, in.y + in.h - 1, ATTR_DIM, in.w,
+        "lines %d-%d of %d, column %d   Up/Down/PgUp/PgDn, Left/Right: scroll   w: write to a file   Esc: back",
+        ins->n_lines ? ins->scroll + 1 : 0, ins->scroll + rows < ins->n_lines ? ins->scroll + rows : ins->n_lines,
+        ins->n_lines, ins->hscroll + 1);
 }
 
 void InspectorPanel_render(CellBuf *cb, Rect r, UiState *st) {

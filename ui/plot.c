@@ -226,7 +226,8 @@ static void tagged_curves(CellBuf *cb, Rect r, const UiState *st, bool braille) 
             if (y[j] <= 0) y[j] = NAN;
         }
         s[k] = (PlotSeries){x, y, t->n_points, true, true, SERIES_ATTRS[k % 4]};
-        if (off < (int)sizeof title) off += snprintf(title + off, sizeof title - (size_t)off, "%s %d", k ? "," : "", t->id);
+        if (off < (int)sizeof title)
+            off += snprintf(title + off, sizeof title - (size_t)off, "%s %d", k ? "," : "", t->id);
         at += t->n_points;
         k++;
     }
@@ -274,11 +275,12 @@ void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st) {
     char roof_txt[64] = "";
     if (roof > 0)
         snprintf(roof_txt, sizeof roof_txt, "roof %.4g %s", roof,
-                 t->row.roof_bound ? (t->row.roof_bound == ROOF_LEVEL_DRAM ? "memory-bound" : Roof_boundText(t->row.roof_bound))
-                                   : "compute-bound");
+                 t->row.roof_bound
+                     ? (t->row.roof_bound == ROOF_LEVEL_DRAM ? "memory-bound" : Roof_boundText(t->row.roof_bound))
+                     : "compute-bound");
     char title[200];
-    snprintf(title, sizeof title, "Task %d %s: %s per trial (dots measured, dots on 0 failed, %s best so far%s%s)", t->id,
-             t->label, unit, braille ? "line" : "*", roof > 0 ? "; flat line: " : "", roof_txt);
+    snprintf(title, sizeof title, "Task %d %s: %s per trial (dots measured, dots on 0 failed, %s best so far%s%s)",
+             t->id, t->label, unit, braille ? "line" : "*", roof > 0 ? "; flat line: " : "", roof_txt);
     if ((int)strlen(title) > r.w - 6)
         snprintf(title, sizeof title, "Task %d %s: %s per trial, best so far%s%s", t->id, t->label, unit,
                  roof > 0 ? ", " : "", roof_txt);
@@ -289,7 +291,8 @@ void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st) {
     if ((int)strlen(title) > r.w - 6)
         snprintf(title, sizeof title, "Task %d %s: %s per trial, best so far", t->id, t->label, unit);
     if ((int)strlen(title) > r.w - 6 && roof > 0)
-        snprintf(title, sizeof title, "Task %d: %s, roof %.4g %s", t->id, unit, roof, t->row.roof_bound ? "memory" : "compute");
+        snprintf(title, sizeof title, "Task %d: %s, roof %.4g %s", t->id, unit, roof,
+                 t->row.roof_bound ? "memory" : "compute");
     if ((int)strlen(title) > r.w - 6) snprintf(title, sizeof title, "Task %d: %s per trial, best so far", t->id, unit);
     PlotSeries s[4] = {
         {roof_x, roof_y, roof > 0 && n > 0 ? 2 : 0, true, false, ATTR_SERIES4},

@@ -4,10 +4,10 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void UiState_init(UiState *this) {
     memset(this, 0, sizeof *this);
@@ -155,7 +155,8 @@ void UiState_setStatus(UiState *this, CellAttr attr, const char *fmt, ...) {
 }
 
 const char *UiState_taskStateText(const UiTask *t) {
-    if (t->from_log) return t->row.state == TASK_STOPPED ? "stopped" : t->row.state == TASK_PAUSED ? "paused" : "logged";
+    if (t->from_log)
+        return t->row.state == TASK_STOPPED ? "stopped" : t->row.state == TASK_PAUSED ? "paused" : "logged";
     if (t->want_stop && t->row.state != TASK_STOPPED && t->row.state != TASK_DONE) return "stopping";
     if (t->want_paused == 1 && t->row.state != TASK_PAUSED) return "pausing";
     if (t->want_paused == 0 && t->row.state == TASK_PAUSED) return "resuming";

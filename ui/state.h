@@ -37,7 +37,7 @@ typedef struct Inspector {
     int task; /* model task index */
     int group, group_top;
     int cand, cand_top;
-    int scroll; /* first detail line shown */
+    int scroll;  /* first detail line shown */
     int hscroll; /* first column shown of the detail lines (long lines at 80 columns) */
     /* detail page of the open candidate (built by Inspector_openDetail) */
     char **lines;
@@ -82,7 +82,7 @@ typedef struct UiState {
     bool ascii_plots;   /* user toggle: ASCII plots even on UTF-8 */
     bool latency_first; /* where only one curve fits: the session latency instead of the task GFLOPS */
     bool quit_requested;
-    bool stopping; /* quit requested, waiting for the engine */
+    bool stopping;   /* quit requested, waiting for the engine */
     Confirm confirm; /* the question the status line asks now */
     /* message log: every status message, oldest first (at most UI_MESSAGES_MAX) */
     UiMessage *msgs;

@@ -176,10 +176,10 @@ enum {
 };
 
 static const Column COLUMNS[COL_N] = {
-    {"", 1, false, SORT_COUNT},      {"ID", 3, true, SORT_ID},           {"Task", 0, false, SORT_COUNT},
-    {"Wt", 3, true, SORT_COUNT},     {"Progress", 9, true, SORT_TRIALS}, {"Best", 8, true, SORT_SHARE},
-    {"BestGF", 7, true, SORT_BEST},  {"Roof%", 6, true, SORT_COUNT},     {"CurGF", 7, true, SORT_COUNT},     {"Err", 4, true, SORT_ERRORS},
-    {"State", 8, false, SORT_COUNT}, {"Pri", 3, true, SORT_COUNT},
+    {"", 1, false, SORT_COUNT},     {"ID", 3, true, SORT_ID},           {"Task", 0, false, SORT_COUNT},
+    {"Wt", 3, true, SORT_COUNT},    {"Progress", 9, true, SORT_TRIALS}, {"Best", 8, true, SORT_SHARE},
+    {"BestGF", 7, true, SORT_BEST}, {"Roof%", 6, true, SORT_COUNT},     {"CurGF", 7, true, SORT_COUNT},
+    {"Err", 4, true, SORT_ERRORS},  {"State", 8, false, SORT_COUNT},    {"Pri", 3, true, SORT_COUNT},
 };
 
 /* Below this width the Roof% column takes the place of CurGF (the
@@ -200,7 +200,7 @@ static void column_widths(int total, int *w) {
 }
 
 static void cell(CellBuf *cb, int x, int y, int w, bool right, const char *s, CellAttr a) {
-    if (w <= 0) return; /* a hidden column */
+    if (w <= 0) return;       /* a hidden column */
     int len = (int)strlen(s); /* table cells are ASCII */
     if (len > w) {
         /* shorten from the right and say so with '~' */
@@ -272,7 +272,7 @@ int Ui_shortLabels(const char *const *labels, int n, int w, char (*out)[UI_LABEL
     if (longest <= w || w < 3 || n == 0) return count_distinct(out, n);
     /* Too long still: keep a head and a tail with '~' between, the same split for
      * every row; the split that tells the most rows apart wins (the longer head on a tie). */
-    char (*trial)[UI_LABEL_MAX] = malloc((size_t)n * sizeof *trial);
+    char(*trial)[UI_LABEL_MAX] = malloc((size_t)n * sizeof *trial);
     if (!trial) abort();
     int best_tail = 0, best_d = -1;
     for (int tail = 0; tail <= w - 2; tail++) {
@@ -367,7 +367,7 @@ void Table_render(CellBuf *cb, Rect r, UiState *st) {
     }
     /* labels short enough for the column and still telling the shown tasks apart */
     const char **labels = malloc((size_t)st->n_order * sizeof *labels);
-    char (*shown)[UI_LABEL_MAX] = malloc((size_t)st->n_order * sizeof *shown);
+    char(*shown)[UI_LABEL_MAX] = malloc((size_t)st->n_order * sizeof *shown);
     if (!labels || !shown) abort();
     for (int i = 0; i < st->n_order; i++)
         labels[i] = st->model.tasks[st->order[i]].label;
@@ -384,7 +384,10 @@ void Table_render(CellBuf *cb, Rect r, UiState *st) {
         char b[64];
         x = r.x;
         bool measuring = t->row.state == TASK_TUNING;
-        cell(cb, x, y, w[COL_MARK], false, t->tagged ? "*" : measuring ? ">" : " ",
+        cell(cb, x, y, w[COL_MARK], false,
+             t->tagged   ? "*"
+             : measuring ? ">"
+                         : " ",
              t->tagged ? ATTR_WARN : ATTR_MEASURING);
         x += w[COL_MARK] + 1;
         snprintf(b, sizeof b, "%d", t->id);

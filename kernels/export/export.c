@@ -23,17 +23,20 @@
 
 const char *Export_dialectName(Dialect d) {
     switch (d) {
-    case DIALECT_CUDA: return "cuda";
-    case DIALECT_OPENCL: return "opencl";
-    default: return "cpu";
+    case DIALECT_CUDA:
+        return "cuda";
+    case DIALECT_OPENCL:
+        return "opencl";
+    default:
+        return "cpu";
     }
 }
 
 Status Export_checkPrefix(const char *prefix, char *err) {
     if (!prefix || !prefix[0]) return tt_fail(err, "empty symbol prefix");
     size_t n = strlen(prefix);
-    if (n >= EXPORT_PREFIX_LEN) return tt_fail(err, "symbol prefix '%s' is longer than %d characters", prefix,
-                                               EXPORT_PREFIX_LEN - 1);
+    if (n >= EXPORT_PREFIX_LEN)
+        return tt_fail(err, "symbol prefix '%s' is longer than %d characters", prefix, EXPORT_PREFIX_LEN - 1);
     if (isdigit((unsigned char)prefix[0])) return tt_fail(err, "symbol prefix '%s' starts with a digit", prefix);
     for (size_t i = 0; i < n; i++)
         if (!(isalnum((unsigned char)prefix[i]) || prefix[i] == '_'))
@@ -56,11 +59,20 @@ static void append_c_string(StrBuf *sb, const char *text) {
     StrBuf_append(sb, "    \"");
     for (const char *p = text; *p; p++) {
         switch (*p) {
-        case '\\': StrBuf_append(sb, "\\\\"); break;
-        case '"': StrBuf_append(sb, "\\\""); break;
-        case '\n': StrBuf_append(sb, p[1] ? "\\n\"\n    \"" : "\\n"); break;
-        case '\t': StrBuf_append(sb, "\\t"); break;
-        default: StrBuf_appendn(sb, p, 1);
+        case '\\':
+            StrBuf_append(sb, "\\\\");
+            break;
+        case '"':
+            StrBuf_append(sb, "\\\"");
+            break;
+        case '\n':
+            StrBuf_append(sb, p[1] ? "\\n\"\n    \"" : "\\n");
+            break;
+        case '\t':
+            StrBuf_append(sb, "\\t");
+            break;
+        default:
+            StrBuf_appendn(sb, p, 1);
         }
     }
     StrBuf_append(sb, "\"");
@@ -99,7 +111,8 @@ static void meta_comment(StrBuf *sb, const ExportRequest *req, const char *what)
     comment_line(sb, "config", line);
     const ExportMeta *m = &req->meta;
     if (m->latency_s > 0) {
-        snprintf(line, sizeof line, "%.4f ms, %.2f GFLOPS (kernel only)", m->latency_s * 1e3, flops / m->latency_s / 1e9);
+        snprintf(line, sizeof line, "%.4f ms, %.2f GFLOPS (kernel only)", m->latency_s * 1e3,
+                 flops / m->latency_s / 1e9);
         comment_line(sb, "measured", line);
         if (m->pack_s > 0) {
             double with = m->latency_s + m->pack_s;
@@ -122,8 +135,8 @@ static void meta_comment(StrBuf *sb, const ExportRequest *req, const char *what)
         strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", &tm);
     }
     comment_line(sb, "date", date);
-    snprintf(line, sizeof line, "%s, %.0f FLOPs per run (a multiply-add counts 2)", req->dev->name[0] ? req->dev->name : "?",
-             flops);
+    snprintf(line, sizeof line, "%s, %.0f FLOPs per run (a multiply-add counts 2)",
+             req->dev->name[0] ? req->dev->name : "?", flops);
     comment_line(sb, "device", line);
     StrBuf_append(sb, " */\n");
 }
@@ -131,7 +144,7 @@ static void meta_comment(StrBuf *sb, const ExportRequest *req, const char *what)
 /* The argument list split into constants and inputs (indices into info). */
 typedef struct ArgSplit {
     ArgInfo info[WORKLOAD_MAX_ARGS];
-    int n;       /* args, output last */
+    int n; /* args, output last */
     int consts[WORKLOAD_MAX_ARGS], n_consts;
     int inputs[WORKLOAD_MAX_ARGS], n_inputs;
 } ArgSplit;
@@ -173,21 +186,25 @@ static void layout_comment(StrBuf *sb, const Workload *wl) {
     case OP_CONV2D:
     case OP_DEPTHWISE_CONV2D:
         if (wl->layout == LAYOUT_NHWC)
-            StrBuf_append(sb, " * Layouts (NHWC): data[n][h][w][ci], weight[kh][kw][ci][co] (depthwise: [kh][kw][ci][mult]),\n"
-                              " * bias[co], residual and out[n][oh][ow][co].\n");
+            StrBuf_append(
+                sb, " * Layouts (NHWC): data[n][h][w][ci], weight[kh][kw][ci][co] (depthwise: [kh][kw][ci][mult]),\n"
+                    " * bias[co], residual and out[n][oh][ow][co].\n");
         else
-            StrBuf_append(sb, " * Layouts (NCHW): data[n][ci][h][w], weight[co][ci][kh][kw] (depthwise: [ci][mult][kh][kw]),\n"
-                              " * bias[co], residual and out[n][co][oh][ow].\n");
+            StrBuf_append(
+                sb, " * Layouts (NCHW): data[n][ci][h][w], weight[co][ci][kh][kw] (depthwise: [ci][mult][kh][kw]),\n"
+                    " * bias[co], residual and out[n][co][oh][ow].\n");
         StrBuf_append(sb, " * Epilogue: out = relu(conv + bias + residual), each part when the workload has it.\n");
         break;
     case OP_DENSE:
-        StrBuf_append(sb, " * Layouts: data[m][k], weight[n][k], bias[n], out[m][n]; out = relu(data * weight^T + bias)\n"
-                          " * (bias and relu when the workload has them).\n");
+        StrBuf_append(sb,
+                      " * Layouts: data[m][k], weight[n][k], bias[n], out[m][n]; out = relu(data * weight^T + bias)\n"
+                      " * (bias and relu when the workload has them).\n");
         break;
     case OP_BATCH_MATMUL:
         StrBuf_append(sb, " * Layouts: a[b][m][k], b[b][n][k], out[b][m][n]; out[i] = a[i] * b[i]^T.\n");
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -309,12 +326,16 @@ static void cpu_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, 
     bool acc_on[3] = {(mask & BLOCKED_INPUT) != 0, out_blocked, out_blocked && req->wl->residual};
     for (int i = 0; i < 3; i++)
         if (acc_on[i]) StrBuf_printf(sb, "static float *%s_state_%s(void *state);\n", P, acc_state[i]);
-    StrBuf_printf(sb, "\nstruct %s_s {\n    float *args[%d]; /* Workload_args order, output last */\n"
-                      "    void *state;\n};\n\n", P, a->n);
+    StrBuf_printf(sb,
+                  "\nstruct %s_s {\n    float *args[%d]; /* Workload_args order, output last */\n"
+                  "    void *state;\n};\n\n",
+                  P, a->n);
     /* create */
     StrBuf_printf(sb, "%s_t *%s_create(const float *const *consts) {\n", P, P);
-    if (a->n_consts) StrBuf_append(sb, "    if (!consts) return NULL;\n");
-    else StrBuf_append(sb, "    (void)consts;\n");
+    if (a->n_consts)
+        StrBuf_append(sb, "    if (!consts) return NULL;\n");
+    else
+        StrBuf_append(sb, "    (void)consts;\n");
     StrBuf_printf(sb, "    %s_t *k = calloc(1, sizeof *k);\n    if (!k) return NULL;\n", P);
     for (int i = 0; i < a->n_consts; i++)
         StrBuf_printf(sb, "    k->args[%d] = (float *)consts[%d]; /* %s: only read */\n", a->consts[i], i,
@@ -337,12 +358,14 @@ static void cpu_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, 
                   "    return 0;\n}\n\n",
                   P, P, P);
     bool run_reads = !(mask & BLOCKED_INPUT) || (req->wl->residual && !(mask & BLOCKED_OUTPUT));
-    StrBuf_printf(sb, "int %s_run_blocked(%s_t *k, const float *const *inputs, float *output) {\n    if (!k) return -1;\n",
-                  P, P);
+    StrBuf_printf(
+        sb, "int %s_run_blocked(%s_t *k, const float *const *inputs, float *output) {\n    if (!k) return -1;\n", P, P);
     if (run_reads) StrBuf_append(sb, "    if (!inputs) return -1;\n");
     if (!out_blocked) StrBuf_append(sb, "    if (!output) return -1;\n");
-    StrBuf_printf(sb, "    if (inputs) %s_set_inputs(k, inputs);\n    k->args[%d] = output;\n    tt_run(k->state);\n"
-                      "    return 0;\n}\n\n", P, out);
+    StrBuf_printf(sb,
+                  "    if (inputs) %s_set_inputs(k, inputs);\n    k->args[%d] = output;\n    tt_run(k->state);\n"
+                  "    return 0;\n}\n\n",
+                  P, out);
     StrBuf_printf(sb,
                   "int %s_unpack_output(%s_t *k, float *output) {\n    if (!k || !output) return -1;\n"
                   "    k->args[%d] = output;\n    tt_finish(k->state);\n    return 0;\n}\n\n",
@@ -353,8 +376,8 @@ static void cpu_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, 
                   "    k->args[%d] = output;\n    tt_pack(k->state);\n    tt_run(k->state);\n    tt_finish(k->state);\n"
                   "    return 0;\n}\n\n",
                   P, P, P, out);
-    StrBuf_printf(sb, "void %s_destroy(%s_t *k) {\n    if (!k) return;\n    tt_teardown(k->state);\n    free(k);\n}\n\n",
-                  P, P);
+    StrBuf_printf(
+        sb, "void %s_destroy(%s_t *k) {\n    if (!k) return;\n    tt_teardown(k->state);\n    free(k);\n}\n\n", P, P);
     for (int i = 0; i < 3; i++) {
         if (acc_on[i])
             StrBuf_printf(sb, "float *%s_%s(%s_t *k) { return k ? %s_state_%s(k->state) : NULL; }\n", P, acc_names[i],
@@ -368,8 +391,8 @@ static void cpu_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, 
     if (mask) StrBuf_append(sb, "\n/* ---- accessors of the generated state (CpuGen_emitBlockedSetup's St) ---- */\n");
     for (int i = 0; i < 3; i++)
         if (acc_on[i])
-            StrBuf_printf(sb, "static float *%s_state_%s(void *state) { return ((St *)state)->%s; }\n", P,
-                          acc_state[i], acc_state[i]);
+            StrBuf_printf(sb, "static float *%s_state_%s(void *state) { return ((St *)state)->%s; }\n", P, acc_state[i],
+                          acc_state[i]);
 }
 
 static Status export_cpu(const ExportRequest *req, const KernelSource *src, ExportKernel *out, char *err) {
@@ -441,11 +464,11 @@ static void gpu_header(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, 
                   " * Launch: grid %lld x %lld x %lld blocks of %lld x %lld x %lld threads%s.\n"
                   " */\n",
                   (long long)src->grid[0], (long long)src->grid[1], (long long)src->grid[2], (long long)src->block[0],
-                  (long long)src->block[1], (long long)src->block[2],
-                  ocl ? " (global size = grid * block)" : "");
+                  (long long)src->block[1], (long long)src->block[2], ocl ? " (global size = grid * block)" : "");
     StrBuf_printf(sb, "#ifndef %s_H\n#define %s_H\n\n#include <stddef.h>\n", guard, guard);
-    if (ocl) StrBuf_append(sb, "#ifndef CL_TARGET_OPENCL_VERSION\n#define CL_TARGET_OPENCL_VERSION 120\n#endif\n"
-                               "#include <CL/cl.h>\n");
+    if (ocl)
+        StrBuf_append(sb, "#ifndef CL_TARGET_OPENCL_VERSION\n#define CL_TARGET_OPENCL_VERSION 120\n#endif\n"
+                          "#include <CL/cl.h>\n");
     StrBuf_append(sb, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
     header_args(sb, P, req, a);
     StrBuf_printf(sb, "#define %s_OUT_INDEX %d\n", P, a->n - 1);
@@ -454,8 +477,10 @@ static void gpu_header(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, 
                   "%s_t *%s_create(const float *const *consts);\n",
                   P, P, P, P);
     if (ocl)
-        StrBuf_printf(sb, "%s_t *%s_create_on(cl_context ctx, cl_device_id dev, cl_command_queue queue,\n"
-                          "    const float *const *consts);\n", P, P);
+        StrBuf_printf(sb,
+                      "%s_t *%s_create_on(cl_context ctx, cl_device_id dev, cl_command_queue queue,\n"
+                      "    const float *const *consts);\n",
+                      P, P);
     StrBuf_printf(sb,
                   "int %s_run(%s_t *k, const float *const *inputs, float *output);\n"
                   "int %s_run_device(%s_t *k);\n"
@@ -513,33 +538,34 @@ static void ocl_host(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, co
                   "        if (k->ctx) clReleaseContext(k->ctx);\n    }\n    free(k);\n}\n\n",
                   P, P, a->n);
     /* create_on */
-    StrBuf_printf(sb,
-                  "static %s_t *%s_build(%s_t *k, cl_device_id dev, const float *const *consts) {\n"
-                  "    cl_int e;\n    const char *text = %s_source;\n"
-                  "    k->prog = clCreateProgramWithSource(k->ctx, 1, &text, NULL, &e);\n"
-                  "    if (!k->prog) { %s_fail(\"clCreateProgramWithSource\", e); goto fail; }\n"
-                  "    e = clBuildProgram(k->prog, 1, &dev, \"-cl-std=CL1.2\", NULL, NULL);\n"
-                  "    if (e != CL_SUCCESS) {\n"
-                  "        char log[400] = \"\";\n"
-                  "        clGetProgramBuildInfo(k->prog, dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);\n"
-                  "        snprintf(%s_err, sizeof %s_err, \"clBuildProgram failed (%%d): %%s\", (int)e, log);\n"
-                  "        goto fail;\n    }\n"
-                  "    k->kern = clCreateKernel(k->prog, \"%s_kernel\", &e);\n"
-                  "    if (!k->kern) { %s_fail(\"clCreateKernel\", e); goto fail; }\n"
-                  "    for (int i = 0; i < %d; i++) {\n"
-                  "        k->buf[i] = clCreateBuffer(k->ctx, CL_MEM_READ_WRITE, %s_floats[i] * sizeof(float), NULL, &e);\n"
-                  "        if (!k->buf[i]) { %s_fail(\"clCreateBuffer\", e); goto fail; }\n"
-                  "        e = clSetKernelArg(k->kern, (cl_uint)i, sizeof(cl_mem), &k->buf[i]);\n"
-                  "        if (e != CL_SUCCESS) { %s_fail(\"clSetKernelArg\", e); goto fail; }\n"
-                  "    }\n"
-                  "    for (int i = 0; i < %d; i++) {\n"
-                  "        int a = %s_const_args[i];\n"
-                  "        e = clEnqueueWriteBuffer(k->queue, k->buf[a], CL_TRUE, 0, %s_floats[a] * sizeof(float),"
-                  " consts[i], 0, NULL, NULL);\n"
-                  "        if (e != CL_SUCCESS) { %s_fail(\"clEnqueueWriteBuffer\", e); goto fail; }\n"
-                  "    }\n"
-                  "    return k;\nfail:\n    %s_destroy(k);\n    return NULL;\n}\n\n",
-                  P, P, P, P, P, P, P, P, P, a->n, P, P, P, a->n_consts, P, P, P, P);
+    StrBuf_printf(
+        sb,
+        "static %s_t *%s_build(%s_t *k, cl_device_id dev, const float *const *consts) {\n"
+        "    cl_int e;\n    const char *text = %s_source;\n"
+        "    k->prog = clCreateProgramWithSource(k->ctx, 1, &text, NULL, &e);\n"
+        "    if (!k->prog) { %s_fail(\"clCreateProgramWithSource\", e); goto fail; }\n"
+        "    e = clBuildProgram(k->prog, 1, &dev, \"-cl-std=CL1.2\", NULL, NULL);\n"
+        "    if (e != CL_SUCCESS) {\n"
+        "        char log[400] = \"\";\n"
+        "        clGetProgramBuildInfo(k->prog, dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);\n"
+        "        snprintf(%s_err, sizeof %s_err, \"clBuildProgram failed (%%d): %%s\", (int)e, log);\n"
+        "        goto fail;\n    }\n"
+        "    k->kern = clCreateKernel(k->prog, \"%s_kernel\", &e);\n"
+        "    if (!k->kern) { %s_fail(\"clCreateKernel\", e); goto fail; }\n"
+        "    for (int i = 0; i < %d; i++) {\n"
+        "        k->buf[i] = clCreateBuffer(k->ctx, CL_MEM_READ_WRITE, %s_floats[i] * sizeof(float), NULL, &e);\n"
+        "        if (!k->buf[i]) { %s_fail(\"clCreateBuffer\", e); goto fail; }\n"
+        "        e = clSetKernelArg(k->kern, (cl_uint)i, sizeof(cl_mem), &k->buf[i]);\n"
+        "        if (e != CL_SUCCESS) { %s_fail(\"clSetKernelArg\", e); goto fail; }\n"
+        "    }\n"
+        "    for (int i = 0; i < %d; i++) {\n"
+        "        int a = %s_const_args[i];\n"
+        "        e = clEnqueueWriteBuffer(k->queue, k->buf[a], CL_TRUE, 0, %s_floats[a] * sizeof(float),"
+        " consts[i], 0, NULL, NULL);\n"
+        "        if (e != CL_SUCCESS) { %s_fail(\"clEnqueueWriteBuffer\", e); goto fail; }\n"
+        "    }\n"
+        "    return k;\nfail:\n    %s_destroy(k);\n    return NULL;\n}\n\n",
+        P, P, P, P, P, P, P, P, P, a->n, P, P, P, a->n_consts, P, P, P, P);
     StrBuf_printf(sb,
                   "%s_t *%s_create_on(cl_context ctx, cl_device_id dev, cl_command_queue queue,\n"
                   "    const float *const *consts) {\n"
@@ -568,27 +594,29 @@ static void ocl_host(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, co
                   "    if (!k->queue) { %s_fail(\"clCreateCommandQueue\", e); %s_destroy(k); return NULL; }\n"
                   "    return %s_build(k, dev, consts);\n}\n\n",
                   P, P, a->n_consts ? 1 : 0, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
-    StrBuf_printf(sb,
-                  "int %s_run_device(%s_t *k) {\n    if (!k) return -1;\n"
-                  "    cl_int e = clEnqueueNDRangeKernel(k->queue, k->kern, 3, NULL, %s_global, %s_local, 0, NULL, NULL);\n"
-                  "    if (e != CL_SUCCESS) return %s_fail(\"clEnqueueNDRangeKernel\", e);\n"
-                  "    e = clFinish(k->queue);\n"
-                  "    return e == CL_SUCCESS ? 0 : %s_fail(\"clFinish\", e);\n}\n\n",
-                  P, P, P, P, P, P);
-    StrBuf_printf(sb,
-                  "int %s_run(%s_t *k, const float *const *inputs, float *output) {\n"
-                  "    if (!k || (%d && !inputs) || !output) { snprintf(%s_err, sizeof %s_err, \"NULL argument\"); return -1; }\n"
-                  "    for (int i = 0; i < %d; i++) {\n"
-                  "        int a = %s_input_args[i];\n"
-                  "        cl_int e = clEnqueueWriteBuffer(k->queue, k->buf[a], CL_FALSE, 0, %s_floats[a] * sizeof(float),"
-                  " inputs[i], 0, NULL, NULL);\n"
-                  "        if (e != CL_SUCCESS) return %s_fail(\"clEnqueueWriteBuffer\", e);\n"
-                  "    }\n"
-                  "    if (%s_run_device(k) != 0) return -1;\n"
-                  "    cl_int e = clEnqueueReadBuffer(k->queue, k->buf[%d], CL_TRUE, 0, %s_floats[%d] * sizeof(float),"
-                  " output, 0, NULL, NULL);\n"
-                  "    return e == CL_SUCCESS ? 0 : %s_fail(\"clEnqueueReadBuffer\", e);\n}\n\n",
-                  P, P, a->n_inputs ? 1 : 0, P, P, a->n_inputs, P, P, P, P, out, P, out, P);
+    StrBuf_printf(
+        sb,
+        "int %s_run_device(%s_t *k) {\n    if (!k) return -1;\n"
+        "    cl_int e = clEnqueueNDRangeKernel(k->queue, k->kern, 3, NULL, %s_global, %s_local, 0, NULL, NULL);\n"
+        "    if (e != CL_SUCCESS) return %s_fail(\"clEnqueueNDRangeKernel\", e);\n"
+        "    e = clFinish(k->queue);\n"
+        "    return e == CL_SUCCESS ? 0 : %s_fail(\"clFinish\", e);\n}\n\n",
+        P, P, P, P, P, P);
+    StrBuf_printf(
+        sb,
+        "int %s_run(%s_t *k, const float *const *inputs, float *output) {\n"
+        "    if (!k || (%d && !inputs) || !output) { snprintf(%s_err, sizeof %s_err, \"NULL argument\"); return -1; }\n"
+        "    for (int i = 0; i < %d; i++) {\n"
+        "        int a = %s_input_args[i];\n"
+        "        cl_int e = clEnqueueWriteBuffer(k->queue, k->buf[a], CL_FALSE, 0, %s_floats[a] * sizeof(float),"
+        " inputs[i], 0, NULL, NULL);\n"
+        "        if (e != CL_SUCCESS) return %s_fail(\"clEnqueueWriteBuffer\", e);\n"
+        "    }\n"
+        "    if (%s_run_device(k) != 0) return -1;\n"
+        "    cl_int e = clEnqueueReadBuffer(k->queue, k->buf[%d], CL_TRUE, 0, %s_floats[%d] * sizeof(float),"
+        " output, 0, NULL, NULL);\n"
+        "    return e == CL_SUCCESS ? 0 : %s_fail(\"clEnqueueReadBuffer\", e);\n}\n\n",
+        P, P, a->n_inputs ? 1 : 0, P, P, a->n_inputs, P, P, P, P, out, P, out, P);
     StrBuf_printf(sb, "cl_mem %s_buffer(%s_t *k, int arg) { return k && arg >= 0 && arg < %d ? k->buf[arg] : NULL; }\n",
                   P, P, a->n);
 }
@@ -600,8 +628,10 @@ static void cuda_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a,
     const char *P = req->prefix;
     int out = a->n - 1;
     meta_comment(sb, req, "CUDA");
-    StrBuf_printf(sb, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <cuda_runtime.h>\n\n"
-                      "#include \"%s.h\"\n\n", P);
+    StrBuf_printf(sb,
+                  "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <cuda_runtime.h>\n\n"
+                  "#include \"%s.h\"\n\n",
+                  P);
     StrBuf_printf(sb, "/* ---- generated by the template (unchanged; its kernel renamed %s_kernel) ---- */\n", P);
     StrBuf_printf(sb, "#define %s %s_kernel\n", src->entry, P);
     StrBuf_append(sb, kernel_text);
@@ -646,8 +676,9 @@ static void cuda_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a,
                   "        if (e != cudaSuccess) { %s_fail(\"cudaMemcpy\", e); %s_destroy(k); return NULL; }\n"
                   "    }\n    return k;\n}\n\n",
                   P, P, a->n_consts ? 1 : 0, P, P, P, P, P, P, a->n, P, P, P, a->n_consts, P, P, P, P);
-    StrBuf_printf(sb, "extern \"C\" int %s_run_device(%s_t *k) {\n    if (!k) return -1;\n"
-                      "    %s_kernel<<<dim3(%lld, %lld, %lld), dim3(%lld, %lld, %lld)>>>(",
+    StrBuf_printf(sb,
+                  "extern \"C\" int %s_run_device(%s_t *k) {\n    if (!k) return -1;\n"
+                  "    %s_kernel<<<dim3(%lld, %lld, %lld), dim3(%lld, %lld, %lld)>>>(",
                   P, P, P, (long long)src->grid[0], (long long)src->grid[1], (long long)src->grid[2],
                   (long long)src->block[0], (long long)src->block[1], (long long)src->block[2]);
     for (int i = 0; i < a->n; i++)
@@ -658,21 +689,24 @@ static void cuda_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a,
                   "    e = cudaDeviceSynchronize();\n"
                   "    return e == cudaSuccess ? 0 : %s_fail(\"kernel\", e);\n}\n\n",
                   P, P);
-    StrBuf_printf(sb,
-                  "extern \"C\" int %s_run(%s_t *k, const float *const *inputs, float *output) {\n"
-                  "    if (!k || (%d && !inputs) || !output) { snprintf(%s_err, sizeof %s_err, \"NULL argument\"); return -1; }\n"
-                  "    for (int i = 0; i < %d; i++) {\n"
-                  "        int a = %s_input_args[i];\n"
-                  "        cudaError_t e = cudaMemcpy(k->buf[a], inputs[i], %s_floats[a] * sizeof(float),"
-                  " cudaMemcpyHostToDevice);\n"
-                  "        if (e != cudaSuccess) return %s_fail(\"cudaMemcpy\", e);\n"
-                  "    }\n"
-                  "    if (%s_run_device(k) != 0) return -1;\n"
-                  "    cudaError_t e = cudaMemcpy(output, k->buf[%d], %s_floats[%d] * sizeof(float), cudaMemcpyDeviceToHost);\n"
-                  "    return e == cudaSuccess ? 0 : %s_fail(\"cudaMemcpy\", e);\n}\n\n",
-                  P, P, a->n_inputs ? 1 : 0, P, P, a->n_inputs, P, P, P, P, out, P, out, P);
-    StrBuf_printf(sb, "extern \"C\" float *%s_buffer(%s_t *k, int arg) { return k && arg >= 0 && arg < %d ? k->buf[arg] : NULL; }\n",
-                  P, P, a->n);
+    StrBuf_printf(
+        sb,
+        "extern \"C\" int %s_run(%s_t *k, const float *const *inputs, float *output) {\n"
+        "    if (!k || (%d && !inputs) || !output) { snprintf(%s_err, sizeof %s_err, \"NULL argument\"); return -1; }\n"
+        "    for (int i = 0; i < %d; i++) {\n"
+        "        int a = %s_input_args[i];\n"
+        "        cudaError_t e = cudaMemcpy(k->buf[a], inputs[i], %s_floats[a] * sizeof(float),"
+        " cudaMemcpyHostToDevice);\n"
+        "        if (e != cudaSuccess) return %s_fail(\"cudaMemcpy\", e);\n"
+        "    }\n"
+        "    if (%s_run_device(k) != 0) return -1;\n"
+        "    cudaError_t e = cudaMemcpy(output, k->buf[%d], %s_floats[%d] * sizeof(float), cudaMemcpyDeviceToHost);\n"
+        "    return e == cudaSuccess ? 0 : %s_fail(\"cudaMemcpy\", e);\n}\n\n",
+        P, P, a->n_inputs ? 1 : 0, P, P, a->n_inputs, P, P, P, P, out, P, out, P);
+    StrBuf_printf(
+        sb,
+        "extern \"C\" float *%s_buffer(%s_t *k, int arg) { return k && arg >= 0 && arg < %d ? k->buf[arg] : NULL; }\n",
+        P, P, a->n);
 }
 
 static Status export_gpu(const ExportRequest *req, const KernelSource *src, ExportKernel *out, char *err) {
@@ -747,8 +781,7 @@ Status Export_defaultChoice(const Template *tmpl, const Workload *wl, const Spac
         Space_decode(space, i, choice);
         if (!tmpl->precheck || tmpl->precheck(wl, space, choice, dev, reason, sizeof reason)) return TT_OK;
     }
-    return tt_fail(err, "%s: no valid config among the first %llu of the space", tmpl->name,
-                   (unsigned long long)limit);
+    return tt_fail(err, "%s: no valid config among the first %llu of the space", tmpl->name, (unsigned long long)limit);
 }
 
 /* ---- bundle --------------------------------------------------------------------- */
@@ -865,13 +898,16 @@ char *ExportBundle_cmake(const ExportBundle *this) {
     cmake_sources(&sb, this);
     StrBuf_append(&sb, ")\n\n");
     if (this->dialect == DIALECT_C) {
-        StrBuf_append(&sb, "# The plain compile line of the kernels: cc -O3 -march=native -fopenmp (GNU C11: vector types)\n"
-                           "set(KERNEL_FLAGS -std=gnu11 -O3 -march=native -fopenmp)\n");
+        StrBuf_append(&sb,
+                      "# The plain compile line of the kernels: cc -O3 -march=native -fopenmp (GNU C11: vector types)\n"
+                      "set(KERNEL_FLAGS -std=gnu11 -O3 -march=native -fopenmp)\n");
     } else if (ocl) {
         StrBuf_append(&sb, "find_package(OpenCL REQUIRED)\nset(KERNEL_FLAGS -std=gnu11 -O2)\n");
     } else {
-        StrBuf_printf(&sb, "find_package(CUDAToolkit REQUIRED)\nset(CMAKE_CUDA_ARCHITECTURES %s)\n"
-                           "set(KERNEL_FLAGS $<$<COMPILE_LANGUAGE:C>:-std=gnu11> -O3)\n", this->cuda_arch);
+        StrBuf_printf(&sb,
+                      "find_package(CUDAToolkit REQUIRED)\nset(CMAKE_CUDA_ARCHITECTURES %s)\n"
+                      "set(KERNEL_FLAGS $<$<COMPILE_LANGUAGE:C>:-std=gnu11> -O3)\n",
+                      this->cuda_arch);
     }
     StrBuf_printf(&sb,
                   "add_library(%s_objects OBJECT ${SOURCES})\n"

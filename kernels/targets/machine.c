@@ -50,21 +50,31 @@ double Machine_levelBandwidthFor(const MachineFigures *this, int level, int thre
 
 const char *Roof_levelName(int level) {
     switch (level) {
-    case ROOF_LEVEL_L1: return "L1";
-    case ROOF_LEVEL_L2: return "L2";
-    case ROOF_LEVEL_L3: return "L3";
-    case ROOF_LEVEL_DRAM: return "DRAM";
-    default: return "?";
+    case ROOF_LEVEL_L1:
+        return "L1";
+    case ROOF_LEVEL_L2:
+        return "L2";
+    case ROOF_LEVEL_L3:
+        return "L3";
+    case ROOF_LEVEL_DRAM:
+        return "DRAM";
+    default:
+        return "?";
     }
 }
 
 const char *Roof_boundText(int bound) {
     switch (bound) {
-    case 0: return "compute-bound";
-    case ROOF_LEVEL_L2: return "memory-bound (L2)";
-    case ROOF_LEVEL_L3: return "memory-bound (L3)";
-    case ROOF_LEVEL_DRAM: return "memory-bound (DRAM)";
-    default: return "memory-bound";
+    case 0:
+        return "compute-bound";
+    case ROOF_LEVEL_L2:
+        return "memory-bound (L2)";
+    case ROOF_LEVEL_L3:
+        return "memory-bound (L3)";
+    case ROOF_LEVEL_DRAM:
+        return "memory-bound (DRAM)";
+    default:
+        return "memory-bound";
     }
 }
 
@@ -82,9 +92,11 @@ Roof Roof_compute(const MachineFigures *m, int threads, double flops, double byt
     int level = ROOF_LEVEL_DRAM;
     if (m->l1d_bytes > 0 && bytes <= (double)m->l1d_bytes * t)
         level = ROOF_LEVEL_L1;
-    else if (m->l2_bytes > 0 && bytes <= (double)m->l2_bytes * t && positive(Machine_levelBandwidthFor(m, ROOF_LEVEL_L2, threads)))
+    else if (m->l2_bytes > 0 && bytes <= (double)m->l2_bytes * t &&
+             positive(Machine_levelBandwidthFor(m, ROOF_LEVEL_L2, threads)))
         level = ROOF_LEVEL_L2;
-    else if (m->l3_bytes > 0 && bytes <= (double)m->l3_bytes && positive(Machine_levelBandwidthFor(m, ROOF_LEVEL_L3, threads)))
+    else if (m->l3_bytes > 0 && bytes <= (double)m->l3_bytes &&
+             positive(Machine_levelBandwidthFor(m, ROOF_LEVEL_L3, threads)))
         level = ROOF_LEVEL_L3;
     r.level = level;
     if (level == ROOF_LEVEL_L1) { /* two vector loads a cycle: no limit below the FMA peak */
@@ -94,8 +106,10 @@ Roof Roof_compute(const MachineFigures *m, int threads, double flops, double byt
     r.bw_gbs = Machine_levelBandwidthFor(m, level, threads);
     /* The part of the bytes the level below holds is served at that level's
      * speed: a working set twice the L2 runs half from the L2. */
-    double below_cap = level == ROOF_LEVEL_L3 ? (double)m->l2_bytes * t : level == ROOF_LEVEL_DRAM ? (double)m->l3_bytes : 0;
-    double below_bw = level == ROOF_LEVEL_L3 ? Machine_levelBandwidthFor(m, ROOF_LEVEL_L2, threads)
+    double below_cap = level == ROOF_LEVEL_L3     ? (double)m->l2_bytes * t
+                       : level == ROOF_LEVEL_DRAM ? (double)m->l3_bytes
+                                                  : 0;
+    double below_bw = level == ROOF_LEVEL_L3     ? Machine_levelBandwidthFor(m, ROOF_LEVEL_L2, threads)
                       : level == ROOF_LEVEL_DRAM ? Machine_levelBandwidthFor(m, ROOF_LEVEL_L3, threads)
                                                  : 0;
     if (below_cap > 0 && positive(below_bw) && below_bw > r.bw_gbs) {
@@ -202,9 +216,12 @@ static int64_t read_size(const char *path) {
         long long x = strtoll(buf, &end, 10);
         if (end && x > 0) {
             v = x;
-            if (*end == 'K') v *= 1024;
-            else if (*end == 'M') v *= 1024 * 1024;
-            else if (*end == 'G') v *= 1024LL * 1024 * 1024;
+            if (*end == 'K')
+                v *= 1024;
+            else if (*end == 'M')
+                v *= 1024 * 1024;
+            else if (*end == 'G')
+                v *= 1024LL * 1024 * 1024;
         }
     }
     fclose(f);
@@ -232,9 +249,12 @@ void Machine_cacheSizes(int64_t *l1d, int64_t *l2, int64_t *l3) {
         snprintf(path, sizeof path, "%s/size", dir);
         int64_t size = read_size(path);
         if (strcmp(type, "Instruction") == 0) continue;
-        if (strcmp(level, "1") == 0) *l1d = size;
-        else if (strcmp(level, "2") == 0) *l2 = size;
-        else if (strcmp(level, "3") == 0) *l3 = size;
+        if (strcmp(level, "1") == 0)
+            *l1d = size;
+        else if (strcmp(level, "2") == 0)
+            *l2 = size;
+        else if (strcmp(level, "3") == 0)
+            *l3 = size;
     }
 }
 
@@ -265,8 +285,9 @@ static void body(StrBuf *sb, const MachineFigures *m) {
                   m->peak_gflops, m->bw1_gbs, m->bw_gbs);
     StrBuf_printf(sb, "l2_bw1_gbs=%.17g\nl2_bw_gbs=%.17g\nl3_bw1_gbs=%.17g\nl3_bw_gbs=%.17g\n", m->l2_bw1_gbs,
                   m->l2_bw_gbs, m->l3_bw1_gbs, m->l3_bw_gbs);
-    StrBuf_printf(sb, "rd_bw1_gbs=%.17g\nrd_bw_gbs=%.17g\nl2_rd1_gbs=%.17g\nl2_rd_gbs=%.17g\nl3_rd1_gbs=%.17g\n"
-                      "l3_rd_gbs=%.17g\n",
+    StrBuf_printf(sb,
+                  "rd_bw1_gbs=%.17g\nrd_bw_gbs=%.17g\nl2_rd1_gbs=%.17g\nl2_rd_gbs=%.17g\nl3_rd1_gbs=%.17g\n"
+                  "l3_rd_gbs=%.17g\n",
                   m->rd_bw1_gbs, m->rd_bw_gbs, m->l2_rd1_gbs, m->l2_rd_gbs, m->l3_rd1_gbs, m->l3_rd_gbs);
     StrBuf_printf(sb, "l1d=%lld\nl2=%lld\nl3=%lld\n", (long long)m->l1d_bytes, (long long)m->l2_bytes,
                   (long long)m->l3_bytes);
@@ -318,7 +339,8 @@ Status Machine_parse(const char *text, MachineFigures *out, char *why) {
     if (!sum) return tt_fail(why, "it has no checksum line");
     uint64_t want = 0;
     if (sscanf(sum + 5, "%16" SCNx64, &want) != 1) return tt_fail(why, "its checksum line is not a number");
-    if (checksum(text, (size_t)(sum - text) + 1) != want) return tt_fail(why, "its checksum does not match its contents");
+    if (checksum(text, (size_t)(sum - text) + 1) != want)
+        return tt_fail(why, "its checksum does not match its contents");
     enum { F_TARGET, F_KEY, F_PEAK1, F_PEAK, F_BW1, F_BW, F_CORES, F_L2A, F_L2B, F_L3A, F_L3B, F_N, F_OPT };
     bool seen[F_N] = {false};
     const char *p = text + magic + 1;
@@ -358,33 +380,55 @@ Status Machine_parse(const char *text, MachineFigures *out, char *why) {
             out->vector_floats = (int)ll;
         } else if (strcmp(k, "computed") == 0 || strcmp(k, "quick") == 0) {
             ok = parse_ll(v, &ll) && (ll == 0 || ll == 1);
-            if (k[0] == 'c') out->computed = ll == 1;
-            else out->quick = ll == 1;
+            if (k[0] == 'c')
+                out->computed = ll == 1;
+            else
+                out->quick = ll == 1;
         } else if (strcmp(k, "l1d") == 0 || strcmp(k, "l2") == 0 || strcmp(k, "l3") == 0 ||
                    strcmp(k, "triad_bytes") == 0) {
             ok = parse_ll(v, &ll) && ll >= 0;
-            if (strcmp(k, "l1d") == 0) out->l1d_bytes = ll;
-            else if (strcmp(k, "l2") == 0) out->l2_bytes = ll;
-            else if (strcmp(k, "l3") == 0) out->l3_bytes = ll;
-            else out->triad_bytes = ll;
+            if (strcmp(k, "l1d") == 0)
+                out->l1d_bytes = ll;
+            else if (strcmp(k, "l2") == 0)
+                out->l2_bytes = ll;
+            else if (strcmp(k, "l3") == 0)
+                out->l3_bytes = ll;
+            else
+                out->triad_bytes = ll;
         } else if (parse_double(v, &d)) {
             int f = -1;
-            if (strcmp(k, "peak1_gflops") == 0) out->peak1_gflops = d, f = F_PEAK1;
-            else if (strcmp(k, "peak_gflops") == 0) out->peak_gflops = d, f = F_PEAK;
-            else if (strcmp(k, "bw1_gbs") == 0) out->bw1_gbs = d, f = F_BW1;
-            else if (strcmp(k, "bw_gbs") == 0) out->bw_gbs = d, f = F_BW;
-            else if (strcmp(k, "l2_bw1_gbs") == 0) out->l2_bw1_gbs = d, f = F_L2A;
-            else if (strcmp(k, "l2_bw_gbs") == 0) out->l2_bw_gbs = d, f = F_L2B;
-            else if (strcmp(k, "l3_bw1_gbs") == 0) out->l3_bw1_gbs = d, f = F_L3A;
-            else if (strcmp(k, "l3_bw_gbs") == 0) out->l3_bw_gbs = d, f = F_L3B;
-            else if (strcmp(k, "rd_bw1_gbs") == 0) out->rd_bw1_gbs = d, f = F_OPT;
-            else if (strcmp(k, "rd_bw_gbs") == 0) out->rd_bw_gbs = d, f = F_OPT;
-            else if (strcmp(k, "l2_rd1_gbs") == 0) out->l2_rd1_gbs = d, f = F_OPT;
-            else if (strcmp(k, "l2_rd_gbs") == 0) out->l2_rd_gbs = d, f = F_OPT;
-            else if (strcmp(k, "l3_rd1_gbs") == 0) out->l3_rd1_gbs = d, f = F_OPT;
-            else if (strcmp(k, "l3_rd_gbs") == 0) out->l3_rd_gbs = d, f = F_OPT;
-            else if (strcmp(k, "measured_at") == 0) out->measured_at = d;
-            else if (strcmp(k, "measure_s") == 0) out->measure_s = d;
+            if (strcmp(k, "peak1_gflops") == 0)
+                out->peak1_gflops = d, f = F_PEAK1;
+            else if (strcmp(k, "peak_gflops") == 0)
+                out->peak_gflops = d, f = F_PEAK;
+            else if (strcmp(k, "bw1_gbs") == 0)
+                out->bw1_gbs = d, f = F_BW1;
+            else if (strcmp(k, "bw_gbs") == 0)
+                out->bw_gbs = d, f = F_BW;
+            else if (strcmp(k, "l2_bw1_gbs") == 0)
+                out->l2_bw1_gbs = d, f = F_L2A;
+            else if (strcmp(k, "l2_bw_gbs") == 0)
+                out->l2_bw_gbs = d, f = F_L2B;
+            else if (strcmp(k, "l3_bw1_gbs") == 0)
+                out->l3_bw1_gbs = d, f = F_L3A;
+            else if (strcmp(k, "l3_bw_gbs") == 0)
+                out->l3_bw_gbs = d, f = F_L3B;
+            else if (strcmp(k, "rd_bw1_gbs") == 0)
+                out->rd_bw1_gbs = d, f = F_OPT;
+            else if (strcmp(k, "rd_bw_gbs") == 0)
+                out->rd_bw_gbs = d, f = F_OPT;
+            else if (strcmp(k, "l2_rd1_gbs") == 0)
+                out->l2_rd1_gbs = d, f = F_OPT;
+            else if (strcmp(k, "l2_rd_gbs") == 0)
+                out->l2_rd_gbs = d, f = F_OPT;
+            else if (strcmp(k, "l3_rd1_gbs") == 0)
+                out->l3_rd1_gbs = d, f = F_OPT;
+            else if (strcmp(k, "l3_rd_gbs") == 0)
+                out->l3_rd_gbs = d, f = F_OPT;
+            else if (strcmp(k, "measured_at") == 0)
+                out->measured_at = d;
+            else if (strcmp(k, "measure_s") == 0)
+                out->measure_s = d;
             if (f == F_OPT) { /* read-only figures: optional (older files), 0 = not measured */
                 ok = isfinite(d) && d >= 0;
             } else if (f >= F_L2A) { /* cache levels: 0 = not measured */
@@ -399,9 +443,8 @@ Status Machine_parse(const char *text, MachineFigures *out, char *why) {
         }
         if (!ok) return tt_fail(why, "the value of %s (\"%.40s\") is not valid", k, v);
     }
-    static const char *const names[F_N] = {"target",    "key",        "peak1_gflops", "peak_gflops",
-                                           "bw1_gbs",   "bw_gbs",     "cores",        "l2_bw1_gbs",
-                                           "l2_bw_gbs", "l3_bw1_gbs", "l3_bw_gbs"};
+    static const char *const names[F_N] = {"target", "key",        "peak1_gflops", "peak_gflops", "bw1_gbs",  "bw_gbs",
+                                           "cores",  "l2_bw1_gbs", "l2_bw_gbs",    "l3_bw1_gbs",  "l3_bw_gbs"};
     for (int i = 0; i < F_N; i++)
         if (!seen[i]) return tt_fail(why, "it has no %s", names[i]);
     return TT_OK;
@@ -470,15 +513,15 @@ Status Machine_save(const char *path, const MachineFigures *this, char *err) {
 
 typedef struct GpuArch {
     int major, minor;
-    int fp32_per_sm;    /* FP32 lanes per SM */
-    double clock_ghz;   /* typical boost clock of the reference part */
-    double bw_gbs;      /* memory bandwidth of the reference part */
-    int ref_sms;        /* SMs of the reference part (when the device count is unknown) */
+    int fp32_per_sm;  /* FP32 lanes per SM */
+    double clock_ghz; /* typical boost clock of the reference part */
+    double bw_gbs;    /* memory bandwidth of the reference part */
+    int ref_sms;      /* SMs of the reference part (when the device count is unknown) */
     const char *part;
 } GpuArch;
 
 static const GpuArch GPU_ARCHS[] = {
-    {7, 0, 64, 1.53, 900, 80, "V100 SXM2"},      {7, 5, 64, 1.59, 320, 40, "T4"},
+    {7, 0, 64, 1.53, 900, 80, "V100 SXM2"},       {7, 5, 64, 1.59, 320, 40, "T4"},
     {8, 0, 64, 1.41, 2039, 108, "A100 SXM 80GB"}, {8, 6, 128, 1.74, 936, 82, "RTX 3090"},
     {8, 9, 128, 2.52, 1008, 128, "RTX 4090"},     {9, 0, 128, 1.98, 3352, 132, "H100 SXM"},
 };

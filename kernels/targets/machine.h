@@ -56,18 +56,18 @@
 #define MACHINE_KEY_LEN 17 /* 16 hex digits */
 
 typedef struct MachineFigures {
-    char target[16];          /* "cpu", "cuda" */
+    char target[16];           /* "cpu", "cuda" */
     char key[MACHINE_KEY_LEN]; /* Machine_key */
-    char model[96];           /* processor / device model */
-    char isa[16];             /* "AVX-512", "AVX2", "NEON", "sm_90" */
-    int cores;                /* cores the figures for "all" use (GPU: SMs) */
+    char model[96];            /* processor / device model */
+    char isa[16];              /* "AVX-512", "AVX2", "NEON", "sm_90" */
+    int cores;                 /* cores the figures for "all" use (GPU: SMs) */
     int vector_floats;
-    bool computed;            /* true: from a table or device properties, not measured */
-    bool quick;               /* measured in the small, fast mode (tests): the figures are rough */
-    double peak1_gflops;      /* FP32, one core */
-    double peak_gflops;       /* FP32, all cores */
-    double bw1_gbs;           /* memory bandwidth, one core, GB/s (1e9 bytes) */
-    double bw_gbs;            /* all cores */
+    bool computed;                /* true: from a table or device properties, not measured */
+    bool quick;                   /* measured in the small, fast mode (tests): the figures are rough */
+    double peak1_gflops;          /* FP32, one core */
+    double peak_gflops;           /* FP32, all cores */
+    double bw1_gbs;               /* memory bandwidth, one core, GB/s (1e9 bytes) */
+    double bw_gbs;                /* all cores */
     double l2_bw1_gbs, l2_bw_gbs; /* triad within the L2 (0 = not measured) */
     double l3_bw1_gbs, l3_bw_gbs; /* triad within the L3 (0 = not measured) */
     /* A read-only sweep (a sum) over the same footprints: kernels that mostly
@@ -75,9 +75,9 @@ typedef struct MachineFigures {
      * triad; the roof takes the faster of the two. 0 = not measured. */
     double rd_bw1_gbs, rd_bw_gbs, l2_rd1_gbs, l2_rd_gbs, l3_rd1_gbs, l3_rd_gbs;
     int64_t l1d_bytes, l2_bytes, l3_bytes; /* per the first core; 0 = unknown */
-    double measured_at;       /* unix time */
-    double measure_s;         /* how long measuring took */
-    int64_t triad_bytes;      /* bytes of the three triad arrays */
+    double measured_at;                    /* unix time */
+    double measure_s;                      /* how long measuring took */
+    int64_t triad_bytes;                   /* bytes of the three triad arrays */
 } MachineFigures;
 
 /* ---- roofline arithmetic (pure) --------------------------------------------- */
@@ -142,8 +142,8 @@ Status Machine_save(const char *path, const MachineFigures *this, char *err);
 /* ---- measuring ---------------------------------------------------------------- */
 
 typedef struct MachineMeasureOptions {
-    bool quick;        /* tests: small buffers, few runs, no cache levels (two kernels to build) */
-    int repeats;       /* measurements of 16 runs each, per kernel (0 = 4, quick 1) */
+    bool quick;          /* tests: small buffers, few runs, no cache levels (two kernels to build) */
+    int repeats;         /* measurements of 16 runs each, per kernel (0 = 4, quick 1) */
     const char *workdir; /* for the two kernels' builds (NULL = a private temp dir) */
 } MachineMeasureOptions;
 
@@ -155,8 +155,8 @@ Status Machine_measureCpu(const DeviceInfo *dev, const MachineMeasureOptions *op
 void Machine_cacheSizes(int64_t *l1d, int64_t *l2, int64_t *l3);
 
 /* The generated kernels' sources (for the measurement, and for tests). */
-char *Machine_peakSource(int vector_floats, int chains, long iters); /* malloc'd */
-char *Machine_triadSource(int64_t elements, int sweeps);            /* malloc'd */
+char *Machine_peakSource(int vector_floats, int chains, long iters);       /* malloc'd */
+char *Machine_triadSource(int64_t elements, int sweeps);                   /* malloc'd */
 char *Machine_readSource(int vector_floats, int64_t elements, int sweeps); /* malloc'd */
 
 /* GPU figures from the architecture table (sm_major/minor, SMs): FP32 lanes

@@ -14,8 +14,9 @@ bool Device_beyondPeak(const DeviceInfo *dev, double gflops, char *why, size_t n
     double peak = Device_peakEstimateGflops(dev);
     if (!(peak > 0)) return false;
     if (isfinite(gflops) && gflops <= PEAK_FLAG_MULTIPLE * peak) return false;
-    snprintf(why, n, "%.1f GFLOPS is more than %gx the device's peak estimate (%.0f GFLOPS): a damaged or mis-measured "
-                     "record?",
+    snprintf(why, n,
+             "%.1f GFLOPS is more than %gx the device's peak estimate (%.0f GFLOPS): a damaged or mis-measured "
+             "record?",
              gflops, PEAK_FLAG_MULTIPLE, peak);
     return true;
 }

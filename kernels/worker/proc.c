@@ -398,4 +398,3 @@ void WorkerMeasureReq_fill(WorkerMeasureReq *this, const MeasureOptions *opt, co
     }
     if (built) snprintf(this->path, sizeof this->path, "%s", built->path);
 }
-

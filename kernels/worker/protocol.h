@@ -78,7 +78,7 @@ typedef struct WorkerMeasureReq {
     int32_t repeat;        /* repeats, 1..MEASURE_MAX_COSTS */
     int32_t min_repeat_ms; /* raise number until one repeat lasts this long */
     int32_t check_correctness;
-    double slow_cutoff_s;  /* stop after the first repeat when a run is slower (0 = off) */
+    double slow_cutoff_s;      /* stop after the first repeat when a run is slower (0 = off) */
     int64_t grid[3], block[3]; /* GPU launch geometry (from KernelSource) */
     int64_t shared_bytes;
     char entry[64]; /* kernel / entry name */

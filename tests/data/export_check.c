@@ -33,31 +33,56 @@ static int parse(const char *key, Spec *s) {
         *eq = '\0';
         const char *k = tok, *v = eq + 1;
         long x = atol(v);
-        if (!strcmp(k, "n")) s->n = x, s->nn = x;
-        else if (!strcmp(k, "ci")) s->ci = x;
-        else if (!strcmp(k, "h")) s->h = x;
-        else if (!strcmp(k, "w")) s->w = x;
-        else if (!strcmp(k, "co")) s->co = x;
-        else if (!strcmp(k, "kh")) s->kh = x;
-        else if (!strcmp(k, "kw")) s->kw = x;
-        else if (!strcmp(k, "stride")) s->sh = s->sw = x;
-        else if (!strcmp(k, "stride_h")) s->sh = x;
-        else if (!strcmp(k, "stride_w")) s->sw = x;
-        else if (!strcmp(k, "pad")) s->ph = s->pw = x;
-        else if (!strcmp(k, "pad_h")) s->ph = x;
-        else if (!strcmp(k, "pad_w")) s->pw = x;
-        else if (!strcmp(k, "dilation")) s->dh = s->dw = x;
-        else if (!strcmp(k, "dil_h")) s->dh = x;
-        else if (!strcmp(k, "dil_w")) s->dw = x;
-        else if (!strcmp(k, "mult")) s->mult = x;
-        else if (!strcmp(k, "m")) s->m = x;
-        else if (!strcmp(k, "k")) s->k = x;
-        else if (!strcmp(k, "b")) s->b = x;
-        else if (!strcmp(k, "layout")) s->nhwc = !strcmp(v, "NHWC");
-        else if (!strcmp(k, "bias")) s->bias = (int)x;
-        else if (!strcmp(k, "relu")) s->relu = (int)x;
-        else if (!strcmp(k, "residual")) s->residual = (int)x;
-        else return -1;
+        if (!strcmp(k, "n"))
+            s->n = x, s->nn = x;
+        else if (!strcmp(k, "ci"))
+            s->ci = x;
+        else if (!strcmp(k, "h"))
+            s->h = x;
+        else if (!strcmp(k, "w"))
+            s->w = x;
+        else if (!strcmp(k, "co"))
+            s->co = x;
+        else if (!strcmp(k, "kh"))
+            s->kh = x;
+        else if (!strcmp(k, "kw"))
+            s->kw = x;
+        else if (!strcmp(k, "stride"))
+            s->sh = s->sw = x;
+        else if (!strcmp(k, "stride_h"))
+            s->sh = x;
+        else if (!strcmp(k, "stride_w"))
+            s->sw = x;
+        else if (!strcmp(k, "pad"))
+            s->ph = s->pw = x;
+        else if (!strcmp(k, "pad_h"))
+            s->ph = x;
+        else if (!strcmp(k, "pad_w"))
+            s->pw = x;
+        else if (!strcmp(k, "dilation"))
+            s->dh = s->dw = x;
+        else if (!strcmp(k, "dil_h"))
+            s->dh = x;
+        else if (!strcmp(k, "dil_w"))
+            s->dw = x;
+        else if (!strcmp(k, "mult"))
+            s->mult = x;
+        else if (!strcmp(k, "m"))
+            s->m = x;
+        else if (!strcmp(k, "k"))
+            s->k = x;
+        else if (!strcmp(k, "b"))
+            s->b = x;
+        else if (!strcmp(k, "layout"))
+            s->nhwc = !strcmp(v, "NHWC");
+        else if (!strcmp(k, "bias"))
+            s->bias = (int)x;
+        else if (!strcmp(k, "relu"))
+            s->relu = (int)x;
+        else if (!strcmp(k, "residual"))
+            s->residual = (int)x;
+        else
+            return -1;
     }
     if (!strcmp(s->op, "depthwise_conv2d")) s->co = s->ci * s->mult;
     return 0;
@@ -111,7 +136,8 @@ static void reference(const Spec *s, float **a, int nargs, float *out) {
                                     double d = s->nhwc ? a[0][((n * s->h + iy) * s->w + ix) * s->ci + c]
                                                        : a[0][((n * s->ci + c) * s->h + iy) * s->w + ix];
                                     long wc = dw ? 0 : c, wci = dw ? 1 : s->ci;
-                                    /* NHWC weights: conv [kh][kw][ci][co]; depthwise [kh][kw][ci][mult] = [kh][kw][co] */
+                                    /* NHWC weights: conv [kh][kw][ci][co]; depthwise [kh][kw][ci][mult] = [kh][kw][co]
+                                     */
                                     double wv = s->nhwc ? a[1][((r * s->kw + q) * wci + wc) * s->co + co]
                                                         : a[1][((co * wci + wc) * s->kh + r) * s->kw + q];
                                     acc += d * wv;
@@ -151,63 +177,66 @@ static long reduction(const Spec *s) {
 static int g_failed;
 
 /* Fills the operands, checks the sizes against the header's, runs, compares. */
-#define K(P)                                                                                                   \
-    do {                                                                                                       \
-        Spec s;                                                                                                \
-        size_t cnt[8];                                                                                         \
-        int isc[8];                                                                                            \
-        if (parse(P##_WORKLOAD, &s) != 0) {                                                                    \
-            printf("%s: cannot parse %s\n", #P, P##_WORKLOAD);                                                 \
-            g_failed++;                                                                                        \
-            break;                                                                                             \
-        }                                                                                                      \
-        int na = sizes(&s, cnt, isc);                                                                          \
-        if (na != P##_NUM_ARGS || cnt[na - 1] != (size_t)P##_OUT_FLOATS) {                                    \
-            printf("%s: operand count or output size differs from the header\n", #P);                          \
-            g_failed++;                                                                                        \
-            break;                                                                                             \
-        }                                                                                                      \
-        float *a[8];                                                                                           \
-        const float *consts[8], *inputs[8];                                                                    \
-        int nc = 0, ni = 0;                                                                                    \
-        unsigned long long st = 12345;                                                                         \
-        for (int i = 0; i < na; i++) {                                                                         \
-            a[i] = malloc(cnt[i] * sizeof(float));                                                             \
-            for (size_t j = 0; j < cnt[i]; j++) {                                                              \
-                st = st * 6364136223846793005ULL + 1442695040888963407ULL;                                     \
-                a[i][j] = (float)((double)(st >> 11) / 9007199254740992.0 * 2 - 1);                            \
-            }                                                                                                  \
-            if (i < na - 1) {                                                                                  \
-                if (isc[i]) consts[nc++] = a[i];                                                               \
-                else inputs[ni++] = a[i];                                                                      \
-            }                                                                                                  \
-        }                                                                                                      \
-        float *ref = malloc(cnt[na - 1] * sizeof(float));                                                      \
-        reference(&s, a, na, ref);                                                                             \
-        P##_t *k = P##_create(consts);                                                                         \
-        int rc = k ? P##_run(k, inputs, a[na - 1]) : -1;                                                       \
-        double tol = 1e-4 * sqrt((double)reduction(&s)) + 1e-5, worst = 0;                                     \
-        size_t bad = 0, first = 0;                                                                             \
-        for (size_t j = 0; rc == 0 && j < cnt[na - 1]; j++) {                                                  \
-            double d = fabs((double)a[na - 1][j] - ref[j]), lim = tol * (1 + fabs(ref[j]));                    \
-            if (!(d <= lim)) {                                                                                 \
-                if (!bad) first = j;                                                                           \
-                bad++;                                                                                         \
-            }                                                                                                  \
-            if (d > worst) worst = d;                                                                          \
-        }                                                                                                      \
-        if (rc != 0) printf("FAIL %s: create/run failed\n", #P), g_failed++;                                   \
-        else if (bad)                                                                                          \
-            printf("FAIL %s: %zu of %zu elements differ, first at %zu: %g vs reference %g\n", #P, bad,          \
-                   cnt[na - 1], first, a[na - 1][first], ref[first]),                                          \
-                g_failed++;                                                                                    \
-        else                                                                                                   \
-            printf("ok   %s %s: %zu outputs match the reference (max abs diff %.2g)\n", #P, P##_WORKLOAD,       \
-                   cnt[na - 1], worst);                                                                        \
-        P##_destroy(k);                                                                                        \
-        for (int i = 0; i < na; i++)                                                                           \
-            free(a[i]);                                                                                        \
-        free(ref);                                                                                             \
+#define K(P)                                                                                                           \
+    do {                                                                                                               \
+        Spec s;                                                                                                        \
+        size_t cnt[8];                                                                                                 \
+        int isc[8];                                                                                                    \
+        if (parse(P##_WORKLOAD, &s) != 0) {                                                                            \
+            printf("%s: cannot parse %s\n", #P, P##_WORKLOAD);                                                         \
+            g_failed++;                                                                                                \
+            break;                                                                                                     \
+        }                                                                                                              \
+        int na = sizes(&s, cnt, isc);                                                                                  \
+        if (na != P##_NUM_ARGS || cnt[na - 1] != (size_t)P##_OUT_FLOATS) {                                             \
+            printf("%s: operand count or output size differs from the header\n", #P);                                  \
+            g_failed++;                                                                                                \
+            break;                                                                                                     \
+        }                                                                                                              \
+        float *a[8];                                                                                                   \
+        const float *consts[8], *inputs[8];                                                                            \
+        int nc = 0, ni = 0;                                                                                            \
+        unsigned long long st = 12345;                                                                                 \
+        for (int i = 0; i < na; i++) {                                                                                 \
+            a[i] = malloc(cnt[i] * sizeof(float));                                                                     \
+            for (size_t j = 0; j < cnt[i]; j++) {                                                                      \
+                st = st * 6364136223846793005ULL + 1442695040888963407ULL;                                             \
+                a[i][j] = (float)((double)(st >> 11) / 9007199254740992.0 * 2 - 1);                                    \
+            }                                                                                                          \
+            if (i < na - 1) {                                                                                          \
+                if (isc[i])                                                                                            \
+                    consts[nc++] = a[i];                                                                               \
+                else                                                                                                   \
+                    inputs[ni++] = a[i];                                                                               \
+            }                                                                                                          \
+        }                                                                                                              \
+        float *ref = malloc(cnt[na - 1] * sizeof(float));                                                              \
+        reference(&s, a, na, ref);                                                                                     \
+        P##_t *k = P##_create(consts);                                                                                 \
+        int rc = k ? P##_run(k, inputs, a[na - 1]) : -1;                                                               \
+        double tol = 1e-4 * sqrt((double)reduction(&s)) + 1e-5, worst = 0;                                             \
+        size_t bad = 0, first = 0;                                                                                     \
+        for (size_t j = 0; rc == 0 && j < cnt[na - 1]; j++) {                                                          \
+            double d = fabs((double)a[na - 1][j] - ref[j]), lim = tol * (1 + fabs(ref[j]));                            \
+            if (!(d <= lim)) {                                                                                         \
+                if (!bad) first = j;                                                                                   \
+                bad++;                                                                                                 \
+            }                                                                                                          \
+            if (d > worst) worst = d;                                                                                  \
+        }                                                                                                              \
+        if (rc != 0)                                                                                                   \
+            printf("FAIL %s: create/run failed\n", #P), g_failed++;                                                    \
+        else if (bad)                                                                                                  \
+            printf("FAIL %s: %zu of %zu elements differ, first at %zu: %g vs reference %g\n", #P, bad, cnt[na - 1],    \
+                   first, a[na - 1][first], ref[first]),                                                               \
+                g_failed++;                                                                                            \
+        else                                                                                                           \
+            printf("ok   %s %s: %zu outputs match the reference (max abs diff %.2g)\n", #P, P##_WORKLOAD, cnt[na - 1], \
+                   worst);                                                                                             \
+        P##_destroy(k);                                                                                                \
+        for (int i = 0; i < na; i++)                                                                                   \
+            free(a[i]);                                                                                                \
+        free(ref);                                                                                                     \
     } while (0);
 
 int main(void) {

@@ -42,7 +42,8 @@ static inline int fuzz_read_all(const void *bytes, size_t len, char **json, LogR
         char *j = Record_toJson(&rec);
         size_t k = strlen(j);
         if (used + k + 2 > cap) {
-            while (used + k + 2 > cap) cap *= 2;
+            while (used + k + 2 > cap)
+                cap *= 2;
             out = realloc(out, cap);
         }
         memcpy(out + used, j, k);

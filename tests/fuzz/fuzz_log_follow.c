@@ -37,7 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         while ((st = LogReader_next(rd, &rec, err)) == LOG_RECORD) {
             char *j = Record_toJson(&rec);
             size_t k = strlen(j);
-            while (used + k + 2 > cap) cap *= 2;
+            while (used + k + 2 > cap)
+                cap *= 2;
             out = realloc(out, cap);
             memcpy(out + used, j, k);
             used += k;

@@ -34,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     while (LogReader_next(rd, &rec, err) == LOG_RECORD) {
         PROPERTY(Record_encodeSealed(&rec, &bytes, &len, err) == TT_OK, "a record the reader accepted: %s", err);
         if (used + len > cap) {
-            while (used + len > cap) cap *= 2;
+            while (used + len > cap)
+                cap *= 2;
             out = realloc(out, cap);
         }
         memcpy(out + used, bytes, len);

@@ -47,7 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t len;
     char *after = slurp_fd(fd, &len);
     if (st != TT_OK) {
-        PROPERTY(len == size && (size == 0 || memcmp(after, data, size) == 0), "refused (%s) but the file changed", err);
+        PROPERTY(len == size && (size == 0 || memcmp(after, data, size) == 0), "refused (%s) but the file changed",
+                 err);
     } else {
         PROPERTY(size == 0 || (n >= 0 && end != LOG_DAMAGED), "accepted a log the reader calls damaged (%d, %d)", n,
                  end);

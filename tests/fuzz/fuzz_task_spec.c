@@ -26,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         PROPERTY(strcmp(key, key2) == 0, "key '%s' becomes '%s'", key, key2);
     } else {
         /* (the message may quote the spec: a newline in it is the caller's) */
-        PROPERTY(err[0] && (strchr(spec, '\n') || !strchr(err, '\n')), "refused '%s' without one line: '%s'", spec, err);
+        PROPERTY(err[0] && (strchr(spec, '\n') || !strchr(err, '\n')), "refused '%s' without one line: '%s'", spec,
+                 err);
     }
     free(spec);
     return 0;

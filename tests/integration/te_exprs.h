@@ -27,14 +27,17 @@ static const TeTestExpr TE_TEST_EXPRS[] = {
     {"layer_norm", "M=4,N=12", NULL},
     {"max_pool", "C=2,H=9,W=6", NULL},
     {"dense_bias_gelu", "M=4,N=6,K=5", NULL},
-    {NULL, NULL, "input A[6, 4]\nB[i < 8, j < 3] = A[(i * 3 + j) / 4, (i * 3 + j) % 4] * 2\n"
-                 "C[i < 24] = B[i / 3, i % 3] - min(A[i % 6, i / 6], 0.5)\noutput C\n"},
-    {NULL, NULL, "input A[12, 10]\nB[i < 12, j < 10] = abs(A[i, j]) + 1\n"
-                 "C[i < 10, j < 8] = sum(B[i + r, j + s] * 0.25, r < 3, s < 3)\nD[i < 10, j < 8] = sqrt(C[i, j])\n"
-                 "output D\n"},
-    {NULL, NULL, "input X[5, 9]\nA[i < 5, j < 3] = sum(X[i, 3 * j + k], k < 3) / 3\n"
-                 "M[i < 5] = min_over(if(j != 1, A[i, j], 100), j < 3) + log(1 + exp(tanh(A[i, 1])))\n"
-                 "output M\noutput A\n"},
+    {NULL, NULL,
+     "input A[6, 4]\nB[i < 8, j < 3] = A[(i * 3 + j) / 4, (i * 3 + j) % 4] * 2\n"
+     "C[i < 24] = B[i / 3, i % 3] - min(A[i % 6, i / 6], 0.5)\noutput C\n"},
+    {NULL, NULL,
+     "input A[12, 10]\nB[i < 12, j < 10] = abs(A[i, j]) + 1\n"
+     "C[i < 10, j < 8] = sum(B[i + r, j + s] * 0.25, r < 3, s < 3)\nD[i < 10, j < 8] = sqrt(C[i, j])\n"
+     "output D\n"},
+    {NULL, NULL,
+     "input X[5, 9]\nA[i < 5, j < 3] = sum(X[i, 3 * j + k], k < 3) / 3\n"
+     "M[i < 5] = min_over(if(j != 1, A[i, j], 100), j < 3) + log(1 + exp(tanh(A[i, 1])))\n"
+     "output M\noutput A\n"},
 };
 
 static int te_test_samples(void) {

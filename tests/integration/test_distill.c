@@ -49,7 +49,8 @@ static void write_log(const char *path, int n_records, bool failed_task) {
         Record r;
         Record_init(&r);
         snprintf(r.task_key, sizeof r.task_key, "%s", g_keys[t]);
-        snprintf(r.template_name, sizeof r.template_name, "%s", strncmp(g_keys[t], "dense", 5) ? "conv2d_nchwc.cpu" : "dense_panel.cpu");
+        snprintf(r.template_name, sizeof r.template_name, "%s",
+                 strncmp(g_keys[t], "dense", 5) ? "conv2d_nchwc.cpu" : "dense_panel.cpu");
         snprintf(r.target, sizeof r.target, "cpu");
         r.index = (uint64_t)i;
         r.n_choice = 1;

@@ -87,7 +87,8 @@ TEST(random_schedules_match_interpreter) {
             for (int t = 0; t < g->n_tensors; t++) {
                 int64_t n = TeProgram_numel(g, t);
                 buf[t] = malloc(sizeof(float) * n);
-                for (int64_t i = 0; i < n; i++) buf[t][i] = g->tensors[t].is_input ? (float)ref[t][i] : NAN;
+                for (int64_t i = 0; i < n; i++)
+                    buf[t][i] = g->tensors[t].is_input ? (float)ref[t][i] : NAN;
             }
             kf(buf);
             int bad = 0;
@@ -100,8 +101,8 @@ TEST(random_schedules_match_interpreter) {
                         StrBuf_init(&text);
                         Steps_encode(&steps[k], &text);
                         fprintf(stderr, "expression %zu (%s) schedule '%s': %s[%lld] = %g, expected %g\n", e,
-                                TE_TEST_EXPRS[e].example ? TE_TEST_EXPRS[e].example : "inline", text.data, g->tensors[t].name,
-                                (long long)i, v, r);
+                                TE_TEST_EXPRS[e].example ? TE_TEST_EXPRS[e].example : "inline", text.data,
+                                g->tensors[t].name, (long long)i, v, r);
                         StrBuf_done(&text);
                         bad = 1;
                     }
@@ -109,14 +110,16 @@ TEST(random_schedules_match_interpreter) {
             }
             wrong += bad;
             total++;
-            for (int t = 0; t < g->n_tensors; t++) free(buf[t]);
+            for (int t = 0; t < g->n_tensors; t++)
+                free(buf[t]);
         }
         if (so) dlclose(so); /* RTLD_NODELETE: OpenMP threads of the object live on */
         unlink(c_path);
         unlink(so_path);
         StrBuf_done(&src);
         free(steps);
-        for (int t = 0; t < g->n_tensors; t++) free(ref[t]);
+        for (int t = 0; t < g->n_tensors; t++)
+            free(ref[t]);
         TeProgram_delete(g);
     }
     rmdir(dir);

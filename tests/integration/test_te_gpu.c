@@ -26,14 +26,15 @@ typedef struct Sample {
 } Sample;
 
 #ifdef TT_HAVE_OPENCL
-static int run_opencl(const OclDevice *dev, cl_program prog, const TeProgram *g, const Sample *s, double **ref,
-                      int k, int e) {
+static int run_opencl(const OclDevice *dev, cl_program prog, const TeProgram *g, const Sample *s, double **ref, int k,
+                      int e) {
     cl_mem bufs[TE_MAX_TENSORS];
     cl_int rc;
     for (int t = 0; t < g->n_tensors; t++) {
         int64_t n = TeProgram_numel(g, t);
         float *host = malloc(sizeof(float) * n);
-        for (int64_t i = 0; i < n; i++) host[i] = g->tensors[t].is_input ? (float)ref[t][i] : NAN;
+        for (int64_t i = 0; i < n; i++)
+            host[i] = g->tensors[t].is_input ? (float)ref[t][i] : NAN;
         bufs[t] = clCreateBuffer(dev->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof(float) * n, host, &rc);
         free(host);
         if (rc != CL_SUCCESS) return fprintf(stderr, "clCreateBuffer: %d\n", rc), 1;
@@ -46,10 +47,12 @@ static int run_opencl(const OclDevice *dev, cl_program prog, const TeProgram *g,
             bad = 1;
             break;
         }
-        for (int t = 0; t < g->n_tensors; t++) clSetKernelArg(kern, t, sizeof(cl_mem), &bufs[t]);
+        for (int t = 0; t < g->n_tensors; t++)
+            clSetKernelArg(kern, t, sizeof(cl_mem), &bufs[t]);
         size_t global[3], local[3];
         for (int a = 0; a < 3; a++)
-            local[a] = (size_t)s->launch[l].block[a], global[a] = (size_t)(s->launch[l].grid[a] * s->launch[l].block[a]);
+            local[a] = (size_t)s->launch[l].block[a],
+            global[a] = (size_t)(s->launch[l].grid[a] * s->launch[l].block[a]);
         rc = clEnqueueNDRangeKernel(dev->queue, kern, 3, NULL, global, local, 0, NULL, NULL);
         if (rc != CL_SUCCESS) fprintf(stderr, "launch %s: %d\n", s->launch[l].name, rc), bad = 1;
         clReleaseKernel(kern);
@@ -74,7 +77,8 @@ static int run_opencl(const OclDevice *dev, cl_program prog, const TeProgram *g,
         }
         free(host);
     }
-    for (int t = 0; t < g->n_tensors; t++) clReleaseMemObject(bufs[t]);
+    for (int t = 0; t < g->n_tensors; t++)
+        clReleaseMemObject(bufs[t]);
     return bad;
 }
 #endif
@@ -175,7 +179,8 @@ TEST(random_gpu_schedules) {
         StrBuf_done(&cl);
         StrBuf_done(&cu);
         free(samples);
-        for (int t = 0; t < g->n_tensors; t++) free(ref[t]);
+        for (int t = 0; t < g->n_tensors; t++)
+            free(ref[t]);
         TeProgram_delete(g);
     }
     printf("%d schedules over %d expressions run on OpenCL (%d wrong); CUDA code of %d compiled through NVRTC\n", ran,

@@ -17,13 +17,14 @@
 #include "base/rng.h"
 #include "base/strbuf.h"
 #include "kernels/targets/cpu/abi.h"
-#include "kernels/templates/cpu/conv2d_winograd_cpu.h"
 #include "kernels/template.h"
+#include "kernels/templates/cpu/conv2d_winograd_cpu.h"
 #include "kernels/workload.h"
 #include "space/space.h"
 #include "tests/check.h"
 
-extern const Template tmpl_conv2d_cpu, tmpl_conv2d_winograd_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
+extern const Template tmpl_conv2d_cpu, tmpl_conv2d_winograd_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu,
+    tmpl_batch_matmul_cpu;
 
 #define CONFIGS_PER_CASE 3 /* 2 random + the valid config with the biggest unrolled register tile */
 #define MAX_JOBS 64

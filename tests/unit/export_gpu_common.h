@@ -67,8 +67,13 @@ static void gk_export_all(ExportBundle *b, const DeviceInfo *dev, Dialect dialec
             k->wl = wl;
             snprintf(k->prefix, sizeof k->prefix, "g%d_%s", gk_n, Op_name(wl.op));
             Space_format(&space, choice, k->cfg, sizeof k->cfg);
-            ExportRequest req = {.wl = &wl, .tmpl = t, .space = &space, .choice = choice, .dev = dev,
-                                 .dialect = dialect, .prefix = k->prefix};
+            ExportRequest req = {.wl = &wl,
+                                 .tmpl = t,
+                                 .space = &space,
+                                 .choice = choice,
+                                 .dev = dev,
+                                 .dialect = dialect,
+                                 .prefix = k->prefix};
             req.meta.latency_s = 2e-4;
             req.meta.log_path = "gpu.log";
             ExportKernel ek;
@@ -128,7 +133,8 @@ static char *gk_driver(const char *umbrella) {
                       "        float *o = malloc(%s_OUT_FLOATS * sizeof *o);\n"
                       "        for (size_t i = 0; i < %s_OUT_FLOATS; i++) o[i] = NAN;\n"
                       "        %s_t *k = %s_create(consts);\n"
-                      "        if (!k || %s_run(k, inputs, o) != 0) { fprintf(stderr, \"%s: %%s\\n\", %s_last_error()); bad++; }\n"
+                      "        if (!k || %s_run(k, inputs, o) != 0) { fprintf(stderr, \"%s: %%s\\n\", "
+                      "%s_last_error()); bad++; }\n"
                       "        FILE *f = fopen(\"%s_out.bin\", \"wb\");\n"
                       "        if (!f || fwrite(o, sizeof *o, %s_OUT_FLOATS, f) != %s_OUT_FLOATS) bad++;\n"
                       "        if (f) fclose(f);\n"

@@ -13,8 +13,8 @@
 
 #include "base/clock.h"
 #include "base/strbuf.h"
-#include "kernels/targets/cpu/abi.h"
 #include "kernels/target.h"
+#include "kernels/targets/cpu/abi.h"
 #include "kernels/worker/proc.h"
 #include "kernels/workload.h"
 #include "tests/check.h"

@@ -46,8 +46,8 @@ static Status fake_generate(const Workload *wl, const Space *s, const int32_t *c
     return TT_OK;
 }
 
-static const Template fake_tmpl = {"fake.cpu", OP_DENSE, FAMILY_CPU, fake_applies, fake_space, fake_precheck,
-                                   fake_generate, NULL, NULL};
+static const Template fake_tmpl = {"fake.cpu",    OP_DENSE,      FAMILY_CPU, fake_applies, fake_space,
+                                   fake_precheck, fake_generate, NULL,       NULL};
 
 /* ---- fake target: b == 5 does not compile; cost = 1 ms * (1 + |a-3| + |b-2|) --- */
 
@@ -415,7 +415,8 @@ TEST(resumed_xgb_plans_better_than_a_cold_start) {
         CHECK_EQ_INT(n, 8);
         /* the best config runs 1 ms: 2 x 16 x 16 FLOP in 1 ms */
         const double opt = 512 / 1e-3 / 1e9;
-        printf("  seed %d: first plan mean %.2f of the optimum cold, %.2f resumed\n", (int)seed, cold / opt, warm / opt);
+        printf("  seed %d: first plan mean %.2f of the optimum cold, %.2f resumed\n", (int)seed, cold / opt,
+               warm / opt);
         better += warm > cold;
         cold_sum += cold;
         warm_sum += warm;
@@ -456,7 +457,10 @@ static bool run_until(Engine *e, Seen *seen, bool (*cond)(Engine *, const Seen *
     return false;
 }
 
-static bool has_8_results(Engine *e, const Seen *s) { (void)e; return s->results >= 8; }
+static bool has_8_results(Engine *e, const Seen *s) {
+    (void)e;
+    return s->results >= 8;
+}
 
 /* defect 2: pause, priority and stop are written to the log and restored on resume */
 TEST(steering_survives_a_restart) {
@@ -503,8 +507,10 @@ TEST(steering_survives_a_restart) {
     CHECK_EQ_INT(h.n_sessions, 2);
     CHECK_EQ_INT(h.n_tasks, 3);
     Task *tasks = make_tasks(3);
-    for (int t = 0; t < 3 && t < h.n_tasks; t++) CHECK_STR(h.tasks[t].key, tasks[t].key);
-    for (int t = 0; t < 3; t++) Task_done(&tasks[t]);
+    for (int t = 0; t < 3 && t < h.n_tasks; t++)
+        CHECK_STR(h.tasks[t].key, tasks[t].key);
+    for (int t = 0; t < 3; t++)
+        Task_done(&tasks[t]);
     free(tasks);
     CHECK(h.tasks[1].steer && h.tasks[1].steer->stopped);
     History_done(&h);
@@ -544,7 +550,10 @@ static bool all_shown_paused(Engine *e, const Seen *s) {
 }
 
 static int after_resume;
-static bool twelve_more(Engine *e, const Seen *s) { (void)e; return s->per_task[0] + s->per_task[2] >= after_resume + 12; }
+static bool twelve_more(Engine *e, const Seen *s) {
+    (void)e;
+    return s->per_task[0] + s->per_task[2] >= after_resume + 12;
+}
 
 /* defect 4: P twice keeps the pauses set on single tasks, and says "all tasks" */
 TEST(pause_all_twice_keeps_single_pauses) {
@@ -579,8 +588,14 @@ TEST(pause_all_twice_keeps_single_pauses) {
     Engine_delete(e);
 }
 
-static bool task0_started(Engine *e, const Seen *s) { (void)e; return s->per_task[0] >= 1; }
-static bool others_started(Engine *e, const Seen *s) { (void)e; return s->per_task[1] > 0 && s->per_task[2] > 0; }
+static bool task0_started(Engine *e, const Seen *s) {
+    (void)e;
+    return s->per_task[0] >= 1;
+}
+static bool others_started(Engine *e, const Seen *s) {
+    (void)e;
+    return s->per_task[1] > 0 && s->per_task[2] > 0;
+}
 
 /* defect 5: a task paused during its first round gets a whole first round
  * when resumed, even where the gradient rule prefers the heavy tasks */
@@ -608,7 +623,7 @@ TEST(task_paused_in_its_first_round_is_not_starved) {
     run_to_end(e, &seen);
     fprintf(stderr, "  task 0: %d trials before its pause, %d in all; tasks 1, 2: %d, %d\n", first, seen.per_task[0],
             seen.per_task[1], seen.per_task[2]);
-    CHECK(first < 8);                      /* the pause did cut its first round */
+    CHECK(first < 8);                     /* the pause did cut its first round */
     CHECK(seen.per_task[0] >= first + 8); /* then it got a whole first round */
     Engine_delete(e);
 }
@@ -639,7 +654,8 @@ TEST(first_round_fits_in_a_quarter_of_the_budget) {
                     per[ev[i].task_id]++;
                     total++;
                     bool all = true;
-                    for (int t = 0; t < N; t++) all = all && per[t] > 0;
+                    for (int t = 0; t < N; t++)
+                        all = all && per[t] > 0;
                     if (all && when_all < 0) when_all = total;
                 }
                 if (ev[i].kind == EV_FINISHED) finished = true;
@@ -709,9 +725,11 @@ TEST(headless_ends_when_the_last_event_was_dropped) {
     if (!e) return;
     CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
     double t0 = clock_mono();
-    while (!Engine_finished(e) && waiting(t0, "end of session")) usleep(20000);
+    while (!Engine_finished(e) && waiting(t0, "end of session"))
+        usleep(20000);
     /* the last event is pushed (and dropped) just after the end */
-    while (Engine_droppedEvents(e) == 0 && waiting(t0, "dropped event")) usleep(5000);
+    while (Engine_droppedEvents(e) == 0 && waiting(t0, "dropped event"))
+        usleep(5000);
     CHECK(Engine_droppedEvents(e) > 0);
     /* (and a round's strategy line follows its progress, checked below with a queue that keeps all) */
     FILE *out = fopen("/dev/null", "w");
@@ -820,7 +838,8 @@ typedef struct KeySet {
 } KeySet;
 
 static void keyset_add(KeySet *s, const Record *r) {
-    if (s->n < FAULT_MAX_KEYS) snprintf(s->key[s->n++], sizeof s->key[0], "%s#%llu", r->task_key, (unsigned long long)r->index);
+    if (s->n < FAULT_MAX_KEYS)
+        snprintf(s->key[s->n++], sizeof s->key[0], "%s#%llu", r->task_key, (unsigned long long)r->index);
 }
 
 static bool keyset_has(const KeySet *s, const char *k) {
@@ -836,7 +855,8 @@ static bool read_log_keys(KeySet *s, LogReadStatus *end) {
     LogReader *rd;
     char err[TT_ERRLEN];
     *end = LOG_END;
-    if (LogReader_open(log_path, &rd, NULL, err) != TT_OK) return strstr(err, "is empty") || strstr(err, "does not exist");
+    if (LogReader_open(log_path, &rd, NULL, err) != TT_OK)
+        return strstr(err, "is empty") || strstr(err, "does not exist");
     Record rec;
     Record_init(&rec);
     LogReadStatus st;
@@ -850,7 +870,8 @@ static bool read_log_keys(KeySet *s, LogReadStatus *end) {
 
 /* One session with the nth seam call failing; before = the log's records
  * at the start (resume). Checks the log against what was published. */
-static int fault_session(int nth, int error, bool short_write, const KeySet *before, long *calls, int *records_checked) {
+static int fault_session(int nth, int error, bool short_write, const KeySet *before, long *calls,
+                         int *records_checked) {
     EngineConfig cfg;
     config(&cfg, 24, "random");
     char err[TT_ERRLEN] = "";
@@ -902,7 +923,8 @@ static int fault_session(int nth, int error, bool short_write, const KeySet *bef
     if (!fired && (!started || lo.failed)) problems++;
     *records_checked += in_log.n;
     if (problems)
-        fprintf(stderr, "  call %d (%s%s): fired %d, started %d, failed %d, published %d, in log %d (before %d), end %d: %s\n",
+        fprintf(stderr,
+                "  call %d (%s%s): fired %d, started %d, failed %d, published %d, in log %d (before %d), end %d: %s\n",
                 nth, strerror(error), short_write ? ", short write" : "", fired, started, lo.failed, pub.n, in_log.n,
                 before->n, end, lo.error);
     return problems == 0 && fired;
@@ -929,30 +951,34 @@ TEST(every_log_call_failing_in_turn_loses_nothing_and_invents_nothing) {
     int sessions = 0, passed = 0, records_checked = 0;
     for (int resume = 0; resume < 2; resume++) {
         /* a clean session first: how many seam calls it makes */
-        if (resume) prepare_resume_log(&before);
-        else unlink(log_path);
+        if (resume)
+            prepare_resume_log(&before);
+        else
+            unlink(log_path);
         int ignored = 0;
         long calls;
         fault_session(0, 0, false, resume ? &before : &none, &calls, &ignored);
         clean_calls[resume] = calls;
         for (long nth = 1; nth <= calls; nth++)
             for (int kind = 0; kind < 4; kind++) {
-                if (resume) prepare_resume_log(&before);
-                else unlink(log_path);
+                if (resume)
+                    prepare_resume_log(&before);
+                else
+                    unlink(log_path);
                 long c;
                 sessions++;
-                passed += fault_session((int)nth, errs[kind % 3], kind == 3, resume ? &before : &none, &c,
-                                        &records_checked);
+                passed +=
+                    fault_session((int)nth, errs[kind % 3], kind == 3, resume ? &before : &none, &c, &records_checked);
             }
     }
-    printf("  log faults: %d sessions (each of %ld + %ld seam calls failing in turn with ENOSPC, EIO, EFBIG and a short "
-           "write), %d records checked: %d clean (every published record in the log, nothing else, the session "
-           "failed)\n",
-           sessions, clean_calls[0], clean_calls[1], records_checked, passed);
+    printf(
+        "  log faults: %d sessions (each of %ld + %ld seam calls failing in turn with ENOSPC, EIO, EFBIG and a short "
+        "write), %d records checked: %d clean (every published record in the log, nothing else, the session "
+        "failed)\n",
+        sessions, clean_calls[0], clean_calls[1], records_checked, passed);
     CHECK(clean_calls[0] > 24);
     CHECK_EQ_INT(passed, sessions);
 }
-
 
 /* ---- a measure backend (tuner/backend.h), as the MPI ranks are one ----------- */
 
@@ -969,7 +995,8 @@ typedef struct FakeBackend {
 
 static void fb_submit(void *ctx, const BackendJob *jobs, int n) {
     FakeBackend *fb = ctx;
-    for (int i = 0; i < n && fb->n < 256; i++) fb->jobs[fb->n++] = jobs[i];
+    for (int i = 0; i < n && fb->n < 256; i++)
+        fb->jobs[fb->n++] = jobs[i];
 }
 
 static bool fb_next(void *ctx, BackendOutcome *out, double timeout_s) {
@@ -987,7 +1014,8 @@ static bool fb_next(void *ctx, BackendOutcome *out, double timeout_s) {
     BackendJob j = fb->jobs[--fb->n];
     out->cookie = j.cookie;
     bool again = false;
-    for (int i = 0; i < fb->n_given_back; i++) again |= fb->given_back[i] == j.index + 1;
+    for (int i = 0; i < fb->n_given_back; i++)
+        again |= fb->given_back[i] == j.index + 1;
     if (++fb->seen_jobs % 5 == 0 && !again && fb->n_given_back < 256) {
         out->kind = OUTCOME_UNMEASURED;
         fb->given_back[fb->n_given_back++] = j.index + 1;
@@ -1032,8 +1060,7 @@ static int fb_devices(void *ctx, DeviceRow *out, int max) {
 TEST(measure_backend_records_completion_order_and_requeues) {
     unlink(log_path);
     FakeBackend fb = {0};
-    MeasureBackend be = {.ctx = &fb, .submit = fb_submit, .next = fb_next, .cancel = fb_cancel,
-                         .devices = fb_devices};
+    MeasureBackend be = {.ctx = &fb, .submit = fb_submit, .next = fb_next, .cancel = fb_cancel, .devices = fb_devices};
     EngineConfig cfg;
     config(&cfg, 40, "random");
     cfg.backend = &be;
@@ -1064,7 +1091,8 @@ TEST(measure_backend_records_completion_order_and_requeues) {
     while (LogReader_next(rd, &rec, err) == LOG_RECORD) {
         if (strcmp(rec.host, "fakehost") == 0 && rec.rank == 2 && strcmp(rec.device, "fake device") == 0) here++;
         if (rec.error_no == ERR_COMPILE_HOST) compile_errors++;
-        for (int i = 0; i < fb.n_given_back; i++) requeued_measured += fb.given_back[i] == rec.index + 1;
+        for (int i = 0; i < fb.n_given_back; i++)
+            requeued_measured += fb.given_back[i] == rec.index + 1;
     }
     Record_done(&rec);
     LogReader_close(rd);

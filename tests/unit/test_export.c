@@ -27,7 +27,8 @@
 #include "space/space.h"
 #include "tests/check.h"
 
-extern const Template tmpl_conv2d_cpu, tmpl_conv2d_winograd_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu, tmpl_batch_matmul_cpu;
+extern const Template tmpl_conv2d_cpu, tmpl_conv2d_winograd_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu,
+    tmpl_batch_matmul_cpu;
 
 #define MAX_KERNELS 64
 
@@ -92,8 +93,13 @@ static void add_kernel(ExportBundle *b, const Workload *wl, const Template *t, c
     k->wl = *wl;
     snprintf(k->prefix, sizeof k->prefix, "k%d_%s", g_n, t->name[0] == 'c' ? "conv" : t->name[1] == 'e' ? "dw" : "mm");
     Space_format(space, choice, k->cfg, sizeof k->cfg);
-    ExportRequest req = {.wl = wl, .tmpl = t, .space = space, .choice = choice, .dev = &g_dev,
-                         .dialect = DIALECT_C, .prefix = k->prefix};
+    ExportRequest req = {.wl = wl,
+                         .tmpl = t,
+                         .space = space,
+                         .choice = choice,
+                         .dev = &g_dev,
+                         .dialect = DIALECT_C,
+                         .prefix = k->prefix};
     req.meta.latency_s = 1e-3 * (1 + g_n);
     req.meta.pack_s = 1e-4;
     req.meta.log_path = "test.log";
@@ -108,8 +114,8 @@ static void add_kernel(ExportBundle *b, const Workload *wl, const Template *t, c
     }
     CHECK_EQ_INT(ek.n_files, 2);
     CHECK(strstr(ek.files[0].text, "workload") && strstr(ek.files[0].text, t->name) &&
-          strstr(ek.files[0].text, k->cfg) && strstr(ek.files[0].text, "GFLOPS") && strstr(ek.files[0].text, "test.log") &&
-          strstr(ek.files[0].text, "2026-01-01"));
+          strstr(ek.files[0].text, k->cfg) && strstr(ek.files[0].text, "GFLOPS") &&
+          strstr(ek.files[0].text, "test.log") && strstr(ek.files[0].text, "2026-01-01"));
     CHECK(ExportBundle_add(b, &ek, err) == TT_OK);
     k->nargs = Workload_args(wl, k->info);
     for (int a = 0; a < k->nargs; a++)
@@ -167,31 +173,32 @@ static void sample_case(ExportBundle *b, const char *spec, const Template *t, in
 static char *driver_source(void) {
     StrBuf sb;
     StrBuf_init(&sb);
-    StrBuf_append(&sb,
-                  "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
-                  "#include \"kernels.h\"\n"
-                  "static float *load(const char *p, size_t n) {\n"
-                  "    FILE *f = fopen(p, \"rb\"); if (!f) { perror(p); exit(3); }\n"
-                  "    float *x = malloc(n * sizeof *x);\n"
-                  "    if (fread(x, sizeof *x, n, f) != n) { fprintf(stderr, \"short %s\\n\", p); exit(3); }\n"
-                  "    fclose(f); return x;\n}\n"
-                  "static void save(const char *p, const float *x, size_t n) {\n"
-                  "    FILE *f = fopen(p, \"wb\"); if (!f || fwrite(x, sizeof *x, n, f) != n) exit(4); fclose(f);\n}\n"
-                  "static float *nans(size_t n) { float *x = malloc(n * sizeof *x); for (size_t i = 0; i < n; i++)"
-                  " x[i] = NAN; return x; }\n"
-                  /* a blocked layout against its canonical tensor: returns the mismatches */
-                  "static long check_layout(const char *what, const float *blk, const float *canon, long N, long C,\n"
-                  "    long H, long W, long CB, long HA, long WA, long TOP, long LEFT, long REP, int nhwc) {\n"
-                  "    long bad = 0, CC = C / REP, CBLK = (C + CB - 1) / CB;\n"
-                  "    for (long n = 0; n < N; n++) for (long c = 0; c < C; c++)\n"
-                  "    for (long y = 0; y < H; y++) for (long x = 0; x < W; x++) {\n"
-                  "        long cc = c / REP;\n"
-                  "        size_t ci = nhwc ? (((size_t)n * H + y) * W + x) * CC + cc : (((size_t)n * CC + cc) * H + y) * W + x;\n"
-                  "        size_t bi = ((((size_t)n * CBLK + c / CB) * HA + y + TOP) * WA + x + LEFT) * CB + c % CB;\n"
-                  "        if (blk[bi] != canon[ci]) { if (!bad) fprintf(stderr, \"%s: (%ld,%ld,%ld,%ld) %g != %g\\n\",\n"
-                  "            what, n, c, y, x, blk[bi], canon[ci]); bad++; }\n"
-                  "    }\n    return bad;\n}\n"
-                  "int main(void) {\n    long bad = 0;\n    char p[256];\n");
+    StrBuf_append(
+        &sb, "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+             "#include \"kernels.h\"\n"
+             "static float *load(const char *p, size_t n) {\n"
+             "    FILE *f = fopen(p, \"rb\"); if (!f) { perror(p); exit(3); }\n"
+             "    float *x = malloc(n * sizeof *x);\n"
+             "    if (fread(x, sizeof *x, n, f) != n) { fprintf(stderr, \"short %s\\n\", p); exit(3); }\n"
+             "    fclose(f); return x;\n}\n"
+             "static void save(const char *p, const float *x, size_t n) {\n"
+             "    FILE *f = fopen(p, \"wb\"); if (!f || fwrite(x, sizeof *x, n, f) != n) exit(4); fclose(f);\n}\n"
+             "static float *nans(size_t n) { float *x = malloc(n * sizeof *x); for (size_t i = 0; i < n; i++)"
+             " x[i] = NAN; return x; }\n"
+             /* a blocked layout against its canonical tensor: returns the mismatches */
+             "static long check_layout(const char *what, const float *blk, const float *canon, long N, long C,\n"
+             "    long H, long W, long CB, long HA, long WA, long TOP, long LEFT, long REP, int nhwc) {\n"
+             "    long bad = 0, CC = C / REP, CBLK = (C + CB - 1) / CB;\n"
+             "    for (long n = 0; n < N; n++) for (long c = 0; c < C; c++)\n"
+             "    for (long y = 0; y < H; y++) for (long x = 0; x < W; x++) {\n"
+             "        long cc = c / REP;\n"
+             "        size_t ci = nhwc ? (((size_t)n * H + y) * W + x) * CC + cc : (((size_t)n * CC + cc) * H + y) * W "
+             "+ x;\n"
+             "        size_t bi = ((((size_t)n * CBLK + c / CB) * HA + y + TOP) * WA + x + LEFT) * CB + c % CB;\n"
+             "        if (blk[bi] != canon[ci]) { if (!bad) fprintf(stderr, \"%s: (%ld,%ld,%ld,%ld) %g != %g\\n\",\n"
+             "            what, n, c, y, x, blk[bi], canon[ci]); bad++; }\n"
+             "    }\n    return bad;\n}\n"
+             "int main(void) {\n    long bad = 0;\n    char p[256];\n");
     for (int i = 0; i < g_n; i++) {
         Kern *k = &g_k[i];
         const char *P = k->prefix;
@@ -215,27 +222,32 @@ static char *driver_source(void) {
                       P, P, P);
         /* the constants need not outlive create */
         for (int a = 0; a < out; a++)
-            if (is_const(k->info[a].name)) StrBuf_printf(&sb, "        memset(a[%d], 0xff, %zu); free(a[%d]);\n", a,
-                                                         k->info[a].count * sizeof(float), a);
+            if (is_const(k->info[a].name))
+                StrBuf_printf(&sb, "        memset(a[%d], 0xff, %zu); free(a[%d]);\n", a,
+                              k->info[a].count * sizeof(float), a);
         StrBuf_printf(&sb,
                       "        float *o1 = nans(%s_OUT_FLOATS), *o2 = nans(%s_OUT_FLOATS);\n"
                       "        if (%s_run(k, inputs, o1) != 0) bad++;\n"
                       "        if (%s_pack_input(k, inputs) != 0) bad++;\n"
                       "#if %s_INPUT_BLOCKED\n"
-                      "        bad += check_layout(\"%s in\", %s_blocked_input(k), inputs[0], %s_BLOCKED_IN_N, %s_BLOCKED_IN_C, %s_BLOCKED_IN_H,"
-                      " %s_BLOCKED_IN_W, %s_BLOCKED_IN_CB, %s_BLOCKED_IN_H_ALLOC, %s_BLOCKED_IN_W_ALLOC, %s_BLOCKED_IN_TOP, %s_BLOCKED_IN_LEFT, %s_BLOCKED_IN_REPEAT, %d);\n"
+                      "        bad += check_layout(\"%s in\", %s_blocked_input(k), inputs[0], %s_BLOCKED_IN_N, "
+                      "%s_BLOCKED_IN_C, %s_BLOCKED_IN_H,"
+                      " %s_BLOCKED_IN_W, %s_BLOCKED_IN_CB, %s_BLOCKED_IN_H_ALLOC, %s_BLOCKED_IN_W_ALLOC, "
+                      "%s_BLOCKED_IN_TOP, %s_BLOCKED_IN_LEFT, %s_BLOCKED_IN_REPEAT, %d);\n"
                       "#endif\n"
                       "        if (%s_run_blocked(k, %s_RUN_READS_INPUTS ? inputs : NULL, o2) != 0) bad++;\n"
                       "        if (%s_unpack_output(k, o2) != 0) bad++;\n"
                       "#if %s_OUTPUT_BLOCKED\n"
-                      "        bad += check_layout(\"%s out\", %s_blocked_output(k), o2, %s_BLOCKED_OUT_N, %s_BLOCKED_OUT_C, %s_BLOCKED_OUT_H,"
-                      " %s_BLOCKED_OUT_W, %s_BLOCKED_OUT_CB, %s_BLOCKED_OUT_H_ALLOC, %s_BLOCKED_OUT_W_ALLOC, %s_BLOCKED_OUT_TOP, %s_BLOCKED_OUT_LEFT, %s_BLOCKED_OUT_REPEAT, %d);\n"
+                      "        bad += check_layout(\"%s out\", %s_blocked_output(k), o2, %s_BLOCKED_OUT_N, "
+                      "%s_BLOCKED_OUT_C, %s_BLOCKED_OUT_H,"
+                      " %s_BLOCKED_OUT_W, %s_BLOCKED_OUT_CB, %s_BLOCKED_OUT_H_ALLOC, %s_BLOCKED_OUT_W_ALLOC, "
+                      "%s_BLOCKED_OUT_TOP, %s_BLOCKED_OUT_LEFT, %s_BLOCKED_OUT_REPEAT, %d);\n"
                       "#endif\n"
                       "        snprintf(p, sizeof p, \"%s_out1.bin\"); save(p, o1, %s_OUT_FLOATS);\n"
                       "        snprintf(p, sizeof p, \"%s_out2.bin\"); save(p, o2, %s_OUT_FLOATS);\n"
                       "        %s_destroy(k);\n        free(o1); free(o2);\n",
-                      P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, nhwc, P, P, P, P, P, P, P, P, P, P, P, P, P,
-                      P, P, P, nhwc, P, P, P, P, P);
+                      P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, nhwc, P, P, P, P, P, P, P, P, P, P, P, P, P, P,
+                      P, P, nhwc, P, P, P, P, P);
         for (int a = 0; a < out; a++)
             if (!is_const(k->info[a].name)) StrBuf_printf(&sb, "        free(a[%d]);\n", a);
         StrBuf_append(&sb, "    }\n");

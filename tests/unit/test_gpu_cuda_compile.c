@@ -39,7 +39,8 @@ static bool has_number_gt(const char *s) {
     const char *gt = strstr(s, " > ");
     if (!gt) return false;
     bool before = false;
-    for (const char *p = s; p < gt; p++) before |= isdigit((unsigned char)*p) != 0;
+    for (const char *p = s; p < gt; p++)
+        before |= isdigit((unsigned char)*p) != 0;
     return before && isdigit((unsigned char)gt[3]);
 }
 
@@ -137,8 +138,10 @@ static void run_case(const char *spec, int n) {
     VisitedSet_done(&vs);
     double t0 = clock_mono();
     pthread_t th[2];
-    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, worker, &c);
-    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, worker, &c);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
     double dt = clock_mono() - t0;
     printf("%-28s %-22s configs %3d: compiled %3d, precheck rejected %3d, register-file rejected %d, failed %d; "
            "max regs %d, %d spilled; %.1f s (%.1f compiles/s)\n",
@@ -156,9 +159,7 @@ static int n_configs(void) {
     return e && atoi(e) > 0 ? atoi(e) : 30;
 }
 
-TEST(conv2d_configs) {
-    run_case("conv2d:n=1,ci=4,h=5,w=5,co=8,kh=3,kw=3,stride=1,pad=1,bias=1,relu=1", n_configs());
-}
+TEST(conv2d_configs) { run_case("conv2d:n=1,ci=4,h=5,w=5,co=8,kh=3,kw=3,stride=1,pad=1,bias=1,relu=1", n_configs()); }
 TEST(depthwise_configs) { run_case("depthwise_conv2d:n=1,ci=4,h=7,w=7,mult=2,kh=3,kw=3,stride=2,pad=1", n_configs()); }
 /* dense: its two variants share the template's count */
 TEST(dense_small_configs) { run_case("dense:m=2,n=48,k=64,bias=1", (n_configs() + 1) / 2); }
@@ -173,8 +174,8 @@ TEST(seed003_space) {
     Space_init(&s);
     CHECK(tmpl_conv2d_gpu.define_space(&wl, &dev, &s, err) == TT_OK);
     static const uint64_t LENS[] = {220, 4, 4, 55, 3, 3, 3, 2};
-    static const char *NAMES[] = {"tile_f", "tile_y", "tile_x", "tile_rc", "tile_ry", "tile_rx", "auto_unroll_max_step",
-                                  "unroll_explicit"};
+    static const char *NAMES[] = {
+        "tile_f", "tile_y", "tile_x", "tile_rc", "tile_ry", "tile_rx", "auto_unroll_max_step", "unroll_explicit"};
     CHECK_EQ_INT(s.n_knobs, 8);
     for (int i = 0; i < 8 && i < s.n_knobs; i++) {
         CHECK_STR(s.knobs[i].name, NAMES[i]);
@@ -207,7 +208,8 @@ static void pick(const Space *s, int32_t *choice, const char *name, const int64_
     for (uint64_t i = 0; i < kb->len; i++) {
         bool eq = true;
         if (kb->kind == KNOB_SPLIT) {
-            for (int j = 0; j < kb->num_outputs; j++) eq &= kb->factors[i * kb->num_outputs + j] == want[j];
+            for (int j = 0; j < kb->num_outputs; j++)
+                eq &= kb->factors[i * kb->num_outputs + j] == want[j];
         } else {
             eq = kb->values[i] == want[0];
         }
@@ -329,15 +331,14 @@ TEST(compile_error_has_nvrtc_log) {
 TEST(register_file_rejects_with_numbers) {
     KernelSource src;
     KernelSource_init(&src);
-    src.source = strdup(
-        "extern \"C\" __global__ void tt_regs(const float *a, float *o) {\n"
-        "    float l[64];\n"
-        "    for (int i = 0; i < 64; i++) l[i] = a[i * blockDim.x + threadIdx.x];\n"
-        "    float v = 0.0f;\n"
-        "    for (int j = 0; j < 64; j++)\n"
-        "        for (int i = 0; i < 64; i++) v += l[i] * l[(i + j) & 63];\n"
-        "    o[threadIdx.x] = v;\n"
-        "}\n");
+    src.source = strdup("extern \"C\" __global__ void tt_regs(const float *a, float *o) {\n"
+                        "    float l[64];\n"
+                        "    for (int i = 0; i < 64; i++) l[i] = a[i * blockDim.x + threadIdx.x];\n"
+                        "    float v = 0.0f;\n"
+                        "    for (int j = 0; j < 64; j++)\n"
+                        "        for (int i = 0; i < 64; i++) v += l[i] * l[(i + j) & 63];\n"
+                        "    o[threadIdx.x] = v;\n"
+                        "}\n");
     src.block[0] = 1024;
     MeasureOptions opt;
     MeasureOptions_defaults(&opt);

@@ -7,7 +7,8 @@
  * built with clBuildProgram, run once on NaN-filled output, and compared with
  * Workload_compare. TT_OCL_CONFIGS sets the configs per template, spread
  * over its two shapes (default 4, so the unit run stays short;
- * tests/integration/test_gpu_opencl_full.sh runs 50). Skips (exit 77, CHECK_SKIP) when OpenCL is not built in or no device. */
+ * tests/integration/test_gpu_opencl_full.sh runs 50). Skips (exit 77, CHECK_SKIP) when OpenCL is not built in or no
+ * device. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -80,8 +81,8 @@ static void *runner(void *p) {
                 OclExec ex;
                 double t;
                 char msg[512];
-                if (OclExec_init(&ex, &od, prog, src.entry, src.grid, src.block, c->args, c->counts, c->nargs,
-                                 err) != TT_OK ||
+                if (OclExec_init(&ex, &od, prog, src.entry, src.grid, src.block, c->args, c->counts, c->nargs, err) !=
+                        TT_OK ||
                     OclExec_run(&ex, 1, &t, err) != TT_OK || OclExec_readOutput(&ex, got, err) != TT_OK) {
                     fprintf(stderr, "%s: run failed: %s (%s)\n", c->spec, err, cfg);
                 } else if (!Workload_compare(&c->wl, c->args[c->nargs - 1], got, msg, sizeof msg)) {
@@ -146,15 +147,18 @@ static void run_case(const char *spec, int shapes) {
     VisitedSet_done(&vs);
     double t0 = clock_mono();
     pthread_t th[2];
-    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, runner, c);
-    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, runner, c);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
     printf("%-28s %-72s %2d configs: %2d match, %d fail (precheck rejected %d on the way); %.1f s\n", c->tmpl->name,
            spec, c->n_valid, c->passed, c->failed, rejected, clock_mono() - t0);
     fflush(stdout);
     CHECK_EQ_INT(c->failed, 0);
     CHECK_EQ_INT(c->passed, c->n_valid);
     CHECK(c->n_valid == want || c->n_valid + rejected == (int)c->space.total); /* fewer only when exhausted */
-    for (int i = 0; i < c->nargs; i++) free(c->args[i]);
+    for (int i = 0; i < c->nargs; i++)
+        free(c->args[i]);
     Space_done(&c->space);
     free(c);
 }

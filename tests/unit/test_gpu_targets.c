@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include "base/rng.h"
-#include "kernels/templates/gpu/gpu.h"
-#include "kernels/targets/runner.h"
 #include "kernels/target.h"
+#include "kernels/targets/runner.h"
 #include "kernels/template.h"
+#include "kernels/templates/gpu/gpu.h"
 #include "tests/check.h"
 
 /* Under AddressSanitizer: PoCL's LLVM and NVRTC keep allocations past exit
@@ -69,7 +69,8 @@ TEST(opencl_build_and_measure) {
            mr.costs[0], mr.msg ? mr.msg : "-");
     CHECK_EQ_INT(mr.error_no, ERR_NO_ERROR);
     CHECK_EQ_INT(mr.n_costs, opt.repeat);
-    for (int i = 0; i < mr.n_costs; i++) CHECK(mr.costs[i] > 0);
+    for (int i = 0; i < mr.n_costs; i++)
+        CHECK(mr.costs[i] > 0);
     MeasureResult_done(&mr);
 
     /* The same kernel with its relu dropped gives a WRONG_ANSWER, not a time. */
@@ -195,14 +196,17 @@ static int cuda_on_device(void) {
         printf("cuda dense: %s, %d costs, msg %s\n", MeasureError_name(mr.error_no), mr.n_costs, mr.msg ? mr.msg : "-");
         CHECK_EQ_INT(mr.error_no, ERR_NO_ERROR);
         CHECK_EQ_INT(mr.n_costs, opt.repeat);
-        for (int i = 0; i < mr.n_costs; i++) CHECK(mr.costs[i] > 0);
+        for (int i = 0; i < mr.n_costs; i++)
+            CHECK(mr.costs[i] > 0);
         MeasureResult_done(&mr);
         Runner_delete(r);
     }
     BuildResult_done(&br);
     KernelSource_done(&src);
-    if (check_current_failed) check_failed++;
-    else check_passed++;
+    if (check_current_failed)
+        check_failed++;
+    else
+        check_passed++;
     return check_summary();
 }
 

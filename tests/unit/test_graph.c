@@ -8,9 +8,9 @@
 #include "tuner/netprog.h"
 #include "tuner/network.h"
 
-static const char *const NETS[] = {"resnet-18",    "resnet-34",      "resnet-50", "resnet-101",
-                                   "resnet-152",   "mobilenet",      "mobilenet-v2", "squeezenet-1.1",
-                                   "vgg-16",       "inception-v3",   "bert-base"};
+static const char *const NETS[] = {"resnet-18",  "resnet-34",    "resnet-50",    "resnet-101",
+                                   "resnet-152", "mobilenet",    "mobilenet-v2", "squeezenet-1.1",
+                                   "vgg-16",     "inception-v3", "bert-base"};
 
 static bool same_view(NetView a, NetView b) {
     return a.tensor == b.tensor && a.loc == b.loc && (a.loc == LOC_NCHW || a.op == b.op);
@@ -42,7 +42,8 @@ static void check_plan(const Graph *g, const GraphTasks *gt, const int *blocked,
     char err[TT_ERRLEN] = "";
     NetOpKernel *ok = NULL;
     if (blocked) {
-        BlockedLayout *lin = calloc((size_t)gt->n_tasks + 1, sizeof *lin), *lout = calloc((size_t)gt->n_tasks + 1, sizeof *lout);
+        BlockedLayout *lin = calloc((size_t)gt->n_tasks + 1, sizeof *lin),
+                      *lout = calloc((size_t)gt->n_tasks + 1, sizeof *lout);
         for (int t = 0; t < gt->n_tasks; t++)
             lin[t].cb = 8, lout[t].cb = 16, lin[t].repeat = lout[t].repeat = 1;
         ok = calloc((size_t)g->n_ops + 1, sizeof *ok);
@@ -75,9 +76,11 @@ static void check_plan(const Graph *g, const GraphTasks *gt, const int *blocked,
             NetView out = {st->out, (mask & BLOCKED_OUTPUT) ? LOC_OUT : LOC_NCHW, st->op};
             if (flat && !(mask & BLOCKED_OUTPUT)) CHECK(st->out_t >= 0 || st->out < 0);
             mark(w, out);
-            if (st->out_t >= 0) mark(w, (NetView){st->out_t, LOC_NCHW, -1}); /* partial: its epilogue follows in place */
+            if (st->out_t >= 0)
+                mark(w, (NetView){st->out_t, LOC_NCHW, -1}); /* partial: its epilogue follows in place */
         } else if (st->move) {
-            ok_step &= st->src.tensor < 0 ? seen(w, &plan, (NetView){-1, LOC_OUT, st->src.op}) : seen(w, &plan, st->src);
+            ok_step &=
+                st->src.tensor < 0 ? seen(w, &plan, (NetView){-1, LOC_OUT, st->src.op}) : seen(w, &plan, st->src);
             if (st->res.tensor >= 0) ok_step &= seen(w, &plan, st->res);
             if (flat) CHECK(st->dst.loc != LOC_BUF && (st->src.loc == LOC_NCHW || st->dst.loc == LOC_NCHW));
             mark(w, st->dst);

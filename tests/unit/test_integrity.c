@@ -291,7 +291,11 @@ TEST(a_flipped_bit_anywhere_in_a_record_is_damage) {
 /* The byte offset of the first cost (0xcb + 8 bytes after "costs" and the array header). */
 static long first_cost_at(const char *bytes, size_t n, long from) {
     for (size_t i = (size_t)from; i + 6 < n; i++)
-        if (memcmp(bytes + i, "\xa5" "costs", 6) == 0) return (long)i + 6 + 1 + 1; /* key, array header, 0xcb */
+        if (memcmp(bytes + i,
+                   "\xa5"
+                   "costs",
+                   6) == 0)
+            return (long)i + 6 + 1 + 1; /* key, array header, 0xcb */
     return -1;
 }
 
@@ -354,7 +358,10 @@ static void write_log_with_cost(const char *path, double v) {
     memcpy(rec, bytes + offs[1], rlen);
     /* take the old seal off: map count back by one, then seal again */
     unsigned char *m = (unsigned char *)rec;
-    if (m[0] == 0xde) m[2]--; else m[0]--;
+    if (m[0] == 0xde)
+        m[2]--;
+    else
+        m[0]--;
     char err[TT_ERRLEN];
     if (Msgpack_seal(&rec, &rlen, err)) abort();
     FILE *f = fopen(path, "wb");
@@ -479,7 +486,8 @@ static int run_cmd(int (*cmd)(int, char **), int argc, char **argv) {
     char out_path[160], err_path[160];
     snprintf(out_path, sizeof out_path, "%s/cli.out", tmpdir);
     snprintf(err_path, sizeof err_path, "%s/cli.err", tmpdir);
-    int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644),
+        fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fo, 1);
     dup2(fe, 2);
     close(fo);
@@ -708,9 +716,11 @@ TEST(a_crash_cut_at_every_byte_of_the_last_batch_resumes_whole_records) {
             char msg[TT_ERRLEN];
             int wrong;
             int got = read_back(cut, &end, msg, &wrong);
-            if (got == whole + 1 && end == LOG_END && wrong == 0) kept_ok++;
-            else fprintf(stderr, "  cut at %ld: read %d records (want %d), end %d, %d wrong\n", at, got, whole + 1, end,
-                         wrong);
+            if (got == whole + 1 && end == LOG_END && wrong == 0)
+                kept_ok++;
+            else
+                fprintf(stderr, "  cut at %ld: read %d records (want %d), end %d, %d wrong\n", at, got, whole + 1, end,
+                        wrong);
         }
     free(bytes);
     printf("  %d cuts of the last batch (%ld bytes, half with a zeroed last page): %d kept every whole record, %d "

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kernels/targets/machine.h"
 #include "kernels/target.h"
+#include "kernels/targets/machine.h"
 #include "tests/check.h"
 
 static MachineFigures figures(void) {
@@ -87,7 +87,8 @@ TEST(test_roof_arithmetic) {
     double l3 = 32 << 20;
     CHECK_NEAR(r.gflops, blend(mv_bytes, l3, 30, 10) * mv_flops / mv_bytes, 1e-9);
     CHECK(r.gflops > 10 * mv_flops / mv_bytes && r.gflops < 11 * mv_flops / mv_bytes);
-    CHECK_NEAR(Roof_compute(&m, 4, mv_flops, mv_bytes).gflops, blend(mv_bytes, l3, 120, 40) * mv_flops / mv_bytes, 1e-9);
+    CHECK_NEAR(Roof_compute(&m, 4, mv_flops, mv_bytes).gflops, blend(mv_bytes, l3, 120, 40) * mv_flops / mv_bytes,
+               1e-9);
     CHECK_STR(Roof_boundText(r.memory_bound ? r.level : 0), "memory-bound (DRAM)");
     /* the same within the L2 (1 thread: 1 MiB; 4 threads: their 4 MiB together) */
     double l2_bytes = 3.0 * (1 << 20), l2_flops = l2_bytes * 0.5;
@@ -110,8 +111,10 @@ TEST(test_roof_arithmetic) {
     MachineFigures reads = m;
     reads.rd_bw1_gbs = 16;
     reads.rd_bw_gbs = 8; /* slower than the triad at all cores: the triad's 40 stays */
-    CHECK_NEAR(Roof_compute(&reads, 1, mv_flops, mv_bytes).gflops, blend(mv_bytes, l3, 30, 16) * mv_flops / mv_bytes, 1e-9);
-    CHECK_NEAR(Roof_compute(&reads, 4, mv_flops, mv_bytes).gflops, blend(mv_bytes, l3, 120, 40) * mv_flops / mv_bytes, 1e-9);
+    CHECK_NEAR(Roof_compute(&reads, 1, mv_flops, mv_bytes).gflops, blend(mv_bytes, l3, 30, 16) * mv_flops / mv_bytes,
+               1e-9);
+    CHECK_NEAR(Roof_compute(&reads, 4, mv_flops, mv_bytes).gflops, blend(mv_bytes, l3, 120, 40) * mv_flops / mv_bytes,
+               1e-9);
     reads.l3_rd1_gbs = 45;
     CHECK_NEAR(Roof_compute(&reads, 1, l2_flops, l2_bytes).gflops, blend(l2_bytes, 1 << 20, 50, 45) * 0.5, 1e-9);
     /* unknown: zero, never a made-up figure */
@@ -226,8 +229,8 @@ TEST(test_get_cpu_quick) {
     MachineMeasureOptions mo = {.quick = true};
     MachineFigures m, again;
     CHECK(Machine_getCpu(&dev, false, &mo, &m, note, sizeof note, err) == TT_OK);
-    printf("quick figures: peak %.1f / %.1f GFLOPS, bandwidth %.1f / %.1f GB/s (%s)\n", m.peak1_gflops,
-           m.peak_gflops, m.bw1_gbs, m.bw_gbs, note);
+    printf("quick figures: peak %.1f / %.1f GFLOPS, bandwidth %.1f / %.1f GB/s (%s)\n", m.peak1_gflops, m.peak_gflops,
+           m.bw1_gbs, m.bw_gbs, note);
     CHECK_CONTAINS(note, "measured now");
     CHECK(m.quick);
     CHECK(m.peak1_gflops > 0.1 && m.peak1_gflops < 1e5);

@@ -32,24 +32,24 @@ static bool close_all(const float *a, const float *b, int64_t n, double tol) {
 }
 
 /* Runs op i of g through the runtime call `rt` and the reference; compares. */
-#define OP_CASE(g, i, params, rt_call)                                                                  \
-    do {                                                                                                \
-        const GraphOp *op = &(g)->ops[i];                                                               \
-        const float *ins[GRAPH_MAX_IN];                                                                 \
-        for (int j = 0; j < op->n_in; j++)                                                              \
-            ins[j] = in_of(op->in[j]);                                                                  \
-        int64_t n_out = GraphTensor_count(&(g)->tensors[op->out]);                                      \
-        float *want = malloc((size_t)n_out * sizeof(float)), *y = calloc((size_t)n_out, sizeof(float)); \
-        Graph_referenceOp(g, op, params, ins, want);                                                    \
-        const float *x = ins[0];                                                                        \
-        (void)x;                                                                                        \
-        rt_call;                                                                                        \
-        if (!close_all(y, want, n_out, 1e-5)) {                                                         \
-            fprintf(stderr, "op %s\n", GraphOp_kindName(op->kind));                                     \
-            CHECK(0);                                                                                   \
-        }                                                                                               \
-        free(want);                                                                                     \
-        free(y);                                                                                        \
+#define OP_CASE(g, i, params, rt_call)                                                                                 \
+    do {                                                                                                               \
+        const GraphOp *op = &(g)->ops[i];                                                                              \
+        const float *ins[GRAPH_MAX_IN];                                                                                \
+        for (int j = 0; j < op->n_in; j++)                                                                             \
+            ins[j] = in_of(op->in[j]);                                                                                 \
+        int64_t n_out = GraphTensor_count(&(g)->tensors[op->out]);                                                     \
+        float *want = malloc((size_t)n_out * sizeof(float)), *y = calloc((size_t)n_out, sizeof(float));                \
+        Graph_referenceOp(g, op, params, ins, want);                                                                   \
+        const float *x = ins[0];                                                                                       \
+        (void)x;                                                                                                       \
+        rt_call;                                                                                                       \
+        if (!close_all(y, want, n_out, 1e-5)) {                                                                        \
+            fprintf(stderr, "op %s\n", GraphOp_kindName(op->kind));                                                    \
+            CHECK(0);                                                                                                  \
+        }                                                                                                              \
+        free(want);                                                                                                    \
+        free(y);                                                                                                       \
     } while (0)
 
 static float *BUF[256];
@@ -95,7 +95,8 @@ TEST(test_runtime_ops) {
     const GraphOp *o;
 #define OPOF(t) (g.tensors[t].producer)
     o = &g.ops[OPOF(bn)];
-    OP_CASE(&g, OPOF(bn), params, ttrt_affine(x, params + o->param_off[0], params + o->param_off[1], NULL, y, 2, 6, 63, 0));
+    OP_CASE(&g, OPOF(bn), params,
+            ttrt_affine(x, params + o->param_off[0], params + o->param_off[1], NULL, y, 2, 6, 63, 0));
     o = &g.ops[OPOF(bias)];
     OP_CASE(&g, OPOF(bias), params, ttrt_affine(x, NULL, params + o->param_off[0], NULL, y, 2, 6, 63, 0));
     OP_CASE(&g, OPOF(relu), params, ttrt_affine(x, NULL, NULL, NULL, y, 1, 1, 2 * 6 * 63, 1));
@@ -113,7 +114,8 @@ TEST(test_runtime_ops) {
     });
     OP_CASE(&g, OPOF(sm), params, ttrt_softmax(x, y, 2, 6 * 63));
     o = &g.ops[OPOF(ln)];
-    OP_CASE(&g, OPOF(ln), params, ttrt_layer_norm(x, params + o->param_off[0], params + o->param_off[1], y, 2, 378, 1e-5f));
+    OP_CASE(&g, OPOF(ln), params,
+            ttrt_layer_norm(x, params + o->param_off[0], params + o->param_off[1], y, 2, 378, 1e-5f));
     OP_CASE(&g, OPOF(qh), params, ttrt_heads(x, y, 0, 2, 3, 5, 4));
     OP_CASE(&g, OPOF(vt), params, ttrt_heads(x, y, 1, 2, 3, 5, 4));
     OP_CASE(&g, OPOF(merged), params, ttrt_heads(x, y, 2, 2, 3, 5, 4));
@@ -240,8 +242,11 @@ static long floats(const ttrt_layout *l, long N, long C) {
  * each activation; and max pooling between layouts */
 TEST(test_move_layouts) {
     const long N = 2, C = 5, H = 3, W = 4;
-    const ttrt_layout L[] = {{1, H, W, 0, 0, 1}, {4, H, 6, 0, 0, 1}, {8, H + 2, W + 4, 1, 1, 1},
-                             {4, H, W, 0, 0, 2}, {4, H + 2, W + 2, 1, 1, 1}};
+    const ttrt_layout L[] = {{1, H, W, 0, 0, 1},
+                             {4, H, 6, 0, 0, 1},
+                             {8, H + 2, W + 4, 1, 1, 1},
+                             {4, H, W, 0, 0, 2},
+                             {4, H + 2, W + 2, 1, 1, 1}};
     const int NL = (int)(sizeof L / sizeof L[0]);
     float scale[5] = {1.5f, -0.5f, 2.0f, 0.25f, 1.0f}, shift[5] = {0.5f, -0.25f, 1.0f, -2.0f, 0.0f};
     for (int a = 0; a < NL; a++)
@@ -291,7 +296,8 @@ TEST(test_move_layouts) {
                                 float m = -3.0e38f;
                                 for (long i = oy - 1; i <= oy; i++)
                                     for (long j = ox - 1; j <= ox; j++)
-                                        if (i >= 0 && i < H && j >= 0 && j < W && x[at(lx, C, n, c * lx->repeat, i, j)] > m)
+                                        if (i >= 0 && i < H && j >= 0 && j < W &&
+                                            x[at(lx, C, n, c * lx->repeat, i, j)] > m)
                                             m = x[at(lx, C, n, c * lx->repeat, i, j)];
                                 for (long k = 0; k < lo.repeat; k++)
                                     CHECK_NEAR(p[at(&lo, C, n, c * lo.repeat + k, oy, ox)], m, 0);

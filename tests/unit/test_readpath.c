@@ -45,10 +45,44 @@ static uint64_t next64(Rng *r) { return ((uint64_t)Rng_next(r) << 32) ^ Rng_next
 
 TEST(numfmt_doubles_as_printf) {
     numfmt_bad = 0;
-    static const double hand[] = {0.0, -0.0, 1, -1, 0.1, 0.3, 1e-4, 1e-5, 1.5e-5, 2.0 / 3, 1e15, 1e16, 1e17, 123456789012345678.0,
-                                  9.999999999999999e22, 1e23, 0.5, 0.25, 1024, 1e-300, 1e300, DBL_MAX, DBL_MIN, 5e-324,
-                                  1763791792.0, 1763791792.1, 0.15, 0.06, 1e-7, 999999999999999.9, 99999.99999999999,
-                                  0.000123456789012345, 1.0000000000000002, 0.9999999999999999, 4.35, 100, 1e21, 1e-4 * 1.5};
+    static const double hand[] = {0.0,
+                                  -0.0,
+                                  1,
+                                  -1,
+                                  0.1,
+                                  0.3,
+                                  1e-4,
+                                  1e-5,
+                                  1.5e-5,
+                                  2.0 / 3,
+                                  1e15,
+                                  1e16,
+                                  1e17,
+                                  123456789012345678.0,
+                                  9.999999999999999e22,
+                                  1e23,
+                                  0.5,
+                                  0.25,
+                                  1024,
+                                  1e-300,
+                                  1e300,
+                                  DBL_MAX,
+                                  DBL_MIN,
+                                  5e-324,
+                                  1763791792.0,
+                                  1763791792.1,
+                                  0.15,
+                                  0.06,
+                                  1e-7,
+                                  999999999999999.9,
+                                  99999.99999999999,
+                                  0.000123456789012345,
+                                  1.0000000000000002,
+                                  0.9999999999999999,
+                                  4.35,
+                                  100,
+                                  1e21,
+                                  1e-4 * 1.5};
     for (size_t i = 0; i < sizeof hand / sizeof hand[0]; i++) {
         check_double(hand[i]);
         check_double(-hand[i]);
@@ -82,7 +116,8 @@ TEST(numfmt_doubles_as_printf) {
 
 TEST(numfmt_integers_as_printf) {
     char got[24], want[24];
-    static const int64_t v[] = {0, 1, -1, 9, 10, 99, 100, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, 1000003ll * 4 + 7};
+    static const int64_t v[] = {0,   1,         -1,        9,         10,        99,
+                                100, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, 1000003ll * 4 + 7};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         NumFmt_i64(got, v[i]);
         snprintf(want, sizeof want, "%" PRId64, v[i]);
@@ -122,9 +157,11 @@ static void full_record(Record *r, int i) {
     r->regs = i % 2 ? 64 : -1, r->spills = i % 2 ? 0 : -1;
     r->shared_bytes = i % 2 ? 49152 : -1, r->local_bytes = -1;
     if (i % 5 == 1) snprintf(r->src, sizeof r->src, "autotvm x.log:%d", i), r->src_cost = 2e-4;
-    if (i % 3 == 0) r->roof_gflops = 123.5, r->roof_bound = 4, snprintf(r->machine_key, sizeof r->machine_key, "0123abcd");
+    if (i % 3 == 0)
+        r->roof_gflops = 123.5, r->roof_bound = 4, snprintf(r->machine_key, sizeof r->machine_key, "0123abcd");
     if (i % 6 == 2) r->steps = strdup("split(0, 4); reorder(1, 0); vectorize(2)"); /* a tensor expression's schedule */
-    if (i % 4 == 1) snprintf(r->host, sizeof r->host, "node%d", i), r->rank = i % 3, snprintf(r->device, sizeof r->device, "cpu");
+    if (i % 4 == 1)
+        snprintf(r->host, sizeof r->host, "node%d", i), r->rank = i % 3, snprintf(r->device, sizeof r->device, "cpu");
 }
 
 /* Both decoders on the same bytes: same status, message and record. */
@@ -155,8 +192,7 @@ static int compare_decoders(const unsigned char *p, size_t n) {
                 free(ja);
                 free(jb);
             }
-            if (bad)
-                fprintf(stderr, "decoders differ: bytes %d \"%s\", object %d \"%s\"\n", (int)sa, ea, (int)sb, eb);
+            if (bad) fprintf(stderr, "decoders differ: bytes %d \"%s\", object %d \"%s\"\n", (int)sa, ea, (int)sb, eb);
         }
         msgpack_unpacked_destroy(&up);
     }

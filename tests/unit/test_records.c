@@ -1157,7 +1157,8 @@ TEST(cli_best_and_dump) {
     CHECK_CONTAINS(cli_out, "  best      none: no successful record (2 trials, all failed)\n"
                             "  trials    2 (2 errors: INSTANTIATION_ERROR 1, WRONG_ANSWER 1)\n");
     /* weights 1 (an older log has no task list): 1 ms + 1 ms, the failed task left out */
-    CHECK_CONTAINS(cli_out, "estimated total latency 2 ms (sum of weight x best latency; 1 task without a result left out)");
+    CHECK_CONTAINS(cli_out,
+                   "estimated total latency 2 ms (sum of weight x best latency; 1 task without a result left out)");
 
     char *dump_argv[] = {"dump", (char *)path, NULL};
     CHECK_EQ_INT(run_cmd(cmd_dump, 2, dump_argv), 0);

@@ -136,7 +136,8 @@ TEST(a_log_gives_back_what_the_session_restores) {
     CHECK_EQ_INT(a->visited.count, 4);
     CHECK_EQ_INT(a->replay.n, 4);
     uint64_t want[4] = {3, 8, 5, 9};
-    for (int i = 0; i < 4 && i < a->replay.n; i++) CHECK_EQ_INT(a->replay.index[i], want[i]);
+    for (int i = 0; i < 4 && i < a->replay.n; i++)
+        CHECK_EQ_INT(a->replay.index[i], want[i]);
     CHECK(a->replay.gflops[1] == 0);
     CHECK_EQ_INT(a->rounds, 2); /* 4 trials at a batch of 2 */
     CHECK(a->steered && !a->paused && !a->stopped);

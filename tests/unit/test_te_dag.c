@@ -126,7 +126,8 @@ TEST(workload_key) {
            b);
     key_of("let N = 64\ninput A[N, N]\ninput B[N, N]\nC[i < N, j < N] = sum(A[i, k] * B[j, k], k < N)\noutput C\n", c);
     key_of("let N = 32\ninput A[N, N]\ninput B[N, N]\nC[i < N, j < N] = sum(A[i, k] * B[k, j], k < N)\noutput C\n", e);
-    key_of("let N = 64\ninput A[N, N] f16\ninput B[N, N]\nC[i < N, j < N] = sum(A[i, k] * B[k, j], k < N)\noutput C\n", f);
+    key_of("let N = 64\ninput A[N, N] f16\ninput B[N, N]\nC[i < N, j < N] = sum(A[i, k] * B[k, j], k < N)\noutput C\n",
+           f);
     CHECK_EQ_INT(strlen(a), 19);
     CHECK_STR(a, b);
     CHECK(strcmp(a, c) != 0); /* B transposed */

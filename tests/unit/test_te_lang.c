@@ -8,7 +8,7 @@
 #include "te/te.h"
 #include "tests/check.h"
 
-static const char *const EXAMPLES[] = {"matmul",  "dense",     "batch_matmul", "conv2d",         "depthwise",
+static const char *const EXAMPLES[] = {"matmul",  "dense",      "batch_matmul", "conv2d",         "depthwise",
                                        "softmax", "layer_norm", "max_pool",     "dense_bias_gelu"};
 
 static void example_path(const char *name, char *buf, size_t n) {
@@ -154,7 +154,8 @@ static TeProgram *parse_ok(const char *src) {
 
 TEST(interpreter_by_hand) {
     /* 2x2 matmul: [1 2; 3 4] * [5 6; 7 8] = [19 22; 43 50] */
-    TeProgram *g = parse_ok("input A[2, 2]\ninput B[2, 2]\nC[i < 2, j < 2] = sum(A[i, k] * B[k, j], k < 2)\noutput C\n");
+    TeProgram *g =
+        parse_ok("input A[2, 2]\ninput B[2, 2]\nC[i < 2, j < 2] = sum(A[i, k] * B[k, j], k < 2)\noutput C\n");
     CHECK(g != NULL);
     if (!g) return;
     double a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8}, c[4] = {0};
@@ -202,7 +203,7 @@ TEST(interpreter_by_hand) {
 }
 
 TEST(f16_rounding) {
-    CHECK_NEAR(te_round_to(TE_F16, 1.0 + 1.0 / 4096), 1.0, 0);  /* below half a step */
+    CHECK_NEAR(te_round_to(TE_F16, 1.0 + 1.0 / 4096), 1.0, 0); /* below half a step */
     CHECK_NEAR(te_round_to(TE_F16, 1.0 + 3.0 / 2048), 1.0 + 2.0 / 1024, 0);
     CHECK_NEAR(te_round_to(TE_F16, 65504.0), 65504.0, 0);
     CHECK(isinf(te_round_to(TE_F16, 1e6)));

@@ -67,17 +67,18 @@ TEST(lowered_matmul) {
     StrBuf_init(&b);
     LoopNest_print(&ln, &b);
     /* i = 3*2, j = 2*4 (inexact: guard), reduction innermost but j's inner loop after k: INIT apart */
-    CHECK_STR(b.data,
-              "for z0_0 < 6\n"
-              "  for z0_1 < 5\n"
-              "    init C i=z0_0 j=z0_1\n"
-              "for i0_3 < 3 parallel\n"
-              "  for i0_5 < 2\n"
-              "    for i0_4 < 2\n"
-              "      for i0_2 < 4\n"
-              "        for i0_6 < 4 vectorize\n"
-              "          update C i=(i0_3 * 2 + i0_4) j=(i0_5 * 4 + i0_6) k=i0_2 if (i0_3 * 2 + i0_4) < 6 && (i0_5 * 4 + "
-              "i0_6) < 5 && i0_2 < 4\n");
+    CHECK_STR(
+        b.data,
+        "for z0_0 < 6\n"
+        "  for z0_1 < 5\n"
+        "    init C i=z0_0 j=z0_1\n"
+        "for i0_3 < 3 parallel\n"
+        "  for i0_5 < 2\n"
+        "    for i0_4 < 2\n"
+        "      for i0_2 < 4\n"
+        "        for i0_6 < 4 vectorize\n"
+        "          update C i=(i0_3 * 2 + i0_4) j=(i0_5 * 4 + i0_6) k=i0_2 if (i0_3 * 2 + i0_4) < 6 && (i0_5 * 4 + "
+        "i0_6) < 5 && i0_2 < 4\n");
     StrBuf_done(&b);
     LoopNest_done(&ln);
 
@@ -121,13 +122,14 @@ TEST(compute_at_region_and_inline) {
     StrBuf b;
     StrBuf_init(&b);
     LoopNest_print(&ln, &b);
-    CHECK_STR(b.data, "for i1_1 < 2\n"
-                      "  for r0_0 < 6\n"
-                      "    store B i=(0 + 4 * i1_1) + r0_0 if 0 <= (0 + 4 * i1_1) + r0_0 && (0 + 4 * i1_1) + r0_0 < 10\n"
-                      "  for i1_2 < 4\n"
-                      "    store C i=(i1_1 * 4 + i1_2)\n"
-                      "for i2_0 < 8\n"
-                      "  store D i=i2_0\n");
+    CHECK_STR(b.data,
+              "for i1_1 < 2\n"
+              "  for r0_0 < 6\n"
+              "    store B i=(0 + 4 * i1_1) + r0_0 if 0 <= (0 + 4 * i1_1) + r0_0 && (0 + 4 * i1_1) + r0_0 < 10\n"
+              "  for i1_2 < 4\n"
+              "    store C i=(i1_1 * 4 + i1_2)\n"
+              "for i2_0 < 8\n"
+              "  store D i=i2_0\n");
     StrBuf_done(&b);
     LoopNest_done(&ln);
     TeProgram_delete(g);

@@ -127,7 +127,8 @@ TEST(steps_round_trip_through_a_log) {
     CHECK_EQ_INT(plain_seen, 1);
     CHECK_EQ_INT(replayed, N_EXAMPLES * PER_EXAMPLE);
     for (int e = 0; e < N_EXAMPLES; e++) {
-        for (int k = 0; k < PER_EXAMPLE; k++) StrBuf_done(&nests[e][k]);
+        for (int k = 0; k < PER_EXAMPLE; k++)
+            StrBuf_done(&nests[e][k]);
         TeProgram_delete(progs[e]);
     }
     unlink(path);
@@ -198,7 +199,8 @@ TEST(expr_task_key_sample_and_compare) {
     Workload_fillInputs(&wl, args, 1);
     Workload_reference(&wl, args);
     double row = 0;
-    for (int j = 0; j < 50; j++) row += args[1][j];
+    for (int j = 0; j < 50; j++)
+        row += args[1][j];
     CHECK_NEAR(row, 1.0, 1e-5);
     float *got = malloc(sizeof(float) * info[1].count);
     memcpy(got, args[1], sizeof(float) * info[1].count);

@@ -1,11 +1,11 @@
 /* tests/unit/test_tvmlog.c: TVM's log formats (records/tvmlog.c) and the
  * AutoTVM import (records/tvmimport.c), on the committed fixtures in
  * tests/data/tvm, written from the documented formats. */
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "kernels/target.h"
@@ -40,8 +40,9 @@ TEST(detects_each_format) {
     CHECK_CONTAINS(err, "is not a tunetop log");
     /* a comment line first, as in TopHub's logs */
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const char *txt = "# pre-tuned parameters\n{\"i\": [\"cuda\", \"conv2d_nchw.cuda\", [], {}, [], {\"i\": 1, \"e\": []}], "
-                      "\"r\": [[1.0], 0, 1, 2], \"v\": 0.1}\n# end\n";
+    const char *txt =
+        "# pre-tuned parameters\n{\"i\": [\"cuda\", \"conv2d_nchw.cuda\", [], {}, [], {\"i\": 1, \"e\": []}], "
+        "\"r\": [[1.0], 0, 1, 2], \"v\": 0.1}\n# end\n";
     CHECK(write(fd, txt, strlen(txt)) == (ssize_t)strlen(txt));
     close(fd);
     CHECK(TvmLog_detect(tmp, &f, err) == TT_OK && f == TVM_FMT_AUTOTVM);
@@ -150,7 +151,8 @@ static void append(const char *path, const char *s) {
 TEST(half_written_last_line_is_waited_for) {
     char tmp[] = "/tmp/tt_tvm_XXXXXX";
     close(mkstemp(tmp));
-    const char *l1 = "{\"i\": [[\"[\\\"abc\\\", 1]\", \"llvm\"], [[], []]], \"r\": [[0.5], 0, 1, 2], \"v\": \"v0.6\"}\n";
+    const char *l1 =
+        "{\"i\": [[\"[\\\"abc\\\", 1]\", \"llvm\"], [[], []]], \"r\": [[0.5], 0, 1, 2], \"v\": \"v0.6\"}\n";
     append(tmp, l1);
     append(tmp, "{\"i\": [[\"[\\\"abc\\\", 1]\", \"llvm\"], [[], []]], \"r\": [[0.2");
     TvmReader *r;
@@ -163,7 +165,7 @@ TEST(half_written_last_line_is_waited_for) {
     CHECK_EQ_INT(TvmReader_bad(r), 0);
     TvmReader_follow(r);
     CHECK_EQ_INT(TvmReader_next(r, rec, err), TVM_PARTIAL); /* nothing new yet */
-    append(tmp, "5], 0, 1, 3], \"v\": \"v0.6\"}"); /* whole, still no newline */
+    append(tmp, "5], 0, 1, 3], \"v\": \"v0.6\"}");          /* whole, still no newline */
     TvmReader_follow(r);
     CHECK_EQ_INT(TvmReader_next(r, rec, err), TVM_RECORD);
     CHECK_NEAR(rec->costs[0], 0.25, 1e-12);
@@ -218,7 +220,9 @@ TEST(import_maps_knobs_and_recomputes_indices) {
                 CHECK_CONTAINS(out.config, "tile_rc=[16,1,4]");
             }
             break;
-        case 3: CHECK_EQ_INT(res.reason, TVM_MAP_FAILED); break;
+        case 3:
+            CHECK_EQ_INT(res.reason, TVM_MAP_FAILED);
+            break;
         case 4:
             CHECK_EQ_INT(res.reason, TVM_MAP_OK);
             CHECK(res.tvm_index_agrees);
@@ -228,11 +232,20 @@ TEST(import_maps_knobs_and_recomputes_indices) {
             CHECK_EQ_INT(res.reason, TVM_MAP_OK);
             CHECK(res.tvm_index_checked && !res.tvm_index_agrees);
             break;
-        case 6: CHECK_EQ_INT(res.reason, TVM_MAP_TASK); break;
-        case 7: CHECK_EQ_INT(res.reason, TVM_MAP_KNOB_MISSING); break;
-        case 8: CHECK_EQ_INT(res.reason, TVM_MAP_NO_TEMPLATE); break;
-        case 10: CHECK(res.reason == TVM_MAP_KNOB_EXTRA || res.reason == TVM_MAP_TARGET); break;
-        default: CHECK(0);
+        case 6:
+            CHECK_EQ_INT(res.reason, TVM_MAP_TASK);
+            break;
+        case 7:
+            CHECK_EQ_INT(res.reason, TVM_MAP_KNOB_MISSING);
+            break;
+        case 8:
+            CHECK_EQ_INT(res.reason, TVM_MAP_NO_TEMPLATE);
+            break;
+        case 10:
+            CHECK(res.reason == TVM_MAP_KNOB_EXTRA || res.reason == TVM_MAP_TARGET);
+            break;
+        default:
+            CHECK(0);
         }
     }
     CHECK_EQ_INT(seen, 9);
@@ -255,7 +268,8 @@ TEST(import_resolves_swapped_rx_ry_and_rejects_bad_values) {
     rec->args[3] = (TvmArg){TVM_ARG_INTS, 4, {1, 0, 1, 0}, ""};
     rec->args[4] = (TvmArg){TVM_ARG_INTS, 2, {1, 1}, ""};
     rec->args[5] = (TvmArg){TVM_ARG_STR, 0, {0}, "float32"};
-    const char *names[] = {"tile_f", "tile_y", "tile_x", "tile_rc", "tile_rx", "tile_ry", "auto_unroll_max_step", "unroll_explicit"};
+    const char *names[] = {
+        "tile_f", "tile_y", "tile_x", "tile_rc", "tile_rx", "tile_ry", "auto_unroll_max_step", "unroll_explicit"};
     int64_t vals[][4] = {{2, 1, 8, 1}, {8, 1, 1, 1}, {1, 1, 8, 1}, {4, 4}, {1, 3}, {1, 1}, {512}, {0}};
     int lens[] = {4, 4, 4, 2, 2, 2, 1, 1};
     rec->n_knobs = 8;
@@ -265,7 +279,8 @@ TEST(import_resolves_swapped_rx_ry_and_rejects_bad_values) {
         k->is_list = lens[i] > 1 || i < 6;
         k->is_int = i >= 6;
         k->n = lens[i];
-        for (int j = 0; j < lens[i]; j++) k->v[j] = vals[i][j];
+        for (int j = 0; j < lens[i]; j++)
+            k->v[j] = vals[i][j];
     }
     rec->n_costs = 1;
     rec->costs[0] = 1e-4;

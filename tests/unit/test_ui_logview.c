@@ -1,8 +1,8 @@
 /* `tunetop view`'s model from a log: tasks by key, points and error groups,
  * following the file as a writer appends, and a clear error for bad logs. */
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "records/log.h"
@@ -189,7 +189,8 @@ TEST(follow_reads_only_the_new_bytes_and_notices_a_new_file) {
     unlink(path);
     LogWriter *w;
     CHECK(LogWriter_open(path, "cpu", &w, NULL, err) == TT_OK);
-    for (int i = 0; i < 50; i++) append(w, KEY_A, (uint64_t)i, i % 7 == 3, "threads 2048 > 1024", 1e-5 + i * 1e-7, 1000 + i);
+    for (int i = 0; i < 50; i++)
+        append(w, KEY_A, (uint64_t)i, i % 7 == 3, "threads 2048 > 1024", 1e-5 + i * 1e-7, 1000 + i);
     CHECK(LogWriter_sync(w, err) == TT_OK);
     off_t size0 = size_of(path);
 

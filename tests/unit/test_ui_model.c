@@ -168,7 +168,7 @@ TEST(records_build_points_best_and_groups) {
     /* estimate: weight 2 x 1 us */
     CHECK_NEAR(UiModel_estimate(&m, NULL), 2e-6, 1e-12);
     UiModel_addTask(&m, 1, "dense:m=2,n=8,k=8", "", 256, 1, NULL);
-    CHECK(isinf(UiModel_estimate(&m, NULL)));               /* task 1 has no result yet */
+    CHECK(isinf(UiModel_estimate(&m, NULL)));         /* task 1 has no result yet */
     CHECK_STR(m.tasks[1].label, "dense:m=2,n=8,k=8"); /* empty label: the key */
     UiModel_done(&m);
 }
@@ -216,7 +216,7 @@ TEST(snapshot_and_latency_series) {
     rows[0].state = TASK_PAUSED;
     s.est_latency_s = 0.004;
     s.elapsed_s = 1;
-    UiModel_applySnapshot(&m, &s); /* the estimate also goes into the series */
+    UiModel_applySnapshot(&m, &s);            /* the estimate also goes into the series */
     CHECK_EQ_INT(m.tasks[1].want_paused, -1); /* confirmed */
     CHECK_NEAR(m.est_latency_s, 0.004, 1e-12);
     CHECK_NEAR(m.first_est_s, 0.004, 1e-12);
@@ -239,7 +239,7 @@ TEST(latency_curve_continues_from_the_tsv) {
     snprintf(path, sizeof path, "%s/tt-ui-model-%d.tsv", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
     FILE *f = fopen(path, "w");
     fprintf(f, "unix_time\tsession_s\ttrials\test_latency_ms\ttask\n");
-    fprintf(f, "1000.0\t1.0\t4\t-1.000000\t0\n");    /* no estimate yet */
+    fprintf(f, "1000.0\t1.0\t4\t-1.000000\t0\n"); /* no estimate yet */
     fprintf(f, "1002.0\t3.0\t8\t20.000000\t1\n");
     fprintf(f, "1010.0\t11.0\t12\t15.000000\t0\n");
     fprintf(f, "1100.0\t1.0\t16\t14.000000\t0\n"); /* this session's own line: not loaded */

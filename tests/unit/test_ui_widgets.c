@@ -501,15 +501,24 @@ TEST(plot_scales_and_labels_axes) {
 
 /* issue 13, defect 8: at 80x24 the ResNet-18 conv2d tasks read differently */
 TEST(short_labels_tell_tasks_apart) {
-    const char *r18[] = {"conv2d 224x224 3->64 7x7 s2", "conv2d 56x56 64->64 3x3",     "conv2d 56x56 64->64 1x1",
-                         "conv2d 56x56 64->128 3x3 s2", "conv2d 28x28 128->128 3x3",   "conv2d 56x56 64->128 1x1 s2",
-                         "conv2d 28x28 128->256 3x3 s2", "conv2d 14x14 256->256 3x3",  "conv2d 28x28 128->256 1x1 s2",
-                         "conv2d 14x14 256->512 3x3 s2", "conv2d 7x7 512->512 3x3",    "conv2d 14x14 256->512 1x1 s2",
+    const char *r18[] = {"conv2d 224x224 3->64 7x7 s2",
+                         "conv2d 56x56 64->64 3x3",
+                         "conv2d 56x56 64->64 1x1",
+                         "conv2d 56x56 64->128 3x3 s2",
+                         "conv2d 28x28 128->128 3x3",
+                         "conv2d 56x56 64->128 1x1 s2",
+                         "conv2d 28x28 128->256 3x3 s2",
+                         "conv2d 14x14 256->256 3x3",
+                         "conv2d 28x28 128->256 1x1 s2",
+                         "conv2d 14x14 256->512 3x3 s2",
+                         "conv2d 7x7 512->512 3x3",
+                         "conv2d 14x14 256->512 1x1 s2",
                          "dense 1x512->1000"};
     char out[13][UI_LABEL_MAX];
     for (int w = 8; w <= 30; w++) {
         int d = Ui_shortLabels(r18, 13, w, out);
-        for (int i = 0; i < 13; i++) CHECK((int)strlen(out[i]) <= w);
+        for (int i = 0; i < 13; i++)
+            CHECK((int)strlen(out[i]) <= w);
         if (w >= 10) CHECK_EQ_INT(d, 13);
     }
     /* the 80-column width: every number kept, as few words shortened as the width needs */
@@ -522,7 +531,8 @@ TEST(short_labels_tell_tasks_apart) {
     UiState st;
     UiState_init(&st);
     st.model.live = true;
-    for (int i = 0; i < 13; i++) UiModel_addTask(&st.model, i, r18[i], r18[i], 1e9, 1, NULL);
+    for (int i = 0; i < 13; i++)
+        UiModel_addTask(&st.model, i, r18[i], r18[i], 1e9, 1, NULL);
     UiState_sort(&st);
     st.view.curves = false;
     char *d = screen(&st, 80, 24);
@@ -592,8 +602,9 @@ TEST(filter_tags_messages_mouse_and_header_marks) {
     free(d);
     UiKeys_handle(&st, 'm');
     /* long messages wrap under their time at 80 columns */
-    UiState_setStatus(&st, ATTR_NORMAL, "resumed x.log: 60 measured configs of 12 tasks restored; task 0: 4 trials, "
-                                        "best 8.92 GFLOPS; task 1: 4 trials, best 9.90 GFLOPS TAILWORD");
+    UiState_setStatus(&st, ATTR_NORMAL,
+                      "resumed x.log: 60 measured configs of 12 tasks restored; task 0: 4 trials, "
+                      "best 8.92 GFLOPS; task 1: 4 trials, best 9.90 GFLOPS TAILWORD");
     UiKeys_handle(&st, 'm');
     d = screen(&st, 80, 24);
     CHECK_CONTAINS(d, "TAILWORD");
@@ -611,7 +622,8 @@ TEST(filter_tags_messages_mouse_and_header_marks) {
     st.mouse_y = t.y; /* the title line, over "Err" */
     d = screen(&st, 120, 40);
     const char *line = d;
-    for (int y = 0; y < t.y; y++) line = strchr(line, '\n') + 1;
+    for (int y = 0; y < t.y; y++)
+        line = strchr(line, '\n') + 1;
     const char *err_col = strstr(line, "Err");
     CHECK(err_col != NULL);
     st.mouse_x = (int)(err_col - line);
@@ -658,7 +670,8 @@ TEST(inspector_scrolls_long_lines) {
     }
     CHECK(seen);
     CHECK(st.insp.hscroll >= 240);
-    while (st.insp.hscroll > 0) UiKeys_handle(&st, UI_KEY_LEFT);
+    while (st.insp.hscroll > 0)
+        UiKeys_handle(&st, UI_KEY_LEFT);
     CHECK_EQ_INT(st.insp.level, INSP_DETAIL); /* Left scrolled back before going back */
     UiKeys_handle(&st, UI_KEY_LEFT);
     CHECK_EQ_INT(st.insp.level, INSP_CANDIDATES);

@@ -72,7 +72,7 @@ typedef struct Fixture {
     Task task;
     DeviceInfo dev;
     StrategyContext ctx;
-    double best;      /* max of synth_gflops over the space */
+    double best; /* max of synth_gflops over the space */
     int n_valid;
 } Fixture;
 
@@ -119,7 +119,8 @@ TEST(rank_correlation_basics) {
 static void sample_rows(Fixture *f, Rng *rng, int n, float *x, float *y, int nf, uint64_t *idx) {
     for (int i = 0; i < n; i++) {
         uint64_t k;
-        do k = Rng_below(rng, f->task.space.total);
+        do
+            k = Rng_below(rng, f->task.space.total);
         while (!Strategy_valid(&f->ctx, k));
         idx[i] = k;
         CHECK_EQ_INT(Strategy_features(&f->ctx, k, x + (size_t)i * nf, nf), nf);
@@ -210,7 +211,8 @@ TEST(anneal_finds_top_configs_and_respects_exclusions) {
     VisitedSet_add(&ex, best_idx);
     Rng rng;
     Rng_seed(&rng, 3);
-    for (int i = 0; i < 1000; i++) VisitedSet_add(&ex, Rng_below(&rng, f.task.space.total));
+    for (int i = 0; i < 1000; i++)
+        VisitedSet_add(&ex, Rng_below(&rng, f.task.space.total));
     uint64_t out[64];
     float sc[64];
     int n = 0;
@@ -225,7 +227,8 @@ TEST(anneal_finds_top_configs_and_respects_exclusions) {
         CHECK(!VisitedSet_has(&ex, out[i]));
         CHECK(Strategy_valid(&f.ctx, out[i]));
         if (i) CHECK(sc[i] <= sc[i - 1]);
-        for (int j = 0; j < i; j++) CHECK(out[i] != out[j]);
+        for (int j = 0; j < i; j++)
+            CHECK(out[i] != out[j]);
     }
     VisitedSet_done(&ex);
     Annealer_done(&a);
@@ -404,7 +407,8 @@ static double first_plan_mean(Fixture *f, uint64_t seed, bool warm) {
         uint64_t idx[200];
         double g[200];
         for (int i = 0; i < 200; i++) {
-            do idx[i] = Rng_below(&rng, f->task.space.total);
+            do
+                idx[i] = Rng_below(&rng, f->task.space.total);
             while (!VisitedSet_add(&v, idx[i]));
             g[i] = synth_gflops(&f->task.space, idx[i]);
         }
@@ -414,7 +418,8 @@ static double first_plan_mean(Fixture *f, uint64_t seed, bool warm) {
     int got = strategy_xgb.propose(self, &v, out, 64);
     CHECK_EQ_INT(got, 64);
     double sum = 0;
-    for (int i = 0; i < got; i++) sum += synth_gflops(&f->task.space, out[i]);
+    for (int i = 0; i < got; i++)
+        sum += synth_gflops(&f->task.space, out[i]);
     VisitedSet_done(&v);
     strategy_xgb.destroy(self);
     return got ? sum / got / f->best : 0;
@@ -460,7 +465,8 @@ TEST(xgb_propose_does_not_wait_for_a_refit) {
     Rng rng;
     Rng_seed(&rng, 5);
     for (int i = 0; i < BIG; i++) {
-        do idx[i] = Rng_below(&rng, f.task.space.total);
+        do
+            idx[i] = Rng_below(&rng, f.task.space.total);
         while (!VisitedSet_add(&v, idx[i]));
         g[i] = synth_gflops(&f.task.space, idx[i]);
     }
@@ -475,10 +481,11 @@ TEST(xgb_propose_does_not_wait_for_a_refit) {
     bool in_flight = status_has(self, "refitting");
     CHECK_EQ_INT(got, 64);
     double t1 = clock_mono();
-    while (status_has(self, "refitting") && clock_mono() - t1 < 60) usleep(2000);
+    while (status_has(self, "refitting") && clock_mono() - t1 < 60)
+        usleep(2000);
     double fit_wait = clock_mono() - t1;
-    printf("  propose took %.3f s while the refit on %d points was in flight (%s); the refit needed %.3f s more\n",
-           dt, BIG, in_flight ? "yes" : "no", fit_wait);
+    printf("  propose took %.3f s while the refit on %d points was in flight (%s); the refit needed %.3f s more\n", dt,
+           BIG, in_flight ? "yes" : "no", fit_wait);
     CHECK(in_flight);
     CHECK(dt < 1.0);
     char line[256];
@@ -499,7 +506,8 @@ static void measure_then_refit(void *self, VisitedSet *v, uint64_t *out, const d
     strategy_xgb.update(self, out, g, 64);
     CHECK_EQ_INT(strategy_xgb.propose(self, v, out, 64), 64);
     double t0 = clock_mono();
-    while (status_has(self, "refitting") && clock_mono() - t0 < 30) usleep(2000);
+    while (status_has(self, "refitting") && clock_mono() - t0 < 30)
+        usleep(2000);
     strategy_xgb.status(self, line, n);
     printf("  %s\n", line);
 }
@@ -594,7 +602,8 @@ TEST(xgb_learns_from_the_sessions_other_tasks) {
     uint64_t out[64];
     CHECK_EQ_INT(strategy_xgb.propose(self, &v, out, 64), 64);
     double sum = 0;
-    for (int i = 0; i < 64; i++) sum += synth_gflops(&f.task.space, out[i]) / f.best;
+    for (int i = 0; i < 64; i++)
+        sum += synth_gflops(&f.task.space, out[i]) / f.best;
     strategy_xgb.status(self, line, sizeof line);
     printf("  peers: first plan mean %.3f of the optimum; %s\n", sum / 64, line);
     CHECK_CONTAINS(line, "fitted on 160 points (160 of other tasks)");
@@ -610,7 +619,8 @@ TEST(xgb_learns_from_the_sessions_other_tasks) {
     }
     strategy_xgb.learn_other(self, &other.task, bi, bg, BIG);
     double g[64];
-    for (int i = 0; i < 64; i++) g[i] = synth_gflops(&f.task.space, out[i]);
+    for (int i = 0; i < 64; i++)
+        g[i] = synth_gflops(&f.task.space, out[i]);
     measure_then_refit(self, &v, out, g, line, sizeof line);
     /* 20160 rows, every third: 6720 */
     CHECK_CONTAINS(line, "fitted on 6784 points (6720 of other tasks)");
@@ -644,7 +654,8 @@ TEST(xgb_ignores_indices_outside_the_space) {
     uint64_t out[64];
     CHECK_EQ_INT(strategy_xgb.propose(self, &v, out, 64), 64);
     CHECK(status_has(self, "fitted on 100 points"));
-    for (int i = 0; i < 64; i++) CHECK(out[i] < f.task.space.total);
+    for (int i = 0; i < 64; i++)
+        CHECK(out[i] < f.task.space.total);
     VisitedSet_done(&v);
     strategy_xgb.destroy(self);
     Fixture_done(&f);

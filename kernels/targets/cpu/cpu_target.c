@@ -18,10 +18,10 @@
 
 #include "base/clock.h"
 #include "base/strbuf.h"
-#include "kernels/targets/cpu/abi.h"
 #include "kernels/target.h"
-#include "kernels/worker/mode.h"
+#include "kernels/targets/cpu/abi.h"
 #include "kernels/targets/runner.h"
+#include "kernels/worker/mode.h"
 
 extern char **environ;
 

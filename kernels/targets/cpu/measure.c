@@ -15,8 +15,8 @@
 
 #include "base/clock.h"
 #include "base/strbuf.h"
-#include "kernels/targets/machine.h"
 #include "kernels/target.h"
+#include "kernels/targets/machine.h"
 
 char *Machine_peakSource(int vector_floats, int chains, long iters) {
     StrBuf sb;
@@ -59,35 +59,36 @@ char *Machine_peakSource(int vector_floats, int chains, long iters) {
 char *Machine_triadSource(int64_t elements, int sweeps) {
     StrBuf sb;
     StrBuf_init(&sb);
-    StrBuf_printf(&sb,
-                  "/* tunetop machine measurement: bandwidth, STREAM triad over %lld floats per array, %d sweep(s) */\n"
-                  "#include <stdlib.h>\n#include <stddef.h>\n"
-                  "#define N %lldL\n#define SWEEPS %d\n"
-                  "typedef struct { float *a, *b, *c; volatile float s; } St;\n"
-                  "int tt_setup(float **args, void **state) {\n"
-                  "    (void)args; St *s = calloc(1, sizeof *s); if (!s) return 1;\n"
-                  "    size_t bytes = ((size_t)N * sizeof(float) + 63) / 64 * 64;\n"
-                  "    s->a = aligned_alloc(64, bytes); s->b = aligned_alloc(64, bytes); s->c = aligned_alloc(64, bytes);\n"
-                  "    if (!s->a || !s->b || !s->c) { free(s->a); free(s->b); free(s->c); free(s); return 2; }\n"
-                  "    float *a = s->a, *b = s->b, *c = s->c;\n"
-                  "    /* first touch by the threads that use the pages (the same static split as tt_run) */\n"
-                  "#pragma omp parallel for schedule(static)\n"
-                  "    for (long i = 0; i < N; i++) { a[i] = 0.0f; b[i] = 1.0f; c[i] = 2.0f; }\n"
-                  "    s->s = 3.0f; *state = s; return 0;\n}\n"
-                  "void tt_pack(void *state) { (void)state; }\n"
-                  "void tt_finish(void *state) { (void)state; }\n"
-                  "void tt_teardown(void *state) { St *s = state; free(s->a); free(s->b); free(s->c); free(s); }\n"
-                  "void tt_run(void *state) {\n"
-                  "    St *s = state;\n"
-                  "    float *restrict a = s->a; const float *restrict b = s->b, *restrict c = s->c;\n"
-                  "    const float q = s->s;\n"
-                  "#pragma omp parallel\n"
-                  "    for (int r = 0; r < SWEEPS; r++) {\n"
-                  "#pragma omp for schedule(static)\n"
-                  "        for (long i = 0; i < N; i++) a[i] = b[i] + (q + (float)r) * c[i];\n"
-                  "    }\n"
-                  "}\n",
-                  (long long)elements, sweeps, (long long)elements, sweeps);
+    StrBuf_printf(
+        &sb,
+        "/* tunetop machine measurement: bandwidth, STREAM triad over %lld floats per array, %d sweep(s) */\n"
+        "#include <stdlib.h>\n#include <stddef.h>\n"
+        "#define N %lldL\n#define SWEEPS %d\n"
+        "typedef struct { float *a, *b, *c; volatile float s; } St;\n"
+        "int tt_setup(float **args, void **state) {\n"
+        "    (void)args; St *s = calloc(1, sizeof *s); if (!s) return 1;\n"
+        "    size_t bytes = ((size_t)N * sizeof(float) + 63) / 64 * 64;\n"
+        "    s->a = aligned_alloc(64, bytes); s->b = aligned_alloc(64, bytes); s->c = aligned_alloc(64, bytes);\n"
+        "    if (!s->a || !s->b || !s->c) { free(s->a); free(s->b); free(s->c); free(s); return 2; }\n"
+        "    float *a = s->a, *b = s->b, *c = s->c;\n"
+        "    /* first touch by the threads that use the pages (the same static split as tt_run) */\n"
+        "#pragma omp parallel for schedule(static)\n"
+        "    for (long i = 0; i < N; i++) { a[i] = 0.0f; b[i] = 1.0f; c[i] = 2.0f; }\n"
+        "    s->s = 3.0f; *state = s; return 0;\n}\n"
+        "void tt_pack(void *state) { (void)state; }\n"
+        "void tt_finish(void *state) { (void)state; }\n"
+        "void tt_teardown(void *state) { St *s = state; free(s->a); free(s->b); free(s->c); free(s); }\n"
+        "void tt_run(void *state) {\n"
+        "    St *s = state;\n"
+        "    float *restrict a = s->a; const float *restrict b = s->b, *restrict c = s->c;\n"
+        "    const float q = s->s;\n"
+        "#pragma omp parallel\n"
+        "    for (int r = 0; r < SWEEPS; r++) {\n"
+        "#pragma omp for schedule(static)\n"
+        "        for (long i = 0; i < N; i++) a[i] = b[i] + (q + (float)r) * c[i];\n"
+        "    }\n"
+        "}\n",
+        (long long)elements, sweeps, (long long)elements, sweeps);
     return StrBuf_take(&sb);
 }
 

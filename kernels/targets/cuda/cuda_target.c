@@ -19,11 +19,11 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "kernels/target.h"
 #include "kernels/targets/cuda/cuda_arch.h"
 #include "kernels/targets/gpu_build.h"
-#include "kernels/templates/gpu/gpu.h"
 #include "kernels/targets/runner.h"
-#include "kernels/target.h"
+#include "kernels/templates/gpu/gpu.h"
 #include "kernels/worker/mode.h"
 
 #ifdef TT_HAVE_CUDA
@@ -55,7 +55,8 @@ static Status cuda_probe(DeviceInfo *out, char *err) {
     out->sm_major = p.major;
     out->sm_minor = p.minor;
     out->max_threads_per_block = p.maxThreadsPerBlock;
-    for (int i = 0; i < 3; i++) out->max_block_dim[i] = p.maxThreadsDim[i];
+    for (int i = 0; i < 3; i++)
+        out->max_block_dim[i] = p.maxThreadsDim[i];
     out->max_shared_bytes_per_block = (int64_t)p.sharedMemPerBlock; /* static limit, no opt-in */
     out->regs_per_sm = p.regsPerMultiprocessor;
     out->max_regs_per_thread = 255;
@@ -70,7 +71,7 @@ typedef struct CudaJob {
     char *source;
     char arch[16]; /* "90" */
     int error_no;
-    char *log;      /* NVRTC or nvJitLink error log, or the ptxas info log on success */
+    char *log; /* NVRTC or nvJitLink error log, or the ptxas info log on success */
     void *cubin;
     size_t cubin_len;
 } CudaJob;
@@ -178,7 +179,8 @@ static bool parse_resources(const char *log, BuildResult *out) {
                 const char *sm = strstr(u, " bytes smem");
                 if (sm) {
                     const char *q = sm;
-                    while (q > u && q[-1] >= '0' && q[-1] <= '9') q--;
+                    while (q > u && q[-1] >= '0' && q[-1] <= '9')
+                        q--;
                     out->shared_bytes = atoll(q);
                 } else {
                     out->shared_bytes = 0;
@@ -188,8 +190,10 @@ static bool parse_resources(const char *log, BuildResult *out) {
             const char *s = strstr(line, "bytes stack frame");
             if (s) {
                 const char *q = s - 1;
-                while (q > line && (q[-1] == ' ')) q--;
-                while (q > line && q[-1] >= '0' && q[-1] <= '9') q--;
+                while (q > line && (q[-1] == ' '))
+                    q--;
+                while (q > line && q[-1] >= '0' && q[-1] <= '9')
+                    q--;
                 if (sscanf(q, "%lld bytes stack frame, %lld bytes spill stores, %lld bytes spill loads", &stack,
                            &spill_st, &spill_ld) == 3) {
                     out->local_bytes = stack;

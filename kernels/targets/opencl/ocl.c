@@ -11,22 +11,38 @@
 
 const char *Ocl_errorName(cl_int e) {
     switch (e) {
-    case CL_SUCCESS: return "CL_SUCCESS";
-    case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
-    case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
-    case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
-    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
-    case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
-    case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
-    case CL_INVALID_BINARY: return "CL_INVALID_BINARY";
-    case CL_INVALID_PROGRAM_EXECUTABLE: return "CL_INVALID_PROGRAM_EXECUTABLE";
-    case CL_INVALID_KERNEL_NAME: return "CL_INVALID_KERNEL_NAME";
-    case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
-    case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
-    case CL_INVALID_WORK_ITEM_SIZE: return "CL_INVALID_WORK_ITEM_SIZE";
-    case CL_INVALID_GLOBAL_WORK_SIZE: return "CL_INVALID_GLOBAL_WORK_SIZE";
-    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR (no OpenCL platform installed)";
-    default: return "OpenCL error";
+    case CL_SUCCESS:
+        return "CL_SUCCESS";
+    case CL_DEVICE_NOT_FOUND:
+        return "CL_DEVICE_NOT_FOUND";
+    case CL_OUT_OF_RESOURCES:
+        return "CL_OUT_OF_RESOURCES";
+    case CL_OUT_OF_HOST_MEMORY:
+        return "CL_OUT_OF_HOST_MEMORY";
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+        return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case CL_BUILD_PROGRAM_FAILURE:
+        return "CL_BUILD_PROGRAM_FAILURE";
+    case CL_INVALID_VALUE:
+        return "CL_INVALID_VALUE";
+    case CL_INVALID_BINARY:
+        return "CL_INVALID_BINARY";
+    case CL_INVALID_PROGRAM_EXECUTABLE:
+        return "CL_INVALID_PROGRAM_EXECUTABLE";
+    case CL_INVALID_KERNEL_NAME:
+        return "CL_INVALID_KERNEL_NAME";
+    case CL_INVALID_KERNEL_ARGS:
+        return "CL_INVALID_KERNEL_ARGS";
+    case CL_INVALID_WORK_GROUP_SIZE:
+        return "CL_INVALID_WORK_GROUP_SIZE";
+    case CL_INVALID_WORK_ITEM_SIZE:
+        return "CL_INVALID_WORK_ITEM_SIZE";
+    case CL_INVALID_GLOBAL_WORK_SIZE:
+        return "CL_INVALID_GLOBAL_WORK_SIZE";
+    case -1001:
+        return "CL_PLATFORM_NOT_FOUND_KHR (no OpenCL platform installed)";
+    default:
+        return "OpenCL error";
     }
 }
 
@@ -91,7 +107,8 @@ void OclDevice_info(const OclDevice *this, DeviceInfo *out) {
     clGetDeviceInfo(this->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, NULL);
     clGetDeviceInfo(this->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
     out->max_threads_per_block = (int)(wg > 1u << 30 ? 1u << 30 : wg);
-    for (int i = 0; i < 3; i++) out->max_block_dim[i] = (int)(items[i] > 1u << 30 ? 1u << 30 : items[i]);
+    for (int i = 0; i < 3; i++)
+        out->max_block_dim[i] = (int)(items[i] > 1u << 30 ? 1u << 30 : items[i]);
     out->max_shared_bytes_per_block = (int64_t)local;
     out->global_mem_bytes = (int64_t)global;
     out->multiprocessors = (int)cus;
@@ -110,7 +127,8 @@ static char *program_log(const OclDevice *dev, cl_program prog, const char *head
     log[hl + n] = '\0';
     /* trim trailing blank lines */
     size_t len = strlen(log);
-    while (len > 0 && (log[len - 1] == '\n' || log[len - 1] == ' ')) log[--len] = '\0';
+    while (len > 0 && (log[len - 1] == '\n' || log[len - 1] == ' '))
+        log[--len] = '\0';
     if (len == 0) {
         free(log);
         return NULL;
@@ -216,8 +234,8 @@ Status OclExec_run(OclExec *this, int n, double *device_s, char *err) {
     cl_event first = NULL, last = NULL;
     for (int i = 0; i < n; i++) {
         cl_event ev;
-        cl_int e = clEnqueueNDRangeKernel(this->dev->queue, this->kernel, 3, NULL, this->global, this->local, 0, NULL,
-                                          &ev);
+        cl_int e =
+            clEnqueueNDRangeKernel(this->dev->queue, this->kernel, 3, NULL, this->global, this->local, 0, NULL, &ev);
         if (e != CL_SUCCESS) {
             if (first) clReleaseEvent(first);
             if (last && last != first) clReleaseEvent(last);

@@ -20,10 +20,10 @@
 #include <string.h>
 
 #include "base/clock.h"
-#include "kernels/targets/gpu_build.h"
-#include "kernels/targets/runner.h"
-#include "kernels/targets/opencl/ocl.h"
 #include "kernels/target.h"
+#include "kernels/targets/gpu_build.h"
+#include "kernels/targets/opencl/ocl.h"
+#include "kernels/targets/runner.h"
 #include "kernels/worker/mode.h"
 
 #ifdef TT_HAVE_OPENCL
@@ -53,7 +53,8 @@ static bool slot_busy;
 
 static void slot_acquire(void) {
     pthread_mutex_lock(&slot_mu);
-    while (slot_busy) pthread_cond_wait(&slot_cv, &slot_mu);
+    while (slot_busy)
+        pthread_cond_wait(&slot_cv, &slot_mu);
     slot_busy = true;
     pthread_mutex_unlock(&slot_mu);
 }

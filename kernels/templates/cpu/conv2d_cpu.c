@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "base/strbuf.h"
-#include "kernels/templates/cpu/cpu_gen.h"
 #include "kernels/template.h"
+#include "kernels/templates/cpu/cpu_gen.h"
 
 /* Everything the generator and the features need, derived from a config. */
 typedef struct ConvPlan {
@@ -208,8 +208,9 @@ static void conv_emitEdgeTile(StrBuf *sb, const ConvPlan *p, int64_t owo) {
         for (int r = 0; r < p->RN; r++)
             n += (cols[r] = conv_colValid(p, owo, r, kw));
         if (n == 0) continue;
-        StrBuf_printf(sb, "{\nconst float *ip = ib + (size_t)icc * IN_C + kh * DH * IN_H + %lld * DW * ICB;\n"
-                          "const float *wp = wb + (size_t)((icc * KH + kh) * KW + %lld) * ICB * OCB;\n",
+        StrBuf_printf(sb,
+                      "{\nconst float *ip = ib + (size_t)icc * IN_C + kh * DH * IN_H + %lld * DW * ICB;\n"
+                      "const float *wp = wb + (size_t)((icc * KH + kh) * KW + %lld) * ICB * OCB;\n",
                       (long long)kw, (long long)kw);
         /* the whole kw range is written out here: keep the body within the compile-time bound */
         int unroll = p->OCV * p->RN * p->KW * p->unroll_ic <= MAX_UNROLLED_FMAS ? p->unroll_ic : 1;
@@ -234,13 +235,13 @@ static void conv_emitRowTiles(StrBuf *sb, const ConvPlan *p) {
     for (int64_t t = 0; t < lo; t++)
         conv_emitEdgeTile(sb, p, t * p->RN);
     if (hi > lo) {
-        StrBuf_printf(sb, "for (int owo = %lld; owo < %lld; owo += RN) {\n"
-                          "const float *ib = ibase + (size_t)owo * SW * ICB;\n",
+        StrBuf_printf(sb,
+                      "for (int owo = %lld; owo < %lld; owo += RN) {\n"
+                      "const float *ib = ibase + (size_t)owo * SW * ICB;\n",
                       (long long)(lo * p->RN), (long long)(hi * p->RN));
         CpuGen_emitTileInit(sb, (int)p->OCV, (int)p->RN, p->vf, p->bias);
         conv_emitReduction(sb, p);
-        CpuGen_emitTileStore(sb, (int)p->OCV, (int)p->RN, p->vf, "(size_t)owo * OSTR", p->OSTR, p->residual,
-                             p->relu);
+        CpuGen_emitTileStore(sb, (int)p->OCV, (int)p->RN, p->vf, "(size_t)owo * OSTR", p->OSTR, p->residual, p->relu);
         StrBuf_append(sb, "}\n");
     }
     for (int64_t t = hi; t < tiles; t++)

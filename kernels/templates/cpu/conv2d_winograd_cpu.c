@@ -30,9 +30,9 @@
 #include <string.h>
 
 #include "base/strbuf.h"
+#include "kernels/template.h"
 #include "kernels/templates/cpu/conv2d_winograd_cpu.h"
 #include "kernels/templates/cpu/cpu_gen.h"
-#include "kernels/template.h"
 
 #define WG_MAX_SCRATCH (1024 * 1024) /* bytes of the per-thread GEMM result block */
 #define WG_MAX_UNROLLED_FMAS 512
@@ -259,8 +259,9 @@ static void wg_emitGemm(StrBuf *sb, const WgPlan *p) {
             StrBuf_printf(sb, "%s a%d_%d = (vf){0}", r ? "," : "", v, r);
         StrBuf_append(sb, ";\n");
     }
-    StrBuf_printf(sb, "const float *vt = vb + (size_t)t * CIP;\n#pragma GCC unroll %d\n"
-                      "for (int ci = 0; ci < CIP; ci++) {\n",
+    StrBuf_printf(sb,
+                  "const float *vt = vb + (size_t)t * CIP;\n#pragma GCC unroll %d\n"
+                  "for (int ci = 0; ci < CIP; ci++) {\n",
                   p->unroll_ci);
     for (int v = 0; v < p->OCV; v++)
         StrBuf_printf(sb, "vf w%d = LD(ub + (size_t)ci * OCB + %d);\n", v, v * p->vf);
@@ -413,17 +414,18 @@ static Status wg_generate(const Workload *wl, const Space *space, const int32_t 
     CpuGen_begin(&sb, "conv2d_winograd.cpu", space, choice, p.vf);
     StrBuf_append(&sb, "#ifdef _OPENMP\n#include <omp.h>\n#define TT_TID omp_get_thread_num()\n"
                        "#define TT_NTH omp_get_max_threads()\n#else\n#define TT_TID 0\n#define TT_NTH 1\n#endif\n");
-    StrBuf_printf(&sb,
-                  "#define N %lld\n#define CI %lld\n#define H %lld\n#define W %lld\n#define CO %lld\n"
-                  "#define PH %lld\n#define PW %lld\n#define OH %lld\n#define OW %lld\n#define M %lld\n#define A %lld\n"
-                  "#define A2 %lld\n#define TH %lld\n#define TW %lld\n#define T %lld\n#define TB %lld\n#define TP %lld\n"
-                  "#define CIB %lld\n#define CIP %lld\n#define OCB %lld\n#define OCC %lld\n#define RN %lld\n"
-                  "#define OWP %lld\n#define HP %lld\n#define WP %lld\n#define RESIDUAL %d\n",
-                  (long long)p.N, (long long)p.CI, (long long)p.H, (long long)p.W, (long long)p.CO, (long long)p.PH,
-                  (long long)p.PW, (long long)p.OH, (long long)p.OW, (long long)p.M, (long long)p.A, (long long)p.A2,
-                  (long long)p.TH, (long long)p.TW, (long long)p.T, (long long)p.TB, (long long)p.TP, (long long)p.CIB,
-                  (long long)p.CIP, (long long)p.OCB, (long long)p.OCC, (long long)p.RN, (long long)p.OWP,
-                  (long long)p.HP, (long long)p.WP, p.residual ? 1 : 0);
+    StrBuf_printf(
+        &sb,
+        "#define N %lld\n#define CI %lld\n#define H %lld\n#define W %lld\n#define CO %lld\n"
+        "#define PH %lld\n#define PW %lld\n#define OH %lld\n#define OW %lld\n#define M %lld\n#define A %lld\n"
+        "#define A2 %lld\n#define TH %lld\n#define TW %lld\n#define T %lld\n#define TB %lld\n#define TP %lld\n"
+        "#define CIB %lld\n#define CIP %lld\n#define OCB %lld\n#define OCC %lld\n#define RN %lld\n"
+        "#define OWP %lld\n#define HP %lld\n#define WP %lld\n#define RESIDUAL %d\n",
+        (long long)p.N, (long long)p.CI, (long long)p.H, (long long)p.W, (long long)p.CO, (long long)p.PH,
+        (long long)p.PW, (long long)p.OH, (long long)p.OW, (long long)p.M, (long long)p.A, (long long)p.A2,
+        (long long)p.TH, (long long)p.TW, (long long)p.T, (long long)p.TB, (long long)p.TP, (long long)p.CIB,
+        (long long)p.CIP, (long long)p.OCB, (long long)p.OCC, (long long)p.RN, (long long)p.OWP, (long long)p.HP,
+        (long long)p.WP, p.residual ? 1 : 0);
     StrBuf_append(&sb, "#define IN_H ((size_t)WP * VF)\n#define IN_C ((size_t)HP * IN_H)\n"
                        "#define IN_N ((size_t)CIB * IN_C)\n#define V_X ((size_t)TP * CIP)\n"
                        "#define MS_N ((size_t)A2 * TB * OCB)\n#define O_N ((size_t)OCC * OH * OWP * OCB)\n");
@@ -436,12 +438,12 @@ static Status wg_generate(const Workload *wl, const Space *space, const int32_t 
     return TT_OK;
 }
 
-static int wg_features(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
-                       float *out, int cap) {
+static int wg_features(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev, float *out,
+                       int cap) {
     WgPlan p;
     wg_plan(wl, space, choice, dev, &p);
     double f = 4.0;
-    double l1 = f * (p.CIP * p.OCB + p.RN * p.CIP);                  /* one GEMM step: U panel + V rows */
+    double l1 = f * (p.CIP * p.OCB + p.RN * p.CIP);                        /* one GEMM step: U panel + V rows */
     double l2 = f * (p.A2 * p.CIP * (p.OCB + p.TB) + p.A2 * p.TB * p.OCB); /* a block: U, V, scratch */
     double l3 = f * (p.OCC * p.A2 * p.CIP * p.OCB + p.A2 * p.TP * p.CIP + p.N * p.CIB * p.HP * p.WP * p.vf);
     double waste = (double)(p.TH * p.M * p.TW * p.M * p.OCC * p.OCB) / (double)(p.OH * p.OW * p.CO);

@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "base/strbuf.h"
-#include "kernels/templates/cpu/cpu_gen.h"
 #include "kernels/template.h"
+#include "kernels/templates/cpu/cpu_gen.h"
 
 typedef struct GemmPlan {
     int vf, vregs;

@@ -31,14 +31,16 @@ static Status conv_space(const Workload *wl, const DeviceInfo *dev, Space *s, ch
         Space_addSplit(s, "tile_rc", wl->ci, 3, SPLIT_FACTORS, 0, err) ||
         Space_addSplit(s, "tile_ry", wl->kh, 3, SPLIT_FACTORS, 0, err) ||
         Space_addSplit(s, "tile_rx", wl->kw, 3, SPLIT_FACTORS, 0, err) ||
-        Space_addOption(s, "auto_unroll_max_step", UNROLL, 3, err) || Space_addOption(s, "unroll_explicit", EXPL, 2, err))
+        Space_addOption(s, "auto_unroll_max_step", UNROLL, 3, err) ||
+        Space_addOption(s, "unroll_explicit", EXPL, 2, err))
         return TT_ERR;
     return TT_OK;
 }
 
 static void copy_split(int64_t *dst, const Space *s, const int32_t *choice, const char *name, int n) {
     const int64_t *v = Space_splitByName(s, choice, name);
-    for (int i = 0; i < n; i++) dst[i] = v[i];
+    for (int i = 0; i < n; i++)
+        dst[i] = v[i];
 }
 
 static void conv_load(Conv *c, const Workload *wl, const Space *s, const int32_t *choice) {
@@ -96,34 +98,35 @@ static Status conv_generate(const Workload *wl, const Space *s, const int32_t *c
     StrBuf_printf(&sb, "        const int c0 = rco * %lld, ky0 = ryo * %lld, kx0 = rxo * %lld;\n", (long long)c.RCT,
                   (long long)c.RYT, (long long)c.RXT);
     StrBuf_printf(&sb, "        const int ih0 = y0 * %lld - %lld + ky0 * %lld, iw0 = x0 * %lld - %lld + kx0 * %lld;\n",
-                  (long long)c.SH, (long long)c.PH, (long long)c.DH, (long long)c.SW, (long long)c.PW,
-                  (long long)c.DW);
+                  (long long)c.SH, (long long)c.PH, (long long)c.DH, (long long)c.SW, (long long)c.PW, (long long)c.DW);
     /* cooperative fetch of the input patch (zero outside the padded image) */
-    StrBuf_printf(&body,
-                  "const int i = k * %lld + tid;\n"
-                  "if (i < %lld) {\n"
-                  "    const int cc = i / %lld, r = i %% %lld;\n"
-                  "    const int ih = ih0 + r / %lld, iw = iw0 + r %% %lld;\n"
-                  "    AA[i] = (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld) ? dn[((c0 + cc) * %lld + ih) * %lld + iw] "
-                  ": 0.0f;\n"
-                  "}",
-                  (long long)c.NT, (long long)c.a_size, (long long)(c.IH * c.IW), (long long)(c.IH * c.IW),
-                  (long long)c.IW, (long long)c.IW, (long long)c.H, (long long)c.W, (long long)c.H, (long long)c.W);
+    StrBuf_printf(
+        &body,
+        "const int i = k * %lld + tid;\n"
+        "if (i < %lld) {\n"
+        "    const int cc = i / %lld, r = i %% %lld;\n"
+        "    const int ih = ih0 + r / %lld, iw = iw0 + r %% %lld;\n"
+        "    AA[i] = (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld) ? dn[((c0 + cc) * %lld + ih) * %lld + iw] "
+        ": 0.0f;\n"
+        "}",
+        (long long)c.NT, (long long)c.a_size, (long long)(c.IH * c.IW), (long long)(c.IH * c.IW), (long long)c.IW,
+        (long long)c.IW, (long long)c.H, (long long)c.W, (long long)c.H, (long long)c.W);
     GpuLoop fa[] = {{"k", (c.a_size + c.NT - 1) / c.NT}};
     Gpu_emitNest(&sb, fa, 1, body.data, &c.unroll, 2);
     /* cooperative fetch of the weight slice */
     StrBuf_clear(&body);
     int64_t wr = c.RCT * c.RYT * c.RXT;
-    StrBuf_printf(&body,
-                  "const int i = k * %lld + tid;\n"
-                  "if (i < %lld) {\n"
-                  "    const int ff = i / %lld, r = i %% %lld;\n"
-                  "    const int cc = r / %lld, r2 = r %% %lld;\n"
-                  "    WW[i] = weight[((f0 + ff) * %lld + c0 + cc) * %lld + (ky0 + r2 / %lld) * %lld + kx0 + r2 %% %lld];\n"
-                  "}",
-                  (long long)c.NT, (long long)c.w_size, (long long)wr, (long long)wr, (long long)(c.RYT * c.RXT),
-                  (long long)(c.RYT * c.RXT), (long long)c.CI, (long long)(c.KH * c.KW), (long long)c.RXT,
-                  (long long)c.KW, (long long)c.RXT);
+    StrBuf_printf(
+        &body,
+        "const int i = k * %lld + tid;\n"
+        "if (i < %lld) {\n"
+        "    const int ff = i / %lld, r = i %% %lld;\n"
+        "    const int cc = r / %lld, r2 = r %% %lld;\n"
+        "    WW[i] = weight[((f0 + ff) * %lld + c0 + cc) * %lld + (ky0 + r2 / %lld) * %lld + kx0 + r2 %% %lld];\n"
+        "}",
+        (long long)c.NT, (long long)c.w_size, (long long)wr, (long long)wr, (long long)(c.RYT * c.RXT),
+        (long long)(c.RYT * c.RXT), (long long)c.CI, (long long)(c.KH * c.KW), (long long)c.RXT, (long long)c.KW,
+        (long long)c.RXT);
     GpuLoop fw[] = {{"k", (c.w_size + c.NT - 1) / c.NT}};
     Gpu_emitNest(&sb, fw, 1, body.data, &c.unroll, 2);
     StrBuf_append(&sb, "        BARRIER();\n");

@@ -44,7 +44,8 @@ static Status dense_space(const Workload *wl, const DeviceInfo *dev, Space *s, c
             Space_addSplit(s, "tile_k", wl->k, 3, SPLIT_FACTORS, 0, err))
             return TT_ERR;
     }
-    if (Space_addOption(s, "auto_unroll_max_step", UNROLL, 3, err) || Space_addOption(s, "unroll_explicit", EXPL, 2, err))
+    if (Space_addOption(s, "auto_unroll_max_step", UNROLL, 3, err) ||
+        Space_addOption(s, "unroll_explicit", EXPL, 2, err))
         return TT_ERR;
     return TT_OK;
 }
@@ -62,11 +63,14 @@ static void dense_load(Dense *d, const Workload *wl, const Space *s, const int32
         return;
     }
     const int64_t *v = Space_splitByName(s, choice, "tile_y");
-    for (int i = 0; i < 4; i++) d->y[i] = v[i];
+    for (int i = 0; i < 4; i++)
+        d->y[i] = v[i];
     v = Space_splitByName(s, choice, "tile_x");
-    for (int i = 0; i < 4; i++) d->x[i] = v[i];
+    for (int i = 0; i < 4; i++)
+        d->x[i] = v[i];
     v = Space_splitByName(s, choice, "tile_k");
-    for (int i = 0; i < 3; i++) d->k3[i] = v[i];
+    for (int i = 0; i < 3; i++)
+        d->k3[i] = v[i];
     d->MB = d->y[1] * d->y[2] * d->y[3];
     d->NB = d->x[1] * d->x[2] * d->x[3];
     d->KT = d->k3[1] * d->k3[2];
@@ -128,7 +132,8 @@ static void gen_small(StrBuf *sb, const Dense *d, const Workload *wl) {
     StrBuf_printf(sb, "    red[ty * %lld + tx] = part;\n", L(KI));
     StrBuf_append(sb, "    BARRIER();\n");
     int64_t p = 1;
-    while (p < KI) p *= 2;
+    while (p < KI)
+        p *= 2;
     for (int64_t s = p / 2; s > 0; s /= 2) {
         StrBuf_printf(sb, "    if (tx < %lld && tx + %lld < %lld) red[ty * %lld + tx] += red[ty * %lld + tx + %lld];\n",
                       L(s), L(s), L(KI), L(KI), L(KI), L(s));
@@ -180,8 +185,8 @@ static void gen_large(StrBuf *sb, const Dense *d, const Workload *wl) {
                   "const int ml = vy * %lld + ty * %lld + yi;\n"
                   "const int nl = vx * %lld + tx * %lld + xi;\n"
                   "acc[(vy * %lld + yi) * %lld + vx * %lld + xi] += As[ml * %lld + kk] * Bs[nl * %lld + kk];",
-                  L(d->k3[2]), L(d->y[2] * d->y[3]), L(d->y[3]), L(d->x[2] * d->x[3]), L(d->x[3]), L(d->y[3]),
-                  L(d->AX), L(d->x[3]), L(d->KT), L(d->KT));
+                  L(d->k3[2]), L(d->y[2] * d->y[3]), L(d->y[3]), L(d->x[2] * d->x[3]), L(d->x[3]), L(d->y[3]), L(d->AX),
+                  L(d->x[3]), L(d->KT), L(d->KT));
     GpuLoop comp[] = {{"km", d->k3[1]}, {"ki", d->k3[2]}, {"vy", d->y[1]},
                       {"yi", d->y[3]},  {"vx", d->x[1]},  {"xi", d->x[3]}};
     Gpu_emitNest(sb, comp, 6, body.data, &d->unroll, 2);
@@ -191,8 +196,7 @@ static void gen_large(StrBuf *sb, const Dense *d, const Workload *wl) {
                   "const int m = m0 + vy * %lld + ty * %lld + yi;\n"
                   "const int n = n0 + vx * %lld + tx * %lld + xi;\n"
                   "float v = acc[(vy * %lld + yi) * %lld + vx * %lld + xi];\n",
-                  L(d->y[2] * d->y[3]), L(d->y[3]), L(d->x[2] * d->x[3]), L(d->x[3]), L(d->y[3]), L(d->AX),
-                  L(d->x[3]));
+                  L(d->y[2] * d->y[3]), L(d->y[3]), L(d->x[2] * d->x[3]), L(d->x[3]), L(d->y[3]), L(d->AX), L(d->x[3]));
     Gpu_appendFused(&body, wl, "n");
     StrBuf_printf(&body, "out[m * %lld + n] = v;", L(d->N));
     GpuLoop epi[] = {{"vy", d->y[1]}, {"yi", d->y[3]}, {"vx", d->x[1]}, {"xi", d->x[3]}};

@@ -27,7 +27,8 @@ static Status dw_space(const Workload *wl, const DeviceInfo *dev, Space *s, char
     if (Space_addSplit(s, "tile_f", dw_co(wl), 4, SPLIT_FACTORS, 0, err) ||
         Space_addSplit(s, "tile_y", Workload_outH(wl), 4, SPLIT_FACTORS, 0, err) ||
         Space_addSplit(s, "tile_x", Workload_outW(wl), 4, SPLIT_FACTORS, 0, err) ||
-        Space_addOption(s, "auto_unroll_max_step", UNROLL, 3, err) || Space_addOption(s, "unroll_explicit", EXPL, 2, err))
+        Space_addOption(s, "auto_unroll_max_step", UNROLL, 3, err) ||
+        Space_addOption(s, "unroll_explicit", EXPL, 2, err))
         return TT_ERR;
     return TT_OK;
 }
@@ -38,11 +39,14 @@ static void dw_load(Dw *d, const Workload *wl, const Space *s, const int32_t *ch
     d->SH = wl->stride_h, d->SW = wl->stride_w, d->PH = wl->pad_h, d->PW = wl->pad_w;
     d->DH = wl->dil_h > 0 ? wl->dil_h : 1, d->DW = wl->dil_w > 0 ? wl->dil_w : 1;
     const int64_t *v = Space_splitByName(s, choice, "tile_f");
-    for (int i = 0; i < 4; i++) d->f[i] = v[i];
+    for (int i = 0; i < 4; i++)
+        d->f[i] = v[i];
     v = Space_splitByName(s, choice, "tile_y");
-    for (int i = 0; i < 4; i++) d->y[i] = v[i];
+    for (int i = 0; i < 4; i++)
+        d->y[i] = v[i];
     v = Space_splitByName(s, choice, "tile_x");
-    for (int i = 0; i < 4; i++) d->x[i] = v[i];
+    for (int i = 0; i < 4; i++)
+        d->x[i] = v[i];
     d->unroll.max_step = Space_optionByName(s, choice, "auto_unroll_max_step");
     d->unroll.explicit_ = Space_optionByName(s, choice, "unroll_explicit") != 0;
     d->FB = d->f[1] * d->f[2] * d->f[3];
@@ -116,10 +120,10 @@ static Status dw_generate(const Workload *wl, const Space *s, const int32_t *cho
                   "acc[((vf * %lld + fi) * %lld + vy * %lld + yi) * %lld + vx * %lld + xi] +=\n"
                   "    AA[(cl * %lld + yl * %lld + ky * %lld) * %lld + xl * %lld + kx * %lld] *\n"
                   "    WW[(fl * %lld + ky) * %lld + kx];",
-                  L(d.f[2] * d.f[3]), L(d.f[3]), L(d.M), L(d.y[2] * d.y[3]), L(d.y[3]), L(d.x[2] * d.x[3]),
-                  L(d.x[3]), L(d.f[3]), L(d.AY), L(d.y[3]), L(d.AX), L(d.x[3]), L(d.IH), L(d.SH), L(d.DH), L(d.IW),
-                  L(d.SW), L(d.DW), L(d.KH), L(d.KW));
-    GpuLoop comp[] = {{"ky", d.KH}, {"kx", d.KW}, {"vf", d.f[1]}, {"fi", d.f[3]},
+                  L(d.f[2] * d.f[3]), L(d.f[3]), L(d.M), L(d.y[2] * d.y[3]), L(d.y[3]), L(d.x[2] * d.x[3]), L(d.x[3]),
+                  L(d.f[3]), L(d.AY), L(d.y[3]), L(d.AX), L(d.x[3]), L(d.IH), L(d.SH), L(d.DH), L(d.IW), L(d.SW),
+                  L(d.DW), L(d.KH), L(d.KW));
+    GpuLoop comp[] = {{"ky", d.KH},   {"kx", d.KW},   {"vf", d.f[1]}, {"fi", d.f[3]},
                       {"vy", d.y[1]}, {"yi", d.y[3]}, {"vx", d.x[1]}, {"xi", d.x[3]}};
     Gpu_emitNest(&sb, comp, 8, body.data, &d.unroll, 1);
 

@@ -54,7 +54,8 @@ void Gpu_appendParams(StrBuf *sb, const Workload *wl) {
 }
 
 static void indent_to(StrBuf *sb, int indent) {
-    for (int i = 0; i < indent; i++) StrBuf_append(sb, "    ");
+    for (int i = 0; i < indent; i++)
+        StrBuf_append(sb, "    ");
 }
 
 /* Appends body, re-indented line by line. */
@@ -78,7 +79,8 @@ void Gpu_emitNest(StrBuf *sb, const GpuLoop *loops, int n, const char *body, con
         return;
     }
     int64_t nest = 1;
-    for (int i = 0; i < n; i++) nest *= loops[i].extent;
+    for (int i = 0; i < n; i++)
+        nest *= loops[i].extent;
     const GpuLoop *l = &loops[0];
     bool unrolled = unroll && unroll->max_step > 0 && nest <= unroll->max_step;
     if (l->extent == 1 || (unrolled && unroll->explicit_)) {
@@ -133,8 +135,8 @@ bool Gpu_checkLaunch(const DeviceInfo *dev, const int64_t block[3], int64_t vthr
     int64_t counted = threads * (vthreads > 0 ? vthreads : 1);
     if (counted > dev->max_threads_per_block) {
         if (counted != threads)
-            snprintf(reason, n, "threads per block %lld > %d (%lld threads x %lld virtual threads)",
-                     (long long)counted, dev->max_threads_per_block, (long long)threads, (long long)vthreads);
+            snprintf(reason, n, "threads per block %lld > %d (%lld threads x %lld virtual threads)", (long long)counted,
+                     dev->max_threads_per_block, (long long)threads, (long long)vthreads);
         else
             snprintf(reason, n, "threads per block %lld > %d", (long long)counted, dev->max_threads_per_block);
         return false;
@@ -163,7 +165,8 @@ int Gpu_launchFeatures(const int64_t block[3], int64_t vthreads, const int64_t g
     f[3] = (float)log2((double)(tile_floats > 0 ? tile_floats : 1));
     f[4] = (float)log2((double)(grid[0] * grid[1] * grid[2]));
     int n = cap < 5 ? cap : 5;
-    for (int i = 0; i < n; i++) out[i] = f[i];
+    for (int i = 0; i < n; i++)
+        out[i] = f[i];
     return n;
 }
 

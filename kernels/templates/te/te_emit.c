@@ -22,10 +22,8 @@ static const Dialect C_DIALECT = {"int64_t",
                                   {"expf", "logf", "sqrtf", NULL, "tanhf", "erff", "fabsf", "fmaxf", "fminf"},
                                   "INFINITY",
                                   "static inline"};
-static const Dialect OPENCL_DIALECT = {"long",
-                                       {"exp", "log", "sqrt", "rsqrt", "tanh", "erf", "fabs", "fmax", "fmin"},
-                                       "INFINITY",
-                                       "static inline"};
+static const Dialect OPENCL_DIALECT = {
+    "long", {"exp", "log", "sqrt", "rsqrt", "tanh", "erf", "fabs", "fmax", "fmin"}, "INFINITY", "static inline"};
 static const Dialect CUDA_DIALECT = {"long long",
                                      {"expf", "logf", "sqrtf", "rsqrtf", "tanhf", "erff", "fabsf", "fmaxf", "fminf"},
                                      "__int_as_float(0x7f800000)",
@@ -44,8 +42,10 @@ static void float_lit(const Dialect *dia, StrBuf *out, double v) {
     char buf[48];
     snprintf(buf, sizeof buf, "%.9g", v);
     if (!strpbrk(buf, ".eEin")) strcat(buf, ".0");
-    if (strstr(buf, "inf")) StrBuf_printf(out, v > 0 ? "(%s)" : "(-%s)", dia->inf);
-    else StrBuf_printf(out, "%sf", buf);
+    if (strstr(buf, "inf"))
+        StrBuf_printf(out, v > 0 ? "(%s)" : "(-%s)", dia->inf);
+    else
+        StrBuf_printf(out, "%sf", buf);
 }
 
 /* Row-major offset of an access, with the indices rendered under env. */
@@ -53,7 +53,8 @@ static void offset(Emit *E, int tensor, const TeExpr *const *idx, char **env, St
     const TeTensor *t = &E->g->tensors[tensor];
     StrBuf *save = E->out;
     E->out = out;
-    for (int d = 0; d < t->ndim; d++) StrBuf_append(out, "(");
+    for (int d = 0; d < t->ndim; d++)
+        StrBuf_append(out, "(");
     for (int d = 0; d < t->ndim; d++) {
         if (d) StrBuf_printf(out, " * %lld + ", (long long)t->shape[d]);
         expr(E, idx[d], env, NULL);
@@ -68,8 +69,10 @@ static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value) {
     StrBuf *o = E->out;
     switch (e->kind) {
     case TE_NUM:
-        if (e->type == TE_TINT) StrBuf_printf(o, "((%s)%lld)", E->dia->int_t, (long long)e->inum);
-        else float_lit(E->dia, o, e->num);
+        if (e->type == TE_TINT)
+            StrBuf_printf(o, "((%s)%lld)", E->dia->int_t, (long long)e->inum);
+        else
+            float_lit(E->dia, o, e->num);
         return;
     case TE_VAR:
         StrBuf_append(o, env[e->var]);
@@ -130,9 +133,12 @@ static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value) {
         StrBuf_append(o, ")");
         return;
     case TE_CALL:
-        if (e->type == TE_TINT) StrBuf_append(o, e->op == TE_FMAX ? "tt_imax(" : "tt_imin(");
-        else if (!E->dia->fun[e->op]) StrBuf_append(o, "(1.0f / sqrtf((float)"); /* C has no rsqrt */
-        else StrBuf_printf(o, "%s((float)", E->dia->fun[e->op]);
+        if (e->type == TE_TINT)
+            StrBuf_append(o, e->op == TE_FMAX ? "tt_imax(" : "tt_imin(");
+        else if (!E->dia->fun[e->op])
+            StrBuf_append(o, "(1.0f / sqrtf((float)"); /* C has no rsqrt */
+        else
+            StrBuf_printf(o, "%s((float)", E->dia->fun[e->op]);
         expr(E, e->kid[0], env, red_value);
         if (e->n_kids == 2) {
             StrBuf_append(o, e->type == TE_TINT ? ", " : ", (float)");
@@ -197,12 +203,16 @@ static void emit_stmt(Emit *E, const LnNode *n, int depth) {
         expr(E, t->body, env, NULL);
         break;
     case LN_INIT:
-        if (rop == TE_SUM) StrBuf_append(o, "0.0f");
-        else StrBuf_printf(o, rop == TE_MAX_OVER ? "(-%s)" : "(%s)", E->dia->inf);
+        if (rop == TE_SUM)
+            StrBuf_append(o, "0.0f");
+        else
+            StrBuf_printf(o, rop == TE_MAX_OVER ? "(-%s)" : "(%s)", E->dia->inf);
         break;
     case LN_UPDATE:
-        if (rop == TE_SUM) StrBuf_printf(o, "%s + (float)", out_ref.data);
-        else StrBuf_printf(o, "%s(%s, (float)", E->dia->fun[rop == TE_MAX_OVER ? TE_FMAX : TE_FMIN], out_ref.data);
+        if (rop == TE_SUM)
+            StrBuf_printf(o, "%s + (float)", out_ref.data);
+        else
+            StrBuf_printf(o, "%s(%s, (float)", E->dia->fun[rop == TE_MAX_OVER ? TE_FMAX : TE_FMIN], out_ref.data);
         expr(E, ts->red->kid[0], env, NULL);
         if (rop != TE_SUM) StrBuf_append(o, ")");
         break;
@@ -223,13 +233,15 @@ static void emit_node(Emit *E, const LnNode *n, int depth) {
         return;
     }
     if (n->bind && E->dia != &C_DIALECT) { /* the loop is the thread index */
-        static const char *const CU[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+        static const char *const CU[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
+                                         "threadIdx.x", "threadIdx.y", "threadIdx.z"};
         static const char *const CL[] = {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)",
                                          "get_local_id(0)", "get_local_id(1)", "get_local_id(2)"};
         indent(o, depth);
         StrBuf_printf(o, "{ const %s %s = (%s)%s;\n", E->dia->int_t, n->var, E->dia->int_t,
                       (E->dia == &CUDA_DIALECT ? CU : CL)[n->bind - 1]);
-        for (int i = 0; i < n->n_kids; i++) emit_node(E, n->kids[i], depth + 1);
+        for (int i = 0; i < n->n_kids; i++)
+            emit_node(E, n->kids[i], depth + 1);
         indent(o, depth);
         StrBuf_append(o, "}\n");
         return;
@@ -237,24 +249,29 @@ static void emit_node(Emit *E, const LnNode *n, int depth) {
     int c = E->dia == &C_DIALECT;
     if (c && n->ann == ANN_PARALLEL) indent(o, depth), StrBuf_append(o, "#pragma omp parallel for\n");
     if (c && n->ann == ANN_VECTORIZE) indent(o, depth), StrBuf_append(o, "#pragma omp simd\n");
-    if (c && n->unroll > 0) indent(o, depth), StrBuf_printf(o, "#pragma GCC unroll %lld\n", (long long)(n->unroll < 65535 ? n->unroll : 65534));
+    if (c && n->unroll > 0)
+        indent(o, depth),
+            StrBuf_printf(o, "#pragma GCC unroll %lld\n", (long long)(n->unroll < 65535 ? n->unroll : 65534));
     indent(o, depth);
-    StrBuf_printf(o, "for (%s %s = 0; %s < %lld; %s++) {\n", E->dia->int_t, n->var, n->var, (long long)n->extent, n->var);
-    for (int i = 0; i < n->n_kids; i++) emit_node(E, n->kids[i], depth + 1);
+    StrBuf_printf(o, "for (%s %s = 0; %s < %lld; %s++) {\n", E->dia->int_t, n->var, n->var, (long long)n->extent,
+                  n->var);
+    for (int i = 0; i < n->n_kids; i++)
+        emit_node(E, n->kids[i], depth + 1);
     indent(o, depth);
     StrBuf_append(o, "}\n");
 }
 
 /* Guarded so that several kernels can share one source. */
 static void helpers(const Dialect *d, StrBuf *out) {
-    StrBuf_printf(out,
-                  "#ifndef TT_TE_HELPERS\n#define TT_TE_HELPERS\n"
-                  "%s %s tt_fdiv(%s a, %s b) { %s q = a / b; return (a %% b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
-                  "%s %s tt_fmod(%s a, %s b) { return a - tt_fdiv(a, b) * b; }\n"
-                  "%s %s tt_imax(%s a, %s b) { return a > b ? a : b; }\n"
-                  "%s %s tt_imin(%s a, %s b) { return a < b ? a : b; }\n#endif\n",
-                  d->func_prefix, d->int_t, d->int_t, d->int_t, d->int_t, d->func_prefix, d->int_t, d->int_t, d->int_t,
-                  d->func_prefix, d->int_t, d->int_t, d->int_t, d->func_prefix, d->int_t, d->int_t, d->int_t);
+    StrBuf_printf(
+        out,
+        "#ifndef TT_TE_HELPERS\n#define TT_TE_HELPERS\n"
+        "%s %s tt_fdiv(%s a, %s b) { %s q = a / b; return (a %% b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+        "%s %s tt_fmod(%s a, %s b) { return a - tt_fdiv(a, b) * b; }\n"
+        "%s %s tt_imax(%s a, %s b) { return a > b ? a : b; }\n"
+        "%s %s tt_imin(%s a, %s b) { return a < b ? a : b; }\n#endif\n",
+        d->func_prefix, d->int_t, d->int_t, d->int_t, d->int_t, d->func_prefix, d->int_t, d->int_t, d->int_t,
+        d->func_prefix, d->int_t, d->int_t, d->int_t, d->func_prefix, d->int_t, d->int_t, d->int_t);
 }
 
 void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
@@ -262,8 +279,10 @@ void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
     StrBuf_append(out, "#include <math.h>\n#include <stdint.h>\n");
     helpers(&C_DIALECT, out);
     StrBuf_printf(out, "void %s(float **t) {\n", fn);
-    for (int i = 0; i < this->dag->prog->n_tensors; i++) StrBuf_printf(out, "    float *restrict T%d = t[%d];\n", i, i);
-    for (int i = 0; i < this->root->n_kids; i++) emit_node(&E, this->root->kids[i], 1);
+    for (int i = 0; i < this->dag->prog->n_tensors; i++)
+        StrBuf_printf(out, "    float *restrict T%d = t[%d];\n", i, i);
+    for (int i = 0; i < this->root->n_kids; i++)
+        emit_node(&E, this->root->kids[i], 1);
     StrBuf_append(out, "}\n");
 }
 
@@ -291,14 +310,16 @@ Status LoopNest_emit_gpu(const LoopNest *this, int cuda, const char *prefix, Str
     for (int k = 0; k < this->root->n_kids && k < TE_MAX_LAUNCHES; k++) {
         TeLaunch *l = &launches[(*n_launches)++];
         snprintf(l->name, sizeof l->name, "%s%d", prefix, k);
-        for (int a = 0; a < 3; a++) l->grid[a] = l->block[a] = 1;
+        for (int a = 0; a < 3; a++)
+            l->grid[a] = l->block[a] = 1;
         if (launch_shape(this->root->kids[k], l, err)) return TT_ERR;
         if (l->block[0] * l->block[1] * l->block[2] > 1024)
             return tt_fail(err, "kernel %d: %lld threads per block, more than 1024", k,
                            (long long)(l->block[0] * l->block[1] * l->block[2]));
         StrBuf_printf(out, "%s void %s(", cuda ? "extern \"C\" __global__" : "__kernel", l->name);
         for (int i = 0; i < this->dag->prog->n_tensors; i++)
-            StrBuf_printf(out, "%s%sfloat *%s T%d", i ? ", " : "", cuda ? "" : "__global ", cuda ? "__restrict__" : "restrict", i);
+            StrBuf_printf(out, "%s%sfloat *%s T%d", i ? ", " : "", cuda ? "" : "__global ",
+                          cuda ? "__restrict__" : "restrict", i);
         StrBuf_append(out, ") {\n");
         emit_node(&E, this->root->kids[k], 1);
         StrBuf_append(out, "}\n");

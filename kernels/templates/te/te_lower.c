@@ -70,7 +70,8 @@ static int new_iter(Sched *s, int64_t extent, int is_reduce) {
 
 static Status check_loop(char *err, int idx, const Step *st, const Sched *s, int64_t pos) {
     if (pos < 0 || pos >= s->n_leaves)
-        return step_fail(err, idx, st, "loop %lld does not exist (the stage has %d loops)", (long long)pos, s->n_leaves);
+        return step_fail(err, idx, st, "loop %lld does not exist (the stage has %d loops)", (long long)pos,
+                         s->n_leaves);
     return TT_OK;
 }
 
@@ -109,7 +110,8 @@ static Status apply(Lower *L, int idx, const Step *st) {
         if (outer * prod != s->it[from].extent) s->inexact = 1;
         int ids[STEP_MAX_ARGS + 1];
         ids[0] = new_iter(s, outer, s->it[from].is_reduce);
-        for (int i = 1; i <= nf; i++) ids[i] = new_iter(s, st->arg[i], s->it[from].is_reduce);
+        for (int i = 1; i <= nf; i++)
+            ids[i] = new_iter(s, st->arg[i], s->it[from].is_reduce);
         Iter *f = &s->it[from];
         f->rel = REL_SPLIT;
         f->n_out = nf + 1;
@@ -151,7 +153,8 @@ static Status apply(Lower *L, int idx, const Step *st) {
             in->n_out = 1;
             in->out[0] = f;
             in->n_in = n;
-            for (int k = 0; k < n; k++) in->in[k] = s->leaves[pos + k];
+            for (int k = 0; k < n; k++)
+                in->in[k] = s->leaves[pos + k];
         }
         s->leaves[pos] = f;
         memmove(&s->leaves[pos + 1], &s->leaves[pos + n], sizeof(int) * (s->n_leaves - pos - n));
@@ -187,7 +190,8 @@ static Status apply(Lower *L, int idx, const Step *st) {
         if (it->is_reduce) return step_fail(err, idx, st, "loop %lld is a reduction loop", (long long)st->arg[0]);
         for (int i = 0; i < s->n_iters; i++)
             if (s->it[i].bind == st->arg[1] + 1)
-                return step_fail(err, idx, st, "%s is bound twice", st->arg[1] < 3 ? "a block index" : "a thread index");
+                return step_fail(err, idx, st, "%s is bound twice",
+                                 st->arg[1] < 3 ? "a block index" : "a thread index");
         it->bind = (int)st->arg[1] + 1;
         return TT_OK;
     }
@@ -211,7 +215,8 @@ static Status apply(Lower *L, int idx, const Step *st) {
         if (ts->n_consumers != 1 || ts->consumers[0] != t)
             return step_fail(err, idx, st, "stage %s is read by other stages than %s", stage_name(d, st->stage),
                              stage_name(d, t));
-        if (L->s[t].attach != AT_ROOT) return step_fail(err, idx, st, "target %s is not computed at root", stage_name(d, t));
+        if (L->s[t].attach != AT_ROOT)
+            return step_fail(err, idx, st, "target %s is not computed at root", stage_name(d, t));
         if (check_loop(err, idx, st, &L->s[t], st->arg[1])) return TT_ERR;
         if (s->looped_step >= 0)
             return step_fail(err, idx, st, "stage %s was given loops of its own by step %d", stage_name(d, st->stage),
@@ -245,8 +250,10 @@ static void node_add(LnNode *parent, LnNode *kid) {
 
 static void node_free(LnNode *n) {
     if (!n) return;
-    for (int i = 0; i < n->n_kids; i++) node_free(n->kids[i]);
-    for (int i = 0; i < 2 * TE_MAX_DIMS; i++) free(n->axis[i]);
+    for (int i = 0; i < n->n_kids; i++)
+        node_free(n->kids[i]);
+    for (int i = 0; i < 2 * TE_MAX_DIMS; i++)
+        free(n->axis[i]);
     free(n->guard);
     free(n->kids);
     free(n);
@@ -264,7 +271,8 @@ static void iter_value(const Sched *s, int st, int i, StrBuf *out) {
     const Iter *it = &s->it[i];
     if (it->rel == REL_SPLIT) {
         int64_t stride[STEP_MAX_ARGS + 1], acc = 1;
-        for (int k = it->n_out - 1; k >= 0; k--) stride[k] = acc, acc *= s->it[it->out[k]].extent;
+        for (int k = it->n_out - 1; k >= 0; k--)
+            stride[k] = acc, acc *= s->it[it->out[k]].extent;
         StrBuf_append(out, "(");
         for (int k = 0; k < it->n_out; k++) {
             if (k) StrBuf_append(out, " + ");
@@ -275,7 +283,8 @@ static void iter_value(const Sched *s, int st, int i, StrBuf *out) {
     } else if (it->rel == REL_FUSE) {
         int64_t stride = 1;
         int k = it->n_in - 1;
-        for (; it->in[k] != i; k--) stride *= s->it[it->in[k]].extent;
+        for (; it->in[k] != i; k--)
+            stride *= s->it[it->in[k]].extent;
         StrBuf_append(out, "(");
         iter_value(s, st, it->out[0], out);
         if (stride != 1) StrBuf_printf(out, " / %lld", (long long)stride);
@@ -299,8 +308,10 @@ static LnNode *stmt_new(const Lower *L, int st, LnPart part, char **axis_overrid
     int n_axes = part == LN_UPDATE ? s->n_roots : ts->n_spatial;
     for (int a = 0; a < n_axes; a++) {
         StrBuf_init(&b);
-        if (axis_override) StrBuf_append(&b, axis_override[a]);
-        else iter_value(s, st, a, &b);
+        if (axis_override)
+            StrBuf_append(&b, axis_override[a]);
+        else
+            iter_value(s, st, a, &b);
         n->axis[a] = StrBuf_take(&b);
         StrBuf_done(&b);
         if (s->inexact && !axis_override) {
@@ -365,7 +376,8 @@ static int region(const Lower *L, int p, int t, int pos, int d, StrBuf *lo, int6
     const Sched *ts = &L->s[t];
     const TeStage *tst = &D->stages[t];
     int inner[MAX_ITERS] = {0};
-    for (int i = pos + 1; i < ts->n_leaves; i++) inner[ts->leaves[i]] = 1;
+    for (int i = pos + 1; i < ts->n_leaves; i++)
+        inner[ts->leaves[i]] = 1;
     int found = 0;
     ItLin first;
     int64_t lo_c = 0, hi_c = 0;
@@ -378,12 +390,15 @@ static int region(const Lower *L, int p, int t, int pos, int d, StrBuf *lo, int6
         for (int i = 0; i < ts->n_iters; i++) {
             if (!inner[i] || !l.coef[i]) continue;
             int64_t x = l.coef[i] * (ts->it[i].extent - 1);
-            if (x < 0) lo_k += x;
-            else hi_k += x;
+            if (x < 0)
+                lo_k += x;
+            else
+                hi_k += x;
             l.coef[i] = 0;
         }
         l.c = 0;
-        if (!found) first = l, lo_c = lo_k, hi_c = hi_k, found = 1;
+        if (!found)
+            first = l, lo_c = lo_k, hi_c = hi_k, found = 1;
         else {
             if (memcmp(&first, &l, sizeof l) != 0) return 0;
             if (lo_k < lo_c) lo_c = lo_k;
@@ -496,8 +511,10 @@ static void build_stage(Lower *L, int st, LnNode *parent) {
         LnNode *l = loop_new(var, it->extent);
         l->ann = it->ann;
         l->bind = it->bind;
-        if (it->ann == ANN_UNROLL) l->unroll = it->extent;
-        else if (it->auto_unroll > 0) l->unroll = -it->auto_unroll; /* resolved by resolve_auto_unroll */
+        if (it->ann == ANN_UNROLL)
+            l->unroll = it->extent;
+        else if (it->auto_unroll > 0)
+            l->unroll = -it->auto_unroll; /* resolved by resolve_auto_unroll */
         node_add(cur, l);
         attach_here(L, st, i, l);
         cur = l;
@@ -511,7 +528,8 @@ static void build_stage(Lower *L, int st, LnNode *parent) {
 static int64_t trips(const LnNode *n) {
     if (!n->is_loop) return 1;
     int64_t t = 0;
-    for (int i = 0; i < n->n_kids; i++) t += trips(n->kids[i]);
+    for (int i = 0; i < n->n_kids; i++)
+        t += trips(n->kids[i]);
     return t * (n->extent > 0 ? n->extent : 1);
 }
 
@@ -524,7 +542,8 @@ static void resolve_auto_unroll(LnNode *n, int64_t limit) {
     } else if (limit > 0 && n->unroll == 0 && n->ann == ANN_NONE && trips(n) <= limit) {
         n->unroll = n->extent;
     }
-    for (int i = 0; i < n->n_kids; i++) resolve_auto_unroll(n->kids[i], limit);
+    for (int i = 0; i < n->n_kids; i++)
+        resolve_auto_unroll(n->kids[i], limit);
 }
 
 /* Parallel and vectorized loops must not hold a computed-at stage: its
@@ -559,13 +578,17 @@ Status LoopNest_lower(LoopNest *out, const TeDag *dag, const Steps *steps, char 
         Sched *s = &L.s[k];
         const TeStage *ts = &dag->stages[k];
         s->looped_step = -1;
-        for (int a = 0; a < ts->n_spatial; a++) new_iter(s, dag->prog->vars[ts->spatial[a]].extent, 0);
-        for (int a = 0; a < ts->n_reduce; a++) new_iter(s, dag->prog->vars[ts->reduce[a]].extent, 1);
+        for (int a = 0; a < ts->n_spatial; a++)
+            new_iter(s, dag->prog->vars[ts->spatial[a]].extent, 0);
+        for (int a = 0; a < ts->n_reduce; a++)
+            new_iter(s, dag->prog->vars[ts->reduce[a]].extent, 1);
         s->n_roots = s->n_leaves = s->n_iters;
-        for (int i = 0; i < s->n_iters; i++) s->leaves[i] = i;
+        for (int i = 0; i < s->n_iters; i++)
+            s->leaves[i] = i;
     }
     Status st = TT_OK;
-    for (int i = 0; i < steps->n && st == TT_OK; i++) st = apply(&L, i, &steps->step[i]);
+    for (int i = 0; i < steps->n && st == TT_OK; i++)
+        st = apply(&L, i, &steps->step[i]);
     if (st == TT_OK) st = check_annotations(&L, steps);
     if (st != TT_OK) {
         free(L.s);
@@ -594,13 +617,14 @@ static const char *const ANN[] = {"", " parallel", " vectorize", ""}; /* unroll 
 
 static void print_node(const LoopNest *ln, const LnNode *n, int depth, StrBuf *out) {
     if (n->is_loop) {
-        static const char *const BIND[] = {"", " blockIdx.x", " blockIdx.y", " blockIdx.z",
-                                           " threadIdx.x", " threadIdx.y", " threadIdx.z"};
+        static const char *const BIND[] = {
+            "", " blockIdx.x", " blockIdx.y", " blockIdx.z", " threadIdx.x", " threadIdx.y", " threadIdx.z"};
         StrBuf_printf(out, "%*sfor %s < %lld%s%s", 2 * depth, "", n->var, (long long)n->extent, ANN[n->ann],
                       BIND[n->bind]);
         if (n->unroll) StrBuf_printf(out, " unroll %lld", (long long)n->unroll);
         StrBuf_append(out, "\n");
-        for (int i = 0; i < n->n_kids; i++) print_node(ln, n->kids[i], depth + 1, out);
+        for (int i = 0; i < n->n_kids; i++)
+            print_node(ln, n->kids[i], depth + 1, out);
         return;
     }
     const TeStage *ts = &ln->dag->stages[n->stage];
@@ -615,5 +639,6 @@ static void print_node(const LoopNest *ln, const LnNode *n, int depth, StrBuf *o
 }
 
 void LoopNest_print(const LoopNest *this, StrBuf *out) {
-    for (int i = 0; i < this->root->n_kids; i++) print_node(this, this->root->kids[i], 0, out);
+    for (int i = 0; i < this->root->n_kids; i++)
+        print_node(this, this->root->kids[i], 0, out);
 }

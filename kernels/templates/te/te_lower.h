@@ -48,8 +48,8 @@ typedef struct LnNode {
 } LnNode;
 
 typedef struct LoopNest {
-    const TeDag *dag; /* borrowed */
-    LnNode *root;     /* a block: a loop node with extent 1 and no variable */
+    const TeDag *dag;            /* borrowed */
+    LnNode *root;                /* a block: a loop node with extent 1 and no variable */
     int inlined[TE_MAX_TENSORS]; /* per stage: computed inside its consumers */
 } LoopNest;
 

@@ -46,12 +46,15 @@ void TeSchedule_sample(const TeDag *dag, Rng *rng, int gpu, Steps *out) {
             continue;
         }
         Loops L = {0};
-        for (int a = 0; a < ts->n_spatial; a++) L.extent[L.n] = dag->prog->vars[ts->spatial[a]].extent, L.is_reduce[L.n++] = 0;
-        for (int a = 0; a < ts->n_reduce; a++) L.extent[L.n] = dag->prog->vars[ts->reduce[a]].extent, L.is_reduce[L.n++] = 1;
+        for (int a = 0; a < ts->n_spatial; a++)
+            L.extent[L.n] = dag->prog->vars[ts->spatial[a]].extent, L.is_reduce[L.n++] = 0;
+        for (int a = 0; a < ts->n_reduce; a++)
+            L.extent[L.n] = dag->prog->vars[ts->reduce[a]].extent, L.is_reduce[L.n++] = 1;
         /* splits, last axis first so earlier positions stay put */
         for (int pos = L.n - 1; pos >= 0; pos--) {
             int levels = 1 + (int)Rng_below(rng, L.is_reduce[pos] ? 2 : 3);
-            if (levels == 1 || L.extent[pos] < 2 || L.n + levels > STEP_MAX_ARGS) continue; /* reorder names every loop */
+            if (levels == 1 || L.extent[pos] < 2 || L.n + levels > STEP_MAX_ARGS)
+                continue; /* reorder names every loop */
             int64_t f[3] = {1, 1, 1}, prod = 1;
             for (int i = 0; i < levels - 1; i++) { /* the factors multiply to at most the extent */
                 f[i] = factor(rng, L.extent[pos] / prod);
@@ -65,12 +68,14 @@ void TeSchedule_sample(const TeDag *dag, Rng *rng, int gpu, Steps *out) {
             memmove(&L.is_reduce[pos + levels], &L.is_reduce[pos + 1], sizeof(int) * (L.n - pos - 1));
             L.extent[pos] = outer;
             L.is_reduce[pos] = red;
-            for (int i = 0; i < levels - 1; i++) L.extent[pos + 1 + i] = f[i], L.is_reduce[pos + 1 + i] = red;
+            for (int i = 0; i < levels - 1; i++)
+                L.extent[pos + 1 + i] = f[i], L.is_reduce[pos + 1 + i] = red;
             L.n += levels - 1;
         }
         if (Rng_below(rng, 2)) { /* a random order */
             int64_t perm[32];
-            for (int i = 0; i < L.n; i++) perm[i] = i;
+            for (int i = 0; i < L.n; i++)
+                perm[i] = i;
             for (int i = L.n - 1; i > 0; i--) {
                 int j = (int)Rng_below(rng, (uint64_t)i + 1);
                 int64_t t = perm[i];
@@ -78,7 +83,8 @@ void TeSchedule_sample(const TeDag *dag, Rng *rng, int gpu, Steps *out) {
             }
             add(out, STEP_REORDER, k, perm, L.n);
             Loops M = L;
-            for (int i = 0; i < L.n; i++) M.extent[i] = L.extent[perm[i]], M.is_reduce[i] = L.is_reduce[perm[i]];
+            for (int i = 0; i < L.n; i++)
+                M.extent[i] = L.extent[perm[i]], M.is_reduce[i] = L.is_reduce[perm[i]];
             L = M;
         }
         if (L.n >= 2 && L.is_reduce[0] == L.is_reduce[1] && Rng_below(rng, 10) < 3) {

@@ -52,13 +52,15 @@ Status TeTask_load(const char *path, const TeSet *sets, int n_sets, TeTask **out
     snprintf(wl->expr_te, sizeof wl->expr_te, "%s", t->dag.key);
     wl->expr_flops = t->dag.flops >= 1 ? t->dag.flops : 1; /* a pure copy: rank by latency all the same */
     double bytes = 4.0 * (double)TeProgram_numel(g, t->out);
-    for (int i = 0; i < t->n_in; i++) bytes += 4.0 * (double)TeProgram_numel(g, t->in[i]);
+    for (int i = 0; i < t->n_in; i++)
+        bytes += 4.0 * (double)TeProgram_numel(g, t->in[i]);
     wl->expr_bytes = bytes;
     wl->expr_out = TeProgram_numel(g, t->out);
     wl->expr_red = 1;
     for (int s = 0; s < t->dag.n_stages; s++) {
         int64_t r = 1;
-        for (int a = 0; a < t->dag.stages[s].n_reduce; a++) r *= g->vars[t->dag.stages[s].reduce[a]].extent;
+        for (int a = 0; a < t->dag.stages[s].n_reduce; a++)
+            r *= g->vars[t->dag.stages[s].reduce[a]].extent;
         if (r > wl->expr_red) wl->expr_red = r;
     }
     wl->expr = t;
@@ -99,8 +101,10 @@ void TeTask_reference(const TeTask *this, float **args) {
     }
     TeProgram_eval(g, values);
     size_t n = (size_t)TeProgram_numel(g, this->out);
-    for (size_t k = 0; k < n; k++) args[this->n_in][k] = (float)values[this->out][k];
-    for (int t = 0; t < g->n_tensors; t++) free(values[t]);
+    for (size_t k = 0; k < n; k++)
+        args[this->n_in][k] = (float)values[this->out][k];
+    for (int t = 0; t < g->n_tensors; t++)
+        free(values[t]);
 }
 
 void TeTask_sample(const TeTask *this, uint64_t sample, Steps *out) {
@@ -124,7 +128,8 @@ Status TeTask_source(const TeTask *this, const Steps *steps, KernelSource *out, 
     StrBuf_append(&s, "int tt_setup(float **args, void **state) {\n"
                       "    TtState *s = calloc(1, sizeof *s);\n"
                       "    if (!s) return 1;\n");
-    for (int i = 0; i < this->n_in; i++) StrBuf_printf(&s, "    s->t[%d] = args[%d];\n", this->in[i], i);
+    for (int i = 0; i < this->n_in; i++)
+        StrBuf_printf(&s, "    s->t[%d] = args[%d];\n", this->in[i], i);
     StrBuf_printf(&s, "    s->t[%d] = args[%d];\n", this->out, this->n_in);
     for (int t = 0; t < g->n_tensors; t++) {
         if (g->tensors[t].is_input || t == this->out) continue;
@@ -160,7 +165,8 @@ Status TeTask_gpu_fits(const TeTask *this, char *err) {
     /* the kernel's parameters are every program tensor in order; the runner
      * passes the inputs in file order, then the output, and nothing else */
     bool fits = g->n_tensors == this->n_in + 1 && this->out == this->n_in;
-    for (int i = 0; i < this->n_in && fits; i++) fits = this->in[i] == i;
+    for (int i = 0; i < this->n_in && fits; i++)
+        fits = this->in[i] == i;
     if (fits) return TT_OK;
     return tt_fail(err,
                    "%s: on a GPU target an expression is tuned when it defines one tensor, its output, after its "
@@ -197,7 +203,8 @@ static Status source_gpu(const TeTask *this, const Steps *steps, Dialect dialect
     StrBuf_done(&s);
     StrBuf_done(&text);
     snprintf(out->entry, sizeof out->entry, "%s", launches[0].name);
-    for (int a = 0; a < 3; a++) out->grid[a] = launches[0].grid[a], out->block[a] = launches[0].block[a];
+    for (int a = 0; a < 3; a++)
+        out->grid[a] = launches[0].grid[a], out->block[a] = launches[0].block[a];
     out->shared_bytes = 0;
     return TT_OK;
 }
@@ -217,7 +224,8 @@ static Status define_space(const Workload *wl, const DeviceInfo *dev, bool gpu, 
     if (gpu && TeTask_gpu_fits(wl->expr, err) != TT_OK) return TT_ERR;
     /* TE_SAMPLES schedule numbers as five hexadecimal digits (option knobs hold at most 16 values) */
     int64_t digits[16];
-    for (int i = 0; i < 16; i++) digits[i] = i;
+    for (int i = 0; i < 16; i++)
+        digits[i] = i;
     for (int k = 0; k < SAMPLE_KNOBS; k++) {
         char name[16];
         snprintf(name, sizeof name, "sample%d", k);

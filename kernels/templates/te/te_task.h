@@ -32,9 +32,9 @@
 typedef struct TeTask {
     TeProgram *prog;
     TeDag dag;
-    int out;                          /* the output tensor */
+    int out; /* the output tensor */
     int n_in;
-    int in[WORKLOAD_MAX_ARGS];        /* the input tensors, in file order */
+    int in[WORKLOAD_MAX_ARGS]; /* the input tensors, in file order */
 } TeTask;
 
 /* Loads and checks path (with --set overrides) for tuning and fills *wl
