@@ -846,8 +846,7 @@ int main(int argc, char **argv) {
                pack1 * 1e3, s.wall_s > 0 ? s.trials / s.wall_s : 0.0, s.cc_n ? s.cc_cpu_sum / s.cc_n : 0.0, cfg);
         if (isfinite(ref1 / t1)) sum_ratio1 += log(ref1 / t1), n_ratio1++;
         if (opt.roof) {
-            double bytes = Workload_compulsoryBytes(&t.wl);
-            Roof r1 = Roof_compute(&mf, 1, t.flops, bytes), rn = Roof_compute(&mf, all, t.flops, bytes);
+            Roof r1 = Roof_forWorkload(&mf, 1, &t.wl), rn = Roof_forWorkload(&mf, all, &t.wl);
             printf("%-26s   roof: 1 thread %.1f GFLOPS %s, tuned %s%% vendor %s%% | %d threads %.1f GFLOPS %s, tuned "
                    "%s%% vendor %s%% (fastest repeats: tuned %s%% vendor %s%%)\n",
                    "", r1.gflops, Roof_boundText(r1.memory_bound ? r1.level : 0),

@@ -505,6 +505,29 @@ double Workload_flops(const Workload *this) {
     return 2.0 * (double)out_count(this) * (double)reduction(this);
 }
 
+/* Pairs (output position, kernel tap) along one axis whose input lies inside
+ * the tensor, not in its zero padding. */
+static double valid_taps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
+    double n = 0;
+    for (int64_t o = 0; o < out; o++)
+        for (int64_t t = 0; t < k; t++) {
+            int64_t i = o * stride - pad + t * dil;
+            n += i >= 0 && i < in;
+        }
+    return n;
+}
+
+double Workload_usefulFlops(const Workload *this) {
+    double all = Workload_flops(this);
+    if (!is_conv(this) || (this->pad_h == 0 && this->pad_w == 0)) return all;
+    int64_t oh = Workload_outH(this), ow = Workload_outW(this);
+    double taps = (double)oh * (double)this->kh * (double)ow * (double)this->kw;
+    if (taps <= 0) return all;
+    double valid = valid_taps(this->h, oh, this->kh, this->stride_h, this->pad_h, this->dil_h) *
+                   valid_taps(this->w, ow, this->kw, this->stride_w, this->pad_w, this->dil_w);
+    return all * valid / taps;
+}
+
 double Workload_compulsoryBytes(const Workload *this) {
     if (this->op == OP_EXPR) return this->expr_bytes;
     ArgInfo args[WORKLOAD_MAX_ARGS];

@@ -94,6 +94,10 @@ bool Workload_equal(const Workload *a, const Workload *b);
 int64_t Workload_outH(const Workload *this);
 int64_t Workload_outW(const Workload *this);
 double Workload_flops(const Workload *this); /* multiply-add = 2 FLOPs; epilogue not counted */
+/* The FLOPs a kernel cannot avoid: Workload_flops without the products with
+ * a convolution's zero padding (a kernel may skip those taps). The roof's
+ * compute ceiling is set by these; GFLOPS figures keep Workload_flops. */
+double Workload_usefulFlops(const Workload *this);
 /* Compulsory traffic in bytes: every argument (inputs, bias, residual) read
  * once and the output written once, float32 (the roofline's denominator). */
 double Workload_compulsoryBytes(const Workload *this);

@@ -232,8 +232,7 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
         r->state = TASK_QUEUED;
         VisitedSet_init(&r->visited);
         if (cfg->have_machine) {
-            r->roof = Roof_compute(&cfg->machine, cfg->measure.threads, tasks[i].flops,
-                                   Workload_compulsoryBytes(&tasks[i].wl));
+            r->roof = Roof_forWorkload(&cfg->machine, cfg->measure.threads, &tasks[i].wl);
             r->roof_s = Roof_latency(tasks[i].flops, r->roof.gflops);
         }
     }

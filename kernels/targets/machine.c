@@ -1,6 +1,7 @@
 /* kernels/targets/machine.c: roofline arithmetic, the machine key and the figures'
  * cache (see machine.h). The measurement itself is kernels/targets/cpu/measure.c. */
 #include "kernels/targets/machine.h"
+#include "kernels/workload.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,6 +77,13 @@ const char *Roof_boundText(int bound) {
     default:
         return "memory-bound";
     }
+}
+
+Roof Roof_forWorkload(const MachineFigures *m, int threads, const Workload *wl) {
+    double flops = Workload_flops(wl), useful = Workload_usefulFlops(wl);
+    Roof r = Roof_compute(m, threads, useful, Workload_compulsoryBytes(wl));
+    if (positive(useful) && r.gflops > 0) r.gflops *= flops / useful;
+    return r;
 }
 
 Roof Roof_compute(const MachineFigures *m, int threads, double flops, double bytes) {

@@ -110,6 +110,12 @@ double Machine_levelBandwidthFor(const MachineFigures *this, int level, int thre
 /* roof = min(peak, bw x flops / bytes). A zeroed Roof when the figures or the
  * workload's sizes are not positive. */
 Roof Roof_compute(const MachineFigures *m, int threads, double flops, double bytes);
+/* The roof of a workload in the units of its GFLOPS figures (Workload_flops
+ * over the time): Roof_compute on the FLOPs it cannot avoid
+ * (Workload_usefulFlops), scaled by flops / useful, so a convolution whose
+ * kernel skips the zero-padding taps is not shown beyond its roof. */
+struct Workload;
+Roof Roof_forWorkload(const MachineFigures *m, int threads, const struct Workload *wl);
 /* Share of the roof a rate reaches (1.0 = at the roof; may exceed 1: never
  * clamped); 0 when the roof is unknown. */
 double Roof_share(double gflops, double roof_gflops);

@@ -68,6 +68,34 @@ static double blend(double bytes, double cap, double fast, double slow) {
     return bytes / (f / fast + (bytes - f) / slow);
 }
 
+/* A kernel may skip a convolution's zero-padding taps: the roof's compute
+ * ceiling counts only the taps it cannot skip, in the units of the task's GFLOPS. */
+TEST(test_useful_flops_and_workload_roof) {
+    char err[TT_ERRLEN];
+    Workload wl;
+    CHECK(Workload_parse("conv2d:ci=512,h=7,w=7,co=512,kh=3,kw=3,pad=1", &wl, err) == TT_OK);
+    /* per axis 7 outputs x 3 taps = 21 pairs, 2 of them in the padding */
+    CHECK_NEAR(Workload_usefulFlops(&wl) / Workload_flops(&wl), (19.0 / 21) * (19.0 / 21), 1e-12);
+    MachineFigures m = figures();
+    Roof r = Roof_forWorkload(&m, 1, &wl);
+    CHECK(!r.memory_bound);
+    CHECK_NEAR(r.gflops, 100 * (21.0 / 19) * (21.0 / 19), 1e-9);
+    /* stride 2, pad 3, 7x7 taps over 224: the same count done by hand */
+    CHECK(Workload_parse("conv2d:ci=3,h=224,w=224,co=64,kh=7,kw=7,stride=2,pad=3", &wl, err) == TT_OK);
+    double valid = 0;
+    for (int o = 0; o < 112; o++)
+        for (int t = 0; t < 7; t++)
+            valid += o * 2 - 3 + t >= 0 && o * 2 - 3 + t < 224;
+    CHECK_NEAR(Workload_usefulFlops(&wl) / Workload_flops(&wl), (valid / (112 * 7)) * (valid / (112 * 7)), 1e-12);
+    /* no padding, or not a convolution: every product counts */
+    CHECK(Workload_parse("conv2d:ci=64,h=56,w=56,co=64,kh=1,kw=1", &wl, err) == TT_OK);
+    CHECK_NEAR(Workload_usefulFlops(&wl), Workload_flops(&wl), 0);
+    CHECK(Workload_parse("dense:m=64,n=1024,k=1024", &wl, err) == TT_OK);
+    CHECK_NEAR(Workload_usefulFlops(&wl), Workload_flops(&wl), 0);
+    CHECK_NEAR(Roof_forWorkload(&m, 1, &wl).gflops,
+               Roof_compute(&m, 1, Workload_flops(&wl), Workload_compulsoryBytes(&wl)).gflops, 1e-9);
+}
+
 TEST(test_roof_arithmetic) {
     MachineFigures m = figures();
     /* GEMM 1024^3: 2 GFLOP over 12 MiB (in the L3): intensity 170 FLOP/B, compute-bound */
@@ -266,6 +294,7 @@ int main(void) {
     RUN(test_interpolation);
     RUN(test_compulsory_bytes);
     RUN(test_roof_arithmetic);
+    RUN(test_useful_flops_and_workload_roof);
     RUN(test_key);
     RUN(test_format_parse);
     RUN(test_cache_file);
