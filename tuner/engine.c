@@ -135,6 +135,7 @@ void EngineConfig_defaults(EngineConfig *this) {
     this->early_stopping = 0;
     this->seed = 1;
     this->roof_stop = 0.9;
+    this->evolution = EvolutionOptions_default();
 }
 
 void SessionSnapshot_done(SessionSnapshot *this) {
@@ -350,6 +351,7 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
         r->ctx.task = &this->tasks[t];
         r->ctx.dev = &this->cfg.dev;
         r->ctx.plan_size = this->batch;
+        r->ctx.evolution = this->cfg.evolution;
         /* --transfer: the records of earlier sessions' tasks of the same template */
         r->xfer_index = rt->xfer_index;
         r->xfer_gflops = rt->xfer_gflops;

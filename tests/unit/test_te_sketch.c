@@ -108,6 +108,17 @@ static void check_annotations(const Ex *e, const Sketch *sk, int n) {
             StrBuf_done(&a);
             StrBuf_done(&b);
             CHECK(lowers(&e->dag, &s));
+            /* read back from the steps alone, the annotation gives the same steps */
+            memset(again, 0, (size_t)e->dag.n_stages * sizeof *again);
+            CHECK(Sketch_recover(&sk[i], &e->dag, &s, again));
+            Sketch_steps(&sk[i], &e->dag, again, &t);
+            StrBuf_init(&b);
+            Steps_encode(&t, &b);
+            StrBuf_init(&a);
+            Steps_encode(&s, &a);
+            CHECK_STR(a.len ? a.data : "", b.len ? b.data : "");
+            StrBuf_done(&a);
+            StrBuf_done(&b);
             for (int m = 0; m < 4; m++) {
                 Sketch_mutate(&sk[i], &e->dag, &rng, ann);
                 Sketch_steps(&sk[i], &e->dag, ann, &s);

@@ -529,6 +529,79 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
     }
 }
 
+/* ---- reading a schedule back ------------------------------------------------------ */
+
+static bool same_steps(const Steps *a, const Steps *b) {
+    if (a->n != b->n) return false;
+    for (int i = 0; i < a->n; i++) {
+        const Step *x = &a->step[i], *y = &b->step[i];
+        if (x->kind != y->kind || x->stage != y->stage || x->n_args != y->n_args) return false;
+        for (int k = 0; k < x->n_args; k++)
+            if (x->arg[k] != y->arg[k]) return false;
+    }
+    return true;
+}
+
+bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, SketchAnn *ann) {
+    for (int k = 0; k < dag->n_stages; k++) {
+        memset(&ann[k], 0, sizeof ann[k]);
+        for (int x = 0; x < SKETCH_AXES; x++)
+            for (int l = 0; l < SKETCH_LEVELS - 1; l++)
+                ann[k].f[x][l] = 1;
+        ann[k].at = -1;
+    }
+    const int64_t *unrolls;
+    int n_unroll = Sketch_unrollSet(sk->gpu, &unrolls);
+    int fused[TE_MAX_TENSORS] = {0};
+    for (int i = 0; i < steps->n; i++) {
+        const Step *s = &steps->step[i];
+        if (s->stage < 0 || s->stage >= dag->n_stages) return false;
+        SketchAnn *a = &ann[s->stage];
+        SketchHow h = sk->st[s->stage].how;
+        switch (s->kind) {
+        case STEP_SPLIT: {
+            /* splits come first, one per axis at the axis' own position (last axis
+             * first); a GPU root stage splits its fused loop for the threads */
+            int x = sk->gpu && h == SK_ROOT ? 0 : (int)s->arg[0];
+            if (x < 0 || x >= SKETCH_AXES || s->n_args - 1 > SKETCH_LEVELS - 1) return false;
+            for (int l = 0; l < s->n_args - 1; l++)
+                a->f[x][l] = (int32_t)s->arg[1 + l];
+            break;
+        }
+        case STEP_FUSE:
+            if (!sk->gpu && s->arg[0] == 0) fused[s->stage] = (int)s->arg[1];
+            break;
+        case STEP_PARALLEL:
+            a->par = (int8_t)(fused[s->stage] ? fused[s->stage] : 1);
+            break;
+        case STEP_VECTORIZE:
+            a->vec = 1;
+            break;
+        case STEP_AUTO_UNROLL:
+            for (int u = 0; u < n_unroll; u++)
+                if (unrolls[u] == s->arg[1]) a->unroll = (int8_t)u;
+            break;
+        case STEP_COMPUTE_AT:
+            a->at = (int8_t)s->arg[1];
+            break;
+        default:
+            break;
+        }
+    }
+    /* a fused stage's location is a tile level, and a root stage without
+     * vectorize may have been split all the same: try what the steps allow */
+    for (int k = 0; k < dag->n_stages; k++)
+        if (sk->st[k].how == SK_FUSED && ann[k].at > 0) ann[k].at = 1;
+    Steps again;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        Sketch_steps(sk, dag, ann, &again);
+        if (same_steps(&again, steps)) return true;
+        for (int k = 0; k < dag->n_stages; k++)
+            if (sk->st[k].how == SK_FUSED) ann[k].at = (int8_t)(1 - ann[k].at);
+    }
+    return false;
+}
+
 /* ---- printing --------------------------------------------------------------------- */
 
 void Sketch_format(const Sketch *sk, const TeDag *dag, StrBuf *out) {

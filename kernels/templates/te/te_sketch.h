@@ -30,6 +30,7 @@
 #ifndef TT_KERNELS_TE_SKETCH_H
 #define TT_KERNELS_TE_SKETCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/rng.h"
@@ -106,6 +107,11 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
 /* The steps of sketch sk with annotation ann (NULL: every factor 1 and no
  * annotation, the bare structure). */
 void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Steps *out);
+
+/* The annotation of sketch sk that gives exactly steps (a measured schedule
+ * read back from a record), into ann[dag->n_stages]; false when sk with no
+ * annotation gives these steps. */
+bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, SketchAnn *ann);
 
 /* The sketch for `tunetop sketches`: one line per stage with the rules that
  * made it, then the step list with the tile sizes an annotation fills as "?". */
