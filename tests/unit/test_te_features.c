@@ -93,19 +93,21 @@ static void check_ops(const float *x, const double *want) {
 #define MATMUL4 "input A[4, 4]\ninput B[4, 4]\nC[i < 4, j < 4] = sum(A[i, k] * B[k, j], k < 4)\noutput C\n"
 
 /* 4x4x4 matmul, j split by 2, its inner half moved innermost and vectorized. */
+#define MATMUL4_STEPS "split 0 1 2; reorder 0 0 1 3 2; vectorize 0 3"
+#define MATMUL4_NEST                                                                                                   \
+    "for z0_0 < 4\n"                                                                                                   \
+    "  for z0_1 < 4\n"                                                                                                 \
+    "    init C i=z0_0 j=z0_1\n"                                                                                       \
+    "for i0_0 < 4\n"                                                                                                   \
+    "  for i0_3 < 2\n"                                                                                                 \
+    "    for i0_2 < 4\n"                                                                                               \
+    "      for i0_4 < 2 vectorize\n"                                                                                   \
+    "        update C i=i0_0 j=(i0_3 * 2 + i0_4) k=i0_2\n"
 TEST(matmul_split_vectorize) {
     Fixture F;
     /* The reduction loop k (i0_2) is not innermost, so the INIT is a nest of
      * its own before the main nest (te_lower.h). */
-    setup(&F, MATMUL4, "split 0 1 2; reorder 0 0 1 3 2; vectorize 0 3",
-          "for z0_0 < 4\n"
-          "  for z0_1 < 4\n"
-          "    init C i=z0_0 j=z0_1\n"
-          "for i0_0 < 4\n"
-          "  for i0_3 < 2\n"
-          "    for i0_2 < 4\n"
-          "      for i0_4 < 2 vectorize\n"
-          "        update C i=i0_0 j=(i0_3 * 2 + i0_4) k=i0_2\n");
+    setup(&F, MATMUL4, MATMUL4_STEPS, MATMUL4_NEST);
     if (!F.ok) return teardown(&F);
     CHECK_EQ_INT(F.f.n, 2);
 
@@ -333,19 +335,11 @@ TEST(inlined_guarded) {
 /* The model's form: slog on counts, one-hot groups and the curve as they are. */
 TEST(transformed) {
     Fixture F;
-    setup(&F, MATMUL4, "split 0 1 2; reorder 0 0 1 3 2; vectorize 0 3",
-          "for z0_0 < 4\n"
-          "  for z0_1 < 4\n"
-          "    init C i=z0_0 j=z0_1\n"
-          "for i0_0 < 4\n"
-          "  for i0_3 < 2\n"
-          "    for i0_2 < 4\n"
-          "      for i0_4 < 2 vectorize\n"
-          "        update C i=i0_0 j=(i0_3 * 2 + i0_4) k=i0_2\n");
+    setup(&F, MATMUL4, MATMUL4_STEPS, MATMUL4_NEST);
     if (!F.ok) return teardown(&F);
     char err[TT_ERRLEN] = "";
     Steps s;
-    CHECK(Steps_decode("split 0 1 2; reorder 0 0 1 3 2; vectorize 0 3", &s, err) == TT_OK);
+    CHECK(Steps_decode(MATMUL4_STEPS, &s, err) == TT_OK);
     TeFeatures t;
     TeFeatures_init(&t);
     CHECK(TeFeatures_extract(&t, &F.d, &s, err) == TT_OK);
