@@ -15,10 +15,13 @@
  *      same sketch (each stage's annotation from one of them);
  *   4. measure the n best-scored candidates not measured yet, except that a
  *      share `eps` of them are fresh random annotations (epsilon-greedy).
- * Scores come from the cost model of tuner/te_score.h when one is built in.
- * Without one, a candidate scores the throughput its nearest measured
- * ancestor measured (fresh random annotations score 0): a local search around
- * the best schedules measured so far, not a learned prediction.
+ * Scores come from the learned cost model (tuner/te_model.h: XGBoost on
+ * program features, pack-sum loss), one model shared by every sketch-searched
+ * task of the process, fed with every measured schedule and refit before a
+ * round when it has new results. Until it has been fit (two measured
+ * schedules), or when XGBoost is not built in, a candidate scores the
+ * throughput its nearest measured ancestor measured (fresh random annotations
+ * score 0): a local search around the best schedules measured so far.
  *
  * On resume the engine replays the measured records through update(); their
  * schedules are in the task's table again (Template.adopt), and the ones an
@@ -32,7 +35,28 @@
 #include "kernels/templates/te/te_sketch.h"
 #include "kernels/templates/te/te_task.h"
 #include "tuner/strategy.h"
-#include "tuner/te_score.h"
+#include "tuner/te_model.h"
+
+/* The cost model every evolution strategy of the process shares (engine thread only). */
+static TeModel *g_model;
+static int g_model_users, g_model_dirty;
+static char g_model_why[TT_ERRLEN];
+
+static TeModel *model_acquire(void) {
+    if (!g_model) {
+        g_model = TeModel_new(NULL, g_model_why);
+        g_model_dirty = 0;
+    }
+    if (g_model) g_model_users++;
+    return g_model;
+}
+
+static void model_release(void) {
+    if (--g_model_users == 0) {
+        TeModel_delete(g_model);
+        g_model = NULL;
+    }
+}
 
 typedef struct Cand {
     int sketch;
@@ -60,8 +84,8 @@ typedef struct Evo {
     int n_m, cap_m;
     int defaults_done; /* the zero-trial defaults were proposed */
     int generation;    /* rounds of evolution so far */
-    const TeScoreModel *model;
-    void *model_state;
+    TeModel *model;    /* shared; NULL without XGBoost */
+    char model_note[96];
 } Evo;
 
 static SketchAnn *ann_new(const Evo *e) { return tt_calloc((size_t)e->n_st, sizeof(SketchAnn)); }
@@ -101,12 +125,7 @@ static void *evo_create(const StrategyContext *ctx, uint64_t seed, char *err) {
     if (e->opt.population < 2) e->opt = EvolutionOptions_default();
     e->n_sk = Sketch_generate(e->dag, t->tmpl->family == FAMILY_GPU, ctx->dev->cores > 0 ? ctx->dev->cores : 1, e->sk);
     Rng_seed(&e->rng, seed);
-    e->model = TeScoreModel_default();
-    if (e->model) {
-        char why[TT_ERRLEN] = "";
-        e->model_state = e->model->create(why);
-        if (!e->model_state) e->model = NULL; /* then the measured-ancestor scores */
-    }
+    e->model = model_acquire(); /* NULL: the measured-ancestor scores */
     return e;
 }
 
@@ -138,33 +157,22 @@ static void random_cand(Evo *e, Cand *c) {
     c->score = 0;
 }
 
-/* Scores with the model (lowering each candidate) or leaves the inherited ones. */
+/* Scores with the model once it is trained, else leaves the inherited scores. */
+#define SCORE_CHUNK 256
 static void score(Evo *e, Cand *pop, int n) {
-    if (!e->model) return;
-    LoopNest *ln = tt_calloc((size_t)n, sizeof *ln);
-    const LoopNest **ptr = tt_calloc((size_t)n, sizeof *ptr);
-    double *out = tt_calloc((size_t)n, sizeof *out);
-    int *at = tt_calloc((size_t)n, sizeof *at), k = 0;
-    for (int i = 0; i < n; i++) {
-        Steps steps;
+    if (!e->model || !TeModel_trained(e->model)) return;
+    Steps *steps = tt_malloc(SCORE_CHUNK * sizeof *steps);
+    float out[SCORE_CHUNK];
+    for (int at = 0; at < n; at += SCORE_CHUNK) {
+        int k = n - at < SCORE_CHUNK ? n - at : SCORE_CHUNK;
+        for (int i = 0; i < k; i++)
+            Sketch_steps(&e->sk[pop[at + i].sketch], e->dag, pop[at + i].ann, &steps[i]);
         char err[TT_ERRLEN];
-        Sketch_steps(&e->sk[pop[i].sketch], e->dag, pop[i].ann, &steps);
-        if (LoopNest_lower(&ln[k], e->dag, &steps, err) != TT_OK) {
-            pop[i].score = -INFINITY;
-            continue;
-        }
-        ptr[k] = &ln[k];
-        at[k++] = i;
+        if (TeModel_predict(e->model, e->dag, steps, k, out, err) != TT_OK) break; /* keep the inherited scores */
+        for (int i = 0; i < k; i++)
+            pop[at + i].score = out[i];
     }
-    e->model->predict(e->model_state, e->ctx.task, ptr, k, out);
-    for (int j = 0; j < k; j++) {
-        pop[at[j]].score = out[j];
-        LoopNest_done(&ln[j]);
-    }
-    free(ln);
-    free(ptr);
-    free(out);
-    free(at);
+    free(steps);
 }
 
 /* A parent drawn in proportion to its score above the population's lowest
@@ -229,6 +237,12 @@ static int evo_propose(void *self, VisitedSet *visited, uint64_t *out, int n) {
         free(a);
         if (got) return got;
     }
+    if (e->model && g_model_dirty) { /* new results since the last fit */
+        char err[TT_ERRLEN] = "";
+        g_model_dirty = 0;
+        if (TeModel_programs(e->model) >= 2 && TeModel_fit(e->model, err) != TT_OK)
+            snprintf(e->model_note, sizeof e->model_note, "cost model: %.80s", err);
+    }
     /* 2. the first population: the best measured (a fifth at most), then random annotations */
     int np = e->opt.population;
     Cand *pop = tt_calloc((size_t)np, sizeof *pop), *next = tt_calloc((size_t)np, sizeof *next);
@@ -287,21 +301,20 @@ static int evo_propose(void *self, VisitedSet *visited, uint64_t *out, int n) {
  * an annotation of one of the sketches when one reproduces it. */
 static void evo_update(void *self, const uint64_t *index, const double *gflops, int n) {
     Evo *e = self;
-    LoopNest *ln = e->model ? tt_calloc((size_t)(n ? n : 1), sizeof *ln) : NULL;
-    const LoopNest **ptr = e->model ? tt_calloc((size_t)(n ? n : 1), sizeof *ptr) : NULL;
-    double *g = e->model ? tt_calloc((size_t)(n ? n : 1), sizeof *g) : NULL;
+    Steps *steps = e->model ? tt_malloc((size_t)(n ? n : 1) * sizeof *steps) : NULL;
+    double *g = e->model ? tt_malloc((size_t)(n ? n : 1) * sizeof *g) : NULL;
     int k = 0;
     for (int i = 0; i < n; i++) {
         Measured *m = measured_find(e, index[i]);
-        Steps steps;
+        Steps one;
         int sketch = -1;
-        bool known = TeTask_schedule(e->te, index[i], &steps, &sketch);
+        bool known = TeTask_schedule(e->te, index[i], &one, &sketch);
         if (!m) {
             SketchAnn *a = ann_new(e);
             int found = -1;
             for (int s = 0; known && s < e->n_sk && found < 0; s++) {
                 int try = sketch >= 0 && sketch < e->n_sk ? (s == 0 ? sketch : s == sketch ? 0 : s) : s;
-                if (Sketch_recover(&e->sk[try], e->dag, &steps, a)) found = try;
+                if (Sketch_recover(&e->sk[try], e->dag, &one, a)) found = try;
             }
             if (found < 0) {
                 free(a);
@@ -311,17 +324,15 @@ static void evo_update(void *self, const uint64_t *index, const double *gflops, 
             e->defaults_done = 1; /* a resumed task has had its defaults measured */
         }
         m->gflops = gflops[i];
-        char err[TT_ERRLEN];
-        if (e->model && known && LoopNest_lower(&ln[k], e->dag, &steps, err) == TT_OK) {
-            ptr[k] = &ln[k];
+        if (e->model && known) {
+            steps[k] = one;
             g[k++] = gflops[i];
         }
     }
-    if (e->model && k) e->model->update(e->model_state, e->ctx.task, ptr, g, k);
-    for (int i = 0; i < k; i++)
-        LoopNest_done(&ln[i]);
-    free(ln);
-    free(ptr);
+    char err[TT_ERRLEN];
+    int added = 0;
+    if (k && TeModel_add(e->model, e->dag, steps, g, k, &added, err) == TT_OK && added) g_model_dirty = 1;
+    free(steps);
     free(g);
 }
 
@@ -329,11 +340,15 @@ static bool evo_status(void *self, char *buf, size_t n) {
     Evo *e = self;
     int len = snprintf(buf, n, "sketches %d, generation %d, %d schedules measured", e->n_sk, e->generation, e->n_m);
     if (len < 0 || (size_t)len >= n) return true;
-    char extra[96] = "";
-    if (e->model && e->model->status && e->model->status(e->model_state, extra, sizeof extra))
-        snprintf(buf + len, n - (size_t)len, "; %s", extra);
+    if (e->model_note[0])
+        snprintf(buf + len, n - (size_t)len, "; %s", e->model_note);
     else if (!e->model)
-        snprintf(buf + len, n - (size_t)len, "; no cost model: ranked by measured ancestors");
+        snprintf(buf + len, n - (size_t)len, "; no cost model (%.60s): ranked by measured ancestors", g_model_why);
+    else if (!TeModel_trained(e->model))
+        snprintf(buf + len, n - (size_t)len, "; cost model not fit yet: ranked by measured ancestors");
+    else
+        snprintf(buf + len, n - (size_t)len, "; cost model on %d schedules (%.2f s to fit)",
+                 TeModel_trainedOn(e->model), TeModel_times(e->model).fit_s);
     return true;
 }
 
@@ -342,7 +357,7 @@ static void evo_destroy(void *self) {
     for (int i = 0; i < e->n_m; i++)
         free(e->m[i].ann);
     free(e->m);
-    if (e->model) e->model->destroy(e->model_state);
+    if (e->model) model_release();
     free(e);
 }
 
