@@ -478,12 +478,15 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
                      "or grid (an --expr task is searched by evolution whatever --tuner says, unless random or grid)");
         goto usage_error;
     }
-    if (evolution_given) cfg.strategy = Strategy_default()->name; /* te.sketch names its own strategy */
+    /* te.sketch tasks name their own strategy; the session's tuner (shown in the UI) is evolution when they are all */
+    if (evolution_given) cfg.strategy = Strategy_default()->name;
+    if (n_expr && !n_specs && !network && !plain_sampler && !tuner_given) cfg.strategy = "evolution";
     bool gpu_target = Target_find(target_name) && Target_find(target_name)->family == FAMILY_GPU;
     if (n_expr && gpu_target && !plain_sampler) {
         /* no sketch template on GPU targets yet: the plain sampler's numbered schedules */
-        if (tuner_given && !evolution_given) {
-            tt_fail(err, "--expr on a GPU target is tuned with --tuner random or grid (numbered random schedules)");
+        if (tuner_given) {
+            tt_fail(err, "--expr on a GPU target is tuned with --tuner random or grid (numbered random schedules; "
+                         "no sketch search on GPU targets yet)");
             goto usage_error;
         }
         cfg.strategy = "random";

@@ -338,7 +338,8 @@ static void evo_update(void *self, const uint64_t *index, const double *gflops, 
 
 static bool evo_status(void *self, char *buf, size_t n) {
     Evo *e = self;
-    int len = snprintf(buf, n, "sketches %d, generation %d, %d schedules measured", e->n_sk, e->generation, e->n_m);
+    int len = snprintf(buf, n, "evolution: sketches %d, generation %d, %d schedules measured", e->n_sk, e->generation,
+                       e->n_m);
     if (len < 0 || (size_t)len >= n) return true;
     if (e->model_note[0])
         snprintf(buf + len, n - (size_t)len, "; %s", e->model_note);
