@@ -28,7 +28,7 @@ static int64_t factor(Rng *rng, int64_t e) {
 
 void TeSchedule_sample(const TeDag *dag, Rng *rng, int gpu, Steps *out) {
     out->n = 0;
-    int state[TE_MAX_TENSORS]; /* 0 root, 1 inlined, 2 computed at, 3 root and read through a cache stage */
+    int state[TE_MAX_TENSORS];     /* 0 root, 1 inlined, 2 computed at, 3 root and read through a cache stage */
     int first_ann[TE_MAX_TENSORS]; /* loops a stage may be computed at: those outside its first vectorized one */
     int at[TE_MAX_TENSORS];        /* a DAG stage's index among the stages the steps made so far */
     for (int k = 0; k < dag->n_stages; k++)
