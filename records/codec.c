@@ -462,7 +462,7 @@ static bool key_is(const msgpack_object *k, const char *name) {
     return k->type == MSGPACK_OBJECT_STR && k->via.str.size == n && memcmp(k->via.str.ptr, name, n) == 0;
 }
 
-static Status get_double(const msgpack_object *o, const char *name, double *out, char *err) {
+Status Msgpack_number(const msgpack_object *o, const char *name, double *out, char *err) {
     switch (o->type) {
     case MSGPACK_OBJECT_FLOAT32:
     case MSGPACK_OBJECT_FLOAT64:
@@ -546,7 +546,7 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
         if (v->via.array.size > REC_MAX_COSTS)
             return tt_fail(err, "key \"costs\" has %u values (at most %d)", v->via.array.size, REC_MAX_COSTS);
         for (uint32_t j = 0; j < v->via.array.size; j++) {
-            if (get_double(&v->via.array.ptr[j], "costs", &rec->costs[j], err)) return TT_ERR;
+            if (Msgpack_number(&v->via.array.ptr[j], "costs", &rec->costs[j], err)) return TT_ERR;
             /* a latency is a positive, finite number of seconds: anything else is damage, never a best */
             if (!(isfinite(rec->costs[j]) && rec->costs[j] > 0))
                 return tt_fail(err, "cost %u is %g s (a latency must be finite and positive)", j, rec->costs[j]);
@@ -573,10 +573,10 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
         rec->error_msg = tt_strndup(v->via.str.ptr, v->via.str.size);
         return TT_OK;
     }
-    if (key_is(k, "build_s")) return get_double(v, "build_s", &rec->build_s, err);
-    if (key_is(k, "run_s")) return get_double(v, "run_s", &rec->run_s, err);
-    if (key_is(k, "pack_s")) return get_double(v, "pack_s", &rec->pack_s, err);
-    if (key_is(k, "ts")) return get_double(v, "ts", &rec->timestamp, err);
+    if (key_is(k, "build_s")) return Msgpack_number(v, "build_s", &rec->build_s, err);
+    if (key_is(k, "run_s")) return Msgpack_number(v, "run_s", &rec->run_s, err);
+    if (key_is(k, "pack_s")) return Msgpack_number(v, "pack_s", &rec->pack_s, err);
+    if (key_is(k, "ts")) return Msgpack_number(v, "ts", &rec->timestamp, err);
     if (key_is(k, "regs")) {
         if (get_int(v, "regs", -1, INT32_MAX, &i, err)) return TT_ERR;
         rec->regs = (int)i;
@@ -590,8 +590,8 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
     if (key_is(k, "smem")) return get_int(v, "smem", -1, INT64_MAX, &rec->shared_bytes, err);
     if (key_is(k, "lmem")) return get_int(v, "lmem", -1, INT64_MAX, &rec->local_bytes, err);
     if (key_is(k, "src")) return get_str(v, "src", rec->src, sizeof rec->src, err);
-    if (key_is(k, "src_cost")) return get_double(v, "src_cost", &rec->src_cost, err);
-    if (key_is(k, "roof")) return get_double(v, "roof", &rec->roof_gflops, err);
+    if (key_is(k, "src_cost")) return Msgpack_number(v, "src_cost", &rec->src_cost, err);
+    if (key_is(k, "roof")) return Msgpack_number(v, "roof", &rec->roof_gflops, err);
     if (key_is(k, "roof_mem")) {
         if (get_int(v, "roof_mem", 0, 15, &i, err)) return TT_ERR;
         rec->roof_bound = (int)i;
@@ -800,7 +800,7 @@ Status LogHeader_fromObject(const msgpack_object *obj, LogHeader *out, char *err
         } else if (key_is(k, "version")) {
             if (get_int(v, "version", 1, INT32_MAX, &version, err)) return TT_ERR;
         } else if (key_is(k, "created")) {
-            if (get_double(v, "created", &out->created, err)) return TT_ERR;
+            if (Msgpack_number(v, "created", &out->created, err)) return TT_ERR;
         } else if (key_is(k, "target")) {
             if (get_str(v, "target", out->target, sizeof out->target, err)) return TT_ERR;
             target = true;
