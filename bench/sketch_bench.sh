@@ -14,7 +14,8 @@
 # is counted alike), the trials the session needed to reach 95% of its own
 # best at that budget, and the wall time to that budget (from the records'
 # timestamps; the session's start is its first record's timestamp minus that
-# record's build and run time). Medians over seeds. The processor, the load
+# record's build and run time), and the zero-trial default (the sketch arm's
+# first record). Medians over seeds. The processor, the load
 # average (before and after) and the date are printed: on a shared machine the
 # figures are noisy.
 set -euo pipefail
@@ -118,5 +119,13 @@ for op in ops:
             rr = f"{g / med['random'][0]:.2f}x" if "random" in med and med["random"][0] > 0 else "-"
             note = "" if n >= b else f" (only {n} records)"
             print(f"| {op} | {b} | {arm} | {g:.2f} | {t95:.0f} | {wall:.0f}{note} | {rt} | {rr} |")
+    # the zero-trial default: the sketch arm's first record (sketch 0's heuristic schedule)
+    firsts = []
+    for s in seeds:
+        recs = records(f"{work}/{op}.sketch.{s}.log")
+        if recs and recs[0]["err"] == 0 and recs[0].get("costs"):
+            firsts.append(FLOPS[op] / (sum(recs[0]["costs"]) / len(recs[0]["costs"])) / 1e9)
+    if firsts:
+        print(f"| {op} | 0 | sketch zero-trial default | {statistics.median(firsts):.2f} | - | - | - | - |")
 EOF
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -207,7 +207,67 @@ TEST(best_page_of_a_gpu_schedule_shows_its_kernel) {
     TeTask_delete(te);
 }
 
+/* A sketch-searched task (te.sketch): the header shows what evolution says
+ * (sketches, generation), and the best page the candidate's sketch, its
+ * schedule and its steps. */
+TEST(a_sketch_candidate_shows_its_sketch_and_steps) {
+    const char *data = getenv("TT_TEST_DATA");
+    char path[512], err[TT_ERRLEN] = "";
+    snprintf(path, sizeof path, "%s/../../examples/te/dense_bias_gelu.te", data ? data : "tests/data");
+    TeSet sets[] = {{"M", 4}, {"N", 16}, {"K", 8}};
+    TeTask *te = NULL;
+    Workload wl;
+    CHECK(TeTask_load(path, sets, 3, &te, &wl, err) == TT_OK);
+    if (!te) return;
+    DeviceInfo dev = {0};
+    Task task;
+    CHECK(Task_init(&task, 0, &wl, 1, FAMILY_CPU, &dev, err) == TT_OK);
+    CHECK_STR(task.tmpl->name, "te.sketch");
+    Steps s;
+    CHECK(Steps_decode("split 1 1 4; compute_at 0 1 1", &s, err) == TT_OK);
+    uint64_t index;
+    CHECK(TeTask_addSchedule(te, &s, 1, &index, err) == TT_OK);
+    UiState st;
+    UiState_init(&st);
+    snprintf(st.model.target, sizeof st.model.target, "cpu");
+    st.model.live = true;
+    UiModel_addTask(&st.model, 0, task.key, task.label, task.flops, 1, &task);
+    snprintf(st.model.tasks[0].strategy, sizeof st.model.tasks[0].strategy,
+             "evolution: sketches 2, generation 3, 150 schedules measured");
+    Record r;
+    Record_init(&r);
+    snprintf(r.task_key, sizeof r.task_key, "%s", task.key);
+    snprintf(r.template_name, sizeof r.template_name, "te.sketch");
+    task.tmpl->label(&task.wl, index, r.config, sizeof r.config);
+    r.index = index;
+    r.steps = strdup("split 1 1 4; compute_at 0 1 1");
+    r.n_costs = 1;
+    r.costs[0] = 1e-5;
+    UiModel_addRecord(&st.model, 0, &r, 0, task.flops / 1e-5 / 1e9);
+    Record_done(&r);
+    st.utf8 = true;
+    st.dialect = DIALECT_C;
+    st.have_dev = true;
+    st.selected = 0;
+    UiState_sort(&st);
+    char *d = screen(&st, 220, 40);
+    CHECK_CONTAINS(d, "evolution: sketches 2, generation 3");
+    free(d);
+    CHECK(UiKeys_handle(&st, 'b') & REACT_RELAYOUT);
+    d = screen(&st, 140, 60);
+    char want[64];
+    snprintf(want, sizeof want, "sketch 1, schedule %010llx", (unsigned long long)index);
+    CHECK_CONTAINS(d, want);
+    CHECK_CONTAINS(d, "Steps: split 1 1 4; compute_at 0 1 1");
+    CHECK_CONTAINS(d, "--- loop nest (the steps replayed) ---");
+    free(d);
+    UiState_done(&st);
+    Task_done(&task);
+    TeTask_delete(te);
+}
+
 int main(void) {
+    RUN(a_sketch_candidate_shows_its_sketch_and_steps);
     RUN(best_page_of_a_gpu_schedule_shows_its_kernel);
     RUN(best_page_shows_steps_loop_nest_and_source);
     return check_summary();

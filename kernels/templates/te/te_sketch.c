@@ -60,7 +60,9 @@ int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out) {
             SketchStage *st = &sk->st[k];
             if (gpu && ts->data_reuse) {
                 st->rules |= 1u << RULE_SHARED_READ;
-                note_add(sk, "shared-memory cache_read: no step yet, inputs read from global memory");
+                note_add(sk,
+                         "shared-memory cache_read: not applied (a cache stage at the block's tile could not be tiled "
+                         "across the threads), inputs read from global memory");
             }
             if (ts->inlinable) {
                 st->rules |= 1u << RULE_INLINE;
@@ -77,7 +79,8 @@ int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out) {
             }
             if (!gpu && ts->data_reuse && ts->fusible_consumer < 0) {
                 st->rules |= 1u << RULE_CACHE_WRITE;
-                note_add(sk, "add cache stage: no cache_write step yet, the tile accumulates in place");
+                note_add(sk, "add cache stage: a cache_write stage computed at the tile could not be tiled itself, "
+                             "so the tile accumulates in place");
             }
             int c = ts->fusible_consumer;
             if (!gpu && ts->data_reuse && c >= 0 && sk->st[c].how == SK_ROOT && n < SKETCH_MAX) {
@@ -119,7 +122,7 @@ typedef struct Writer {
     const TeDag *dag;
     Steps *out;
     Loops L[TE_MAX_TENSORS];
-    int fill; /* print split factors as written (1) or as the placeholders of a bare sketch (0) */
+    int front[TE_MAX_TENSORS]; /* loops fused into the stage's first loop (0: none) */
 } Writer;
 
 static void put(Writer *w, StepKind kind, int stage, const int64_t *args, int n) {
@@ -159,6 +162,7 @@ static void w_reorder(Writer *w, int k, const int64_t *perm) {
 static void w_fuse(Writer *w, int k, int pos, int n) {
     if (n < 2) return;
     Loops *L = &w->L[k];
+    if (pos == 0) w->front[k] = n;
     int64_t a[2] = {pos, n};
     put(w, STEP_FUSE, k, a, 2);
     for (int i = 1; i < n; i++)
@@ -266,7 +270,6 @@ static int may_move(const Sketch *sk, const TeDag *dag, int k) {
 void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Steps *out) {
     out->n = 0;
     Writer w = {.dag = dag, .out = out};
-    int hosts[TE_MAX_TENSORS] = {0}; /* a producer will be computed at the stage: no parallel loop */
     for (int k = 0; k < dag->n_stages; k++) {
         const TeStage *ts = &dag->stages[k];
         Loops *L = &w.L[k];
@@ -275,8 +278,6 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
             L->ext[L->n] = dag->prog->vars[ts->spatial[a]].extent, L->red[L->n++] = 0;
         for (int a = 0; a < ts->n_reduce; a++)
             L->ext[L->n] = dag->prog->vars[ts->reduce[a]].extent, L->red[L->n++] = 1;
-        if (ann && may_move(sk, dag, k) && ann[k].at >= 0) hosts[ts->consumers[0]] = 1;
-        if (sk->st[k].how == SK_FUSED) hosts[sk->st[k].consumer] = 1;
     }
     const int64_t *unrolls;
     int n_unroll = Sketch_unrollSet(sk->gpu, &unrolls);
@@ -298,7 +299,9 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
                     per_level[l]++;
             int level = a && a->at == 1 ? 1 : 0;
             int pos = per_level[0] + (level ? per_level[1] : 0) - 1;
-            if (pos >= w.L[c].n - 1) pos = w.L[c].n - 2; /* never at the vectorized loop */
+            if (w.front[c] > 1)
+                pos = pos < w.front[c] ? 0 : pos - w.front[c] + 1; /* the consumer's outer loops fused */
+            if (pos >= w.L[c].n - 1) pos = w.L[c].n - 2;           /* never at the vectorized loop */
             if (pos < 0) pos = 0;
             w_two(&w, STEP_COMPUTE_AT, k, c, pos);
             continue;
@@ -351,7 +354,7 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
             }
         } else {
             int lead = leading_spatial(L);
-            int par = hosts[k] ? 0 : a->par < lead ? a->par : lead;
+            int par = a->par < lead ? a->par : lead; /* a stage computed inside gets a buffer per iteration */
             if (par > 0 && a->vec && par >= L->n) par = L->n - 1; /* keep the innermost loop to vectorize */
             if (par > 0) {
                 w_fuse(&w, k, 0, par);

@@ -45,10 +45,10 @@
 typedef enum {
     RULE_INLINE,       /* always-inline: elementwise, not an output */
     RULE_RFACTOR,      /* reduction with little spatial parallelism (no rfactor step yet) */
-    RULE_CACHE_WRITE,  /* data reuse and no fusible consumer (no cache_write step yet) */
+    RULE_CACHE_WRITE,  /* data reuse and no fusible consumer (noted: the cache stage could not be tiled) */
     RULE_TILE_FUSION,  /* data reuse with one elementwise consumer: tile it, compute the stage at its tile */
     RULE_TILE,         /* data reuse: multi-level tiling */
-    RULE_SHARED_READ,  /* gpu, data reuse: shared-memory cache_read of the inputs (no step yet) */
+    RULE_SHARED_READ,  /* gpu, data reuse: shared-memory cache_read of the inputs (noted, not applied) */
     RULE_CROSS_THREAD, /* gpu, a reduction without data reuse (no cross-thread reduction yet) */
     RULE_SKIP,         /* nothing else: the stage keeps its loops (annotated) */
     RULE_KINDS
