@@ -86,10 +86,10 @@ static void usage(FILE *out) {
             "                        or dense:m=64,n=1024,k=1024 (repeatable; see `tunetop space --help`)\n"
             "  --network NAME        every task of a built-in network (%s)\n"
             "  --expr FILE.te        a tensor expression (repeatable; see examples/te and tunetop sketches): on\n"
-            "                        cpu searched by evolution over its sketches (--tuner random or grid: the\n"
-            "                        plain sampler's numbered random schedules); on cuda and opencl by the plain\n"
-            "                        sampler, one-stage expressions only (one kernel, bound loops); every\n"
-            "                        candidate is checked against the expression's interpreter\n"
+            "                        searched by evolution over its sketches (--tuner random or grid: the plain\n"
+            "                        sampler's numbered random schedules); on cuda and opencl one-stage\n"
+            "                        expressions only (one kernel, bound loops), by the plain sampler unless\n"
+            "                        --tuner evolution; every candidate is checked against the interpreter\n"
             "  --set NAME=VALUE      overrides `let NAME` of every --expr file (repeatable)\n"
             "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
             "                        network options (defaults %d, %s, the network's (%s), %d, all ops)\n"
@@ -481,16 +481,20 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     /* te.sketch tasks name their own strategy; the session's tuner (shown in the UI) is evolution when they are all */
     if (evolution_given) cfg.strategy = Strategy_default()->name;
     if (n_expr && !n_specs && !network && !plain_sampler && !tuner_given) cfg.strategy = "evolution";
-    bool gpu_target = Target_find(target_name) && Target_find(target_name)->family == FAMILY_GPU;
-    if (n_expr && gpu_target && !plain_sampler) {
-        /* no sketch template on GPU targets yet: the plain sampler's numbered schedules */
-        if (tuner_given) {
-            tt_fail(err, "--expr on a GPU target is tuned with --tuner random or grid (numbered random schedules; "
-                         "no sketch search on GPU targets yet)");
+    /* on a GPU target the sketch search (te.sketch.gpu) is asked for by name; the plain sampler is the default */
+    bool gpu_sketch = false;
+    const Target *named = Target_find(target_name);
+    if (n_expr && named && named->family == FAMILY_GPU && !plain_sampler) {
+        if (tuner_given && !evolution_given) {
+            tt_fail(err, "--expr on a GPU target is tuned with --tuner random or grid (numbered random schedules) "
+                         "or evolution (sketches)");
             goto usage_error;
         }
-        cfg.strategy = "random";
-        plain_sampler = true;
+        gpu_sketch = evolution_given;
+        if (!gpu_sketch) {
+            cfg.strategy = "random";
+            plain_sampler = true;
+        }
     }
     if (!Strategy_find(cfg.strategy)) {
         tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg.strategy, Strategy_names());
@@ -621,9 +625,9 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     for (int i = 0; i < n_wl; i++) {
         bool use = chosen && chosen->op == wls[i].op && (!chosen->applies || chosen->applies(&wls[i]));
         const Template *with = chosen;
-        if (!use && plain_sampler && wls[i].op == OP_EXPR) {
+        if (!use && (plain_sampler || gpu_sketch) && wls[i].op == OP_EXPR) {
             use = true;
-            with = target->family == FAMILY_GPU ? &tmpl_te_gpu : &tmpl_te_cpu;
+            with = gpu_sketch ? &tmpl_te_sketch_gpu : target->family == FAMILY_GPU ? &tmpl_te_gpu : &tmpl_te_cpu;
         }
         Status st = use ? Task_initWith(&tasks[i], i, &wls[i], weights[i], with, &cfg.dev, err)
                         : Task_init(&tasks[i], i, &wls[i], weights[i], target->family, &cfg.dev, err);

@@ -4,7 +4,10 @@
 #include "kernels/templates/te/te_sketch.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "base/alloc.h"
 
 static const char *const RULE_NAMES[RULE_KINDS] = {"always-inline",          "rfactor",
                                                    "add cache stage",        "multi-level tiling with fusion",
@@ -13,7 +16,11 @@ static const char *const RULE_NAMES[RULE_KINDS] = {"always-inline",          "rf
 
 const char *SketchRule_name(SketchRule r) { return r >= 0 && r < RULE_KINDS ? RULE_NAMES[r] : "?"; }
 
-static const char *structure(int gpu) { return gpu ? "SSSRRSRS" : "SSRSRS"; }
+/* The tile structure of a tiled stage. On GPUs the reduction goes into a
+ * cache_write stage computed per thread (a cache stage cannot be tiled
+ * itself), and its copy is tiled over the spatial axes: blockIdx, a level run
+ * inside the thread (where vthread would be), threadIdx, the thread's tile. */
+static const char *structure(int gpu) { return gpu ? "SSSS" : "SSRSRS"; }
 
 static int count_of(const char *s, char c) {
     int n = 0;
@@ -123,10 +130,28 @@ typedef struct Writer {
     Steps *out;
     Loops L[TE_MAX_TENSORS];
     int front[TE_MAX_TENSORS]; /* loops fused into the stage's first loop (0: none) */
+    int idx[TE_MAX_TENSORS];   /* the stage index steps use for DAG stage k (cache_write shifts them) */
 } Writer;
 
-static void put(Writer *w, StepKind kind, int stage, const int64_t *args, int n) {
+static void put_raw(Writer *w, StepKind kind, int stage, const int64_t *args, int n) {
     Steps_add(w->out, kind, stage, args, n, NULL); /* the writer stays within the limits */
+}
+
+static void put(Writer *w, StepKind kind, int k, const int64_t *args, int n) { put_raw(w, kind, w->idx[k], args, n); }
+
+/* cache_write of DAG stage k: the accumulation becomes a new stage at k's
+ * index (returned) and k, a copy, moves up by one, as every stage after it. */
+static int w_cache_write(Writer *w, int k) {
+    int at = w->idx[k];
+    put_raw(w, STEP_CACHE_WRITE, at, NULL, 0);
+    for (int j = 0; j < w->dag->n_stages; j++)
+        if (w->idx[j] >= at) w->idx[j]++;
+    Loops *L = &w->L[k]; /* the copy keeps the spatial loops */
+    int n = 0;
+    for (int i = 0; i < L->n; i++)
+        if (!L->red[i]) L->ext[n] = L->ext[i], L->red[n++] = 0;
+    L->n = n;
+    return at;
 }
 
 static void w_split(Writer *w, int k, int pos, const int64_t *f, int nf) {
@@ -175,7 +200,7 @@ static void w_fuse(Writer *w, int k, int pos, int n) {
 static void w_one(Writer *w, StepKind kind, int k, int64_t pos) { put(w, kind, k, &pos, 1); }
 
 static void w_two(Writer *w, StepKind kind, int k, int64_t a, int64_t b) {
-    int64_t v[2] = {a, b};
+    int64_t v[2] = {kind == STEP_COMPUTE_AT ? w->idx[a] : a, b}; /* compute_at names its target by DAG stage */
     put(w, kind, k, v, 2);
 }
 
@@ -187,7 +212,7 @@ static void w_two(Writer *w, StepKind kind, int k, int64_t a, int64_t b) {
 static int axis_levels(const TeDag *dag, int k, int how, int gpu, int *lev) {
     const TeStage *ts = &dag->stages[k];
     const char *s = structure(gpu);
-    int ls = how == SK_CONSUMER ? 3 : count_of(s, 'S'), lr = count_of(s, 'R');
+    int ls = how == SK_CONSUMER ? 3 : count_of(s, 'S'), lr = gpu ? 1 : count_of(s, 'R');
     int n = ts->n_spatial + ts->n_reduce, total = 0;
     for (int a = 0; a < n; a++) {
         int red = a >= ts->n_spatial;
@@ -221,7 +246,8 @@ static void tile(Writer *w, int k, int how, int gpu, const SketchAnn *ann) {
     const TeStage *ts = &w->dag->stages[k];
     int lev[SKETCH_AXES];
     int n = axis_levels(w->dag, k, how, gpu, lev);
-    for (int a = n - 1; a >= 0; a--) { /* last axis first: earlier positions stay put */
+    if (gpu && how == SK_TILED) n = ts->n_spatial; /* the copy of the cache_write stage: spatial loops only */
+    for (int a = n - 1; a >= 0; a--) {             /* last axis first: earlier positions stay put */
         if (lev[a] < 2) continue;
         int64_t f[SKETCH_LEVELS];
         for (int l = 0; l < lev[a] - 1; l++)
@@ -267,12 +293,45 @@ static int may_move(const Sketch *sk, const TeDag *dag, int k) {
     return h == SK_ROOT || h == SK_TILED;
 }
 
+/* A tiled stage on a GPU: cache_write; the copy split SSSS over its spatial
+ * axes, the first level of (up to three) axes bound to blockIdx, the third to
+ * threadIdx; the accumulation computed at the innermost thread loop, into a
+ * buffer private to the thread. Binds each loop apart (a fused loop would hide
+ * the region the thread reads). The bare sketch (ann NULL) has no binding. */
+static void gpu_tile(Writer *w, int k, const SketchAnn *ann) {
+    const TeDag *dag = w->dag;
+    const TeStage *ts = &dag->stages[k];
+    int local = w_cache_write(w, k);
+    tile(w, k, SK_TILED, 1, ann);
+    int lev[SKETCH_AXES], pos = 0, blocks = 0, threads = 0, last_thread = -1;
+    axis_levels(dag, k, SK_TILED, 1, lev);
+    for (int level = 0; level < 4; level++)
+        for (int x = 0; x < ts->n_spatial; x++) {
+            if (level >= lev[x]) continue;
+            if (ann && level == 0 && lev[x] > 1 && blocks < 3) w_two(w, STEP_BIND, k, pos, blocks++);
+            if (level == 2) {
+                if (ann && threads < 3) w_two(w, STEP_BIND, k, pos, 3 + threads++);
+                last_thread = pos;
+            }
+            pos++;
+        }
+    if (last_thread < 0) last_thread = 0;
+    int64_t at[2] = {w->idx[k], last_thread};
+    put_raw(w, STEP_COMPUTE_AT, local, at, 2);
+    if (!ann) return;
+    const int64_t *unrolls;
+    int n_unroll = Sketch_unrollSet(1, &unrolls);
+    int u = ann->unroll < n_unroll ? ann->unroll : n_unroll - 1;
+    if (u > 0 && unrolls[u] > 0) w_two(w, STEP_AUTO_UNROLL, k, 0, unrolls[u]);
+}
+
 void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Steps *out) {
     out->n = 0;
     Writer w = {.dag = dag, .out = out};
     for (int k = 0; k < dag->n_stages; k++) {
         const TeStage *ts = &dag->stages[k];
         Loops *L = &w.L[k];
+        w.idx[k] = k;
         L->n = 0;
         for (int a = 0; a < ts->n_spatial; a++)
             L->ext[L->n] = dag->prog->vars[ts->spatial[a]].extent, L->red[L->n++] = 0;
@@ -322,26 +381,17 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
             break;
         case SK_TILED:
         case SK_CONSUMER:
+            if (sk->gpu && st->how == SK_TILED) {
+                gpu_tile(&w, k, a);
+                continue;
+            }
             tile(&w, k, st->how, sk->gpu, a);
             break;
         }
         if (!a) continue; /* the bare sketch */
         if (sk->gpu) {
             int lead = leading_spatial(L);
-            if (st->how == SK_TILED) {
-                /* S0 -> blockIdx.x, S1 stays in the thread (no vthread step yet), S2 -> threadIdx.x */
-                int lev[SKETCH_AXES], cnt[3] = {0};
-                int na = axis_levels(dag, k, SK_TILED, 1, lev);
-                for (int x = 0; x < ts->n_spatial && x < na; x++)
-                    for (int l = 0; l < 3 && l < lev[x]; l++)
-                        cnt[l]++;
-                w_fuse(&w, k, 0, cnt[0]);
-                w_two(&w, STEP_BIND, k, 0, 0);
-                if (cnt[2] > 0) {
-                    w_fuse(&w, k, 1 + cnt[1], cnt[2]);
-                    if (L->ext[1 + cnt[1]] <= 1024) w_two(&w, STEP_BIND, k, 1 + cnt[1], 3);
-                }
-            } else if (lead > 0) {
+            if (lead > 0) {
                 w_fuse(&w, k, 0, lead);
                 int64_t t = a->f[0][0] > 1 ? a->f[0][0] : 1;
                 if (t > 1 && t < L->ext[0]) {
@@ -400,16 +450,32 @@ static int levels_for(const Sketch *sk, const TeDag *dag, int k, int a) {
     return 2; /* a root stage: one split of its innermost spatial axis (cpu: vectorize; gpu: threads) */
 }
 
+/* A GPU tiled stage's threads per block (level 2) and per-thread tile (level 3) stay in bounds. */
+static bool gpu_fits(const Sketch *sk, const TeDag *dag, int k, const SketchAnn *a) {
+    if (!sk->gpu || sk->st[k].how != SK_TILED) return true;
+    int lev[SKETCH_AXES];
+    axis_levels(dag, k, SK_TILED, 1, lev);
+    int64_t threads = 1, tile = 1;
+    for (int x = 0; x < dag->stages[k].n_spatial; x++)
+        if (lev[x] == 4) threads *= a->f[x][1], tile *= a->f[x][2];
+    return threads <= 1024 && tile <= 64;
+}
+
 static void annotate_stage(const Sketch *sk, const TeDag *dag, int k, Rng *rng, SketchAnn *a) {
     memset(a, 0, sizeof *a);
     const TeStage *ts = &dag->stages[k];
     int n = stage_axes(dag, k);
-    for (int x = 0; x < n && x < SKETCH_AXES; x++) {
-        for (int l = 0; l < SKETCH_LEVELS - 1; l++)
-            a->f[x][l] = 1;
-        int lv = levels_for(sk, dag, k, x);
-        if (lv > 1) factorize(rng, axis_extent(dag, k, x), lv, a->f[x]);
+    for (int tries = 0; tries < 32; tries++) {
+        for (int x = 0; x < n && x < SKETCH_AXES; x++) {
+            for (int l = 0; l < SKETCH_LEVELS - 1; l++)
+                a->f[x][l] = 1;
+            int lv = levels_for(sk, dag, k, x);
+            if (lv > 1) factorize(rng, axis_extent(dag, k, x), lv, a->f[x]);
+        }
+        if (gpu_fits(sk, dag, k, a)) break;
     }
+    for (int x = 0; x < n && x < SKETCH_AXES && !gpu_fits(sk, dag, k, a); x++)
+        a->f[x][1] = a->f[x][2] = 1;           /* rarely: threads and tiles of one axis after another back to 1 */
     if (sk->gpu && sk->st[k].how == SK_ROOT) { /* threads per block of the fused spatial loops */
         int64_t e = axes_product(dag, ts->spatial, ts->n_spatial);
         a->f[0][0] = (int32_t)divisor(rng, e, 1024);
@@ -428,7 +494,23 @@ void Sketch_annotate(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *an
         annotate_stage(sk, dag, k, rng, &ann[k]);
 }
 
+static void mutate_once(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *ann);
+
 void Sketch_mutate(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *ann) {
+    SketchAnn *keep = tt_malloc((size_t)dag->n_stages * sizeof *keep);
+    for (int tries = 0; tries < 8; tries++) {
+        memcpy(keep, ann, (size_t)dag->n_stages * sizeof *keep);
+        mutate_once(sk, dag, rng, ann);
+        bool fits = true;
+        for (int k = 0; k < dag->n_stages; k++)
+            fits = fits && gpu_fits(sk, dag, k, &ann[k]);
+        if (fits) break;
+        memcpy(ann, keep, (size_t)dag->n_stages * sizeof *keep); /* out of the GPU's bounds: another try */
+    }
+    free(keep);
+}
+
+static void mutate_once(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *ann) {
     for (int tries = 0; tries < 16; tries++) {
         int k = (int)Rng_below(rng, (uint64_t)dag->n_stages);
         SketchAnn *a = &ann[k];
@@ -525,6 +607,21 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
                 ;
             a->f[0][0] = (int32_t)f;
         }
+        if (sk->gpu && sk->st[k].how == SK_TILED) { /* a 2..4 tile per thread, 8..16 threads per axis */
+            int lev[SKETCH_AXES], wide = 0;
+            axis_levels(dag, k, SK_TILED, 1, lev);
+            for (int x = 0; x < ts->n_spatial; x++)
+                wide += lev[x] == 4;
+            for (int x = 0; x < ts->n_spatial; x++) {
+                if (lev[x] != 4) continue;
+                int64_t e = axis_extent(dag, k, x), f, g;
+                for (f = 4; f > 1 && e % f; f--)
+                    ;
+                for (g = wide > 2 ? 8 : 16; g > 1 && (e / f) % g; g--)
+                    ;
+                a->f[x][0] = 1, a->f[x][1] = (int32_t)g, a->f[x][2] = (int32_t)f;
+            }
+        }
         a->par = (int8_t)(ts->n_spatial > 1 ? 2 : 1);
         a->vec = 1;
         a->unroll = 2; /* 64 */
@@ -555,12 +652,22 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
     }
     const int64_t *unrolls;
     int n_unroll = Sketch_unrollSet(sk->gpu, &unrolls);
-    int fused[TE_MAX_TENSORS] = {0};
+    int fused[TE_MAX_TENSORS] = {0}, idx[TE_MAX_TENSORS];
+    for (int k = 0; k < dag->n_stages; k++)
+        idx[k] = k;
     for (int i = 0; i < steps->n; i++) {
         const Step *s = &steps->step[i];
-        if (s->stage < 0 || s->stage >= dag->n_stages) return false;
-        SketchAnn *a = &ann[s->stage];
-        SketchHow h = sk->st[s->stage].how;
+        if (s->kind == STEP_CACHE_WRITE) { /* stages from its index on move up by one */
+            for (int k = 0; k < dag->n_stages; k++)
+                if (idx[k] >= s->stage) idx[k]++;
+            continue;
+        }
+        int stage = -1; /* the DAG stage the step acts on; none: a cache stage (its compute_at) */
+        for (int k = 0; k < dag->n_stages; k++)
+            if (idx[k] == s->stage) stage = k;
+        if (stage < 0) continue;
+        SketchAnn *a = &ann[stage];
+        SketchHow h = sk->st[stage].how;
         switch (s->kind) {
         case STEP_SPLIT: {
             /* splits come first, one per axis at the axis' own position (last axis
@@ -572,10 +679,10 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
             break;
         }
         case STEP_FUSE:
-            if (!sk->gpu && s->arg[0] == 0) fused[s->stage] = (int)s->arg[1];
+            if (!sk->gpu && s->arg[0] == 0) fused[stage] = (int)s->arg[1];
             break;
         case STEP_PARALLEL:
-            a->par = (int8_t)(fused[s->stage] ? fused[s->stage] : 1);
+            a->par = (int8_t)(fused[stage] ? fused[stage] : 1);
             break;
         case STEP_VECTORIZE:
             a->vec = 1;

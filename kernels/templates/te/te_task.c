@@ -428,14 +428,19 @@ static Status sketch_define_space(const Workload *wl, const DeviceInfo *dev, Spa
 static Status sketch_generate(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
                               Dialect dialect, KernelSource *out, char *err) {
     (void)dev;
-    if (dialect != DIALECT_C) return tt_fail(err, "te.sketch generates C for the cpu target");
     if (!wl->expr) return tt_fail(err, "the expression %s is not loaded", wl->expr_name);
     uint64_t index = Space_encode(space, choice);
     Steps steps;
     if (!TeTask_schedule(wl->expr, index, &steps, NULL))
         return tt_fail(err, "schedule %010llx is not one the sketch search made for this task",
                        (unsigned long long)index);
-    return TeTask_source(wl->expr, &steps, out, err);
+    return dialect == DIALECT_C ? TeTask_source(wl->expr, &steps, out, err)
+                                : TeTask_source_gpu(wl->expr, &steps, dialect, out, err);
+}
+
+static Status sketch_gpu_define_space(const Workload *wl, const DeviceInfo *dev, Space *space, char *err) {
+    if (wl->expr && TeTask_gpu_fits(wl->expr, err) != TT_OK) return TT_ERR;
+    return sketch_define_space(wl, dev, space, err);
 }
 
 static void sketch_label(const Workload *wl, uint64_t index, char *buf, size_t n) {
@@ -494,6 +499,23 @@ const Template tmpl_te_sketch = {
     .family = FAMILY_CPU,
     .applies = te_applies,
     .define_space = sketch_define_space,
+    .precheck = NULL,
+    .generate = sketch_generate,
+    .features = NULL,
+    .blocked = NULL,
+    .label = sketch_label,
+    .adopt = sketch_adopt,
+    .strategy = "evolution",
+};
+
+/* The same on the opencl and cuda targets: one-stage expressions (TeTask_gpu_fits),
+ * each schedule one kernel (the GPU sketches bind and cache per thread). */
+const Template tmpl_te_sketch_gpu = {
+    .name = "te.sketch.gpu",
+    .op = OP_EXPR,
+    .family = FAMILY_GPU,
+    .applies = te_applies,
+    .define_space = sketch_gpu_define_space,
     .precheck = NULL,
     .generate = sketch_generate,
     .features = NULL,

@@ -95,6 +95,6 @@ int TeTask_scheduleCount(const TeTask *this);
 /* The config text of a te.sketch candidate: "sketch 1, schedule 00a3f29c1e". */
 void TeSched_label(uint64_t index, int sketch, char *buf, size_t n);
 
-extern const Template tmpl_te_cpu, tmpl_te_gpu, tmpl_te_sketch;
+extern const Template tmpl_te_cpu, tmpl_te_gpu, tmpl_te_sketch, tmpl_te_sketch_gpu;
 
 #endif
