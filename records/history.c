@@ -40,12 +40,12 @@ void History_done(History *this) {
     History_init(this);
 }
 
-/* Slot of key in the index: the one holding it, or the empty one where it goes. */
-static size_t slot_of(const History *this, const char *key) {
+/* Slot of (key, tmpl) in the index: the one holding it, or the empty one where it goes. */
+static size_t slot_of(const History *this, const char *key, const char *tmpl) {
     size_t mask = this->n_slots - 1;
     for (size_t s = (size_t)key_hash(key) & mask;; s = (s + 1) & mask) {
         int t = this->slots[s];
-        if (t < 0 || strcmp(this->tasks[t].key, key) == 0) return s;
+        if (t < 0 || Record_sameTask(this->tasks[t].key, this->tasks[t].template_name, key, tmpl)) return s;
     }
 }
 
@@ -56,18 +56,31 @@ static void rehash(History *this, size_t n_slots) {
     for (size_t s = 0; s < n_slots; s++)
         this->slots[s] = -1;
     for (int t = 0; t < this->n_tasks; t++)
-        this->slots[slot_of(this, this->tasks[t].key)] = t;
+        this->slots[slot_of(this, this->tasks[t].key, this->tasks[t].template_name)] = t;
 }
 
 const HistoryTask *History_find(const History *this, const char *task_key) {
+    return History_findTemplate(this, task_key, NULL);
+}
+
+const HistoryTask *History_findTemplate(const History *this, const char *task_key, const char *template_name) {
     if (!this->n_slots) return NULL;
-    int t = this->slots[slot_of(this, task_key)];
+    int t = this->slots[slot_of(this, task_key, template_name)];
     return t < 0 ? NULL : &this->tasks[t];
+}
+
+const Record *History_bestOfKey(const History *this, const char *task_key) {
+    const Record *best = NULL;
+    for (int t = 0; t < this->n_tasks; t++) {
+        const Record *b = strcmp(this->tasks[t].key, task_key) == 0 ? HistoryTask_best(&this->tasks[t]) : NULL;
+        if (b && (!best || Record_mean(b) < Record_mean(best))) best = b;
+    }
+    return best;
 }
 
 static HistoryTask *task_for_key(History *this, const char *key, const char *tmpl) {
     if (this->n_slots) {
-        int t = this->slots[slot_of(this, key)];
+        int t = this->slots[slot_of(this, key, tmpl)];
         if (t >= 0) {
             HistoryTask *task = &this->tasks[t];
             if (!task->template_name[0]) snprintf(task->template_name, sizeof task->template_name, "%s", tmpl);
@@ -88,7 +101,7 @@ static HistoryTask *task_for_key(History *this, const char *key, const char *tmp
     if ((size_t)this->n_tasks * 2 > this->n_slots)
         rehash(this, this->n_slots ? this->n_slots * 2 : 64);
     else
-        this->slots[slot_of(this, task->key)] = this->n_tasks - 1;
+        this->slots[slot_of(this, task->key, task->template_name)] = this->n_tasks - 1;
     return task;
 }
 
@@ -128,7 +141,7 @@ static void order_by_session(History *this) {
     if (!taken) abort();
     int n = 0;
     for (int i = 0; i < s->n_tasks; i++) {
-        const HistoryTask *t = History_find(this, s->tasks[i].key);
+        const HistoryTask *t = History_findTemplate(this, s->tasks[i].key, s->tasks[i].template_name);
         int at = t ? (int)(t - this->tasks) : -1;
         if (at < 0 || taken[at]) continue;
         taken[at] = true;
@@ -177,7 +190,9 @@ Status History_load(History *this, const char *path, char *err) {
     LogReader_close(r);
     order_by_session(this);
     for (int i = 0; i < this->n_steers; i++) {
-        HistoryTask *t = this->n_slots ? (HistoryTask *)History_find(this, this->steers[i].key) : NULL;
+        HistoryTask *t = this->n_slots ? (HistoryTask *)History_findTemplate(this, this->steers[i].key,
+                                                                             this->steers[i].template_name)
+                                       : NULL;
         if (t) t->steer = &this->steers[i];
     }
     if (st == LOG_END) this->end_msg[0] = '\0';

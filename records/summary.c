@@ -28,12 +28,12 @@ void LogSummary_done(LogSummary *this) {
     this->end = LOG_END;
 }
 
-/* Slot of key in the index: the one holding it, or the empty one where it goes. */
-static size_t slot_of(const LogSummary *this, const char *key) {
+/* Slot of (key, tmpl) in the index: the one holding it, or the empty one where it goes. */
+static size_t slot_of(const LogSummary *this, const char *key, const char *tmpl) {
     size_t mask = this->n_slots - 1;
     for (size_t s = (size_t)key_hash(key) & mask;; s = (s + 1) & mask) {
         int t = this->slots[s];
-        if (t < 0 || strcmp(this->tasks[t].key, key) == 0) return s;
+        if (t < 0 || Record_sameTask(this->tasks[t].key, this->tasks[t].template_name, key, tmpl)) return s;
     }
 }
 
@@ -44,18 +44,22 @@ static void rehash(LogSummary *this, size_t n_slots) {
     for (size_t s = 0; s < n_slots; s++)
         this->slots[s] = -1;
     for (int t = 0; t < this->n_tasks; t++)
-        this->slots[slot_of(this, this->tasks[t].key)] = t;
+        this->slots[slot_of(this, this->tasks[t].key, this->tasks[t].template_name)] = t;
 }
 
 const SummaryTask *LogSummary_find(const LogSummary *this, const char *task_key) {
+    return LogSummary_findTemplate(this, task_key, NULL);
+}
+
+const SummaryTask *LogSummary_findTemplate(const LogSummary *this, const char *task_key, const char *template_name) {
     if (!this->n_slots) return NULL;
-    int t = this->slots[slot_of(this, task_key)];
+    int t = this->slots[slot_of(this, task_key, template_name)];
     return t < 0 ? NULL : &this->tasks[t];
 }
 
 static SummaryTask *task_for_key(LogSummary *this, const char *key, const char *tmpl) {
     if (this->n_slots) {
-        int t = this->slots[slot_of(this, key)];
+        int t = this->slots[slot_of(this, key, tmpl)];
         if (t >= 0) {
             SummaryTask *task = &this->tasks[t];
             if (!task->template_name[0]) snprintf(task->template_name, sizeof task->template_name, "%s", tmpl);
@@ -77,7 +81,7 @@ static SummaryTask *task_for_key(LogSummary *this, const char *key, const char *
     if ((size_t)this->n_tasks * 2 > this->n_slots)
         rehash(this, this->n_slots ? this->n_slots * 2 : 64);
     else
-        this->slots[slot_of(this, task->key)] = this->n_tasks - 1;
+        this->slots[slot_of(this, task->key, task->template_name)] = this->n_tasks - 1;
     return task;
 }
 
@@ -128,7 +132,7 @@ typedef struct PendingSteers {
 
 static void pending_add(PendingSteers *p, const LogSteer *s) {
     for (int i = 0; i < p->n; i++)
-        if (strcmp(p->v[i].key, s->key) == 0) {
+        if (Record_sameTask(p->v[i].key, p->v[i].template_name, s->key, s->template_name)) {
             p->v[i] = *s;
             return;
         }
@@ -146,7 +150,7 @@ static void order_by_session(LogSummary *this, const LogSession *s) {
     bool *taken = tt_calloc((size_t)this->n_tasks + 1, sizeof *taken);
     int n = 0;
     for (int i = 0; i < s->n_tasks; i++) {
-        const SummaryTask *t = LogSummary_find(this, s->tasks[i].key);
+        const SummaryTask *t = LogSummary_findTemplate(this, s->tasks[i].key, s->tasks[i].template_name);
         int at = t ? (int)(t - this->tasks) : -1;
         if (at < 0 || taken[at]) continue;
         taken[at] = true;
@@ -184,7 +188,8 @@ Status LogSummary_load(LogSummary *this, const char *path, char *err) {
             LogSession_copy(&last, &e.session);
         } else {
             /* steering of a key the log never mentions otherwise is not a task */
-            SummaryTask *t = this->n_slots ? (SummaryTask *)LogSummary_find(this, e.steer.key) : NULL;
+            SummaryTask *t =
+                this->n_slots ? (SummaryTask *)LogSummary_findTemplate(this, e.steer.key, e.steer.template_name) : NULL;
             if (t) {
                 t->steer = e.steer;
                 t->steered = true;
@@ -199,7 +204,9 @@ Status LogSummary_load(LogSummary *this, const char *path, char *err) {
     this->unchecked = LogReader_uncheckedRecords(r);
     LogReader_close(r);
     for (int i = 0; i < pending.n; i++) {
-        SummaryTask *t = this->n_slots ? (SummaryTask *)LogSummary_find(this, pending.v[i].key) : NULL;
+        SummaryTask *t =
+            this->n_slots ? (SummaryTask *)LogSummary_findTemplate(this, pending.v[i].key, pending.v[i].template_name)
+                          : NULL;
         if (t && !t->steered) {
             t->steer = pending.v[i];
             t->steered = true;

@@ -56,6 +56,18 @@ bool WinogradCpu_applies(const Workload *wl) {
            wl->dil_h == 1 && wl->dil_w == 1 && wl->h + 2 * wl->pad_h >= 3 && wl->w + 2 * wl->pad_w >= 3;
 }
 
+double WinogradCpu_minFlops(const Workload *wl) {
+    int64_t oh = wl->h + 2 * wl->pad_h - 2, ow = wl->w + 2 * wl->pad_w - 2;
+    double best = 0;
+    for (int i = 0; i < (int)(sizeof WG_M / sizeof WG_M[0]); i++) {
+        int64_t m = WG_M[i], a = m + 2;
+        double tiles = (double)wl->n * (double)((oh + m - 1) / m) * (double)((ow + m - 1) / m);
+        double f = 2.0 * tiles * (double)(a * a) * (double)wl->ci * (double)wl->co;
+        if (i == 0 || f < best) best = f;
+    }
+    return best;
+}
+
 /* The transform matrices of F(m, 3) in double: at[m][a], g[a][3], bt[a][a]. */
 void WinogradCpu_matrices(int m, double at[][WG_MAX_A], double g[][3], double bt[][WG_MAX_A]) {
     static const double PTS[] = {0, 1, -1, 2, -2, 0.5, -0.5};
@@ -487,4 +499,5 @@ const Template tmpl_conv2d_winograd_cpu = {
     .generate = wg_generate,
     .features = wg_features,
     .blocked = wg_blocked,
+    .min_flops = WinogradCpu_minFlops,
 };
