@@ -459,17 +459,19 @@ static int run(const RunOptions *o) {
             Workload v = w;
             v.bias = gt.epi_bias[i] >= 0;
             v.residual = gt.epi_add[i] >= 0;
-            v.relu = gt.epi_relu[i] >= 0;
+            v.relu = gt.epi_relu[i] >= 0 && g.ops[gt.epi_relu[i]].kind == GOP_RELU;
+            v.relu6 = gt.epi_relu[i] >= 0 && g.ops[gt.epi_relu[i]].kind == GOP_CLIP;
             char why[160];
             char e2[TT_ERRLEN];
-            if ((v.bias != w.bias || v.residual != w.residual || v.relu != w.relu) && p->tmpl->applies(&v) &&
-                p->tmpl->define_space(&v, &dev, &vs, e2) == TT_OK && same_space(&vs, &p->space) &&
+            if ((v.bias != w.bias || v.residual != w.residual || v.relu != w.relu || v.relu6 != w.relu6) &&
+                p->tmpl->applies(&v) && p->tmpl->define_space(&v, &dev, &vs, e2) == TT_OK &&
+                same_space(&vs, &p->space) &&
                 (!p->tmpl->precheck || p->tmpl->precheck(&v, &vs, p->choice, &dev, why, sizeof why)))
                 w = v;
         }
         int k = 0;
         while (k < n_kp && !(kp[k].task == t && kp[k].wl.bias == w.bias && kp[k].wl.residual == w.residual &&
-                             kp[k].wl.relu == w.relu))
+                             kp[k].wl.relu == w.relu && kp[k].wl.relu6 == w.relu6))
             k++;
         if (k == n_kp) {
             KernelPlan *q = &kp[n_kp++];
@@ -487,7 +489,7 @@ static int run(const RunOptions *o) {
             snprintf(q->ext, sizeof q->ext, "c");
         }
         Space_done(&vs);
-        opk[i] = (NetOpKernel){k, kp[k].mask, kp[k].in, kp[k].out, w.bias, w.residual, w.relu};
+        opk[i] = (NetOpKernel){k, kp[k].mask, kp[k].in, kp[k].out, w.bias, w.residual, w.relu, w.relu6};
     }
     free(prefixes);
     prefixes = calloc((size_t)n_kp + 1, sizeof *prefixes);

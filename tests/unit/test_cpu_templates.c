@@ -15,6 +15,8 @@ TEST(conv2d_nchw_odd) {
     check_case("conv2d:n=1,ci=6,h=12,w=12,co=16,kh=3,kw=3,pad=2,dilation=2,bias=1,relu=1,residual=1", &tmpl_conv2d_cpu,
                14);
     check_case("conv2d:n=1,ci=32,h=8,w=8,co=48,kh=1,kw=1,stride=2,pad=0", &tmpl_conv2d_cpu, 15);
+    /* ReLU6 (MobileNet-v2's clip to [0, 6]): 288 taps, so many sums exceed 6 */
+    check_case("conv2d:n=1,ci=32,h=9,w=9,co=24,kh=3,kw=3,pad=1,bias=1,relu6=1", &tmpl_conv2d_cpu, 16);
 }
 
 TEST(conv2d_nhwc) {
@@ -36,6 +38,8 @@ TEST(depthwise) {
                &tmpl_depthwise_cpu, 32);
     check_case("depthwise_conv2d:n=2,ci=32,h=7,w=7,kh=3,kw=3,pad=2,dilation=2,residual=1", &tmpl_depthwise_cpu, 33);
     check_case("depthwise_conv2d:n=1,ci=17,h=12,w=12,kh=5,kw=5,stride=2,pad=0,layout=NHWC", &tmpl_depthwise_cpu, 34);
+    check_case("depthwise_conv2d:n=1,ci=16,h=9,w=9,kh=5,kw=5,pad=2,layout=NHWC,bias=1,relu6=1", &tmpl_depthwise_cpu,
+               35);
 }
 
 TEST(dense) {

@@ -40,6 +40,7 @@ TEST(conv2d_winograd_odd) {
     check_winogradEachM("conv2d:n=1,ci=5,h=10,w=7,co=17,kh=3,kw=3,pad=2,layout=NHWC,bias=1,relu=1,residual=1", 73);
     check_winogradEachM("conv2d:n=1,ci=20,h=1,w=5,co=9,kh=3,kw=3,pad=1,residual=1", 74);
     check_winogradEachM("conv2d:n=1,ci=31,h=15,w=15,co=31,kh=3,kw=3,pad=1,bias=1", 75);
+    check_winogradEachM("conv2d:n=1,ci=32,h=10,w=9,co=17,kh=3,kw=3,pad=1,bias=1,relu6=1", 76); /* ReLU6 */
 }
 
 /* Every 3x3 stride-1 layer of ResNet-18, each tile size, within Workload_compare's tolerance. */

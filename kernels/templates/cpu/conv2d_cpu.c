@@ -34,6 +34,7 @@ typedef struct ConvPlan {
     bool direct;  /* NHWC only: tt_run writes the canonical output itself (no tt_finish) */
     int ai_res, ai_out;
     bool nhwc, bias, relu, residual;
+    int act; /* CpuGen_act */
 } ConvPlan;
 
 static const int64_t REG_N[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 14, 16, 28};
@@ -101,6 +102,7 @@ static void conv_plan(const Workload *wl, const Space *space, const int32_t *cho
     p->OSTR = p->direct ? p->CO : p->OCB;
     p->nhwc = wl->layout == LAYOUT_NHWC;
     p->bias = wl->bias, p->relu = wl->relu, p->residual = wl->residual;
+    p->act = CpuGen_act(wl);
     int ai = 2;
     if (p->bias) ai++;
     p->ai_res = p->residual ? ai++ : -1;
@@ -218,7 +220,7 @@ static void conv_emitEdgeTile(StrBuf *sb, const ConvPlan *p, int64_t owo) {
         StrBuf_append(sb, "}\n");
     }
     StrBuf_append(sb, "}\n");
-    CpuGen_emitTileStore(sb, (int)p->OCV, (int)p->RN, p->vf, "(size_t)owo * OSTR", p->OSTR, p->residual, p->relu);
+    CpuGen_emitTileStore(sb, (int)p->OCV, (int)p->RN, p->vf, "(size_t)owo * OSTR", p->OSTR, p->residual, p->act);
     StrBuf_append(sb, "}\n");
 }
 
@@ -241,7 +243,7 @@ static void conv_emitRowTiles(StrBuf *sb, const ConvPlan *p) {
                       (long long)(lo * p->RN), (long long)(hi * p->RN));
         CpuGen_emitTileInit(sb, (int)p->OCV, (int)p->RN, p->vf, p->bias);
         conv_emitReduction(sb, p);
-        CpuGen_emitTileStore(sb, (int)p->OCV, (int)p->RN, p->vf, "(size_t)owo * OSTR", p->OSTR, p->residual, p->relu);
+        CpuGen_emitTileStore(sb, (int)p->OCV, (int)p->RN, p->vf, "(size_t)owo * OSTR", p->OSTR, p->residual, p->act);
         StrBuf_append(sb, "}\n");
     }
     for (int64_t t = hi; t < tiles; t++)

@@ -43,6 +43,7 @@ typedef struct WgPlan {
     int64_t M, A, A2, TH, TW, T, TB, TP, CIP, CIB, OCV, OCB, OCC, RN, OWP, HP, WP;
     int order, unroll_ci;
     bool nhwc, bias, relu, residual;
+    int act; /* CpuGen_act */
 } WgPlan;
 
 static const int64_t WG_M[] = {2, 4, 6};
@@ -154,6 +155,7 @@ static void wg_plan(const Workload *wl, const Space *space, const int32_t *choic
     p->unroll_ci = (int)Space_optionByName(space, choice, "unroll_ci");
     p->nhwc = wl->layout == LAYOUT_NHWC;
     p->bias = wl->bias, p->relu = wl->relu, p->residual = wl->residual;
+    p->act = CpuGen_act(wl);
 }
 
 static int wg_regsNeeded(const WgPlan *p) { return (int)(p->OCV * p->RN + p->OCV); }
@@ -326,7 +328,9 @@ static void wg_emitOutput(StrBuf *sb, const WgPlan *p, double at[][WG_MAX_A]) {
             char at_ofs[96];
             snprintf(at_ofs, sizeof at_ofs, "(size_t)%d * OWP * OCB + %d * OCB + v * VF", i, j);
             if (p->residual) StrBuf_printf(sb, "y%d_%d += LD(rb + %s);\n", i, j, at_ofs);
-            if (p->relu) StrBuf_printf(sb, "y%d_%d = RELU(y%d_%d);\n", i, j, i, j);
+            char y[32];
+            snprintf(y, sizeof y, "y%d_%d", i, j);
+            CpuGen_emitAct(sb, p->act, y);
             StrBuf_printf(sb, "ST(ob + %s, y%d_%d);\n", at_ofs, i, j);
         }
         StrBuf_append(sb, "}\n");
