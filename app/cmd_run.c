@@ -396,9 +396,16 @@ static int run(const RunOptions *o) {
         snprintf(p->prefix, sizeof p->prefix, "tt_k%d", t);
         snprintf(p->ext, sizeof p->ext, "c");
         prefixes[t] = p->prefix;
-        if (best && best->n_choice == p->space.n_knobs && strcmp(best->template_name, p->tmpl->name) == 0) {
+        /* a record written before knobs were appended to the space (the parallel split) has fewer
+         * choices; its index still names the same config (an appended knob's first value) */
+        if (best && strcmp(best->template_name, p->tmpl->name) == 0 &&
+            (best->n_choice == p->space.n_knobs ||
+             (best->n_choice < p->space.n_knobs && best->index < p->space.total))) {
             /* a compile-only record (cuda without a device) gives a config but no latency */
-            memcpy(p->choice, best->choice, sizeof p->choice);
+            if (best->n_choice == p->space.n_knobs)
+                memcpy(p->choice, best->choice, sizeof p->choice);
+            else
+                Space_decode(&p->space, best->index, p->choice);
             p->latency_s = best->n_costs > 0 ? Record_mean(best) : 0;
             p->pack_s = best->pack_s;
             p->tuned = true;

@@ -32,6 +32,14 @@ TEST(conv2d_nhwc) {
                &tmpl_conv2d_cpu, 23);
 }
 
+/* split 1: the parallel loop's iterations dealt out one at a time to the two threads */
+TEST(conv2d_split_interleaved) {
+    g_force_knob = "split", g_force_value = 1;
+    check_case("conv2d:n=2,ci=8,h=9,w=9,co=20,kh=3,kw=3,stride=2,pad=1,bias=1,relu=1", &tmpl_conv2d_cpu, 25);
+    check_case("conv2d:n=1,ci=16,h=7,w=7,co=48,kh=3,kw=3,pad=1,layout=NHWC,residual=1", &tmpl_conv2d_cpu, 26);
+    g_force_knob = NULL;
+}
+
 TEST(depthwise) {
     check_case("depthwise_conv2d:n=1,ci=13,h=9,w=11,kh=3,kw=3,pad=1", &tmpl_depthwise_cpu, 31);
     check_case("depthwise_conv2d:n=1,ci=8,mult=2,h=8,w=8,kh=3,kw=3,stride=2,pad=1,layout=NHWC,bias=1,relu=1",
@@ -116,6 +124,7 @@ int main(void) {
     }
     RUN(conv2d_nchw_odd);
     RUN(conv2d_nhwc);
+    RUN(conv2d_split_interleaved);
     RUN(depthwise);
     RUN(dense);
     RUN(batch_matmul);

@@ -51,6 +51,19 @@ TEST(conv2d_winograd_resnet18) {
     check_winogradEachM("conv2d:n=1,ci=512,h=7,w=7,co=512,kh=3,kw=3,pad=1", 84);
 }
 
+/* xform 1: each thread transforms the input tiles of its own tile blocks (no
+ * shared V, no barrier); odd shapes, a batch, NHWC with the whole epilogue, and
+ * a layer with many tile blocks, on the two threads of the test device. */
+TEST(conv2d_winograd_per_thread_transform) {
+    g_force_knob = "xform", g_force_value = 1;
+    check_case("conv2d:n=1,ci=3,h=11,w=13,co=7,kh=3,kw=3,pad=1", &tmpl_conv2d_winograd_cpu, 91);
+    check_case("conv2d:n=2,ci=17,h=9,w=7,co=33,kh=3,kw=3,pad=0,bias=1,relu=1", &tmpl_conv2d_winograd_cpu, 92);
+    check_case("conv2d:n=1,ci=5,h=10,w=7,co=17,kh=3,kw=3,pad=2,layout=NHWC,bias=1,relu6=1,residual=1",
+               &tmpl_conv2d_winograd_cpu, 93);
+    check_case("conv2d:n=1,ci=64,h=28,w=28,co=64,kh=3,kw=3,pad=1,bias=1", &tmpl_conv2d_winograd_cpu, 94);
+    g_force_knob = NULL;
+}
+
 int main(void) {
     dev_init(&g_dev);
     /* Kernels bring libgomp with them; keep it loaded so that dlclose of a kernel
@@ -65,6 +78,7 @@ int main(void) {
     RUN(winograd_matrices);
     RUN(conv2d_winograd_odd);
     RUN(conv2d_winograd_resnet18);
+    RUN(conv2d_winograd_per_thread_transform);
     if (!check_failed) rmdir(g_dir); /* failed sources stay for inspection */
     return check_summary();
 }
