@@ -179,7 +179,23 @@ typedef struct Server {
     atomic_int state;         /* DeviceState */
     int lock_fd;              /* node lock (cpu), -1 = none */
     atomic_int lock_timeouts; /* times it went on without the node lock */
+    char hold[256];           /* tests only: server_hold's file, "" = none */
 } Server;
+
+/* Tests only: TUNETOP_TEST_HOLD=RANK:FILE makes rank RANK hold each job it
+ * was given, before timing it, until FILE exists: a slow device, to show that
+ * the other ranks go on measuring meanwhile (tests/mpi/test_mpi_session.sh). */
+static void server_hold_init(Server *this) {
+    const char *h = getenv("TUNETOP_TEST_HOLD");
+    char *end = NULL;
+    long r = h ? strtol(h, &end, 10) : -1;
+    if (h && end && *end == ':' && r == this->rank) snprintf(this->hold, sizeof this->hold, "%s", end + 1);
+}
+
+static void server_hold(Server *this) {
+    while (this->hold[0] && access(this->hold, F_OK) != 0 && !atomic_load(&this->quit))
+        sleep_s(0.05);
+}
 
 static void server_push_result(Server *this, const WireResult *res, const char *msg) {
     WireResult r = *res;
@@ -339,6 +355,7 @@ static void *server_work(void *arg) {
             MeasureResult_init(&mr);
             char err[TT_ERRLEN];
             if (job->result.error_no == ERR_NO_ERROR && !cfg->measure.compile_only) {
+                server_hold(this);
                 if (!runner) {
                     mr.error_no = ERR_RUNTIME_DEVICE;
                     snprintf(err, sizeof err, "rank %d has no runner: %s", this->rank, runner_err);
@@ -385,6 +402,7 @@ static void *server_work(void *arg) {
 Status ClusterServer_run(const ServerConfig *cfg, char *err) {
     Server sv = {.cfg = cfg, .lock_fd = -1};
     MPI_Comm_rank(MPI_COMM_WORLD, &sv.rank);
+    server_hold_init(&sv);
     int builders = cfg->builders > 0 ? cfg->builders : (int)sysconf(_SC_NPROCESSORS_ONLN);
     sv.slots = 2 * (builders < 1 ? 1 : builders);
     WireHello hello = {.ok = cfg->device_error == NULL, .slots = sv.slots};
@@ -635,6 +653,7 @@ static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, in
             WireWant w;
             memcpy(&w, *buf, sizeof w);
             ri->want = w.free_slots - (int)(ri->sent - w.received);
+            if (ri->want > 0) pthread_cond_signal(&this->cond); /* the engine may send more work */
         }
         break;
     case TAG_BEAT:
@@ -836,12 +855,16 @@ static bool be_next(void *ctx, BackendOutcome *out, double timeout_s) {
     return got;
 }
 
-static void be_cancel(void *ctx) {
+static void be_cancel(void *ctx, int group) {
     ClusterHost *this = ctx;
     pthread_mutex_lock(&this->lock);
     double deadline = clock_mono() + CANCEL_GRACE_S;
     for (int i = 0; i < this->n_jobs;) {
         HJob *j = &this->jobs[i];
+        if (group >= 0 && j->job.group != group) {
+            i++;
+            continue;
+        }
         if (j->rank == 0) {
             host_unmeasured(this, i);
             continue;
@@ -853,6 +876,20 @@ static void be_cancel(void *ctx) {
         i++;
     }
     pthread_mutex_unlock(&this->lock);
+}
+
+static int be_want(void *ctx) {
+    ClusterHost *this = ctx;
+    pthread_mutex_lock(&this->lock);
+    int want = 0;
+    for (int r = 1; r < this->size; r++) {
+        const RankInfo *ri = &this->ranks[r];
+        if (ri->state != DEVSTATE_LOST && ri->state != DEVSTATE_FAILED && ri->want > 0) want += ri->want;
+    }
+    for (int i = 0; i < this->n_jobs; i++)
+        want -= this->jobs[i].rank == 0 && !this->jobs[i].cancelled;
+    pthread_mutex_unlock(&this->lock);
+    return want;
 }
 
 static int be_devices(void *ctx, DeviceRow *out, int max) {
@@ -899,7 +936,7 @@ ClusterHost *ClusterHost_new(int size, double lost_after_s, char *err) {
     pthread_mutex_init(&this->lock, NULL);
     pthread_cond_init(&this->cond, NULL);
     this->be =
-        (MeasureBackend){.ctx = this, .submit = be_submit, .next = be_next, .cancel = be_cancel, .devices = be_devices};
+        (MeasureBackend){.ctx = this, .submit = be_submit, .next = be_next, .cancel = be_cancel, .want = be_want, .devices = be_devices};
     if (pthread_create(&this->thread, NULL, host_main, this) != 0) {
         tt_fail(err, "cannot start the MPI communication thread");
         ClusterHost_delete(this);

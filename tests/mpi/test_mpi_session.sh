@@ -3,6 +3,7 @@
 # ranks 1 and 2 build and measure.
 #  1. a session completes; every record names its host and rank (1 or 2); no
 #     (task, config) is measured twice; `best` works and says where.
+#  a slow rank (held by TUNETOP_TEST_HOLD) does not stall the others.
 #  2. kill -9 of rank 2 under `mpirun --enable-recovery`: rank 0 declares it
 #     lost, re-queues its candidates and finishes the budget with rank 1.
 #  3. kill -9 of rank 2 under a plain mpirun (which then ends the whole job):
@@ -33,8 +34,8 @@ rank_pid() { # rank_pid MPIRUN_PID RANK: the pid of that rank's tunetop
     if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then echo "$p"; return; fi
   done
 }
-wait_records() { # wait_records LOG N: up to 40 s
-  for _ in $(seq 1 400); do [ "$(count "$1")" -ge "$2" ] && return 0; sleep 0.1; done
+wait_records() { # wait_records LOG N [SECONDS]: up to 40 s by default
+  for _ in $(seq 1 $((${3:-40} * 10))); do [ "$(count "$1")" -ge "$2" ] && return 0; sleep 0.1; done
   return 1
 }
 
@@ -54,6 +55,32 @@ grep -q "\[ Devices \]" "$WORK/one.out" && grep -qE "^\| +2 \| " "$WORK/one.out"
   fail "no devices table in the headless output"
 "$TT" best "$L1" >"$WORK/best.out" 2>&1 && grep -q "measured  on .*, rank [12]" "$WORK/best.out" &&
   ok "best: $(grep -m1 'measured  on' "$WORK/best.out")" || fail "best: $(cat "$WORK/best.out")"
+
+# ---- a slow rank does not stall the others: rank 2 holds every job it gets
+# (before timing it) until a file exists; meanwhile rank 1 measures round after
+# round (rounds of 4). Rounds taken in turn would stop at the first round that
+# gave rank 2 a job.
+L4="$WORK/slow.log"
+GO="$WORK/go"
+TUNETOP_TEST_HOLD="2:$GO" "${mpi[@]}" -x TUNETOP_TEST_HOLD -np 3 "$TT" "${common[@]}" --batch 4 --trials 24 \
+  --rank-timeout 120 --log "$L4" </dev/null >"$WORK/slow.out" 2>&1 &
+mp=$!
+if wait_records "$L4" 16 150; then
+  r2=$("$TT" dump "$L4" | grep -c '"rank":2,')
+  [ "$r2" -eq 0 ] && ok "rank 2 holds its jobs; meanwhile rank 1 measured $(count "$L4") (rounds of 4)" ||
+    fail "rank 2 was not held: $r2 records"
+else
+  fail "rank 1 stalled behind the held rank 2: $(count "$L4") records after 150 s"
+fi
+touch "$GO"
+wait "$mp"
+rc=$?
+[ $rc -eq 0 ] && ok "slow-rank session finished" || fail "mpirun exit $rc: $(tail -n 5 "$WORK/slow.out")"
+n=$(count "$L4")
+first2=$("$TT" dump "$L4" | grep -n '"rank":2,' | head -n 1 | cut -d: -f1)
+[ "$n" -eq 24 ] && [ "${first2:-0}" -gt 16 ] && ok "24 records in completion order: rank 2's first is record $first2" ||
+  fail "$n records, rank 2's first at ${first2:-none}"
+no_dupes "$L4" "slow rank"
 
 # ---- 2. kill -9 of a server; --enable-recovery: the session goes on
 L2="$WORK/two.log"
