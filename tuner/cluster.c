@@ -935,8 +935,8 @@ ClusterHost *ClusterHost_new(int size, double lost_after_s, char *err) {
     }
     pthread_mutex_init(&this->lock, NULL);
     pthread_cond_init(&this->cond, NULL);
-    this->be =
-        (MeasureBackend){.ctx = this, .submit = be_submit, .next = be_next, .cancel = be_cancel, .want = be_want, .devices = be_devices};
+    this->be = (MeasureBackend){
+        .ctx = this, .submit = be_submit, .next = be_next, .cancel = be_cancel, .want = be_want, .devices = be_devices};
     if (pthread_create(&this->thread, NULL, host_main, this) != 0) {
         tt_fail(err, "cannot start the MPI communication thread");
         ClusterHost_delete(this);

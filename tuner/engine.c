@@ -67,8 +67,8 @@ typedef struct TaskRun {
     uint64_t *pending;
     int n_pending, cap_pending;
     int rounds;
-    int busy;           /* rounds in flight (more than one only with a backend) */
-    double busy_since;  /* clock_mono when the first of them started */
+    int busy;          /* rounds in flight (more than one only with a backend) */
+    double busy_since; /* clock_mono when the first of them started */
     bool paused, stopped, done;
     bool warned_all_failed;
     uint64_t *xfer_index; /* transfer rows (ctx points at them; owned) */
@@ -842,8 +842,8 @@ static void round_end(Engine *this, Round *rd) {
         emit_log(this, LOG_INFO, t, "task %d: early stop, no improvement in %d trials", t, r->since_improve);
     }
     if (r->busy == 0) {
-        TaskState next = r->stopped ? TASK_STOPPED
-                         : r->done  ? TASK_DONE
+        TaskState next = r->stopped           ? TASK_STOPPED
+                         : r->done            ? TASK_DONE
                          : is_paused(this, r) ? TASK_PAUSED
                                               : TASK_WAITING;
         set_state(this, t, next);
