@@ -37,6 +37,7 @@ static void on_signal(int sig) { g_stop = sig; }
 typedef struct TuneMpi {
     int rank, size;
     double rank_timeout;
+    int local_measure; /* --local-measure: 1 yes, 0 no, -1 the default rule (local_measure_default) */
     ClusterHost *host;
 } TuneMpi;
 
@@ -126,6 +127,10 @@ static void usage(FILE *out) {
             "under mpirun / srun (rank 0 is the session, ranks >= 1 build and measure; see the README):\n"
             "  --rank-timeout S      a measure server not heard from for S seconds is lost and its candidates\n"
             "                        go to the other ranks (default 20)\n"
+            "  --local-measure yes|no\n"
+            "                        rank 0 builds and measures too (default: yes when it has a device of the\n"
+            "                        target that no other rank of its node measures on; cpu: when it is alone\n"
+            "                        on its node)\n"
             "\n"
             "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
             "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures.\n"
@@ -198,7 +203,8 @@ enum {
     O_EXPR,
     O_SET,
     O_RANK_TIMEOUT,
-    O_TEMPLATE
+    O_TEMPLATE,
+    O_LOCAL_MEASURE
 };
 
 /* The loaded --expr programs: their workloads point at them until the session ends. */
@@ -207,8 +213,21 @@ static int g_n_exprs;
 
 static int tune_main(int argc, char **argv, TuneMpi *mpi);
 
+/* Whether rank 0 measures when --local-measure is not given (it has its
+ * device, since it got this far): only when no other rank of its node
+ * measures on the same device. On the cpu target every rank of a node shares
+ * the node's cores (the servers of rank 0's node already build and time on
+ * them; one more would only wait for the node lock), so: when it is alone on
+ * its node. */
+static bool local_measure_default(const Target *target) {
+    int local_rank, local_size;
+    Cluster_node(&local_rank, &local_size);
+    (void)target;
+    return local_size == 1;
+}
+
 int cmd_tune(int argc, char **argv) {
-    TuneMpi mpi = {.rank = 0, .size = 1, .rank_timeout = 20};
+    TuneMpi mpi = {.rank = 0, .size = 1, .rank_timeout = 20, .local_measure = -1};
     bool launched = Cluster_launched();
     if (launched && Cluster_available()) {
         char err[TT_ERRLEN];
@@ -274,6 +293,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
                                              {"help", no_argument, 0, O_HELP},
                                              {"rank-timeout", required_argument, 0, O_RANK_TIMEOUT},
                                              {"template", required_argument, 0, O_TEMPLATE},
+                                             {"local-measure", required_argument, 0, O_LOCAL_MEASURE},
                                              {0, 0, 0, 0}};
 
     EngineConfig cfg;
@@ -410,6 +430,12 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         case O_TEMPLATE:
             tmpl_name = optarg;
             break;
+        case O_LOCAL_MEASURE:
+            if (strcmp(optarg, "yes") == 0 || strcmp(optarg, "no") == 0)
+                mpi->local_measure = strcmp(optarg, "yes") == 0;
+            else
+                ok = tt_fail(err, "--local-measure takes yes or no, not '%s'", optarg);
+            break;
         case O_HELP:
             usage(stdout);
             free(specs);
@@ -452,6 +478,10 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         goto usage_error;
     }
     if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) goto usage_error;
+    if (mpi->size == 1 && mpi->local_measure == 0) {
+        tt_fail(err, "--local-measure no leaves nothing to measure without measure servers (mpirun -np 2 or more)");
+        goto usage_error;
+    }
     if (mpi->size > 1 && n_expr > 0) {
         /* a server rebuilds a task from its key, and an expression's key does not carry its program */
         tt_fail(err, "--expr tasks cannot be measured by MPI ranks yet: run them without mpirun");
@@ -592,7 +622,9 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     free(weights);
 
     if (mpi->size > 1) {
-        mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, err);
+        ServerConfig local = {.target = target, .dev = cfg.dev, .measure = cfg.measure, .builders = cfg.builders};
+        bool measure_here = mpi->local_measure >= 0 ? mpi->local_measure : local_measure_default(target);
+        mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, measure_here ? &local : NULL, err);
         if (!mpi->host) {
             fprintf(stderr, "tunetop: %s\n", err);
             for (int i = 0; i < n_wl; i++)
@@ -680,7 +712,8 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     return rc;
 
 usage_error:
-    fprintf(stderr, "tunetop tune: %s\n", err);
+    if (mpi->rank == 0) /* every rank read the same command line: one says what is wrong */
+        fprintf(stderr, "tunetop tune: %s\n", err);
     free(specs);
     free_sets(sets, n_sets);
     return 2;

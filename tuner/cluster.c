@@ -27,6 +27,14 @@ const char *DeviceState_name(DeviceState s) {
     return s >= DEVSTATE_STARTING && s <= DEVSTATE_DONE ? DEVSTATE_NAMES[s] : "?";
 }
 
+/* This process's rank among the ranks of its node, and their number. */
+static int g_local_rank = 0, g_local_size = 1;
+
+void Cluster_node(int *local_rank, int *local_size) {
+    *local_rank = g_local_rank;
+    *local_size = g_local_size;
+}
+
 bool Cluster_launched(void) {
     static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
@@ -53,7 +61,7 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
     return tt_fail(err, "this tunetop was built without MPI");
 }
 
-ClusterHost *ClusterHost_new(int size, double lost_after_s, char *err) {
+ClusterHost *ClusterHost_new(int size, double lost_after_s, const ServerConfig *local, char *err) {
     tt_fail(err, "this tunetop was built without MPI");
     return NULL;
 }
@@ -124,6 +132,13 @@ Status Cluster_init(int *argc, char ***argv, int *rank, int *size, char *err) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
+    /* the ranks of this node (every rank makes this collective call) */
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_rank(node, &g_local_rank);
+        MPI_Comm_size(node, &g_local_size);
+        MPI_Comm_free(&node);
+    }
     if (provided < MPI_THREAD_SERIALIZED) {
         /* rank 0 makes its MPI calls from a thread other than main */
         MPI_Finalize();
@@ -180,6 +195,9 @@ typedef struct Server {
     int lock_fd;              /* node lock (cpu), -1 = none */
     atomic_int lock_timeouts; /* times it went on without the node lock */
     char hold[256];           /* tests only: server_hold's file, "" = none */
+    int queue_cap;
+    pthread_t worker;
+    bool have_worker;
 } Server;
 
 /* Tests only: TUNETOP_TEST_HOLD=RANK:FILE makes rank RANK hold each job it
@@ -399,34 +417,116 @@ static void *server_work(void *arg) {
     return NULL;
 }
 
-Status ClusterServer_run(const ServerConfig *cfg, char *err) {
-    Server sv = {.cfg = cfg, .lock_fd = -1};
-    MPI_Comm_rank(MPI_COMM_WORLD, &sv.rank);
-    server_hold_init(&sv);
+/* Starts a server's work thread (with its node lock and, in tests, its
+ * hold); false when it has none (no device, or no thread). Both the MPI
+ * servers and rank 0's own measuring (--local-measure) run one. */
+static bool server_start(Server *sv, const ServerConfig *cfg, int rank) {
+    memset(sv, 0, sizeof *sv);
+    sv->cfg = cfg;
+    sv->rank = rank;
+    sv->lock_fd = -1;
+    server_hold_init(sv);
     int builders = cfg->builders > 0 ? cfg->builders : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    sv.slots = 2 * (builders < 1 ? 1 : builders);
-    WireHello hello = {.ok = cfg->device_error == NULL, .slots = sv.slots};
-    if (gethostname(hello.host, sizeof hello.host) != 0) snprintf(hello.host, sizeof hello.host, "?");
-    hello.host[sizeof hello.host - 1] = '\0';
-    snprintf(hello.device, sizeof hello.device, "%s", cfg->dev.name[0] ? cfg->dev.name : cfg->target->name);
-    if (cfg->device_error) snprintf(hello.error, sizeof hello.error, "%s", cfg->device_error);
-    MPI_Send(&hello, (int)sizeof hello, MPI_BYTE, 0, TAG_HELLO, MPI_COMM_WORLD);
-
+    sv->slots = 2 * (builders < 1 ? 1 : builders);
     /* the node rule of the cpu target (cluster.h) */
     if (cfg->target->family == FAMILY_CPU && !cfg->measure.compile_only && !cfg->device_error) {
         char path[320];
         const char *tmp = getenv("TMPDIR");
         snprintf(path, sizeof path, "%s/tunetop-node-%u.lock", tmp && *tmp ? tmp : "/tmp", (unsigned)getuid());
-        sv.lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        sv->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     }
-    pthread_mutex_init(&sv.lock, NULL);
-    pthread_cond_init(&sv.cond, NULL);
-    sv.queue = malloc((size_t)sv.slots * 4 * sizeof *sv.queue);
-    if (!sv.queue) abort();
-    int queue_cap = sv.slots * 4;
-    atomic_store(&sv.state, cfg->device_error ? DEVSTATE_FAILED : DEVSTATE_IDLE);
-    pthread_t worker;
-    bool have_worker = !cfg->device_error && pthread_create(&worker, NULL, server_work, &sv) == 0;
+    pthread_mutex_init(&sv->lock, NULL);
+    pthread_cond_init(&sv->cond, NULL);
+    sv->queue_cap = sv->slots * 4;
+    sv->queue = malloc((size_t)sv->queue_cap * sizeof *sv->queue);
+    if (!sv->queue) abort();
+    atomic_store(&sv->state, cfg->device_error ? DEVSTATE_FAILED : DEVSTATE_IDLE);
+    sv->have_worker = !cfg->device_error && pthread_create(&sv->worker, NULL, server_work, sv) == 0;
+    return sv->have_worker;
+}
+
+/* A job for the work thread. */
+static void server_enqueue(Server *sv, const WireJob *w) {
+    pthread_mutex_lock(&sv->lock);
+    if (sv->n_queue == sv->queue_cap) {
+        sv->queue_cap *= 2;
+        sv->queue = realloc(sv->queue, (size_t)sv->queue_cap * sizeof *sv->queue);
+        if (!sv->queue) abort();
+    }
+    sv->queue[sv->n_queue++].w = *w;
+    sv->held++;
+    pthread_cond_signal(&sv->cond);
+    pthread_mutex_unlock(&sv->lock);
+}
+
+/* Free slots: jobs it could take now. */
+static int server_free(Server *sv) {
+    pthread_mutex_lock(&sv->lock);
+    int n = sv->slots - sv->held;
+    pthread_mutex_unlock(&sv->lock);
+    return n;
+}
+
+/* Moves the results ready (packed WireResult + text, one after another) into
+ * *buf; returns their bytes. The caller answers each (server_answered). */
+static size_t server_take(Server *sv, char **buf, size_t *cap) {
+    pthread_mutex_lock(&sv->lock);
+    size_t n = sv->out_len;
+    if (n) {
+        if (n > *cap) {
+            *cap = n * 2;
+            *buf = realloc(*buf, *cap);
+            if (!*buf) abort();
+        }
+        memcpy(*buf, sv->out, n);
+        sv->out_len = 0;
+    }
+    pthread_mutex_unlock(&sv->lock);
+    return n;
+}
+
+static void server_answered(Server *sv) {
+    pthread_mutex_lock(&sv->lock);
+    sv->held--;
+    pthread_mutex_unlock(&sv->lock);
+}
+
+static void server_stop(Server *sv) {
+    atomic_store(&sv->quit, true);
+    if (sv->have_worker) {
+        pthread_mutex_lock(&sv->lock);
+        pthread_cond_signal(&sv->cond);
+        pthread_mutex_unlock(&sv->lock);
+        pthread_join(sv->worker, NULL);
+        sv->have_worker = false;
+    }
+    if (sv->lock_fd >= 0) close(sv->lock_fd);
+    sv->lock_fd = -1;
+    free(sv->out);
+    free(sv->queue);
+    pthread_mutex_destroy(&sv->lock);
+    pthread_cond_destroy(&sv->cond);
+}
+
+/* A rank's hello: its host and device, or why it has none. */
+static void hello_fill(WireHello *hello, const ServerConfig *cfg) {
+    memset(hello, 0, sizeof *hello);
+    hello->ok = cfg->device_error == NULL;
+    if (gethostname(hello->host, sizeof hello->host) != 0) snprintf(hello->host, sizeof hello->host, "?");
+    hello->host[sizeof hello->host - 1] = '\0';
+    snprintf(hello->device, sizeof hello->device, "%s", cfg->dev.name[0] ? cfg->dev.name : cfg->target->name);
+    if (cfg->device_error) snprintf(hello->error, sizeof hello->error, "%s", cfg->device_error);
+}
+
+Status ClusterServer_run(const ServerConfig *cfg, char *err) {
+    Server sv;
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    bool have_worker = server_start(&sv, cfg, rank);
+    WireHello hello;
+    hello_fill(&hello, cfg);
+    hello.slots = sv.slots;
+    MPI_Send(&hello, (int)sizeof hello, MPI_BYTE, 0, TAG_HELLO, MPI_COMM_WORLD);
 
     int64_t received = 0;
     WireWant last_want = {-1, -1};
@@ -448,16 +548,7 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
                 WireJob w;
                 MPI_Recv(&w, (int)sizeof w, MPI_BYTE, 0, TAG_JOB, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 received++;
-                pthread_mutex_lock(&sv.lock);
-                if (sv.n_queue == queue_cap) {
-                    queue_cap *= 2;
-                    sv.queue = realloc(sv.queue, (size_t)queue_cap * sizeof *sv.queue);
-                    if (!sv.queue) abort();
-                }
-                sv.queue[sv.n_queue++].w = w;
-                sv.held++;
-                pthread_cond_signal(&sv.cond);
-                pthread_mutex_unlock(&sv.lock);
+                server_enqueue(&sv, &w);
             } else {
                 char junk[64];
                 MPI_Recv(junk, (int)sizeof junk, MPI_BYTE, 0, ms.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -468,34 +559,19 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
             }
         }
         /* results, one message each */
-        pthread_mutex_lock(&sv.lock);
-        size_t n = sv.out_len;
-        if (n) {
-            if (n > sendcap) {
-                sendcap = n * 2;
-                sendbuf = realloc(sendbuf, sendcap);
-                if (!sendbuf) abort();
-            }
-            memcpy(sendbuf, sv.out, n);
-            sv.out_len = 0;
-        }
-        pthread_mutex_unlock(&sv.lock);
+        size_t n = server_take(&sv, &sendbuf, &sendcap);
         for (size_t off = 0; off < n;) {
             WireResult r;
             memcpy(&r, sendbuf + off, sizeof r);
             size_t len = sizeof r + (size_t)r.msg_len;
             MPI_Send(sendbuf + off, (int)len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
             off += len;
-            pthread_mutex_lock(&sv.lock);
-            sv.held--;
-            pthread_mutex_unlock(&sv.lock);
+            server_answered(&sv);
             busy = true;
         }
         /* ask for work when slots are free */
         if (have_worker && !atomic_load(&sv.quit)) {
-            pthread_mutex_lock(&sv.lock);
-            WireWant want = {.free_slots = sv.slots - sv.held, .received = received};
-            pthread_mutex_unlock(&sv.lock);
+            WireWant want = {.free_slots = server_free(&sv), .received = received};
             if (want.free_slots > 0 &&
                 (want.free_slots != last_want.free_slots || want.received != last_want.received)) {
                 MPI_Send(&want, (int)sizeof want, MPI_BYTE, 0, TAG_WANT, MPI_COMM_WORLD);
@@ -513,19 +589,8 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
         }
         if (!busy) sleep_s(0.001);
     }
-    atomic_store(&sv.quit, true);
-    if (have_worker) {
-        pthread_mutex_lock(&sv.lock);
-        pthread_cond_signal(&sv.cond);
-        pthread_mutex_unlock(&sv.lock);
-        pthread_join(worker, NULL);
-    }
-    if (sv.lock_fd >= 0) close(sv.lock_fd);
+    server_stop(&sv);
     free(sendbuf);
-    free(sv.out);
-    free(sv.queue);
-    pthread_mutex_destroy(&sv.lock);
-    pthread_cond_destroy(&sv.cond);
     return st;
 }
 
@@ -534,10 +599,11 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
 typedef struct HJob {
     uint64_t seq;
     BackendJob job;
-    int rank;        /* holding it, 0 = queued */
+    int rank;        /* holding it, QUEUED = none yet */
     bool cancelled;  /* the engine no longer wants it: unmeasured unless it comes back in the grace */
     double deadline; /* cancelled in flight: when to give up on it */
 } HJob;
+#define QUEUED (-1)
 
 typedef struct RankInfo {
     DeviceState state;
@@ -566,6 +632,12 @@ struct ClusterHost {
     BackendOutcome *out; /* for the engine */
     int n_out, cap_out;
     bool fatal_said;
+    /* --local-measure: rank 0 builds and measures too, in a server of its
+     * own (ranks[0]) that the communication thread feeds without MPI */
+    int first; /* the first rank that measures: 0 with a local server, else 1 */
+    Server local;
+    char *local_buf;
+    size_t local_cap;
 };
 
 static void host_push_out(ClusterHost *this, const BackendOutcome *o) {
@@ -599,9 +671,41 @@ static int host_find(const ClusterHost *this, uint64_t seq) {
 }
 
 static bool host_any_live(const ClusterHost *this) {
-    for (int r = 1; r < this->size; r++)
+    for (int r = this->first; r < this->size; r++)
         if (this->ranks[r].state != DEVSTATE_LOST && this->ranks[r].state != DEVSTATE_FAILED) return true;
     return false;
+}
+
+/* Under the lock: a result from rank src (count bytes: WireResult + text). */
+static void host_result(ClusterHost *this, int src, const char *buf, int count) {
+    RankInfo *ri = &this->ranks[src];
+    if (count < (int)sizeof(WireResult)) return;
+    WireResult r;
+    memcpy(&r, buf, sizeof r);
+    int i = host_find(this, r.seq);
+    if (i < 0 || this->jobs[i].rank != src) return; /* given up on (cancelled, or re-queued) */
+    ri->measured++;
+    ri->in_flight--;
+    if (r.build_error != ERR_NO_ERROR || r.meas_error != ERR_NO_ERROR) ri->errors++;
+    BackendOutcome o = {.kind = OUTCOME_MEASURED, .cookie = this->jobs[i].job.cookie, .rank = src};
+    MeasureResult_init(&o.mr);
+    o.build_error = r.build_error;
+    o.build_s = r.build_s;
+    o.regs = r.regs;
+    o.spills = r.spills;
+    o.shared_bytes = r.shared_bytes;
+    o.local_bytes = r.local_bytes;
+    o.mr.error_no = r.meas_error;
+    o.mr.n_costs = r.n_costs >= 0 && r.n_costs <= MEASURE_MAX_COSTS ? r.n_costs : 0;
+    memcpy(o.mr.costs, r.costs, sizeof(double) * (size_t)o.mr.n_costs);
+    o.mr.run_s = r.run_s;
+    o.mr.pack_s = r.pack_s;
+    int len = count - (int)sizeof r;
+    if (r.msg_len > 0 && r.msg_len <= len) o.mr.msg = strndup(buf + sizeof r, (size_t)r.msg_len);
+    snprintf(o.host, sizeof o.host, "%s", ri->host);
+    snprintf(o.device, sizeof o.device, "%s", ri->device);
+    host_push_out(this, &o);
+    this->jobs[i] = this->jobs[--this->n_jobs];
 }
 
 static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, int *cap) {
@@ -633,7 +737,7 @@ static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, in
             snprintf(ri->device, sizeof ri->device, "%s", h.device);
             ri->state = h.ok ? DEVSTATE_IDLE : DEVSTATE_FAILED;
             char line[256];
-            for (int o = 1; o < this->size && h.ok; o++)
+            for (int o = this->first; o < this->size && h.ok; o++)
                 if (o != src && this->ranks[o].device[0] && this->ranks[o].state != DEVSTATE_FAILED &&
                     strcmp(this->ranks[o].device, h.device) != 0) {
                     /* timings of one task should come from one kind of device */
@@ -674,34 +778,7 @@ static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, in
         }
         break;
     case TAG_RESULT:
-        if (count >= (int)sizeof(WireResult)) {
-            WireResult r;
-            memcpy(&r, *buf, sizeof r);
-            int i = host_find(this, r.seq);
-            if (i < 0 || this->jobs[i].rank != src) break; /* given up on (cancelled, or re-queued) */
-            ri->measured++;
-            ri->in_flight--;
-            if (r.build_error != ERR_NO_ERROR || r.meas_error != ERR_NO_ERROR) ri->errors++;
-            BackendOutcome o = {.kind = OUTCOME_MEASURED, .cookie = this->jobs[i].job.cookie, .rank = src};
-            MeasureResult_init(&o.mr);
-            o.build_error = r.build_error;
-            o.build_s = r.build_s;
-            o.regs = r.regs;
-            o.spills = r.spills;
-            o.shared_bytes = r.shared_bytes;
-            o.local_bytes = r.local_bytes;
-            o.mr.error_no = r.meas_error;
-            o.mr.n_costs = r.n_costs >= 0 && r.n_costs <= MEASURE_MAX_COSTS ? r.n_costs : 0;
-            memcpy(o.mr.costs, r.costs, sizeof(double) * (size_t)o.mr.n_costs);
-            o.mr.run_s = r.run_s;
-            o.mr.pack_s = r.pack_s;
-            int len = count - (int)sizeof r;
-            if (r.msg_len > 0 && r.msg_len <= len) o.mr.msg = strndup(*buf + sizeof r, (size_t)r.msg_len);
-            snprintf(o.host, sizeof o.host, "%s", ri->host);
-            snprintf(o.device, sizeof o.device, "%s", ri->device);
-            host_push_out(this, &o);
-            this->jobs[i] = this->jobs[--this->n_jobs];
-        }
+        host_result(this, src, *buf, count);
         break;
     default:
         break;
@@ -711,13 +788,18 @@ static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, in
 
 /* Under the lock: hands queued jobs to ranks with free slots (oldest first). */
 static void host_dispatch(ClusterHost *this) {
-    for (int r = 1; r < this->size; r++) {
+    for (int r = this->first; r < this->size; r++) {
         RankInfo *ri = &this->ranks[r];
         if (ri->state == DEVSTATE_LOST || ri->state == DEVSTATE_FAILED || ri->state == DEVSTATE_STARTING) continue;
+        if (r == 0) { /* rank 0's own server: its free slots, nothing on the way */
+            int free_slots = server_free(&this->local);
+            if (free_slots > 0 && ri->want <= 0) pthread_cond_signal(&this->cond); /* the engine may send more */
+            ri->want = free_slots;
+        }
         while (ri->want > 0) {
             int best = -1;
             for (int i = 0; i < this->n_jobs; i++)
-                if (this->jobs[i].rank == 0 && !this->jobs[i].cancelled &&
+                if (this->jobs[i].rank == QUEUED && !this->jobs[i].cancelled &&
                     (best < 0 || this->jobs[i].seq < this->jobs[best].seq))
                     best = i;
             if (best < 0) return;
@@ -725,7 +807,9 @@ static void host_dispatch(ClusterHost *this) {
             WireJob w = {.seq = j->seq, .index = j->job.index, .slow_cutoff_s = j->job.slow_cutoff_s};
             snprintf(w.task_key, sizeof w.task_key, "%s", j->job.task_key);
             snprintf(w.template_name, sizeof w.template_name, "%s", j->job.template_name);
-            if (MPI_Send(&w, (int)sizeof w, MPI_BYTE, r, TAG_JOB, MPI_COMM_WORLD) != MPI_SUCCESS) {
+            if (r == 0)
+                server_enqueue(&this->local, &w);
+            else if (MPI_Send(&w, (int)sizeof w, MPI_BYTE, r, TAG_JOB, MPI_COMM_WORLD) != MPI_SUCCESS) {
                 ri->want = 0;
                 break;
             }
@@ -758,7 +842,7 @@ static void host_check(ClusterHost *this) {
                 given_up++;
                 continue;
             }
-            this->jobs[i].rank = 0; /* back to the queue, ahead of newer jobs (lowest seq first) */
+            this->jobs[i].rank = QUEUED; /* back to the queue, ahead of newer jobs (lowest seq first) */
             requeued++;
             i++;
         }
@@ -771,7 +855,7 @@ static void host_check(ClusterHost *this) {
     }
     for (int i = 0; i < this->n_jobs;) {
         HJob *j = &this->jobs[i];
-        if (j->cancelled && (j->rank == 0 || now >= j->deadline))
+        if (j->cancelled && (j->rank == QUEUED || now >= j->deadline))
             host_unmeasured(this, i);
         else
             i++;
@@ -787,6 +871,23 @@ static void host_check(ClusterHost *this) {
         while (this->n_jobs)
             host_unmeasured(this, 0);
     }
+}
+
+/* Under the lock: rank 0's own server's results and state. */
+static bool host_local(ClusterHost *this) {
+    RankInfo *ri = &this->ranks[0];
+    if (ri->state != DEVSTATE_FAILED) ri->state = (DeviceState)atomic_load(&this->local.state);
+    ri->last_heard = clock_mono();
+    size_t n = server_take(&this->local, &this->local_buf, &this->local_cap);
+    for (size_t off = 0; off < n;) {
+        WireResult r;
+        memcpy(&r, this->local_buf + off, sizeof r);
+        int len = (int)(sizeof r + (size_t)r.msg_len);
+        host_result(this, 0, this->local_buf + off, len);
+        server_answered(&this->local);
+        off += (size_t)len;
+    }
+    return n > 0;
 }
 
 static void *host_main(void *arg) {
@@ -807,6 +908,7 @@ static void *host_main(void *arg) {
             busy = true;
         }
         pthread_mutex_lock(&this->lock);
+        if (this->first == 0) busy |= host_local(this);
         host_dispatch(this);
         double now = clock_mono();
         if (now - last_check >= 0.1) {
@@ -833,7 +935,7 @@ static void be_submit(void *ctx, const BackendJob *jobs, int n) {
         if (!this->jobs) abort();
     }
     for (int i = 0; i < n; i++)
-        this->jobs[this->n_jobs++] = (HJob){.seq = ++this->next_seq, .job = jobs[i]};
+        this->jobs[this->n_jobs++] = (HJob){.seq = ++this->next_seq, .job = jobs[i], .rank = QUEUED};
     pthread_mutex_unlock(&this->lock);
 }
 
@@ -865,7 +967,7 @@ static void be_cancel(void *ctx, int group) {
             i++;
             continue;
         }
-        if (j->rank == 0) {
+        if (j->rank == QUEUED) {
             host_unmeasured(this, i);
             continue;
         }
@@ -882,12 +984,12 @@ static int be_want(void *ctx) {
     ClusterHost *this = ctx;
     pthread_mutex_lock(&this->lock);
     int want = 0;
-    for (int r = 1; r < this->size; r++) {
+    for (int r = this->first; r < this->size; r++) {
         const RankInfo *ri = &this->ranks[r];
         if (ri->state != DEVSTATE_LOST && ri->state != DEVSTATE_FAILED && ri->want > 0) want += ri->want;
     }
     for (int i = 0; i < this->n_jobs; i++)
-        want -= this->jobs[i].rank == 0 && !this->jobs[i].cancelled;
+        want -= this->jobs[i].rank == QUEUED && !this->jobs[i].cancelled;
     pthread_mutex_unlock(&this->lock);
     return want;
 }
@@ -897,7 +999,7 @@ static int be_devices(void *ctx, DeviceRow *out, int max) {
     int n = 0;
     pthread_mutex_lock(&this->lock);
     double now = clock_mono();
-    for (int r = 1; r < this->size && n < max; r++) {
+    for (int r = this->first; r < this->size && n < max; r++) {
         const RankInfo *ri = &this->ranks[r];
         DeviceRow *d = &out[n++];
         memset(d, 0, sizeof *d);
@@ -917,7 +1019,7 @@ static int be_devices(void *ctx, DeviceRow *out, int max) {
     return n;
 }
 
-ClusterHost *ClusterHost_new(int size, double lost_after_s, char *err) {
+ClusterHost *ClusterHost_new(int size, double lost_after_s, const ServerConfig *local, char *err) {
     if (size < 2) {
         tt_fail(err, "an MPI session needs at least 2 ranks (rank 0 and a measure server)");
         return NULL;
@@ -935,10 +1037,29 @@ ClusterHost *ClusterHost_new(int size, double lost_after_s, char *err) {
     }
     pthread_mutex_init(&this->lock, NULL);
     pthread_cond_init(&this->cond, NULL);
+    this->first = 1;
+    if (local) {
+        RankInfo *ri = &this->ranks[0];
+        WireHello h;
+        hello_fill(&h, local);
+        snprintf(ri->host, sizeof ri->host, "%s", h.host);
+        snprintf(ri->device, sizeof ri->device, "%s", h.device);
+        ri->last_heard = now;
+        this->first = 0;
+        if (!server_start(&this->local, local, 0)) {
+            server_stop(&this->local);
+            this->first = 1;
+            tt_fail(err, "rank 0 cannot start its measuring thread");
+            ClusterHost_delete(this);
+            return NULL;
+        }
+        ri->state = DEVSTATE_IDLE;
+    }
     this->be = (MeasureBackend){
         .ctx = this, .submit = be_submit, .next = be_next, .cancel = be_cancel, .want = be_want, .devices = be_devices};
     if (pthread_create(&this->thread, NULL, host_main, this) != 0) {
         tt_fail(err, "cannot start the MPI communication thread");
+        if (this->first == 0) server_stop(&this->local);
         ClusterHost_delete(this);
         return NULL;
     }
@@ -953,6 +1074,7 @@ void ClusterHost_finish(ClusterHost *this) {
     atomic_store(&this->quit, true);
     pthread_join(this->thread, NULL);
     this->started = false;
+    if (this->first == 0) server_stop(&this->local);
 }
 
 void ClusterHost_delete(ClusterHost *this) {
@@ -963,6 +1085,7 @@ void ClusterHost_delete(ClusterHost *this) {
     free(this->out);
     free(this->jobs);
     free(this->ranks);
+    free(this->local_buf);
     pthread_mutex_destroy(&this->lock);
     pthread_cond_destroy(&this->cond);
     free(this);

@@ -42,6 +42,9 @@ bool Cluster_launched(void);
 /* Initialises MPI; *rank and *size receive this process's rank and the
  * world's size. TT_ERR when MPI is not built in or not thread-safe enough. */
 Status Cluster_init(int *argc, char ***argv, int *rank, int *size, char *err);
+/* This rank's place among the ranks of its node (MPI_COMM_TYPE_SHARED, found
+ * by Cluster_init; 0 and 1 without MPI). */
+void Cluster_node(int *local_rank, int *local_size);
 /* Rank 0 of a session that ends before its host started: every server quits. */
 void Cluster_quitServers(int size);
 /* Ends MPI (after the host or server is done). */
@@ -62,8 +65,10 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err);
 /* ---- rank 0 ---- */
 typedef struct ClusterHost ClusterHost;
 
-/* Starts the communication thread for a world of `size` ranks. */
-ClusterHost *ClusterHost_new(int size, double lost_after_s, char *err);
+/* Starts the communication thread for a world of `size` ranks. `local`
+ * (NULL = none): rank 0 builds and measures too, on this device, as one more
+ * server fed from the same queue (--local-measure). */
+ClusterHost *ClusterHost_new(int size, double lost_after_s, const ServerConfig *local, char *err);
 const MeasureBackend *ClusterHost_backend(ClusterHost *this);
 /* Tells every server to quit and stops the communication thread. */
 void ClusterHost_finish(ClusterHost *this);

@@ -3,7 +3,8 @@
 # ranks 1 and 2 build and measure.
 #  1. a session completes; every record names its host and rank (1 or 2); no
 #     (task, config) is measured twice; `best` works and says where.
-#  a slow rank (held by TUNETOP_TEST_HOLD) does not stall the others.
+#  a slow rank (held by TUNETOP_TEST_HOLD) does not stall the others;
+#  --local-measure yes: rank 0 measures too; a bad value is one line.
 #  2. kill -9 of rank 2 under `mpirun --enable-recovery`: rank 0 declares it
 #     lost, re-queues its candidates and finishes the budget with rank 1.
 #  3. kill -9 of rank 2 under a plain mpirun (which then ends the whole job):
@@ -81,6 +82,21 @@ first2=$("$TT" dump "$L4" | grep -n '"rank":2,' | head -n 1 | cut -d: -f1)
 [ "$n" -eq 24 ] && [ "${first2:-0}" -gt 16 ] && ok "24 records in completion order: rank 2's first is record $first2" ||
   fail "$n records, rank 2's first at ${first2:-none}"
 no_dupes "$L4" "slow rank"
+
+# ---- --local-measure: rank 0 measures too (on one node its default is no, as section 1 shows)
+L5="$WORK/local.log"
+"${mpi[@]}" -np 2 "$TT" "${common[@]}" --trials 12 --local-measure yes --log "$L5" </dev/null >"$WORK/local.out" 2>&1
+rc=$?
+r0=$("$TT" dump "$L5" | grep -c '"rank":0,')
+[ $rc -eq 0 ] && [ "$(count "$L5")" -eq 12 ] && [ "$r0" -ge 1 ] &&
+  ok "--local-measure yes: 12 records, $r0 measured by rank 0" || fail "--local-measure yes: exit $rc, $r0 by rank 0"
+grep -qE "^\| +0 \| " "$WORK/local.out" && ok "devices table lists rank 0" || fail "no rank 0 in the devices table"
+no_dupes "$L5" "local measure"
+"${mpi[@]}" -np 2 "$TT" "${common[@]}" --trials 4 --local-measure maybe --log "$WORK/bad.log" </dev/null \
+  >"$WORK/bad.out" 2>&1
+rc=$?
+[ $rc -ne 0 ] && [ "$(grep -c 'local-measure' "$WORK/bad.out")" -eq 1 ] &&
+  ok "exit $rc: $(grep 'local-measure' "$WORK/bad.out")" || fail "--local-measure maybe: exit $rc, $(cat "$WORK/bad.out")"
 
 # ---- 2. kill -9 of a server; --enable-recovery: the session goes on
 L2="$WORK/two.log"
