@@ -234,14 +234,14 @@ static void server_push_result(Server *this, const WireResult *res, const char *
 }
 
 typedef struct TaskCache {
-    Task *tasks;
+    Task **tasks;
     int n;
 } TaskCache;
 
 static const Task *task_for(TaskCache *tc, const Server *this, const WireJob *w, char *err) {
     for (int i = 0; i < tc->n; i++)
-        if (strcmp(tc->tasks[i].key, w->task_key) == 0 && strcmp(tc->tasks[i].tmpl->name, w->template_name) == 0)
-            return &tc->tasks[i];
+        if (strcmp(tc->tasks[i]->key, w->task_key) == 0 && strcmp(tc->tasks[i]->tmpl->name, w->template_name) == 0)
+            return tc->tasks[i];
     Workload wl;
     char why[TT_ERRLEN];
     if (Workload_parse(w->task_key, &wl, why) != TT_OK) {
@@ -260,10 +260,13 @@ static const Task *task_for(TaskCache *tc, const Server *this, const WireJob *w,
         tt_fail(err, "rank %d cannot set up the task: %s", this->rank, why);
         return NULL;
     }
-    tc->tasks = realloc(tc->tasks, (size_t)(tc->n + 1) * sizeof(Task));
-    if (!tc->tasks) abort();
-    tc->tasks[tc->n] = t;
-    return &tc->tasks[tc->n++];
+    /* each task in an allocation of its own: the jobs of a chunk keep pointers to theirs */
+    tc->tasks = realloc(tc->tasks, (size_t)(tc->n + 1) * sizeof *tc->tasks);
+    Task *kept = malloc(sizeof *kept);
+    if (!tc->tasks || !kept) abort();
+    *kept = t;
+    tc->tasks[tc->n++] = kept;
+    return kept;
 }
 
 /* Takes the node lock (LOCK_SH to build, LOCK_EX to time, LOCK_UN). A rank
@@ -376,7 +379,7 @@ static void *server_work(void *arg) {
                 server_hold(this);
                 if (!runner) {
                     mr.error_no = ERR_RUNTIME_DEVICE;
-                    snprintf(err, sizeof err, "rank %d has no runner: %s", this->rank, runner_err);
+                    snprintf(err, sizeof err, "rank %d has no runner: %.400s", this->rank, runner_err);
                     msg = err;
                 } else if (runner_task != jtask[i] &&
                            cfg->target->runner_set_task(runner, &jtask[i]->wl, err) != TT_OK) {
@@ -408,8 +411,10 @@ static void *server_work(void *arg) {
     free(chunk);
     free(jobs);
     free(jtask);
-    for (int i = 0; i < tc.n; i++)
-        Task_done(&tc.tasks[i]);
+    for (int i = 0; i < tc.n; i++) {
+        Task_done(tc.tasks[i]);
+        free(tc.tasks[i]);
+    }
     free(tc.tasks);
     if (runner) cfg->target->runner_delete(runner);
     BuilderPool_delete(pool);
