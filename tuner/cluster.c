@@ -61,10 +61,13 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
     return tt_fail(err, "this tunetop was built without MPI");
 }
 
-ClusterHost *ClusterHost_new(int size, double lost_after_s, const ServerConfig *local, char *err) {
+ClusterHost *ClusterHost_new(int size, double lost_after_s, const DeviceInfo *space_dev, const ServerConfig *local,
+                             char *err) {
     tt_fail(err, "this tunetop was built without MPI");
     return NULL;
 }
+
+bool ClusterHost_failed(ClusterHost *this) { return false; }
 
 const MeasureBackend *ClusterHost_backend(ClusterHost *this) { return NULL; }
 void ClusterHost_finish(ClusterHost *this) {}
@@ -74,7 +77,7 @@ void ClusterHost_delete(ClusterHost *this) {}
 
 #include <mpi.h>
 
-enum { TAG_HELLO = 1, TAG_WANT, TAG_JOB, TAG_RESULT, TAG_BEAT, TAG_QUIT };
+enum { TAG_HELLO = 1, TAG_WANT, TAG_JOB, TAG_RESULT, TAG_BEAT, TAG_QUIT, TAG_SETUP };
 
 #define BEAT_S 0.5
 #define RESULT_MSG_MAX 4000
@@ -198,6 +201,8 @@ typedef struct Server {
     int queue_cap;
     pthread_t worker;
     bool have_worker;
+    DeviceInfo space_dev; /* rank 0's limits for the tasks' spaces (TAG_SETUP) */
+    bool have_space_dev;
 } Server;
 
 /* Tests only: TUNETOP_TEST_HOLD=RANK:FILE makes rank RANK hold each job it
@@ -256,7 +261,9 @@ static const Task *task_for(TaskCache *tc, const Server *this, const WireJob *w,
                 w->task_key);
         return NULL;
     }
-    if (Task_initWith(&t, tc->n, &wl, 1, tmpl, &this->cfg->dev, why) != TT_OK) {
+    /* the space from rank 0's limits, so that an index is the same config here */
+    const DeviceInfo *limits = this->have_space_dev ? &this->space_dev : &this->cfg->dev;
+    if (Task_initWith(&t, tc->n, &wl, 1, tmpl, limits, why) != TT_OK) {
         tt_fail(err, "rank %d cannot set up the task: %s", this->rank, why);
         return NULL;
     }
@@ -554,6 +561,13 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
                 MPI_Recv(&w, (int)sizeof w, MPI_BYTE, 0, TAG_JOB, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 received++;
                 server_enqueue(&sv, &w);
+            } else if (ms.MPI_TAG == TAG_SETUP) { /* before any job */
+                DeviceInfo d;
+                MPI_Recv(&d, (int)sizeof d, MPI_BYTE, 0, TAG_SETUP, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                pthread_mutex_lock(&sv.lock);
+                sv.space_dev = d;
+                sv.have_space_dev = true;
+                pthread_mutex_unlock(&sv.lock);
             } else {
                 char junk[64];
                 MPI_Recv(junk, (int)sizeof junk, MPI_BYTE, 0, ms.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -614,6 +628,7 @@ typedef struct RankInfo {
     DeviceState state;
     char host[BACKEND_HOST_LEN];
     char device[BACKEND_DEV_LEN];
+    char kind[BACKEND_DEV_LEN]; /* the device's name without its number on the node (" #1") */
     int want;     /* free slots it reported, less what is on the way */
     int64_t sent; /* jobs sent to it */
     int measured, errors, in_flight;
@@ -640,10 +655,52 @@ struct ClusterHost {
     /* --local-measure: rank 0 builds and measures too, in a server of its
      * own (ranks[0]) that the communication thread feeds without MPI */
     int first; /* the first rank that measures: 0 with a local server, else 1 */
+    ServerConfig local_cfg; /* a copy: the server keeps a pointer to it */
     Server local;
     char *local_buf;
     size_t local_cap;
+    DeviceInfo space_dev; /* sent to every server first (TAG_SETUP) */
+    /* each task's (job group's) kind of device, "" = none yet (cluster.h) */
+    char (*bound)[BACKEND_DEV_LEN];
+    int n_bound;
+    atomic_bool failed;
 };
+
+/* A device's kind: its name without the node-local number tunetop appends. */
+static void set_kind(RankInfo *ri) {
+    snprintf(ri->kind, sizeof ri->kind, "%s", ri->device);
+    char *hash = strrchr(ri->kind, '#');
+    if (hash && hash > ri->kind && hash[-1] == ' ' && hash[1] && strspn(hash + 1, "0123456789") == strlen(hash + 1))
+        hash[-1] = '\0';
+}
+
+/* Whether a live rank has that kind of device. */
+static bool kind_live(const ClusterHost *this, const char *kind) {
+    for (int r = this->first; r < this->size; r++) {
+        const RankInfo *ri = &this->ranks[r];
+        if (ri->state != DEVSTATE_LOST && ri->state != DEVSTATE_FAILED && strcmp(ri->kind, kind) == 0) return true;
+    }
+    return false;
+}
+
+/* Whether rank ri may take a job of group g: the group has no kind yet, or
+ * ri's, or one no live rank has any more. */
+static bool kind_fits(const ClusterHost *this, const RankInfo *ri, int g) {
+    if (g < 0 || g >= this->n_bound || !this->bound[g][0]) return true;
+    return strcmp(this->bound[g], ri->kind) == 0 || !kind_live(this, this->bound[g]);
+}
+
+static void kind_bind(ClusterHost *this, const RankInfo *ri, int g) {
+    if (g < 0) return;
+    if (g >= this->n_bound) {
+        int n = g + 16;
+        this->bound = realloc(this->bound, (size_t)n * sizeof *this->bound);
+        if (!this->bound) abort();
+        memset(this->bound + this->n_bound, 0, (size_t)(n - this->n_bound) * sizeof *this->bound);
+        this->n_bound = n;
+    }
+    snprintf(this->bound[g], sizeof this->bound[g], "%s", ri->kind);
+}
 
 static void host_push_out(ClusterHost *this, const BackendOutcome *o) {
     if (this->n_out == this->cap_out) {
@@ -740,13 +797,16 @@ static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, in
             h.host[sizeof h.host - 1] = h.device[sizeof h.device - 1] = h.error[sizeof h.error - 1] = '\0';
             snprintf(ri->host, sizeof ri->host, "%s", h.host);
             snprintf(ri->device, sizeof ri->device, "%s", h.device);
+            set_kind(ri);
             ri->state = h.ok ? DEVSTATE_IDLE : DEVSTATE_FAILED;
             char line[256];
             for (int o = this->first; o < this->size && h.ok; o++)
-                if (o != src && this->ranks[o].device[0] && this->ranks[o].state != DEVSTATE_FAILED &&
-                    strcmp(this->ranks[o].device, h.device) != 0) {
-                    /* timings of one task should come from one kind of device */
-                    snprintf(line, sizeof line, "rank %d on %.24s has %.60s, rank %d on %.24s %.60s: devices differ",
+                if (o != src && this->ranks[o].kind[0] && this->ranks[o].state != DEVSTATE_FAILED &&
+                    strcmp(this->ranks[o].kind, ri->kind) != 0) {
+                    /* timings of one task come from one kind of device (cluster.h) */
+                    snprintf(line, sizeof line,
+                             "rank %d on %.16s has %.40s, rank %d on %.16s %.40s: devices differ; a task is "
+                             "measured on the kind that takes its first job",
                              src, h.host, h.device, o, this->ranks[o].host, this->ranks[o].device);
                     host_note(this, true, line);
                     break;
@@ -805,9 +865,9 @@ static void host_dispatch(ClusterHost *this) {
             int best = -1;
             for (int i = 0; i < this->n_jobs; i++)
                 if (this->jobs[i].rank == QUEUED && !this->jobs[i].cancelled &&
-                    (best < 0 || this->jobs[i].seq < this->jobs[best].seq))
+                    (best < 0 || this->jobs[i].seq < this->jobs[best].seq) && kind_fits(this, ri, this->jobs[i].job.group))
                     best = i;
-            if (best < 0) return;
+            if (best < 0) break; /* nothing this rank may take */
             HJob *j = &this->jobs[best];
             WireJob w = {.seq = j->seq, .index = j->job.index, .slow_cutoff_s = j->job.slow_cutoff_s};
             snprintf(w.task_key, sizeof w.task_key, "%s", j->job.task_key);
@@ -819,6 +879,7 @@ static void host_dispatch(ClusterHost *this) {
                 break;
             }
             j->rank = r;
+            kind_bind(this, ri, j->job.group);
             ri->want--;
             ri->sent++;
             ri->in_flight++;
@@ -868,6 +929,7 @@ static void host_check(ClusterHost *this) {
     if (this->n_jobs && !host_any_live(this)) {
         if (!this->fatal_said) {
             this->fatal_said = true;
+            atomic_store(&this->failed, true);
             BackendOutcome o = {.kind = OUTCOME_NOTE, .warn = true, .fatal = true, .rank = -1};
             MeasureResult_init(&o.mr);
             snprintf(o.note, sizeof o.note, "no measure server left (every rank lost or without a device): stopping");
@@ -903,6 +965,9 @@ static void *host_main(void *arg) {
     char *buf = NULL;
     int cap = 0;
     double last_check = 0;
+    /* rank 0's limits come before any job (messages between two ranks keep their order) */
+    for (int r = 1; r < this->size; r++)
+        MPI_Send(&this->space_dev, (int)sizeof this->space_dev, MPI_BYTE, r, TAG_SETUP, MPI_COMM_WORLD);
     while (!atomic_load(&this->quit)) {
         bool busy = false;
         for (int k = 0; k < 64; k++) {
@@ -1024,7 +1089,10 @@ static int be_devices(void *ctx, DeviceRow *out, int max) {
     return n;
 }
 
-ClusterHost *ClusterHost_new(int size, double lost_after_s, const ServerConfig *local, char *err) {
+bool ClusterHost_failed(ClusterHost *this) { return this && atomic_load(&this->failed); }
+
+ClusterHost *ClusterHost_new(int size, double lost_after_s, const DeviceInfo *space_dev, const ServerConfig *local,
+                             char *err) {
     if (size < 2) {
         tt_fail(err, "an MPI session needs at least 2 ranks (rank 0 and a measure server)");
         return NULL;
@@ -1032,6 +1100,7 @@ ClusterHost *ClusterHost_new(int size, double lost_after_s, const ServerConfig *
     ClusterHost *this = calloc(1, sizeof *this);
     if (!this) abort();
     this->size = size;
+    this->space_dev = *space_dev;
     this->lost_after_s = lost_after_s > 0 ? lost_after_s : 20;
     this->ranks = calloc((size_t)size, sizeof *this->ranks);
     if (!this->ranks) abort();
@@ -1049,9 +1118,12 @@ ClusterHost *ClusterHost_new(int size, double lost_after_s, const ServerConfig *
         hello_fill(&h, local);
         snprintf(ri->host, sizeof ri->host, "%s", h.host);
         snprintf(ri->device, sizeof ri->device, "%s", h.device);
+        set_kind(ri);
         ri->last_heard = now;
         this->first = 0;
-        if (!server_start(&this->local, local, 0)) {
+        this->local_cfg = *local;
+        this->local_cfg.device_error = NULL;
+        if (!server_start(&this->local, &this->local_cfg, 0)) {
             server_stop(&this->local);
             this->first = 1;
             tt_fail(err, "rank 0 cannot start its measuring thread");
@@ -1091,6 +1163,7 @@ void ClusterHost_delete(ClusterHost *this) {
     free(this->jobs);
     free(this->ranks);
     free(this->local_buf);
+    free(this->bound);
     pthread_mutex_destroy(&this->lock);
     pthread_cond_destroy(&this->cond);
     free(this);

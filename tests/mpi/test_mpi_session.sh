@@ -5,6 +5,8 @@
 #     (task, config) is measured twice; `best` works and says where.
 #  a slow rank (held by TUNETOP_TEST_HOLD) does not stall the others;
 #  --local-measure yes: rank 0 measures too; a bad value is one line.
+#  devices: opencl on PoCL (device by node-local rank, --devices), cuda
+#  without a driver (one line per rank, the session ends).
 #  2. kill -9 of rank 2 under `mpirun --enable-recovery`: rank 0 declares it
 #     lost, re-queues its candidates and finishes the budget with rank 1.
 #  3. kill -9 of rank 2 under a plain mpirun (which then ends the whole job):
@@ -97,6 +99,43 @@ no_dupes "$L5" "local measure"
 rc=$?
 [ $rc -ne 0 ] && [ "$(grep -c 'local-measure' "$WORK/bad.out")" -eq 1 ] &&
   ok "exit $rc: $(grep 'local-measure' "$WORK/bad.out")" || fail "--local-measure maybe: exit $rc, $(cat "$WORK/bad.out")"
+
+# ---- devices: the opencl target on PoCL (one device: every rank takes device 0, so rank 0 does not measure)
+if "$TT" devices 2>/dev/null | grep -qE '^opencl +unavailable'; then
+  ok "opencl: no device here, skipped"
+else
+  L6="$WORK/ocl.log"
+  "${mpi[@]}" -np 3 "$TT" "${common[@]}" --target opencl --task dense:m=16,n=16,k=16 --trials 6 --log "$L6" \
+    </dev/null >"$WORK/ocl.out" 2>&1
+  rc=$?
+  bad=$("$TT" dump "$L6" | grep -vc '"rank":[12],"dev":"[^"]* #0"')
+  [ $rc -eq 0 ] && [ "$(count "$L6")" -eq 6 ] && [ "$bad" -eq 0 ] &&
+    ok "opencl -np 3: 6 records, each by rank 1 or 2 on its node's device #0" ||
+    fail "opencl: exit $rc, $(count "$L6") records, $bad not on a server's device #0: $(tail -n 3 "$WORK/ocl.out")"
+  "${mpi[@]}" -np 3 "$TT" "${common[@]}" --target opencl --devices 0,1 --trials 4 --log "$WORK/ocl2.log" \
+    </dev/null >"$WORK/ocl2.out" 2>&1
+  rc=$?
+  line=$(grep -c 'cannot open its device' "$WORK/ocl2.out")
+  [ $rc -eq 0 ] && [ "$line" -eq 1 ] && ok "--devices 0,1 (one device here): $(grep 'cannot open' "$WORK/ocl2.out")" ||
+    fail "--devices 0,1: exit $rc, $line lines: $(tail -n 3 "$WORK/ocl2.out")"
+fi
+# the cuda target without a driver: every rank says so in one line naming its host and rank; the session ends
+if "$TT" devices 2>/dev/null | grep -qE '^cuda +unavailable'; then
+  "${mpi[@]}" -np 3 "$TT" "${common[@]}" --target cuda --trials 4 --log "$WORK/cuda.log" </dev/null \
+    >"$WORK/cuda.out" 2>&1
+  rc=$?
+  lines=$(grep -cE 'rank [012] on [^ ]+ cannot open its device' "$WORK/cuda.out")
+  [ $rc -ne 0 ] && [ "$lines" -eq 3 ] && grep -q "no measure server left" "$WORK/cuda.out" &&
+    ok "cuda without a driver: exit $rc; $(grep -m1 'rank 1 on' "$WORK/cuda.out")" ||
+    fail "cuda: exit $rc, $lines rank lines: $(head -n 5 "$WORK/cuda.out")"
+  [ "$(count "$WORK/cuda.log")" -eq 0 ] && ok "cuda: the log is intact, nothing recorded" || fail "cuda: records?"
+else
+  ok "cuda: a driver is present, the no-driver case skipped"
+fi
+"${mpi[@]}" -np 2 "$TT" "${common[@]}" --devices 0,1 --trials 4 --log "$WORK/bad2.log" </dev/null >"$WORK/bad2.out" 2>&1
+rc=$?
+[ $rc -ne 0 ] && [ "$(grep -c 'devices' "$WORK/bad2.out")" -eq 1 ] && ok "cpu --devices: exit $rc, $(grep devices "$WORK/bad2.out")" ||
+  fail "cpu --devices: exit $rc: $(cat "$WORK/bad2.out")"
 
 # ---- 2. kill -9 of a server; --enable-recovery: the session goes on
 L2="$WORK/two.log"
