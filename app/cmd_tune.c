@@ -251,8 +251,9 @@ static Status pick_device(const char *target_name, const TuneMpi *mpi, int *inde
     const Target *t = Target_find(target_name);
     if (!t || !t->select_device) {
         if (t && mpi->n_devices)
-            return tt_fail(err, "--devices applies to targets with several devices (cuda, opencl); the %s target "
-                                "has one per node: --threads sets each rank's threads",
+            return tt_fail(err,
+                           "--devices applies to targets with several devices (cuda, opencl); the %s target "
+                           "has one per node: --threads sets each rank's threads",
                            t->name);
         return TT_OK;
     }

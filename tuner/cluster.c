@@ -629,8 +629,8 @@ typedef struct RankInfo {
     char host[BACKEND_HOST_LEN];
     char device[BACKEND_DEV_LEN];
     char kind[BACKEND_DEV_LEN]; /* the device's name without its number on the node (" #1") */
-    int want;     /* free slots it reported, less what is on the way */
-    int64_t sent; /* jobs sent to it */
+    int want;                   /* free slots it reported, less what is on the way */
+    int64_t sent;               /* jobs sent to it */
     int measured, errors, in_flight;
     int lock_timeouts;
     double last_heard, first_job;
@@ -654,7 +654,7 @@ struct ClusterHost {
     bool fatal_said;
     /* --local-measure: rank 0 builds and measures too, in a server of its
      * own (ranks[0]) that the communication thread feeds without MPI */
-    int first; /* the first rank that measures: 0 with a local server, else 1 */
+    int first;              /* the first rank that measures: 0 with a local server, else 1 */
     ServerConfig local_cfg; /* a copy: the server keeps a pointer to it */
     Server local;
     char *local_buf;
@@ -865,7 +865,8 @@ static void host_dispatch(ClusterHost *this) {
             int best = -1;
             for (int i = 0; i < this->n_jobs; i++)
                 if (this->jobs[i].rank == QUEUED && !this->jobs[i].cancelled &&
-                    (best < 0 || this->jobs[i].seq < this->jobs[best].seq) && kind_fits(this, ri, this->jobs[i].job.group))
+                    (best < 0 || this->jobs[i].seq < this->jobs[best].seq) &&
+                    kind_fits(this, ri, this->jobs[i].job.group))
                     best = i;
             if (best < 0) break; /* nothing this rank may take */
             HJob *j = &this->jobs[best];
