@@ -154,116 +154,128 @@ static uint64_t be(const unsigned char *p, size_t n) {
     return v;
 }
 
+/* The head of one value at p[*i] (its type byte and any length or count after
+ * it), *i moved past it: *payload is the number of bytes that follow (a
+ * string's or ext's body, a number's bytes), and for an array or map
+ * *container is set and *elems is the number of values it holds (a map's keys
+ * and values both count). SCAN_INVALID leaves *i at the bad type byte (0xc1). */
+static ScanResult scan_head(const unsigned char *p, size_t n, size_t *i, uint64_t *payload, uint64_t *elems,
+                            bool *container) {
+    unsigned c = p[(*i)++];
+    size_t hdr = 0; /* bytes of length/count after the type byte */
+    int kind = 0;   /* 0 fixed, 1 length-prefixed bytes, 2 ext, 3 array, 4 map */
+    *payload = 0, *elems = 0, *container = false;
+    if (c <= 0x7f || c >= 0xe0) {
+    } else if (c <= 0x8f) {
+        *elems = 2 * (c & 0x0f), *container = true;
+    } else if (c <= 0x9f) {
+        *elems = c & 0x0f, *container = true;
+    } else if (c <= 0xbf) {
+        *payload = c & 0x1f;
+    } else {
+        switch (c) {
+        case 0xc0:
+        case 0xc2:
+        case 0xc3:
+            break;
+        case 0xc4:
+        case 0xd9:
+            hdr = 1, kind = 1;
+            break;
+        case 0xc5:
+        case 0xda:
+            hdr = 2, kind = 1;
+            break;
+        case 0xc6:
+        case 0xdb:
+            hdr = 4, kind = 1;
+            break;
+        case 0xc7:
+            hdr = 1, kind = 2;
+            break;
+        case 0xc8:
+            hdr = 2, kind = 2;
+            break;
+        case 0xc9:
+            hdr = 4, kind = 2;
+            break;
+        case 0xca:
+        case 0xce:
+        case 0xd2:
+            *payload = 4;
+            break;
+        case 0xcb:
+        case 0xcf:
+        case 0xd3:
+            *payload = 8;
+            break;
+        case 0xcc:
+        case 0xd0:
+            *payload = 1;
+            break;
+        case 0xcd:
+        case 0xd1:
+        case 0xd4:
+            *payload = 2;
+            break;
+        case 0xd5:
+            *payload = 3;
+            break;
+        case 0xd6:
+            *payload = 5;
+            break;
+        case 0xd7:
+            *payload = 9;
+            break;
+        case 0xd8:
+            *payload = 17;
+            break;
+        case 0xdc:
+            hdr = 2, kind = 3;
+            break;
+        case 0xdd:
+            hdr = 4, kind = 3;
+            break;
+        case 0xde:
+            hdr = 2, kind = 4;
+            break;
+        case 0xdf:
+            hdr = 4, kind = 4;
+            break;
+        default:
+            (*i)--;
+            return SCAN_INVALID; /* 0xc1 */
+        }
+    }
+    if (hdr) {
+        if (hdr > n - *i) return SCAN_INCOMPLETE;
+        uint64_t v = be(p + *i, hdr);
+        *i += hdr;
+        if (kind == 1)
+            *payload = v;
+        else if (kind == 2)
+            *payload = v + 1; /* the ext type byte */
+        else
+            *elems = kind == 3 ? v : 2 * v, *container = true;
+    }
+    return SCAN_COMPLETE;
+}
+
 ScanResult Msgpack_scan(const unsigned char *p, size_t n, size_t *len) {
     uint64_t pending = 1; /* values still to walk: containers add their elements */
     size_t i = 0;
     while (pending) {
         /* every pending value takes at least one byte */
         if (pending > n - i) return SCAN_INCOMPLETE;
-        unsigned c = p[i++];
         pending--;
-        size_t hdr = 0;       /* bytes of length/count after the type byte */
-        uint64_t payload = 0; /* fixed payload bytes */
-        int kind = 0;         /* 0 fixed, 1 length-prefixed bytes, 2 ext, 3 array, 4 map */
-        if (c <= 0x7f || c >= 0xe0) {
-        } else if (c <= 0x8f) {
-            pending += 2 * (c & 0x0f);
-        } else if (c <= 0x9f) {
-            pending += c & 0x0f;
-        } else if (c <= 0xbf) {
-            payload = c & 0x1f;
-        } else {
-            switch (c) {
-            case 0xc0:
-            case 0xc2:
-            case 0xc3:
-                break;
-            case 0xc4:
-            case 0xd9:
-                hdr = 1, kind = 1;
-                break;
-            case 0xc5:
-            case 0xda:
-                hdr = 2, kind = 1;
-                break;
-            case 0xc6:
-            case 0xdb:
-                hdr = 4, kind = 1;
-                break;
-            case 0xc7:
-                hdr = 1, kind = 2;
-                break;
-            case 0xc8:
-                hdr = 2, kind = 2;
-                break;
-            case 0xc9:
-                hdr = 4, kind = 2;
-                break;
-            case 0xca:
-                payload = 4;
-                break;
-            case 0xcb:
-                payload = 8;
-                break;
-            case 0xcc:
-            case 0xd0:
-                payload = 1;
-                break;
-            case 0xcd:
-            case 0xd1:
-                payload = 2;
-                break;
-            case 0xce:
-            case 0xd2:
-                payload = 4;
-                break;
-            case 0xcf:
-            case 0xd3:
-                payload = 8;
-                break;
-            case 0xd4:
-                payload = 2;
-                break;
-            case 0xd5:
-                payload = 3;
-                break;
-            case 0xd6:
-                payload = 5;
-                break;
-            case 0xd7:
-                payload = 9;
-                break;
-            case 0xd8:
-                payload = 17;
-                break;
-            case 0xdc:
-                hdr = 2, kind = 3;
-                break;
-            case 0xdd:
-                hdr = 4, kind = 3;
-                break;
-            case 0xde:
-                hdr = 2, kind = 4;
-                break;
-            case 0xdf:
-                hdr = 4, kind = 4;
-                break;
-            default:
-                *len = i - 1;
-                return SCAN_INVALID; /* 0xc1 */
-            }
+        uint64_t payload, elems;
+        bool container;
+        ScanResult r = scan_head(p, n, &i, &payload, &elems, &container);
+        if (r != SCAN_COMPLETE) {
+            if (r == SCAN_INVALID) *len = i;
+            return r;
         }
-        if (hdr) {
-            if (hdr > n - i) return SCAN_INCOMPLETE;
-            uint64_t v = be(p + i, hdr);
-            i += hdr;
-            if (kind == 1)
-                payload = v;
-            else if (kind == 2)
-                payload = v + 1; /* the ext type byte */
-            else
-                pending += kind == 3 ? v : 2 * v;
-        }
+        pending += elems;
         if (payload > n - i) return SCAN_INCOMPLETE;
         i += (size_t)payload;
     }
@@ -282,116 +294,18 @@ ScanResult Msgpack_scanDepth(const unsigned char *p, size_t n, size_t *len, int 
     while (pending) {
         /* every pending value takes at least one byte */
         if (pending > n - i) return SCAN_INCOMPLETE;
-        unsigned c = p[i++];
         pending--;
         if (!deep) {
             while (left[d] == 0)
                 d--;
             left[d]--;
         }
-        uint64_t elems = 0; /* a container's values */
-        bool container = false;
-        size_t hdr = 0;       /* bytes of length/count after the type byte */
-        uint64_t payload = 0; /* fixed payload bytes */
-        int kind = 0;         /* 0 fixed, 1 length-prefixed bytes, 2 ext, 3 array, 4 map */
-        if (c <= 0x7f || c >= 0xe0) {
-        } else if (c <= 0x8f) {
-            elems = 2 * (c & 0x0f), container = true;
-        } else if (c <= 0x9f) {
-            elems = c & 0x0f, container = true;
-        } else if (c <= 0xbf) {
-            payload = c & 0x1f;
-        } else {
-            switch (c) {
-            case 0xc0:
-            case 0xc2:
-            case 0xc3:
-                break;
-            case 0xc4:
-            case 0xd9:
-                hdr = 1, kind = 1;
-                break;
-            case 0xc5:
-            case 0xda:
-                hdr = 2, kind = 1;
-                break;
-            case 0xc6:
-            case 0xdb:
-                hdr = 4, kind = 1;
-                break;
-            case 0xc7:
-                hdr = 1, kind = 2;
-                break;
-            case 0xc8:
-                hdr = 2, kind = 2;
-                break;
-            case 0xc9:
-                hdr = 4, kind = 2;
-                break;
-            case 0xca:
-                payload = 4;
-                break;
-            case 0xcb:
-                payload = 8;
-                break;
-            case 0xcc:
-            case 0xd0:
-                payload = 1;
-                break;
-            case 0xcd:
-            case 0xd1:
-                payload = 2;
-                break;
-            case 0xce:
-            case 0xd2:
-                payload = 4;
-                break;
-            case 0xcf:
-            case 0xd3:
-                payload = 8;
-                break;
-            case 0xd4:
-                payload = 2;
-                break;
-            case 0xd5:
-                payload = 3;
-                break;
-            case 0xd6:
-                payload = 5;
-                break;
-            case 0xd7:
-                payload = 9;
-                break;
-            case 0xd8:
-                payload = 17;
-                break;
-            case 0xdc:
-                hdr = 2, kind = 3;
-                break;
-            case 0xdd:
-                hdr = 4, kind = 3;
-                break;
-            case 0xde:
-                hdr = 2, kind = 4;
-                break;
-            case 0xdf:
-                hdr = 4, kind = 4;
-                break;
-            default:
-                *len = i - 1;
-                return SCAN_INVALID; /* 0xc1 */
-            }
-        }
-        if (hdr) {
-            if (hdr > n - i) return SCAN_INCOMPLETE;
-            uint64_t v = be(p + i, hdr);
-            i += hdr;
-            if (kind == 1)
-                payload = v;
-            else if (kind == 2)
-                payload = v + 1; /* the ext type byte */
-            else
-                elems = kind == 3 ? v : 2 * v, container = true;
+        uint64_t payload, elems;
+        bool container;
+        ScanResult r = scan_head(p, n, &i, &payload, &elems, &container);
+        if (r != SCAN_COMPLETE) {
+            if (r == SCAN_INVALID) *len = i;
+            return r;
         }
         if (container) {
             pending += elems;
@@ -548,7 +462,7 @@ static bool key_is(const msgpack_object *k, const char *name) {
     return k->type == MSGPACK_OBJECT_STR && k->via.str.size == n && memcmp(k->via.str.ptr, name, n) == 0;
 }
 
-static Status get_double(const msgpack_object *o, const char *name, double *out, char *err) {
+Status Msgpack_number(const msgpack_object *o, const char *name, double *out, char *err) {
     switch (o->type) {
     case MSGPACK_OBJECT_FLOAT32:
     case MSGPACK_OBJECT_FLOAT64:
@@ -632,7 +546,7 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
         if (v->via.array.size > REC_MAX_COSTS)
             return tt_fail(err, "key \"costs\" has %u values (at most %d)", v->via.array.size, REC_MAX_COSTS);
         for (uint32_t j = 0; j < v->via.array.size; j++) {
-            if (get_double(&v->via.array.ptr[j], "costs", &rec->costs[j], err)) return TT_ERR;
+            if (Msgpack_number(&v->via.array.ptr[j], "costs", &rec->costs[j], err)) return TT_ERR;
             /* a latency is a positive, finite number of seconds: anything else is damage, never a best */
             if (!(isfinite(rec->costs[j]) && rec->costs[j] > 0))
                 return tt_fail(err, "cost %u is %g s (a latency must be finite and positive)", j, rec->costs[j]);
@@ -659,10 +573,10 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
         rec->error_msg = tt_strndup(v->via.str.ptr, v->via.str.size);
         return TT_OK;
     }
-    if (key_is(k, "build_s")) return get_double(v, "build_s", &rec->build_s, err);
-    if (key_is(k, "run_s")) return get_double(v, "run_s", &rec->run_s, err);
-    if (key_is(k, "pack_s")) return get_double(v, "pack_s", &rec->pack_s, err);
-    if (key_is(k, "ts")) return get_double(v, "ts", &rec->timestamp, err);
+    if (key_is(k, "build_s")) return Msgpack_number(v, "build_s", &rec->build_s, err);
+    if (key_is(k, "run_s")) return Msgpack_number(v, "run_s", &rec->run_s, err);
+    if (key_is(k, "pack_s")) return Msgpack_number(v, "pack_s", &rec->pack_s, err);
+    if (key_is(k, "ts")) return Msgpack_number(v, "ts", &rec->timestamp, err);
     if (key_is(k, "regs")) {
         if (get_int(v, "regs", -1, INT32_MAX, &i, err)) return TT_ERR;
         rec->regs = (int)i;
@@ -676,8 +590,8 @@ static Status decode_field(const msgpack_object *k, const msgpack_object *v, Rec
     if (key_is(k, "smem")) return get_int(v, "smem", -1, INT64_MAX, &rec->shared_bytes, err);
     if (key_is(k, "lmem")) return get_int(v, "lmem", -1, INT64_MAX, &rec->local_bytes, err);
     if (key_is(k, "src")) return get_str(v, "src", rec->src, sizeof rec->src, err);
-    if (key_is(k, "src_cost")) return get_double(v, "src_cost", &rec->src_cost, err);
-    if (key_is(k, "roof")) return get_double(v, "roof", &rec->roof_gflops, err);
+    if (key_is(k, "src_cost")) return Msgpack_number(v, "src_cost", &rec->src_cost, err);
+    if (key_is(k, "roof")) return Msgpack_number(v, "roof", &rec->roof_gflops, err);
     if (key_is(k, "roof_mem")) {
         if (get_int(v, "roof_mem", 0, 15, &i, err)) return TT_ERR;
         rec->roof_bound = (int)i;
@@ -886,7 +800,7 @@ Status LogHeader_fromObject(const msgpack_object *obj, LogHeader *out, char *err
         } else if (key_is(k, "version")) {
             if (get_int(v, "version", 1, INT32_MAX, &version, err)) return TT_ERR;
         } else if (key_is(k, "created")) {
-            if (get_double(v, "created", &out->created, err)) return TT_ERR;
+            if (Msgpack_number(v, "created", &out->created, err)) return TT_ERR;
         } else if (key_is(k, "target")) {
             if (get_str(v, "target", out->target, sizeof out->target, err)) return TT_ERR;
             target = true;

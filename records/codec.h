@@ -81,6 +81,8 @@ Status Record_decode(const char *bytes, size_t len, Record *rec, char *err);
 /* The same from an already unpacked object; TT_ERR when it is not a record map
  * (missing required key, wrong type, a string too long for its field). */
 Status Record_fromObject(const msgpack_object *obj, Record *rec, char *err);
+/* The number in o (float or integer) as a double; else "key \"name\" is not a number". */
+Status Msgpack_number(const msgpack_object *o, const char *name, double *out, char *err);
 
 /* The same straight from the bytes of one whole object, as the log reader
  * returns them (Msgpack_scan said it is complete and valid, and it nests at

@@ -7,13 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* FNV-1a: task keys are short strings, a few to a few hundred per log */
-static uint64_t key_hash(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
+#include "base/keyindex.h"
 
 static void *xrealloc(void *p, size_t n) {
     void *q = realloc(p, n);
@@ -21,8 +15,11 @@ static void *xrealloc(void *p, size_t n) {
     return q;
 }
 
+static const char *key_of(const void *tasks, int i) { return ((const HistoryTask *)tasks)[i].key; }
+
 void History_init(History *this) {
     memset(this, 0, sizeof *this);
+    KeyIndex_init(&this->index, key_of);
     this->end = LOG_END;
 }
 
@@ -34,45 +31,23 @@ void History_done(History *this) {
         free(task->records);
     }
     free(this->tasks);
-    free(this->slots);
+    KeyIndex_done(&this->index);
     LogSession_done(&this->session);
     free(this->steers);
     History_init(this);
 }
 
-/* Slot of key in the index: the one holding it, or the empty one where it goes. */
-static size_t slot_of(const History *this, const char *key) {
-    size_t mask = this->n_slots - 1;
-    for (size_t s = (size_t)key_hash(key) & mask;; s = (s + 1) & mask) {
-        int t = this->slots[s];
-        if (t < 0 || strcmp(this->tasks[t].key, key) == 0) return s;
-    }
-}
-
-static void rehash(History *this, size_t n_slots) {
-    free(this->slots);
-    this->slots = xrealloc(NULL, n_slots * sizeof *this->slots);
-    this->n_slots = n_slots;
-    for (size_t s = 0; s < n_slots; s++)
-        this->slots[s] = -1;
-    for (int t = 0; t < this->n_tasks; t++)
-        this->slots[slot_of(this, this->tasks[t].key)] = t;
-}
-
 const HistoryTask *History_find(const History *this, const char *task_key) {
-    if (!this->n_slots) return NULL;
-    int t = this->slots[slot_of(this, task_key)];
+    int t = KeyIndex_find(&this->index, this->tasks, task_key);
     return t < 0 ? NULL : &this->tasks[t];
 }
 
 static HistoryTask *task_for_key(History *this, const char *key, const char *tmpl) {
-    if (this->n_slots) {
-        int t = this->slots[slot_of(this, key)];
-        if (t >= 0) {
-            HistoryTask *task = &this->tasks[t];
-            if (!task->template_name[0]) snprintf(task->template_name, sizeof task->template_name, "%s", tmpl);
-            return task;
-        }
+    int t = KeyIndex_find(&this->index, this->tasks, key);
+    if (t >= 0) {
+        HistoryTask *task = &this->tasks[t];
+        if (!task->template_name[0]) snprintf(task->template_name, sizeof task->template_name, "%s", tmpl);
+        return task;
     }
     if (this->n_tasks == this->cap) {
         this->cap = this->cap ? this->cap * 2 : 8;
@@ -84,11 +59,7 @@ static HistoryTask *task_for_key(History *this, const char *key, const char *tmp
     snprintf(task->template_name, sizeof task->template_name, "%s", tmpl);
     task->best = -1;
     task->weight = 1;
-    /* keep the index at most half full */
-    if ((size_t)this->n_tasks * 2 > this->n_slots)
-        rehash(this, this->n_slots ? this->n_slots * 2 : 64);
-    else
-        this->slots[slot_of(this, task->key)] = this->n_tasks - 1;
+    KeyIndex_added(&this->index, this->tasks, this->n_tasks);
     return task;
 }
 
@@ -142,7 +113,7 @@ static void order_by_session(History *this) {
     free(taken);
     free(this->tasks);
     this->tasks = sorted;
-    rehash(this, this->n_slots);
+    KeyIndex_rebuild(&this->index, this->tasks, this->n_tasks);
 }
 
 Status History_load(History *this, const char *path, char *err) {
@@ -177,7 +148,7 @@ Status History_load(History *this, const char *path, char *err) {
     LogReader_close(r);
     order_by_session(this);
     for (int i = 0; i < this->n_steers; i++) {
-        HistoryTask *t = this->n_slots ? (HistoryTask *)History_find(this, this->steers[i].key) : NULL;
+        HistoryTask *t = (HistoryTask *)History_find(this, this->steers[i].key);
         if (t) t->steer = &this->steers[i];
     }
     if (st == LOG_END) this->end_msg[0] = '\0';

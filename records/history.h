@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "base/keyindex.h"
 #include "base/status.h"
 #include "records/log.h"
 #include "records/record.h"
@@ -56,9 +57,7 @@ typedef struct History {
     off_t good_offset;       /* where the good data ends */
     long unchecked;          /* records without a checksum (written before checksums existed) */
     char end_msg[TT_ERRLEN]; /* the reader's sentence for LOG_TORN / LOG_DAMAGED, else "" */
-    /* task-key hash index (open addressing over indices into tasks) */
-    int *slots;
-    size_t n_slots;
+    KeyIndex index;          /* task key -> entry of tasks */
 } History;
 
 /* An empty history (no header: header.version == 0). */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "records/codec.h"
+
 void LogSession_init(LogSession *this) { memset(this, 0, sizeof *this); }
 
 void LogSession_done(LogSession *this) {
@@ -128,23 +130,6 @@ static Status str_of(const msgpack_object *o, const char *name, char *dst, size_
     return TT_OK;
 }
 
-static Status num_of(const msgpack_object *o, const char *name, double *out, char *err) {
-    switch (o->type) {
-    case MSGPACK_OBJECT_FLOAT32:
-    case MSGPACK_OBJECT_FLOAT64:
-        *out = o->via.f64;
-        return TT_OK;
-    case MSGPACK_OBJECT_POSITIVE_INTEGER:
-        *out = (double)o->via.u64;
-        return TT_OK;
-    case MSGPACK_OBJECT_NEGATIVE_INTEGER:
-        *out = (double)o->via.i64;
-        return TT_OK;
-    default:
-        return tt_fail(err, "key \"%s\" is not a number", name);
-    }
-}
-
 static Status bool_of(const msgpack_object *o, const char *name, bool *out, char *err) {
     if (o->type != MSGPACK_OBJECT_BOOLEAN) return tt_fail(err, "key \"%s\" is not a boolean", name);
     *out = o->via.boolean;
@@ -184,7 +169,7 @@ static Status session_task(const msgpack_object *o, LogSessionTask *t, char *err
         } else if (is_key(k, "tmpl")) {
             st = str_of(v, "tmpl", t->template_name, sizeof t->template_name, err);
         } else if (is_key(k, "weight")) {
-            st = num_of(v, "weight", &t->weight, err);
+            st = Msgpack_number(v, "weight", &t->weight, err);
         } else if (is_key(k, "net")) {
             st = str_of(v, "net", t->network, sizeof t->network, err);
         }
@@ -200,7 +185,7 @@ Status LogSession_fromObject(const msgpack_object *obj, LogSession *out, char *e
     for (uint32_t j = 0; j < obj->via.map.size; j++) {
         const msgpack_object *k = &obj->via.map.ptr[j].key, *v = &obj->via.map.ptr[j].val;
         if (is_key(k, "ts")) {
-            if (num_of(v, "ts", &out->timestamp, err)) return TT_ERR;
+            if (Msgpack_number(v, "ts", &out->timestamp, err)) return TT_ERR;
         } else if (is_key(k, "network")) {
             if (str_of(v, "network", out->network, sizeof out->network, err)) return TT_ERR;
         } else if (is_key(k, "tasks")) {
@@ -230,7 +215,7 @@ Status LogSteer_fromObject(const msgpack_object *obj, LogSteer *out, char *err) 
         Status st = TT_OK;
         double p = 0;
         if (is_key(k, "ts")) {
-            st = num_of(v, "ts", &out->timestamp, err);
+            st = Msgpack_number(v, "ts", &out->timestamp, err);
         } else if (is_key(k, "task")) {
             st = str_of(v, "task", out->key, sizeof out->key, err);
             have_key = true;
@@ -241,7 +226,7 @@ Status LogSteer_fromObject(const msgpack_object *obj, LogSteer *out, char *err) 
         } else if (is_key(k, "stopped")) {
             st = bool_of(v, "stopped", &out->stopped, err);
         } else if (is_key(k, "priority")) {
-            st = num_of(v, "priority", &p, err);
+            st = Msgpack_number(v, "priority", &p, err);
             if (!st && (p < -3 || p > 3)) st = tt_fail(err, "key \"priority\" is out of range (%g)", p);
             out->priority = (int)p;
         }

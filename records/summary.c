@@ -9,13 +9,7 @@
 
 #include "base/alloc.h"
 
-/* FNV-1a: task keys are short strings, a few to a few hundred per log */
-static uint64_t key_hash(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
+static const char *key_of(const void *tasks, int i) { return ((const SummaryTask *)tasks)[i].key; }
 
 void LogSummary_done(LogSummary *this) {
     for (int t = 0; t < this->n_tasks; t++) {
@@ -23,44 +17,23 @@ void LogSummary_done(LogSummary *this) {
         Record_done(&this->tasks[t].best_imported);
     }
     free(this->tasks);
-    free(this->slots);
+    KeyIndex_done(&this->index);
     memset(this, 0, sizeof *this);
+    KeyIndex_init(&this->index, key_of);
     this->end = LOG_END;
 }
 
-/* Slot of key in the index: the one holding it, or the empty one where it goes. */
-static size_t slot_of(const LogSummary *this, const char *key) {
-    size_t mask = this->n_slots - 1;
-    for (size_t s = (size_t)key_hash(key) & mask;; s = (s + 1) & mask) {
-        int t = this->slots[s];
-        if (t < 0 || strcmp(this->tasks[t].key, key) == 0) return s;
-    }
-}
-
-static void rehash(LogSummary *this, size_t n_slots) {
-    free(this->slots);
-    this->slots = tt_realloc(NULL, n_slots * sizeof *this->slots);
-    this->n_slots = n_slots;
-    for (size_t s = 0; s < n_slots; s++)
-        this->slots[s] = -1;
-    for (int t = 0; t < this->n_tasks; t++)
-        this->slots[slot_of(this, this->tasks[t].key)] = t;
-}
-
 const SummaryTask *LogSummary_find(const LogSummary *this, const char *task_key) {
-    if (!this->n_slots) return NULL;
-    int t = this->slots[slot_of(this, task_key)];
+    int t = KeyIndex_find(&this->index, this->tasks, task_key);
     return t < 0 ? NULL : &this->tasks[t];
 }
 
 static SummaryTask *task_for_key(LogSummary *this, const char *key, const char *tmpl) {
-    if (this->n_slots) {
-        int t = this->slots[slot_of(this, key)];
-        if (t >= 0) {
-            SummaryTask *task = &this->tasks[t];
-            if (!task->template_name[0]) snprintf(task->template_name, sizeof task->template_name, "%s", tmpl);
-            return task;
-        }
+    int t = KeyIndex_find(&this->index, this->tasks, key);
+    if (t >= 0) {
+        SummaryTask *task = &this->tasks[t];
+        if (!task->template_name[0]) snprintf(task->template_name, sizeof task->template_name, "%s", tmpl);
+        return task;
     }
     if (this->n_tasks == this->cap) {
         this->cap = this->cap ? this->cap * 2 : 8;
@@ -73,11 +46,7 @@ static SummaryTask *task_for_key(LogSummary *this, const char *key, const char *
     Record_init(&task->best);
     Record_init(&task->best_imported);
     task->weight = 1;
-    /* keep the index at most half full */
-    if ((size_t)this->n_tasks * 2 > this->n_slots)
-        rehash(this, this->n_slots ? this->n_slots * 2 : 64);
-    else
-        this->slots[slot_of(this, task->key)] = this->n_tasks - 1;
+    KeyIndex_added(&this->index, this->tasks, this->n_tasks);
     return task;
 }
 
@@ -160,11 +129,12 @@ static void order_by_session(LogSummary *this, const LogSession *s) {
     free(taken);
     free(this->tasks);
     this->tasks = sorted;
-    rehash(this, this->n_slots);
+    KeyIndex_rebuild(&this->index, this->tasks, this->n_tasks);
 }
 
 Status LogSummary_load(LogSummary *this, const char *path, char *err) {
     memset(this, 0, sizeof *this);
+    KeyIndex_init(&this->index, key_of);
     this->end = LOG_END;
     LogReader *r;
     if (LogReader_open(path, &r, &this->header, err)) return TT_ERR;
@@ -184,7 +154,7 @@ Status LogSummary_load(LogSummary *this, const char *path, char *err) {
             LogSession_copy(&last, &e.session);
         } else {
             /* steering of a key the log never mentions otherwise is not a task */
-            SummaryTask *t = this->n_slots ? (SummaryTask *)LogSummary_find(this, e.steer.key) : NULL;
+            SummaryTask *t = (SummaryTask *)LogSummary_find(this, e.steer.key);
             if (t) {
                 t->steer = e.steer;
                 t->steered = true;
@@ -199,7 +169,7 @@ Status LogSummary_load(LogSummary *this, const char *path, char *err) {
     this->unchecked = LogReader_uncheckedRecords(r);
     LogReader_close(r);
     for (int i = 0; i < pending.n; i++) {
-        SummaryTask *t = this->n_slots ? (SummaryTask *)LogSummary_find(this, pending.v[i].key) : NULL;
+        SummaryTask *t = (SummaryTask *)LogSummary_find(this, pending.v[i].key);
         if (t && !t->steered) {
             t->steer = pending.v[i];
             t->steered = true;

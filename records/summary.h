@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "base/keyindex.h"
 #include "base/status.h"
 #include "records/history.h"
 #include "records/log.h"
@@ -52,8 +53,7 @@ typedef struct LogSummary {
     off_t good_offset;       /* where the good data ends */
     long unchecked;          /* records without a checksum (written before checksums existed) */
     char end_msg[TT_ERRLEN]; /* the reader's sentence for LOG_TORN / LOG_DAMAGED, else "" */
-    int *slots;              /* task-key hash index (open addressing over indices into tasks) */
-    size_t n_slots;
+    KeyIndex index;          /* task key -> entry of tasks */
 } LogSummary;
 
 /* Reads the log at path, as History_load does (same statuses and messages):

@@ -894,8 +894,11 @@ char *TvmRecord_toJson(const TvmRecord *this) {
 
 /* ---- the streaming summary ------------------------------------------------------------- */
 
+static const char *key_of(const void *tasks, int i) { return ((const TvmTaskSummary *)tasks)[i].key; }
+
 void TvmSummary_init(TvmSummary *this, TvmFormat fmt) {
     memset(this, 0, sizeof *this);
+    KeyIndex_init(&this->index, key_of);
     this->format = fmt;
 }
 
@@ -904,27 +907,8 @@ void TvmSummary_done(TvmSummary *this) {
     for (int i = 0; i < this->n_task_names; i++)
         free(this->task_names[i]);
     free(this->task_names);
-    free(this->slots);
+    KeyIndex_done(&this->index);
     memset(this, 0, sizeof *this);
-}
-
-static size_t sum_slot(const TvmSummary *this, const char *key) {
-    size_t mask = this->n_slots - 1;
-    for (size_t s = (size_t)fnv(key, strlen(key)) & mask;; s = (s + 1) & mask) {
-        int t = this->slots[s];
-        if (t < 0 || strcmp(this->tasks[t].key, key) == 0) return s;
-    }
-}
-
-static void sum_rehash(TvmSummary *this, size_t n) {
-    free(this->slots);
-    this->slots = malloc(n * sizeof *this->slots);
-    if (!this->slots) abort();
-    this->n_slots = n;
-    for (size_t s = 0; s < n; s++)
-        this->slots[s] = -1;
-    for (int t = 0; t < this->n_tasks; t++)
-        this->slots[sum_slot(this, this->tasks[t].key)] = t;
 }
 
 static void note_task_name(TvmSummary *this, const char *name) {
@@ -935,11 +919,10 @@ static void note_task_name(TvmSummary *this, const char *name) {
 }
 
 void TvmSummary_add(TvmSummary *this, const TvmRecord *rec) {
-    if (!this->n_slots) sum_rehash(this, 64);
-    size_t s = sum_slot(this, rec->key);
+    int found = KeyIndex_find(&this->index, this->tasks, rec->key);
     TvmTaskSummary *t;
-    if (this->slots[s] >= 0) {
-        t = &this->tasks[this->slots[s]];
+    if (found >= 0) {
+        t = &this->tasks[found];
     } else {
         if (this->n_tasks == this->cap) {
             this->cap = this->cap ? this->cap * 2 : 16;
@@ -953,10 +936,7 @@ void TvmSummary_add(TvmSummary *this, const TvmRecord *rec) {
         copy_str(t->target, sizeof t->target, rec->target);
         t->best_mean = INFINITY;
         note_task_name(this, rec->task);
-        if ((size_t)this->n_tasks * 2 > this->n_slots)
-            sum_rehash(this, this->n_slots * 2);
-        else
-            this->slots[s] = this->n_tasks - 1;
+        KeyIndex_added(&this->index, this->tasks, this->n_tasks);
     }
     this->n_records++;
     t->n_records++;

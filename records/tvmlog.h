@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/keyindex.h"
 #include "base/status.h"
 #include "records/record.h"
 
@@ -154,8 +155,7 @@ typedef struct TvmSummary {
     long n_records, n_bad;
     int n_task_names; /* distinct TVM task names */
     char **task_names;
-    int *slots; /* key hash index */
-    size_t n_slots;
+    KeyIndex index; /* key -> entry of tasks */
 } TvmSummary;
 
 void TvmSummary_init(TvmSummary *this, TvmFormat fmt);

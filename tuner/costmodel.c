@@ -126,29 +126,21 @@ static Status xgb_fail(char *err, const char *what) {
     return tt_fail(err, "XGBoost %s failed: %s", what, XGBGetLastError());
 }
 
-CostModel *CostModel_train(const CostModelParams *p, const float *x, const float *y, int n, int n_features,
-                           const unsigned *groups, int n_groups, char *err) {
+/* A booster on x (n rows) with p's parameters and the given objective. */
+static BoosterHandle booster_new(const CostModelParams *p, const float *x, int n, int n_features, const char *objective,
+                                 DMatrixHandle *dtrain, char *err) {
+    *dtrain = NULL;
+    BoosterHandle booster = NULL;
     if (n < 2 || n_features < 1) {
         tt_fail(err, "cost model needs at least 2 points with features (got %d points, %d features)", n, n_features);
         return NULL;
     }
     quiet_thread();
-    double t0 = clock_mono();
-    DMatrixHandle dtrain = NULL;
-    BoosterHandle booster = NULL;
-    if (XGDMatrixCreateFromMat_omp(x, (bst_ulong)n, (bst_ulong)n_features, NAN, &dtrain, 1) != 0) {
+    if (XGDMatrixCreateFromMat_omp(x, (bst_ulong)n, (bst_ulong)n_features, NAN, dtrain, 1) != 0) {
         xgb_fail(err, "DMatrix creation");
         return NULL;
     }
-    if (XGDMatrixSetFloatInfo(dtrain, "label", y, (bst_ulong)n) != 0) {
-        xgb_fail(err, "setting labels");
-        goto fail;
-    }
-    if (groups && n_groups > 0 && XGDMatrixSetUIntInfo(dtrain, "group", groups, (bst_ulong)n_groups) != 0) {
-        xgb_fail(err, "setting groups");
-        goto fail;
-    }
-    if (XGBoosterCreate(&dtrain, 1, &booster) != 0) {
+    if (XGBoosterCreate(dtrain, 1, &booster) != 0) {
         xgb_fail(err, "booster creation");
         goto fail;
     }
@@ -166,8 +158,7 @@ CostModel *CostModel_train(const CostModelParams *p, const float *x, const float
         {"nthread", p->nthread, true},
         {"seed", (double)(p->seed & 0x7fffffff), true},
     };
-    if (XGBoosterSetParam(booster, "verbosity", "0") != 0 ||
-        XGBoosterSetParam(booster, "objective", p->loss == COST_LOSS_REG ? "reg:squarederror" : "rank:pairwise") != 0 ||
+    if (XGBoosterSetParam(booster, "verbosity", "0") != 0 || XGBoosterSetParam(booster, "objective", objective) != 0 ||
         XGBoosterSetParam(booster, "tree_method", "exact") != 0) {
         xgb_fail(err, "setting parameters");
         goto fail;
@@ -182,13 +173,15 @@ CostModel *CostModel_train(const CostModelParams *p, const float *x, const float
             goto fail;
         }
     }
-    for (int it = 0; it < p->rounds; it++) {
-        if (XGBoosterUpdateOneIter(booster, it, dtrain) != 0) {
-            xgb_fail(err, "training");
-            goto fail;
-        }
-    }
-    XGDMatrixFree(dtrain);
+    return booster;
+fail:
+    if (booster) XGBoosterFree(booster);
+    XGDMatrixFree(*dtrain);
+    *dtrain = NULL;
+    return NULL;
+}
+
+static CostModel *model_new(BoosterHandle booster, int n_features, int n, double t0) {
     CostModel *this = calloc(1, sizeof *this);
     if (!this) abort();
     this->booster = booster;
@@ -196,10 +189,73 @@ CostModel *CostModel_train(const CostModelParams *p, const float *x, const float
     this->trained_on = n;
     this->train_s = clock_mono() - t0;
     return this;
+}
+
+CostModel *CostModel_train(const CostModelParams *p, const float *x, const float *y, int n, int n_features,
+                           const unsigned *groups, int n_groups, char *err) {
+    double t0 = clock_mono();
+    DMatrixHandle dtrain;
+    BoosterHandle booster =
+        booster_new(p, x, n, n_features, p->loss == COST_LOSS_REG ? "reg:squarederror" : "rank:pairwise", &dtrain, err);
+    if (!booster) return NULL;
+    if (XGDMatrixSetFloatInfo(dtrain, "label", y, (bst_ulong)n) != 0) {
+        xgb_fail(err, "setting labels");
+        goto fail;
+    }
+    if (groups && n_groups > 0 && XGDMatrixSetUIntInfo(dtrain, "group", groups, (bst_ulong)n_groups) != 0) {
+        xgb_fail(err, "setting groups");
+        goto fail;
+    }
+    for (int it = 0; it < p->rounds; it++) {
+        if (XGBoosterUpdateOneIter(booster, it, dtrain) != 0) {
+            xgb_fail(err, "training");
+            goto fail;
+        }
+    }
+    XGDMatrixFree(dtrain);
+    return model_new(booster, n_features, n, t0);
 fail:
-    if (booster) XGBoosterFree(booster);
+    XGBoosterFree(booster);
     XGDMatrixFree(dtrain);
     return NULL;
+}
+
+CostModel *CostModel_trainObjective(const CostModelParams *p, const float *x, int n, int n_features,
+                                    CostObjective objective, void *ctx, char *err) {
+    double t0 = clock_mono();
+    DMatrixHandle dtrain;
+    /* the gradients come from objective; this one only fixes the output transform (none) */
+    BoosterHandle booster = booster_new(p, x, n, n_features, "reg:squarederror", &dtrain, err);
+    if (!booster) return NULL;
+    float *grad = malloc(sizeof(float) * (size_t)n), *hess = malloc(sizeof(float) * (size_t)n);
+    if (!grad || !hess) abort();
+    CostModel *this = NULL;
+    if (XGBoosterSetParam(booster, "base_score", "0") != 0) {
+        xgb_fail(err, "setting parameters");
+        goto done;
+    }
+    for (int it = 0; it < p->rounds; it++) {
+        bst_ulong len = 0;
+        const float *pred = NULL;
+        /* option 1: raw margins; training 1: the predictions a training step sees */
+        if (XGBoosterPredict(booster, dtrain, 1, 0, 1, &len, &pred) != 0 || len != (bst_ulong)n) {
+            xgb_fail(err, "prediction while training");
+            goto done;
+        }
+        objective(ctx, pred, n, grad, hess);
+        if (XGBoosterBoostOneIter(booster, dtrain, grad, hess, (bst_ulong)n) != 0) {
+            xgb_fail(err, "training");
+            goto done;
+        }
+    }
+    this = model_new(booster, n_features, n, t0);
+    booster = NULL;
+done:
+    if (booster) XGBoosterFree(booster);
+    XGDMatrixFree(dtrain);
+    free(grad);
+    free(hess);
+    return this;
 }
 
 Status CostModel_predict(CostModel *this, const float *x, int n, float *out, char *err) {
@@ -248,6 +304,12 @@ bool CostModel_available(char *err) {
 
 CostModel *CostModel_train(const CostModelParams *p, const float *x, const float *y, int n, int n_features,
                            const unsigned *groups, int n_groups, char *err) {
+    tt_fail(err, "%s", NO_XGB);
+    return NULL;
+}
+
+CostModel *CostModel_trainObjective(const CostModelParams *p, const float *x, int n, int n_features,
+                                    CostObjective objective, void *ctx, char *err) {
     tt_fail(err, "%s", NO_XGB);
     return NULL;
 }

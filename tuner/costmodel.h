@@ -54,6 +54,14 @@ typedef struct CostModel CostModel;
  * rows form one group. Fails when n < 2 or XGBoost reports an error. */
 CostModel *CostModel_train(const CostModelParams *params, const float *x, const float *y, int n, int n_features,
                            const unsigned *groups, int n_groups, char *err);
+/* A custom loss: from the current raw predictions of the n training rows,
+ * fills each row's gradient and hessian (second derivative) of the loss. */
+typedef void (*CostObjective)(void *ctx, const float *pred, int n, float *grad, float *hess);
+/* Trains like CostModel_train, but each boosting round fits the gradients
+ * `objective` computes (params->loss is not used; predictions start at 0 and
+ * are the plain sum of the trees). */
+CostModel *CostModel_trainObjective(const CostModelParams *params, const float *x, int n, int n_features,
+                                    CostObjective objective, void *ctx, char *err);
 /* Scores n rows (n * featureCount floats) into out (n floats; larger = predicted faster). */
 Status CostModel_predict(CostModel *this, const float *x, int n, float *out, char *err);
 int CostModel_featureCount(const CostModel *this);

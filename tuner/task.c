@@ -28,8 +28,8 @@ static void make_label(const Workload *wl, char *buf, size_t n) {
     }
 }
 
-Status Task_init(Task *this, int id, const Workload *wl, double weight, TargetFamily family, const DeviceInfo *dev,
-                 char *err) {
+/* What a task is whatever its template: id, workload, weight, key, FLOPs, label. */
+static void task_basics(Task *this, int id, const Workload *wl, double weight) {
     memset(this, 0, sizeof *this);
     this->id = id;
     this->wl = *wl;
@@ -37,23 +37,20 @@ Status Task_init(Task *this, int id, const Workload *wl, double weight, TargetFa
     Workload_key(wl, this->key, sizeof this->key);
     this->flops = Workload_flops(wl);
     make_label(wl, this->label, sizeof this->label);
+}
+
+Status Task_init(Task *this, int id, const Workload *wl, double weight, TargetFamily family, const DeviceInfo *dev,
+                 char *err) {
     const Template *tmpl = Template_find(wl, family, err);
-    if (!tmpl) {
-        Space_init(&this->space);
-        return TT_ERR;
-    }
-    return Task_initWith(this, id, wl, weight, tmpl, dev, err);
+    if (tmpl) return Task_initWith(this, id, wl, weight, tmpl, dev, err);
+    task_basics(this, id, wl, weight); /* named in the caller's message */
+    Space_init(&this->space);
+    return TT_ERR;
 }
 
 Status Task_initWith(Task *this, int id, const Workload *wl, double weight, const Template *tmpl, const DeviceInfo *dev,
                      char *err) {
-    memset(this, 0, sizeof *this);
-    this->id = id;
-    this->wl = *wl;
-    this->weight = weight;
-    Workload_key(wl, this->key, sizeof this->key);
-    this->flops = Workload_flops(wl);
-    make_label(wl, this->label, sizeof this->label);
+    task_basics(this, id, wl, weight);
     this->tmpl = tmpl;
     Space_init(&this->space);
     if (tmpl->op != wl->op || (tmpl->applies && !tmpl->applies(wl)))

@@ -493,15 +493,10 @@ static void gpu_header(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, 
 
 /* ---- opencl ---------------------------------------------------------------------- */
 
-static void ocl_host(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, const KernelSource *src,
-                     const char *kernel_text) {
-    const char *P = req->prefix;
-    int out = a->n - 1;
-    meta_comment(sb, req, "OpenCL host");
-    StrBuf_printf(sb, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"%s.h\"\n\n", P);
-    StrBuf_printf(sb, "/* %s.cl */\nstatic const char %s_source[] =\n", P, P);
-    append_c_string(sb, kernel_text);
-    StrBuf_append(sb, ";\n\n");
+/* The GPU hosts' tables of the arguments: each one's size in floats, which
+ * are constants (uploaded once) and which are per-call inputs ({-1} when none,
+ * so that the arrays are never empty). */
+static void arg_tables(StrBuf *sb, const char *P, const ArgSplit *a) {
     StrBuf_printf(sb, "static const size_t %s_floats[%d] = {", P, a->n);
     for (int i = 0; i < a->n; i++)
         StrBuf_printf(sb, "%s%zu", i ? ", " : "", a->info[i].count);
@@ -514,6 +509,18 @@ static void ocl_host(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, co
     for (int i = 0; i < a->n_inputs; i++)
         StrBuf_printf(sb, "%s%d", i ? ", " : "", a->inputs[i]);
     StrBuf_printf(sb, "%s};\n", a->n_inputs ? "" : "-1");
+}
+
+static void ocl_host(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, const KernelSource *src,
+                     const char *kernel_text) {
+    const char *P = req->prefix;
+    int out = a->n - 1;
+    meta_comment(sb, req, "OpenCL host");
+    StrBuf_printf(sb, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"%s.h\"\n\n", P);
+    StrBuf_printf(sb, "/* %s.cl */\nstatic const char %s_source[] =\n", P, P);
+    append_c_string(sb, kernel_text);
+    StrBuf_append(sb, ";\n\n");
+    arg_tables(sb, P, a);
     StrBuf_printf(sb,
                   "static const size_t %s_local[3] = {%lld, %lld, %lld};\n"
                   "static const size_t %s_global[3] = {%lld, %lld, %lld};\n\n",
@@ -636,18 +643,8 @@ static void cuda_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a,
     StrBuf_printf(sb, "#define %s %s_kernel\n", src->entry, P);
     StrBuf_append(sb, kernel_text);
     StrBuf_printf(sb, "#undef %s\n\n/* ---- host code ---- */\n", src->entry);
-    StrBuf_printf(sb, "static const size_t %s_floats[%d] = {", P, a->n);
-    for (int i = 0; i < a->n; i++)
-        StrBuf_printf(sb, "%s%zu", i ? ", " : "", a->info[i].count);
-    StrBuf_append(sb, "};\n");
-    StrBuf_printf(sb, "static const int %s_const_args[%d] = {", P, a->n_consts ? a->n_consts : 1);
-    for (int i = 0; i < a->n_consts; i++)
-        StrBuf_printf(sb, "%s%d", i ? ", " : "", a->consts[i]);
-    StrBuf_printf(sb, "%s};\nstatic const int %s_input_args[%d] = {", a->n_consts ? "" : "-1", P,
-                  a->n_inputs ? a->n_inputs : 1);
-    for (int i = 0; i < a->n_inputs; i++)
-        StrBuf_printf(sb, "%s%d", i ? ", " : "", a->inputs[i]);
-    StrBuf_printf(sb, "%s};\n\n", a->n_inputs ? "" : "-1");
+    arg_tables(sb, P, a);
+    StrBuf_append(sb, "\n");
     StrBuf_printf(sb,
                   "struct %s_s {\n    float *buf[%d];\n};\n\n"
                   "static thread_local char %s_err[512];\n"

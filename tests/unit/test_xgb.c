@@ -486,8 +486,9 @@ TEST(xgb_propose_does_not_wait_for_a_refit) {
     double fit_wait = clock_mono() - t1;
     printf("  propose took %.3f s while the refit on %d points was in flight (%s); the refit needed %.3f s more\n", dt,
            BIG, in_flight ? "yes" : "no", fit_wait);
+    /* Behaviour, not speed: propose returned while the refit was still running,
+     * so it did not wait for it (dt is printed for the reader, not checked). */
     CHECK(in_flight);
-    CHECK(dt < 1.0);
     char line[256];
     strategy_xgb.status(self, line, sizeof line);
     printf("  %s\n", line);

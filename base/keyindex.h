@@ -1,0 +1,29 @@
+/* base/keyindex.h: a string-keyed index over the entries of an array that the
+ * caller owns (open addressing, kept at most half full). The index stores
+ * entry numbers; the key of entry i comes from the caller's key_of, so the
+ * array may hold any struct. The logs' per-task tables use it: a few to a few
+ * hundred tasks, looked up once per record. */
+#ifndef TT_BASE_KEYINDEX_H
+#define TT_BASE_KEYINDEX_H
+
+#include <stddef.h>
+
+typedef const char *(*KeyOfFn)(const void *entries, int i);
+
+typedef struct KeyIndex {
+    int *slots; /* -1: empty; else an entry number */
+    size_t n_slots;
+    KeyOfFn key_of;
+} KeyIndex;
+
+void KeyIndex_init(KeyIndex *this, KeyOfFn key_of);
+void KeyIndex_done(KeyIndex *this);
+/* The entry whose key is key, or -1. */
+int KeyIndex_find(const KeyIndex *this, const void *entries, const char *key);
+/* Indexes entry n_entries - 1, just appended to entries (growing the index
+ * when it would be more than half full). */
+void KeyIndex_added(KeyIndex *this, const void *entries, int n_entries);
+/* Indexes entries 0..n_entries-1 afresh (after the array was reordered). */
+void KeyIndex_rebuild(KeyIndex *this, const void *entries, int n_entries);
+
+#endif

@@ -1,0 +1,66 @@
+/* tuner/te_model.h: the learned cost model of template-free search: gradient
+ * boosted trees over program features (kernels/templates/te/te_features.h),
+ * trained with the pack-sum loss.
+ *
+ * A program (a schedule of a tensor expression) is several rows, one per
+ * statement of its loop nest; its score is the sum of its rows' predictions.
+ * Its label is its throughput normalised by the best of its task (the
+ * workload key of its DAG; 0 for a failed program), so the records of many
+ * tasks train one model (warm start: a new task is ranked by what the others
+ * taught). The loss is sum_p w_p (score_p - y_p)^2 / 2 with w_p = y_p + 0.1
+ * (good programs weigh more, failed ones a little); each row's gradient is
+ * its program's w_p (score_p - y_p) and its hessian w_p, given to XGBoost
+ * round by round (CostModel_trainObjective, tuner/costmodel.h).
+ *
+ * One TeModel is used by one thread at a time. DAGs passed in are read during
+ * the call only (features are copied); the model keeps each task's key.
+ * No printing: errors are one sentence in err. */
+#ifndef TT_TUNER_TE_MODEL_H
+#define TT_TUNER_TE_MODEL_H
+
+#include <stdbool.h>
+
+#include "base/status.h"
+#include "space/steps.h"
+#include "te/dag.h"
+#include "tuner/costmodel.h"
+
+typedef struct TeModel TeModel;
+
+/* The defaults (TeModel_new with params NULL): CostModelParams_defaults with
+ * max_depth 6 and 120 rounds (see te_model.c). */
+void TeModel_defaults(CostModelParams *params);
+
+/* NULL (err says why) when XGBoost is not built in. */
+TeModel *TeModel_new(const CostModelParams *params, char *err);
+void TeModel_delete(TeModel *this);
+
+/* Adds n measured programs of the task dag (steps[i], gflops[i] <= 0 =
+ * failed). Features are extracted now; a schedule that does not lower is
+ * skipped (*added, may be NULL, counts the others). Does not train. */
+Status TeModel_add(TeModel *this, const TeDag *dag, const Steps *steps, const double *gflops, int n, int *added,
+                   char *err);
+/* Adds the records of a log whose task is one of dags (matched by the
+ * workload key, te=...) and that carry steps; *added counts them. */
+Status TeModel_addLog(TeModel *this, const char *path, const TeDag *const *dags, int n_dags, int *added, char *err);
+
+/* Trains a new model on everything added so far (replacing the old one).
+ * Fails when fewer than 2 programs were added or XGBoost fails. */
+Status TeModel_fit(TeModel *this, char *err);
+bool TeModel_trained(const TeModel *this);
+int TeModel_programs(const TeModel *this);  /* added so far */
+int TeModel_trainedOn(const TeModel *this); /* programs of the last fit */
+
+/* Scores n schedules of dag into out: the predicted normalised throughput
+ * (larger = faster); -INFINITY for a schedule that does not lower; 0 for
+ * all before the first fit. */
+Status TeModel_predict(TeModel *this, const TeDag *dag, const Steps *steps, int n, float *out, char *err);
+
+/* Seconds the last calls spent: fit (all of it), and predict split into the
+ * feature extraction (lowering included) and the trees. */
+typedef struct TeModelTimes {
+    double fit_s, predict_features_s, predict_trees_s;
+} TeModelTimes;
+TeModelTimes TeModel_times(const TeModel *this);
+
+#endif
