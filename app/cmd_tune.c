@@ -88,9 +88,11 @@ static void usage(FILE *out) {
             "  --task SPEC           an operator, e.g. conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1\n"
             "                        or dense:m=64,n=1024,k=1024 (repeatable; see `tunetop space --help`)\n"
             "  --network NAME        every task of a built-in network (%s)\n"
-            "  --expr FILE.te        a tensor expression (repeatable; see examples/te): the candidates are random\n"
-            "                        schedules, checked against the expression's interpreter; on cuda and\n"
-            "                        opencl one-stage expressions only (one kernel, bound loops)\n"
+            "  --expr FILE.te        a tensor expression (repeatable; see examples/te and tunetop sketches): on\n"
+            "                        cpu searched by evolution over its sketches (--tuner random or grid: the\n"
+            "                        plain sampler's numbered random schedules); on cuda and opencl by the plain\n"
+            "                        sampler, one-stage expressions only (one kernel, bound loops); every\n"
+            "                        candidate is checked against the expression's interpreter\n"
             "  --set NAME=VALUE      overrides `let NAME` of every --expr file (repeatable)\n"
             "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
             "                        network options (defaults %d, %s, the network's (%s), %d, all ops)\n"
@@ -103,7 +105,14 @@ static void usage(FILE *out) {
             "                        GFLOPS are effective: the direct convolution's FLOPs over the time)\n"
             "how:\n"
             "  --trials N            total measurements over all tasks, restored ones included (default %d)\n"
-            "  --tuner NAME          %s (default %s; random for --expr)\n"
+            "  --tuner NAME          %s (default %s; --expr: evolution unless random or grid)\n"
+            "  --population N --generations N --mutation P --eps-greedy P\n"
+            "                        evolution (--expr): candidates per generation (2..%d, default %d), generations\n"
+            "                        per round (0..%d, default %d), share of children that are mutations rather\n"
+            "                        than crossovers (default %g), share of each round measured at random (default\n"
+            "                        %g). Children are ranked by the learned cost model (XGBoost on program\n"
+            "                        features) once it is fit on two measured schedules, by what their measured\n"
+            "                        ancestor measured before that\n"
             "  --scheduler NAME      %s (default %s)\n"
             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
             "  --batch N             measurements per round (default min(64, trials / tasks)); a task's first\n"
@@ -141,9 +150,10 @@ static void usage(FILE *out) {
             "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures.\n"
             "\n" EXIT_STATUS_HELP,
             Network_names(), nd.batch, Layout_name(nd.layout), Network_imageSizes(), nd.seq_len, Target_names(),
-            Target_default()->name, app_arch_defaults(), d.trials, Strategy_names(), d.strategy, TaskScheduler_names(),
-            d.scheduler, d.measure.number, d.measure.repeat, d.measure.min_repeat_ms, d.measure.run_timeout_s,
-            d.measure.build_timeout_s, (unsigned long long)d.seed, d.roof_stop);
+            Target_default()->name, app_arch_defaults(), d.trials, Strategy_names(), d.strategy, EVO_POPULATION_MAX,
+            d.evolution.population, EVO_GENERATIONS_MAX, d.evolution.generations, d.evolution.mutation, d.evolution.eps,
+            TaskScheduler_names(), d.scheduler, d.measure.number, d.measure.repeat, d.measure.min_repeat_ms,
+            d.measure.run_timeout_s, d.measure.build_timeout_s, (unsigned long long)d.seed, d.roof_stop);
 }
 
 /* The command line, quoted for a shell, to tell the user how to resume. */
@@ -210,7 +220,11 @@ enum {
     O_RANK_TIMEOUT,
     O_TEMPLATE,
     O_LOCAL_MEASURE,
-    O_DEVICES
+    O_DEVICES,
+    O_POPULATION,
+    O_GENERATIONS,
+    O_MUTATION,
+    O_EPS
 };
 
 /* The loaded --expr programs: their workloads point at them until the session ends. */
@@ -351,6 +365,10 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
                                              {"template", required_argument, 0, O_TEMPLATE},
                                              {"local-measure", required_argument, 0, O_LOCAL_MEASURE},
                                              {"devices", required_argument, 0, O_DEVICES},
+                                             {"population", required_argument, 0, O_POPULATION},
+                                             {"generations", required_argument, 0, O_GENERATIONS},
+                                             {"mutation", required_argument, 0, O_MUTATION},
+                                             {"eps-greedy", required_argument, 0, O_EPS},
                                              {0, 0, 0, 0}};
 
     EngineConfig cfg;
@@ -496,6 +514,18 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         case O_DEVICES:
             ok = parse_devices(optarg, mpi, err);
             break;
+        case O_POPULATION:
+            ok = opt_int(optarg, "--population", 2, EVO_POPULATION_MAX, &cfg.evolution.population, err);
+            break;
+        case O_GENERATIONS:
+            ok = opt_int(optarg, "--generations", 0, EVO_GENERATIONS_MAX, &cfg.evolution.generations, err);
+            break;
+        case O_MUTATION:
+            ok = opt_double(optarg, "--mutation", 0, 1, &cfg.evolution.mutation, err);
+            break;
+        case O_EPS:
+            ok = opt_double(optarg, "--eps-greedy", 0, 1, &cfg.evolution.eps, err);
+            break;
         case O_HELP:
             usage(stdout);
             free(specs);
@@ -524,14 +554,29 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         tt_fail(err, "--set applies to --expr files; there is none");
         goto usage_error;
     }
-    if (n_expr) {
-        /* a schedule's number says nothing about it: the model-based tuners have nothing to learn from */
-        if (!tuner_given)
-            cfg.strategy = "random";
-        else if (strcmp(cfg.strategy, "random") != 0 && strcmp(cfg.strategy, "grid") != 0) {
-            tt_fail(err, "--expr is tuned with --tuner random or grid (its candidates are numbered random schedules)");
+    /* An expression is searched by evolution over its sketches (template
+     * te.sketch, cpu), or with --tuner random / grid by the plain sampler
+     * (te.cpu, te.gpu: numbered random schedules); template tasks take --tuner. */
+    bool plain_sampler = tuner_given && (strcmp(cfg.strategy, "random") == 0 || strcmp(cfg.strategy, "grid") == 0);
+    bool evolution_given = tuner_given && strcmp(cfg.strategy, "evolution") == 0;
+    if (evolution_given && (n_specs || network)) {
+        tt_fail(err, "--tuner evolution searches the schedules of --expr tasks; template tasks take xgb, ga, random "
+                     "or grid (an --expr task is searched by evolution whatever --tuner says, unless random or grid)");
+        goto usage_error;
+    }
+    /* te.sketch tasks name their own strategy; the session's tuner (shown in the UI) is evolution when they are all */
+    if (evolution_given) cfg.strategy = Strategy_default()->name;
+    if (n_expr && !n_specs && !network && !plain_sampler && !tuner_given) cfg.strategy = "evolution";
+    bool gpu_target = Target_find(target_name) && Target_find(target_name)->family == FAMILY_GPU;
+    if (n_expr && gpu_target && !plain_sampler) {
+        /* no sketch template on GPU targets yet: the plain sampler's numbered schedules */
+        if (tuner_given) {
+            tt_fail(err, "--expr on a GPU target is tuned with --tuner random or grid (numbered random schedules; "
+                         "no sketch search on GPU targets yet)");
             goto usage_error;
         }
+        cfg.strategy = "random";
+        plain_sampler = true;
     }
     if (!Strategy_find(cfg.strategy)) {
         tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg.strategy, Strategy_names());
@@ -708,7 +753,12 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     Task *tasks = calloc((size_t)n_wl, sizeof(Task));
     for (int i = 0; i < n_wl; i++) {
         bool use = chosen && chosen->op == wls[i].op && (!chosen->applies || chosen->applies(&wls[i]));
-        Status st = use ? Task_initWith(&tasks[i], i, &wls[i], weights[i], chosen, &cfg.dev, err)
+        const Template *with = chosen;
+        if (!use && plain_sampler && wls[i].op == OP_EXPR) {
+            use = true;
+            with = target->family == FAMILY_GPU ? &tmpl_te_gpu : &tmpl_te_cpu;
+        }
+        Status st = use ? Task_initWith(&tasks[i], i, &wls[i], weights[i], with, &cfg.dev, err)
                         : Task_init(&tasks[i], i, &wls[i], weights[i], target->family, &cfg.dev, err);
         if (st != TT_OK) {
             fprintf(stderr, "tunetop: task %d: %s\n", i, err);

@@ -140,6 +140,7 @@ void EngineConfig_defaults(EngineConfig *this) {
     this->early_stopping = 0;
     this->seed = 1;
     this->roof_stop = 0.9;
+    this->evolution = EvolutionOptions_default();
 }
 
 void SessionSnapshot_done(SessionSnapshot *this) {
@@ -209,6 +210,12 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
         tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg->strategy, Strategy_names());
         return NULL;
     }
+    for (int i = 0; i < n; i++)
+        if (tasks[i].tmpl->strategy && !Strategy_find(tasks[i].tmpl->strategy)) {
+            tt_fail(err, "task %d: template %s names an unknown tuner %s", i, tasks[i].tmpl->name,
+                    tasks[i].tmpl->strategy);
+            return NULL;
+        }
     Engine *this = calloc(1, sizeof *this);
     if (!this) abort();
     this->cfg = *cfg;
@@ -231,7 +238,8 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
     if (!this->runs) abort();
     for (int i = 0; i < n; i++) {
         TaskRun *r = &this->runs[i];
-        r->strat = strat;
+        /* a template may name the one strategy that searches its space (te.sketch: evolution) */
+        r->strat = tasks[i].tmpl->strategy ? Strategy_find(tasks[i].tmpl->strategy) : strat;
         TaskTally_init(&r->tally);
         r->started = -1;
         r->state = TASK_QUEUED;
@@ -348,6 +356,7 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
         r->ctx.task = &this->tasks[t];
         r->ctx.dev = &this->cfg.dev;
         r->ctx.plan_size = this->batch;
+        r->ctx.evolution = this->cfg.evolution;
         /* --transfer: the records of earlier sessions' tasks of the same template */
         r->xfer_index = rt->xfer_index;
         r->xfer_gflops = rt->xfer_gflops;
@@ -553,10 +562,10 @@ static void fill_record(const Engine *this, const Task *task, const BuildJob *jo
     rec->index = job->index;
     rec->n_choice = task->space.n_knobs;
     memcpy(rec->choice, job->choice, sizeof(int32_t) * (size_t)task->space.n_knobs);
-    Space_format(&task->space, job->choice, rec->config, sizeof rec->config);
-    /* a schedule of a tensor expression: its number and its steps (which replay it) */
-    if (task->wl.op == OP_EXPR)
-        snprintf(rec->config, sizeof rec->config, "sample %llu", (unsigned long long)job->index);
+    if (task->tmpl->label) /* a schedule of a tensor expression: its number or name, and its steps */
+        task->tmpl->label(&task->wl, job->index, rec->config, sizeof rec->config);
+    else
+        Space_format(&task->space, job->choice, rec->config, sizeof rec->config);
     if (job->src.steps && !(rec->steps = strdup(job->src.steps))) abort();
     rec->timestamp = clock_wall();
     rec->build_s = job->result.build_s;

@@ -46,8 +46,13 @@ static Status fake_generate(const Workload *wl, const Space *s, const int32_t *c
     return TT_OK;
 }
 
-static const Template fake_tmpl = {"fake.cpu",    OP_DENSE,      FAMILY_CPU, fake_applies, fake_space,
-                                   fake_precheck, fake_generate, NULL,       NULL};
+static const Template fake_tmpl = {.name = "fake.cpu",
+                                   .op = OP_DENSE,
+                                   .family = FAMILY_CPU,
+                                   .applies = fake_applies,
+                                   .define_space = fake_space,
+                                   .precheck = fake_precheck,
+                                   .generate = fake_generate};
 
 /* ---- fake target: b == 5 does not compile; cost = 1 ms * (1 + |a-3| + |b-2|) --- */
 
