@@ -125,8 +125,8 @@ TEST(compute_at_region_and_inline) {
     CHECK_STR(b.data,
               "for i1_1 < 2\n"
               "  alloc B[6]\n"
-              "  for r0_0 < 6\n"
-              "    store B i=(0 + 4 * i1_1) + r0_0 if 0 <= (0 + 4 * i1_1) + r0_0 && (0 + 4 * i1_1) + r0_0 < 10\n"
+              "  for i0_0 < 6\n"
+              "    store B i=(0 + 4 * i1_1) + i0_0 if 0 <= (0 + 4 * i1_1) + i0_0 && (0 + 4 * i1_1) + i0_0 < 10\n"
               "  for i1_2 < 4\n"
               "    store C i=(i1_1 * 4 + i1_2)\n"
               "for i2_0 < 8\n"
@@ -154,25 +154,62 @@ TEST(cache_stages) {
          "for i1_2 < 3 parallel\n"
          "  for i1_3 < 2\n"
          "    alloc C.local[1, 5]\n"
-         "    for r0_0 < 1\n"
-         "      for r0_1 < 5\n"
-         "        init C.local i=(0 + 2 * i1_2 + 1 * i1_3) + r0_0 j=r0_1 if 0 <= (0 + 2 * i1_2 + 1 * i1_3) + r0_0 && "
-         "(0 + 2 * i1_2 + 1 * i1_3) + r0_0 < 6\n"
-         "        for q0_0 < 4\n"
-         "          update C.local i=(0 + 2 * i1_2 + 1 * i1_3) + r0_0 j=r0_1 k=q0_0 if 0 <= (0 + 2 * i1_2 + 1 * i1_3) "
-         "+ r0_0 && (0 + 2 * i1_2 + 1 * i1_3) + r0_0 < 6\n"
+         "    for i0_0 < 1\n"
+         "      for i0_1 < 5\n"
+         "        init C.local i=(0 + 2 * i1_2 + 1 * i1_3) + i0_0 j=i0_1 if 0 <= (0 + 2 * i1_2 + 1 * i1_3) + i0_0 && "
+         "(0 + 2 * i1_2 + 1 * i1_3) + i0_0 < 6\n"
+         "        for i0_2 < 4\n"
+         "          update C.local i=(0 + 2 * i1_2 + 1 * i1_3) + i0_0 j=i0_1 k=i0_2 if 0 <= (0 + 2 * i1_2 + 1 * i1_3) "
+         "+ i0_0 && (0 + 2 * i1_2 + 1 * i1_3) + i0_0 < 6\n"
          "    for i1_1 < 5\n"
          "      store C i=(i1_2 * 2 + i1_3) j=i1_1\n"},
+        {"cache_write 0; split 1 0 2; split 1 2 5; compute_at 0 1 1; split 0 2 2; reorder 0 2 0 1 3",
+         "for i1_2 < 3\n"
+         "  for i1_3 < 2\n"
+         "    alloc C.local[1, 5]\n"
+         "    for z0_0 < 1\n"
+         "      for z0_1 < 5\n"
+         "        init C.local i=(0 + 2 * i1_2 + 1 * i1_3) + z0_0 j=z0_1 if 0 <= (0 + 2 * i1_2 + 1 * i1_3) + z0_0 && "
+         "(0 + 2 * i1_2 + 1 * i1_3) + z0_0 < 6\n"
+         "    for i0_3 < 2\n"
+         "      for i0_0 < 1\n"
+         "        for i0_1 < 5\n"
+         "          for i0_4 < 2\n"
+         "            update C.local i=(0 + 2 * i1_2 + 1 * i1_3) + i0_0 j=i0_1 k=(i0_3 * 2 + i0_4) if 0 <= (0 + 2 * "
+         "i1_2 + 1 * i1_3) + i0_0 && (0 + 2 * i1_2 + 1 * i1_3) + i0_0 < 6\n"
+         "    for i1_4 < 1\n"
+         "      for i1_5 < 5\n"
+         "        store C i=(i1_2 * 2 + i1_3) j=(i1_4 * 5 + i1_5)\n"},
+        {"cache_write 0; cache_read 0 0 1; split 2 0 2; compute_at 1 2 1; split 1 2 2; compute_at 0 1 2",
+         "for i2_2 < 3\n"
+         "  for i2_3 < 2\n"
+         "    alloc C.local[1, 5]\n"
+         "    for i1_0 < 1\n"
+         "      for i1_1 < 5\n"
+         "        init C.local i=(0 + 2 * i2_2 + 1 * i2_3) + i1_0 j=i1_1 if 0 <= (0 + 2 * i2_2 + 1 * i2_3) + i1_0 && "
+         "(0 + 2 * i2_2 + 1 * i2_3) + i1_0 < 6\n"
+         "        for i1_3 < 2\n"
+         "          alloc A.shared[1, 2] shared\n"
+         "          for i0_0 < 1\n"
+         "            for i0_1 < 2\n"
+         "              store A.shared c0=(0 + 1 * i1_0 + 1 * (0 + 2 * i2_2 + 1 * i2_3)) + i0_0 c1=(0 + 2 * i1_3) + "
+         "i0_1 if 0 <= (0 + 1 * i1_0 + 1 * (0 + 2 * i2_2 + 1 * i2_3)) + i0_0 && (0 + 1 * i1_0 + 1 * (0 + 2 * i2_2 + 1 "
+         "* i2_3)) + i0_0 < 6 && 0 <= (0 + 2 * i1_3) + i0_1 && (0 + 2 * i1_3) + i0_1 < 4\n"
+         "          for i1_4 < 2\n"
+         "            update C.local i=(0 + 2 * i2_2 + 1 * i2_3) + i1_0 j=i1_1 k=(i1_3 * 2 + i1_4) if 0 <= (0 + 2 * "
+         "i2_2 + 1 * i2_3) + i1_0 && (0 + 2 * i2_2 + 1 * i2_3) + i1_0 < 6\n"
+         "    for i2_1 < 5\n"
+         "      store C i=(i2_2 * 2 + i2_3) j=i2_1\n"},
         {"cache_read 0 0 0; split 1 2 2; compute_at 0 1 2",
          "for i1_0 < 6\n"
          "  for i1_1 < 5\n"
          "    init C i=i1_0 j=i1_1\n"
          "    for i1_3 < 2\n"
          "      alloc A.local[1, 2]\n"
-         "      for r0_0 < 1\n"
-         "        for r0_1 < 2\n"
-         "          store A.local c0=(0 + 1 * i1_0) + r0_0 c1=(0 + 2 * i1_3) + r0_1 if 0 <= (0 + 1 * i1_0) + r0_0 && "
-         "(0 + 1 * i1_0) + r0_0 < 6 && 0 <= (0 + 2 * i1_3) + r0_1 && (0 + 2 * i1_3) + r0_1 < 4\n"
+         "      for i0_0 < 1\n"
+         "        for i0_1 < 2\n"
+         "          store A.local c0=(0 + 1 * i1_0) + i0_0 c1=(0 + 2 * i1_3) + i0_1 if 0 <= (0 + 1 * i1_0) + i0_0 && "
+         "(0 + 1 * i1_0) + i0_0 < 6 && 0 <= (0 + 2 * i1_3) + i0_1 && (0 + 2 * i1_3) + i0_1 < 4\n"
          "      for i1_4 < 2\n"
          "        update C i=i1_0 j=i1_1 k=(i1_3 * 2 + i1_4)\n"},
     };
@@ -217,8 +254,8 @@ TEST(step_errors) {
                              "not an output inlines"},
         {"split 0 0 2; compute_inline 0", "step 1 (compute_inline 0): stage E was given loops by step 0"},
         {"compute_inline 0; split 0 0 2", "step 1 (split 0): stage E is inlined: it has no loops"},
-        {"compute_at 0 1 0; split 0 0 2",
-         "step 1 (split 0): stage E is computed at C (step 0): its loops cover that region"},
+        {"compute_at 0 1 0; split 0 0 2; compute_inline 0",
+         "step 2 (compute_inline 0): stage E was given loops by step 1"},
         {"compute_at 0 1 0; fuse 1 0 2", "step 1 (fuse 1): cannot fuse a spatial loop with a reduction loop"},
         {"compute_at 0 1 1; split 1 1 2", "step 0 (compute_at 0): the loop it computes at was split or fused by a "
                                           "later step"},

@@ -45,8 +45,9 @@ typedef struct Lower {
     TeDag *dag; /* the nest's own copy, which cache steps extend */
     TeProgram *prog;
     LoopNest *ln;
-    Sched *s;                   /* one per stage */
-    int shared[TE_MAX_TENSORS]; /* per tensor: cache_read asked for shared memory */
+    Sched *s;                                    /* one per stage */
+    int shared[TE_MAX_TENSORS];                  /* per tensor: cache_read asked for shared memory */
+    const struct Region *region[TE_MAX_TENSORS]; /* per stage, while it is built: its box */
     char *err;
 } Lower;
 
@@ -93,9 +94,6 @@ static Status apply(Lower *L, int idx, const Step *st) {
                 st->kind == STEP_AUTO_UNROLL || st->kind == STEP_BIND;
     if (loops && s->attach == AT_INLINE)
         return step_fail(err, idx, st, "stage %s is inlined: it has no loops", stage_name(d, st->stage));
-    if (loops && s->attach == AT_STAGE)
-        return step_fail(err, idx, st, "stage %s is computed at %s (step %d): its loops cover that region",
-                         stage_name(d, st->stage), stage_name(d, s->at_stage), s->at_step);
     if (loops && s->looped_step < 0) s->looped_step = idx;
     switch (st->kind) {
     case STEP_SPLIT: {
@@ -221,12 +219,8 @@ static Status apply(Lower *L, int idx, const Step *st) {
         if (ts->n_consumers != 1 || ts->consumers[0] != t)
             return step_fail(err, idx, st, "stage %s is read by other stages than %s", stage_name(d, st->stage),
                              stage_name(d, t));
-        if (L->s[t].attach != AT_ROOT)
-            return step_fail(err, idx, st, "target %s is not computed at root", stage_name(d, t));
+        if (L->s[t].attach == AT_INLINE) return step_fail(err, idx, st, "target %s is inlined", stage_name(d, t));
         if (check_loop(err, idx, st, &L->s[t], st->arg[1])) return TT_ERR;
-        if (s->looped_step >= 0)
-            return step_fail(err, idx, st, "stage %s was given loops of its own by step %d", stage_name(d, st->stage),
-                             s->looped_step);
         s->attach = AT_STAGE;
         s->at_stage = t;
         s->at_iter = L->s[t].leaves[st->arg[1]];
@@ -434,31 +428,50 @@ static void iter_value(const Sched *s, int st, int i, StrBuf *out) {
     }
 }
 
-/* A statement of stage st. axis_override (optional) gives every axis value
- * the part needs, and then guard (optional) is its whole guard. */
-static LnNode *stmt_new(const Lower *L, int st, LnPart part, char **axis_override, const char *guard) {
+/* Where a stage is built: for each spatial axis the box its loops cover,
+ * from lo (NULL: 0) over span elements. At root, the whole tensor. */
+typedef struct Region {
+    char *lo[TE_MAX_DIMS];
+    int64_t span[TE_MAX_DIMS];
+} Region;
+
+/* A statement of stage st: each axis the part needs is lo + the value of its
+ * root loop (or of the plain nest's variable in axis_override), guarded to
+ * the box when a split leaves a tail and to the tensor when the box can
+ * reach outside it. */
+static LnNode *stmt_new(const Lower *L, int st, LnPart part, const Region *R, char **axis_override) {
     const Sched *s = &L->s[st];
     const TeStage *ts = &L->dag->stages[st];
     LnNode *n = node_new(0);
     n->stage = st;
     n->part = part;
-    StrBuf b, g;
+    StrBuf b, g, root;
     StrBuf_init(&g);
     int n_axes = part == LN_UPDATE ? s->n_roots : ts->n_spatial;
     for (int a = 0; a < n_axes; a++) {
+        int spatial = a < ts->n_spatial;
+        const TeVar *v = &L->prog->vars[spatial ? ts->spatial[a] : ts->reduce[a - ts->n_spatial]];
+        const char *lo = spatial ? R->lo[a] : NULL;
+        StrBuf_init(&root);
         StrBuf_init(&b);
-        if (axis_override)
-            StrBuf_append(&b, axis_override[a]);
-        else
-            iter_value(s, st, a, &b);
+        if (axis_override) {
+            StrBuf_append(&root, axis_override[a]);
+        } else {
+            iter_value(s, st, a, &root);
+            if (s->inexact)
+                StrBuf_printf(&g, "%s%s < %lld", g.len ? " && " : "", root.data,
+                              (long long)(spatial ? R->span[a] : v->extent));
+        }
+        if (lo) {
+            StrBuf_printf(&b, "%s + %s", lo, root.data);
+            StrBuf_printf(&g, "%s0 <= %s && %s < %lld", g.len ? " && " : "", b.data, b.data, (long long)v->extent);
+        } else {
+            StrBuf_append(&b, root.data);
+        }
         n->axis[a] = StrBuf_take(&b);
         StrBuf_done(&b);
-        if (s->inexact && !axis_override) {
-            const TeVar *v = &L->dag->prog->vars[a < ts->n_spatial ? ts->spatial[a] : ts->reduce[a - ts->n_spatial]];
-            StrBuf_printf(&g, "%s%s < %lld", g.len ? " && " : "", n->axis[a], (long long)v->extent);
-        }
+        StrBuf_done(&root);
     }
-    if (guard && *guard) StrBuf_append(&g, guard);
     if (g.len) n->guard = StrBuf_take(&g);
     StrBuf_done(&g);
     return n;
@@ -466,9 +479,11 @@ static LnNode *stmt_new(const Lower *L, int st, LnPart part, char **axis_overrid
 
 /* ---- compute_at regions ----------------------------------------------------- */
 
-/* A linear combination of a stage's iterators (dense over iterator ids). */
+/* A linear combination of a stage's iterators (dense over iterator ids) and
+ * of the box offsets (lo) of its spatial axes. */
 typedef struct ItLin {
     int64_t coef[MAX_ITERS];
+    int64_t lo_coef[TE_MAX_DIMS];
     int64_t c;
 } ItLin;
 
@@ -488,7 +503,7 @@ static int iter_lin(const Sched *s, int i, int64_t scale, ItLin *out) {
     return 1;
 }
 
-/* Index e of an access in target stage t as a combination of t's leaves. */
+/* Index e of an access in target stage t as a combination of t's leaves and box offsets. */
 static int access_lin(const Lower *L, int t, const TeExpr *e, ItLin *out) {
     const TeStage *ts = &L->dag->stages[t];
     TeLin lin;
@@ -502,6 +517,7 @@ static int access_lin(const Lower *L, int t, const TeExpr *e, ItLin *out) {
         for (int a = 0; a < ts->n_reduce; a++)
             if (ts->reduce[a] == lin.var[k]) root = ts->n_spatial + a;
         if (root < 0 || !iter_lin(&L->s[t], root, lin.coef[k], out)) return 0;
+        if (root < ts->n_spatial && L->region[t]->lo[root]) out->lo_coef[root] += lin.coef[k];
     }
     return 1;
 }
@@ -548,9 +564,39 @@ static int region(const Lower *L, int p, int t, int pos, int d, StrBuf *lo, int6
     StrBuf_printf(lo, "(%lld", (long long)lo_c);
     for (int i = 0; i < ts->n_iters; i++)
         if (first.coef[i]) StrBuf_printf(lo, " + %lld * i%d_%d", (long long)first.coef[i], t, i);
+    for (int a = 0; a < tst->n_spatial; a++)
+        if (first.lo_coef[a]) StrBuf_printf(lo, " + %lld * %s", (long long)first.lo_coef[a], L->region[t]->lo[a]);
     StrBuf_append(lo, ")");
     *span = hi_c - lo_c + 1;
     return 1;
+}
+
+/* The extents of stage s's loops when its spatial axes cover only span[]:
+ * each split keeps its factors, capped at what is left (innermost first),
+ * and the outer loop takes the rest; a fused loop is the product. */
+static void reinfer(Sched *s, const int64_t *span, int n_spatial) {
+    s->inexact = 0;
+    for (int i = 0; i < s->n_iters; i++) {
+        Iter *it = &s->it[i];
+        if (i < n_spatial) it->extent = span[i];
+        for (int j = 0; j < i; j++)
+            if (s->it[j].rel == REL_FUSE && s->it[j].out[0] == i) {
+                it->extent = 1;
+                for (int k = 0; k < s->it[j].n_in; k++)
+                    it->extent *= s->it[s->it[j].in[k]].extent;
+                break;
+            }
+        if (it->rel != REL_SPLIT) continue;
+        int64_t left = it->extent, prod = 1;
+        for (int k = it->n_out - 1; k >= 1; k--) {
+            Iter *o = &s->it[it->out[k]];
+            if (o->extent > left) o->extent = left;
+            left = (left + o->extent - 1) / o->extent;
+            prod *= o->extent;
+        }
+        s->it[it->out[0]].extent = left;
+        if (left * prod != it->extent) s->inexact = 1;
+    }
 }
 
 /* The buffer of stage k's tensor, declared at the start of block: the box
@@ -569,62 +615,30 @@ static void alloc_here(Lower *L, int k, LnNode *block, const int64_t *ext, char 
     node_add(block, n);
 }
 
+static void build_stage(Lower *L, int st, const Region *R, LnNode *parent);
+
 /* Stage p computed at stage t's loop at leaf position pos: its buffer, the
- * box its consumer reads under that loop; loops over the box (guarded to the
- * tensor), then its reduction. */
+ * box its consumer reads under that loop, then its own loops over the box. */
 static void build_at(Lower *L, int p, int t, int pos, LnNode *parent) {
     const TeStage *ps = &L->dag->stages[p];
-    char *axis[2 * TE_MAX_DIMS], *base[TE_MAX_DIMS];
-    char names[2 * TE_MAX_DIMS][200];
-    int64_t spans[TE_MAX_DIMS];
-    StrBuf guard, lo[TE_MAX_DIMS];
-    StrBuf_init(&guard);
+    Region R;
+    memset(&R, 0, sizeof R);
+    StrBuf lo;
     for (int d = 0; d < ps->n_spatial; d++) {
-        int64_t ext = L->dag->prog->vars[ps->spatial[d]].extent, span = ext;
-        StrBuf_init(&lo[d]);
-        base[d] = NULL;
-        char var[24];
-        snprintf(var, sizeof var, "r%d_%d", p, d);
-        snprintf(names[d], sizeof names[d], "%s", var);
-        if (region(L, p, t, pos, d, &lo[d], &span) && span < ext && lo[d].len < sizeof names[d] - 30) {
-            StrBuf_printf(&guard, "%s0 <= %s + %s && %s + %s < %lld", guard.len ? " && " : "", lo[d].data, var,
-                          lo[d].data, var, (long long)ext);
-            snprintf(names[d], sizeof names[d], "%s + %s", lo[d].data, var);
-            base[d] = lo[d].data;
-        } else {
+        int64_t ext = L->prog->vars[ps->spatial[d]].extent, span = ext;
+        StrBuf_init(&lo);
+        if (region(L, p, t, pos, d, &lo, &span) && span < ext && lo.len < 4000)
+            R.lo[d] = StrBuf_take(&lo);
+        else
             span = ext;
-        }
-        spans[d] = span;
-        axis[d] = names[d];
+        StrBuf_done(&lo);
+        R.span[d] = span;
     }
-    alloc_here(L, p, parent, spans, base);
-    LnNode *cur = parent;
-    for (int d = 0; d < ps->n_spatial; d++) {
-        StrBuf_done(&lo[d]);
-        char var[24];
-        snprintf(var, sizeof var, "r%d_%d", p, d);
-        int64_t span = spans[d];
-        LnNode *l = loop_new(var, span);
-        node_add(cur, l);
-        cur = l;
-    }
-    if (!ps->red) {
-        node_add(cur, stmt_new(L, p, LN_STORE, axis, guard.data));
-        StrBuf_done(&guard);
-        return;
-    }
-    node_add(cur, stmt_new(L, p, LN_INIT, axis, guard.data));
-    LnNode *body = cur;
-    for (int k = 0; k < ps->n_reduce; k++) {
-        snprintf(names[ps->n_spatial + k], sizeof names[0], "q%d_%d", p, k);
-        axis[ps->n_spatial + k] = names[ps->n_spatial + k];
-        LnNode *l = loop_new(names[ps->n_spatial + k], L->dag->prog->vars[ps->reduce[k]].extent);
-        node_add(cur, l);
-        cur = l;
-    }
-    node_add(cur, stmt_new(L, p, LN_UPDATE, axis, guard.data));
-    if (ps->red != L->dag->prog->tensors[ps->tensor].body) node_add(body, stmt_new(L, p, LN_POST, axis, guard.data));
-    StrBuf_done(&guard);
+    alloc_here(L, p, parent, R.span, R.lo);
+    reinfer(&L->s[p], R.span, ps->n_spatial);
+    build_stage(L, p, &R, parent);
+    for (int d = 0; d < ps->n_spatial; d++)
+        free(R.lo[d]);
 }
 
 /* Stages computed at the loop at leaf position pos of stage st go first in its body. */
@@ -634,36 +648,37 @@ static void attach_here(Lower *L, int st, int pos, LnNode *loop) {
             build_at(L, k, st, pos, loop);
 }
 
-/* A plain nest over the spatial axes (for INIT / POST apart from the main nest). */
-static void plain_nest(Lower *L, int st, LnPart part, LnNode *parent) {
+/* A plain nest over the box (for INIT / POST apart from the main nest). */
+static void plain_nest(Lower *L, int st, LnPart part, const Region *R, LnNode *parent) {
     const TeStage *ts = &L->dag->stages[st];
     LnNode *cur = parent;
     char *axis[TE_MAX_DIMS];
     for (int a = 0; a < ts->n_spatial; a++) {
         char var[24];
         snprintf(var, sizeof var, "%c%d_%d", part == LN_INIT ? 'z' : 'p', st, a);
-        LnNode *l = loop_new(var, L->dag->prog->vars[ts->spatial[a]].extent);
+        LnNode *l = loop_new(var, R->span[a]);
         node_add(cur, l);
         cur = l;
         axis[a] = l->var;
     }
-    node_add(cur, stmt_new(L, st, part, axis, NULL));
+    node_add(cur, stmt_new(L, st, part, R, axis));
 }
 
-static void build_stage(Lower *L, int st, LnNode *parent) {
+static void build_stage(Lower *L, int st, const Region *R, LnNode *parent) {
     const Sched *s = &L->s[st];
     const TeStage *ts = &L->dag->stages[st];
+    L->region[st] = R;
     int first_red = -1, fused_form = 1;
     for (int i = 0; i < s->n_leaves; i++) {
         if (s->it[s->leaves[i]].is_reduce && first_red < 0) first_red = i;
         if (!s->it[s->leaves[i]].is_reduce && first_red >= 0) fused_form = 0;
     }
-    int has_post = ts->red && ts->red != L->dag->prog->tensors[ts->tensor].body;
-    if (ts->red && !fused_form) plain_nest(L, st, LN_INIT, parent);
+    int has_post = ts->red && ts->red != L->prog->tensors[ts->tensor].body;
+    if (ts->red && !fused_form) plain_nest(L, st, LN_INIT, R, parent);
     LnNode *cur = parent, *post_parent = NULL;
     for (int i = 0; i < s->n_leaves; i++) {
         if (ts->red && fused_form && i == first_red) {
-            node_add(cur, stmt_new(L, st, LN_INIT, NULL, NULL));
+            node_add(cur, stmt_new(L, st, LN_INIT, R, NULL));
             post_parent = cur;
         }
         const Iter *it = &s->it[s->leaves[i]];
@@ -680,9 +695,9 @@ static void build_stage(Lower *L, int st, LnNode *parent) {
         attach_here(L, st, i, l);
         cur = l;
     }
-    node_add(cur, stmt_new(L, st, ts->red ? LN_UPDATE : LN_STORE, NULL, NULL));
-    if (post_parent && has_post) node_add(post_parent, stmt_new(L, st, LN_POST, NULL, NULL));
-    if (ts->red && !fused_form && has_post) plain_nest(L, st, LN_POST, parent);
+    node_add(cur, stmt_new(L, st, ts->red ? LN_UPDATE : LN_STORE, R, NULL));
+    if (post_parent && has_post) node_add(post_parent, stmt_new(L, st, LN_POST, R, NULL));
+    if (ts->red && !fused_form && has_post) plain_nest(L, st, LN_POST, R, parent);
 }
 
 /* Largest number of statement executions under a node (its trip count). */
@@ -714,6 +729,9 @@ static Status check_annotations(const Lower *L, const Steps *steps) {
         const Sched *p = &L->s[k];
         if (p->attach != AT_STAGE) continue;
         const Sched *t = &L->s[p->at_stage];
+        if (t->attach == AT_INLINE)
+            return step_fail(L->err, p->at_step, &steps->step[p->at_step], "its target %s was inlined by a later step",
+                             stage_name(L->dag, p->at_stage));
         int pos = -1;
         for (int i = 0; i < t->n_leaves; i++)
             if (t->leaves[i] == p->at_iter) pos = i;
@@ -760,7 +778,11 @@ Status LoopNest_lower(LoopNest *out, const TeDag *dag, const Steps *steps, char 
         out->inlined[k] = L.s[k].attach == AT_INLINE;
         if (L.s[k].attach != AT_ROOT) continue;
         if (L.dag->stages[k].tensor >= out->n_args) alloc_here(&L, k, out->root, NULL, NULL);
-        build_stage(&L, k, out->root);
+        Region whole;
+        memset(&whole, 0, sizeof whole);
+        for (int d = 0; d < L.dag->stages[k].n_spatial; d++)
+            whole.span[d] = L.prog->vars[L.dag->stages[k].spatial[d]].extent;
+        build_stage(&L, k, &whole, out->root);
     }
     resolve_auto_unroll(out->root, 0);
     free(L.s);
