@@ -37,6 +37,9 @@ static void on_signal(int sig) { g_stop = sig; }
 typedef struct TuneMpi {
     int rank, size;
     double rank_timeout;
+    int local_measure; /* --local-measure: 1 yes, 0 no, -1 the default rule (local_measure_default) */
+    int devices[64];   /* --devices LIST */
+    int n_devices;
     ClusterHost *host;
 } TuneMpi;
 
@@ -97,9 +100,11 @@ static void usage(FILE *out) {
             "  --target T            %s (default %s)\n"
             "  --arch ARCH           limits to check against without a device (default %s)\n"
             "  --compile-only        build and record resources, do not run (checks a space offline)\n"
-            "  --template NAME       the tasks it applies to use this template instead of the default one, e.g.\n"
-            "                        conv2d_winograd.cpu for conv2d 3x3 stride 1 (Winograd F(m x m, 3x3); its\n"
-            "                        GFLOPS are effective: the direct convolution's FLOPs over the time)\n"
+            "  --template NAME       the tasks it applies to use only this template; by default a workload that\n"
+            "                        several templates handle is a group of alternatives tuned side by side:\n"
+            "                        conv2d 3x3 stride 1 on the cpu gets a direct task and a Winograd one\n"
+            "                        (conv2d_winograd.cpu, F(m x m, 3x3), labelled \"wino\"), counted once in\n"
+            "                        the estimate with the faster best, and `run` uses the faster\n"
             "how:\n"
             "  --trials N            total measurements over all tasks, restored ones included (default %d)\n"
             "  --tuner NAME          %s (default %s; --expr: evolution unless random or grid)\n"
@@ -135,9 +140,18 @@ static void usage(FILE *out) {
             "under mpirun / srun (rank 0 is the session, ranks >= 1 build and measure; see the README):\n"
             "  --rank-timeout S      a measure server not heard from for S seconds is lost and its candidates\n"
             "                        go to the other ranks (default 20)\n"
+            "  --local-measure yes|no\n"
+            "                        rank 0 builds and measures too (default: yes when it has a device of the\n"
+            "                        target that no other rank of its node measures on; cpu: when it is alone\n"
+            "                        on its node)\n"
+            "  --devices LIST        cuda, opencl: the devices of a node its ranks use, e.g. 0,1: a rank takes\n"
+            "                        LIST[node-local rank mod its length] (default: node-local rank mod the\n"
+            "                        node's device count); cpu: one device, --threads per rank\n"
             "\n"
             "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
-            "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures.\n"
+            "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures. A Winograd task's\n"
+            "GFLOPS and roof are effective GFLOPS (the direct convolution's FLOPs over the time; marked \"eff\"),\n"
+            "which may exceed the machine's peak; its roof is computed from its own arithmetic.\n"
             "\n" EXIT_STATUS_HELP,
             Network_names(), nd.batch, Layout_name(nd.layout), Network_imageSizes(), nd.seq_len, Target_names(),
             Target_default()->name, app_arch_defaults(), d.trials, Strategy_names(), d.strategy, EVO_POPULATION_MAX,
@@ -209,6 +223,8 @@ enum {
     O_SET,
     O_RANK_TIMEOUT,
     O_TEMPLATE,
+    O_LOCAL_MEASURE,
+    O_DEVICES,
     O_POPULATION,
     O_GENERATIONS,
     O_MUTATION,
@@ -221,8 +237,71 @@ static int g_n_exprs;
 
 static int tune_main(int argc, char **argv, TuneMpi *mpi);
 
+/* --devices 0,1,3 */
+static Status parse_devices(const char *s, TuneMpi *mpi, char *err) {
+    mpi->n_devices = 0;
+    const char *p = s;
+    for (;;) {
+        char *end = NULL;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v > 1023 || (*end && *end != ','))
+            return tt_fail(err, "--devices takes device numbers separated by commas (e.g. 0,1), not '%s'", s);
+        if (mpi->n_devices == (int)(sizeof mpi->devices / sizeof *mpi->devices))
+            return tt_fail(err, "--devices: at most %d devices", mpi->n_devices);
+        mpi->devices[mpi->n_devices++] = (int)v;
+        if (!*end) return TT_OK;
+        p = end + 1;
+    }
+}
+
+/* The device a rank of a node measures on: --devices LIST[local rank mod its
+ * length], else local rank mod the node's device count (-1: not known). */
+static int device_of(const Target *t, const TuneMpi *mpi, int local_rank) {
+    if (mpi->n_devices) return mpi->devices[local_rank % mpi->n_devices];
+    int count = t->device_count ? t->device_count() : 0;
+    return count > 0 ? local_rank % count : -1;
+}
+
+/* Picks this rank's device (targets with several per node, under MPI or with
+ * --devices) before anything opens one; *index receives it (-1: none picked). */
+static Status pick_device(const char *target_name, const TuneMpi *mpi, int *index, char *err) {
+    *index = -1;
+    const Target *t = Target_find(target_name);
+    if (!t || !t->select_device) {
+        if (t && mpi->n_devices)
+            return tt_fail(err,
+                           "--devices applies to targets with several devices (cuda, opencl); the %s target "
+                           "has one per node: --threads sets each rank's threads",
+                           t->name);
+        return TT_OK;
+    }
+    if (mpi->size == 1 && !mpi->n_devices) return TT_OK; /* alone: the target's first device, as always */
+    int local_rank, local_size;
+    Cluster_node(&local_rank, &local_size);
+    int d = device_of(t, mpi, local_rank);
+    if (d < 0) return TT_OK; /* none found: the probe says why */
+    *index = d;
+    return t->select_device(d, err);
+}
+
+/* Whether rank 0 measures when --local-measure is not given (it has its
+ * device, since it got this far): only when no other rank of its node
+ * measures on the same device. On the cpu target every rank of a node shares
+ * the node's cores (the servers of rank 0's node already build and time on
+ * them; one more would only wait for the node lock), so: when it is alone on
+ * its node. */
+static bool local_measure_default(const Target *target, const TuneMpi *mpi) {
+    int local_rank, local_size;
+    Cluster_node(&local_rank, &local_size);
+    if (!target->select_device) return local_size == 1;
+    int mine = device_of(target, mpi, local_rank);
+    for (int k = 0; k < local_size; k++)
+        if (k != local_rank && device_of(target, mpi, k) == mine) return false;
+    return true;
+}
+
 int cmd_tune(int argc, char **argv) {
-    TuneMpi mpi = {.rank = 0, .size = 1, .rank_timeout = 20};
+    TuneMpi mpi = {.rank = 0, .size = 1, .rank_timeout = 20, .local_measure = -1};
     bool launched = Cluster_launched();
     if (launched && Cluster_available()) {
         char err[TT_ERRLEN];
@@ -288,6 +367,8 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
                                              {"help", no_argument, 0, O_HELP},
                                              {"rank-timeout", required_argument, 0, O_RANK_TIMEOUT},
                                              {"template", required_argument, 0, O_TEMPLATE},
+                                             {"local-measure", required_argument, 0, O_LOCAL_MEASURE},
+                                             {"devices", required_argument, 0, O_DEVICES},
                                              {"population", required_argument, 0, O_POPULATION},
                                              {"generations", required_argument, 0, O_GENERATIONS},
                                              {"mutation", required_argument, 0, O_MUTATION},
@@ -428,6 +509,15 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         case O_TEMPLATE:
             tmpl_name = optarg;
             break;
+        case O_LOCAL_MEASURE:
+            if (strcmp(optarg, "yes") == 0 || strcmp(optarg, "no") == 0)
+                mpi->local_measure = strcmp(optarg, "yes") == 0;
+            else
+                ok = tt_fail(err, "--local-measure takes yes or no, not '%s'", optarg);
+            break;
+        case O_DEVICES:
+            ok = parse_devices(optarg, mpi, err);
+            break;
         case O_POPULATION:
             ok = opt_int(optarg, "--population", 2, EVO_POPULATION_MAX, &cfg.evolution.population, err);
             break;
@@ -497,6 +587,10 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         goto usage_error;
     }
     if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) goto usage_error;
+    if (mpi->size == 1 && mpi->local_measure == 0) {
+        tt_fail(err, "--local-measure no leaves nothing to measure without measure servers (mpirun -np 2 or more)");
+        goto usage_error;
+    }
     if (mpi->size > 1 && n_expr > 0) {
         /* a server rebuilds a task from its key, and an expression's key does not carry its program */
         tt_fail(err, "--expr tasks cannot be measured by MPI ranks yet: run them without mpirun");
@@ -562,14 +656,44 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
             }
 
     const Target *target = NULL;
+    int dev_index = -1;
+    char host[REC_HOST_LEN] = "?";
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = '\0';
+    if (pick_device(target_name, mpi, &dev_index, err) != TT_OK) {
+        if (mpi->rank == 0) fprintf(stderr, "tunetop tune: %s\n", err);
+        free(wls);
+        free(weights);
+        free(specs);
+        return 2;
+    }
     Status dev_ok = app_resolve_device(target_name, arch, cfg.measure.compile_only, &target, &cfg.dev, err);
+    char dev_why[TT_ERRLEN] = ""; /* why this rank has no device: the probe's own line */
+    if (dev_ok != TT_OK && target) {
+        DeviceInfo d;
+        if (target->probe(&d, dev_why) != TT_OK && strncmp(dev_why, target->name, strlen(target->name)) != 0) {
+            char t[TT_ERRLEN];
+            snprintf(t, sizeof t, "%s: %.400s", target->name, dev_why);
+            snprintf(dev_why, sizeof dev_why, "%s", t);
+        }
+        char which[32];
+        snprintf(which, sizeof which, "device %d", dev_index);
+        if (dev_index >= 0 && !strstr(dev_why, which)) {
+            size_t len = strlen(dev_why);
+            snprintf(dev_why + len, sizeof dev_why - len, " (%s)", which);
+        }
+    }
+    if (dev_ok == TT_OK && dev_index >= 0) { /* which of the node's devices */
+        size_t len = strlen(cfg.dev.name);
+        snprintf(cfg.dev.name + len, sizeof cfg.dev.name - len, " #%d", dev_index);
+    }
     if (mpi->rank > 0) {
         /* a measure server: builds and measures what rank 0 sends until it says quit */
         free(wls);
         free(weights);
         free(specs);
         char line[TT_ERRLEN + 64];
-        snprintf(line, sizeof line, "%s", err);
+        snprintf(line, sizeof line, "%s", dev_why[0] ? dev_why : err);
         ServerConfig sc = {.target = target ? target : Target_find("cpu"),
                            .dev = cfg.dev,
                            .measure = cfg.measure,
@@ -581,12 +705,25 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         }
         return 0;
     }
-    if (dev_ok != TT_OK) {
-        fprintf(stderr, "tunetop: %s\n", err);
+    bool measure_here = false;
+    if (dev_ok != TT_OK && mpi->size > 1 && mpi->local_measure != 1 && target && target->offline_info &&
+        app_resolve_device(target_name, arch, true, &target, &cfg.dev, err) == TT_OK) {
+        /* rank 0 of a GPU session need not have a GPU: the servers measure */
+        fprintf(stderr,
+                "tunetop: rank 0 on %s cannot open its device (%s): it does not measure; candidates are checked "
+                "against the limits of %s (--arch)\n",
+                host, dev_why, cfg.dev.arch);
+    } else if (dev_ok != TT_OK) {
+        if (mpi->size > 1)
+            fprintf(stderr, "tunetop: rank 0 on %s cannot open its device: %s\n", host, dev_why[0] ? dev_why : err);
+        else
+            fprintf(stderr, "tunetop: %s\n", err);
         free(wls);
         free(weights);
         free(specs);
         return 1;
+    } else if (mpi->size > 1) {
+        measure_here = mpi->local_measure >= 0 ? mpi->local_measure : local_measure_default(target, mpi);
     }
     cfg.target = target;
     cfg.network = network;
@@ -617,7 +754,18 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         free(specs);
         return 2;
     }
-    Task *tasks = calloc((size_t)n_wl, sizeof(Task));
+    /* One task per workload and template: a workload more than one template
+     * handles (conv2d 3x3 stride 1 on the cpu: direct and Winograd) is a group
+     * of alternatives tuned side by side, unless --template picks one. */
+    int n_tasks = 0;
+    for (int i = 0; i < n_wl; i++) {
+        const Template *alts[8];
+        int n_alt = wls[i].op == OP_EXPR ? 1 : Template_alternatives(&wls[i], target->family, alts, 8);
+        n_tasks += n_alt > 1 && !tmpl_name ? (n_alt < 8 ? n_alt : 8) : 1;
+    }
+    Task *tasks = calloc((size_t)n_tasks, sizeof(Task));
+    if (!tasks) abort();
+    int n_made = 0;
     for (int i = 0; i < n_wl; i++) {
         bool use = chosen && chosen->op == wls[i].op && (!chosen->applies || chosen->applies(&wls[i]));
         const Template *with = chosen;
@@ -625,11 +773,27 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
             use = true;
             with = target->family == FAMILY_GPU ? &tmpl_te_gpu : &tmpl_te_cpu;
         }
-        Status st = use ? Task_initWith(&tasks[i], i, &wls[i], weights[i], with, &cfg.dev, err)
-                        : Task_init(&tasks[i], i, &wls[i], weights[i], target->family, &cfg.dev, err);
+        /* a tensor expression's templates are not alternatives (its search picks one) */
+        const Template *alts[8];
+        int n_alt = tmpl_name || wls[i].op == OP_EXPR ? 0 : Template_alternatives(&wls[i], target->family, alts, 8);
+        if (n_alt > 8) n_alt = 8;
+        int first = n_made;
+        Status st = use ? Task_initWith(&tasks[n_made], n_made, &wls[i], weights[i], with, &cfg.dev, err)
+                        : Task_init(&tasks[n_made], n_made, &wls[i], weights[i], target->family, &cfg.dev, err);
+        if (st == TT_OK) n_made++;
+        for (int a = 1; st == TT_OK && a < n_alt; a++) {
+            /* an alternative whose space is empty for this workload is left out */
+            char why[TT_ERRLEN];
+            if (Task_initWith(&tasks[n_made], n_made, &wls[i], weights[i], alts[a], &cfg.dev, why) != TT_OK) {
+                Task_done(&tasks[n_made]);
+                continue;
+            }
+            tasks[first].group = tasks[n_made].group = first + 1;
+            n_made++;
+        }
         if (st != TT_OK) {
             fprintf(stderr, "tunetop: task %d: %s\n", i, err);
-            for (int j = 0; j < i; j++)
+            for (int j = 0; j < n_made; j++)
                 Task_done(&tasks[j]);
             free(tasks);
             free(wls);
@@ -638,11 +802,13 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
             return 2;
         }
     }
+    n_wl = n_made;
     free(wls);
     free(weights);
 
     if (mpi->size > 1) {
-        mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, err);
+        ServerConfig local = {.target = target, .dev = cfg.dev, .measure = cfg.measure, .builders = cfg.builders};
+        mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, &cfg.dev, measure_here ? &local : NULL, err);
         if (!mpi->host) {
             fprintf(stderr, "tunetop: %s\n", err);
             for (int i = 0; i < n_wl; i++)
@@ -720,6 +886,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, cfg.log_path);
         print_resume_hint(argc, argv);
         if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM; `q` in the UI is a normal exit */
+        if (rc == 0 && ClusterHost_failed(mpi->host)) rc = 1; /* no rank could measure */
     } else {
         fprintf(stderr, "%s: %d trials in %s; best configs: tunetop best %s\n",
                 finished ? "done" : "finished (every task done)", snap.trials, cfg.log_path, cfg.log_path);
@@ -730,7 +897,8 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     return rc;
 
 usage_error:
-    fprintf(stderr, "tunetop tune: %s\n", err);
+    if (mpi->rank == 0) /* every rank read the same command line: one says what is wrong */
+        fprintf(stderr, "tunetop tune: %s\n", err);
     free(specs);
     free_sets(sets, n_sets);
     return 2;

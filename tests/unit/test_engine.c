@@ -54,6 +54,24 @@ static const Template fake_tmpl = {.name = "fake.cpu",
                                    .precheck = fake_precheck,
                                    .generate = fake_generate};
 
+/* a second template of the same workload, always 10 ms slower (a group of alternatives) */
+static Status fake2_generate(const Workload *wl, const Space *s, const int32_t *c, const DeviceInfo *d, Dialect di,
+                             KernelSource *out, char *err) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%lld %lld", (long long)Space_option(s, c, 0) + 10, (long long)Space_option(s, c, 1));
+    out->source = strdup(buf);
+    snprintf(out->entry, sizeof out->entry, "fake");
+    return TT_OK;
+}
+
+static const Template fake2_tmpl = {.name = "fake2.cpu",
+                                    .op = OP_DENSE,
+                                    .family = FAMILY_CPU,
+                                    .applies = fake_applies,
+                                    .define_space = fake_space,
+                                    .precheck = fake_precheck,
+                                    .generate = fake2_generate};
+
 /* ---- fake target: b == 5 does not compile; cost = 1 ms * (1 + |a-3| + |b-2|) --- */
 
 static Status fake_probe(DeviceInfo *d, char *err) {
@@ -543,6 +561,48 @@ TEST(estimate_leaves_out_a_task_stopped_without_a_result) {
     Engine_delete(e);
 }
 
+/* A group of alternatives: tasks 0 and 1 are one workload under two templates
+ * (task 1's kernels 10 ms slower), task 2 another. The estimate counts the
+ * group once, with its faster best; both members are rows of their own, and
+ * the log lists both (a key under two templates is two tasks). */
+TEST(group_counts_once_in_the_estimate) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 48, "random");
+    cfg.scheduler = "gradient";
+    char err[TT_ERRLEN] = "";
+    Task *tasks = make_tasks(3);
+    tasks[1].wl = tasks[0].wl;
+    snprintf(tasks[1].key, sizeof tasks[1].key, "%s", tasks[0].key);
+    tasks[1].flops = tasks[0].flops;
+    tasks[1].tmpl = &fake2_tmpl;
+    tasks[0].group = tasks[1].group = 1;
+    Engine *e = Engine_new(&cfg, tasks, 3, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    Seen seen = {0};
+    run_to_end(e, &seen);
+    SessionSnapshot snap;
+    Engine_snapshot(e, &snap);
+    CHECK(snap.rows[0].trials > 0 && snap.rows[1].trials > 0 && snap.rows[2].trials > 0);
+    CHECK(snap.rows[1].best_latency_s > snap.rows[0].best_latency_s);
+    CHECK_EQ_INT(snap.rows[0].group, 1);
+    CHECK_EQ_INT(snap.rows[1].group, 1);
+    CHECK_EQ_INT(snap.rows[2].group, 0);
+    CHECK_NEAR(snap.est_latency_s, snap.rows[0].best_latency_s + snap.rows[2].best_latency_s, 1e-12);
+    printf("  group: trials %d (faster template) and %d, other task %d; estimate %.1f ms\n", snap.rows[0].trials,
+           snap.rows[1].trials, snap.rows[2].trials, snap.est_latency_s * 1e3);
+    SessionSnapshot_done(&snap);
+    Engine_delete(e);
+    History h;
+    CHECK(History_load(&h, log_path, err) == TT_OK);
+    CHECK_EQ_INT(h.n_tasks, 3);
+    CHECK_STR(h.tasks[1].template_name, "fake2.cpu");
+    CHECK(strcmp(History_bestOfKey(&h, h.tasks[0].key)->template_name, "fake.cpu") == 0);
+    History_done(&h);
+}
+
 static bool all_shown_paused(Engine *e, const Seen *s) {
     (void)s;
     SessionSnapshot snap;
@@ -1004,6 +1064,8 @@ static void fb_submit(void *ctx, const BackendJob *jobs, int n) {
         fb->jobs[fb->n++] = jobs[i];
 }
 
+static void fb_measure(const BackendJob *jp, BackendOutcome *out);
+
 static bool fb_next(void *ctx, BackendOutcome *out, double timeout_s) {
     FakeBackend *fb = ctx;
     memset(out, 0, sizeof *out);
@@ -1027,6 +1089,14 @@ static bool fb_next(void *ctx, BackendOutcome *out, double timeout_s) {
         fb->unmeasured++;
         return true;
     }
+    fb_measure(&j, out);
+    return true;
+}
+
+/* A measured outcome of job j from rank 2 of fakehost (b == 5 fails to build). */
+static void fb_measure(const BackendJob *jp, BackendOutcome *out) {
+    BackendJob j = *jp;
+    out->cookie = j.cookie;
     out->kind = OUTCOME_MEASURED;
     int32_t c[2];
     Space sp;
@@ -1048,10 +1118,9 @@ static bool fb_next(void *ctx, BackendOutcome *out, double timeout_s) {
     snprintf(out->host, sizeof out->host, "fakehost");
     out->rank = 2;
     snprintf(out->device, sizeof out->device, "fake device");
-    return true;
 }
 
-static void fb_cancel(void *ctx) {}
+static void fb_cancel(void *ctx, int group) {}
 
 static int fb_devices(void *ctx, DeviceRow *out, int max) {
     if (max < 1) return 0;
@@ -1105,6 +1174,83 @@ TEST(measure_backend_records_completion_order_and_requeues) {
     CHECK(here > 0);
     CHECK(compile_errors > 0);
     CHECK(requeued_measured > 0);
+}
+
+/* A backend of four slots whose first job is slow: it comes back only after
+ * SLOW_AFTER others (a slow rank). Outcomes in submission order otherwise. */
+#define SLOW_AFTER 20
+typedef struct SlowBackend {
+    BackendJob q[512];
+    int head, tail;
+    BackendJob held;
+    bool holding, held_back;
+    int given;    /* outcomes given back */
+    int held_pos; /* outcomes given before the slow one */
+    int submits;  /* submit calls */
+} SlowBackend;
+
+static void sb_submit(void *ctx, const BackendJob *jobs, int n) {
+    SlowBackend *sb = ctx;
+    sb->submits++;
+    for (int i = 0; i < n; i++) {
+        if (!sb->holding && !sb->held_back) {
+            sb->held = jobs[i];
+            sb->holding = true;
+        } else if (sb->tail < 512) {
+            sb->q[sb->tail++] = jobs[i];
+        }
+    }
+}
+
+static int sb_want(void *ctx) {
+    SlowBackend *sb = ctx;
+    return 4 - sb->holding - (sb->tail - sb->head);
+}
+
+static bool sb_next(void *ctx, BackendOutcome *out, double timeout_s) {
+    SlowBackend *sb = ctx;
+    memset(out, 0, sizeof *out);
+    MeasureResult_init(&out->mr);
+    if (sb->holding && (sb->given >= SLOW_AFTER || sb->head == sb->tail)) {
+        if (sb->head == sb->tail && sb->given < SLOW_AFTER) return false; /* the slow job is not done yet */
+        sb->holding = false;
+        sb->held_back = true;
+        sb->held_pos = sb->given++;
+        fb_measure(&sb->held, out);
+        return true;
+    }
+    if (sb->head == sb->tail) return false;
+    sb->given++;
+    fb_measure(&sb->q[sb->head++], out);
+    return true;
+}
+
+/* A slow job does not stall the session: the engine keeps the backend's free
+ * slots filled with further rounds, records their results as they come, and
+ * the slow one when it comes; nothing is measured twice. */
+TEST(measure_backend_is_a_queue) {
+    unlink(log_path);
+    SlowBackend sb = {0};
+    MeasureBackend be = {
+        .ctx = &sb, .submit = sb_submit, .next = sb_next, .cancel = fb_cancel, .want = sb_want, .devices = fb_devices};
+    EngineConfig cfg;
+    config(&cfg, 40, "random");
+    cfg.backend = &be;
+    Seen seen = {0};
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(2), 2, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    run_to_end(e, &seen);
+    CHECK_EQ_INT(seen.results, 40);
+    CHECK(sb.held_back);
+    CHECK_EQ_INT(sb.held_pos, SLOW_AFTER); /* 20 results of later rounds came first */
+    CHECK(sb.submits >= 4);                /* rounds of 8 kept coming while the slow job was out */
+    Engine_delete(e);
+    int dups;
+    CHECK_EQ_INT(log_records(&dups), 40);
+    CHECK_EQ_INT(dups, 0);
 }
 
 /* Steering beyond the queue's room is refused (false), not dropped silently;
@@ -1223,6 +1369,7 @@ int main(void) {
              (int)getpid());
     RUN(budget_errors_and_best);
     RUN(measure_backend_records_completion_order_and_requeues);
+    RUN(measure_backend_is_a_queue);
     RUN(paused_task_gets_nothing_then_resume_restores);
     RUN(pause_mid_round_loses_no_config);
     RUN(stop_task_and_stop_session);
@@ -1231,6 +1378,7 @@ int main(void) {
     RUN(resumed_xgb_plans_better_than_a_cold_start);
     RUN(steering_survives_a_restart);
     RUN(estimate_leaves_out_a_task_stopped_without_a_result);
+    RUN(group_counts_once_in_the_estimate);
     RUN(pause_all_twice_keeps_single_pauses);
     RUN(task_paused_in_its_first_round_is_not_starved);
     RUN(first_round_fits_in_a_quarter_of_the_budget);
