@@ -20,6 +20,7 @@ static const Command COMMANDS[] = {
     {"tune", cmd_tune, "tune tasks (single operators or a network's) on a target, live UI or headless"},
     {"tasks", cmd_tasks, "list the tuning tasks of a built-in network"},
     {"space", cmd_space, "show a task's configuration space: knobs, lengths, total"},
+    {"sketches", cmd_sketches, "the sketches of a tensor expression (.te) on a target: rules and steps"},
     {"best", cmd_best, "best record per task of a log"},
     {"dump", cmd_dump, "every record of a log as one JSON object per line"},
     {"export", cmd_export, "the best kernel of each task of a log as source that builds without tunetop"},

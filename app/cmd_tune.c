@@ -37,6 +37,9 @@ static void on_signal(int sig) { g_stop = sig; }
 typedef struct TuneMpi {
     int rank, size;
     double rank_timeout;
+    int local_measure; /* --local-measure: 1 yes, 0 no, -1 the default rule (local_measure_default) */
+    int devices[64];   /* --devices LIST */
+    int n_devices;
     ClusterHost *host;
 } TuneMpi;
 
@@ -85,9 +88,11 @@ static void usage(FILE *out) {
             "  --task SPEC           an operator, e.g. conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1\n"
             "                        or dense:m=64,n=1024,k=1024 (repeatable; see `tunetop space --help`)\n"
             "  --network NAME        every task of a built-in network (%s)\n"
-            "  --expr FILE.te        a tensor expression (repeatable; see examples/te): the candidates are random\n"
-            "                        schedules, checked against the expression's interpreter; on cuda and\n"
-            "                        opencl one-stage expressions only (one kernel, bound loops)\n"
+            "  --expr FILE.te        a tensor expression (repeatable; see examples/te and tunetop sketches): on\n"
+            "                        cpu searched by evolution over its sketches (--tuner random or grid: the\n"
+            "                        plain sampler's numbered random schedules); on cuda and opencl by the plain\n"
+            "                        sampler, one-stage expressions only (one kernel, bound loops); every\n"
+            "                        candidate is checked against the expression's interpreter\n"
             "  --set NAME=VALUE      overrides `let NAME` of every --expr file (repeatable)\n"
             "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
             "                        network options (defaults %d, %s, the network's (%s), %d, all ops)\n"
@@ -100,7 +105,14 @@ static void usage(FILE *out) {
             "                        GFLOPS are effective: the direct convolution's FLOPs over the time)\n"
             "how:\n"
             "  --trials N            total measurements over all tasks, restored ones included (default %d)\n"
-            "  --tuner NAME          %s (default %s; random for --expr)\n"
+            "  --tuner NAME          %s (default %s; --expr: evolution unless random or grid)\n"
+            "  --population N --generations N --mutation P --eps-greedy P\n"
+            "                        evolution (--expr): candidates per generation (2..%d, default %d), generations\n"
+            "                        per round (0..%d, default %d), share of children that are mutations rather\n"
+            "                        than crossovers (default %g), share of each round measured at random (default\n"
+            "                        %g). Children are ranked by the learned cost model (XGBoost on program\n"
+            "                        features) once it is fit on two measured schedules, by what their measured\n"
+            "                        ancestor measured before that\n"
             "  --scheduler NAME      %s (default %s)\n"
             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
             "  --batch N             measurements per round (default min(64, trials / tasks)); a task's first\n"
@@ -126,14 +138,22 @@ static void usage(FILE *out) {
             "under mpirun / srun (rank 0 is the session, ranks >= 1 build and measure; see the README):\n"
             "  --rank-timeout S      a measure server not heard from for S seconds is lost and its candidates\n"
             "                        go to the other ranks (default 20)\n"
+            "  --local-measure yes|no\n"
+            "                        rank 0 builds and measures too (default: yes when it has a device of the\n"
+            "                        target that no other rank of its node measures on; cpu: when it is alone\n"
+            "                        on its node)\n"
+            "  --devices LIST        cuda, opencl: the devices of a node its ranks use, e.g. 0,1: a rank takes\n"
+            "                        LIST[node-local rank mod its length] (default: node-local rank mod the\n"
+            "                        node's device count); cpu: one device, --threads per rank\n"
             "\n"
             "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
             "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures.\n"
             "\n" EXIT_STATUS_HELP,
             Network_names(), nd.batch, Layout_name(nd.layout), Network_imageSizes(), nd.seq_len, Target_names(),
-            Target_default()->name, app_arch_defaults(), d.trials, Strategy_names(), d.strategy, TaskScheduler_names(),
-            d.scheduler, d.measure.number, d.measure.repeat, d.measure.min_repeat_ms, d.measure.run_timeout_s,
-            d.measure.build_timeout_s, (unsigned long long)d.seed, d.roof_stop);
+            Target_default()->name, app_arch_defaults(), d.trials, Strategy_names(), d.strategy, EVO_POPULATION_MAX,
+            d.evolution.population, EVO_GENERATIONS_MAX, d.evolution.generations, d.evolution.mutation, d.evolution.eps,
+            TaskScheduler_names(), d.scheduler, d.measure.number, d.measure.repeat, d.measure.min_repeat_ms,
+            d.measure.run_timeout_s, d.measure.build_timeout_s, (unsigned long long)d.seed, d.roof_stop);
 }
 
 /* The command line, quoted for a shell, to tell the user how to resume. */
@@ -198,7 +218,13 @@ enum {
     O_EXPR,
     O_SET,
     O_RANK_TIMEOUT,
-    O_TEMPLATE
+    O_TEMPLATE,
+    O_LOCAL_MEASURE,
+    O_DEVICES,
+    O_POPULATION,
+    O_GENERATIONS,
+    O_MUTATION,
+    O_EPS
 };
 
 /* The loaded --expr programs: their workloads point at them until the session ends. */
@@ -207,8 +233,71 @@ static int g_n_exprs;
 
 static int tune_main(int argc, char **argv, TuneMpi *mpi);
 
+/* --devices 0,1,3 */
+static Status parse_devices(const char *s, TuneMpi *mpi, char *err) {
+    mpi->n_devices = 0;
+    const char *p = s;
+    for (;;) {
+        char *end = NULL;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v > 1023 || (*end && *end != ','))
+            return tt_fail(err, "--devices takes device numbers separated by commas (e.g. 0,1), not '%s'", s);
+        if (mpi->n_devices == (int)(sizeof mpi->devices / sizeof *mpi->devices))
+            return tt_fail(err, "--devices: at most %d devices", mpi->n_devices);
+        mpi->devices[mpi->n_devices++] = (int)v;
+        if (!*end) return TT_OK;
+        p = end + 1;
+    }
+}
+
+/* The device a rank of a node measures on: --devices LIST[local rank mod its
+ * length], else local rank mod the node's device count (-1: not known). */
+static int device_of(const Target *t, const TuneMpi *mpi, int local_rank) {
+    if (mpi->n_devices) return mpi->devices[local_rank % mpi->n_devices];
+    int count = t->device_count ? t->device_count() : 0;
+    return count > 0 ? local_rank % count : -1;
+}
+
+/* Picks this rank's device (targets with several per node, under MPI or with
+ * --devices) before anything opens one; *index receives it (-1: none picked). */
+static Status pick_device(const char *target_name, const TuneMpi *mpi, int *index, char *err) {
+    *index = -1;
+    const Target *t = Target_find(target_name);
+    if (!t || !t->select_device) {
+        if (t && mpi->n_devices)
+            return tt_fail(err,
+                           "--devices applies to targets with several devices (cuda, opencl); the %s target "
+                           "has one per node: --threads sets each rank's threads",
+                           t->name);
+        return TT_OK;
+    }
+    if (mpi->size == 1 && !mpi->n_devices) return TT_OK; /* alone: the target's first device, as always */
+    int local_rank, local_size;
+    Cluster_node(&local_rank, &local_size);
+    int d = device_of(t, mpi, local_rank);
+    if (d < 0) return TT_OK; /* none found: the probe says why */
+    *index = d;
+    return t->select_device(d, err);
+}
+
+/* Whether rank 0 measures when --local-measure is not given (it has its
+ * device, since it got this far): only when no other rank of its node
+ * measures on the same device. On the cpu target every rank of a node shares
+ * the node's cores (the servers of rank 0's node already build and time on
+ * them; one more would only wait for the node lock), so: when it is alone on
+ * its node. */
+static bool local_measure_default(const Target *target, const TuneMpi *mpi) {
+    int local_rank, local_size;
+    Cluster_node(&local_rank, &local_size);
+    if (!target->select_device) return local_size == 1;
+    int mine = device_of(target, mpi, local_rank);
+    for (int k = 0; k < local_size; k++)
+        if (k != local_rank && device_of(target, mpi, k) == mine) return false;
+    return true;
+}
+
 int cmd_tune(int argc, char **argv) {
-    TuneMpi mpi = {.rank = 0, .size = 1, .rank_timeout = 20};
+    TuneMpi mpi = {.rank = 0, .size = 1, .rank_timeout = 20, .local_measure = -1};
     bool launched = Cluster_launched();
     if (launched && Cluster_available()) {
         char err[TT_ERRLEN];
@@ -274,6 +363,12 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
                                              {"help", no_argument, 0, O_HELP},
                                              {"rank-timeout", required_argument, 0, O_RANK_TIMEOUT},
                                              {"template", required_argument, 0, O_TEMPLATE},
+                                             {"local-measure", required_argument, 0, O_LOCAL_MEASURE},
+                                             {"devices", required_argument, 0, O_DEVICES},
+                                             {"population", required_argument, 0, O_POPULATION},
+                                             {"generations", required_argument, 0, O_GENERATIONS},
+                                             {"mutation", required_argument, 0, O_MUTATION},
+                                             {"eps-greedy", required_argument, 0, O_EPS},
                                              {0, 0, 0, 0}};
 
     EngineConfig cfg;
@@ -410,6 +505,27 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         case O_TEMPLATE:
             tmpl_name = optarg;
             break;
+        case O_LOCAL_MEASURE:
+            if (strcmp(optarg, "yes") == 0 || strcmp(optarg, "no") == 0)
+                mpi->local_measure = strcmp(optarg, "yes") == 0;
+            else
+                ok = tt_fail(err, "--local-measure takes yes or no, not '%s'", optarg);
+            break;
+        case O_DEVICES:
+            ok = parse_devices(optarg, mpi, err);
+            break;
+        case O_POPULATION:
+            ok = opt_int(optarg, "--population", 2, EVO_POPULATION_MAX, &cfg.evolution.population, err);
+            break;
+        case O_GENERATIONS:
+            ok = opt_int(optarg, "--generations", 0, EVO_GENERATIONS_MAX, &cfg.evolution.generations, err);
+            break;
+        case O_MUTATION:
+            ok = opt_double(optarg, "--mutation", 0, 1, &cfg.evolution.mutation, err);
+            break;
+        case O_EPS:
+            ok = opt_double(optarg, "--eps-greedy", 0, 1, &cfg.evolution.eps, err);
+            break;
         case O_HELP:
             usage(stdout);
             free(specs);
@@ -438,20 +554,39 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         tt_fail(err, "--set applies to --expr files; there is none");
         goto usage_error;
     }
-    if (n_expr) {
-        /* a schedule's number says nothing about it: the model-based tuners have nothing to learn from */
-        if (!tuner_given)
-            cfg.strategy = "random";
-        else if (strcmp(cfg.strategy, "random") != 0 && strcmp(cfg.strategy, "grid") != 0) {
-            tt_fail(err, "--expr is tuned with --tuner random or grid (its candidates are numbered random schedules)");
+    /* An expression is searched by evolution over its sketches (template
+     * te.sketch, cpu), or with --tuner random / grid by the plain sampler
+     * (te.cpu, te.gpu: numbered random schedules); template tasks take --tuner. */
+    bool plain_sampler = tuner_given && (strcmp(cfg.strategy, "random") == 0 || strcmp(cfg.strategy, "grid") == 0);
+    bool evolution_given = tuner_given && strcmp(cfg.strategy, "evolution") == 0;
+    if (evolution_given && (n_specs || network)) {
+        tt_fail(err, "--tuner evolution searches the schedules of --expr tasks; template tasks take xgb, ga, random "
+                     "or grid (an --expr task is searched by evolution whatever --tuner says, unless random or grid)");
+        goto usage_error;
+    }
+    /* te.sketch tasks name their own strategy; the session's tuner (shown in the UI) is evolution when they are all */
+    if (evolution_given) cfg.strategy = Strategy_default()->name;
+    if (n_expr && !n_specs && !network && !plain_sampler && !tuner_given) cfg.strategy = "evolution";
+    bool gpu_target = Target_find(target_name) && Target_find(target_name)->family == FAMILY_GPU;
+    if (n_expr && gpu_target && !plain_sampler) {
+        /* no sketch template on GPU targets yet: the plain sampler's numbered schedules */
+        if (tuner_given) {
+            tt_fail(err, "--expr on a GPU target is tuned with --tuner random or grid (numbered random schedules; "
+                         "no sketch search on GPU targets yet)");
             goto usage_error;
         }
+        cfg.strategy = "random";
+        plain_sampler = true;
     }
     if (!Strategy_find(cfg.strategy)) {
         tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg.strategy, Strategy_names());
         goto usage_error;
     }
     if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) goto usage_error;
+    if (mpi->size == 1 && mpi->local_measure == 0) {
+        tt_fail(err, "--local-measure no leaves nothing to measure without measure servers (mpirun -np 2 or more)");
+        goto usage_error;
+    }
     if (mpi->size > 1 && n_expr > 0) {
         /* a server rebuilds a task from its key, and an expression's key does not carry its program */
         tt_fail(err, "--expr tasks cannot be measured by MPI ranks yet: run them without mpirun");
@@ -517,14 +652,44 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
             }
 
     const Target *target = NULL;
+    int dev_index = -1;
+    char host[REC_HOST_LEN] = "?";
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = '\0';
+    if (pick_device(target_name, mpi, &dev_index, err) != TT_OK) {
+        if (mpi->rank == 0) fprintf(stderr, "tunetop tune: %s\n", err);
+        free(wls);
+        free(weights);
+        free(specs);
+        return 2;
+    }
     Status dev_ok = app_resolve_device(target_name, arch, cfg.measure.compile_only, &target, &cfg.dev, err);
+    char dev_why[TT_ERRLEN] = ""; /* why this rank has no device: the probe's own line */
+    if (dev_ok != TT_OK && target) {
+        DeviceInfo d;
+        if (target->probe(&d, dev_why) != TT_OK && strncmp(dev_why, target->name, strlen(target->name)) != 0) {
+            char t[TT_ERRLEN];
+            snprintf(t, sizeof t, "%s: %.400s", target->name, dev_why);
+            snprintf(dev_why, sizeof dev_why, "%s", t);
+        }
+        char which[32];
+        snprintf(which, sizeof which, "device %d", dev_index);
+        if (dev_index >= 0 && !strstr(dev_why, which)) {
+            size_t len = strlen(dev_why);
+            snprintf(dev_why + len, sizeof dev_why - len, " (%s)", which);
+        }
+    }
+    if (dev_ok == TT_OK && dev_index >= 0) { /* which of the node's devices */
+        size_t len = strlen(cfg.dev.name);
+        snprintf(cfg.dev.name + len, sizeof cfg.dev.name - len, " #%d", dev_index);
+    }
     if (mpi->rank > 0) {
         /* a measure server: builds and measures what rank 0 sends until it says quit */
         free(wls);
         free(weights);
         free(specs);
         char line[TT_ERRLEN + 64];
-        snprintf(line, sizeof line, "%s", err);
+        snprintf(line, sizeof line, "%s", dev_why[0] ? dev_why : err);
         ServerConfig sc = {.target = target ? target : Target_find("cpu"),
                            .dev = cfg.dev,
                            .measure = cfg.measure,
@@ -536,12 +701,25 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         }
         return 0;
     }
-    if (dev_ok != TT_OK) {
-        fprintf(stderr, "tunetop: %s\n", err);
+    bool measure_here = false;
+    if (dev_ok != TT_OK && mpi->size > 1 && mpi->local_measure != 1 && target && target->offline_info &&
+        app_resolve_device(target_name, arch, true, &target, &cfg.dev, err) == TT_OK) {
+        /* rank 0 of a GPU session need not have a GPU: the servers measure */
+        fprintf(stderr,
+                "tunetop: rank 0 on %s cannot open its device (%s): it does not measure; candidates are checked "
+                "against the limits of %s (--arch)\n",
+                host, dev_why, cfg.dev.arch);
+    } else if (dev_ok != TT_OK) {
+        if (mpi->size > 1)
+            fprintf(stderr, "tunetop: rank 0 on %s cannot open its device: %s\n", host, dev_why[0] ? dev_why : err);
+        else
+            fprintf(stderr, "tunetop: %s\n", err);
         free(wls);
         free(weights);
         free(specs);
         return 1;
+    } else if (mpi->size > 1) {
+        measure_here = mpi->local_measure >= 0 ? mpi->local_measure : local_measure_default(target, mpi);
     }
     cfg.target = target;
     cfg.network = network;
@@ -575,7 +753,12 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     Task *tasks = calloc((size_t)n_wl, sizeof(Task));
     for (int i = 0; i < n_wl; i++) {
         bool use = chosen && chosen->op == wls[i].op && (!chosen->applies || chosen->applies(&wls[i]));
-        Status st = use ? Task_initWith(&tasks[i], i, &wls[i], weights[i], chosen, &cfg.dev, err)
+        const Template *with = chosen;
+        if (!use && plain_sampler && wls[i].op == OP_EXPR) {
+            use = true;
+            with = target->family == FAMILY_GPU ? &tmpl_te_gpu : &tmpl_te_cpu;
+        }
+        Status st = use ? Task_initWith(&tasks[i], i, &wls[i], weights[i], with, &cfg.dev, err)
                         : Task_init(&tasks[i], i, &wls[i], weights[i], target->family, &cfg.dev, err);
         if (st != TT_OK) {
             fprintf(stderr, "tunetop: task %d: %s\n", i, err);
@@ -592,7 +775,8 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     free(weights);
 
     if (mpi->size > 1) {
-        mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, err);
+        ServerConfig local = {.target = target, .dev = cfg.dev, .measure = cfg.measure, .builders = cfg.builders};
+        mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, &cfg.dev, measure_here ? &local : NULL, err);
         if (!mpi->host) {
             fprintf(stderr, "tunetop: %s\n", err);
             for (int i = 0; i < n_wl; i++)
@@ -670,6 +854,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, cfg.log_path);
         print_resume_hint(argc, argv);
         if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM; `q` in the UI is a normal exit */
+        if (rc == 0 && ClusterHost_failed(mpi->host)) rc = 1; /* no rank could measure */
     } else {
         fprintf(stderr, "%s: %d trials in %s; best configs: tunetop best %s\n",
                 finished ? "done" : "finished (every task done)", snap.trials, cfg.log_path, cfg.log_path);
@@ -680,7 +865,8 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     return rc;
 
 usage_error:
-    fprintf(stderr, "tunetop tune: %s\n", err);
+    if (mpi->rank == 0) /* every rank read the same command line: one says what is wrong */
+        fprintf(stderr, "tunetop tune: %s\n", err);
     free(specs);
     free_sets(sets, n_sets);
     return 2;

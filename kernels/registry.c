@@ -12,12 +12,13 @@
 extern const Template tmpl_conv2d_cpu, tmpl_conv2d_winograd_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu,
     tmpl_batch_matmul_cpu;
 extern const Template tmpl_conv2d_gpu, tmpl_depthwise_gpu, tmpl_dense_gpu;
-extern const Template tmpl_te_cpu, tmpl_te_gpu;
+extern const Template tmpl_te_sketch, tmpl_te_cpu, tmpl_te_gpu;
 extern const Target target_cpu, target_cuda, target_opencl;
 
 static const Template *const TEMPLATES[] = {
     &tmpl_conv2d_cpu, &tmpl_conv2d_winograd_cpu, &tmpl_depthwise_cpu, &tmpl_dense_cpu, &tmpl_batch_matmul_cpu,
-    &tmpl_conv2d_gpu, &tmpl_depthwise_gpu,       &tmpl_dense_gpu,     &tmpl_te_cpu,    &tmpl_te_gpu,
+    &tmpl_conv2d_gpu, &tmpl_depthwise_gpu,       &tmpl_dense_gpu,     &tmpl_te_sketch, &tmpl_te_cpu,
+    &tmpl_te_gpu,
 };
 /* The first target is the default of --target. */
 static const Target *const TARGETS[] = {&target_cpu, &target_cuda, &target_opencl};

@@ -99,6 +99,13 @@ typedef struct Target {
     Status (*offline_info)(const char *arch, DeviceInfo *out, char *err);
     /* The architecture offline_info takes for NULL ("sm_90"); NULL without offline_info. */
     const char *default_arch;
+    /* Several devices of a node (NULL for cpu): how many this process can
+     * see, found without opening one (0: none found), and select_device(i),
+     * called before the probe, which makes device i the one the probe, the
+     * runner and its worker process use (through the environment the worker
+     * inherits). */
+    int (*device_count)(void);
+    Status (*select_device)(int index, char *err);
     /* Thread-safe build of one kernel with a timeout. Never fails as a call:
      * failures are error numbers in out. `tag` makes artifact names unique. */
     void (*build)(const KernelSource *src, const DeviceInfo *dev, const MeasureOptions *opt, const char *workdir,

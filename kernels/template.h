@@ -103,6 +103,16 @@ typedef struct Template {
      * (kernels/export/export.h) so that consecutive layers can stay blocked. */
     int (*blocked)(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
                    BlockedLayout *in, BlockedLayout *out);
+    /* The config text of a record (NULL: Space_format of the choice). */
+    void (*label)(const Workload *wl, uint64_t index, char *buf, size_t n);
+    /* For a template whose config index names an entry of a table the search
+     * fills (te.sketch: schedules found by evolution): the candidate of a
+     * record read on resume (its index, steps and config text) goes back into
+     * the table. NULL when the index is the whole candidate. */
+    Status (*adopt)(const Workload *wl, uint64_t index, const char *steps, const char *config, char *err);
+    /* The strategy that searches this template's space whatever --tuner says
+     * (te.sketch: "evolution"), or NULL. */
+    const char *strategy;
 } Template;
 
 /* The registered template for a workload and family, or NULL (err says why). */

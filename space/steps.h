@@ -20,6 +20,26 @@
  *   bind         S it a          on GPU targets, a spatial loop becomes a thread
  *                                index: a = 0..2 blockIdx.x/y/z, 3..5 threadIdx.x/y/z
  *                                (on cpu the loop stays a loop)
+ *   cache_write  S               add a cache stage: a new stage computes S's value
+ *                                (its reduction included) into a local buffer, and
+ *                                S becomes a copy of that buffer into its tensor
+ *   cache_read   S T m           add a cache stage: a new stage copies tensor T
+ *                                (program tensor index: an input or a defined
+ *                                tensor) for stage S, which reads the copy; m = 0
+ *                                local (a packed buffer on cpu), 1 shared (GPU
+ *                                shared memory; a local buffer on cpu)
+ *
+ * Stage indices: the stages are the DAG's (te/dag.h) at first. cache_write S
+ * and cache_read S ... insert the new cache stage at index S: it is S from
+ * the next step on, the stage that was S is S+1, and every stage from S on
+ * moves up by one (the auto-scheduler's rule for the cache_write stage; the
+ * cache_read stage goes just before its reader, since inputs are no stages
+ * here). Each must come before any step gives S loops. A cache stage is an
+ * ordinary stage: it is split, reordered and computed at a loop of its reader
+ * (compute_at) like the others. A stage computed at a loop stores its values
+ * in a buffer local to that loop's body (each iteration of a parallel loop
+ * has its own), sized to the region the loop reads; a cache stage computed at
+ * root has a buffer of the whole tensor, local to the kernel.
  *
  * Loops are named by their position in the stage's current loop list, which
  * every step updates: replaying the same list always gives the same result.
@@ -49,6 +69,8 @@ typedef enum {
     STEP_UNROLL,
     STEP_AUTO_UNROLL,
     STEP_BIND,
+    STEP_CACHE_WRITE,
+    STEP_CACHE_READ,
     STEP_KINDS
 } StepKind;
 
@@ -72,7 +94,8 @@ Status Steps_add(Steps *this, StepKind kind, int stage, const int64_t *args, int
 void Steps_encode(const Steps *this, StrBuf *out);
 /* Parses the text form (the argument counts each kind needs are checked:
  * split >= 2, reorder >= 1, fuse 2, compute_at 2, inline/root 0, parallel /
- * vectorize / unroll 1, auto_unroll 2, bind 2); errors name the step index. */
+ * vectorize / unroll 1, auto_unroll 2, bind 2, cache_write 0, cache_read
+ * 2); errors name the step index. */
 Status Steps_decode(const char *text, Steps *out, char *err);
 
 #endif

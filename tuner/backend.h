@@ -2,8 +2,10 @@
  * measuring candidates somewhere other than its own builder pool and runner
  * (tuner/cluster.h: measure servers on other MPI ranks).
  *
- * The engine submits the jobs of a chunk, then takes outcomes in completion
- * order until every job came back: measured (build and measurement results,
+ * The engine submits jobs (a round of a task at a time, and several rounds
+ * while `want` says the backend has free slots), then takes outcomes in
+ * completion order, whatever their round, until every job came back:
+ * measured (build and measurement results,
  * raw: the engine turns them into records as it does its own), or
  * unmeasured (cancelled, or no rank left to measure it: never recorded, so
  * proposed again later or by a resume). Notes are lines for the user
@@ -27,6 +29,7 @@
 
 typedef struct BackendJob {
     int cookie;                      /* the engine's number for the job, given back in its outcome */
+    int group;                       /* the engine's task: `cancel` takes it */
     char task_key[WORKLOAD_KEY_LEN]; /* Workload_key: the measuring side rebuilds the task from it */
     char template_name[64];
     uint64_t index;       /* flat config index */
@@ -85,9 +88,14 @@ typedef struct MeasureBackend {
     void (*submit)(void *ctx, const BackendJob *jobs, int n);
     /* Waits up to timeout_s for the next outcome; false when none came. */
     bool (*next)(void *ctx, BackendOutcome *out, double timeout_s);
-    /* Jobs not handed out yet come back unmeasured; jobs in flight come back
-     * when measured, or unmeasured after a short grace. */
-    void (*cancel)(void *ctx);
+    /* Jobs of `group` (-1: every job) not handed out yet come back
+     * unmeasured; those in flight come back when measured, or unmeasured
+     * after a short grace. */
+    void (*cancel)(void *ctx, int group);
+    /* How many more jobs it could hand out now: its free slots less the jobs
+     * it holds queued (<= 0: enough queued). NULL: the engine submits a round
+     * only when the previous one came back. */
+    int (*want)(void *ctx);
     /* Copies up to max rows; returns the count. */
     int (*devices)(void *ctx, DeviceRow *out, int max);
 } MeasureBackend;

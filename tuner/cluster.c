@@ -27,6 +27,14 @@ const char *DeviceState_name(DeviceState s) {
     return s >= DEVSTATE_STARTING && s <= DEVSTATE_DONE ? DEVSTATE_NAMES[s] : "?";
 }
 
+/* This process's rank among the ranks of its node, and their number. */
+static int g_local_rank = 0, g_local_size = 1;
+
+void Cluster_node(int *local_rank, int *local_size) {
+    *local_rank = g_local_rank;
+    *local_size = g_local_size;
+}
+
 bool Cluster_launched(void) {
     static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
@@ -53,10 +61,13 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
     return tt_fail(err, "this tunetop was built without MPI");
 }
 
-ClusterHost *ClusterHost_new(int size, double lost_after_s, char *err) {
+ClusterHost *ClusterHost_new(int size, double lost_after_s, const DeviceInfo *space_dev, const ServerConfig *local,
+                             char *err) {
     tt_fail(err, "this tunetop was built without MPI");
     return NULL;
 }
+
+bool ClusterHost_failed(ClusterHost *this) { return false; }
 
 const MeasureBackend *ClusterHost_backend(ClusterHost *this) { return NULL; }
 void ClusterHost_finish(ClusterHost *this) {}
@@ -66,7 +77,7 @@ void ClusterHost_delete(ClusterHost *this) {}
 
 #include <mpi.h>
 
-enum { TAG_HELLO = 1, TAG_WANT, TAG_JOB, TAG_RESULT, TAG_BEAT, TAG_QUIT };
+enum { TAG_HELLO = 1, TAG_WANT, TAG_JOB, TAG_RESULT, TAG_BEAT, TAG_QUIT, TAG_SETUP };
 
 #define BEAT_S 0.5
 #define RESULT_MSG_MAX 4000
@@ -124,6 +135,13 @@ Status Cluster_init(int *argc, char ***argv, int *rank, int *size, char *err) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
+    /* the ranks of this node (every rank makes this collective call) */
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_rank(node, &g_local_rank);
+        MPI_Comm_size(node, &g_local_size);
+        MPI_Comm_free(&node);
+    }
     if (provided < MPI_THREAD_SERIALIZED) {
         /* rank 0 makes its MPI calls from a thread other than main */
         MPI_Finalize();
@@ -179,7 +197,28 @@ typedef struct Server {
     atomic_int state;         /* DeviceState */
     int lock_fd;              /* node lock (cpu), -1 = none */
     atomic_int lock_timeouts; /* times it went on without the node lock */
+    char hold[256];           /* tests only: server_hold's file, "" = none */
+    int queue_cap;
+    pthread_t worker;
+    bool have_worker;
+    DeviceInfo space_dev; /* rank 0's limits for the tasks' spaces (TAG_SETUP) */
+    bool have_space_dev;
 } Server;
+
+/* Tests only: TUNETOP_TEST_HOLD=RANK:FILE makes rank RANK hold each job it
+ * was given, before timing it, until FILE exists: a slow device, to show that
+ * the other ranks go on measuring meanwhile (tests/mpi/test_mpi_session.sh). */
+static void server_hold_init(Server *this) {
+    const char *h = getenv("TUNETOP_TEST_HOLD");
+    char *end = NULL;
+    long r = h ? strtol(h, &end, 10) : -1;
+    if (h && end && *end == ':' && r == this->rank) snprintf(this->hold, sizeof this->hold, "%s", end + 1);
+}
+
+static void server_hold(Server *this) {
+    while (this->hold[0] && access(this->hold, F_OK) != 0 && !atomic_load(&this->quit))
+        sleep_s(0.05);
+}
 
 static void server_push_result(Server *this, const WireResult *res, const char *msg) {
     WireResult r = *res;
@@ -200,14 +239,14 @@ static void server_push_result(Server *this, const WireResult *res, const char *
 }
 
 typedef struct TaskCache {
-    Task *tasks;
+    Task **tasks;
     int n;
 } TaskCache;
 
 static const Task *task_for(TaskCache *tc, const Server *this, const WireJob *w, char *err) {
     for (int i = 0; i < tc->n; i++)
-        if (strcmp(tc->tasks[i].key, w->task_key) == 0 && strcmp(tc->tasks[i].tmpl->name, w->template_name) == 0)
-            return &tc->tasks[i];
+        if (strcmp(tc->tasks[i]->key, w->task_key) == 0 && strcmp(tc->tasks[i]->tmpl->name, w->template_name) == 0)
+            return tc->tasks[i];
     Workload wl;
     char why[TT_ERRLEN];
     if (Workload_parse(w->task_key, &wl, why) != TT_OK) {
@@ -222,14 +261,19 @@ static const Task *task_for(TaskCache *tc, const Server *this, const WireJob *w,
                 w->task_key);
         return NULL;
     }
-    if (Task_initWith(&t, tc->n, &wl, 1, tmpl, &this->cfg->dev, why) != TT_OK) {
+    /* the space from rank 0's limits, so that an index is the same config here */
+    const DeviceInfo *limits = this->have_space_dev ? &this->space_dev : &this->cfg->dev;
+    if (Task_initWith(&t, tc->n, &wl, 1, tmpl, limits, why) != TT_OK) {
         tt_fail(err, "rank %d cannot set up the task: %s", this->rank, why);
         return NULL;
     }
-    tc->tasks = realloc(tc->tasks, (size_t)(tc->n + 1) * sizeof(Task));
-    if (!tc->tasks) abort();
-    tc->tasks[tc->n] = t;
-    return &tc->tasks[tc->n++];
+    /* each task in an allocation of its own: the jobs of a chunk keep pointers to theirs */
+    tc->tasks = realloc(tc->tasks, (size_t)(tc->n + 1) * sizeof *tc->tasks);
+    Task *kept = malloc(sizeof *kept);
+    if (!tc->tasks || !kept) abort();
+    *kept = t;
+    tc->tasks[tc->n++] = kept;
+    return kept;
 }
 
 /* Takes the node lock (LOCK_SH to build, LOCK_EX to time, LOCK_UN). A rank
@@ -339,9 +383,10 @@ static void *server_work(void *arg) {
             MeasureResult_init(&mr);
             char err[TT_ERRLEN];
             if (job->result.error_no == ERR_NO_ERROR && !cfg->measure.compile_only) {
+                server_hold(this);
                 if (!runner) {
                     mr.error_no = ERR_RUNTIME_DEVICE;
-                    snprintf(err, sizeof err, "rank %d has no runner: %s", this->rank, runner_err);
+                    snprintf(err, sizeof err, "rank %d has no runner: %.400s", this->rank, runner_err);
                     msg = err;
                 } else if (runner_task != jtask[i] &&
                            cfg->target->runner_set_task(runner, &jtask[i]->wl, err) != TT_OK) {
@@ -373,8 +418,10 @@ static void *server_work(void *arg) {
     free(chunk);
     free(jobs);
     free(jtask);
-    for (int i = 0; i < tc.n; i++)
-        Task_done(&tc.tasks[i]);
+    for (int i = 0; i < tc.n; i++) {
+        Task_done(tc.tasks[i]);
+        free(tc.tasks[i]);
+    }
     free(tc.tasks);
     if (runner) cfg->target->runner_delete(runner);
     BuilderPool_delete(pool);
@@ -382,33 +429,116 @@ static void *server_work(void *arg) {
     return NULL;
 }
 
-Status ClusterServer_run(const ServerConfig *cfg, char *err) {
-    Server sv = {.cfg = cfg, .lock_fd = -1};
-    MPI_Comm_rank(MPI_COMM_WORLD, &sv.rank);
+/* Starts a server's work thread (with its node lock and, in tests, its
+ * hold); false when it has none (no device, or no thread). Both the MPI
+ * servers and rank 0's own measuring (--local-measure) run one. */
+static bool server_start(Server *sv, const ServerConfig *cfg, int rank) {
+    memset(sv, 0, sizeof *sv);
+    sv->cfg = cfg;
+    sv->rank = rank;
+    sv->lock_fd = -1;
+    server_hold_init(sv);
     int builders = cfg->builders > 0 ? cfg->builders : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    sv.slots = 2 * (builders < 1 ? 1 : builders);
-    WireHello hello = {.ok = cfg->device_error == NULL, .slots = sv.slots};
-    if (gethostname(hello.host, sizeof hello.host) != 0) snprintf(hello.host, sizeof hello.host, "?");
-    hello.host[sizeof hello.host - 1] = '\0';
-    snprintf(hello.device, sizeof hello.device, "%s", cfg->dev.name[0] ? cfg->dev.name : cfg->target->name);
-    if (cfg->device_error) snprintf(hello.error, sizeof hello.error, "%s", cfg->device_error);
-    MPI_Send(&hello, (int)sizeof hello, MPI_BYTE, 0, TAG_HELLO, MPI_COMM_WORLD);
-
+    sv->slots = 2 * (builders < 1 ? 1 : builders);
     /* the node rule of the cpu target (cluster.h) */
     if (cfg->target->family == FAMILY_CPU && !cfg->measure.compile_only && !cfg->device_error) {
         char path[320];
         const char *tmp = getenv("TMPDIR");
         snprintf(path, sizeof path, "%s/tunetop-node-%u.lock", tmp && *tmp ? tmp : "/tmp", (unsigned)getuid());
-        sv.lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        sv->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     }
-    pthread_mutex_init(&sv.lock, NULL);
-    pthread_cond_init(&sv.cond, NULL);
-    sv.queue = malloc((size_t)sv.slots * 4 * sizeof *sv.queue);
-    if (!sv.queue) abort();
-    int queue_cap = sv.slots * 4;
-    atomic_store(&sv.state, cfg->device_error ? DEVSTATE_FAILED : DEVSTATE_IDLE);
-    pthread_t worker;
-    bool have_worker = !cfg->device_error && pthread_create(&worker, NULL, server_work, &sv) == 0;
+    pthread_mutex_init(&sv->lock, NULL);
+    pthread_cond_init(&sv->cond, NULL);
+    sv->queue_cap = sv->slots * 4;
+    sv->queue = malloc((size_t)sv->queue_cap * sizeof *sv->queue);
+    if (!sv->queue) abort();
+    atomic_store(&sv->state, cfg->device_error ? DEVSTATE_FAILED : DEVSTATE_IDLE);
+    sv->have_worker = !cfg->device_error && pthread_create(&sv->worker, NULL, server_work, sv) == 0;
+    return sv->have_worker;
+}
+
+/* A job for the work thread. */
+static void server_enqueue(Server *sv, const WireJob *w) {
+    pthread_mutex_lock(&sv->lock);
+    if (sv->n_queue == sv->queue_cap) {
+        sv->queue_cap *= 2;
+        sv->queue = realloc(sv->queue, (size_t)sv->queue_cap * sizeof *sv->queue);
+        if (!sv->queue) abort();
+    }
+    sv->queue[sv->n_queue++].w = *w;
+    sv->held++;
+    pthread_cond_signal(&sv->cond);
+    pthread_mutex_unlock(&sv->lock);
+}
+
+/* Free slots: jobs it could take now. */
+static int server_free(Server *sv) {
+    pthread_mutex_lock(&sv->lock);
+    int n = sv->slots - sv->held;
+    pthread_mutex_unlock(&sv->lock);
+    return n;
+}
+
+/* Moves the results ready (packed WireResult + text, one after another) into
+ * *buf; returns their bytes. The caller answers each (server_answered). */
+static size_t server_take(Server *sv, char **buf, size_t *cap) {
+    pthread_mutex_lock(&sv->lock);
+    size_t n = sv->out_len;
+    if (n) {
+        if (n > *cap) {
+            *cap = n * 2;
+            *buf = realloc(*buf, *cap);
+            if (!*buf) abort();
+        }
+        memcpy(*buf, sv->out, n);
+        sv->out_len = 0;
+    }
+    pthread_mutex_unlock(&sv->lock);
+    return n;
+}
+
+static void server_answered(Server *sv) {
+    pthread_mutex_lock(&sv->lock);
+    sv->held--;
+    pthread_mutex_unlock(&sv->lock);
+}
+
+static void server_stop(Server *sv) {
+    atomic_store(&sv->quit, true);
+    if (sv->have_worker) {
+        pthread_mutex_lock(&sv->lock);
+        pthread_cond_signal(&sv->cond);
+        pthread_mutex_unlock(&sv->lock);
+        pthread_join(sv->worker, NULL);
+        sv->have_worker = false;
+    }
+    if (sv->lock_fd >= 0) close(sv->lock_fd);
+    sv->lock_fd = -1;
+    free(sv->out);
+    free(sv->queue);
+    pthread_mutex_destroy(&sv->lock);
+    pthread_cond_destroy(&sv->cond);
+}
+
+/* A rank's hello: its host and device, or why it has none. */
+static void hello_fill(WireHello *hello, const ServerConfig *cfg) {
+    memset(hello, 0, sizeof *hello);
+    hello->ok = cfg->device_error == NULL;
+    if (gethostname(hello->host, sizeof hello->host) != 0) snprintf(hello->host, sizeof hello->host, "?");
+    hello->host[sizeof hello->host - 1] = '\0';
+    snprintf(hello->device, sizeof hello->device, "%s", cfg->dev.name[0] ? cfg->dev.name : cfg->target->name);
+    if (cfg->device_error) snprintf(hello->error, sizeof hello->error, "%s", cfg->device_error);
+}
+
+Status ClusterServer_run(const ServerConfig *cfg, char *err) {
+    Server sv;
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    bool have_worker = server_start(&sv, cfg, rank);
+    WireHello hello;
+    hello_fill(&hello, cfg);
+    hello.slots = sv.slots;
+    MPI_Send(&hello, (int)sizeof hello, MPI_BYTE, 0, TAG_HELLO, MPI_COMM_WORLD);
 
     int64_t received = 0;
     WireWant last_want = {-1, -1};
@@ -430,15 +560,13 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
                 WireJob w;
                 MPI_Recv(&w, (int)sizeof w, MPI_BYTE, 0, TAG_JOB, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 received++;
+                server_enqueue(&sv, &w);
+            } else if (ms.MPI_TAG == TAG_SETUP) { /* before any job */
+                DeviceInfo d;
+                MPI_Recv(&d, (int)sizeof d, MPI_BYTE, 0, TAG_SETUP, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 pthread_mutex_lock(&sv.lock);
-                if (sv.n_queue == queue_cap) {
-                    queue_cap *= 2;
-                    sv.queue = realloc(sv.queue, (size_t)queue_cap * sizeof *sv.queue);
-                    if (!sv.queue) abort();
-                }
-                sv.queue[sv.n_queue++].w = w;
-                sv.held++;
-                pthread_cond_signal(&sv.cond);
+                sv.space_dev = d;
+                sv.have_space_dev = true;
                 pthread_mutex_unlock(&sv.lock);
             } else {
                 char junk[64];
@@ -450,34 +578,19 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
             }
         }
         /* results, one message each */
-        pthread_mutex_lock(&sv.lock);
-        size_t n = sv.out_len;
-        if (n) {
-            if (n > sendcap) {
-                sendcap = n * 2;
-                sendbuf = realloc(sendbuf, sendcap);
-                if (!sendbuf) abort();
-            }
-            memcpy(sendbuf, sv.out, n);
-            sv.out_len = 0;
-        }
-        pthread_mutex_unlock(&sv.lock);
+        size_t n = server_take(&sv, &sendbuf, &sendcap);
         for (size_t off = 0; off < n;) {
             WireResult r;
             memcpy(&r, sendbuf + off, sizeof r);
             size_t len = sizeof r + (size_t)r.msg_len;
             MPI_Send(sendbuf + off, (int)len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
             off += len;
-            pthread_mutex_lock(&sv.lock);
-            sv.held--;
-            pthread_mutex_unlock(&sv.lock);
+            server_answered(&sv);
             busy = true;
         }
         /* ask for work when slots are free */
         if (have_worker && !atomic_load(&sv.quit)) {
-            pthread_mutex_lock(&sv.lock);
-            WireWant want = {.free_slots = sv.slots - sv.held, .received = received};
-            pthread_mutex_unlock(&sv.lock);
+            WireWant want = {.free_slots = server_free(&sv), .received = received};
             if (want.free_slots > 0 &&
                 (want.free_slots != last_want.free_slots || want.received != last_want.received)) {
                 MPI_Send(&want, (int)sizeof want, MPI_BYTE, 0, TAG_WANT, MPI_COMM_WORLD);
@@ -495,19 +608,8 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
         }
         if (!busy) sleep_s(0.001);
     }
-    atomic_store(&sv.quit, true);
-    if (have_worker) {
-        pthread_mutex_lock(&sv.lock);
-        pthread_cond_signal(&sv.cond);
-        pthread_mutex_unlock(&sv.lock);
-        pthread_join(worker, NULL);
-    }
-    if (sv.lock_fd >= 0) close(sv.lock_fd);
+    server_stop(&sv);
     free(sendbuf);
-    free(sv.out);
-    free(sv.queue);
-    pthread_mutex_destroy(&sv.lock);
-    pthread_cond_destroy(&sv.cond);
     return st;
 }
 
@@ -516,17 +618,19 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
 typedef struct HJob {
     uint64_t seq;
     BackendJob job;
-    int rank;        /* holding it, 0 = queued */
+    int rank;        /* holding it, QUEUED = none yet */
     bool cancelled;  /* the engine no longer wants it: unmeasured unless it comes back in the grace */
     double deadline; /* cancelled in flight: when to give up on it */
 } HJob;
+#define QUEUED (-1)
 
 typedef struct RankInfo {
     DeviceState state;
     char host[BACKEND_HOST_LEN];
     char device[BACKEND_DEV_LEN];
-    int want;     /* free slots it reported, less what is on the way */
-    int64_t sent; /* jobs sent to it */
+    char kind[BACKEND_DEV_LEN]; /* the device's name without its number on the node (" #1") */
+    int want;                   /* free slots it reported, less what is on the way */
+    int64_t sent;               /* jobs sent to it */
     int measured, errors, in_flight;
     int lock_timeouts;
     double last_heard, first_job;
@@ -548,7 +652,55 @@ struct ClusterHost {
     BackendOutcome *out; /* for the engine */
     int n_out, cap_out;
     bool fatal_said;
+    /* --local-measure: rank 0 builds and measures too, in a server of its
+     * own (ranks[0]) that the communication thread feeds without MPI */
+    int first;              /* the first rank that measures: 0 with a local server, else 1 */
+    ServerConfig local_cfg; /* a copy: the server keeps a pointer to it */
+    Server local;
+    char *local_buf;
+    size_t local_cap;
+    DeviceInfo space_dev; /* sent to every server first (TAG_SETUP) */
+    /* each task's (job group's) kind of device, "" = none yet (cluster.h) */
+    char (*bound)[BACKEND_DEV_LEN];
+    int n_bound;
+    atomic_bool failed;
 };
+
+/* A device's kind: its name without the node-local number tunetop appends. */
+static void set_kind(RankInfo *ri) {
+    snprintf(ri->kind, sizeof ri->kind, "%s", ri->device);
+    char *hash = strrchr(ri->kind, '#');
+    if (hash && hash > ri->kind && hash[-1] == ' ' && hash[1] && strspn(hash + 1, "0123456789") == strlen(hash + 1))
+        hash[-1] = '\0';
+}
+
+/* Whether a live rank has that kind of device. */
+static bool kind_live(const ClusterHost *this, const char *kind) {
+    for (int r = this->first; r < this->size; r++) {
+        const RankInfo *ri = &this->ranks[r];
+        if (ri->state != DEVSTATE_LOST && ri->state != DEVSTATE_FAILED && strcmp(ri->kind, kind) == 0) return true;
+    }
+    return false;
+}
+
+/* Whether rank ri may take a job of group g: the group has no kind yet, or
+ * ri's, or one no live rank has any more. */
+static bool kind_fits(const ClusterHost *this, const RankInfo *ri, int g) {
+    if (g < 0 || g >= this->n_bound || !this->bound[g][0]) return true;
+    return strcmp(this->bound[g], ri->kind) == 0 || !kind_live(this, this->bound[g]);
+}
+
+static void kind_bind(ClusterHost *this, const RankInfo *ri, int g) {
+    if (g < 0) return;
+    if (g >= this->n_bound) {
+        int n = g + 16;
+        this->bound = realloc(this->bound, (size_t)n * sizeof *this->bound);
+        if (!this->bound) abort();
+        memset(this->bound + this->n_bound, 0, (size_t)(n - this->n_bound) * sizeof *this->bound);
+        this->n_bound = n;
+    }
+    snprintf(this->bound[g], sizeof this->bound[g], "%s", ri->kind);
+}
 
 static void host_push_out(ClusterHost *this, const BackendOutcome *o) {
     if (this->n_out == this->cap_out) {
@@ -581,9 +733,41 @@ static int host_find(const ClusterHost *this, uint64_t seq) {
 }
 
 static bool host_any_live(const ClusterHost *this) {
-    for (int r = 1; r < this->size; r++)
+    for (int r = this->first; r < this->size; r++)
         if (this->ranks[r].state != DEVSTATE_LOST && this->ranks[r].state != DEVSTATE_FAILED) return true;
     return false;
+}
+
+/* Under the lock: a result from rank src (count bytes: WireResult + text). */
+static void host_result(ClusterHost *this, int src, const char *buf, int count) {
+    RankInfo *ri = &this->ranks[src];
+    if (count < (int)sizeof(WireResult)) return;
+    WireResult r;
+    memcpy(&r, buf, sizeof r);
+    int i = host_find(this, r.seq);
+    if (i < 0 || this->jobs[i].rank != src) return; /* given up on (cancelled, or re-queued) */
+    ri->measured++;
+    ri->in_flight--;
+    if (r.build_error != ERR_NO_ERROR || r.meas_error != ERR_NO_ERROR) ri->errors++;
+    BackendOutcome o = {.kind = OUTCOME_MEASURED, .cookie = this->jobs[i].job.cookie, .rank = src};
+    MeasureResult_init(&o.mr);
+    o.build_error = r.build_error;
+    o.build_s = r.build_s;
+    o.regs = r.regs;
+    o.spills = r.spills;
+    o.shared_bytes = r.shared_bytes;
+    o.local_bytes = r.local_bytes;
+    o.mr.error_no = r.meas_error;
+    o.mr.n_costs = r.n_costs >= 0 && r.n_costs <= MEASURE_MAX_COSTS ? r.n_costs : 0;
+    memcpy(o.mr.costs, r.costs, sizeof(double) * (size_t)o.mr.n_costs);
+    o.mr.run_s = r.run_s;
+    o.mr.pack_s = r.pack_s;
+    int len = count - (int)sizeof r;
+    if (r.msg_len > 0 && r.msg_len <= len) o.mr.msg = strndup(buf + sizeof r, (size_t)r.msg_len);
+    snprintf(o.host, sizeof o.host, "%s", ri->host);
+    snprintf(o.device, sizeof o.device, "%s", ri->device);
+    host_push_out(this, &o);
+    this->jobs[i] = this->jobs[--this->n_jobs];
 }
 
 static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, int *cap) {
@@ -613,13 +797,16 @@ static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, in
             h.host[sizeof h.host - 1] = h.device[sizeof h.device - 1] = h.error[sizeof h.error - 1] = '\0';
             snprintf(ri->host, sizeof ri->host, "%s", h.host);
             snprintf(ri->device, sizeof ri->device, "%s", h.device);
+            set_kind(ri);
             ri->state = h.ok ? DEVSTATE_IDLE : DEVSTATE_FAILED;
             char line[256];
-            for (int o = 1; o < this->size && h.ok; o++)
-                if (o != src && this->ranks[o].device[0] && this->ranks[o].state != DEVSTATE_FAILED &&
-                    strcmp(this->ranks[o].device, h.device) != 0) {
-                    /* timings of one task should come from one kind of device */
-                    snprintf(line, sizeof line, "rank %d on %.24s has %.60s, rank %d on %.24s %.60s: devices differ",
+            for (int o = this->first; o < this->size && h.ok; o++)
+                if (o != src && this->ranks[o].kind[0] && this->ranks[o].state != DEVSTATE_FAILED &&
+                    strcmp(this->ranks[o].kind, ri->kind) != 0) {
+                    /* timings of one task come from one kind of device (cluster.h) */
+                    snprintf(line, sizeof line,
+                             "rank %d on %.16s has %.40s, rank %d on %.16s %.40s: devices differ; a task is "
+                             "measured on the kind that takes its first job",
                              src, h.host, h.device, o, this->ranks[o].host, this->ranks[o].device);
                     host_note(this, true, line);
                     break;
@@ -635,6 +822,7 @@ static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, in
             WireWant w;
             memcpy(&w, *buf, sizeof w);
             ri->want = w.free_slots - (int)(ri->sent - w.received);
+            if (ri->want > 0) pthread_cond_signal(&this->cond); /* the engine may send more work */
         }
         break;
     case TAG_BEAT:
@@ -655,34 +843,7 @@ static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, in
         }
         break;
     case TAG_RESULT:
-        if (count >= (int)sizeof(WireResult)) {
-            WireResult r;
-            memcpy(&r, *buf, sizeof r);
-            int i = host_find(this, r.seq);
-            if (i < 0 || this->jobs[i].rank != src) break; /* given up on (cancelled, or re-queued) */
-            ri->measured++;
-            ri->in_flight--;
-            if (r.build_error != ERR_NO_ERROR || r.meas_error != ERR_NO_ERROR) ri->errors++;
-            BackendOutcome o = {.kind = OUTCOME_MEASURED, .cookie = this->jobs[i].job.cookie, .rank = src};
-            MeasureResult_init(&o.mr);
-            o.build_error = r.build_error;
-            o.build_s = r.build_s;
-            o.regs = r.regs;
-            o.spills = r.spills;
-            o.shared_bytes = r.shared_bytes;
-            o.local_bytes = r.local_bytes;
-            o.mr.error_no = r.meas_error;
-            o.mr.n_costs = r.n_costs >= 0 && r.n_costs <= MEASURE_MAX_COSTS ? r.n_costs : 0;
-            memcpy(o.mr.costs, r.costs, sizeof(double) * (size_t)o.mr.n_costs);
-            o.mr.run_s = r.run_s;
-            o.mr.pack_s = r.pack_s;
-            int len = count - (int)sizeof r;
-            if (r.msg_len > 0 && r.msg_len <= len) o.mr.msg = strndup(*buf + sizeof r, (size_t)r.msg_len);
-            snprintf(o.host, sizeof o.host, "%s", ri->host);
-            snprintf(o.device, sizeof o.device, "%s", ri->device);
-            host_push_out(this, &o);
-            this->jobs[i] = this->jobs[--this->n_jobs];
-        }
+        host_result(this, src, *buf, count);
         break;
     default:
         break;
@@ -692,25 +853,34 @@ static void host_receive(ClusterHost *this, const MPI_Status *ms, char **buf, in
 
 /* Under the lock: hands queued jobs to ranks with free slots (oldest first). */
 static void host_dispatch(ClusterHost *this) {
-    for (int r = 1; r < this->size; r++) {
+    for (int r = this->first; r < this->size; r++) {
         RankInfo *ri = &this->ranks[r];
         if (ri->state == DEVSTATE_LOST || ri->state == DEVSTATE_FAILED || ri->state == DEVSTATE_STARTING) continue;
+        if (r == 0) { /* rank 0's own server: its free slots, nothing on the way */
+            int free_slots = server_free(&this->local);
+            if (free_slots > 0 && ri->want <= 0) pthread_cond_signal(&this->cond); /* the engine may send more */
+            ri->want = free_slots;
+        }
         while (ri->want > 0) {
             int best = -1;
             for (int i = 0; i < this->n_jobs; i++)
-                if (this->jobs[i].rank == 0 && !this->jobs[i].cancelled &&
-                    (best < 0 || this->jobs[i].seq < this->jobs[best].seq))
+                if (this->jobs[i].rank == QUEUED && !this->jobs[i].cancelled &&
+                    (best < 0 || this->jobs[i].seq < this->jobs[best].seq) &&
+                    kind_fits(this, ri, this->jobs[i].job.group))
                     best = i;
-            if (best < 0) return;
+            if (best < 0) break; /* nothing this rank may take */
             HJob *j = &this->jobs[best];
             WireJob w = {.seq = j->seq, .index = j->job.index, .slow_cutoff_s = j->job.slow_cutoff_s};
             snprintf(w.task_key, sizeof w.task_key, "%s", j->job.task_key);
             snprintf(w.template_name, sizeof w.template_name, "%s", j->job.template_name);
-            if (MPI_Send(&w, (int)sizeof w, MPI_BYTE, r, TAG_JOB, MPI_COMM_WORLD) != MPI_SUCCESS) {
+            if (r == 0)
+                server_enqueue(&this->local, &w);
+            else if (MPI_Send(&w, (int)sizeof w, MPI_BYTE, r, TAG_JOB, MPI_COMM_WORLD) != MPI_SUCCESS) {
                 ri->want = 0;
                 break;
             }
             j->rank = r;
+            kind_bind(this, ri, j->job.group);
             ri->want--;
             ri->sent++;
             ri->in_flight++;
@@ -739,7 +909,7 @@ static void host_check(ClusterHost *this) {
                 given_up++;
                 continue;
             }
-            this->jobs[i].rank = 0; /* back to the queue, ahead of newer jobs (lowest seq first) */
+            this->jobs[i].rank = QUEUED; /* back to the queue, ahead of newer jobs (lowest seq first) */
             requeued++;
             i++;
         }
@@ -752,7 +922,7 @@ static void host_check(ClusterHost *this) {
     }
     for (int i = 0; i < this->n_jobs;) {
         HJob *j = &this->jobs[i];
-        if (j->cancelled && (j->rank == 0 || now >= j->deadline))
+        if (j->cancelled && (j->rank == QUEUED || now >= j->deadline))
             host_unmeasured(this, i);
         else
             i++;
@@ -760,6 +930,7 @@ static void host_check(ClusterHost *this) {
     if (this->n_jobs && !host_any_live(this)) {
         if (!this->fatal_said) {
             this->fatal_said = true;
+            atomic_store(&this->failed, true);
             BackendOutcome o = {.kind = OUTCOME_NOTE, .warn = true, .fatal = true, .rank = -1};
             MeasureResult_init(&o.mr);
             snprintf(o.note, sizeof o.note, "no measure server left (every rank lost or without a device): stopping");
@@ -770,6 +941,23 @@ static void host_check(ClusterHost *this) {
     }
 }
 
+/* Under the lock: rank 0's own server's results and state. */
+static bool host_local(ClusterHost *this) {
+    RankInfo *ri = &this->ranks[0];
+    if (ri->state != DEVSTATE_FAILED) ri->state = (DeviceState)atomic_load(&this->local.state);
+    ri->last_heard = clock_mono();
+    size_t n = server_take(&this->local, &this->local_buf, &this->local_cap);
+    for (size_t off = 0; off < n;) {
+        WireResult r;
+        memcpy(&r, this->local_buf + off, sizeof r);
+        int len = (int)(sizeof r + (size_t)r.msg_len);
+        host_result(this, 0, this->local_buf + off, len);
+        server_answered(&this->local);
+        off += (size_t)len;
+    }
+    return n > 0;
+}
+
 static void *host_main(void *arg) {
     ClusterHost *this = arg;
     sigset_t all;
@@ -778,6 +966,9 @@ static void *host_main(void *arg) {
     char *buf = NULL;
     int cap = 0;
     double last_check = 0;
+    /* rank 0's limits come before any job (messages between two ranks keep their order) */
+    for (int r = 1; r < this->size; r++)
+        MPI_Send(&this->space_dev, (int)sizeof this->space_dev, MPI_BYTE, r, TAG_SETUP, MPI_COMM_WORLD);
     while (!atomic_load(&this->quit)) {
         bool busy = false;
         for (int k = 0; k < 64; k++) {
@@ -788,6 +979,7 @@ static void *host_main(void *arg) {
             busy = true;
         }
         pthread_mutex_lock(&this->lock);
+        if (this->first == 0) busy |= host_local(this);
         host_dispatch(this);
         double now = clock_mono();
         if (now - last_check >= 0.1) {
@@ -814,7 +1006,7 @@ static void be_submit(void *ctx, const BackendJob *jobs, int n) {
         if (!this->jobs) abort();
     }
     for (int i = 0; i < n; i++)
-        this->jobs[this->n_jobs++] = (HJob){.seq = ++this->next_seq, .job = jobs[i]};
+        this->jobs[this->n_jobs++] = (HJob){.seq = ++this->next_seq, .job = jobs[i], .rank = QUEUED};
     pthread_mutex_unlock(&this->lock);
 }
 
@@ -836,13 +1028,17 @@ static bool be_next(void *ctx, BackendOutcome *out, double timeout_s) {
     return got;
 }
 
-static void be_cancel(void *ctx) {
+static void be_cancel(void *ctx, int group) {
     ClusterHost *this = ctx;
     pthread_mutex_lock(&this->lock);
     double deadline = clock_mono() + CANCEL_GRACE_S;
     for (int i = 0; i < this->n_jobs;) {
         HJob *j = &this->jobs[i];
-        if (j->rank == 0) {
+        if (group >= 0 && j->job.group != group) {
+            i++;
+            continue;
+        }
+        if (j->rank == QUEUED) {
             host_unmeasured(this, i);
             continue;
         }
@@ -855,12 +1051,26 @@ static void be_cancel(void *ctx) {
     pthread_mutex_unlock(&this->lock);
 }
 
+static int be_want(void *ctx) {
+    ClusterHost *this = ctx;
+    pthread_mutex_lock(&this->lock);
+    int want = 0;
+    for (int r = this->first; r < this->size; r++) {
+        const RankInfo *ri = &this->ranks[r];
+        if (ri->state != DEVSTATE_LOST && ri->state != DEVSTATE_FAILED && ri->want > 0) want += ri->want;
+    }
+    for (int i = 0; i < this->n_jobs; i++)
+        want -= this->jobs[i].rank == QUEUED && !this->jobs[i].cancelled;
+    pthread_mutex_unlock(&this->lock);
+    return want;
+}
+
 static int be_devices(void *ctx, DeviceRow *out, int max) {
     ClusterHost *this = ctx;
     int n = 0;
     pthread_mutex_lock(&this->lock);
     double now = clock_mono();
-    for (int r = 1; r < this->size && n < max; r++) {
+    for (int r = this->first; r < this->size && n < max; r++) {
         const RankInfo *ri = &this->ranks[r];
         DeviceRow *d = &out[n++];
         memset(d, 0, sizeof *d);
@@ -880,7 +1090,10 @@ static int be_devices(void *ctx, DeviceRow *out, int max) {
     return n;
 }
 
-ClusterHost *ClusterHost_new(int size, double lost_after_s, char *err) {
+bool ClusterHost_failed(ClusterHost *this) { return this && atomic_load(&this->failed); }
+
+ClusterHost *ClusterHost_new(int size, double lost_after_s, const DeviceInfo *space_dev, const ServerConfig *local,
+                             char *err) {
     if (size < 2) {
         tt_fail(err, "an MPI session needs at least 2 ranks (rank 0 and a measure server)");
         return NULL;
@@ -888,6 +1101,7 @@ ClusterHost *ClusterHost_new(int size, double lost_after_s, char *err) {
     ClusterHost *this = calloc(1, sizeof *this);
     if (!this) abort();
     this->size = size;
+    this->space_dev = *space_dev;
     this->lost_after_s = lost_after_s > 0 ? lost_after_s : 20;
     this->ranks = calloc((size_t)size, sizeof *this->ranks);
     if (!this->ranks) abort();
@@ -898,10 +1112,32 @@ ClusterHost *ClusterHost_new(int size, double lost_after_s, char *err) {
     }
     pthread_mutex_init(&this->lock, NULL);
     pthread_cond_init(&this->cond, NULL);
-    this->be =
-        (MeasureBackend){.ctx = this, .submit = be_submit, .next = be_next, .cancel = be_cancel, .devices = be_devices};
+    this->first = 1;
+    if (local) {
+        RankInfo *ri = &this->ranks[0];
+        WireHello h;
+        hello_fill(&h, local);
+        snprintf(ri->host, sizeof ri->host, "%s", h.host);
+        snprintf(ri->device, sizeof ri->device, "%s", h.device);
+        set_kind(ri);
+        ri->last_heard = now;
+        this->first = 0;
+        this->local_cfg = *local;
+        this->local_cfg.device_error = NULL;
+        if (!server_start(&this->local, &this->local_cfg, 0)) {
+            server_stop(&this->local);
+            this->first = 1;
+            tt_fail(err, "rank 0 cannot start its measuring thread");
+            ClusterHost_delete(this);
+            return NULL;
+        }
+        ri->state = DEVSTATE_IDLE;
+    }
+    this->be = (MeasureBackend){
+        .ctx = this, .submit = be_submit, .next = be_next, .cancel = be_cancel, .want = be_want, .devices = be_devices};
     if (pthread_create(&this->thread, NULL, host_main, this) != 0) {
         tt_fail(err, "cannot start the MPI communication thread");
+        if (this->first == 0) server_stop(&this->local);
         ClusterHost_delete(this);
         return NULL;
     }
@@ -916,6 +1152,7 @@ void ClusterHost_finish(ClusterHost *this) {
     atomic_store(&this->quit, true);
     pthread_join(this->thread, NULL);
     this->started = false;
+    if (this->first == 0) server_stop(&this->local);
 }
 
 void ClusterHost_delete(ClusterHost *this) {
@@ -926,6 +1163,8 @@ void ClusterHost_delete(ClusterHost *this) {
     free(this->out);
     free(this->jobs);
     free(this->ranks);
+    free(this->local_buf);
+    free(this->bound);
     pthread_mutex_destroy(&this->lock);
     pthread_cond_destroy(&this->cond);
     free(this);

@@ -20,6 +20,10 @@
  * mpirun ends the whole job when a rank dies unless it runs with
  * --enable-recovery (see the README).
  *
+ * Devices: a session whose ranks have different devices (by name) measures
+ * each task on one kind: the kind of the rank that takes its first job; its
+ * later jobs go to ranks of that kind only (unless none of them is left).
+ *
  * cpu target, node rule: ranks of one node share a lock file (node-local
  * temp directory): builds hold it shared, a measurement holds it alone, so no
  * rank times a kernel while another rank of its node compiles.
@@ -42,6 +46,9 @@ bool Cluster_launched(void);
 /* Initialises MPI; *rank and *size receive this process's rank and the
  * world's size. TT_ERR when MPI is not built in or not thread-safe enough. */
 Status Cluster_init(int *argc, char ***argv, int *rank, int *size, char *err);
+/* This rank's place among the ranks of its node (MPI_COMM_TYPE_SHARED, found
+ * by Cluster_init; 0 and 1 without MPI). */
+void Cluster_node(int *local_rank, int *local_size);
 /* Rank 0 of a session that ends before its host started: every server quits. */
 void Cluster_quitServers(int size);
 /* Ends MPI (after the host or server is done). */
@@ -62,8 +69,17 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err);
 /* ---- rank 0 ---- */
 typedef struct ClusterHost ClusterHost;
 
-/* Starts the communication thread for a world of `size` ranks. */
-ClusterHost *ClusterHost_new(int size, double lost_after_s, char *err);
+/* Starts the communication thread for a world of `size` ranks. Every rank
+ * sets tasks up with space_dev's limits (rank 0's device, or the --arch
+ * limits when it has none), so a config's index means the same config on
+ * every rank; each builds and measures on its own device. `local`
+ * (NULL = none): rank 0 builds and measures too, on this device, as one more
+ * server fed from the same queue (--local-measure). */
+ClusterHost *ClusterHost_new(int size, double lost_after_s, const DeviceInfo *space_dev, const ServerConfig *local,
+                             char *err);
+/* True once nothing could be measured any more (every server lost or
+ * without a device): the session stopped for it. */
+bool ClusterHost_failed(ClusterHost *this);
 const MeasureBackend *ClusterHost_backend(ClusterHost *this);
 /* Tells every server to quit and stops the communication thread. */
 void ClusterHost_finish(ClusterHost *this);

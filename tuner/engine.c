@@ -7,6 +7,9 @@
  * kernels one by one in the runner's isolated worker (so no compile ever runs
  * while a kernel is timed), and records every result: one log write per
  * record, one fsync per batch, one event per record for the observers.
+ * With a measure backend (MPI ranks) the rounds are not taken in turn: the
+ * engine keeps the backend's free slots filled with the next rounds and
+ * records results in completion order (engine_async).
  */
 #include "tuner/engine.h"
 
@@ -64,6 +67,8 @@ typedef struct TaskRun {
     uint64_t *pending;
     int n_pending, cap_pending;
     int rounds;
+    int busy;          /* rounds in flight (more than one only with a backend) */
+    double busy_since; /* clock_mono when the first of them started */
     bool paused, stopped, done;
     bool warned_all_failed;
     uint64_t *xfer_index; /* transfer rows (ctx points at them; owned) */
@@ -135,6 +140,7 @@ void EngineConfig_defaults(EngineConfig *this) {
     this->early_stopping = 0;
     this->seed = 1;
     this->roof_stop = 0.9;
+    this->evolution = EvolutionOptions_default();
 }
 
 void SessionSnapshot_done(SessionSnapshot *this) {
@@ -204,6 +210,12 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
         tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg->strategy, Strategy_names());
         return NULL;
     }
+    for (int i = 0; i < n; i++)
+        if (tasks[i].tmpl->strategy && !Strategy_find(tasks[i].tmpl->strategy)) {
+            tt_fail(err, "task %d: template %s names an unknown tuner %s", i, tasks[i].tmpl->name,
+                    tasks[i].tmpl->strategy);
+            return NULL;
+        }
     Engine *this = calloc(1, sizeof *this);
     if (!this) abort();
     this->cfg = *cfg;
@@ -226,7 +238,8 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
     if (!this->runs) abort();
     for (int i = 0; i < n; i++) {
         TaskRun *r = &this->runs[i];
-        r->strat = strat;
+        /* a template may name the one strategy that searches its space (te.sketch: evolution) */
+        r->strat = tasks[i].tmpl->strategy ? Strategy_find(tasks[i].tmpl->strategy) : strat;
         TaskTally_init(&r->tally);
         r->started = -1;
         r->state = TASK_QUEUED;
@@ -343,6 +356,7 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
         r->ctx.task = &this->tasks[t];
         r->ctx.dev = &this->cfg.dev;
         r->ctx.plan_size = this->batch;
+        r->ctx.evolution = this->cfg.evolution;
         /* --transfer: the records of earlier sessions' tasks of the same template */
         r->xfer_index = rt->xfer_index;
         r->xfer_gflops = rt->xfer_gflops;
@@ -548,10 +562,10 @@ static void fill_record(const Engine *this, const Task *task, const BuildJob *jo
     rec->index = job->index;
     rec->n_choice = task->space.n_knobs;
     memcpy(rec->choice, job->choice, sizeof(int32_t) * (size_t)task->space.n_knobs);
-    Space_format(&task->space, job->choice, rec->config, sizeof rec->config);
-    /* a schedule of a tensor expression: its number and its steps (which replay it) */
-    if (task->wl.op == OP_EXPR)
-        snprintf(rec->config, sizeof rec->config, "sample %llu", (unsigned long long)job->index);
+    if (task->tmpl->label) /* a schedule of a tensor expression: its number or name, and its steps */
+        task->tmpl->label(&task->wl, job->index, rec->config, sizeof rec->config);
+    else
+        Space_format(&task->space, job->choice, rec->config, sizeof rec->config);
     if (job->src.steps && !(rec->steps = strdup(job->src.steps))) abort();
     rec->timestamp = clock_wall();
     rec->build_s = job->result.build_s;
@@ -704,91 +718,39 @@ static void push_pending(TaskRun *r, uint64_t index) {
     r->pending[r->n_pending++] = index;
 }
 
-/* Builds and measures jobs[0..n) of task t through the backend, recording
- * the outcomes in completion order. Returns true when a pause or a stop cut
- * it short (the unmeasured jobs are pending again). */
-static bool remote_round(Engine *this, int t, BuildJob *jobs, int n, double *gflops, uint64_t *done_idx, int *n_done,
-                         int *measured_ok) {
-    const MeasureBackend *be = this->cfg.backend;
-    TaskRun *r = &this->runs[t];
-    const Task *task = &this->tasks[t];
-    BackendJob *bj = calloc((size_t)(n ? n : 1), sizeof *bj);
-    double *cut = calloc((size_t)(n ? n : 1), sizeof *cut); /* each job's slow cutoff, by cookie */
-    if (!bj || !cut) abort();
-    for (int i = 0; i < n; i++) {
-        bj[i].cookie = i;
-        snprintf(bj[i].task_key, sizeof bj[i].task_key, "%s", task->key);
-        snprintf(bj[i].template_name, sizeof bj[i].template_name, "%s", task->tmpl->name);
-        bj[i].index = jobs[i].index;
-        bj[i].slow_cutoff_s = cut[i] = slow_cutoff(this, t);
-    }
-    if (n) be->submit(be->ctx, bj, n);
-    free(bj);
-    bool cancelled = false;
-    for (int left = n; left > 0;) {
-        apply_commands(this);
-        if (!cancelled && (atomic_load(&this->stop_requested) || is_paused(this, r) || r->stopped)) {
-            be->cancel(be->ctx);
-            cancelled = true;
-        }
-        BackendOutcome o;
-        if (!be->next(be->ctx, &o, 0.1)) continue;
-        if (o.kind == OUTCOME_NOTE) {
-            emit_log(this, o.fatal ? LOG_ERROR : o.warn ? LOG_WARN : LOG_INFO, -1, "%s", o.note);
-            if (o.fatal) atomic_store(&this->stop_requested, true);
-            continue;
-        }
-        left--;
-        BuildJob *job = &jobs[o.cookie];
-        if (o.kind == OUTCOME_UNMEASURED) {
-            /* never recorded: measured later in this session or by a resume */
-            push_pending(r, job->index);
-            MeasureResult_done(&o.mr);
-            BuildJob_done(job);
-            continue;
-        }
-        job->result.error_no = o.build_error;
-        job->result.build_s = o.build_s;
-        job->result.regs_per_thread = o.regs;
-        job->result.spill_bytes = o.spills;
-        job->result.shared_bytes = o.shared_bytes;
-        job->result.local_bytes = o.local_bytes;
-        Record rec;
-        fill_record(this, task, job, &rec);
-        snprintf(rec.host, sizeof rec.host, "%s", o.host);
-        rec.rank = o.rank;
-        snprintf(rec.device, sizeof rec.device, "%s", o.device);
-        if (o.build_error != ERR_NO_ERROR) {
-            Record_setError(&rec, o.build_error, o.mr.msg ? o.mr.msg : MeasureError_name(o.build_error));
-        } else if (!this->cfg.measure.compile_only) {
-            MeasureOptions opt = this->cfg.measure;
-            opt.slow_cutoff_s = cut[o.cookie];
-            record_measurement(&rec, &o.mr, &opt, cut[o.cookie] > 0 ? cut[o.cookie] / SLOW_FACTOR : INFINITY);
-        }
-        MeasureResult_done(&o.mr);
-        if (commit_record(this, t, &rec, &gflops[*n_done])) {
-            if (gflops[*n_done] > 0) (*measured_ok)++;
-            done_idx[(*n_done)++] = job->index;
-        }
-        Record_done(&rec);
-        BuildJob_done(job);
-    }
-    free(cut);
-    return cancelled;
-}
+/* A round: up to n configs of one task, proposed together; the strategy
+ * learns from them once every one came back. Locally a round is built and
+ * measured before the next one starts (engine_local); with a backend several
+ * rounds are in flight at once and the results of all of them are recorded in
+ * the order they come back (engine_async). */
+typedef struct Round {
+    int t;
+    int n;          /* jobs to build and measure: what passed the precheck */
+    BuildJob *jobs; /* n */
+    double *cut;    /* backend: each job's slow cutoff */
+    double *gflops; /* results in completion order, for the strategy */
+    uint64_t *done_idx;
+    int n_done, measured_ok;
+    int left;       /* backend: jobs not back yet */
+    bool cut_short; /* a pause or a stop dropped some of its jobs (pending again) */
+} Round;
 
-/* One round: up to n configs of task t. Returns false when a pause, a stop
- * of the task or of the session cut it short. */
-static bool run_round(Engine *this, int t, int n) {
+/* Starts a round of up to n (>= 1) configs of task t: proposes them (those
+ * dropped earlier first) and records the configs the precheck rejects. */
+static void round_begin(Engine *this, int t, int n, Round *rd) {
     TaskRun *r = &this->runs[t];
     const Task *task = &this->tasks[t];
-    double round_start = clock_mono();
+    memset(rd, 0, sizeof *rd);
+    rd->t = t;
+    if (r->busy++ == 0) r->busy_since = clock_mono();
     if (r->started < 0) r->started = now_s(this);
     set_state(this, t, TASK_TUNING);
 
     uint64_t *idx = malloc((size_t)n * sizeof(uint64_t));
-    BuildJob *jobs = malloc((size_t)n * sizeof(BuildJob));
-    if (!idx || !jobs) abort();
+    rd->jobs = malloc((size_t)n * sizeof(BuildJob));
+    rd->gflops = calloc((size_t)n, sizeof(double));
+    rd->done_idx = malloc((size_t)n * sizeof(uint64_t));
+    if (!idx || !rd->jobs || !rd->gflops || !rd->done_idx) abort();
     int got = 0;
     while (got < n && r->n_pending > 0)
         idx[got++] = r->pending[--r->n_pending];
@@ -798,15 +760,9 @@ static bool run_round(Engine *this, int t, int n) {
         emit_log(this, LOG_INFO, t, "task %d: search space exhausted (%llu configs)", t,
                  (unsigned long long)task->space.total);
     }
-
     /* Precheck: invalid configs never reach the compiler. */
-    int n_build = 0;
-    double *gflops = calloc((size_t)(got ? got : 1), sizeof(double));
-    uint64_t *done_idx = malloc((size_t)(got ? got : 1) * sizeof(uint64_t));
-    int n_done = 0;
-    if (!gflops || !done_idx) abort();
     for (int i = 0; i < got; i++) {
-        BuildJob *job = &jobs[n_build];
+        BuildJob *job = &rd->jobs[rd->n];
         BuildJob_init(job, task, idx[i]);
         char reason[256] = "";
         if (task->tmpl->precheck &&
@@ -814,29 +770,29 @@ static bool run_round(Engine *this, int t, int n) {
             Record rec;
             fill_record(this, task, job, &rec);
             Record_setError(&rec, ERR_INSTANTIATION, reason[0] ? reason : "invalid config");
-            if (commit_record(this, t, &rec, &gflops[n_done])) done_idx[n_done++] = idx[i];
+            if (commit_record(this, t, &rec, &rd->gflops[rd->n_done])) rd->done_idx[rd->n_done++] = idx[i];
             Record_done(&rec);
             BuildJob_done(job);
             continue;
         }
-        n_build++;
+        rd->n++;
     }
+    free(idx);
+}
 
-    /* Build and measure in chunks of a few jobs per builder thread: results
-     * reach the observers early, steering takes effect within a chunk, and
-     * still no compile overlaps a timing. */
-    int measured_ok = 0;
-    bool drop = false;
-    if (this->cfg.backend) {
-        drop = remote_round(this, t, jobs, n_build, gflops, done_idx, &n_done, &measured_ok);
-        n_build = 0; /* all of them went through the backend */
-    }
+/* Builds and measures a round here, in chunks of a few jobs per builder
+ * thread: results reach the observers early, steering takes effect within a
+ * chunk, and still no compile overlaps a timing. */
+static void round_local(Engine *this, Round *rd) {
+    TaskRun *r = &this->runs[rd->t];
+    const Task *task = &this->tasks[rd->t];
     int chunk = this->pool ? BuilderPool_threads(this->pool) * CHUNK_PER_BUILDER : 1;
-    for (int s = 0; s < n_build; s += chunk) {
-        int m = n_build - s < chunk ? n_build - s : chunk;
-        if (!drop) BuilderPool_run(this->pool, jobs + s, m, &this->stop_requested);
+    bool drop = false;
+    for (int s = 0; s < rd->n; s += chunk) {
+        int m = rd->n - s < chunk ? rd->n - s : chunk;
+        if (!drop) BuilderPool_run(this->pool, rd->jobs + s, m, &this->stop_requested);
         for (int i = s; i < s + m; i++) {
-            BuildJob *job = &jobs[i];
+            BuildJob *job = &rd->jobs[i];
             apply_commands(this);
             if (atomic_load(&this->stop_requested) || is_paused(this, r) || r->stopped) drop = true;
             if (drop || job->skipped) {
@@ -848,29 +804,39 @@ static bool run_round(Engine *this, int t, int n) {
             }
             Record rec;
             fill_record(this, task, job, &rec);
-            measure_job(this, t, job, &rec);
+            measure_job(this, rd->t, job, &rec);
             atomic_fetch_add(&this->measured_here, 1);
             if (rec.error_no != ERR_NO_ERROR) atomic_fetch_add(&this->errors_here, 1);
-            if (commit_record(this, t, &rec, &gflops[n_done])) {
-                if (gflops[n_done] > 0) measured_ok++;
-                done_idx[n_done++] = job->index;
+            if (commit_record(this, rd->t, &rec, &rd->gflops[rd->n_done])) {
+                if (rd->gflops[rd->n_done] > 0) rd->measured_ok++;
+                rd->done_idx[rd->n_done++] = job->index;
             }
             Record_done(&rec);
             BuildJob_done(job);
         }
     }
+    rd->cut_short = drop;
+}
+
+/* Every result of the round is in: syncs the log, teaches the strategies,
+ * and settles the task's state (still tuning while another of its rounds is
+ * in flight). Frees the round. */
+static void round_end(Engine *this, Round *rd) {
+    int t = rd->t;
+    TaskRun *r = &this->runs[t];
+    const Task *task = &this->tasks[t];
     char err[TT_ERRLEN];
     if (LogWriter_sync(this->log, err) != TT_OK)
         log_failed(this, t, err); /* syncs what was written, even after a failed append */
-    if (n_done) {
-        r->strat->update(r->strategy, done_idx, gflops, n_done);
-        share_results(this, t, done_idx, gflops, n_done);
+    if (rd->n_done) {
+        r->strat->update(r->strategy, rd->done_idx, rd->gflops, rd->n_done);
+        share_results(this, t, rd->done_idx, rd->gflops, rd->n_done);
     }
     r->rounds++;
 
     pthread_mutex_lock(&this->state_lock);
-    if (n_done && !measured_ok && !this->cfg.measure.compile_only) r->tally.current_gflops = 0;
-    r->spent += clock_mono() - round_start;
+    if (rd->n_done && !rd->measured_ok && !this->cfg.measure.compile_only) r->tally.current_gflops = 0;
+    if (--r->busy == 0) r->spent += clock_mono() - r->busy_since;
     pthread_mutex_unlock(&this->state_lock);
 
     if (!r->warned_all_failed && r->tally.trials >= 16 && r->tally.successes == 0) {
@@ -879,17 +845,23 @@ static bool run_round(Engine *this, int t, int n) {
                  r->tally.errors, r->tally.trials);
     }
     if (r->visited.count >= task->space.total && r->n_pending == 0) r->done = true;
-    if (this->cfg.early_stopping > 0 && r->since_improve >= this->cfg.early_stopping && r->tally.successes > 0) {
+    if (this->cfg.early_stopping > 0 && r->since_improve >= this->cfg.early_stopping && r->tally.successes > 0 &&
+        (r->busy == 0 || !r->done)) { /* said once when several of its rounds end */
         r->done = true;
         emit_log(this, LOG_INFO, t, "task %d: early stop, no improvement in %d trials", t, r->since_improve);
     }
-    TaskState next = r->stopped ? TASK_STOPPED : r->done ? TASK_DONE : is_paused(this, r) ? TASK_PAUSED : TASK_WAITING;
-    set_state(this, t, next);
-    free(gflops);
-    free(done_idx);
-    free(idx);
-    free(jobs);
-    return !drop;
+    if (r->busy == 0) {
+        TaskState next = r->stopped           ? TASK_STOPPED
+                         : r->done            ? TASK_DONE
+                         : is_paused(this, r) ? TASK_PAUSED
+                                              : TASK_WAITING;
+        set_state(this, t, next);
+    }
+    free(rd->jobs);
+    free(rd->cut);
+    free(rd->gflops);
+    free(rd->done_idx);
+    memset(rd, 0, sizeof *rd);
 }
 
 /* The strategy's status line, after the round's progress. */
@@ -900,6 +872,263 @@ static void emit_strategy(Engine *this, int t) {
     if (r->strat->status(r->strategy, ev.text, sizeof ev.text)) emit(this, &ev);
 }
 
+/* After a round of task t ended: the scheduler learns its best, the roof
+ * stop may hold the task back, the observers and the .tsv get the round. */
+static void round_after(Engine *this, int t, bool whole) {
+    if (!whole && this->runs[t].rounds == 1) {
+        /* a first round cut short by a pause or stop is no warm-up: the
+         * task gets a whole first round when it runs again */
+        this->runs[t].rounds = 0;
+    } else {
+        TaskScheduler_update(this->sched, t, this->runs[t].tally.best_latency);
+    }
+    if (this->runs[t].state == TASK_WAITING && resting_state(this, t) == TASK_AT_ROOF) {
+        set_state(this, t, TASK_AT_ROOF);
+        const Roof *roof = &this->runs[t].roof;
+        emit_log(this, LOG_INFO, t,
+                 "task %d: at %.0f%% of its roof (%.1f GFLOPS, %s): no more rounds unless its priority is raised", t,
+                 100 * Roof_share(this->runs[t].tally.best_gflops, roof->gflops), roof->gflops,
+                 Roof_boundText(roof->memory_bound ? roof->level : 0));
+    }
+    EngineEvent ev = {.kind = EV_ROUND, .task_id = t};
+    pthread_mutex_lock(&this->state_lock);
+    ev.est_latency_s = estimated_latency(this, NULL);
+    ev.trials = this->total_trials;
+    pthread_mutex_unlock(&this->state_lock);
+    if (this->tsv) {
+        fprintf(this->tsv, "%.3f\t%.3f\t%d\t%.6f\t%d\n", clock_wall(), now_s(this), ev.trials,
+                isfinite(ev.est_latency_s) ? ev.est_latency_s * 1e3 : -1.0, t);
+        fflush(this->tsv);
+    }
+    emit(this, &ev);
+    emit_strategy(this, t);
+}
+
+/* The scheduler's pick for the next round, -1 when every task left is done
+ * or paused (*any_paused: some are paused). A task with a round in flight
+ * (with a backend) is picked only when no other task can be. */
+static int pick_task(Engine *this, SchedTaskState *st, bool *any_paused) {
+    bool any_busy = false;
+    *any_paused = false;
+    for (int t = 0; t < this->n; t++) {
+        TaskRun *r = &this->runs[t];
+        st[t] = sched_state(this, t);
+        if (is_paused(this, r) && !r->done && !r->stopped) *any_paused = true;
+        if (r->busy) {
+            any_busy = true;
+            st[t].paused = true;
+        }
+    }
+    int t = TaskScheduler_next(this->sched, st);
+    if (t < 0 && any_busy) {
+        for (int i = 0; i < this->n; i++)
+            st[i] = sched_state(this, i);
+        t = TaskScheduler_next(this->sched, st);
+    }
+    pthread_mutex_lock(&this->state_lock);
+    this->next_task = t;
+    pthread_mutex_unlock(&this->state_lock);
+    return t;
+}
+
+/* The size of task t's next round with `remaining` trials left (> 0). */
+static int round_size(const Engine *this, int t, int remaining) {
+    int n = remaining < this->batch ? remaining : this->batch;
+    /* A task's first round is smaller, so that the scheduler starts
+     * choosing within the first quarter of the budget. */
+    if (this->runs[t].rounds == 0 && n > this->first_round) n = this->first_round;
+    return n;
+}
+
+/* Everything left is paused: waits a little for the user. */
+static void wait_for_command(Engine *this) {
+    pthread_mutex_lock(&this->cmd_lock);
+    if (this->n_cmds == 0 && !atomic_load(&this->stop_requested)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200000000;
+        if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+        pthread_cond_timedwait(&this->cmd_cond, &this->cmd_lock, &ts);
+    }
+    pthread_mutex_unlock(&this->cmd_lock);
+}
+
+/* This process builds and measures: one round at a time. */
+static void engine_local(Engine *this, SchedTaskState *st) {
+    while (!atomic_load(&this->stop_requested)) {
+        apply_commands(this);
+        int remaining = this->cfg.trials - this->total_trials;
+        if (remaining <= 0) break;
+        bool any_paused;
+        int t = pick_task(this, st, &any_paused);
+        if (t < 0) {
+            if (!any_paused) break;
+            wait_for_command(this);
+            continue;
+        }
+        Round rd;
+        round_begin(this, t, round_size(this, t, remaining), &rd);
+        round_local(this, &rd);
+        bool whole = !rd.cut_short;
+        round_end(this, &rd);
+        round_after(this, t, whole);
+    }
+}
+
+/* Rounds in flight on a backend at most; a job's cookie is its round's slot
+ * times COOKIE_JOBS plus its place in the round (--batch is at most 4096). */
+#define MAX_FLIGHTS 64
+#define COOKIE_JOBS 65536
+
+static void round_submit(Engine *this, Round *rd, int slot) {
+    const MeasureBackend *be = this->cfg.backend;
+    const Task *task = &this->tasks[rd->t];
+    BackendJob *bj = calloc((size_t)rd->n, sizeof *bj);
+    rd->cut = calloc((size_t)rd->n, sizeof(double));
+    if (!bj || !rd->cut) abort();
+    for (int i = 0; i < rd->n; i++) {
+        bj[i].cookie = slot * COOKIE_JOBS + i;
+        bj[i].group = rd->t;
+        snprintf(bj[i].task_key, sizeof bj[i].task_key, "%s", task->key);
+        snprintf(bj[i].template_name, sizeof bj[i].template_name, "%s", task->tmpl->name);
+        bj[i].index = rd->jobs[i].index;
+        bj[i].slow_cutoff_s = rd->cut[i] = slow_cutoff(this, rd->t);
+    }
+    rd->left = rd->n;
+    be->submit(be->ctx, bj, rd->n);
+    free(bj);
+}
+
+/* One job of a round came back from the backend: measured, it becomes a
+ * record (naming where it ran); unmeasured, it is pending again. */
+static void round_outcome(Engine *this, Round *rd, int i, BackendOutcome *o) {
+    TaskRun *r = &this->runs[rd->t];
+    const Task *task = &this->tasks[rd->t];
+    BuildJob *job = &rd->jobs[i];
+    if (o->kind == OUTCOME_UNMEASURED) {
+        /* never recorded: measured later in this session or by a resume */
+        push_pending(r, job->index);
+        rd->cut_short = true;
+        MeasureResult_done(&o->mr);
+        BuildJob_done(job);
+        return;
+    }
+    job->result.error_no = o->build_error;
+    job->result.build_s = o->build_s;
+    job->result.regs_per_thread = o->regs;
+    job->result.spill_bytes = o->spills;
+    job->result.shared_bytes = o->shared_bytes;
+    job->result.local_bytes = o->local_bytes;
+    Record rec;
+    fill_record(this, task, job, &rec);
+    snprintf(rec.host, sizeof rec.host, "%s", o->host);
+    rec.rank = o->rank;
+    snprintf(rec.device, sizeof rec.device, "%s", o->device);
+    if (o->build_error != ERR_NO_ERROR) {
+        Record_setError(&rec, o->build_error, o->mr.msg ? o->mr.msg : MeasureError_name(o->build_error));
+    } else if (!this->cfg.measure.compile_only) {
+        MeasureOptions opt = this->cfg.measure;
+        opt.slow_cutoff_s = rd->cut[i];
+        record_measurement(&rec, &o->mr, &opt, rd->cut[i] > 0 ? rd->cut[i] / SLOW_FACTOR : INFINITY);
+    }
+    MeasureResult_done(&o->mr);
+    if (commit_record(this, rd->t, &rec, &rd->gflops[rd->n_done])) {
+        if (rd->gflops[rd->n_done] > 0) rd->measured_ok++;
+        rd->done_idx[rd->n_done++] = job->index;
+    }
+    Record_done(&rec);
+    BuildJob_done(job);
+}
+
+/* Builds and measures through a backend (tuner/backend.h) as a queue: while
+ * the backend has free slots (`want`), the next round is proposed and
+ * submitted, so a slow rank never stalls the others; outcomes are recorded
+ * as they come, whatever their round; a round ends (its strategy learns, the
+ * scheduler updates) when its last job is back. */
+static void engine_async(Engine *this, SchedTaskState *st) {
+    const MeasureBackend *be = this->cfg.backend;
+    Round *fl = calloc(MAX_FLIGHTS, sizeof *fl);
+    bool *used = calloc(MAX_FLIGHTS, sizeof *used);
+    if (!fl || !used) abort();
+    int n_fl = 0, in_flight = 0; /* rounds, and jobs submitted and not back */
+    bool cancelled_all = false;
+    for (;;) {
+        apply_commands(this);
+        bool stop = atomic_load(&this->stop_requested);
+        /* What a stop or a pause no longer wants comes back: measured within
+         * a short grace, or unmeasured (pending again). */
+        if (stop && !cancelled_all && n_fl) {
+            be->cancel(be->ctx, -1);
+            cancelled_all = true;
+            for (int s = 0; s < MAX_FLIGHTS; s++)
+                fl[s].cut_short |= used[s];
+        }
+        for (int s = 0; s < MAX_FLIGHTS && !stop; s++) {
+            if (!used[s] || fl[s].cut_short) continue;
+            const TaskRun *r = &this->runs[fl[s].t];
+            if (!is_paused(this, r) && !r->stopped) continue;
+            be->cancel(be->ctx, fl[s].t);
+            for (int k = 0; k < MAX_FLIGHTS; k++)
+                if (used[k] && fl[k].t == fl[s].t) fl[k].cut_short = true;
+        }
+        if (stop && n_fl == 0) break;
+        int remaining = this->cfg.trials - this->total_trials - in_flight;
+        if (!stop && remaining <= 0 && n_fl == 0) break;
+        if (!stop && remaining > 0 && n_fl < MAX_FLIGHTS && (n_fl == 0 || (be->want && be->want(be->ctx) > 0))) {
+            bool any_paused;
+            int t = pick_task(this, st, &any_paused);
+            if (t >= 0) {
+                int s = 0;
+                while (used[s])
+                    s++;
+                Round *rd = &fl[s];
+                round_begin(this, t, round_size(this, t, remaining), rd);
+                if (rd->n == 0) { /* exhausted, or every config rejected by the precheck */
+                    round_end(this, rd);
+                    round_after(this, t, true);
+                    continue;
+                }
+                round_submit(this, rd, s);
+                used[s] = true;
+                n_fl++;
+                in_flight += rd->n;
+                continue;
+            }
+            if (n_fl == 0) {
+                if (!any_paused) break;
+                wait_for_command(this);
+                continue;
+            }
+        }
+        BackendOutcome o;
+        if (!be->next(be->ctx, &o, 0.1)) continue;
+        if (o.kind == OUTCOME_NOTE) {
+            emit_log(this, o.fatal ? LOG_ERROR : o.warn ? LOG_WARN : LOG_INFO, -1, "%s", o.note);
+            if (o.fatal) atomic_store(&this->stop_requested, true);
+            MeasureResult_done(&o.mr);
+            continue;
+        }
+        int s = o.cookie / COOKIE_JOBS, i = o.cookie % COOKIE_JOBS;
+        if (o.cookie < 0 || s >= MAX_FLIGHTS || !used[s] || i >= fl[s].n) { /* not ours: never recorded */
+            MeasureResult_done(&o.mr);
+            continue;
+        }
+        Round *rd = &fl[s];
+        round_outcome(this, rd, i, &o);
+        in_flight--;
+        if (--rd->left == 0) {
+            int t = rd->t;
+            bool whole = !rd->cut_short;
+            round_end(this, rd);
+            used[s] = false;
+            n_fl--;
+            round_after(this, t, whole);
+        }
+    }
+    free(fl);
+    free(used);
+}
+
 static void *engine_main(void *arg) {
     Engine *this = arg;
     sigset_t all;
@@ -908,67 +1137,10 @@ static void *engine_main(void *arg) {
 
     SchedTaskState *st = calloc((size_t)this->n, sizeof *st);
     if (!st) abort();
-    while (!atomic_load(&this->stop_requested)) {
-        apply_commands(this);
-        int remaining = this->cfg.trials - this->total_trials;
-        if (remaining <= 0) break;
-        bool any_paused = false;
-        for (int t = 0; t < this->n; t++) {
-            TaskRun *r = &this->runs[t];
-            st[t] = sched_state(this, t);
-            if (is_paused(this, r) && !r->done && !r->stopped) any_paused = true;
-        }
-        int t = TaskScheduler_next(this->sched, st);
-        pthread_mutex_lock(&this->state_lock);
-        this->next_task = t;
-        pthread_mutex_unlock(&this->state_lock);
-        if (t < 0) {
-            if (!any_paused) break;
-            /* Everything left is paused: wait for the user. */
-            pthread_mutex_lock(&this->cmd_lock);
-            if (this->n_cmds == 0 && !atomic_load(&this->stop_requested)) {
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                ts.tv_nsec += 200000000;
-                if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
-                pthread_cond_timedwait(&this->cmd_cond, &this->cmd_lock, &ts);
-            }
-            pthread_mutex_unlock(&this->cmd_lock);
-            continue;
-        }
-        int n = remaining < this->batch ? remaining : this->batch;
-        /* A task's first round is smaller, so that the scheduler starts
-         * choosing within the first quarter of the budget. */
-        if (this->runs[t].rounds == 0 && n > this->first_round) n = this->first_round;
-        bool whole = run_round(this, t, n);
-        if (!whole && this->runs[t].rounds == 1) {
-            /* a first round cut short by a pause or stop is no warm-up: the
-             * task gets a whole first round when it runs again */
-            this->runs[t].rounds = 0;
-        } else {
-            TaskScheduler_update(this->sched, t, this->runs[t].tally.best_latency);
-        }
-        if (this->runs[t].state == TASK_WAITING && resting_state(this, t) == TASK_AT_ROOF) {
-            set_state(this, t, TASK_AT_ROOF);
-            const Roof *roof = &this->runs[t].roof;
-            emit_log(this, LOG_INFO, t,
-                     "task %d: at %.0f%% of its roof (%.1f GFLOPS, %s): no more rounds unless its priority is raised",
-                     t, 100 * Roof_share(this->runs[t].tally.best_gflops, roof->gflops), roof->gflops,
-                     Roof_boundText(roof->memory_bound ? roof->level : 0));
-        }
-        EngineEvent ev = {.kind = EV_ROUND, .task_id = t};
-        pthread_mutex_lock(&this->state_lock);
-        ev.est_latency_s = estimated_latency(this, NULL);
-        ev.trials = this->total_trials;
-        pthread_mutex_unlock(&this->state_lock);
-        if (this->tsv) {
-            fprintf(this->tsv, "%.3f\t%.3f\t%d\t%.6f\t%d\n", clock_wall(), now_s(this), ev.trials,
-                    isfinite(ev.est_latency_s) ? ev.est_latency_s * 1e3 : -1.0, t);
-            fflush(this->tsv);
-        }
-        emit(this, &ev);
-        emit_strategy(this, t);
-    }
+    if (this->cfg.backend)
+        engine_async(this, st);
+    else
+        engine_local(this, st);
     free(st);
     /* Tasks that were still open when the budget ran out are done too. */
     for (int t = 0; t < this->n; t++) {

@@ -26,6 +26,7 @@
 #include "tuner/backend.h"
 #include "tuner/event.h"
 #include "tuner/resume.h"
+#include "tuner/strategy.h"
 #include "tuner/task.h"
 
 typedef struct EngineConfig {
@@ -55,6 +56,7 @@ typedef struct EngineConfig {
      * pool and runner); else a backend (tuner/backend.h, e.g. MPI ranks) that
      * outlives the engine. */
     const MeasureBackend *backend;
+    EvolutionOptions evolution; /* the evolution strategy of te.sketch tasks (EvolutionOptions_default) */
 } EngineConfig;
 
 void EngineConfig_defaults(EngineConfig *this);

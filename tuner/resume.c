@@ -116,6 +116,13 @@ static int xtask_of(Resume *this, Reading *rd, const Record *rec) {
 static void add_measured(Resume *this, int t, const Task *task, const Record *rec) {
     ResumeTask *rt = &this->tasks[t];
     if (!VisitedSet_add(&rt->visited, rec->index)) return; /* a duplicate record */
+    if (task->tmpl->adopt) {
+        /* a candidate named by the template's table (a schedule of te.sketch):
+         * known again, so the search can build on it; one whose steps do not
+         * come back stays visited all the same */
+        char err[TT_ERRLEN];
+        if (task->tmpl->adopt(&task->wl, rec->index, rec->steps, rec->config, err) != TT_OK) this->unadopted++;
+    }
     double g = Record_gflops(rec, task->flops);
     bool best = TaskTally_add(&rt->tally, rec, g);
     rows_push(&rt->replay, rec->index, g);

@@ -20,6 +20,11 @@
  * so that the UI's curves and error inspector cover the whole history
  * without reading the log again.
  *
+ * For a template whose candidates are entries of a table the search fills
+ * (Template.adopt: te.sketch's schedules), each measured record's candidate
+ * is handed back to the template, the one change Resume_read makes outside
+ * *this, so that the search knows every measured schedule again.
+ *
  * Records of other tasks (or beyond a task's space) are counted as foreign
  * and kept in the file. A torn tail stops reading where the good data ends
  * (torn_at); damage is an error and nothing is returned.
@@ -102,6 +107,7 @@ typedef struct Resume {
     int restored;  /* measured records restored (n_trials) */
     int foreign;   /* records of other tasks, or beyond a task's space */
     int seeded;    /* imported configs queued */
+    int unadopted; /* measured records of a table-named template whose candidate did not come back */
     off_t torn_at; /* where a torn tail starts, -1 when the log ended cleanly */
 } Resume;
 

@@ -9,13 +9,14 @@
 
 /* xgb is always listed; built without XGBoost it refuses to create with a
  * message that says so. */
-extern const Strategy strategy_grid, strategy_random, strategy_ga, strategy_xgb;
+extern const Strategy strategy_grid, strategy_random, strategy_ga, strategy_xgb, strategy_evolution;
 
 /* The first is the default (--tuner, EngineConfig): xgb, because its model
  * learns from every task of a template in the session and reaches a good
  * config in fewer trials than ga or random once it has (see the Benchmarks
  * section of the README). */
-static const Strategy *const STRATEGIES[] = {&strategy_xgb, &strategy_ga, &strategy_random, &strategy_grid};
+static const Strategy *const STRATEGIES[] = {&strategy_xgb, &strategy_ga, &strategy_random, &strategy_grid,
+                                             &strategy_evolution};
 #define N_STRATEGIES ((int)(sizeof STRATEGIES / sizeof STRATEGIES[0]))
 
 const Strategy *Strategy_find(const char *name) {
@@ -58,4 +59,8 @@ bool Strategy_valid(const StrategyContext *ctx, uint64_t index) {
     Space_decode(&t->space, index, choice);
     char reason[256];
     return t->tmpl->precheck(&t->wl, &t->space, choice, ctx->dev, reason, sizeof reason);
+}
+
+EvolutionOptions EvolutionOptions_default(void) {
+    return (EvolutionOptions){.population = 2048, .generations = 4, .mutation = 0.85, .eps = 0.05};
 }

@@ -4,7 +4,8 @@
  * to train a cost model, but propose/update must not block on it for long).
  *
  * Strategies are const structs registered in one table (tuner/strategy.c):
- * "grid", "random", "ga", "xgb".
+ * "grid", "random", "ga", "xgb", and "evolution" (schedules of tensor
+ * expressions, the one strategy of te.sketch tasks).
  */
 #ifndef TT_TUNER_STRATEGY_H
 #define TT_TUNER_STRATEGY_H
@@ -18,6 +19,18 @@
 #include "space/space.h"
 #include "tuner/task.h"
 
+/* The evolution strategy's settings (tune --population, --generations,
+ * --mutation, --eps-greedy); the defaults are the auto-scheduler's. */
+typedef struct EvolutionOptions {
+    int population;  /* candidates per generation (2048) */
+    int generations; /* generations per round (4) */
+    double mutation; /* probability that a child is a mutation, else a crossover (0.85) */
+    double eps;      /* share of each round's measured candidates drawn at random (0.05) */
+} EvolutionOptions;
+EvolutionOptions EvolutionOptions_default(void);
+#define EVO_POPULATION_MAX 65536 /* population 2..this */
+#define EVO_GENERATIONS_MAX 100  /* generations 0..this; mutation and eps 0..1 */
+
 /* What a strategy may look at. Owned by the engine; valid for the strategy's life. */
 typedef struct StrategyContext {
     const Task *task;
@@ -28,6 +41,7 @@ typedef struct StrategyContext {
     const uint64_t *transfer_index; /* config indices in each transfer task's own space */
     const double *transfer_gflops;
     const Task *const *transfer_task;
+    EvolutionOptions evolution; /* for the evolution strategy */
 } StrategyContext;
 
 /* Features of a config: Space_features followed by the template's features.

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "space/steps.h"
 #include "te/te.h"
 
 typedef struct TeTestExpr {
@@ -64,6 +65,13 @@ static TeProgram *te_test_load(const TeTestExpr *x, char *err) {
         sets[n++].value = atoll(eq + 1);
     }
     return TeProgram_load(path, sets, n, err);
+}
+
+/* Whether a schedule uses a step of this kind. */
+static inline int te_test_has(const Steps *s, StepKind kind) {
+    for (int i = 0; i < s->n; i++)
+        if (s->step[i].kind == kind) return 1;
+    return 0;
 }
 
 #define TE_TEST_N_EXPRS ((int)(sizeof TE_TEST_EXPRS / sizeof *TE_TEST_EXPRS))

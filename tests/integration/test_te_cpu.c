@@ -20,7 +20,7 @@
 typedef void (*KernelFn)(float **);
 
 TEST(random_schedules_match_interpreter) {
-    int per = te_test_samples(), total = 0, wrong = 0;
+    int per = te_test_samples(), total = 0, wrong = 0, cached = 0, both = 0;
     char dir[] = "/tmp/tt-te-cpu.XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
     Rng rng;
@@ -50,6 +50,9 @@ TEST(random_schedules_match_interpreter) {
         Steps *steps = calloc(per, sizeof(Steps));
         for (int k = 0; k < per; k++) {
             TeSchedule_sample(&d, &rng, 0, &steps[k]);
+            int w = te_test_has(&steps[k], STEP_CACHE_WRITE), r = te_test_has(&steps[k], STEP_CACHE_READ);
+            cached += w || r;
+            both += w && r;
             LoopNest ln;
             if (LoopNest_lower(&ln, &d, &steps[k], err) != TT_OK) {
                 fprintf(stderr, "expression %zu sample %d: %s\n", e, k, err);
@@ -123,8 +126,10 @@ TEST(random_schedules_match_interpreter) {
         TeProgram_delete(g);
     }
     rmdir(dir);
-    printf("%d schedules over %zu expressions run on cpu, %d wrong\n", total, (size_t)TE_TEST_N_EXPRS, wrong);
+    printf("%d schedules over %zu expressions run on cpu (%d with a cache stage, %d with both kinds), %d wrong\n",
+           total, (size_t)TE_TEST_N_EXPRS, cached, both, wrong);
     CHECK_EQ_INT(wrong, 0);
+    CHECK(cached >= per / 2 && both >= 1); /* the new steps are exercised */
     CHECK_EQ_INT(total, per * TE_TEST_N_EXPRS);
 }
 

@@ -3,6 +3,10 @@
 # ranks 1 and 2 build and measure.
 #  1. a session completes; every record names its host and rank (1 or 2); no
 #     (task, config) is measured twice; `best` works and says where.
+#  a slow rank (held by TUNETOP_TEST_HOLD) does not stall the others;
+#  --local-measure yes: rank 0 measures too; a bad value is one line.
+#  devices: opencl on PoCL (device by node-local rank, --devices), cuda
+#  without a driver (one line per rank, the session ends).
 #  2. kill -9 of rank 2 under `mpirun --enable-recovery`: rank 0 declares it
 #     lost, re-queues its candidates and finishes the budget with rank 1.
 #  3. kill -9 of rank 2 under a plain mpirun (which then ends the whole job):
@@ -33,8 +37,8 @@ rank_pid() { # rank_pid MPIRUN_PID RANK: the pid of that rank's tunetop
     if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then echo "$p"; return; fi
   done
 }
-wait_records() { # wait_records LOG N: up to 40 s
-  for _ in $(seq 1 400); do [ "$(count "$1")" -ge "$2" ] && return 0; sleep 0.1; done
+wait_records() { # wait_records LOG N [SECONDS]: up to 40 s by default
+  for _ in $(seq 1 $((${3:-40} * 10))); do [ "$(count "$1")" -ge "$2" ] && return 0; sleep 0.1; done
   return 1
 }
 
@@ -54,6 +58,84 @@ grep -q "\[ Devices \]" "$WORK/one.out" && grep -qE "^\| +2 \| " "$WORK/one.out"
   fail "no devices table in the headless output"
 "$TT" best "$L1" >"$WORK/best.out" 2>&1 && grep -q "measured  on .*, rank [12]" "$WORK/best.out" &&
   ok "best: $(grep -m1 'measured  on' "$WORK/best.out")" || fail "best: $(cat "$WORK/best.out")"
+
+# ---- a slow rank does not stall the others: rank 2 holds every job it gets
+# (before timing it) until a file exists; meanwhile rank 1 measures round after
+# round (rounds of 4). Rounds taken in turn would stop at the first round that
+# gave rank 2 a job.
+L4="$WORK/slow.log"
+GO="$WORK/go"
+TUNETOP_TEST_HOLD="2:$GO" "${mpi[@]}" -x TUNETOP_TEST_HOLD -np 3 "$TT" "${common[@]}" --batch 4 --trials 24 \
+  --rank-timeout 120 --log "$L4" </dev/null >"$WORK/slow.out" 2>&1 &
+mp=$!
+if wait_records "$L4" 16 150; then
+  r2=$("$TT" dump "$L4" | grep -c '"rank":2,')
+  [ "$r2" -eq 0 ] && ok "rank 2 holds its jobs; meanwhile rank 1 measured $(count "$L4") (rounds of 4)" ||
+    fail "rank 2 was not held: $r2 records"
+else
+  fail "rank 1 stalled behind the held rank 2: $(count "$L4") records after 150 s"
+fi
+touch "$GO"
+wait "$mp"
+rc=$?
+[ $rc -eq 0 ] && ok "slow-rank session finished" || fail "mpirun exit $rc: $(tail -n 5 "$WORK/slow.out")"
+n=$(count "$L4")
+first2=$("$TT" dump "$L4" | grep -n '"rank":2,' | head -n 1 | cut -d: -f1)
+[ "$n" -eq 24 ] && [ "${first2:-0}" -gt 16 ] && ok "24 records in completion order: rank 2's first is record $first2" ||
+  fail "$n records, rank 2's first at ${first2:-none}"
+no_dupes "$L4" "slow rank"
+
+# ---- --local-measure: rank 0 measures too (on one node its default is no, as section 1 shows)
+L5="$WORK/local.log"
+"${mpi[@]}" -np 2 "$TT" "${common[@]}" --trials 12 --local-measure yes --log "$L5" </dev/null >"$WORK/local.out" 2>&1
+rc=$?
+r0=$("$TT" dump "$L5" | grep -c '"rank":0,')
+[ $rc -eq 0 ] && [ "$(count "$L5")" -eq 12 ] && [ "$r0" -ge 1 ] &&
+  ok "--local-measure yes: 12 records, $r0 measured by rank 0" || fail "--local-measure yes: exit $rc, $r0 by rank 0"
+grep -qE "^\| +0 \| " "$WORK/local.out" && ok "devices table lists rank 0" || fail "no rank 0 in the devices table"
+no_dupes "$L5" "local measure"
+"${mpi[@]}" -np 2 "$TT" "${common[@]}" --trials 4 --local-measure maybe --log "$WORK/bad.log" </dev/null \
+  >"$WORK/bad.out" 2>&1
+rc=$?
+[ $rc -ne 0 ] && [ "$(grep -c 'local-measure' "$WORK/bad.out")" -eq 1 ] &&
+  ok "exit $rc: $(grep 'local-measure' "$WORK/bad.out")" || fail "--local-measure maybe: exit $rc, $(cat "$WORK/bad.out")"
+
+# ---- devices: the opencl target on PoCL (one device: every rank takes device 0, so rank 0 does not measure)
+if "$TT" devices 2>/dev/null | grep -qE '^opencl +unavailable'; then
+  ok "opencl: no device here, skipped"
+else
+  L6="$WORK/ocl.log"
+  "${mpi[@]}" -np 3 "$TT" "${common[@]}" --target opencl --task dense:m=16,n=16,k=16 --trials 6 --log "$L6" \
+    </dev/null >"$WORK/ocl.out" 2>&1
+  rc=$?
+  bad=$("$TT" dump "$L6" | grep -vc '"rank":[12],"dev":"[^"]* #0"')
+  [ $rc -eq 0 ] && [ "$(count "$L6")" -eq 6 ] && [ "$bad" -eq 0 ] &&
+    ok "opencl -np 3: 6 records, each by rank 1 or 2 on its node's device #0" ||
+    fail "opencl: exit $rc, $(count "$L6") records, $bad not on a server's device #0: $(tail -n 3 "$WORK/ocl.out")"
+  "${mpi[@]}" -np 3 "$TT" "${common[@]}" --target opencl --devices 0,1 --trials 4 --log "$WORK/ocl2.log" \
+    </dev/null >"$WORK/ocl2.out" 2>&1
+  rc=$?
+  line=$(grep -c 'cannot open its device' "$WORK/ocl2.out")
+  [ $rc -eq 0 ] && [ "$line" -eq 1 ] && ok "--devices 0,1 (one device here): $(grep 'cannot open' "$WORK/ocl2.out")" ||
+    fail "--devices 0,1: exit $rc, $line lines: $(tail -n 3 "$WORK/ocl2.out")"
+fi
+# the cuda target without a driver: every rank says so in one line naming its host and rank; the session ends
+if "$TT" devices 2>/dev/null | grep -qE '^cuda +unavailable'; then
+  "${mpi[@]}" -np 3 "$TT" "${common[@]}" --target cuda --trials 4 --log "$WORK/cuda.log" </dev/null \
+    >"$WORK/cuda.out" 2>&1
+  rc=$?
+  lines=$(grep -cE 'rank [012] on [^ ]+ cannot open its device' "$WORK/cuda.out")
+  [ $rc -ne 0 ] && [ "$lines" -eq 3 ] && grep -q "no measure server left" "$WORK/cuda.out" &&
+    ok "cuda without a driver: exit $rc; $(grep -m1 'rank 1 on' "$WORK/cuda.out")" ||
+    fail "cuda: exit $rc, $lines rank lines: $(head -n 5 "$WORK/cuda.out")"
+  [ "$(count "$WORK/cuda.log")" -eq 0 ] && ok "cuda: the log is intact, nothing recorded" || fail "cuda: records?"
+else
+  ok "cuda: a driver is present, the no-driver case skipped"
+fi
+"${mpi[@]}" -np 2 "$TT" "${common[@]}" --devices 0,1 --trials 4 --log "$WORK/bad2.log" </dev/null >"$WORK/bad2.out" 2>&1
+rc=$?
+[ $rc -ne 0 ] && [ "$(grep -c 'devices' "$WORK/bad2.out")" -eq 1 ] && ok "cpu --devices: exit $rc, $(grep devices "$WORK/bad2.out")" ||
+  fail "cpu --devices: exit $rc: $(cat "$WORK/bad2.out")"
 
 # ---- 2. kill -9 of a server; --enable-recovery: the session goes on
 L2="$WORK/two.log"

@@ -46,8 +46,13 @@ static Status fake_generate(const Workload *wl, const Space *s, const int32_t *c
     return TT_OK;
 }
 
-static const Template fake_tmpl = {"fake.cpu",    OP_DENSE,      FAMILY_CPU, fake_applies, fake_space,
-                                   fake_precheck, fake_generate, NULL,       NULL};
+static const Template fake_tmpl = {.name = "fake.cpu",
+                                   .op = OP_DENSE,
+                                   .family = FAMILY_CPU,
+                                   .applies = fake_applies,
+                                   .define_space = fake_space,
+                                   .precheck = fake_precheck,
+                                   .generate = fake_generate};
 
 /* ---- fake target: b == 5 does not compile; cost = 1 ms * (1 + |a-3| + |b-2|) --- */
 
@@ -999,6 +1004,8 @@ static void fb_submit(void *ctx, const BackendJob *jobs, int n) {
         fb->jobs[fb->n++] = jobs[i];
 }
 
+static void fb_measure(const BackendJob *jp, BackendOutcome *out);
+
 static bool fb_next(void *ctx, BackendOutcome *out, double timeout_s) {
     FakeBackend *fb = ctx;
     memset(out, 0, sizeof *out);
@@ -1022,6 +1029,14 @@ static bool fb_next(void *ctx, BackendOutcome *out, double timeout_s) {
         fb->unmeasured++;
         return true;
     }
+    fb_measure(&j, out);
+    return true;
+}
+
+/* A measured outcome of job j from rank 2 of fakehost (b == 5 fails to build). */
+static void fb_measure(const BackendJob *jp, BackendOutcome *out) {
+    BackendJob j = *jp;
+    out->cookie = j.cookie;
     out->kind = OUTCOME_MEASURED;
     int32_t c[2];
     Space sp;
@@ -1043,10 +1058,9 @@ static bool fb_next(void *ctx, BackendOutcome *out, double timeout_s) {
     snprintf(out->host, sizeof out->host, "fakehost");
     out->rank = 2;
     snprintf(out->device, sizeof out->device, "fake device");
-    return true;
 }
 
-static void fb_cancel(void *ctx) {}
+static void fb_cancel(void *ctx, int group) {}
 
 static int fb_devices(void *ctx, DeviceRow *out, int max) {
     if (max < 1) return 0;
@@ -1100,6 +1114,83 @@ TEST(measure_backend_records_completion_order_and_requeues) {
     CHECK(here > 0);
     CHECK(compile_errors > 0);
     CHECK(requeued_measured > 0);
+}
+
+/* A backend of four slots whose first job is slow: it comes back only after
+ * SLOW_AFTER others (a slow rank). Outcomes in submission order otherwise. */
+#define SLOW_AFTER 20
+typedef struct SlowBackend {
+    BackendJob q[512];
+    int head, tail;
+    BackendJob held;
+    bool holding, held_back;
+    int given;    /* outcomes given back */
+    int held_pos; /* outcomes given before the slow one */
+    int submits;  /* submit calls */
+} SlowBackend;
+
+static void sb_submit(void *ctx, const BackendJob *jobs, int n) {
+    SlowBackend *sb = ctx;
+    sb->submits++;
+    for (int i = 0; i < n; i++) {
+        if (!sb->holding && !sb->held_back) {
+            sb->held = jobs[i];
+            sb->holding = true;
+        } else if (sb->tail < 512) {
+            sb->q[sb->tail++] = jobs[i];
+        }
+    }
+}
+
+static int sb_want(void *ctx) {
+    SlowBackend *sb = ctx;
+    return 4 - sb->holding - (sb->tail - sb->head);
+}
+
+static bool sb_next(void *ctx, BackendOutcome *out, double timeout_s) {
+    SlowBackend *sb = ctx;
+    memset(out, 0, sizeof *out);
+    MeasureResult_init(&out->mr);
+    if (sb->holding && (sb->given >= SLOW_AFTER || sb->head == sb->tail)) {
+        if (sb->head == sb->tail && sb->given < SLOW_AFTER) return false; /* the slow job is not done yet */
+        sb->holding = false;
+        sb->held_back = true;
+        sb->held_pos = sb->given++;
+        fb_measure(&sb->held, out);
+        return true;
+    }
+    if (sb->head == sb->tail) return false;
+    sb->given++;
+    fb_measure(&sb->q[sb->head++], out);
+    return true;
+}
+
+/* A slow job does not stall the session: the engine keeps the backend's free
+ * slots filled with further rounds, records their results as they come, and
+ * the slow one when it comes; nothing is measured twice. */
+TEST(measure_backend_is_a_queue) {
+    unlink(log_path);
+    SlowBackend sb = {0};
+    MeasureBackend be = {
+        .ctx = &sb, .submit = sb_submit, .next = sb_next, .cancel = fb_cancel, .want = sb_want, .devices = fb_devices};
+    EngineConfig cfg;
+    config(&cfg, 40, "random");
+    cfg.backend = &be;
+    Seen seen = {0};
+    char err[TT_ERRLEN] = "";
+    Engine *e = Engine_new(&cfg, make_tasks(2), 2, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    run_to_end(e, &seen);
+    CHECK_EQ_INT(seen.results, 40);
+    CHECK(sb.held_back);
+    CHECK_EQ_INT(sb.held_pos, SLOW_AFTER); /* 20 results of later rounds came first */
+    CHECK(sb.submits >= 4);                /* rounds of 8 kept coming while the slow job was out */
+    Engine_delete(e);
+    int dups;
+    CHECK_EQ_INT(log_records(&dups), 40);
+    CHECK_EQ_INT(dups, 0);
 }
 
 /* Steering beyond the queue's room is refused (false), not dropped silently;
@@ -1218,6 +1309,7 @@ int main(void) {
              (int)getpid());
     RUN(budget_errors_and_best);
     RUN(measure_backend_records_completion_order_and_requeues);
+    RUN(measure_backend_is_a_queue);
     RUN(paused_task_gets_nothing_then_resume_restores);
     RUN(pause_mid_round_loses_no_config);
     RUN(stop_task_and_stop_session);

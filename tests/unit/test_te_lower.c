@@ -124,14 +124,111 @@ TEST(compute_at_region_and_inline) {
     LoopNest_print(&ln, &b);
     CHECK_STR(b.data,
               "for i1_1 < 2\n"
-              "  for r0_0 < 6\n"
-              "    store B i=(0 + 4 * i1_1) + r0_0 if 0 <= (0 + 4 * i1_1) + r0_0 && (0 + 4 * i1_1) + r0_0 < 10\n"
+              "  alloc B[6]\n"
+              "  for i0_0 < 6\n"
+              "    store B i=(0 + 4 * i1_1) + i0_0 if 0 <= (0 + 4 * i1_1) + i0_0 && (0 + 4 * i1_1) + i0_0 < 10\n"
               "  for i1_2 < 4\n"
               "    store C i=(i1_1 * 4 + i1_2)\n"
               "for i2_0 < 8\n"
               "  store D i=i2_0\n");
+    StrBuf_clear(&b);
+    LoopNest_emit_c(&ln, "k", &b); /* B is a box of 6 local to the loop, indexed from its base */
+    CHECK_CONTAINS(b.data, "float L1[6];");
+    CHECK_CONTAINS(b.data, "L1[(x0 - (0 + 4 * i1_1))] = ");
+    CHECK_CONTAINS(b.data, "(float)L1[(x1 - (0 + 4 * i1_1))] + (float)L1[((x1 + ((int64_t)2)) - (0 + 4 * i1_1))]");
     StrBuf_done(&b);
     LoopNest_done(&ln);
+    TeProgram_delete(g);
+}
+
+/* cache_write adds the computing stage at the stage's index; cache_read a
+ * copy just before its reader; both computed at a loop of their reader. */
+TEST(cache_stages) {
+    TeProgram *g = parse(MATMUL);
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    static const char *const CASES[][2] = {
+        {"cache_write 0; split 1 0 2; parallel 1 0; compute_at 0 1 1",
+         "for i1_2 < 3 parallel\n"
+         "  for i1_3 < 2\n"
+         "    alloc C.local[1, 5]\n"
+         "    for i0_0 < 1\n"
+         "      for i0_1 < 5\n"
+         "        init C.local i=(0 + 2 * i1_2 + 1 * i1_3) + i0_0 j=i0_1 if 0 <= (0 + 2 * i1_2 + 1 * i1_3) + i0_0 && "
+         "(0 + 2 * i1_2 + 1 * i1_3) + i0_0 < 6\n"
+         "        for i0_2 < 4\n"
+         "          update C.local i=(0 + 2 * i1_2 + 1 * i1_3) + i0_0 j=i0_1 k=i0_2 if 0 <= (0 + 2 * i1_2 + 1 * i1_3) "
+         "+ i0_0 && (0 + 2 * i1_2 + 1 * i1_3) + i0_0 < 6\n"
+         "    for i1_1 < 5\n"
+         "      store C i=(i1_2 * 2 + i1_3) j=i1_1\n"},
+        {"cache_write 0; split 1 0 2; split 1 2 5; compute_at 0 1 1; split 0 2 2; reorder 0 2 0 1 3",
+         "for i1_2 < 3\n"
+         "  for i1_3 < 2\n"
+         "    alloc C.local[1, 5]\n"
+         "    for z0_0 < 1\n"
+         "      for z0_1 < 5\n"
+         "        init C.local i=(0 + 2 * i1_2 + 1 * i1_3) + z0_0 j=z0_1 if 0 <= (0 + 2 * i1_2 + 1 * i1_3) + z0_0 && "
+         "(0 + 2 * i1_2 + 1 * i1_3) + z0_0 < 6\n"
+         "    for i0_3 < 2\n"
+         "      for i0_0 < 1\n"
+         "        for i0_1 < 5\n"
+         "          for i0_4 < 2\n"
+         "            update C.local i=(0 + 2 * i1_2 + 1 * i1_3) + i0_0 j=i0_1 k=(i0_3 * 2 + i0_4) if 0 <= (0 + 2 * "
+         "i1_2 + 1 * i1_3) + i0_0 && (0 + 2 * i1_2 + 1 * i1_3) + i0_0 < 6\n"
+         "    for i1_4 < 1\n"
+         "      for i1_5 < 5\n"
+         "        store C i=(i1_2 * 2 + i1_3) j=(i1_4 * 5 + i1_5)\n"},
+        {"cache_write 0; cache_read 0 0 1; split 2 0 2; compute_at 1 2 1; split 1 2 2; compute_at 0 1 2",
+         "for i2_2 < 3\n"
+         "  for i2_3 < 2\n"
+         "    alloc C.local[1, 5]\n"
+         "    for i1_0 < 1\n"
+         "      for i1_1 < 5\n"
+         "        init C.local i=(0 + 2 * i2_2 + 1 * i2_3) + i1_0 j=i1_1 if 0 <= (0 + 2 * i2_2 + 1 * i2_3) + i1_0 && "
+         "(0 + 2 * i2_2 + 1 * i2_3) + i1_0 < 6\n"
+         "        for i1_3 < 2\n"
+         "          alloc A.shared[1, 2] shared\n"
+         "          for i0_0 < 1\n"
+         "            for i0_1 < 2\n"
+         "              store A.shared c0=(0 + 1 * i1_0 + 1 * (0 + 2 * i2_2 + 1 * i2_3)) + i0_0 c1=(0 + 2 * i1_3) + "
+         "i0_1 if 0 <= (0 + 1 * i1_0 + 1 * (0 + 2 * i2_2 + 1 * i2_3)) + i0_0 && (0 + 1 * i1_0 + 1 * (0 + 2 * i2_2 + 1 "
+         "* i2_3)) + i0_0 < 6 && 0 <= (0 + 2 * i1_3) + i0_1 && (0 + 2 * i1_3) + i0_1 < 4\n"
+         "          for i1_4 < 2\n"
+         "            update C.local i=(0 + 2 * i2_2 + 1 * i2_3) + i1_0 j=i1_1 k=(i1_3 * 2 + i1_4) if 0 <= (0 + 2 * "
+         "i2_2 + 1 * i2_3) + i1_0 && (0 + 2 * i2_2 + 1 * i2_3) + i1_0 < 6\n"
+         "    for i2_1 < 5\n"
+         "      store C i=(i2_2 * 2 + i2_3) j=i2_1\n"},
+        {"cache_read 0 0 0; split 1 2 2; compute_at 0 1 2",
+         "for i1_0 < 6\n"
+         "  for i1_1 < 5\n"
+         "    init C i=i1_0 j=i1_1\n"
+         "    for i1_3 < 2\n"
+         "      alloc A.local[1, 2]\n"
+         "      for i0_0 < 1\n"
+         "        for i0_1 < 2\n"
+         "          store A.local c0=(0 + 1 * i1_0) + i0_0 c1=(0 + 2 * i1_3) + i0_1 if 0 <= (0 + 1 * i1_0) + i0_0 && "
+         "(0 + 1 * i1_0) + i0_0 < 6 && 0 <= (0 + 2 * i1_3) + i0_1 && (0 + 2 * i1_3) + i0_1 < 4\n"
+         "      for i1_4 < 2\n"
+         "        update C i=i1_0 j=i1_1 k=(i1_3 * 2 + i1_4)\n"},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        Steps s;
+        LoopNest ln;
+        CHECK(Steps_decode(CASES[i][0], &s, err) == TT_OK);
+        if (LoopNest_lower(&ln, &d, &s, err) != TT_OK) {
+            fprintf(stderr, "%s\n", err);
+            CHECK(0);
+            continue;
+        }
+        StrBuf b;
+        StrBuf_init(&b);
+        LoopNest_print(&ln, &b);
+        CHECK_STR(b.data, CASES[i][1]);
+        StrBuf_done(&b);
+        LoopNest_done(&ln);
+    }
     TeProgram_delete(g);
 }
 
@@ -157,12 +254,21 @@ TEST(step_errors) {
                              "not an output inlines"},
         {"split 0 0 2; compute_inline 0", "step 1 (compute_inline 0): stage E was given loops by step 0"},
         {"compute_inline 0; split 0 0 2", "step 1 (split 0): stage E is inlined: it has no loops"},
-        {"compute_at 0 1 0; split 0 0 2",
-         "step 1 (split 0): stage E is computed at C (step 0): its loops cover that region"},
+        {"compute_at 0 1 0; split 0 0 2; compute_inline 0",
+         "step 2 (compute_inline 0): stage E was given loops by step 1"},
         {"compute_at 0 1 0; fuse 1 0 2", "step 1 (fuse 1): cannot fuse a spatial loop with a reduction loop"},
         {"compute_at 0 1 1; split 1 1 2", "step 0 (compute_at 0): the loop it computes at was split or fused by a "
                                           "later step"},
-        {"parallel 1 0; compute_at 0 1 1", "step 1 (compute_at 0): loop 0 of C, at or around this point, is parallel"},
+        {"split 1 0 3; vectorize 1 1; compute_at 0 1 1",
+         "step 2 (compute_at 0): loop 1 of C, at or around this point, is vectorized"},
+        {"cache_write 2", "step 0 (cache_write 2): stage 2 does not exist (2 stages)"},
+        {"split 1 0 2; cache_write 1", "step 1 (cache_write 1): stage C was given loops by step 0"},
+        {"compute_inline 0; cache_write 0", "step 1 (cache_write 0): stage E is inlined"},
+        {"compute_at 0 1 0; cache_write 1", "step 1 (cache_write 1): stage E is computed at C (step 0)"},
+        {"cache_read 1 0 0", "step 0 (cache_read 1): stage C does not read tensor 0"},
+        {"cache_read 1 1 2", "step 0 (cache_read 1): memory 2 is not 0 (local) or 1 (shared)"},
+        {"cache_write 1; cache_write 3", "step 1 (cache_write 3): stage 3 does not exist (3 stages)"},
+        {"cache_write 1; compute_at 1 2 1", "step 1 (compute_at 1): loop 1 does not exist (the stage has 1 loops)"},
         {"compute_at 0 0 0", "step 0 (compute_at 0): target stage 0 is not another stage"},
         {"vectorize 7 0", "step 0 (vectorize 7): stage 7 does not exist (2 stages)"},
         {"bind 1 1 3", "step 0 (bind 1): loop 1 is a reduction loop"},
@@ -227,7 +333,7 @@ TEST(replay_is_deterministic) {
     CHECK_EQ_INT(lowered, 120);
 }
 
-/* GPU code: bound loops become thread indices; compute_at is refused. */
+/* GPU code: bound loops become thread indices; a stage computed at a loop has a private buffer. */
 TEST(gpu_emit) {
     TeProgram *g = parse(MATMUL);
     TeDag d;
@@ -263,8 +369,8 @@ TEST(gpu_emit) {
     CHECK(Steps_decode("split 1 0 4; compute_at 0 1 0", &s, err) == TT_OK);
     CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
     StrBuf_init(&b);
-    CHECK(LoopNest_emit_gpu(&ln, 0, "k", &b, l, &n, err) == TT_ERR);
-    CHECK_STR(err, "compute_at needs shared-memory caches on a GPU target; this lowering has none");
+    CHECK(LoopNest_emit_gpu(&ln, 0, "k", &b, l, &n, err) == TT_OK);
+    CHECK_CONTAINS(b.data, "    float L1[6];");
     StrBuf_done(&b);
     LoopNest_done(&ln);
     TeProgram_delete(g);
@@ -276,6 +382,7 @@ int main(void) {
     RUN(lowered_matmul);
     RUN(compute_at_region_and_inline);
     RUN(step_errors);
+    RUN(cache_stages);
     RUN(replay_is_deterministic);
     return check_summary();
 }

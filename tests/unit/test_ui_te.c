@@ -76,7 +76,7 @@ TEST(best_page_shows_steps_loop_nest_and_source) {
     }
     DeviceInfo dev = {0};
     Task task;
-    CHECK(Task_init(&task, 0, &wl, 1, FAMILY_CPU, &dev, err) == TT_OK);
+    CHECK(Task_initWith(&task, 0, &wl, 1, &tmpl_te_cpu, &dev, err) == TT_OK); /* the sampler's numbers */
     CHECK_STR(task.tmpl->name, "te.cpu");
     CHECK_STR(task.label, "expr softmax");
 

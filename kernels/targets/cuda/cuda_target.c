@@ -14,6 +14,8 @@
  * Measurement: in tunetop-worker, mode "cuda" (kernels/targets/cuda/worker_cuda.c).
  * Without a driver or a device the probe says so in one line; building still
  * works against the offline per-architecture limits. */
+#include <ctype.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,6 +337,56 @@ static void cuda_measure(Runner *r, const KernelSource *src, const BuildResult *
 
 static Status cuda_set_task(Runner *r, const Workload *wl, char *err) { return Runner_setTask(r, wl, err); }
 
+/* The devices this process may use: the entries of CUDA_VISIBLE_DEVICES when
+ * it is set, else the driver's device files (/dev/nvidia0, ...). Neither
+ * starts the CUDA runtime, which reads CUDA_VISIBLE_DEVICES once, when it
+ * starts: so select_device can still narrow it to one device. */
+static int cuda_device_count(void) {
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    if (v) {
+        if (!*v) return 0;
+        int n = 1;
+        for (const char *p = v; *p; p++)
+            n += *p == ',';
+        return n;
+    }
+    DIR *d = opendir("/dev");
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *p = e->d_name;
+        if (strncmp(p, "nvidia", 6) != 0 || !p[6]) continue;
+        for (p += 6; isdigit((unsigned char)*p); p++)
+            ;
+        n += *p == '\0';
+    }
+    closedir(d);
+    return n;
+}
+
+/* Device `index` of those visible becomes the only one (device 0 for the
+ * probe and the worker). */
+static Status cuda_select_device(int index, char *err) {
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    char pick[64];
+    if (v) {
+        const char *p = v;
+        for (int i = 0; i < index && p; i++) {
+            p = strchr(p, ',');
+            if (p) p++;
+        }
+        if (!p || !*p || *p == ',')
+            return tt_fail(err, "cuda: no device %d among CUDA_VISIBLE_DEVICES=%.64s", index, v);
+        size_t n = strcspn(p, ",");
+        snprintf(pick, sizeof pick, "%.*s", (int)(n < sizeof pick - 1 ? n : sizeof pick - 1), p);
+    } else {
+        snprintf(pick, sizeof pick, "%d", index);
+    }
+    if (setenv("CUDA_VISIBLE_DEVICES", pick, 1) != 0) return tt_fail(err, "cuda: cannot set CUDA_VISIBLE_DEVICES");
+    return TT_OK;
+}
+
 extern const WorkerMode worker_mode_cuda; /* worker_cuda.c */
 
 const Target target_cuda = {
@@ -344,6 +396,8 @@ const Target target_cuda = {
     .probe = cuda_probe,
     .offline_info = cuda_offline_info,
     .default_arch = CUDA_DEFAULT_ARCH,
+    .device_count = cuda_device_count,
+    .select_device = cuda_select_device,
     .build = cuda_build,
     .runner_new = cuda_runner_new,
     .runner_set_task = cuda_set_task,

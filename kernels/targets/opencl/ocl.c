@@ -46,22 +46,37 @@ const char *Ocl_errorName(cl_int e) {
     }
 }
 
-static Status open_type(OclDevice *this, cl_device_type type) {
+#define OCL_MAX_DEVICES 64
+
+/* The devices of one type on every platform, in platform order; returns the count. */
+static int list_type(cl_device_type type, cl_platform_id *plat, cl_device_id *dev, int max) {
     cl_uint np = 0;
-    if (clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS || np == 0) return TT_ERR;
+    if (clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS || np == 0) return 0;
     cl_platform_id plats[16];
     if (np > 16) np = 16;
     clGetPlatformIDs(np, plats, NULL);
-    for (cl_uint i = 0; i < np; i++) {
-        cl_device_id dev;
+    int n = 0;
+    for (cl_uint i = 0; i < np && n < max; i++) {
         cl_uint nd = 0;
-        if (clGetDeviceIDs(plats[i], type, 1, &dev, &nd) == CL_SUCCESS && nd > 0) {
-            this->platform = plats[i];
-            this->device = dev;
-            return TT_OK;
-        }
+        if (clGetDeviceIDs(plats[i], type, (cl_uint)(max - n), dev + n, &nd) != CL_SUCCESS) continue;
+        if (nd > (cl_uint)(max - n)) nd = (cl_uint)(max - n);
+        for (cl_uint k = 0; k < nd; k++)
+            plat[n + (int)k] = plats[i];
+        n += (int)nd;
     }
-    return TT_ERR;
+    return n;
+}
+
+/* tunetop's numbering (ocl.h): the GPUs, or every device when there is none. */
+static int list_devices(cl_platform_id *plat, cl_device_id *dev) {
+    int n = list_type(CL_DEVICE_TYPE_GPU, plat, dev, OCL_MAX_DEVICES);
+    return n ? n : list_type(CL_DEVICE_TYPE_ALL, plat, dev, OCL_MAX_DEVICES);
+}
+
+int OclDevice_count(void) {
+    cl_platform_id plat[OCL_MAX_DEVICES];
+    cl_device_id dev[OCL_MAX_DEVICES];
+    return list_devices(plat, dev);
 }
 
 Status OclDevice_open(OclDevice *this, char *err) {
@@ -71,8 +86,16 @@ Status OclDevice_open(OclDevice *this, char *err) {
     if (e != CL_SUCCESS || np == 0)
         return tt_fail(err, "opencl: no OpenCL platform found (%s); install an ICD such as pocl-opencl-icd",
                        e != CL_SUCCESS ? Ocl_errorName(e) : "0 platforms");
-    if (open_type(this, CL_DEVICE_TYPE_GPU) != TT_OK && open_type(this, CL_DEVICE_TYPE_ALL) != TT_OK)
-        return tt_fail(err, "opencl: %u platform(s) but no OpenCL device", np);
+    cl_platform_id plat[OCL_MAX_DEVICES];
+    cl_device_id dev[OCL_MAX_DEVICES];
+    int nd = list_devices(plat, dev);
+    if (nd == 0) return tt_fail(err, "opencl: %u platform(s) but no OpenCL device", np);
+    const char *pick = getenv("TUNETOP_OPENCL_DEVICE");
+    int index = pick && *pick ? atoi(pick) : 0;
+    if (index < 0 || index >= nd)
+        return tt_fail(err, "opencl: no device %d (TUNETOP_OPENCL_DEVICE): this node has %d", index, nd);
+    this->platform = plat[index];
+    this->device = dev[index];
     this->ctx = clCreateContext(NULL, 1, &this->device, NULL, NULL, &e);
     if (!this->ctx) return tt_fail(err, "opencl: clCreateContext failed: %s", Ocl_errorName(e));
     this->queue = clCreateCommandQueue(this->ctx, this->device, CL_QUEUE_PROFILING_ENABLE, &e);

@@ -25,9 +25,13 @@ typedef struct OclDevice {
     cl_command_queue queue;
 } OclDevice;
 
-/* Opens the first device of the first platform that has one (GPUs first,
- * then any type). TT_ERR with one line when there is none. */
+/* Devices are numbered in this order: the GPUs of every platform, or, when
+ * there is none, every device of every platform. OclDevice_open opens the
+ * one TUNETOP_OPENCL_DEVICE names (default 0). TT_ERR with one line when
+ * there is none. */
 Status OclDevice_open(OclDevice *this, char *err);
+/* How many devices that numbering has. */
+int OclDevice_count(void);
 void OclDevice_close(OclDevice *this);
 /* Limits for the precheck: max work-group size and item sizes, local memory. */
 void OclDevice_info(const OclDevice *this, DeviceInfo *out);

@@ -178,6 +178,21 @@ static void ocl_measure(Runner *r, const KernelSource *src, const BuildResult *b
 
 static Status ocl_set_task(Runner *r, const Workload *wl, char *err) { return Runner_setTask(r, wl, err); }
 
+#ifdef TT_HAVE_OPENCL
+static int ocl_device_count(void) { return OclDevice_count(); }
+#else
+static int ocl_device_count(void) { return 0; }
+#endif
+
+/* OclDevice_open (here and in the worker, which inherits it) opens the device
+ * TUNETOP_OPENCL_DEVICE names. */
+static Status ocl_select_device(int index, char *err) {
+    char v[16];
+    snprintf(v, sizeof v, "%d", index);
+    if (setenv("TUNETOP_OPENCL_DEVICE", v, 1) != 0) return tt_fail(err, "opencl: cannot set TUNETOP_OPENCL_DEVICE");
+    return TT_OK;
+}
+
 extern const WorkerMode worker_mode_opencl; /* worker_opencl.c */
 
 const Target target_opencl = {
@@ -186,6 +201,8 @@ const Target target_opencl = {
     .dialect = DIALECT_OPENCL,
     .probe = ocl_probe,
     .offline_info = NULL,
+    .device_count = ocl_device_count,
+    .select_device = ocl_select_device,
     .build = ocl_build,
     .runner_new = ocl_runner_new,
     .runner_set_task = ocl_set_task,

@@ -10,6 +10,8 @@
 
 #include "kernels/templates/te/te_lower.h"
 
+#define TE_GPU_PRIVATE_FLOATS 1024 /* a thread's buffer, in registers or local memory */
+
 /* What differs between C, OpenCL C and CUDA in the emitted text. */
 typedef struct Dialect {
     const char *int_t;       /* 64-bit integer type */
@@ -34,6 +36,7 @@ typedef struct Emit {
     const TeProgram *g;
     StrBuf *out;
     const Dialect *dia;
+    int cur; /* the stage whose expression is written (its accesses may read a cache) */
 } Emit;
 
 static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value);
@@ -48,18 +51,23 @@ static void float_lit(const Dialect *dia, StrBuf *out, double v) {
         StrBuf_printf(out, "%sf", buf);
 }
 
-/* Row-major offset of an access, with the indices rendered under env. */
-static void offset(Emit *E, int tensor, const TeExpr *const *idx, char **env, StrBuf *out) {
+/* The element of tensor at the indices idx (rendered under env): its buffer
+ * (T<n>: the kernel's, L<n>: the nest's box) and row-major offset. */
+static void element(Emit *E, int tensor, const TeExpr *const *idx, char **env, StrBuf *out) {
     const TeTensor *t = &E->g->tensors[tensor];
+    const LnBuffer *b = &E->ln->buf[tensor];
     StrBuf *save = E->out;
     E->out = out;
+    StrBuf_printf(out, "%c%d[", b->scope == BUF_ARG ? 'T' : 'L', tensor);
     for (int d = 0; d < t->ndim; d++)
         StrBuf_append(out, "(");
     for (int d = 0; d < t->ndim; d++) {
-        if (d) StrBuf_printf(out, " * %lld + ", (long long)t->shape[d]);
+        if (d) StrBuf_printf(out, " * %lld + ", (long long)(b->scope == BUF_ARG ? t->shape[d] : b->ext[d]));
         expr(E, idx[d], env, NULL);
+        if (b->base[d]) StrBuf_printf(out, " - %s", b->base[d]);
         StrBuf_append(out, ")");
     }
+    StrBuf_append(out, "]");
     E->out = save;
 }
 
@@ -78,9 +86,13 @@ static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value) {
         StrBuf_append(o, env[e->var]);
         return;
     case TE_ACCESS: {
-        int st = E->ln->dag->stage_of[e->tensor];
+        int tensor = e->tensor; /* or the cache the stage reads instead */
+        const TeStage *cs = &E->ln->dag->stages[E->cur];
+        for (int a = 0; a < cs->n_access; a++)
+            if (cs->access[a].at == e) tensor = cs->access[a].tensor;
+        int st = E->ln->dag->stage_of[tensor], cur = E->cur;
         if (st >= 0 && E->ln->inlined[st]) { /* the producer's value with its axes bound to these indices */
-            const TeTensor *t = &E->g->tensors[e->tensor];
+            const TeTensor *t = &E->g->tensors[tensor];
             char *saved[TE_MAX_DIMS];
             StrBuf ix;
             for (int d = 0; d < t->ndim; d++) {
@@ -96,7 +108,9 @@ static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value) {
                 StrBuf_done(&ix);
             }
             StrBuf_append(o, "(");
+            E->cur = st;
             expr(E, t->body, env, NULL);
+            E->cur = cur;
             StrBuf_append(o, ")");
             for (int d = 0; d < t->ndim; d++) {
                 free(env[t->axes[d]]);
@@ -104,9 +118,7 @@ static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value) {
             }
             return;
         }
-        StrBuf_printf(o, "T%d[", e->tensor);
-        offset(E, e->tensor, (const TeExpr *const *)e->kid, env, o);
-        StrBuf_append(o, "]");
+        element(E, tensor, (const TeExpr *const *)e->kid, env, o);
         return;
     }
     case TE_NEG:
@@ -163,8 +175,44 @@ static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value) {
 
 static void indent(StrBuf *o, int depth) { StrBuf_printf(o, "%*s", 4 * depth, ""); }
 
+static int64_t buffer_floats(const LoopNest *ln, int tensor) {
+    int64_t n = 1;
+    for (int d = 0; d < ln->dag->prog->tensors[tensor].ndim; d++)
+        n *= ln->buf[tensor].ext[d];
+    return n;
+}
+
+/* On cpu a large buffer is on the heap, freed at the end of its block. */
+static int on_heap(const Emit *E, const LnNode *n) {
+    return E->dia == &C_DIALECT && n->part == LN_ALLOC &&
+           buffer_floats(E->ln, E->ln->dag->stages[n->stage].tensor) > TE_STACK_FLOATS;
+}
+
+static void emit_alloc(Emit *E, const LnNode *n, int depth) {
+    int t = E->ln->dag->stages[n->stage].tensor;
+    long long floats = (long long)buffer_floats(E->ln, t);
+    indent(E->out, depth);
+    if (on_heap(E, n))
+        StrBuf_printf(E->out, "float *L%d = (float *)malloc(sizeof(float) * %lld);\n", t, floats);
+    else
+        StrBuf_printf(E->out, "%sfloat L%d[%lld];\n", E->ln->buf[t].scope == BUF_SHARED ? "__local " : "", t, floats);
+}
+
+/* Frees the heap buffers declared among kids. */
+static void free_heap(Emit *E, const LnNode *block, int depth) {
+    for (int i = 0; i < block->n_kids; i++)
+        if (!block->kids[i]->is_loop && on_heap(E, block->kids[i])) {
+            indent(E->out, depth);
+            StrBuf_printf(E->out, "free(L%d);\n", E->ln->dag->stages[block->kids[i]->stage].tensor);
+        }
+}
+
 static void emit_stmt(Emit *E, const LnNode *n, int depth) {
     StrBuf *o = E->out;
+    if (n->part == LN_ALLOC) {
+        emit_alloc(E, n, depth);
+        return;
+    }
     const TeStage *ts = &E->ln->dag->stages[n->stage];
     const TeTensor *t = &E->g->tensors[ts->tensor];
     static __thread char *env[TE_MAX_VARS];
@@ -183,7 +231,7 @@ static void emit_stmt(Emit *E, const LnNode *n, int depth) {
     if (n->guard) StrBuf_printf(o, "if (%s) ", n->guard);
     StrBuf out_ref;
     StrBuf_init(&out_ref);
-    StrBuf_printf(&out_ref, "T%d[", ts->tensor);
+    E->cur = n->stage;
     TeExpr axes[TE_MAX_DIMS];
     const TeExpr *ix[TE_MAX_DIMS];
     for (int d = 0; d < t->ndim; d++) {
@@ -193,8 +241,7 @@ static void emit_stmt(Emit *E, const LnNode *n, int depth) {
         axes[d].var = t->axes[d];
         ix[d] = &axes[d];
     }
-    offset(E, ts->tensor, ix, env, &out_ref);
-    StrBuf_append(&out_ref, "]");
+    element(E, ts->tensor, ix, env, &out_ref);
     StrBuf_append(o, out_ref.data);
     StrBuf_append(o, " = ");
     int rop = ts->red ? ts->red->op : -1;
@@ -218,6 +265,8 @@ static void emit_stmt(Emit *E, const LnNode *n, int depth) {
         break;
     case LN_POST:
         expr(E, t->body, env, out_ref.data);
+        break;
+    case LN_ALLOC: /* emit_alloc */
         break;
     }
     StrBuf_append(o, ";\n");
@@ -257,6 +306,7 @@ static void emit_node(Emit *E, const LnNode *n, int depth) {
                   n->var);
     for (int i = 0; i < n->n_kids; i++)
         emit_node(E, n->kids[i], depth + 1);
+    free_heap(E, n, depth + 1);
     indent(o, depth);
     StrBuf_append(o, "}\n");
 }
@@ -275,36 +325,43 @@ static void helpers(const Dialect *d, StrBuf *out) {
 }
 
 void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
-    Emit E = {this, this->dag->prog, out, &C_DIALECT};
-    StrBuf_append(out, "#include <math.h>\n#include <stdint.h>\n");
+    Emit E = {this, this->dag->prog, out, &C_DIALECT, 0};
+    StrBuf_append(out, "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n");
     helpers(&C_DIALECT, out);
     StrBuf_printf(out, "void %s(float **t) {\n", fn);
-    for (int i = 0; i < this->dag->prog->n_tensors; i++)
+    for (int i = 0; i < this->n_args; i++)
         StrBuf_printf(out, "    float *restrict T%d = t[%d];\n", i, i);
     for (int i = 0; i < this->root->n_kids; i++)
         emit_node(&E, this->root->kids[i], 1);
+    free_heap(&E, this->root, 1);
     StrBuf_append(out, "}\n");
 }
 
-/* Fills the launch shape from the bound loops under n; fails on an attached
- * stage (a region loop, named r..) or a stage-level problem. */
-static Status launch_shape(const LnNode *n, TeLaunch *l, char *err) {
+/* Fills the launch shape from the bound loops under n; fails on a buffer
+ * a GPU thread cannot hold. */
+static Status launch_shape(const LoopNest *ln, const LnNode *n, TeLaunch *l, char *err) {
+    if (!n->is_loop && n->part == LN_ALLOC) {
+        int t = ln->dag->stages[n->stage].tensor;
+        const char *name = ln->dag->prog->tensors[t].name;
+        if (ln->buf[t].scope == BUF_SHARED) return tt_fail(err, "%s: shared memory is not emitted yet", name);
+        if (buffer_floats(ln, t) > TE_GPU_PRIVATE_FLOATS)
+            return tt_fail(err, "%s: a buffer of %lld floats per thread, more than %d", name,
+                           (long long)buffer_floats(ln, t), TE_GPU_PRIVATE_FLOATS);
+    }
     if (!n->is_loop) return TT_OK;
-    if (n->var[0] == 'r')
-        return tt_fail(err, "compute_at needs shared-memory caches on a GPU target; this lowering has none");
     if (n->bind) {
         int64_t *dim = n->bind <= 3 ? &l->grid[n->bind - 1] : &l->block[n->bind - 4];
         *dim = n->extent;
     }
     for (int i = 0; i < n->n_kids; i++)
-        if (launch_shape(n->kids[i], l, err)) return TT_ERR;
+        if (launch_shape(ln, n->kids[i], l, err)) return TT_ERR;
     return TT_OK;
 }
 
 Status LoopNest_emit_gpu(const LoopNest *this, int cuda, const char *prefix, StrBuf *out, TeLaunch *launches,
                          int *n_launches, char *err) {
     const Dialect *d = cuda ? &CUDA_DIALECT : &OPENCL_DIALECT;
-    Emit E = {this, this->dag->prog, out, d};
+    Emit E = {this, this->dag->prog, out, d, 0};
     *n_launches = 0;
     helpers(d, out);
     for (int k = 0; k < this->root->n_kids && k < TE_MAX_LAUNCHES; k++) {
@@ -312,7 +369,10 @@ Status LoopNest_emit_gpu(const LoopNest *this, int cuda, const char *prefix, Str
         snprintf(l->name, sizeof l->name, "%s%d", prefix, k);
         for (int a = 0; a < 3; a++)
             l->grid[a] = l->block[a] = 1;
-        if (launch_shape(this->root->kids[k], l, err)) return TT_ERR;
+        if (!this->root->kids[k]->is_loop)
+            return tt_fail(err, "%s: a cache stage computed at root needs a global buffer; compute it at a loop",
+                           this->dag->prog->tensors[this->dag->stages[this->root->kids[k]->stage].tensor].name);
+        if (launch_shape(this, this->root->kids[k], l, err)) return TT_ERR;
         if (l->block[0] * l->block[1] * l->block[2] > 1024)
             return tt_fail(err, "kernel %d: %lld threads per block, more than 1024", k,
                            (long long)(l->block[0] * l->block[1] * l->block[2]));

@@ -831,6 +831,8 @@ static Status statement(Ctx *C, float *x, int *buffers, char *err) {
         visit(C, t->body);
         add_access(C, ts->tensor, own, 0);
         break;
+    case LN_ALLOC: /* not a statement: walk() skips it */
+        break;
     }
     add_access(C, ts->tensor, own, 1);
 
@@ -915,6 +917,7 @@ static void walk(Walk *W, const LnNode *n, int depth) {
             walk(W, n->kids[i], depth + 1);
         return;
     }
+    if (n->part == LN_ALLOC) return; /* a buffer's declaration, no statement */
     if (W->n == W->cap) {
         W->cap = W->cap ? 2 * W->cap : 16;
         W->refs = realloc(W->refs, sizeof(StmtRef) * (size_t)W->cap);

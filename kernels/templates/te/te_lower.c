@@ -42,8 +42,12 @@ typedef struct Sched {
 } Sched;
 
 typedef struct Lower {
-    const TeDag *dag;
-    Sched *s; /* one per stage */
+    TeDag *dag; /* the nest's own copy, which cache steps extend */
+    TeProgram *prog;
+    LoopNest *ln;
+    Sched *s;                                    /* one per stage */
+    int shared[TE_MAX_TENSORS];                  /* per tensor: cache_read asked for shared memory */
+    const struct Region *region[TE_MAX_TENSORS]; /* per stage, while it is built: its box */
     char *err;
 } Lower;
 
@@ -75,11 +79,14 @@ static Status check_loop(char *err, int idx, const Step *st, const Sched *s, int
     return TT_OK;
 }
 
+static Status cache_stage(Lower *L, int idx, const Step *st);
+
 static Status apply(Lower *L, int idx, const Step *st) {
     const TeDag *d = L->dag;
     char *err = L->err;
     if (st->stage < 0 || st->stage >= d->n_stages)
         return step_fail(err, idx, st, "stage %d does not exist (%d stages)", st->stage, d->n_stages);
+    if (st->kind == STEP_CACHE_WRITE || st->kind == STEP_CACHE_READ) return cache_stage(L, idx, st);
     Sched *s = &L->s[st->stage];
     const TeStage *ts = &d->stages[st->stage];
     int loops = st->kind == STEP_SPLIT || st->kind == STEP_REORDER || st->kind == STEP_FUSE ||
@@ -87,9 +94,6 @@ static Status apply(Lower *L, int idx, const Step *st) {
                 st->kind == STEP_AUTO_UNROLL || st->kind == STEP_BIND;
     if (loops && s->attach == AT_INLINE)
         return step_fail(err, idx, st, "stage %s is inlined: it has no loops", stage_name(d, st->stage));
-    if (loops && s->attach == AT_STAGE)
-        return step_fail(err, idx, st, "stage %s is computed at %s (step %d): its loops cover that region",
-                         stage_name(d, st->stage), stage_name(d, s->at_stage), s->at_step);
     if (loops && s->looped_step < 0) s->looped_step = idx;
     switch (st->kind) {
     case STEP_SPLIT: {
@@ -215,12 +219,8 @@ static Status apply(Lower *L, int idx, const Step *st) {
         if (ts->n_consumers != 1 || ts->consumers[0] != t)
             return step_fail(err, idx, st, "stage %s is read by other stages than %s", stage_name(d, st->stage),
                              stage_name(d, t));
-        if (L->s[t].attach != AT_ROOT)
-            return step_fail(err, idx, st, "target %s is not computed at root", stage_name(d, t));
+        if (L->s[t].attach == AT_INLINE) return step_fail(err, idx, st, "target %s is inlined", stage_name(d, t));
         if (check_loop(err, idx, st, &L->s[t], st->arg[1])) return TT_ERR;
-        if (s->looped_step >= 0)
-            return step_fail(err, idx, st, "stage %s was given loops of its own by step %d", stage_name(d, st->stage),
-                             s->looped_step);
         s->attach = AT_STAGE;
         s->at_stage = t;
         s->at_iter = L->s[t].leaves[st->arg[1]];
@@ -230,6 +230,139 @@ static Status apply(Lower *L, int idx, const Step *st) {
     default:
         return step_fail(err, idx, st, "unknown step");
     }
+}
+
+/* ---- cache stages ----------------------------------------------------------- */
+
+static void init_sched(Lower *L, int k) {
+    Sched *s = &L->s[k];
+    const TeStage *ts = &L->dag->stages[k];
+    memset(s, 0, sizeof *s);
+    s->looped_step = -1;
+    for (int a = 0; a < ts->n_spatial; a++)
+        new_iter(s, L->prog->vars[ts->spatial[a]].extent, 0);
+    for (int a = 0; a < ts->n_reduce; a++)
+        new_iter(s, L->prog->vars[ts->reduce[a]].extent, 1);
+    s->n_roots = s->n_leaves = s->n_iters;
+    for (int i = 0; i < s->n_iters; i++)
+        s->leaves[i] = i;
+}
+
+/* tensor[v0, v1, ..]: a new expression node owned by the nest. */
+static TeExpr *access_of(Lower *L, int tensor, const int *vars) {
+    LoopNest *ln = L->ln;
+    if (!ln->pool) ln->pool = calloc(STEPS_MAX * (1 + TE_MAX_DIMS), sizeof(TeExpr));
+    TeExpr *a = &ln->pool[ln->n_pool++];
+    a->kind = TE_ACCESS;
+    a->type = TE_TFLOAT;
+    a->tensor = tensor;
+    a->n_kids = L->prog->tensors[tensor].ndim;
+    for (int d = 0; d < a->n_kids; d++) {
+        TeExpr *v = a->kid[d] = &ln->pool[ln->n_pool++];
+        v->kind = TE_VAR;
+        v->type = TE_TINT;
+        v->var = vars[d];
+    }
+    return a;
+}
+
+/* cache_write S / cache_read S T m: a new tensor and its stage at index S (see steps.h). */
+static Status cache_stage(Lower *L, int idx, const Step *st) {
+    TeDag *d = L->dag;
+    TeProgram *g = L->prog;
+    int S = st->stage, write = st->kind == STEP_CACHE_WRITE;
+    const char *name = stage_name(d, S);
+    if (L->s[S].attach != AT_ROOT)
+        return step_fail(L->err, idx, st, "stage %s is %s", name,
+                         L->s[S].attach == AT_INLINE ? "inlined" : "computed at another stage");
+    if (L->s[S].looped_step >= 0)
+        return step_fail(L->err, idx, st, "stage %s was given loops by step %d", name, L->s[S].looped_step);
+    for (int k = 0; k < d->n_stages; k++)
+        if (L->s[k].attach == AT_STAGE && L->s[k].at_stage == S)
+            return step_fail(L->err, idx, st, "stage %s is computed at %s (step %d)", stage_name(d, k), name,
+                             L->s[k].at_step);
+    if (d->n_stages == TE_MAX_TENSORS || g->n_tensors == TE_MAX_TENSORS)
+        return step_fail(L->err, idx, st, "more than %d stages", TE_MAX_TENSORS);
+    int src = d->stages[S].tensor, reads = 0;
+    if (!write) {
+        src = (int)st->arg[0];
+        for (int a = 0; a < d->stages[S].n_access; a++)
+            reads |= d->stages[S].access[a].tensor == src;
+        if (!reads)
+            return step_fail(L->err, idx, st, "stage %s does not read tensor %lld", name, (long long)st->arg[0]);
+        if (st->arg[1] != 0 && st->arg[1] != 1)
+            return step_fail(L->err, idx, st, "memory %lld is not 0 (local) or 1 (shared)", (long long)st->arg[1]);
+        if (g->n_vars + g->tensors[src].ndim > TE_MAX_VARS) return step_fail(L->err, idx, st, "too many variables");
+    }
+    int nt = g->n_tensors++;
+    TeTensor *c = &g->tensors[nt];
+    *c = g->tensors[src];
+    char src_name[TE_NAME_LEN];
+    memcpy(src_name, c->name, sizeof src_name);
+    snprintf(c->name, sizeof c->name, "%.24s.%s", src_name, !write && st->arg[1] ? "shared" : "local");
+    c->is_input = c->is_output = 0;
+    c->dtype = TE_F32;
+    L->shared[nt] = !write && st->arg[1];
+    TeStage ns;
+    if (write) { /* the new stage computes S's value; S copies it */
+        ns = d->stages[S];
+        ns.tensor = nt;
+        ns.is_output = ns.inlinable = 0;
+        ns.n_consumers = 1;
+        ns.consumers[0] = S + 1;
+        ns.fusible_consumer = ns.data_reuse ? S + 1 : -1;
+        TeExpr *a = access_of(L, nt, c->axes);
+        g->tensors[src].body = a;
+        TeStage *old = &d->stages[S];
+        old->red = NULL;
+        old->n_reduce = 0;
+        old->n_access = 1;
+        old->access[0] = (TeAccess){.tensor = nt, .at = a};
+        old->injective = old->elementwise = 1;
+        old->data_reuse = 0;
+        old->fusible_consumer = -1;
+        old->flops = 0;
+        old->inlinable = !old->is_output;
+    } else { /* the new stage copies src over variables of its own; S reads the copy */
+        memset(&ns, 0, sizeof ns);
+        for (int k = 0; k < c->ndim; k++) {
+            TeVar *v = &g->vars[g->n_vars];
+            memset(v, 0, sizeof *v);
+            snprintf(v->name, sizeof v->name, "c%d", k);
+            v->extent = c->shape[k];
+            c->axes[k] = ns.spatial[k] = g->n_vars++;
+        }
+        c->body = access_of(L, src, c->axes);
+        ns.tensor = nt;
+        ns.n_spatial = c->ndim;
+        ns.n_access = 1;
+        ns.access[0] = (TeAccess){.tensor = src, .at = c->body};
+        ns.n_consumers = 1;
+        ns.consumers[0] = S + 1;
+        ns.injective = ns.elementwise = 1;
+        ns.fusible_consumer = -1;
+        for (int a = 0; a < d->stages[S].n_access; a++)
+            if (d->stages[S].access[a].tensor == src) d->stages[S].access[a].tensor = nt;
+    }
+    /* stages from S on move up by one; a consumer entry S stays where the reads moved to the new stage */
+    for (int k = 0; k < d->n_stages; k++)
+        for (int i = 0; i < d->stages[k].n_consumers; i++) {
+            int *e = &d->stages[k].consumers[i];
+            if (*e > S || (*e == S && !write && d->stage_of[src] != k)) ++*e;
+        }
+    for (int t = 0; t < nt; t++)
+        if (d->stage_of[t] >= S) d->stage_of[t]++;
+    d->stage_of[nt] = S;
+    memmove(&d->stages[S + 1], &d->stages[S], sizeof(TeStage) * (d->n_stages - S));
+    d->stages[S] = ns;
+    d->n_stages++;
+    L->s = realloc(L->s, sizeof(Sched) * d->n_stages);
+    memmove(&L->s[S + 1], &L->s[S], sizeof(Sched) * (d->n_stages - 1 - S));
+    for (int k = 0; k < d->n_stages; k++)
+        if (L->s[k].attach == AT_STAGE && L->s[k].at_stage >= S) L->s[k].at_stage++;
+    init_sched(L, S);
+    if (write) init_sched(L, S + 1);
+    return TT_OK;
 }
 
 /* ---- building the tree ------------------------------------------------------ */
@@ -295,31 +428,50 @@ static void iter_value(const Sched *s, int st, int i, StrBuf *out) {
     }
 }
 
-/* A statement of stage st. axis_override (optional) gives every axis value
- * the part needs, and then guard (optional) is its whole guard. */
-static LnNode *stmt_new(const Lower *L, int st, LnPart part, char **axis_override, const char *guard) {
+/* Where a stage is built: for each spatial axis the box its loops cover,
+ * from lo (NULL: 0) over span elements. At root, the whole tensor. */
+typedef struct Region {
+    char *lo[TE_MAX_DIMS];
+    int64_t span[TE_MAX_DIMS];
+} Region;
+
+/* A statement of stage st: each axis the part needs is lo + the value of its
+ * root loop (or of the plain nest's variable in axis_override), guarded to
+ * the box when a split leaves a tail and to the tensor when the box can
+ * reach outside it. */
+static LnNode *stmt_new(const Lower *L, int st, LnPart part, const Region *R, char **axis_override) {
     const Sched *s = &L->s[st];
     const TeStage *ts = &L->dag->stages[st];
     LnNode *n = node_new(0);
     n->stage = st;
     n->part = part;
-    StrBuf b, g;
+    StrBuf b, g, root;
     StrBuf_init(&g);
     int n_axes = part == LN_UPDATE ? s->n_roots : ts->n_spatial;
     for (int a = 0; a < n_axes; a++) {
+        int spatial = a < ts->n_spatial;
+        const TeVar *v = &L->prog->vars[spatial ? ts->spatial[a] : ts->reduce[a - ts->n_spatial]];
+        const char *lo = spatial ? R->lo[a] : NULL;
+        StrBuf_init(&root);
         StrBuf_init(&b);
-        if (axis_override)
-            StrBuf_append(&b, axis_override[a]);
-        else
-            iter_value(s, st, a, &b);
+        if (axis_override) {
+            StrBuf_append(&root, axis_override[a]);
+        } else {
+            iter_value(s, st, a, &root);
+            if (s->inexact)
+                StrBuf_printf(&g, "%s%s < %lld", g.len ? " && " : "", root.data,
+                              (long long)(spatial ? R->span[a] : v->extent));
+        }
+        if (lo) {
+            StrBuf_printf(&b, "%s + %s", lo, root.data);
+            StrBuf_printf(&g, "%s0 <= %s && %s < %lld", g.len ? " && " : "", b.data, b.data, (long long)v->extent);
+        } else {
+            StrBuf_append(&b, root.data);
+        }
         n->axis[a] = StrBuf_take(&b);
         StrBuf_done(&b);
-        if (s->inexact && !axis_override) {
-            const TeVar *v = &L->dag->prog->vars[a < ts->n_spatial ? ts->spatial[a] : ts->reduce[a - ts->n_spatial]];
-            StrBuf_printf(&g, "%s%s < %lld", g.len ? " && " : "", n->axis[a], (long long)v->extent);
-        }
+        StrBuf_done(&root);
     }
-    if (guard && *guard) StrBuf_append(&g, guard);
     if (g.len) n->guard = StrBuf_take(&g);
     StrBuf_done(&g);
     return n;
@@ -327,9 +479,11 @@ static LnNode *stmt_new(const Lower *L, int st, LnPart part, char **axis_overrid
 
 /* ---- compute_at regions ----------------------------------------------------- */
 
-/* A linear combination of a stage's iterators (dense over iterator ids). */
+/* A linear combination of a stage's iterators (dense over iterator ids) and
+ * of the box offsets (lo) of its spatial axes. */
 typedef struct ItLin {
     int64_t coef[MAX_ITERS];
+    int64_t lo_coef[TE_MAX_DIMS];
     int64_t c;
 } ItLin;
 
@@ -349,7 +503,7 @@ static int iter_lin(const Sched *s, int i, int64_t scale, ItLin *out) {
     return 1;
 }
 
-/* Index e of an access in target stage t as a combination of t's leaves. */
+/* Index e of an access in target stage t as a combination of t's leaves and box offsets. */
 static int access_lin(const Lower *L, int t, const TeExpr *e, ItLin *out) {
     const TeStage *ts = &L->dag->stages[t];
     TeLin lin;
@@ -363,6 +517,7 @@ static int access_lin(const Lower *L, int t, const TeExpr *e, ItLin *out) {
         for (int a = 0; a < ts->n_reduce; a++)
             if (ts->reduce[a] == lin.var[k]) root = ts->n_spatial + a;
         if (root < 0 || !iter_lin(&L->s[t], root, lin.coef[k], out)) return 0;
+        if (root < ts->n_spatial && L->region[t]->lo[root]) out->lo_coef[root] += lin.coef[k];
     }
     return 1;
 }
@@ -383,7 +538,7 @@ static int region(const Lower *L, int p, int t, int pos, int d, StrBuf *lo, int6
     int64_t lo_c = 0, hi_c = 0;
     for (int a = 0; a < tst->n_access; a++) {
         const TeExpr *at = tst->access[a].at;
-        if (at->tensor != D->stages[p].tensor) continue;
+        if (tst->access[a].tensor != D->stages[p].tensor) continue;
         ItLin l;
         if (!access_lin(L, t, at->kid[d], &l)) return 0;
         int64_t lo_k = l.c, hi_k = l.c;
@@ -409,61 +564,81 @@ static int region(const Lower *L, int p, int t, int pos, int d, StrBuf *lo, int6
     StrBuf_printf(lo, "(%lld", (long long)lo_c);
     for (int i = 0; i < ts->n_iters; i++)
         if (first.coef[i]) StrBuf_printf(lo, " + %lld * i%d_%d", (long long)first.coef[i], t, i);
+    for (int a = 0; a < tst->n_spatial; a++)
+        if (first.lo_coef[a]) StrBuf_printf(lo, " + %lld * %s", (long long)first.lo_coef[a], L->region[t]->lo[a]);
     StrBuf_append(lo, ")");
     *span = hi_c - lo_c + 1;
     return 1;
 }
 
-/* Stage p computed at stage t's loop at leaf position pos: loops over the
- * region of each spatial axis (guarded to the tensor), then its reduction. */
+/* The extents of stage s's loops when its spatial axes cover only span[]:
+ * each split keeps its factors, capped at what is left (innermost first),
+ * and the outer loop takes the rest; a fused loop is the product. */
+static void reinfer(Sched *s, const int64_t *span, int n_spatial) {
+    s->inexact = 0;
+    for (int i = 0; i < s->n_iters; i++) {
+        Iter *it = &s->it[i];
+        if (i < n_spatial) it->extent = span[i];
+        for (int j = 0; j < i; j++)
+            if (s->it[j].rel == REL_FUSE && s->it[j].out[0] == i) {
+                it->extent = 1;
+                for (int k = 0; k < s->it[j].n_in; k++)
+                    it->extent *= s->it[s->it[j].in[k]].extent;
+                break;
+            }
+        if (it->rel != REL_SPLIT) continue;
+        int64_t left = it->extent, prod = 1;
+        for (int k = it->n_out - 1; k >= 1; k--) {
+            Iter *o = &s->it[it->out[k]];
+            if (o->extent > left) o->extent = left;
+            left = (left + o->extent - 1) / o->extent;
+            prod *= o->extent;
+        }
+        s->it[it->out[0]].extent = left;
+        if (left * prod != it->extent) s->inexact = 1;
+    }
+}
+
+/* The buffer of stage k's tensor, declared at the start of block: the box
+ * ext[] at base[] (NULL: the whole tensor). */
+static void alloc_here(Lower *L, int k, LnNode *block, const int64_t *ext, char **base) {
+    int t = L->dag->stages[k].tensor;
+    LnBuffer *b = &L->ln->buf[t];
+    b->scope = L->shared[t] ? BUF_SHARED : BUF_LOCAL;
+    for (int d = 0; d < L->prog->tensors[t].ndim; d++) {
+        b->ext[d] = ext ? ext[d] : L->prog->tensors[t].shape[d];
+        b->base[d] = base && base[d] ? strdup(base[d]) : NULL;
+    }
+    LnNode *n = node_new(0);
+    n->stage = k;
+    n->part = LN_ALLOC;
+    node_add(block, n);
+}
+
+static void build_stage(Lower *L, int st, const Region *R, LnNode *parent);
+
+/* Stage p computed at stage t's loop at leaf position pos: its buffer, the
+ * box its consumer reads under that loop, then its own loops over the box. */
 static void build_at(Lower *L, int p, int t, int pos, LnNode *parent) {
     const TeStage *ps = &L->dag->stages[p];
-    char *axis[2 * TE_MAX_DIMS];
-    char names[2 * TE_MAX_DIMS][200];
-    StrBuf guard, lo;
-    StrBuf_init(&guard);
-    LnNode *cur = parent;
+    Region R;
+    memset(&R, 0, sizeof R);
+    StrBuf lo;
     for (int d = 0; d < ps->n_spatial; d++) {
-        int64_t ext = L->dag->prog->vars[ps->spatial[d]].extent, span = ext;
+        int64_t ext = L->prog->vars[ps->spatial[d]].extent, span = ext;
         StrBuf_init(&lo);
-        char var[24];
-        snprintf(var, sizeof var, "r%d_%d", p, d);
-        if (region(L, p, t, pos, d, &lo, &span) && span < ext) {
-            StrBuf_printf(&guard, "%s0 <= %s + %s && %s + %s < %lld", guard.len ? " && " : "", lo.data, var, lo.data,
-                          var, (long long)ext);
-            snprintf(names[d], sizeof names[d], "%s + %s", lo.data, var);
-        } else {
+        if (region(L, p, t, pos, d, &lo, &span) && span < ext && lo.len < 4000)
+            R.lo[d] = StrBuf_take(&lo);
+        else
             span = ext;
-            snprintf(names[d], sizeof names[d], "%s", var);
-        }
-        if (strlen(names[d]) >= sizeof names[d] - 1) { /* too long to keep: the whole axis */
-            span = ext;
-            snprintf(names[d], sizeof names[d], "%s", var);
-            StrBuf_clear(&guard);
-        }
         StrBuf_done(&lo);
-        axis[d] = names[d];
-        LnNode *l = loop_new(var, span);
-        node_add(cur, l);
-        cur = l;
+        R.span[d] = span;
     }
-    if (!ps->red) {
-        node_add(cur, stmt_new(L, p, LN_STORE, axis, guard.data));
-        StrBuf_done(&guard);
-        return;
-    }
-    node_add(cur, stmt_new(L, p, LN_INIT, axis, guard.data));
-    LnNode *body = cur;
-    for (int k = 0; k < ps->n_reduce; k++) {
-        snprintf(names[ps->n_spatial + k], sizeof names[0], "q%d_%d", p, k);
-        axis[ps->n_spatial + k] = names[ps->n_spatial + k];
-        LnNode *l = loop_new(names[ps->n_spatial + k], L->dag->prog->vars[ps->reduce[k]].extent);
-        node_add(cur, l);
-        cur = l;
-    }
-    node_add(cur, stmt_new(L, p, LN_UPDATE, axis, guard.data));
-    if (ps->red != L->dag->prog->tensors[ps->tensor].body) node_add(body, stmt_new(L, p, LN_POST, axis, guard.data));
-    StrBuf_done(&guard);
+    alloc_here(L, p, parent, R.span, R.lo);
+    reinfer(&L->s[p], R.span, ps->n_spatial);
+    build_stage(L, p, &R, parent);
+    for (int d = 0; d < ps->n_spatial; d++)
+        free(R.lo[d]);
 }
 
 /* Stages computed at the loop at leaf position pos of stage st go first in its body. */
@@ -473,36 +648,37 @@ static void attach_here(Lower *L, int st, int pos, LnNode *loop) {
             build_at(L, k, st, pos, loop);
 }
 
-/* A plain nest over the spatial axes (for INIT / POST apart from the main nest). */
-static void plain_nest(Lower *L, int st, LnPart part, LnNode *parent) {
+/* A plain nest over the box (for INIT / POST apart from the main nest). */
+static void plain_nest(Lower *L, int st, LnPart part, const Region *R, LnNode *parent) {
     const TeStage *ts = &L->dag->stages[st];
     LnNode *cur = parent;
     char *axis[TE_MAX_DIMS];
     for (int a = 0; a < ts->n_spatial; a++) {
         char var[24];
         snprintf(var, sizeof var, "%c%d_%d", part == LN_INIT ? 'z' : 'p', st, a);
-        LnNode *l = loop_new(var, L->dag->prog->vars[ts->spatial[a]].extent);
+        LnNode *l = loop_new(var, R->span[a]);
         node_add(cur, l);
         cur = l;
         axis[a] = l->var;
     }
-    node_add(cur, stmt_new(L, st, part, axis, NULL));
+    node_add(cur, stmt_new(L, st, part, R, axis));
 }
 
-static void build_stage(Lower *L, int st, LnNode *parent) {
+static void build_stage(Lower *L, int st, const Region *R, LnNode *parent) {
     const Sched *s = &L->s[st];
     const TeStage *ts = &L->dag->stages[st];
+    L->region[st] = R;
     int first_red = -1, fused_form = 1;
     for (int i = 0; i < s->n_leaves; i++) {
         if (s->it[s->leaves[i]].is_reduce && first_red < 0) first_red = i;
         if (!s->it[s->leaves[i]].is_reduce && first_red >= 0) fused_form = 0;
     }
-    int has_post = ts->red && ts->red != L->dag->prog->tensors[ts->tensor].body;
-    if (ts->red && !fused_form) plain_nest(L, st, LN_INIT, parent);
+    int has_post = ts->red && ts->red != L->prog->tensors[ts->tensor].body;
+    if (ts->red && !fused_form) plain_nest(L, st, LN_INIT, R, parent);
     LnNode *cur = parent, *post_parent = NULL;
     for (int i = 0; i < s->n_leaves; i++) {
         if (ts->red && fused_form && i == first_red) {
-            node_add(cur, stmt_new(L, st, LN_INIT, NULL, NULL));
+            node_add(cur, stmt_new(L, st, LN_INIT, R, NULL));
             post_parent = cur;
         }
         const Iter *it = &s->it[s->leaves[i]];
@@ -519,9 +695,9 @@ static void build_stage(Lower *L, int st, LnNode *parent) {
         attach_here(L, st, i, l);
         cur = l;
     }
-    node_add(cur, stmt_new(L, st, ts->red ? LN_UPDATE : LN_STORE, NULL, NULL));
-    if (post_parent && has_post) node_add(post_parent, stmt_new(L, st, LN_POST, NULL, NULL));
-    if (ts->red && !fused_form && has_post) plain_nest(L, st, LN_POST, parent);
+    node_add(cur, stmt_new(L, st, ts->red ? LN_UPDATE : LN_STORE, R, NULL));
+    if (post_parent && has_post) node_add(post_parent, stmt_new(L, st, LN_POST, R, NULL));
+    if (ts->red && !fused_form && has_post) plain_nest(L, st, LN_POST, R, parent);
 }
 
 /* Largest number of statement executions under a node (its trip count). */
@@ -546,13 +722,16 @@ static void resolve_auto_unroll(LnNode *n, int64_t limit) {
         resolve_auto_unroll(n->kids[i], limit);
 }
 
-/* Parallel and vectorized loops must not hold a computed-at stage: its
- * region would be written by several iterations at once. */
+/* Vectorized loops must not hold a computed-at stage (its loops would be
+ * inside a SIMD loop); parallel ones may, since each iteration has its own buffer. */
 static Status check_annotations(const Lower *L, const Steps *steps) {
     for (int k = 0; k < L->dag->n_stages; k++) {
         const Sched *p = &L->s[k];
         if (p->attach != AT_STAGE) continue;
         const Sched *t = &L->s[p->at_stage];
+        if (t->attach == AT_INLINE)
+            return step_fail(L->err, p->at_step, &steps->step[p->at_step], "its target %s was inlined by a later step",
+                             stage_name(L->dag, p->at_stage));
         int pos = -1;
         for (int i = 0; i < t->n_leaves; i++)
             if (t->leaves[i] == p->at_iter) pos = i;
@@ -561,10 +740,10 @@ static Status check_annotations(const Lower *L, const Steps *steps) {
                              "the loop it computes at was split or fused by a later step");
         for (int i = 0; i <= pos; i++) {
             LnAnn a = t->it[t->leaves[i]].ann;
-            if (a == ANN_PARALLEL || a == ANN_VECTORIZE)
+            if (a == ANN_VECTORIZE)
                 return step_fail(L->err, p->at_step, &steps->step[p->at_step],
-                                 "loop %d of %s, at or around this point, is %s", i, stage_name(L->dag, p->at_stage),
-                                 a == ANN_PARALLEL ? "parallel" : "vectorized");
+                                 "loop %d of %s, at or around this point, is vectorized", i,
+                                 stage_name(L->dag, p->at_stage));
         }
     }
     return TT_OK;
@@ -572,33 +751,38 @@ static Status check_annotations(const Lower *L, const Steps *steps) {
 
 Status LoopNest_lower(LoopNest *out, const TeDag *dag, const Steps *steps, char *err) {
     memset(out, 0, sizeof *out);
-    Lower L = {.dag = dag, .err = err};
+    out->own_dag = malloc(sizeof *out->own_dag);
+    out->own_prog = malloc(sizeof *out->own_prog);
+    *out->own_dag = *dag;
+    *out->own_prog = *dag->prog;
+    out->own_prog->nodes = NULL; /* the nodes stay the given program's */
+    out->own_prog->n_nodes = out->own_prog->cap_nodes = 0;
+    out->own_dag->prog = out->own_prog;
+    out->dag = out->own_dag;
+    out->n_args = dag->prog->n_tensors;
+    Lower L = {.dag = out->own_dag, .prog = out->own_prog, .ln = out, .err = err};
     L.s = calloc(dag->n_stages, sizeof(Sched));
-    for (int k = 0; k < dag->n_stages; k++) {
-        Sched *s = &L.s[k];
-        const TeStage *ts = &dag->stages[k];
-        s->looped_step = -1;
-        for (int a = 0; a < ts->n_spatial; a++)
-            new_iter(s, dag->prog->vars[ts->spatial[a]].extent, 0);
-        for (int a = 0; a < ts->n_reduce; a++)
-            new_iter(s, dag->prog->vars[ts->reduce[a]].extent, 1);
-        s->n_roots = s->n_leaves = s->n_iters;
-        for (int i = 0; i < s->n_iters; i++)
-            s->leaves[i] = i;
-    }
+    for (int k = 0; k < dag->n_stages; k++)
+        init_sched(&L, k);
     Status st = TT_OK;
     for (int i = 0; i < steps->n && st == TT_OK; i++)
         st = apply(&L, i, &steps->step[i]);
     if (st == TT_OK) st = check_annotations(&L, steps);
     if (st != TT_OK) {
         free(L.s);
+        LoopNest_done(out);
         return TT_ERR;
     }
-    out->dag = dag;
     out->root = loop_new("", 1);
-    for (int k = 0; k < dag->n_stages; k++) {
+    for (int k = 0; k < L.dag->n_stages; k++) {
         out->inlined[k] = L.s[k].attach == AT_INLINE;
-        if (L.s[k].attach == AT_ROOT) build_stage(&L, k, out->root);
+        if (L.s[k].attach != AT_ROOT) continue;
+        if (L.dag->stages[k].tensor >= out->n_args) alloc_here(&L, k, out->root, NULL, NULL);
+        Region whole;
+        memset(&whole, 0, sizeof whole);
+        for (int d = 0; d < L.dag->stages[k].n_spatial; d++)
+            whole.span[d] = L.prog->vars[L.dag->stages[k].spatial[d]].extent;
+        build_stage(&L, k, &whole, out->root);
     }
     resolve_auto_unroll(out->root, 0);
     free(L.s);
@@ -607,12 +791,18 @@ Status LoopNest_lower(LoopNest *out, const TeDag *dag, const Steps *steps, char 
 
 void LoopNest_done(LoopNest *this) {
     node_free(this->root);
-    this->root = NULL;
+    for (int t = 0; t < TE_MAX_TENSORS; t++)
+        for (int d = 0; d < TE_MAX_DIMS; d++)
+            free(this->buf[t].base[d]);
+    free(this->own_dag);
+    free(this->own_prog);
+    free(this->pool);
+    memset(this, 0, sizeof *this);
 }
 
 /* ---- printing --------------------------------------------------------------- */
 
-static const char *const PART[] = {"store", "init", "update", "post"};
+static const char *const PART[] = {"store", "init", "update", "post", "alloc"};
 static const char *const ANN[] = {"", " parallel", " vectorize", ""}; /* unroll shows as its count */
 
 static void print_node(const LoopNest *ln, const LnNode *n, int depth, StrBuf *out) {
@@ -629,6 +819,14 @@ static void print_node(const LoopNest *ln, const LnNode *n, int depth, StrBuf *o
     }
     const TeStage *ts = &ln->dag->stages[n->stage];
     StrBuf_printf(out, "%*s%s %s", 2 * depth, "", PART[n->part], stage_name(ln->dag, n->stage));
+    if (n->part == LN_ALLOC) {
+        const LnBuffer *b = &ln->buf[ts->tensor];
+        StrBuf_append(out, "[");
+        for (int d = 0; d < ln->dag->prog->tensors[ts->tensor].ndim; d++)
+            StrBuf_printf(out, "%s%lld", d ? ", " : "", (long long)b->ext[d]);
+        StrBuf_append(out, b->scope == BUF_SHARED ? "] shared\n" : "]\n");
+        return;
+    }
     int n_axes = n->part == LN_UPDATE ? ts->n_spatial + ts->n_reduce : ts->n_spatial;
     for (int a = 0; a < n_axes; a++) {
         int v = a < ts->n_spatial ? ts->spatial[a] : ts->reduce[a - ts->n_spatial];

@@ -26,7 +26,7 @@
 #include "space/steps.h"
 #include "te/dag.h"
 
-typedef enum { LN_STORE, LN_INIT, LN_UPDATE, LN_POST } LnPart;
+typedef enum { LN_STORE, LN_INIT, LN_UPDATE, LN_POST, LN_ALLOC } LnPart;
 typedef enum { ANN_NONE, ANN_PARALLEL, ANN_VECTORIZE, ANN_UNROLL } LnAnn;
 
 typedef struct LnNode {
@@ -37,7 +37,7 @@ typedef struct LnNode {
     LnAnn ann;
     int64_t unroll; /* unroll this many (0: no pragma) */
     int bind;       /* 0, or 1 + the GPU index it is bound to (blockIdx.x/y/z, threadIdx.x/y/z) */
-    /* statement */
+    /* statement (LN_ALLOC: the buffer of `stage` is declared here, for the rest of the enclosing block) */
     int stage;
     LnPart part;
     char *axis[2 * TE_MAX_DIMS]; /* spatial axes, then reduction axes */
@@ -47,14 +47,31 @@ typedef struct LnNode {
     struct LnNode **kids;
 } LnNode;
 
+/* Where a tensor's elements live. A buffer of the nest (local) holds a box of
+ * the tensor: element (x0, x1, ..) is at ((x0 - base0) * ext1 + (x1 - base1)) ...,
+ * where base is an expression of the enclosing loops (NULL: 0). */
+typedef enum { BUF_ARG, BUF_LOCAL, BUF_SHARED } LnScope;
+typedef struct LnBuffer {
+    LnScope scope;
+    int64_t ext[TE_MAX_DIMS];
+    char *base[TE_MAX_DIMS];
+} LnBuffer;
+
 typedef struct LoopNest {
-    const TeDag *dag;            /* borrowed */
-    LnNode *root;                /* a block: a loop node with extent 1 and no variable */
-    int inlined[TE_MAX_TENSORS]; /* per stage: computed inside its consumers */
+    const TeDag *dag;             /* the DAG the steps made: the given one plus its cache stages (owned) */
+    LnNode *root;                 /* a block: a loop node with extent 1 and no variable */
+    int inlined[TE_MAX_TENSORS];  /* per stage: computed inside its consumers */
+    int n_args;                   /* the given program's tensors, the kernel's buffers t[0..n_args-1] */
+    LnBuffer buf[TE_MAX_TENSORS]; /* per program tensor (cache tensors from n_args on) */
+    TeDag *own_dag;
+    TeProgram *own_prog; /* a copy of the program with the cache tensors; expression nodes shared or in pool */
+    TeExpr *pool;
+    int n_pool;
 } LoopNest;
 
 /* Applies steps to dag's default schedule and lowers it into *out (the caller
- * calls LoopNest_done). On error nothing is left to free. */
+ * calls LoopNest_done). dag and its program must outlive the nest. On error
+ * nothing is left to free. */
 Status LoopNest_lower(LoopNest *out, const TeDag *dag, const Steps *steps, char *err);
 void LoopNest_done(LoopNest *this);
 
@@ -63,7 +80,10 @@ void LoopNest_print(const LoopNest *this, StrBuf *out);
 
 /* C source of `void fn(float **t)`, where t[i] is the buffer of program
  * tensor i (row-major float; inputs read, defined tensors written, inlined
- * ones unused). Parallel loops use OpenMP, vectorized loops `omp simd`. */
+ * ones and those computed at a loop unused). Parallel loops use OpenMP,
+ * vectorized loops `omp simd`; buffers of the nest are arrays local to their
+ * block (on the heap beyond TE_STACK_FLOATS elements). */
+#define TE_STACK_FLOATS 16384
 void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out);
 
 /* One kernel of a GPU program: its entry point and launch shape. */
@@ -78,15 +98,18 @@ typedef struct TeLaunch {
  * top-level nest, launched in order with the shapes in launches[]. Its
  * parameters are every program tensor in order (global float buffers). Bound
  * loops become thread indices (guarded when a split leaves a tail); other
- * loops run inside each thread. Fails for compute_at (it needs shared-memory
- * caches on a GPU) and for more than 1024 threads per block. */
+ * loops run inside each thread; a stage computed at a loop has a buffer
+ * private to each thread. Fails for more than 1024 threads per block, a
+ * cache stage at root, a private buffer of more than 1024 floats. */
 Status LoopNest_emit_gpu(const LoopNest *this, int cuda, const char *prefix, StrBuf *out, TeLaunch *launches,
                          int *n_launches, char *err);
 
 /* A random schedule of dag (the plain sampler of template-free search): stages
  * from the last to the first; an inlinable stage may be inlined; a producer
  * whose one consumer is scheduled may be computed at one of its loops (outside
- * any parallel or vectorized loop); every other stage gets random 2- or
+ * any vectorized loop); on cpu a stage with data reuse may get a cache stage
+ * (cache_write, or cache_read of one of its inputs) computed at one of its
+ * loops or at root; every other stage gets random 2- or
  * 3-level splits of its axes (factors mostly dividing, sometimes not), a
  * random loop order, sometimes a fuse of its two outer loops, and random
  * parallel / vectorize / unroll / auto_unroll choices. With gpu set there is

@@ -3,19 +3,143 @@
 #include "kernels/templates/te/te_task.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/rng.h"
+#include "base/strbuf.h"
 #include "kernels/templates/te/te_lower.h"
 
 #define SAMPLE_KNOBS 5 /* 16^5 = TE_SAMPLES */
+
+/* ---- the schedule table (te.sketch candidates) ------------------------------ */
+
+typedef struct SchedEntry {
+    uint64_t index; /* UINT64_MAX: empty slot */
+    int sketch;
+    char *text;
+} SchedEntry;
+
+typedef struct TeSchedTable {
+    pthread_mutex_t lock;
+    SchedEntry *slot;
+    int cap, count;
+} TeSchedTable;
+
+static TeSchedTable *TeSchedTable_new(void) {
+    TeSchedTable *t = tt_calloc(1, sizeof *t);
+    pthread_mutex_init(&t->lock, NULL);
+    return t;
+}
+
+static void TeSchedTable_delete(TeSchedTable *t) {
+    if (!t) return;
+    for (int i = 0; i < t->cap; i++)
+        free(t->slot[i].text);
+    free(t->slot);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+/* The slot of index (or the empty slot where it would go); the table is locked. */
+static SchedEntry *table_slot(const TeSchedTable *t, uint64_t index) {
+    uint64_t mask = (uint64_t)t->cap - 1;
+    for (uint64_t i = (index * 0x9e3779b97f4a7c15ULL) >> 20 & mask;; i = (i + 1) & mask)
+        if (t->slot[i].index == index || t->slot[i].index == UINT64_MAX) return &t->slot[i];
+}
+
+static void table_grow(TeSchedTable *t) {
+    if (2 * (t->count + 1) <= t->cap) return;
+    SchedEntry *old = t->slot;
+    int old_cap = t->cap;
+    t->cap = t->cap ? 2 * t->cap : 256;
+    t->slot = tt_malloc((size_t)t->cap * sizeof *t->slot);
+    for (int i = 0; i < t->cap; i++)
+        t->slot[i] = (SchedEntry){.index = UINT64_MAX};
+    for (int i = 0; i < old_cap; i++)
+        if (old[i].index != UINT64_MAX) *table_slot(t, old[i].index) = old[i];
+    free(old);
+}
+
+uint64_t TeSched_index(const char *text) {
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a, folded to TE_SCHED_BITS */
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ULL;
+    return (h ^ (h >> TE_SCHED_BITS)) & ((1ULL << TE_SCHED_BITS) - 1);
+}
+
+/* Adds text under index (TT_ERR when other text holds it). */
+static Status table_add(TeSchedTable *t, uint64_t index, const char *text, int sketch, char *err) {
+    pthread_mutex_lock(&t->lock);
+    table_grow(t);
+    SchedEntry *e = table_slot(t, index);
+    Status st = TT_OK;
+    if (e->index == UINT64_MAX) {
+        *e = (SchedEntry){.index = index, .sketch = sketch, .text = tt_strdup(text)};
+        t->count++;
+    } else if (strcmp(e->text, text) != 0) {
+        st = tt_fail(err, "schedule %010llx: two step lists have this hash", (unsigned long long)index);
+    } else if (e->sketch < 0) {
+        e->sketch = sketch;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+Status TeTask_addSchedule(const TeTask *this, const Steps *steps, int sketch, uint64_t *index, char *err) {
+    StrBuf text;
+    StrBuf_init(&text);
+    Steps_encode(steps, &text);
+    const char *s = text.len ? text.data : "";
+    *index = TeSched_index(s);
+    Status st = table_add(this->table, *index, s, sketch, err);
+    StrBuf_done(&text);
+    return st;
+}
+
+bool TeTask_schedule(const TeTask *this, uint64_t index, Steps *out, int *sketch) {
+    TeSchedTable *t = this->table;
+    char *text = NULL;
+    int sk = -1;
+    pthread_mutex_lock(&t->lock);
+    if (t->cap) {
+        SchedEntry *e = table_slot(t, index);
+        if (e->index == index) {
+            text = tt_strdup(e->text);
+            sk = e->sketch;
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (!text) return false;
+    char err[TT_ERRLEN];
+    bool ok = Steps_decode(text, out, err) == TT_OK; /* the table holds Steps_encode's text */
+    free(text);
+    if (sketch) *sketch = sk;
+    return ok;
+}
+
+int TeTask_scheduleCount(const TeTask *this) {
+    pthread_mutex_lock(&this->table->lock);
+    int n = this->table->count;
+    pthread_mutex_unlock(&this->table->lock);
+    return n;
+}
+
+void TeSched_label(uint64_t index, int sketch, char *buf, size_t n) {
+    if (sketch >= 0)
+        snprintf(buf, n, "sketch %d, schedule %010llx", sketch, (unsigned long long)index);
+    else
+        snprintf(buf, n, "schedule %010llx", (unsigned long long)index);
+}
 
 Status TeTask_load(const char *path, const TeSet *sets, int n_sets, TeTask **out, Workload *wl, char *err) {
     *out = NULL;
     TeTask *t = calloc(1, sizeof *t);
     if (!t) return tt_fail(err, "out of memory");
+    t->table = TeSchedTable_new();
     t->prog = TeProgram_load(path, sets, n_sets, err);
     if (!t->prog || TeDag_build(&t->dag, t->prog, err) != TT_OK) {
         TeTask_delete(t);
@@ -70,6 +194,7 @@ Status TeTask_load(const char *path, const TeSet *sets, int n_sets, TeTask **out
 
 void TeTask_delete(TeTask *this) {
     if (!this) return;
+    TeSchedTable_delete(this->table);
     TeProgram_delete(this->prog);
     free(this);
 }
@@ -276,6 +401,65 @@ static Status te_gpu_generate(const Workload *wl, const Space *space, const int3
 
 static bool te_applies(const Workload *wl) { return wl->op == OP_EXPR; }
 
+static void te_label(const Workload *wl, uint64_t index, char *buf, size_t n) {
+    (void)wl;
+    snprintf(buf, n, "sample %llu", (unsigned long long)index);
+}
+
+/* ---- te.sketch: candidates are schedules of the task's table ------------------ */
+
+static Status sketch_define_space(const Workload *wl, const DeviceInfo *dev, Space *space, char *err) {
+    (void)dev;
+    if (!wl->expr)
+        return tt_fail(err, "the expression %s (%s) is not loaded: tune it with --expr FILE.te", wl->expr_name,
+                       wl->expr_te);
+    /* 2^TE_SCHED_BITS indices as hexadecimal digits (option knobs hold at most 16 values) */
+    int64_t digits[16];
+    for (int i = 0; i < 16; i++)
+        digits[i] = i;
+    for (int k = 0; k < TE_SCHED_BITS / 4; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "hash%d", k);
+        if (Space_addOption(space, name, digits, 16, err) != TT_OK) return TT_ERR;
+    }
+    return TT_OK;
+}
+
+static Status sketch_generate(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
+                              Dialect dialect, KernelSource *out, char *err) {
+    (void)dev;
+    if (dialect != DIALECT_C) return tt_fail(err, "te.sketch generates C for the cpu target");
+    if (!wl->expr) return tt_fail(err, "the expression %s is not loaded", wl->expr_name);
+    uint64_t index = Space_encode(space, choice);
+    Steps steps;
+    if (!TeTask_schedule(wl->expr, index, &steps, NULL))
+        return tt_fail(err, "schedule %010llx is not one the sketch search made for this task",
+                       (unsigned long long)index);
+    return TeTask_source(wl->expr, &steps, out, err);
+}
+
+static void sketch_label(const Workload *wl, uint64_t index, char *buf, size_t n) {
+    Steps steps;
+    int sketch = -1;
+    if (!wl->expr || !TeTask_schedule(wl->expr, index, &steps, &sketch)) sketch = -1;
+    TeSched_label(index, sketch, buf, n);
+}
+
+static Status sketch_adopt(const Workload *wl, uint64_t index, const char *steps, const char *config, char *err) {
+    if (!wl->expr) return tt_fail(err, "the expression %s is not loaded", wl->expr_name);
+    Steps parsed;
+    if (!steps || Steps_decode(steps, &parsed, err) != TT_OK)
+        return tt_fail(err, "schedule %010llx: the record holds no steps that parse", (unsigned long long)index);
+    int sketch = -1;
+    if (config && strncmp(config, "sketch ", 7) == 0) sketch = atoi(config + 7);
+    uint64_t got;
+    if (TeTask_addSchedule(wl->expr, &parsed, sketch, &got, err) != TT_OK) return TT_ERR;
+    if (got != index)
+        return tt_fail(err, "schedule %010llx: its steps hash to %010llx", (unsigned long long)index,
+                       (unsigned long long)got);
+    return TT_OK;
+}
+
 const Template tmpl_te_cpu = {
     .name = "te.cpu",
     .op = OP_EXPR,
@@ -286,6 +470,7 @@ const Template tmpl_te_cpu = {
     .generate = te_generate,
     .features = NULL,
     .blocked = NULL,
+    .label = te_label,
 };
 
 const Template tmpl_te_gpu = {
@@ -298,4 +483,22 @@ const Template tmpl_te_gpu = {
     .generate = te_gpu_generate,
     .features = NULL,
     .blocked = NULL,
+    .label = te_label,
+};
+
+/* The default template of an expression on the cpu target: candidates are the
+ * schedules evolution makes from the sketches (table above). */
+const Template tmpl_te_sketch = {
+    .name = "te.sketch",
+    .op = OP_EXPR,
+    .family = FAMILY_CPU,
+    .applies = te_applies,
+    .define_space = sketch_define_space,
+    .precheck = NULL,
+    .generate = sketch_generate,
+    .features = NULL,
+    .blocked = NULL,
+    .label = sketch_label,
+    .adopt = sketch_adopt,
+    .strategy = "evolution",
 };

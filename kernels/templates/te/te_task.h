@@ -29,12 +29,15 @@
 
 #define TE_SAMPLES (1u << 20) /* schedules a task's space numbers */
 
+struct TeSchedTable;
+
 typedef struct TeTask {
     TeProgram *prog;
     TeDag dag;
     int out; /* the output tensor */
     int n_in;
-    int in[WORKLOAD_MAX_ARGS]; /* the input tensors, in file order */
+    int in[WORKLOAD_MAX_ARGS];  /* the input tensors, in file order */
+    struct TeSchedTable *table; /* the schedule candidates of te.sketch (below) */
 } TeTask;
 
 /* Loads and checks path (with --set overrides) for tuning and fills *wl
@@ -67,6 +70,31 @@ Status TeTask_gpu_fits(const TeTask *this, char *err);
  * than one kernel launch. */
 Status TeTask_source_gpu(const TeTask *this, const Steps *steps, Dialect dialect, KernelSource *out, char *err);
 
-extern const Template tmpl_te_cpu, tmpl_te_gpu;
+/* ---- schedule candidates (the template te.sketch) ----------------------------
+ * A candidate of te.sketch is a step list, not a number: the sketch search
+ * (kernels/templates/te/te_sketch.h, tuner/strategy_evolution.c) makes them.
+ * Its config index is TeSched_index of the steps' text (a 40-bit hash, so the
+ * same schedule found twice is one candidate, measured once), and the task's
+ * table maps the indices it has seen to their steps. The record of a
+ * candidate holds the steps; on resume the engine gives them back to the
+ * table (the template's `adopt`), so every measured schedule is known again
+ * and none is measured twice. The table is shared by the engine thread (which
+ * adds) and the builder threads (which look up): it locks. */
+#define TE_SCHED_BITS 40
+uint64_t TeSched_index(const char *steps_text);
+/* Adds steps made from sketch number `sketch` (-1: not known) and gives its
+ * index. TT_ERR only when different steps already have that index (a hash
+ * collision: the caller drops the candidate). Adding the same steps again
+ * keeps the first entry. */
+Status TeTask_addSchedule(const TeTask *this, const Steps *steps, int sketch, uint64_t *index, char *err);
+/* The steps and sketch number (may be NULL) of index; false when the table
+ * does not hold it. */
+bool TeTask_schedule(const TeTask *this, uint64_t index, Steps *out, int *sketch);
+/* Entries in the table. */
+int TeTask_scheduleCount(const TeTask *this);
+/* The config text of a te.sketch candidate: "sketch 1, schedule 00a3f29c1e". */
+void TeSched_label(uint64_t index, int sketch, char *buf, size_t n);
+
+extern const Template tmpl_te_cpu, tmpl_te_gpu, tmpl_te_sketch;
 
 #endif

@@ -1,0 +1,120 @@
+/* kernels/templates/te/te_sketch.h: sketches of a tensor expression (the
+ * program structures of template-free search) and their annotation into
+ * complete schedules (space/steps.h).
+ *
+ * Sketch_generate applies rules to the DAG (te/dag.h) stage by stage, from the
+ * output backwards; per target, in this order, a rule either does not apply
+ * (the next is tried), applies and lets the next rules run, or applies and
+ * ends the stage:
+ *   cpu  always-inline, rfactor, add cache stage, multi-level tiling with
+ *        fusion, multi-level tiling (SSRSRS), skip
+ *   gpu  shared-memory cache_read, always-inline, cross-thread reduction,
+ *        rfactor, multi-level tiling (SSSRRSRS, outer tiles bound to blockIdx
+ *        and threadIdx), skip
+ * A rule with two outcomes forks the sketch (multi-level tiling with fusion
+ * also keeps the plain tiling, since a stage computed at its consumer keeps
+ * the default loop order inside the consumer's tile). Rules whose steps the
+ * schedule IR lacks (rfactor, cache_write, shared-memory cache_read,
+ * cross-thread reduction) are still checked: the sketch notes that their
+ * condition held and what was done instead. A DAG where no rule applies gets
+ * one sketch of root stages with a note.
+ *
+ * A sketch fixes, per stage, how it is computed (inlined, tiled with a
+ * structure, the tiled consumer of a fused producer, computed at its consumer
+ * or at root); an annotation (SketchAnn per stage) fills in everything else:
+ * tile sizes, how many outer loops are fused and run in parallel (cpu),
+ * vectorizing the innermost loop, the auto-unroll limit from the target's set,
+ * the compute location of an untiled stage with one consumer, and on GPUs the
+ * loops bound to blockIdx / threadIdx. Sketch_steps turns a sketch and an
+ * annotation into steps that always lower; the same pair gives the same steps. */
+#ifndef TT_KERNELS_TE_SKETCH_H
+#define TT_KERNELS_TE_SKETCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/rng.h"
+#include "base/strbuf.h"
+#include "space/steps.h"
+#include "te/dag.h"
+
+#define SKETCH_MAX 8
+#define SKETCH_AXES (2 * TE_MAX_DIMS)
+#define SKETCH_LEVELS 5 /* most split levels of one axis (GPU spatial: SSSRRSRS has five S) */
+
+typedef enum {
+    RULE_INLINE,       /* always-inline: elementwise, not an output */
+    RULE_RFACTOR,      /* reduction with little spatial parallelism (no rfactor step yet) */
+    RULE_CACHE_WRITE,  /* data reuse and no fusible consumer (no cache_write step yet) */
+    RULE_TILE_FUSION,  /* data reuse with one elementwise consumer: tile it, compute the stage at its tile */
+    RULE_TILE,         /* data reuse: multi-level tiling */
+    RULE_SHARED_READ,  /* gpu, data reuse: shared-memory cache_read of the inputs (no step yet) */
+    RULE_CROSS_THREAD, /* gpu, a reduction without data reuse (no cross-thread reduction yet) */
+    RULE_SKIP,         /* nothing else: the stage keeps its loops (annotated) */
+    RULE_KINDS
+} SketchRule;
+
+const char *SketchRule_name(SketchRule r);
+
+typedef enum {
+    SK_ROOT,     /* its own loop nest (annotated: parallel, vectorize, unroll, compute location) */
+    SK_INLINE,   /* computed inside its consumers */
+    SK_TILED,    /* multi-level tiling with the target's structure */
+    SK_CONSUMER, /* the consumer of a fused producer: tiled over its spatial axes, the producer at its tile */
+    SK_FUSED,    /* computed at its consumer's tile (the consumer is SK_CONSUMER) */
+} SketchHow;
+
+typedef struct SketchStage {
+    SketchHow how;
+    unsigned rules; /* bit per SketchRule whose condition held for the stage */
+    int consumer;   /* SK_FUSED: the consumer stage; else -1 */
+} SketchStage;
+
+typedef struct Sketch {
+    int gpu;
+    int n_stages;
+    SketchStage st[TE_MAX_TENSORS];
+    char note[160]; /* what could not be done (rules without steps, no rule applied) */
+} Sketch;
+
+/* Sketches of dag for a target (gpu = 0: cpu with `cores` cores; 1: a GPU).
+ * Writes at most SKETCH_MAX, returns the count (at least 1). */
+int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out);
+
+/* What an annotation chooses for one stage. */
+typedef struct SketchAnn {
+    int32_t f[SKETCH_AXES][SKETCH_LEVELS - 1]; /* inner split factors of each axis (spatial, then reduction) */
+    int8_t par;                                /* cpu: outer spatial loops fused and run in parallel (0: none) */
+    int8_t vec;                                /* vectorize the innermost loop when it is spatial */
+    int8_t unroll;                             /* index into the target's auto-unroll set */
+    int8_t at; /* SK_ROOT with one consumer: -1 root, else a loop of the consumer; SK_FUSED: tile level */
+} SketchAnn;
+
+/* The auto-unroll limits of a target ({0, 16, 64, 512}; GPUs add 1024). */
+int Sketch_unrollSet(int gpu, const int64_t **values);
+
+/* A random annotation of sketch sk into ann[dag->n_stages]. */
+void Sketch_annotate(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *ann);
+/* Changes one random decision of ann: a tile size (a factor moved between two
+ * levels of an axis), the parallel granularity, the unroll limit, the
+ * vectorize choice, or a compute location. */
+void Sketch_mutate(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *ann);
+/* The zero-trial default: a heuristic annotation (innermost tiles of the
+ * SIMD width `vector` on the last spatial axis, a few accumulators, reduction
+ * tiles of 4..16, the outer loops parallel, unroll 64). */
+void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann);
+
+/* The steps of sketch sk with annotation ann (NULL: every factor 1 and no
+ * annotation, the bare structure). */
+void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Steps *out);
+
+/* The annotation of sketch sk that gives exactly steps (a measured schedule
+ * read back from a record), into ann[dag->n_stages]; false when sk with no
+ * annotation gives these steps. */
+bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, SketchAnn *ann);
+
+/* The sketch for `tunetop sketches`: one line per stage with the rules that
+ * made it, then the step list with the tile sizes an annotation fills as "?". */
+void Sketch_format(const Sketch *sk, const TeDag *dag, StrBuf *out);
+
+#endif

@@ -1,0 +1,363 @@
+/* tests/unit/test_te_sketch.c: the sketch rules (kernels/templates/te/te_sketch.h) on
+ * small DAGs: each rule's condition and result (matmul, conv2d, softmax,
+ * layer-norm, dense+bias+GELU from examples/te, and a short wide reduction for
+ * rfactor / cross-thread reduction), the bare sketch and every random
+ * annotation and mutation lower, the same seed gives the same steps, and the
+ * schedule table of te.sketch (kernels/templates/te/te_task.h) gives back what
+ * was put in under the hash of its text. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/templates/te/te_lower.h"
+#include "kernels/templates/te/te_sketch.h"
+#include "kernels/templates/te/te_task.h"
+#include "tests/check.h"
+
+typedef struct Ex {
+    TeProgram *prog;
+    TeDag dag;
+} Ex;
+
+static void example_path(const char *name, char *path, size_t n) {
+    const char *data = getenv("TT_TEST_DATA");
+    snprintf(path, n, "%s/../../examples/te/%s.te", data ? data : "tests/data", name);
+}
+
+static Ex *load(const char *name, const TeSet *sets, int n_sets) {
+    char path[512], err[TT_ERRLEN] = "";
+    example_path(name, path, sizeof path);
+    Ex *e = calloc(1, sizeof *e);
+    e->prog = TeProgram_load(path, sets, n_sets, err);
+    if (!e->prog || TeDag_build(&e->dag, e->prog, err) != TT_OK) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        TeProgram_delete(e->prog);
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+static Ex *parse(const char *text) {
+    char err[TT_ERRLEN] = "";
+    Ex *e = calloc(1, sizeof *e);
+    e->prog = TeProgram_parse(text, "inline.te", NULL, 0, err);
+    if (!e->prog || TeDag_build(&e->dag, e->prog, err) != TT_OK) {
+        fprintf(stderr, "inline: %s\n", err);
+        TeProgram_delete(e->prog);
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+static void ex_free(Ex *e) {
+    if (!e) return;
+    TeProgram_delete(e->prog);
+    free(e);
+}
+
+static int stage_named(const Ex *e, const char *name) {
+    for (int k = 0; k < e->dag.n_stages; k++)
+        if (strcmp(e->prog->tensors[e->dag.stages[k].tensor].name, name) == 0) return k;
+    return -1;
+}
+
+static int lowers(const TeDag *dag, const Steps *steps) {
+    LoopNest ln;
+    char err[TT_ERRLEN];
+    if (LoopNest_lower(&ln, dag, steps, err) != TT_OK) {
+        StrBuf s;
+        StrBuf_init(&s);
+        Steps_encode(steps, &s);
+        fprintf(stderr, "does not lower: %s\n  steps: %s\n", err, s.data);
+        StrBuf_done(&s);
+        return 0;
+    }
+    LoopNest_done(&ln);
+    return 1;
+}
+
+static int has(const SketchStage *st, SketchRule r) { return (st->rules >> r) & 1; }
+
+/* Every sketch: the bare structure, 40 random annotations, each with 4
+ * mutations, and the heuristic one lower; the same seed gives the same steps. */
+static void check_annotations(const Ex *e, const Sketch *sk, int n) {
+    SketchAnn *ann = calloc((size_t)e->dag.n_stages, sizeof *ann),
+              *again = calloc((size_t)e->dag.n_stages, sizeof *ann);
+    for (int i = 0; i < n; i++) {
+        Steps s, t;
+        Sketch_steps(&sk[i], &e->dag, NULL, &s);
+        CHECK(lowers(&e->dag, &s));
+        Sketch_heuristic(&sk[i], &e->dag, 16, ann);
+        Sketch_steps(&sk[i], &e->dag, ann, &s);
+        CHECK(lowers(&e->dag, &s));
+        for (int seed = 0; seed < 40; seed++) {
+            Rng rng, rng2;
+            Rng_seed(&rng, (uint64_t)seed);
+            Rng_seed(&rng2, (uint64_t)seed);
+            Sketch_annotate(&sk[i], &e->dag, &rng, ann);
+            Sketch_annotate(&sk[i], &e->dag, &rng2, again);
+            Sketch_steps(&sk[i], &e->dag, ann, &s);
+            Sketch_steps(&sk[i], &e->dag, again, &t);
+            StrBuf a, b;
+            StrBuf_init(&a);
+            StrBuf_init(&b);
+            Steps_encode(&s, &a);
+            Steps_encode(&t, &b);
+            CHECK_STR(a.len ? a.data : "", b.len ? b.data : "");
+            StrBuf_done(&a);
+            StrBuf_done(&b);
+            CHECK(lowers(&e->dag, &s));
+            /* read back from the steps alone, the annotation gives the same steps */
+            memset(again, 0, (size_t)e->dag.n_stages * sizeof *again);
+            CHECK(Sketch_recover(&sk[i], &e->dag, &s, again));
+            Sketch_steps(&sk[i], &e->dag, again, &t);
+            StrBuf_init(&b);
+            Steps_encode(&t, &b);
+            StrBuf_init(&a);
+            Steps_encode(&s, &a);
+            CHECK_STR(a.len ? a.data : "", b.len ? b.data : "");
+            StrBuf_done(&a);
+            StrBuf_done(&b);
+            for (int m = 0; m < 4; m++) {
+                Sketch_mutate(&sk[i], &e->dag, &rng, ann);
+                Sketch_steps(&sk[i], &e->dag, ann, &s);
+                CHECK(lowers(&e->dag, &s));
+            }
+        }
+    }
+    free(ann);
+    free(again);
+}
+
+TEST(matmul_is_tiled_on_cpu_and_gpu) {
+    TeSet set[] = {{"N", 24}};
+    Ex *e = load("matmul", set, 1);
+    CHECK(e);
+    if (!e) return;
+    Sketch sk[SKETCH_MAX];
+    int n = Sketch_generate(&e->dag, 0, 2, sk);
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(sk[0].st[0].how, SK_TILED);
+    CHECK(has(&sk[0].st[0], RULE_TILE));
+    CHECK(has(&sk[0].st[0], RULE_CACHE_WRITE)); /* data reuse and no consumer: the condition holds */
+    CHECK(!has(&sk[0].st[0], RULE_INLINE) && !has(&sk[0].st[0], RULE_SKIP));
+    CHECK(strstr(sk[0].note, "cache_write") != NULL);
+    StrBuf s;
+    StrBuf_init(&s);
+    Sketch_format(&sk[0], &e->dag, &s);
+    /* SSRSRS: i and j in four levels, k in two, reordered i0 j0 i1 j1 k0 i2 j2 k1 i3 j3 */
+    CHECK_CONTAINS(s.data, "split 0 2 ?; split 0 1 ? ? ?; split 0 0 ? ? ?; reorder 0 0 4 1 5 8 2 6 9 3 7");
+    CHECK_CONTAINS(s.data, "multi-level tiling");
+    check_annotations(e, sk, n);
+    n = Sketch_generate(&e->dag, 1, 2, sk);
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(sk[0].st[0].how, SK_TILED);
+    CHECK(has(&sk[0].st[0], RULE_SHARED_READ));
+    CHECK(!has(&sk[0].st[0], RULE_CACHE_WRITE));
+    StrBuf_clear(&s);
+    Sketch_format(&sk[0], &e->dag, &s);
+    CHECK_CONTAINS(s.data, "SSSRRSRS");
+    /* SSSRRSRS: i, j in five levels, k in three: i0 j0 i1 j1 i2 j2 k0 k1 i3 j3 k2 i4 j4 */
+    CHECK_CONTAINS(s.data, "reorder 0 0 5 1 6 2 7 10 11 3 8 12 4 9");
+    check_annotations(e, sk, n);
+    /* an annotated GPU sketch binds blockIdx and threadIdx */
+    SketchAnn ann[1];
+    Sketch_heuristic(&sk[0], &e->dag, 16, ann);
+    Steps st;
+    Sketch_steps(&sk[0], &e->dag, ann, &st);
+    StrBuf_clear(&s);
+    Steps_encode(&st, &s);
+    CHECK_CONTAINS(s.data, "bind 0 0 0");
+    CHECK_CONTAINS(s.data, " 3");
+    StrBuf_done(&s);
+    ex_free(e);
+}
+
+TEST(dense_with_an_elementwise_consumer_forks_into_fused_and_plain) {
+    TeSet set[] = {{"M", 8}, {"N", 12}, {"K", 16}};
+    Ex *e = load("dense_bias_gelu", set, 3);
+    CHECK(e);
+    if (!e) return;
+    int d = stage_named(e, "D"), y = stage_named(e, "Y");
+    CHECK(d >= 0 && y >= 0 && e->dag.stages[d].fusible_consumer == y);
+    Sketch sk[SKETCH_MAX];
+    int n = Sketch_generate(&e->dag, 0, 2, sk);
+    CHECK_EQ_INT(n, 2);
+    /* plain: D tiled, Y its own nest (skip) */
+    CHECK_EQ_INT(sk[0].st[d].how, SK_TILED);
+    CHECK_EQ_INT(sk[0].st[y].how, SK_ROOT);
+    CHECK(has(&sk[0].st[y], RULE_SKIP));
+    CHECK(!has(&sk[0].st[d], RULE_CACHE_WRITE)); /* a fusible consumer: no cache stage */
+    /* fused: Y tiled, D computed at Y's tile */
+    CHECK_EQ_INT(sk[1].st[d].how, SK_FUSED);
+    CHECK_EQ_INT(sk[1].st[d].consumer, y);
+    CHECK_EQ_INT(sk[1].st[y].how, SK_CONSUMER);
+    CHECK(has(&sk[1].st[d], RULE_TILE_FUSION) && has(&sk[1].st[y], RULE_TILE_FUSION));
+    StrBuf s;
+    StrBuf_init(&s);
+    Sketch_format(&sk[1], &e->dag, &s);
+    CHECK_CONTAINS(s.data, "compute_at 0 1 1"); /* after Y's first level of tiles */
+    StrBuf_done(&s);
+    check_annotations(e, sk, n);
+    /* a GPU cannot compute a stage at another one's tile: no fused sketch */
+    n = Sketch_generate(&e->dag, 1, 2, sk);
+    CHECK_EQ_INT(n, 1);
+    ex_free(e);
+}
+
+TEST(softmax_inlines_its_elementwise_stage) {
+    TeSet set[] = {{"M", 40}, {"N", 10}};
+    Ex *e = load("softmax", set, 2);
+    CHECK(e);
+    if (!e) return;
+    Sketch sk[SKETCH_MAX];
+    int n = Sketch_generate(&e->dag, 0, 2, sk);
+    CHECK_EQ_INT(n, 1);
+    int ex = stage_named(e, "E"), y = stage_named(e, "Y"), s = stage_named(e, "S");
+    CHECK_EQ_INT(sk[0].st[ex].how, SK_INLINE);
+    CHECK(has(&sk[0].st[ex], RULE_INLINE));
+    CHECK_EQ_INT(sk[0].st[y].how, SK_ROOT); /* an output is never inlined */
+    CHECK(has(&sk[0].st[y], RULE_SKIP) && has(&sk[0].st[s], RULE_SKIP));
+    CHECK(sk[0].note[0] == '\0');
+    check_annotations(e, sk, n);
+    ex_free(e);
+}
+
+TEST(layer_norm_gets_root_stages_and_a_note) {
+    TeSet set[] = {{"M", 40}, {"N", 12}};
+    Ex *e = load("layer_norm", set, 2);
+    CHECK(e);
+    if (!e) return;
+    Sketch sk[SKETCH_MAX];
+    int n = Sketch_generate(&e->dag, 0, 2, sk);
+    CHECK_EQ_INT(n, 1);
+    for (int k = 0; k < e->dag.n_stages; k++) {
+        CHECK_EQ_INT(sk[0].st[k].how, SK_ROOT);
+        CHECK_EQ_INT(sk[0].st[k].rules, 1u << RULE_SKIP);
+    }
+    CHECK_CONTAINS(sk[0].note, "no rule but skip applies");
+    Steps st;
+    Sketch_steps(&sk[0], &e->dag, NULL, &st);
+    CHECK_EQ_INT(st.n, 0); /* the naive schedule: default loop nests */
+    check_annotations(e, sk, n);
+    /* Var (one consumer, Y) may be computed at a loop of Y */
+    int var = stage_named(e, "Var");
+    SketchAnn ann[8];
+    Sketch_heuristic(&sk[0], &e->dag, 16, ann);
+    ann[var].at = 0;
+    Sketch_steps(&sk[0], &e->dag, ann, &st);
+    StrBuf s;
+    StrBuf_init(&s);
+    Steps_encode(&st, &s);
+    char want[32];
+    snprintf(want, sizeof want, "compute_at %d %d 0", var, stage_named(e, "Y"));
+    CHECK_CONTAINS(s.data, want);
+    CHECK(strstr(s.data, "parallel 2") == NULL); /* a stage computed inside Y: Y runs no loop in parallel */
+    CHECK(lowers(&e->dag, &st));
+    StrBuf_done(&s);
+    ex_free(e);
+}
+
+TEST(conv2d_is_tiled_within_the_step_limits) {
+    TeSet set[] = {{"C", 4}, {"H", 6}, {"W", 6}, {"K", 8}};
+    Ex *e = load("conv2d", set, 4);
+    CHECK(e);
+    if (!e) return;
+    Sketch sk[SKETCH_MAX];
+    for (int gpu = 0; gpu < 2; gpu++) {
+        int n = Sketch_generate(&e->dag, gpu, 2, sk);
+        CHECK_EQ_INT(n, 1);
+        CHECK_EQ_INT(sk[0].st[0].how, SK_TILED);
+        check_annotations(e, sk, n);
+    }
+    ex_free(e);
+}
+
+TEST(a_short_wide_reduction_meets_rfactor_and_cross_thread) {
+    Ex *e = parse("input A[4, 4096]\nS[i < 4] = sum(A[i, k], k < 4096)\noutput S\n");
+    CHECK(e);
+    if (!e) return;
+    Sketch sk[SKETCH_MAX];
+    int n = Sketch_generate(&e->dag, 0, 2, sk);
+    CHECK(has(&sk[0].st[0], RULE_RFACTOR));
+    CHECK(has(&sk[0].st[0], RULE_SKIP));
+    CHECK_CONTAINS(sk[0].note, "rfactor: no step yet");
+    check_annotations(e, sk, n);
+    n = Sketch_generate(&e->dag, 1, 2, sk);
+    CHECK(has(&sk[0].st[0], RULE_CROSS_THREAD));
+    CHECK_CONTAINS(sk[0].note, "cross-thread reduction");
+    ex_free(e);
+    /* enough spatial work: no rfactor */
+    e = parse("input A[512, 64]\nS[i < 512] = sum(A[i, k], k < 64)\noutput S\n");
+    CHECK(e);
+    if (!e) return;
+    Sketch_generate(&e->dag, 0, 2, sk);
+    CHECK(!has(&sk[0].st[0], RULE_RFACTOR));
+    ex_free(e);
+}
+
+TEST(the_schedule_table_gives_back_what_it_holds) {
+    char path[512], err[TT_ERRLEN] = "";
+    example_path("matmul", path, sizeof path);
+    TeSet set[] = {{"N", 16}};
+    TeTask *t = NULL;
+    Workload wl;
+    CHECK(TeTask_load(path, set, 1, &t, &wl, err) == TT_OK);
+    if (!t) return;
+    Steps a, b, back;
+    CHECK(Steps_decode("split 0 1 4; parallel 0 0", &a, err) == TT_OK);
+    CHECK(Steps_decode("split 0 1 8; parallel 0 0", &b, err) == TT_OK);
+    uint64_t ia, ib, ia2;
+    CHECK(TeTask_addSchedule(t, &a, 0, &ia, err) == TT_OK);
+    CHECK(TeTask_addSchedule(t, &b, 1, &ib, err) == TT_OK);
+    CHECK(TeTask_addSchedule(t, &a, 0, &ia2, err) == TT_OK);
+    CHECK(ia == ia2 && ia != ib);
+    CHECK(ia < (1ULL << TE_SCHED_BITS));
+    CHECK_EQ_INT(TeTask_scheduleCount(t), 2);
+    CHECK(ia == TeSched_index("split 0 1 4; parallel 0 0"));
+    int sketch = -9;
+    CHECK(TeTask_schedule(t, ib, &back, &sketch));
+    CHECK_EQ_INT(sketch, 1);
+    StrBuf s;
+    StrBuf_init(&s);
+    Steps_encode(&back, &s);
+    CHECK_STR(s.data, "split 0 1 8; parallel 0 0");
+    StrBuf_done(&s);
+    CHECK(!TeTask_schedule(t, ia ^ 1, &back, NULL));
+    /* the template: a record's steps come back under its index; other steps under it are refused */
+    char label[64];
+    tmpl_te_sketch.label(&wl, ib, label, sizeof label);
+    CHECK_CONTAINS(label, "sketch 1, schedule ");
+    Steps c;
+    CHECK(Steps_decode("split 0 0 2", &c, err) == TT_OK);
+    uint64_t ic = TeSched_index("split 0 0 2");
+    CHECK(tmpl_te_sketch.adopt(&wl, ic, "split 0 0 2", "sketch 0, schedule x", err) == TT_OK);
+    CHECK(TeTask_schedule(t, ic, &back, &sketch) && sketch == 0);
+    CHECK(tmpl_te_sketch.adopt(&wl, ic ^ 1, "split 0 0 2", "", err) != TT_OK);
+    CHECK_CONTAINS(err, "hash to");
+    for (int i = 0; i < 600; i++) { /* the table grows */
+        Steps g;
+        int64_t f = 1 + i % 16, args[2] = {0, f};
+        g.n = 0;
+        Steps_add(&g, STEP_SPLIT, 0, args, 2, err);
+        int64_t au[2] = {0, i}; /* auto_unroll max step i: 600 different lists */
+        Steps_add(&g, STEP_AUTO_UNROLL, 0, au, 2, err);
+        uint64_t ig;
+        CHECK(TeTask_addSchedule(t, &g, 2, &ig, err) == TT_OK);
+        CHECK(TeTask_schedule(t, ig, &back, NULL) && back.n == 2 && back.step[1].arg[1] == i);
+    }
+    CHECK_EQ_INT(TeTask_scheduleCount(t), 603);
+    TeTask_delete(t);
+}
+
+int main(void) {
+    RUN(matmul_is_tiled_on_cpu_and_gpu);
+    RUN(dense_with_an_elementwise_consumer_forks_into_fused_and_plain);
+    RUN(softmax_inlines_its_elementwise_stage);
+    RUN(layer_norm_gets_root_stages_and_a_note);
+    RUN(conv2d_is_tiled_within_the_step_limits);
+    RUN(a_short_wide_reduction_meets_rfactor_and_cross_thread);
+    RUN(the_schedule_table_gives_back_what_it_holds);
+    return check_summary();
+}
