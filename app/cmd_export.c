@@ -252,6 +252,8 @@ int cmd_export(int argc, char **argv) {
         want = calloc((size_t)h.n_tasks, sizeof *want);
         for (int i = 0; i < h.n_tasks; i++) {
             char why[TT_ERRLEN];
+            /* a workload tuned under two templates is one kernel: the faster (History_bestOfKey) */
+            if (History_find(&h, h.tasks[i].key) != &h.tasks[i]) continue;
             if (Workload_parse(h.tasks[i].key, &want[n_want].wl, why) != TT_OK) {
                 fprintf(stderr, "tunetop export: %s: task key '%s' does not parse: %s\n", log_path, h.tasks[i].key,
                         why);
@@ -297,7 +299,7 @@ int cmd_export(int argc, char **argv) {
     int defaults = 0;
     for (int i = 0; i < n_want; i++) {
         const HistoryTask *ht = History_find(&h, want[i].key);
-        const Record *best = HistoryTask_best(ht);
+        const Record *best = History_bestOfKey(&h, want[i].key);
         if (best && best->n_costs == 0) best = NULL; /* compile-only records: nothing measured */
         const Template *tmpl = Template_forRecord(&want[i].wl, target->family, best ? best->template_name : NULL, err);
         if (!tmpl) {

@@ -306,19 +306,53 @@ static bool has_layout_transforms(const SummaryTask *t, int family) {
     Workload wl;
     char err[TT_ERRLEN];
     if (family < 0 || Workload_parse(t->key, &wl, err) != TT_OK) return false;
-    const Template *tmpl = Template_find(&wl, (TargetFamily)family, err);
+    const Template *tmpl = Template_forRecord(&wl, (TargetFamily)family, t->template_name, err);
     return tmpl && tmpl->blocked && strcmp(tmpl->name, t->template_name) == 0;
 }
 
+/* The task's GFLOPS are effective ones (a Winograd template: fewer FLOPs than the workload counts). */
+static const char *gflops_unit(const SummaryTask *t) {
+    return Template_effective(Template_byName(t->template_name)) ? "effective GFLOPS" : "GFLOPS";
+}
+
+/* The other tasks of the same workload (a group of alternatives: the key
+ * under another template), one line naming them and which is the faster. */
+static void print_group(const LogSummary *h, int i) {
+    const SummaryTask *t = &h->tasks[i];
+    int fastest = i, members = 0;
+    for (int j = 0; j < h->n_tasks; j++) {
+        const SummaryTask *o = &h->tasks[j];
+        if (strcmp(o->key, t->key) != 0) continue;
+        members++;
+        if (o->has_best && o->best.n_costs > 0 &&
+            (!h->tasks[fastest].has_best || Record_mean(&o->best) < Record_mean(&h->tasks[fastest].best)))
+            fastest = j;
+    }
+    if (members < 2) return;
+    printf("  group    ");
+    for (int j = 0; j < h->n_tasks; j++)
+        if (j != i && strcmp(h->tasks[j].key, t->key) == 0) printf(" ID %d (%s)", j, h->tasks[j].template_name);
+    printf(" tunes the same workload; %s\n",
+           fastest == i ? "this one is the faster: run and export use it, the estimate counts it"
+                        : "the faster is used by run and export and counted in the estimate");
+}
+
+/* Task i is the first of its workload's tasks (the one whose group the estimate counts). */
+static bool first_of_key(const LogSummary *h, int i) {
+    for (int j = 0; j < i; j++)
+        if (strcmp(h->tasks[j].key, h->tasks[i].key) == 0) return false;
+    return true;
+}
+
 /* The roof recorded with the best, and the share of it the best reaches. */
-static void print_roof(const Record *best, double gflops, const char *this_key) {
+static void print_roof(const Record *best, double gflops, const char *this_key, const char *unit) {
     if (best->roof_gflops <= 0) {
         printf("  roof      not recorded (the session had no roofline figures)\n");
         return;
     }
     double share = Roof_share(gflops, best->roof_gflops);
     bool here = strcmp(best->machine_key, this_key) == 0;
-    printf("  roof      %.2f GFLOPS, %s; the best is %.1f%% of it (machine %s%s)\n", best->roof_gflops,
+    printf("  roof      %.2f %s, %s; the best is %.1f%% of it (machine %s%s)\n", best->roof_gflops, unit,
            Roof_boundText(best->roof_bound), 100 * share, best->machine_key[0] ? best->machine_key : "?",
            here ? ", this machine" : ", another machine");
     if (share > 1)
@@ -387,12 +421,14 @@ static bool log_device(const LogSummary *h, DeviceInfo *dev) {
     return target && target->probe && target->probe(dev, err) == TT_OK;
 }
 
-static void print_task(int i, int n, const SummaryTask *t, const char *this_key, int family, const DeviceInfo *dev,
+static void print_task(const LogSummary *h, int i, const char *this_key, int family, const DeviceInfo *dev,
                        int *beyond) {
-    printf("task %d/%d  %s\n", i + 1, n, t->key);
+    const SummaryTask *t = &h->tasks[i];
+    printf("task %d/%d  %s\n", i + 1, h->n_tasks, t->key);
     printf("  template  %s\n", t->template_name);
     /* the ID the live session showed (the log's task list), its weight, the steering it was left with */
     printf("  ID        %d  weight %g%s%s\n", i, t->weight, t->network[0] ? "  network " : "", t->network);
+    print_group(h, i);
     if (t->steered && (t->steer.stopped || t->steer.paused || t->steer.priority)) {
         printf("  steering ");
         if (t->steer.stopped) printf(" stopped");
@@ -430,8 +466,11 @@ static void print_task(int i, int n, const SummaryTask *t, const char *this_key,
         char why[256];
         if (parsed) {
             double g = Record_gflops(best, Workload_flops(&wl));
-            printf("  speed     %.2f GFLOPS\n", g);
-            if (dev && Device_beyondPeak(dev, g, why, sizeof why)) {
+            printf("  speed     %.2f %s%s\n", g, gflops_unit(t),
+                   strcmp(gflops_unit(t), "GFLOPS") ? " (the direct convolution's FLOPs over the time)" : "");
+            /* against the peak: the FLOPs the kernel executes (a Winograd task's effective GFLOPS are more) */
+            double executed = Template_executedGflops(Template_byName(t->template_name), &wl, g);
+            if (dev && Device_beyondPeak(dev, executed, why, sizeof why)) {
                 printf("  check     %s\n", why);
                 (*beyond)++;
             }
@@ -440,7 +479,7 @@ static void print_task(int i, int n, const SummaryTask *t, const char *this_key,
         if (has_layout_transforms(t, family) && best->pack_s > 0 && isfinite(mean)) {
             double with = mean + best->pack_s;
             printf("  +layout   %#.5g ms", with * 1e3);
-            if (parsed) printf(", %.2f GFLOPS", Workload_flops(&wl) / with / 1e9);
+            if (parsed) printf(", %.2f %s", Workload_flops(&wl) / with / 1e9, gflops_unit(t));
             printf("  with the layout transforms (pack_s %#.3g ms, %.1f%%)\n", best->pack_s * 1e3,
                    100.0 * best->pack_s / with);
         }
@@ -466,7 +505,7 @@ static void print_task(int i, int n, const SummaryTask *t, const char *this_key,
     Workload wl;
     char err[TT_ERRLEN];
     if (best && Workload_parse(t->key, &wl, err) == TT_OK)
-        print_roof(best, Record_gflops(best, Workload_flops(&wl)), this_key);
+        print_roof(best, Record_gflops(best, Workload_flops(&wl)), this_key, gflops_unit(t));
 }
 
 int cmd_best(int argc, char **argv) {
@@ -516,29 +555,42 @@ int cmd_best(int argc, char **argv) {
                    "transforms timed apart\n");
         for (int i = 0; i < h.n_tasks; i++) {
             printf("\n");
-            print_task(i, h.n_tasks, &h.tasks[i], this_key, family, have_dev ? &dev : NULL, &beyond);
+            print_task(&h, i, this_key, family, have_dev ? &dev : NULL, &beyond);
         }
         if (h.n_tasks == 0) printf("no records yet\n");
         /* the session's objective, as the live header showed it (weights from the log's task list), and
          * the same at every task's recorded roof */
+        /* a workload tuned under several templates (a group) counts once: its fastest task, its lowest roof */
         double est = 0, floor_s = 0;
-        int left_out = 0;
+        int left_out = 0, n_groups = 0;
         bool all_roofs = true;
         for (int i = 0; i < h.n_tasks; i++) {
-            const Record *b = task_best(&h.tasks[i]);
+            if (!first_of_key(&h, i)) continue;
+            n_groups++;
+            const Record *b = NULL;
+            double roof_s = INFINITY;
             Workload wl;
-            if (b && b->n_costs > 0) {
+            bool parsed = Workload_parse(h.tasks[i].key, &wl, err) == TT_OK;
+            for (int j = i; j < h.n_tasks; j++) {
+                const Record *bj = task_best(&h.tasks[j]);
+                if (strcmp(h.tasks[j].key, h.tasks[i].key) != 0 || !bj || bj->n_costs <= 0) continue;
+                if (!b || Record_mean(bj) < Record_mean(b)) b = bj;
+                if (bj->roof_gflops > 0 && parsed && Roof_latency(Workload_flops(&wl), bj->roof_gflops) < roof_s)
+                    roof_s = Roof_latency(Workload_flops(&wl), bj->roof_gflops);
+            }
+            if (b) {
                 est += h.tasks[i].weight * Record_mean(b);
-                if (b->roof_gflops > 0 && Workload_parse(h.tasks[i].key, &wl, err) == TT_OK)
-                    floor_s += h.tasks[i].weight * Roof_latency(Workload_flops(&wl), b->roof_gflops);
+                if (isfinite(roof_s))
+                    floor_s += h.tasks[i].weight * roof_s;
                 else
                     all_roofs = false;
             } else {
                 left_out++;
             }
         }
-        if (h.n_tasks > left_out) {
-            printf("\nestimated total latency %.4g ms (sum of weight x best latency", est * 1e3);
+        if (n_groups > left_out) {
+            printf("\nestimated total latency %.4g ms (sum of weight x best latency%s", est * 1e3,
+                   n_groups < h.n_tasks ? "; a workload tuned under two templates counts once, the faster" : "");
             if (left_out) printf("; %d task%s without a result left out", left_out, left_out == 1 ? "" : "s");
             printf(")\n");
             if (all_roofs && floor_s > 0)

@@ -375,8 +375,9 @@ static int run(const RunOptions *o) {
         const Workload *wl = &gt.tasks[t].wl;
         char key[WORKLOAD_KEY_LEN];
         Workload_key(wl, key, sizeof key);
+        /* a workload tuned under two templates (direct and Winograd) runs the faster */
         const HistoryTask *ht = History_find(&h, key);
-        const Record *best = ht ? HistoryTask_best(ht) : NULL;
+        const Record *best = History_bestOfKey(&h, key);
         for (int r = 0; ht && !best && r < ht->n_records; r++)
             if (ht->records[r].error_no == 0) best = &ht->records[r]; /* compile-only: built, never timed */
         p->tmpl = Template_forRecord(wl, family, best ? best->template_name : NULL, err);
@@ -395,9 +396,16 @@ static int run(const RunOptions *o) {
         snprintf(p->prefix, sizeof p->prefix, "tt_k%d", t);
         snprintf(p->ext, sizeof p->ext, "c");
         prefixes[t] = p->prefix;
-        if (best && best->n_choice == p->space.n_knobs && strcmp(best->template_name, p->tmpl->name) == 0) {
+        /* a record written before knobs were appended to the space (the parallel split) has fewer
+         * choices; its index still names the same config (an appended knob's first value) */
+        if (best && strcmp(best->template_name, p->tmpl->name) == 0 &&
+            (best->n_choice == p->space.n_knobs ||
+             (best->n_choice < p->space.n_knobs && best->index < p->space.total))) {
             /* a compile-only record (cuda without a device) gives a config but no latency */
-            memcpy(p->choice, best->choice, sizeof p->choice);
+            if (best->n_choice == p->space.n_knobs)
+                memcpy(p->choice, best->choice, sizeof p->choice);
+            else
+                Space_decode(&p->space, best->index, p->choice);
             p->latency_s = best->n_costs > 0 ? Record_mean(best) : 0;
             p->pack_s = best->pack_s;
             p->tuned = true;
@@ -458,17 +466,19 @@ static int run(const RunOptions *o) {
             Workload v = w;
             v.bias = gt.epi_bias[i] >= 0;
             v.residual = gt.epi_add[i] >= 0;
-            v.relu = gt.epi_relu[i] >= 0;
+            v.relu = gt.epi_relu[i] >= 0 && g.ops[gt.epi_relu[i]].kind == GOP_RELU;
+            v.relu6 = gt.epi_relu[i] >= 0 && g.ops[gt.epi_relu[i]].kind == GOP_CLIP;
             char why[160];
             char e2[TT_ERRLEN];
-            if ((v.bias != w.bias || v.residual != w.residual || v.relu != w.relu) && p->tmpl->applies(&v) &&
-                p->tmpl->define_space(&v, &dev, &vs, e2) == TT_OK && same_space(&vs, &p->space) &&
+            if ((v.bias != w.bias || v.residual != w.residual || v.relu != w.relu || v.relu6 != w.relu6) &&
+                p->tmpl->applies(&v) && p->tmpl->define_space(&v, &dev, &vs, e2) == TT_OK &&
+                same_space(&vs, &p->space) &&
                 (!p->tmpl->precheck || p->tmpl->precheck(&v, &vs, p->choice, &dev, why, sizeof why)))
                 w = v;
         }
         int k = 0;
         while (k < n_kp && !(kp[k].task == t && kp[k].wl.bias == w.bias && kp[k].wl.residual == w.residual &&
-                             kp[k].wl.relu == w.relu))
+                             kp[k].wl.relu == w.relu && kp[k].wl.relu6 == w.relu6))
             k++;
         if (k == n_kp) {
             KernelPlan *q = &kp[n_kp++];
@@ -486,7 +496,7 @@ static int run(const RunOptions *o) {
             snprintf(q->ext, sizeof q->ext, "c");
         }
         Space_done(&vs);
-        opk[i] = (NetOpKernel){k, kp[k].mask, kp[k].in, kp[k].out, w.bias, w.residual, w.relu};
+        opk[i] = (NetOpKernel){k, kp[k].mask, kp[k].in, kp[k].out, w.bias, w.residual, w.relu, w.relu6};
     }
     free(prefixes);
     prefixes = calloc((size_t)n_kp + 1, sizeof *prefixes);

@@ -18,7 +18,7 @@ static void usage(FILE *out) {
             "\n"
             "task SPEC: op:key=value,...\n"
             "  conv2d:           n ci h w co kh kw [stride pad dilation | stride_h stride_w pad_h pad_w dil_h dil_w]\n"
-            "                    [layout=NCHW|NHWC] [bias=1] [relu=1] [residual=1]\n"
+            "                    [layout=NCHW|NHWC] [bias=1] [relu=1 | relu6=1] [residual=1]\n"
             "  depthwise_conv2d: n ci h w mult kh kw [stride pad dilation layout bias relu]\n"
             "  dense:            m n k [bias=1] [relu=1]           (out[m][n] = data[m][k] * weight[n][k])\n"
             "  batch_matmul:     b m n k\n"

@@ -174,27 +174,43 @@ int cmd_tasks(int argc, char **argv) {
         printf("Target %s: not available (%s); template and space shown as '-'\n", target_name, dev_err);
 
     printf("\n%4s %6s %9s  %-26s %20s  %s\n", "ID", "Weight", "GFLOP", "Template", "Space", "Workload");
-    int layers = 0, failed = 0;
+    int layers = 0, failed = 0, id = 0;
     double total_flops = 0;
     char first_fail[TT_ERRLEN] = "";
     for (int i = 0; i < n_tasks; i++) {
         char key[WORKLOAD_KEY_LEN];
         Workload_key(&tasks[i].wl, key, sizeof key);
         double flops = Workload_flops(&tasks[i].wl);
-        char tmpl[64] = "-", space[32] = "-";
-        if (have_dev) {
-            Task task;
-            char why[TT_ERRLEN] = "";
-            if (Task_init(&task, i, &tasks[i].wl, tasks[i].weight, target->family, &dev, why) == TT_OK) {
-                snprintf(tmpl, sizeof tmpl, "%s", task.tmpl->name);
-                snprintf(space, sizeof space, "%llu", (unsigned long long)task.space.total);
+        /* one row per task as `tune` numbers them: a workload several templates handle is a group
+         * of alternatives (conv2d 3x3 stride 1 on the cpu: direct and Winograd), one task each */
+        const Template *alts[8] = {0};
+        int n_alt = have_dev ? Template_alternatives(&tasks[i].wl, target->family, alts, 8) : 0;
+        if (n_alt > 8) n_alt = 8;
+        int first = id;
+        for (int a = 0; a < (n_alt > 1 ? n_alt : 1); a++) {
+            char tmpl[64] = "-", space[32] = "-";
+            bool ok = true;
+            if (have_dev) {
+                Task task;
+                char why[TT_ERRLEN] = "";
+                Status st = n_alt > 1 ? Task_initWith(&task, id, &tasks[i].wl, tasks[i].weight, alts[a], &dev, why)
+                                      : Task_init(&task, id, &tasks[i].wl, tasks[i].weight, target->family, &dev, why);
+                if (st == TT_OK) {
+                    snprintf(tmpl, sizeof tmpl, "%s", task.tmpl->name);
+                    snprintf(space, sizeof space, "%llu", (unsigned long long)task.space.total);
+                } else if (a == 0) {
+                    if (!failed) snprintf(first_fail, sizeof first_fail, "task %d: %s", id, why);
+                    failed++;
+                } else {
+                    ok = false; /* an alternative with no space here is not a task of `tune` */
+                }
                 Task_done(&task);
-            } else {
-                if (!failed) snprintf(first_fail, sizeof first_fail, "task %d: %s", i, why);
-                failed++;
             }
+            if (!ok) continue;
+            char alt[48] = "";
+            if (a > 0) snprintf(alt, sizeof alt, "  (alternative of ID %d)", first);
+            printf("%4d %6d %9.4f  %-26s %20s  %s%s\n", id++, tasks[i].weight, flops / 1e9, tmpl, space, key, alt);
         }
-        printf("%4d %6d %9.4f  %-26s %20s  %s\n", i, tasks[i].weight, flops / 1e9, tmpl, space, key);
         layers += tasks[i].weight;
         total_flops += flops * tasks[i].weight;
     }
@@ -221,7 +237,10 @@ int cmd_tasks(int argc, char **argv) {
         }
     }
     printf("\nTotal: %d tasks for %d layers, %.3f GFLOP per inference in tuned layers; %d untuned ops in %d kinds\n",
-           n_tasks, layers, total_flops / 1e9, untuned_ops, n_untuned);
+           id, layers, total_flops / 1e9, untuned_ops, n_untuned);
+    if (id > n_tasks)
+        printf("(%d workloads: %d of them are tuned under two templates, and the faster counts)\n", n_tasks,
+               id - n_tasks);
     if (left_out[0]) printf("Not listed (--ops): %s\n", left_out);
     free(tasks);
     free(untuned);

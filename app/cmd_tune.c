@@ -100,9 +100,11 @@ static void usage(FILE *out) {
             "  --target T            %s (default %s)\n"
             "  --arch ARCH           limits to check against without a device (default %s)\n"
             "  --compile-only        build and record resources, do not run (checks a space offline)\n"
-            "  --template NAME       the tasks it applies to use this template instead of the default one, e.g.\n"
-            "                        conv2d_winograd.cpu for conv2d 3x3 stride 1 (Winograd F(m x m, 3x3); its\n"
-            "                        GFLOPS are effective: the direct convolution's FLOPs over the time)\n"
+            "  --template NAME       the tasks it applies to use only this template; by default a workload that\n"
+            "                        several templates handle is a group of alternatives tuned side by side:\n"
+            "                        conv2d 3x3 stride 1 on the cpu gets a direct task and a Winograd one\n"
+            "                        (conv2d_winograd.cpu, F(m x m, 3x3), labelled \"wino\"), counted once in\n"
+            "                        the estimate with the faster best, and `run` uses the faster\n"
             "how:\n"
             "  --trials N            total measurements over all tasks, restored ones included (default %d)\n"
             "  --tuner NAME          %s (default %s; --expr: evolution unless random or grid)\n"
@@ -147,7 +149,9 @@ static void usage(FILE *out) {
             "                        node's device count); cpu: one device, --threads per rank\n"
             "\n"
             "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
-            "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures.\n"
+            "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures. A Winograd task's\n"
+            "GFLOPS and roof are effective GFLOPS (the direct convolution's FLOPs over the time; marked \"eff\"),\n"
+            "which may exceed the machine's peak; its roof is computed from its own arithmetic.\n"
             "\n" EXIT_STATUS_HELP,
             Network_names(), nd.batch, Layout_name(nd.layout), Network_imageSizes(), nd.seq_len, Target_names(),
             Target_default()->name, app_arch_defaults(), d.trials, Strategy_names(), d.strategy, EVO_POPULATION_MAX,
@@ -750,7 +754,18 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         free(specs);
         return 2;
     }
-    Task *tasks = calloc((size_t)n_wl, sizeof(Task));
+    /* One task per workload and template: a workload more than one template
+     * handles (conv2d 3x3 stride 1 on the cpu: direct and Winograd) is a group
+     * of alternatives tuned side by side, unless --template picks one. */
+    int n_tasks = 0;
+    for (int i = 0; i < n_wl; i++) {
+        const Template *alts[8];
+        int n_alt = wls[i].op == OP_EXPR ? 1 : Template_alternatives(&wls[i], target->family, alts, 8);
+        n_tasks += n_alt > 1 && !tmpl_name ? (n_alt < 8 ? n_alt : 8) : 1;
+    }
+    Task *tasks = calloc((size_t)n_tasks, sizeof(Task));
+    if (!tasks) abort();
+    int n_made = 0;
     for (int i = 0; i < n_wl; i++) {
         bool use = chosen && chosen->op == wls[i].op && (!chosen->applies || chosen->applies(&wls[i]));
         const Template *with = chosen;
@@ -758,11 +773,27 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
             use = true;
             with = target->family == FAMILY_GPU ? &tmpl_te_gpu : &tmpl_te_cpu;
         }
-        Status st = use ? Task_initWith(&tasks[i], i, &wls[i], weights[i], with, &cfg.dev, err)
-                        : Task_init(&tasks[i], i, &wls[i], weights[i], target->family, &cfg.dev, err);
+        /* a tensor expression's templates are not alternatives (its search picks one) */
+        const Template *alts[8];
+        int n_alt = tmpl_name || wls[i].op == OP_EXPR ? 0 : Template_alternatives(&wls[i], target->family, alts, 8);
+        if (n_alt > 8) n_alt = 8;
+        int first = n_made;
+        Status st = use ? Task_initWith(&tasks[n_made], n_made, &wls[i], weights[i], with, &cfg.dev, err)
+                        : Task_init(&tasks[n_made], n_made, &wls[i], weights[i], target->family, &cfg.dev, err);
+        if (st == TT_OK) n_made++;
+        for (int a = 1; st == TT_OK && a < n_alt; a++) {
+            /* an alternative whose space is empty for this workload is left out */
+            char why[TT_ERRLEN];
+            if (Task_initWith(&tasks[n_made], n_made, &wls[i], weights[i], alts[a], &cfg.dev, why) != TT_OK) {
+                Task_done(&tasks[n_made]);
+                continue;
+            }
+            tasks[first].group = tasks[n_made].group = first + 1;
+            n_made++;
+        }
         if (st != TT_OK) {
             fprintf(stderr, "tunetop: task %d: %s\n", i, err);
-            for (int j = 0; j < i; j++)
+            for (int j = 0; j < n_made; j++)
                 Task_done(&tasks[j]);
             free(tasks);
             free(wls);
@@ -771,6 +802,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
             return 2;
         }
     }
+    n_wl = n_made;
     free(wls);
     free(weights);
 

@@ -1,6 +1,7 @@
 /* base/keyindex.c: see keyindex.h. */
 #include "base/keyindex.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,27 +16,44 @@ static uint64_t key_hash(const char *s) {
     return h;
 }
 
-void KeyIndex_init(KeyIndex *this, KeyOfFn key_of) {
+void KeyIndex_init(KeyIndex *this, KeyOfFn key_of) { KeyIndex_initPair(this, key_of, NULL); }
+
+void KeyIndex_initPair(KeyIndex *this, KeyOfFn key_of, KeyOfFn sub_of) {
     memset(this, 0, sizeof *this);
     this->key_of = key_of;
+    this->sub_of = sub_of;
 }
 
 void KeyIndex_done(KeyIndex *this) {
     free(this->slots);
-    KeyIndex_init(this, this->key_of);
+    KeyIndex_initPair(this, this->key_of, this->sub_of);
 }
 
-/* The slot holding key, or the empty one where it goes. */
-static size_t slot_of(const KeyIndex *this, const void *entries, const char *key) {
+/* The slot holding (key, sub), or the empty one where it goes. exact: the sub
+ * must be equal (to place an entry); else an empty sub on either side, or a
+ * NULL one, matches any (to look one up). */
+static size_t slot_of(const KeyIndex *this, const void *entries, const char *key, const char *sub, bool exact) {
     size_t mask = this->n_slots - 1;
     for (size_t s = (size_t)key_hash(key) & mask;; s = (s + 1) & mask) {
         int e = this->slots[s];
-        if (e < 0 || strcmp(this->key_of(entries, e), key) == 0) return s;
+        if (e < 0) return s;
+        if (strcmp(this->key_of(entries, e), key) != 0) continue;
+        if (!this->sub_of || !sub) return s;
+        const char *es = this->sub_of(entries, e);
+        if (strcmp(es, sub) == 0 || (!exact && (!es[0] || !sub[0]))) return s;
     }
 }
 
+static const char *sub_or_null(const KeyIndex *this, const void *entries, int e) {
+    return this->sub_of ? this->sub_of(entries, e) : NULL;
+}
+
 int KeyIndex_find(const KeyIndex *this, const void *entries, const char *key) {
-    return this->n_slots ? this->slots[slot_of(this, entries, key)] : -1;
+    return this->n_slots ? this->slots[slot_of(this, entries, key, NULL, false)] : -1;
+}
+
+int KeyIndex_findPair(const KeyIndex *this, const void *entries, const char *key, const char *sub) {
+    return this->n_slots ? this->slots[slot_of(this, entries, key, sub, false)] : -1;
 }
 
 static void resize(KeyIndex *this, const void *entries, int n_entries, size_t n_slots) {
@@ -45,14 +63,15 @@ static void resize(KeyIndex *this, const void *entries, int n_entries, size_t n_
     for (size_t s = 0; s < n_slots; s++)
         this->slots[s] = -1;
     for (int e = 0; e < n_entries; e++)
-        this->slots[slot_of(this, entries, this->key_of(entries, e))] = e;
+        this->slots[slot_of(this, entries, this->key_of(entries, e), sub_or_null(this, entries, e), true)] = e;
 }
 
 void KeyIndex_added(KeyIndex *this, const void *entries, int n_entries) {
     if ((size_t)n_entries * 2 > this->n_slots)
         resize(this, entries, n_entries, this->n_slots ? this->n_slots * 2 : 64);
     else
-        this->slots[slot_of(this, entries, this->key_of(entries, n_entries - 1))] = n_entries - 1;
+        this->slots[slot_of(this, entries, this->key_of(entries, n_entries - 1),
+                            sub_or_null(this, entries, n_entries - 1), true)] = n_entries - 1;
 }
 
 void KeyIndex_rebuild(KeyIndex *this, const void *entries, int n_entries) {

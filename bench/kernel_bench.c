@@ -504,11 +504,53 @@ static Status bench_tune_engine(BenchTask *t, const Options *opt, TuneStats *s, 
 }
 
 /* Re-times the top configs with more repeats at a thread count; returns the best seconds. */
+/* The knobs that only decide how the threads share the work (the parallel
+ * split): the search runs at one thread, where they make no difference, so
+ * the retiming at more threads tries each of their values on the top configs. */
+static const char *const PARALLEL_KNOBS[] = {"split", "xform", "order"};
+
+/* Candidates to retime: the top n configs and, at more than one thread,
+ * their variants over the parallel knobs (precheck-valid, no duplicates). */
+static int retime_candidates(const BenchTask *t, const TuneStats *s, int threads, int n, uint64_t *out, int cap) {
+    int m = 0;
+    for (int i = 0; i < s->n_top && i < n; i++) {
+        int32_t base[SPACE_MAX_KNOBS];
+        Space_decode(&t->space, s->top[i].index, base);
+        int knobs[4], nk = 0;
+        for (int k = 0; k < (int)(sizeof PARALLEL_KNOBS / sizeof *PARALLEL_KNOBS); k++) {
+            int ki = Space_knobIndex(&t->space, PARALLEL_KNOBS[k]);
+            if (threads > 1 && ki >= 0 && t->space.knobs[ki].len > 1) knobs[nk++] = ki;
+        }
+        /* every combination of the parallel knobs' values (2 x 2 at most in these templates) */
+        int combos = 1;
+        for (int k = 0; k < nk; k++)
+            combos *= t->space.knobs[knobs[k]].len;
+        for (int c = 0; c < combos; c++) {
+            int32_t ch[SPACE_MAX_KNOBS];
+            memcpy(ch, base, sizeof ch);
+            for (int k = 0, r = c; k < nk; k++) {
+                ch[knobs[k]] = r % t->space.knobs[knobs[k]].len;
+                r /= t->space.knobs[knobs[k]].len;
+            }
+            char reason[256];
+            if (!t->tmpl->precheck(&t->wl, &t->space, ch, &g_dev, reason, sizeof reason)) continue;
+            uint64_t idx = Space_encode(&t->space, ch);
+            bool dup = false;
+            for (int j = 0; j < m; j++)
+                dup = dup || out[j] == idx;
+            if (!dup && m < cap) out[m++] = idx;
+        }
+    }
+    return m;
+}
+
 static double bench_retime(BenchTask *t, const TuneStats *s, int threads, int repeat, int n, uint64_t *best,
                            double *pack_s, double *best_min) {
     set_threads(threads);
     double best_s = INFINITY;
-    for (int i = 0; i < s->n_top && i < n; i++) {
+    uint64_t cand[TOP_K * 8];
+    int n_cand = retime_candidates(t, s, threads, n, cand, TOP_K * 8);
+    for (int i = 0; i < n_cand; i++) {
         char src[320], so[320];
         snprintf(src, sizeof src, "%s/final.c", g_dir);
         snprintf(so, sizeof so, "%s/final_%d_%d.so", g_dir, threads, i);
@@ -516,14 +558,14 @@ static double bench_retime(BenchTask *t, const TuneStats *s, int threads, int re
         memset(&b, 0, sizeof b);
         snprintf(b.src, sizeof b.src, "%s", src);
         snprintf(b.so, sizeof b.so, "%s", so);
-        if (!task_writeSource(t, s->top[i].index, src)) continue;
+        if (!task_writeSource(t, cand[i], src)) continue;
         build_all(&b, 1);
         double ps = 0, mn = INFINITY;
         double secs = b.status == 0 ? task_measure(t, so, repeat, 0.05, &ps, &mn) : INFINITY;
         if (secs < best_s) {
             best_s = secs;
             *best_min = mn;
-            *best = s->top[i].index;
+            *best = cand[i];
             *pack_s = ps;
         }
         unlink(so);
@@ -846,14 +888,19 @@ int main(int argc, char **argv) {
                pack1 * 1e3, s.wall_s > 0 ? s.trials / s.wall_s : 0.0, s.cc_n ? s.cc_cpu_sum / s.cc_n : 0.0, cfg);
         if (isfinite(ref1 / t1)) sum_ratio1 += log(ref1 / t1), n_ratio1++;
         if (opt.roof) {
-            Roof r1 = Roof_forWorkload(&mf, 1, &t.wl), rn = Roof_forWorkload(&mf, all, &t.wl);
-            printf("%-26s   roof: 1 thread %.1f GFLOPS %s, tuned %s%% vendor %s%% | %d threads %.1f GFLOPS %s, tuned "
-                   "%s%% vendor %s%% (fastest repeats: tuned %s%% vendor %s%%)\n",
-                   "", r1.gflops, Roof_boundText(r1.memory_bound ? r1.level : 0),
-                   num(c[0], 100 * g / t1 / r1.gflops, 0), num(c[1], 100 * g / ref1 / r1.gflops, 0), all, rn.gflops,
-                   Roof_boundText(rn.memory_bound ? rn.level : 0), num(c[2], 100 * g / tn / rn.gflops, 0),
-                   num(c[3], 100 * g / refn / rn.gflops, 0), num(c[4], 100 * g / tnmin / rn.gflops, 0),
-                   num(c[5], 100 * g / refnmin / rn.gflops, 0));
+            /* the tuned kernel against its template's roof (a Winograd one's from its own arithmetic, in
+             * effective GFLOPS), the vendor's against the direct convolution's */
+            double ex = t.tmpl->min_flops ? t.tmpl->min_flops(&t.wl) : 0;
+            Roof r1 = Roof_forArithmetic(&mf, 1, &t.wl, ex), rn = Roof_forArithmetic(&mf, all, &t.wl, ex);
+            Roof v1 = Roof_forWorkload(&mf, 1, &t.wl), vn = Roof_forWorkload(&mf, all, &t.wl);
+            const char *eff = Template_effective(t.tmpl) ? " effective" : "";
+            printf("%-26s   roof: 1 thread %.1f%s GFLOPS %s, tuned %s%% vendor %s%% | %d threads %.1f%s GFLOPS %s, "
+                   "tuned %s%% vendor %s%% (fastest repeats: tuned %s%% vendor %s%%)\n",
+                   "", r1.gflops, eff, Roof_boundText(r1.memory_bound ? r1.level : 0),
+                   num(c[0], 100 * g / t1 / r1.gflops, 0), num(c[1], 100 * g / ref1 / v1.gflops, 0), all, rn.gflops,
+                   eff, Roof_boundText(rn.memory_bound ? rn.level : 0), num(c[2], 100 * g / tn / rn.gflops, 0),
+                   num(c[3], 100 * g / refn / vn.gflops, 0), num(c[4], 100 * g / tnmin / rn.gflops, 0),
+                   num(c[5], 100 * g / refnmin / vn.gflops, 0));
             if (t.wl.op == OP_DENSE && t.wl.m == 1024 && t.wl.n == 1024 && t.wl.k == 1024) {
                 /* OpenBLAS's fastest repeat at 1 thread: time it again to read it */
                 bench_blas_dense(&t, 1, opt.repeat);
@@ -874,18 +921,23 @@ int main(int argc, char **argv) {
             printf("%-26s  ", "");
             for (int k = 0; k < n_ok; k++) {
                 int32_t ch[SPACE_MAX_KNOBS];
-                char kc[200] = "-";
+                char kc[200] = "-", kn[200] = "-";
                 if (sv[k].n_top) {
                     Space_decode(&tv[k].space, best1v[k], ch);
                     Space_format(&tv[k].space, ch, kc, sizeof kc);
+                    Space_decode(&tv[k].space, bestnv[k], ch);
+                    Space_format(&tv[k].space, ch, kn, sizeof kn);
                 }
-                printf(" %s%s %s / %s GFLOPS [%s] (%d trials);", tv[k].tmpl->name,
-                       tv[k].tmpl == &tmpl_conv2d_winograd_cpu ? " (effective)" : "", num(c[0], g / t1v[k], 1),
-                       num(c[1], g / tnv[k], 1), kc, sv[k].trials);
+                printf(" %s%s %s / %s GFLOPS [%s] [%d threads: %s] (%d trials; 1->%d threads x%s, fastest repeats "
+                       "x%s);",
+                       tv[k].tmpl->name, tv[k].tmpl == &tmpl_conv2d_winograd_cpu ? " (effective)" : "",
+                       num(c[0], g / t1v[k], 1), num(c[1], g / tnv[k], 1), kc, all, kn, sv[k].trials, all,
+                       num(c[2], t1v[k] / tnv[k], 2), num(c[3], t1minv[k] / tnminv[k], 2));
             }
             if (conv)
-                printf(" oneDNN direct %s / %s, auto %s / %s (%s)", num(c[2], g / vd1, 1), num(c[3], g / vdn, 1),
-                       num(c[4], g / va1, 1), num(c[5], g / van, 1), impl_auto[0] ? impl_auto : "-");
+                printf(" oneDNN direct %s / %s, auto %s / %s (%s; 1->%d threads x%s)", num(c[4], g / vd1, 1),
+                       num(c[5], g / vdn, 1), num(c[6], g / va1, 1), num(c[7], g / van, 1),
+                       impl_auto[0] ? impl_auto : "-", all, num(c[8], v1 / vn, 2));
             printf("\n");
         }
         fflush(stdout);

@@ -18,9 +18,10 @@
 # measured median, and the share of untuned ops and of kernels with layout
 # transforms inside (from `run --profile`), with the processor and load average.
 #
-# --template NAME tunes with that template where it applies (e.g. conv2d_winograd.cpu
-# for the 3x3 stride-1 layers; the rest keep their default template) and without the
-# roof stop, since a Winograd kernel's effective GFLOPS exceed the direct roof.
+# By default `tune` searches both conv2d templates for the 3x3 stride-1 layers (direct
+# and Winograd, a group of alternatives) and `run` uses the faster of each.
+# --template NAME tunes with that template only where it applies (e.g.
+# conv2d_nchwc.cpu for direct only; the rest keep their default template).
 #
 # ONNX Runtime, onnx and numpy come from PyPI into a virtual environment of the
 # bench's own (WORK/venv); the build and the tests never use them.
@@ -46,7 +47,7 @@ while [ $# -gt 0 ]; do
     --image-size) IMAGE="--image-size $2"; shift 2 ;;
     --seq-len) SEQ="--seq-len $2"; shift 2 ;;
     --work) WORK=$2; shift 2 ;;
-    --template) TEMPLATE="--template $2 --no-roof"; shift 2 ;;
+    --template) TEMPLATE="--template $2"; shift 2 ;;
     *) echo "network_bench: unknown option '$1'" >&2; exit 2 ;;
   esac
 done

@@ -57,6 +57,24 @@ const Template *Template_forRecord(const Workload *wl, TargetFamily family, cons
     return Template_find(wl, family, err);
 }
 
+int Template_alternatives(const Workload *wl, TargetFamily family, const Template **out, int cap) {
+    int n = 0;
+    for (int i = 0; i < COUNT(TEMPLATES); i++) {
+        const Template *t = TEMPLATES[i];
+        if (t->op != wl->op || t->family != family || (t->applies && !t->applies(wl))) continue;
+        if (n < cap) out[n] = t;
+        n++;
+    }
+    return n;
+}
+
+bool Template_effective(const Template *this) { return this && this->min_flops; }
+
+double Template_executedGflops(const Template *this, const Workload *wl, double gflops) {
+    double flops = Workload_flops(wl);
+    return Template_effective(this) && flops > 0 ? gflops * this->min_flops(wl) / flops : gflops;
+}
+
 int Target_all(const Target *const **out) {
     *out = TARGETS;
     return COUNT(TARGETS);

@@ -113,6 +113,12 @@ typedef struct Template {
     /* The strategy that searches this template's space whatever --tuner says
      * (te.sketch: "evolution"), or NULL. */
     const char *strategy;
+    /* The fewest FLOPs any config of this template executes for the workload
+     * (its own arithmetic, e.g. a Winograd template's multiply-adds of its
+     * largest tile), for its roofline; NULL = the workload's useful FLOPs
+     * (Workload_usefulFlops). Such a template's GFLOPS are effective GFLOPS:
+     * the workload's FLOPs over the time, which may exceed the peak. */
+    double (*min_flops)(const Workload *wl);
 } Template;
 
 /* The registered template for a workload and family, or NULL (err says why). */
@@ -126,6 +132,18 @@ const Template *Template_byName(const char *name);
  * workload, else Template_find's. What export and run build with, so that a
  * task whose best is a Winograd record runs the Winograd kernel. */
 const Template *Template_forRecord(const Workload *wl, TargetFamily family, const char *name, char *err);
+/* The templates of a family that handle the workload, in table order (so
+ * Template_find's first): up to cap into out, returns how many there are.
+ * More than one (conv2d 3x3 stride 1 on the cpu: direct and Winograd) makes
+ * the task a group of alternatives that `tune` searches side by side. */
+int Template_alternatives(const Workload *wl, TargetFamily family, const Template **out, int cap);
+/* True when the template's GFLOPS are effective ones (min_flops set: it does
+ * fewer FLOPs than the workload counts). */
+bool Template_effective(const Template *this);
+/* The GFLOPS a kernel of the template executes at a (workload) GFLOPS
+ * figure: for an effective template gflops x min_flops / flops (a lower
+ * bound, what to compare with the machine's peak), else gflops. */
+double Template_executedGflops(const Template *this, const Workload *wl, double gflops);
 /* All registered templates (for listings and tests); returns the count. */
 int Template_all(const Template *const **out);
 

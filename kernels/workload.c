@@ -64,6 +64,7 @@ typedef enum {
     F_BIAS,
     F_RELU,
     F_RESIDUAL,
+    F_RELU6,
     F_COUNT
 } Field;
 
@@ -100,6 +101,7 @@ static const KeyDef KEYS[] = {
     {"bias", F_BIAS, F_BIAS, V_BOOL, M_CONVS | M_DENSE, 0},
     {"relu", F_RELU, F_RELU, V_BOOL, M_CONVS | M_DENSE, 0},
     {"residual", F_RESIDUAL, F_RESIDUAL, V_BOOL, M_CONVS, 0},
+    {"relu6", F_RELU6, F_RELU6, V_BOOL, M_CONVS, 0},
 };
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
 
@@ -167,6 +169,9 @@ static void set_field(Workload *wl, Field f, int64_t v) {
         break;
     case F_RESIDUAL:
         wl->residual = v != 0;
+        break;
+    case F_RELU6:
+        wl->relu6 = v != 0;
         break;
     case F_COUNT:
         break;
@@ -362,6 +367,7 @@ Status Workload_validate(const Workload *this, char *err) {
         int64_t v;
     } ext[8];
     int ne = 0;
+    if (this->relu && this->relu6) return tt_fail(err, "relu6: one activation only (relu=1 or relu6=1)");
     if (is_conv(this)) {
         if (this->layout != LAYOUT_NCHW && this->layout != LAYOUT_NHWC)
             return tt_fail(err, "layout: %d is not NCHW or NHWC", (int)this->layout);
@@ -486,7 +492,8 @@ void Workload_key(const Workload *this, char *buf, size_t n) {
     used = strlen(buf);
     if (w->bias) used += (size_t)snprintf(buf + used, n - used, ",bias=1");
     if (used < n && w->relu) used += (size_t)snprintf(buf + used, n - used, ",relu=1");
-    if (used < n && w->residual && is_conv(w)) snprintf(buf + used, n - used, ",residual=1");
+    if (used < n && w->residual && is_conv(w)) used += (size_t)snprintf(buf + used, n - used, ",residual=1");
+    if (used < n && w->relu6 && is_conv(w)) snprintf(buf + used, n - used, ",relu6=1");
     (void)k;
 }
 
@@ -641,7 +648,8 @@ static void conv_nhwc(const Workload *wl, const float *data, const float *weight
 static float epilogue(const Workload *wl, double v, const float *bias, const float *residual, int64_t ch, size_t i) {
     if (bias) v += bias[ch];
     if (residual) v += residual[i];
-    if (wl->relu && v < 0) v = 0;
+    if ((wl->relu || wl->relu6) && v < 0) v = 0;
+    if (wl->relu6 && v > 6) v = 6;
     return (float)v;
 }
 

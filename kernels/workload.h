@@ -15,7 +15,8 @@
  *   depthwise   : as conv2d with co = ci * multiplier; weight NCHW: [ci][mult][kh][kw], NHWC: [kh][kw][ci][mult]
  *   dense       : data[m][k], weight[n][k], (bias[n]), out[m][n]          (out = data * weight^T)
  *   batch_matmul: a[b][m][k], b[b][n][k], out[b][m][n]                     (out = a * b^T per batch)
- * Epilogue order: out = relu(conv + bias + residual) with each part optional.
+ * Epilogue order: out = act(conv + bias + residual) with each part optional; act is ReLU
+ * (relu=1) or ReLU6, a clip to [0, 6] (relu6=1, convolutions only: MobileNet-v2's).
  */
 #ifndef TT_KERNELS_WORKLOAD_H
 #define TT_KERNELS_WORKLOAD_H
@@ -53,6 +54,7 @@ typedef struct Workload {
     int64_t m, k, b;
     /* dense uses `n` above as its output-feature count */
     bool bias, relu, residual;
+    bool relu6; /* the activation clips to [0, 6] (ReLU6) instead of ReLU; not with relu */
     /* OP_EXPR: what the key spells out (so `best`, `view` and the roofline
      * work from a record's key alone), and the expression itself. */
     char expr_name[32]; /* the file's name without folder and ".te" */
@@ -71,7 +73,7 @@ const char *Layout_name(Layout l);
  *   conv2d / depthwise_conv2d: n (default 1), ci, h, w, co (conv2d), mult (depthwise,
  *     default 1), kh, kw, stride (or stride_h/stride_w, default 1), pad (or pad_h/pad_w,
  *     default 0), dilation (or dil_h/dil_w, default 1), layout=NCHW|NHWC (default NCHW),
- *     bias=0|1, relu=0|1, residual=0|1
+ *     bias=0|1, relu=0|1, relu6=0|1 (a clip to [0, 6]), residual=0|1
  *   dense: m, n, k, bias, relu
  *   batch_matmul: b, m, n, k
  *   expr: name, te, flops, bytes, out, red (the key of a tensor expression, as

@@ -16,10 +16,11 @@ static void *xrealloc(void *p, size_t n) {
 }
 
 static const char *key_of(const void *tasks, int i) { return ((const HistoryTask *)tasks)[i].key; }
+static const char *tmpl_of(const void *tasks, int i) { return ((const HistoryTask *)tasks)[i].template_name; }
 
 void History_init(History *this) {
     memset(this, 0, sizeof *this);
-    KeyIndex_init(&this->index, key_of);
+    KeyIndex_initPair(&this->index, key_of, tmpl_of);
     this->end = LOG_END;
 }
 
@@ -38,12 +39,26 @@ void History_done(History *this) {
 }
 
 const HistoryTask *History_find(const History *this, const char *task_key) {
-    int t = KeyIndex_find(&this->index, this->tasks, task_key);
+    return History_findTemplate(this, task_key, NULL);
+}
+
+const HistoryTask *History_findTemplate(const History *this, const char *task_key, const char *template_name) {
+    int t = KeyIndex_findPair(&this->index, this->tasks, task_key, template_name);
     return t < 0 ? NULL : &this->tasks[t];
 }
 
+const Record *History_bestOfKey(const History *this, const char *task_key) {
+    const Record *best = NULL;
+    for (int t = 0; t < this->n_tasks; t++) {
+        const Record *b = strcmp(this->tasks[t].key, task_key) == 0 ? HistoryTask_best(&this->tasks[t]) : NULL;
+        if (b && (!best || Record_mean(b) < Record_mean(best))) best = b;
+    }
+    return best;
+}
+
+/* A task is a key under one template (history.h): the same key under another template is another task. */
 static HistoryTask *task_for_key(History *this, const char *key, const char *tmpl) {
-    int t = KeyIndex_find(&this->index, this->tasks, key);
+    int t = KeyIndex_findPair(&this->index, this->tasks, key, tmpl);
     if (t >= 0) {
         HistoryTask *task = &this->tasks[t];
         if (!task->template_name[0]) snprintf(task->template_name, sizeof task->template_name, "%s", tmpl);
@@ -99,7 +114,7 @@ static void order_by_session(History *this) {
     if (!taken) abort();
     int n = 0;
     for (int i = 0; i < s->n_tasks; i++) {
-        const HistoryTask *t = History_find(this, s->tasks[i].key);
+        const HistoryTask *t = History_findTemplate(this, s->tasks[i].key, s->tasks[i].template_name);
         int at = t ? (int)(t - this->tasks) : -1;
         if (at < 0 || taken[at]) continue;
         taken[at] = true;
@@ -148,7 +163,7 @@ Status History_load(History *this, const char *path, char *err) {
     LogReader_close(r);
     order_by_session(this);
     for (int i = 0; i < this->n_steers; i++) {
-        HistoryTask *t = (HistoryTask *)History_find(this, this->steers[i].key);
+        HistoryTask *t = (HistoryTask *)History_findTemplate(this, this->steers[i].key, this->steers[i].template_name);
         if (t) t->steer = &this->steers[i];
     }
     if (st == LOG_END) this->end_msg[0] = '\0';

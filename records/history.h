@@ -1,4 +1,4 @@
-/* records/history.h: a whole log in memory, grouped by task key.
+/* records/history.h: a whole log in memory, grouped by task (key and template).
  *
  * Used by `tunetop best`, `export`, `run` and `distill`, and the tests (a
  * session's resume reads the log through tuner/resume.h, `view` through
@@ -72,8 +72,14 @@ void History_init(History *this);
 Status History_load(History *this, const char *path, char *err);
 void History_done(History *this);
 
-/* The task with this key, or NULL. */
+/* A task is a workload (its key) under one template: conv2d 3x3 stride 1
+ * tuned with the direct and the Winograd template is two tasks (a group of
+ * alternatives, tuner/task.h). The first task with this key (any template), or NULL. */
 const HistoryTask *History_find(const History *this, const char *task_key);
+/* The task of this key and template (NULL or "": any), or NULL. */
+const HistoryTask *History_findTemplate(const History *this, const char *task_key, const char *template_name);
+/* The best record of the key over all its templates (what a network runs), or NULL. */
+const Record *History_bestOfKey(const History *this, const char *task_key);
 
 /* The best record of a task, or NULL when it has no successful record. */
 const Record *HistoryTask_best(const HistoryTask *this);

@@ -49,3 +49,7 @@ double Record_gflops(const Record *this, double flops) {
     double m = Record_mean(this);
     return isfinite(m) && m > 0 ? flops / m / 1e9 : 0.0;
 }
+
+bool Record_sameTask(const char *key, const char *tmpl, const char *key2, const char *tmpl2) {
+    return strcmp(key, key2) == 0 && (!tmpl || !tmpl[0] || !tmpl2 || !tmpl2[0] || strcmp(tmpl, tmpl2) == 0);
+}

@@ -78,6 +78,10 @@ void Record_setError(Record *this, int error_no, const char *msg);
 
 /* Mean of costs (seconds); +inf when error_no != 0 or no costs. */
 double Record_mean(const Record *this);
+/* A task is a workload (task key) under one template: true when (key, tmpl)
+ * and (key2, tmpl2) name the same task; an empty or NULL template matches any
+ * (older objects without one). */
+bool Record_sameTask(const char *key, const char *tmpl, const char *key2, const char *tmpl2);
 /* flops / mean cost / 1e9, 0 when the record is an error. */
 double Record_gflops(const Record *this, double flops);
 

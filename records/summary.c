@@ -10,6 +10,7 @@
 #include "base/alloc.h"
 
 static const char *key_of(const void *tasks, int i) { return ((const SummaryTask *)tasks)[i].key; }
+static const char *tmpl_of(const void *tasks, int i) { return ((const SummaryTask *)tasks)[i].template_name; }
 
 void LogSummary_done(LogSummary *this) {
     for (int t = 0; t < this->n_tasks; t++) {
@@ -19,17 +20,22 @@ void LogSummary_done(LogSummary *this) {
     free(this->tasks);
     KeyIndex_done(&this->index);
     memset(this, 0, sizeof *this);
-    KeyIndex_init(&this->index, key_of);
+    KeyIndex_initPair(&this->index, key_of, tmpl_of);
     this->end = LOG_END;
 }
 
 const SummaryTask *LogSummary_find(const LogSummary *this, const char *task_key) {
-    int t = KeyIndex_find(&this->index, this->tasks, task_key);
+    return LogSummary_findTemplate(this, task_key, NULL);
+}
+
+const SummaryTask *LogSummary_findTemplate(const LogSummary *this, const char *task_key, const char *template_name) {
+    int t = KeyIndex_findPair(&this->index, this->tasks, task_key, template_name);
     return t < 0 ? NULL : &this->tasks[t];
 }
 
+/* A task is a key under one template (history.h): the same key under another template is another task. */
 static SummaryTask *task_for_key(LogSummary *this, const char *key, const char *tmpl) {
-    int t = KeyIndex_find(&this->index, this->tasks, key);
+    int t = KeyIndex_findPair(&this->index, this->tasks, key, tmpl);
     if (t >= 0) {
         SummaryTask *task = &this->tasks[t];
         if (!task->template_name[0]) snprintf(task->template_name, sizeof task->template_name, "%s", tmpl);
@@ -97,7 +103,7 @@ typedef struct PendingSteers {
 
 static void pending_add(PendingSteers *p, const LogSteer *s) {
     for (int i = 0; i < p->n; i++)
-        if (strcmp(p->v[i].key, s->key) == 0) {
+        if (Record_sameTask(p->v[i].key, p->v[i].template_name, s->key, s->template_name)) {
             p->v[i] = *s;
             return;
         }
@@ -115,7 +121,7 @@ static void order_by_session(LogSummary *this, const LogSession *s) {
     bool *taken = tt_calloc((size_t)this->n_tasks + 1, sizeof *taken);
     int n = 0;
     for (int i = 0; i < s->n_tasks; i++) {
-        const SummaryTask *t = LogSummary_find(this, s->tasks[i].key);
+        const SummaryTask *t = LogSummary_findTemplate(this, s->tasks[i].key, s->tasks[i].template_name);
         int at = t ? (int)(t - this->tasks) : -1;
         if (at < 0 || taken[at]) continue;
         taken[at] = true;
@@ -134,7 +140,7 @@ static void order_by_session(LogSummary *this, const LogSession *s) {
 
 Status LogSummary_load(LogSummary *this, const char *path, char *err) {
     memset(this, 0, sizeof *this);
-    KeyIndex_init(&this->index, key_of);
+    KeyIndex_initPair(&this->index, key_of, tmpl_of);
     this->end = LOG_END;
     LogReader *r;
     if (LogReader_open(path, &r, &this->header, err)) return TT_ERR;
@@ -154,7 +160,7 @@ Status LogSummary_load(LogSummary *this, const char *path, char *err) {
             LogSession_copy(&last, &e.session);
         } else {
             /* steering of a key the log never mentions otherwise is not a task */
-            SummaryTask *t = (SummaryTask *)LogSummary_find(this, e.steer.key);
+            SummaryTask *t = (SummaryTask *)LogSummary_findTemplate(this, e.steer.key, e.steer.template_name);
             if (t) {
                 t->steer = e.steer;
                 t->steered = true;
@@ -169,7 +175,7 @@ Status LogSummary_load(LogSummary *this, const char *path, char *err) {
     this->unchecked = LogReader_uncheckedRecords(r);
     LogReader_close(r);
     for (int i = 0; i < pending.n; i++) {
-        SummaryTask *t = (SummaryTask *)LogSummary_find(this, pending.v[i].key);
+        SummaryTask *t = (SummaryTask *)LogSummary_findTemplate(this, pending.v[i].key, pending.v[i].template_name);
         if (t && !t->steered) {
             t->steer = pending.v[i];
             t->steered = true;

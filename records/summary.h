@@ -64,7 +64,10 @@ typedef struct LogSummary {
 Status LogSummary_load(LogSummary *this, const char *path, char *err);
 void LogSummary_done(LogSummary *this);
 
-/* The task with this key, or NULL. */
+/* A task is a key under one template (records/history.h). The first task
+ * with this key (any template), or NULL. */
 const SummaryTask *LogSummary_find(const LogSummary *this, const char *task_key);
+/* The task of this key and template (NULL or "": any), or NULL. */
+const SummaryTask *LogSummary_findTemplate(const LogSummary *this, const char *task_key, const char *template_name);
 
 #endif

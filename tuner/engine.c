@@ -245,7 +245,7 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
         r->state = TASK_QUEUED;
         VisitedSet_init(&r->visited);
         if (cfg->have_machine) {
-            r->roof = Roof_forWorkload(&cfg->machine, cfg->measure.threads, &tasks[i].wl);
+            r->roof = Task_roof(&tasks[i], &cfg->machine, cfg->measure.threads);
             r->roof_s = Roof_latency(tasks[i].flops, r->roof.gflops);
         }
     }
@@ -423,15 +423,39 @@ static TaskState idle_state(const Engine *this, const TaskRun *r) {
     return is_paused(this, r) ? TASK_PAUSED : r->tally.trials ? TASK_WAITING : TASK_QUEUED;
 }
 
+/* Tasks t and u are the same task or alternatives of one group (tuner/task.h). */
+static bool same_group(const Engine *this, int t, int u) {
+    return t == u || (this->tasks[t].group != 0 && this->tasks[t].group == this->tasks[u].group);
+}
+
+/* Task t is the first of its group (or alone): the one that counts the group. */
+static bool group_first(const Engine *this, int t) {
+    for (int u = 0; u < t; u++)
+        if (same_group(this, t, u)) return false;
+    return true;
+}
+
 static SchedTaskState sched_state(const Engine *this, int t) {
     const TaskRun *r = &this->runs[t];
+    const Template *const *all;
+    int n_all = Template_all(&all), tmpl = 0;
+    for (int k = 0; k < n_all; k++)
+        if (all[k] == this->tasks[t].tmpl) tmpl = k;
     return (SchedTaskState){.weight = this->tasks[t].weight,
                             .flops = this->tasks[t].flops,
                             .op = this->tasks[t].wl.op,
                             .paused = is_paused(this, r),
                             .done = r->done || r->stopped,
                             .priority = r->priority,
-                            .roof_s = r->roof_s};
+                            .roof_s = r->roof_s,
+                            .group = this->tasks[t].group,
+                            .tmpl = tmpl};
+}
+
+/* Every task's scheduler state, into st (n entries). */
+static void sched_states(const Engine *this, SchedTaskState *st) {
+    for (int t = 0; t < this->n; t++)
+        st[t] = sched_state(this, t);
 }
 
 /* The state of a task between its rounds: "at roof" when the scheduler's roof
@@ -441,9 +465,13 @@ static TaskState resting_state(const Engine *this, int t) {
     if (r->stopped) return TASK_STOPPED;
     if (r->done) return TASK_DONE;
     TaskState s = idle_state(this, r);
-    if (s != TASK_WAITING) return s;
-    SchedTaskState st = sched_state(this, t);
-    return r->priority <= 0 && TaskScheduler_atRoof(this->sched, t, &st) ? TASK_AT_ROOF : TASK_WAITING;
+    if (s != TASK_WAITING || r->priority > 0) return s;
+    SchedTaskState *st = calloc((size_t)this->n, sizeof *st);
+    if (!st) abort();
+    sched_states(this, st);
+    bool at_roof = TaskScheduler_atRoof(this->sched, t, st);
+    free(st);
+    return at_roof ? TASK_AT_ROOF : TASK_WAITING;
 }
 
 static void apply_commands(Engine *this) {
@@ -532,24 +560,38 @@ static bool push_command(Engine *this, CommandKind kind, int task, int value) {
     return room;
 }
 
-/* The session's estimate (tuner/event.h: LatencyEstimate). */
+/* The session's estimate (tuner/event.h: LatencyEstimate): a group of
+ * alternatives counts once, with its members' lowest best; it is closed when
+ * every member is. */
 static double estimated_latency(Engine *this, int *left_out) {
     LatencyEstimate est;
     LatencyEstimate_init(&est);
     for (int t = 0; t < this->n; t++) {
-        const TaskRun *r = &this->runs[t];
-        LatencyEstimate_add(&est, this->tasks[t].weight, r->tally.best_latency,
-                            r->stopped || r->done || is_paused(this, r));
+        if (!group_first(this, t)) continue; /* counted with its group's first task */
+        double best = INFINITY;
+        bool closed = true;
+        for (int u = t; u < this->n; u++) {
+            const TaskRun *r = &this->runs[u];
+            if (!same_group(this, t, u)) continue;
+            if (isfinite(r->tally.best_latency) && r->tally.best_latency > 0 && r->tally.best_latency < best)
+                best = r->tally.best_latency;
+            closed = closed && (r->stopped || r->done || is_paused(this, r));
+        }
+        LatencyEstimate_add(&est, this->tasks[t].weight, best, closed);
     }
     return LatencyEstimate_value(&est, left_out);
 }
 
-/* The latency if every task reached its roof; 0 when a task has none. */
+/* The latency if every task reached its roof (a group: its lowest roof); 0 when a task has none. */
 static double roof_latency(const Engine *this) {
     double sum = 0;
     for (int t = 0; t < this->n; t++) {
         if (this->runs[t].roof_s <= 0) return 0;
-        sum += this->tasks[t].weight * this->runs[t].roof_s;
+        if (!group_first(this, t)) continue;
+        double low = this->runs[t].roof_s;
+        for (int u = t + 1; u < this->n; u++)
+            if (same_group(this, t, u) && this->runs[u].roof_s < low) low = this->runs[u].roof_s;
+        sum += this->tasks[t].weight * low;
     }
     return sum;
 }
@@ -864,6 +906,33 @@ static void round_end(Engine *this, Round *rd) {
     memset(rd, 0, sizeof *rd);
 }
 
+/* Puts task t at its roof when the scheduler's roof stop now holds it back, and says why. */
+static void announce_at_roof(Engine *this, int t) {
+    if (this->runs[t].state != TASK_WAITING || resting_state(this, t) != TASK_AT_ROOF) return;
+    set_state(this, t, TASK_AT_ROOF);
+    const Roof *roof = &this->runs[t].roof;
+    const char *bound = Roof_boundText(roof->memory_bound ? roof->level : 0);
+    double flops = this->tasks[t].flops, own = this->runs[t].tally.best_latency;
+    /* the group's best, when another member holds it */
+    int holder = t;
+    for (int u = 0; u < this->n; u++)
+        if (same_group(this, t, u) && this->runs[u].tally.best_latency < own) {
+            own = this->runs[u].tally.best_latency;
+            holder = u;
+        }
+    if (holder == t)
+        emit_log(this, LOG_INFO, t,
+                 "task %d: at %.0f%% of its roof (%.1f %sGFLOPS, %s): no more rounds unless its priority is raised", t,
+                 100 * Roof_share(this->runs[t].tally.best_gflops, roof->gflops), roof->gflops,
+                 Template_effective(this->tasks[t].tmpl) ? "effective " : "", bound);
+    else
+        emit_log(this, LOG_INFO, t,
+                 "task %d: its alternative, task %d (%s), is at %.0f%% of this template's roof (%.1f GFLOPS, %s): "
+                 "no more rounds unless its priority is raised",
+                 t, holder, this->tasks[holder].tmpl->name, 100 * Roof_share(flops / own * 1e-9, roof->gflops),
+                 roof->gflops, bound);
+}
+
 /* The strategy's status line, after the round's progress. */
 static void emit_strategy(Engine *this, int t) {
     TaskRun *r = &this->runs[t];
@@ -882,14 +951,9 @@ static void round_after(Engine *this, int t, bool whole) {
     } else {
         TaskScheduler_update(this->sched, t, this->runs[t].tally.best_latency);
     }
-    if (this->runs[t].state == TASK_WAITING && resting_state(this, t) == TASK_AT_ROOF) {
-        set_state(this, t, TASK_AT_ROOF);
-        const Roof *roof = &this->runs[t].roof;
-        emit_log(this, LOG_INFO, t,
-                 "task %d: at %.0f%% of its roof (%.1f GFLOPS, %s): no more rounds unless its priority is raised", t,
-                 100 * Roof_share(this->runs[t].tally.best_gflops, roof->gflops), roof->gflops,
-                 Roof_boundText(roof->memory_bound ? roof->level : 0));
-    }
+    /* a round of one member can put the others of its group at their roof */
+    for (int u = 0; u < this->n; u++)
+        if (same_group(this, t, u)) announce_at_roof(this, u);
     EngineEvent ev = {.kind = EV_ROUND, .task_id = t};
     pthread_mutex_lock(&this->state_lock);
     ev.est_latency_s = estimated_latency(this, NULL);
@@ -1282,6 +1346,8 @@ void Engine_snapshot(Engine *this, SessionSnapshot *out) {
         row->elapsed_s = r->spent;
         row->roof_gflops = r->roof.gflops;
         row->roof_bound = r->roof.memory_bound ? r->roof.level : 0;
+        row->group = this->tasks[t].group;
+        row->effective = Template_effective(this->tasks[t].tmpl);
     }
     pthread_mutex_unlock(&this->state_lock);
     out->building = this->pool ? BuilderPool_active(this->pool) : 0;

@@ -78,6 +78,8 @@ typedef struct TaskRow {
     double elapsed_s;   /* seconds spent on this task */
     double roof_gflops; /* the task's roofline for the session's threads (0 = unknown) */
     int roof_bound;     /* 0 = compute-bound, else the memory level (kernels/targets/machine.h RoofLevel) */
+    int group;          /* its group of alternatives (tuner/task.h: 0 alone, else 1 + the first member's id) */
+    bool effective;     /* its GFLOPS (and roof) are effective GFLOPS (Template_effective: Winograd) */
 } TaskRow;
 
 typedef struct SessionSnapshot {

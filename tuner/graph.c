@@ -393,11 +393,13 @@ static int only_consumer(const Graph *g, int t) {
     return c == 1 ? found : -1;
 }
 
+bool GraphOp_isRelu6(const GraphOp *op) { return op->kind == GOP_CLIP && op->alpha == 0 && op->beta == 6; }
+
 /* Same operator and shape: the identity of what the template tunes. */
 static bool same_shape(const Workload *a, const Workload *b) {
     Workload x = *a, y = *b;
-    x.bias = x.relu = x.residual = false;
-    y.bias = y.relu = y.residual = false;
+    x.bias = x.relu = x.residual = x.relu6 = false;
+    y.bias = y.relu = y.residual = y.relu6 = false;
     return memcmp(&x, &y, sizeof x) == 0; /* both were zeroed before filling, so padding is equal */
 }
 
@@ -468,7 +470,10 @@ void Graph_tasks(const Graph *this, unsigned op_mask, GraphTasks *out) {
             t = this->ops[c].out;
             c = only_consumer(this, t);
         }
-        if (c >= 0 && this->ops[c].kind == GOP_RELU && op->kind != GOP_BATCH_MATMUL) {
+        /* the activation: ReLU, or a conv's ReLU6 (a clip to [0, 6], MobileNet-v2's) */
+        if (c >= 0 && op->kind != GOP_BATCH_MATMUL &&
+            (this->ops[c].kind == GOP_RELU ||
+             (GraphOp_isRelu6(&this->ops[c]) && (op->kind == GOP_CONV2D || op->kind == GOP_DEPTHWISE)))) {
             out->epi_relu[i] = c;
             out->epi_of[c] = i;
         }
@@ -483,7 +488,8 @@ void Graph_tasks(const Graph *this, unsigned op_mask, GraphTasks *out) {
         Workload wl = op->wl;
         wl.bias = out->epi_bias[i] >= 0;
         wl.residual = out->epi_add[i] >= 0;
-        wl.relu = out->epi_relu[i] >= 0;
+        wl.relu = out->epi_relu[i] >= 0 && this->ops[out->epi_relu[i]].kind == GOP_RELU;
+        wl.relu6 = out->epi_relu[i] >= 0 && this->ops[out->epi_relu[i]].kind == GOP_CLIP;
         int t = 0;
         while (t < n && !same_shape(&out->tasks[t].wl, &wl))
             t++;
@@ -495,7 +501,8 @@ void Graph_tasks(const Graph *this, unsigned op_mask, GraphTasks *out) {
         const Workload *first = &out->tasks[t].wl;
         all_bias[t] = all_bias[t] && wl.bias;
         all_res[t] = all_res[t] && wl.residual;
-        all_same[t] = all_same[t] && wl.bias == first->bias && wl.relu == first->relu && wl.residual == first->residual;
+        all_same[t] = all_same[t] && wl.bias == first->bias && wl.relu == first->relu &&
+                      wl.residual == first->residual && wl.relu6 == first->relu6;
         out->tasks[t].weight++;
         out->task[i] = t;
     }
@@ -503,6 +510,7 @@ void Graph_tasks(const Graph *this, unsigned op_mask, GraphTasks *out) {
         out->tasks[t].wl.bias = all_bias[t];
         out->tasks[t].wl.residual = all_res[t];
         out->tasks[t].wl.relu = all_same[t] && out->tasks[t].wl.relu;
+        out->tasks[t].wl.relu6 = all_same[t] && out->tasks[t].wl.relu6;
     }
     out->n_tasks = n;
     for (int i = 0; i < n_ops; i++) {
@@ -511,7 +519,7 @@ void Graph_tasks(const Graph *this, unsigned op_mask, GraphTasks *out) {
         const Workload *tw = &out->tasks[t].wl;
         if (out->epi_bias[i] >= 0 && tw->bias) out->fused[out->epi_bias[i]] = true;
         if (out->epi_add[i] >= 0 && tw->residual) out->fused[out->epi_add[i]] = true;
-        if (out->epi_relu[i] >= 0 && tw->relu) out->fused[out->epi_relu[i]] = true;
+        if (out->epi_relu[i] >= 0 && (tw->relu || tw->relu6)) out->fused[out->epi_relu[i]] = true;
     }
 
     /* untuned listing: standalone ops in graph order, then the unfused epilogue parts */
@@ -534,7 +542,11 @@ void Graph_tasks(const Graph *this, unsigned op_mask, GraphTasks *out) {
         char shape[64], name[160];
         Graph_shapeStr(this, this->ops[i].out, shape, sizeof shape);
         snprintf(name, sizeof name, "%s%s%s%s%s %s", bias ? "bias_add" : "", bias && (res || relu) ? "+" : "",
-                 res ? "add" : "", res && relu ? "+" : "", relu ? "relu" : "", shape);
+                 res ? "add" : "", res && relu ? "+" : "",
+                 !relu                                          ? ""
+                 : this->ops[out->epi_relu[i]].kind == GOP_CLIP ? "clip(0,6)"
+                                                                : "relu",
+                 shape);
         add_untuned(out, name);
     }
     free(all);

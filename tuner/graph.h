@@ -124,6 +124,8 @@ int Graph_conv(Graph *this, GraphOpKind kind, int x, int64_t co, int64_t kh, int
                int64_t pw);
 int Graph_dense(Graph *this, int x, int64_t n);
 int Graph_batchMatmul(Graph *this, int a, int b);
+/* A clip to [0, 6] (ReLU6): a conv2d / depthwise epilogue (Workload.relu6). */
+bool GraphOp_isRelu6(const GraphOp *op);
 /* Elementwise / per-channel ops on x (bias_add, batch_norm, relu, gelu, clip, scale, softmax, layer_norm,
  * flatten, global_avg_pool2d); alpha/beta as in GraphOp. */
 int Graph_unary(Graph *this, GraphOpKind kind, int x, double alpha, double beta, bool joins_prev);
@@ -173,7 +175,8 @@ typedef struct GraphUntuned {
  *   task[i]     task index of a tunable op kept by the op mask, else -1
  *   epi_of[i]   for a bias_add/add/relu in a tunable op's occurrence epilogue: that op, else -1
  *   fused[i]    true when epi_of[i] >= 0, that op has a task, and the task's kernel computes this op
- * The tunable op's occurrence epilogue is epi_bias/epi_add/epi_relu (op indices or -1). */
+ * The tunable op's occurrence epilogue is epi_bias/epi_add/epi_relu (op indices or -1; epi_relu is a
+ * ReLU, or a conv's clip to [0, 6]: GraphOp_isRelu6). */
 typedef struct GraphTasks {
     GraphTask *tasks;
     int n_tasks;

@@ -56,6 +56,7 @@ void NetPlan_taskKernels(const Graph *g, const GraphTasks *gt, const int *blocke
         ok[i].bias = gt->tasks[t].wl.bias;
         ok[i].residual = gt->tasks[t].wl.residual;
         ok[i].relu = gt->tasks[t].wl.relu;
+        ok[i].relu6 = gt->tasks[t].wl.relu6;
     }
 }
 
@@ -320,15 +321,19 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok,
                 kk = c.ok[pick];
             } else {
                 const Workload *tw = &gt->tasks[gt->task[pick]].wl;
-                kk = (NetOpKernel){
-                    .kernel = gt->task[pick], .bias = tw->bias, .residual = tw->residual, .relu = tw->relu};
+                kk = (NetOpKernel){.kernel = gt->task[pick],
+                                   .bias = tw->bias,
+                                   .residual = tw->residual,
+                                   .relu = tw->relu,
+                                   .relu6 = tw->relu6};
             }
             int end = chain_end(gt, g, pick);
             kernel_label(&c, pick, label, sizeof label);
             Graph_shapeStr(g, op->out, shape, sizeof shape);
             int rb = gt->epi_bias[pick] >= 0 && !kk.bias ? gt->epi_bias[pick] : -1;
             int ra = gt->epi_add[pick] >= 0 && !kk.residual ? gt->epi_add[pick] : -1;
-            int rr = gt->epi_relu[pick] >= 0 && !kk.relu ? gt->epi_relu[pick] : -1;
+            int rr = gt->epi_relu[pick] >= 0 && !kk.relu && !kk.relu6 ? gt->epi_relu[pick] : -1;
+            bool rclip = rr >= 0 && g->ops[rr].kind == GOP_CLIP; /* the activation left: ReLU6 */
             bool rest = rb >= 0 || ra >= 0 || rr >= 0;
             int in_t = -1, in2_t = -1;
             if (kk.mask & BLOCKED_INPUT)
@@ -363,7 +368,11 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok,
                 Graph_shapeStr(g, end, shape, sizeof shape);
                 snprintf(l3, sizeof l3, "%s%s%s%s%s %s", rb >= 0 ? "bias_add" : "",
                          rb >= 0 && (ra >= 0 || rr >= 0) ? "+" : "", ra >= 0 ? "add" : "",
-                         ra >= 0 && rr >= 0 ? "+" : "", rr >= 0 ? "relu" : "", shape);
+                         ra >= 0 && rr >= 0 ? "+" : "",
+                         rr < 0  ? ""
+                         : rclip ? "clip"
+                                 : "relu",
+                         shape);
                 NetView dst = bout ? wanted(&c, end, (NetView){-1, LOC_OUT, pick}) : (NetView){end, LOC_NCHW, -1};
                 NetView res = {-2, LOC_NCHW, -1};
                 if (ra >= 0) {
@@ -378,7 +387,8 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok,
                 e->dst = dst;
                 e->res = res;
                 e->shift_op = rb;
-                e->act = rr >= 0 ? 1 : 0;
+                e->act = rr < 0 ? 0 : rclip ? 2 : 1;
+                if (rclip) e->lo = g->ops[rr].alpha, e->hi = g->ops[rr].beta;
                 add_view(&c, end, dst.loc, dst.op);
             }
             ready[end] = true;

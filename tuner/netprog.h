@@ -65,6 +65,7 @@ typedef struct NetOpKernel {
     int mask;
     BlockedLayout in, out;
     bool bias, residual, relu;
+    bool relu6; /* the activation fused is a clip to [0, 6] (Workload.relu6) */
 } NetOpKernel;
 
 typedef struct NetStep {

@@ -16,8 +16,8 @@
  *                 (50+) put the stride on their first 1x1 conv
  *   mobilenet     v1, alpha 1.0
  *   mobilenet-v2  the paper's inverted residuals (torchvision shape: the t=1
- *                 block has no expansion conv); ReLU6 is not a fusable
- *                 epilogue here, so it is listed as an untuned clip
+ *                 block has no expansion conv); its ReLU6 (a clip to
+ *                 [0, 6]) is a conv epilogue (Workload.relu6)
  *   squeezenet-1.1, vgg-16 (no batch-norm), inception-v3 (299x299)
  *   bert-base     the dense and batch_matmul layers of 12 encoder layers
  *                 (hidden 768, 12 heads, FFN 3072), Q, K, V as three denses
@@ -511,6 +511,7 @@ Status Network_taskGraph(const Workload *wl, Graph *g, char *err) {
         y = Graph_batchMatmul(g, a, Graph_input(g, 3, db));
     }
     if (wl->relu) y = Graph_unary(g, GOP_RELU, y, 0, 0, false);
+    if (wl->relu6) y = Graph_unary(g, GOP_CLIP, y, 0, 6, false);
     g->output = y;
     GraphTasks gt;
     Graph_tasks(g, 0, &gt);

@@ -2,8 +2,12 @@
  *
  * "gradient": after a warm-up
  * round for every task, pick the task whose extra round is expected to lower
- * the objective f = sum_i weight_i * best_i the most, i.e. the most negative
+ * the objective f = sum_g weight_g * min_{i in g} best_i (g: the groups of
+ * alternatives, a task alone is a group of one) the most, i.e. the most negative
  *   grad_i = weight_i * (alpha * backward_i + (1 - alpha) * forward_i)
+ * where backward_i and forward_i are what task i's extrapolated and predicted
+ * new best would take off its group's best (for a group of one: the change of
+ * its own best).
  * "round-robin" serves every task once per cycle.
  *
  * TaskScheduler_next is a pure function of the recorded history and the
@@ -140,15 +144,35 @@ void TaskScheduler_setRoofStop(TaskScheduler *this, double fraction) {
     this->roof_stop = isfinite(fraction) && fraction > 0 ? fraction : 0;
 }
 
-bool TaskScheduler_atRoof(const TaskScheduler *this, int i, const SchedTaskState *task) {
+/* The lowest best of task i's alternatives other than i (NO_RESULT_S when none). */
+static double others_best(const TaskScheduler *this, int i, const SchedTaskState *tasks) {
+    double best = NO_RESULT_S;
+    if (tasks[i].group == 0) return best;
+    for (int j = 0; j < this->n; j++)
+        if (j != i && tasks[j].group == tasks[i].group && this->h[j].best < best) best = this->h[j].best;
+    return best;
+}
+
+static double group_best(const TaskScheduler *this, int i, const SchedTaskState *tasks) {
+    double o = others_best(this, i, tasks);
+    return this->h[i].best < o ? this->h[i].best : o;
+}
+
+double TaskScheduler_groupBest(const TaskScheduler *this, int i, const SchedTaskState *tasks) {
+    if (i < 0 || i >= this->n) return INFINITY;
+    double b = group_best(this, i, tasks);
+    return b < NO_RESULT_S ? b : INFINITY;
+}
+
+bool TaskScheduler_atRoof(const TaskScheduler *this, int i, const SchedTaskState *tasks) {
     if (this->kind != SCHED_GRADIENT || this->roof_stop <= 0 || i < 0 || i >= this->n) return false;
-    double best = this->h[i].best;
-    return task->roof_s > 0 && best < NO_RESULT_S && task->roof_s / best >= this->roof_stop;
+    double best = group_best(this, i, tasks);
+    return tasks[i].roof_s > 0 && best < NO_RESULT_S && tasks[i].roof_s / best >= this->roof_stop;
 }
 
 /* The gradient scheduler's eligibility: the steering state, then the roof stop. */
 static bool eligible_gradient(const TaskScheduler *this, const SchedTaskState *tasks, int i) {
-    return eligible(&tasks[i]) && (tasks[i].priority > 0 || !TaskScheduler_atRoof(this, i, &tasks[i]));
+    return eligible(&tasks[i]) && (tasks[i].priority > 0 || !TaskScheduler_atRoof(this, i, tasks));
 }
 
 /* Higher priority first, then the lower id. */
@@ -173,6 +197,8 @@ static double gradient(const TaskScheduler *this, const SchedTaskState *tasks, i
         double then = h->ring[(h->rounds - WINDOW) % (WINDOW + 1)]; /* after round t - WINDOW */
         backward = (now - then) / WINDOW;
     }
+    /* the group's best now, and the best of the other members */
+    double others = others_best(this, i, tasks), now = h->best < others ? h->best : others;
     double g1 = h->best - h->best / h->rounds;
     double g2 = BETA * 1e30;
     /* Similar tasks (same op, same power-of-two FLOP bucket) show what speed
@@ -180,13 +206,18 @@ static double gradient(const TaskScheduler *this, const SchedTaskState *tasks, i
     int bucket = flop_bucket(tasks[i].flops), members = 0;
     double best_rate = 0;
     for (int j = 0; j < this->n; j++) {
-        if (tasks[j].op != tasks[i].op || flop_bucket(tasks[j].flops) != bucket) continue;
+        if (tasks[j].op != tasks[i].op || tasks[j].tmpl != tasks[i].tmpl || flop_bucket(tasks[j].flops) != bucket)
+            continue;
         members++;
         double rate = tasks[j].flops / this->h[j].best;
         if (rate > best_rate) best_rate = rate;
     }
     if (members > 1 && best_rate > 0) g2 = BETA * tasks[i].flops / best_rate;
-    double forward = (g1 < g2 ? g1 : g2) - h->best;
+    /* what the predicted (forward) and the extrapolated (backward) new best
+     * of task i would take off its group's best */
+    double pred = g1 < g2 ? g1 : g2, extra = h->best + backward;
+    double forward = (pred < others ? pred : others) - now;
+    if (tasks[i].group != 0) backward = (extra < others ? extra : others) - now;
     double grad = chain * (ALPHA * backward + (1 - ALPHA) * forward);
     return grad * ldexp(1.0, clamp_priority(tasks[i].priority));
 }

@@ -13,6 +13,19 @@
  * lowest latency its roofline allows) is "at roof" and gets no more rounds:
  * there is little left to gain there. A raised priority (> 0) overrides it,
  * so the user can still push such a task on.
+ *
+ * Groups of alternatives (SchedTaskState.group): the same workload under
+ * several templates (conv2d 3x3 stride 1: direct and Winograd). The objective
+ * counts a group once, weight x the lowest best of its members, so a member's
+ * round is worth what it can take off the group's best: a member far behind
+ * the other gets rounds only while its expected gain could still beat the
+ * other's best. The roof stop of a member: the group's best reaches F of the
+ * member's own roof (roof_s / group best >= F), i.e. the member cannot improve
+ * the group by more than 1/F even at its roof. Each member's roof is computed
+ * from its own arithmetic (tuner/task.h Task_roof): a Winograd member's is
+ * below the direct one's latency, so the direct member stops when the group's
+ * best (either member's) reaches its roof, the Winograd member only when the
+ * group reaches the Winograd roof. A group of one is the single-task rule.
  */
 #ifndef TT_TUNER_SCHEDULER_H
 #define TT_TUNER_SCHEDULER_H
@@ -29,6 +42,8 @@ typedef struct SchedTaskState {
     bool done;     /* exhausted, early-stopped, or stopped by the user */
     int priority;  /* -3..+3, 0 = normal */
     double roof_s; /* lowest latency the task's roofline allows (0 = unknown) */
+    int group;     /* tasks with the same nonzero group are alternatives (see above); 0 = alone */
+    int tmpl;      /* the template (any number that tells templates apart), for similarity groups */
 } SchedTaskState;
 
 typedef struct TaskScheduler TaskScheduler;
@@ -46,9 +61,12 @@ void TaskScheduler_restore(TaskScheduler *this, int task, int rounds, double bes
 /* Fraction of the roof at which the gradient scheduler stops giving a task
  * rounds (0 = off, the default of a new scheduler). */
 void TaskScheduler_setRoofStop(TaskScheduler *this, double fraction);
-/* True when task i (whose state is *task) is at its roof by the rule above
- * (priority not counted), after the rounds recorded so far. */
-bool TaskScheduler_atRoof(const TaskScheduler *this, int i, const SchedTaskState *task);
+/* True when task i is at its roof by the rule above (priority not counted),
+ * after the rounds recorded so far; tasks holds every task's state (a group's
+ * best is its members'). */
+bool TaskScheduler_atRoof(const TaskScheduler *this, int i, const SchedTaskState *tasks);
+/* The best latency of task i's group (its own when alone; NO result: +inf). */
+double TaskScheduler_groupBest(const TaskScheduler *this, int i, const SchedTaskState *tasks);
 
 const char *TaskScheduler_names(void);   /* "gradient, round-robin": the table's names */
 const char *TaskScheduler_default(void); /* "gradient", the first of the table (NULL to TaskScheduler_new) */

@@ -51,6 +51,10 @@ Status Task_init(Task *this, int id, const Workload *wl, double weight, TargetFa
 Status Task_initWith(Task *this, int id, const Workload *wl, double weight, const Template *tmpl, const DeviceInfo *dev,
                      char *err) {
     task_basics(this, id, wl, weight);
+    if (Template_effective(tmpl)) {
+        size_t len = strlen(this->label);
+        snprintf(this->label + len, sizeof this->label - len, " wino");
+    }
     this->tmpl = tmpl;
     Space_init(&this->space);
     if (tmpl->op != wl->op || (tmpl->applies && !tmpl->applies(wl)))
@@ -64,3 +68,8 @@ Status Task_initWith(Task *this, int id, const Workload *wl, double weight, cons
 }
 
 void Task_done(Task *this) { Space_done(&this->space); }
+
+Roof Task_roof(const Task *this, const MachineFigures *m, int threads) {
+    double exec = this->tmpl && this->tmpl->min_flops ? this->tmpl->min_flops(&this->wl) : 0;
+    return Roof_forArithmetic(m, threads, &this->wl, exec);
+}

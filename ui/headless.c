@@ -15,8 +15,9 @@ static void roof_text(const TaskRow *row, char *buf, size_t n) {
     buf[0] = '\0';
     if (row->roof_gflops <= 0) return;
     double share = Roof_share(row->best_gflops, row->roof_gflops);
-    snprintf(buf, n, " | Roof: %.1f GFLOPS %s, %.0f%% reached%s", row->roof_gflops, Roof_boundText(row->roof_bound),
-             100 * share, share > 1 ? " (WARNING: above the roof: the roof or the measurement is wrong)" : "");
+    snprintf(buf, n, " | Roof: %.1f %sGFLOPS %s, %.0f%% reached%s", row->roof_gflops,
+             row->effective ? "effective " : "", Roof_boundText(row->roof_bound), 100 * share,
+             share > 1 ? " (WARNING: above the roof: the roof or the measurement is wrong)" : "");
 }
 
 static void print_progress(FILE *out, Engine *engine, const SessionSnapshot *snap, int t) {
@@ -24,8 +25,9 @@ static void print_progress(FILE *out, Engine *engine, const SessionSnapshot *sna
     bool done = row->state == TASK_DONE || row->state == TASK_STOPPED;
     char roof[160];
     roof_text(row, roof, sizeof roof);
-    fprintf(out, "[Task %2d/%2d]  Current/Best: %8.2f/%8.2f GFLOPS | Progress: (%d/%d) | %.2f s%s%s\n", t + 1,
-            snap->n_tasks, row->current_gflops, row->best_gflops, row->trials, row->allotted, row->elapsed_s, roof,
+    fprintf(out, "[Task %2d/%2d]  Current/Best: %8.2f/%8.2f %sGFLOPS | Progress: (%d/%d) | %.2f s%s%s\n", t + 1,
+            snap->n_tasks, row->current_gflops, row->best_gflops, row->effective ? "effective " : "", row->trials,
+            row->allotted, row->elapsed_s, roof,
             done                         ? (row->state == TASK_STOPPED ? " Stopped." : " Done.")
             : row->state == TASK_AT_ROOF ? " At roof."
                                          : "");
@@ -43,7 +45,7 @@ void Headless_printTable(FILE *out, Engine *engine, const SessionSnapshot *snap)
         char lat[32], speed[32];
         if (isfinite(row->best_latency_s)) {
             snprintf(lat, sizeof lat, "%12.4f", row->best_latency_s * 1e3);
-            snprintf(speed, sizeof speed, "%14.2f", row->best_gflops);
+            snprintf(speed, sizeof speed, row->effective ? "%13.2fe" : "%14.2f", row->best_gflops);
         } else {
             snprintf(lat, sizeof lat, "%12s", "-");
             snprintf(speed, sizeof speed, "%14s", "-");
@@ -53,6 +55,15 @@ void Headless_printTable(FILE *out, Engine *engine, const SessionSnapshot *snap)
     }
     fprintf(out, "-----------------------------------------------------------------------------------------------"
                  "-------------------\n");
+    bool any_effective = false, any_group = false;
+    for (int t = 0; t < snap->n_tasks; t++) {
+        any_effective = any_effective || snap->rows[t].effective;
+        any_group = any_group || snap->rows[t].group != 0;
+    }
+    if (any_effective)
+        fprintf(out, "(e: effective GFLOPS, the direct convolution's FLOPs over the time: Winograd does fewer)\n");
+    if (any_group)
+        fprintf(out, "(a workload tuned under two templates counts once in the estimate, with the faster best)\n");
     if (isfinite(snap->est_latency_s))
         fprintf(out, "Estimated total latency: %.3f ms", snap->est_latency_s * 1e3);
     else

@@ -219,8 +219,10 @@ bool Inspector_openBest(UiState *this, int ti) {
     StrBuf sb;
     StrBuf_init(&sb);
     describe(this, t, rec, &sb);
-    StrBuf_printf(&sb, "Latency: %.4g ms   %.2f GFLOPS   (mean of %d cost%s)", Record_mean(rec) * 1e3,
-                  Record_gflops(rec, t->flops), rec->n_costs, rec->n_costs == 1 ? "" : "s");
+    StrBuf_printf(&sb, "Latency: %.4g ms   %.2f %sGFLOPS   (mean of %d cost%s)", Record_mean(rec) * 1e3,
+                  Record_gflops(rec, t->flops),
+                  Template_effective(Template_byName(rec->template_name)) ? "effective " : "", rec->n_costs,
+                  rec->n_costs == 1 ? "" : "s");
     Page_addText(&p, sb.data, ATTR_NORMAL);
     StrBuf_done(&sb);
     char err[TT_ERRLEN] = "";

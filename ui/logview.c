@@ -41,11 +41,18 @@ static void setup_device(UiLogView *this, UiState *st) {
     snprintf(st->model.device, sizeof st->model.device, "%s", st->have_dev ? st->dev.name : "none here");
 }
 
-/* The model task for a key, adding it (and rebuilding its Task) on first sight.
- * flops_hint > 0: the task's FLOPs when its key is not a tunetop workload (a TVM log's). */
-static int task_for_key(UiLogView *this, UiState *st, const char *key, double weight, double flops_hint) {
-    int ti = UiModel_findKey(&st->model, key);
-    if (ti >= 0) return ti;
+/* The model task for a key and template (a workload under two templates is
+ * two tasks, a group: records/history.h), adding it (and rebuilding its Task)
+ * on first sight. flops_hint > 0: the task's FLOPs when its key is not a
+ * tunetop workload (a TVM log's). */
+static int task_for_key(UiLogView *this, UiState *st, const char *key, const char *tmpl, double weight,
+                        double flops_hint) {
+    int ti = UiModel_findTask(&st->model, key, tmpl);
+    if (ti >= 0) {
+        UiTask *t = &st->model.tasks[ti];
+        if (!t->template_name[0] && tmpl) snprintf(t->template_name, sizeof t->template_name, "%s", tmpl);
+        return ti;
+    }
     Task **nt = realloc(this->tasks, (size_t)(this->n_tasks + 1) * sizeof *nt);
     if (!nt) abort();
     this->tasks = nt;
@@ -59,29 +66,39 @@ static int task_for_key(UiLogView *this, UiState *st, const char *key, double we
         if (this->target && st->have_dev) {
             task = calloc(1, sizeof *task);
             if (!task) abort();
-            if (Task_init(task, id, &wl, weight, this->target->family, &st->dev, err) != TT_OK) {
+            const Template *t = Template_forRecord(&wl, this->target->family, tmpl, err);
+            if (!t || Task_initWith(task, id, &wl, weight, t, &st->dev, err) != TT_OK) {
+                Task_done(task);
                 free(task);
                 task = NULL;
             }
         }
     }
     this->tasks[this->n_tasks++] = task;
+    int first = UiModel_findKey(&st->model, key); /* another template's task of the key: one group */
     ti = UiModel_addTask(&st->model, id, key, task ? task->label : key, flops, weight, task);
-    st->model.tasks[ti].from_log = true;
+    UiTask *t = &st->model.tasks[ti];
+    t->from_log = true;
+    snprintf(t->template_name, sizeof t->template_name, "%s", tmpl ? tmpl : "");
+    if (first >= 0) {
+        UiTask *f = &st->model.tasks[first];
+        if (!f->row.group) f->row.group = 1 + f->id;
+        t->row.group = f->row.group;
+    }
     return ti;
 }
 
 /* A session object: its tasks in its order (IDs) with their weights. */
 static void add_session(UiLogView *this, UiState *st, const LogSession *s) {
     for (int i = 0; i < s->n_tasks; i++) {
-        int ti = task_for_key(this, st, s->tasks[i].key, s->tasks[i].weight, 0);
+        int ti = task_for_key(this, st, s->tasks[i].key, s->tasks[i].template_name, s->tasks[i].weight, 0);
         st->model.tasks[ti].weight = s->tasks[i].weight;
     }
 }
 
 /* A steer object: the task's pause, stop and priority as the session left them. */
 static void add_steer(UiLogView *this, UiState *st, const LogSteer *s) {
-    int ti = task_for_key(this, st, s->key, 1.0, 0);
+    int ti = task_for_key(this, st, s->key, s->template_name, 1.0, 0);
     TaskRow *row = &st->model.tasks[ti].row;
     row->priority = s->priority;
     row->user_paused = s->paused;
@@ -114,12 +131,16 @@ static void add(UiLogView *this, UiState *st, const Record *rec, double flops_hi
                  this->imported);
         return;
     }
-    int ti = task_for_key(this, st, rec->task_key, 1.0, flops_hint);
+    /* a TVM log's tasks stay one per workload, whatever template TVM names */
+    int ti = task_for_key(this, st, rec->task_key, this->format == TVM_FMT_TUNETOP ? rec->template_name : NULL, 1.0,
+                          flops_hint);
     UiTask *t = &m->tasks[ti];
     double g = rec->error_no ? 0 : Record_gflops(rec, t->flops);
     if (m->first_ts == 0 || rec->timestamp < m->first_ts) m->first_ts = rec->timestamp;
     char why[256];
-    if (UiModel_addRecord(m, ti, rec, 0, g) && st->have_dev && Device_beyondPeak(&st->dev, g, why, sizeof why))
+    /* against the peak: the GFLOPS executed (a Winograd task's effective GFLOPS are more) */
+    double executed = t->task ? Template_executedGflops(t->task->tmpl, &t->task->wl, g) : g;
+    if (UiModel_addRecord(m, ti, rec, 0, g) && st->have_dev && Device_beyondPeak(&st->dev, executed, why, sizeof why))
         UiState_setStatus(st, ATTR_WARN, "task %d best: %s", t->id, why);
     /* a workload whose FLOPs are unknown (a TVM log's, not a tunetop workload) still has a best latency */
     if (t->flops <= 0 && rec->error_no == 0) {

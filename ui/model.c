@@ -79,9 +79,11 @@ int UiModel_findId(const UiModel *this, int id) {
     return -1;
 }
 
-int UiModel_findKey(const UiModel *this, const char *key) {
+int UiModel_findKey(const UiModel *this, const char *key) { return UiModel_findTask(this, key, NULL); }
+
+int UiModel_findTask(const UiModel *this, const char *key, const char *template_name) {
     for (int i = 0; i < this->n_tasks; i++)
-        if (strcmp(this->tasks[i].key, key) == 0) return i;
+        if (Record_sameTask(this->tasks[i].key, this->tasks[i].template_name, key, template_name)) return i;
     return -1;
 }
 
@@ -421,15 +423,39 @@ int UiModel_loadLatencyTsv(UiModel *this, const char *path, double session_start
     return n;
 }
 
+bool UiTask_effective(const UiTask *this) {
+    return this->row.effective || Template_effective(Template_byName(this->template_name)) ||
+           (this->best.template_name[0] && Template_effective(Template_byName(this->best.template_name)));
+}
+
+/* Tasks i and j are one task or alternatives of one group (tuner/task.h). */
+static bool same_group(const UiModel *this, int i, int j) {
+    return i == j || (this->tasks[i].row.group != 0 && this->tasks[i].row.group == this->tasks[j].row.group);
+}
+
+/* Task i is the first of its group (or alone): the one that counts the group. */
+static bool group_first(const UiModel *this, int i) {
+    for (int j = 0; j < i; j++)
+        if (same_group(this, i, j)) return false;
+    return true;
+}
+
 double UiModel_estimate(const UiModel *this, int *left_out) {
     LatencyEstimate est;
     LatencyEstimate_init(&est);
     for (int i = 0; i < this->n_tasks; i++) {
-        const UiTask *t = &this->tasks[i];
-        /* a best without GFLOPS (a TVM workload's unknown FLOPs) is no result here */
-        LatencyEstimate_add(&est, t->weight, t->row.best_gflops > 0 ? t->row.best_latency_s : INFINITY,
-                            t->from_log || t->row.state == TASK_PAUSED || t->row.state == TASK_STOPPED ||
+        if (!group_first(this, i)) continue; /* a group counts once, with its lowest best */
+        double best = INFINITY;
+        bool closed = true;
+        for (int j = i; j < this->n_tasks; j++) {
+            const UiTask *t = &this->tasks[j];
+            if (!same_group(this, i, j)) continue;
+            /* a best without GFLOPS (a TVM workload's unknown FLOPs) is no result here */
+            if (t->row.best_gflops > 0 && t->row.best_latency_s < best) best = t->row.best_latency_s;
+            closed = closed && (t->from_log || t->row.state == TASK_PAUSED || t->row.state == TASK_STOPPED ||
                                 t->row.state == TASK_DONE);
+        }
+        LatencyEstimate_add(&est, this->tasks[i].weight, best, closed);
     }
     return LatencyEstimate_value(&est, left_out);
 }
@@ -439,7 +465,16 @@ double UiModel_roofLatency(const UiModel *this) {
     for (int i = 0; i < this->n_tasks; i++) {
         const UiTask *t = &this->tasks[i];
         if (t->row.roof_gflops <= 0 || t->flops <= 0) return 0;
-        sum += t->weight * t->flops / (t->row.roof_gflops * 1e9);
+    }
+    for (int i = 0; i < this->n_tasks; i++) {
+        if (!group_first(this, i)) continue;
+        double low = INFINITY;
+        for (int j = i; j < this->n_tasks; j++) {
+            const UiTask *t = &this->tasks[j];
+            double s = t->flops / (t->row.roof_gflops * 1e9);
+            if (same_group(this, i, j) && s < low) low = s;
+        }
+        sum += this->tasks[i].weight * low;
     }
     return this->n_tasks ? sum : 0;
 }

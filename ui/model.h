@@ -51,6 +51,7 @@ typedef struct UiErrGroup {
 typedef struct UiTask {
     int id;
     char key[REC_KEY_LEN];
+    char template_name[REC_NAME_LEN]; /* "" when unknown (a live task's is task->tmpl's) */
     char label[64];
     double flops, weight;
     const Task *task; /* for regenerating sources; NULL when unknown (not owned) */
@@ -115,6 +116,9 @@ int UiModel_addTask(UiModel *this, int id, const char *key, const char *label, d
 /* Index of the task with this id / key, -1 if none. */
 int UiModel_findId(const UiModel *this, int id);
 int UiModel_findKey(const UiModel *this, const char *key);
+/* The task of this key and template (NULL or "": any; records/record.h
+ * Record_sameTask), or -1. */
+int UiModel_findTask(const UiModel *this, const char *key, const char *template_name);
 
 /* One trial of task index ti: a point (trial is the task's 1-based trial
  * number, <= 0: the next one; timestamp in unix seconds) and, for a failure
@@ -144,6 +148,10 @@ int UiModel_loadLatencyTsv(UiModel *this, const char *path, double session_start
  * without a result is left out (counted in *left_out, which may be NULL) when
  * it cannot get one now: read from a log, paused, stopped or done. */
 double UiModel_estimate(const UiModel *this, int *left_out);
+/* The task's GFLOPS are effective GFLOPS (a Winograd task: the direct
+ * convolution's FLOPs over the time): its row says so, or (a log) its best
+ * record's template is such a template (kernels/template.h Template_effective). */
+bool UiTask_effective(const UiTask *this);
 /* The lower bound: sum of weight x the latency at each task's roof; 0 when a
  * task has no roof. */
 double UiModel_roofLatency(const UiModel *this);

@@ -268,7 +268,9 @@ void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st) {
         /* a failure sits on 0; a log axis has no 0: failures are left out there */
         fail_y[i] = t->points[i].error_no && !st->log_y ? 0 : NAN;
     }
-    const char *unit = st->log_y ? "GFLOPS (log)" : "GFLOPS";
+    const char *unit = UiTask_effective(t) ? (st->log_y ? "effective GFLOPS (log)" : "effective GFLOPS")
+                       : st->log_y         ? "GFLOPS (log)"
+                                           : "GFLOPS";
     /* the task's roof: a flat line across the trials, named in the title */
     double roof = t->row.roof_gflops;
     double roof_x[2] = {n ? x[0] : 0, n ? x[n - 1] : 0}, roof_y[2] = {roof, roof};

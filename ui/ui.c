@@ -54,7 +54,10 @@ static void add_trial(UiState *st, int task_id, int trial, double timestamp, dou
     if (ti < 0) return;
     UiModel_addTrial(m, ti, trial, timestamp, gflops, error_no, failure);
     char why[256];
-    if (best && st->have_dev && Device_beyondPeak(&st->dev, gflops, why, sizeof why))
+    /* against the peak: the GFLOPS executed (a Winograd task's effective GFLOPS are more) */
+    const Task *t = m->tasks[ti].task;
+    double executed = t ? Template_executedGflops(t->tmpl, &t->wl, gflops) : gflops;
+    if (best && st->have_dev && Device_beyondPeak(&st->dev, executed, why, sizeof why))
         UiState_setStatus(st, ATTR_WARN, "task %d best: %s", task_id, why);
 }
 
@@ -263,7 +266,8 @@ int Ui_runSession(Engine *engine, const UiOptions *opt, volatile int *stop_flag)
     st.dialect = cfg->target ? cfg->target->dialect : DIALECT_C;
     for (int i = 0; i < Engine_taskCount(engine); i++) {
         const Task *t = Engine_task(engine, i);
-        UiModel_addTask(m, t->id, t->key, t->label, t->flops, t->weight, t);
+        int ti = UiModel_addTask(m, t->id, t->key, t->label, t->flops, t->weight, t);
+        snprintf(m->tasks[ti].template_name, sizeof m->tasks[ti].template_name, "%s", t->tmpl->name);
     }
     UiState_sort(&st);
     st.steer = &ENGINE_STEER;

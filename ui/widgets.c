@@ -407,7 +407,10 @@ void Table_render(CellBuf *cb, Rect r, UiState *st) {
         Ui_formatLatency(t->row.best_latency_s, b, sizeof b);
         cell(cb, x, y, w[COL_BEST_MS], true, b, ATTR_NORMAL);
         x += w[COL_BEST_MS] + 1;
+        /* effective GFLOPS (a Winograd task) end in "e" */
+        bool eff = UiTask_effective(t);
         format_gflops(t->row.best_gflops, b, sizeof b);
+        if (eff && t->row.best_gflops > 0) strncat(b, "e", sizeof b - strlen(b) - 1);
         cell(cb, x, y, w[COL_BEST_GF], true, b, ATTR_BEST);
         x += w[COL_BEST_GF] + 1;
         /* the best's share of the task's roof; above 100% is a warning, never clamped */
@@ -419,6 +422,7 @@ void Table_render(CellBuf *cb, Rect r, UiState *st) {
         cell(cb, x, y, w[COL_ROOF], true, b, share > 1 ? ATTR_WARN : share >= 0.9 ? ATTR_BEST : ATTR_NORMAL);
         x += w[COL_ROOF] + 1;
         format_gflops(t->row.current_gflops, b, sizeof b);
+        if (eff && t->row.current_gflops > 0) strncat(b, "e", sizeof b - strlen(b) - 1);
         cell(cb, x, y, w[COL_CUR_GF], true, b, ATTR_NORMAL);
         x += w[COL_CUR_GF] + 1;
         snprintf(b, sizeof b, "%d", t->row.errors);

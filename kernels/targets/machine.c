@@ -80,9 +80,13 @@ const char *Roof_boundText(int bound) {
 }
 
 Roof Roof_forWorkload(const MachineFigures *m, int threads, const Workload *wl) {
-    double flops = Workload_flops(wl), useful = Workload_usefulFlops(wl);
-    Roof r = Roof_compute(m, threads, useful, Workload_compulsoryBytes(wl));
-    if (positive(useful) && r.gflops > 0) r.gflops *= flops / useful;
+    return Roof_forArithmetic(m, threads, wl, 0);
+}
+
+Roof Roof_forArithmetic(const MachineFigures *m, int threads, const Workload *wl, double exec_flops) {
+    double flops = Workload_flops(wl), exec = positive(exec_flops) ? exec_flops : Workload_usefulFlops(wl);
+    Roof r = Roof_compute(m, threads, exec, Workload_compulsoryBytes(wl));
+    if (positive(exec) && r.gflops > 0) r.gflops *= flops / exec;
     return r;
 }
 

@@ -116,6 +116,11 @@ Roof Roof_compute(const MachineFigures *m, int threads, double flops, double byt
  * kernel skips the zero-padding taps is not shown beyond its roof. */
 struct Workload;
 Roof Roof_forWorkload(const MachineFigures *m, int threads, const struct Workload *wl);
+/* The same for a kernel that executes exec_flops (a template's own
+ * arithmetic, e.g. Winograd's: template.h min_flops) instead of the useful
+ * FLOPs; still in the workload's GFLOPS (effective GFLOPS, which may exceed
+ * the peak). exec_flops <= 0 = Roof_forWorkload. */
+Roof Roof_forArithmetic(const MachineFigures *m, int threads, const struct Workload *wl, double exec_flops);
 /* Share of the roof a rate reaches (1.0 = at the roof; may exceed 1: never
  * clamped); 0 when the roof is unknown. */
 double Roof_share(double gflops, double roof_gflops);

@@ -101,14 +101,15 @@ else
   fail "best lacks the with-transforms figure: $(cat "$WORK/best.out")"
 fi
 n_layout=$(grep -c "^  +layout" "$WORK/best.out")
-[ "$n_layout" -eq 3 ] && ok "+layout for the 3 blocked tasks only" || fail "$n_layout +layout lines (want 3: conv2d x2, depthwise)"
+[ "$n_layout" -eq 5 ] && ok "+layout for the 5 blocked tasks only" || fail "$n_layout +layout lines (want 5: conv2d x2, their Winograd twins, depthwise)"
 
 # ---- distill: one record per task, best agrees, tune resumes it
 D="$WORK/d.log"
 if "$TT" distill "$LOG" -o "$D" >"$WORK/distill.out" 2>&1; then ok "distill: $(cat "$WORK/distill.out")"; else fail "distill: $(cat "$WORK/distill.out")"; fi
 recs=$("$TT" dump "$D" | wc -l)
-tasks=$("$TT" dump "$LOG" | grep '"err":0,' | sed 's/^{"task":"\([^"]*\)".*/\1/' | sort -u | wc -l)
-[ "$recs" -eq "$tasks" ] && [ "$tasks" -eq 4 ] && ok "one record per task" || fail "$recs records in the distilled log (want one for each of $tasks tasks)"
+# a task is a workload under one template: the two 3x3 stride-1 conv2d are tuned direct and Winograd
+tasks=$("$TT" dump "$LOG" | grep '"err":0,' | sed 's/^{"task":"\([^"]*\)","tmpl":"\([^"]*\)".*/\1 \2/' | sort -u | wc -l)
+[ "$recs" -eq "$tasks" ] && [ "$tasks" -eq 6 ] && ok "one record per task" || fail "$recs records in the distilled log (want one for each of $tasks tasks)"
 strip() { grep -E "^task|template|best |latency|speed"; }
 if diff <("$TT" best "$LOG" | strip) <("$TT" best "$D" | strip) >"$WORK/best.diff"; then
   ok "best agrees on the log and its distillate"
@@ -118,9 +119,9 @@ fi
 "$TT" distill "$LOG" -o "$WORK/d3.log" --keep 3 >/dev/null 2>&1
 recs=$("$TT" dump "$WORK/d3.log" | wc -l)
 # min(3, successful records) per task (a trial may fail on a loaded machine)
-want=$("$TT" dump "$LOG" | grep '"err":0,' | grep -v '"costs":\[\]' | sed 's/^{"task":"\([^"]*\)".*/\1/' \
+want=$("$TT" dump "$LOG" | grep '"err":0,' | grep -v '"costs":\[\]' | sed 's/^{"task":"\([^"]*\)","tmpl":"\([^"]*\)".*/\1 \2/' \
   | sort | uniq -c | awk '{ s += ($1 < 3 ? $1 : 3) } END { print s + 0 }')
-[ "$recs" -eq "$want" ] && [ "$want" -ge 4 ] && ok "--keep 3 keeps 3 per task ($recs records)" \
+[ "$recs" -eq "$want" ] && [ "$want" -ge 6 ] && ok "--keep 3 keeps 3 per task ($recs records)" \
   || fail "--keep 3: $recs records (want $want)"
 expect_fail 1 "exists.*--force" -- "$TT" distill "$LOG" -o "$D"
 ( trap '' XFSZ; ulimit -f 1; "$TT" distill "$LOG" -o "$WORK/dfull.log" --keep 100 >/dev/null 2>"$WORK/dfull.err" ); rc=$?

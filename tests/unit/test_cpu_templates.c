@@ -15,6 +15,8 @@ TEST(conv2d_nchw_odd) {
     check_case("conv2d:n=1,ci=6,h=12,w=12,co=16,kh=3,kw=3,pad=2,dilation=2,bias=1,relu=1,residual=1", &tmpl_conv2d_cpu,
                14);
     check_case("conv2d:n=1,ci=32,h=8,w=8,co=48,kh=1,kw=1,stride=2,pad=0", &tmpl_conv2d_cpu, 15);
+    /* ReLU6 (MobileNet-v2's clip to [0, 6]): 288 taps, so many sums exceed 6 */
+    check_case("conv2d:n=1,ci=32,h=9,w=9,co=24,kh=3,kw=3,pad=1,bias=1,relu6=1", &tmpl_conv2d_cpu, 16);
 }
 
 TEST(conv2d_nhwc) {
@@ -30,12 +32,22 @@ TEST(conv2d_nhwc) {
                &tmpl_conv2d_cpu, 23);
 }
 
+/* split 1: the parallel loop's iterations dealt out one at a time to the two threads */
+TEST(conv2d_split_interleaved) {
+    g_force_knob = "split", g_force_value = 1;
+    check_case("conv2d:n=2,ci=8,h=9,w=9,co=20,kh=3,kw=3,stride=2,pad=1,bias=1,relu=1", &tmpl_conv2d_cpu, 25);
+    check_case("conv2d:n=1,ci=16,h=7,w=7,co=48,kh=3,kw=3,pad=1,layout=NHWC,residual=1", &tmpl_conv2d_cpu, 26);
+    g_force_knob = NULL;
+}
+
 TEST(depthwise) {
     check_case("depthwise_conv2d:n=1,ci=13,h=9,w=11,kh=3,kw=3,pad=1", &tmpl_depthwise_cpu, 31);
     check_case("depthwise_conv2d:n=1,ci=8,mult=2,h=8,w=8,kh=3,kw=3,stride=2,pad=1,layout=NHWC,bias=1,relu=1",
                &tmpl_depthwise_cpu, 32);
     check_case("depthwise_conv2d:n=2,ci=32,h=7,w=7,kh=3,kw=3,pad=2,dilation=2,residual=1", &tmpl_depthwise_cpu, 33);
     check_case("depthwise_conv2d:n=1,ci=17,h=12,w=12,kh=5,kw=5,stride=2,pad=0,layout=NHWC", &tmpl_depthwise_cpu, 34);
+    check_case("depthwise_conv2d:n=1,ci=16,h=9,w=9,kh=5,kw=5,pad=2,layout=NHWC,bias=1,relu6=1", &tmpl_depthwise_cpu,
+               35);
 }
 
 TEST(dense) {
@@ -112,6 +124,7 @@ int main(void) {
     }
     RUN(conv2d_nchw_odd);
     RUN(conv2d_nhwc);
+    RUN(conv2d_split_interleaved);
     RUN(depthwise);
     RUN(dense);
     RUN(batch_matmul);

@@ -40,6 +40,7 @@ TEST(conv2d_winograd_odd) {
     check_winogradEachM("conv2d:n=1,ci=5,h=10,w=7,co=17,kh=3,kw=3,pad=2,layout=NHWC,bias=1,relu=1,residual=1", 73);
     check_winogradEachM("conv2d:n=1,ci=20,h=1,w=5,co=9,kh=3,kw=3,pad=1,residual=1", 74);
     check_winogradEachM("conv2d:n=1,ci=31,h=15,w=15,co=31,kh=3,kw=3,pad=1,bias=1", 75);
+    check_winogradEachM("conv2d:n=1,ci=32,h=10,w=9,co=17,kh=3,kw=3,pad=1,bias=1,relu6=1", 76); /* ReLU6 */
 }
 
 /* Every 3x3 stride-1 layer of ResNet-18, each tile size, within Workload_compare's tolerance. */
@@ -48,6 +49,19 @@ TEST(conv2d_winograd_resnet18) {
     check_winogradEachM("conv2d:n=1,ci=128,h=28,w=28,co=128,kh=3,kw=3,pad=1,bias=1,relu=1", 82);
     check_winogradEachM("conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,pad=1,bias=1,residual=1", 83);
     check_winogradEachM("conv2d:n=1,ci=512,h=7,w=7,co=512,kh=3,kw=3,pad=1", 84);
+}
+
+/* xform 1: each thread transforms the input tiles of its own tile blocks (no
+ * shared V, no barrier); odd shapes, a batch, NHWC with the whole epilogue, and
+ * a layer with many tile blocks, on the two threads of the test device. */
+TEST(conv2d_winograd_per_thread_transform) {
+    g_force_knob = "xform", g_force_value = 1;
+    check_case("conv2d:n=1,ci=3,h=11,w=13,co=7,kh=3,kw=3,pad=1", &tmpl_conv2d_winograd_cpu, 91);
+    check_case("conv2d:n=2,ci=17,h=9,w=7,co=33,kh=3,kw=3,pad=0,bias=1,relu=1", &tmpl_conv2d_winograd_cpu, 92);
+    check_case("conv2d:n=1,ci=5,h=10,w=7,co=17,kh=3,kw=3,pad=2,layout=NHWC,bias=1,relu6=1,residual=1",
+               &tmpl_conv2d_winograd_cpu, 93);
+    check_case("conv2d:n=1,ci=64,h=28,w=28,co=64,kh=3,kw=3,pad=1,bias=1", &tmpl_conv2d_winograd_cpu, 94);
+    g_force_knob = NULL;
 }
 
 int main(void) {
@@ -64,6 +78,7 @@ int main(void) {
     RUN(winograd_matrices);
     RUN(conv2d_winograd_odd);
     RUN(conv2d_winograd_resnet18);
+    RUN(conv2d_winograd_per_thread_transform);
     if (!check_failed) rmdir(g_dir); /* failed sources stay for inspection */
     return check_summary();
 }

@@ -54,6 +54,24 @@ static const Template fake_tmpl = {.name = "fake.cpu",
                                    .precheck = fake_precheck,
                                    .generate = fake_generate};
 
+/* a second template of the same workload, always 10 ms slower (a group of alternatives) */
+static Status fake2_generate(const Workload *wl, const Space *s, const int32_t *c, const DeviceInfo *d, Dialect di,
+                             KernelSource *out, char *err) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%lld %lld", (long long)Space_option(s, c, 0) + 10, (long long)Space_option(s, c, 1));
+    out->source = strdup(buf);
+    snprintf(out->entry, sizeof out->entry, "fake");
+    return TT_OK;
+}
+
+static const Template fake2_tmpl = {.name = "fake2.cpu",
+                                    .op = OP_DENSE,
+                                    .family = FAMILY_CPU,
+                                    .applies = fake_applies,
+                                    .define_space = fake_space,
+                                    .precheck = fake_precheck,
+                                    .generate = fake2_generate};
+
 /* ---- fake target: b == 5 does not compile; cost = 1 ms * (1 + |a-3| + |b-2|) --- */
 
 static Status fake_probe(DeviceInfo *d, char *err) {
@@ -541,6 +559,48 @@ TEST(estimate_leaves_out_a_task_stopped_without_a_result) {
     CHECK_NEAR(snap.est_latency_s, snap.rows[0].best_latency_s, 1e-12);
     SessionSnapshot_done(&snap);
     Engine_delete(e);
+}
+
+/* A group of alternatives: tasks 0 and 1 are one workload under two templates
+ * (task 1's kernels 10 ms slower), task 2 another. The estimate counts the
+ * group once, with its faster best; both members are rows of their own, and
+ * the log lists both (a key under two templates is two tasks). */
+TEST(group_counts_once_in_the_estimate) {
+    unlink(log_path);
+    EngineConfig cfg;
+    config(&cfg, 48, "random");
+    cfg.scheduler = "gradient";
+    char err[TT_ERRLEN] = "";
+    Task *tasks = make_tasks(3);
+    tasks[1].wl = tasks[0].wl;
+    snprintf(tasks[1].key, sizeof tasks[1].key, "%s", tasks[0].key);
+    tasks[1].flops = tasks[0].flops;
+    tasks[1].tmpl = &fake2_tmpl;
+    tasks[0].group = tasks[1].group = 1;
+    Engine *e = Engine_new(&cfg, tasks, 3, err);
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+    Seen seen = {0};
+    run_to_end(e, &seen);
+    SessionSnapshot snap;
+    Engine_snapshot(e, &snap);
+    CHECK(snap.rows[0].trials > 0 && snap.rows[1].trials > 0 && snap.rows[2].trials > 0);
+    CHECK(snap.rows[1].best_latency_s > snap.rows[0].best_latency_s);
+    CHECK_EQ_INT(snap.rows[0].group, 1);
+    CHECK_EQ_INT(snap.rows[1].group, 1);
+    CHECK_EQ_INT(snap.rows[2].group, 0);
+    CHECK_NEAR(snap.est_latency_s, snap.rows[0].best_latency_s + snap.rows[2].best_latency_s, 1e-12);
+    printf("  group: trials %d (faster template) and %d, other task %d; estimate %.1f ms\n", snap.rows[0].trials,
+           snap.rows[1].trials, snap.rows[2].trials, snap.est_latency_s * 1e3);
+    SessionSnapshot_done(&snap);
+    Engine_delete(e);
+    History h;
+    CHECK(History_load(&h, log_path, err) == TT_OK);
+    CHECK_EQ_INT(h.n_tasks, 3);
+    CHECK_STR(h.tasks[1].template_name, "fake2.cpu");
+    CHECK(strcmp(History_bestOfKey(&h, h.tasks[0].key)->template_name, "fake.cpu") == 0);
+    History_done(&h);
 }
 
 static bool all_shown_paused(Engine *e, const Seen *s) {
@@ -1318,6 +1378,7 @@ int main(void) {
     RUN(resumed_xgb_plans_better_than_a_cold_start);
     RUN(steering_survives_a_restart);
     RUN(estimate_leaves_out_a_task_stopped_without_a_result);
+    RUN(group_counts_once_in_the_estimate);
     RUN(pause_all_twice_keeps_single_pauses);
     RUN(task_paused_in_its_first_round_is_not_starved);
     RUN(first_round_fits_in_a_quarter_of_the_budget);

@@ -381,6 +381,29 @@ TEST(test_fused_epilogues) {
     Extracted_done(&x);
 }
 
+/* MobileNet-v2's ReLU6 is a conv epilogue (relu6=1): every expansion and
+ * depthwise conv fuses its clip, and no clip is left untuned. */
+TEST(test_relu6_fused) {
+    NetworkOptions opt;
+    NetworkOptions_defaults(&opt);
+    Extracted x;
+    char err[TT_ERRLEN] = "";
+    CHECK(extract("mobilenet-v2", &opt, &x, err) == TT_OK);
+    int dw = 0, dw6 = 0, clipped_layers = 0;
+    for (int i = 0; i < x.n; i++) {
+        const Workload *wl = &x.tasks[i].wl;
+        CHECK(!wl->relu); /* MobileNet-v2 has no plain ReLU */
+        if (wl->op == OP_DEPTHWISE_CONV2D) dw++, dw6 += wl->relu6;
+        if (wl->relu6) clipped_layers += x.tasks[i].weight;
+    }
+    CHECK(dw > 0 && dw6 == dw);
+    /* the stem, 17 depthwise, 16 expansions and the 1x1 to 1280 end in ReLU6 */
+    CHECK_EQ_INT(clipped_layers, 1 + 17 + 16 + 1);
+    for (int i = 0; i < x.n_untuned; i++)
+        CHECK(strstr(x.untuned[i].name, "clip") == NULL);
+    Extracted_done(&x);
+}
+
 int main(void) {
     RUN(test_resnet18_conv_tasks);
     RUN(test_resnet_deeper);
@@ -390,5 +413,6 @@ int main(void) {
     RUN(test_options_reach_workloads);
     RUN(test_errors);
     RUN(test_fused_epilogues);
+    RUN(test_relu6_fused);
     return check_summary();
 }

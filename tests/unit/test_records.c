@@ -1119,6 +1119,70 @@ static void append_task_record(LogWriter *w, const char *key, int error_no, doub
     Record_done(&r);
 }
 
+/* A task is a key under one template: conv2d 3x3 stride 1 tuned direct and
+ * Winograd is two tasks of History and LogSummary (the session's IDs), found
+ * by (key, template) or by the key alone (the first); History_bestOfKey is the
+ * faster of the two (what run and export build); a steer names its template. */
+TEST(one_key_under_two_templates_is_two_tasks) {
+    const char *path = tmp_path("groups.log");
+    unlink(path);
+    const char *key = "conv2d:n=1,ci=8,h=8,w=8,co=8,kh=3,kw=3,stride=1,pad=1";
+    char err[TT_ERRLEN];
+    LogWriter *w;
+    CHECK(LogWriter_open(path, "cpu", &w, NULL, err) == TT_OK);
+    LogSession ses;
+    LogSession_init(&ses);
+    LogSession_addTask(&ses, key, "conv2d_nchwc.cpu", 2, "");
+    LogSession_addTask(&ses, key, "conv2d_winograd.cpu", 2, "");
+    CHECK(LogWriter_appendSession(w, &ses, err) == TT_OK);
+    LogSession_done(&ses);
+    const char *tmpl[] = {"conv2d_nchwc.cpu", "conv2d_winograd.cpu", "conv2d_nchwc.cpu", "conv2d_winograd.cpu"};
+    double cost[] = {3e-3, 2e-3, 4e-3, 1e-3};
+    for (int i = 0; i < 4; i++) {
+        Record r;
+        Record_init(&r);
+        snprintf(r.task_key, sizeof r.task_key, "%s", key);
+        snprintf(r.template_name, sizeof r.template_name, "%s", tmpl[i]);
+        snprintf(r.target, sizeof r.target, "cpu");
+        r.index = (uint64_t)i / 2; /* the same index under both templates */
+        r.n_costs = 1;
+        r.costs[0] = cost[i];
+        CHECK(LogWriter_append(w, &r, err) == TT_OK);
+        Record_done(&r);
+    }
+    LogSteer st = {.priority = 2};
+    snprintf(st.key, sizeof st.key, "%s", key);
+    snprintf(st.template_name, sizeof st.template_name, "conv2d_winograd.cpu");
+    CHECK(LogWriter_appendSteer(w, &st, err) == TT_OK);
+    LogWriter_close(w);
+
+    History h;
+    CHECK(History_load(&h, path, err) == TT_OK);
+    CHECK_EQ_INT(h.n_tasks, 2);
+    CHECK_STR(h.tasks[0].template_name, "conv2d_nchwc.cpu");
+    CHECK_STR(h.tasks[1].template_name, "conv2d_winograd.cpu");
+    CHECK_EQ_INT(h.tasks[0].n_records, 2);
+    CHECK_EQ_INT(h.tasks[1].n_records, 2);
+    CHECK(History_find(&h, key) == &h.tasks[0]);
+    CHECK(History_findTemplate(&h, key, "conv2d_winograd.cpu") == &h.tasks[1]);
+    CHECK(History_findTemplate(&h, key, "other.cpu") == NULL);
+    const Record *best = History_bestOfKey(&h, key);
+    CHECK(best && strcmp(best->template_name, "conv2d_winograd.cpu") == 0 && best->costs[0] == 1e-3);
+    CHECK(h.tasks[0].steer == NULL);
+    CHECK(h.tasks[1].steer && h.tasks[1].steer->priority == 2);
+    History_done(&h);
+
+    LogSummary sm;
+    CHECK(LogSummary_load(&sm, path, err) == TT_OK);
+    CHECK_EQ_INT(sm.n_tasks, 2);
+    CHECK_NEAR(Record_mean(&sm.tasks[0].best), 3e-3, 1e-12);
+    CHECK_NEAR(Record_mean(&sm.tasks[1].best), 1e-3, 1e-12);
+    CHECK(!sm.tasks[0].steered);
+    CHECK(sm.tasks[1].steered && sm.tasks[1].steer.priority == 2);
+    CHECK(LogSummary_findTemplate(&sm, key, "conv2d_nchwc.cpu") == &sm.tasks[0]);
+    LogSummary_done(&sm);
+}
+
 #define CONV_KEY "conv2d:n=1,ci=64,h=56,w=56,co=64,kh=3,kw=3,stride=1,pad=1"
 #define DENSE_KEY "dense:m=1,n=1000,k=512"
 #define BMM_KEY "batch_matmul:b=4,m=32,n=32,k=32"
@@ -1270,6 +1334,7 @@ int main(void) {
     RUN(random_tails_never_crash);
     RUN(concurrent_appends_never_interleave);
     RUN(history_groups_by_task);
+    RUN(one_key_under_two_templates_is_two_tasks);
     RUN(session_and_steer_objects);
     RUN(cli_best_and_dump);
     remove_tmpdir();

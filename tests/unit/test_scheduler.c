@@ -295,13 +295,13 @@ TEST(test_roof_stop) {
     TaskScheduler *toff = TaskScheduler_new("gradient", off.n, NULL);
     TaskScheduler_setRoofStop(ts, 0.9);
     TaskScheduler_setRoofStop(toff, 0);
-    CHECK(!TaskScheduler_atRoof(ts, 0, &s.st[0])); /* no result yet: never at roof */
+    CHECK(!TaskScheduler_atRoof(ts, 0, s.st)); /* no result yet: never at roof */
     const int rounds = 60;
     CHECK_EQ_INT(sim_run(&s, ts, rounds), rounds);
     CHECK_EQ_INT(sim_run(&off, toff, rounds), rounds);
-    CHECK(TaskScheduler_atRoof(ts, 0, &s.st[0]));
-    CHECK(!TaskScheduler_atRoof(toff, 0, &off.st[0])); /* the stop is off */
-    CHECK(!TaskScheduler_atRoof(ts, 1, &s.st[1]));
+    CHECK(TaskScheduler_atRoof(ts, 0, s.st));
+    CHECK(!TaskScheduler_atRoof(toff, 0, off.st)); /* the stop is off */
+    CHECK(!TaskScheduler_atRoof(ts, 1, s.st));
     int at_stop = s.rounds[0];
     CHECK_EQ_INT(at_stop, 10);
     CHECK(at_stop < off.rounds[0]);
@@ -328,11 +328,89 @@ TEST(test_roof_stop) {
     TaskScheduler_setRoofStop(rr, 0.9);
     for (int i = 0; i < s.n; i++)
         TaskScheduler_restore(rr, i, 1, sim_best(&s, i));
-    CHECK(!TaskScheduler_atRoof(rr, 0, &s.st[0]));
+    CHECK(!TaskScheduler_atRoof(rr, 0, s.st));
     CHECK(TaskScheduler_next(rr, s.st) >= 0);
     TaskScheduler_delete(rr);
     TaskScheduler_delete(ts);
     TaskScheduler_delete(toff);
+}
+
+/* A group of alternatives: the same workload under two templates, tasks 0
+ * (direct: plateaus at 8 ms) and 1 (Winograd: falls to 1.8 ms), and a
+ * third task alone. The objective counts the group once, with its lower
+ * best, so the direct member, which cannot beat the Winograd one, gets fewer
+ * rounds than when the two are counted as separate tasks, and the objective
+ * over the group ends lower. */
+static void make_group(Sim *s, bool grouped) {
+    memset(s, 0, sizeof *s);
+    sim_add(s, 4, 10e-3, 0.8, 1e9, OP_CONV2D);
+    sim_add(s, 4, 6e-3, 0.3, 1e9, OP_CONV2D);
+    sim_add(s, 1, 2e-3, 0.1, 1e8, OP_DENSE);
+    s->st[1].tmpl = 1;
+    if (grouped) s->st[0].group = s->st[1].group = 1;
+}
+
+static double group_objective(const Sim *s) {
+    double a = sim_best(s, 0), b = sim_best(s, 1);
+    return s->st[0].weight * (a < b ? a : b) + s->st[2].weight * sim_best(s, 2);
+}
+
+TEST(test_group_of_alternatives) {
+    Sim g, sep;
+    make_group(&g, true);
+    make_group(&sep, false);
+    TaskScheduler *tg = TaskScheduler_new("gradient", g.n, NULL);
+    TaskScheduler *ts = TaskScheduler_new("gradient", sep.n, NULL);
+    const int rounds = 30;
+    CHECK_EQ_INT(sim_run(&g, tg, rounds), rounds);
+    CHECK_EQ_INT(sim_run(&sep, ts, rounds), rounds);
+    /* both members had their warm-up round */
+    CHECK(g.rounds[0] >= 1 && g.rounds[1] >= 1);
+    printf("group: direct member %d rounds (%d counted apart), Winograd %d (%d), objective %.3f ms (%.3f)\n",
+           g.rounds[0], sep.rounds[0], g.rounds[1], sep.rounds[1], group_objective(&g) * 1e3,
+           group_objective(&sep) * 1e3);
+    CHECK(g.rounds[0] < sep.rounds[0]);
+    CHECK(group_objective(&g) <= group_objective(&sep));
+    /* the group's best is the lower of its members' */
+    CHECK_NEAR(TaskScheduler_groupBest(tg, 0, g.st), sim_best(&g, 1), 1e-12);
+    CHECK_NEAR(TaskScheduler_groupBest(tg, 2, g.st), sim_best(&g, 2), 1e-12);
+    CHECK_NEAR(TaskScheduler_groupBest(ts, 0, sep.st), sim_best(&sep, 0), 1e-12);
+    TaskScheduler_delete(tg);
+    TaskScheduler_delete(ts);
+}
+
+/* The roof stop of a group: each member has its own roof (the direct one at
+ * 7 ms, the Winograd one at 1 ms, from its own arithmetic). The direct member
+ * stops as soon as the group's best (the Winograd member's) reaches 0.9 of
+ * the direct roof, though its own best is far from it; the Winograd member
+ * goes on until the group reaches its own roof. */
+TEST(test_group_roof_stop) {
+    Sim g, sep;
+    make_group(&g, true);
+    make_group(&sep, false);
+    g.st[0].roof_s = sep.st[0].roof_s = 7e-3;
+    g.st[1].roof_s = sep.st[1].roof_s = 1e-3;
+    TaskScheduler *tg = TaskScheduler_new("gradient", g.n, NULL);
+    TaskScheduler *ts = TaskScheduler_new("gradient", sep.n, NULL);
+    TaskScheduler_setRoofStop(tg, 0.9);
+    TaskScheduler_setRoofStop(ts, 0.9);
+    CHECK(!TaskScheduler_atRoof(tg, 0, g.st)); /* no result yet */
+    CHECK_EQ_INT(sim_run(&g, tg, 20), 20);
+    CHECK_EQ_INT(sim_run(&sep, ts, 20), 20);
+    CHECK(sim_best(&g, 0) > 7e-3 / 0.9);      /* its own best is not at its roof... */
+    CHECK(TaskScheduler_atRoof(tg, 0, g.st)); /* ...but the group's is */
+    CHECK(!TaskScheduler_atRoof(tg, 1, g.st));
+    CHECK(!TaskScheduler_atRoof(ts, 0, sep.st)); /* apart: never at its roof */
+    /* it got its warm-up round and no more: the Winograd member was past the direct roof after its first */
+    CHECK_EQ_INT(g.rounds[0], 1);
+    CHECK(sep.rounds[0] > 1);
+    /* the Winograd member at its own roof: the whole group stops */
+    g.st[1].roof_s = sim_best(&g, 1);
+    CHECK(TaskScheduler_atRoof(tg, 1, g.st));
+    for (int k = 0; k < 5; k++)
+        CHECK(TaskScheduler_next(tg, g.st) == 2);
+    TaskScheduler_delete(tg);
+    TaskScheduler_delete(ts);
 }
 
 int main(void) {
@@ -348,5 +426,7 @@ int main(void) {
     RUN(test_no_result_task_first);
     RUN(test_similarity_group);
     RUN(test_roof_stop);
+    RUN(test_group_of_alternatives);
+    RUN(test_group_roof_stop);
     return check_summary();
 }

@@ -353,7 +353,7 @@ TEST(help_lists_every_key_of_the_table) {
     CHECK_CONTAINS(d, "Progress     a/b: a = trials measured");
     free(d);
     /* at 80x24 the page scrolls to its end */
-    for (int i = 0; i < 60; i++)
+    for (int i = 0; i < 80; i++)
         UiKeys_handle(&st, UI_KEY_DOWN);
     d = screen(&st, 80, 24);
     CHECK_CONTAINS(d, "(earlier sessions of the log included, from LOG.tsv)");

@@ -28,6 +28,8 @@ TEST(test_parse_errors) {
     parse_fails("conv2d:ci=64,h=8,w=8,co=64,kh=3,kw=3,dil_w=4", "output width < 1");
     parse_fails("conv2d:ci=64,h=56,w=56,co=64,kh=3,kw=3,layout=NCWH", "layout: 'NCWH'");
     parse_fails("conv2d:ci=64,h=56,w=56,co=64,kh=3,kw=3,relu=2", "relu: 2 must be 0 or 1");
+    parse_fails("conv2d:ci=64,h=56,w=56,co=64,kh=3,kw=3,relu=1,relu6=1", "relu6: one activation only");
+    parse_fails("dense:m=1,n=1000,k=512,relu6=1", "relu6: unknown key for dense");
     parse_fails("conv2d:ci=64,h=56,w=56,co=64,kh=3,kw=3,stride=1,stride_h=2", "stride_h: given twice");
     parse_fails("conv2d:ci=64,ci=32,h=56,w=56,co=64,kh=3,kw=3", "ci: given twice");
     parse_fails("depthwise_conv2d:ci=64,h=56,w=56,co=64,kh=3,kw=3", "co: unknown key for depthwise_conv2d");
@@ -55,6 +57,7 @@ TEST(test_parse_defaults_and_keys) {
         "conv2d:n=2,ci=3,h=224,w=224,co=64,kh=7,kw=7,stride=2,pad=3,layout=NHWC,bias=1,relu=1",
         "conv2d:ci=8,h=9,w=10,co=4,kh=3,kw=1,stride_h=2,pad_w=1,dil_h=2,residual=1,relu=1",
         "depthwise_conv2d:ci=32,h=112,w=112,mult=2,kh=3,kw=3,stride=2,pad=1,layout=nhwc,bias=1",
+        "depthwise_conv2d:ci=32,h=112,w=112,kh=3,kw=3,stride=2,pad=1,bias=1,relu6=1",
         " dense : m=1 , n=1000, k=512, bias=1,",
         "batch_matmul:b=12,m=128,n=128,k=64",
     };
@@ -165,6 +168,24 @@ TEST(test_reference_hand_cases) {
     Workload_reference(&wl, args);
     for (int i = 0; i < 4; i++)
         CHECK_NEAR(args[na - 1][i], 0, 0); /* relu */
+    free_args(args, na);
+
+    /* ReLU6 (relu6=1): the same sums clipped to [0, 6] */
+    CHECK(Workload_parse("conv2d:ci=2,h=3,w=3,co=1,kh=3,kw=3,pad=1,stride=2,bias=1,relu6=1", &wl, err) == TT_OK);
+    na = alloc_args(&wl, args, info);
+    for (int i = 0; i < 9; i++)
+        args[0][i] = (float)(i + 1), args[0][9 + i] = -1;
+    for (int i = 0; i < 18; i++)
+        args[1][i] = 1;
+    args[2][0] = -8;
+    Workload_reference(&wl, args);
+    float want6[] = {0, 4, 6, 6}; /* 8 - 8, 12 - 8, 20 - 8 and 24 - 8 clipped to 6 */
+    for (int i = 0; i < 4; i++)
+        CHECK_NEAR(args[na - 1][i], want6[i], 1e-6);
+    args[2][0] = -100;
+    Workload_reference(&wl, args);
+    for (int i = 0; i < 4; i++)
+        CHECK_NEAR(args[na - 1][i], 0, 0);
     free_args(args, na);
 
     /* dilation 2: 1x5 input, 1x2 kernel [1,10] -> x[i] + 10 x[i+2] */

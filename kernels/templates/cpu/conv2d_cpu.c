@@ -16,7 +16,19 @@
  *
  * Knobs: ic_bn (divisor of ci), oc_vec (output-channel vectors in the tile,
  * oc_bn = oc_vec * VF), reg_n (output columns in the tile), order (parallel
- * loop order), red (reduction loop order), unroll_kw, unroll_ic. */
+ * loop order), red (reduction loop order), unroll_kw, unroll_ic, out_direct,
+ * split (on more than one core: how the threads share the work).
+ *
+ * The parallel split: the loops (n, occ, oh) (order 0) or (n, oh, occ)
+ * (order 1) are one collapsed parallel loop. split 0 gives each thread one
+ * contiguous range of it: with order 0 its own output-channel blocks (so its
+ * own slice of the weights, which stays in its L2, and every input row), with
+ * order 1 its own band of rows (every weight, a band of the input). split 1
+ * deals the iterations out one at a time (order 0: alternate rows of every
+ * block, order 1: alternate blocks of every row): both threads read the same
+ * weights and input lines at about the same time (the shared L3 serves them
+ * once), and the rows whose padding taps are skipped (cheaper) are spread
+ * evenly. The input is packed once for all threads (tt_pack, timed apart). */
 #include <stdio.h>
 #include <string.h>
 
@@ -30,10 +42,12 @@ typedef struct ConvPlan {
     int64_t N, CI, H, W, CO, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW;
     int64_t ICB, ICC, OCV, OCB, OCC, RN, OWP, HP, WP;
     int order, red, unroll_kw, unroll_ic;
+    int split;    /* 0: a contiguous range of the parallel loop per thread, 1: iterations dealt one at a time */
     int64_t OSTR; /* floats between two output columns: oc_bn (blocked) or co (direct) */
     bool direct;  /* NHWC only: tt_run writes the canonical output itself (no tt_finish) */
     int ai_res, ai_out;
     bool nhwc, bias, relu, residual;
+    int act; /* CpuGen_act */
 } ConvPlan;
 
 static const int64_t REG_N[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 14, 16, 28};
@@ -67,7 +81,9 @@ static Status conv2d_defineSpace(const Workload *wl, const DeviceInfo *dev, Spac
     n = CpuGen_filterLE(UNROLL_IC, 3, wl->ci, vals);
     if (Space_addOption(space, "unroll_ic", vals, n, err) != TT_OK) return TT_ERR;
     /* NHWC output rows are [ow][co]: an oc_bn-vector tile can be stored in place */
-    return Space_addOption(space, "out_direct", two, wl->layout == LAYOUT_NHWC ? 2 : 1, err);
+    if (Space_addOption(space, "out_direct", two, wl->layout == LAYOUT_NHWC ? 2 : 1, err) != TT_OK) return TT_ERR;
+    /* the parallel split (last, so that the configs of logs written before it keep their index) */
+    return Space_addOption(space, "split", two, dev->cores > 1 ? 2 : 1, err);
 }
 
 static void conv_plan(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
@@ -98,9 +114,11 @@ static void conv_plan(const Workload *wl, const Space *space, const int32_t *cho
     p->unroll_kw = (int)Space_optionByName(space, choice, "unroll_kw");
     p->unroll_ic = (int)Space_optionByName(space, choice, "unroll_ic");
     p->direct = Space_optionByName(space, choice, "out_direct") != 0;
+    p->split = (int)Space_optionByName(space, choice, "split");
     p->OSTR = p->direct ? p->CO : p->OCB;
     p->nhwc = wl->layout == LAYOUT_NHWC;
     p->bias = wl->bias, p->relu = wl->relu, p->residual = wl->residual;
+    p->act = CpuGen_act(wl);
     int ai = 2;
     if (p->bias) ai++;
     p->ai_res = p->residual ? ai++ : -1;
@@ -218,7 +236,7 @@ static void conv_emitEdgeTile(StrBuf *sb, const ConvPlan *p, int64_t owo) {
         StrBuf_append(sb, "}\n");
     }
     StrBuf_append(sb, "}\n");
-    CpuGen_emitTileStore(sb, (int)p->OCV, (int)p->RN, p->vf, "(size_t)owo * OSTR", p->OSTR, p->residual, p->relu);
+    CpuGen_emitTileStore(sb, (int)p->OCV, (int)p->RN, p->vf, "(size_t)owo * OSTR", p->OSTR, p->residual, p->act);
     StrBuf_append(sb, "}\n");
 }
 
@@ -241,7 +259,7 @@ static void conv_emitRowTiles(StrBuf *sb, const ConvPlan *p) {
                       (long long)(lo * p->RN), (long long)(hi * p->RN));
         CpuGen_emitTileInit(sb, (int)p->OCV, (int)p->RN, p->vf, p->bias);
         conv_emitReduction(sb, p);
-        CpuGen_emitTileStore(sb, (int)p->OCV, (int)p->RN, p->vf, "(size_t)owo * OSTR", p->OSTR, p->residual, p->relu);
+        CpuGen_emitTileStore(sb, (int)p->OCV, (int)p->RN, p->vf, "(size_t)owo * OSTR", p->OSTR, p->residual, p->act);
         StrBuf_append(sb, "}\n");
     }
     for (int64_t t = hi; t < tiles; t++)
@@ -249,9 +267,11 @@ static void conv_emitRowTiles(StrBuf *sb, const ConvPlan *p) {
 }
 
 static void conv_emitRun(StrBuf *sb, const ConvPlan *p) {
-    StrBuf_append(sb, "void tt_run(void *sv) {\n    St *s = sv;\n"
-                      "#pragma omp parallel for collapse(3) schedule(static)\n"
-                      "    for (int n = 0; n < N; n++)\n");
+    StrBuf_printf(sb,
+                  "void tt_run(void *sv) {\n    St *s = sv;\n"
+                  "#pragma omp parallel for collapse(3) schedule(static%s)\n"
+                  "    for (int n = 0; n < N; n++)\n",
+                  p->split ? ", 1" : "");
     if (p->order == 0)
         StrBuf_append(sb, "    for (int occ = 0; occ < OCC; occ++)\n    for (int oh = 0; oh < OH; oh++) {\n");
     else
@@ -380,6 +400,7 @@ static int conv2d_features(const Workload *wl, const Space *space, const int32_t
         l2 <= CPU_L2_BYTES ? 1.0f : 0.0f,
         (float)waste,
         (float)(p.N * p.OCC * p.OH), /* parallel iterations */
+        (float)p.split,
     };
     return CpuGen_copyFeatures(v, (int)(sizeof v / sizeof v[0]), out, cap);
 }

@@ -24,7 +24,20 @@
  * transform with bias, residual and ReLU, vectors over oc_bn channels.
  *
  * Knobs: m (2, 4, 6), oc_vec, reg_n (tiles in the register tile), tb (tile
- * block = reg_n * tb), order (parallel loop order of phase 2), unroll_ci. */
+ * block = reg_n * tb), order (parallel loop order of phase 2), unroll_ci,
+ * xform (on more than one core: where the input transform happens).
+ *
+ * The parallel split. xform 0 (shared): phase 1 transforms every tile into V,
+ * shared by the threads (split over channel blocks and tile rows), then a
+ * barrier, then phase 2 splits the (tile block, output-channel block) pairs:
+ * order 0 gives each thread a contiguous range of tile blocks (each its own
+ * tiles, every weight), order 1 a range of output-channel blocks (its own
+ * weights, every tile). xform 1 (per thread): one parallel loop over tile
+ * blocks; the thread that owns a block transforms its input tiles into a
+ * buffer of its own (a^2 x tb x ci, kept in its L2) and runs every
+ * output-channel block's GEMMs and output transform from it: no barrier, no
+ * shared V written by one core and read by the other, but the work splits
+ * only over tile blocks (order is unused then). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,7 +47,8 @@
 #include "kernels/templates/cpu/conv2d_winograd_cpu.h"
 #include "kernels/templates/cpu/cpu_gen.h"
 
-#define WG_MAX_SCRATCH (1024 * 1024) /* bytes of the per-thread GEMM result block */
+#define WG_MAX_SCRATCH (1024 * 1024)    /* bytes of the per-thread GEMM result block */
+#define WG_MAX_VLOCAL (2 * 1024 * 1024) /* bytes of a per-thread input transform block (xform 1) */
 #define WG_MAX_UNROLLED_FMAS 512
 
 typedef struct WgPlan {
@@ -42,7 +56,9 @@ typedef struct WgPlan {
     int64_t N, CI, H, W, CO, PH, PW, OH, OW;
     int64_t M, A, A2, TH, TW, T, TB, TP, CIP, CIB, OCV, OCB, OCC, RN, OWP, HP, WP;
     int order, unroll_ci;
+    int xform; /* 0: one shared input-transform phase, 1: per thread, per tile block */
     bool nhwc, bias, relu, residual;
+    int act; /* CpuGen_act */
 } WgPlan;
 
 static const int64_t WG_M[] = {2, 4, 6};
@@ -54,6 +70,18 @@ static const int64_t WG_UNROLL[] = {1, 2, 4};
 bool WinogradCpu_applies(const Workload *wl) {
     return wl->op == OP_CONV2D && wl->kh == 3 && wl->kw == 3 && wl->stride_h == 1 && wl->stride_w == 1 &&
            wl->dil_h == 1 && wl->dil_w == 1 && wl->h + 2 * wl->pad_h >= 3 && wl->w + 2 * wl->pad_w >= 3;
+}
+
+double WinogradCpu_minFlops(const Workload *wl) {
+    int64_t oh = wl->h + 2 * wl->pad_h - 2, ow = wl->w + 2 * wl->pad_w - 2;
+    double best = 0;
+    for (int i = 0; i < (int)(sizeof WG_M / sizeof WG_M[0]); i++) {
+        int64_t m = WG_M[i], a = m + 2;
+        double tiles = (double)wl->n * (double)((oh + m - 1) / m) * (double)((ow + m - 1) / m);
+        double f = 2.0 * tiles * (double)(a * a) * (double)wl->ci * (double)wl->co;
+        if (i == 0 || f < best) best = f;
+    }
+    return best;
 }
 
 /* The transform matrices of F(m, 3) in double: at[m][a], g[a][3], bt[a][a]. */
@@ -109,7 +137,9 @@ static Status wg_defineSpace(const Workload *wl, const DeviceInfo *dev, Space *s
     if (Space_addOption(space, "tb", WG_TB, 4, err) != TT_OK) return TT_ERR;
     const int64_t two[] = {0, 1};
     if (Space_addOption(space, "order", two, 2, err) != TT_OK) return TT_ERR;
-    return Space_addOption(space, "unroll_ci", WG_UNROLL, 3, err);
+    if (Space_addOption(space, "unroll_ci", WG_UNROLL, 3, err) != TT_OK) return TT_ERR;
+    /* the parallel split (last, so that the configs of logs written before it keep their index) */
+    return Space_addOption(space, "xform", two, dev->cores > 1 ? 2 : 1, err);
 }
 
 static void wg_plan(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev, WgPlan *p) {
@@ -140,8 +170,10 @@ static void wg_plan(const Workload *wl, const Space *space, const int32_t *choic
     if (p->W + p->PW > p->WP) p->WP = p->W + p->PW;
     p->order = (int)Space_optionByName(space, choice, "order");
     p->unroll_ci = (int)Space_optionByName(space, choice, "unroll_ci");
+    p->xform = (int)Space_optionByName(space, choice, "xform");
     p->nhwc = wl->layout == LAYOUT_NHWC;
     p->bias = wl->bias, p->relu = wl->relu, p->residual = wl->residual;
+    p->act = CpuGen_act(wl);
 }
 
 static int wg_regsNeeded(const WgPlan *p) { return (int)(p->OCV * p->RN + p->OCV); }
@@ -164,6 +196,15 @@ static bool wg_precheck(const Workload *wl, const Space *space, const int32_t *c
     }
     if (p.TB > p.RN && p.TB - p.RN >= p.T) {
         snprintf(reason, n, "tile block %lld > %lld tiles of m=%lld", (long long)p.TB, (long long)p.T, (long long)p.M);
+        return false;
+    }
+    if (p.xform && 4 * p.A2 * p.TB * p.CIP > WG_MAX_VLOCAL) {
+        snprintf(reason, n, "per-thread input transform of %lld KiB > %d KiB",
+                 (long long)(4 * p.A2 * p.TB * p.CIP / 1024), WG_MAX_VLOCAL / 1024);
+        return false;
+    }
+    if (p.xform && p.order) {
+        snprintf(reason, n, "xform=1 (per-thread input transform) splits over tile blocks only: order=1 is unused");
         return false;
     }
     if (wg_scratchBytes(&p) > WG_MAX_SCRATCH) {
@@ -215,15 +256,10 @@ static void wg_emitSum(StrBuf *sb, const char *out, const double *c, int n, int 
     StrBuf_append(sb, ";\n");
 }
 
-/* Phase 1: the input transform of every tile, V = B^T d B, vectors over VF channels. */
-static void wg_emitInput(StrBuf *sb, const WgPlan *p, double bt[][WG_MAX_A]) {
+/* The input transform of one tile and channel vector, V = B^T d B: d is read
+ * at ip (rows IN_H apart), the a^2 results are stored at vp, VS floats apart. */
+static void wg_emitInputTile(StrBuf *sb, const WgPlan *p, double bt[][WG_MAX_A]) {
     int a = (int)p->A;
-    StrBuf_append(sb, "#pragma omp parallel for collapse(3) schedule(static)\n"
-                      "for (int n = 0; n < N; n++) for (int cb = 0; cb < CIB; cb++) for (int th = 0; th < TH; th++)\n"
-                      "for (int tw = 0; tw < TW; tw++) {\n"
-                      "const float *ip = s->in + (size_t)n * IN_N + (size_t)cb * IN_C + (size_t)th * M * IN_H"
-                      " + (size_t)tw * M * VF;\n"
-                      "float *vp = s->v + ((size_t)(n * TH + th) * TW + tw) * CIP + (size_t)cb * VF;\n");
     for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++)
             StrBuf_printf(sb, "vf d%d_%d = LD(ip + %d * IN_H + %d * VF);\n", i, j, i, j);
@@ -240,9 +276,32 @@ static void wg_emitInput(StrBuf *sb, const WgPlan *p, double bt[][WG_MAX_A]) {
             char out[32];
             snprintf(out, sizeof out, "v%d_%d", i, j);
             wg_emitSum(sb, out, bt[j], a, 1, "t%d_%d", i, true);
-            StrBuf_printf(sb, "ST(vp + (size_t)%d * V_X, v%d_%d);\n", i * a + j, i, j);
+            StrBuf_printf(sb, "ST(vp + (size_t)%d * VS, v%d_%d);\n", i * a + j, i, j);
         }
+}
+
+/* Phase 1 (xform 0): the input transform of every tile into the shared V. */
+static void wg_emitInput(StrBuf *sb, const WgPlan *p, double bt[][WG_MAX_A]) {
+    StrBuf_append(sb, "#pragma omp parallel for collapse(3) schedule(static)\n"
+                      "for (int n = 0; n < N; n++) for (int cb = 0; cb < CIB; cb++) for (int th = 0; th < TH; th++)\n"
+                      "for (int tw = 0; tw < TW; tw++) {\n"
+                      "const float *ip = s->in + (size_t)n * IN_N + (size_t)cb * IN_C + (size_t)th * M * IN_H"
+                      " + (size_t)tw * M * VF;\n"
+                      "float *vp = s->v + ((size_t)(n * TH + th) * TW + tw) * CIP + (size_t)cb * VF;\n");
+    wg_emitInputTile(sb, p, bt);
     StrBuf_append(sb, "}\n");
+}
+
+/* xform 1: the input transform of the tiles of block tb0 into this thread's vl. */
+static void wg_emitInputBlock(StrBuf *sb, const WgPlan *p, double bt[][WG_MAX_A]) {
+    StrBuf_append(sb, "for (int t = 0; t < TB && tb0 + t < T; t++) {\n"
+                      "const int tile = tb0 + t, n = tile / (TH * TW), th = tile / TW % TH, tw = tile % TW;\n"
+                      "for (int cb = 0; cb < CIB; cb++) {\n"
+                      "const float *ip = s->in + (size_t)n * IN_N + (size_t)cb * IN_C + (size_t)th * M * IN_H"
+                      " + (size_t)tw * M * VF;\n"
+                      "float *vp = vl + (size_t)t * CIP + (size_t)cb * VF;\n");
+    wg_emitInputTile(sb, p, bt);
+    StrBuf_append(sb, "}\n}\n");
 }
 
 /* Phase 2, the GEMM of one transform element xi over a tile block: register
@@ -250,7 +309,7 @@ static void wg_emitInput(StrBuf *sb, const WgPlan *p, double bt[][WG_MAX_A]) {
 static void wg_emitGemm(StrBuf *sb, const WgPlan *p) {
     StrBuf_append(sb, "for (int xi = 0; xi < A2; xi++) {\n"
                       "const float *ub = s->w + ((size_t)occ * A2 + xi) * CIP * OCB;\n"
-                      "const float *vb = s->v + (size_t)xi * V_X + (size_t)tb0 * CIP;\n"
+                      "const float *vb = VB(xi);\n"
                       "float *mb = ms + (size_t)xi * TB * OCB;\n"
                       "for (int t = 0; t < TB; t += RN) {\n");
     for (int v = 0; v < p->OCV; v++) {
@@ -314,7 +373,9 @@ static void wg_emitOutput(StrBuf *sb, const WgPlan *p, double at[][WG_MAX_A]) {
             char at_ofs[96];
             snprintf(at_ofs, sizeof at_ofs, "(size_t)%d * OWP * OCB + %d * OCB + v * VF", i, j);
             if (p->residual) StrBuf_printf(sb, "y%d_%d += LD(rb + %s);\n", i, j, at_ofs);
-            if (p->relu) StrBuf_printf(sb, "y%d_%d = RELU(y%d_%d);\n", i, j, i, j);
+            char y[32];
+            snprintf(y, sizeof y, "y%d_%d", i, j);
+            CpuGen_emitAct(sb, p->act, y);
             StrBuf_printf(sb, "ST(ob + %s, y%d_%d);\n", at_ofs, i, j);
         }
         StrBuf_append(sb, "}\n");
@@ -324,6 +385,20 @@ static void wg_emitOutput(StrBuf *sb, const WgPlan *p, double at[][WG_MAX_A]) {
 
 static void wg_emitRun(StrBuf *sb, const WgPlan *p, double at[][WG_MAX_A], double bt[][WG_MAX_A]) {
     StrBuf_append(sb, "void tt_run(void *sv) {\n    St *s = sv;\n");
+    if (p->xform) {
+        /* per thread: one parallel loop over tile blocks, each transforming its own tiles */
+        StrBuf_append(sb, "#pragma omp parallel for schedule(static) num_threads(MIN(TT_NTH, s->nth))\n"
+                          "for (int tbi = 0; tbi < TP / TB; tbi++) {\n"
+                          "const int tb0 = tbi * TB;\n"
+                          "float *ms = s->ms + (size_t)TT_TID * MS_N;\n"
+                          "float *vl = s->v + (size_t)TT_TID * VL_N;\n");
+        wg_emitInputBlock(sb, p, bt);
+        StrBuf_append(sb, "for (int occ = 0; occ < OCC; occ++) {\n");
+        wg_emitGemm(sb, p);
+        wg_emitOutput(sb, p, at);
+        StrBuf_append(sb, "}\n}\n}\n");
+        return;
+    }
     wg_emitInput(sb, p, bt);
     /* never more threads than tt_setup gave scratch blocks to */
     StrBuf_append(sb, "#pragma omp parallel for collapse(2) schedule(static) num_threads(MIN(TT_NTH, s->nth))\n");
@@ -376,8 +451,8 @@ static void wg_emitSetup(StrBuf *sb, const WgPlan *p, int ai_bias, double g[][3]
                       "    s->out = tt_alloc((size_t)N * O_N);\n"
                       "    s->bias = tt_alloc((size_t)OCC * OCB);\n"
                       "    s->res = tt_alloc(RESIDUAL ? (size_t)N * O_N : 1);\n"
-                      "    s->v = tt_alloc((size_t)A2 * V_X);\n"
                       "    s->nth = TT_NTH;\n"
+                      "    s->v = tt_alloc(XFORM ? (size_t)s->nth * VL_N : (size_t)A2 * V_X);\n"
                       "    s->ms = tt_alloc((size_t)s->nth * MS_N);\n"
                       "    if (!s->in || !s->w || !s->out || !s->bias || !s->res || !s->v || !s->ms) return 2;\n");
     if (ai_bias >= 0) StrBuf_printf(sb, "    memcpy(s->bias, args[%d], CO * sizeof(float));\n", ai_bias);
@@ -420,15 +495,21 @@ static Status wg_generate(const Workload *wl, const Space *space, const int32_t 
         "#define PH %lld\n#define PW %lld\n#define OH %lld\n#define OW %lld\n#define M %lld\n#define A %lld\n"
         "#define A2 %lld\n#define TH %lld\n#define TW %lld\n#define T %lld\n#define TB %lld\n#define TP %lld\n"
         "#define CIB %lld\n#define CIP %lld\n#define OCB %lld\n#define OCC %lld\n#define RN %lld\n"
-        "#define OWP %lld\n#define HP %lld\n#define WP %lld\n#define RESIDUAL %d\n",
+        "#define OWP %lld\n#define HP %lld\n#define WP %lld\n#define RESIDUAL %d\n#define XFORM %d\n",
         (long long)p.N, (long long)p.CI, (long long)p.H, (long long)p.W, (long long)p.CO, (long long)p.PH,
         (long long)p.PW, (long long)p.OH, (long long)p.OW, (long long)p.M, (long long)p.A, (long long)p.A2,
         (long long)p.TH, (long long)p.TW, (long long)p.T, (long long)p.TB, (long long)p.TP, (long long)p.CIB,
         (long long)p.CIP, (long long)p.OCB, (long long)p.OCC, (long long)p.RN, (long long)p.OWP, (long long)p.HP,
-        (long long)p.WP, p.residual ? 1 : 0);
+        (long long)p.WP, p.residual ? 1 : 0, p.xform);
     StrBuf_append(&sb, "#define IN_H ((size_t)WP * VF)\n#define IN_C ((size_t)HP * IN_H)\n"
                        "#define IN_N ((size_t)CIB * IN_C)\n#define V_X ((size_t)TP * CIP)\n"
-                       "#define MS_N ((size_t)A2 * TB * OCB)\n#define O_N ((size_t)OCC * OH * OWP * OCB)\n");
+                       "#define MS_N ((size_t)A2 * TB * OCB)\n#define O_N ((size_t)OCC * OH * OWP * OCB)\n"
+                       /* V: shared [a^2][TP][CIP] (xform 0) or per thread [a^2][TB][CIP] (xform 1) */
+                       "#define VL_N ((size_t)A2 * TB * CIP)\n");
+    if (p.xform)
+        StrBuf_append(&sb, "#define VS ((size_t)TB * CIP)\n#define VB(xi) (vl + (size_t)(xi) * VS)\n");
+    else
+        StrBuf_append(&sb, "#define VS V_X\n#define VB(xi) (s->v + (size_t)(xi) * V_X + (size_t)tb0 * CIP)\n");
     CpuGen_beginHelpers(&sb);
     wg_emitSetup(&sb, &p, ai_bias, g);
     wg_emitPack(&sb, &p, ai_res, ai_out);
@@ -464,6 +545,7 @@ static int wg_features(const Workload *wl, const Space *space, const int32_t *ch
         (float)(p.TP / p.TB * p.OCC), /* parallel iterations of phase 2 */
         (float)p.M,
         (float)p.order,
+        (float)p.xform,
     };
     return CpuGen_copyFeatures(v, (int)(sizeof v / sizeof v[0]), out, cap);
 }
@@ -487,4 +569,5 @@ const Template tmpl_conv2d_winograd_cpu = {
     .generate = wg_generate,
     .features = wg_features,
     .blocked = wg_blocked,
+    .min_flops = WinogradCpu_minFlops,
 };

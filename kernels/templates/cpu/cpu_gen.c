@@ -23,6 +23,14 @@ void CpuGen_prelude(StrBuf *sb, int vf) {
                   "#define ST(p, v) (*(vf *)(p) = (v))\n"
                   /* relu without a vector ?: (C has none): keep lanes where v > 0 */
                   "#define RELU(v) ((vf)((vi)(v) & ((v) > (vf){0})))\n"
+                  /* ReLU6 (MobileNet-v2): relu, then the lanes at or above 6 set to 6 */
+                  "static inline vf tt_relu6(vf x) {\n"
+                  "    x = RELU(x);\n"
+                  "    vf six = (vf){0} + 6.0f;\n"
+                  "    vi m = x < six;\n"
+                  "    return (vf)(((vi)x & m) | ((vi)six & ~m));\n"
+                  "}\n"
+                  "#define RELU6(v) tt_relu6(v)\n"
                   "#define MIN(a, b) ((a) < (b) ? (a) : (b))\n"
                   "static float *tt_alloc(size_t n) {\n"
                   "    size_t bytes = (n * sizeof(float) + 63) / 64 * 64;\n"
@@ -136,15 +144,21 @@ void CpuGen_emitTileInit(StrBuf *sb, int nv, int rn, int vf, bool bias) {
     }
 }
 
+int CpuGen_act(const Workload *wl) { return wl->relu6 ? CPU_ACT_RELU6 : wl->relu ? CPU_ACT_RELU : CPU_ACT_NONE; }
+
+void CpuGen_emitAct(StrBuf *sb, int act, const char *v) {
+    if (act != CPU_ACT_NONE) StrBuf_printf(sb, "%s = %s(%s);\n", v, act == CPU_ACT_RELU6 ? "RELU6" : "RELU", v);
+}
+
 void CpuGen_emitTileStore(StrBuf *sb, int nv, int rn, int vf, const char *col, int64_t rstride, bool residual,
-                          bool relu) {
+                          int act) {
     for (int r = 0; r < rn; r++) {
         for (int v = 0; v < nv; v++) {
             char acc[32];
             snprintf(acc, sizeof acc, "a%d_%d", v, r);
             long long ofs = (long long)(r * rstride + v * vf);
             if (residual) StrBuf_printf(sb, "%s += LD(rb + %s + %lld);\n", acc, col, ofs);
-            if (relu) StrBuf_printf(sb, "%s = RELU(%s);\n", acc, acc);
+            CpuGen_emitAct(sb, act, acc);
             StrBuf_printf(sb, "ST(ob + %s + %lld, %s);\n", col, ofs, acc);
         }
     }

@@ -71,12 +71,17 @@ void CpuGen_emitBlockedTeardown(StrBuf *sb);
 /* Register tile of the blocked-output tt_run: nv vectors of output channels by
  * rn output columns, accumulators a<v>_<r>. TileInit declares b<v> (from
  * s->bias + occ * OCB when bias, else zero) and starts every accumulator at
- * it. TileStore adds the residual (rb, when residual), applies RELU (when
- * relu) and stores to ob; column r of the tile is at col + r * rstride floats,
- * where col is a C expression of the tile's first column (e.g. "owo * OCB"). */
+ * it. TileStore adds the residual (rb, when residual), applies the
+ * activation act (CpuGen_act) and stores to ob; column r of the tile is at
+ * col + r * rstride floats, where col is a C expression of the tile's first
+ * column (e.g. "owo * OCB"). */
 void CpuGen_emitTileInit(StrBuf *sb, int nv, int rn, int vf, bool bias);
-void CpuGen_emitTileStore(StrBuf *sb, int nv, int rn, int vf, const char *col, int64_t rstride, bool residual,
-                          bool relu);
+void CpuGen_emitTileStore(StrBuf *sb, int nv, int rn, int vf, const char *col, int64_t rstride, bool residual, int act);
+/* The workload's activation epilogue: none, ReLU or ReLU6 (a clip to [0, 6]). */
+enum { CPU_ACT_NONE = 0, CPU_ACT_RELU = 1, CPU_ACT_RELU6 = 2 };
+int CpuGen_act(const Workload *wl);
+/* "v = RELU(v);" or "v = RELU6(v);" for act (nothing for CPU_ACT_NONE). */
+void CpuGen_emitAct(StrBuf *sb, int act, const char *v);
 
 /* Template features (Template.features) of every CPU template start with the
  * same seven values, so that a model can be shared between operators:

@@ -23,6 +23,7 @@ typedef struct DwPlan {
     int64_t CV, OCB, OCC, RN, OWP, HP, WP;
     int order, unroll_kw, unroll_kh;
     bool nhwc, bias, relu, residual;
+    int act; /* CpuGen_act */
 } DwPlan;
 
 static const int64_t REG_N[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 14, 16, 28};
@@ -77,6 +78,7 @@ static void dw_plan(const Workload *wl, const Space *space, const int32_t *choic
     p->unroll_kh = (int)Space_optionByName(space, choice, "unroll_kh");
     p->nhwc = wl->layout == LAYOUT_NHWC;
     p->bias = wl->bias, p->relu = wl->relu, p->residual = wl->residual;
+    p->act = CpuGen_act(wl);
 }
 
 /* accumulators + the weight vectors (the input vector can be an FMA memory operand) */
@@ -121,7 +123,7 @@ static void dw_emitRun(StrBuf *sb, const DwPlan *p) {
         for (int v = 0; v < p->CV; v++)
             StrBuf_printf(sb, "a%d_%d += LD(ip + %lld) * w%d;\n", v, r, (long long)(r * p->SW * p->OCB + v * p->vf), v);
     StrBuf_append(sb, "}\n");
-    CpuGen_emitTileStore(sb, (int)p->CV, (int)p->RN, p->vf, "owo * OCB", p->OCB, p->residual, p->relu);
+    CpuGen_emitTileStore(sb, (int)p->CV, (int)p->RN, p->vf, "owo * OCB", p->OCB, p->residual, p->act);
     StrBuf_append(sb, "}\n}\n}\n");
 }
 

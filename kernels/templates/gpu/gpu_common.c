@@ -175,7 +175,8 @@ int Gpu_launchFeatures(const int64_t block[3], int64_t vthreads, const int64_t g
 void Gpu_appendFused(StrBuf *body, const Workload *wl, const char *channel) {
     if (wl->bias) StrBuf_printf(body, "v += bias[%s];\n", channel);
     if (wl->residual) StrBuf_append(body, "v += residual[o];\n");
-    if (wl->relu) StrBuf_append(body, "v = v > 0.0f ? v : 0.0f;\n");
+    if (wl->relu || wl->relu6) StrBuf_append(body, "v = v > 0.0f ? v : 0.0f;\n");
+    if (wl->relu6) StrBuf_append(body, "v = v < 6.0f ? v : 6.0f;\n");
 }
 
 void Gpu_tileGeometry(const int64_t f[4], const int64_t y[4], const int64_t x[4], int64_t batch, int64_t grid[3],
