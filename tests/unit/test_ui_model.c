@@ -196,6 +196,7 @@ TEST(group_counts_once) {
     CHECK_NEAR(UiModel_estimate(&m, NULL), 2 * 1e-3 + 5e-3, 1e-12);
     CHECK_NEAR(UiModel_roofLatency(&m), 2 * 1e6 / 2000e9 + 1e6 / 100e9, 1e-15);
     CHECK(UiTask_effective(&m.tasks[b]) && !UiTask_effective(&m.tasks[a]));
+    CHECK(UiModel_outrun(&m, a) && !UiModel_outrun(&m, b) && !UiModel_outrun(&m, c)); /* the table dims a */
     /* apart, they would count twice */
     m.tasks[a].row.group = m.tasks[b].row.group = 0;
     CHECK_NEAR(UiModel_estimate(&m, NULL), 2 * 3e-3 + 2 * 1e-3 + 5e-3, 1e-12);
