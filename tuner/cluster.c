@@ -203,6 +203,7 @@ typedef struct Server {
     bool have_worker;
     DeviceInfo space_dev; /* rank 0's limits for the tasks' spaces (TAG_SETUP) */
     bool have_space_dev;
+    double unlocked_at; /* when it last let go of the node lock */
 } Server;
 
 /* Tests only: TUNETOP_TEST_HOLD=RANK:FILE makes rank RANK hold each job it
@@ -281,12 +282,20 @@ static const Task *task_for(TaskCache *tc, const Server *this, const WireJob *w,
  * after NODE_LOCK_WAIT_S this rank goes on without it for the rest of the
  * session (rank 0 says so). */
 #define NODE_LOCK_WAIT_S 60.0
+/* A rank that just let go of the lock waits this long before it asks again,
+ * so that another rank of its node, polling for it every 5 ms, gets its turn
+ * (flock is not fair: without the gap the rank that builds and times without
+ * a pause keeps the lock and the others starve). */
+#define NODE_LOCK_GAP_S 0.02
 static void node_lock(Server *this, int how) {
     if (this->lock_fd < 0) return;
     if (how == LOCK_UN) {
         flock(this->lock_fd, LOCK_UN);
+        this->unlocked_at = clock_mono();
         return;
     }
+    double since = clock_mono() - this->unlocked_at;
+    if (g_local_size > 1 && since < NODE_LOCK_GAP_S) sleep_s(NODE_LOCK_GAP_S - since);
     double t0 = clock_mono();
     while (flock(this->lock_fd, how | LOCK_NB) != 0) {
         if ((errno != EWOULDBLOCK && errno != EINTR) || clock_mono() - t0 > NODE_LOCK_WAIT_S) {

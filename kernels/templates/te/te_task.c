@@ -330,7 +330,7 @@ static Status source_gpu(const TeTask *this, const Steps *steps, Dialect dialect
     snprintf(out->entry, sizeof out->entry, "%s", launches[0].name);
     for (int a = 0; a < 3; a++)
         out->grid[a] = launches[0].grid[a], out->block[a] = launches[0].block[a];
-    out->shared_bytes = 0;
+    out->shared_bytes = 4 * launches[0].shared_floats;
     return TT_OK;
 }
 
