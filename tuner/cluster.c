@@ -1085,7 +1085,11 @@ static int be_devices(void *ctx, DeviceRow *out, int max) {
         memset(d, 0, sizeof *d);
         d->rank = r;
         snprintf(d->host, sizeof d->host, "%s", ri->host[0] ? ri->host : "?");
-        snprintf(d->device, sizeof d->device, "%s", ri->device);
+        size_t kl = strlen(ri->kind);
+        if (ri->device[kl]) /* its number on the node first, where a narrow column still shows it: "#1 NAME" */
+            snprintf(d->device, sizeof d->device, "%s %.*s", ri->device + kl + 1, (int)kl, ri->device);
+        else
+            snprintf(d->device, sizeof d->device, "%s", ri->device);
         d->state = atomic_load(&this->quit) && ri->state != DEVSTATE_LOST && ri->state != DEVSTATE_FAILED
                        ? DEVSTATE_DONE
                        : ri->state;
