@@ -7,10 +7,10 @@
 
 static const char *const NAMES[STEP_KINDS] = {
     "split",     "reorder", "fuse",        "compute_at", "compute_inline", "compute_root", "parallel",
-    "vectorize", "unroll",  "auto_unroll", "bind",       "cache_write",    "cache_read"};
+    "vectorize", "unroll",  "auto_unroll", "bind",       "cache_write",    "cache_read",   "storage_align"};
 /* fewest and most arguments of each kind */
-static const int MIN_ARGS[STEP_KINDS] = {2, 1, 2, 2, 0, 0, 1, 1, 1, 2, 2, 0, 2};
-static const int MAX_ARGS[STEP_KINDS] = {STEP_MAX_ARGS, STEP_MAX_ARGS, 2, 2, 0, 0, 1, 1, 1, 2, 2, 0, 2};
+static const int MIN_ARGS[STEP_KINDS] = {2, 1, 2, 2, 0, 0, 1, 1, 1, 2, 2, 0, 2, 3};
+static const int MAX_ARGS[STEP_KINDS] = {STEP_MAX_ARGS, STEP_MAX_ARGS, 2, 2, 0, 0, 1, 1, 1, 2, 2, 0, 2, 3};
 
 const char *StepKind_name(StepKind k) { return k >= 0 && k < STEP_KINDS ? NAMES[k] : "?"; }
 

@@ -18,8 +18,9 @@
  *   auto_unroll  S it n          unroll loops under `it` up to n steps (the
  *                                auto_unroll_max_step pragma)
  *   bind         S it a          on GPU targets, a spatial loop becomes a thread
- *                                index: a = 0..2 blockIdx.x/y/z, 3..5 threadIdx.x/y/z
- *                                (on cpu the loop stays a loop)
+ *                                index: a = 0..2 blockIdx.x/y/z, 3..5 threadIdx.x/y/z;
+ *                                6..8 vthread.x/y/z: a virtual thread, a loop inside
+ *                                each thread (on cpu every bound loop stays a loop)
  *   cache_write  S               add a cache stage: a new stage computes S's value
  *                                (its reduction included) into a local buffer, and
  *                                S becomes a copy of that buffer into its tensor
@@ -28,6 +29,10 @@
  *                                tensor) for stage S, which reads the copy; m = 0
  *                                local (a packed buffer on cpu), 1 shared (GPU
  *                                shared memory; a local buffer on cpu)
+ *   storage_align S d f o        pad the buffer of cache or computed-at stage S:
+ *                                the stride of its dimension d (elements from one
+ *                                index of d to the next) becomes the next number
+ *                                that is o modulo f (avoids shared-memory bank conflicts)
  *
  * Stage indices: the stages are the DAG's (te/dag.h) at first. cache_write S
  * and cache_read S ... insert the new cache stage at index S: it is S from
@@ -71,6 +76,7 @@ typedef enum {
     STEP_BIND,
     STEP_CACHE_WRITE,
     STEP_CACHE_READ,
+    STEP_STORAGE_ALIGN,
     STEP_KINDS
 } StepKind;
 
@@ -95,7 +101,7 @@ void Steps_encode(const Steps *this, StrBuf *out);
 /* Parses the text form (the argument counts each kind needs are checked:
  * split >= 2, reorder >= 1, fuse 2, compute_at 2, inline/root 0, parallel /
  * vectorize / unroll 1, auto_unroll 2, bind 2, cache_write 0, cache_read
- * 2); errors name the step index. */
+ * 2, storage_align 3); errors name the step index. */
 Status Steps_decode(const char *text, Steps *out, char *err);
 
 #endif

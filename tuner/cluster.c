@@ -203,6 +203,7 @@ typedef struct Server {
     bool have_worker;
     DeviceInfo space_dev; /* rank 0's limits for the tasks' spaces (TAG_SETUP) */
     bool have_space_dev;
+    double unlocked_at; /* when it last let go of the node lock */
 } Server;
 
 /* Tests only: TUNETOP_TEST_HOLD=RANK:FILE makes rank RANK hold each job it
@@ -281,12 +282,20 @@ static const Task *task_for(TaskCache *tc, const Server *this, const WireJob *w,
  * after NODE_LOCK_WAIT_S this rank goes on without it for the rest of the
  * session (rank 0 says so). */
 #define NODE_LOCK_WAIT_S 60.0
+/* A rank that just let go of the lock waits this long before it asks again,
+ * so that another rank of its node, polling for it every 5 ms, gets its turn
+ * (flock is not fair: without the gap the rank that builds and times without
+ * a pause keeps the lock and the others starve). */
+#define NODE_LOCK_GAP_S 0.02
 static void node_lock(Server *this, int how) {
     if (this->lock_fd < 0) return;
     if (how == LOCK_UN) {
         flock(this->lock_fd, LOCK_UN);
+        this->unlocked_at = clock_mono();
         return;
     }
+    double since = clock_mono() - this->unlocked_at;
+    if (g_local_size > 1 && since < NODE_LOCK_GAP_S) sleep_s(NODE_LOCK_GAP_S - since);
     double t0 = clock_mono();
     while (flock(this->lock_fd, how | LOCK_NB) != 0) {
         if ((errno != EWOULDBLOCK && errno != EINTR) || clock_mono() - t0 > NODE_LOCK_WAIT_S) {
@@ -538,6 +547,12 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
     WireHello hello;
     hello_fill(&hello, cfg);
     hello.slots = sv.slots;
+    /* Tests only: TUNETOP_TEST_DEVICE=RANK:NAME gives rank RANK another device
+     * name, as a node with another GPU model would (tests/mpi). */
+    const char *fake = getenv("TUNETOP_TEST_DEVICE");
+    char *end = NULL;
+    if (fake && strtol(fake, &end, 10) == rank && end && *end == ':')
+        snprintf(hello.device, sizeof hello.device, "%s", end + 1);
     MPI_Send(&hello, (int)sizeof hello, MPI_BYTE, 0, TAG_HELLO, MPI_COMM_WORLD);
 
     int64_t received = 0;
@@ -1076,7 +1091,11 @@ static int be_devices(void *ctx, DeviceRow *out, int max) {
         memset(d, 0, sizeof *d);
         d->rank = r;
         snprintf(d->host, sizeof d->host, "%s", ri->host[0] ? ri->host : "?");
-        snprintf(d->device, sizeof d->device, "%s", ri->device);
+        size_t kl = strlen(ri->kind);
+        if (ri->device[kl]) /* its number on the node first, where a narrow column still shows it: "#1 NAME" */
+            snprintf(d->device, sizeof d->device, "%s %.*s", ri->device + kl + 1, (int)kl, ri->device);
+        else
+            snprintf(d->device, sizeof d->device, "%s", ri->device);
         d->state = atomic_load(&this->quit) && ri->state != DEVSTATE_LOST && ri->state != DEVSTATE_FAILED
                        ? DEVSTATE_DONE
                        : ri->state;

@@ -192,9 +192,9 @@ TEST(cache_stages) {
          "          alloc A.shared[1, 2] shared\n"
          "          for i0_0 < 1\n"
          "            for i0_1 < 2\n"
-         "              store A.shared c0=(0 + 1 * i1_0 + 1 * (0 + 2 * i2_2 + 1 * i2_3)) + i0_0 c1=(0 + 2 * i1_3) + "
-         "i0_1 if 0 <= (0 + 1 * i1_0 + 1 * (0 + 2 * i2_2 + 1 * i2_3)) + i0_0 && (0 + 1 * i1_0 + 1 * (0 + 2 * i2_2 + 1 "
-         "* i2_3)) + i0_0 < 6 && 0 <= (0 + 2 * i1_3) + i0_1 && (0 + 2 * i1_3) + i0_1 < 4\n"
+         "              store A.shared c0=(0 + 1 * i1_0 + 2 * i2_2 + 1 * i2_3) + i0_0 c1=(0 + 2 * i1_3) + i0_1 if 0 <= "
+         "(0 + 1 * i1_0 + 2 * i2_2 + 1 * i2_3) + i0_0 && (0 + 1 * i1_0 + 2 * i2_2 + 1 * i2_3) + i0_0 < 6 && 0 <= (0 + "
+         "2 * i1_3) + i0_1 && (0 + 2 * i1_3) + i0_1 < 4\n"
          "          for i1_4 < 2\n"
          "            update C.local i=(0 + 2 * i2_2 + 1 * i2_3) + i1_0 j=i1_1 k=(i1_3 * 2 + i1_4) if 0 <= (0 + 2 * "
          "i2_2 + 1 * i2_3) + i1_0 && (0 + 2 * i2_2 + 1 * i2_3) + i1_0 < 6\n"
@@ -272,7 +272,15 @@ TEST(step_errors) {
         {"compute_at 0 0 0", "step 0 (compute_at 0): target stage 0 is not another stage"},
         {"vectorize 7 0", "step 0 (vectorize 7): stage 7 does not exist (2 stages)"},
         {"bind 1 1 3", "step 0 (bind 1): loop 1 is a reduction loop"},
-        {"bind 1 0 6", "step 0 (bind 1): thread index 6 is not 0..5 (blockIdx.x/y/z, threadIdx.x/y/z)"},
+        {"bind 1 0 9", "step 0 (bind 1): thread index 9 is not 0..8 (blockIdx.x/y/z, threadIdx.x/y/z, vthread.x/y/z)"},
+        {"storage_align 1 0 4 1",
+         "step 0 (storage_align 1): stage C has no buffer of its own: align a cache stage or one computed at a loop"},
+        {"cache_write 1; storage_align 1 1 4 1",
+         "step 1 (storage_align 1): dimension 1 does not exist (C.local has 1)"},
+        {"cache_write 1; storage_align 1 0 4 4",
+         "step 1 (storage_align 1): factor 4 and offset 4: need factor >= 1, 0 <= offset < factor"},
+        {"cache_read 1 1 1; bind 1 0 3", "step 1 (bind 1): stage E.shared fills shared memory with every thread of the "
+                                         "block: its loops are not bound"},
         {"split 1 0 2; bind 1 0 0; bind 1 1 0", "step 2 (bind 1): a block index is bound twice"},
     };
     for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
@@ -371,6 +379,33 @@ TEST(gpu_emit) {
     StrBuf_init(&b);
     CHECK(LoopNest_emit_gpu(&ln, 0, "k", &b, l, &n, err) == TT_OK);
     CHECK_CONTAINS(b.data, "    float L1[6];");
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    TeProgram_delete(g);
+
+    /* A in shared memory, rows padded to 5: the block's threads fill it in turn between barriers */
+    g = parse(MATMUL);
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    CHECK(Steps_decode("cache_read 0 0 1; split 1 0 3; bind 1 0 0; bind 1 1 3; compute_at 0 1 0; storage_align 0 0 4 1",
+                       &s, err) == TT_OK);
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf_init(&b);
+    LoopNest_print(&ln, &b);
+    CHECK_CONTAINS(b.data, "  alloc A.shared[3, 4] stride0=5 shared\n");
+    StrBuf_clear(&b);
+    CHECK(LoopNest_emit_gpu(&ln, 0, "k", &b, l, &n, err) == TT_OK);
+    CHECK_EQ_INT(l[0].shared_floats, 15);
+    CHECK_CONTAINS(b.data, "    __local float L3[15];\n");
+    CHECK_CONTAINS(b.data, "tt_tid = get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * "
+                           "get_local_id(2)), tt_nt = 3;");
+    CHECK_CONTAINS(b.data, "barrier(CLK_LOCAL_MEM_FENCE);\n        long tt_c3 = 0;");
+    CHECK_CONTAINS(b.data, "if (tt_c3++ % tt_nt == tt_tid && ");
+    CHECK_CONTAINS(b.data, "L3[(x3 - (0 + 3 * i1_3)) * 5 + (x4)]");
+    StrBuf_clear(&b);
+    CHECK(LoopNest_emit_gpu(&ln, 1, "k", &b, l, &n, err) == TT_OK);
+    CHECK_CONTAINS(b.data, "    __shared__ float L3[15];\n");
+    CHECK_CONTAINS(b.data, "__syncthreads();");
     StrBuf_done(&b);
     LoopNest_done(&ln);
     TeProgram_delete(g);

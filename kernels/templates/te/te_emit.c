@@ -11,6 +11,7 @@
 #include "kernels/templates/te/te_lower.h"
 
 #define TE_GPU_PRIVATE_FLOATS 1024 /* a thread's buffer, in registers or local memory */
+#define TE_GPU_SHARED_FLOATS 12288 /* 48 KB of shared memory per block */
 
 /* What differs between C, OpenCL C and CUDA in the emitted text. */
 typedef struct Dialect {
@@ -18,18 +19,32 @@ typedef struct Dialect {
     const char *fun[9];      /* exp log sqrt rsqrt tanh erf abs max min on float */
     const char *inf;         /* +infinity as a float expression */
     const char *func_prefix; /* before the helpers' definitions */
+    const char *barrier;     /* every thread of the block waits, shared memory settled */
+    const char *shared;      /* a shared-memory declaration's qualifier */
+    const char *local_id[3], *local_size[3];
 } Dialect;
 
-static const Dialect C_DIALECT = {"int64_t",
-                                  {"expf", "logf", "sqrtf", NULL, "tanhf", "erff", "fabsf", "fmaxf", "fminf"},
-                                  "INFINITY",
-                                  "static inline"};
-static const Dialect OPENCL_DIALECT = {
-    "long", {"exp", "log", "sqrt", "rsqrt", "tanh", "erf", "fabs", "fmax", "fmin"}, "INFINITY", "static inline"};
+static const Dialect C_DIALECT = {
+    "int64_t",  {"expf", "logf", "sqrtf", NULL, "tanhf", "erff", "fabsf", "fmaxf", "fminf"},
+    "INFINITY", "static inline",
+    NULL,       NULL,
+    {NULL},     {NULL}};
+static const Dialect OPENCL_DIALECT = {"long",
+                                       {"exp", "log", "sqrt", "rsqrt", "tanh", "erf", "fabs", "fmax", "fmin"},
+                                       "INFINITY",
+                                       "static inline",
+                                       "barrier(CLK_LOCAL_MEM_FENCE);",
+                                       "__local",
+                                       {"get_local_id(0)", "get_local_id(1)", "get_local_id(2)"},
+                                       {"get_local_size(0)", "get_local_size(1)", "get_local_size(2)"}};
 static const Dialect CUDA_DIALECT = {"long long",
                                      {"expf", "logf", "sqrtf", "rsqrtf", "tanhf", "erff", "fabsf", "fmaxf", "fminf"},
                                      "__int_as_float(0x7f800000)",
-                                     "static __device__ __forceinline__"};
+                                     "static __device__ __forceinline__",
+                                     "__syncthreads();",
+                                     "__shared__",
+                                     {"threadIdx.x", "threadIdx.y", "threadIdx.z"},
+                                     {"blockDim.x", "blockDim.y", "blockDim.z"}};
 
 typedef struct Emit {
     const LoopNest *ln;
@@ -58,14 +73,24 @@ static void element(Emit *E, int tensor, const TeExpr *const *idx, char **env, S
     const LnBuffer *b = &E->ln->buf[tensor];
     StrBuf *save = E->out;
     E->out = out;
-    StrBuf_printf(out, "%c%d[", b->scope == BUF_ARG ? 'T' : 'L', tensor);
-    for (int d = 0; d < t->ndim; d++)
-        StrBuf_append(out, "(");
-    for (int d = 0; d < t->ndim; d++) {
-        if (d) StrBuf_printf(out, " * %lld + ", (long long)(b->scope == BUF_ARG ? t->shape[d] : b->ext[d]));
-        expr(E, idx[d], env, NULL);
-        if (b->base[d]) StrBuf_printf(out, " - %s", b->base[d]);
-        StrBuf_append(out, ")");
+    if (b->scope == BUF_ARG) { /* ((x0) * shape1 + x1) * shape2 + ... */
+        StrBuf_printf(out, "T%d[", tensor);
+        for (int d = 0; d < t->ndim; d++)
+            StrBuf_append(out, "(");
+        for (int d = 0; d < t->ndim; d++) {
+            if (d) StrBuf_printf(out, " * %lld + ", (long long)t->shape[d]);
+            expr(E, idx[d], env, NULL);
+            StrBuf_append(out, ")");
+        }
+    } else { /* (x0 - base0) * stride0 + ... */
+        StrBuf_printf(out, "L%d[", tensor);
+        for (int d = 0; d < t->ndim; d++) {
+            StrBuf_append(out, d ? " + (" : "(");
+            expr(E, idx[d], env, NULL);
+            if (b->base[d]) StrBuf_printf(out, " - %s", b->base[d]);
+            StrBuf_append(out, ")");
+            if (b->stride[d] != 1) StrBuf_printf(out, " * %lld", (long long)b->stride[d]);
+        }
     }
     StrBuf_append(out, "]");
     E->out = save;
@@ -175,11 +200,15 @@ static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value) {
 
 static void indent(StrBuf *o, int depth) { StrBuf_printf(o, "%*s", 4 * depth, ""); }
 
-static int64_t buffer_floats(const LoopNest *ln, int tensor) {
-    int64_t n = 1;
-    for (int d = 0; d < ln->dag->prog->tensors[tensor].ndim; d++)
-        n *= ln->buf[tensor].ext[d];
-    return n;
+static int64_t buffer_floats(const LoopNest *ln, int tensor) { return ln->buf[tensor].floats; }
+
+static const LnBuffer *buffer_of(const Emit *E, const LnNode *n) {
+    return &E->ln->buf[E->ln->dag->stages[n->stage].tensor];
+}
+
+/* On a GPU a shared buffer is declared at the kernel's top and filled by every thread in turn. */
+static int gpu_shared(const Emit *E, const LnNode *n) {
+    return E->dia != &C_DIALECT && buffer_of(E, n)->scope == BUF_SHARED;
 }
 
 /* On cpu a large buffer is on the heap, freed at the end of its block. */
@@ -194,8 +223,10 @@ static void emit_alloc(Emit *E, const LnNode *n, int depth) {
     indent(E->out, depth);
     if (on_heap(E, n))
         StrBuf_printf(E->out, "float *L%d = (float *)malloc(sizeof(float) * %lld);\n", t, floats);
+    else if (gpu_shared(E, n)) /* its readers of the last round are done; count the elements to share them out */
+        StrBuf_printf(E->out, "%s\n%*s%s tt_c%d = 0;\n", E->dia->barrier, 4 * depth, "", E->dia->int_t, t);
     else
-        StrBuf_printf(E->out, "%sfloat L%d[%lld];\n", E->ln->buf[t].scope == BUF_SHARED ? "__local " : "", t, floats);
+        StrBuf_printf(E->out, "float L%d[%lld];\n", t, floats);
 }
 
 /* Frees the heap buffers declared among kids. */
@@ -228,7 +259,11 @@ static void emit_stmt(Emit *E, const LnNode *n, int depth) {
         StrBuf_printf(o, "const %s x%d = %s;\n", E->dia->int_t, v, n->axis[a]);
     }
     indent(o, depth + 1);
-    if (n->guard) StrBuf_printf(o, "if (%s) ", n->guard);
+    if (n->part == LN_STORE && gpu_shared(E, n)) /* element number c is the job of thread c % threads */
+        StrBuf_printf(o, "if (tt_c%d++ %% tt_nt == tt_tid%s%s) ", ts->tensor, n->guard ? " && " : "",
+                      n->guard ? n->guard : "");
+    else if (n->guard)
+        StrBuf_printf(o, "if (%s) ", n->guard);
     StrBuf out_ref;
     StrBuf_init(&out_ref);
     E->cur = n->stage;
@@ -275,13 +310,28 @@ static void emit_stmt(Emit *E, const LnNode *n, int depth) {
     StrBuf_append(o, "}\n");
 }
 
+static void emit_node(Emit *E, const LnNode *n, int depth);
+
+/* The kids of a loop or block; a shared buffer's filling ends with a barrier,
+ * heap buffers are freed at the end. */
+static void emit_block(Emit *E, const LnNode *n, int depth) {
+    int barrier_after = -1;
+    for (int i = 0; i < n->n_kids; i++) {
+        const LnNode *k = n->kids[i];
+        emit_node(E, k, depth);
+        if (!k->is_loop && k->part == LN_ALLOC && gpu_shared(E, k)) barrier_after = i + (int)k->extent;
+        if (i == barrier_after) indent(E->out, depth), StrBuf_printf(E->out, "%s\n", E->dia->barrier);
+    }
+    free_heap(E, n, depth);
+}
+
 static void emit_node(Emit *E, const LnNode *n, int depth) {
     StrBuf *o = E->out;
     if (!n->is_loop) {
         emit_stmt(E, n, depth);
         return;
     }
-    if (n->bind && E->dia != &C_DIALECT) { /* the loop is the thread index */
+    if (n->bind && n->bind <= 6 && E->dia != &C_DIALECT) { /* the loop is the thread index (a vthread a loop) */
         static const char *const CU[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
                                          "threadIdx.x", "threadIdx.y", "threadIdx.z"};
         static const char *const CL[] = {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)",
@@ -289,8 +339,7 @@ static void emit_node(Emit *E, const LnNode *n, int depth) {
         indent(o, depth);
         StrBuf_printf(o, "{ const %s %s = (%s)%s;\n", E->dia->int_t, n->var, E->dia->int_t,
                       (E->dia == &CUDA_DIALECT ? CU : CL)[n->bind - 1]);
-        for (int i = 0; i < n->n_kids; i++)
-            emit_node(E, n->kids[i], depth + 1);
+        emit_block(E, n, depth + 1);
         indent(o, depth);
         StrBuf_append(o, "}\n");
         return;
@@ -304,9 +353,7 @@ static void emit_node(Emit *E, const LnNode *n, int depth) {
     indent(o, depth);
     StrBuf_printf(o, "for (%s %s = 0; %s < %lld; %s++) {\n", E->dia->int_t, n->var, n->var, (long long)n->extent,
                   n->var);
-    for (int i = 0; i < n->n_kids; i++)
-        emit_node(E, n->kids[i], depth + 1);
-    free_heap(E, n, depth + 1);
+    emit_block(E, n, depth + 1);
     indent(o, depth);
     StrBuf_append(o, "}\n");
 }
@@ -331,9 +378,7 @@ void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
     StrBuf_printf(out, "void %s(float **t) {\n", fn);
     for (int i = 0; i < this->n_args; i++)
         StrBuf_printf(out, "    float *restrict T%d = t[%d];\n", i, i);
-    for (int i = 0; i < this->root->n_kids; i++)
-        emit_node(&E, this->root->kids[i], 1);
-    free_heap(&E, this->root, 1);
+    emit_block(&E, this->root, 1);
     StrBuf_append(out, "}\n");
 }
 
@@ -343,19 +388,32 @@ static Status launch_shape(const LoopNest *ln, const LnNode *n, TeLaunch *l, cha
     if (!n->is_loop && n->part == LN_ALLOC) {
         int t = ln->dag->stages[n->stage].tensor;
         const char *name = ln->dag->prog->tensors[t].name;
-        if (ln->buf[t].scope == BUF_SHARED) return tt_fail(err, "%s: shared memory is not emitted yet", name);
-        if (buffer_floats(ln, t) > TE_GPU_PRIVATE_FLOATS)
+        if (ln->buf[t].scope == BUF_SHARED) {
+            l->shared_floats += buffer_floats(ln, t);
+            if (l->shared_floats > TE_GPU_SHARED_FLOATS)
+                return tt_fail(err, "%s: %lld floats of shared memory per block, more than %d", name,
+                               (long long)l->shared_floats, TE_GPU_SHARED_FLOATS);
+        } else if (buffer_floats(ln, t) > TE_GPU_PRIVATE_FLOATS)
             return tt_fail(err, "%s: a buffer of %lld floats per thread, more than %d", name,
                            (long long)buffer_floats(ln, t), TE_GPU_PRIVATE_FLOATS);
     }
     if (!n->is_loop) return TT_OK;
-    if (n->bind) {
+    if (n->bind && n->bind <= 6) {
         int64_t *dim = n->bind <= 3 ? &l->grid[n->bind - 1] : &l->block[n->bind - 4];
         *dim = n->extent;
     }
     for (int i = 0; i < n->n_kids; i++)
         if (launch_shape(ln, n->kids[i], l, err)) return TT_ERR;
     return TT_OK;
+}
+
+static void shared_decls(Emit *E, const LnNode *n) {
+    if (!n->is_loop && n->part == LN_ALLOC && gpu_shared(E, n)) {
+        int t = E->ln->dag->stages[n->stage].tensor;
+        StrBuf_printf(E->out, "    %s float L%d[%lld];\n", E->dia->shared, t, (long long)buffer_floats(E->ln, t));
+    }
+    for (int i = 0; n->is_loop && i < n->n_kids; i++)
+        shared_decls(E, n->kids[i]);
 }
 
 Status LoopNest_emit_gpu(const LoopNest *this, int cuda, const char *prefix, StrBuf *out, TeLaunch *launches,
@@ -369,6 +427,7 @@ Status LoopNest_emit_gpu(const LoopNest *this, int cuda, const char *prefix, Str
         snprintf(l->name, sizeof l->name, "%s%d", prefix, k);
         for (int a = 0; a < 3; a++)
             l->grid[a] = l->block[a] = 1;
+        l->shared_floats = 0;
         if (!this->root->kids[k]->is_loop)
             return tt_fail(err, "%s: a cache stage computed at root needs a global buffer; compute it at a loop",
                            this->dag->prog->tensors[this->dag->stages[this->root->kids[k]->stage].tensor].name);
@@ -377,10 +436,16 @@ Status LoopNest_emit_gpu(const LoopNest *this, int cuda, const char *prefix, Str
             return tt_fail(err, "kernel %d: %lld threads per block, more than 1024", k,
                            (long long)(l->block[0] * l->block[1] * l->block[2]));
         StrBuf_printf(out, "%s void %s(", cuda ? "extern \"C\" __global__" : "__kernel", l->name);
-        for (int i = 0; i < this->dag->prog->n_tensors; i++)
+        for (int i = 0; i < this->n_args; i++)
             StrBuf_printf(out, "%s%sfloat *%s T%d", i ? ", " : "", cuda ? "" : "__global ",
                           cuda ? "__restrict__" : "restrict", i);
         StrBuf_append(out, ") {\n");
+        if (l->shared_floats) { /* the block's shared buffers, the thread's number in it */
+            shared_decls(&E, this->root->kids[k]);
+            StrBuf_printf(out, "    const %s tt_tid = %s + %s * (%s + %s * %s), tt_nt = %lld;\n", d->int_t,
+                          d->local_id[0], d->local_size[0], d->local_id[1], d->local_size[1], d->local_id[2],
+                          (long long)(l->block[0] * l->block[1] * l->block[2]));
+        }
         emit_node(&E, this->root->kids[k], 1);
         StrBuf_append(out, "}\n");
     }

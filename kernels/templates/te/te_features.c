@@ -417,6 +417,7 @@ typedef struct Ctx {
     const StmtRef *refs;
     int n_refs, is_gpu;
     int64_t auto_unroll[TE_MAX_TENSORS]; /* per stage: its largest auto_unroll max step */
+    double alloc_outer[TE_MAX_TENSORS];  /* per stage with a buffer of the nest: iterations of the loops around it */
     /* the statement being extracted */
     const StmtRef *ref;
     Ix ar;
@@ -576,6 +577,12 @@ static void visit(Ctx *C, const TeExpr *e) {
 
 static double slog(double x) { return x < 0 ? -log2(1 - x) : log2(1 + x); }
 
+/* Size of dimension d in memory: the box of a buffer of the nest, else the tensor's. */
+static int64_t layout_dim(const Ctx *C, int tensor, int d) {
+    const LnBuffer *b = &C->ln->buf[tensor];
+    return b->scope != BUF_ARG && b->ext[d] > 0 ? b->ext[d] : C->g->tensors[tensor].shape[d];
+}
+
 /* Elements of b touched when loop levels >= level run over their ranges
  * (the others at 0): the bounding box of its accesses, clipped to the tensor. */
 static double region(const Ctx *C, const Buf *b, int level, int64_t *span) {
@@ -605,7 +612,6 @@ static double region(const Ctx *C, const Buf *b, int level, int64_t *span) {
 static int64_t stride_of(const Ctx *C, const Buf *b, int k) {
     int64_t v0[MAX_DEPTH] = {0}, v1[MAX_DEPTH] = {0};
     v1[k] = 1;
-    const TeTensor *t = &C->g->tensors[b->tensor];
     int64_t best = 0;
     for (int u = 0; u < b->n_tup; u++) {
         int64_t inner = 1;
@@ -617,7 +623,7 @@ static int64_t stride_of(const Ctx *C, const Buf *b, int k) {
                 if (s && (!best || s < best)) best = s;
                 break;
             }
-            inner *= t->shape[d];
+            inner *= layout_dim(C, b->tensor, d);
         }
     }
     return best;
@@ -652,9 +658,8 @@ static void buffer_features(Ctx *C, Buf *b, double outer) {
     double lines = outer / ratio * fmin(1.0, (double)s * ELEM_BYTES / LINE_BYTES);
     if (lines < 1) lines = 1;
     /* unique lines: rows of contiguous elements of the touched box */
-    const TeTensor *t = &C->g->tensors[b->tensor];
     double run = (double)span[b->nd - 1];
-    for (int d = b->nd - 1; d > 0 && span[d] == t->shape[d]; d--)
+    for (int d = b->nd - 1; d > 0 && span[d] == layout_dim(C, b->tensor, d); d--)
         run *= (double)span[d - 1];
     double ulines = unique / run * ceil(run * ELEM_BYTES / LINE_BYTES);
     if (ulines < 1) ulines = 1;
@@ -866,11 +871,14 @@ static Status statement(Ctx *C, float *x, int *buffers, char *err) {
         if (i < C->n_buf) memcpy(x + TF_BUF + i * TE_BUFFER_FEATURES, C->buf[i].f, sizeof C->buf[i].f);
     }
 
-    if (!t->is_output) {
-        x[TF_ALLOC_SIZE] = (float)(TeProgram_numel(C->g, ts->tensor) * ELEM_BYTES);
-        x[TF_ALLOC_PROD] = x[TF_ALLOC_SIZE];
-        x[TF_ALLOC_OUTER_PROD] = 1;
-        x[TF_ALLOC_INNER_PROD] = (float)outer;
+    if (C->ln->buf[ts->tensor].scope != BUF_ARG || !t->is_output) {
+        double size = ELEM_BYTES, allocs = C->alloc_outer[n->stage] > 0 ? C->alloc_outer[n->stage] : 1;
+        for (int d = 0; d < t->ndim; d++)
+            size *= (double)layout_dim(C, ts->tensor, d);
+        x[TF_ALLOC_SIZE] = (float)size;
+        x[TF_ALLOC_PROD] = (float)(size * allocs);
+        x[TF_ALLOC_OUTER_PROD] = (float)allocs;
+        x[TF_ALLOC_INNER_PROD] = (float)(outer / allocs);
     }
     x[TF_OUTER_PROD] = (float)outer;
     x[TF_NUM_LOOPS] = (float)r->depth;
@@ -903,6 +911,7 @@ typedef struct Walk {
     StmtRef *refs;
     int n, cap, is_gpu, too_deep;
     const LnNode *stack[MAX_DEPTH];
+    double alloc_outer[TE_MAX_TENSORS];
 } Walk;
 
 static void walk(Walk *W, const LnNode *n, int depth) {
@@ -917,7 +926,13 @@ static void walk(Walk *W, const LnNode *n, int depth) {
             walk(W, n->kids[i], depth + 1);
         return;
     }
-    if (n->part == LN_ALLOC) return; /* a buffer's declaration, no statement */
+    if (n->part == LN_ALLOC) { /* a buffer's declaration: where its allocation happens, no statement */
+        double outer = 1;
+        for (int k = 0; k < depth; k++)
+            outer *= (double)W->stack[k]->extent;
+        if (n->stage >= 0 && n->stage < TE_MAX_TENSORS) W->alloc_outer[n->stage] = outer;
+        return;
+    }
     if (W->n == W->cap) {
         W->cap = W->cap ? 2 * W->cap : 16;
         W->refs = realloc(W->refs, sizeof(StmtRef) * (size_t)W->cap);
@@ -982,6 +997,7 @@ Status TeFeatures_ofNest(TeFeatures *this, const LoopNest *ln, const Steps *step
     C->refs = W.refs;
     C->n_refs = W.n;
     C->is_gpu = W.is_gpu;
+    memcpy(C->alloc_outer, W.alloc_outer, sizeof C->alloc_outer);
     for (int i = 0; steps && i < steps->n; i++) {
         const Step *s = &steps->step[i];
         if (s->kind == STEP_AUTO_UNROLL && s->stage >= 0 && s->stage < TE_MAX_TENSORS &&

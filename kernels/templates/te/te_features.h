@@ -72,10 +72,14 @@
  *         float ops (a mad counts 2) over bytes touched by its buffers in
  *         that scope; sampled where the log2 of the ops reaches 1/10 .. 10/10
  *         of its total, interpolated linearly between levels.
- *157..160 allocation (statements writing an intermediate tensor, which the
- *         program allocates once outside every loop; zeros for outputs):
- *         size in bytes, size * allocations (1), allocations (1),
- *         executions per allocation (outer_prod).
+ *157..160 allocation (statements writing a buffer the program allocates: a
+ *         buffer of the nest, declared inside some loops (LN_ALLOC), or an
+ *         intermediate tensor, allocated once outside every loop; zeros for
+ *         the output): size in bytes, size * allocations, allocations (the
+ *         iterations of the loops around the declaration), executions per
+ *         allocation (outer_prod / allocations).
+ *         Strides and rows of a buffer of the nest follow its box (the
+ *         LnBuffer extents), not the whole tensor's shape.
  *161..163 outer loops: outer_prod, number of enclosing loops, the largest
  *         auto_unroll max step given to the statement's stage or to a stage
  *         whose loops enclose it.

@@ -38,7 +38,9 @@ typedef struct Sched {
     int n_roots; /* spatial + reduction axes */
     int inexact; /* some split does not divide */
     int attach, at_stage, at_iter, at_step;
-    int looped_step; /* index of the first step that changed its loops, -1 */
+    int looped_step;               /* index of the first step that changed its loops, -1 */
+    int64_t align[TE_MAX_DIMS][2]; /* storage_align: factor and offset of each dimension's stride (0: none) */
+    int align_step;                /* the last storage_align step, -1 */
 } Sched;
 
 typedef struct Lower {
@@ -188,15 +190,29 @@ static Status apply(Lower *L, int idx, const Step *st) {
     case STEP_BIND: {
         if (check_loop(err, idx, st, s, st->arg[0])) return TT_ERR;
         Iter *it = &s->it[s->leaves[st->arg[0]]];
-        if (st->arg[1] < 0 || st->arg[1] > 5)
-            return step_fail(err, idx, st, "thread index %lld is not 0..5 (blockIdx.x/y/z, threadIdx.x/y/z)",
+        if (st->arg[1] < 0 || st->arg[1] > 8)
+            return step_fail(err, idx, st,
+                             "thread index %lld is not 0..8 (blockIdx.x/y/z, threadIdx.x/y/z, vthread.x/y/z)",
                              (long long)st->arg[1]);
         if (it->is_reduce) return step_fail(err, idx, st, "loop %lld is a reduction loop", (long long)st->arg[0]);
         for (int i = 0; i < s->n_iters; i++)
             if (s->it[i].bind == st->arg[1] + 1)
                 return step_fail(err, idx, st, "%s is bound twice",
-                                 st->arg[1] < 3 ? "a block index" : "a thread index");
+                                 st->arg[1] < 3   ? "a block index"
+                                 : st->arg[1] < 6 ? "a thread index"
+                                                  : "a virtual thread");
         it->bind = (int)st->arg[1] + 1;
+        return TT_OK;
+    }
+    case STEP_STORAGE_ALIGN: {
+        int64_t dim = st->arg[0], f = st->arg[1], o = st->arg[2];
+        if (dim < 0 || dim >= ts->n_spatial)
+            return step_fail(err, idx, st, "dimension %lld does not exist (%s has %d)", (long long)dim,
+                             stage_name(d, st->stage), ts->n_spatial);
+        if (f < 1 || o < 0 || o >= f)
+            return step_fail(err, idx, st, "factor %lld and offset %lld: need factor >= 1, 0 <= offset < factor",
+                             (long long)f, (long long)o);
+        s->align[dim][0] = f, s->align[dim][1] = o, s->align_step = idx;
         return TT_OK;
     }
     case STEP_COMPUTE_INLINE:
@@ -238,7 +254,7 @@ static void init_sched(Lower *L, int k) {
     Sched *s = &L->s[k];
     const TeStage *ts = &L->dag->stages[k];
     memset(s, 0, sizeof *s);
-    s->looped_step = -1;
+    s->looped_step = s->align_step = -1;
     for (int a = 0; a < ts->n_spatial; a++)
         new_iter(s, L->prog->vars[ts->spatial[a]].extent, 0);
     for (int a = 0; a < ts->n_reduce; a++)
@@ -430,10 +446,46 @@ static void iter_value(const Sched *s, int st, int i, StrBuf *out) {
 
 /* Where a stage is built: for each spatial axis the box its loops cover,
  * from lo (NULL: 0) over span elements. At root, the whole tensor. */
+#define LF_TERMS 32
+
+/* c + sum coef * loop variable (a loop is its stage and iterator), terms sorted. */
+typedef struct LinForm {
+    int n;
+    int st[LF_TERMS], it[LF_TERMS];
+    int64_t coef[LF_TERMS];
+    int64_t c;
+} LinForm;
+
 typedef struct Region {
-    char *lo[TE_MAX_DIMS];
+    char *lo[TE_MAX_DIMS]; /* the text of form[] */
+    LinForm form[TE_MAX_DIMS];
     int64_t span[TE_MAX_DIMS];
 } Region;
+
+/* Adds coef * loop (st, it); 0 when the form is full. */
+static int lf_add(LinForm *f, int st, int it, int64_t coef) {
+    int i = 0;
+    while (i < f->n && (f->st[i] < st || (f->st[i] == st && f->it[i] < it)))
+        i++;
+    if (i < f->n && f->st[i] == st && f->it[i] == it) {
+        f->coef[i] += coef;
+        return 1;
+    }
+    if (f->n == LF_TERMS) return 0;
+    memmove(&f->st[i + 1], &f->st[i], sizeof(int) * (f->n - i));
+    memmove(&f->it[i + 1], &f->it[i], sizeof(int) * (f->n - i));
+    memmove(&f->coef[i + 1], &f->coef[i], sizeof(int64_t) * (f->n - i));
+    f->st[i] = st, f->it[i] = it, f->coef[i] = coef;
+    f->n++;
+    return 1;
+}
+
+static int lf_equal(const LinForm *a, const LinForm *b) {
+    if (a->n != b->n) return 0;
+    for (int i = 0; i < a->n; i++)
+        if (a->st[i] != b->st[i] || a->it[i] != b->it[i] || a->coef[i] != b->coef[i]) return 0;
+    return 1;
+}
 
 /* A statement of stage st: each axis the part needs is lo + the value of its
  * root loop (or of the plain nest's variable in axis_override), guarded to
@@ -522,53 +574,72 @@ static int access_lin(const Lower *L, int t, const TeExpr *e, ItLin *out) {
     return 1;
 }
 
+/* A loop the box of a shared buffer covers whole: one bound to a thread index. */
+static int thread_loop(const Lower *L, int st, int it) {
+    return L->s[st].it[it].bind >= 4 && L->s[st].it[it].bind <= 6;
+}
+
 /* The region of producer p's spatial axis d that target t reads under its
- * loop at leaf position pos: lo (an expression of the loops at and around
- * pos) and span. Returns 0 (whole axis) when an index is not linear in the
- * leaves or two accesses differ in the outer loops. */
-static int region(const Lower *L, int p, int t, int pos, int d, StrBuf *lo, int64_t *span) {
+ * loop at leaf position pos: lo (a form of the loops at and around pos) and
+ * span. The loops inside pos vary over the region; for a shared buffer so do
+ * the thread loops around it (the whole block fills and reads the buffer).
+ * Returns 0 (whole axis) when an index is not linear in the leaves or two
+ * accesses differ in the outer loops. */
+static int region(const Lower *L, int p, int t, int pos, int d, LinForm *lo, int64_t *span) {
     const TeDag *D = L->dag;
     const Sched *ts = &L->s[t];
     const TeStage *tst = &D->stages[t];
+    int shared = L->shared[D->stages[p].tensor];
     int inner[MAX_ITERS] = {0};
     for (int i = pos + 1; i < ts->n_leaves; i++)
         inner[ts->leaves[i]] = 1;
     int found = 0;
-    ItLin first;
     int64_t lo_c = 0, hi_c = 0;
     for (int a = 0; a < tst->n_access; a++) {
         const TeExpr *at = tst->access[a].at;
         if (tst->access[a].tensor != D->stages[p].tensor) continue;
         ItLin l;
         if (!access_lin(L, t, at->kid[d], &l)) return 0;
+        LinForm f;
+        memset(&f, 0, sizeof f);
         int64_t lo_k = l.c, hi_k = l.c;
-        for (int i = 0; i < ts->n_iters; i++) {
-            if (!inner[i] || !l.coef[i]) continue;
-            int64_t x = l.coef[i] * (ts->it[i].extent - 1);
-            if (x < 0)
-                lo_k += x;
-            else
-                hi_k += x;
-            l.coef[i] = 0;
+        /* (coef, stage, iterator) terms: t's leaves, then the loops of t's box offsets */
+        for (int i = 0; i < ts->n_iters + tst->n_spatial; i++) {
+            const LinForm *box = i >= ts->n_iters ? &L->region[t]->form[i - ts->n_iters] : NULL;
+            int64_t scale = box ? l.lo_coef[i - ts->n_iters] : 1;
+            if (!scale) continue;
+            if (box) lo_k += scale * box->c, hi_k += scale * box->c;
+            for (int k = 0; k < (box ? box->n : 1); k++) {
+                int st = box ? box->st[k] : t, it = box ? box->it[k] : i;
+                int64_t coef = box ? scale * box->coef[k] : l.coef[i];
+                if (!coef) continue;
+                if ((st == t && !box && inner[it]) || (shared && thread_loop(L, st, it))) {
+                    int64_t x = coef * (L->s[st].it[it].extent - 1);
+                    *(x < 0 ? &lo_k : &hi_k) += x;
+                } else if (!lf_add(&f, st, it, coef)) {
+                    return 0;
+                }
+            }
         }
-        l.c = 0;
         if (!found)
-            first = l, lo_c = lo_k, hi_c = hi_k, found = 1;
+            *lo = f, lo_c = lo_k, hi_c = hi_k, found = 1;
         else {
-            if (memcmp(&first, &l, sizeof l) != 0) return 0;
+            if (!lf_equal(lo, &f)) return 0;
             if (lo_k < lo_c) lo_c = lo_k;
             if (hi_k > hi_c) hi_c = hi_k;
         }
     }
     if (!found) return 0;
-    StrBuf_printf(lo, "(%lld", (long long)lo_c);
-    for (int i = 0; i < ts->n_iters; i++)
-        if (first.coef[i]) StrBuf_printf(lo, " + %lld * i%d_%d", (long long)first.coef[i], t, i);
-    for (int a = 0; a < tst->n_spatial; a++)
-        if (first.lo_coef[a]) StrBuf_printf(lo, " + %lld * %s", (long long)first.lo_coef[a], L->region[t]->lo[a]);
-    StrBuf_append(lo, ")");
+    lo->c = lo_c;
     *span = hi_c - lo_c + 1;
     return 1;
+}
+
+static void lf_print(const LinForm *f, StrBuf *out) {
+    StrBuf_printf(out, "(%lld", (long long)f->c);
+    for (int i = 0; i < f->n; i++)
+        if (f->coef[i]) StrBuf_printf(out, " + %lld * i%d_%d", (long long)f->coef[i], f->st[i], f->it[i]);
+    StrBuf_append(out, ")");
 }
 
 /* The extents of stage s's loops when its spatial axes cover only span[]:
@@ -605,10 +676,17 @@ static void alloc_here(Lower *L, int k, LnNode *block, const int64_t *ext, char 
     int t = L->dag->stages[k].tensor;
     LnBuffer *b = &L->ln->buf[t];
     b->scope = L->shared[t] ? BUF_SHARED : BUF_LOCAL;
-    for (int d = 0; d < L->prog->tensors[t].ndim; d++) {
+    int nd = L->prog->tensors[t].ndim;
+    for (int d = 0; d < nd; d++) {
         b->ext[d] = ext ? ext[d] : L->prog->tensors[t].shape[d];
         b->base[d] = base && base[d] ? strdup(base[d]) : NULL;
     }
+    for (int d = nd - 1; d >= 0; d--) { /* row-major, each stride padded as storage_align asks */
+        int64_t s = d == nd - 1 ? 1 : b->stride[d + 1] * b->ext[d + 1], f = L->s[k].align[d][0];
+        if (f > 0) s += ((L->s[k].align[d][1] - s) % f + f) % f;
+        b->stride[d] = s;
+    }
+    b->floats = nd ? b->stride[0] * b->ext[0] : 1;
     LnNode *n = node_new(0);
     n->stage = k;
     n->part = LN_ALLOC;
@@ -626,17 +704,22 @@ static void build_at(Lower *L, int p, int t, int pos, LnNode *parent) {
     StrBuf lo;
     for (int d = 0; d < ps->n_spatial; d++) {
         int64_t ext = L->prog->vars[ps->spatial[d]].extent, span = ext;
-        StrBuf_init(&lo);
-        if (region(L, p, t, pos, d, &lo, &span) && span < ext && lo.len < 4000)
+        if (region(L, p, t, pos, d, &R.form[d], &span) && span < ext) {
+            StrBuf_init(&lo);
+            lf_print(&R.form[d], &lo);
             R.lo[d] = StrBuf_take(&lo);
-        else
+            StrBuf_done(&lo);
+        } else {
+            memset(&R.form[d], 0, sizeof R.form[d]);
             span = ext;
-        StrBuf_done(&lo);
+        }
         R.span[d] = span;
     }
     alloc_here(L, p, parent, R.span, R.lo);
+    int at = parent->n_kids;
     reinfer(&L->s[p], R.span, ps->n_spatial);
     build_stage(L, p, &R, parent);
+    parent->kids[at - 1]->extent = parent->n_kids - at; /* the nodes that fill the buffer */
     for (int d = 0; d < ps->n_spatial; d++)
         free(R.lo[d]);
 }
@@ -727,6 +810,15 @@ static void resolve_auto_unroll(LnNode *n, int64_t limit) {
 static Status check_annotations(const Lower *L, const Steps *steps) {
     for (int k = 0; k < L->dag->n_stages; k++) {
         const Sched *p = &L->s[k];
+        for (int i = 0; i < p->n_iters && L->shared[L->dag->stages[k].tensor]; i++)
+            if (p->it[i].bind >= 1 && p->it[i].bind <= 6)
+                return step_fail(L->err, p->looped_step, &steps->step[p->looped_step],
+                                 "stage %s fills shared memory with every thread of the block: its loops are not bound",
+                                 stage_name(L->dag, k));
+        if (p->align_step >= 0 && p->attach != AT_STAGE && L->dag->stages[k].tensor < L->ln->n_args)
+            return step_fail(L->err, p->align_step, &steps->step[p->align_step],
+                             "stage %s has no buffer of its own: align a cache stage or one computed at a loop",
+                             stage_name(L->dag, k));
         if (p->attach != AT_STAGE) continue;
         const Sched *t = &L->s[p->at_stage];
         if (t->attach == AT_INLINE)
@@ -808,7 +900,8 @@ static const char *const ANN[] = {"", " parallel", " vectorize", ""}; /* unroll 
 static void print_node(const LoopNest *ln, const LnNode *n, int depth, StrBuf *out) {
     if (n->is_loop) {
         static const char *const BIND[] = {
-            "", " blockIdx.x", " blockIdx.y", " blockIdx.z", " threadIdx.x", " threadIdx.y", " threadIdx.z"};
+            "",           " blockIdx.x", " blockIdx.y", " blockIdx.z", " threadIdx.x", " threadIdx.y", " threadIdx.z",
+            " vthread.x", " vthread.y",  " vthread.z"};
         StrBuf_printf(out, "%*sfor %s < %lld%s%s", 2 * depth, "", n->var, (long long)n->extent, ANN[n->ann],
                       BIND[n->bind]);
         if (n->unroll) StrBuf_printf(out, " unroll %lld", (long long)n->unroll);
@@ -824,7 +917,13 @@ static void print_node(const LoopNest *ln, const LnNode *n, int depth, StrBuf *o
         StrBuf_append(out, "[");
         for (int d = 0; d < ln->dag->prog->tensors[ts->tensor].ndim; d++)
             StrBuf_printf(out, "%s%lld", d ? ", " : "", (long long)b->ext[d]);
-        StrBuf_append(out, b->scope == BUF_SHARED ? "] shared\n" : "]\n");
+        StrBuf_append(out, "]");
+        int64_t dense = 1;
+        for (int d = ln->dag->prog->tensors[ts->tensor].ndim - 1; d >= 0; d--) {
+            if (b->stride[d] != dense) StrBuf_printf(out, " stride%d=%lld", d, (long long)b->stride[d]);
+            dense = b->stride[d] * b->ext[d];
+        }
+        StrBuf_append(out, b->scope == BUF_SHARED ? " shared\n" : "\n");
         return;
     }
     int n_axes = n->part == LN_UPDATE ? ts->n_spatial + ts->n_reduce : ts->n_spatial;

@@ -36,8 +36,9 @@ typedef struct LnNode {
     int64_t extent;
     LnAnn ann;
     int64_t unroll; /* unroll this many (0: no pragma) */
-    int bind;       /* 0, or 1 + the GPU index it is bound to (blockIdx.x/y/z, threadIdx.x/y/z) */
-    /* statement (LN_ALLOC: the buffer of `stage` is declared here, for the rest of the enclosing block) */
+    int bind;       /* 0, or 1 + the GPU index it is bound to (blockIdx.x/y/z, threadIdx.x/y/z, vthread.x/y/z) */
+    /* statement (LN_ALLOC: the buffer of `stage` is declared here, for the rest of the enclosing block,
+     * and the next `extent` nodes fill it) */
     int stage;
     LnPart part;
     char *axis[2 * TE_MAX_DIMS]; /* spatial axes, then reduction axes */
@@ -48,13 +49,18 @@ typedef struct LnNode {
 } LnNode;
 
 /* Where a tensor's elements live. A buffer of the nest (local) holds a box of
- * the tensor: element (x0, x1, ..) is at ((x0 - base0) * ext1 + (x1 - base1)) ...,
- * where base is an expression of the enclosing loops (NULL: 0). */
+ * the tensor: element (x0, x1, ..) is at (x0 - base0) * stride0 + (x1 - base1)
+ * * stride1 + ..., where base is an expression of the enclosing loops (NULL:
+ * 0) and the strides are row-major over ext, padded as storage_align asks.
+ * On a GPU a shared buffer is filled by all threads of the block together,
+ * between two barriers. */
 typedef enum { BUF_ARG, BUF_LOCAL, BUF_SHARED } LnScope;
 typedef struct LnBuffer {
     LnScope scope;
     int64_t ext[TE_MAX_DIMS];
     char *base[TE_MAX_DIMS];
+    int64_t stride[TE_MAX_DIMS]; /* row-major, padded by storage_align */
+    int64_t floats;              /* elements to allocate */
 } LnBuffer;
 
 typedef struct LoopNest {
@@ -90,6 +96,7 @@ void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out);
 typedef struct TeLaunch {
     char name[32];
     int64_t grid[3], block[3];
+    int64_t shared_floats; /* shared memory per block */
 } TeLaunch;
 
 #define TE_MAX_LAUNCHES (3 * TE_MAX_TENSORS)

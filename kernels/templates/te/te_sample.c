@@ -77,13 +77,13 @@ static int tile(Rng *rng, int gpu, int k, int root, Loops L, Steps *out) {
     }
     int first_vec = L.n;
     int64_t zero = 0, last = L.n - 1;
-    if (gpu) {
-        if (!L.is_reduce[0] && Rng_below(rng, 4)) {
+    if (gpu) { /* a stage computed at a loop runs inside its consumer's threads */
+        if (root && !L.is_reduce[0] && Rng_below(rng, 4)) {
             int64_t a[2] = {0, 0};
             add(out, STEP_BIND, k, a, 2);
         }
         int64_t p = 1 + (int64_t)Rng_below(rng, (uint64_t)(L.n > 1 ? L.n - 1 : 1));
-        if (p < L.n && !L.is_reduce[p] && L.extent[p] <= 1024 && Rng_below(rng, 4)) {
+        if (root && p < L.n && !L.is_reduce[p] && L.extent[p] <= 1024 && Rng_below(rng, 4)) {
             int64_t a[2] = {p, 3};
             add(out, STEP_BIND, k, a, 2);
         }
@@ -120,15 +120,17 @@ static Loops axes(const TeDag *dag, const TeStage *ts, int with_reduce) {
     return L;
 }
 
-/* Stage k (index now) computed at a random one of the first n loops of stage t, or left at root. */
-static int maybe_at(Rng *rng, int k, int t, int n, Steps *out) {
-    if (n < 1 || Rng_below(rng, 3) == 0) return 1;
+/* Stage k (index now) computed at a random one of the first n loops of
+ * stage t, or (on cpu, where it has a buffer there) left at root. */
+static int maybe_at(Rng *rng, int gpu, int k, int t, int n, Steps *out) {
+    if (n < 1 || (!gpu && Rng_below(rng, 3) == 0)) return 1;
     int64_t a[2] = {t, (int64_t)Rng_below(rng, (uint64_t)n)};
     add(out, STEP_COMPUTE_AT, k, a, 2);
     return 0;
 }
 
-void TeSchedule_sample(const TeDag *dag, Rng *rng, int gpu, Steps *out) {
+/* One draw; with plain set no cache stage and no compute_at. */
+static void sample(const TeDag *dag, Rng *rng, int gpu, int plain, Steps *out) {
     out->n = 0;
     int state[TE_MAX_TENSORS];     /* 0 root, 1 inlined, 2 computed at, 3 read through a cache stage */
     int first_vec[TE_MAX_TENSORS]; /* loops a stage may be computed at: those outside its first vectorized one */
@@ -144,17 +146,18 @@ void TeSchedule_sample(const TeDag *dag, Rng *rng, int gpu, Steps *out) {
             continue;
         }
         int c = ts->n_consumers == 1 ? ts->consumers[0] : -1, root = 1;
-        if (!gpu && !ts->is_output && c >= 0 && state[c] == 0 && first_vec[c] > 0 && Rng_below(rng, 5) < 2) {
+        if (!plain && !ts->is_output && c >= 0 && state[c] == 0 && first_vec[c] > 0 && Rng_below(rng, 5) < 2) {
             int64_t a[2] = {at[c], (int64_t)Rng_below(rng, (uint64_t)first_vec[c])};
             add(out, STEP_COMPUTE_AT, k, a, 2);
             state[k] = 2;
             root = 0;
         }
-        /* cpu: a stage with data reuse may get cache stages, which come at its index (steps.h) */
-        int cache = !gpu && root && ts->data_reuse && Rng_below(rng, 3) == 0 ? 1 + (int)Rng_below(rng, 3) : 0;
+        /* a stage with data reuse may get cache stages, which come at its index (steps.h); on a GPU
+         * the read one is in shared memory */
+        int cache = !plain && root && ts->data_reuse && Rng_below(rng, 3) == 0 ? 1 + (int)Rng_below(rng, 3) : 0;
         int read = cache & 2, write = cache & 1;
         if (read) {
-            int64_t a[2] = {ts->access[Rng_below(rng, (uint64_t)ts->n_access)].tensor, 0};
+            int64_t a[2] = {ts->access[Rng_below(rng, (uint64_t)ts->n_access)].tensor, gpu};
             add(out, STEP_CACHE_READ, k, a, 2);
         }
         if (write) add(out, STEP_CACHE_WRITE, k + !!read, NULL, 0);
@@ -164,11 +167,31 @@ void TeSchedule_sample(const TeDag *dag, Rng *rng, int gpu, Steps *out) {
         int K = at[k];
         first_vec[k] = tile(rng, gpu, K, root, axes(dag, ts, !write), out);
         if (write) { /* the computing stage, at K - 1, at a loop of the copy */
-            int at_root = maybe_at(rng, K - 1, K, first_vec[k], out);
-            int n = tile(rng, 0, K - 1, at_root, axes(dag, ts, 1), out);
-            if (read) maybe_at(rng, K - 2, K - 1, n, out);
+            int at_root = maybe_at(rng, gpu, K - 1, K, first_vec[k], out);
+            int n = tile(rng, gpu, K - 1, at_root, axes(dag, ts, 1), out);
+            if (read) maybe_at(rng, gpu, K - 2, K - 1, n, out);
         } else if (read) {
-            maybe_at(rng, K - 1, K, first_vec[k], out);
+            maybe_at(rng, gpu, K - 1, K, first_vec[k], out);
         }
     }
+}
+
+/* Whether steps lower and emit as GPU code (buffers within the limits). */
+static int emits(const TeDag *dag, const Steps *steps) {
+    char err[TT_ERRLEN];
+    LoopNest ln;
+    if (LoopNest_lower(&ln, dag, steps, err) != TT_OK) return 0;
+    StrBuf src;
+    StrBuf_init(&src);
+    TeLaunch l[TE_MAX_LAUNCHES];
+    int n;
+    Status st = LoopNest_emit_gpu(&ln, 0, "k", &src, l, &n, err);
+    StrBuf_done(&src);
+    LoopNest_done(&ln);
+    return st == TT_OK;
+}
+
+void TeSchedule_sample(const TeDag *dag, Rng *rng, int gpu, Steps *out) {
+    sample(dag, rng, gpu, 0, out);
+    if (gpu && !emits(dag, out)) sample(dag, rng, gpu, 1, out); /* a buffer too large: a plain schedule */
 }
