@@ -65,4 +65,34 @@ total=$(wc -l <"$WORK/resume.jsonl")
 dups=$(grep -o '"index":[0-9]*' "$WORK/resume.jsonl" | sort | uniq -d | wc -l)
 [ "$total" -eq 10 ] && [ "$dups" -eq 0 ] && ok "10 records, no schedule measured twice" \
   || fail "$total records, $dups measured twice"
+# --tuner evolution: the sketch search on the GPU (template te.sketch.gpu): a
+# cache_write stage per thread and bound tiles; multi-stage ones as a launch plan
+run_sketch() { # name sets...
+  local name=$1
+  shift
+  local log="$WORK/$name.sketch.log"
+  if "$TT" tune --headless --target opencl --tuner evolution --seed 5 --batch 4 --trials 8 --timeout 60 --no-roof \
+      --log "$log" --expr "$EX/$name.te" "$@" >"$WORK/$name.sketch.out" 2>&1; then
+    ok "tune --expr $name.te --target opencl --tuner evolution"
+  else
+    fail "evolution $name: $(tail -n 5 "$WORK/$name.sketch.out")"
+    return
+  fi
+  "$TT" dump "$log" >"$WORK/$name.sketch.jsonl"
+  local total sk wrong good
+  total=$(wc -l <"$WORK/$name.sketch.jsonl")
+  sk=$(grep -c '"tmpl":"te.sketch.gpu","target":"opencl".*"config":"sketch [0-9], schedule.*"steps":"' "$WORK/$name.sketch.jsonl")
+  wrong=$(grep -c '"err":5,' "$WORK/$name.sketch.jsonl")
+  good=$(grep -c '"err":0,' "$WORK/$name.sketch.jsonl")
+  [ "$total" -eq 8 ] && [ "$sk" -eq 8 ] && ok "$name: 8 te.sketch.gpu records with their sketch and steps" \
+    || fail "$name: $sk of $total te.sketch.gpu records"
+  [ "$wrong" -eq 0 ] && ok "$name (evolution): no wrong answer" || fail "$name (evolution): $wrong wrong answers"
+  [ "$good" -ge 1 ] && ok "$name (evolution): $good measured" || fail "$name (evolution): none measured"
+}
+run_sketch matmul --set N=24
+grep -q '"steps":"cache_write 0; [^"]*bind 1 0 0' "$WORK/matmul.sketch.jsonl" \
+  && ok "matmul (evolution): the accumulation cached per thread, tiles bound" \
+  || fail "matmul (evolution): no cached, bound schedule: $(head -c 400 "$WORK/matmul.sketch.jsonl")"
+run_sketch softmax --set M=8 --set N=40
+
 finish

@@ -373,14 +373,17 @@ Status TeTask_source_gpu(const TeTask *this, const Steps *steps, Dialect dialect
 
 /* ---- the templates --------------------------------------------------------- */
 
+/* The dialect a GPU device's candidates are built in (offline cuda arches are "sm_XY"). */
+static Dialect gpu_dialect(const DeviceInfo *dev) {
+    return dev && !strncmp(dev->arch, "sm_", 3) ? DIALECT_CUDA : DIALECT_OPENCL;
+}
+
 static Status define_space(const Workload *wl, const DeviceInfo *dev, bool gpu, Space *space, char *err) {
     (void)dev;
     if (!wl->expr)
         return tt_fail(err, "the expression %s (%s) is not loaded: tune it with --expr FILE.te", wl->expr_name,
                        wl->expr_te);
-    if (gpu &&
-        TeTask_gpu_fits(wl->expr, dev && !strncmp(dev->arch, "sm_", 3) ? DIALECT_CUDA : DIALECT_OPENCL, err) != TT_OK)
-        return TT_ERR;
+    if (gpu && TeTask_gpu_fits(wl->expr, gpu_dialect(dev), err) != TT_OK) return TT_ERR;
     /* TE_SAMPLES schedule numbers as five hexadecimal digits (option knobs hold at most 16 values) */
     int64_t digits[16];
     for (int i = 0; i < 16; i++)
@@ -474,7 +477,7 @@ static Status sketch_generate(const Workload *wl, const Space *space, const int3
 }
 
 static Status sketch_gpu_define_space(const Workload *wl, const DeviceInfo *dev, Space *space, char *err) {
-    if (wl->expr && TeTask_gpu_fits(wl->expr, err) != TT_OK) return TT_ERR;
+    if (wl->expr && TeTask_gpu_fits(wl->expr, gpu_dialect(dev), err) != TT_OK) return TT_ERR;
     return sketch_define_space(wl, dev, space, err);
 }
 
@@ -543,8 +546,8 @@ const Template tmpl_te_sketch = {
     .strategy = "evolution",
 };
 
-/* The same on the opencl and cuda targets: one-stage expressions (TeTask_gpu_fits),
- * each schedule one kernel (the GPU sketches bind and cache per thread). */
+/* The same on the opencl and cuda targets (what TeTask_gpu_fits takes: on cuda
+ * one-stage expressions, one kernel per schedule; on opencl a launch plan). */
 const Template tmpl_te_sketch_gpu = {
     .name = "te.sketch.gpu",
     .op = OP_EXPR,
