@@ -547,6 +547,12 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
     WireHello hello;
     hello_fill(&hello, cfg);
     hello.slots = sv.slots;
+    /* Tests only: TUNETOP_TEST_DEVICE=RANK:NAME gives rank RANK another device
+     * name, as a node with another GPU model would (tests/mpi). */
+    const char *fake = getenv("TUNETOP_TEST_DEVICE");
+    char *end = NULL;
+    if (fake && strtol(fake, &end, 10) == rank && end && *end == ':')
+        snprintf(hello.device, sizeof hello.device, "%s", end + 1);
     MPI_Send(&hello, (int)sizeof hello, MPI_BYTE, 0, TAG_HELLO, MPI_COMM_WORLD);
 
     int64_t received = 0;
