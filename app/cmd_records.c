@@ -317,17 +317,26 @@ static const char *gflops_unit(const SummaryTask *t) {
 
 /* The other tasks of the same workload (a group of alternatives: the key
  * under another template), one line naming them and which is the faster. */
-static void print_group(const LogSummary *h, int i) {
+/* The fastest task of task i's workload (i itself when alone or when none has
+ * a timed best); *members: how many tasks the workload has. */
+static int group_fastest(const LogSummary *h, int i, int *members) {
     const SummaryTask *t = &h->tasks[i];
-    int fastest = i, members = 0;
+    int fastest = i;
+    *members = 0;
     for (int j = 0; j < h->n_tasks; j++) {
         const SummaryTask *o = &h->tasks[j];
         if (strcmp(o->key, t->key) != 0) continue;
-        members++;
+        (*members)++;
         if (o->has_best && o->best.n_costs > 0 &&
             (!h->tasks[fastest].has_best || Record_mean(&o->best) < Record_mean(&h->tasks[fastest].best)))
             fastest = j;
     }
+    return fastest;
+}
+
+static void print_group(const LogSummary *h, int i) {
+    const SummaryTask *t = &h->tasks[i];
+    int members, fastest = group_fastest(h, i, &members);
     if (members < 2) return;
     printf("  group    ");
     for (int j = 0; j < h->n_tasks; j++)
@@ -375,12 +384,19 @@ static void json_string(const char *s) {
 
 static const Record *task_best(const SummaryTask *t) { return t->has_best ? &t->best : NULL; }
 
-static void print_task_json(const SummaryTask *t, const char *this_key, int family) {
+static void print_task_json(const LogSummary *h, int i, const char *this_key, int family) {
+    const SummaryTask *t = &h->tasks[i];
     const Record *best = task_best(t);
     printf("{\"task\":");
     json_string(t->key);
     printf(",\"tmpl\":");
     json_string(t->template_name);
+    /* the IDs of the workload's tasks under other templates, and whether run and export build this one */
+    int members, fastest = group_fastest(h, i, &members);
+    printf(",\"alternatives\":[");
+    for (int j = 0, n = 0; j < h->n_tasks; j++)
+        if (j != i && strcmp(h->tasks[j].key, t->key) == 0) printf("%s%d", n++ ? "," : "", j);
+    printf("],\"used_by_run\":%s", fastest == i ? "true" : "false");
     double gflops = 0;
     Workload wl;
     char err[TT_ERRLEN];
@@ -540,7 +556,7 @@ int cmd_best(int argc, char **argv) {
     int beyond = 0;
     if (json) {
         for (int i = 0; i < h.n_tasks; i++)
-            print_task_json(&h.tasks[i], this_key, family);
+            print_task_json(&h, i, this_key, family);
     } else {
         printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %ld failed trial%s\n", path,
                h.header.target, h.n_records, h.n_records == 1 ? "" : "s", h.n_tasks, h.n_tasks == 1 ? "" : "s",

@@ -547,6 +547,12 @@ Status ClusterServer_run(const ServerConfig *cfg, char *err) {
     WireHello hello;
     hello_fill(&hello, cfg);
     hello.slots = sv.slots;
+    /* Tests only: TUNETOP_TEST_DEVICE=RANK:NAME gives rank RANK another device
+     * name, as a node with another GPU model would (tests/mpi). */
+    const char *fake = getenv("TUNETOP_TEST_DEVICE");
+    char *end = NULL;
+    if (fake && strtol(fake, &end, 10) == rank && end && *end == ':')
+        snprintf(hello.device, sizeof hello.device, "%s", end + 1);
     MPI_Send(&hello, (int)sizeof hello, MPI_BYTE, 0, TAG_HELLO, MPI_COMM_WORLD);
 
     int64_t received = 0;
@@ -1085,7 +1091,11 @@ static int be_devices(void *ctx, DeviceRow *out, int max) {
         memset(d, 0, sizeof *d);
         d->rank = r;
         snprintf(d->host, sizeof d->host, "%s", ri->host[0] ? ri->host : "?");
-        snprintf(d->device, sizeof d->device, "%s", ri->device);
+        size_t kl = strlen(ri->kind);
+        if (ri->device[kl]) /* its number on the node first, where a narrow column still shows it: "#1 NAME" */
+            snprintf(d->device, sizeof d->device, "%s %.*s", ri->device + kl + 1, (int)kl, ri->device);
+        else
+            snprintf(d->device, sizeof d->device, "%s", ri->device);
         d->state = atomic_load(&this->quit) && ri->state != DEVSTATE_LOST && ri->state != DEVSTATE_FAILED
                        ? DEVSTATE_DONE
                        : ri->state;

@@ -440,6 +440,16 @@ static bool group_first(const UiModel *this, int i) {
     return true;
 }
 
+bool UiModel_outrun(const UiModel *this, int ti) {
+    const UiTask *t = &this->tasks[ti];
+    if (!t->row.group || !(t->row.best_gflops > 0)) return false;
+    for (int j = 0; j < this->n_tasks; j++)
+        if (j != ti && same_group(this, ti, j) && this->tasks[j].row.best_gflops > 0 &&
+            this->tasks[j].row.best_latency_s < t->row.best_latency_s)
+            return true;
+    return false;
+}
+
 double UiModel_estimate(const UiModel *this, int *left_out) {
     LatencyEstimate est;
     LatencyEstimate_init(&est);

@@ -152,6 +152,9 @@ double UiModel_estimate(const UiModel *this, int *left_out);
  * convolution's FLOPs over the time): its row says so, or (a log) its best
  * record's template is such a template (kernels/template.h Template_effective). */
 bool UiTask_effective(const UiTask *this);
+/* Task ti has an alternative in its group (row.group) with a lower best: the
+ * network runs that one (the table dims this one's best). */
+bool UiModel_outrun(const UiModel *this, int ti);
 /* The lower bound: sum of weight x the latency at each task's roof; 0 when a
  * task has no roof. */
 double UiModel_roofLatency(const UiModel *this);

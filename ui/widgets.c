@@ -407,11 +407,12 @@ void Table_render(CellBuf *cb, Rect r, UiState *st) {
         Ui_formatLatency(t->row.best_latency_s, b, sizeof b);
         cell(cb, x, y, w[COL_BEST_MS], true, b, ATTR_NORMAL);
         x += w[COL_BEST_MS] + 1;
-        /* effective GFLOPS (a Winograd task) end in "e" */
+        /* effective GFLOPS (a Winograd task) end in "e"; the best of a group member that the other
+         * member beats is dimmed (the network runs the other) */
         bool eff = UiTask_effective(t);
         format_gflops(t->row.best_gflops, b, sizeof b);
         if (eff && t->row.best_gflops > 0) strncat(b, "e", sizeof b - strlen(b) - 1);
-        cell(cb, x, y, w[COL_BEST_GF], true, b, ATTR_BEST);
+        cell(cb, x, y, w[COL_BEST_GF], true, b, UiModel_outrun(&st->model, ti) ? ATTR_DIM : ATTR_BEST);
         x += w[COL_BEST_GF] + 1;
         /* the best's share of the task's roof; above 100% is a warning, never clamped */
         double share = Roof_share(t->row.best_gflops, t->row.roof_gflops);

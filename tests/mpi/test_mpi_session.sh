@@ -5,6 +5,7 @@
 #     (task, config) is measured twice; `best` works and says where.
 #  a slow rank (held by TUNETOP_TEST_HOLD) does not stall the others;
 #  --local-measure yes: rank 0 measures too; a bad value is one line.
+#  ranks with different devices: each task on one kind.
 #  devices: opencl on PoCL (device by node-local rank, --devices), cuda
 #  without a driver (one line per rank, the session ends).
 #  2. kill -9 of rank 2 under `mpirun --enable-recovery`: rank 0 declares it
@@ -99,6 +100,19 @@ no_dupes "$L5" "local measure"
 rc=$?
 [ $rc -ne 0 ] && [ "$(grep -c 'local-measure' "$WORK/bad.out")" -eq 1 ] &&
   ok "exit $rc: $(grep 'local-measure' "$WORK/bad.out")" || fail "--local-measure maybe: exit $rc, $(cat "$WORK/bad.out")"
+
+# ---- ranks with different devices (rank 2 named as another model through the test-only
+# TUNETOP_TEST_DEVICE): said at start; each task is measured on one kind of device
+L7="$WORK/kinds.log"
+TUNETOP_TEST_DEVICE="2:Other CPU" "${mpi[@]}" -x TUNETOP_TEST_DEVICE -np 3 "$TT" "${common[@]}" --batch 4 --trials 16 \
+  --log "$L7" </dev/null >"$WORK/kinds.out" 2>&1
+rc=$?
+mixed=$("$TT" dump "$L7" | grep -o '"task":"[^"]*"\|"dev":"[^"]*"' | paste - - | sort -u | cut -f1 | uniq -d | wc -l)
+[ $rc -eq 0 ] && [ "$(count "$L7")" -eq 16 ] && [ "$mixed" -eq 0 ] &&
+  ok "different devices: 16 records, each task on one kind ($("$TT" dump "$L7" | grep -o '"dev":"[^"]*"' | sort | uniq -c | tr -s ' ' | tr '\n' ';'))" ||
+  fail "different devices: exit $rc, $(count "$L7") records, $mixed tasks measured on two kinds"
+grep -q "devices differ" "$WORK/kinds.out" && ok "$(grep -m1 -o 'rank [0-9] on .*devices differ.*' "$WORK/kinds.out")" ||
+  fail "no 'devices differ' note"
 
 # ---- devices: the opencl target on PoCL (one device: every rank takes device 0, so rank 0 does not measure)
 if "$TT" devices 2>/dev/null | grep -qE '^opencl +unavailable'; then

@@ -11,6 +11,7 @@
 
 #include "kernels/target.h"
 #include "kernels/targets/machine.h"
+#include "kernels/templates/cpu/conv2d_winograd_cpu.h"
 #include "tests/check.h"
 
 static MachineFigures figures(void) {
@@ -94,6 +95,26 @@ TEST(test_useful_flops_and_workload_roof) {
     CHECK_NEAR(Workload_usefulFlops(&wl), Workload_flops(&wl), 0);
     CHECK_NEAR(Roof_forWorkload(&m, 1, &wl).gflops,
                Roof_compute(&m, 1, Workload_flops(&wl), Workload_compulsoryBytes(&wl)).gflops, 1e-9);
+}
+
+/* A Winograd kernel's roof: its own arithmetic (the a^2 GEMMs of its cheapest
+ * tile size), in the task's (effective) GFLOPS: above the peak. */
+TEST(test_winograd_roof) {
+    char err[TT_ERRLEN];
+    Workload wl;
+    CHECK(Workload_parse("conv2d:ci=64,h=56,w=56,co=64,kh=3,kw=3,pad=1", &wl, err) == TT_OK);
+    /* m = 6: 10 x 10 tiles of 8 x 8; m = 4: 14 x 14 of 6 x 6; m = 2: 28 x 28 of 4 x 4 */
+    double m6 = 2.0 * 100 * 64 * 64 * 64, m4 = 2.0 * 196 * 36 * 64 * 64, m2 = 2.0 * 784 * 16 * 64 * 64;
+    CHECK(m6 < m4 && m6 < m2);
+    CHECK_NEAR(WinogradCpu_minFlops(&wl), m6, 1e-3);
+    CHECK(Workload_parse("conv2d:ci=512,h=7,w=7,co=512,kh=3,kw=3,pad=1", &wl, err) == TT_OK);
+    CHECK_NEAR(WinogradCpu_minFlops(&wl), 2.0 * 4 * 36 * 512 * 512, 1e-3); /* m = 4: 2 x 2 tiles of 6 x 6 */
+    MachineFigures m = figures();
+    Roof r = Roof_forArithmetic(&m, 1, &wl, WinogradCpu_minFlops(&wl));
+    CHECK(!r.memory_bound);
+    CHECK_NEAR(r.gflops, 100 * Workload_flops(&wl) / WinogradCpu_minFlops(&wl), 1e-9);
+    CHECK(r.gflops > 300); /* 3.06x the peak of 100 */
+    CHECK_NEAR(Roof_forArithmetic(&m, 1, &wl, 0).gflops, Roof_forWorkload(&m, 1, &wl).gflops, 1e-12);
 }
 
 TEST(test_roof_arithmetic) {
@@ -295,6 +316,7 @@ int main(void) {
     RUN(test_compulsory_bytes);
     RUN(test_roof_arithmetic);
     RUN(test_useful_flops_and_workload_roof);
+    RUN(test_winograd_roof);
     RUN(test_key);
     RUN(test_format_parse);
     RUN(test_cache_file);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/targets/launch_plan.h"
 #include "kernels/templates/te/te_lower.h"
 #include "kernels/templates/te/te_task.h"
 #include "records/log.h"
@@ -254,9 +255,14 @@ TEST(gpu_template_candidates) {
         CHECK(a.source && b.source && strcmp(a.source, b.source) == 0);
         CHECK_STR(a.entry, "tt_te_k0");
         CHECK(a.source && strstr(a.source, dl == DIALECT_CUDA ? "__global__" : "__kernel") != NULL);
-        CHECK(a.source && strstr(a.source, "tt_te_k1") == NULL);
+        LaunchPlan plan; /* on opencl a reduction that initialises apart is a second kernel */
+        int planned = a.source ? LaunchPlan_parse(a.source, &plan, err) : -1;
+        CHECK(planned == 0 || (planned == 1 && dl == DIALECT_OPENCL && plan.n_launches == 2));
+        CHECK(a.source && (planned == 1) == (strstr(a.source, "tt_te_k1") != NULL));
         int64_t threads = a.block[0] * a.block[1] * a.block[2];
         CHECK(threads >= 1 && threads <= 1024 && a.grid[0] >= 1 && a.grid[1] >= 1 && a.grid[2] >= 1);
+        for (int k = 0; planned == 1 && k < plan.n_launches; k++)
+            threads *= plan.launch[k].block[0] * plan.launch[k].grid[0];
         if (threads > 1 || a.grid[0] > 1) bound++;
         Steps steps;
         CHECK(a.steps && Steps_decode(a.steps, &steps, err) == TT_OK);
@@ -275,9 +281,37 @@ TEST(gpu_template_candidates) {
     TeSet ssets[] = {{"M", 4}, {"N", 50}};
     CHECK(TeTask_load(path, ssets, 2, &t, &wl, err) == TT_OK);
     if (!t) return;
+    /* on opencl a program of several kernels with scratch buffers, its launch plan first */
+    Space_init(&space);
+    CHECK(tmpl_te_gpu.define_space(&wl, &dev, &space, err) == TT_OK);
+    int multi = 0;
+    for (uint64_t n = 0; n < 12; n++) {
+        int32_t choice[16];
+        Space_decode(&space, n * 7919 % TE_SAMPLES, choice);
+        KernelSource a;
+        KernelSource_init(&a);
+        CHECK(tmpl_te_gpu.generate(&wl, &space, choice, &dev, DIALECT_OPENCL, &a, err) == TT_OK);
+        LaunchPlan plan;
+        CHECK(a.source && LaunchPlan_parse(a.source, &plan, err) == 1);
+        /* X is argument 0, Y argument 1, Mx E S scratch */
+        CHECK(plan.n_params == 5 && plan.param[0] == 0 && plan.param[1] < 0 && plan.scratch[1] == 4 &&
+              plan.param[2] < 0 && plan.scratch[2] == 200 && plan.param[4] == 1);
+        CHECK(plan.n_launches >= 1 && strcmp(plan.launch[0].entry, "tt_te_k0") == 0);
+        multi += plan.n_launches > 1;
+        StrBuf again;
+        StrBuf_init(&again);
+        LaunchPlan_format(&plan, &again);
+        CHECK(a.source && strncmp(a.source, again.data, again.len) == 0);
+        StrBuf_done(&again);
+        KernelSource_done(&a);
+    }
+    CHECK(multi >= 6);
+    Space_done(&space);
+    /* the cuda worker runs one kernel */
+    snprintf(dev.arch, sizeof dev.arch, "sm_80");
     Space_init(&space);
     CHECK(tmpl_te_gpu.define_space(&wl, &dev, &space, err) == TT_ERR);
-    CHECK_CONTAINS(err, "softmax.te: on a GPU target an expression is tuned when it defines one tensor");
+    CHECK_CONTAINS(err, "softmax.te: on the cuda target an expression is tuned when it defines one tensor");
     Space_done(&space);
     Space_init(&space);
     CHECK(tmpl_te_cpu.define_space(&wl, &dev, &space, err) == TT_OK);
@@ -285,7 +319,33 @@ TEST(gpu_template_candidates) {
     TeTask_delete(t);
 }
 
+/* The launch plan's line: read back as written; a source without it is one kernel; a broken line is an error. */
+TEST(launch_plan_text) {
+    char err[TT_ERRLEN] = "";
+    LaunchPlan p = {.n_params = 3, .param = {0, -1, 1}, .scratch = {0, 120, 0}, .n_launches = 2};
+    snprintf(p.launch[0].entry, sizeof p.launch[0].entry, "k0");
+    snprintf(p.launch[1].entry, sizeof p.launch[1].entry, "k1");
+    for (int a = 0; a < 3; a++)
+        p.launch[0].grid[a] = p.launch[0].block[a] = p.launch[1].grid[a] = p.launch[1].block[a] = a + 1;
+    StrBuf b;
+    StrBuf_init(&b);
+    LaunchPlan_format(&p, &b);
+    CHECK_STR(b.data, "/* tunetop launches: params A0 S120 A1; k0 1 2 3 1 2 3; k1 1 2 3 1 2 3 */\n");
+    StrBuf_append(&b, "__kernel void k0() {}\n");
+    LaunchPlan q;
+    CHECK(LaunchPlan_parse(b.data, &q, err) == 1);
+    CHECK(q.n_params == 3 && q.param[1] == -1 && q.scratch[1] == 120 && q.param[2] == 1 && q.n_launches == 2);
+    CHECK(strcmp(q.launch[1].entry, "k1") == 0 && q.launch[1].block[2] == 3);
+    StrBuf_done(&b);
+    CHECK(LaunchPlan_parse("__kernel void k0() {}\n", &q, err) == 0);
+    CHECK(LaunchPlan_parse("/* tunetop launches: params A0; k0 1 1 */", &q, err) == -1);
+    CHECK_STR(err, "launch plan: kernel 0 is not 'entry g0 g1 g2 b0 b1 b2'");
+    CHECK(LaunchPlan_parse("/* tunetop launches: params A0; k0 1 1 1 1 1 1", &q, err) == -1);
+    CHECK_STR(err, "launch plan: no end of the line");
+}
+
 int main(void) {
+    RUN(launch_plan_text);
     RUN(gpu_template_candidates);
     RUN(expr_task_key_sample_and_compare);
     RUN(steps_round_trip_through_a_log);

@@ -173,6 +173,36 @@ TEST(records_build_points_best_and_groups) {
     UiModel_done(&m);
 }
 
+/* A group of alternatives (row.group): one workload under two templates counts
+ * once in the estimate and the roof latency, with its lower best and roof; a
+ * Winograd row's GFLOPS are effective. */
+TEST(group_counts_once) {
+    UiModel m;
+    UiModel_init(&m);
+    const char *key = "conv2d:n=1,ci=8,h=8,w=8,co=8,kh=3,kw=3,stride=1,pad=1";
+    int a = UiModel_addTask(&m, 0, key, "direct", 1e6, 2, NULL);
+    int b = UiModel_addTask(&m, 1, key, "wino", 1e6, 2, NULL);
+    int c = UiModel_addTask(&m, 2, "dense:m=1,n=8,k=8", "", 1e6, 1, NULL);
+    double lat[] = {3e-3, 1e-3, 5e-3}, roof[] = {500, 2000, 100};
+    int ids[] = {a, b, c};
+    for (int i = 0; i < 3; i++) {
+        m.tasks[ids[i]].row.best_latency_s = lat[i];
+        m.tasks[ids[i]].row.best_gflops = 1e6 / lat[i] * 1e-9;
+        m.tasks[ids[i]].row.roof_gflops = roof[i];
+        m.tasks[ids[i]].row.state = TASK_DONE;
+    }
+    m.tasks[a].row.group = m.tasks[b].row.group = 1;
+    m.tasks[b].row.effective = true;
+    CHECK_NEAR(UiModel_estimate(&m, NULL), 2 * 1e-3 + 5e-3, 1e-12);
+    CHECK_NEAR(UiModel_roofLatency(&m), 2 * 1e6 / 2000e9 + 1e6 / 100e9, 1e-15);
+    CHECK(UiTask_effective(&m.tasks[b]) && !UiTask_effective(&m.tasks[a]));
+    CHECK(UiModel_outrun(&m, a) && !UiModel_outrun(&m, b) && !UiModel_outrun(&m, c)); /* the table dims a */
+    /* apart, they would count twice */
+    m.tasks[a].row.group = m.tasks[b].row.group = 0;
+    CHECK_NEAR(UiModel_estimate(&m, NULL), 2 * 3e-3 + 2 * 1e-3 + 5e-3, 1e-12);
+    UiModel_done(&m);
+}
+
 TEST(a_live_trial_leaves_the_row_to_snapshots) {
     /* a session's trials go into the curves and error groups only: the row
      * (counts, best) is the engine's snapshot's */
@@ -272,6 +302,7 @@ int main(void) {
     RUN(failing_line_from_compiler_messages);
     RUN(records_build_points_best_and_groups);
     RUN(a_live_trial_leaves_the_row_to_snapshots);
+    RUN(group_counts_once);
     RUN(snapshot_and_latency_series);
     return check_summary();
 }

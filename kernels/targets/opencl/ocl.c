@@ -213,52 +213,91 @@ unsigned char *Ocl_programBinary(cl_program prog, size_t *len) {
     return bin;
 }
 
-Status OclExec_init(OclExec *this, const OclDevice *dev, cl_program prog, const char *entry, const int64_t grid[3],
-                    const int64_t block[3], float *const *args, const size_t *counts, int nargs, char *err) {
+/* A device buffer of n floats: a copy of host, or NaN-filled (an element a
+ * kernel forgets to write cannot pass the check). */
+static cl_mem device_buffer(const OclDevice *dev, const float *host, size_t n, char *err) {
+    cl_int e;
+    size_t bytes = (n ? n : 1) * sizeof(float);
+    cl_mem m = clCreateBuffer(dev->ctx, host ? CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR : CL_MEM_READ_WRITE, bytes,
+                              (void *)host, &e);
+    if (!m) return tt_fail(err, "clCreateBuffer (%zu bytes): %s", bytes, Ocl_errorName(e)), NULL;
+    float nan = NAN;
+    if (!host && (e = clEnqueueFillBuffer(dev->queue, m, &nan, sizeof nan, 0, bytes, 0, NULL, NULL)) != CL_SUCCESS) {
+        clReleaseMemObject(m);
+        return tt_fail(err, "clEnqueueFillBuffer: %s", Ocl_errorName(e)), NULL;
+    }
+    return m;
+}
+
+Status OclExec_initPlan(OclExec *this, const OclDevice *dev, cl_program prog, const LaunchPlan *plan,
+                        float *const *args, const size_t *counts, int nargs, char *err) {
     memset(this, 0, sizeof *this);
     this->dev = dev;
-    cl_int e;
-    this->kernel = clCreateKernel(prog, entry, &e);
-    if (!this->kernel) return tt_fail(err, "clCreateKernel(%s): %s", entry, Ocl_errorName(e));
-    this->nargs = nargs;
+    this->out = nargs - 1;
+    this->out_bytes = counts[nargs - 1] * sizeof(float);
+    cl_mem param[PLAN_MAX_PARAMS];
     for (int i = 0; i < nargs; i++) {
-        bool out = i == nargs - 1;
-        size_t bytes = (counts[i] ? counts[i] : 1) * sizeof(float);
-        cl_mem_flags fl = out ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
-        this->bufs[i] = clCreateBuffer(dev->ctx, fl, bytes, out ? NULL : args[i], &e);
-        if (!this->bufs[i]) {
-            OclExec_done(this);
-            return tt_fail(err, "clCreateBuffer (%zu bytes): %s", bytes, Ocl_errorName(e));
-        }
-        if (out) {
-            /* NaN-fill: an output element a kernel forgets to write cannot pass the check. */
-            float nan = NAN;
-            e = clEnqueueFillBuffer(dev->queue, this->bufs[i], &nan, sizeof nan, 0, bytes, 0, NULL, NULL);
-            if (e != CL_SUCCESS) {
-                OclExec_done(this);
-                return tt_fail(err, "clEnqueueFillBuffer: %s", Ocl_errorName(e));
-            }
-            this->out_bytes = counts[i] * sizeof(float);
-        }
-        e = clSetKernelArg(this->kernel, (cl_uint)i, sizeof(cl_mem), &this->bufs[i]);
-        if (e != CL_SUCCESS) {
-            OclExec_done(this);
-            return tt_fail(err, "clSetKernelArg(%d): %s", i, Ocl_errorName(e));
-        }
+        this->bufs[this->n_bufs] = device_buffer(dev, i == nargs - 1 ? NULL : args[i], counts[i], err);
+        if (!this->bufs[this->n_bufs++]) goto fail;
     }
-    for (int i = 0; i < 3; i++) {
-        this->local[i] = (size_t)block[i];
-        this->global[i] = (size_t)(grid[i] * block[i]);
+    for (int i = 0; i < plan->n_params; i++) {
+        if (plan->param[i] >= nargs) {
+            tt_fail(err, "launch plan: argument %d of %d", plan->param[i], nargs);
+            goto fail;
+        }
+        if (plan->param[i] < 0) {
+            if (this->n_bufs == PLAN_MAX_PARAMS) {
+                tt_fail(err, "launch plan: too many buffers");
+                goto fail;
+            }
+            this->bufs[this->n_bufs] = device_buffer(dev, NULL, (size_t)plan->scratch[i], err);
+            if (!this->bufs[this->n_bufs++]) goto fail;
+        }
+        param[i] = plan->param[i] >= 0 ? this->bufs[plan->param[i]] : this->bufs[this->n_bufs - 1];
+    }
+    for (int k = 0; k < plan->n_launches; k++) {
+        const PlanLaunch *l = &plan->launch[k];
+        cl_int e;
+        cl_kernel kern = this->kernel[this->n_kernels++] = clCreateKernel(prog, l->entry, &e);
+        if (!kern) {
+            this->n_kernels--;
+            tt_fail(err, "clCreateKernel(%s): %s", l->entry, Ocl_errorName(e));
+            goto fail;
+        }
+        for (int i = 0; i < plan->n_params; i++)
+            if ((e = clSetKernelArg(kern, (cl_uint)i, sizeof(cl_mem), &param[i])) != CL_SUCCESS) {
+                tt_fail(err, "clSetKernelArg(%s, %d): %s", l->entry, i, Ocl_errorName(e));
+                goto fail;
+            }
+        for (int a = 0; a < 3; a++) {
+            this->local[k][a] = (size_t)l->block[a];
+            this->global[k][a] = (size_t)(l->grid[a] * l->block[a]);
+        }
     }
     return TT_OK;
+fail:
+    OclExec_done(this);
+    return TT_ERR;
+}
+
+Status OclExec_init(OclExec *this, const OclDevice *dev, cl_program prog, const char *entry, const int64_t grid[3],
+                    const int64_t block[3], float *const *args, const size_t *counts, int nargs, char *err) {
+    LaunchPlan plan = {.n_params = nargs, .n_launches = 1};
+    for (int i = 0; i < nargs; i++)
+        plan.param[i] = i;
+    snprintf(plan.launch[0].entry, sizeof plan.launch[0].entry, "%s", entry);
+    for (int a = 0; a < 3; a++)
+        plan.launch[0].grid[a] = grid[a], plan.launch[0].block[a] = block[a];
+    return OclExec_initPlan(this, dev, prog, &plan, args, counts, nargs, err);
 }
 
 Status OclExec_run(OclExec *this, int n, double *device_s, char *err) {
     cl_event first = NULL, last = NULL;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n * this->n_kernels; i++) {
+        int k = i % this->n_kernels;
         cl_event ev;
-        cl_int e =
-            clEnqueueNDRangeKernel(this->dev->queue, this->kernel, 3, NULL, this->global, this->local, 0, NULL, &ev);
+        cl_int e = clEnqueueNDRangeKernel(this->dev->queue, this->kernel[k], 3, NULL, this->global[k], this->local[k],
+                                          0, NULL, &ev);
         if (e != CL_SUCCESS) {
             if (first) clReleaseEvent(first);
             if (last && last != first) clReleaseEvent(last);
@@ -289,16 +328,17 @@ Status OclExec_run(OclExec *this, int n, double *device_s, char *err) {
 }
 
 Status OclExec_readOutput(OclExec *this, float *out, char *err) {
-    cl_int e = clEnqueueReadBuffer(this->dev->queue, this->bufs[this->nargs - 1], CL_TRUE, 0, this->out_bytes, out, 0,
-                                   NULL, NULL);
+    cl_int e =
+        clEnqueueReadBuffer(this->dev->queue, this->bufs[this->out], CL_TRUE, 0, this->out_bytes, out, 0, NULL, NULL);
     if (e != CL_SUCCESS) return tt_fail(err, "clEnqueueReadBuffer: %s", Ocl_errorName(e));
     return TT_OK;
 }
 
 void OclExec_done(OclExec *this) {
-    for (int i = 0; i < this->nargs; i++)
+    for (int i = 0; i < this->n_bufs; i++)
         if (this->bufs[i]) clReleaseMemObject(this->bufs[i]);
-    if (this->kernel) clReleaseKernel(this->kernel);
+    for (int k = 0; k < this->n_kernels; k++)
+        clReleaseKernel(this->kernel[k]);
     memset(this, 0, sizeof *this);
 }
 

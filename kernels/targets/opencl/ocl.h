@@ -15,6 +15,7 @@
 #include <CL/cl.h>
 
 #include "base/status.h"
+#include "kernels/targets/launch_plan.h"
 #include "kernels/template.h"
 
 /* One device with its context and a profiling in-order queue. */
@@ -49,18 +50,22 @@ unsigned char *Ocl_programBinary(cl_program prog, size_t *len);
  * in. The OclExec owns the kernel and the buffers, not the program. */
 typedef struct OclExec {
     const OclDevice *dev;
-    cl_kernel kernel;
-    cl_mem bufs[WORKLOAD_MAX_ARGS];
+    int n_kernels; /* launched in order: one run */
+    cl_kernel kernel[PLAN_MAX_LAUNCHES];
+    size_t global[PLAN_MAX_LAUNCHES][3], local[PLAN_MAX_LAUNCHES][3];
+    cl_mem bufs[PLAN_MAX_PARAMS]; /* the task's arguments, then scratch buffers */
+    int n_bufs, out;
     size_t out_bytes;
-    int nargs;
-    size_t global[3], local[3];
 } OclExec;
 
 /* args[0 .. nargs-2] are inputs (copied to the device), args[nargs-1] the output
- * (allocated on the device, zero-filled with NaN markers). */
+ * (allocated on the device, filled with NaN markers). */
 Status OclExec_init(OclExec *this, const OclDevice *dev, cl_program prog, const char *entry, const int64_t grid[3],
                     const int64_t block[3], float *const *args, const size_t *counts, int nargs, char *err);
-/* Enqueues n launches and waits; *device_s is the device time from the first
+/* The same for the kernels of a launch plan (scratch buffers NaN-filled too). */
+Status OclExec_initPlan(OclExec *this, const OclDevice *dev, cl_program prog, const LaunchPlan *plan,
+                        float *const *args, const size_t *counts, int nargs, char *err);
+/* Enqueues n runs (each every kernel in order) and waits; *device_s is the device time from the first
  * start to the last end (profiling events). */
 Status OclExec_run(OclExec *this, int n, double *device_s, char *err);
 Status OclExec_readOutput(OclExec *this, float *out, char *err);

@@ -1,6 +1,7 @@
 /* kernels/targets/opencl/worker_opencl.c: the "opencl" mode of tunetop-worker. Loads
  * the program binary the opencl target built (or rebuilds the source sent
- * along when the binary is refused), runs the kernel once on NaN-filled
+ * along when the binary is refused), runs the kernel (or the kernels of the
+ * launch plan the source starts with, kernels/targets/launch_plan.h) once on NaN-filled
  * output, checks it against the task's reference, then times it with
  * profiling events (device time from the first launch's start to the last
  * launch's end). */
@@ -70,9 +71,14 @@ static void ocl_measure(const WorkerTask *task, const WorkerMeasureReq *req, con
     }
     free(log);
     OclExec ex;
+    memset(&ex, 0, sizeof ex);
     char err[TT_ERRLEN];
-    if (OclExec_init(&ex, &dev, prog, req->entry, req->grid, req->block, task->args, task->counts, task->nargs, err) !=
-            TT_OK ||
+    LaunchPlan plan; /* a program of several kernels says so in its first line */
+    int planned = source_len > 0 ? LaunchPlan_parse(source, &plan, err) : 0;
+    if (planned < 0 ||
+        (planned ? OclExec_initPlan(&ex, &dev, prog, &plan, task->args, task->counts, task->nargs, err)
+                 : OclExec_init(&ex, &dev, prog, req->entry, req->grid, req->block, task->args, task->counts,
+                                task->nargs, err)) != TT_OK ||
         OclExec_run(&ex, 1, NULL, err) != TT_OK) {
         rep->error_no = ERR_RUNTIME_DEVICE;
         snprintf(msg, cap, "%s", err);

@@ -10,7 +10,7 @@
  * C in the cpu ABI (kernels/targets/cpu/abi.h). Its step list goes into the
  * KernelSource and from there into the record ("steps"), which replays it.
  * The template "te.gpu" does the same for the opencl and cuda targets with the
- * gpu sampler (bound loops), for one-stage expressions (TeTask_gpu_fits).
+ * gpu sampler (bound loops; on cuda for one-stage expressions, TeTask_gpu_fits).
  *
  * Arguments (kernels/workload.h's convention): the program's inputs in file
  * order, then its one output. Intermediate tensors live in the kernel's own
@@ -59,11 +59,12 @@ void TeTask_sample(const TeTask *this, uint64_t sample, Steps *out);
  * the steps' text in out->steps). TT_ERR names the step that does not apply. */
 Status TeTask_source(const TeTask *this, const Steps *steps, KernelSource *out, char *err);
 
-/* TT_OK when the task can be tuned on a GPU target: it defines one tensor,
- * its output, declared after its inputs (the runner passes inputs and output
- * only; intermediate buffers would need launches of their own). Else one
- * sentence naming the file. */
-Status TeTask_gpu_fits(const TeTask *this, char *err);
+/* TT_OK when the task can be tuned on a GPU target: on opencl any (a program
+ * of several kernels starts with its launch plan, kernels/targets/launch_plan.h:
+ * intermediates are scratch buffers); on cuda one that defines one tensor,
+ * its output, declared after its inputs (the cuda worker launches one kernel
+ * on the inputs and the output). Else one sentence naming the file. */
+Status TeTask_gpu_fits(const TeTask *this, Dialect dialect, char *err);
 /* OpenCL (dialect DIALECT_OPENCL) or CUDA source of steps as one kernel with
  * its launch shape in out->grid/block and the steps' text in out->steps. Fails
  * (one sentence) when the task does not fit a GPU or the schedule needs more
