@@ -46,7 +46,8 @@ import json, statistics, sys
 recs = [json.loads(l) for l in sys.stdin if l.startswith("{")]
 b = [r["build_s"] for r in recs if r.get("build_s")]
 ok = sum(1 for r in recs if r.get("err") == 0)
-print(f"{len(recs)} {ok} {statistics.median(b) if b else float(\"nan\"):.2f}")' >"$WORK/$name.fig"
+med = statistics.median(b) if b else float("nan")
+print(f"{len(recs)} {ok} {med:.2f}")' >"$WORK/$name.fig"
   read -r n ok build <"$WORK/$name.fig"
   gf=$("$TT" best "$log" 2>/dev/null | sed -n 's/^ *speed *\([0-9.]*\) GFLOPS.*/\1/p' | head -1)
   printf '%-18s %5s/%-3s %10s %9s\n' "$name" "$ok" "$n" "$build" "${gf:--}"
