@@ -20,7 +20,9 @@
  * held-out schedules; the table gives the medians over the seeds of
  * Spearman's and Kendall's rank correlation with the measured GFLOPS (held-out
  * schedules that ran) and of top-1: the measured GFLOPS of the schedule the
- * model ranks first over the best held out.
+ * model ranks first over the best held out. "repeats" is the measurement's
+ * own noise: Spearman between the first and the second timing of every
+ * record that has two (the most a model of these labels could reach).
  *
  * Prediction: P (default 2048) random schedules of the task scored by the
  * own+others model, timed (features with lowering, trees), against the
@@ -45,6 +47,7 @@
 typedef struct Rec {
     Steps steps;
     double gflops, ts;
+    double rep[2]; /* the first two timings (s), 0 when fewer */
 } Rec;
 
 typedef struct Task {
@@ -166,6 +169,8 @@ static void read_log(const char *path, Task *tasks, int n_tasks, double *gaps, i
             if (Steps_decode(rec.steps, &x->steps, err) != TT_OK) break;
             x->gflops = Record_gflops(&rec, k->d.flops >= 1 ? k->d.flops : 1);
             x->ts = rec.timestamp;
+            x->rep[0] = rec.error_no == 0 && rec.n_costs >= 2 ? rec.costs[0] : 0;
+            x->rep[1] = rec.error_no == 0 && rec.n_costs >= 2 ? rec.costs[1] : 0;
             k->ok += x->gflops > 0;
             k->n++;
             break;
@@ -312,8 +317,8 @@ int main(int argc, char **argv) {
     if (eta > 0) params.eta = eta;
     printf("model: XGBoost pack-sum, max_depth %d, eta %.2f, %d rounds, %d thread(s)\n\n", params.max_depth, params.eta,
            params.rounds, params.nthread);
-    printf("%-14s %7s %5s | %-21s | %-21s | %-21s | %9s\n", "task", "records", "ran", "own: spear kend top1",
-           "own+others: same", "others only: same", "fit cpu s");
+    printf("%-14s %7s %5s | %-21s | %-21s | %-21s | %9s | %7s\n", "task", "records", "ran", "own: spear kend top1",
+           "own+others: same", "others only: same", "fit cpu s", "repeats");
 
     for (int t = 0; t < n_expr; t++) {
         Task *k = &tasks[t];
@@ -361,7 +366,14 @@ int main(int argc, char **argv) {
         for (int variant = 0; variant < 3; variant++)
             printf(" %6.3f %6.3f %6.3f |", median(m[variant][0], seeds), median(m[variant][1], seeds),
                    median(m[variant][2], seeds));
-        printf(" %9.3f\n", median(fit_s, seeds));
+        /* the measurement's own noise: Spearman between each record's first and second timing */
+        double *r0 = malloc(sizeof(double) * (size_t)k->n), *r1 = malloc(sizeof(double) * (size_t)k->n);
+        int nr = 0;
+        for (int i = 0; i < k->n; i++)
+            if (k->rec[i].rep[0] > 0 && k->rec[i].rep[1] > 0) r0[nr] = k->rec[i].rep[0], r1[nr++] = k->rec[i].rep[1];
+        printf(" %9.3f | %7.3f\n", median(fit_s, seeds), rank_correlation(r0, r1, nr));
+        free(r0);
+        free(r1);
         free(idx);
     }
 

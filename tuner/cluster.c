@@ -1074,8 +1074,19 @@ static int be_want(void *ctx) {
         const RankInfo *ri = &this->ranks[r];
         if (ri->state != DEVSTATE_LOST && ri->state != DEVSTATE_FAILED && ri->want > 0) want += ri->want;
     }
-    for (int i = 0; i < this->n_jobs; i++)
-        want -= this->jobs[i].rank == QUEUED && !this->jobs[i].cancelled;
+    /* less the queued jobs a rank with free slots may take (a job bound to a busy
+     * kind of device leaves another kind's free slots wanting) */
+    for (int i = 0; i < this->n_jobs && want > 0; i++) {
+        const HJob *j = &this->jobs[i];
+        if (j->rank != QUEUED || j->cancelled) continue;
+        bool fits = false;
+        for (int r = this->first; r < this->size && !fits; r++) {
+            const RankInfo *ri = &this->ranks[r];
+            fits = ri->want > 0 && ri->state != DEVSTATE_LOST && ri->state != DEVSTATE_FAILED &&
+                   kind_fits(this, ri, j->job.group);
+        }
+        want -= fits;
+    }
     pthread_mutex_unlock(&this->lock);
     return want;
 }

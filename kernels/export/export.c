@@ -193,7 +193,8 @@ static void layout_comment(StrBuf *sb, const Workload *wl) {
             StrBuf_append(
                 sb, " * Layouts (NCHW): data[n][ci][h][w], weight[co][ci][kh][kw] (depthwise: [ci][mult][kh][kw]),\n"
                     " * bias[co], residual and out[n][co][oh][ow].\n");
-        StrBuf_append(sb, " * Epilogue: out = relu(conv + bias + residual), each part when the workload has it.\n");
+        StrBuf_append(sb, " * Epilogue: out = act(conv + bias + residual), each part when the workload has it; act is "
+                          "ReLU\n * (relu=1) or ReLU6, a clip to [0, 6] (relu6=1).\n");
         break;
     case OP_DENSE:
         StrBuf_append(sb,

@@ -84,7 +84,7 @@ static int run_opencl(const OclDevice *dev, cl_program prog, const TeProgram *g,
 #endif
 
 TEST(random_gpu_schedules) {
-    int per = te_test_samples(), ran = 0, wrong = 0, compiled = 0, cached = 0, at = 0;
+    int per = te_test_samples(), ran = 0, wrong = 0, compiled = 0, cached = 0, at = 0, aligned = 0, vthread = 0;
 #ifdef TT_HAVE_OPENCL
     OclDevice dev;
     char derr[TT_ERRLEN] = "";
@@ -126,6 +126,9 @@ TEST(random_gpu_schedules) {
             TeSchedule_sample(&d, &rng, 1, &s->steps);
             cached += te_test_has(&s->steps, STEP_CACHE_READ) || te_test_has(&s->steps, STEP_CACHE_WRITE);
             at += te_test_has(&s->steps, STEP_COMPUTE_AT);
+            aligned += te_test_has(&s->steps, STEP_STORAGE_ALIGN);
+            for (int i = 0; i < s->steps.n; i++)
+                vthread += s->steps.step[i].kind == STEP_BIND && s->steps.step[i].arg[1] >= 6;
             LoopNest ln;
             char prefix[24];
             snprintf(prefix, sizeof prefix, "s%d_", k);
@@ -186,10 +189,10 @@ TEST(random_gpu_schedules) {
         TeProgram_delete(g);
     }
     printf("%d schedules over %d expressions run on OpenCL (%d wrong); CUDA code of %d compiled through NVRTC; %d "
-           "with a cache stage (shared or local), %d with compute_at\n",
-           ran, TE_TEST_N_EXPRS, wrong, compiled, cached, at);
+           "with a cache stage (shared or local), %d with compute_at, %d with storage_align, %d vthread binds\n",
+           ran, TE_TEST_N_EXPRS, wrong, compiled, cached, at, aligned, vthread);
     CHECK_EQ_INT(wrong, 0);
-    CHECK(cached >= per / 4 && at >= per / 2); /* the new steps are exercised */
+    CHECK(cached >= per / 4 && at >= per / 2 && aligned >= 1 && vthread >= 1); /* the new steps are exercised */
     if (have_cl) CHECK_EQ_INT(ran, per * TE_TEST_N_EXPRS);
 #ifdef TT_HAVE_CUDA
     CHECK_EQ_INT(compiled, per * TE_TEST_N_EXPRS);

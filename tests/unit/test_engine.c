@@ -37,13 +37,24 @@ static bool fake_precheck(const Workload *wl, const Space *s, const int32_t *c, 
     return true;
 }
 
-static Status fake_generate(const Workload *wl, const Space *s, const int32_t *c, const DeviceInfo *d, Dialect di,
-                            KernelSource *out, char *err) {
+/* The fake kernel's source: "a b", its knobs, a shifted by `slower` (10 ms per 10). */
+static Status fake_source(const Space *s, const int32_t *c, int slower, KernelSource *out) {
     char buf[64];
-    snprintf(buf, sizeof buf, "%lld %lld", (long long)Space_option(s, c, 0), (long long)Space_option(s, c, 1));
+    snprintf(buf, sizeof buf, "%lld %lld", (long long)Space_option(s, c, 0) + slower, (long long)Space_option(s, c, 1));
     out->source = strdup(buf);
     snprintf(out->entry, sizeof out->entry, "fake");
     return TT_OK;
+}
+
+static Status fake_generate(const Workload *wl, const Space *s, const int32_t *c, const DeviceInfo *d, Dialect di,
+                            KernelSource *out, char *err) {
+    return fake_source(s, c, 0, out);
+}
+
+/* a second template of the same workload, always 10 ms slower (a group of alternatives) */
+static Status fake2_generate(const Workload *wl, const Space *s, const int32_t *c, const DeviceInfo *d, Dialect di,
+                             KernelSource *out, char *err) {
+    return fake_source(s, c, 10, out);
 }
 
 static const Template fake_tmpl = {.name = "fake.cpu",
@@ -53,17 +64,6 @@ static const Template fake_tmpl = {.name = "fake.cpu",
                                    .define_space = fake_space,
                                    .precheck = fake_precheck,
                                    .generate = fake_generate};
-
-/* a second template of the same workload, always 10 ms slower (a group of alternatives) */
-static Status fake2_generate(const Workload *wl, const Space *s, const int32_t *c, const DeviceInfo *d, Dialect di,
-                             KernelSource *out, char *err) {
-    char buf[64];
-    snprintf(buf, sizeof buf, "%lld %lld", (long long)Space_option(s, c, 0) + 10, (long long)Space_option(s, c, 1));
-    out->source = strdup(buf);
-    snprintf(out->entry, sizeof out->entry, "fake");
-    return TT_OK;
-}
-
 static const Template fake2_tmpl = {.name = "fake2.cpu",
                                     .op = OP_DENSE,
                                     .family = FAMILY_CPU,

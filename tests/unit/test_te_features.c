@@ -332,6 +332,62 @@ TEST(inlined_guarded) {
     teardown(&F);
 }
 
+/* B computed at S's loop i1_0: a buffer of the nest, the box B[1, 8]
+ * declared in each i1_0 iteration, indexed as B[i - i1_0, j]. */
+TEST(computed_at_buffer) {
+    Fixture F;
+    setup(&F, ELEMRED, "split 1 1 4; compute_at 0 1 0",
+          "for i1_0 < 4\n"
+          "  alloc B[1, 8]\n"
+          "  for i0_0 < 1\n"
+          "    for i0_1 < 8\n"
+          "      store B i=(0 + 1 * i1_0) + i0_0 j=i0_1 if 0 <= (0 + 1 * i1_0) + i0_0 && (0 + 1 * i1_0) + i0_0 < 4\n"
+          "  init S i=i1_0\n"
+          "  for i1_2 < 2\n"
+          "    for i1_3 < 4\n"
+          "      update S i=i1_0 j=(i1_2 * 4 + i1_3)\n"
+          "  post S i=i1_0\n");
+    if (!F.ok) return teardown(&F);
+    CHECK_EQ_INT(F.f.n, 4); /* the alloc line is no statement */
+    /* Row 0, the store of B, 4*1*8 = 32 executions. Its axis i = (0 + 1 *
+     * i1_0) + i0_0 is an integer mad and an add; the guard repeats it twice
+     * (2 mads, 2 adds), with 2 compares and one &&: per execution 3 mads, 3
+     * adds, 2 compares, 1 boolean op; the value exp(A) * 2 a mul and an exp. */
+    const float *x = row(&F, 0);
+    double ops[16] = {0};
+    ops[TF_FLOAT_MUL] = 32;
+    ops[TF_FLOAT_MATH] = 32;
+    ops[TF_INT_MAD] = 96;
+    ops[TF_INT_ADDSUB] = 96;
+    ops[TF_INT_CMP] = 64;
+    ops[TF_BOOL_OP] = 32;
+    check_ops(x, ops);
+    /* A (tensor 0) and B (1) both 2 lines (32 * 4/64), the tie to A. A: the
+     * whole tensor, no loop repeats an element: no reuse. B's index is i - i1_0
+     * = i0_0 (always 0), j: 8 elements = 32 unique bytes in one line; i0_1
+     * moves it, i0_0 has one step, i1_0 does not move it (the box is reused):
+     * loop reuse, count 4, distance 1 * 8 iterations, and in bytes one i1_0
+     * iteration: A's row (32) + the box (32) = 64. */
+    CHECK_EQ_INT(F.f.buffer[0], 0);
+    CHECK_EQ_INT(F.f.buffer[1], 1);
+    check_buffer(buf(&F, 0, 0), TB_READ, 128, 128, 2, 2, TB_REUSE_NONE, 0, 0, 0, 1);
+    check_buffer(buf(&F, 0, 1), TB_WRITE, 128, 32, 2, 1, TB_REUSE_LOOP, 8, 64, 4, 1);
+    /* Allocation: 1 * 8 floats = 32 bytes, declared in each of the 4 i1_0
+     * iterations (128 bytes in all), 32 / 4 = 8 stores per allocation. */
+    CHECK_EQ_INT(x[TF_ALLOC_SIZE], 32);
+    CHECK_EQ_INT(x[TF_ALLOC_PROD], 128);
+    CHECK_EQ_INT(x[TF_ALLOC_OUTER_PROD], 4);
+    CHECK_EQ_INT(x[TF_ALLOC_INNER_PROD], 8);
+    /* Row 2, the update reads the box at [i1_0 - i1_0, j]: 32 unique bytes,
+     * moved by 1 along i1_3 (32 * 4/64 = 2 lines), reused along i1_0 (count
+     * 4, distance 2 * 4 = 8 iterations, bytes of one i1_0 iteration: the box
+     * 32 + S's element 4 = 36). */
+    CHECK_EQ_INT(F.f.buffer[10], 1);
+    check_buffer(buf(&F, 2, 0), TB_READ, 128, 32, 2, 1, TB_REUSE_LOOP, 8, 36, 4, 1);
+    CHECK_EQ_INT(row(&F, 2)[TF_ALLOC_SIZE], 0); /* S is the output */
+    teardown(&F);
+}
+
 /* The model's form: slog on counts, one-hot groups and the curve as they are. */
 TEST(transformed) {
     Fixture F;
@@ -421,6 +477,7 @@ int main(void) {
     RUN(matmul_split_vectorize);
     RUN(elementwise_reduction);
     RUN(inlined_guarded);
+    RUN(computed_at_buffer);
     RUN(transformed);
     RUN(random_schedules);
     return check_summary();

@@ -425,6 +425,7 @@ typedef struct Ctx {
     double cnt[16];
     int n_buf;
     Buf buf[TE_MAX_TENSORS];
+    const char *bad_text; /* a text of the lowering that did not parse */
 } Ctx;
 
 static Buf *buf_of(Ctx *C, int tensor) {
@@ -437,8 +438,19 @@ static Buf *buf_of(Ctx *C, int tensor) {
     return b;
 }
 
-static void add_access(Ctx *C, int tensor, const int *idx, int write) {
+static int parse_ix(Ctx *C, const char *text);
+
+/* Records an access; idx is in the tensor's coordinates. A buffer of the nest
+ * holds a box of the tensor: its index is idx minus the box's base. */
+static void add_access(Ctx *C, int tensor, const int *idx_in, int write) {
     Buf *b = buf_of(C, tensor);
+    const LnBuffer *lb = &C->ln->buf[tensor];
+    int idx[TE_MAX_DIMS];
+    for (int d = 0; d < b->nd; d++) {
+        idx[d] = idx_in[d];
+        if (lb->scope != BUF_ARG && lb->base[d])
+            idx[d] = ix_new(&C->ar, IX_SUB, idx[d], parse_ix(C, lb->base[d]), -1, 0);
+    }
     if (write)
         b->write = 1;
     else
@@ -589,7 +601,6 @@ static double region(const Ctx *C, const Buf *b, int level, int64_t *span) {
     int64_t llo[MAX_DEPTH] = {0}, lhi[MAX_DEPTH] = {0};
     for (int k = level; k < C->ref->depth; k++)
         lhi[k] = C->ref->stack[k]->extent - 1;
-    const TeTensor *t = &C->g->tensors[b->tensor];
     double elems = 1;
     for (int d = 0; d < b->nd; d++) {
         int64_t lo = BIG, hi = -BIG;
@@ -600,7 +611,7 @@ static double region(const Ctx *C, const Buf *b, int level, int64_t *span) {
             if (h > hi) hi = h;
         }
         if (lo < 0) lo = 0;
-        if (hi > t->shape[d] - 1) hi = t->shape[d] - 1;
+        if (hi > layout_dim(C, b->tensor, d) - 1) hi = layout_dim(C, b->tensor, d) - 1;
         int64_t s = hi >= lo ? hi - lo + 1 : 1;
         if (span) span[d] = s;
         elems *= (double)s;
@@ -769,11 +780,20 @@ static void curve(const Ctx *C, double fpe, float *f) {
 /* Stage whose loop a loop variable is ("i3_7", "r2_0", ...: the digits after its letter). */
 static int stage_of_var(const char *var) { return isdigit((unsigned char)var[1]) ? atoi(var + 1) : -1; }
 
-static Status parse_text(Ctx *C, const char *text, int *out, char *err) {
+/* The tree of a text of the lowering; on a text it did not write (a bug),
+ * remembers it for the statement's error and gives 0. */
+static int parse_ix(Ctx *C, const char *text) {
     Parser P = {text, C->ref->stack, C->ref->depth, &C->ar, 0};
-    *out = p_or(&P);
+    int e = p_or(&P);
     skip(&P);
-    if (P.bad || *P.s) return tt_fail(err, "features: cannot read the lowering's text '%s'", text);
+    if (!P.bad && !*P.s) return e;
+    if (!C->bad_text) C->bad_text = text;
+    return ix_new(&C->ar, IX_CONST, -1, -1, -1, 0);
+}
+
+static Status parse_text(Ctx *C, const char *text, int *out, char *err) {
+    *out = parse_ix(C, text);
+    if (C->bad_text) return tt_fail(err, "features: cannot read the lowering's text '%s'", C->bad_text);
     return TT_OK;
 }
 
@@ -784,6 +804,7 @@ static Status statement(Ctx *C, float *x, int *buffers, char *err) {
     const TeTensor *t = &C->g->tensors[ts->tensor];
     C->ar.len = 0;
     C->n_buf = 0;
+    C->bad_text = NULL;
     memset(C->cnt, 0, sizeof C->cnt);
     for (int v = 0; v < TE_MAX_VARS; v++)
         C->env[v] = -1;
@@ -840,6 +861,7 @@ static Status statement(Ctx *C, float *x, int *buffers, char *err) {
         break;
     }
     add_access(C, ts->tensor, own, 1);
+    if (C->bad_text) return tt_fail(err, "features: cannot read the lowering's text '%s'", C->bad_text);
 
     double outer = 1;
     for (int k = 0; k < r->depth; k++)

@@ -78,8 +78,11 @@
  *         the output): size in bytes, size * allocations, allocations (the
  *         iterations of the loops around the declaration), executions per
  *         allocation (outer_prod / allocations).
- *         Strides and rows of a buffer of the nest follow its box (the
- *         LnBuffer extents), not the whole tensor's shape.
+ *         A buffer of the nest (LnBuffer not BUF_ARG) is indexed within
+ *         its box: the tensor index minus the box's base, clipped to the
+ *         box's extents. Its unique bytes, strides, lines and reuse are the
+ *         buffer's (reused from one iteration of the loops around its
+ *         declaration to the next), not those of the whole tensor.
  *161..163 outer loops: outer_prod, number of enclosing loops, the largest
  *         auto_unroll max step given to the statement's stage or to a stage
  *         whose loops enclose it.

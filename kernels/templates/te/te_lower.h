@@ -114,15 +114,20 @@ Status LoopNest_emit_gpu(const LoopNest *this, int cuda, const char *prefix, Str
 /* A random schedule of dag (the plain sampler of template-free search): stages
  * from the last to the first; an inlinable stage may be inlined; a producer
  * whose one consumer is scheduled may be computed at one of its loops (outside
- * any vectorized loop); on cpu a stage with data reuse may get a cache stage
- * (cache_write, or cache_read of one of its inputs) computed at one of its
- * loops or at root; every other stage gets random 2- or
+ * any vectorized loop); a stage with data reuse may get cache stages
+ * (cache_write, cache_read of one of its inputs, or both) computed at one
+ * of its loops or at root, and a stage computed at a loop gets loops of its
+ * own too; every other stage gets random 2- or
  * 3-level splits of its axes (factors mostly dividing, sometimes not), a
  * random loop order, sometimes a fuse of its two outer loops, and random
  * parallel / vectorize / unroll / auto_unroll choices. With gpu set there is
- * no compute_at, parallel or vectorize; instead the outer spatial loop may be
- * bound to blockIdx.x and another spatial loop (at most 1024 steps) to
- * threadIdx.x. Every sample lowers (and, with gpu, emits). */
+ * no parallel or vectorize; instead the outer spatial loop of a stage at root
+ * may be bound to blockIdx.x, another spatial loop (at most 1024 steps) to
+ * threadIdx.x and a short one to vthread.x; the cache_read stage is in shared
+ * memory, cache stages are always computed at a loop, sometimes with
+ * storage_align. Every sample lowers (and, with gpu, emits: a draw whose
+ * buffers exceed the limits is replaced by one without cache stages or
+ * compute_at). */
 void TeSchedule_sample(const TeDag *dag, Rng *rng, int gpu, Steps *out);
 
 #endif

@@ -87,6 +87,11 @@ static int tile(Rng *rng, int gpu, int k, int root, Loops L, Steps *out) {
             int64_t a[2] = {p, 3};
             add(out, STEP_BIND, k, a, 2);
         }
+        int64_t v = 1 + (int64_t)Rng_below(rng, (uint64_t)(L.n > 1 ? L.n - 1 : 1)); /* a virtual thread */
+        if (root && v < L.n && v != p && !L.is_reduce[v] && L.extent[v] <= 8 && Rng_below(rng, 4) == 0) {
+            int64_t a[2] = {v, 6};
+            add(out, STEP_BIND, k, a, 2);
+        }
         if (Rng_below(rng, 10) < 2) {
             int64_t q = (int64_t)Rng_below(rng, (uint64_t)L.n);
             if (L.extent[q] <= 16) add(out, STEP_UNROLL, k, &q, 1);
@@ -120,9 +125,14 @@ static Loops axes(const TeDag *dag, const TeStage *ts, int with_reduce) {
     return L;
 }
 
-/* Stage k (index now) computed at a random one of the first n loops of
- * stage t, or (on cpu, where it has a buffer there) left at root. */
-static int maybe_at(Rng *rng, int gpu, int k, int t, int n, Steps *out) {
+/* Cache stage k (index now, dims dimensions) computed at a random one of
+ * the first n loops of stage t, or (on cpu, where it has a buffer there) left
+ * at root; on a GPU sometimes with padded rows (storage_align). */
+static int maybe_at(Rng *rng, int gpu, int k, int dims, int t, int n, Steps *out) {
+    if (gpu && Rng_below(rng, 3) == 0) {
+        int64_t a[3] = {dims >= 2 ? dims - 2 : 0, Rng_below(rng, 2) ? 32 : 16, 1};
+        add(out, STEP_STORAGE_ALIGN, k, a, 3);
+    }
     if (n < 1 || (!gpu && Rng_below(rng, 3) == 0)) return 1;
     int64_t a[2] = {t, (int64_t)Rng_below(rng, (uint64_t)n)};
     add(out, STEP_COMPUTE_AT, k, a, 2);
@@ -156,10 +166,12 @@ static void sample(const TeDag *dag, Rng *rng, int gpu, int plain, Steps *out) {
          * the read one is in shared memory */
         int cache = !plain && root && ts->data_reuse && Rng_below(rng, 3) == 0 ? 1 + (int)Rng_below(rng, 3) : 0;
         int read = cache & 2, write = cache & 1;
+        int64_t a[2] = {0, gpu};
         if (read) {
-            int64_t a[2] = {ts->access[Rng_below(rng, (uint64_t)ts->n_access)].tensor, gpu};
+            a[0] = ts->access[Rng_below(rng, (uint64_t)ts->n_access)].tensor;
             add(out, STEP_CACHE_READ, k, a, 2);
         }
+        int read_dims = dag->prog->tensors[a[0]].ndim;
         if (write) add(out, STEP_CACHE_WRITE, k + !!read, NULL, 0);
         if (cache) state[k] = 3;
         for (int j = k; j < dag->n_stages && cache; j++)
@@ -167,11 +179,11 @@ static void sample(const TeDag *dag, Rng *rng, int gpu, int plain, Steps *out) {
         int K = at[k];
         first_vec[k] = tile(rng, gpu, K, root, axes(dag, ts, !write), out);
         if (write) { /* the computing stage, at K - 1, at a loop of the copy */
-            int at_root = maybe_at(rng, gpu, K - 1, K, first_vec[k], out);
+            int at_root = maybe_at(rng, gpu, K - 1, ts->n_spatial, K, first_vec[k], out);
             int n = tile(rng, gpu, K - 1, at_root, axes(dag, ts, 1), out);
-            if (read) maybe_at(rng, gpu, K - 2, K - 1, n, out);
+            if (read) maybe_at(rng, gpu, K - 2, read_dims, K - 1, n, out);
         } else if (read) {
-            maybe_at(rng, gpu, K - 1, K, first_vec[k], out);
+            maybe_at(rng, gpu, K - 1, read_dims, K, first_vec[k], out);
         }
     }
 }
