@@ -378,22 +378,27 @@ static Dialect gpu_dialect(const DeviceInfo *dev) {
     return dev && !strncmp(dev->arch, "sm_", 3) ? DIALECT_CUDA : DIALECT_OPENCL;
 }
 
+/* A space of 16^n numbers as n knobs of one hexadecimal digit each, named
+ * PREFIX0.. (an option knob holds at most 16 values). */
+static Status hex_digit_knobs(Space *space, const char *prefix, int n, char *err) {
+    int64_t digits[16];
+    for (int i = 0; i < 16; i++)
+        digits[i] = i;
+    for (int k = 0; k < n; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "%s%d", prefix, k);
+        if (Space_addOption(space, name, digits, 16, err) != TT_OK) return TT_ERR;
+    }
+    return TT_OK;
+}
+
 static Status define_space(const Workload *wl, const DeviceInfo *dev, bool gpu, Space *space, char *err) {
     (void)dev;
     if (!wl->expr)
         return tt_fail(err, "the expression %s (%s) is not loaded: tune it with --expr FILE.te", wl->expr_name,
                        wl->expr_te);
     if (gpu && TeTask_gpu_fits(wl->expr, gpu_dialect(dev), err) != TT_OK) return TT_ERR;
-    /* TE_SAMPLES schedule numbers as five hexadecimal digits (option knobs hold at most 16 values) */
-    int64_t digits[16];
-    for (int i = 0; i < 16; i++)
-        digits[i] = i;
-    for (int k = 0; k < SAMPLE_KNOBS; k++) {
-        char name[16];
-        snprintf(name, sizeof name, "sample%d", k);
-        if (Space_addOption(space, name, digits, 16, err) != TT_OK) return TT_ERR;
-    }
-    return TT_OK;
+    return hex_digit_knobs(space, "sample", SAMPLE_KNOBS, err); /* TE_SAMPLES schedule numbers */
 }
 
 static Status te_generate(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
@@ -451,16 +456,7 @@ static Status sketch_define_space(const Workload *wl, const DeviceInfo *dev, Spa
     if (!wl->expr)
         return tt_fail(err, "the expression %s (%s) is not loaded: tune it with --expr FILE.te", wl->expr_name,
                        wl->expr_te);
-    /* 2^TE_SCHED_BITS indices as hexadecimal digits (option knobs hold at most 16 values) */
-    int64_t digits[16];
-    for (int i = 0; i < 16; i++)
-        digits[i] = i;
-    for (int k = 0; k < TE_SCHED_BITS / 4; k++) {
-        char name[16];
-        snprintf(name, sizeof name, "hash%d", k);
-        if (Space_addOption(space, name, digits, 16, err) != TT_OK) return TT_ERR;
-    }
-    return TT_OK;
+    return hex_digit_knobs(space, "hash", TE_SCHED_BITS / 4, err); /* 2^TE_SCHED_BITS indices */
 }
 
 static Status sketch_generate(const Workload *wl, const Space *space, const int32_t *choice, const DeviceInfo *dev,
