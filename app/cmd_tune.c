@@ -115,6 +115,7 @@ static void usage(FILE *out) {
             "                        %g). Children are ranked by the learned cost model (XGBoost on program\n"
             "                        features) once it is fit on two measured schedules, by what their measured\n"
             "                        ancestor measured before that\n"
+            "  --cost-model xgb|none evolution: none ranks children by their measured ancestors only (to compare)\n"
             "  --scheduler NAME      %s (default %s)\n"
             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
             "  --batch N             measurements per round (default min(64, trials / tasks)); a task's first\n"
@@ -228,7 +229,8 @@ enum {
     O_POPULATION,
     O_GENERATIONS,
     O_MUTATION,
-    O_EPS
+    O_EPS,
+    O_COST_MODEL
 };
 
 /* The loaded --expr programs: their workloads point at them until the session ends. */
@@ -373,6 +375,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
                                              {"generations", required_argument, 0, O_GENERATIONS},
                                              {"mutation", required_argument, 0, O_MUTATION},
                                              {"eps-greedy", required_argument, 0, O_EPS},
+                                             {"cost-model", required_argument, 0, O_COST_MODEL},
                                              {0, 0, 0, 0}};
 
     EngineConfig cfg;
@@ -529,6 +532,12 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
             break;
         case O_EPS:
             ok = opt_double(optarg, "--eps-greedy", 0, 1, &cfg.evolution.eps, err);
+            break;
+        case O_COST_MODEL:
+            if (strcmp(optarg, "xgb") == 0 || strcmp(optarg, "none") == 0)
+                cfg.evolution.cost_model = strcmp(optarg, "xgb") == 0;
+            else
+                ok = tt_fail(err, "--cost-model takes xgb or none, not '%s'", optarg);
             break;
         case O_HELP:
             usage(stdout);

@@ -125,7 +125,7 @@ static void *evo_create(const StrategyContext *ctx, uint64_t seed, char *err) {
     if (e->opt.population < 2) e->opt = EvolutionOptions_default();
     e->n_sk = Sketch_generate(e->dag, t->tmpl->family == FAMILY_GPU, ctx->dev->cores > 0 ? ctx->dev->cores : 1, e->sk);
     Rng_seed(&e->rng, seed);
-    e->model = model_acquire(); /* NULL: the measured-ancestor scores */
+    e->model = e->opt.cost_model ? model_acquire() : NULL; /* NULL: the measured-ancestor scores */
     return e;
 }
 
@@ -343,13 +343,25 @@ static bool evo_status(void *self, char *buf, size_t n) {
     if (len < 0 || (size_t)len >= n) return true;
     if (e->model_note[0])
         snprintf(buf + len, n - (size_t)len, "; %s", e->model_note);
+    else if (!e->model && !e->opt.cost_model)
+        snprintf(buf + len, n - (size_t)len, "; cost model off: ranked by measured ancestors");
     else if (!e->model)
         snprintf(buf + len, n - (size_t)len, "; no cost model (%.60s): ranked by measured ancestors", g_model_why);
     else if (!TeModel_trained(e->model))
         snprintf(buf + len, n - (size_t)len, "; cost model not fit yet: ranked by measured ancestors");
-    else
-        snprintf(buf + len, n - (size_t)len, "; cost model on %d schedules (%.2f s to fit)",
-                 TeModel_trainedOn(e->model), TeModel_times(e->model).fit_s);
+    else {
+        TeModelTimes t = TeModel_times(e->model);
+        len += snprintf(buf + len, n - (size_t)len, "; cost model on %d schedules (fit %.2f s, %d scored in %.2f s)",
+                        TeModel_trainedOn(e->model), t.fit_s, t.since_fit_programs, t.since_fit_s);
+        TeModelQuality q;
+        if (len > 0 && (size_t)len < n && TeModel_quality(e->model, e->dag->key, &q)) {
+            len += snprintf(buf + len, n - (size_t)len, "; best %.1f GFLOPS, predicted %.1f", q.best_gflops,
+                            q.best_predicted);
+            if (len > 0 && (size_t)len < n && q.round_n >= 2)
+                snprintf(buf + len, n - (size_t)len, "; last round rank correlation %.2f over %d", q.round_rho,
+                         q.round_n);
+        }
+    }
     return true;
 }
 
