@@ -11,6 +11,7 @@
 #include "app/expr.h"
 #include "app/opts.h"
 #include "tuner/network.h"
+#include "tuner/subgraph.h"
 #include "tuner/task.h"
 
 static void usage(FILE *out) {
@@ -19,6 +20,8 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: tunetop tasks --network NAME [--target T] [--batch B] [--layout NCHW|NHWC]\n"
             "                     [--image-size S] [--seq-len L] [--ops OP,...] [--arch ARCH]\n"
+            "       tunetop tasks --network NAME --subgraphs [--batch B] [--image-size S] [--seq-len L]\n"
+            "                     [--show ID]\n"
             "       tunetop tasks --expr FILE.te [--set NAME=VALUE ...]\n"
             "\n"
             "Lists the tuning tasks of a built-in network: identical operator workloads (same operator and\n"
@@ -41,10 +44,17 @@ static void usage(FILE *out) {
             "  --expr FILE.te   print the compute DAG of a tensor expression instead: stages, axes, reads,\n"
             "                   and what each analysis found (inlinable, data reuse, fusible consumer)\n"
             "  --set NAME=V     override `let NAME` of the expression (repeatable)\n"
+            "  --subgraphs      list the network as subgraphs instead: each anchor op (conv2d, dense, ...) or\n"
+            "                   other non-elementwise op with the elementwise ops after it, as a tensor\n"
+            "                   expression (what `tune --network NAME --subgraphs` tunes without templates);\n"
+            "                   identical ones are one task whose weight counts them\n"
+            "  --show ID        with --subgraphs: print task ID's tensor expression (a .te file)\n"
             "example: tunetop tasks --network resnet-18 --target cpu --ops conv2d\n",
             app_arch_defaults(), Network_names(), Target_names(), Target_default()->name, d.batch,
             Layout_name(d.layout), Network_imageSizes(), d.seq_len);
 }
+
+static int list_subgraphs(const char *network, const NetworkOptions *nopt, int show);
 
 static int usage_error(const char *msg) {
     fprintf(stderr, "tunetop tasks: %s\n", msg);
@@ -62,9 +72,13 @@ int cmd_tasks(int argc, char **argv) {
                                              {"arch", required_argument, 0, 'a'},
                                              {"expr", required_argument, 0, 'e'},
                                              {"set", required_argument, 0, 'S'},
+                                             {"subgraphs", no_argument, 0, 'G'},
+                                             {"show", required_argument, 0, 'W'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     const char *network = NULL, *target_name = Target_default()->name, *arch = NULL, *ops = NULL, *expr = NULL;
+    bool subgraphs = false;
+    int show = -1;
     TeSet sets[APP_MAX_SETS];
     int n_sets = 0;
     NetworkOptions nopt;
@@ -109,6 +123,12 @@ int cmd_tasks(int argc, char **argv) {
             else if ((st = app_parse_set(optarg, &sets[n_sets], err)) == TT_OK)
                 n_sets++;
             break;
+        case 'G':
+            subgraphs = true;
+            break;
+        case 'W':
+            st = opt_int(optarg, "--show", 0, 1 << 20, &show, err);
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -126,6 +146,12 @@ int cmd_tasks(int argc, char **argv) {
         fprintf(stderr, "tunetop tasks: unexpected argument '%s' (see tunetop tasks --help)\n", argv[optind]);
         return 2;
     }
+    if (show >= 0 && !subgraphs) return usage_error("--show ID needs --subgraphs");
+    if (subgraphs && (expr || n_sets || ops || nopt.layout != LAYOUT_NCHW))
+        return usage_error("--subgraphs lists a --network's subgraphs (NCHW, every op); --expr, --set, --ops and "
+                           "--layout do not apply");
+    if (subgraphs && !network) return usage_error("--subgraphs needs --network NAME");
+    if (subgraphs) return list_subgraphs(network, &nopt, show);
     if (expr || n_sets) {
         int rc = 2;
         if (!expr)
@@ -245,4 +271,47 @@ int cmd_tasks(int argc, char **argv) {
     free(tasks);
     free(untuned);
     return 0;
+}
+
+/* `tasks --network NAME --subgraphs`: the subgraph tasks (tuner/subgraph.h). */
+static int list_subgraphs(const char *network, const NetworkOptions *nopt, int show) {
+    char err[TT_ERRLEN];
+    Graph g;
+    if (Network_graph(network, nopt, &g, err) != TT_OK) return usage_error(err);
+    Subgraphs sg;
+    if (Subgraphs_make(&g, &sg, err) != TT_OK) {
+        fprintf(stderr, "tunetop tasks: %s\n", err);
+        Graph_done(&g);
+        return 1;
+    }
+    int rc = 0;
+    if (show >= 0) {
+        if (show < sg.n_tasks)
+            fputs(sg.tasks[show].te, stdout);
+        else
+            rc = usage_error("--show: no such task ID (see tunetop tasks --network NAME --subgraphs)");
+        Subgraphs_done(&sg);
+        Graph_done(&g);
+        return rc;
+    }
+    int default_image = Network_defaultImage(network);
+    char image[48];
+    if (!default_image)
+        snprintf(image, sizeof image, "sequence %d", nopt->seq_len);
+    else
+        snprintf(image, sizeof image, "image %d", nopt->image_size ? nopt->image_size : default_image);
+    printf("Network %s: batch %d, %s; %d ops in %d subgraphs, %d tasks (tensor expressions, template te.sketch)\n",
+           network, nopt->batch, image, g.n_ops, sg.n_sg, sg.n_tasks);
+    printf("\n%4s %6s %9s  %-19s  %-20s  %s\n", "ID", "Weight", "GFLOP", "Key", "Name", "Ops (the first occurrence)");
+    double total = 0;
+    for (int t = 0; t < sg.n_tasks; t++) {
+        const SubgraphTask *k = &sg.tasks[t];
+        printf("%4d %6d %9.4f  %-19s  %-20s  %s\n", t, k->weight, k->flops / 1e9, k->key, k->name, sg.sg[k->sg].label);
+        total += k->flops * k->weight;
+    }
+    printf("\nTotal: %d tasks for %d subgraphs covering all %d ops, %.3f GFLOP per inference\n", sg.n_tasks, sg.n_sg,
+           g.n_ops, total / 1e9);
+    Subgraphs_done(&sg);
+    Graph_done(&g);
+    return rc;
 }

@@ -20,6 +20,7 @@
 #include "tuner/network.h"
 #include "tuner/scheduler.h"
 #include "tuner/strategy.h"
+#include "tuner/subgraph.h"
 #include "ui/headless.h"
 #include "ui/ui.h"
 
@@ -88,6 +89,9 @@ static void usage(FILE *out) {
             "  --task SPEC           an operator, e.g. conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1\n"
             "                        or dense:m=64,n=1024,k=1024 (repeatable; see `tunetop space --help`)\n"
             "  --network NAME        every task of a built-in network (%s)\n"
+            "  --subgraphs           with --network: tune the network as subgraphs instead (each anchor op with\n"
+            "                        its elementwise consumers, the other ops on their own; see tunetop tasks\n"
+            "                        --subgraphs), as tensor expressions searched by evolution (cpu target)\n"
             "  --expr FILE.te        a tensor expression (repeatable; see examples/te and tunetop sketches): on\n"
             "                        searched by evolution over its sketches (--tuner random or grid: the plain\n"
             "                        sampler's numbered random schedules); on cuda and opencl one-stage\n"
@@ -230,14 +234,42 @@ enum {
     O_GENERATIONS,
     O_MUTATION,
     O_EPS,
+    O_SUBGRAPHS,
     O_COST_MODEL
 };
 
 /* The loaded --expr programs: their workloads point at them until the session ends. */
 static TeTask *g_exprs[APP_MAX_SETS];
 static int g_n_exprs;
+/* The --subgraphs expressions (tuner/subgraph.h), as long as the session runs. */
+static TeTask **g_subgraphs;
+static int g_n_subgraphs;
 
 static int tune_main(int argc, char **argv, TuneMpi *mpi);
+
+/* Appends the subgraph tasks of a network (tuner/subgraph.h) to wls / weights:
+ * each an expression task (te.sketch) with weight = its occurrences. */
+static Status subgraph_tasks(const char *network, const NetworkOptions *nopt, Workload **wls, double **weights,
+                             int *n_wl, char *err) {
+    Graph g;
+    if (Network_graph(network, nopt, &g, err) != TT_OK) return TT_ERR;
+    Subgraphs sg;
+    Status st = Subgraphs_make(&g, &sg, err);
+    Graph_done(&g);
+    if (st != TT_OK) return TT_ERR;
+    *wls = realloc(*wls, (size_t)(*n_wl + sg.n_tasks + 1) * sizeof(Workload));
+    *weights = realloc(*weights, (size_t)(*n_wl + sg.n_tasks + 1) * sizeof(double));
+    g_subgraphs = realloc(g_subgraphs, (size_t)(g_n_subgraphs + sg.n_tasks + 1) * sizeof *g_subgraphs);
+    if (!*wls || !*weights || !g_subgraphs) abort();
+    for (int t = 0; t < sg.n_tasks && st == TT_OK; t++) {
+        st = TeTask_fromText(sg.tasks[t].te, sg.tasks[t].name, &g_subgraphs[g_n_subgraphs], &(*wls)[*n_wl], err);
+        if (st != TT_OK) break;
+        g_n_subgraphs++;
+        (*weights)[(*n_wl)++] = sg.tasks[t].weight;
+    }
+    Subgraphs_done(&sg);
+    return st;
+}
 
 /* --devices 0,1,3 */
 static Status parse_devices(const char *s, TuneMpi *mpi, char *err) {
@@ -327,6 +359,11 @@ int cmd_tune(int argc, char **argv) {
     for (int i = 0; i < g_n_exprs; i++)
         TeTask_delete(g_exprs[i]);
     g_n_exprs = 0;
+    for (int i = 0; i < g_n_subgraphs; i++)
+        TeTask_delete(g_subgraphs[i]);
+    free(g_subgraphs);
+    g_subgraphs = NULL;
+    g_n_subgraphs = 0;
     if (mpi.rank == 0 && mpi.size > 1 && !mpi.host) Cluster_quitServers(mpi.size);
     ClusterHost_delete(mpi.host);
     if (launched && Cluster_available()) Cluster_finalize();
@@ -365,6 +402,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
                                              {"roof-stop", required_argument, 0, O_ROOF_STOP},
                                              {"no-roof", no_argument, 0, O_NO_ROOF},
                                              {"expr", required_argument, 0, O_EXPR},
+                                             {"subgraphs", no_argument, 0, O_SUBGRAPHS},
                                              {"set", required_argument, 0, O_SET},
                                              {"help", no_argument, 0, O_HELP},
                                              {"rank-timeout", required_argument, 0, O_RANK_TIMEOUT},
@@ -387,6 +425,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     const char **specs = calloc((size_t)argc + 1, sizeof(char *));
     int n_specs = 0;
     const char *expr_paths[APP_MAX_SETS];
+    bool subgraphs = false;
     int n_expr = 0, n_sets = 0;
     TeSet sets[APP_MAX_SETS];
     bool tuner_given = false;
@@ -439,6 +478,9 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         case O_TUNER:
             cfg.strategy = optarg;
             tuner_given = true;
+            break;
+        case O_SUBGRAPHS:
+            subgraphs = true;
             break;
         case O_EXPR:
             if (n_expr == APP_MAX_SETS)
@@ -563,6 +605,15 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         tt_fail(err, "nothing to tune: give --task SPEC, --network NAME or --expr FILE.te (see tunetop tune --help)");
         goto usage_error;
     }
+    if (subgraphs && (!network || ops || nopt.layout != LAYOUT_NCHW || tmpl_name)) {
+        tt_fail(err, "--subgraphs tunes a --network's subgraphs (every op, NCHW); --ops, --layout and --template "
+                     "do not apply");
+        goto usage_error;
+    }
+    if (subgraphs && strcmp(target_name, "cpu") != 0) {
+        tt_fail(err, "--subgraphs is tuned on the cpu target (its expressions are searched by sketches there)");
+        goto usage_error;
+    }
     if (n_sets && !n_expr) {
         tt_fail(err, "--set applies to --expr files; there is none");
         goto usage_error;
@@ -572,14 +623,15 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
      * (te.cpu, te.gpu: numbered random schedules); template tasks take --tuner. */
     bool plain_sampler = tuner_given && (strcmp(cfg.strategy, "random") == 0 || strcmp(cfg.strategy, "grid") == 0);
     bool evolution_given = tuner_given && strcmp(cfg.strategy, "evolution") == 0;
-    if (evolution_given && (n_specs || network)) {
+    if (evolution_given && (n_specs || (network && !subgraphs))) {
         tt_fail(err, "--tuner evolution searches the schedules of --expr tasks; template tasks take xgb, ga, random "
                      "or grid (an --expr task is searched by evolution whatever --tuner says, unless random or grid)");
         goto usage_error;
     }
     /* te.sketch tasks name their own strategy; the session's tuner (shown in the UI) is evolution when they are all */
     if (evolution_given) cfg.strategy = Strategy_default()->name;
-    if (n_expr && !n_specs && !network && !plain_sampler && !tuner_given) cfg.strategy = "evolution";
+    if ((n_expr || subgraphs) && !n_specs && (!network || subgraphs) && !plain_sampler && !tuner_given)
+        cfg.strategy = "evolution";
     /* on a GPU target the sketch search (te.sketch.gpu) is asked for by name; the plain sampler is the default */
     bool gpu_sketch = false;
     const Target *named = Target_find(target_name);
@@ -604,7 +656,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         tt_fail(err, "--local-measure no leaves nothing to measure without measure servers (mpirun -np 2 or more)");
         goto usage_error;
     }
-    if (mpi->size > 1 && n_expr > 0) {
+    if (mpi->size > 1 && (n_expr > 0 || subgraphs)) {
         /* a server rebuilds a task from its key, and an expression's key does not carry its program */
         tt_fail(err, "--expr tasks cannot be measured by MPI ranks yet: run them without mpirun");
         goto usage_error;
@@ -638,7 +690,15 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         }
         weights[n_wl++] = 1;
     }
-    if (network) {
+    if (network && subgraphs) {
+        if (subgraph_tasks(network, &nopt, &wls, &weights, &n_wl, err) != TT_OK) {
+            fprintf(stderr, "tunetop: %s\n", err);
+            free(wls);
+            free(weights);
+            free(specs);
+            return 2;
+        }
+    } else if (network) {
         NetworkTask *nt = NULL;
         NetworkUntuned *un = NULL;
         int n_nt = 0, n_un = 0;

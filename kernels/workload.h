@@ -41,7 +41,7 @@ typedef enum {
 typedef enum { LAYOUT_NCHW = 0, LAYOUT_NHWC } Layout;
 
 #define WORKLOAD_KEY_LEN 192
-#define WORKLOAD_MAX_ARGS 6
+#define WORKLOAD_MAX_ARGS 8
 
 typedef struct Workload {
     OpKind op;

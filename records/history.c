@@ -7,13 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/keyindex.h"
-
-static void *xrealloc(void *p, size_t n) {
-    void *q = realloc(p, n);
-    if (!q) abort(); /* out of memory is not recoverable here, as in StrBuf */
-    return q;
-}
 
 static const char *key_of(const void *tasks, int i) { return ((const HistoryTask *)tasks)[i].key; }
 static const char *tmpl_of(const void *tasks, int i) { return ((const HistoryTask *)tasks)[i].template_name; }
@@ -66,7 +61,7 @@ static HistoryTask *task_for_key(History *this, const char *key, const char *tmp
     }
     if (this->n_tasks == this->cap) {
         this->cap = this->cap ? this->cap * 2 : 8;
-        this->tasks = xrealloc(this->tasks, (size_t)this->cap * sizeof *this->tasks);
+        this->tasks = tt_realloc(this->tasks, (size_t)this->cap * sizeof *this->tasks);
     }
     HistoryTask *task = &this->tasks[this->n_tasks++];
     memset(task, 0, sizeof *task);
@@ -87,7 +82,7 @@ static void add_taken(History *this, Record *rec) {
     HistoryTask *task = task_for(this, rec);
     if (task->n_records == task->cap) {
         task->cap = task->cap ? task->cap * 2 : 16;
-        task->records = xrealloc(task->records, (size_t)task->cap * sizeof *task->records);
+        task->records = tt_realloc(task->records, (size_t)task->cap * sizeof *task->records);
     }
     int i = task->n_records++;
     task->records[i] = *rec;
@@ -107,25 +102,17 @@ static void add_taken(History *this, Record *rec) {
 
 /* Tasks into ID order: the last session's list first (see history.h). */
 static void order_by_session(History *this) {
-    const LogSession *s = &this->session;
-    if (!s->n_tasks) return;
-    HistoryTask *sorted = xrealloc(NULL, (size_t)(this->cap ? this->cap : 1) * sizeof *sorted);
-    bool *taken = calloc((size_t)this->n_tasks + 1, sizeof *taken);
-    if (!taken) abort();
-    int n = 0;
-    for (int i = 0; i < s->n_tasks; i++) {
-        const HistoryTask *t = History_findTemplate(this, s->tasks[i].key, s->tasks[i].template_name);
-        int at = t ? (int)(t - this->tasks) : -1;
-        if (at < 0 || taken[at]) continue;
-        taken[at] = true;
-        sorted[n] = this->tasks[at];
-        sorted[n].weight = s->tasks[i].weight;
-        snprintf(sorted[n].network, sizeof sorted[n].network, "%s", s->tasks[i].network);
-        n++;
+    int *order, *from;
+    if (!LogSession_order((&this->session), &this->index, this->tasks, this->n_tasks, &order, &from)) return;
+    HistoryTask *sorted = tt_realloc(NULL, (size_t)(this->cap ? this->cap : 1) * sizeof *sorted);
+    for (int i = 0; i < this->n_tasks; i++) {
+        sorted[i] = this->tasks[order[i]];
+        if (from[i] < 0) continue;
+        sorted[i].weight = (&this->session)->tasks[from[i]].weight;
+        snprintf(sorted[i].network, sizeof sorted[i].network, "%s", (&this->session)->tasks[from[i]].network);
     }
-    for (int t = 0; t < this->n_tasks; t++)
-        if (!taken[t]) sorted[n++] = this->tasks[t];
-    free(taken);
+    free(order);
+    free(from);
     free(this->tasks);
     this->tasks = sorted;
     KeyIndex_rebuild(&this->index, this->tasks, this->n_tasks);
@@ -151,7 +138,7 @@ Status History_load(History *this, const char *path, char *err) {
         } else {
             if (this->n_steers == cap_steers) {
                 cap_steers = cap_steers ? cap_steers * 2 : 16;
-                this->steers = xrealloc(this->steers, (size_t)cap_steers * sizeof *this->steers);
+                this->steers = tt_realloc(this->steers, (size_t)cap_steers * sizeof *this->steers);
             }
             this->steers[this->n_steers++] = e.steer;
         }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "records/codec.h"
 
 void LogSession_init(LogSession *this) { memset(this, 0, sizeof *this); }
@@ -24,6 +25,30 @@ void LogSession_copy(LogSession *dst, const LogSession *src) {
         if (!dst->tasks) abort();
         memcpy(dst->tasks, src->tasks, (size_t)src->n_tasks * sizeof *dst->tasks);
     }
+}
+
+bool LogSession_order(const LogSession *this, const KeyIndex *index, const void *entries, int n_entries, int **order,
+                      int **from) {
+    if (!this->n_tasks) return false;
+    int *o = tt_calloc((size_t)n_entries + 1, sizeof *o), *f = tt_calloc((size_t)n_entries + 1, sizeof *f);
+    bool *taken = tt_calloc((size_t)n_entries + 1, sizeof *taken);
+    int n = 0;
+    for (int i = 0; i < this->n_tasks; i++) {
+        int at = KeyIndex_findPair(index, entries, this->tasks[i].key, this->tasks[i].template_name);
+        if (at < 0 || taken[at]) continue;
+        taken[at] = true;
+        o[n] = at;
+        f[n++] = i;
+    }
+    for (int t = 0; t < n_entries; t++)
+        if (!taken[t]) {
+            o[n] = t;
+            f[n++] = -1;
+        }
+    free(taken);
+    *order = o;
+    *from = f;
+    return true;
 }
 
 void LogSession_addTask(LogSession *this, const char *key, const char *tmpl, double weight, const char *network) {

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/keyindex.h"
 #include "base/status.h"
 #include "records/record.h"
 
@@ -73,6 +74,14 @@ void LogSession_done(LogSession *this);
 void LogSession_copy(LogSession *dst, const LogSession *src); /* dst initialised or done */
 /* Appends a task (copying the strings). */
 void LogSession_addTask(LogSession *this, const char *key, const char *tmpl, double weight, const char *network);
+
+/* A log's task table put in ID order, the session's list first: order[i] is
+ * the entry that goes to position i (the session's tasks found in the index,
+ * in the session's order, then the others as they were) and from[i] the
+ * session task it matched, or -1. Both arrays hold n_entries (malloc'd; the
+ * caller frees); false, with nothing allocated, when the session lists none. */
+bool LogSession_order(const LogSession *this, const KeyIndex *index, const void *entries, int n_entries, int **order,
+                      int **from);
 
 /* Encodings (malloc'd bytes, the caller frees). */
 Status LogSession_encode(const LogSession *this, char **bytes, size_t *len, char *err);

@@ -116,23 +116,17 @@ static void pending_add(PendingSteers *p, const LogSteer *s) {
 
 /* Tasks into ID order: the last session's list first (see summary.h). */
 static void order_by_session(LogSummary *this, const LogSession *s) {
-    if (!s->n_tasks) return;
+    int *order, *from;
+    if (!LogSession_order(s, &this->index, this->tasks, this->n_tasks, &order, &from)) return;
     SummaryTask *sorted = tt_realloc(NULL, (size_t)(this->cap ? this->cap : 1) * sizeof *sorted);
-    bool *taken = tt_calloc((size_t)this->n_tasks + 1, sizeof *taken);
-    int n = 0;
-    for (int i = 0; i < s->n_tasks; i++) {
-        const SummaryTask *t = LogSummary_findTemplate(this, s->tasks[i].key, s->tasks[i].template_name);
-        int at = t ? (int)(t - this->tasks) : -1;
-        if (at < 0 || taken[at]) continue;
-        taken[at] = true;
-        sorted[n] = this->tasks[at];
-        sorted[n].weight = s->tasks[i].weight;
-        snprintf(sorted[n].network, sizeof sorted[n].network, "%s", s->tasks[i].network);
-        n++;
+    for (int i = 0; i < this->n_tasks; i++) {
+        sorted[i] = this->tasks[order[i]];
+        if (from[i] < 0) continue;
+        sorted[i].weight = s->tasks[from[i]].weight;
+        snprintf(sorted[i].network, sizeof sorted[i].network, "%s", s->tasks[from[i]].network);
     }
-    for (int t = 0; t < this->n_tasks; t++)
-        if (!taken[t]) sorted[n++] = this->tasks[t];
-    free(taken);
+    free(order);
+    free(from);
     free(this->tasks);
     this->tasks = sorted;
     KeyIndex_rebuild(&this->index, this->tasks, this->n_tasks);

@@ -73,8 +73,25 @@ void Runner_measure(Runner *this, const KernelSource *src, const BuildResult *bu
     }
     WorkerMeasureReq req;
     WorkerMeasureReq_fill(&req, opt, src, built);
-    WorkerProc_measure(&this->proc, &req, source, source ? strlen(source) : 0,
-                       opt->run_timeout_s > 0 ? opt->run_timeout_s : 10.0, out);
+    double timeout = opt->run_timeout_s > 0 ? opt->run_timeout_s : 10.0;
+    double slow = Runner_slowTimeout(opt->slow_cutoff_s);
+    bool cut = slow > 0 && slow < timeout;
+    WorkerProc_measure(&this->proc, &req, source, source ? strlen(source) : 0, cut ? slow : timeout, out);
+    if (cut && out->error_no == ERR_RUN_TIMEOUT) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "kernel did not finish within %.3g s (%dx the slow cutoff, which is %.3g ms; --timeout is %.3g s); "
+                 "worker killed",
+                 slow, RUNNER_SLOW_TIMEOUT_FACTOR, opt->slow_cutoff_s * 1e3, timeout);
+        free(out->msg);
+        out->msg = strdup(msg);
+    }
+}
+
+double Runner_slowTimeout(double slow_cutoff_s) {
+    if (!(slow_cutoff_s > 0)) return 0;
+    double t = RUNNER_SLOW_TIMEOUT_FACTOR * slow_cutoff_s;
+    return t > RUNNER_SLOW_TIMEOUT_FLOOR_S ? t : RUNNER_SLOW_TIMEOUT_FLOOR_S;
 }
 
 void Runner_delete(Runner *this) {

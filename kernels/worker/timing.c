@@ -18,9 +18,22 @@ static double time_runs(void (*run)(void *), WorkerTimerFn timer, void *ctx, int
 
 void WorkerMode_time(void (*run)(void *ctx), WorkerTimerFn timer, void *ctx, const WorkerMeasureReq *req,
                      WorkerReply *rep) {
+    WorkerMode_timeAfter(run, timer, ctx, req, 0, rep);
+}
+
+void WorkerMode_timeAfter(void (*run)(void *ctx), WorkerTimerFn timer, void *ctx, const WorkerMeasureReq *req,
+                          double first_s, WorkerReply *rep) {
     int number = req->number > 0 ? req->number : 1;
     int repeat = req->repeat < 1 ? 1 : req->repeat > MEASURE_MAX_COSTS ? MEASURE_MAX_COSTS : req->repeat;
     double min_s = req->min_repeat_ms > 0 ? req->min_repeat_ms * 1e-3 : 0;
+    if (first_s > 0 && req->slow_cutoff_s > 0 && first_s > req->slow_cutoff_s) {
+        number = 1; /* far slower than the best already: one run tells enough */
+        repeat = 1;
+        min_s = 0;
+    } else if (first_s > 0 && min_s == 0 && (double)number * first_s > WORKER_REPEAT_CAP_S) {
+        int cap = (int)(WORKER_REPEAT_CAP_S / first_s);
+        number = cap < 1 ? 1 : cap;
+    }
     /* Calibration for min_repeat_ms: these runs are not reported. */
     while (min_s > 0) {
         double t = time_runs(run, timer, ctx, number);

@@ -15,6 +15,7 @@
 #include "base/strbuf.h"
 #include "kernels/target.h"
 #include "kernels/targets/cpu/abi.h"
+#include "kernels/targets/runner.h"
 #include "kernels/worker/proc.h"
 #include "kernels/workload.h"
 #include "tests/check.h"
@@ -387,6 +388,73 @@ TEST(number_repeat_and_min_repeat_ms) {
     BuildResult_done(&b);
 }
 
+/* A kernel whose run lasts 120 ms or more (it sleeps): a repeat is one run
+ * (WORKER_REPEAT_CAP_S), and the correctness run times the pack and finish,
+ * so number 4 x repeat 3 costs 1 + 3 runs, not 1 + 12 + 1; past the slow
+ * cutoff, 1 + 1. */
+TEST(slow_kernel_repeats_are_single_runs) {
+    char counter[300], cmd[400];
+    snprintf(counter, sizeof counter, "%s/calls.txt", g_dir);
+    snprintf(cmd, sizeof cmd, "FILE *f = fopen(\"%s\", \"w\"); if (f) { fprintf(f, \"%%ld\\n\", calls); fclose(f); }",
+             counter);
+    MeasureOptions opt;
+    MeasureOptions_defaults(&opt);
+    char *s = dense_source(4, 8, 16, STORE, "extern int usleep(unsigned); usleep(120000);", cmd);
+    BuildResult b;
+    build(s, &opt, &b);
+    free(s);
+    CHECK_EQ_INT(b.error_no, ERR_NO_ERROR);
+    set_dense(4, 8, 16);
+    MeasureResult m;
+    measure(g_runner, &b, &opt, &m);
+    CHECK_EQ_INT(m.error_no, ERR_NO_ERROR);
+    CHECK_EQ_INT(m.n_costs, 3);
+    for (int i = 0; i < m.n_costs; i++)
+        CHECK(m.costs[i] >= 0.12);
+    CHECK(m.pack_s >= 0 && m.pack_s < 0.12);
+    CHECK_EQ_INT(read_number(counter), 1 + 3);
+    MeasureResult_done(&m);
+    opt.slow_cutoff_s = 0.05;
+    measure(g_runner, &b, &opt, &m);
+    CHECK_EQ_INT(m.error_no, ERR_NO_ERROR);
+    CHECK_EQ_INT(m.n_costs, 1);
+    CHECK(m.costs[0] >= 0.12);
+    CHECK_EQ_INT(read_number(counter), 1 + 1);
+    MeasureResult_done(&m);
+    BuildResult_done(&b);
+}
+
+/* With a slow cutoff the run timeout is 8x the cutoff, at least 2 s, at most
+ * --timeout: a hanging candidate is killed after 2 s, not 10, and says why. */
+TEST(slow_cutoff_shortens_the_run_timeout) {
+    CHECK(Runner_slowTimeout(0) == 0);
+    CHECK(Runner_slowTimeout(0.01) == RUNNER_SLOW_TIMEOUT_FLOOR_S);
+    CHECK(Runner_slowTimeout(1.0) == 8.0);
+    MeasureOptions opt;
+    MeasureOptions_defaults(&opt);
+    opt.run_timeout_s = 30;
+    opt.slow_cutoff_s = 0.01;
+    char *bad = dense_source(4, 8, 16, STORE, "for (volatile int spin = 1; spin;) {}", "");
+    BuildResult b;
+    build(bad, &opt, &b);
+    free(bad);
+    set_dense(4, 8, 16);
+    MeasureResult m;
+    measure(g_runner, &b, &opt, &m);
+    CHECK_EQ_INT(m.error_no, ERR_RUN_TIMEOUT);
+    CHECK_CONTAINS(m.msg, "within 2 s");
+    CHECK_CONTAINS(m.msg, "slow cutoff");
+    CHECK(m.run_s >= 2.0 && m.run_s < 30);
+    MeasureResult_done(&m);
+    opt.slow_cutoff_s = 10; /* 80 s: --timeout (1 s here) is the smaller */
+    opt.run_timeout_s = 1;
+    measure(g_runner, &b, &opt, &m);
+    CHECK_EQ_INT(m.error_no, ERR_RUN_TIMEOUT);
+    CHECK_CONTAINS(m.msg, "within 1 s; worker killed");
+    MeasureResult_done(&m);
+    BuildResult_done(&b);
+}
+
 TEST(threads_option_sets_the_worker_threads) __attribute__((unused));
 TEST(threads_option_sets_the_worker_threads) {
     char out[300], cmd[400];
@@ -586,6 +654,8 @@ int main(void) {
     RUN(abort_quotes_the_last_output_of_the_worker);
     RUN(hang_is_run_timeout_and_the_next_measure_works);
     RUN(number_repeat_and_min_repeat_ms);
+    RUN(slow_kernel_repeats_are_single_runs);
+    RUN(slow_cutoff_shortens_the_run_timeout);
 #ifndef TT_CPU_TSAN /* under ThreadSanitizer candidates are built without OpenMP (kernels/targets/cpu/abi.h) */
     RUN(threads_option_sets_the_worker_threads);
 #endif

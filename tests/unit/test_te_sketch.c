@@ -160,18 +160,27 @@ TEST(matmul_is_tiled_on_cpu_and_gpu) {
     if (!e) return;
     Sketch sk[SKETCH_MAX];
     int n = Sketch_generate(&e->dag, 0, 2, sk);
-    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(n, 2); /* add cache stage forks: a local accumulator, and tiled in place */
     CHECK_EQ_INT(sk[0].st[0].how, SK_TILED);
     CHECK(has(&sk[0].st[0], RULE_TILE));
     CHECK(has(&sk[0].st[0], RULE_CACHE_WRITE)); /* data reuse and no consumer: the condition holds */
     CHECK(!has(&sk[0].st[0], RULE_INLINE) && !has(&sk[0].st[0], RULE_SKIP));
-    CHECK(strstr(sk[0].note, "cache_write") != NULL);
+    CHECK(sk[0].note[0] == '\0');
+    CHECK_EQ_INT(sk[1].st[0].how, SK_INPLACE);
+    CHECK(has(&sk[1].st[0], RULE_TILE) && !has(&sk[1].st[0], RULE_CACHE_WRITE));
     StrBuf s;
     StrBuf_init(&s);
     Sketch_format(&sk[0], &e->dag, &s);
+    /* the copy (stage 1) SSS: i0 j0 i1 j1 i2 j2; the accumulation computed at j1, its k split in two
+     * and its loops k0 k1 i j (the register tile innermost) */
+    CHECK_CONTAINS(s.data, "cache_write 0; split 1 1 ? ?; split 1 0 ? ?; reorder 1 0 3 1 4 2 5; compute_at 0 1 3; "
+                           "split 0 2 ?; reorder 0 2 3 0 1");
+    CHECK_CONTAINS(s.data, "SS(RRS)");
+    StrBuf_clear(&s);
+    Sketch_format(&sk[1], &e->dag, &s);
     /* SSRSRS: i and j in four levels, k in two, reordered i0 j0 i1 j1 k0 i2 j2 k1 i3 j3 */
     CHECK_CONTAINS(s.data, "split 0 2 ?; split 0 1 ? ? ?; split 0 0 ? ? ?; reorder 0 0 4 1 5 8 2 6 9 3 7");
-    CHECK_CONTAINS(s.data, "multi-level tiling");
+    CHECK_CONTAINS(s.data, "SSRSRS in place");
     check_annotations(e, sk, n);
     n = Sketch_generate(&e->dag, 1, 2, sk);
     CHECK_EQ_INT(n, 1);
@@ -198,6 +207,67 @@ TEST(matmul_is_tiled_on_cpu_and_gpu) {
     ex_free(e);
 }
 
+/* The line of the loop nest's text that starts (after its indent) with `what`. */
+static const char *nest_line(const char *text, const char *what) {
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        const char *q = p;
+        while (*q == ' ')
+            q++;
+        if (strncmp(q, what, strlen(what)) == 0) return q;
+    }
+    return NULL;
+}
+
+/* Whether the line at `line` holds `what`. */
+static int line_has(const char *line, const char *what) {
+    const char *end = strchr(line, '\n'), *at = strstr(line, what);
+    return at && (!end || at < end);
+}
+
+TEST(the_cpu_default_accumulates_in_a_register_tile) {
+    TeSet set[] = {{"N", 64}};
+    Ex *e = load("matmul", set, 1);
+    CHECK(e);
+    if (!e) return;
+    Sketch sk[SKETCH_MAX];
+    Sketch_generate(&e->dag, 0, 2, sk);
+    SketchAnn ann[2];
+    Sketch_heuristic(&sk[0], &e->dag, 16, ann);
+    Steps st;
+    Sketch_steps(&sk[0], &e->dag, ann, &st);
+    LoopNest ln;
+    char err[TT_ERRLEN];
+    CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+    StrBuf s, c;
+    StrBuf_init(&s);
+    StrBuf_init(&c);
+    LoopNest_print(&ln, &s);
+    LoopNest_emit_c(&ln, "k", &c);
+    /* two vectors of 16 wide, eight rows: 16 accumulators, computed at the copy's second tile level; the
+     * copy's outer loops (i0 of 1, j0 of 2: two cores) run in parallel as one */
+    CHECK_CONTAINS(s.data, "alloc C.local[8, 32]");
+    CHECK_CONTAINS(c.data, "#pragma omp parallel for collapse(2)");
+    /* k outside the tile, the rows unrolled, the 32 columns one SIMD loop; the box lies inside C: no guard */
+    const char *k = nest_line(s.data, "for i0_3 < 64"), *rows = nest_line(s.data, "for i0_0 < 8 unroll 8"),
+               *cols = nest_line(s.data, "for i0_1 < 32 vectorize"), *upd = nest_line(s.data, "update C.local");
+    CHECK(k && rows && cols && upd && k < rows && rows < cols && cols < upd);
+    CHECK(upd && !line_has(upd, " if "));
+    LoopNest_done(&ln);
+    /* a tile that does not divide the tensor keeps the guard */
+    Steps odd;
+    CHECK(Steps_decode("cache_write 0; split 1 0 5; split 1 2 16; reorder 1 0 2 1 3; compute_at 0 1 1", &odd, err) ==
+          TT_OK);
+    CHECK(LoopNest_lower(&ln, &e->dag, &odd, err) == TT_OK);
+    StrBuf_clear(&s);
+    LoopNest_print(&ln, &s);
+    upd = nest_line(s.data, "update C.local");
+    CHECK(upd && line_has(upd, " if ") && line_has(upd, "< 64"));
+    LoopNest_done(&ln);
+    StrBuf_done(&s);
+    StrBuf_done(&c);
+    ex_free(e);
+}
+
 TEST(dense_with_an_elementwise_consumer_forks_into_fused_and_plain) {
     TeSet set[] = {{"M", 8}, {"N", 12}, {"K", 16}};
     Ex *e = load("dense_bias_gelu", set, 3);
@@ -208,8 +278,8 @@ TEST(dense_with_an_elementwise_consumer_forks_into_fused_and_plain) {
     Sketch sk[SKETCH_MAX];
     int n = Sketch_generate(&e->dag, 0, 2, sk);
     CHECK_EQ_INT(n, 2);
-    /* plain: D tiled, Y its own nest (skip) */
-    CHECK_EQ_INT(sk[0].st[d].how, SK_TILED);
+    /* plain: D tiled in place, Y its own nest (skip) */
+    CHECK_EQ_INT(sk[0].st[d].how, SK_INPLACE);
     CHECK_EQ_INT(sk[0].st[y].how, SK_ROOT);
     CHECK(has(&sk[0].st[y], RULE_SKIP));
     CHECK(!has(&sk[0].st[d], RULE_CACHE_WRITE)); /* a fusible consumer: no cache stage */
@@ -291,7 +361,7 @@ TEST(conv2d_is_tiled_within_the_step_limits) {
     Sketch sk[SKETCH_MAX];
     for (int gpu = 0; gpu < 2; gpu++) {
         int n = Sketch_generate(&e->dag, gpu, 2, sk);
-        CHECK_EQ_INT(n, 1);
+        CHECK_EQ_INT(n, gpu ? 1 : 2);
         CHECK_EQ_INT(sk[0].st[0].how, SK_TILED);
         check_annotations(e, sk, n);
     }
@@ -377,6 +447,7 @@ TEST(the_schedule_table_gives_back_what_it_holds) {
 
 int main(void) {
     RUN(matmul_is_tiled_on_cpu_and_gpu);
+    RUN(the_cpu_default_accumulates_in_a_register_tile);
     RUN(dense_with_an_elementwise_consumer_forks_into_fused_and_plain);
     RUN(softmax_inlines_its_elementwise_stage);
     RUN(layer_norm_gets_root_stages_and_a_note);

@@ -300,24 +300,7 @@ static void conv_emitRun(StrBuf *sb, const ConvPlan *p) {
 /* Canonical index expressions of the data / output arrays for the layout. */
 static void conv_emitPackFinish(StrBuf *sb, const ConvPlan *p, int ai_res, int ai_out) {
     /* tt_pack: data (and residual) into the blocked layouts; the zero border stays from tt_alloc */
-    StrBuf_append(sb, "void tt_pack(void *sv) {\n    St *s = sv;\n    const float *src = s->args[0];\n");
-    if (!p->nhwc)
-        StrBuf_append(sb, "#pragma omp parallel for collapse(2) schedule(static)\n"
-                          "    for (int n = 0; n < N; n++) for (int c = 0; c < CI; c++)\n"
-                          "    for (int h = 0; h < H; h++) {\n"
-                          "        const float *sp = src + (((size_t)n * CI + c) * H + h) * W;\n"
-                          "        float *dp = s->in + (size_t)n * IN_N + (size_t)(c / ICB) * IN_C"
-                          " + (size_t)(h + PH) * IN_H + (size_t)PW * ICB + c % ICB;\n"
-                          "        for (int w = 0; w < W; w++) dp[(size_t)w * ICB] = sp[w];\n    }\n");
-    else
-        StrBuf_append(sb, "#pragma omp parallel for collapse(2) schedule(static)\n"
-                          "    for (int n = 0; n < N; n++) for (int h = 0; h < H; h++)\n"
-                          "    for (int w = 0; w < W; w++) {\n"
-                          "        const float *sp = src + (((size_t)n * H + h) * W + w) * CI;\n"
-                          "        float *dp = s->in + (size_t)n * IN_N + (size_t)(h + PH) * IN_H"
-                          " + (size_t)(w + PW) * ICB;\n"
-                          "        for (int c = 0; c < CI; c++) dp[(size_t)(c / ICB) * IN_C + c % ICB] = sp[c];\n"
-                          "    }\n");
+    CpuGen_emitPackInput(sb, p->nhwc, "ICB");
     if (p->direct) /* tt_run reads the residual and writes the output in place */
         StrBuf_append(sb, "}\nvoid tt_finish(void *sv) { (void)sv; }\n");
     else
@@ -349,18 +332,9 @@ static Status conv2d_generate(const Workload *wl, const Space *space, const int3
 
     StrBuf sb;
     CpuGen_begin(&sb, "conv2d_nchwc.cpu", space, choice, p.vf);
-    StrBuf_printf(&sb,
-                  "#define N %lld\n#define CI %lld\n#define H %lld\n#define W %lld\n#define CO %lld\n"
-                  "#define KH %lld\n#define KW %lld\n#define SH %lld\n#define SW %lld\n#define PH %lld\n"
-                  "#define PW %lld\n#define DH %lld\n#define DW %lld\n#define OH %lld\n#define OW %lld\n"
-                  "#define ICB %lld\n#define ICC %lld\n#define OCB %lld\n#define OCC %lld\n#define RN %lld\n"
-                  "#define OWP %lld\n#define HP %lld\n#define WP %lld\n#define RESIDUAL %d\n",
-                  (long long)p.N, (long long)p.CI, (long long)p.H, (long long)p.W, (long long)p.CO, (long long)p.KH,
-                  (long long)p.KW, (long long)p.SH, (long long)p.SW, (long long)p.PH, (long long)p.PW, (long long)p.DH,
-                  (long long)p.DW, (long long)p.OH, (long long)p.OW, (long long)p.ICB, (long long)p.ICC,
-                  (long long)p.OCB, (long long)p.OCC, (long long)p.RN, (long long)p.OWP, (long long)p.HP,
-                  (long long)p.WP, p.residual && !p.direct ? 1 : 0);
-    StrBuf_printf(&sb, "#define OSTR %lld\n", (long long)p.OSTR);
+    CpuGen_defines(&sb, "N CI H W CO KH KW SH SW PH PW DH DW OH OW ICB ICC OCB OCC RN OWP HP WP RESIDUAL OSTR", p.N,
+                   p.CI, p.H, p.W, p.CO, p.KH, p.KW, p.SH, p.SW, p.PH, p.PW, p.DH, p.DW, p.OH, p.OW, p.ICB, p.ICC,
+                   p.OCB, p.OCC, p.RN, p.OWP, p.HP, p.WP, p.residual && !p.direct ? 1 : 0, p.OSTR);
     StrBuf_append(&sb, "#define IN_H ((size_t)WP * ICB)\n#define IN_C ((size_t)HP * IN_H)\n"
                        "#define IN_N ((size_t)ICC * IN_C)\n#define W_OCC ((size_t)ICC * KH * KW * ICB * OCB)\n"
                        "#define O_N ((size_t)OCC * OH * OWP * OCB)\n");

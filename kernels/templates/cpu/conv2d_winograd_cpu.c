@@ -414,24 +414,7 @@ static void wg_emitRun(StrBuf *sb, const WgPlan *p, double at[][WG_MAX_A], doubl
 }
 
 static void wg_emitPack(StrBuf *sb, const WgPlan *p, int ai_res, int ai_out) {
-    StrBuf_append(sb, "void tt_pack(void *sv) {\n    St *s = sv;\n    const float *src = s->args[0];\n");
-    if (!p->nhwc)
-        StrBuf_append(sb, "#pragma omp parallel for collapse(2) schedule(static)\n"
-                          "    for (int n = 0; n < N; n++) for (int c = 0; c < CI; c++)\n"
-                          "    for (int h = 0; h < H; h++) {\n"
-                          "        const float *sp = src + (((size_t)n * CI + c) * H + h) * W;\n"
-                          "        float *dp = s->in + (size_t)n * IN_N + (size_t)(c / VF) * IN_C"
-                          " + (size_t)(h + PH) * IN_H + (size_t)PW * VF + c % VF;\n"
-                          "        for (int w = 0; w < W; w++) dp[(size_t)w * VF] = sp[w];\n    }\n");
-    else
-        StrBuf_append(sb, "#pragma omp parallel for collapse(2) schedule(static)\n"
-                          "    for (int n = 0; n < N; n++) for (int h = 0; h < H; h++)\n"
-                          "    for (int w = 0; w < W; w++) {\n"
-                          "        const float *sp = src + (((size_t)n * H + h) * W + w) * CI;\n"
-                          "        float *dp = s->in + (size_t)n * IN_N + (size_t)(h + PH) * IN_H"
-                          " + (size_t)(w + PW) * VF;\n"
-                          "        for (int c = 0; c < CI; c++) dp[(size_t)(c / VF) * IN_C + c % VF] = sp[c];\n"
-                          "    }\n");
+    CpuGen_emitPackInput(sb, p->nhwc, "VF");
     CpuGen_emitResidualAndFinish(sb, p->nhwc, ai_res, ai_out);
 }
 
@@ -489,18 +472,9 @@ static Status wg_generate(const Workload *wl, const Space *space, const int32_t 
     CpuGen_begin(&sb, "conv2d_winograd.cpu", space, choice, p.vf);
     StrBuf_append(&sb, "#ifdef _OPENMP\n#include <omp.h>\n#define TT_TID omp_get_thread_num()\n"
                        "#define TT_NTH omp_get_max_threads()\n#else\n#define TT_TID 0\n#define TT_NTH 1\n#endif\n");
-    StrBuf_printf(
-        &sb,
-        "#define N %lld\n#define CI %lld\n#define H %lld\n#define W %lld\n#define CO %lld\n"
-        "#define PH %lld\n#define PW %lld\n#define OH %lld\n#define OW %lld\n#define M %lld\n#define A %lld\n"
-        "#define A2 %lld\n#define TH %lld\n#define TW %lld\n#define T %lld\n#define TB %lld\n#define TP %lld\n"
-        "#define CIB %lld\n#define CIP %lld\n#define OCB %lld\n#define OCC %lld\n#define RN %lld\n"
-        "#define OWP %lld\n#define HP %lld\n#define WP %lld\n#define RESIDUAL %d\n#define XFORM %d\n",
-        (long long)p.N, (long long)p.CI, (long long)p.H, (long long)p.W, (long long)p.CO, (long long)p.PH,
-        (long long)p.PW, (long long)p.OH, (long long)p.OW, (long long)p.M, (long long)p.A, (long long)p.A2,
-        (long long)p.TH, (long long)p.TW, (long long)p.T, (long long)p.TB, (long long)p.TP, (long long)p.CIB,
-        (long long)p.CIP, (long long)p.OCB, (long long)p.OCC, (long long)p.RN, (long long)p.OWP, (long long)p.HP,
-        (long long)p.WP, p.residual ? 1 : 0, p.xform);
+    CpuGen_defines(&sb, "N CI H W CO PH PW OH OW M A A2 TH TW T TB TP CIB CIP OCB OCC RN OWP HP WP RESIDUAL XFORM", p.N,
+                   p.CI, p.H, p.W, p.CO, p.PH, p.PW, p.OH, p.OW, p.M, p.A, p.A2, p.TH, p.TW, p.T, p.TB, p.TP, p.CIB,
+                   p.CIP, p.OCB, p.OCC, p.RN, p.OWP, p.HP, p.WP, p.residual ? 1 : 0, p.xform);
     StrBuf_append(&sb, "#define IN_H ((size_t)WP * VF)\n#define IN_C ((size_t)HP * IN_H)\n"
                        "#define IN_N ((size_t)CIB * IN_C)\n#define V_X ((size_t)TP * CIP)\n"
                        "#define MS_N ((size_t)A2 * TB * OCB)\n#define O_N ((size_t)OCC * OH * OWP * OCB)\n"

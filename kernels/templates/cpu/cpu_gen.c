@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int CpuGen_vf(const DeviceInfo *dev) {
@@ -85,6 +86,44 @@ void CpuGen_emitResidualAndFinish(StrBuf *sb, bool nhwc, int ai_res, int ai_out)
                   "void tt_finish(void *sv) {\n    St *s = sv;\n    float *dst = s->args[%d];\n"
                   "#pragma omp parallel for collapse(2) schedule(static)\n%s        dst[%s] = s->out[%s];\n}\n",
                   ai_out, loops, canon, blk);
+}
+
+void CpuGen_emitDefines(StrBuf *sb, const char *names, const int64_t *values, int n_values) {
+    int i = 0;
+    for (const char *p = names; *p;) {
+        size_t len = strcspn(p, " ");
+        if (len) {
+            if (i >= n_values) abort();
+            StrBuf_printf(sb, "#define %.*s %lld\n", (int)len, p, (long long)values[i++]);
+        }
+        p += len + (p[len] == ' ');
+    }
+    if (i != n_values) abort();
+}
+
+void CpuGen_emitPackInput(StrBuf *sb, bool nhwc, const char *block) {
+    StrBuf_append(sb, "void tt_pack(void *sv) {\n    St *s = sv;\n    const float *src = s->args[0];\n");
+    if (!nhwc)
+        StrBuf_printf(sb,
+                      "#pragma omp parallel for collapse(2) schedule(static)\n"
+                      "    for (int n = 0; n < N; n++) for (int c = 0; c < CI; c++)\n"
+                      "    for (int h = 0; h < H; h++) {\n"
+                      "        const float *sp = src + (((size_t)n * CI + c) * H + h) * W;\n"
+                      "        float *dp = s->in + (size_t)n * IN_N + (size_t)(c / %1$s) * IN_C"
+                      " + (size_t)(h + PH) * IN_H + (size_t)PW * %1$s + c %% %1$s;\n"
+                      "        for (int w = 0; w < W; w++) dp[(size_t)w * %1$s] = sp[w];\n    }\n",
+                      block);
+    else
+        StrBuf_printf(sb,
+                      "#pragma omp parallel for collapse(2) schedule(static)\n"
+                      "    for (int n = 0; n < N; n++) for (int h = 0; h < H; h++)\n"
+                      "    for (int w = 0; w < W; w++) {\n"
+                      "        const float *sp = src + (((size_t)n * H + h) * W + w) * CI;\n"
+                      "        float *dp = s->in + (size_t)n * IN_N + (size_t)(h + PH) * IN_H"
+                      " + (size_t)(w + PW) * %1$s;\n"
+                      "        for (int c = 0; c < CI; c++) dp[(size_t)(c / %1$s) * IN_C + c %% %1$s] = sp[c];\n"
+                      "    }\n",
+                      block);
 }
 
 void CpuGen_begin(StrBuf *sb, const char *name, const Space *space, const int32_t *choice, int vf) {

@@ -58,6 +58,21 @@ int CpuGen_filterLE(const int64_t *in, int n, int64_t cap, int64_t *out);
  * the state fields s->args, s->res, s->out. */
 void CpuGen_emitResidualAndFinish(StrBuf *sb, bool nhwc, int ai_res, int ai_out);
 
+/* For the conv2d templates: opens tt_pack and packs the data, args[0] in NCHW
+ * (or NHWC), into s->in [n][c/B][h + PH][w + PW][B], B the macro named by
+ * block; the zero border stays from tt_alloc. The caller closes tt_pack
+ * (CpuGen_emitResidualAndFinish does). Uses N, CI, H, W, PH, PW, IN_N, IN_C,
+ * IN_H. */
+void CpuGen_emitPackInput(StrBuf *sb, bool nhwc, const char *block);
+
+/* "#define NAME value" lines, one per name of the space-separated list, the
+ * values in the same order: CpuGen_defines(sb, "N CI", p.N, p.CI). A list and
+ * values of different lengths are a programming error (abort). */
+#define CpuGen_defines(sb, names, ...)                                                                                 \
+    CpuGen_emitDefines(sb, names, (const int64_t[]){__VA_ARGS__},                                                      \
+                       (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
+void CpuGen_emitDefines(StrBuf *sb, const char *names, const int64_t *values, int n_values);
+
 /* For the blocked-output templates: the state struct St (args, in, w, bias,
  * res, out) and the start of tt_setup, which allocates in and w with the given
  * float counts (C expressions over the caller's macros; out and res hold

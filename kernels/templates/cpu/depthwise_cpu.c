@@ -137,17 +137,9 @@ static Status dw_generate(const Workload *wl, const Space *space, const int32_t 
 
     StrBuf sb;
     CpuGen_begin(&sb, "depthwise_nchwc.cpu", space, choice, p.vf);
-    StrBuf_printf(&sb,
-                  "#define N %lld\n#define CI %lld\n#define MULT %lld\n#define H %lld\n#define W %lld\n"
-                  "#define CO %lld\n#define KH %lld\n#define KW %lld\n#define SH %lld\n#define SW %lld\n"
-                  "#define PH %lld\n#define PW %lld\n#define DH %lld\n#define DW %lld\n#define OH %lld\n"
-                  "#define OW %lld\n#define OCB %lld\n#define OCC %lld\n#define RN %lld\n#define OWP %lld\n"
-                  "#define HP %lld\n#define WP %lld\n#define RESIDUAL %d\n",
-                  (long long)p.N, (long long)p.CI, (long long)p.MULT, (long long)p.H, (long long)p.W, (long long)p.CO,
-                  (long long)p.KH, (long long)p.KW, (long long)p.SH, (long long)p.SW, (long long)p.PH, (long long)p.PW,
-                  (long long)p.DH, (long long)p.DW, (long long)p.OH, (long long)p.OW, (long long)p.OCB,
-                  (long long)p.OCC, (long long)p.RN, (long long)p.OWP, (long long)p.HP, (long long)p.WP,
-                  p.residual ? 1 : 0);
+    CpuGen_defines(&sb, "N CI MULT H W CO KH KW SH SW PH PW DH DW OH OW OCB OCC RN OWP HP WP RESIDUAL", p.N, p.CI,
+                   p.MULT, p.H, p.W, p.CO, p.KH, p.KW, p.SH, p.SW, p.PH, p.PW, p.DH, p.DW, p.OH, p.OW, p.OCB, p.OCC,
+                   p.RN, p.OWP, p.HP, p.WP, p.residual ? 1 : 0);
     StrBuf_append(&sb, "#define IN_H ((size_t)WP * OCB)\n#define IN_C ((size_t)HP * IN_H)\n"
                        "#define O_N ((size_t)OCC * OH * OWP * OCB)\n");
     CpuGen_beginHelpers(&sb);

@@ -184,13 +184,8 @@ static Status gemm_generate(const Workload *wl, const Space *space, const int32_
 
     StrBuf sb;
     CpuGen_begin(&sb, p.batched ? "batch_matmul_panel.cpu" : "dense_panel.cpu", space, choice, p.vf);
-    StrBuf_printf(&sb,
-                  "#define BATCH %lld\n#define M %lld\n#define N %lld\n#define K %lld\n#define MR %lld\n"
-                  "#define NR %lld\n#define NP %lld\n#define KC %lld\n#define NCB %lld\n#define MC %lld\n"
-                  "#define MBLK %lld\n",
-                  (long long)p.B, (long long)p.M, (long long)p.N, (long long)p.K, (long long)p.MR, (long long)p.NR,
-                  (long long)p.NP, (long long)p.KC, (long long)p.NCB, (long long)p.MC,
-                  (long long)((p.M + p.MC - 1) / p.MC));
+    CpuGen_defines(&sb, "BATCH M N K MR NR NP KC NCB MC MBLK", p.B, p.M, p.N, p.K, p.MR, p.NR, p.NP, p.KC, p.NCB, p.MC,
+                   ((p.M + p.MC - 1) / p.MC));
     StrBuf_append(&sb, "typedef struct St { float **args; float *bp, *bias; } St;\n");
     gemm_emitMicro(&sb, &p, (int)p.MR);
     if (p.MT) gemm_emitMicro(&sb, &p, (int)p.MT);

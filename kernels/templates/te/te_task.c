@@ -136,13 +136,33 @@ void TeSched_label(uint64_t index, int sketch, char *buf, size_t n) {
         snprintf(buf, n, "schedule %010llx", (unsigned long long)index);
 }
 
+/* The task of a parsed program (owned by the task from here on), named by `base`. */
+static Status task_of(TeProgram *prog, const char *path, const char *base, TeTask **out, Workload *wl, char *err);
+
 Status TeTask_load(const char *path, const TeSet *sets, int n_sets, TeTask **out, Workload *wl, char *err) {
     *out = NULL;
+    TeProgram *prog = TeProgram_load(path, sets, n_sets, err);
+    if (!prog) return TT_ERR;
+    const char *base = strrchr(path, '/');
+    return task_of(prog, path, base ? base + 1 : path, out, wl, err);
+}
+
+Status TeTask_fromText(const char *text, const char *name, TeTask **out, Workload *wl, char *err) {
+    *out = NULL;
+    TeProgram *prog = TeProgram_parse(text, name, NULL, 0, err);
+    if (!prog) return TT_ERR;
+    return task_of(prog, name, name, out, wl, err);
+}
+
+static Status task_of(TeProgram *prog, const char *path, const char *base, TeTask **out, Workload *wl, char *err) {
     TeTask *t = calloc(1, sizeof *t);
-    if (!t) return tt_fail(err, "out of memory");
+    if (!t) {
+        TeProgram_delete(prog);
+        return tt_fail(err, "out of memory");
+    }
     t->table = TeSchedTable_new();
-    t->prog = TeProgram_load(path, sets, n_sets, err);
-    if (!t->prog || TeDag_build(&t->dag, t->prog, err) != TT_OK) {
+    t->prog = prog;
+    if (TeDag_build(&t->dag, t->prog, err) != TT_OK) {
         TeTask_delete(t);
         return TT_ERR;
     }
@@ -168,8 +188,6 @@ Status TeTask_load(const char *path, const TeSet *sets, int n_sets, TeTask **out
     }
     memset(wl, 0, sizeof *wl);
     wl->op = OP_EXPR;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
     size_t len = strcspn(base, ".,:= ");
     if (len == 0) base = "expr", len = 4;
     if (len >= sizeof wl->expr_name) len = sizeof wl->expr_name - 1;

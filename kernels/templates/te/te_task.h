@@ -45,6 +45,9 @@ typedef struct TeTask {
  * "file: ...") on error: a parse error, more than one output, more than
  * WORKLOAD_MAX_ARGS - 1 inputs. */
 Status TeTask_load(const char *path, const TeSet *sets, int n_sets, TeTask **out, Workload *wl, char *err);
+/* The same for a program's text (no --set), named `name` in messages and in
+ * the workload (up to its first '.', ',', ':', '=' or space), e.g. a network's subgraph. */
+Status TeTask_fromText(const char *text, const char *name, TeTask **out, Workload *wl, char *err);
 void TeTask_delete(TeTask *this);
 
 /* Workload_args of the task (names are the program's tensor names). */
