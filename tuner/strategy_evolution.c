@@ -87,7 +87,7 @@ typedef struct Evo {
     int n_m, cap_m;
     uint64_t *nests; /* open addressing: hashes of the loop nests proposed (0: empty slot) */
     int n_nests, cap_nests;
-    int defaults_done; /* the zero-trial defaults were proposed */
+    int defaults_done; /* the zero-trial defaults of sketches 0.. this - 1 were proposed */
     int generation;    /* rounds of evolution so far */
     TeModel *model;    /* shared; NULL without XGBoost */
     char model_note[96];
@@ -275,12 +275,11 @@ static int evo_propose(void *self, VisitedSet *visited, uint64_t *out, int n) {
     Evo *e = self;
     int got = 0;
     /* 1. the zero-trial default of every sketch */
-    if (!e->defaults_done) {
-        e->defaults_done = 1;
+    if (e->defaults_done < e->n_sk) { /* (over as many rounds as the engine's first batches need) */
         SketchAnn *a = ann_new(e);
-        for (int s = 0; s < e->n_sk && got < n; s++) {
-            Sketch_heuristic(&e->sk[s], e->dag, e->ctx.dev->vector_floats, a);
-            got += take(e, visited, s, a, out + got);
+        for (; e->defaults_done < e->n_sk && got < n; e->defaults_done++) {
+            Sketch_heuristic(&e->sk[e->defaults_done], e->dag, e->ctx.dev->vector_floats, a);
+            got += take(e, visited, e->defaults_done, a, out + got);
         }
         free(a);
         if (got) return got;
@@ -369,7 +368,7 @@ static void evo_update(void *self, const uint64_t *index, const double *gflops, 
                 a = NULL;
             }
             m = measured_add(e, index[i], found, a);
-            e->defaults_done = 1; /* a resumed task has had its defaults measured */
+            e->defaults_done = e->n_sk; /* a resumed task has had its defaults measured */
         }
         m->gflops = gflops[i];
         if (e->model && known) {
