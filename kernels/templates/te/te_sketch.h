@@ -44,7 +44,7 @@
 
 typedef enum {
     RULE_INLINE,       /* always-inline: elementwise, not an output */
-    RULE_RFACTOR,      /* reduction with little spatial parallelism (no rfactor step yet) */
+    RULE_RFACTOR,      /* cpu: the reads run along a reduction axis, or a long reduction with little spatial work */
     RULE_CACHE_WRITE,  /* cpu: data reuse and no fusible consumer: a local accumulator (cache_write) */
     RULE_TILE_FUSION,  /* data reuse with one elementwise consumer: tile it, compute the stage at its tile */
     RULE_TILE,         /* data reuse: multi-level tiling */
@@ -63,6 +63,7 @@ typedef enum {
     SK_CONSUMER, /* the consumer of a fused producer: tiled over its spatial axes, the producer at its tile */
     SK_FUSED,    /* computed at its consumer's tile (the consumer is SK_CONSUMER) */
     SK_INPLACE,  /* cpu: multi-level tiling SSRSRS without a cache stage, accumulating in the tensor */
+    SK_RFACTOR,  /* cpu: rfactor, the new stage's inner lanes vectorized in a local accumulator */
 } SketchHow;
 
 typedef struct SketchStage {
