@@ -876,7 +876,7 @@ static int cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, 
         if (lev[x] == 3) vx = x;
     if (vx < 0) return 0;
     int64_t e = axis_extent(dag, t, vx);
-    int64_t reg = e % (2 * vector) == 0 ? 2 * vector : e % vector == 0 ? vector : largest_divisor(e, 2 * vector);
+    int64_t reg = simd_factor(e, 2 * vector); /* whole registers, or halves: no scalar remainder */
     /* no read moves along the vector axis in its innermost index (a dense layer's W[j, k] along j): a SIMD
      * loop there would gather; a few scalar accumulators instead (rfactor sketches vectorize such reductions) */
     int contiguous = vx < as->n_spatial && reads_along(as, as->spatial[vx]);
