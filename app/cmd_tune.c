@@ -698,6 +698,13 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
             free(specs);
             return 2;
         }
+        /* nothing left untuned: every subgraph task gets at least its first schedule (the zero-trial default) */
+        if (cfg.trials < n_wl) {
+            fprintf(stderr,
+                    "tunetop: --trials %d is fewer than the %d subgraph tasks: raised to %d, one each at least\n",
+                    cfg.trials, n_wl, n_wl);
+            cfg.trials = n_wl;
+        }
     } else if (network) {
         NetworkTask *nt = NULL;
         NetworkUntuned *un = NULL;

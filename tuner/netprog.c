@@ -626,16 +626,13 @@ static void emit_step(StrBuf *sb, const NetPlan *plan, const NetStep *s, const c
     case GOP_SPLIT_HEADS:
     case GOP_SPLIT_HEADS_T:
     case GOP_MERGE_HEADS: {
-        long long H = op->k, S = op->stride, D, B;
-        if (op->kind == GOP_MERGE_HEADS)
-            D = xt->dim[2], B = xt->dim[0] / H;
-        else
-            D = xt->dim[1] / H, B = xt->dim[0] / S;
+        int64_t B, H, S, D;
+        GraphOp_heads(g, op, &B, &H, &S, &D);
         StrBuf_printf(sb, "        ttrt_heads(T[%d], T[%d], %d, %lld, %lld, %lld, %lld);\n", x, y,
                       op->kind == GOP_SPLIT_HEADS     ? 0
                       : op->kind == GOP_SPLIT_HEADS_T ? 1
                                                       : 2,
-                      B, H, S, D);
+                      (long long)B, (long long)H, (long long)S, (long long)D);
         break;
     }
     default:
@@ -647,6 +644,15 @@ static void emit_step(StrBuf *sb, const NetPlan *plan, const NetStep *s, const c
  * usage: net DATA OUT NUMBER REPEAT MIN_REPEAT_MS PROFILE THREADS; it prints
  * TT_OUTPUT n, then TT_RUN number seconds per repeat, then with PROFILE one
  * TT_STEP i seconds per step (app/cmd_run.c reads them). */
+
+/* The sizes main() reads the data file and writes the output with. */
+static void write_sizes(StrBuf *sb, const Graph *g, int n_steps) {
+    StrBuf_printf(sb,
+                  "\n#define N_TENSORS %d\n#define N_STEPS %d\n#define N_PARAMS %lldLL\n#define N_INPUT %lldLL\n"
+                  "#define N_OUTPUT %lldLL\n",
+                  g->n_tensors, n_steps, (long long)g->n_params, (long long)Graph_inputFloats(g),
+                  (long long)GraphTensor_count(&g->tensors[g->output]));
+}
 
 static void write_helpers(StrBuf *sb) {
     StrBuf_append(sb, "\nstatic void fail(const char *msg) {\n    fprintf(stderr, \"%s\\n\", msg);\n    exit(3);\n}\n\n"
@@ -725,11 +731,7 @@ void NetProg_write(const NetPlan *plan, const char *const *prefixes, int n_kerne
                   g->name, plan->n_steps, gt->n_tasks);
     for (int k = 0; k < n_kernels; k++)
         StrBuf_printf(sb, "#include \"%s.h\"\n", prefixes[k]);
-    StrBuf_printf(sb,
-                  "\n#define N_TENSORS %d\n#define N_STEPS %d\n#define N_PARAMS %lldLL\n#define N_INPUT %lldLL\n"
-                  "#define N_OUTPUT %lldLL\n",
-                  g->n_tensors, plan->n_steps, (long long)g->n_params, (long long)Graph_inputFloats(g),
-                  (long long)GraphTensor_count(&g->tensors[g->output]));
+    write_sizes(sb, g, plan->n_steps);
     StrBuf_append(sb, "static float *T[N_TENSORS], *B[N_TENSORS];\nstatic float *P;\n");
     for (int s = 0; s < plan->n_steps; s++)
         if (plan->steps[s].kind == NSTEP_KERNEL)
@@ -809,11 +811,7 @@ void NetProg_writeSubgraphs(const Graph *g, const Subgraphs *sg, const char *con
                       "int %s_setup(float **args, void **state);\nvoid %s_run(void *state);\n"
                       "void %s_teardown(void *state);\n",
                       prefixes[t], prefixes[t], prefixes[t]);
-    StrBuf_printf(sb,
-                  "\n#define N_TENSORS %d\n#define N_STEPS %d\n#define N_PARAMS %lldLL\n#define N_INPUT %lldLL\n"
-                  "#define N_OUTPUT %lldLL\n",
-                  g->n_tensors, sg->n_sg, (long long)g->n_params, (long long)Graph_inputFloats(g),
-                  (long long)GraphTensor_count(&g->tensors[g->output]));
+    write_sizes(sb, g, sg->n_sg);
     StrBuf_append(sb, "static float *T[N_TENSORS];\nstatic float *P;\nstatic void *S[N_STEPS];\n");
     write_helpers(sb);
     StrBuf_append(sb, "static void step(int i) {\n    switch (i) {\n");

@@ -63,15 +63,16 @@ else
   fail "run --subgraphs: $(tail -n 5 "$WORK/run2.out")"
 fi
 
-# resume: the same budget again measures nothing new
+# resume: a budget the log already holds measures nothing new (--trials 1 is raised to one per task)
 records=$("$TT" dump "$LOG" | grep -c '"task"')
-"$TT" tune --network $NET --subgraphs --trials $trials --threads 1 --population 16 --generations 1 \
+"$TT" tune --network $NET --subgraphs --trials 1 --threads 1 --population 16 --generations 1 \
   --headless --log "$LOG" >"$WORK/tune2.out" 2>&1
 records2=$("$TT" dump "$LOG" | grep -c '"task"')
-if [ "$records" -eq "$records2" ] && [ "$records" -ge "$trials" ]; then
-  ok "resume: $records records, none added"
+if [ "$records" -eq "$records2" ] && [ "$records" -ge "$trials" ] &&
+  grep -q "fewer than the $n_tasks subgraph tasks: raised to $n_tasks" "$WORK/tune2.out"; then
+  ok "resume: $records records, none added; --trials 1 raised to $n_tasks"
 else
-  fail "resume: $records records before, $records2 after"
+  fail "resume: $records records before, $records2 after: $(head -n 3 "$WORK/tune2.out")"
 fi
 
 # bad input: one line, non-zero exit

@@ -277,20 +277,21 @@ TEST(dense_with_an_elementwise_consumer_forks_into_fused_and_plain) {
     CHECK(d >= 0 && y >= 0 && e->dag.stages[d].fusible_consumer == y);
     Sketch sk[SKETCH_MAX];
     int n = Sketch_generate(&e->dag, 0, 2, sk);
-    CHECK_EQ_INT(n, 2);
+    CHECK_EQ_INT(n, 3); /* D reads W[j, k] along k: an rfactor sketch too, first */
+    CHECK_EQ_INT(sk[0].st[d].how, SK_RFACTOR);
     /* plain: D tiled in place, Y its own nest (skip) */
-    CHECK_EQ_INT(sk[0].st[d].how, SK_INPLACE);
-    CHECK_EQ_INT(sk[0].st[y].how, SK_ROOT);
-    CHECK(has(&sk[0].st[y], RULE_SKIP));
-    CHECK(!has(&sk[0].st[d], RULE_CACHE_WRITE)); /* a fusible consumer: no cache stage */
+    CHECK_EQ_INT(sk[1].st[d].how, SK_INPLACE);
+    CHECK_EQ_INT(sk[1].st[y].how, SK_ROOT);
+    CHECK(has(&sk[1].st[y], RULE_SKIP));
+    CHECK(!has(&sk[1].st[d], RULE_CACHE_WRITE)); /* a fusible consumer: no cache stage */
     /* fused: Y tiled, D computed at Y's tile */
-    CHECK_EQ_INT(sk[1].st[d].how, SK_FUSED);
-    CHECK_EQ_INT(sk[1].st[d].consumer, y);
-    CHECK_EQ_INT(sk[1].st[y].how, SK_CONSUMER);
-    CHECK(has(&sk[1].st[d], RULE_TILE_FUSION) && has(&sk[1].st[y], RULE_TILE_FUSION));
+    CHECK_EQ_INT(sk[2].st[d].how, SK_FUSED);
+    CHECK_EQ_INT(sk[2].st[d].consumer, y);
+    CHECK_EQ_INT(sk[2].st[y].how, SK_CONSUMER);
+    CHECK(has(&sk[2].st[d], RULE_TILE_FUSION) && has(&sk[2].st[y], RULE_TILE_FUSION));
     StrBuf s;
     StrBuf_init(&s);
-    Sketch_format(&sk[1], &e->dag, &s);
+    Sketch_format(&sk[2], &e->dag, &s);
     CHECK_CONTAINS(s.data, "compute_at 0 1 1"); /* after Y's first level of tiles */
     StrBuf_done(&s);
     check_annotations(e, sk, n);
@@ -307,13 +308,17 @@ TEST(softmax_inlines_its_elementwise_stage) {
     if (!e) return;
     Sketch sk[SKETCH_MAX];
     int n = Sketch_generate(&e->dag, 0, 2, sk);
-    CHECK_EQ_INT(n, 1);
-    int ex = stage_named(e, "E"), y = stage_named(e, "Y"), s = stage_named(e, "S");
+    CHECK_EQ_INT(n, 4); /* the row max and the row sum read along j: each forks an rfactor sketch */
+    int ex = stage_named(e, "E"), y = stage_named(e, "Y"), s = stage_named(e, "S"), mx = stage_named(e, "Mx");
+    CHECK(sk[0].st[s].how == SK_RFACTOR && sk[0].st[mx].how == SK_RFACTOR); /* both first, then one, none */
+    Sketch first = sk[0];
+    sk[0] = sk[n - 1];
     CHECK_EQ_INT(sk[0].st[ex].how, SK_INLINE);
     CHECK(has(&sk[0].st[ex], RULE_INLINE));
     CHECK_EQ_INT(sk[0].st[y].how, SK_ROOT); /* an output is never inlined */
     CHECK(has(&sk[0].st[y], RULE_SKIP) && has(&sk[0].st[s], RULE_SKIP));
     CHECK(sk[0].note[0] == '\0');
+    sk[0] = first;
     check_annotations(e, sk, n);
     ex_free(e);
 }
@@ -325,7 +330,9 @@ TEST(layer_norm_gets_root_stages_and_a_note) {
     if (!e) return;
     Sketch sk[SKETCH_MAX];
     int n = Sketch_generate(&e->dag, 0, 2, sk);
-    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(n, 4); /* Mean and Var read along j (Var's read of Mean[i] stays put): rfactor sketches */
+    Sketch first = sk[0];
+    sk[0] = sk[n - 1]; /* the last: no rfactor */
     for (int k = 0; k < e->dag.n_stages; k++) {
         CHECK_EQ_INT(sk[0].st[k].how, SK_ROOT);
         CHECK_EQ_INT(sk[0].st[k].rules, 1u << RULE_SKIP);
@@ -334,7 +341,9 @@ TEST(layer_norm_gets_root_stages_and_a_note) {
     Steps st;
     Sketch_steps(&sk[0], &e->dag, NULL, &st);
     CHECK_EQ_INT(st.n, 0); /* the naive schedule: default loop nests */
+    sk[0] = first;
     check_annotations(e, sk, n);
+    sk[0] = sk[n - 1];
     /* Var (one consumer, Y) may be computed at a loop of Y */
     int var = stage_named(e, "Var");
     SketchAnn ann[8];
@@ -374,20 +383,67 @@ TEST(a_short_wide_reduction_meets_rfactor_and_cross_thread) {
     if (!e) return;
     Sketch sk[SKETCH_MAX];
     int n = Sketch_generate(&e->dag, 0, 2, sk);
+    /* cpu: rfactor forks (the reads run along k), its sketch first; the other goes on to skip */
+    CHECK_EQ_INT(n, 2);
+    CHECK(has(&sk[1].st[0], RULE_SKIP) && !has(&sk[1].st[0], RULE_RFACTOR));
     CHECK(has(&sk[0].st[0], RULE_RFACTOR));
-    CHECK(has(&sk[0].st[0], RULE_SKIP));
-    CHECK_CONTAINS(sk[0].note, "rfactor: no step yet");
+    CHECK_EQ_INT(sk[0].st[0].how, SK_RFACTOR);
+    CHECK(strstr(sk[0].note, "rfactor") == NULL);
     check_annotations(e, sk, n);
     n = Sketch_generate(&e->dag, 1, 2, sk);
     CHECK(has(&sk[0].st[0], RULE_CROSS_THREAD));
     CHECK_CONTAINS(sk[0].note, "cross-thread reduction");
+    CHECK_CONTAINS(sk[0].note, "rfactor: no step yet"); /* the GPU has no rfactor sketch */
     ex_free(e);
-    /* enough spatial work: no rfactor */
-    e = parse("input A[512, 64]\nS[i < 512] = sum(A[i, k], k < 64)\noutput S\n");
+    /* reads along the spatial axis (A[k, i]) and enough spatial work: no rfactor */
+    e = parse("input A[64, 512]\nS[i < 512] = sum(A[k, i], k < 64)\noutput S\n");
     CHECK(e);
     if (!e) return;
-    Sketch_generate(&e->dag, 0, 2, sk);
+    n = Sketch_generate(&e->dag, 0, 2, sk);
+    CHECK_EQ_INT(n, 1);
     CHECK(!has(&sk[0].st[0], RULE_RFACTOR));
+    ex_free(e);
+}
+
+/* A dense layer reads W[j, k] along k: the rfactor sketch splits k by the SIMD width into S.rf, whose 16 lanes
+ * are a vectorized local accumulator of 8 rows; the sum over the lanes is unrolled. */
+TEST(dense_gets_an_rfactor_sketch) {
+    TeSet set[] = {{"N", 40}, {"K", 64}};
+    Ex *e = load("dense", set, 2);
+    CHECK(e);
+    if (!e) return;
+    Sketch sk[SKETCH_MAX];
+    int n = Sketch_generate(&e->dag, 0, 2, sk), rf = -1;
+    for (int i = 0; i < n; i++)
+        if (sk[i].st[0].how == SK_RFACTOR) rf = i;
+    CHECK(rf >= 0);
+    if (rf < 0) return ex_free(e);
+    CHECK(has(&sk[rf].st[0], RULE_RFACTOR));
+    SketchAnn ann[1];
+    Sketch_heuristic(&sk[rf], &e->dag, 16, ann);
+    Steps st;
+    Sketch_steps(&sk[rf], &e->dag, ann, &st);
+    StrBuf s;
+    StrBuf_init(&s);
+    Steps_encode(&st, &s);
+    CHECK_STR(s.data, "rfactor 0 0 16; cache_write 0; split 1 1 8; parallel 1 0; parallel 1 1; vectorize 1 3; "
+                      "compute_at 0 1 1; reorder 0 3 0 1 2; unroll 0 2; vectorize 0 3; unroll 2 2");
+    LoopNest ln;
+    char err[TT_ERRLEN];
+    CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+    StrBuf_clear(&s);
+    LoopNest_print(&ln, &s);
+    CHECK_CONTAINS(s.data, "alloc Y.rf.local[1, 8, 16]");
+    CHECK_CONTAINS(s.data, "        for i0_1 < 8 unroll 8\n          for i0_2 < 16 vectorize\n"
+                           "            update Y.rf.local");
+    LoopNest_done(&ln);
+    /* the local-accumulator sketch does not vectorize j (W would be gathered) */
+    int tiled = rf == 0 ? 1 : 0;
+    Sketch_heuristic(&sk[tiled], &e->dag, 16, ann);
+    CHECK_EQ_INT(sk[tiled].st[0].how, SK_TILED);
+    CHECK_EQ_INT(ann[0].vec, 0);
+    StrBuf_done(&s);
+    check_annotations(e, sk, n);
     ex_free(e);
 }
 
@@ -453,6 +509,7 @@ int main(void) {
     RUN(layer_norm_gets_root_stages_and_a_note);
     RUN(conv2d_is_tiled_within_the_step_limits);
     RUN(a_short_wide_reduction_meets_rfactor_and_cross_thread);
+    RUN(dense_gets_an_rfactor_sketch);
     RUN(the_schedule_table_gives_back_what_it_holds);
     return check_summary();
 }

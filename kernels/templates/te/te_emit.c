@@ -25,7 +25,7 @@ typedef struct Dialect {
 } Dialect;
 
 static const Dialect C_DIALECT = {
-    "int64_t",  {"expf", "logf", "sqrtf", NULL, "tanhf", "erff", "fabsf", "fmaxf", "fminf"},
+    "int64_t",  {"tt_expf", "logf", "sqrtf", NULL, "tanhf", "erff", "fabsf", "tt_fmaxf", "tt_fminf"},
     "INFINITY", "static inline",
     NULL,       NULL,
     {NULL},     {NULL}};
@@ -405,6 +405,31 @@ void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
     Emit E = {this, this->dag->prog, out, &C_DIALECT, 0, 0};
     StrBuf_append(out, "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n");
     helpers(&C_DIALECT, out);
+    /* fmaxf / fminf (the larger / smaller, a NaN only when both are) as compares and a select, which the
+     * compiler vectorizes: the library calls it does not */
+    StrBuf_append(out, "#ifndef TT_TE_FMINMAX\n#define TT_TE_FMINMAX\n"
+                       "static inline float tt_fmaxf(float a, float b) { return a > b || b != b ? a : b; }\n"
+                       "static inline float tt_fminf(float a, float b) { return a < b || b != b ? a : b; }\n"
+                       /* expf of float arithmetic only (within 2 ulp: 2^n by the exponent bits times a degree-6
+                        * polynomial of the rest), so that a loop of it vectorizes; below -87.3 it gives 2^-126 */
+                       "static inline float tt_expf(float x) {\n"
+                       "    x = x < -87.3365478515625f ? -87.3365478515625f : x;\n"
+                       "    x = x > 88.3762626647949f ? 88.3762626647949f : x;\n"
+                       "    float t = x * 1.44269504088896341f;\n"
+                       "    int32_t ni = (int32_t)(t + (t < 0.0f ? -0.5f : 0.5f));\n"
+                       "    float n = (float)ni;\n"
+                       "    float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;\n"
+                       "    float p = 1.9875691500e-4f;\n"
+                       "    p = p * r + 1.3981999507e-3f;\n"
+                       "    p = p * r + 8.3334519073e-3f;\n"
+                       "    p = p * r + 4.1665795894e-2f;\n"
+                       "    p = p * r + 1.6666665459e-1f;\n"
+                       "    p = p * r + 5.0000001201e-1f;\n"
+                       "    int32_t bits = (ni + 127) << 23;\n"
+                       "    float s;\n"
+                       "    __builtin_memcpy(&s, &bits, sizeof s);\n"
+                       "    return (p * r * r + r + 1.0f) * s;\n"
+                       "}\n#endif\n");
     StrBuf_printf(out, "void %s(float **t) {\n", fn);
     for (int i = 0; i < this->n_args; i++)
         StrBuf_printf(out, "    float *restrict T%d = t[%d];\n", i, i);

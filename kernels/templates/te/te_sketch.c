@@ -44,10 +44,67 @@ static int needs_rfactor(const TeDag *dag, const TeStage *ts, int cores) {
     return !(sp > red || sp > (int64_t)cores * 16);
 }
 
+static int uses_var(const TeExpr *e, int var) {
+    if (e->kind == TE_VAR) return e->var == var;
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i] && uses_var(e->kid[i], var)) return 1;
+    return 0;
+}
+
+/* Whether some read of stage ts moves with variable var in its innermost index. */
+static int reads_along(const TeStage *ts, int var) {
+    for (int i = 0; i < ts->n_access; i++) {
+        const TeExpr *at = ts->access[i].at;
+        if (at->n_kids > 0 && uses_var(at->kid[at->n_kids - 1], var)) return 1;
+    }
+    return 0;
+}
+
+/* The reduction axis rfactor splits on cpu, or -1: the one along which the
+ * reads' innermost index moves (step 1) when no read's innermost index moves
+ * with the last spatial axis (a dense layer's W[j, k]: vectorizing j would
+ * gather, k is contiguous), or the last reduction axis when the reduction is
+ * long and the spatial work small (needs_rfactor); the axis needs a divisor
+ * between 2 and 64. */
+static int rfactor_axis(const TeDag *dag, int k, int cores) {
+    const TeStage *ts = &dag->stages[k];
+    if (!ts->red || ts->n_spatial == 0) return -1;
+    int found = -1, spatial_inner = 0, last = ts->spatial[ts->n_spatial - 1];
+    for (int i = 0; i < ts->n_access; i++) {
+        const TeExpr *at = ts->access[i].at;
+        if (!ts->access[i].in_reduce || at->n_kids == 0) continue;
+        TeLin lin;
+        if (!te_linear(at->kid[at->n_kids - 1], &lin)) continue;
+        int moves = 0; /* along the reduction (a read invariant along it, such as a row's mean, does not count) */
+        for (int d = 0; d < at->n_kids; d++)
+            for (int r = 0; r < ts->n_reduce; r++)
+                moves |= uses_var(at->kid[d], ts->reduce[r]);
+        for (int v = 0; v < lin.n; v++) {
+            if (lin.var[v] == last && moves) spatial_inner = 1;
+            for (int r = 0; r < ts->n_reduce; r++)
+                if (lin.var[v] == ts->reduce[r] && lin.coef[v] == 1 && found < 0) found = r;
+        }
+    }
+    if (spatial_inner) found = -1;
+    if (found < 0 && needs_rfactor(dag, ts, cores)) found = ts->n_reduce - 1;
+    if (found < 0) return -1;
+    int64_t e = dag->prog->vars[ts->reduce[found]].extent;
+    for (int64_t f = 2; f <= 64 && f <= e; f++)
+        if (e % f == 0) return found;
+    return -1;
+}
+
 static void note_add(Sketch *sk, const char *text) {
     if (strstr(sk->note, text)) return;
     size_t len = strlen(sk->note);
     snprintf(sk->note + len, sizeof sk->note - len, "%s%s", len ? "; " : "", text);
+}
+
+static int rfactor_stages(const Sketch *sk) {
+    int n = 0;
+    for (int k = 0; k < sk->n_stages; k++)
+        n += sk->st[k].how == SK_RFACTOR;
+    return n;
 }
 
 int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out) {
@@ -79,9 +136,16 @@ int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out) {
                 st->rules |= 1u << RULE_CROSS_THREAD;
                 note_add(sk, "cross-thread reduction: no step yet, one thread per output element");
             }
-            if (needs_rfactor(dag, ts, cores)) {
+            if (gpu && needs_rfactor(dag, ts, cores)) {
                 st->rules |= 1u << RULE_RFACTOR;
                 note_add(sk, "rfactor: no step yet, the reduction stays serial");
+            }
+            if (!gpu && rfactor_axis(dag, k, cores) >= 0 &&
+                n < SKETCH_MAX) { /* fork: the reduction split, its inner part vectorized; this one goes on */
+                Sketch *f = &out[n++];
+                *f = *sk;
+                f->st[k].rules |= 1u << RULE_RFACTOR;
+                f->st[k].how = SK_RFACTOR;
             }
             if (!gpu && ts->data_reuse && ts->fusible_consumer < 0) {
                 /* this one gets the local accumulator (tiled SS(RRS)); a fork tiles in place */
@@ -114,6 +178,14 @@ int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out) {
             st->rules |= 1u << RULE_SKIP;
         }
     }
+    /* the sketches with more rfactor stages first (stable): sketch 0's default is the zero-trial choice, and a
+     * reduction whose reads run along it is vectorized only there */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && rfactor_stages(&out[j]) > rfactor_stages(&out[j - 1]); j--) {
+            Sketch t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
     for (int i = 0; i < n; i++) {
         int any = 0;
         for (int k = 0; k < dag->n_stages; k++)
@@ -133,6 +205,7 @@ typedef struct Loops {
 
 typedef struct Writer {
     const TeDag *dag;
+    int cores;
     Steps *out;
     Loops L[TE_MAX_TENSORS];
     int front[TE_MAX_TENSORS]; /* loops fused into the stage's first loop (0: none) */
@@ -342,13 +415,17 @@ static void gpu_tile(Writer *w, int k, const SketchAnn *ann) {
  * annotation), the loops ordered outer reductions, inner reductions, then
  * the spatial ones (the register tile: the innermost vectorized, the others
  * unrolled), and the auto-unroll limit on its first loop. */
-static void local_loops(Writer *w, int raw, int k, const SketchAnn *a) {
-    const TeDag *dag = w->dag;
-    const TeStage *ts = &dag->stages[k];
-    int ns = ts->n_spatial, nr = ts->n_reduce, split[TE_MAX_DIMS] = {0}, n = ns + nr;
+/* The loops of an accumulation (step stage `raw`, ns spatial axes then nr
+ * reduction axes of extents ext[]): each reduction axis with inner[r] > 0
+ * split by it, the loops ordered outer reductions, inner reductions, then
+ * the spatial ones (the register tile: the innermost vectorized, the others
+ * unrolled), and the auto-unroll limit on the first loop. */
+static void accum_loops(Writer *w, int raw, int ns, int nr, const int64_t *ext, const int64_t *inner,
+                        const SketchAnn *a) {
+    int split[TE_MAX_DIMS] = {0}, n = ns + nr;
     for (int r = nr - 1; r >= 0; r--) { /* the last axis first: earlier positions stay put */
-        if (axis_extent(dag, k, ns + r) < 2) continue;
-        int64_t args[2] = {ns + r, a ? a->f[ns + r][0] : 1};
+        if (inner[r] < 1) continue;
+        int64_t args[2] = {ns + r, inner[r]};
         put_raw(w, STEP_SPLIT, raw, args, 2);
         split[r] = 1;
     }
@@ -369,7 +446,7 @@ static void local_loops(Writer *w, int raw, int k, const SketchAnn *a) {
     if (!identity) put_raw(w, STEP_REORDER, raw, perm, n);
     if (!a) return;
     for (int x = 0; x < ns; x++) {
-        int64_t loop = n - ns + x, e = axis_extent(dag, k, x);
+        int64_t loop = n - ns + x, e = ext[x];
         if (x == ns - 1 && a->vec && e > 1)
             put_raw(w, STEP_VECTORIZE, raw, &loop, 1);
         else if (x < ns - 1 && e > 1 && e <= 4096)
@@ -381,6 +458,17 @@ static void local_loops(Writer *w, int raw, int k, const SketchAnn *a) {
         int64_t v[2] = {0, unrolls[u]};
         put_raw(w, STEP_AUTO_UNROLL, raw, v, 2);
     }
+}
+
+static void local_loops(Writer *w, int raw, int k, const SketchAnn *a) {
+    const TeDag *dag = w->dag;
+    const TeStage *ts = &dag->stages[k];
+    int64_t ext[SKETCH_AXES], inner[TE_MAX_DIMS];
+    for (int x = 0; x < ts->n_spatial + ts->n_reduce; x++)
+        ext[x] = axis_extent(dag, k, x);
+    for (int r = 0; r < ts->n_reduce; r++)
+        inner[r] = ext[ts->n_spatial + r] < 2 ? 0 : a ? a->f[ts->n_spatial + r][0] : 1;
+    accum_loops(w, raw, ts->n_spatial, ts->n_reduce, ext, inner, a);
 }
 
 /* Loops at tile level 0 of a tiled stage or consumer on cpu (the ones that may run in parallel). */
@@ -415,9 +503,63 @@ static void cpu_tile(Writer *w, int k, const SketchAnn *a) {
     local_loops(w, local, k, a);
 }
 
+/* The rows of an rfactor sketch: its last spatial axis longer than 1, or -1. */
+static int rf_rows(const TeDag *dag, int k) {
+    int x = -1;
+    for (int i = 0; i < dag->stages[k].n_spatial; i++)
+        if (axis_extent(dag, k, i) > 1) x = i;
+    return x;
+}
+
+/* rfactor on cpu (stage k, reduction axis r = rf_axis): rfactor k r F; the
+ * new stage S.rf[spatial.., inner] gets a local accumulator (cache_write),
+ * its copy's row axis split by J and the accumulation computed at the outer
+ * part, so that its box is J rows of F: outer reductions, then the rows
+ * unrolled and the F lanes vectorized; the outer loops parallel; k sums the
+ * F lanes of each element, unrolled. */
+static void rf_tile(Writer *w, int k, const SketchAnn *a) {
+    const TeDag *dag = w->dag;
+    const TeStage *ts = &dag->stages[k];
+    int ns = ts->n_spatial, nr = ts->n_reduce, r = rfactor_axis(dag, k, w->cores), x = rf_rows(dag, k);
+    int64_t F = a ? a->f[ns + r][0] : 1, J = a && x >= 0 ? a->f[x][0] : 1;
+    int64_t args[2] = {r, F};
+    put(w, STEP_RFACTOR, k, args, 2);
+    int rf = w->idx[k]; /* S.rf goes in at k's index, then its cache stage at the same one */
+    for (int step = 0; step < 2; step++) {
+        if (step) put_raw(w, STEP_CACHE_WRITE, rf, NULL, 0);
+        for (int j = 0; j < dag->n_stages; j++)
+            if (w->idx[j] >= rf) w->idx[j]++;
+    }
+    int copy = rf + 1, at = 0;
+    if (x >= 0) {
+        int64_t sa[2] = {x, J};
+        put_raw(w, STEP_SPLIT, copy, sa, 2);
+        at = x;
+    }
+    if (a) {
+        int par = a->par < at + 1 ? a->par : at + 1;
+        for (int i = 0; i < par; i++) {
+            int64_t loop = i;
+            put_raw(w, STEP_PARALLEL, copy, &loop, 1);
+        }
+        int64_t last = ns + (x >= 0 ? 1 : 0);
+        if (a->vec && F > 1) put_raw(w, STEP_VECTORIZE, copy, &last, 1);
+    }
+    int64_t where[2] = {copy, at};
+    put_raw(w, STEP_COMPUTE_AT, rf, where, 2);
+    int64_t ext[SKETCH_AXES], none[TE_MAX_DIMS] = {0};
+    for (int i = 0; i < ns; i++)
+        ext[i] = axis_extent(dag, k, i);
+    ext[ns] = F;
+    for (int i = 0; i < nr; i++)
+        ext[ns + 1 + i] = i == r ? axis_extent(dag, k, ns + i) / F : axis_extent(dag, k, ns + i);
+    accum_loops(w, rf, ns + 1, nr, ext, none, a);
+    if (a && F > 1 && F <= 4096) w_one(w, STEP_UNROLL, k, ns); /* k's loops: spatial.., the F lanes */
+}
+
 void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Steps *out) {
     out->n = 0;
-    Writer w = {.dag = dag, .out = out};
+    Writer w = {.dag = dag, .cores = sk->cores, .out = out};
     for (int k = 0; k < dag->n_stages; k++) {
         const TeStage *ts = &dag->stages[k];
         Loops *L = &w.L[k];
@@ -469,7 +611,23 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
                 int64_t f = a->f[ts->n_spatial - 1][0];
                 w_split(&w, k, ts->n_spatial - 1, &f, 1);
             }
+            if (ts->red && a && a->vec && !sk->gpu && ts->n_spatial >= 1 &&
+                reads_along(ts, ts->spatial[ts->n_spatial - 1])) {
+                /* a reduction without reuse whose reads run along the last spatial axis (pooling): the reduction
+                 * loops go outside that axis, which is vectorized */
+                int64_t perm[STEP_MAX_ARGS];
+                int np = 0, ns = ts->n_spatial;
+                for (int x = 0; x < ns - 1; x++)
+                    perm[np++] = x;
+                for (int r = 0; r < ts->n_reduce; r++)
+                    perm[np++] = ns + r;
+                perm[np++] = ns - 1;
+                w_reorder(&w, k, perm);
+            }
             break;
+        case SK_RFACTOR:
+            rf_tile(&w, k, a);
+            continue;
         case SK_TILED:
         case SK_INPLACE:
         case SK_CONSUMER:
@@ -542,6 +700,8 @@ static int stage_axes(const TeDag *dag, int k) { return dag->stages[k].n_spatial
 static int levels_for(const Sketch *sk, const TeDag *dag, int k, int a) {
     int lev[SKETCH_AXES];
     SketchHow h = sk->st[k].how;
+    if (h == SK_RFACTOR) /* the rows J and the lanes F */
+        return a == rf_rows(dag, k) || a == dag->stages[k].n_spatial + rfactor_axis(dag, k, sk->cores) ? 2 : 1;
     if (h == SK_TILED || h == SK_CONSUMER || h == SK_FUSED || h == SK_INPLACE) {
         axis_levels(dag, k, h, sk->gpu, lev);
         return lev[a];
@@ -555,6 +715,10 @@ static int levels_for(const Sketch *sk, const TeDag *dag, int k, int a) {
 #define CPU_TILE_FLOATS 512 /* 32 registers of 16 floats */
 static bool tile_fits(const Sketch *sk, const TeDag *dag, int k, const SketchAnn *a) {
     SketchHow h = sk->st[k].how;
+    if (h == SK_RFACTOR) {
+        int x = rf_rows(dag, k), r = rfactor_axis(dag, k, sk->cores);
+        return (int64_t)(x >= 0 ? a->f[x][0] : 1) * a->f[dag->stages[k].n_spatial + r][0] <= CPU_TILE_FLOATS;
+    }
     if (!sk->gpu && (h == SK_TILED || h == SK_CONSUMER)) {
         int lev[SKETCH_AXES];
         int64_t tile = 1;
@@ -683,13 +847,6 @@ static void mutate_once(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn 
     }
 }
 
-static int uses_var(const TeExpr *e, int var) {
-    if (e->kind == TE_VAR) return e->var == var;
-    for (int i = 0; i < e->n_kids; i++)
-        if (e->kid[i] && uses_var(e->kid[i], var)) return 1;
-    return 0;
-}
-
 static int64_t largest_divisor(int64_t e, int64_t cap) {
     int64_t f = cap < e ? cap : e;
     while (f > 1 && e % f)
@@ -697,18 +854,33 @@ static int64_t largest_divisor(int64_t e, int64_t cap) {
     return f > 0 ? f : 1;
 }
 
+/* Lanes for extent e on `vector`-float registers: the width when it divides
+ * e, else the largest divisor below it that is a multiple of 8 (or 4: half or
+ * a quarter register), else the largest divisor below it. */
+static int64_t simd_factor(int64_t e, int64_t vector) {
+    if (e % vector == 0) return vector;
+    for (int64_t m = 8; m >= 4; m /= 2)
+        for (int64_t f = vector - vector % m; f >= m; f -= m)
+            if (e % f == 0) return f;
+    return largest_divisor(e, vector);
+}
+
 /* The register tile and the level above it of tiled stage (or consumer) t
  * on cpu; acc is the stage that accumulates (t, or the producer fused into
  * it, whose axes match t's by position). See Sketch_heuristic. */
-static void cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, int vector, SketchAnn *a) {
+static int cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, int vector, SketchAnn *a) {
     const TeStage *ts = &dag->stages[t], *as = &dag->stages[acc];
     int ns = ts->n_spatial, vx = -1, lev[SKETCH_AXES];
     axis_levels(dag, t, sk->st[t].how, 0, lev);
     for (int x = 0; x < ns; x++)
         if (lev[x] == 3) vx = x;
-    if (vx < 0) return;
+    if (vx < 0) return 0;
     int64_t e = axis_extent(dag, t, vx);
-    int64_t reg = e % (2 * vector) == 0 ? 2 * vector : e % vector == 0 ? vector : largest_divisor(e, 2 * vector);
+    int64_t reg = simd_factor(e, 2 * vector); /* whole registers, or halves: no scalar remainder */
+    /* no read moves along the vector axis in its innermost index (a dense layer's W[j, k] along j): a SIMD
+     * loop there would gather; a few scalar accumulators instead (rfactor sketches vectorize such reductions) */
+    int contiguous = vx < as->n_spatial && reads_along(as, as->spatial[vx]);
+    if (!contiguous) reg = largest_divisor(e, 4);
     int64_t budget = 16 / ((reg + vector - 1) / vector);
     a->f[vx][1] = (int32_t)reg;
     a->f[vx][0] = 1;
@@ -742,6 +914,7 @@ static void cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc,
             a->f[x][0] = (int32_t)(a->f[x][0] / p);
             outer *= p;
         }
+    return contiguous;
 }
 
 void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann) {
@@ -752,6 +925,23 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
         const TeStage *ts = &dag->stages[k];
         int n = stage_axes(dag, k);
         SketchHow how = sk->st[k].how;
+        if (how == SK_RFACTOR) { /* F lanes of the SIMD width, rows for 16 accumulator registers at most 8 */
+            for (int x = 0; x < SKETCH_AXES; x++)
+                for (int l = 0; l < SKETCH_LEVELS - 1; l++)
+                    a->f[x][l] = 1;
+            int x = rf_rows(dag, k), r = ts->n_spatial + rfactor_axis(dag, k, sk->cores);
+            int64_t e = axis_extent(dag, k, r), F = simd_factor(e, vector);
+            a->f[r][0] = (int32_t)F;
+            if (x >= 0)
+                a->f[x][0] = (int32_t)largest_divisor(axis_extent(dag, k, x), 16 / ((F + vector - 1) / vector) < 8
+                                                                                  ? 16 / ((F + vector - 1) / vector)
+                                                                                  : 8);
+            a->par = (int8_t)(x >= 0 ? x + 1 : 1);
+            a->vec = 1;
+            a->unroll = 0;
+            a->at = -1;
+            continue;
+        }
         if (!sk->gpu && (how == SK_TILED || how == SK_CONSUMER || how == SK_FUSED)) {
             for (int x = 0; x < SKETCH_AXES; x++)
                 for (int l = 0; l < SKETCH_LEVELS - 1; l++)
@@ -759,9 +949,8 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
             int acc = k;
             for (int p = 0; p < dag->n_stages && how == SK_CONSUMER; p++)
                 if (sk->st[p].how == SK_FUSED && sk->st[p].consumer == k) acc = p;
-            if (how != SK_FUSED) cpu_tile_default(sk, dag, k, acc, vector, a);
+            a->vec = (int8_t)(how == SK_FUSED || cpu_tile_default(sk, dag, k, acc, vector, a));
             a->par = (int8_t)level0_loops(dag, k);
-            a->vec = 1;
             a->unroll = 0;
             a->at = how == SK_FUSED ? 1 : -1;
             continue;
@@ -780,6 +969,7 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
             int64_t rest = e, f;
             for (f = want_in; f > 1 && rest % f; f--)
                 ;
+            if (!sk->gpu && how == SK_ROOT && last && e % vector) f = 1; /* the whole axis one SIMD loop */
             a->f[x][lv - 2] = (int32_t)f;
             rest /= f;
             if (lv >= 3) {
@@ -839,25 +1029,45 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
     }
     const int64_t *unrolls;
     int n_unroll = Sketch_unrollSet(sk->gpu, &unrolls);
-    int fused[TE_MAX_TENSORS] = {0}, idx[TE_MAX_TENSORS], local[TE_MAX_TENSORS];
+    /* per DAG stage k: its step index, that of its local accumulator and of its S.rf (rfactor) */
+    int fused[TE_MAX_TENSORS] = {0}, idx[TE_MAX_TENSORS], local[TE_MAX_TENSORS], rf[TE_MAX_TENSORS];
     for (int k = 0; k < dag->n_stages; k++)
-        idx[k] = k, local[k] = -1;
+        idx[k] = k, local[k] = rf[k] = -1;
     for (int i = 0; i < steps->n; i++) {
         const Step *s = &steps->step[i];
-        if (s->kind == STEP_CACHE_WRITE) { /* stages from its index on move up by one; the new one is k's local */
-            int owner = -1;
+        if (s->kind == STEP_CACHE_WRITE || s->kind == STEP_RFACTOR) { /* stages from its index on move up by one */
+            int owner = -1, of_rf = -1;
             for (int k = 0; k < dag->n_stages; k++) {
                 if (idx[k] == s->stage) owner = k;
+                if (rf[k] == s->stage) of_rf = k;
                 if (idx[k] >= s->stage) idx[k]++;
                 if (local[k] >= s->stage) local[k]++;
+                if (rf[k] >= s->stage) rf[k]++;
             }
-            if (owner >= 0) local[owner] = s->stage;
+            if (s->kind == STEP_RFACTOR && owner >= 0) {
+                rf[owner] = s->stage;
+                int x = dag->stages[owner].n_spatial + (int)s->arg[0];
+                if (x >= 0 && x < SKETCH_AXES) ann[owner].f[x][0] = (int32_t)s->arg[1];
+            } else if (owner >= 0 || of_rf >= 0) {
+                local[owner >= 0 ? owner : of_rf] = s->stage; /* the new one is k's (or its S.rf's) local */
+            }
             continue;
         }
-        int stage = -1, of = -1; /* the DAG stage the step acts on, or whose local accumulator it acts on */
+        int stage = -1, of = -1, copy = -1; /* the DAG stage the step acts on, or whose local / S.rf it acts on */
         for (int k = 0; k < dag->n_stages; k++) {
             if (idx[k] == s->stage) stage = k;
             if (local[k] == s->stage) of = k;
+            if (rf[k] == s->stage) copy = k;
+        }
+        if (copy >= 0) { /* the copy of S.rf: its rows split, parallel loops, the lanes vectorized */
+            SketchAnn *a = &ann[copy];
+            if (s->kind == STEP_SPLIT && s->arg[0] >= 0 && s->arg[0] < SKETCH_AXES && s->n_args == 2)
+                a->f[s->arg[0]][0] = (int32_t)s->arg[1];
+            else if (s->kind == STEP_PARALLEL)
+                a->par++;
+            else if (s->kind == STEP_VECTORIZE)
+                a->vec = 1;
+            continue;
         }
         if (stage < 0 && of >= 0) { /* the local's reduction splits (at their axes' positions), vectorize, unroll */
             SketchAnn *a = &ann[of];
@@ -936,7 +1146,8 @@ void Sketch_format(const Sketch *sk, const TeDag *dag, StrBuf *out) {
                                           "tiled",
                                           "tiled SSS, producer at its tile",
                                           "computed at its consumer's tile, RRS",
-                                          "tiled SSRSRS in place"};
+                                          "tiled SSRSRS in place",
+                                          "rfactor, its lanes vectorized in a local accumulator"};
         StrBuf_printf(out, "  -> %s", HOW[st->how]);
         if (st->how == SK_TILED) StrBuf_printf(out, " %s", structure(sk->gpu));
         StrBuf_append(out, "\n");

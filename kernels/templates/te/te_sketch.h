@@ -44,7 +44,7 @@
 
 typedef enum {
     RULE_INLINE,       /* always-inline: elementwise, not an output */
-    RULE_RFACTOR,      /* reduction with little spatial parallelism (no rfactor step yet) */
+    RULE_RFACTOR,      /* cpu: the reads run along a reduction axis, or a long reduction with little spatial work */
     RULE_CACHE_WRITE,  /* cpu: data reuse and no fusible consumer: a local accumulator (cache_write) */
     RULE_TILE_FUSION,  /* data reuse with one elementwise consumer: tile it, compute the stage at its tile */
     RULE_TILE,         /* data reuse: multi-level tiling */
@@ -63,6 +63,7 @@ typedef enum {
     SK_CONSUMER, /* the consumer of a fused producer: tiled over its spatial axes, the producer at its tile */
     SK_FUSED,    /* computed at its consumer's tile (the consumer is SK_CONSUMER) */
     SK_INPLACE,  /* cpu: multi-level tiling SSRSRS without a cache stage, accumulating in the tensor */
+    SK_RFACTOR,  /* cpu: rfactor, the new stage's inner lanes vectorized in a local accumulator */
 } SketchHow;
 
 typedef struct SketchStage {
@@ -102,13 +103,17 @@ void Sketch_annotate(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *an
  * vectorize choice, or a compute location. */
 void Sketch_mutate(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *ann);
 /* The zero-trial default: a heuristic annotation. On cpu a tiled stage gets
- * a register tile of one or two SIMD widths (`vector` floats) on its last
- * spatial axis times as many rows as 16 accumulator registers allow, taken
+ * a register tile of one or two SIMD widths (`vector` floats; else a multiple
+ * of 8 or 4 floats that divides the axis) on its last spatial axis (none when
+ * no read runs along it: a few scalar accumulators) times as many rows as 16
+ * accumulator registers allow, taken
  * first from the axes whose reuse saves vector loads; the level above it
  * covers the rest of the other axes (so the inputs' blocks are reused from
- * cache), the outer level is parallel with at least `cores` iterations. A
- * stage of its own: innermost tiles of the SIMD width, the outer loops
- * parallel, unroll 64. */
+ * cache), the outer level is parallel with at least `cores` iterations. An
+ * rfactor stage: lanes of the SIMD width (or a multiple of 8 or 4 dividing the
+ * reduction), up to 8 rows. A stage of its own: innermost tiles of the SIMD
+ * width (the whole axis one SIMD loop when the width does not divide it), the
+ * outer loops parallel, unroll 64. */
 void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann);
 
 /* The steps of sketch sk with annotation ann (NULL: every factor 1 and no
