@@ -270,6 +270,7 @@ static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **
 static void print_steps(const char *steps) {
     const char *p = steps;
     const char *label = "  steps     ";
+    if (!*p) printf("%s(none: the default loop nests)\n", label);
     while (*p) {
         size_t len = strlen(p), cut = len;
         if (len > 88) {

@@ -31,10 +31,13 @@
 #include "base/strbuf.h"
 #include "kernels/export/export.h"
 #include "kernels/template.h"
+#include "kernels/templates/te/te_sketch.h"
+#include "kernels/templates/te/te_task.h"
 #include "records/history.h"
 #include "tuner/graph_ref.h"
 #include "tuner/netprog.h"
 #include "tuner/network.h"
+#include "tuner/subgraph.h"
 
 extern char **environ;
 
@@ -77,6 +80,11 @@ static void usage(FILE *out) {
             "  --timeout S         seconds the built program may run (default 600)\n"
             "  --no-chain          every tensor goes through NCHW between ops (blocked kernels pack and unpack\n"
             "                      around themselves), to compare with the default, which keeps tensors blocked\n"
+            "  --subgraphs         run the network as the subgraphs `tune --network NAME --subgraphs` tuned: each\n"
+            "                      subgraph's best schedule in LOG as C (a subgraph without one: its first\n"
+            "                      sketch's zero-trial default), on NCHW tensors; prints the time of every\n"
+            "                      subgraph task beside the tuner's estimate. Chosen by itself when LOG holds\n"
+            "                      the network's subgraphs and none of its template tasks\n"
             "example: tunetop run --network resnet-18 --log r18.log --repeat 20 --profile\n",
             GRAPH_ATOL, GRAPH_RTOL, Network_names(), Target_names(), Target_default()->name, nd.batch,
             Network_imageSizes(), nd.seq_len);
@@ -98,7 +106,7 @@ typedef struct RunOptions {
     const char *network, *task, *log, *target, *keep;
     NetworkOptions nopt;
     int threads, number, repeat, min_repeat_ms, timeout_s;
-    bool profile, no_chain;
+    bool profile, no_chain, subgraphs;
     uint64_t seed;
 } RunOptions;
 
@@ -231,7 +239,7 @@ static double median(double *v, int n) {
 typedef struct ProfRow {
     char label[96];
     int count;
-    double s;
+    double s, est;
     NetStepKind kind;
 } ProfRow;
 
@@ -255,7 +263,8 @@ static const char *kind_text(NetStepKind k) {
     }
 }
 
-static void print_profile(const NetPlan *plan, const double *step_s) {
+/* step_est: per step the tuner's latency of its kernel (subgraphs; NULL: none), printed beside the time. */
+static void print_profile(const NetPlan *plan, const double *step_s, const double *step_est) {
     ProfRow *rows = calloc((size_t)plan->n_steps + 1, sizeof *rows);
     if (!rows) return;
     int n = 0;
@@ -272,10 +281,28 @@ static void print_profile(const NetPlan *plan, const double *step_s) {
         }
         rows[r].count++;
         rows[r].s += step_s[s];
+        rows[r].est += step_est ? step_est[s] : 0;
         total += step_s[s];
         share[st->kind] += step_s[s];
     }
     qsort(rows, (size_t)n, sizeof *rows, cmp_prof);
+    if (step_est) {
+        double est = 0;
+        printf("\nPer-subgraph time (mean of the profiled runs; the subgraphs of one task summed) and the tuner's "
+               "estimate:\n");
+        printf("  %-58s %5s %11s %7s %14s %7s\n", "subgraph task", "count", "time (ms)", "share", "estimate (ms)",
+               "ratio");
+        for (int r = 0; r < n; r++) {
+            printf("  %-58.58s %5d %11.4f %6.1f%% %14.4f %7.2f\n", rows[r].label, rows[r].count, rows[r].s * 1e3,
+                   total > 0 ? 100.0 * rows[r].s / total : 0, rows[r].est * 1e3,
+                   rows[r].est > 0 ? rows[r].s / rows[r].est : 0);
+            est += rows[r].est;
+        }
+        printf("  total %.4f ms over %d subgraphs; estimate %.4f ms (ratio %.2f)\n", total * 1e3, plan->n_steps,
+               est * 1e3, est > 0 ? total / est : 0);
+        free(rows);
+        return;
+    }
     printf("\nPer-op profile (mean of the profiled runs; steps with the same label summed):\n");
     printf("  %-58s %5s %11s %7s  %-7s %s\n", "op", "count", "time (ms)", "share", "tuned", "layout transform");
     for (int r = 0; r < n; r++)
@@ -287,6 +314,105 @@ static void print_profile(const NetPlan *plan, const double *step_s) {
            total * 1e3, total > 0 ? 100 * share[NSTEP_KERNEL] / total : 0, total > 0 ? 100 * lay / total : 0,
            total > 0 ? 100 * share[NSTEP_RUNTIME] / total : 0, plan->kept_blocked);
     free(rows);
+}
+
+/* ---- a network run as subgraphs (tuner/subgraph.h) ---- */
+
+/* The expression task of subgraph task t and its workload key. */
+static Status subgraph_task(const Subgraphs *sg, int t, TeTask **task, Workload *wl, char *key, char *err) {
+    if (TeTask_fromText(sg->tasks[t].te, sg->tasks[t].name, task, wl, err) != TT_OK) return TT_ERR;
+    Workload_key(wl, key, WORKLOAD_KEY_LEN);
+    return TT_OK;
+}
+
+/* Whether the log holds records of the network's subgraphs and none of its template tasks. */
+static bool log_has_subgraphs(const Graph *g, const GraphTasks *gt, const History *h) {
+    for (int t = 0; t < gt->n_tasks; t++) {
+        char key[WORKLOAD_KEY_LEN];
+        Workload_key(&gt->tasks[t].wl, key, sizeof key);
+        if (History_find(h, key)) return false;
+    }
+    Subgraphs sg;
+    char err[TT_ERRLEN];
+    if (Subgraphs_make(g, &sg, err) != TT_OK) return false;
+    bool found = false;
+    for (int t = 0; t < sg.n_tasks && !found; t++) {
+        TeTask *task;
+        Workload wl;
+        char key[WORKLOAD_KEY_LEN];
+        if (subgraph_task(&sg, t, &task, &wl, key, err) != TT_OK) continue;
+        found = History_find(h, key) != NULL;
+        TeTask_delete(task);
+    }
+    Subgraphs_done(&sg);
+    return found;
+}
+
+/* The kernel of every subgraph task: the schedule of its best record in the
+ * log (its steps), or, without one, the zero-trial default of its first
+ * sketch (a warning says so); the C of it with the entry points renamed
+ * (prefix sgkT) into sources[t]. The plan gets one kernel step per subgraph
+ * in the order they run, step_est[k] the best latency of its task (0: none). */
+static Status plan_subgraphs(const RunOptions *o, const Subgraphs *sg, const History *h, const DeviceInfo *dev,
+                             char **prefixes, char **sources, NetPlan *plan, double *step_est, int *n_tuned,
+                             int *n_timed, double *est, char *err) {
+    double *lat = calloc((size_t)sg->n_tasks + 1, sizeof *lat);
+    if (!lat) abort();
+    Status st = TT_OK;
+    for (int t = 0; t < sg->n_tasks && st == TT_OK; t++) {
+        TeTask *task;
+        Workload wl;
+        char key[WORKLOAD_KEY_LEN];
+        if ((st = subgraph_task(sg, t, &task, &wl, key, err)) != TT_OK) break;
+        const Record *best = History_bestOfKey(h, key);
+        Steps steps;
+        char why[TT_ERRLEN];
+        bool tuned = best && best->steps && Steps_decode(best->steps, &steps, why) == TT_OK;
+        if (tuned) {
+            (*n_tuned)++;
+            if (best->n_costs > 0) {
+                lat[t] = Record_mean(best);
+                (*n_timed)++;
+                *est += sg->tasks[t].weight * lat[t];
+            }
+        } else {
+            Sketch sk[SKETCH_MAX];
+            SketchAnn ann[TE_MAX_TENSORS];
+            Sketch_generate(&task->dag, 0, dev->cores, sk);
+            Sketch_heuristic(&sk[0], &task->dag, dev->vector_floats, ann);
+            Sketch_steps(&sk[0], &task->dag, ann, &steps);
+            fprintf(stderr,
+                    "tunetop run: warning: task %d (%s) has %s in %s: using its first sketch's zero-trial "
+                    "default\n",
+                    t, key, History_find(h, key) ? "no successful record" : "no record", o->log);
+        }
+        KernelSource ks;
+        KernelSource_init(&ks);
+        st = TeTask_source(task, &steps, &ks, err);
+        if (st == TT_OK) {
+            StrBuf b;
+            StrBuf_init(&b);
+            NetProg_renameKernel(prefixes[t], ks.source, &b);
+            sources[t] = StrBuf_take(&b);
+            StrBuf_done(&b);
+        }
+        KernelSource_done(&ks);
+        TeTask_delete(task);
+    }
+    plan->steps = calloc((size_t)sg->n_sg + 1, sizeof *plan->steps);
+    if (!plan->steps) abort();
+    for (int k = 0; st == TT_OK && k < sg->n_sg; k++) {
+        const Subgraph *x = &sg->sg[sg->order[k]];
+        NetStep *ns = &plan->steps[plan->n_steps++];
+        ns->kind = NSTEP_KERNEL;
+        ns->op = sg->ops[x->first];
+        ns->kernel = x->task;
+        ns->out = x->out;
+        snprintf(ns->label, sizeof ns->label, "task %d %.80s", x->task, x->label);
+        step_est[k] = lat[x->task];
+    }
+    free(lat);
+    return st;
 }
 
 static int run(const RunOptions *o) {
@@ -349,6 +475,20 @@ static int run(const RunOptions *o) {
         return 1;
     }
 
+    bool sg_mode = o->subgraphs;
+    if (!sg_mode && o->network && log_has_subgraphs(&g, &gt, &h)) {
+        fprintf(stderr,
+                "tunetop run: %s holds %s's subgraphs and none of its template tasks: running it as "
+                "subgraphs (--subgraphs)\n",
+                o->log, o->network);
+        sg_mode = true;
+    }
+    Subgraphs sg;
+    memset(&sg, 0, sizeof sg);
+    char **sg_sources = NULL;
+    double *step_est = NULL;
+    int n_listed = gt.n_tasks; /* tasks of the program: the templates' or the subgraphs' */
+
     TaskPlan *tp = calloc((size_t)(gt.n_tasks ? gt.n_tasks : 1), sizeof *tp);
     char **prefixes = calloc((size_t)(gt.n_tasks ? gt.n_tasks : 1), sizeof *prefixes);
     int *masks = calloc((size_t)(gt.n_tasks ? gt.n_tasks : 1), sizeof *masks);
@@ -369,6 +509,37 @@ static int run(const RunOptions *o) {
     float *params = NULL, *input = NULL, *ref = NULL, *got = NULL;
     StrBuf sb;
     StrBuf_init(&sb);
+
+    if (sg_mode) {
+        if (!is_cpu) {
+            snprintf(err, sizeof err, "--subgraphs runs on the cpu target");
+            goto out_err;
+        }
+        if (Subgraphs_make(&g, &sg, err) != TT_OK) goto out_err;
+        n_listed = sg.n_tasks;
+        kp = calloc((size_t)sg.n_tasks + 1, sizeof *kp);
+        sg_sources = calloc((size_t)sg.n_tasks + 1, sizeof *sg_sources);
+        step_est = calloc((size_t)sg.n_sg + 1, sizeof *step_est);
+        free(prefixes);
+        prefixes = calloc((size_t)sg.n_tasks + 1, sizeof *prefixes);
+        if (!kp || !sg_sources || !step_est || !prefixes) abort();
+        for (n_kp = 0; n_kp < sg.n_tasks; n_kp++) {
+            Space_init(&kp[n_kp].space);
+            snprintf(kp[n_kp].prefix, sizeof kp[n_kp].prefix, "sgk%d", n_kp);
+            snprintf(kp[n_kp].ext, sizeof kp[n_kp].ext, "c");
+            prefixes[n_kp] = kp[n_kp].prefix;
+        }
+        if (plan_subgraphs(o, &sg, &h, &dev, prefixes, sg_sources, &plan, step_est, &n_tuned, &n_timed, &est_kernel,
+                           err) != TT_OK)
+            goto out_err;
+        est_with_pack = est_kernel;
+        if (n_tuned == 0) {
+            snprintf(err, sizeof err, "log %s has no successful record for any of the %d subgraph tasks of %s", o->log,
+                     sg.n_tasks, o->network);
+            goto out_err;
+        }
+        goto program_dir;
+    }
 
     for (int t = 0; t < gt.n_tasks; t++) {
         TaskPlan *p = &tp[t];
@@ -504,6 +675,7 @@ static int run(const RunOptions *o) {
     for (int k = 0; k < n_kp; k++)
         prefixes[k] = kp[k].prefix;
 
+program_dir:
     /* the program's directory */
     if (o->keep) {
         if (mkdir(o->keep, 0755) != 0) {
@@ -524,7 +696,13 @@ static int run(const RunOptions *o) {
     }
 
     /* kernels, program, runtime, data */
-    for (int kk = 0; kk < n_kp; kk++) {
+    for (int kk = 0; sg_mode && kk < n_kp; kk++) {
+        char name[EXPORT_PREFIX_LEN + 4];
+        snprintf(name, sizeof name, "%s.c", kp[kk].prefix);
+        if (write_file(dir, name, sg_sources[kk], strlen(sg_sources[kk]), err) != TT_OK) goto out_err;
+    }
+    if (sg_mode) NetProg_writeSubgraphs(&g, &sg, (const char *const *)prefixes, &sb);
+    for (int kk = 0; !sg_mode && kk < n_kp; kk++) {
         KernelPlan *q = &kp[kk];
         TaskPlan *p = &tp[q->task];
         ExportRequest req;
@@ -553,8 +731,8 @@ static int run(const RunOptions *o) {
         }
         ExportKernel_done(&k);
     }
-    if (NetPlan_make(&g, &gt, opk, o->no_chain, &plan, err) != TT_OK) goto out_err;
-    NetProg_write(&plan, (const char *const *)prefixes, n_kp, &sb);
+    if (!sg_mode && NetPlan_make(&g, &gt, opk, o->no_chain, &plan, err) != TT_OK) goto out_err;
+    if (!sg_mode) NetProg_write(&plan, (const char *const *)prefixes, n_kp, &sb);
     if (write_file(dir, "main.c", sb.data, sb.len, err) != TT_OK) goto out_err;
     if (write_file(dir, "netrt.h", NetProg_runtimeHeader(), strlen(NetProg_runtimeHeader()), err) != TT_OK ||
         write_file(dir, "netrt.c", NetProg_runtimeSource(), strlen(NetProg_runtimeSource()), err) != TT_OK)
@@ -684,7 +862,7 @@ static int run(const RunOptions *o) {
             goto out_err;
         }
         printf("%s: %d ops, %d steps, %d tasks (%d from %s, %d default), built for %s in %.1f s\n", what, g.n_ops,
-               plan.n_steps, gt.n_tasks, n_tuned, o->log, gt.n_tasks - n_tuned, o->target, clock_mono() - t_build);
+               plan.n_steps, n_listed, n_tuned, o->log, n_listed - n_tuned, o->target, clock_mono() - t_build);
         fflush(stdout);
         if (!dev.present) {
             snprintf(err, sizeof err, "no %s device on this machine: the program was built, not run", o->target);
@@ -705,6 +883,7 @@ static int run(const RunOptions *o) {
         snprintf(minms, sizeof minms, "%d", o->min_repeat_ms);
         snprintf(prof, sizeof prof, "%d", o->profile ? 1 : 0);
         snprintf(threads, sizeof threads, "%d", o->threads);
+        if (sg_mode) snprintf(prof, sizeof prof, "1"); /* the per-subgraph table is the summary's */
         char *argv[] = {prog, data, outp, number, repeat, minms, prof, threads, NULL};
         /* OMP_NUM_THREADS for the program's OpenMP runtime too */
         int n_env = 0;
@@ -799,12 +978,16 @@ static int run(const RunOptions *o) {
                (o->threads > 0 ? o->threads : dev.cores) == 1 ? "" : "s");
         printf(" mean (ms)   median (ms)    max (ms)     min (ms)     std (ms)  \n");
         printf("%10.4f   %10.4f   %10.4f   %10.4f   %10.4f\n", mean, med, mx_ms, mn_ms, sd);
-        if (n_timed > 0)
+        if (n_timed > 0 && sg_mode)
+            printf("Tuner's estimate: %.4f ms (weight x best latency over %d of %d subgraph tasks; every op is in a "
+                   "subgraph); measured median / estimate = %.2f\n",
+                   est_kernel * 1e3, n_timed, n_listed, est_kernel > 0 ? med / (est_kernel * 1e3) : 0);
+        else if (n_timed > 0)
             printf("Tuner's estimate: %.4f ms kernels only, %.4f ms with their layout transforms (weight x best "
                    "latency over %d of %d tasks; untuned ops not included); measured median / estimate = %.2f\n",
                    est_kernel * 1e3, est_with_pack * 1e3, n_timed, gt.n_tasks,
                    est_kernel > 0 ? med / (est_kernel * 1e3) : 0);
-        if (o->profile && n_steps == plan.n_steps) print_profile(&plan, step_s);
+        if ((o->profile || sg_mode) && n_steps == plan.n_steps) print_profile(&plan, step_s, step_est);
         free(step_s);
         rc = 0;
     }
@@ -834,6 +1017,11 @@ out:
     free(tp);
     free(prefixes);
     free(masks);
+    for (int t = 0; sg_sources && t < sg.n_tasks; t++)
+        free(sg_sources[t]);
+    free(sg_sources);
+    free(step_est);
+    Subgraphs_done(&sg);
     History_done(&h);
     GraphTasks_done(&gt);
     Graph_done(&g);
@@ -857,6 +1045,7 @@ int cmd_run(int argc, char **argv) {
                                              {"keep", required_argument, 0, 'k'},
                                              {"timeout", required_argument, 0, 'o'},
                                              {"no-chain", no_argument, 0, 'C'},
+                                             {"subgraphs", no_argument, 0, 'G'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     RunOptions o;
@@ -913,6 +1102,9 @@ int cmd_run(int argc, char **argv) {
         case 'C':
             o.no_chain = true;
             break;
+        case 'G':
+            o.subgraphs = true;
+            break;
         case 'S':
             st = opt_u64(optarg, "--seed", &o.seed, err);
             break;
@@ -933,6 +1125,8 @@ int cmd_run(int argc, char **argv) {
     if (optind < argc) return usage_error("unexpected argument '%s' (see tunetop run --help)", argv[optind]);
     if (!o.network == !o.task) return usage_error("%s", "give --network NAME or --task SPEC (one of them)");
     if (!o.log) return usage_error("%s", "give --log LOG (the log with the tuned configs)");
+    if (o.subgraphs && (o.task || o.no_chain))
+        return usage_error("%s", "--subgraphs runs a --network as its subgraphs; --task and --no-chain do not apply");
     if (o.task && (o.nopt.batch != 1 || o.nopt.image_size || o.nopt.seq_len != 128))
         return usage_error("%s", "--batch, --image-size and --seq-len are for --network; a --task SPEC has its shape");
     return run(&o);

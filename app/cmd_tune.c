@@ -119,6 +119,7 @@ static void usage(FILE *out) {
             "                        %g). Children are ranked by the learned cost model (XGBoost on program\n"
             "                        features) once it is fit on two measured schedules, by what their measured\n"
             "                        ancestor measured before that\n"
+            "  --cost-model xgb|none evolution: none ranks children by their measured ancestors only (to compare)\n"
             "  --scheduler NAME      %s (default %s)\n"
             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
             "  --batch N             measurements per round (default min(64, trials / tasks)); a task's first\n"
@@ -233,7 +234,8 @@ enum {
     O_GENERATIONS,
     O_MUTATION,
     O_EPS,
-    O_SUBGRAPHS
+    O_SUBGRAPHS,
+    O_COST_MODEL
 };
 
 /* The loaded --expr programs: their workloads point at them until the session ends. */
@@ -411,6 +413,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
                                              {"generations", required_argument, 0, O_GENERATIONS},
                                              {"mutation", required_argument, 0, O_MUTATION},
                                              {"eps-greedy", required_argument, 0, O_EPS},
+                                             {"cost-model", required_argument, 0, O_COST_MODEL},
                                              {0, 0, 0, 0}};
 
     EngineConfig cfg;
@@ -572,6 +575,12 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         case O_EPS:
             ok = opt_double(optarg, "--eps-greedy", 0, 1, &cfg.evolution.eps, err);
             break;
+        case O_COST_MODEL:
+            if (strcmp(optarg, "xgb") == 0 || strcmp(optarg, "none") == 0)
+                cfg.evolution.cost_model = strcmp(optarg, "xgb") == 0;
+            else
+                ok = tt_fail(err, "--cost-model takes xgb or none, not '%s'", optarg);
+            break;
         case O_HELP:
             usage(stdout);
             free(specs);
@@ -688,6 +697,13 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
             free(weights);
             free(specs);
             return 2;
+        }
+        /* nothing left untuned: every subgraph task gets at least its first schedule (the zero-trial default) */
+        if (cfg.trials < n_wl) {
+            fprintf(stderr,
+                    "tunetop: --trials %d is fewer than the %d subgraph tasks: raised to %d, one each at least\n",
+                    cfg.trials, n_wl, n_wl);
+            cfg.trials = n_wl;
         }
     } else if (network) {
         NetworkTask *nt = NULL;

@@ -5,7 +5,8 @@
  *
  *   te_model_bench --log FILE --expr A.te [--expr B.te ...] [--set NAME=V ...]
  *                  [--train F] [--seeds S] [--population P] [--trials N] [--tunetop PATH]
- *                  [--depth D] [--rounds R] [--eta E]
+ *                  [--depth D] [--rounds R] [--eta E] [--label rank|best|mix] [--balance 0|1]
+ *                  [--task-features 0|1] [--max-programs N] [--hist 0|1]
  *
  * When FILE does not exist it is made first by
  *   tunetop tune --expr A.te ... --set ... --trials N --threads 1 --scheduler round-robin
@@ -27,7 +28,20 @@
  * Prediction: P (default 2048) random schedules of the task scored by the
  * own+others model, timed (features with lowering, trees), against the
  * wall time of a round of 64 measurements in the log (mean gap between
- * consecutive records, pauses over a minute left out, times 64). */
+ * consecutive records, pauses over a minute left out, times 64).
+ *
+ * --search T (with --search-seeds "1 2 3", --work DIR): instead of the above,
+ * whether the model guides the search. Per expression and seed, four real
+ * sessions of T trials (tune --expr ... --threads 1 --seed S --no-roof):
+ * "model" (evolution ranked by the cost model, the default), "no model"
+ * (--cost-model none: children ranked by their measured ancestors), "random
+ * sketch" (--eps-greedy 1: every measured candidate a random annotation of a
+ * sketch, the random sampling of the same space) and "sampler" (--tuner
+ * random: the plain random schedules). From each log: the best GFLOPS after
+ * T trials, and the trials it took to reach 95% of a reference: the arm's own
+ * final best, and the best any arm of that seed reached ("common"; > T when
+ * never). Medians over the seeds, and the model arm's over the random
+ * sketch arm's trials (the target: <= 1/3). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,10 +81,13 @@ static double thread_cpu(void) {
 }
 
 static int usage(void) {
-    fprintf(stderr,
-            "usage: te_model_bench --log FILE --expr A.te [--expr B.te ...] [--set NAME=V ...] [--train F]\n"
-            "                      [--seeds S] [--population P] [--trials N] [--tunetop PATH]\n"
-            "                      [--depth D] [--rounds R] [--eta E] (the model's, default TeModel_defaults)\n");
+    fprintf(stderr, "usage: te_model_bench --log FILE --expr A.te [--expr B.te ...] [--set NAME=V ...] [--train F]\n"
+                    "                      [--seeds S] [--population P] [--trials N] [--tunetop PATH]\n"
+                    "                      [--depth D] [--rounds R] [--eta E] [--label rank|best|mix] [--balance 0|1]\n"
+                    "                      [--task-features 0|1] [--max-programs N] [--hist 0|1]\n"
+                    "                      (the model's options, default TeModel_defaults)\n"
+                    "       te_model_bench --search T --expr A.te [--expr B.te ...] [--set NAME=V ...]\n"
+                    "                      [--search-seeds \"1 2 3\"] [--work DIR] [--tunetop PATH]\n");
     return 2;
 }
 
@@ -105,6 +122,30 @@ static double kendall(const double *a, const double *b, int n) {
     return d > 0 ? (conc - disc) / d : 0;
 }
 
+/* tunetop beside this executable's folder: <build>/bench/.. */
+static const char *tunetop_path(void) {
+    static char tt[4096];
+    ssize_t len = readlink("/proc/self/exe", tt, sizeof tt - 16);
+    tt[len > 0 ? len : 0] = '\0';
+    char *slash = strrchr(tt, '/');
+    if (slash) *slash = '\0';
+    strcat(tt, "/../tunetop");
+    return tt;
+}
+
+static int run_child(const char *tunetop, char **argv, const char *out) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (out && !freopen(out, "w", stdout)) _exit(126);
+        if (out) dup2(1, 2);
+        execv(tunetop, argv);
+        perror(tunetop);
+        _exit(127);
+    }
+    int st = 0;
+    return pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
 static int make_log(const char *tunetop, const char *log, char **exprs, int n_expr, char **sets, int n_sets,
                     int trials) {
     char *argv[8 + 2 * MAX_EXPR + 2 * 32 + 16];
@@ -127,14 +168,7 @@ static int make_log(const char *tunetop, const char *log, char **exprs, int n_ex
         printf(" %s", argv[i]);
     printf("\n");
     fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        execv(tunetop, argv);
-        perror(tunetop);
-        _exit(127);
-    }
-    int st = 0;
-    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    if (run_child(tunetop, argv, NULL) != 0) {
         fprintf(stderr, "te_model_bench: making the log failed\n");
         return 1;
     }
@@ -223,12 +257,161 @@ static void score(TeModel *m, const Task *t, const int *held, int n_held, double
     free(b);
 }
 
+/* ---- --search: does the model guide the search? ------------------------------ */
+
+#define ARMS 4
+static const char *const ARM_NAME[ARMS] = {"model", "no model", "random sketch", "sampler"};
+static const char *const ARM_FILE[ARMS] = {"model", "nomodel", "randsketch", "sampler"};
+
+/* The best-so-far GFLOPS after each record of a log (n <= cap), from the expression's FLOPs. */
+static int best_curve(const char *path, double flops, double *curve, int cap) {
+    char err[TT_ERRLEN];
+    LogReader *r;
+    LogHeader h;
+    if (LogReader_open(path, &r, &h, err) != TT_OK) {
+        fprintf(stderr, "te_model_bench: %s\n", err);
+        return 0;
+    }
+    Record rec;
+    Record_init(&rec);
+    int n = 0;
+    double best = 0;
+    while (n < cap && LogReader_next(r, &rec, err) == LOG_RECORD) {
+        double g = Record_gflops(&rec, flops >= 1 ? flops : 1);
+        if (g > best) best = g;
+        curve[n++] = best;
+    }
+    Record_done(&rec);
+    LogReader_close(r);
+    return n;
+}
+
+static int trials_to(const double *curve, int n, double target) {
+    for (int i = 0; i < n; i++)
+        if (curve[i] >= target) return i + 1;
+    return n + 1; /* never: printed as > T */
+}
+
+static int search_compare(const char *tunetop, char **exprs, int n_expr, char **sets, int n_sets, int trials,
+                          const char *seed_list, const char *work) {
+    char dir[512];
+    if (work)
+        snprintf(dir, sizeof dir, "%s", work);
+    else {
+        snprintf(dir, sizeof dir, "/tmp/te_search.XXXXXX");
+        if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    if (system(cmd) != 0) return 1;
+    int seed[16], n_seeds = 0;
+    for (const char *p = seed_list; *p && n_seeds < 16;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p) break;
+        seed[n_seeds++] = (int)v;
+        p = end;
+    }
+    if (n_seeds == 0) return usage();
+    char host[256] = "";
+    FILE *c = popen("lscpu | sed -n 's/^Model name: *//p'", "r");
+    if (c && fgets(host, sizeof host, c)) host[strcspn(host, "\n")] = '\0';
+    if (c) pclose(c);
+    double la[3] = {0};
+    getloadavg(la, 3);
+    printf("te_model_bench --search %d: %s, %ld cores; load average at start %.2f %.2f %.2f; seeds %s; logs in %s\n",
+           trials, host, sysconf(_SC_NPROCESSORS_ONLN), la[0], la[1], la[2], seed_list, dir);
+    fflush(stdout);
+    char err[TT_ERRLEN];
+    TeSet ts[32];
+    char names[32][64];
+    for (int i = 0; i < n_sets; i++) {
+        const char *eq = strchr(sets[i], '=');
+        if (!eq) return usage();
+        snprintf(names[i], sizeof names[i], "%.*s", (int)(eq - sets[i]), sets[i]);
+        ts[i] = (TeSet){names[i], atoll(eq + 1)};
+    }
+    printf("\n%-14s %-14s | %11s | %15s | %15s\n", "expression", "arm", "best GFLOPS", "to 95% own best",
+           "to 95% common");
+    for (int e = 0; e < n_expr; e++) {
+        TeProgram *g = TeProgram_load(exprs[e], ts, n_sets, err);
+        TeDag d;
+        if (!g || TeDag_build(&d, g, err) != TT_OK) {
+            fprintf(stderr, "te_model_bench: %s\n", err);
+            return 1;
+        }
+        const char *name = strrchr(exprs[e], '/') ? strrchr(exprs[e], '/') + 1 : exprs[e];
+        double best[ARMS][16], own[ARMS][16], common[ARMS][16];
+        for (int s = 0; s < n_seeds; s++) {
+            double final[ARMS] = {0}, all = 0;
+            static double curves[ARMS][100000];
+            int n[ARMS];
+            for (int a = 0; a < ARMS; a++) {
+                char log[700], out[720], tr[32], sd[32];
+                snprintf(log, sizeof log, "%s/%s.%s.%d.log", dir, name, ARM_FILE[a], seed[s]);
+                snprintf(out, sizeof out, "%s.out", log);
+                snprintf(tr, sizeof tr, "%d", trials);
+                snprintf(sd, sizeof sd, "%d", seed[s]);
+                char *argv[64];
+                int k = 0;
+                argv[k++] = (char *)tunetop;
+                argv[k++] = "tune";
+                argv[k++] = "--expr";
+                argv[k++] = exprs[e];
+                for (int i = 0; i < n_sets && k < 40; i++)
+                    argv[k++] = "--set", argv[k++] = sets[i];
+                char *rest[] = {"--trials", tr,          "--threads",  "1",     "--seed",
+                                sd,         "--no-roof", "--headless", "--log", log};
+                for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
+                    argv[k++] = rest[i];
+                if (a == 1) argv[k++] = "--cost-model", argv[k++] = "none";
+                if (a == 2) argv[k++] = "--eps-greedy", argv[k++] = "1";
+                if (a == 3) argv[k++] = "--tuner", argv[k++] = "random";
+                argv[k] = NULL;
+                if (access(log, R_OK) != 0 && run_child(tunetop, argv, out) != 0)
+                    fprintf(stderr, "te_model_bench: %s %s seed %d failed (see %s)\n", name, ARM_NAME[a], seed[s], out);
+                n[a] = best_curve(log, d.flops, curves[a], trials < 100000 ? trials : 100000);
+                final[a] = n[a] ? curves[a][n[a] - 1] : 0;
+                if (final[a] > all) all = final[a];
+            }
+            for (int a = 0; a < ARMS; a++) {
+                best[a][s] = final[a];
+                own[a][s] = trials_to(curves[a], n[a], 0.95 * final[a]);
+                common[a][s] = trials_to(curves[a], n[a], 0.95 * all);
+            }
+        }
+        double mo[ARMS], mc[ARMS];
+        for (int a = 0; a < ARMS; a++) {
+            double b = median(best[a], n_seeds);
+            mo[a] = median(own[a], n_seeds);
+            mc[a] = median(common[a], n_seeds);
+            char cs[32];
+            if (mc[a] > trials)
+                snprintf(cs, sizeof cs, "> %d", trials);
+            else
+                snprintf(cs, sizeof cs, "%.0f", mc[a]);
+            printf("%-14s %-14s | %11.2f | %15.0f | %15s\n", name, ARM_NAME[a], b, mo[a], cs);
+        }
+        printf("%-14s model / random sketch trials to 95%%: own best %.2f, common best %.2f (target <= 0.33)\n", name,
+               mo[0] / mo[2], mc[0] / mc[2]);
+        fflush(stdout);
+        TeProgram_delete(g);
+    }
+    getloadavg(la, 3);
+    printf("load average at end %.2f %.2f %.2f\n", la[0], la[1], la[2]);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *log = NULL, *tunetop = NULL;
     char *exprs[MAX_EXPR], *sets[32];
     int n_expr = 0, n_sets = 0, seeds = 5, population = 2048, trials = 600, depth = 0, rounds = 0;
     double eta = 0;
     double train = 0.5;
+    int search = 0;
+    const char *search_seeds = "1 2 3", *work = NULL;
+    TeModelOptions opt;
+    TeModel_defaults(&opt);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) return usage();
@@ -252,22 +435,33 @@ int main(int argc, char **argv) {
             rounds = atoi(v);
         else if (strcmp(a, "--eta") == 0)
             eta = atof(v);
+        else if (strcmp(a, "--label") == 0 &&
+                 (strcmp(v, "rank") == 0 || strcmp(v, "best") == 0 || strcmp(v, "mix") == 0))
+            opt.label = strcmp(v, "rank") == 0 ? TE_LABEL_RANK : strcmp(v, "best") == 0 ? TE_LABEL_BEST : TE_LABEL_MIX;
+        else if (strcmp(a, "--balance") == 0)
+            opt.balance = atoi(v) != 0;
+        else if (strcmp(a, "--task-features") == 0)
+            opt.task_features = atoi(v) != 0;
+        else if (strcmp(a, "--max-programs") == 0)
+            opt.max_programs = atoi(v);
+        else if (strcmp(a, "--hist") == 0)
+            opt.xgb.hist = atoi(v) != 0;
+        else if (strcmp(a, "--search") == 0)
+            search = atoi(v);
+        else if (strcmp(a, "--search-seeds") == 0)
+            search_seeds = v;
+        else if (strcmp(a, "--work") == 0)
+            work = v;
         else if (strcmp(a, "--tunetop") == 0)
             tunetop = v;
         else
             return usage();
         i++;
     }
+    if (!tunetop) tunetop = tunetop_path();
+    if (search > 0) return search_compare(tunetop, exprs, n_expr, sets, n_sets, search, search_seeds, work);
     if (!log || n_expr == 0 || train <= 0 || train >= 1 || seeds < 1 || population < 1) return usage();
-    char tt[4096];
-    if (!tunetop) { /* beside this executable's folder: <build>/bench/.. */
-        ssize_t len = readlink("/proc/self/exe", tt, sizeof tt - 16);
-        tt[len > 0 ? len : 0] = '\0';
-        char *slash = strrchr(tt, '/');
-        if (slash) *slash = '\0';
-        strcat(tt, "/../tunetop");
-        tunetop = tt;
-    }
+    if (!tunetop) tunetop = tunetop_path();
     if (access(log, R_OK) != 0 && make_log(tunetop, log, exprs, n_expr, sets, n_sets, trials) != 0) return 1;
 
     TeSet ts[32];
@@ -310,13 +504,16 @@ int main(int argc, char **argv) {
            100 * train, 100 * (1 - train), seeds);
     printf("machine: %s, %ld cores online; load average at start %.2f %.2f %.2f\n", host, sysconf(_SC_NPROCESSORS_ONLN),
            la[0], la[1], la[2]);
-    CostModelParams params;
-    TeModel_defaults(&params);
-    if (depth > 0) params.max_depth = depth;
-    if (rounds > 0) params.rounds = rounds;
-    if (eta > 0) params.eta = eta;
-    printf("model: XGBoost pack-sum, max_depth %d, eta %.2f, %d rounds, %d thread(s)\n\n", params.max_depth, params.eta,
-           params.rounds, params.nthread);
+    if (depth > 0) opt.xgb.max_depth = depth;
+    if (rounds > 0) opt.xgb.rounds = rounds;
+    if (eta > 0) opt.xgb.eta = eta;
+    printf("model: XGBoost pack-sum, max_depth %d, eta %.2f, %d rounds, %s, %d thread(s); label %s, tasks %s, "
+           "task features %s, at most %d programs per fit\n\n",
+           opt.xgb.max_depth, opt.xgb.eta, opt.xgb.rounds, opt.xgb.hist ? "hist" : "exact", opt.xgb.nthread,
+           opt.label == TE_LABEL_RANK   ? "rank in task"
+           : opt.label == TE_LABEL_BEST ? "share of task best"
+                                        : "mix",
+           opt.balance ? "weigh the same" : "weigh by records", opt.task_features ? "on" : "off", opt.max_programs);
     printf("%-14s %7s %5s | %-21s | %-21s | %-21s | %9s | %7s\n", "task", "records", "ran", "own: spear kend top1",
            "own+others: same", "others only: same", "fit cpu s", "repeats");
 
@@ -340,7 +537,7 @@ int main(int argc, char **argv) {
             }
             int n_train = (int)(train * k->n);
             for (int variant = 0; variant < 3; variant++) {
-                TeModel *model = TeModel_new(&params, err);
+                TeModel *model = TeModel_new(&opt, err);
                 if (!model) {
                     fprintf(stderr, "te_model_bench: %s\n", err);
                     return 1;
@@ -380,7 +577,7 @@ int main(int argc, char **argv) {
     printf("\nprediction of a population (own+others model on every record of the log):\n");
     printf("%-14s %6s %11s %9s %9s %8s %12s %12s %9s\n", "task", "progs", "features ms", "trees ms", "wall ms",
            "cpu ms", "cpu ms/1000", "round s(log)", "share");
-    TeModel *model = TeModel_new(&params, err);
+    TeModel *model = TeModel_new(&opt, err);
     for (int t = 0; t < n_expr; t++)
         add_all(model, &tasks[t], NULL, tasks[t].n);
     double c0 = thread_cpu();

@@ -6,11 +6,11 @@
 #include <string.h>
 
 static const char *const NAMES[STEP_KINDS] = {
-    "split",     "reorder", "fuse",        "compute_at", "compute_inline", "compute_root", "parallel",
-    "vectorize", "unroll",  "auto_unroll", "bind",       "cache_write",    "cache_read",   "storage_align"};
+    "split",  "reorder",     "fuse", "compute_at",  "compute_inline", "compute_root",  "parallel", "vectorize",
+    "unroll", "auto_unroll", "bind", "cache_write", "cache_read",     "storage_align", "rfactor"};
 /* fewest and most arguments of each kind */
-static const int MIN_ARGS[STEP_KINDS] = {2, 1, 2, 2, 0, 0, 1, 1, 1, 2, 2, 0, 2, 3};
-static const int MAX_ARGS[STEP_KINDS] = {STEP_MAX_ARGS, STEP_MAX_ARGS, 2, 2, 0, 0, 1, 1, 1, 2, 2, 0, 2, 3};
+static const int MIN_ARGS[STEP_KINDS] = {2, 1, 2, 2, 0, 0, 1, 1, 1, 2, 2, 0, 2, 3, 2};
+static const int MAX_ARGS[STEP_KINDS] = {STEP_MAX_ARGS, STEP_MAX_ARGS, 2, 2, 0, 0, 1, 1, 1, 2, 2, 0, 2, 3, 2};
 
 const char *StepKind_name(StepKind k) { return k >= 0 && k < STEP_KINDS ? NAMES[k] : "?"; }
 

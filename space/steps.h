@@ -12,7 +12,8 @@
  *                                region T's iterations under that loop read
  *   compute_inline S             substitute S into its consumers (no reduction, not an output)
  *   compute_root S               compute S in its own loop nest (the default)
- *   parallel     S it            a spatial loop runs on all cores (OpenMP on cpu)
+ *   parallel     S it            a spatial loop runs on all cores (OpenMP on cpu; parallel loops
+ *                                nested with nothing else between them run as one, collapsed)
  *   vectorize    S it            the loop is a SIMD loop
  *   unroll       S it            the loop is unrolled
  *   auto_unroll  S it n          unroll loops under `it` up to n steps (the
@@ -33,9 +34,15 @@
  *                                the stride of its dimension d (elements from one
  *                                index of d to the next) becomes the next number
  *                                that is o modulo f (avoids shared-memory bank conflicts)
+ *   rfactor      S r f           reduction axis r of S (its r-th, 0-based) is split into
+ *                                outer * f + inner (f divides its extent); a new stage
+ *                                S.rf[spatial.., inner] reduces over the outer part (and
+ *                                S's other reduction axes), and S reduces S.rf over
+ *                                inner: the inner part becomes a spatial axis of S.rf,
+ *                                which may be vectorized (a sum, max_over or min_over)
  *
- * Stage indices: the stages are the DAG's (te/dag.h) at first. cache_write S
- * and cache_read S ... insert the new cache stage at index S: it is S from
+ * Stage indices: the stages are the DAG's (te/dag.h) at first. cache_write S,
+ * rfactor S .. and cache_read S ... insert the new stage at index S: it is S from
  * the next step on, the stage that was S is S+1, and every stage from S on
  * moves up by one (the auto-scheduler's rule for the cache_write stage; the
  * cache_read stage goes just before its reader, since inputs are no stages
@@ -77,6 +84,7 @@ typedef enum {
     STEP_CACHE_WRITE,
     STEP_CACHE_READ,
     STEP_STORAGE_ALIGN,
+    STEP_RFACTOR,
     STEP_KINDS
 } StepKind;
 
@@ -101,7 +109,7 @@ void Steps_encode(const Steps *this, StrBuf *out);
 /* Parses the text form (the argument counts each kind needs are checked:
  * split >= 2, reorder >= 1, fuse 2, compute_at 2, inline/root 0, parallel /
  * vectorize / unroll 1, auto_unroll 2, bind 2, cache_write 0, cache_read
- * 2, storage_align 3); errors name the step index. */
+ * 2, storage_align 3, rfactor 2); errors name the step index. */
 Status Steps_decode(const char *text, Steps *out, char *err);
 
 #endif

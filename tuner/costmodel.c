@@ -29,6 +29,7 @@ void CostModelParams_defaults(CostModelParams *this) {
     this->lambda = 1;
     this->nthread = 1;
     this->seed = 0;
+    this->hist = false;
 }
 
 Status CostLoss_parse(const char *name, CostLoss *out, char *err) {
@@ -159,7 +160,7 @@ static BoosterHandle booster_new(const CostModelParams *p, const float *x, int n
         {"seed", (double)(p->seed & 0x7fffffff), true},
     };
     if (XGBoosterSetParam(booster, "verbosity", "0") != 0 || XGBoosterSetParam(booster, "objective", objective) != 0 ||
-        XGBoosterSetParam(booster, "tree_method", "exact") != 0) {
+        XGBoosterSetParam(booster, "tree_method", p->hist ? "hist" : "exact") != 0) {
         xgb_fail(err, "setting parameters");
         goto fail;
     }

@@ -33,10 +33,11 @@ typedef struct CostModelParams {
     double eta, gamma, min_child_weight, lambda;
     int nthread;
     uint64_t seed;
+    bool hist; /* tree_method hist (binned features) instead of exact */
 } CostModelParams;
 
 /* REFERENCE.md values: rank, max_depth 3, eta 0.3, gamma 1e-4,
- * min_child_weight 1, lambda 1, nthread 1; rounds as tuned (see costmodel.c). */
+ * min_child_weight 1, lambda 1, nthread 1, exact; rounds as tuned (see costmodel.c). */
 void CostModelParams_defaults(CostModelParams *this);
 /* "rank" or "reg"; TT_ERR names the bad value. */
 Status CostLoss_parse(const char *name, CostLoss *out, char *err);

@@ -268,6 +268,16 @@ int Graph_heads(Graph *this, GraphOpKind kind, int x, int64_t heads, int64_t seq
     return op->out;
 }
 
+void GraphOp_heads(const Graph *g, const GraphOp *op, int64_t *B, int64_t *H, int64_t *S, int64_t *D) {
+    const GraphTensor *xt = &g->tensors[op->in[0]];
+    *H = op->k;
+    *S = op->stride;
+    if (op->kind == GOP_MERGE_HEADS)
+        *D = xt->dim[2], *B = xt->dim[0] / *H;
+    else
+        *D = xt->dim[1] / *H, *B = xt->dim[0] / *S;
+}
+
 int Graph_consumers(const Graph *this, int t) {
     int c = 0;
     for (int i = 0; i < this->n_ops; i++)

@@ -135,6 +135,10 @@ int Graph_pool(Graph *this, GraphOpKind kind, int x, int64_t k, int64_t stride, 
 int Graph_concat(Graph *this, const int *xs, int n);
 int Graph_heads(Graph *this, GraphOpKind kind, int x, int64_t heads, int64_t seq);
 
+/* The dimensions of a head reshape (split_heads, split_heads_t, merge_heads):
+ * batch B, heads H, sequence S, head width D. */
+void GraphOp_heads(const Graph *g, const GraphOp *op, int64_t *B, int64_t *H, int64_t *S, int64_t *D);
+
 /* Number of ops that read tensor t (an op reading it twice counts twice). */
 int Graph_consumers(const Graph *this, int t);
 /* A topological order of the ops (the order ops were added, except that an op

@@ -267,11 +267,8 @@ void Graph_referenceOp(const Graph *g, const GraphOp *op, const float *params, c
     case GOP_SPLIT_HEADS:
     case GOP_SPLIT_HEADS_T:
     case GOP_MERGE_HEADS: {
-        int64_t H = op->k, S = op->stride, D, B;
-        if (op->kind == GOP_MERGE_HEADS)
-            D = xt->dim[2], B = xt->dim[0] / H;
-        else
-            D = xt->dim[1] / H, B = xt->dim[0] / S;
+        int64_t B, H, S, D;
+        GraphOp_heads(g, op, &B, &H, &S, &D);
         for (int64_t b = 0; b < B; b++)
             for (int64_t h = 0; h < H; h++)
                 for (int64_t i = 0; i < S; i++)

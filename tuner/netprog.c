@@ -626,21 +626,98 @@ static void emit_step(StrBuf *sb, const NetPlan *plan, const NetStep *s, const c
     case GOP_SPLIT_HEADS:
     case GOP_SPLIT_HEADS_T:
     case GOP_MERGE_HEADS: {
-        long long H = op->k, S = op->stride, D, B;
-        if (op->kind == GOP_MERGE_HEADS)
-            D = xt->dim[2], B = xt->dim[0] / H;
-        else
-            D = xt->dim[1] / H, B = xt->dim[0] / S;
+        int64_t B, H, S, D;
+        GraphOp_heads(g, op, &B, &H, &S, &D);
         StrBuf_printf(sb, "        ttrt_heads(T[%d], T[%d], %d, %lld, %lld, %lld, %lld);\n", x, y,
                       op->kind == GOP_SPLIT_HEADS     ? 0
                       : op->kind == GOP_SPLIT_HEADS_T ? 1
                                                       : 2,
-                      B, H, S, D);
+                      (long long)B, (long long)H, (long long)S, (long long)D);
         break;
     }
     default:
         StrBuf_printf(sb, "        fail(\"op kind %s has no runtime\");\n", GraphOp_kindName(op->kind));
     }
+}
+
+/* ---- the program's frame: the protocol every network program follows ----
+ * usage: net DATA OUT NUMBER REPEAT MIN_REPEAT_MS PROFILE THREADS; it prints
+ * TT_OUTPUT n, then TT_RUN number seconds per repeat, then with PROFILE one
+ * TT_STEP i seconds per step (app/cmd_run.c reads them). */
+
+/* The sizes main() reads the data file and writes the output with. */
+static void write_sizes(StrBuf *sb, const Graph *g, int n_steps) {
+    StrBuf_printf(sb,
+                  "\n#define N_TENSORS %d\n#define N_STEPS %d\n#define N_PARAMS %lldLL\n#define N_INPUT %lldLL\n"
+                  "#define N_OUTPUT %lldLL\n",
+                  g->n_tensors, n_steps, (long long)g->n_params, (long long)Graph_inputFloats(g),
+                  (long long)GraphTensor_count(&g->tensors[g->output]));
+}
+
+static void write_helpers(StrBuf *sb) {
+    StrBuf_append(sb, "\nstatic void fail(const char *msg) {\n    fprintf(stderr, \"%s\\n\", msg);\n    exit(3);\n}\n\n"
+                      "static double now(void) {\n    struct timespec ts;\n    clock_gettime(CLOCK_MONOTONIC, &ts);\n"
+                      "    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;\n}\n\n");
+}
+
+/* Closes step()'s switch and adds run_all(). */
+static void write_run_all(StrBuf *sb) {
+    StrBuf_append(sb, "    }\n}\n\n"
+                      "static void run_all(double *prof) {\n"
+                      "    for (int i = 0; i < N_STEPS; i++) {\n"
+                      "        double t0 = prof ? now() : 0;\n"
+                      "        step(i);\n"
+                      "        if (prof) prof[i] += now() - t0;\n"
+                      "    }\n}\n\n");
+}
+
+/* main() up to its cleanup: read the data, setup(), one run, the output from
+ * T[out_tensor], the timed repeats, the profile. */
+static void write_main(StrBuf *sb, int out_tensor) {
+    StrBuf_append(
+        sb,
+        "int main(int argc, char **argv) {\n"
+        "    if (argc != 8) fail(\"usage: net DATA OUT NUMBER REPEAT MIN_REPEAT_MS PROFILE THREADS\");\n"
+        "    int number = atoi(argv[3]), repeat = atoi(argv[4]), profile = atoi(argv[6]), threads = atoi(argv[7]);\n"
+        "    double min_ms = atof(argv[5]);\n"
+        "    if (number < 1 || repeat < 1) fail(\"NUMBER and REPEAT must be >= 1\");\n"
+        "#ifdef _OPENMP\n    if (threads > 0) omp_set_num_threads(threads);\n#else\n    (void)threads;\n#endif\n"
+        "    float *data = malloc((size_t)(N_PARAMS + N_INPUT) * sizeof(float));\n"
+        "    FILE *f = fopen(argv[1], \"rb\");\n"
+        "    if (!data || !f) fail(\"cannot read the data file\");\n"
+        "    if (fread(data, sizeof(float), (size_t)(N_PARAMS + N_INPUT), f) != (size_t)(N_PARAMS + N_INPUT))\n"
+        "        fail(\"the data file is short\");\n"
+        "    fclose(f);\n"
+        "    setup(data);\n"
+        "    run_all(0);\n"
+        "    f = fopen(argv[2], \"wb\");\n");
+    StrBuf_printf(sb,
+                  "    if (!f || fwrite(T[%d], sizeof(float), (size_t)N_OUTPUT, f) != (size_t)N_OUTPUT || fclose(f))\n"
+                  "        fail(\"cannot write the output file\");\n",
+                  out_tensor);
+    StrBuf_append(sb, "    printf(\"TT_OUTPUT %lld\\n\", (long long)N_OUTPUT);\n"
+                      "    fflush(stdout);\n"
+                      "    for (int r = 0; r < repeat; r++) {\n"
+                      "        int n = number;\n"
+                      "        for (;;) {\n"
+                      "            double t0 = now();\n"
+                      "            for (int j = 0; j < n; j++) run_all(0);\n"
+                      "            double dt = now() - t0;\n"
+                      "            if (dt * 1e3 >= min_ms || n >= 1000000) {\n"
+                      "                printf(\"TT_RUN %d %.9e\\n\", n, dt / n);\n"
+                      "                break;\n"
+                      "            }\n"
+                      "            double per = dt / n > 1e-9 ? dt / n : 1e-9;\n"
+                      "            int want = (int)(min_ms * 1e-3 / per * 1.618) + 1;\n"
+                      "            n = want > (int)(n * 1.618) + 1 ? want : (int)(n * 1.618) + 1;\n"
+                      "        }\n"
+                      "        fflush(stdout);\n"
+                      "    }\n"
+                      "    if (profile) {\n"
+                      "        static double prof[N_STEPS];\n"
+                      "        for (int j = 0; j < number; j++) run_all(prof);\n"
+                      "        for (int i = 0; i < N_STEPS; i++) printf(\"TT_STEP %d %.9e\\n\", i, prof[i] / number);\n"
+                      "    }\n");
 }
 
 void NetProg_write(const NetPlan *plan, const char *const *prefixes, int n_kernels, StrBuf *sb) {
@@ -654,31 +731,19 @@ void NetProg_write(const NetPlan *plan, const char *const *prefixes, int n_kerne
                   g->name, plan->n_steps, gt->n_tasks);
     for (int k = 0; k < n_kernels; k++)
         StrBuf_printf(sb, "#include \"%s.h\"\n", prefixes[k]);
-    StrBuf_printf(sb,
-                  "\n#define N_TENSORS %d\n#define N_STEPS %d\n#define N_PARAMS %lldLL\n#define N_INPUT %lldLL\n"
-                  "#define N_OUTPUT %lldLL\n",
-                  g->n_tensors, plan->n_steps, (long long)g->n_params, (long long)Graph_inputFloats(g),
-                  (long long)GraphTensor_count(&g->tensors[g->output]));
+    write_sizes(sb, g, plan->n_steps);
     StrBuf_append(sb, "static float *T[N_TENSORS], *B[N_TENSORS];\nstatic float *P;\n");
     for (int s = 0; s < plan->n_steps; s++)
         if (plan->steps[s].kind == NSTEP_KERNEL)
             StrBuf_printf(sb, "static %s_t *K%d;\n", prefixes[plan->steps[s].kernel], plan->steps[s].op);
-    StrBuf_append(sb, "\nstatic void fail(const char *msg) {\n    fprintf(stderr, \"%s\\n\", msg);\n    exit(3);\n}\n\n"
-                      "static double now(void) {\n    struct timespec ts;\n    clock_gettime(CLOCK_MONOTONIC, &ts);\n"
-                      "    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;\n}\n\n"
-                      "static void step(int i) {\n    switch (i) {\n");
+    write_helpers(sb);
+    StrBuf_append(sb, "static void step(int i) {\n    switch (i) {\n");
     for (int s = 0; s < plan->n_steps; s++) {
         StrBuf_printf(sb, "    case %d: /* %s */\n", s, plan->steps[s].label);
         emit_step(sb, plan, &plan->steps[s], prefixes);
         StrBuf_append(sb, "        break;\n");
     }
-    StrBuf_append(sb, "    }\n}\n\n"
-                      "static void run_all(double *prof) {\n"
-                      "    for (int i = 0; i < N_STEPS; i++) {\n"
-                      "        double t0 = prof ? now() : 0;\n"
-                      "        step(i);\n"
-                      "        if (prof) prof[i] += now() - t0;\n"
-                      "    }\n}\n\n");
+    write_run_all(sb);
     /* setup: buffers and kernels */
     StrBuf_append(sb, "static void setup(float *data) {\n    P = data;\n");
     for (int t = 0; t < g->n_tensors; t++) {
@@ -716,52 +781,70 @@ void NetProg_write(const NetPlan *plan, const char *const *prefixes, int n_kerne
                       st->label);
     }
     StrBuf_append(sb, "}\n\n");
-    StrBuf_append(
-        sb,
-        "int main(int argc, char **argv) {\n"
-        "    if (argc != 8) fail(\"usage: net DATA OUT NUMBER REPEAT MIN_REPEAT_MS PROFILE THREADS\");\n"
-        "    int number = atoi(argv[3]), repeat = atoi(argv[4]), profile = atoi(argv[6]), threads = atoi(argv[7]);\n"
-        "    double min_ms = atof(argv[5]);\n"
-        "    if (number < 1 || repeat < 1) fail(\"NUMBER and REPEAT must be >= 1\");\n"
-        "#ifdef _OPENMP\n    if (threads > 0) omp_set_num_threads(threads);\n#else\n    (void)threads;\n#endif\n"
-        "    float *data = malloc((size_t)(N_PARAMS + N_INPUT) * sizeof(float));\n"
-        "    FILE *f = fopen(argv[1], \"rb\");\n"
-        "    if (!data || !f) fail(\"cannot read the data file\");\n"
-        "    if (fread(data, sizeof(float), (size_t)(N_PARAMS + N_INPUT), f) != (size_t)(N_PARAMS + N_INPUT))\n"
-        "        fail(\"the data file is short\");\n"
-        "    fclose(f);\n"
-        "    setup(data);\n"
-        "    run_all(0);\n"
-        "    f = fopen(argv[2], \"wb\");\n");
-    StrBuf_printf(sb,
-                  "    if (!f || fwrite(T[%d], sizeof(float), (size_t)N_OUTPUT, f) != (size_t)N_OUTPUT || fclose(f))\n"
-                  "        fail(\"cannot write the output file\");\n",
-                  plan->alias[g->output]);
-    StrBuf_append(sb, "    printf(\"TT_OUTPUT %lld\\n\", (long long)N_OUTPUT);\n"
-                      "    fflush(stdout);\n"
-                      "    for (int r = 0; r < repeat; r++) {\n"
-                      "        int n = number;\n"
-                      "        for (;;) {\n"
-                      "            double t0 = now();\n"
-                      "            for (int j = 0; j < n; j++) run_all(0);\n"
-                      "            double dt = now() - t0;\n"
-                      "            if (dt * 1e3 >= min_ms || n >= 1000000) {\n"
-                      "                printf(\"TT_RUN %d %.9e\\n\", n, dt / n);\n"
-                      "                break;\n"
-                      "            }\n"
-                      "            double per = dt / n > 1e-9 ? dt / n : 1e-9;\n"
-                      "            int want = (int)(min_ms * 1e-3 / per * 1.618) + 1;\n"
-                      "            n = want > (int)(n * 1.618) + 1 ? want : (int)(n * 1.618) + 1;\n"
-                      "        }\n"
-                      "        fflush(stdout);\n"
-                      "    }\n"
-                      "    if (profile) {\n"
-                      "        static double prof[N_STEPS];\n"
-                      "        for (int j = 0; j < number; j++) run_all(prof);\n"
-                      "        for (int i = 0; i < N_STEPS; i++) printf(\"TT_STEP %d %.9e\\n\", i, prof[i] / number);\n"
-                      "    }\n");
+    write_main(sb, plan->alias[g->output]);
     for (int s = 0; s < plan->n_steps; s++)
         if (plan->steps[s].kind == NSTEP_KERNEL)
             StrBuf_printf(sb, "    %s_destroy(K%d);\n", prefixes[plan->steps[s].kernel], plan->steps[s].op);
+    StrBuf_append(sb, "    return 0;\n}\n");
+}
+
+/* ---- a network run as subgraphs ---- */
+
+static const char *const TE_ABI[] = {"tt_setup", "tt_pack", "tt_run", "tt_finish", "tt_teardown", "tt_te_kernel"};
+
+void NetProg_renameKernel(const char *prefix, const char *source, StrBuf *out) {
+    StrBuf_printf(out, "/* the cpu kernel ABI's entry points of %s */\n", prefix);
+    for (size_t i = 0; i < sizeof TE_ABI / sizeof TE_ABI[0]; i++)
+        StrBuf_printf(out, "#define %s %s%s\n", TE_ABI[i], prefix, TE_ABI[i] + 2); /* tt_run -> PREFIX_run */
+    StrBuf_append(out, source);
+}
+
+void NetProg_writeSubgraphs(const Graph *g, const Subgraphs *sg, const char *const *prefixes, StrBuf *sb) {
+    StrBuf_printf(sb,
+                  "/* %s: the network program generated by tunetop run --subgraphs (%d subgraphs, %d tasks).\n"
+                  " * usage: net DATA OUT NUMBER REPEAT MIN_REPEAT_MS PROFILE THREADS */\n"
+                  "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n"
+                  "#ifdef _OPENMP\n#include <omp.h>\n#endif\n",
+                  g->name, sg->n_sg, sg->n_tasks);
+    for (int t = 0; t < sg->n_tasks; t++)
+        StrBuf_printf(sb,
+                      "int %s_setup(float **args, void **state);\nvoid %s_run(void *state);\n"
+                      "void %s_teardown(void *state);\n",
+                      prefixes[t], prefixes[t], prefixes[t]);
+    write_sizes(sb, g, sg->n_sg);
+    StrBuf_append(sb, "static float *T[N_TENSORS];\nstatic float *P;\nstatic void *S[N_STEPS];\n");
+    write_helpers(sb);
+    StrBuf_append(sb, "static void step(int i) {\n    switch (i) {\n");
+    for (int k = 0; k < sg->n_sg; k++) {
+        const Subgraph *s = &sg->sg[sg->order[k]];
+        StrBuf_printf(sb, "    case %d: /* %s */\n        %s_run(S[%d]);\n        break;\n", k, s->label,
+                      prefixes[s->task], k);
+    }
+    write_run_all(sb);
+    StrBuf_append(sb, "static void setup(float *data) {\n    P = data;\n");
+    for (int i = 0; i < g->n_inputs; i++)
+        StrBuf_printf(sb, "    T[%d] = data + N_PARAMS + %lld;\n", g->inputs[i], (long long)Graph_inputOffset(g, i));
+    for (int k = 0; k < sg->n_sg; k++) {
+        const Subgraph *s = &sg->sg[sg->order[k]];
+        StrBuf_printf(sb, "    if (!(T[%d] = calloc(%lld, sizeof(float)))) fail(\"out of memory\");\n", s->out,
+                      (long long)GraphTensor_count(&g->tensors[s->out]));
+    }
+    for (int k = 0; k < sg->n_sg; k++) {
+        const Subgraph *s = &sg->sg[sg->order[k]];
+        StrBuf_append(sb, "    { float *a[] = {");
+        for (int a = 0; a < s->n_args; a++) {
+            const SubgraphArg *x = &s->args[a];
+            if (x->tensor >= 0)
+                StrBuf_printf(sb, "T[%d], ", x->tensor);
+            else
+                StrBuf_printf(sb, "P + %lld, ", (long long)g->ops[x->op].param_off[x->param]);
+        }
+        StrBuf_printf(sb, "T[%d]};\n      if (%s_setup(a, &S[%d])) fail(\"setting up step %d (%s) failed\"); }\n",
+                      s->out, prefixes[s->task], k, k, s->label);
+    }
+    StrBuf_append(sb, "}\n\n");
+    write_main(sb, g->output);
+    for (int k = 0; k < sg->n_sg; k++)
+        StrBuf_printf(sb, "    %s_teardown(S[%d]);\n", prefixes[sg->sg[sg->order[k]].task], k);
     StrBuf_append(sb, "    return 0;\n}\n");
 }

@@ -38,6 +38,7 @@
 #include "base/strbuf.h"
 #include "kernels/template.h"
 #include "tuner/graph.h"
+#include "tuner/subgraph.h"
 
 typedef enum {
     NSTEP_KERNEL = 0, /* a tuned kernel (run, or run_blocked when it holds a blocked layout) */
@@ -115,6 +116,16 @@ void NetPlan_done(NetPlan *this);
  * header is "PREFIX.h"; without NetOpKernels, kernel = task); n_kernels of them. The runtime is compiled beside it as
  * netrt.c (NetProg_runtimeSource). */
 void NetProg_write(const NetPlan *plan, const char *const *prefixes, int n_kernels, StrBuf *out);
+
+/* main.c of the network run as subgraphs (tuner/subgraph.h): one step per
+ * subgraph, in sg->order, running its task's kernel (prefixes[task]) on the
+ * NCHW tensors and parameters of its arguments; the same protocol and timing
+ * as NetProg_write. */
+void NetProg_writeSubgraphs(const Graph *g, const Subgraphs *sg, const char *const *prefixes, StrBuf *out);
+/* A kernel in the cpu ABI (kernels/targets/cpu/abi.h; a tensor expression's,
+ * TeTask_source) with its entry points renamed PREFIX_setup, PREFIX_run, ...
+ * so that several are linked into one program. */
+void NetProg_renameKernel(const char *prefix, const char *source, StrBuf *out);
 
 /* The runtime's header and source as one translation unit (netrt.c of the program). */
 const char *NetProg_runtimeSource(void);

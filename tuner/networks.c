@@ -21,6 +21,7 @@
  *   squeezenet-1.1, vgg-16 (no batch-norm), inception-v3 (299x299)
  *   bert-base     the dense and batch_matmul layers of 12 encoder layers
  *                 (hidden 768, 12 heads, FFN 3072), Q, K, V as three denses
+ *   tiny-resnet   a few layers at 16x16, for tests (net_tiny_resnet)
  */
 #include "tuner/network.h"
 
@@ -352,6 +353,21 @@ static int net_bert_base(Builder *this, int64_t seq) {
     return x;
 }
 
+/* ---- a tiny network for tests ------------------------------------------ */
+
+/* tiny-resnet: a 3x3 conv, max pooling, two pre-activation residual units,
+ * BN+ReLU and the classifier (10 classes), at 16x16 by default: every kind of
+ * subgraph a ResNet has (and identical ones), tuned in seconds. */
+static int net_tiny_resnet(Builder *this, int64_t image) {
+    int x = image_input(this, image);
+    x = conv(this, x, 16, 3, 1, 1, E_BIAS | E_RELU);
+    x = Graph_pool(this, GOP_MAX_POOL, x, 2, 2, 0);
+    x = resnet_unit(this, x, 16, 1, true, false);
+    x = resnet_unit(this, x, 16, 1, true, false);
+    x = bn_relu(this, x);
+    return classifier(this, x, 10);
+}
+
 /* ---- the table -------------------------------------------------------- */
 
 typedef enum {
@@ -361,7 +377,8 @@ typedef enum {
     KIND_SQUEEZENET,
     KIND_VGG16,
     KIND_INCEPTION,
-    KIND_BERT
+    KIND_BERT,
+    KIND_TINY_RESNET
 } NetKind;
 
 static const struct NetDef {
@@ -381,6 +398,7 @@ static const struct NetDef {
     {"vgg-16", KIND_VGG16, 0, 224},
     {"inception-v3", KIND_INCEPTION, 0, 299},
     {"bert-base", KIND_BERT, 0, 0},
+    {"tiny-resnet", KIND_TINY_RESNET, 0, 16},
 };
 
 #define N_NETS ((int)(sizeof NETS / sizeof NETS[0]))
@@ -464,6 +482,9 @@ Status Network_graph(const char *name, const NetworkOptions *opt_in, Graph *g, c
         break;
     case KIND_BERT:
         out = net_bert_base(g, seq);
+        break;
+    case KIND_TINY_RESNET:
+        out = net_tiny_resnet(g, image);
         break;
     }
     g->output = out;

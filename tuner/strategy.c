@@ -62,5 +62,5 @@ bool Strategy_valid(const StrategyContext *ctx, uint64_t index) {
 }
 
 EvolutionOptions EvolutionOptions_default(void) {
-    return (EvolutionOptions){.population = 2048, .generations = 4, .mutation = 0.85, .eps = 0.05};
+    return (EvolutionOptions){.population = 2048, .generations = 4, .mutation = 0.85, .eps = 0.05, .cost_model = 1};
 }

@@ -26,6 +26,7 @@ typedef struct EvolutionOptions {
     int generations; /* generations per round (4) */
     double mutation; /* probability that a child is a mutation, else a crossover (0.85) */
     double eps;      /* share of each round's measured candidates drawn at random (0.05) */
+    int cost_model;  /* 1: children ranked by the learned cost model; 0: by their measured ancestors */
 } EvolutionOptions;
 EvolutionOptions EvolutionOptions_default(void);
 #define EVO_POPULATION_MAX 65536 /* population 2..this */

@@ -15,6 +15,8 @@
  *      same sketch (each stage's annotation from one of them);
  *   4. measure the n best-scored candidates not measured yet, except that a
  *      share `eps` of them are fresh random annotations (epsilon-greedy).
+ *      A candidate whose loop nest (hence its C code) equals one proposed
+ *      before under other steps is passed over.
  * Scores come from the learned cost model (tuner/te_model.h: XGBoost on
  * program features, pack-sum loss), one model shared by every sketch-searched
  * task of the process, fed with every measured schedule and refit before a
@@ -32,6 +34,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "kernels/templates/te/te_lower.h"
 #include "kernels/templates/te/te_sketch.h"
 #include "kernels/templates/te/te_task.h"
 #include "tuner/strategy.h"
@@ -82,7 +85,9 @@ typedef struct Evo {
     EvolutionOptions opt;
     Measured *m;
     int n_m, cap_m;
-    int defaults_done; /* the zero-trial defaults were proposed */
+    uint64_t *nests; /* open addressing: hashes of the loop nests proposed (0: empty slot) */
+    int n_nests, cap_nests;
+    int defaults_done; /* the zero-trial defaults of sketches 0.. this - 1 were proposed */
     int generation;    /* rounds of evolution so far */
     TeModel *model;    /* shared; NULL without XGBoost */
     char model_note[96];
@@ -125,7 +130,7 @@ static void *evo_create(const StrategyContext *ctx, uint64_t seed, char *err) {
     if (e->opt.population < 2) e->opt = EvolutionOptions_default();
     e->n_sk = Sketch_generate(e->dag, t->tmpl->family == FAMILY_GPU, ctx->dev->cores > 0 ? ctx->dev->cores : 1, e->sk);
     Rng_seed(&e->rng, seed);
-    e->model = model_acquire(); /* NULL: the measured-ancestor scores */
+    e->model = e->opt.cost_model ? model_acquire() : NULL; /* NULL: the measured-ancestor scores */
     return e;
 }
 
@@ -141,9 +146,52 @@ static uint64_t register_cand(Evo *e, VisitedSet *visited, int sketch, const Ske
     return index;
 }
 
+/* Whether the loop nest of these steps (what the C code is made of) was
+ * proposed before, under other steps (a tile of 1, an unroll limit that
+ * changes nothing, ...); records it otherwise. */
+static bool nest_seen(Evo *e, const Steps *steps) {
+    LoopNest ln;
+    char err[TT_ERRLEN];
+    if (LoopNest_lower(&ln, e->dag, steps, err) != TT_OK) return false; /* the build reports it */
+    StrBuf text;
+    StrBuf_init(&text);
+    LoopNest_print(&ln, &text);
+    LoopNest_done(&ln);
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < text.len; i++)
+        h = (h ^ (unsigned char)text.data[i]) * 1099511628211ULL;
+    StrBuf_done(&text);
+    if (h == 0) h = 1;
+    if (2 * (e->n_nests + 1) > e->cap_nests) { /* grow, rehash */
+        int cap = e->cap_nests ? 2 * e->cap_nests : 256;
+        uint64_t *t = tt_calloc((size_t)cap, sizeof *t);
+        for (int i = 0; i < e->cap_nests; i++)
+            if (e->nests[i])
+                for (size_t j = e->nests[i] % (uint64_t)cap;; j = (j + 1) % (size_t)cap)
+                    if (!t[j]) {
+                        t[j] = e->nests[i];
+                        break;
+                    }
+        free(e->nests);
+        e->nests = t;
+        e->cap_nests = cap;
+    }
+    for (size_t j = h % (uint64_t)e->cap_nests;; j = (j + 1) % (size_t)e->cap_nests) {
+        if (e->nests[j] == h) return true;
+        if (!e->nests[j]) {
+            e->nests[j] = h;
+            e->n_nests++;
+            return false;
+        }
+    }
+}
+
 static int take(Evo *e, VisitedSet *visited, int sketch, const SketchAnn *ann, uint64_t *out) {
     uint64_t index = register_cand(e, visited, sketch, ann);
     if (index == UINT64_MAX) return 0;
+    Steps steps;
+    Sketch_steps(&e->sk[sketch], e->dag, ann, &steps);
+    if (nest_seen(e, &steps)) return 0; /* the same code as a candidate already proposed */
     VisitedSet_add(visited, index);
     measured_add(e, index, sketch, ann_dup(e, ann));
     *out = index;
@@ -227,12 +275,11 @@ static int evo_propose(void *self, VisitedSet *visited, uint64_t *out, int n) {
     Evo *e = self;
     int got = 0;
     /* 1. the zero-trial default of every sketch */
-    if (!e->defaults_done) {
-        e->defaults_done = 1;
+    if (e->defaults_done < e->n_sk) { /* (over as many rounds as the engine's first batches need) */
         SketchAnn *a = ann_new(e);
-        for (int s = 0; s < e->n_sk && got < n; s++) {
-            Sketch_heuristic(&e->sk[s], e->dag, e->ctx.dev->vector_floats, a);
-            got += take(e, visited, s, a, out + got);
+        for (; e->defaults_done < e->n_sk && got < n; e->defaults_done++) {
+            Sketch_heuristic(&e->sk[e->defaults_done], e->dag, e->ctx.dev->vector_floats, a);
+            got += take(e, visited, e->defaults_done, a, out + got);
         }
         free(a);
         if (got) return got;
@@ -321,7 +368,7 @@ static void evo_update(void *self, const uint64_t *index, const double *gflops, 
                 a = NULL;
             }
             m = measured_add(e, index[i], found, a);
-            e->defaults_done = 1; /* a resumed task has had its defaults measured */
+            e->defaults_done = e->n_sk; /* a resumed task has had its defaults measured */
         }
         m->gflops = gflops[i];
         if (e->model && known) {
@@ -343,13 +390,25 @@ static bool evo_status(void *self, char *buf, size_t n) {
     if (len < 0 || (size_t)len >= n) return true;
     if (e->model_note[0])
         snprintf(buf + len, n - (size_t)len, "; %s", e->model_note);
+    else if (!e->model && !e->opt.cost_model)
+        snprintf(buf + len, n - (size_t)len, "; cost model off: ranked by measured ancestors");
     else if (!e->model)
         snprintf(buf + len, n - (size_t)len, "; no cost model (%.60s): ranked by measured ancestors", g_model_why);
     else if (!TeModel_trained(e->model))
         snprintf(buf + len, n - (size_t)len, "; cost model not fit yet: ranked by measured ancestors");
-    else
-        snprintf(buf + len, n - (size_t)len, "; cost model on %d schedules (%.2f s to fit)",
-                 TeModel_trainedOn(e->model), TeModel_times(e->model).fit_s);
+    else {
+        TeModelTimes t = TeModel_times(e->model);
+        len += snprintf(buf + len, n - (size_t)len, "; cost model on %d schedules (fit %.2f s, %d scored in %.2f s)",
+                        TeModel_trainedOn(e->model), t.fit_s, t.since_fit_programs, t.since_fit_s);
+        TeModelQuality q;
+        if (len > 0 && (size_t)len < n && TeModel_quality(e->model, e->dag->key, &q)) {
+            len += snprintf(buf + len, n - (size_t)len, "; best %.1f GFLOPS, predicted %.1f", q.best_gflops,
+                            q.best_predicted);
+            if (len > 0 && (size_t)len < n && q.round_n >= 2)
+                snprintf(buf + len, n - (size_t)len, "; last round rank correlation %.2f over %d", q.round_rho,
+                         q.round_n);
+        }
+    }
     return true;
 }
 
@@ -358,6 +417,7 @@ static void evo_destroy(void *self) {
     for (int i = 0; i < e->n_m; i++)
         free(e->m[i].ann);
     free(e->m);
+    free(e->nests);
     if (e->model) model_release();
     free(e);
 }

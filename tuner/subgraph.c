@@ -294,11 +294,8 @@ static void head(Writer *w, int i, char *cur, size_t n) {
     case GOP_SPLIT_HEADS_T:
     case GOP_MERGE_HEADS: {
         /* 4-D views: [b][s][heads][d] <-> [b][heads][s][d] (or [b][heads][d][s]) */
-        int64_t H = op->k, S = op->stride, D, B;
-        if (op->kind == GOP_MERGE_HEADS)
-            D = xt->dim[2], B = xt->dim[0] / H;
-        else
-            D = xt->dim[1] / H, B = xt->dim[0] / S;
+        int64_t B, H, S, D;
+        GraphOp_heads(g, op, &B, &H, &S, &D);
         int64_t flat[4] = {B, S, H, D}, hs[4] = {B, H, S, D}, ht[4] = {B, H, D, S};
         if (op->kind == GOP_MERGE_HEADS) {
             const char *x = arg(w, op->in[0], -1, -1, hs, 4);

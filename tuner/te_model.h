@@ -12,6 +12,17 @@
  * its program's w_p (score_p - y_p) and its hessian w_p, given to XGBoost
  * round by round (CostModel_trainObjective, tuner/costmodel.h).
  *
+ * What makes the records of other tasks help rather than hurt (TeModelOptions,
+ * chosen on bench/te_model_bench): the label is the mean of the program's
+ * share of its task's best and its rank within its task (its throughput's
+ * percentile among the task's programs that ran), so every task spans [0, 1]
+ * alike whatever the spread of its throughputs; each task weighs
+ * the same in total however many records it has; and every row carries three
+ * task-level values (the program's statement count, log2 of the task's FLOPs,
+ * its stage count) so that trees can tell tasks, and a program's size, apart.
+ * A fit uses at most max_programs programs (the most recent), which bounds its
+ * time whatever the log holds.
+ *
  * One TeModel is used by one thread at a time. DAGs passed in are read during
  * the call only (features are copied); the model keeps each task's key.
  * No printing: errors are one sentence in err. */
@@ -27,12 +38,25 @@
 
 typedef struct TeModel TeModel;
 
-/* The defaults (TeModel_new with params NULL): CostModelParams_defaults with
- * max_depth 6 and 120 rounds (see te_model.c). */
-void TeModel_defaults(CostModelParams *params);
+typedef enum {
+    TE_LABEL_RANK = 0, /* the percentile of the program's throughput within its task */
+    TE_LABEL_BEST,     /* the program's throughput over its task's best */
+    TE_LABEL_MIX       /* the mean of the two */
+} TeLabel;
+
+typedef struct TeModelOptions {
+    CostModelParams xgb;
+    TeLabel label;
+    bool balance;       /* every task weighs the same in total */
+    bool task_features; /* the three task-level values of each row (else 0) */
+    int max_programs;   /* per fit, the most recent ones; 0 = all */
+} TeModelOptions;
+
+/* The defaults (TeModel_new with opt NULL), see te_model.c. */
+void TeModel_defaults(TeModelOptions *opt);
 
 /* NULL (err says why) when XGBoost is not built in. */
-TeModel *TeModel_new(const CostModelParams *params, char *err);
+TeModel *TeModel_new(const TeModelOptions *opt, char *err);
 void TeModel_delete(TeModel *this);
 
 /* Adds n measured programs of the task dag (steps[i], gflops[i] <= 0 =
@@ -56,10 +80,28 @@ int TeModel_trainedOn(const TeModel *this); /* programs of the last fit */
  * all before the first fit. */
 Status TeModel_predict(TeModel *this, const TeDag *dag, const Steps *steps, int n, float *out, char *err);
 
+/* How well the model predicted a task's programs before they were measured
+ * (every program TeModel_add gets while a fit exists is scored first, by the
+ * model of the last fit). GFLOPS predictions: the label mapped back through
+ * the task's measured throughputs at the last fit (a percentile to the
+ * GFLOPS of that percentile, a share of the best to that share of it). */
+typedef struct TeModelQuality {
+    int predicted;         /* programs of the task scored before they were measured */
+    double best_gflops;    /* the best measured among those */
+    double best_predicted; /* what the model predicted for that one, GFLOPS */
+    int round_n;           /* programs that ran between the last two fits, scored by the first */
+    double round_rho;      /* their Spearman rank correlation, prediction vs measured (0 if round_n < 2) */
+} TeModelQuality;
+/* false (out zeroed) when the task (its dag's key) has no such program. */
+bool TeModel_quality(const TeModel *this, const char *task_key, TeModelQuality *out);
+
 /* Seconds the last calls spent: fit (all of it), and predict split into the
- * feature extraction (lowering included) and the trees. */
+ * feature extraction (lowering included) and the trees; and every predict
+ * since the last fit: its programs and seconds (a round of a search). */
 typedef struct TeModelTimes {
     double fit_s, predict_features_s, predict_trees_s;
+    int since_fit_programs;
+    double since_fit_s;
 } TeModelTimes;
 TeModelTimes TeModel_times(const TeModel *this);
 

@@ -19,10 +19,13 @@ void ScreenLayout_compute(int rows, int cols, const LayoutView *view, ScreenLayo
         out->message = (Rect){0, 0, cols > 0 ? cols : 0, rows > 0 ? rows : 0};
         return;
     }
-    out->header = (Rect){0, 0, cols, LAYOUT_HEADER_ROWS};
+    int extra = view->header_extra < 0                         ? 0
+                : view->header_extra > LAYOUT_HEADER_EXTRA_MAX ? LAYOUT_HEADER_EXTRA_MAX
+                                                               : view->header_extra;
+    out->header = (Rect){0, 0, cols, LAYOUT_HEADER_ROWS + extra};
     out->status = (Rect){0, rows - 2, cols, 1};
     out->keybar = (Rect){0, rows - 1, cols, 1};
-    int top = LAYOUT_HEADER_ROWS, body = rows - 2 - top; /* >= 19 */
+    int top = LAYOUT_HEADER_ROWS + extra, body = rows - 2 - top; /* >= 17 */
     if (view->overlay != OVERLAY_NONE) {
         out->overlay = (Rect){0, top, cols, body};
         return;

@@ -12,19 +12,21 @@
 #define LAYOUT_MIN_COLS 80
 #define LAYOUT_MIN_ROWS 24
 #define LAYOUT_HEADER_ROWS 3
+#define LAYOUT_HEADER_EXTRA_MAX 3
 
 typedef enum { OVERLAY_NONE = 0, OVERLAY_HELP, OVERLAY_INSPECTOR, OVERLAY_MESSAGES, OVERLAY_DEVICES } Overlay;
 
 typedef struct LayoutView {
-    bool curves;     /* show the curves panels under the table */
-    Overlay overlay; /* a full-body panel in place of table and curves */
-    int table_rows;  /* data rows the table would like (task count) */
+    bool curves;      /* show the curves panels under the table */
+    Overlay overlay;  /* a full-body panel in place of table and curves */
+    int table_rows;   /* data rows the table would like (task count) */
+    int header_extra; /* lines under the header's three (0..LAYOUT_HEADER_EXTRA_MAX): the search's status */
 } LayoutView;
 
 typedef struct ScreenLayout {
     bool too_small; /* below 80x24: only `message` is set */
     Rect message;
-    Rect header;        /* LAYOUT_HEADER_ROWS lines at the top */
+    Rect header;        /* LAYOUT_HEADER_ROWS (+ header_extra) lines at the top */
     Rect table;         /* column header line + rows (h = 0 when an overlay is shown) */
     Rect task_curve;    /* selected task GFLOPS per trial (h = 0 when hidden) */
     Rect session_curve; /* estimated total latency over time (h = 0 when hidden) */

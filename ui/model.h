@@ -71,7 +71,7 @@ typedef struct UiTask {
     int want_priority;  /* UI_NO_REQUEST, or a priority asked for and not yet in a snapshot */
     bool from_log;      /* read from a log (`tunetop view`): no live state */
     bool tagged;        /* Space: steering keys and curves act on every tagged task */
-    char strategy[128]; /* the strategy's latest status line (EV_STRATEGY), "" if none */
+    char strategy[256]; /* the strategy's latest status line (EV_STRATEGY), "" if none */
 } UiTask;
 
 typedef struct UiSample {

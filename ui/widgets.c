@@ -142,12 +142,48 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
         snprintf(buf, sizeof buf, "%d", m->next_task);
         x = pair(cb, x, y, xend, "next task", buf, ATTR_HEADER_VAL);
     }
-    /* what the selected task's search strategy says about itself */
-    if (st->selected >= 0 && st->selected < m->n_tasks && m->tasks[st->selected].strategy[0] && x < xend - 20) {
-        snprintf(buf, sizeof buf, "task %d:", m->tasks[st->selected].id);
-        x = pair(cb, x, y, xend, buf, m->tasks[st->selected].strategy, ATTR_NORMAL);
-    }
     (void)x;
+    /* lines 4-5: what the selected task's search strategy says about itself */
+    if (r.h > LAYOUT_HEADER_ROWS && st->selected >= 0 && st->selected < m->n_tasks) {
+        snprintf(buf, sizeof buf, "task %d search", m->tasks[st->selected].id);
+        Header_wrap(cb, r.x, r.y + LAYOUT_HEADER_ROWS, xend, r.h - LAYOUT_HEADER_ROWS, buf,
+                    m->tasks[st->selected].strategy);
+    }
+}
+
+int Header_lines(const UiState *st, int cols) {
+    const UiModel *m = &st->model;
+    if (st->selected < 0 || st->selected >= m->n_tasks || !m->tasks[st->selected].strategy[0]) return 0;
+    char label[32];
+    snprintf(label, sizeof label, "task %d search", m->tasks[st->selected].id);
+    return Header_wrap(NULL, 0, 0, cols, LAYOUT_HEADER_EXTRA_MAX, label, m->tasks[st->selected].strategy);
+}
+
+int Header_wrap(CellBuf *cb, int x0, int y, int xend, int lines, const char *label, const char *text) {
+    /* the parts of the text ("a; b; c") fill the lines in order, a part that
+     * does not fit on the line starting the next one (cut at the last line);
+     * without cb only counts the lines */
+    int x = x0 + (int)strlen(label) + 1;
+    if (cb) CellBuf_text(cb, x0, y, label, ATTR_DIM, xend - x0);
+    int indent = x - x0 < 16 ? x - x0 : 16, line = 0;
+    const char *p = text;
+    while (*p && line < lines) {
+        size_t len = strcspn(p, ";");
+        bool last = p[len] == '\0';
+        char part[256];
+        snprintf(part, sizeof part, "%.*s%s", (int)len, p, last ? "" : ";");
+        int w = (int)strlen(part);
+        if (x + w > xend && x > x0 + indent && line + 1 < lines) {
+            line++;
+            x = x0 + indent;
+        }
+        if (cb) CellBuf_text(cb, x, y + line, part, ATTR_NORMAL, xend - x);
+        x += w + 1;
+        p += len + (last ? 0 : 1);
+        while (*p == ' ')
+            p++;
+    }
+    return line + 1;
 }
 
 /* ---- the scheduler table -------------------------------------------------- */
@@ -493,6 +529,7 @@ void Screen_render(CellBuf *cb, UiState *st) {
     CellBuf_clear(cb);
     CellBuf_unclip(cb);
     st->view.table_rows = st->model.n_tasks;
+    st->view.header_extra = Header_lines(st, cb->w);
     ScreenLayout lay;
     ScreenLayout_compute(cb->h, cb->w, &st->view, &lay);
     if (lay.too_small) {

@@ -32,6 +32,13 @@ typedef struct PlotSpec {
 void Plot_render(CellBuf *cb, Rect r, const PlotSpec *spec, const PlotSeries *series, int n_series);
 
 void Header_render(CellBuf *cb, Rect r, const UiState *st);
+/* Lines the header needs under its three at this width: the selected task's
+ * search status wrapped (at most LAYOUT_HEADER_EXTRA_MAX), 0 when it has none. */
+int Header_lines(const UiState *st, int cols);
+/* "label" then text's "; "-separated parts over up to `lines` lines from
+ * (x0, y), a part that would cross xend starting the next line; returns the
+ * lines used. cb NULL: only counts them. */
+int Header_wrap(CellBuf *cb, int x0, int y, int xend, int lines, const char *label, const char *text);
 /* Also scrolls st->table_top so that the selected row is visible, and keeps r in st->table_rect. */
 void Table_render(CellBuf *cb, Rect r, UiState *st);
 /* The sort key of the column title at x in a table drawn in r (SORT_COUNT: none). */

@@ -1,6 +1,8 @@
 /* tests/integration/test_te_cpu.c: the C code of random schedules of twelve
  * tensor expressions, built with the cpu target's compiler and flags, agrees
- * with the reference interpreter.
+ * with the reference interpreter; so does the C code of their sketches'
+ * schedules (the zero-trial default of each sketch, random annotations,
+ * mutations of them).
  *
  * TT_TE_SAMPLES schedules per expression (default 20, so 240 in all); each
  * expression's kernels are built into one shared object. Defined tensors
@@ -13,13 +15,35 @@
 
 #include "kernels/targets/cpu/abi.h"
 #include "kernels/templates/te/te_lower.h"
+#include "kernels/templates/te/te_sketch.h"
 #include "tests/check.h"
 
 #include "te_exprs.h"
 
 typedef void (*KernelFn)(float **);
 
-TEST(random_schedules_match_interpreter) {
+/* Schedule k of dag: the plain sampler's, or (sketches) for k < the sketch
+ * count the zero-trial default of sketch k, else a random annotation of
+ * sketch k % count mutated k % 3 times. */
+static void schedule(const TeDag *d, int sketches, int k, Rng *rng, Steps *out) {
+    if (!sketches) {
+        TeSchedule_sample(d, rng, 0, out);
+        return;
+    }
+    Sketch sk[SKETCH_MAX];
+    SketchAnn ann[TE_MAX_TENSORS];
+    int n = Sketch_generate(d, 0, 2, sk), i = k % n;
+    if (k < n) {
+        Sketch_heuristic(&sk[i], d, 16, ann);
+    } else {
+        Sketch_annotate(&sk[i], d, rng, ann);
+        for (int m = 0; m < k % 3; m++)
+            Sketch_mutate(&sk[i], d, rng, ann);
+    }
+    Sketch_steps(&sk[i], d, ann, out);
+}
+
+static void run_schedules(int sketches) {
     int per = te_test_samples(), total = 0, wrong = 0, cached = 0, both = 0;
     char dir[] = "/tmp/tt-te-cpu.XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
@@ -49,7 +73,7 @@ TEST(random_schedules_match_interpreter) {
         StrBuf_init(&src);
         Steps *steps = calloc(per, sizeof(Steps));
         for (int k = 0; k < per; k++) {
-            TeSchedule_sample(&d, &rng, 0, &steps[k]);
+            schedule(&d, sketches, k, &rng, &steps[k]);
             int w = te_test_has(&steps[k], STEP_CACHE_WRITE), r = te_test_has(&steps[k], STEP_CACHE_READ);
             cached += w || r;
             both += w && r;
@@ -126,14 +150,19 @@ TEST(random_schedules_match_interpreter) {
         TeProgram_delete(g);
     }
     rmdir(dir);
-    printf("%d schedules over %zu expressions run on cpu (%d with a cache stage, %d with both kinds), %d wrong\n",
-           total, (size_t)TE_TEST_N_EXPRS, cached, both, wrong);
+    printf("%d %s schedules over %zu expressions run on cpu (%d with a cache stage, %d with both kinds), %d wrong\n",
+           total, sketches ? "sketch" : "random", (size_t)TE_TEST_N_EXPRS, cached, both, wrong);
     CHECK_EQ_INT(wrong, 0);
-    CHECK(cached >= per / 2 && both >= 1); /* the new steps are exercised */
+    CHECK(cached >= per / 2 && (sketches || both >= 1)); /* the cache steps are exercised */
     CHECK_EQ_INT(total, per * TE_TEST_N_EXPRS);
 }
 
+TEST(random_schedules_match_interpreter) { run_schedules(0); }
+
+TEST(sketch_schedules_match_interpreter) { run_schedules(1); }
+
 int main(void) {
     RUN(random_schedules_match_interpreter);
+    RUN(sketch_schedules_match_interpreter);
     return check_summary();
 }

@@ -205,10 +205,13 @@ static void run_and_replay(const char *name, const TeSet *sets, int n_sets) {
     Record recs[64];
     int n = read_log(recs, 64);
     CHECK_EQ_INT(n, 16);
-    /* no schedule twice */
+    /* no schedule twice, and no code twice (steps that give the same loop nest are passed over) */
     for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++)
+        for (int j = i + 1; j < n; j++) {
             CHECK(recs[i].index != recs[j].index);
+            const char *a = spied(recs[i].index), *b = spied(recs[j].index);
+            CHECK(a && b && strcmp(a, b) != 0);
+        }
     /* the zero-trial default of sketch 0 comes first */
     Sketch sk[SKETCH_MAX];
     Sketch_generate(&t->dag, 0, dev.cores, sk);

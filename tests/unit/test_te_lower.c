@@ -122,15 +122,14 @@ TEST(compute_at_region_and_inline) {
     StrBuf b;
     StrBuf_init(&b);
     LoopNest_print(&ln, &b);
-    CHECK_STR(b.data,
-              "for i1_1 < 2\n"
-              "  alloc B[6]\n"
-              "  for i0_0 < 6\n"
-              "    store B i=(0 + 4 * i1_1) + i0_0 if 0 <= (0 + 4 * i1_1) + i0_0 && (0 + 4 * i1_1) + i0_0 < 10\n"
-              "  for i1_2 < 4\n"
-              "    store C i=(i1_1 * 4 + i1_2)\n"
-              "for i2_0 < 8\n"
-              "  store D i=i2_0\n");
+    CHECK_STR(b.data, "for i1_1 < 2\n"
+                      "  alloc B[6]\n"
+                      "  for i0_0 < 6\n"
+                      "    store B i=(0 + 4 * i1_1) + i0_0\n"
+                      "  for i1_2 < 4\n"
+                      "    store C i=(i1_1 * 4 + i1_2)\n"
+                      "for i2_0 < 8\n"
+                      "  store D i=i2_0\n");
     StrBuf_clear(&b);
     LoopNest_emit_c(&ln, "k", &b); /* B is a box of 6 local to the loop, indexed from its base */
     CHECK_CONTAINS(b.data, "float L1[6];");
@@ -156,11 +155,9 @@ TEST(cache_stages) {
          "    alloc C.local[1, 5]\n"
          "    for i0_0 < 1\n"
          "      for i0_1 < 5\n"
-         "        init C.local i=(0 + 2 * i1_2 + 1 * i1_3) + i0_0 j=i0_1 if 0 <= (0 + 2 * i1_2 + 1 * i1_3) + i0_0 && "
-         "(0 + 2 * i1_2 + 1 * i1_3) + i0_0 < 6\n"
+         "        init C.local i=(0 + 2 * i1_2 + 1 * i1_3) + i0_0 j=i0_1\n"
          "        for i0_2 < 4\n"
-         "          update C.local i=(0 + 2 * i1_2 + 1 * i1_3) + i0_0 j=i0_1 k=i0_2 if 0 <= (0 + 2 * i1_2 + 1 * i1_3) "
-         "+ i0_0 && (0 + 2 * i1_2 + 1 * i1_3) + i0_0 < 6\n"
+         "          update C.local i=(0 + 2 * i1_2 + 1 * i1_3) + i0_0 j=i0_1 k=i0_2\n"
          "    for i1_1 < 5\n"
          "      store C i=(i1_2 * 2 + i1_3) j=i1_1\n"},
         {"cache_write 0; split 1 0 2; split 1 2 5; compute_at 0 1 1; split 0 2 2; reorder 0 2 0 1 3",
@@ -169,14 +166,12 @@ TEST(cache_stages) {
          "    alloc C.local[1, 5]\n"
          "    for z0_0 < 1\n"
          "      for z0_1 < 5\n"
-         "        init C.local i=(0 + 2 * i1_2 + 1 * i1_3) + z0_0 j=z0_1 if 0 <= (0 + 2 * i1_2 + 1 * i1_3) + z0_0 && "
-         "(0 + 2 * i1_2 + 1 * i1_3) + z0_0 < 6\n"
+         "        init C.local i=(0 + 2 * i1_2 + 1 * i1_3) + z0_0 j=z0_1\n"
          "    for i0_3 < 2\n"
          "      for i0_0 < 1\n"
          "        for i0_1 < 5\n"
          "          for i0_4 < 2\n"
-         "            update C.local i=(0 + 2 * i1_2 + 1 * i1_3) + i0_0 j=i0_1 k=(i0_3 * 2 + i0_4) if 0 <= (0 + 2 * "
-         "i1_2 + 1 * i1_3) + i0_0 && (0 + 2 * i1_2 + 1 * i1_3) + i0_0 < 6\n"
+         "            update C.local i=(0 + 2 * i1_2 + 1 * i1_3) + i0_0 j=i0_1 k=(i0_3 * 2 + i0_4)\n"
          "    for i1_4 < 1\n"
          "      for i1_5 < 5\n"
          "        store C i=(i1_2 * 2 + i1_3) j=(i1_4 * 5 + i1_5)\n"},
@@ -186,18 +181,14 @@ TEST(cache_stages) {
          "    alloc C.local[1, 5]\n"
          "    for i1_0 < 1\n"
          "      for i1_1 < 5\n"
-         "        init C.local i=(0 + 2 * i2_2 + 1 * i2_3) + i1_0 j=i1_1 if 0 <= (0 + 2 * i2_2 + 1 * i2_3) + i1_0 && "
-         "(0 + 2 * i2_2 + 1 * i2_3) + i1_0 < 6\n"
+         "        init C.local i=(0 + 2 * i2_2 + 1 * i2_3) + i1_0 j=i1_1\n"
          "        for i1_3 < 2\n"
          "          alloc A.shared[1, 2] shared\n"
          "          for i0_0 < 1\n"
          "            for i0_1 < 2\n"
-         "              store A.shared c0=(0 + 1 * i1_0 + 2 * i2_2 + 1 * i2_3) + i0_0 c1=(0 + 2 * i1_3) + i0_1 if 0 <= "
-         "(0 + 1 * i1_0 + 2 * i2_2 + 1 * i2_3) + i0_0 && (0 + 1 * i1_0 + 2 * i2_2 + 1 * i2_3) + i0_0 < 6 && 0 <= (0 + "
-         "2 * i1_3) + i0_1 && (0 + 2 * i1_3) + i0_1 < 4\n"
+         "              store A.shared c0=(0 + 1 * i1_0 + 2 * i2_2 + 1 * i2_3) + i0_0 c1=(0 + 2 * i1_3) + i0_1\n"
          "          for i1_4 < 2\n"
-         "            update C.local i=(0 + 2 * i2_2 + 1 * i2_3) + i1_0 j=i1_1 k=(i1_3 * 2 + i1_4) if 0 <= (0 + 2 * "
-         "i2_2 + 1 * i2_3) + i1_0 && (0 + 2 * i2_2 + 1 * i2_3) + i1_0 < 6\n"
+         "            update C.local i=(0 + 2 * i2_2 + 1 * i2_3) + i1_0 j=i1_1 k=(i1_3 * 2 + i1_4)\n"
          "    for i2_1 < 5\n"
          "      store C i=(i2_2 * 2 + i2_3) j=i2_1\n"},
         {"cache_read 0 0 0; split 1 2 2; compute_at 0 1 2",
@@ -208,8 +199,7 @@ TEST(cache_stages) {
          "      alloc A.local[1, 2]\n"
          "      for i0_0 < 1\n"
          "        for i0_1 < 2\n"
-         "          store A.local c0=(0 + 1 * i1_0) + i0_0 c1=(0 + 2 * i1_3) + i0_1 if 0 <= (0 + 1 * i1_0) + i0_0 && "
-         "(0 + 1 * i1_0) + i0_0 < 6 && 0 <= (0 + 2 * i1_3) + i0_1 && (0 + 2 * i1_3) + i0_1 < 4\n"
+         "          store A.local c0=(0 + 1 * i1_0) + i0_0 c1=(0 + 2 * i1_3) + i0_1\n"
          "      for i1_4 < 2\n"
          "        update C i=i1_0 j=i1_1 k=(i1_3 * 2 + i1_4)\n"},
     };
@@ -400,7 +390,7 @@ TEST(gpu_emit) {
     CHECK_CONTAINS(b.data, "tt_tid = get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * "
                            "get_local_id(2)), tt_nt = 3;");
     CHECK_CONTAINS(b.data, "barrier(CLK_LOCAL_MEM_FENCE);\n        long tt_c3 = 0;");
-    CHECK_CONTAINS(b.data, "if (tt_c3++ % tt_nt == tt_tid && ");
+    CHECK_CONTAINS(b.data, "if (tt_c3++ % tt_nt == tt_tid");
     CHECK_CONTAINS(b.data, "L3[(x3 - (0 + 3 * i1_3)) * 5 + (x4)]");
     StrBuf_clear(&b);
     CHECK(LoopNest_emit_gpu(&ln, 1, "k", &b, l, &n, err) == TT_OK);
@@ -408,6 +398,86 @@ TEST(gpu_emit) {
     CHECK_CONTAINS(b.data, "__syncthreads();");
     StrBuf_done(&b);
     LoopNest_done(&ln);
+    TeProgram_delete(g);
+}
+
+/* In C, && and || of conditions that are safe to evaluate anywhere become & and | (no branch: a padding test
+ * vectorizes); a side with an access or an integer division keeps the short circuit. Parallel loops nested
+ * with nothing between them are one collapsed OpenMP loop. */
+TEST(conditions_and_collapsed_loops_in_c) {
+    TeProgram *g = parse("input X[8]\nY[i < 10, j < 4] = if((i >= 1 && i < 9) || j == 2, 1, 0) + "
+                         "if(i >= 1 && i < 9, X[i - 1], 0) + if(j > 0 && 8 / j > 3, 1, 0)\noutput Y\n");
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    Steps s;
+    CHECK(Steps_decode("parallel 0 0; parallel 0 1", &s, err) == TT_OK);
+    LoopNest ln;
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf b;
+    StrBuf_init(&b);
+    LoopNest_emit_c(&ln, "k", &b);
+    CHECK_CONTAINS(b.data, "#pragma omp parallel for collapse(2)\n");
+    CHECK(strstr(b.data, "#pragma omp parallel for\n") == NULL);
+    CHECK_CONTAINS(b.data, "(((x0 >= ((int64_t)1)) & (x0 < ((int64_t)9))) | (x1 == ((int64_t)2)))");
+    CHECK_CONTAINS(b.data, "((x1 > ((int64_t)0)) && (tt_fdiv(((int64_t)8), x1) > ((int64_t)3)))");
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    TeProgram_delete(g);
+}
+
+/* rfactor: the split reduction's inner part is a spatial axis of Y.rf (vectorized here); Y sums Y.rf and keeps
+ * the rest of its value (the / 8). */
+TEST(rfactor_stage) {
+    TeProgram *g = parse("input X[2, 8]\ninput W[3, 8]\nY[i < 2, j < 3] = sum(X[i, k] * W[j, k], k < 8) / 8\n"
+                         "output Y\n");
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    Steps s;
+    CHECK(Steps_decode("rfactor 0 0 4; vectorize 0 2", &s, err) == TT_OK);
+    LoopNest ln;
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf b;
+    StrBuf_init(&b);
+    LoopNest_print(&ln, &b);
+    CHECK_STR(b.data, "alloc Y.rf[2, 3, 4]\n"
+                      "for i0_0 < 2\n"
+                      "  for i0_1 < 3\n"
+                      "    for i0_2 < 4 vectorize\n"
+                      "      init Y.rf i=i0_0 j=i0_1 k.i=i0_2\n"
+                      "      for i0_3 < 2\n"
+                      "        update Y.rf i=i0_0 j=i0_1 k.i=i0_2 k.o=i0_3\n"
+                      "for i1_0 < 2\n"
+                      "  for i1_1 < 3\n"
+                      "    init Y i=i1_0 j=i1_1\n"
+                      "    for i1_2 < 4\n"
+                      "      update Y i=i1_0 j=i1_1 k.r=i1_2\n"
+                      "    post Y i=i1_0 j=i1_1\n");
+    StrBuf_clear(&b);
+    LoopNest_emit_c(&ln, "k", &b);
+    CHECK_CONTAINS(b.data, "T0[((x0) * 8 + ((x3 * ((int64_t)4)) + x4))]"); /* k = k.o * 4 + k.i */
+    CHECK_CONTAINS(b.data, "((float)T2[((x0) * 3 + x1)] / (float)((int64_t)8))");
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    /* Y.rf can be computed at Y's loops, like any producer */
+    CHECK(Steps_decode("rfactor 0 0 4; compute_at 0 1 1", &s, err) == TT_OK);
+    if (LoopNest_lower(&ln, &d, &s, err) == TT_OK)
+        LoopNest_done(&ln);
+    else
+        CHECK(0);
+    static const char *const BAD[][2] = {
+        {"rfactor 0 0 3", "step 0 (rfactor 0): factor 3 does not divide the axis' extent 8"},
+        {"rfactor 0 1 2", "step 0 (rfactor 0): reduction axis 1 does not exist (Y has 1)"},
+        {"split 0 0 2; rfactor 0 0 2", "step 1 (rfactor 0): stage Y was given loops by step 0"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
+        CHECK(Steps_decode(BAD[i][0], &s, err) == TT_OK);
+        CHECK(LoopNest_lower(&ln, &d, &s, err) != TT_OK);
+        CHECK_STR(err, BAD[i][1]);
+    }
     TeProgram_delete(g);
 }
 
@@ -419,5 +489,7 @@ int main(void) {
     RUN(step_errors);
     RUN(cache_stages);
     RUN(replay_is_deterministic);
+    RUN(conditions_and_collapsed_loops_in_c);
+    RUN(rfactor_stage);
     return check_summary();
 }

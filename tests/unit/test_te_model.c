@@ -145,7 +145,46 @@ TEST(other_task) {
     task_free(&b);
 }
 
+/* What the UI shows: programs added after a fit are scored by it first;
+ * the best of them with its prediction in GFLOPS, and the Spearman of a
+ * round (the programs between two fits). A fit uses the most recent
+ * max_programs programs only. */
+TEST(quality_of_predictions_before_measurement) {
+    char err[TT_ERRLEN] = "";
+    if (!CostModel_available(err)) return;
+    Task t;
+    task_make(&t, MM, 300, 4);
+    TeModelOptions opt;
+    TeModel_defaults(&opt);
+    opt.max_programs = 150;
+    TeModel *m = TeModel_new(&opt, err);
+    TeModelQuality q;
+    CHECK(TeModel_add(m, &t.d, t.s, t.gflops, 100, NULL, err) == TT_OK);
+    CHECK(!TeModel_quality(m, t.d.key, &q)); /* nothing scored before a fit */
+    CHECK(TeModel_fit(m, err) == TT_OK);
+    CHECK(TeModel_add(m, &t.d, t.s + 100, t.gflops + 100, 100, NULL, err) == TT_OK);
+    CHECK(TeModel_quality(m, t.d.key, &q));
+    CHECK_EQ_INT(q.predicted, 100);
+    double best = 0;
+    for (int i = 100; i < 200; i++)
+        if (t.gflops[i] > best) best = t.gflops[i];
+    CHECK(q.best_gflops == best);
+    CHECK(q.best_predicted > 0);
+    CHECK_EQ_INT(q.round_n, 0); /* the round closes at the next fit */
+    CHECK(TeModel_fit(m, err) == TT_OK);
+    CHECK_EQ_INT(TeModel_trainedOn(m), 150);
+    CHECK(TeModel_quality(m, t.d.key, &q));
+    CHECK_EQ_INT(q.round_n, 100);
+    fprintf(stderr, "  round rank correlation %.3f, best %.2f predicted %.2f GFLOPS\n", q.round_rho, q.best_gflops,
+            q.best_predicted);
+    CHECK(q.round_rho > 0.7);
+    CHECK(!TeModel_quality(m, "te-0000000000000000", &q));
+    TeModel_delete(m);
+    task_free(&t);
+}
+
 int main(void) {
+    RUN(quality_of_predictions_before_measurement);
     RUN(ranks_held_out);
     RUN(other_task);
     return check_summary();

@@ -160,18 +160,27 @@ TEST(matmul_is_tiled_on_cpu_and_gpu) {
     if (!e) return;
     Sketch sk[SKETCH_MAX];
     int n = Sketch_generate(&e->dag, 0, 2, sk);
-    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(n, 2); /* add cache stage forks: a local accumulator, and tiled in place */
     CHECK_EQ_INT(sk[0].st[0].how, SK_TILED);
     CHECK(has(&sk[0].st[0], RULE_TILE));
     CHECK(has(&sk[0].st[0], RULE_CACHE_WRITE)); /* data reuse and no consumer: the condition holds */
     CHECK(!has(&sk[0].st[0], RULE_INLINE) && !has(&sk[0].st[0], RULE_SKIP));
-    CHECK(strstr(sk[0].note, "cache_write") != NULL);
+    CHECK(sk[0].note[0] == '\0');
+    CHECK_EQ_INT(sk[1].st[0].how, SK_INPLACE);
+    CHECK(has(&sk[1].st[0], RULE_TILE) && !has(&sk[1].st[0], RULE_CACHE_WRITE));
     StrBuf s;
     StrBuf_init(&s);
     Sketch_format(&sk[0], &e->dag, &s);
+    /* the copy (stage 1) SSS: i0 j0 i1 j1 i2 j2; the accumulation computed at j1, its k split in two
+     * and its loops k0 k1 i j (the register tile innermost) */
+    CHECK_CONTAINS(s.data, "cache_write 0; split 1 1 ? ?; split 1 0 ? ?; reorder 1 0 3 1 4 2 5; compute_at 0 1 3; "
+                           "split 0 2 ?; reorder 0 2 3 0 1");
+    CHECK_CONTAINS(s.data, "SS(RRS)");
+    StrBuf_clear(&s);
+    Sketch_format(&sk[1], &e->dag, &s);
     /* SSRSRS: i and j in four levels, k in two, reordered i0 j0 i1 j1 k0 i2 j2 k1 i3 j3 */
     CHECK_CONTAINS(s.data, "split 0 2 ?; split 0 1 ? ? ?; split 0 0 ? ? ?; reorder 0 0 4 1 5 8 2 6 9 3 7");
-    CHECK_CONTAINS(s.data, "multi-level tiling");
+    CHECK_CONTAINS(s.data, "SSRSRS in place");
     check_annotations(e, sk, n);
     n = Sketch_generate(&e->dag, 1, 2, sk);
     CHECK_EQ_INT(n, 1);
@@ -198,6 +207,67 @@ TEST(matmul_is_tiled_on_cpu_and_gpu) {
     ex_free(e);
 }
 
+/* The line of the loop nest's text that starts (after its indent) with `what`. */
+static const char *nest_line(const char *text, const char *what) {
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        const char *q = p;
+        while (*q == ' ')
+            q++;
+        if (strncmp(q, what, strlen(what)) == 0) return q;
+    }
+    return NULL;
+}
+
+/* Whether the line at `line` holds `what`. */
+static int line_has(const char *line, const char *what) {
+    const char *end = strchr(line, '\n'), *at = strstr(line, what);
+    return at && (!end || at < end);
+}
+
+TEST(the_cpu_default_accumulates_in_a_register_tile) {
+    TeSet set[] = {{"N", 64}};
+    Ex *e = load("matmul", set, 1);
+    CHECK(e);
+    if (!e) return;
+    Sketch sk[SKETCH_MAX];
+    Sketch_generate(&e->dag, 0, 2, sk);
+    SketchAnn ann[2];
+    Sketch_heuristic(&sk[0], &e->dag, 16, ann);
+    Steps st;
+    Sketch_steps(&sk[0], &e->dag, ann, &st);
+    LoopNest ln;
+    char err[TT_ERRLEN];
+    CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+    StrBuf s, c;
+    StrBuf_init(&s);
+    StrBuf_init(&c);
+    LoopNest_print(&ln, &s);
+    LoopNest_emit_c(&ln, "k", &c);
+    /* two vectors of 16 wide, eight rows: 16 accumulators, computed at the copy's second tile level; the
+     * copy's outer loops (i0 of 1, j0 of 2: two cores) run in parallel as one */
+    CHECK_CONTAINS(s.data, "alloc C.local[8, 32]");
+    CHECK_CONTAINS(c.data, "#pragma omp parallel for collapse(2)");
+    /* k outside the tile, the rows unrolled, the 32 columns one SIMD loop; the box lies inside C: no guard */
+    const char *k = nest_line(s.data, "for i0_3 < 64"), *rows = nest_line(s.data, "for i0_0 < 8 unroll 8"),
+               *cols = nest_line(s.data, "for i0_1 < 32 vectorize"), *upd = nest_line(s.data, "update C.local");
+    CHECK(k && rows && cols && upd && k < rows && rows < cols && cols < upd);
+    CHECK(upd && !line_has(upd, " if "));
+    LoopNest_done(&ln);
+    /* a tile that does not divide the tensor keeps the guard */
+    Steps odd;
+    CHECK(Steps_decode("cache_write 0; split 1 0 5; split 1 2 16; reorder 1 0 2 1 3; compute_at 0 1 1", &odd, err) ==
+          TT_OK);
+    CHECK(LoopNest_lower(&ln, &e->dag, &odd, err) == TT_OK);
+    StrBuf_clear(&s);
+    LoopNest_print(&ln, &s);
+    upd = nest_line(s.data, "update C.local");
+    CHECK(upd && line_has(upd, " if ") && line_has(upd, "< 64"));
+    LoopNest_done(&ln);
+    StrBuf_done(&s);
+    StrBuf_done(&c);
+    ex_free(e);
+}
+
 TEST(dense_with_an_elementwise_consumer_forks_into_fused_and_plain) {
     TeSet set[] = {{"M", 8}, {"N", 12}, {"K", 16}};
     Ex *e = load("dense_bias_gelu", set, 3);
@@ -207,20 +277,21 @@ TEST(dense_with_an_elementwise_consumer_forks_into_fused_and_plain) {
     CHECK(d >= 0 && y >= 0 && e->dag.stages[d].fusible_consumer == y);
     Sketch sk[SKETCH_MAX];
     int n = Sketch_generate(&e->dag, 0, 2, sk);
-    CHECK_EQ_INT(n, 2);
-    /* plain: D tiled, Y its own nest (skip) */
-    CHECK_EQ_INT(sk[0].st[d].how, SK_TILED);
-    CHECK_EQ_INT(sk[0].st[y].how, SK_ROOT);
-    CHECK(has(&sk[0].st[y], RULE_SKIP));
-    CHECK(!has(&sk[0].st[d], RULE_CACHE_WRITE)); /* a fusible consumer: no cache stage */
+    CHECK_EQ_INT(n, 3); /* D reads W[j, k] along k: an rfactor sketch too, first */
+    CHECK_EQ_INT(sk[0].st[d].how, SK_RFACTOR);
+    /* plain: D tiled in place, Y its own nest (skip) */
+    CHECK_EQ_INT(sk[1].st[d].how, SK_INPLACE);
+    CHECK_EQ_INT(sk[1].st[y].how, SK_ROOT);
+    CHECK(has(&sk[1].st[y], RULE_SKIP));
+    CHECK(!has(&sk[1].st[d], RULE_CACHE_WRITE)); /* a fusible consumer: no cache stage */
     /* fused: Y tiled, D computed at Y's tile */
-    CHECK_EQ_INT(sk[1].st[d].how, SK_FUSED);
-    CHECK_EQ_INT(sk[1].st[d].consumer, y);
-    CHECK_EQ_INT(sk[1].st[y].how, SK_CONSUMER);
-    CHECK(has(&sk[1].st[d], RULE_TILE_FUSION) && has(&sk[1].st[y], RULE_TILE_FUSION));
+    CHECK_EQ_INT(sk[2].st[d].how, SK_FUSED);
+    CHECK_EQ_INT(sk[2].st[d].consumer, y);
+    CHECK_EQ_INT(sk[2].st[y].how, SK_CONSUMER);
+    CHECK(has(&sk[2].st[d], RULE_TILE_FUSION) && has(&sk[2].st[y], RULE_TILE_FUSION));
     StrBuf s;
     StrBuf_init(&s);
-    Sketch_format(&sk[1], &e->dag, &s);
+    Sketch_format(&sk[2], &e->dag, &s);
     CHECK_CONTAINS(s.data, "compute_at 0 1 1"); /* after Y's first level of tiles */
     StrBuf_done(&s);
     check_annotations(e, sk, n);
@@ -237,13 +308,17 @@ TEST(softmax_inlines_its_elementwise_stage) {
     if (!e) return;
     Sketch sk[SKETCH_MAX];
     int n = Sketch_generate(&e->dag, 0, 2, sk);
-    CHECK_EQ_INT(n, 1);
-    int ex = stage_named(e, "E"), y = stage_named(e, "Y"), s = stage_named(e, "S");
+    CHECK_EQ_INT(n, 4); /* the row max and the row sum read along j: each forks an rfactor sketch */
+    int ex = stage_named(e, "E"), y = stage_named(e, "Y"), s = stage_named(e, "S"), mx = stage_named(e, "Mx");
+    CHECK(sk[0].st[s].how == SK_RFACTOR && sk[0].st[mx].how == SK_RFACTOR); /* both first, then one, none */
+    Sketch first = sk[0];
+    sk[0] = sk[n - 1];
     CHECK_EQ_INT(sk[0].st[ex].how, SK_INLINE);
     CHECK(has(&sk[0].st[ex], RULE_INLINE));
     CHECK_EQ_INT(sk[0].st[y].how, SK_ROOT); /* an output is never inlined */
     CHECK(has(&sk[0].st[y], RULE_SKIP) && has(&sk[0].st[s], RULE_SKIP));
     CHECK(sk[0].note[0] == '\0');
+    sk[0] = first;
     check_annotations(e, sk, n);
     ex_free(e);
 }
@@ -255,7 +330,9 @@ TEST(layer_norm_gets_root_stages_and_a_note) {
     if (!e) return;
     Sketch sk[SKETCH_MAX];
     int n = Sketch_generate(&e->dag, 0, 2, sk);
-    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(n, 4); /* Mean and Var read along j (Var's read of Mean[i] stays put): rfactor sketches */
+    Sketch first = sk[0];
+    sk[0] = sk[n - 1]; /* the last: no rfactor */
     for (int k = 0; k < e->dag.n_stages; k++) {
         CHECK_EQ_INT(sk[0].st[k].how, SK_ROOT);
         CHECK_EQ_INT(sk[0].st[k].rules, 1u << RULE_SKIP);
@@ -264,7 +341,9 @@ TEST(layer_norm_gets_root_stages_and_a_note) {
     Steps st;
     Sketch_steps(&sk[0], &e->dag, NULL, &st);
     CHECK_EQ_INT(st.n, 0); /* the naive schedule: default loop nests */
+    sk[0] = first;
     check_annotations(e, sk, n);
+    sk[0] = sk[n - 1];
     /* Var (one consumer, Y) may be computed at a loop of Y */
     int var = stage_named(e, "Var");
     SketchAnn ann[8];
@@ -291,7 +370,7 @@ TEST(conv2d_is_tiled_within_the_step_limits) {
     Sketch sk[SKETCH_MAX];
     for (int gpu = 0; gpu < 2; gpu++) {
         int n = Sketch_generate(&e->dag, gpu, 2, sk);
-        CHECK_EQ_INT(n, 1);
+        CHECK_EQ_INT(n, gpu ? 1 : 2);
         CHECK_EQ_INT(sk[0].st[0].how, SK_TILED);
         check_annotations(e, sk, n);
     }
@@ -304,20 +383,67 @@ TEST(a_short_wide_reduction_meets_rfactor_and_cross_thread) {
     if (!e) return;
     Sketch sk[SKETCH_MAX];
     int n = Sketch_generate(&e->dag, 0, 2, sk);
+    /* cpu: rfactor forks (the reads run along k), its sketch first; the other goes on to skip */
+    CHECK_EQ_INT(n, 2);
+    CHECK(has(&sk[1].st[0], RULE_SKIP) && !has(&sk[1].st[0], RULE_RFACTOR));
     CHECK(has(&sk[0].st[0], RULE_RFACTOR));
-    CHECK(has(&sk[0].st[0], RULE_SKIP));
-    CHECK_CONTAINS(sk[0].note, "rfactor: no step yet");
+    CHECK_EQ_INT(sk[0].st[0].how, SK_RFACTOR);
+    CHECK(strstr(sk[0].note, "rfactor") == NULL);
     check_annotations(e, sk, n);
     n = Sketch_generate(&e->dag, 1, 2, sk);
     CHECK(has(&sk[0].st[0], RULE_CROSS_THREAD));
     CHECK_CONTAINS(sk[0].note, "cross-thread reduction");
+    CHECK_CONTAINS(sk[0].note, "rfactor: no step yet"); /* the GPU has no rfactor sketch */
     ex_free(e);
-    /* enough spatial work: no rfactor */
-    e = parse("input A[512, 64]\nS[i < 512] = sum(A[i, k], k < 64)\noutput S\n");
+    /* reads along the spatial axis (A[k, i]) and enough spatial work: no rfactor */
+    e = parse("input A[64, 512]\nS[i < 512] = sum(A[k, i], k < 64)\noutput S\n");
     CHECK(e);
     if (!e) return;
-    Sketch_generate(&e->dag, 0, 2, sk);
+    n = Sketch_generate(&e->dag, 0, 2, sk);
+    CHECK_EQ_INT(n, 1);
     CHECK(!has(&sk[0].st[0], RULE_RFACTOR));
+    ex_free(e);
+}
+
+/* A dense layer reads W[j, k] along k: the rfactor sketch splits k by the SIMD width into S.rf, whose 16 lanes
+ * are a vectorized local accumulator of 8 rows; the sum over the lanes is unrolled. */
+TEST(dense_gets_an_rfactor_sketch) {
+    TeSet set[] = {{"N", 40}, {"K", 64}};
+    Ex *e = load("dense", set, 2);
+    CHECK(e);
+    if (!e) return;
+    Sketch sk[SKETCH_MAX];
+    int n = Sketch_generate(&e->dag, 0, 2, sk), rf = -1;
+    for (int i = 0; i < n; i++)
+        if (sk[i].st[0].how == SK_RFACTOR) rf = i;
+    CHECK(rf >= 0);
+    if (rf < 0) return ex_free(e);
+    CHECK(has(&sk[rf].st[0], RULE_RFACTOR));
+    SketchAnn ann[1];
+    Sketch_heuristic(&sk[rf], &e->dag, 16, ann);
+    Steps st;
+    Sketch_steps(&sk[rf], &e->dag, ann, &st);
+    StrBuf s;
+    StrBuf_init(&s);
+    Steps_encode(&st, &s);
+    CHECK_STR(s.data, "rfactor 0 0 16; cache_write 0; split 1 1 8; parallel 1 0; parallel 1 1; vectorize 1 3; "
+                      "compute_at 0 1 1; reorder 0 3 0 1 2; unroll 0 2; vectorize 0 3; unroll 2 2");
+    LoopNest ln;
+    char err[TT_ERRLEN];
+    CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+    StrBuf_clear(&s);
+    LoopNest_print(&ln, &s);
+    CHECK_CONTAINS(s.data, "alloc Y.rf.local[1, 8, 16]");
+    CHECK_CONTAINS(s.data, "        for i0_1 < 8 unroll 8\n          for i0_2 < 16 vectorize\n"
+                           "            update Y.rf.local");
+    LoopNest_done(&ln);
+    /* the local-accumulator sketch does not vectorize j (W would be gathered) */
+    int tiled = rf == 0 ? 1 : 0;
+    Sketch_heuristic(&sk[tiled], &e->dag, 16, ann);
+    CHECK_EQ_INT(sk[tiled].st[0].how, SK_TILED);
+    CHECK_EQ_INT(ann[0].vec, 0);
+    StrBuf_done(&s);
+    check_annotations(e, sk, n);
     ex_free(e);
 }
 
@@ -377,11 +503,13 @@ TEST(the_schedule_table_gives_back_what_it_holds) {
 
 int main(void) {
     RUN(matmul_is_tiled_on_cpu_and_gpu);
+    RUN(the_cpu_default_accumulates_in_a_register_tile);
     RUN(dense_with_an_elementwise_consumer_forks_into_fused_and_plain);
     RUN(softmax_inlines_its_elementwise_stage);
     RUN(layer_norm_gets_root_stages_and_a_note);
     RUN(conv2d_is_tiled_within_the_step_limits);
     RUN(a_short_wide_reduction_meets_rfactor_and_cross_thread);
+    RUN(dense_gets_an_rfactor_sketch);
     RUN(the_schedule_table_gives_back_what_it_holds);
     return check_summary();
 }

@@ -27,10 +27,11 @@ static void check_layout(int rows, int cols, const LayoutView *v) {
     /* the always-present panels */
     CHECK(!Rect_empty(l.header) && !Rect_empty(l.status) && !Rect_empty(l.keybar));
     CHECK_EQ_INT(l.keybar.y, rows - 1);
+    CHECK_EQ_INT(l.header.h, LAYOUT_HEADER_ROWS + v->header_extra); /* the search's status lines */
     if (v->overlay != OVERLAY_NONE) {
         CHECK(!Rect_empty(l.overlay));
         CHECK(Rect_empty(l.table));
-        CHECK(l.overlay.h >= LAYOUT_MIN_ROWS - 5);
+        CHECK(l.overlay.h >= LAYOUT_MIN_ROWS - 5 - v->header_extra);
     } else {
         CHECK(!Rect_empty(l.table));
         CHECK(l.table.h >= 4); /* column titles + at least 3 rows */
@@ -54,14 +55,15 @@ TEST(sweep_sizes_and_views) {
         for (int cols = 40; cols <= 260; cols += 3)
             for (int curves = 0; curves < 2; curves++)
                 for (int ov = 0; ov < 3; ov++)
-                    for (int tc = 0; tc < 6; tc++) {
-                        LayoutView v = {curves, (Overlay)ov, task_counts[tc]};
-                        check_layout(rows, cols, &v);
-                    }
+                    for (int tc = 0; tc < 6; tc++)
+                        for (int extra = 0; extra <= LAYOUT_HEADER_EXTRA_MAX; extra++) {
+                            LayoutView v = {curves, (Overlay)ov, task_counts[tc], extra};
+                            check_layout(rows, cols, &v);
+                        }
 }
 
 TEST(too_small_below_80x24) {
-    LayoutView v = {true, OVERLAY_NONE, 3};
+    LayoutView v = {true, OVERLAY_NONE, 3, 0};
     ScreenLayout l;
     ScreenLayout_compute(23, 120, &v, &l);
     CHECK(l.too_small);
@@ -75,7 +77,7 @@ TEST(too_small_below_80x24) {
 }
 
 TEST(wide_terminals_put_curves_side_by_side) {
-    LayoutView v = {true, OVERLAY_NONE, 5};
+    LayoutView v = {true, OVERLAY_NONE, 5, 0};
     ScreenLayout l;
     ScreenLayout_compute(60, 200, &v, &l);
     CHECK(!Rect_empty(l.session_curve));

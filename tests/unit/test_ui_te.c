@@ -233,7 +233,8 @@ TEST(a_sketch_candidate_shows_its_sketch_and_steps) {
     st.model.live = true;
     UiModel_addTask(&st.model, 0, task.key, task.label, task.flops, 1, &task);
     snprintf(st.model.tasks[0].strategy, sizeof st.model.tasks[0].strategy,
-             "evolution: sketches 2, generation 3, 150 schedules measured");
+             "evolution: sketches 2, generation 3, 150 schedules measured; cost model on 140 schedules (fit 0.04 s, "
+             "10240 scored in 0.70 s); best 55.2 GFLOPS, predicted 50.2; last round rank correlation 0.31 over 64");
     Record r;
     Record_init(&r);
     snprintf(r.task_key, sizeof r.task_key, "%s", task.key);
@@ -250,8 +251,24 @@ TEST(a_sketch_candidate_shows_its_sketch_and_steps) {
     st.have_dev = true;
     st.selected = 0;
     UiState_sort(&st);
+    /* the search's status under the header, its parts wrapped whole over the lines the width needs */
     char *d = screen(&st, 220, 40);
-    CHECK_CONTAINS(d, "evolution: sketches 2, generation 3");
+    CHECK_CONTAINS(d, "task 0 search evolution: sketches 2, generation 3, 150 schedules measured; cost model on");
+    CHECK_CONTAINS(d, "best 55.2 GFLOPS, predicted 50.2; last round rank correlation 0.31 over 64");
+    CHECK_EQ_INT(st.view.header_extra, 1);
+    free(d);
+    d = screen(&st, 80, 24);
+    CHECK_EQ_INT(st.view.header_extra, 3);
+    const char *want_lines[] = {"task 0 search evolution: sketches 2, generation 3, 150 schedules measured;",
+                                "              cost model on 140 schedules (fit 0.04 s, 10240 scored in 0.70 s);",
+                                "              best 55.2 GFLOPS, predicted 50.2; last round rank correlation 0.31"};
+    for (int i = 0; i < 3; i++) {
+        const char *line = d;
+        for (int k = 0; k < 3 + i; k++)
+            line = strchr(line, '\n') + 1;
+        CHECK(strncmp(line, want_lines[i], strlen(want_lines[i])) == 0);
+    }
+    CHECK_CONTAINS(d, "expr dense_bias_gelu"); /* the table still has its row */
     free(d);
     CHECK(UiKeys_handle(&st, 'b') & REACT_RELAYOUT);
     d = screen(&st, 140, 60);

@@ -707,7 +707,7 @@ TEST(strategy_line_of_the_selected_task) {
     setup(&st, true);
     snprintf(st.model.tasks[0].strategy, sizeof st.model.tasks[0].strategy, "model: 320 pts, rank corr 0.71");
     char *d = screen(&st, 160, 40);
-    CHECK_CONTAINS(d, "task 0: model: 320 pts, rank corr 0.71");
+    CHECK_CONTAINS(d, "task 0 search model: 320 pts, rank corr 0.71");
     free(d);
     UiKeys_handle(&st, 'j');
     d = screen(&st, 160, 40);

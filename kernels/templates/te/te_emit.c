@@ -25,7 +25,7 @@ typedef struct Dialect {
 } Dialect;
 
 static const Dialect C_DIALECT = {
-    "int64_t",  {"expf", "logf", "sqrtf", NULL, "tanhf", "erff", "fabsf", "fmaxf", "fminf"},
+    "int64_t",  {"tt_expf", "logf", "sqrtf", NULL, "tanhf", "erff", "fabsf", "tt_fmaxf", "tt_fminf"},
     "INFINITY", "static inline",
     NULL,       NULL,
     {NULL},     {NULL}};
@@ -51,7 +51,8 @@ typedef struct Emit {
     const TeProgram *g;
     StrBuf *out;
     const Dialect *dia;
-    int cur; /* the stage whose expression is written (its accesses may read a cache) */
+    int cur;       /* the stage whose expression is written (its accesses may read a cache) */
+    int collapsed; /* parallel loops still to come that an enclosing `collapse` covers */
 } Emit;
 
 static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value);
@@ -97,6 +98,17 @@ static void element(Emit *E, int tensor, const TeExpr *const *idx, char **env, S
 }
 
 static const char *const COP[] = {"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||"};
+
+/* An expression that is safe to evaluate whatever the conditions around it:
+ * no tensor access (its index may be proven in bounds only under them) and no
+ * integer division or modulo (by zero). */
+static int safe_anywhere(const TeExpr *e) {
+    if (e->kind == TE_ACCESS) return 0;
+    if (e->kind == TE_BIN && e->type == TE_TINT && (e->op == TE_DIV || e->op == TE_MOD)) return 0;
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i] && !safe_anywhere(e->kid[i])) return 0;
+    return 1;
+}
 
 static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value) {
     StrBuf *o = E->out;
@@ -164,7 +176,12 @@ static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value) {
         StrBuf_append(o, "(");
         if (e->type == TE_TFLOAT) StrBuf_append(o, "(float)");
         expr(E, e->kid[0], env, red_value);
-        StrBuf_printf(o, " %s ", COP[e->op]);
+        if ((e->op == TE_AND || e->op == TE_OR) && safe_anywhere(e->kid[0]) && safe_anywhere(e->kid[1]))
+            /* both sides of 0/1 values, without branches: the compiler vectorizes a padding test this way
+             * (not a short-circuit chain, which it may turn into a bit test of a constant) */
+            StrBuf_printf(o, " %s ", e->op == TE_AND ? "&" : "|");
+        else
+            StrBuf_printf(o, " %s ", COP[e->op]);
         if (e->type == TE_TFLOAT) StrBuf_append(o, "(float)");
         expr(E, e->kid[1], env, red_value);
         StrBuf_append(o, ")");
@@ -345,7 +362,20 @@ static void emit_node(Emit *E, const LnNode *n, int depth) {
         return;
     }
     int c = E->dia == &C_DIALECT;
-    if (c && n->ann == ANN_PARALLEL) indent(o, depth), StrBuf_append(o, "#pragma omp parallel for\n");
+    if (c && n->ann == ANN_PARALLEL && E->collapsed > 0) {
+        E->collapsed--;
+    } else if (c && n->ann == ANN_PARALLEL) { /* perfectly nested parallel loops run as one */
+        int chain = 1;
+        for (const LnNode *m = n; m->n_kids == 1 && m->kids[0]->is_loop && m->kids[0]->ann == ANN_PARALLEL;
+             m = m->kids[0])
+            chain++;
+        indent(o, depth);
+        if (chain > 1)
+            StrBuf_printf(o, "#pragma omp parallel for collapse(%d)\n", chain);
+        else
+            StrBuf_append(o, "#pragma omp parallel for\n");
+        E->collapsed = chain - 1;
+    }
     if (c && n->ann == ANN_VECTORIZE) indent(o, depth), StrBuf_append(o, "#pragma omp simd\n");
     if (c && n->unroll > 0)
         indent(o, depth),
@@ -372,9 +402,34 @@ static void helpers(const Dialect *d, StrBuf *out) {
 }
 
 void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
-    Emit E = {this, this->dag->prog, out, &C_DIALECT, 0};
+    Emit E = {this, this->dag->prog, out, &C_DIALECT, 0, 0};
     StrBuf_append(out, "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n");
     helpers(&C_DIALECT, out);
+    /* fmaxf / fminf (the larger / smaller, a NaN only when both are) as compares and a select, which the
+     * compiler vectorizes: the library calls it does not */
+    StrBuf_append(out, "#ifndef TT_TE_FMINMAX\n#define TT_TE_FMINMAX\n"
+                       "static inline float tt_fmaxf(float a, float b) { return a > b || b != b ? a : b; }\n"
+                       "static inline float tt_fminf(float a, float b) { return a < b || b != b ? a : b; }\n"
+                       /* expf of float arithmetic only (within 2 ulp: 2^n by the exponent bits times a degree-6
+                        * polynomial of the rest), so that a loop of it vectorizes; below -87.3 it gives 2^-126 */
+                       "static inline float tt_expf(float x) {\n"
+                       "    x = x < -87.3365478515625f ? -87.3365478515625f : x;\n"
+                       "    x = x > 88.3762626647949f ? 88.3762626647949f : x;\n"
+                       "    float t = x * 1.44269504088896341f;\n"
+                       "    int32_t ni = (int32_t)(t + (t < 0.0f ? -0.5f : 0.5f));\n"
+                       "    float n = (float)ni;\n"
+                       "    float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;\n"
+                       "    float p = 1.9875691500e-4f;\n"
+                       "    p = p * r + 1.3981999507e-3f;\n"
+                       "    p = p * r + 8.3334519073e-3f;\n"
+                       "    p = p * r + 4.1665795894e-2f;\n"
+                       "    p = p * r + 1.6666665459e-1f;\n"
+                       "    p = p * r + 5.0000001201e-1f;\n"
+                       "    int32_t bits = (ni + 127) << 23;\n"
+                       "    float s;\n"
+                       "    __builtin_memcpy(&s, &bits, sizeof s);\n"
+                       "    return (p * r * r + r + 1.0f) * s;\n"
+                       "}\n#endif\n");
     StrBuf_printf(out, "void %s(float **t) {\n", fn);
     for (int i = 0; i < this->n_args; i++)
         StrBuf_printf(out, "    float *restrict T%d = t[%d];\n", i, i);
@@ -419,7 +474,7 @@ static void shared_decls(Emit *E, const LnNode *n) {
 Status LoopNest_emit_gpu(const LoopNest *this, int cuda, const char *prefix, StrBuf *out, TeLaunch *launches,
                          int *n_launches, char *err) {
     const Dialect *d = cuda ? &CUDA_DIALECT : &OPENCL_DIALECT;
-    Emit E = {this, this->dag->prog, out, d, 0};
+    Emit E = {this, this->dag->prog, out, d, 0, 0};
     *n_launches = 0;
     helpers(d, out);
     for (int k = 0; k < this->root->n_kids && k < TE_MAX_LAUNCHES; k++) {

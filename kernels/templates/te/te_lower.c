@@ -82,6 +82,7 @@ static Status check_loop(char *err, int idx, const Step *st, const Sched *s, int
 }
 
 static Status cache_stage(Lower *L, int idx, const Step *st);
+static Status rfactor_stage(Lower *L, int idx, const Step *st);
 
 static Status apply(Lower *L, int idx, const Step *st) {
     const TeDag *d = L->dag;
@@ -89,6 +90,7 @@ static Status apply(Lower *L, int idx, const Step *st) {
     if (st->stage < 0 || st->stage >= d->n_stages)
         return step_fail(err, idx, st, "stage %d does not exist (%d stages)", st->stage, d->n_stages);
     if (st->kind == STEP_CACHE_WRITE || st->kind == STEP_CACHE_READ) return cache_stage(L, idx, st);
+    if (st->kind == STEP_RFACTOR) return rfactor_stage(L, idx, st);
     Sched *s = &L->s[st->stage];
     const TeStage *ts = &d->stages[st->stage];
     int loops = st->kind == STEP_SPLIT || st->kind == STEP_REORDER || st->kind == STEP_FUSE ||
@@ -264,6 +266,15 @@ static void init_sched(Lower *L, int k) {
         s->leaves[i] = i;
 }
 
+/* A zeroed expression node owned by the nest. */
+static TeExpr *nest_node(LoopNest *ln) {
+    if (ln->n_extra == ln->cap_extra) {
+        ln->cap_extra = ln->cap_extra ? 2 * ln->cap_extra : 64;
+        ln->extra = realloc(ln->extra, sizeof *ln->extra * (size_t)ln->cap_extra);
+    }
+    return ln->extra[ln->n_extra++] = calloc(1, sizeof(TeExpr));
+}
+
 /* tensor[v0, v1, ..]: a new expression node owned by the nest. */
 static TeExpr *access_of(Lower *L, int tensor, const int *vars) {
     LoopNest *ln = L->ln;
@@ -283,10 +294,10 @@ static TeExpr *access_of(Lower *L, int tensor, const int *vars) {
 }
 
 /* cache_write S / cache_read S T m: a new tensor and its stage at index S (see steps.h). */
-static Status cache_stage(Lower *L, int idx, const Step *st) {
+/* A new stage may be inserted at S: S is at root, has no loops yet and nothing is computed at it. */
+static Status may_insert(Lower *L, int idx, const Step *st) {
     TeDag *d = L->dag;
-    TeProgram *g = L->prog;
-    int S = st->stage, write = st->kind == STEP_CACHE_WRITE;
+    int S = st->stage;
     const char *name = stage_name(d, S);
     if (L->s[S].attach != AT_ROOT)
         return step_fail(L->err, idx, st, "stage %s is %s", name,
@@ -297,8 +308,34 @@ static Status cache_stage(Lower *L, int idx, const Step *st) {
         if (L->s[k].attach == AT_STAGE && L->s[k].at_stage == S)
             return step_fail(L->err, idx, st, "stage %s is computed at %s (step %d)", stage_name(d, k), name,
                              L->s[k].at_step);
-    if (d->n_stages == TE_MAX_TENSORS || g->n_tensors == TE_MAX_TENSORS)
+    if (d->n_stages == TE_MAX_TENSORS || L->prog->n_tensors == TE_MAX_TENSORS)
         return step_fail(L->err, idx, st, "more than %d stages", TE_MAX_TENSORS);
+    return TT_OK;
+}
+
+/* Stage ns (of the new tensor nt) goes in at index S: the stages from S on
+ * move up by one (the caller has moved the consumer entries). */
+static void insert_stage(Lower *L, int S, const TeStage *ns, int nt) {
+    TeDag *d = L->dag;
+    for (int t = 0; t < nt; t++)
+        if (d->stage_of[t] >= S) d->stage_of[t]++;
+    d->stage_of[nt] = S;
+    memmove(&d->stages[S + 1], &d->stages[S], sizeof(TeStage) * (d->n_stages - S));
+    d->stages[S] = *ns;
+    d->n_stages++;
+    L->s = realloc(L->s, sizeof(Sched) * d->n_stages);
+    memmove(&L->s[S + 1], &L->s[S], sizeof(Sched) * (d->n_stages - 1 - S));
+    for (int k = 0; k < d->n_stages; k++)
+        if (L->s[k].attach == AT_STAGE && L->s[k].at_stage >= S) L->s[k].at_stage++;
+    init_sched(L, S);
+}
+
+static Status cache_stage(Lower *L, int idx, const Step *st) {
+    TeDag *d = L->dag;
+    TeProgram *g = L->prog;
+    int S = st->stage, write = st->kind == STEP_CACHE_WRITE;
+    const char *name = stage_name(d, S);
+    if (may_insert(L, idx, st)) return TT_ERR;
     int src = d->stages[S].tensor, reads = 0;
     if (!write) {
         src = (int)st->arg[0];
@@ -366,18 +403,174 @@ static Status cache_stage(Lower *L, int idx, const Step *st) {
             int *e = &d->stages[k].consumers[i];
             if (*e > S || (*e == S && !write && d->stage_of[src] != k)) ++*e;
         }
-    for (int t = 0; t < nt; t++)
-        if (d->stage_of[t] >= S) d->stage_of[t]++;
-    d->stage_of[nt] = S;
-    memmove(&d->stages[S + 1], &d->stages[S], sizeof(TeStage) * (d->n_stages - S));
-    d->stages[S] = ns;
-    d->n_stages++;
-    L->s = realloc(L->s, sizeof(Sched) * d->n_stages);
-    memmove(&L->s[S + 1], &L->s[S], sizeof(Sched) * (d->n_stages - 1 - S));
-    for (int k = 0; k < d->n_stages; k++)
-        if (L->s[k].attach == AT_STAGE && L->s[k].at_stage >= S) L->s[k].at_stage++;
-    init_sched(L, S);
+    insert_stage(L, S, &ns, nt);
     if (write) init_sched(L, S + 1);
+    return TT_OK;
+}
+
+/* A copy of expression e owned by the nest, with variable v replaced by `by`;
+ * the accesses of e and their copies are listed in from[] / to[] (at most max). */
+static TeExpr *clone_subst(Lower *L, const TeExpr *e, int v, TeExpr *by, const TeExpr **from, TeExpr **to, int *n,
+                           int max) {
+    if (e->kind == TE_VAR && e->var == v) return by;
+    TeExpr *c = nest_node(L->ln);
+    *c = *e;
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i]) c->kid[i] = clone_subst(L, e->kid[i], v, by, from, to, n, max);
+    if (e->kind == TE_ACCESS && *n < max) from[*n] = e, to[(*n)++] = c;
+    return c;
+}
+
+/* e with node `old` replaced by `by`: the nodes on the way to it copied, the rest shared. */
+static TeExpr *replace_node(Lower *L, TeExpr *e, const TeExpr *old, TeExpr *by) {
+    if (e == old) return by;
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i]) {
+            TeExpr *k = replace_node(L, e->kid[i], old, by);
+            if (k != e->kid[i]) {
+                TeExpr *c = nest_node(L->ln);
+                *c = *e;
+                c->kid[i] = k;
+                return c;
+            }
+        }
+    return e;
+}
+
+static int new_var(TeProgram *g, int base, const char *suffix, int64_t extent, int is_reduce) {
+    char name[TE_NAME_LEN];
+    memcpy(name, g->vars[base].name, sizeof name);
+    TeVar *v = &g->vars[g->n_vars];
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%.24s.%s", name, suffix);
+    v->extent = extent;
+    v->is_reduce = is_reduce;
+    return g->n_vars++;
+}
+
+static TeExpr *int_node(Lower *L, TeKind kind, int op, int64_t value, TeExpr *a, TeExpr *b) {
+    TeExpr *x = nest_node(L->ln);
+    x->kind = kind;
+    x->type = TE_TINT;
+    x->op = op;
+    x->inum = value;
+    x->num = (double)value;
+    x->var = (int)value;
+    x->kid[0] = a, x->kid[1] = b;
+    x->n_kids = a ? (b ? 2 : 1) : 0;
+    return x;
+}
+
+/* rfactor S r f (see steps.h): reduction axis k = outer * f + inner; the new
+ * stage S.rf[spatial.., inner] reduces over outer (and S's other reduction
+ * axes), S reduces S.rf over a new axis of f steps. */
+static Status rfactor_stage(Lower *L, int idx, const Step *st) {
+    TeDag *d = L->dag;
+    TeProgram *g = L->prog;
+    int S = st->stage;
+    const char *name = stage_name(d, S);
+    TeStage *old = &d->stages[S];
+    if (!old->red) return step_fail(L->err, idx, st, "stage %s has no reduction", name);
+    int64_t r = st->arg[0], f = st->arg[1];
+    if (r < 0 || r >= old->n_reduce)
+        return step_fail(L->err, idx, st, "reduction axis %lld does not exist (%s has %d)", (long long)r, name,
+                         old->n_reduce);
+    int kv = old->reduce[r];
+    int64_t E = g->vars[kv].extent;
+    if (f < 1 || E % f)
+        return step_fail(L->err, idx, st, "factor %lld does not divide the axis' extent %lld", (long long)f,
+                         (long long)E);
+    if (may_insert(L, idx, st)) return TT_ERR;
+    const TeTensor *src = &g->tensors[old->tensor];
+    if (src->ndim == TE_MAX_DIMS || old->n_spatial == TE_MAX_DIMS || g->n_vars + 3 > TE_MAX_VARS)
+        return step_fail(L->err, idx, st, "too many dimensions or variables");
+    int vo = new_var(g, kv, "o", E / f, 1), vi = new_var(g, kv, "i", f, 0), vr = new_var(g, kv, "r", f, 1);
+    int nt = g->n_tensors++;
+    TeTensor *c = &g->tensors[nt];
+    *c = *src;
+    char src_name[TE_NAME_LEN];
+    memcpy(src_name, c->name, sizeof src_name);
+    snprintf(c->name, sizeof c->name, "%.24s.rf", src_name);
+    c->is_input = c->is_output = 0;
+    c->dtype = TE_F32;
+    c->shape[c->ndim] = f;
+    c->axes[c->ndim++] = vi;
+    /* S.rf's value: the reduction with k = outer * f + inner */
+    TeExpr *k_of =
+        int_node(L, TE_BIN, TE_ADD, 0,
+                 int_node(L, TE_BIN, TE_MUL, 0, int_node(L, TE_VAR, 0, vo, 0, 0), int_node(L, TE_NUM, 0, f, 0, 0)),
+                 int_node(L, TE_VAR, 0, vi, 0, 0));
+    const TeExpr *from[TE_MAX_ACCESSES];
+    TeExpr *to[TE_MAX_ACCESSES];
+    int n_acc = 0;
+    TeExpr *red = nest_node(L->ln);
+    *red = *old->red;
+    red->kid[0] = clone_subst(L, old->red->kid[0], kv, k_of, from, to, &n_acc, TE_MAX_ACCESSES);
+    red->axes[r] = vo;
+    c->body = red;
+    TeStage ns = *old;
+    ns.tensor = nt;
+    ns.spatial[ns.n_spatial++] = vi;
+    ns.reduce[r] = vo;
+    ns.red = red;
+    ns.is_output = ns.inlinable = ns.injective = ns.elementwise = 0;
+    ns.n_consumers = 1;
+    ns.consumers[0] = S + 1;
+    ns.fusible_consumer = -1;
+    ns.n_access = 0;
+    for (int a = 0; a < old->n_access; a++)
+        for (int i = 0; i < n_acc; i++)
+            if (old->access[a].at == from[i])
+                ns.access[ns.n_access] = old->access[a], ns.access[ns.n_access++].at = to[i];
+    /* S: its reduction replaced by the sum (max, min) of S.rf over vr */
+    int axes[TE_MAX_DIMS];
+    for (int x = 0; x < src->ndim; x++)
+        axes[x] = src->axes[x];
+    axes[src->ndim] = vr;
+    TeExpr *sred = nest_node(L->ln);
+    *sred = *old->red;
+    sred->kid[0] = access_of(L, nt, axes);
+    sred->n_axes = 1;
+    sred->axes[0] = vr;
+    g->tensors[old->tensor].body = replace_node(L, g->tensors[old->tensor].body, old->red, sred);
+    int n = 0, reads_inside[TE_MAX_TENSORS] = {0}, reads_outside[TE_MAX_TENSORS] = {0};
+    for (int a = 0; a < old->n_access; a++) {
+        int t = old->access[a].tensor;
+        if (old->access[a].in_reduce)
+            reads_inside[t] = 1;
+        else
+            reads_outside[t] = 1, old->access[n++] = old->access[a];
+    }
+    old->access[n++] = (TeAccess){.tensor = nt, .at = sred->kid[0], .in_reduce = 1};
+    old->n_access = n;
+    old->red = sred;
+    old->n_reduce = 1;
+    old->reduce[0] = vr;
+    old->data_reuse = 0;
+    old->fusible_consumer = -1;
+    old->flops = (double)f; /* a small share (f steps per element); the rest is S.rf's */
+    for (int x = 0; x < old->n_spatial; x++)
+        old->flops *= (double)g->vars[old->spatial[x]].extent;
+    /* consumer entries: a producer read inside the reduction is now read by S.rf (at S), one read outside
+     * by S (at S + 1), one read in both by both */
+    for (int k = 0; k < d->n_stages; k++) {
+        TeStage *p = &d->stages[k];
+        int m = p->n_consumers;
+        for (int i = 0; i < m; i++) {
+            int *e = &p->consumers[i];
+            if (*e > S) {
+                ++*e;
+            } else if (*e == S) {
+                int t = p->tensor;
+                if (!reads_inside[t])
+                    ++*e;
+                else if (reads_outside[t] && p->n_consumers < TE_MAX_TENSORS)
+                    p->consumers[p->n_consumers++] = S + 1;
+            }
+        }
+    }
+    insert_stage(L, S, &ns, nt);
+    init_sched(L, S + 1);
     return TT_OK;
 }
 
@@ -487,10 +680,22 @@ static int lf_equal(const LinForm *a, const LinForm *b) {
     return 1;
 }
 
+/* Whether the box of axis a (lo over span elements) stays inside 0..extent-1
+ * for every value of the loops in lo (each at least 0, at most its extent - 1). */
+static int box_inside(const Lower *L, const Region *R, int a, int64_t extent) {
+    const LinForm *f = &R->form[a];
+    int64_t lo = f->c, hi = f->c;
+    for (int i = 0; i < f->n; i++) {
+        int64_t x = f->coef[i] * (L->s[f->st[i]].it[f->it[i]].extent - 1);
+        *(x < 0 ? &lo : &hi) += x;
+    }
+    return lo >= 0 && hi + R->span[a] <= extent;
+}
+
 /* A statement of stage st: each axis the part needs is lo + the value of its
  * root loop (or of the plain nest's variable in axis_override), guarded to
  * the box when a split leaves a tail and to the tensor when the box can
- * reach outside it. */
+ * reach outside it (not when its loops keep it inside). */
 static LnNode *stmt_new(const Lower *L, int st, LnPart part, const Region *R, char **axis_override) {
     const Sched *s = &L->s[st];
     const TeStage *ts = &L->dag->stages[st];
@@ -516,7 +721,8 @@ static LnNode *stmt_new(const Lower *L, int st, LnPart part, const Region *R, ch
         }
         if (lo) {
             StrBuf_printf(&b, "%s + %s", lo, root.data);
-            StrBuf_printf(&g, "%s0 <= %s && %s < %lld", g.len ? " && " : "", b.data, b.data, (long long)v->extent);
+            if (!box_inside(L, R, a, v->extent))
+                StrBuf_printf(&g, "%s0 <= %s && %s < %lld", g.len ? " && " : "", b.data, b.data, (long long)v->extent);
         } else {
             StrBuf_append(&b, root.data);
         }
@@ -889,6 +1095,9 @@ void LoopNest_done(LoopNest *this) {
     free(this->own_dag);
     free(this->own_prog);
     free(this->pool);
+    for (int i = 0; i < this->n_extra; i++)
+        free(this->extra[i]);
+    free(this->extra);
     memset(this, 0, sizeof *this);
 }
 

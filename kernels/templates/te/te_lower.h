@@ -73,6 +73,8 @@ typedef struct LoopNest {
     TeProgram *own_prog; /* a copy of the program with the cache tensors; expression nodes shared or in pool */
     TeExpr *pool;
     int n_pool;
+    TeExpr **extra; /* nodes rfactor made (each its own allocation) */
+    int n_extra, cap_extra;
 } LoopNest;
 
 /* Applies steps to dag's default schedule and lowers it into *out (the caller

@@ -17,17 +17,15 @@ static const char *const RULE_NAMES[RULE_KINDS] = {"always-inline",          "rf
 const char *SketchRule_name(SketchRule r) { return r >= 0 && r < RULE_KINDS ? RULE_NAMES[r] : "?"; }
 
 /* The tile structure of a tiled stage. On GPUs the reduction goes into a
- * cache_write stage computed per thread (a cache stage cannot be tiled
- * itself), and its copy is tiled over the spatial axes: blockIdx, a level run
- * inside the thread (where vthread would be), threadIdx, the thread's tile. */
-static const char *structure(int gpu) { return gpu ? "SSSS" : "SSRSRS"; }
-
-static int count_of(const char *s, char c) {
-    int n = 0;
-    for (; *s; s++)
-        n += *s == c;
-    return n;
-}
+ * cache_write stage computed per thread, and its copy is tiled over the
+ * spatial axes: blockIdx, a level run inside the thread (where vthread would
+ * be), threadIdx, the thread's tile. On cpu the copy is tiled SS and the
+ * cache_write stage (the local accumulator) is computed at its second level,
+ * so that its box is the register tile, and runs RRS: outer and inner
+ * reduction loops around the register tile (innermost axis vectorized, the
+ * others unrolled): the compiler keeps the accumulators in registers only
+ * when the accumulation covers exactly the register tile. */
+static const char *structure(int gpu) { return gpu ? "SSSS" : "SS(RRS)"; }
 
 /* ---- rules -------------------------------------------------------------------- */
 
@@ -46,16 +44,74 @@ static int needs_rfactor(const TeDag *dag, const TeStage *ts, int cores) {
     return !(sp > red || sp > (int64_t)cores * 16);
 }
 
+static int uses_var(const TeExpr *e, int var) {
+    if (e->kind == TE_VAR) return e->var == var;
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i] && uses_var(e->kid[i], var)) return 1;
+    return 0;
+}
+
+/* Whether some read of stage ts moves with variable var in its innermost index. */
+static int reads_along(const TeStage *ts, int var) {
+    for (int i = 0; i < ts->n_access; i++) {
+        const TeExpr *at = ts->access[i].at;
+        if (at->n_kids > 0 && uses_var(at->kid[at->n_kids - 1], var)) return 1;
+    }
+    return 0;
+}
+
+/* The reduction axis rfactor splits on cpu, or -1: the one along which the
+ * reads' innermost index moves (step 1) when no read's innermost index moves
+ * with the last spatial axis (a dense layer's W[j, k]: vectorizing j would
+ * gather, k is contiguous), or the last reduction axis when the reduction is
+ * long and the spatial work small (needs_rfactor); the axis needs a divisor
+ * between 2 and 64. */
+static int rfactor_axis(const TeDag *dag, int k, int cores) {
+    const TeStage *ts = &dag->stages[k];
+    if (!ts->red || ts->n_spatial == 0) return -1;
+    int found = -1, spatial_inner = 0, last = ts->spatial[ts->n_spatial - 1];
+    for (int i = 0; i < ts->n_access; i++) {
+        const TeExpr *at = ts->access[i].at;
+        if (!ts->access[i].in_reduce || at->n_kids == 0) continue;
+        TeLin lin;
+        if (!te_linear(at->kid[at->n_kids - 1], &lin)) continue;
+        int moves = 0; /* along the reduction (a read invariant along it, such as a row's mean, does not count) */
+        for (int d = 0; d < at->n_kids; d++)
+            for (int r = 0; r < ts->n_reduce; r++)
+                moves |= uses_var(at->kid[d], ts->reduce[r]);
+        for (int v = 0; v < lin.n; v++) {
+            if (lin.var[v] == last && moves) spatial_inner = 1;
+            for (int r = 0; r < ts->n_reduce; r++)
+                if (lin.var[v] == ts->reduce[r] && lin.coef[v] == 1 && found < 0) found = r;
+        }
+    }
+    if (spatial_inner) found = -1;
+    if (found < 0 && needs_rfactor(dag, ts, cores)) found = ts->n_reduce - 1;
+    if (found < 0) return -1;
+    int64_t e = dag->prog->vars[ts->reduce[found]].extent;
+    for (int64_t f = 2; f <= 64 && f <= e; f++)
+        if (e % f == 0) return found;
+    return -1;
+}
+
 static void note_add(Sketch *sk, const char *text) {
     if (strstr(sk->note, text)) return;
     size_t len = strlen(sk->note);
     snprintf(sk->note + len, sizeof sk->note - len, "%s%s", len ? "; " : "", text);
 }
 
+static int rfactor_stages(const Sketch *sk) {
+    int n = 0;
+    for (int k = 0; k < sk->n_stages; k++)
+        n += sk->st[k].how == SK_RFACTOR;
+    return n;
+}
+
 int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out) {
     int n = 1;
     memset(&out[0], 0, sizeof out[0]);
     out[0].gpu = gpu;
+    out[0].cores = cores > 0 ? cores : 1;
     out[0].n_stages = dag->n_stages;
     for (int k = 0; k < dag->n_stages; k++)
         out[0].st[k] = (SketchStage){.how = SK_ROOT, .consumer = -1};
@@ -80,14 +136,28 @@ int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out) {
                 st->rules |= 1u << RULE_CROSS_THREAD;
                 note_add(sk, "cross-thread reduction: no step yet, one thread per output element");
             }
-            if (needs_rfactor(dag, ts, cores)) {
+            if (gpu && needs_rfactor(dag, ts, cores)) {
                 st->rules |= 1u << RULE_RFACTOR;
                 note_add(sk, "rfactor: no step yet, the reduction stays serial");
             }
+            if (!gpu && rfactor_axis(dag, k, cores) >= 0 &&
+                n < SKETCH_MAX) { /* fork: the reduction split, its inner part vectorized; this one goes on */
+                Sketch *f = &out[n++];
+                *f = *sk;
+                f->st[k].rules |= 1u << RULE_RFACTOR;
+                f->st[k].how = SK_RFACTOR;
+            }
             if (!gpu && ts->data_reuse && ts->fusible_consumer < 0) {
-                st->rules |= 1u << RULE_CACHE_WRITE;
-                note_add(sk, "add cache stage: a cache_write stage computed at the tile could not be tiled itself, "
-                             "so the tile accumulates in place");
+                /* this one gets the local accumulator (tiled SS(RRS)); a fork tiles in place */
+                if (n < SKETCH_MAX) {
+                    Sketch *f = &out[n++];
+                    *f = *sk;
+                    f->st[k].rules |= 1u << RULE_TILE;
+                    f->st[k].how = SK_INPLACE;
+                }
+                st->rules |= 1u << RULE_CACHE_WRITE | 1u << RULE_TILE;
+                st->how = SK_TILED;
+                continue;
             }
             int c = ts->fusible_consumer;
             if (!gpu && ts->data_reuse && c >= 0 && sk->st[c].how == SK_ROOT && n < SKETCH_MAX) {
@@ -102,12 +172,20 @@ int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out) {
             }
             if (ts->data_reuse) {
                 st->rules |= 1u << RULE_TILE;
-                st->how = SK_TILED;
+                st->how = gpu ? SK_TILED : SK_INPLACE;
                 continue;
             }
             st->rules |= 1u << RULE_SKIP;
         }
     }
+    /* the sketches with more rfactor stages first (stable): sketch 0's default is the zero-trial choice, and a
+     * reduction whose reads run along it is vectorized only there */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && rfactor_stages(&out[j]) > rfactor_stages(&out[j - 1]); j--) {
+            Sketch t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
     for (int i = 0; i < n; i++) {
         int any = 0;
         for (int k = 0; k < dag->n_stages; k++)
@@ -127,6 +205,7 @@ typedef struct Loops {
 
 typedef struct Writer {
     const TeDag *dag;
+    int cores;
     Steps *out;
     Loops L[TE_MAX_TENSORS];
     int front[TE_MAX_TENSORS]; /* loops fused into the stage's first loop (0: none) */
@@ -211,8 +290,12 @@ static void w_two(Writer *w, StepKind kind, int k, int64_t a, int64_t b) {
  * would exceed what a reorder names, the shortest axes drop to one level. */
 static int axis_levels(const TeDag *dag, int k, int how, int gpu, int *lev) {
     const TeStage *ts = &dag->stages[k];
-    const char *s = structure(gpu);
-    int ls = how == SK_CONSUMER ? 3 : count_of(s, 'S'), lr = gpu ? 1 : count_of(s, 'R');
+    /* gpu SSSS; cpu: the copy SSS (outer, the local's box, the register
+     * tile), its accumulation RR; a fused producer: RR inside its consumer's tile */
+    int ls = (gpu && how == SK_TILED) || how == SK_INPLACE ? 4
+             : how == SK_FUSED                             ? 1
+                                                           : 3,
+        lr = gpu || how == SK_CONSUMER ? 1 : 2;
     int n = ts->n_spatial + ts->n_reduce, total = 0;
     for (int a = 0; a < n; a++) {
         int red = a >= ts->n_spatial;
@@ -246,8 +329,8 @@ static void tile(Writer *w, int k, int how, int gpu, const SketchAnn *ann) {
     const TeStage *ts = &w->dag->stages[k];
     int lev[SKETCH_AXES];
     int n = axis_levels(w->dag, k, how, gpu, lev);
-    if (gpu && how == SK_TILED) n = ts->n_spatial; /* the copy of the cache_write stage: spatial loops only */
-    for (int a = n - 1; a >= 0; a--) {             /* last axis first: earlier positions stay put */
+    if (how == SK_TILED) n = ts->n_spatial; /* the copy of the cache_write stage: spatial loops only */
+    for (int a = n - 1; a >= 0; a--) {      /* last axis first: earlier positions stay put */
         if (lev[a] < 2) continue;
         int64_t f[SKETCH_LEVELS];
         for (int l = 0; l < lev[a] - 1; l++)
@@ -257,7 +340,7 @@ static void tile(Writer *w, int k, int how, int gpu, const SketchAnn *ann) {
     int base[SKETCH_AXES], pos = 0;
     for (int a = 0; a < n; a++)
         base[a] = pos, pos += lev[a];
-    const char *s = how == SK_CONSUMER ? "SSS" : structure(gpu);
+    const char *s = how == SK_INPLACE ? "SSRSRS" : gpu && how == SK_TILED ? "SSSS" : "SSS";
     int64_t perm[STEP_MAX_ARGS];
     int np = 0, seen_s = 0, seen_r = 0;
     for (const char *c = s; *c; c++) {
@@ -290,7 +373,7 @@ static int may_move(const Sketch *sk, const TeDag *dag, int k) {
     const TeStage *ts = &dag->stages[k];
     if (sk->gpu || sk->st[k].how != SK_ROOT || ts->is_output || ts->n_consumers != 1) return 0;
     SketchHow h = sk->st[ts->consumers[0]].how;
-    return h == SK_ROOT || h == SK_TILED;
+    return h == SK_ROOT || h == SK_TILED || h == SK_INPLACE;
 }
 
 /* A tiled stage on a GPU: cache_write; the copy split SSSS over its spatial
@@ -325,9 +408,158 @@ static void gpu_tile(Writer *w, int k, const SketchAnn *ann) {
     if (u > 0 && unrolls[u] > 0) w_two(w, STEP_AUTO_UNROLL, k, 0, unrolls[u]);
 }
 
+/* The accumulation of DAG stage k as step stage `raw` (its cache_write stage,
+ * or k itself when it is computed at its consumer's tile), whose loops are
+ * still k's axes (spatial, then reduction) inside the box of its compute
+ * location: each reduction axis split in two (the inner factor from the
+ * annotation), the loops ordered outer reductions, inner reductions, then
+ * the spatial ones (the register tile: the innermost vectorized, the others
+ * unrolled), and the auto-unroll limit on its first loop. */
+/* The loops of an accumulation (step stage `raw`, ns spatial axes then nr
+ * reduction axes of extents ext[]): each reduction axis with inner[r] > 0
+ * split by it, the loops ordered outer reductions, inner reductions, then
+ * the spatial ones (the register tile: the innermost vectorized, the others
+ * unrolled), and the auto-unroll limit on the first loop. */
+static void accum_loops(Writer *w, int raw, int ns, int nr, const int64_t *ext, const int64_t *inner,
+                        const SketchAnn *a) {
+    int split[TE_MAX_DIMS] = {0}, n = ns + nr;
+    for (int r = nr - 1; r >= 0; r--) { /* the last axis first: earlier positions stay put */
+        if (inner[r] < 1) continue;
+        int64_t args[2] = {ns + r, inner[r]};
+        put_raw(w, STEP_SPLIT, raw, args, 2);
+        split[r] = 1;
+    }
+    int64_t perm[STEP_MAX_ARGS], pos[TE_MAX_DIMS];
+    int np = 0, at = ns;
+    for (int r = 0; r < nr; r++)
+        pos[r] = at, at += 1 + split[r];
+    for (int r = 0; r < nr; r++)
+        perm[np++] = pos[r];
+    for (int r = 0; r < nr; r++)
+        if (split[r]) perm[np++] = pos[r] + 1;
+    for (int x = 0; x < ns; x++)
+        perm[np++] = x;
+    n = np;
+    int identity = 1;
+    for (int i = 0; i < n; i++)
+        identity &= perm[i] == i;
+    if (!identity) put_raw(w, STEP_REORDER, raw, perm, n);
+    if (!a) return;
+    for (int x = 0; x < ns; x++) {
+        int64_t loop = n - ns + x, e = ext[x];
+        if (x == ns - 1 && a->vec && e > 1)
+            put_raw(w, STEP_VECTORIZE, raw, &loop, 1);
+        else if (x < ns - 1 && e > 1 && e <= 4096)
+            put_raw(w, STEP_UNROLL, raw, &loop, 1);
+    }
+    const int64_t *unrolls;
+    int n_unroll = Sketch_unrollSet(0, &unrolls), u = a->unroll < n_unroll ? a->unroll : n_unroll - 1;
+    if (u > 0 && unrolls[u] > 0 && n > 0) {
+        int64_t v[2] = {0, unrolls[u]};
+        put_raw(w, STEP_AUTO_UNROLL, raw, v, 2);
+    }
+}
+
+static void local_loops(Writer *w, int raw, int k, const SketchAnn *a) {
+    const TeDag *dag = w->dag;
+    const TeStage *ts = &dag->stages[k];
+    int64_t ext[SKETCH_AXES], inner[TE_MAX_DIMS];
+    for (int x = 0; x < ts->n_spatial + ts->n_reduce; x++)
+        ext[x] = axis_extent(dag, k, x);
+    for (int r = 0; r < ts->n_reduce; r++)
+        inner[r] = ext[ts->n_spatial + r] < 2 ? 0 : a ? a->f[ts->n_spatial + r][0] : 1;
+    accum_loops(w, raw, ts->n_spatial, ts->n_reduce, ext, inner, a);
+}
+
+/* Loops at tile level 0 of a tiled stage or consumer on cpu (the ones that may run in parallel). */
+static int level0_loops(const TeDag *dag, int k) { return dag->stages[k].n_spatial; }
+
+/* A tiled stage on cpu: cache_write; the copy tiled SSS, its level-0 loops
+ * fused and parallel, its innermost loop vectorized; the accumulation
+ * computed at the copy's last level-1 loop (its box: the register tile) with
+ * the loops of local_loops. */
+static void cpu_tile(Writer *w, int k, const SketchAnn *a) {
+    const TeStage *ts = &w->dag->stages[k];
+    int local = w_cache_write(w, k);
+    tile(w, k, SK_TILED, 0, a);
+    int lev[SKETCH_AXES], at = -1, pos = 0;
+    axis_levels(w->dag, k, SK_TILED, 0, lev);
+    for (int level = 0; level < 3; level++)
+        for (int x = 0; x < ts->n_spatial; x++)
+            if (level < lev[x]) {
+                if (level <= 1) at = pos;
+                pos++;
+            }
+    Loops *L = &w->L[k];
+    if (a) {
+        int par = a->par < level0_loops(w->dag, k) ? a->par : level0_loops(w->dag, k);
+        if (par > 0 && par > at) par = at; /* the loop the accumulation is computed at stays */
+        for (int i = 0; i < par; i++)      /* not fused: the box of a fused loop's body would be the whole tensor */
+            w_one(w, STEP_PARALLEL, k, i);
+        if (a->vec && L->n >= 2 && L->ext[L->n - 1] > 1 && at < L->n - 1) w_one(w, STEP_VECTORIZE, k, L->n - 1);
+    }
+    int64_t where[2] = {w->idx[k], at < 0 ? 0 : at};
+    put_raw(w, STEP_COMPUTE_AT, local, where, 2);
+    local_loops(w, local, k, a);
+}
+
+/* The rows of an rfactor sketch: its last spatial axis longer than 1, or -1. */
+static int rf_rows(const TeDag *dag, int k) {
+    int x = -1;
+    for (int i = 0; i < dag->stages[k].n_spatial; i++)
+        if (axis_extent(dag, k, i) > 1) x = i;
+    return x;
+}
+
+/* rfactor on cpu (stage k, reduction axis r = rf_axis): rfactor k r F; the
+ * new stage S.rf[spatial.., inner] gets a local accumulator (cache_write),
+ * its copy's row axis split by J and the accumulation computed at the outer
+ * part, so that its box is J rows of F: outer reductions, then the rows
+ * unrolled and the F lanes vectorized; the outer loops parallel; k sums the
+ * F lanes of each element, unrolled. */
+static void rf_tile(Writer *w, int k, const SketchAnn *a) {
+    const TeDag *dag = w->dag;
+    const TeStage *ts = &dag->stages[k];
+    int ns = ts->n_spatial, nr = ts->n_reduce, r = rfactor_axis(dag, k, w->cores), x = rf_rows(dag, k);
+    int64_t F = a ? a->f[ns + r][0] : 1, J = a && x >= 0 ? a->f[x][0] : 1;
+    int64_t args[2] = {r, F};
+    put(w, STEP_RFACTOR, k, args, 2);
+    int rf = w->idx[k]; /* S.rf goes in at k's index, then its cache stage at the same one */
+    for (int step = 0; step < 2; step++) {
+        if (step) put_raw(w, STEP_CACHE_WRITE, rf, NULL, 0);
+        for (int j = 0; j < dag->n_stages; j++)
+            if (w->idx[j] >= rf) w->idx[j]++;
+    }
+    int copy = rf + 1, at = 0;
+    if (x >= 0) {
+        int64_t sa[2] = {x, J};
+        put_raw(w, STEP_SPLIT, copy, sa, 2);
+        at = x;
+    }
+    if (a) {
+        int par = a->par < at + 1 ? a->par : at + 1;
+        for (int i = 0; i < par; i++) {
+            int64_t loop = i;
+            put_raw(w, STEP_PARALLEL, copy, &loop, 1);
+        }
+        int64_t last = ns + (x >= 0 ? 1 : 0);
+        if (a->vec && F > 1) put_raw(w, STEP_VECTORIZE, copy, &last, 1);
+    }
+    int64_t where[2] = {copy, at};
+    put_raw(w, STEP_COMPUTE_AT, rf, where, 2);
+    int64_t ext[SKETCH_AXES], none[TE_MAX_DIMS] = {0};
+    for (int i = 0; i < ns; i++)
+        ext[i] = axis_extent(dag, k, i);
+    ext[ns] = F;
+    for (int i = 0; i < nr; i++)
+        ext[ns + 1 + i] = i == r ? axis_extent(dag, k, ns + i) / F : axis_extent(dag, k, ns + i);
+    accum_loops(w, rf, ns + 1, nr, ext, none, a);
+    if (a && F > 1 && F <= 4096) w_one(w, STEP_UNROLL, k, ns); /* k's loops: spatial.., the F lanes */
+}
+
 void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Steps *out) {
     out->n = 0;
-    Writer w = {.dag = dag, .out = out};
+    Writer w = {.dag = dag, .cores = sk->cores, .out = out};
     for (int k = 0; k < dag->n_stages; k++) {
         const TeStage *ts = &dag->stages[k];
         Loops *L = &w.L[k];
@@ -363,6 +595,7 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
             if (pos >= w.L[c].n - 1) pos = w.L[c].n - 2;           /* never at the vectorized loop */
             if (pos < 0) pos = 0;
             w_two(&w, STEP_COMPUTE_AT, k, c, pos);
+            if (!sk->gpu) local_loops(&w, w.idx[k], k, a);
             continue;
         }
         case SK_ROOT:
@@ -378,11 +611,31 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
                 int64_t f = a->f[ts->n_spatial - 1][0];
                 w_split(&w, k, ts->n_spatial - 1, &f, 1);
             }
+            if (ts->red && a && a->vec && !sk->gpu && ts->n_spatial >= 1 &&
+                reads_along(ts, ts->spatial[ts->n_spatial - 1])) {
+                /* a reduction without reuse whose reads run along the last spatial axis (pooling): the reduction
+                 * loops go outside that axis, which is vectorized */
+                int64_t perm[STEP_MAX_ARGS];
+                int np = 0, ns = ts->n_spatial;
+                for (int x = 0; x < ns - 1; x++)
+                    perm[np++] = x;
+                for (int r = 0; r < ts->n_reduce; r++)
+                    perm[np++] = ns + r;
+                perm[np++] = ns - 1;
+                w_reorder(&w, k, perm);
+            }
             break;
+        case SK_RFACTOR:
+            rf_tile(&w, k, a);
+            continue;
         case SK_TILED:
+        case SK_INPLACE:
         case SK_CONSUMER:
-            if (sk->gpu && st->how == SK_TILED) {
-                gpu_tile(&w, k, a);
+            if (st->how == SK_TILED) {
+                if (sk->gpu)
+                    gpu_tile(&w, k, a);
+                else
+                    cpu_tile(&w, k, a);
                 continue;
             }
             tile(&w, k, st->how, sk->gpu, a);
@@ -405,8 +658,12 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
         } else {
             int lead = leading_spatial(L);
             int par = a->par < lead ? a->par : lead; /* a stage computed inside gets a buffer per iteration */
+            if (st->how == SK_CONSUMER && par > level0_loops(dag, k)) par = level0_loops(dag, k);
             if (par > 0 && a->vec && par >= L->n) par = L->n - 1; /* keep the innermost loop to vectorize */
-            if (par > 0) {
+            if (st->how == SK_CONSUMER) { /* parallel, not fused (a fused producer's box would be the whole tensor) */
+                for (int i = 0; i < par; i++)
+                    w_one(&w, STEP_PARALLEL, k, i);
+            } else if (par > 0) {
                 w_fuse(&w, k, 0, par);
                 w_one(&w, STEP_PARALLEL, k, 0);
             }
@@ -443,16 +700,34 @@ static int stage_axes(const TeDag *dag, int k) { return dag->stages[k].n_spatial
 static int levels_for(const Sketch *sk, const TeDag *dag, int k, int a) {
     int lev[SKETCH_AXES];
     SketchHow h = sk->st[k].how;
-    if (h == SK_TILED || h == SK_CONSUMER) {
+    if (h == SK_RFACTOR) /* the rows J and the lanes F */
+        return a == rf_rows(dag, k) || a == dag->stages[k].n_spatial + rfactor_axis(dag, k, sk->cores) ? 2 : 1;
+    if (h == SK_TILED || h == SK_CONSUMER || h == SK_FUSED || h == SK_INPLACE) {
         axis_levels(dag, k, h, sk->gpu, lev);
         return lev[a];
     }
     return 2; /* a root stage: one split of its innermost spatial axis (cpu: vectorize; gpu: threads) */
 }
 
-/* A GPU tiled stage's threads per block (level 2) and per-thread tile (level 3) stay in bounds. */
-static bool gpu_fits(const Sketch *sk, const TeDag *dag, int k, const SketchAnn *a) {
-    if (!sk->gpu || sk->st[k].how != SK_TILED) return true;
+/* The register tile of a tiled stage or consumer on cpu (level 2) stays
+ * within CPU_TILE_FLOATS; a GPU tiled stage's threads per block (level 2) and
+ * per-thread tile (level 3) stay in bounds. */
+#define CPU_TILE_FLOATS 512 /* 32 registers of 16 floats */
+static bool tile_fits(const Sketch *sk, const TeDag *dag, int k, const SketchAnn *a) {
+    SketchHow h = sk->st[k].how;
+    if (h == SK_RFACTOR) {
+        int x = rf_rows(dag, k), r = rfactor_axis(dag, k, sk->cores);
+        return (int64_t)(x >= 0 ? a->f[x][0] : 1) * a->f[dag->stages[k].n_spatial + r][0] <= CPU_TILE_FLOATS;
+    }
+    if (!sk->gpu && (h == SK_TILED || h == SK_CONSUMER)) {
+        int lev[SKETCH_AXES];
+        int64_t tile = 1;
+        axis_levels(dag, k, h, 0, lev);
+        for (int x = 0; x < dag->stages[k].n_spatial; x++)
+            if (lev[x] == 3) tile *= a->f[x][1];
+        return tile <= CPU_TILE_FLOATS;
+    }
+    if (!sk->gpu || h != SK_TILED) return true;
     int lev[SKETCH_AXES];
     axis_levels(dag, k, SK_TILED, 1, lev);
     int64_t threads = 1, tile = 1;
@@ -472,9 +747,9 @@ static void annotate_stage(const Sketch *sk, const TeDag *dag, int k, Rng *rng, 
             int lv = levels_for(sk, dag, k, x);
             if (lv > 1) factorize(rng, axis_extent(dag, k, x), lv, a->f[x]);
         }
-        if (gpu_fits(sk, dag, k, a)) break;
+        if (tile_fits(sk, dag, k, a)) break;
     }
-    for (int x = 0; x < n && x < SKETCH_AXES && !gpu_fits(sk, dag, k, a); x++)
+    for (int x = 0; x < n && x < SKETCH_AXES && !tile_fits(sk, dag, k, a); x++)
         a->f[x][1] = a->f[x][2] = 1;           /* rarely: threads and tiles of one axis after another back to 1 */
     if (sk->gpu && sk->st[k].how == SK_ROOT) { /* threads per block of the fused spatial loops */
         int64_t e = axes_product(dag, ts->spatial, ts->n_spatial);
@@ -503,7 +778,7 @@ void Sketch_mutate(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *ann)
         mutate_once(sk, dag, rng, ann);
         bool fits = true;
         for (int k = 0; k < dag->n_stages; k++)
-            fits = fits && gpu_fits(sk, dag, k, &ann[k]);
+            fits = fits && tile_fits(sk, dag, k, &ann[k]);
         if (fits) break;
         memcpy(ann, keep, (size_t)dag->n_stages * sizeof *keep); /* out of the GPU's bounds: another try */
     }
@@ -572,6 +847,76 @@ static void mutate_once(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn 
     }
 }
 
+static int64_t largest_divisor(int64_t e, int64_t cap) {
+    int64_t f = cap < e ? cap : e;
+    while (f > 1 && e % f)
+        f--;
+    return f > 0 ? f : 1;
+}
+
+/* Lanes for extent e on `vector`-float registers: the width when it divides
+ * e, else the largest divisor below it that is a multiple of 8 (or 4: half or
+ * a quarter register), else the largest divisor below it. */
+static int64_t simd_factor(int64_t e, int64_t vector) {
+    if (e % vector == 0) return vector;
+    for (int64_t m = 8; m >= 4; m /= 2)
+        for (int64_t f = vector - vector % m; f >= m; f -= m)
+            if (e % f == 0) return f;
+    return largest_divisor(e, vector);
+}
+
+/* The register tile and the level above it of tiled stage (or consumer) t
+ * on cpu; acc is the stage that accumulates (t, or the producer fused into
+ * it, whose axes match t's by position). See Sketch_heuristic. */
+static int cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, int vector, SketchAnn *a) {
+    const TeStage *ts = &dag->stages[t], *as = &dag->stages[acc];
+    int ns = ts->n_spatial, vx = -1, lev[SKETCH_AXES];
+    axis_levels(dag, t, sk->st[t].how, 0, lev);
+    for (int x = 0; x < ns; x++)
+        if (lev[x] == 3) vx = x;
+    if (vx < 0) return 0;
+    int64_t e = axis_extent(dag, t, vx);
+    int64_t reg = simd_factor(e, 2 * vector); /* whole registers, or halves: no scalar remainder */
+    /* no read moves along the vector axis in its innermost index (a dense layer's W[j, k] along j): a SIMD
+     * loop there would gather; a few scalar accumulators instead (rfactor sketches vectorize such reductions) */
+    int contiguous = vx < as->n_spatial && reads_along(as, as->spatial[vx]);
+    if (!contiguous) reg = largest_divisor(e, 4);
+    int64_t budget = 16 / ((reg + vector - 1) / vector);
+    a->f[vx][1] = (int32_t)reg;
+    a->f[vx][0] = 1;
+    /* the other axes, those whose reuse saves the most vector loads first: an
+     * access that moves along the vector axis but not along x is loaded once
+     * for every row of x in the tile */
+    int score[SKETCH_AXES] = {0}, done[SKETCH_AXES] = {0};
+    for (int x = 0; x < ns; x++)
+        for (int i = 0; i < as->n_access && x < as->n_spatial && vx < as->n_spatial; i++)
+            score[x] += uses_var(as->access[i].at, as->spatial[vx]) && !uses_var(as->access[i].at, as->spatial[x]);
+    for (;;) {
+        int best = -1;
+        for (int x = ns - 1; x >= 0; x--)
+            if (lev[x] == 3 && x != vx && !done[x] && (best < 0 || score[x] > score[best])) best = x;
+        if (best < 0) break;
+        done[best] = 1;
+        int64_t ex = axis_extent(dag, t, best), r = largest_divisor(ex, budget);
+        a->f[best][1] = (int32_t)r;
+        a->f[best][0] = (int32_t)(ex / r);
+        budget /= r;
+    }
+    /* at least `cores` iterations at the outer level: factors move up from the level above the tile */
+    int64_t outer = 1;
+    for (int x = 0; x < ns; x++)
+        if (lev[x] == 3) outer *= axis_extent(dag, t, x) / ((int64_t)a->f[x][0] * a->f[x][1]);
+    for (int x = 0; x < ns && outer < sk->cores; x++)
+        while (lev[x] == 3 && a->f[x][0] > 1 && outer < sk->cores) {
+            int64_t p = 2;
+            while (a->f[x][0] % p)
+                p++;
+            a->f[x][0] = (int32_t)(a->f[x][0] / p);
+            outer *= p;
+        }
+    return contiguous;
+}
+
 void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann) {
     if (vector < 1) vector = 8;
     for (int k = 0; k < dag->n_stages; k++) {
@@ -579,6 +924,37 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
         memset(a, 0, sizeof *a);
         const TeStage *ts = &dag->stages[k];
         int n = stage_axes(dag, k);
+        SketchHow how = sk->st[k].how;
+        if (how == SK_RFACTOR) { /* F lanes of the SIMD width, rows for 16 accumulator registers at most 8 */
+            for (int x = 0; x < SKETCH_AXES; x++)
+                for (int l = 0; l < SKETCH_LEVELS - 1; l++)
+                    a->f[x][l] = 1;
+            int x = rf_rows(dag, k), r = ts->n_spatial + rfactor_axis(dag, k, sk->cores);
+            int64_t e = axis_extent(dag, k, r), F = simd_factor(e, vector);
+            a->f[r][0] = (int32_t)F;
+            if (x >= 0)
+                a->f[x][0] = (int32_t)largest_divisor(axis_extent(dag, k, x), 16 / ((F + vector - 1) / vector) < 8
+                                                                                  ? 16 / ((F + vector - 1) / vector)
+                                                                                  : 8);
+            a->par = (int8_t)(x >= 0 ? x + 1 : 1);
+            a->vec = 1;
+            a->unroll = 0;
+            a->at = -1;
+            continue;
+        }
+        if (!sk->gpu && (how == SK_TILED || how == SK_CONSUMER || how == SK_FUSED)) {
+            for (int x = 0; x < SKETCH_AXES; x++)
+                for (int l = 0; l < SKETCH_LEVELS - 1; l++)
+                    a->f[x][l] = 1;
+            int acc = k;
+            for (int p = 0; p < dag->n_stages && how == SK_CONSUMER; p++)
+                if (sk->st[p].how == SK_FUSED && sk->st[p].consumer == k) acc = p;
+            a->vec = (int8_t)(how == SK_FUSED || cpu_tile_default(sk, dag, k, acc, vector, a));
+            a->par = (int8_t)level0_loops(dag, k);
+            a->unroll = 0;
+            a->at = how == SK_FUSED ? 1 : -1;
+            continue;
+        }
         for (int x = 0; x < n && x < SKETCH_AXES; x++) {
             for (int l = 0; l < SKETCH_LEVELS - 1; l++)
                 a->f[x][l] = 1;
@@ -593,6 +969,7 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
             int64_t rest = e, f;
             for (f = want_in; f > 1 && rest % f; f--)
                 ;
+            if (!sk->gpu && how == SK_ROOT && last && e % vector) f = 1; /* the whole axis one SIMD loop */
             a->f[x][lv - 2] = (int32_t)f;
             rest /= f;
             if (lv >= 3) {
@@ -652,19 +1029,58 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
     }
     const int64_t *unrolls;
     int n_unroll = Sketch_unrollSet(sk->gpu, &unrolls);
-    int fused[TE_MAX_TENSORS] = {0}, idx[TE_MAX_TENSORS];
+    /* per DAG stage k: its step index, that of its local accumulator and of its S.rf (rfactor) */
+    int fused[TE_MAX_TENSORS] = {0}, idx[TE_MAX_TENSORS], local[TE_MAX_TENSORS], rf[TE_MAX_TENSORS];
     for (int k = 0; k < dag->n_stages; k++)
-        idx[k] = k;
+        idx[k] = k, local[k] = rf[k] = -1;
     for (int i = 0; i < steps->n; i++) {
         const Step *s = &steps->step[i];
-        if (s->kind == STEP_CACHE_WRITE) { /* stages from its index on move up by one */
-            for (int k = 0; k < dag->n_stages; k++)
+        if (s->kind == STEP_CACHE_WRITE || s->kind == STEP_RFACTOR) { /* stages from its index on move up by one */
+            int owner = -1, of_rf = -1;
+            for (int k = 0; k < dag->n_stages; k++) {
+                if (idx[k] == s->stage) owner = k;
+                if (rf[k] == s->stage) of_rf = k;
                 if (idx[k] >= s->stage) idx[k]++;
+                if (local[k] >= s->stage) local[k]++;
+                if (rf[k] >= s->stage) rf[k]++;
+            }
+            if (s->kind == STEP_RFACTOR && owner >= 0) {
+                rf[owner] = s->stage;
+                int x = dag->stages[owner].n_spatial + (int)s->arg[0];
+                if (x >= 0 && x < SKETCH_AXES) ann[owner].f[x][0] = (int32_t)s->arg[1];
+            } else if (owner >= 0 || of_rf >= 0) {
+                local[owner >= 0 ? owner : of_rf] = s->stage; /* the new one is k's (or its S.rf's) local */
+            }
             continue;
         }
-        int stage = -1; /* the DAG stage the step acts on; none: a cache stage (its compute_at) */
-        for (int k = 0; k < dag->n_stages; k++)
+        int stage = -1, of = -1, copy = -1; /* the DAG stage the step acts on, or whose local / S.rf it acts on */
+        for (int k = 0; k < dag->n_stages; k++) {
             if (idx[k] == s->stage) stage = k;
+            if (local[k] == s->stage) of = k;
+            if (rf[k] == s->stage) copy = k;
+        }
+        if (copy >= 0) { /* the copy of S.rf: its rows split, parallel loops, the lanes vectorized */
+            SketchAnn *a = &ann[copy];
+            if (s->kind == STEP_SPLIT && s->arg[0] >= 0 && s->arg[0] < SKETCH_AXES && s->n_args == 2)
+                a->f[s->arg[0]][0] = (int32_t)s->arg[1];
+            else if (s->kind == STEP_PARALLEL)
+                a->par++;
+            else if (s->kind == STEP_VECTORIZE)
+                a->vec = 1;
+            continue;
+        }
+        if (stage < 0 && of >= 0) { /* the local's reduction splits (at their axes' positions), vectorize, unroll */
+            SketchAnn *a = &ann[of];
+            int ns = dag->stages[of].n_spatial;
+            if (s->kind == STEP_SPLIT && s->arg[0] >= ns && s->arg[0] < SKETCH_AXES && s->n_args == 2)
+                a->f[s->arg[0]][0] = (int32_t)s->arg[1];
+            else if (s->kind == STEP_VECTORIZE)
+                a->vec = 1;
+            else if (s->kind == STEP_AUTO_UNROLL)
+                for (int u = 0; u < n_unroll; u++)
+                    if (unrolls[u] == s->arg[1]) a->unroll = (int8_t)u;
+            continue;
+        }
         if (stage < 0) continue;
         SketchAnn *a = &ann[stage];
         SketchHow h = sk->st[stage].how;
@@ -681,8 +1097,8 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
         case STEP_FUSE:
             if (!sk->gpu && s->arg[0] == 0) fused[stage] = (int)s->arg[1];
             break;
-        case STEP_PARALLEL:
-            a->par = (int8_t)(fused[stage] ? fused[stage] : 1);
+        case STEP_PARALLEL: /* the fused outer loops, or each of several outer loops */
+            a->par = (int8_t)(fused[stage] ? fused[stage] : a->par + 1);
             break;
         case STEP_VECTORIZE:
             a->vec = 1;
@@ -725,8 +1141,13 @@ void Sketch_format(const Sketch *sk, const TeDag *dag, StrBuf *out) {
                 first = 0;
             }
         if (first) StrBuf_append(out, " (no rule: fused)");
-        static const char *const HOW[] = {"own loop nest", "inlined", "tiled", "tiled, producer at its tile",
-                                          "computed at its consumer's tile"};
+        static const char *const HOW[] = {"own loop nest",
+                                          "inlined",
+                                          "tiled",
+                                          "tiled SSS, producer at its tile",
+                                          "computed at its consumer's tile, RRS",
+                                          "tiled SSRSRS in place",
+                                          "rfactor, its lanes vectorized in a local accumulator"};
         StrBuf_printf(out, "  -> %s", HOW[st->how]);
         if (st->how == SK_TILED) StrBuf_printf(out, " %s", structure(sk->gpu));
         StrBuf_append(out, "\n");

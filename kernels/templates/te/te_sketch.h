@@ -7,16 +7,16 @@
  * (the next is tried), applies and lets the next rules run, or applies and
  * ends the stage:
  *   cpu  always-inline, rfactor, add cache stage, multi-level tiling with
- *        fusion, multi-level tiling (SSRSRS), skip
+ *        fusion, multi-level tiling, skip (add cache stage forks: a
+ *        local accumulator tiled SS(RRS), see te_sketch.c, and in-place SSRSRS)
  *   gpu  shared-memory cache_read, always-inline, cross-thread reduction,
  *        rfactor, multi-level tiling (SSSRRSRS, outer tiles bound to blockIdx
  *        and threadIdx), skip
- * A rule with two outcomes forks the sketch (multi-level tiling with fusion
- * also keeps the plain tiling, since a stage computed at its consumer keeps
- * the default loop order inside the consumer's tile). Rules whose steps the
- * schedule IR lacks (rfactor, cache_write, shared-memory cache_read,
- * cross-thread reduction) are still checked: the sketch notes that their
- * condition held and what was done instead. A DAG where no rule applies gets
+ * A rule with two outcomes forks the sketch (add cache stage and multi-level
+ * tiling with fusion also keep the plain tiling in place). Rules whose steps
+ * the schedule IR lacks (rfactor, shared-memory cache_read, cross-thread
+ * reduction) are still checked: the sketch notes that their condition held
+ * and what was done instead. A DAG where no rule applies gets
  * one sketch of root stages with a note.
  *
  * A sketch fixes, per stage, how it is computed (inlined, tiled with a
@@ -44,8 +44,8 @@
 
 typedef enum {
     RULE_INLINE,       /* always-inline: elementwise, not an output */
-    RULE_RFACTOR,      /* reduction with little spatial parallelism (no rfactor step yet) */
-    RULE_CACHE_WRITE,  /* data reuse and no fusible consumer (noted: the cache stage could not be tiled) */
+    RULE_RFACTOR,      /* cpu: the reads run along a reduction axis, or a long reduction with little spatial work */
+    RULE_CACHE_WRITE,  /* cpu: data reuse and no fusible consumer: a local accumulator (cache_write) */
     RULE_TILE_FUSION,  /* data reuse with one elementwise consumer: tile it, compute the stage at its tile */
     RULE_TILE,         /* data reuse: multi-level tiling */
     RULE_SHARED_READ,  /* gpu, data reuse: shared-memory cache_read of the inputs (noted, not applied) */
@@ -62,6 +62,8 @@ typedef enum {
     SK_TILED,    /* multi-level tiling with the target's structure */
     SK_CONSUMER, /* the consumer of a fused producer: tiled over its spatial axes, the producer at its tile */
     SK_FUSED,    /* computed at its consumer's tile (the consumer is SK_CONSUMER) */
+    SK_INPLACE,  /* cpu: multi-level tiling SSRSRS without a cache stage, accumulating in the tensor */
+    SK_RFACTOR,  /* cpu: rfactor, the new stage's inner lanes vectorized in a local accumulator */
 } SketchHow;
 
 typedef struct SketchStage {
@@ -72,6 +74,7 @@ typedef struct SketchStage {
 
 typedef struct Sketch {
     int gpu;
+    int cores; /* cpu: the cores the zero-trial default keeps busy */
     int n_stages;
     SketchStage st[TE_MAX_TENSORS];
     char note[160]; /* what could not be done (rules without steps, no rule applied) */
@@ -99,9 +102,18 @@ void Sketch_annotate(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *an
  * levels of an axis), the parallel granularity, the unroll limit, the
  * vectorize choice, or a compute location. */
 void Sketch_mutate(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *ann);
-/* The zero-trial default: a heuristic annotation (innermost tiles of the
- * SIMD width `vector` on the last spatial axis, a few accumulators, reduction
- * tiles of 4..16, the outer loops parallel, unroll 64). */
+/* The zero-trial default: a heuristic annotation. On cpu a tiled stage gets
+ * a register tile of one or two SIMD widths (`vector` floats; else a multiple
+ * of 8 or 4 floats that divides the axis) on its last spatial axis (none when
+ * no read runs along it: a few scalar accumulators) times as many rows as 16
+ * accumulator registers allow, taken
+ * first from the axes whose reuse saves vector loads; the level above it
+ * covers the rest of the other axes (so the inputs' blocks are reused from
+ * cache), the outer level is parallel with at least `cores` iterations. An
+ * rfactor stage: lanes of the SIMD width (or a multiple of 8 or 4 dividing the
+ * reduction), up to 8 rows. A stage of its own: innermost tiles of the SIMD
+ * width (the whole axis one SIMD loop when the width does not divide it), the
+ * outer loops parallel, unroll 64. */
 void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann);
 
 /* The steps of sketch sk with annotation ann (NULL: every factor 1 and no
