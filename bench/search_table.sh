@@ -3,7 +3,7 @@
 #
 #   bench/search_table.sh BUILD_DIR [--trials "64 200 1000"] [--ops "conv2d dense matmul softmax layer_norm max_pool"]
 #                         [--arms "sketch template random metaschedule"] [--seed S] [--work DIR]
-#                         [--tvm-venv DIR] [--ort-venv DIR] [--until HH:MM] [--report-only]
+#                         [--tvm-venv DIR] [--ort-venv DIR] [--until HH:MM] [--report-only] [--no-vendors]
 #
 # Arms, per op (the sizes of examples/te/OP.te):
 #   sketch        tunetop tune --expr (sketches + evolution, te.sketch)
@@ -16,9 +16,10 @@
 # library, 1 thread) and ONNX Runtime's kernels on one-op graphs (bench/ort_ops.py, its own venv,
 # intra_op_num_threads=1) for softmax, layer-norm and max-pool.
 #
-# Order (the budget decides how much of the table a run fills): the vendors; then every op and
-# arm at the middle budget (200 by default: the 64 figures are the first records of the same
-# session, which runs the same first rounds whatever its budget); then the largest budget
+# Order (the budget decides how much of the table a run fills): the vendors (not with
+# --no-vendors); then each arm in the order of --arms, every op, at the middle budget
+# (200 by default: the 64 figures are the first records of the same session, which runs
+# the same first rounds whatever its budget); then the same at the largest budget
 # (1000), a tunetop session resuming its 200-trial log, MetaSchedule a fresh session. With
 # --until HH:MM (UTC) no session starts after that time; the table says what did not run.
 # A missing venv, a failed pip or a TVM failure gives one line and an empty column.
@@ -29,6 +30,8 @@
 # average at the session's start and end; then the issue's targets, each met or not.
 # WORK/sessions.tsv keeps op, arm, budget, start, end, exit status and the loads; a second
 # call with the same --work reuses every finished session (--report-only: just the table).
+# Two calls may share a --work at once (e.g. --arms metaschedule --no-vendors beside the
+# tunetop arms): sessions.tsv takes one short line per session.
 set -uo pipefail
 BUILD=${1:?usage: bench/search_table.sh BUILD_DIR [--trials LIST] [--ops LIST] [--arms LIST] [--seed S] [--work DIR] [--tvm-venv DIR] [--ort-venv DIR] [--until HH:MM] [--report-only]}
 shift
@@ -41,6 +44,7 @@ TVM_VENV=/tmp/tunetop-tvm-venv
 ORT_VENV=/tmp/tunetop-ort-venv
 UNTIL=""
 REPORT_ONLY=0
+VENDORS=1
 while [ $# -gt 0 ]; do
   case "$1" in
   --trials) TRIALS=$2; shift 2 ;;
@@ -52,6 +56,7 @@ while [ $# -gt 0 ]; do
   --ort-venv) ORT_VENV=$2; shift 2 ;;
   --until) UNTIL=$2; shift 2 ;;
   --report-only) REPORT_ONLY=1; shift ;;
+  --no-vendors) VENDORS=0; shift ;;
   *) echo "search_table: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -76,7 +81,7 @@ MID=$(echo $BUDGETS | awk '{ print (NF >= 2 ? $(NF - 1) : $NF) }')
 flags=$(lscpu | sed -n 's/^Flags: *//p' | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_vnni|avx512_bf16|fma|amx_tile)$' | tr '\n' ' ')
 {
   echo "search_table: $(date -u '+%Y-%m-%d %H:%M UTC'), $(lscpu | sed -n 's/^Model name: *//p') ($flags), $(nproc) cores"
-  echo "tunetop $(git -C "$HERE/.." rev-parse --short HEAD 2>/dev/null || echo '?') ($BUILD); trials $BUDGETS; seed $SEED; work $WORK"
+  echo "$("$TT" --version | head -1) ($BUILD); trials $BUDGETS; seed $SEED; work $WORK"
   echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee -a "$WORK/header.txt"
 
@@ -158,11 +163,11 @@ session() { # op arm budget
 }
 
 if [ $REPORT_ONLY -eq 0 ]; then
-  vendors
+  [ $VENDORS -eq 1 ] && vendors
   for b in $BUDGETS; do
     [ "$b" -lt "$MID" ] && continue # read from the first records of a longer session
-    for op in $OPS; do
-      for arm in $ARMS; do
+    for arm in $ARMS; do
+      for op in $OPS; do
         session "$op" "$arm" "$b"
       done
     done

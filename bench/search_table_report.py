@@ -23,17 +23,31 @@ for v in sessions.values():
     v.sort(key=lambda s: s[1])
 
 
+_dumped = {}
+
+
 def tunetop_records(op, arm):
     path = f"{work}/{op}.{arm}.log"
     if not os.path.exists(path):
         return []
+    if path in _dumped:
+        return _dumped[path]
     out = subprocess.run([tt, "dump", path], capture_output=True, text=True).stdout
     recs = []
     for line in out.splitlines():
         if line.startswith("{"):
             r = json.loads(line)
             ok = r["err"] == 0 and r.get("costs")
-            recs.append((r["ts"], sum(r["costs"]) / len(r["costs"]) if ok else None))
+            # the kernel's whole time: its runs plus the layout transforms timed apart
+            # (tt_pack + tt_finish: a template's blocked layouts, Winograd's input transform)
+            lat = sum(r["costs"]) / len(r["costs"]) + (r.get("pack_s") or 0) if ok else None
+            recs.append((r["ts"], lat))
+            if not sessions.get((op, arm)) and len(recs) == 1:
+                # a session still running or stopped (no line in sessions.tsv): it started
+                # about when its first record was built and measured
+                t0 = r["ts"] - (r.get("build_s") or 0) - (r.get("run_s") or 0)
+                sessions[(op, arm)] = [(0, t0, float("inf"), -1, "?", "?")]
+    _dumped[path] = recs
     return recs
 
 
@@ -60,10 +74,12 @@ def figures(op, arm, b):
         recs = recs[:b]
         wall = recs[-1][0] if recs else 0
     else:
+        recs = tunetop_records(op, arm)
         segs = [s for s in sessions.get((op, arm), [])]
-        if not any(s[0] >= b for s in segs):
+        partial = segs and segs[-1][3] == -1  # unfinished: what it measured so far
+        if not any(s[0] >= b for s in segs) and not (partial and len(recs) >= b):
             return None, "not run"
-        recs = tunetop_records(op, arm)[:b]
+        recs = recs[:b]
         if not recs:
             return None, "no records"
         # wall time: every earlier session whole, plus this one up to the b-th record
@@ -81,7 +97,7 @@ def figures(op, arm, b):
         return None, "no valid candidate"
     to95 = next(i + 1 for i, c in enumerate(curve) if c is not None and c <= best / 0.95)
     used = [s for s in segs if arm == "metaschedule" or s[1] < recs[-1][0]]
-    lv = sorted(float(x) for s in used for x in (s[4], s[5]))
+    lv = sorted(float(x) for s in used for x in (s[4], s[5]) if x != "?")
     loads = f"{lv[0]:.1f}-{lv[-1]:.1f}" if lv else "-"
     return (best, to95, wall, len(recs), loads), ""
 
@@ -235,7 +251,9 @@ for op in ops:
             row(f"faster than ONNX Runtime (sketch at {b})", op, f"{vm:.2f}x of median, {vmin:.2f}x of min",
                 vmin > 1.0)
 print()
-print("Trials to 95%: of the arm's own best at that budget. Wall: from the session's start (a resumed session "
+print("tunetop's latency is a record's mean run time plus its layout transforms (pack_s, timed apart); GFLOPS "
+      "count the direct computation's FLOPs for every arm (a Winograd template's are effective GFLOPS). "
+      "Trials to 95%: of the arm's own best at that budget. Wall: from the session's start (a resumed session "
       "adds its own). Load: the 1-minute load average at the sessions' start and end. Vendor ratios: vendor time "
       "over tunetop's (above 1: tunetop faster); 'met' is judged against the vendor's fastest repeat, since tunetop's "
       "best is the fastest of its candidates. tunetop's figure is the tuner's own measurement (mean of a repeat's "

@@ -30,7 +30,7 @@ def conv2d():
     F = te.placeholder((k, c, r, s), name="F")
     Xp = te.compute((n, c, h + 2 * p, w + 2 * p),
                     lambda a, b, y, x: te.if_then_else(
-                        tvm.tir.all(y >= p, y < h + p, x >= p, x < w + p), X[a, b, y - p, x - p], 0.0),
+                        tvm.tirx.all(y >= p, y < h + p, x >= p, x < w + p), X[a, b, y - p, x - p], 0.0),
                     name="Xp")
     rc, rr, rs = te.reduce_axis((0, c), "c"), te.reduce_axis((0, r), "r"), te.reduce_axis((0, s), "s")
     Y = te.compute((n, k, h, w), lambda a, o, y, x: te.sum(Xp[a, rc, y + rr, x + rs] * F[o, rc, rr, rs],
@@ -70,8 +70,11 @@ def layer_norm():
     G = te.placeholder((n,), name="G")
     B = te.placeholder((n,), name="Bias")
     j1, j2 = te.reduce_axis((0, n), "j"), te.reduce_axis((0, n), "j")
-    Mean = te.compute((m,), lambda i: te.sum(X[i, j1], axis=j1) / n, name="Mean")
-    Var = te.compute((m,), lambda i: te.sum((X[i, j2] - Mean[i]) * (X[i, j2] - Mean[i]), axis=j2) / n, name="Var")
+    # a reduction must be a compute of its own in TVM's te: the sums, then the divisions
+    Sum = te.compute((m,), lambda i: te.sum(X[i, j1], axis=j1), name="Sum")
+    Mean = te.compute((m,), lambda i: Sum[i] / n, name="Mean")
+    Sq = te.compute((m,), lambda i: te.sum((X[i, j2] - Mean[i]) * (X[i, j2] - Mean[i]), axis=j2), name="Sq")
+    Var = te.compute((m,), lambda i: Sq[i] / n, name="Var")
     Y = te.compute((m, n), lambda i, j: (X[i, j] - Mean[i]) * te.rsqrt(Var[i] + 1e-5) * G[j] + B[j], name="Y")
     return [X, G, B, Y]
 
@@ -82,8 +85,8 @@ def max_pool():
     X = te.placeholder((n, c, h, w), name="X")
     r, s = te.reduce_axis((0, 3), "r"), te.reduce_axis((0, 3), "s")
     return [X, te.compute((n, c, oh, ow), lambda a, b, y, x: te.max(
-        te.if_then_else(tvm.tir.all(2 * y + r >= 1, 2 * y + r < h + 1, 2 * x + s >= 1, 2 * x + s < w + 1),
-                        X[a, b, 2 * y + r - 1, 2 * x + s - 1], tvm.tir.const(-3.4e38, "float32")),
+        te.if_then_else(tvm.tirx.all(2 * y + r >= 1, 2 * y + r < h + 1, 2 * x + s >= 1, 2 * x + s < w + 1),
+                        X[a, b, 2 * y + r - 1, 2 * x + s - 1], tvm.tirx.const(-3.4e38, "float32")),
         axis=[r, s]), name="Y")]
 
 

@@ -15,6 +15,7 @@
 #include "records/history.h"
 #include "records/log.h"
 #include "records/logio.h"
+#include "tuner/builder.h"
 #include "tuner/engine.h"
 #include "ui/headless.h"
 
@@ -1364,6 +1365,84 @@ TEST(restored_trials_are_handed_over_once_before_new_results) {
     Engine_delete(e);
 }
 
+/* ---- the builder pool's compile cache ------------------------------------- */
+
+static atomic_int file_builds; /* compiles file_build did */
+
+/* writes the source text as the artifact wd/kTAG.so; b == 5 does not compile */
+static void file_build(const KernelSource *src, const DeviceInfo *dev, const MeasureOptions *opt, const char *wd,
+                       uint64_t tag, BuildResult *out) {
+    atomic_fetch_add(&file_builds, 1);
+    int a, b;
+    sscanf(src->source, "%d %d", &a, &b);
+    if (b == 5) {
+        out->error_no = ERR_COMPILE_HOST;
+        out->msg = strdup("k.c:3:1: error: expected ';'");
+        return;
+    }
+    snprintf(out->path, sizeof out->path, "%s/k%llu.so", wd, (unsigned long long)tag);
+    FILE *f = fopen(out->path, "w");
+    if (f) {
+        fputs(src->source, f);
+        fclose(f);
+    }
+    out->regs_per_thread = 10 * a + b;
+}
+
+static const Target file_target = {.name = "cpu", .family = FAMILY_CPU, .dialect = DIALECT_C, .build = file_build};
+
+static void read_text(const char *path, char *buf, size_t cap) {
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+/* The same source twice: one compile, the second job gets a file of its own
+ * with the same content and resources; failed builds are never reused; the
+ * pool leaves nothing behind. */
+TEST(builder_compiles_a_source_once) {
+    char dir[] = "/tmp/tt-builder-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    Task *tasks = make_tasks(1);
+    DeviceInfo dev;
+    memset(&dev, 0, sizeof dev);
+    MeasureOptions mo;
+    MeasureOptions_defaults(&mo);
+    BuilderPool *pool = BuilderPool_new(2, &file_target, &dev, &mo, dir);
+    /* a=1 b=2 twice, a=3 b=2, a=1 b=5 (fails) twice */
+    int32_t want[5][2] = {{1, 2}, {1, 2}, {3, 2}, {1, 5}, {1, 5}};
+    BuildJob jobs[5];
+    for (int i = 0; i < 5; i++) {
+        int32_t c[SPACE_MAX_KNOBS] = {want[i][0], want[i][1]};
+        BuildJob_init(&jobs[i], &tasks[0], Space_encode(&tasks[0].space, c));
+    }
+    atomic_store(&file_builds, 0);
+    BuilderPool_run(pool, jobs, 1, NULL); /* the first alone: the second must find it */
+    BuilderPool_run(pool, jobs + 1, 4, NULL);
+    CHECK_EQ_INT(atomic_load(&file_builds), 4);
+    CHECK_EQ_INT(BuilderPool_cacheHits(pool), 1);
+    CHECK_EQ_INT(jobs[1].result.error_no, ERR_NO_ERROR);
+    CHECK(strcmp(jobs[0].result.path, jobs[1].result.path) != 0);
+    char t0[64], t1[64];
+    read_text(jobs[0].result.path, t0, sizeof t0);
+    read_text(jobs[1].result.path, t1, sizeof t1);
+    CHECK_STR(t0, "1 2");
+    CHECK_STR(t1, "1 2");
+    CHECK_EQ_INT(jobs[1].result.regs_per_thread, 12);
+    CHECK_EQ_INT(jobs[2].result.regs_per_thread, 32);
+    CHECK_EQ_INT(jobs[3].result.error_no, ERR_COMPILE_HOST);
+    CHECK_EQ_INT(jobs[4].result.error_no, ERR_COMPILE_HOST);
+    for (int i = 0; i < 5; i++)
+        BuildJob_done(&jobs[i]);
+    BuilderPool_delete(pool);
+    CHECK(rmdir(dir) == 0); /* empty: the jobs' files and the cache's copies are gone */
+    Task_done(&tasks[0]);
+    free(tasks);
+}
+
 int main(void) {
     snprintf(log_path, sizeof log_path, "%s/tt-engine-%d.log", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
              (int)getpid());
@@ -1390,6 +1469,7 @@ int main(void) {
     RUN(every_trial_failed_is_warned_once_by_the_engine);
     RUN(restored_trials_are_handed_over_once_before_new_results);
     RUN(every_log_call_failing_in_turn_loses_nothing_and_invents_nothing);
+    RUN(builder_compiles_a_source_once);
     unlink(log_path);
     char tsv[300];
     snprintf(tsv, sizeof tsv, "%s.tsv", log_path);
