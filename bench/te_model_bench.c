@@ -134,6 +134,7 @@ static const char *tunetop_path(void) {
 }
 
 static int run_child(const char *tunetop, char **argv, const char *out) {
+    fflush(stdout); /* else the child's freopen writes our buffered lines again */
     pid_t pid = fork();
     if (pid == 0) {
         if (out && !freopen(out, "w", stdout)) _exit(126);
