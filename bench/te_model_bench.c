@@ -293,6 +293,17 @@ static int trials_to(const double *curve, int n, double target) {
     return n + 1; /* never: printed as > T */
 }
 
+/* NAME=VALUE pairs of --set into ts (names kept in names); false on one without '='. */
+static bool parse_sets(char **sets, int n_sets, TeSet *ts, char names[][64]) {
+    for (int i = 0; i < n_sets; i++) {
+        const char *eq = strchr(sets[i], '=');
+        if (!eq) return false;
+        snprintf(names[i], 64, "%.*s", (int)(eq - sets[i]), sets[i]);
+        ts[i] = (TeSet){names[i], atoll(eq + 1)};
+    }
+    return true;
+}
+
 static int search_compare(const char *tunetop, char **exprs, int n_expr, char **sets, int n_sets, int trials,
                           const char *seed_list, const char *work) {
     char dir[512];
@@ -326,12 +337,7 @@ static int search_compare(const char *tunetop, char **exprs, int n_expr, char **
     char err[TT_ERRLEN];
     TeSet ts[32];
     char names[32][64];
-    for (int i = 0; i < n_sets; i++) {
-        const char *eq = strchr(sets[i], '=');
-        if (!eq) return usage();
-        snprintf(names[i], sizeof names[i], "%.*s", (int)(eq - sets[i]), sets[i]);
-        ts[i] = (TeSet){names[i], atoll(eq + 1)};
-    }
+    if (!parse_sets(sets, n_sets, ts, names)) return usage();
     printf("\n%-14s %-14s | %11s | %15s | %15s\n", "expression", "arm", "best GFLOPS", "to 95% own best",
            "to 95% common");
     for (int e = 0; e < n_expr; e++) {
@@ -467,12 +473,7 @@ int main(int argc, char **argv) {
 
     TeSet ts[32];
     char names[32][64];
-    for (int i = 0; i < n_sets; i++) {
-        const char *eq = strchr(sets[i], '=');
-        if (!eq) return usage();
-        snprintf(names[i], sizeof names[i], "%.*s", (int)(eq - sets[i]), sets[i]);
-        ts[i] = (TeSet){names[i], atoll(eq + 1)};
-    }
+    if (!parse_sets(sets, n_sets, ts, names)) return usage();
     Task tasks[MAX_EXPR];
     memset(tasks, 0, sizeof tasks);
     char err[TT_ERRLEN];

@@ -146,9 +146,7 @@ static void cache_put(BuilderPool *this, const KernelSource *src, const BuildRes
     memset(&e, 0, sizeof e);
     artifact_path(this, "cache", atomic_fetch_add(&this->tag, 1), built->path, e.path, sizeof e.path);
     if (!copy_file(built->path, e.path)) return;
-    e.source = malloc(len + 1);
-    if (!e.source) abort();
-    memcpy(e.source, src->source, len + 1);
+    e.source = tt_strndup(src->source, len);
     e.len = len;
     snprintf(e.entry, sizeof e.entry, "%s", src->entry);
     e.result = *built;
@@ -223,8 +221,7 @@ BuilderPool *BuilderPool_new(int threads, const Target *target, const DeviceInfo
                              const char *workdir) {
     BuilderPool *this = calloc(1, sizeof *this);
     if (!this) abort();
-    this->cache = calloc(CACHE_MAX_ENTRIES, sizeof(CacheEntry));
-    if (!this->cache) abort();
+    this->cache = tt_calloc(CACHE_MAX_ENTRIES, sizeof(CacheEntry));
     pthread_mutex_init(&this->cache_lock, NULL);
     pthread_mutex_init(&this->lock, NULL);
     pthread_cond_init(&this->work, NULL);
