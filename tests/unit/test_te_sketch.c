@@ -301,26 +301,49 @@ TEST(dense_with_an_elementwise_consumer_forks_into_fused_and_plain) {
     ex_free(e);
 }
 
-TEST(softmax_inlines_its_elementwise_stage) {
+TEST(softmax_computes_its_exp_once_and_forks_the_inlined_one) {
     TeSet set[] = {{"M", 40}, {"N", 10}};
     Ex *e = load("softmax", set, 2);
     CHECK(e);
     if (!e) return;
     Sketch sk[SKETCH_MAX];
     int n = Sketch_generate(&e->dag, 0, 2, sk);
-    CHECK_EQ_INT(n, 4); /* the row max and the row sum read along j: each forks an rfactor sketch */
+    /* the row max and the row sum read along j: each forks an rfactor sketch; E = exp(..) is read by S and Y,
+     * so inlining would compute it twice: each of those sketches keeps it in a loop nest of its own and forks one
+     * that inlines it */
+    CHECK_EQ_INT(n, 8);
     int ex = stage_named(e, "E"), y = stage_named(e, "Y"), s = stage_named(e, "S"), mx = stage_named(e, "Mx");
     CHECK(sk[0].st[s].how == SK_RFACTOR && sk[0].st[mx].how == SK_RFACTOR); /* both first, then one, none */
+    CHECK(sk[0].st[ex].how == SK_ROOT && has(&sk[0].st[ex], RULE_SKIP) && !has(&sk[0].st[ex], RULE_INLINE));
+    int inlined = 0, own = 0;
+    for (int i = 0; i < n; i++) {
+        inlined += sk[i].st[ex].how == SK_INLINE && has(&sk[i].st[ex], RULE_INLINE);
+        own += sk[i].st[ex].how == SK_ROOT;
+    }
+    CHECK(inlined == 4 && own == 4);
     Sketch first = sk[0];
     sk[0] = sk[n - 1];
-    CHECK_EQ_INT(sk[0].st[ex].how, SK_INLINE);
-    CHECK(has(&sk[0].st[ex], RULE_INLINE));
+    CHECK_EQ_INT(sk[0].st[s].how, SK_ROOT);
     CHECK_EQ_INT(sk[0].st[y].how, SK_ROOT); /* an output is never inlined */
     CHECK(has(&sk[0].st[y], RULE_SKIP) && has(&sk[0].st[s], RULE_SKIP));
     CHECK(sk[0].note[0] == '\0');
     sk[0] = first;
     check_annotations(e, sk, n);
     ex_free(e);
+    /* exp read by one stage only, or math that is cheap: always inlined, no fork */
+    const char *one[] = {"input X[8, 16]\nE[i < 8, j < 16] = exp(X[i, j])\nS[i < 8] = sum(E[i, j], j < 16)\noutput S\n",
+                         "input X[8, 16]\nE[i < 8, j < 16] = X[i, j] * 2\nS[i < 8] = sum(E[i, j], j < 16)\n"
+                         "Y[i < 8, j < 16] = E[i, j] / S[i]\noutput Y\n"};
+    for (int q = 0; q < 2; q++) {
+        e = parse(one[q]);
+        CHECK(e);
+        if (!e) continue;
+        n = Sketch_generate(&e->dag, 0, 2, sk);
+        ex = stage_named(e, "E");
+        for (int i = 0; i < n; i++)
+            CHECK_EQ_INT(sk[i].st[ex].how, SK_INLINE);
+        ex_free(e);
+    }
 }
 
 TEST(layer_norm_gets_root_stages_and_a_note) {
@@ -505,7 +528,7 @@ int main(void) {
     RUN(matmul_is_tiled_on_cpu_and_gpu);
     RUN(the_cpu_default_accumulates_in_a_register_tile);
     RUN(dense_with_an_elementwise_consumer_forks_into_fused_and_plain);
-    RUN(softmax_inlines_its_elementwise_stage);
+    RUN(softmax_computes_its_exp_once_and_forks_the_inlined_one);
     RUN(layer_norm_gets_root_stages_and_a_note);
     RUN(conv2d_is_tiled_within_the_step_limits);
     RUN(a_short_wide_reduction_meets_rfactor_and_cross_thread);

@@ -94,6 +94,22 @@ static int rfactor_axis(const TeDag *dag, int k, int cores) {
     return -1;
 }
 
+/* Whether e calls exp, log, tanh or erf: tens of instructions per element. */
+static int transcendental(const TeExpr *e) {
+    if (e->kind == TE_CALL && (e->op == TE_EXP || e->op == TE_LOG || e->op == TE_TANH || e->op == TE_ERF)) return 1;
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i] && transcendental(e->kid[i])) return 1;
+    return 0;
+}
+
+/* An inlinable stage that inlining would compute more than once per element: read by several stages (softmax's
+ * exp, read by the sum and by the division), with transcendental math in it. Kept as a stage of its own
+ * (vectorized) in a fork, it is computed once. */
+static int costly_to_inline(const TeDag *dag, int k) {
+    const TeStage *ts = &dag->stages[k];
+    return ts->inlinable && ts->n_consumers > 1 && transcendental(dag->prog->tensors[ts->tensor].body);
+}
+
 static void note_add(Sketch *sk, const char *text) {
     if (strstr(sk->note, text)) return;
     size_t len = strlen(sk->note);
@@ -127,7 +143,13 @@ int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out) {
                          "shared-memory cache_read: not applied (a cache stage at the block's tile could not be tiled "
                          "across the threads), inputs read from global memory");
             }
-            if (ts->inlinable) {
+            if (ts->inlinable && !gpu && costly_to_inline(dag, k) && n < SKETCH_MAX) {
+                /* this one computes it once, in its own loop nest (skip below); a fork inlines it */
+                Sketch *f = &out[n++];
+                *f = *sk;
+                f->st[k].rules |= 1u << RULE_INLINE;
+                f->st[k].how = SK_INLINE;
+            } else if (ts->inlinable) {
                 st->rules |= 1u << RULE_INLINE;
                 st->how = SK_INLINE;
                 continue;
