@@ -122,8 +122,8 @@ static void usage(FILE *out) {
             "                        ancestor measured before that\n"
             "  --cost-model xgb|none evolution: none ranks children by their measured ancestors only (to compare)\n"
             "  --warm-start LOG      evolution: the cost model learns first from LOG's records of other expressions\n"
-            "                        (repeatable; --log's own are used too): an expression is found as NAME.te\n"
-            "                        beside an --expr file, with --set or its own lets, when its key matches\n"
+            "                        (repeatable): an expression is found as NAME.te beside an --expr file, with\n"
+            "                        --set or its own lets, when its key matches\n"
             "  --scheduler NAME      %s (default %s)\n"
             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
             "  --batch N             measurements per round (default min(64, trials / tasks)); a task's first\n"
@@ -250,7 +250,7 @@ static int g_n_exprs;
 static TeTask **g_subgraphs;
 static int g_n_subgraphs;
 
-/* Warm start (--warm-start, and --log's own records): the records of other
+/* Warm start (--warm-start): the records of other
  * expressions in these logs train the evolution's cost model before the
  * first round. An expression is found by the name its records carry, as
  * NAME.te in the folder of an --expr file, parsed with this session's --set
@@ -757,6 +757,10 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg.strategy, Strategy_names());
         goto usage_error;
     }
+    if (n_warm && (!n_expr || plain_sampler || !cfg.evolution.cost_model)) {
+        tt_fail(err, "--warm-start trains the cost model of the evolution of --expr tasks; this session has none");
+        goto usage_error;
+    }
     if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) goto usage_error;
     if (mpi->size == 1 && mpi->local_measure == 0) {
         tt_fail(err, "--local-measure no leaves nothing to measure without measure servers (mpirun -np 2 or more)");
@@ -784,10 +788,8 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         g_n_exprs++;
         weights[n_wl++] = 1;
     }
-    if (n_expr && !plain_sampler && cfg.evolution.cost_model) {
-        if (access(cfg.log_path, R_OK) == 0) warm_logs[n_warm++] = cfg.log_path;
+    if (n_expr && !plain_sampler && cfg.evolution.cost_model && n_warm)
         warm_start(warm_logs, n_warm, expr_paths, n_expr, sets, n_sets);
-    }
     free_sets(sets, n_sets);
     n_sets = 0;
     for (int i = 0; i < n_specs; i++) {
