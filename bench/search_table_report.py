@@ -41,7 +41,7 @@ def tunetop_records(op, arm):
             # the kernel's whole time: its runs plus the layout transforms timed apart
             # (tt_pack + tt_finish: a template's blocked layouts, Winograd's input transform)
             lat = sum(r["costs"]) / len(r["costs"]) + (r.get("pack_s") or 0) if ok else None
-            recs.append((r["ts"], lat))
+            recs.append((r["ts"], lat, r.get("tmpl")))
             if not sessions.get((op, arm)) and len(recs) == 1:
                 # a session still running or stopped (no line in sessions.tsv): it started
                 # about when its first record was built and measured
@@ -52,16 +52,16 @@ def tunetop_records(op, arm):
 
 
 def ms_records(op, b):
-    """MetaSchedule: the smallest finished session of at least b trials."""
-    cands = sorted(s[0] for s in sessions.get((op, "metaschedule"), []) if s[0] >= b and s[3] == 0)
-    for sb in cands:
-        path = f"{work}/{op}.metaschedule.{sb}.jsonl"
-        if not os.path.exists(path):
+    """MetaSchedule: the smallest finished session of at least b trials, else one stopped early
+    (its records come in the order of measurement: the first b, or all it has, marked 'only n')."""
+    for ses in sorted(sessions.get((op, "metaschedule"), []), key=lambda s: (s[3] != 0, s[0])):
+        path = f"{work}/{op}.metaschedule.{ses[0]}.jsonl"
+        if ses[0] < b or not os.path.exists(path):
             continue
         rows = [json.loads(l) for l in open(path) if l.strip()]
         recs = [(r["t"], r["s"]) for r in rows if "i" in r]
-        ses = next(s for s in sessions[(op, "metaschedule")] if s[0] == sb)
-        return recs, [ses]
+        if ses[3] == 0 or recs:
+            return recs, [ses]
     return None, None
 
 
@@ -89,7 +89,7 @@ def figures(op, arm, b):
                 break
             wall += min(ts, s[2]) - s[1]
     best, curve = None, []
-    for _, c in recs:
+    for _, c, *_ in recs:
         if c is not None and (best is None or c < best):
             best = c
         curve.append(best)
@@ -106,7 +106,7 @@ def first_time_at(op, arm, target_s):
     """Seconds from the start until arm's running best is at most target_s (None: never)."""
     segs = sessions.get((op, arm), [])
     recs = tunetop_records(op, arm)
-    for ts, c in recs:
+    for ts, c, *_ in recs:
         if c is not None and c <= target_s:
             wall = 0.0
             for s in segs:
@@ -202,7 +202,13 @@ for op in ops:
         b = 1000 if 1000 in budgets else MAX
         t = fig.get((op, "template", b))
         if sk.get(b) and t:
-            row(f"sketch >= 0.95x template at {b}", op, f"{t[0] / sk[b][0]:.2f}x", t[0] / sk[b][0] >= 0.95)
+            each = {}  # the template arm's best per template (conv2d: direct and Winograd)
+            for _, c, tmpl in tunetop_records(op, "template")[:b]:
+                if c is not None and (tmpl not in each or c < each[tmpl]):
+                    each[tmpl] = c
+            per = "; ".join(f"{each[k] / sk[b][0]:.2f}x {k} ({fmt_us(each[k])} us)" for k in sorted(each))
+            row(f"sketch >= 0.95x template at {b}", op, f"{t[0] / sk[b][0]:.2f}x" + (f" (of each: {per})" if len(each) > 1 else ""),
+                t[0] / sk[b][0] >= 0.95)
         else:
             row(f"sketch >= 0.95x template at {b}", op, "-", "not run")
     for b, need in ((64, 1.5), (200, 1.2)):
@@ -216,6 +222,8 @@ for op in ops:
     mb, m = largest(op, "metaschedule")
     if m:
         label = "MetaSchedule's 1000-trial best" if mb == 1000 else f"MetaSchedule's best (at {mb}: 1000 not run)"
+        if m[3] < mb:
+            label = f"MetaSchedule's best (stopped after {m[3]} of {mb} trials)"
         t = first_time_at(op, "sketch", m[0])
         if t is None:
             bsk = largest(op, "sketch")[1]

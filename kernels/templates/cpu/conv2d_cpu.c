@@ -56,15 +56,11 @@ static const int64_t UNROLL_IC[] = {1, 2, 4};
 /* unrolled multiply-adds per loop body above which gcc -O3 takes too long (> ~0.3 s) */
 #define MAX_UNROLLED_FMAS 512
 
-static int64_t conv_outExtent(int64_t in, int64_t pad, int64_t dil, int64_t k, int64_t stride) {
-    return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
-}
-
 static bool conv2d_applies(const Workload *wl) { return wl->op == OP_CONV2D; }
 
 static Status conv2d_defineSpace(const Workload *wl, const DeviceInfo *dev, Space *space, char *err) {
     int vf = CpuGen_vf(dev);
-    int64_t ow = conv_outExtent(wl->w, wl->pad_w, wl->dil_w, wl->kw, wl->stride_w);
+    int64_t ow = Workload_outW(wl);
     if (wl->ci <= 0 || wl->co <= 0 || ow <= 0) return tt_fail(err, "conv2d: degenerate extents (ci, co, out width)");
     int64_t vals[OPTION_MAX_VALUES];
     int n = CpuGen_divisors(wl->ci, 64, vals, 8);
@@ -94,8 +90,8 @@ static void conv_plan(const Workload *wl, const Space *space, const int32_t *cho
     p->N = wl->n, p->CI = wl->ci, p->H = wl->h, p->W = wl->w, p->CO = wl->co, p->KH = wl->kh, p->KW = wl->kw;
     p->SH = wl->stride_h, p->SW = wl->stride_w, p->PH = wl->pad_h, p->PW = wl->pad_w;
     p->DH = wl->dil_h, p->DW = wl->dil_w;
-    p->OH = conv_outExtent(p->H, p->PH, p->DH, p->KH, p->SH);
-    p->OW = conv_outExtent(p->W, p->PW, p->DW, p->KW, p->SW);
+    p->OH = Workload_outH(wl);
+    p->OW = Workload_outW(wl);
     p->ICB = Space_optionByName(space, choice, "ic_bn");
     p->ICC = p->CI / p->ICB;
     p->OCV = Space_optionByName(space, choice, "oc_vec");
@@ -103,12 +99,8 @@ static void conv_plan(const Workload *wl, const Space *space, const int32_t *cho
     p->OCC = (p->CO + p->OCB - 1) / p->OCB;
     p->RN = Space_optionByName(space, choice, "reg_n");
     p->OWP = (p->OW + p->RN - 1) / p->RN * p->RN;
-    p->HP = p->H + 2 * p->PH;
-    int64_t need_h = (p->OH - 1) * p->SH + p->DH * (p->KH - 1) + 1;
-    if (need_h > p->HP) p->HP = need_h;
-    p->WP = p->W + 2 * p->PW;
-    int64_t need_w = (p->OWP - 1) * p->SW + p->DW * (p->KW - 1) + 1;
-    if (need_w > p->WP) p->WP = need_w;
+    p->HP = CpuGen_paddedExtent(p->H, p->PH, p->OH, p->SH, p->DH, p->KH);
+    p->WP = CpuGen_paddedExtent(p->W, p->PW, p->OWP, p->SW, p->DW, p->KW);
     p->order = (int)Space_optionByName(space, choice, "order");
     p->red = (int)Space_optionByName(space, choice, "red");
     p->unroll_kw = (int)Space_optionByName(space, choice, "unroll_kw");

@@ -57,6 +57,11 @@ int CpuGen_divisors(int64_t x, int64_t cap, int64_t *out, int max) {
     return n - start;
 }
 
+int64_t CpuGen_paddedExtent(int64_t in, int64_t pad, int64_t out, int64_t stride, int64_t dil, int64_t k) {
+    int64_t need = (out - 1) * stride + dil * (k - 1) + 1;
+    return need > in + 2 * pad ? need : in + 2 * pad;
+}
+
 int CpuGen_filterLE(const int64_t *in, int n, int64_t cap, int64_t *out) {
     int m = 0;
     for (int i = 0; i < n; i++)

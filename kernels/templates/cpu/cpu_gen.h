@@ -48,6 +48,9 @@ void CpuGen_endHelpers(StrBuf *sb);
 /* Writes the divisors of x that are <= cap into out (ascending, at most max
  * values, keeping the largest ones when there are too many); returns count. */
 int CpuGen_divisors(int64_t x, int64_t cap, int64_t *out, int max);
+/* The extent of a padded input dimension: in + 2 * pad, or more where out outputs (the output extent
+ * rounded up to a register tile) with this stride, dilation and kernel size read further. */
+int64_t CpuGen_paddedExtent(int64_t in, int64_t pad, int64_t out, int64_t stride, int64_t dil, int64_t k);
 /* Keeps the values of in[] that are <= cap (at least the first one). */
 int CpuGen_filterLE(const int64_t *in, int n, int64_t cap, int64_t *out);
 

@@ -29,17 +29,13 @@ typedef struct DwPlan {
 static const int64_t REG_N[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 14, 16, 28};
 static const int64_t C_VEC[] = {1, 2, 4};
 
-static int64_t dw_outExtent(int64_t in, int64_t pad, int64_t dil, int64_t k, int64_t stride) {
-    return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
-}
-
 static bool dw_applies(const Workload *wl) { return wl->op == OP_DEPTHWISE_CONV2D; }
 
 static Status dw_defineSpace(const Workload *wl, const DeviceInfo *dev, Space *space, char *err) {
     int vf = CpuGen_vf(dev);
     int64_t mult = wl->mult > 0 ? wl->mult : 1;
     int64_t co = wl->ci * mult;
-    int64_t ow = dw_outExtent(wl->w, wl->pad_w, wl->dil_w, wl->kw, wl->stride_w);
+    int64_t ow = Workload_outW(wl);
     if (co <= 0 || ow <= 0) return tt_fail(err, "depthwise_conv2d: degenerate extents (channels, out width)");
     int64_t vals[OPTION_MAX_VALUES];
     int n = CpuGen_filterLE(C_VEC, 3, (co + vf - 1) / vf, vals);
@@ -60,19 +56,15 @@ static void dw_plan(const Workload *wl, const Space *space, const int32_t *choic
     p->CO = p->CI * p->MULT, p->KH = wl->kh, p->KW = wl->kw;
     p->SH = wl->stride_h, p->SW = wl->stride_w, p->PH = wl->pad_h, p->PW = wl->pad_w;
     p->DH = wl->dil_h, p->DW = wl->dil_w;
-    p->OH = dw_outExtent(p->H, p->PH, p->DH, p->KH, p->SH);
-    p->OW = dw_outExtent(p->W, p->PW, p->DW, p->KW, p->SW);
+    p->OH = Workload_outH(wl);
+    p->OW = Workload_outW(wl);
     p->CV = Space_optionByName(space, choice, "c_vec");
     p->OCB = p->CV * p->vf;
     p->OCC = (p->CO + p->OCB - 1) / p->OCB;
     p->RN = Space_optionByName(space, choice, "reg_n");
     p->OWP = (p->OW + p->RN - 1) / p->RN * p->RN;
-    p->HP = p->H + 2 * p->PH;
-    int64_t need_h = (p->OH - 1) * p->SH + p->DH * (p->KH - 1) + 1;
-    if (need_h > p->HP) p->HP = need_h;
-    p->WP = p->W + 2 * p->PW;
-    int64_t need_w = (p->OWP - 1) * p->SW + p->DW * (p->KW - 1) + 1;
-    if (need_w > p->WP) p->WP = need_w;
+    p->HP = CpuGen_paddedExtent(p->H, p->PH, p->OH, p->SH, p->DH, p->KH);
+    p->WP = CpuGen_paddedExtent(p->W, p->PW, p->OWP, p->SW, p->DW, p->KW);
     p->order = (int)Space_optionByName(space, choice, "order");
     p->unroll_kw = (int)Space_optionByName(space, choice, "unroll_kw");
     p->unroll_kh = (int)Space_optionByName(space, choice, "unroll_kh");
