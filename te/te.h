@@ -141,6 +141,9 @@ int64_t TeProgram_numel(const TeProgram *this, int t);
  * Cannot fail: the parser proved every access in bounds and every integer
  * divisor non-zero. */
 void TeProgram_eval(const TeProgram *this, double **values);
+/* The same evaluation, walking the expression tree once per element: the
+ * plain definition TeProgram_eval is tested against (same bits). */
+void TeProgram_evalDirect(const TeProgram *this, double **values);
 
 /* Rounds a double to the nearest value of an element type. */
 double te_round_to(TeDtype dtype, double v);
