@@ -15,6 +15,7 @@
 #include "app/expr.h"
 #include "app/opts.h"
 #include "kernels/templates/te/te_task.h"
+#include "records/log.h"
 #include "tuner/cluster.h"
 #include "tuner/engine.h"
 #include "tuner/network.h"
@@ -120,6 +121,9 @@ static void usage(FILE *out) {
             "                        features) once it is fit on two measured schedules, by what their measured\n"
             "                        ancestor measured before that\n"
             "  --cost-model xgb|none evolution: none ranks children by their measured ancestors only (to compare)\n"
+            "  --warm-start LOG      evolution: the cost model learns first from LOG's records of other expressions\n"
+            "                        (repeatable): an expression is found as NAME.te beside an --expr file, with\n"
+            "                        --set or its own lets, when its key matches\n"
             "  --scheduler NAME      %s (default %s)\n"
             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
             "  --batch N             measurements per round (default min(64, trials / tasks)); a task's first\n"
@@ -235,7 +239,8 @@ enum {
     O_MUTATION,
     O_EPS,
     O_SUBGRAPHS,
-    O_COST_MODEL
+    O_COST_MODEL,
+    O_WARM_START
 };
 
 /* The loaded --expr programs: their workloads point at them until the session ends. */
@@ -244,6 +249,96 @@ static int g_n_exprs;
 /* The --subgraphs expressions (tuner/subgraph.h), as long as the session runs. */
 static TeTask **g_subgraphs;
 static int g_n_subgraphs;
+
+/* Warm start (--warm-start): the records of other
+ * expressions in these logs train the evolution's cost model before the
+ * first round. An expression is found by the name its records carry, as
+ * NAME.te in the folder of an --expr file, parsed with this session's --set
+ * values or with its own lets, and used only when its key is the records'.
+ * The session's own expressions are left to the resume. Prints one line. */
+#define WARM_MAX 256
+static void warm_start(const char *const *logs, int n_logs, const char *const *expr_paths, int n_expr,
+                       const TeSet *sets, int n_sets) {
+    struct {
+        char name[32], te[24];
+        long records;
+    } seen[WARM_MAX];
+    int n_seen = 0;
+    char err[TT_ERRLEN];
+    for (int i = 0; i < n_logs; i++) {
+        LogReader *r;
+        LogHeader h;
+        if (LogReader_open(logs[i], &r, &h, err) != TT_OK) continue; /* the session says what is wrong with --log */
+        Record rec;
+        Record_init(&rec);
+        while (LogReader_next(r, &rec, err) == LOG_RECORD) {
+            const char *name = strstr(rec.task_key, "expr:name="), *te = strstr(rec.task_key, ",te=te-");
+            if (name != rec.task_key || !te || !rec.steps) continue;
+            name += 10, te += 4;
+            size_t ln = strcspn(name, ","), lt = strcspn(te, ",");
+            int k = 0;
+            while (k < n_seen && !(strlen(seen[k].te) == lt && strncmp(seen[k].te, te, lt) == 0))
+                k++;
+            if (k == n_seen) {
+                if (n_seen == WARM_MAX || ln >= sizeof seen[k].name || lt >= sizeof seen[k].te) continue;
+                snprintf(seen[k].name, sizeof seen[k].name, "%.*s", (int)ln, name);
+                snprintf(seen[k].te, sizeof seen[k].te, "%.*s", (int)lt, te);
+                seen[k].records = 0;
+                n_seen++;
+            }
+            seen[k].records++;
+        }
+        Record_done(&rec);
+        LogReader_close(r);
+    }
+    TeTask *found[WARM_MAX];
+    const TeDag *dags[WARM_MAX];
+    int n_found = 0;
+    long unknown = 0;
+    for (int k = 0; k < n_seen; k++) {
+        int own = 0;
+        for (int i = 0; i < g_n_exprs; i++)
+            own |= strcmp(g_exprs[i]->dag.key, seen[k].te) == 0;
+        TeTask *t = NULL;
+        for (int i = 0; i < n_expr && !own && !t; i++) {
+            const char *slash = strrchr(expr_paths[i], '/');
+            char path[1024];
+            snprintf(path, sizeof path, "%.*s%s.te", slash ? (int)(slash - expr_paths[i] + 1) : 0, expr_paths[i],
+                     seen[k].name);
+            for (int with_sets = 1; with_sets >= 0 && !t && access(path, R_OK) == 0; with_sets--) {
+                Workload wl;
+                if (TeTask_load(path, sets, with_sets ? n_sets : 0, &t, &wl, err) == TT_OK &&
+                    strcmp(t->dag.key, seen[k].te) != 0) {
+                    TeTask_delete(t);
+                    t = NULL;
+                }
+                if (!n_sets) break;
+            }
+        }
+        if (t) {
+            found[n_found] = t;
+            dags[n_found++] = &t->dag;
+        } else if (!own) {
+            unknown += seen[k].records;
+        }
+    }
+    int added = 0;
+    char why[TT_ERRLEN] = "";
+    for (int i = 0; i < n_logs && n_found; i++) {
+        int k = 0;
+        if (Evolution_warmStart(logs[i], dags, n_found, &k, err) != TT_OK && !why[0])
+            snprintf(why, sizeof why, "; %.200s", err);
+        added += k;
+    }
+    for (int i = 0; i < n_found; i++)
+        TeTask_delete(found[i]);
+    if (n_found || unknown)
+        printf("warm start: the cost model learns first from %d schedules of %d other expression%s%s", added, n_found,
+               n_found == 1 ? "" : "s", why);
+    if (unknown) printf(" (%ld records of expressions not found beside the --expr files are left out)", unknown);
+    if (n_found || unknown) printf("\n");
+    fflush(stdout);
+}
 
 static int tune_main(int argc, char **argv, TuneMpi *mpi);
 
@@ -356,6 +451,7 @@ int cmd_tune(int argc, char **argv) {
     }
     g_mpi_size = mpi.size;
     int rc = tune_main(argc, argv, &mpi);
+    Evolution_warmEnd();
     for (int i = 0; i < g_n_exprs; i++)
         TeTask_delete(g_exprs[i]);
     g_n_exprs = 0;
@@ -414,6 +510,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
                                              {"mutation", required_argument, 0, O_MUTATION},
                                              {"eps-greedy", required_argument, 0, O_EPS},
                                              {"cost-model", required_argument, 0, O_COST_MODEL},
+                                             {"warm-start", required_argument, 0, O_WARM_START},
                                              {0, 0, 0, 0}};
 
     EngineConfig cfg;
@@ -424,7 +521,8 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     NetworkOptions_defaults(&nopt);
     const char **specs = calloc((size_t)argc + 1, sizeof(char *));
     int n_specs = 0;
-    const char *expr_paths[APP_MAX_SETS];
+    const char *expr_paths[APP_MAX_SETS], *warm_logs[APP_MAX_SETS + 1];
+    int n_warm = 0;
     bool subgraphs = false;
     int n_expr = 0, n_sets = 0;
     TeSet sets[APP_MAX_SETS];
@@ -581,6 +679,14 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
             else
                 ok = tt_fail(err, "--cost-model takes xgb or none, not '%s'", optarg);
             break;
+        case O_WARM_START:
+            if (n_warm == APP_MAX_SETS)
+                ok = tt_fail(err, "--warm-start: at most %d logs", APP_MAX_SETS);
+            else if (access(optarg, R_OK) != 0)
+                ok = tt_fail(err, "--warm-start %s: %s", optarg, strerror(errno));
+            else
+                warm_logs[n_warm++] = optarg;
+            break;
         case O_HELP:
             usage(stdout);
             free(specs);
@@ -651,6 +757,10 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg.strategy, Strategy_names());
         goto usage_error;
     }
+    if (n_warm && (!n_expr || plain_sampler || !cfg.evolution.cost_model)) {
+        tt_fail(err, "--warm-start trains the cost model of the evolution of --expr tasks; this session has none");
+        goto usage_error;
+    }
     if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) goto usage_error;
     if (mpi->size == 1 && mpi->local_measure == 0) {
         tt_fail(err, "--local-measure no leaves nothing to measure without measure servers (mpirun -np 2 or more)");
@@ -678,6 +788,8 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         g_n_exprs++;
         weights[n_wl++] = 1;
     }
+    if (n_expr && !plain_sampler && cfg.evolution.cost_model && n_warm)
+        warm_start(warm_logs, n_warm, expr_paths, n_expr, sets, n_sets);
     free_sets(sets, n_sets);
     n_sets = 0;
     for (int i = 0; i < n_specs; i++) {

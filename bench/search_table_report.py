@@ -231,7 +231,7 @@ for op in ops:
                 f"never (sketch {fmt_us(bsk[0]) if bsk else '-'} us vs {fmt_us(m[0])} us)", False)
         else:
             row(f"sketch reaches {label} in <= 1/10 of its wall", op,
-                f"{t:.0f} s vs {m[2]:.0f} s: 1/{m[2] / t:.1f}" if t > 0 else "at once", t <= m[2] / 10)
+                f"{t:.1f} s vs {m[2]:.0f} s: 1/{m[2] / t:.0f}" if t > 0 else "at once", t <= m[2] / 10)
     else:
         row("sketch reaches MetaSchedule's 1000-trial best in <= 1/10 of its wall", op, "-", "not run")
     bb = [b for b in budgets if sk.get(b) and fig.get((op, "random", b))]

@@ -29,7 +29,11 @@
  *                                (program tensor index: an input or a defined
  *                                tensor) for stage S, which reads the copy; m = 0
  *                                local (a packed buffer on cpu), 1 shared (GPU
- *                                shared memory; a local buffer on cpu)
+ *                                shared memory; a local buffer on cpu), 2 padded
+ *                                (cpu: local, holding T with the zeros that S's
+ *                                guarded reads `if(c, T[idx], 0)` stand for, so S
+ *                                reads it without the test; c must hold exactly when
+ *                                idx is inside T, see LoopNest_padded)
  *   storage_align S d f o        pad the buffer of cache or computed-at stage S:
  *                                the stride of its dimension d (elements from one
  *                                index of d to the next) becomes the next number

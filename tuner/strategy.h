@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "kernels/template.h"
 #include "space/space.h"
+#include "te/dag.h"
 #include "tuner/task.h"
 
 /* The evolution strategy's settings (tune --population, --generations,
@@ -31,6 +32,19 @@ typedef struct EvolutionOptions {
 EvolutionOptions EvolutionOptions_default(void);
 #define EVO_POPULATION_MAX 65536 /* population 2..this */
 #define EVO_GENERATIONS_MAX 100  /* generations 0..this; mutation and eps 0..1 */
+
+/* Warm start of the evolution's cost model (one model shared by every
+ * evolution of the process): adds the records of the log at path whose task
+ * is one of dags (other tasks' expressions; read during the call only), so
+ * the model's first fit learns from them too. Call before the engine starts;
+ * the model lives at least until Evolution_warmEnd. *added counts the
+ * programs added. Fails (err) without XGBoost or on a damaged log (the
+ * records before the damage stay added). */
+Status Evolution_warmStart(const char *path, const TeDag *const *dags, int n_dags, int *added, char *err);
+/* Programs added by warm starts so far. */
+int Evolution_warmPrograms(void);
+/* Lets the model go when no evolution uses it (after the engine is deleted). */
+void Evolution_warmEnd(void);
 
 /* What a strategy may look at. Owned by the engine; valid for the strategy's life. */
 typedef struct StrategyContext {

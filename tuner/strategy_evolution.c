@@ -61,6 +61,29 @@ static void model_release(void) {
     }
 }
 
+/* Warm start: the reference it holds on the model, the programs it added. */
+static int g_warm_held, g_warm_added;
+
+Status Evolution_warmStart(const char *path, const TeDag *const *dags, int n_dags, int *added, char *err) {
+    *added = 0;
+    if (!g_warm_held) {
+        if (!model_acquire()) return tt_fail(err, "%s", g_model_why);
+        g_warm_held = 1;
+    }
+    Status st = TeModel_addLog(g_model, path, dags, n_dags, added, err);
+    g_warm_added += *added;
+    if (*added) g_model_dirty = 1;
+    return st;
+}
+
+int Evolution_warmPrograms(void) { return g_warm_added; }
+
+void Evolution_warmEnd(void) {
+    if (g_warm_held) model_release();
+    g_warm_held = 0;
+    g_warm_added = 0;
+}
+
 typedef struct Cand {
     int sketch;
     SketchAnn *ann; /* n_stages */
@@ -400,6 +423,8 @@ static bool evo_status(void *self, char *buf, size_t n) {
         TeModelTimes t = TeModel_times(e->model);
         len += snprintf(buf + len, n - (size_t)len, "; cost model on %d schedules (fit %.2f s, %d scored in %.2f s)",
                         TeModel_trainedOn(e->model), t.fit_s, t.since_fit_programs, t.since_fit_s);
+        if (g_warm_added && len > 0 && (size_t)len < n) /* the fit counts them (the most recent ones at its cap) */
+            len += snprintf(buf + len, n - (size_t)len, "; warm start: %d schedules of other tasks", g_warm_added);
         TeModelQuality q;
         if (len > 0 && (size_t)len < n && TeModel_quality(e->model, e->dag->key, &q)) {
             len += snprintf(buf + len, n - (size_t)len, "; best %.1f GFLOPS, predicted %.1f", q.best_gflops,

@@ -58,6 +58,18 @@ dups=$(grep -o '"index":[0-9]*' "$WORK/resume.jsonl" | sort | uniq -d | wc -l)
 [ "$total" -eq 12 ] && [ "$dups" -eq 0 ] && ok "12 records, no schedule measured twice" \
   || fail "$total records, $dups measured twice"
 
+# warm start: the softmax records (an expression found beside the --expr file under this session's --set)
+# train the cost model first; the max-pool ones (its own lets differ from the log's) are counted as left out
+"$TT" tune --headless --seed 5 --batch 4 --trials 8 --timeout 5 --no-roof --log "$WORK/warm.log" \
+  --expr "$EX/layer_norm.te" --set M=8 --set N=40 --warm-start "$LOG" --warm-start "$WORK/max_pool.te.sketch.log" \
+  >"$WORK/warm.out" 2>&1 && ok "warm-started session finished" || fail "warm start: $(tail -n 5 "$WORK/warm.out")"
+grep -Eq "^warm start: the cost model learns first from [1-9][0-9]* schedules of 1 other expression \(8 records of expressions not found beside the --expr files are left out\)$" "$WORK/warm.out" \
+  && ok "warm start learns from the other expression's records" || fail "warm start line: $(head -n 3 "$WORK/warm.out")"
+# resuming that log with itself as --warm-start: its own records are the resume's, not the warm start's
+"$TT" tune --headless --seed 5 --batch 4 --trials 12 --timeout 5 --no-roof --log "$WORK/warm.log" \
+  --expr "$EX/layer_norm.te" --set M=8 --set N=40 --warm-start "$WORK/warm.log" >"$WORK/warm2.out" 2>&1 && ! grep -q "^warm start" "$WORK/warm2.out" \
+  && ok "a log's own records are no warm start" || fail "resume with warm start: $(head -n 3 "$WORK/warm2.out")"
+
 # bad input: one line, exit 2, no log created
 expect_fail 2 "softmax.te:1:1: --set Q: the file has no 'let Q'" -- "$TT" tune --headless --log "$WORK/bad.log" --expr "$EX/softmax.te" --set Q=2
 expect_fail 2 "--tuner evolution searches the schedules of --expr tasks" -- "$TT" tune --headless --log "$WORK/bad.log" --expr "$EX/softmax.te" --task dense:m=1,n=8,k=8 --tuner evolution
@@ -67,6 +79,8 @@ expect_fail 2 "--generations: 101 is out of range .0..100." -- "$TT" tune --head
 printf 'input A[4]\nB[i < 4] = A[i]\nC[i < 4] = A[i] * 2\noutput B\noutput C\n' >"$WORK/two.te"
 expect_fail 2 "two.te: tuning takes one output; this file has 2" -- "$TT" tune --headless --log "$WORK/bad.log" --expr "$WORK/two.te"
 expect_fail 2 "is not loaded: tune it with --expr" -- "$TT" tune --headless --log "$WORK/bad.log" --task "expr:name=x,te=te-0000000000000000,flops=1,bytes=8,out=1,red=1"
+expect_fail 2 "--warm-start trains the cost model of the evolution of --expr tasks; this session has none" -- "$TT" tune --headless --log "$WORK/bad.log" --expr "$EX/softmax.te" --tuner random --warm-start "$LOG"
+expect_fail 2 "--warm-start $WORK/none.log: No such file or directory" -- "$TT" tune --headless --log "$WORK/bad.log" --expr "$EX/softmax.te" --warm-start "$WORK/none.log"
 [ ! -e "$WORK/bad.log" ] && ok "no log created by bad input" || fail "bad input created a log"
 
 finish

@@ -256,7 +256,8 @@ TEST(step_errors) {
         {"compute_inline 0; cache_write 0", "step 1 (cache_write 0): stage E is inlined"},
         {"compute_at 0 1 0; cache_write 1", "step 1 (cache_write 1): stage E is computed at C (step 0)"},
         {"cache_read 1 0 0", "step 0 (cache_read 1): stage C does not read tensor 0"},
-        {"cache_read 1 1 2", "step 0 (cache_read 1): memory 2 is not 0 (local) or 1 (shared)"},
+        {"cache_read 1 1 3", "step 0 (cache_read 1): memory 3 is not 0 (local), 1 (shared) or 2 (padded)"},
+        {"cache_read 1 1 2", "step 0 (cache_read 1): stage C reads tensor E through no zero padding `if(c, E[..], 0)`"},
         {"cache_write 1; cache_write 3", "step 1 (cache_write 3): stage 3 does not exist (3 stages)"},
         {"cache_write 1; compute_at 1 2 1", "step 1 (compute_at 1): loop 1 does not exist (the stage has 1 loops)"},
         {"compute_at 0 0 0", "step 0 (compute_at 0): target stage 0 is not another stage"},
@@ -427,6 +428,63 @@ TEST(conditions_and_collapsed_loops_in_c) {
     TeProgram_delete(g);
 }
 
+/* cache_read S T 2: a padded copy of T (zeros around it) that S reads without its padding tests; only where
+ * each test holds exactly when its index is inside T. */
+TEST(padded_copy) {
+    static const char *const SRC =
+        "input X[2, 6]\ninput W[3]\nY[c < 2, i < 6] = sum(if(i + r >= 1 && i + r < 7, X[c, i + r - 1], 0) * W[r], "
+        "r < 3)\noutput Y\n";
+    TeProgram *g = parse(SRC);
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    int64_t lo[TE_MAX_DIMS], shape[TE_MAX_DIMS];
+    CHECK(LoopNest_padded(&d, 0, 0, lo, shape));
+    CHECK(lo[0] == 0 && shape[0] == 2 && lo[1] == 1 && shape[1] == 8);
+    CHECK(!LoopNest_padded(&d, 0, 1, lo, shape)); /* W is read without a test */
+    Steps s;
+    CHECK(Steps_decode("cache_read 0 0 2", &s, err) == TT_OK);
+    LoopNest ln;
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf b;
+    StrBuf_init(&b);
+    LoopNest_print(&ln, &b);
+    CHECK_STR(b.data, "alloc X.pad[2, 8]\n"
+                      "for i0_0 < 2\n"
+                      "  for i0_1 < 8\n"
+                      "    store X.pad c0=i0_0 c1=i0_1\n"
+                      "for i1_0 < 2\n"
+                      "  for i1_1 < 6\n"
+                      "    init Y c=i1_0 i=i1_1\n"
+                      "    for i1_2 < 3\n"
+                      "      update Y c=i1_0 i=i1_1 r=i1_2\n");
+    StrBuf_clear(&b);
+    LoopNest_emit_c(&ln, "k", &b);
+    /* the copy tests its own index; Y reads it at i + r - 1 + 1 with no test */
+    CHECK_CONTAINS(b.data, "(x4 >= ((int64_t)1)) & (x4 < ((int64_t)7))");
+    CHECK_CONTAINS(b.data, "L3[(x0) * 8 + ((((x1 + x2) - ((int64_t)1)) + ((int64_t)1)))]");
+    CHECK(strstr(b.data, "(x1 + x2) >= ") == NULL);
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    TeProgram_delete(g);
+    /* a test that leaves out an element inside X (i + r < 6), or a value other than 0 outside: not padding */
+    static const char *const NOT[] = {
+        "input X[6]\ninput W[3]\nY[i < 6] = sum(if(i + r >= 1 && i + r < 6, X[i + r - 1], 0) * W[r], r < 3)\n"
+        "output Y\n",
+        "input X[6]\ninput W[3]\nY[i < 6] = sum(if(i + r >= 1 && i + r < 7, X[i + r - 1], 1) * W[r], r < 3)\n"
+        "output Y\n"};
+    for (size_t i = 0; i < sizeof NOT / sizeof *NOT; i++) {
+        g = parse(NOT[i]);
+        CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+        if (!g) continue;
+        CHECK(!LoopNest_padded(&d, 0, 0, lo, shape));
+        CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_ERR);
+        CHECK_CONTAINS(err, "step 0 (cache_read 0): stage Y reads tensor X through no zero padding");
+        TeProgram_delete(g);
+    }
+}
+
 /* rfactor: the split reduction's inner part is a spatial axis of Y.rf (vectorized here); Y sums Y.rf and keeps
  * the rest of its value (the / 8). */
 TEST(rfactor_stage) {
@@ -491,5 +549,6 @@ int main(void) {
     RUN(replay_is_deterministic);
     RUN(conditions_and_collapsed_loops_in_c);
     RUN(rfactor_stage);
+    RUN(padded_copy);
     return check_summary();
 }

@@ -400,6 +400,50 @@ TEST(conv2d_is_tiled_within_the_step_limits) {
     ex_free(e);
 }
 
+/* conv2d on cpu: every tiled sketch first copies X with its zero padding (at root), so the accumulation reads
+ * the copy without a test; the default puts the 3x3 window whole in the inner reduction level, unrolled around
+ * the register tile, with the channel loop outside it; gpu sketches keep the tests. */
+TEST(conv2d_reads_a_padded_copy_and_unrolls_its_window) {
+    TeSet set[] = {{"C", 4}, {"H", 6}, {"W", 6}, {"K", 8}};
+    Ex *e = load("conv2d", set, 4);
+    CHECK(e);
+    if (!e) return;
+    Sketch sk[SKETCH_MAX];
+    int n = Sketch_generate(&e->dag, 0, 2, sk);
+    for (int i = 0; i < n; i++) {
+        CHECK(sk[i].st[0].pad == 1); /* X, tensor 0 */
+        Steps st;
+        Sketch_steps(&sk[i], &e->dag, NULL, &st);
+        CHECK(st.n > 0 && st.step[0].kind == STEP_CACHE_READ && st.step[0].stage == 0 && st.step[0].arg[0] == 0 &&
+              st.step[0].arg[1] == 2);
+        StrBuf f;
+        StrBuf_init(&f);
+        Sketch_format(&sk[i], &e->dag, &f);
+        CHECK_CONTAINS(f.data, "padded copy of X at root");
+        StrBuf_done(&f);
+    }
+    SketchAnn ann[4];
+    Sketch_heuristic(&sk[0], &e->dag, 16, ann);
+    Steps st;
+    Sketch_steps(&sk[0], &e->dag, ann, &st);
+    LoopNest ln;
+    char err[TT_ERRLEN];
+    CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+    StrBuf s;
+    StrBuf_init(&s);
+    LoopNest_print(&ln, &s);
+    CHECK_CONTAINS(s.data, "alloc X.pad[1, 4, 8, 8]");
+    const char *c = nest_line(s.data, "for i1_11 < 4"), *r = nest_line(s.data, "for i1_10 < 3 unroll 3"),
+               *w = nest_line(s.data, "for i1_8 < 3 unroll 3"), *upd = nest_line(s.data, "update Y.local");
+    CHECK(c && r && w && upd && c < r && r < w && w < upd);
+    CHECK(upd && !line_has(upd, " if "));
+    LoopNest_done(&ln);
+    StrBuf_done(&s);
+    Sketch_generate(&e->dag, 1, 2, sk);
+    CHECK(sk[0].st[0].pad == 0);
+    ex_free(e);
+}
+
 TEST(a_short_wide_reduction_meets_rfactor_and_cross_thread) {
     Ex *e = parse("input A[4, 4096]\nS[i < 4] = sum(A[i, k], k < 4096)\noutput S\n");
     CHECK(e);
@@ -531,6 +575,7 @@ int main(void) {
     RUN(softmax_computes_its_exp_once_and_forks_the_inlined_one);
     RUN(layer_norm_gets_root_stages_and_a_note);
     RUN(conv2d_is_tiled_within_the_step_limits);
+    RUN(conv2d_reads_a_padded_copy_and_unrolls_its_window);
     RUN(a_short_wide_reduction_meets_rfactor_and_cross_thread);
     RUN(dense_gets_an_rfactor_sketch);
     RUN(the_schedule_table_gives_back_what_it_holds);

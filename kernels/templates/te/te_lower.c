@@ -293,6 +293,220 @@ static TeExpr *access_of(Lower *L, int tensor, const int *vars) {
     return a;
 }
 
+/* ---- zero padding (cache_read S T 2) -------------------------------------------- */
+
+static TeExpr *int_node(Lower *L, TeKind kind, int op, int64_t value, TeExpr *a, TeExpr *b);
+
+/* Integer or condition value of e under the variable values val; 0 when e is
+ * anything else (a float, a tensor access, a division by zero). */
+static int int_eval(const TeExpr *e, const int64_t *val, int64_t *out) {
+    int64_t a = 0, b = 0;
+    switch (e->kind) {
+    case TE_NUM:
+        *out = e->inum;
+        return e->type == TE_TINT;
+    case TE_VAR:
+        *out = val[e->var];
+        return 1;
+    case TE_NEG:
+    case TE_NOT:
+        if (!int_eval(e->kid[0], val, &a)) return 0;
+        *out = e->kind == TE_NEG ? -a : !a;
+        return 1;
+    case TE_IF:
+        if (!int_eval(e->kid[0], val, &a)) return 0;
+        return int_eval(e->kid[a ? 1 : 2], val, out);
+    case TE_CALL:
+        if (e->type != TE_TINT || (e->op != TE_FMAX && e->op != TE_FMIN) || e->n_kids != 2) return 0;
+        if (!int_eval(e->kid[0], val, &a) || !int_eval(e->kid[1], val, &b)) return 0;
+        *out = (e->op == TE_FMAX) == (a > b) ? a : b;
+        return 1;
+    case TE_BIN:
+        if (e->type == TE_TFLOAT || !int_eval(e->kid[0], val, &a) || !int_eval(e->kid[1], val, &b)) return 0;
+        switch (e->op) {
+        case TE_ADD:
+            *out = a + b;
+            return 1;
+        case TE_SUB:
+            *out = a - b;
+            return 1;
+        case TE_MUL:
+            *out = a * b;
+            return 1;
+        case TE_DIV:
+            if (!b) return 0;
+            *out = te_floordiv(a, b);
+            return 1;
+        case TE_MOD:
+            if (!b) return 0;
+            *out = a - te_floordiv(a, b) * b;
+            return 1;
+        case TE_LT:
+            *out = a < b;
+            return 1;
+        case TE_LE:
+            *out = a <= b;
+            return 1;
+        case TE_GT:
+            *out = a > b;
+            return 1;
+        case TE_GE:
+            *out = a >= b;
+            return 1;
+        case TE_EQ:
+            *out = a == b;
+            return 1;
+        case TE_NE:
+            *out = a != b;
+            return 1;
+        case TE_AND:
+            *out = a && b;
+            return 1;
+        case TE_OR:
+            *out = a || b;
+            return 1;
+        }
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static void vars_of(const TeExpr *e, int *used) {
+    if (e->kind == TE_VAR) used[e->var] = 1;
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i]) vars_of(e->kid[i], used);
+}
+
+/* `if(c, T[idx], 0)` with T = tensor */
+static int pad_read(const TeExpr *e, int tensor) {
+    if (e->kind != TE_IF || e->n_kids != 3) return 0;
+    const TeExpr *z = e->kid[2];
+    return e->kid[1]->kind == TE_ACCESS && e->kid[1]->tensor == tensor && z->kind == TE_NUM &&
+           (z->type == TE_TINT ? z->inum == 0 : z->num == 0.0);
+}
+
+#define PAD_CHECKS (1 << 20) /* most variable values a padded read's condition is checked over */
+
+/* Checks one padded read of body e (recursively) and widens lo/hi (the index range read) by it; 0 when a
+ * condition does not hold exactly where its index is inside the tensor. */
+static int pad_scan(const TeProgram *g, const TeExpr *e, int tensor, int64_t *lo, int64_t *hi, int *found) {
+    if (pad_read(e, tensor)) {
+        const TeExpr *a = e->kid[1];
+        const TeTensor *t = &g->tensors[tensor];
+        /* the variables of c and of the indices that share one with c: an index of none of them is inside T
+         * whatever c says (the parser proved the read under c) */
+        int used[TE_MAX_VARS] = {0}, vars[TE_MAX_VARS], nv = 0, dims[TE_MAX_DIMS] = {0};
+        vars_of(e->kid[0], used);
+        for (int d = 0; d < t->ndim; d++) {
+            int of[TE_MAX_VARS] = {0};
+            vars_of(a->kid[d], of);
+            for (int v = 0; v < g->n_vars; v++)
+                dims[d] |= of[v] && used[v];
+        }
+        for (int d = 0; d < t->ndim; d++)
+            if (dims[d]) vars_of(a->kid[d], used);
+        int64_t combos = 1, val[TE_MAX_VARS] = {0};
+        for (int v = 0; v < g->n_vars; v++)
+            if (used[v]) {
+                vars[nv++] = v;
+                combos *= g->vars[v].extent;
+                if (combos > PAD_CHECKS) return 0;
+            }
+        for (int64_t i = 0; i < combos; i++) {
+            int64_t rest = i, c, inside = 1;
+            for (int j = 0; j < nv; j++)
+                val[vars[j]] = rest % g->vars[vars[j]].extent, rest /= g->vars[vars[j]].extent;
+            if (!int_eval(e->kid[0], val, &c)) return 0;
+            for (int d = 0; d < t->ndim; d++) {
+                int64_t x;
+                if (!dims[d]) continue;
+                if (!int_eval(a->kid[d], val, &x)) return 0;
+                inside &= x >= 0 && x < t->shape[d];
+                if (x < lo[d]) lo[d] = x;
+                if (x > hi[d]) hi[d] = x;
+            }
+            if (!c != !inside) return 0;
+        }
+        *found = 1;
+        return 1;
+    }
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i] && !pad_scan(g, e->kid[i], tensor, lo, hi, found)) return 0;
+    return 1;
+}
+
+int LoopNest_padded(const TeDag *dag, int stage, int tensor, int64_t *lo, int64_t *shape) {
+    const TeProgram *g = dag->prog;
+    if (stage < 0 || stage >= dag->n_stages || tensor < 0 || tensor >= g->n_tensors) return 0;
+    const TeTensor *t = &g->tensors[tensor];
+    int64_t min[TE_MAX_DIMS], max[TE_MAX_DIMS];
+    int found = 0;
+    for (int d = 0; d < t->ndim; d++)
+        min[d] = 0, max[d] = t->shape[d] - 1;
+    if (!pad_scan(g, g->tensors[dag->stages[stage].tensor].body, tensor, min, max, &found) || !found) return 0;
+    for (int d = 0; d < t->ndim; d++)
+        lo[d] = -min[d], shape[d] = max[d] - min[d] + 1;
+    return 1;
+}
+
+/* A copy of e (reader body) whose reads of src, padded or not, read nt at the indices shifted by lo; the
+ * accesses of e and their copies listed in from[] / to[], the reduction's copy in *red. */
+static TeExpr *clone_padded(Lower *L, const TeExpr *e, int src, int nt, const int64_t *lo, const TeExpr *old_red,
+                            TeExpr **red, const TeExpr **from, TeExpr **to, int *n) {
+    const TeExpr *acc = pad_read(e, src) ? e->kid[1] : e->kind == TE_ACCESS && e->tensor == src ? e : NULL;
+    if (acc) {
+        TeExpr *a = nest_node(L->ln);
+        *a = *acc;
+        a->tensor = nt;
+        for (int d = 0; d < acc->n_kids; d++)
+            if (lo[d])
+                a->kid[d] = int_node(L, TE_BIN, TE_ADD, 0, acc->kid[d], int_node(L, TE_NUM, 0, lo[d], NULL, NULL));
+        if (*n < TE_MAX_ACCESSES) from[*n] = acc, to[(*n)++] = a;
+        return a;
+    }
+    TeExpr *c = nest_node(L->ln);
+    *c = *e;
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i]) c->kid[i] = clone_padded(L, e->kid[i], src, nt, lo, old_red, red, from, to, n);
+    if (e->kind == TE_ACCESS && *n < TE_MAX_ACCESSES) from[*n] = e, to[(*n)++] = c;
+    if (e == old_red) *red = c;
+    return c;
+}
+
+/* The padded copy's body (c = its axes): if(c inside T's box at lo, T[c - lo], 0). */
+static TeExpr *padded_body(Lower *L, int src, const int *axes, const int64_t *lo, const int64_t *shape,
+                           TeExpr **access) {
+    const TeTensor *t = &L->prog->tensors[src];
+    TeExpr *a = access_of(L, src, axes), *cond = NULL;
+    for (int d = 0; d < t->ndim; d++) {
+        if (lo[d]) a->kid[d] = int_node(L, TE_BIN, TE_SUB, 0, a->kid[d], int_node(L, TE_NUM, 0, lo[d], NULL, NULL));
+        if (shape[d] == t->shape[d]) continue;
+        TeExpr *v = int_node(L, TE_VAR, 0, axes[d], NULL, NULL);
+        TeExpr *ge = int_node(L, TE_BIN, TE_GE, 0, v, int_node(L, TE_NUM, 0, lo[d], NULL, NULL));
+        TeExpr *lt = int_node(L, TE_BIN, TE_LT, 0, v, int_node(L, TE_NUM, 0, lo[d] + t->shape[d], NULL, NULL));
+        ge->type = lt->type = TE_TBOOL;
+        TeExpr *both = int_node(L, TE_BIN, TE_AND, 0, ge, lt);
+        both->type = TE_TBOOL;
+        if (cond) {
+            cond = int_node(L, TE_BIN, TE_AND, 0, cond, both);
+            cond->type = TE_TBOOL;
+        } else {
+            cond = both;
+        }
+    }
+    *access = a;
+    if (!cond) return a;
+    TeExpr *zero = nest_node(L->ln), *x = nest_node(L->ln);
+    zero->kind = TE_NUM;
+    zero->type = TE_TFLOAT;
+    x->kind = TE_IF;
+    x->type = TE_TFLOAT;
+    x->n_kids = 3;
+    x->kid[0] = cond, x->kid[1] = a, x->kid[2] = zero;
+    return x;
+}
+
 /* cache_write S / cache_read S T m: a new tensor and its stage at index S (see steps.h). */
 /* A new stage may be inserted at S: S is at root, has no loops yet and nothing is computed at it. */
 static Status may_insert(Lower *L, int idx, const Step *st) {
@@ -336,15 +550,20 @@ static Status cache_stage(Lower *L, int idx, const Step *st) {
     int S = st->stage, write = st->kind == STEP_CACHE_WRITE;
     const char *name = stage_name(d, S);
     if (may_insert(L, idx, st)) return TT_ERR;
-    int src = d->stages[S].tensor, reads = 0;
+    int src = d->stages[S].tensor, reads = 0, pad = !write && st->arg[1] == 2;
+    int64_t pad_lo[TE_MAX_DIMS] = {0}, pad_shape[TE_MAX_DIMS] = {0};
     if (!write) {
         src = (int)st->arg[0];
         for (int a = 0; a < d->stages[S].n_access; a++)
             reads |= d->stages[S].access[a].tensor == src;
         if (!reads)
             return step_fail(L->err, idx, st, "stage %s does not read tensor %lld", name, (long long)st->arg[0]);
-        if (st->arg[1] != 0 && st->arg[1] != 1)
-            return step_fail(L->err, idx, st, "memory %lld is not 0 (local) or 1 (shared)", (long long)st->arg[1]);
+        if (st->arg[1] < 0 || st->arg[1] > 2)
+            return step_fail(L->err, idx, st, "memory %lld is not 0 (local), 1 (shared) or 2 (padded)",
+                             (long long)st->arg[1]);
+        if (st->arg[1] == 2 && !LoopNest_padded(d, S, src, pad_lo, pad_shape))
+            return step_fail(L->err, idx, st, "stage %s reads tensor %s through no zero padding `if(c, %s[..], 0)`",
+                             name, g->tensors[src].name, g->tensors[src].name);
         if (g->n_vars + g->tensors[src].ndim > TE_MAX_VARS) return step_fail(L->err, idx, st, "too many variables");
     }
     int nt = g->n_tensors++;
@@ -352,10 +571,11 @@ static Status cache_stage(Lower *L, int idx, const Step *st) {
     *c = g->tensors[src];
     char src_name[TE_NAME_LEN];
     memcpy(src_name, c->name, sizeof src_name);
-    snprintf(c->name, sizeof c->name, "%.24s.%s", src_name, !write && st->arg[1] ? "shared" : "local");
+    snprintf(c->name, sizeof c->name, "%.24s.%s", src_name, pad ? "pad" : !write && st->arg[1] ? "shared" : "local");
     c->is_input = c->is_output = 0;
     c->dtype = TE_F32;
-    L->shared[nt] = !write && st->arg[1];
+    L->shared[nt] = !write && st->arg[1] == 1;
+    if (pad) memcpy(c->shape, pad_shape, sizeof(int64_t) * (size_t)c->ndim);
     TeStage ns;
     if (write) { /* the new stage computes S's value; S copies it */
         ns = d->stages[S];
@@ -385,11 +605,24 @@ static Status cache_stage(Lower *L, int idx, const Step *st) {
             v->extent = c->shape[k];
             c->axes[k] = ns.spatial[k] = g->n_vars++;
         }
-        c->body = access_of(L, src, c->axes);
+        TeExpr *read = NULL;
+        c->body = pad ? padded_body(L, src, c->axes, pad_lo, pad_shape, &read) : (read = access_of(L, src, c->axes));
         ns.tensor = nt;
         ns.n_spatial = c->ndim;
         ns.n_access = 1;
-        ns.access[0] = (TeAccess){.tensor = src, .at = c->body};
+        ns.access[0] = (TeAccess){.tensor = src, .at = read};
+        if (pad) { /* S reads the padded copy at shifted indices, without the tests */
+            TeStage *r = &d->stages[S];
+            const TeExpr *from[TE_MAX_ACCESSES];
+            TeExpr *to[TE_MAX_ACCESSES], *red = NULL;
+            int n = 0;
+            TeTensor *rt = &g->tensors[r->tensor];
+            rt->body = clone_padded(L, rt->body, src, nt, pad_lo, r->red, &red, from, to, &n);
+            if (r->red) r->red = red;
+            for (int a = 0; a < r->n_access; a++)
+                for (int i = 0; i < n; i++)
+                    if (r->access[a].at == from[i]) r->access[a].at = to[i];
+        }
         ns.n_consumers = 1;
         ns.consumers[0] = S + 1;
         ns.injective = ns.elementwise = 1;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "kernels/templates/te/te_lower.h"
 
 static const char *const RULE_NAMES[RULE_KINDS] = {"always-inline",          "rfactor",
                                                    "add cache stage",        "multi-level tiling with fusion",
@@ -131,6 +132,13 @@ int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out) {
     out[0].n_stages = dag->n_stages;
     for (int k = 0; k < dag->n_stages; k++)
         out[0].st[k] = (SketchStage){.how = SK_ROOT, .consumer = -1};
+    for (int k = 0; k < dag->n_stages && !gpu; k++) /* forks copy it */
+        for (int i = 0; i < dag->stages[k].n_access && dag->stages[k].data_reuse; i++) {
+            int t = dag->stages[k].access[i].tensor;
+            int64_t lo[TE_MAX_DIMS], shape[TE_MAX_DIMS];
+            if (t < 64 && !(out[0].st[k].pad >> t & 1) && LoopNest_padded(dag, k, t, lo, shape))
+                out[0].st[k].pad |= (uint64_t)1 << t;
+        }
     for (int k = dag->n_stages - 1; k >= 0; k--) {
         const TeStage *ts = &dag->stages[k];
         int n_now = n;
@@ -253,6 +261,19 @@ static int w_cache_write(Writer *w, int k) {
         if (!L->red[i]) L->ext[n] = L->ext[i], L->red[n++] = 0;
     L->n = n;
     return at;
+}
+
+/* The padded copies of the inputs stage k reads through zero padding (cache_read k t 2 each): new stages at
+ * root just before k, which moves up with every later stage. */
+static void w_pad(Writer *w, const SketchStage *st, int k) {
+    for (int t = 0; t < 64; t++) {
+        if (!(st->pad >> t & 1)) continue;
+        int64_t args[2] = {t, 2};
+        int at = w->idx[k];
+        put_raw(w, STEP_CACHE_READ, at, args, 2);
+        for (int j = 0; j < w->dag->n_stages; j++)
+            if (w->idx[j] >= at) w->idx[j]++;
+    }
 }
 
 static void w_split(Writer *w, int k, int pos, const int64_t *f, int nf) {
@@ -442,6 +463,8 @@ static void gpu_tile(Writer *w, int k, const SketchAnn *ann) {
  * split by it, the loops ordered outer reductions, inner reductions, then
  * the spatial ones (the register tile: the innermost vectorized, the others
  * unrolled), and the auto-unroll limit on the first loop. */
+#define RED_UNROLL 16 /* most copies of the register tile the unrolled inner reduction loops make */
+
 static void accum_loops(Writer *w, int raw, int ns, int nr, const int64_t *ext, const int64_t *inner,
                         const SketchAnn *a) {
     int split[TE_MAX_DIMS] = {0}, n = ns + nr;
@@ -467,6 +490,21 @@ static void accum_loops(Writer *w, int raw, int ns, int nr, const int64_t *ext, 
         identity &= perm[i] == i;
     if (!identity) put_raw(w, STEP_REORDER, raw, perm, n);
     if (!a) return;
+    /* the inner reduction loops next to the register tile unrolled, innermost first, while they repeat its body
+     * at most RED_UNROLL times: a 3x3 window's loops around the tile would otherwise leave the accumulators in
+     * memory (the compiler keeps them in registers across one loop, not across a nest of short ones) */
+    int64_t body = 1;
+    for (int i = np - ns - 1, r = nr - 1; r >= 0; r--) {
+        if (!split[r]) continue;
+        if (inner[r] > 1 && body * inner[r] <= RED_UNROLL) {
+            int64_t loop = i;
+            put_raw(w, STEP_UNROLL, raw, &loop, 1);
+            body *= inner[r];
+        } else if (inner[r] > 1) {
+            break;
+        }
+        i--;
+    }
     for (int x = 0; x < ns; x++) {
         int64_t loop = n - ns + x, e = ext[x];
         if (x == ns - 1 && a->vec && e > 1)
@@ -500,8 +538,9 @@ static int level0_loops(const TeDag *dag, int k) { return dag->stages[k].n_spati
  * fused and parallel, its innermost loop vectorized; the accumulation
  * computed at the copy's last level-1 loop (its box: the register tile) with
  * the loops of local_loops. */
-static void cpu_tile(Writer *w, int k, const SketchAnn *a) {
+static void cpu_tile(Writer *w, const SketchStage *st, int k, const SketchAnn *a) {
     const TeStage *ts = &w->dag->stages[k];
+    w_pad(w, st, k);
     int local = w_cache_write(w, k);
     tile(w, k, SK_TILED, 0, a);
     int lev[SKETCH_AXES], at = -1, pos = 0;
@@ -616,6 +655,7 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
                 pos = pos < w.front[c] ? 0 : pos - w.front[c] + 1; /* the consumer's outer loops fused */
             if (pos >= w.L[c].n - 1) pos = w.L[c].n - 2;           /* never at the vectorized loop */
             if (pos < 0) pos = 0;
+            if (!sk->gpu) w_pad(&w, st, k);
             w_two(&w, STEP_COMPUTE_AT, k, c, pos);
             if (!sk->gpu) local_loops(&w, w.idx[k], k, a);
             continue;
@@ -657,9 +697,10 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
                 if (sk->gpu)
                     gpu_tile(&w, k, a);
                 else
-                    cpu_tile(&w, k, a);
+                    cpu_tile(&w, st, k, a);
                 continue;
             }
+            if (!sk->gpu) w_pad(&w, st, k);
             tile(&w, k, st->how, sk->gpu, a);
             break;
         }
@@ -972,6 +1013,15 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
             for (int p = 0; p < dag->n_stages && how == SK_CONSUMER; p++)
                 if (sk->st[p].how == SK_FUSED && sk->st[p].consumer == k) acc = p;
             a->vec = (int8_t)(how == SK_FUSED || cpu_tile_default(sk, dag, k, acc, vector, a));
+            /* short reduction axes (a convolution's window) whole in the inner level, last axis first, as far as
+             * the unrolled copies of the tile allow: the innermost real loop around the tile is then a long one */
+            int64_t body = 1;
+            for (int r = ts->n_reduce - 1; r >= 0 && how != SK_CONSUMER; r--) {
+                int64_t e = axis_extent(dag, k, ts->n_spatial + r);
+                if (e < 2 || e > 8 || body * e > RED_UNROLL || ts->n_spatial + r >= SKETCH_AXES) continue;
+                a->f[ts->n_spatial + r][0] = (int32_t)e;
+                body *= e;
+            }
             a->par = (int8_t)level0_loops(dag, k);
             a->unroll = 0;
             a->at = how == SK_FUSED ? 1 : -1;
@@ -1057,6 +1107,14 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
         idx[k] = k, local[k] = rf[k] = -1;
     for (int i = 0; i < steps->n; i++) {
         const Step *s = &steps->step[i];
+        if (s->kind == STEP_CACHE_READ) { /* a padded copy: stages from its index on move up by one */
+            for (int k = 0; k < dag->n_stages; k++) {
+                if (idx[k] >= s->stage) idx[k]++;
+                if (local[k] >= s->stage) local[k]++;
+                if (rf[k] >= s->stage) rf[k]++;
+            }
+            continue;
+        }
         if (s->kind == STEP_CACHE_WRITE || s->kind == STEP_RFACTOR) { /* stages from its index on move up by one */
             int owner = -1, of_rf = -1;
             for (int k = 0; k < dag->n_stages; k++) {
@@ -1172,6 +1230,8 @@ void Sketch_format(const Sketch *sk, const TeDag *dag, StrBuf *out) {
                                           "rfactor, its lanes vectorized in a local accumulator"};
         StrBuf_printf(out, "  -> %s", HOW[st->how]);
         if (st->how == SK_TILED) StrBuf_printf(out, " %s", structure(sk->gpu));
+        for (int t = 0; t < 64 && t < dag->prog->n_tensors; t++)
+            if (st->pad >> t & 1) StrBuf_printf(out, ", padded copy of %s at root", dag->prog->tensors[t].name);
         StrBuf_append(out, "\n");
     }
     Steps steps;

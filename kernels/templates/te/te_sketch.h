@@ -8,7 +8,9 @@
  * ends the stage:
  *   cpu  always-inline, rfactor, add cache stage, multi-level tiling with
  *        fusion, multi-level tiling, skip (add cache stage forks: a
- *        local accumulator tiled SS(RRS), see te_sketch.c, and in-place SSRSRS)
+ *        local accumulator tiled SS(RRS), see te_sketch.c, and in-place SSRSRS;
+ *        a tiled stage that reads an input through zero padding first gets a
+ *        padded copy of it at root, so that no test remains in its inner loops)
  *   gpu  shared-memory cache_read, always-inline, cross-thread reduction,
  *        rfactor, multi-level tiling (SSSRRSRS, outer tiles bound to blockIdx
  *        and threadIdx), skip
@@ -70,6 +72,8 @@ typedef struct SketchStage {
     SketchHow how;
     unsigned rules; /* bit per SketchRule whose condition held for the stage */
     int consumer;   /* SK_FUSED: the consumer stage; else -1 */
+    uint64_t pad;   /* cpu, a stage with data reuse: bit t for each program tensor t it reads through zero padding
+                     * (LoopNest_padded): its steps start with `cache_read S t 2`, a padded copy at root */
 } SketchStage;
 
 typedef struct Sketch {
