@@ -41,7 +41,8 @@ def tunetop_records(op, arm):
             # the kernel's whole time: its runs plus the layout transforms timed apart
             # (tt_pack + tt_finish: a template's blocked layouts, Winograd's input transform)
             lat = sum(r["costs"]) / len(r["costs"]) + (r.get("pack_s") or 0) if ok else None
-            recs.append((r["ts"], lat, r.get("tmpl")))
+            # when its measurement came back: the record is stamped as the run starts
+            recs.append((r["ts"] + (r.get("run_s") or 0), lat, r.get("tmpl")))
             if not sessions.get((op, arm)) and len(recs) == 1:
                 # a session still running or stopped (no line in sessions.tsv): it started
                 # about when its first record was built and measured
