@@ -155,6 +155,23 @@ for op in ops:
             note = "" if n >= b else f" (only {n})"
             print(f"| {op} | {b} | {arm} | {fmt_us(best)} | {g} | {to95} | {wall:.0f}{note} | {loads} | {rel[0]} | {rel[1]} |")
 
+# the same, one row per op and budget (best us, trials to 95%, wall s; "-": not run)
+print()
+print("| op | trials | " + " | ".join(arms) + " |")
+print("|---|---|" + "---|" * len(arms))
+for op in ops:
+    for b in budgets:
+        cells = []
+        for arm in arms:
+            f = fig.get((op, arm, b))
+            if arm == "template" and op not in HAS_TEMPLATE:
+                cells.append("none")
+            elif f is None:
+                cells.append("-")
+            else:
+                cells.append(f"{fmt_us(f[0])}, {f[1]}, {f[2]:.0f} s" + ("" if f[3] >= b else f" (only {f[3]})"))
+        print(f"| {op} | {b} | " + " | ".join(cells) + " |")
+
 # the vendors
 blas = None
 if os.path.exists(f"{work}/openblas.json") and os.path.getsize(f"{work}/openblas.json"):
