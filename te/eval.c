@@ -44,6 +44,63 @@ typedef struct Ctx {
     int64_t var[TE_MAX_VARS];
 } Ctx;
 
+/* The operators, one value at a time: both evaluators below apply them. */
+static int64_t int_op(int kind, int op, int64_t a, int64_t b) {
+    if (kind == TE_CALL) return op == TE_FMAX ? (a > b ? a : b) : (a < b ? a : b);
+    switch (op) {
+    case TE_ADD:
+        return a + b;
+    case TE_SUB:
+        return a - b;
+    case TE_MUL:
+        return a * b;
+    case TE_DIV:
+        return te_floordiv(a, b);
+    default:
+        return te_floormod(a, b);
+    }
+}
+
+static int compare(int op, double x, double y) {
+    switch (op) {
+    case TE_LT:
+        return x < y;
+    case TE_LE:
+        return x <= y;
+    case TE_GT:
+        return x > y;
+    case TE_GE:
+        return x >= y;
+    case TE_EQ:
+        return x == y;
+    default:
+        return x != y;
+    }
+}
+
+static double call(int op, double a, double b) {
+    switch (op) {
+    case TE_EXP:
+        return exp(a);
+    case TE_LOG:
+        return log(a);
+    case TE_SQRT:
+        return sqrt(a);
+    case TE_RSQRT:
+        return 1.0 / sqrt(a);
+    case TE_TANH:
+        return tanh(a);
+    case TE_ERF:
+        return erf(a);
+    case TE_ABS:
+        return fabs(a);
+    case TE_FMAX:
+        return fmax(a, b);
+    default:
+        return fmin(a, b);
+    }
+}
+
 static double eval_num(Ctx *c, const TeExpr *e);
 static int eval_bool(Ctx *c, const TeExpr *e);
 
@@ -57,25 +114,9 @@ static int64_t eval_int(Ctx *c, const TeExpr *e) {
         return -eval_int(c, e->kid[0]);
     case TE_IF:
         return eval_bool(c, e->kid[0]) ? eval_int(c, e->kid[1]) : eval_int(c, e->kid[2]);
-    case TE_CALL: {
-        int64_t a = eval_int(c, e->kid[0]), b = eval_int(c, e->kid[1]);
-        return e->op == TE_FMAX ? (a > b ? a : b) : (a < b ? a : b);
-    }
-    case TE_BIN: {
-        int64_t a = eval_int(c, e->kid[0]), b = eval_int(c, e->kid[1]);
-        switch (e->op) {
-        case TE_ADD:
-            return a + b;
-        case TE_SUB:
-            return a - b;
-        case TE_MUL:
-            return a * b;
-        case TE_DIV:
-            return te_floordiv(a, b);
-        default:
-            return te_floormod(a, b);
-        }
-    }
+    case TE_CALL:
+    case TE_BIN:
+        return int_op(e->kind, e->op, eval_int(c, e->kid[0]), eval_int(c, e->kid[1]));
     default:
         return 0; /* not integer-typed */
     }
@@ -85,21 +126,7 @@ static int eval_bool(Ctx *c, const TeExpr *e) {
     if (e->kind == TE_NOT) return !eval_bool(c, e->kid[0]);
     if (e->op == TE_AND) return eval_bool(c, e->kid[0]) && eval_bool(c, e->kid[1]);
     if (e->op == TE_OR) return eval_bool(c, e->kid[0]) || eval_bool(c, e->kid[1]);
-    double a = eval_num(c, e->kid[0]), b = eval_num(c, e->kid[1]);
-    switch (e->op) {
-    case TE_LT:
-        return a < b;
-    case TE_LE:
-        return a <= b;
-    case TE_GT:
-        return a > b;
-    case TE_GE:
-        return a >= b;
-    case TE_EQ:
-        return a == b;
-    default:
-        return a != b;
-    }
+    return compare(e->op, eval_num(c, e->kid[0]), eval_num(c, e->kid[1]));
 }
 
 static double eval_reduce(Ctx *c, const TeExpr *e, int axis) {
@@ -137,26 +164,7 @@ static double eval_num(Ctx *c, const TeExpr *e) {
     }
     case TE_CALL: {
         double a = eval_num(c, e->kid[0]);
-        switch (e->op) {
-        case TE_EXP:
-            return exp(a);
-        case TE_LOG:
-            return log(a);
-        case TE_SQRT:
-            return sqrt(a);
-        case TE_RSQRT:
-            return 1.0 / sqrt(a);
-        case TE_TANH:
-            return tanh(a);
-        case TE_ERF:
-            return erf(a);
-        case TE_ABS:
-            return fabs(a);
-        case TE_FMAX:
-            return fmax(a, eval_num(c, e->kid[1]));
-        default:
-            return fmin(a, eval_num(c, e->kid[1]));
-        }
+        return call(e->op, a, e->op == TE_FMAX || e->op == TE_FMIN ? eval_num(c, e->kid[1]) : 0.0);
     }
     case TE_BIN: {
         double a = eval_num(c, e->kid[0]), b = eval_num(c, e->kid[1]);
@@ -274,22 +282,6 @@ static void fvec(VCtx *c, const Lane *mask, Lane *v, int shape) {
     if (shape != VEC) LANE_LOOP(c, mask, l, v[l].f = s);
 }
 
-static int64_t int_op(int kind, int op, int64_t a, int64_t b) {
-    if (kind == TE_CALL) return op == TE_FMAX ? (a > b ? a : b) : (a < b ? a : b);
-    switch (op) {
-    case TE_ADD:
-        return a + b;
-    case TE_SUB:
-        return a - b;
-    case TE_MUL:
-        return a * b;
-    case TE_DIV:
-        return te_floordiv(a, b);
-    default:
-        return te_floormod(a, b);
-    }
-}
-
 /* m = the active lanes where cond is (want != 0) */
 static void submask(VCtx *c, const Lane *mask, const Lane *cond, int want, Lane *m) {
     for (int l = 0; l < c->n; l++)
@@ -376,23 +368,6 @@ static int vint(VCtx *c, const TeExpr *e, const Lane *mask, Lane *out) {
     }
 }
 
-static int compare(int op, double x, double y) {
-    switch (op) {
-    case TE_LT:
-        return x < y;
-    case TE_LE:
-        return x <= y;
-    case TE_GT:
-        return x > y;
-    case TE_GE:
-        return x >= y;
-    case TE_EQ:
-        return x == y;
-    default:
-        return x != y;
-    }
-}
-
 /* Conditions: 0 or 1 in .i, shape VEC or UNIFORM. */
 static int vbool(VCtx *c, const TeExpr *e, const Lane *mask, Lane *out) {
     if (e->kind == TE_NOT) {
@@ -434,29 +409,6 @@ static int vbool(VCtx *c, const TeExpr *e, const Lane *mask, Lane *out) {
     }
     c->top = top;
     return shape;
-}
-
-static double call(int op, double a, double b) {
-    switch (op) {
-    case TE_EXP:
-        return exp(a);
-    case TE_LOG:
-        return log(a);
-    case TE_SQRT:
-        return sqrt(a);
-    case TE_RSQRT:
-        return 1.0 / sqrt(a);
-    case TE_TANH:
-        return tanh(a);
-    case TE_ERF:
-        return erf(a);
-    case TE_ABS:
-        return fabs(a);
-    case TE_FMAX:
-        return fmax(a, b);
-    default:
-        return fmin(a, b);
-    }
 }
 
 static int vaccess(VCtx *c, const TeExpr *e, const Lane *mask, Lane *out) {
