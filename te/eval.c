@@ -61,7 +61,7 @@ static int64_t int_op(int kind, int op, int64_t a, int64_t b) {
     }
 }
 
-static int compare(int op, double x, double y) {
+int te_compare(int op, double x, double y) {
     switch (op) {
     case TE_LT:
         return x < y;
@@ -126,7 +126,7 @@ static int eval_bool(Ctx *c, const TeExpr *e) {
     if (e->kind == TE_NOT) return !eval_bool(c, e->kid[0]);
     if (e->op == TE_AND) return eval_bool(c, e->kid[0]) && eval_bool(c, e->kid[1]);
     if (e->op == TE_OR) return eval_bool(c, e->kid[0]) || eval_bool(c, e->kid[1]);
-    return compare(e->op, eval_num(c, e->kid[0]), eval_num(c, e->kid[1]));
+    return te_compare(e->op, eval_num(c, e->kid[0]), eval_num(c, e->kid[1]));
 }
 
 static double eval_reduce(Ctx *c, const TeExpr *e, int axis) {
@@ -398,12 +398,12 @@ static int vbool(VCtx *c, const TeExpr *e, const Lane *mask, Lane *out) {
     } else {
         int sa = vnum(c, e->kid[0], mask, out), sb = vnum(c, e->kid[1], mask, b), op = e->op;
         if (sa == UNIFORM && sb == UNIFORM) {
-            out[0].i = compare(op, out[0].f, b[0].f);
+            out[0].i = te_compare(op, out[0].f, b[0].f);
             shape = UNIFORM;
         } else {
             fvec(c, mask, out, sa);
             fvec(c, mask, b, sb);
-            LANE_LOOP(c, mask, l, out[l].i = compare(op, out[l].f, b[l].f));
+            LANE_LOOP(c, mask, l, out[l].i = te_compare(op, out[l].f, b[l].f));
             shape = VEC;
         }
     }

@@ -150,6 +150,8 @@ double te_round_to(TeDtype dtype, double v);
 /* Floor division and modulo (b != 0), as `/` and `%` on integers in `.te`. */
 int64_t te_floordiv(int64_t a, int64_t b);
 int64_t te_floormod(int64_t a, int64_t b);
+/* x op y for a comparison op (TE_LT .. TE_NE): 1 or 0. */
+int te_compare(int op, double x, double y);
 
 /* A linear form sum(coef[i] * variable var[i]) + c, terms sorted by var
  * with no zero coefficient. te_linear gives 1 and fills *out when e is an

@@ -71,23 +71,6 @@ static int ix_new(Ix *ar, IxKind kind, int a, int b, int c, int64_t v) {
 static int64_t floordiv(int64_t a, int64_t b) { return b == 0 ? 0 : te_floordiv(a, b); }
 static int64_t floormod(int64_t a, int64_t b) { return b == 0 ? 0 : te_floormod(a, b); }
 
-static int cmp_holds(int op, int64_t x, int64_t y) {
-    switch (op) {
-    case TE_LT:
-        return x < y;
-    case TE_LE:
-        return x <= y;
-    case TE_GT:
-        return x > y;
-    case TE_GE:
-        return x >= y;
-    case TE_EQ:
-        return x == y;
-    default:
-        return x != y;
-    }
-}
-
 /* Value of node i with loop level k at val[k]. */
 static int64_t ix_point(const Ix *ar, int i, const int64_t *val) {
     const IxNode *n = &ar->n[i];
@@ -122,7 +105,7 @@ static int64_t ix_point(const Ix *ar, int i, const int64_t *val) {
     case IX_MAX:
         return x > y ? x : y;
     case IX_CMP:
-        return cmp_holds(n->op, x, y);
+        return te_compare(n->op, (double)x, (double)y); /* index values: exact in a double */
     case IX_AND:
         return x && y;
     default:
