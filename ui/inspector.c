@@ -99,23 +99,20 @@ static char *regenerate(const UiState *st, const UiTask *t, const Record *rec, c
     return src;
 }
 
-static void describe(const UiState *st, const UiTask *t, const Record *rec, StrBuf *sb) {
-    StrBuf_printf(sb, "Task %d: %s\n", t->id, t->label);
-    StrBuf_printf(sb, "Workload: %s\n", rec->task_key);
-    StrBuf_printf(sb, "Template: %s   target: %s\n", rec->template_name, rec->target);
-    /* long configs (GPU templates have many knobs) wrap at knob boundaries to fit 80 columns */
-    char head[48];
-    snprintf(head, sizeof head, "Config #%llu:", (unsigned long long)rec->index);
+/* head, then the words of text after it, wrapped before column 76 onto lines indented by indent
+ * columns. A word runs to the next sep: a ';' stays with the word before it, a space does not. */
+static void append_wrapped(StrBuf *sb, const char *head, const char *text, char sep, int indent) {
     StrBuf_append(sb, head);
     int col = (int)strlen(head);
-    for (const char *p = rec->config; *p;) {
+    for (const char *p = text; *p;) {
         while (*p == ' ')
             p++;
-        int len = (int)strcspn(p, " ");
+        const char *end = strchr(p, sep);
+        int len = end ? (int)(end - p) + (sep != ' ') : (int)strlen(p);
         if (len == 0) break;
-        if (col + 1 + len > 76 && col > 4) {
-            StrBuf_append(sb, "\n   ");
-            col = 3;
+        if (col + 1 + len > 76 && col > indent + 1) {
+            StrBuf_printf(sb, "\n%*s", indent, "");
+            col = indent;
         }
         StrBuf_append(sb, " ");
         StrBuf_appendn(sb, p, (size_t)len);
@@ -123,27 +120,18 @@ static void describe(const UiState *st, const UiTask *t, const Record *rec, StrB
         p += len;
     }
     StrBuf_append(sb, "\n");
-    if (rec->steps) {
-        /* a tensor expression's schedule: the steps, wrapped between steps */
-        StrBuf_append(sb, "Steps:");
-        col = 6;
-        for (const char *p = rec->steps; *p;) {
-            while (*p == ' ')
-                p++;
-            const char *semi = strchr(p, ';');
-            int len = semi ? (int)(semi - p) + 1 : (int)strlen(p);
-            if (len == 0) break;
-            if (col + 1 + len > 76 && col > 6) {
-                StrBuf_append(sb, "\n     ");
-                col = 5;
-            }
-            StrBuf_append(sb, " ");
-            StrBuf_appendn(sb, p, (size_t)len);
-            col += 1 + len;
-            p += len;
-        }
-        StrBuf_append(sb, "\n");
-    }
+}
+
+static void describe(const UiState *st, const UiTask *t, const Record *rec, StrBuf *sb) {
+    StrBuf_printf(sb, "Task %d: %s\n", t->id, t->label);
+    StrBuf_printf(sb, "Workload: %s\n", rec->task_key);
+    StrBuf_printf(sb, "Template: %s   target: %s\n", rec->template_name, rec->target);
+    /* long configs (GPU templates have many knobs) wrap at knob boundaries to fit 80 columns */
+    char head[48];
+    snprintf(head, sizeof head, "Config #%llu:", (unsigned long long)rec->index);
+    append_wrapped(sb, head, rec->config, ' ', 3);
+    /* a tensor expression's schedule: the steps, wrapped between steps */
+    if (rec->steps) append_wrapped(sb, "Steps:", rec->steps, ';', 5);
     StrBuf_printf(sb, "Error: %s (%d)   build %.2f s   run %.2f s\n", MeasureError_name(rec->error_no), rec->error_no,
                   rec->build_s, rec->run_s);
     if (rec->regs >= 0 || rec->shared_bytes >= 0)
