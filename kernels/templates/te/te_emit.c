@@ -414,10 +414,17 @@ void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
                         * conversion, whose trap the compiler will not if-convert beside the clamps): n = round(x /
                         * ln 2) by adding 1.5 * 2^23, 2^n as two halves built from n's bits (denormal results and
                         * the overflow to inf come out right), a degree-6 polynomial of the rest; within 1.01 ulp
-                        * over [-104, 88.8] (tests/integration/test_te_cpu.c), 0 below, inf above, NaN kept */
+                        * over [-104, 88.8] (tests/integration/test_te_cpu.c), 0 below, inf above, NaN kept. The
+                        * clamps select bits by masks: as `x < -104 ? -104 : x` the compiler's partial redundancy
+                        * elimination folds the constant path, leaving the polynomial on one branch, which
+                        * without masked vector instructions (AVX2) keeps the whole loop scalar */
                        "static inline float tt_expf(float x) {\n"
-                       "    x = x < -104.0f ? -104.0f : x;\n"
-                       "    x = x > 88.8f ? 88.8f : x;\n"
+                       "    union { float f; int32_t i; } u = {x}, lo = {-104.0f}, hi = {88.8f};\n"
+                       "    int32_t m = -(int32_t)(x < -104.0f);\n"
+                       "    u.i = (u.i & ~m) | (lo.i & m);\n"
+                       "    m = -(int32_t)(u.f > 88.8f);\n"
+                       "    u.i = (u.i & ~m) | (hi.i & m);\n"
+                       "    x = u.f;\n"
                        "    union { float f; int32_t i; } k = {x * 1.44269504088896341f + 12582912.0f};\n"
                        "    float n = k.f - 12582912.0f;\n"
                        "    int32_t ni = k.i - 0x4B400000, h = ni >> 1;\n"
