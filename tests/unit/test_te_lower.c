@@ -429,7 +429,8 @@ TEST(conditions_and_collapsed_loops_in_c) {
 }
 
 /* A vectorized loop's statement: what it computes from values that do not change along the loop (a row's
- * rsqrt, a divisor) is computed once before the loop, a division by such a value is a product with its
+ * rsqrt, a divisor) is computed once before the loop (before the outermost loop of a chain around it that it
+ * does not depend on), a division by such a value is a product with its
  * reciprocal; nothing is hoisted out of a conditional's branches, from a guarded statement, or when it
  * varies. */
 TEST(invariants_before_vectorized_loop) {
@@ -456,6 +457,16 @@ TEST(invariants_before_vectorized_loop) {
     CHECK_CONTAINS(b.data, "((float)((float)((float)T0[((x0) * 6 + x1)] * (float)tt_h1) * tt_h0)");
     CHECK_CONTAINS(b.data, "((float)T0[((x0) * 6 + x1)] / (float)T2[((x0 - ((int64_t)1)))])"); /* in a branch */
     CHECK_CONTAINS(b.data, "((float)tt_expf((float)T0[((x0) * 6 + x1)]) / (float)T0[((x0) * 6 + x1)])"); /* varies */
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    /* with the row split in two loops, before the outer one: the values are computed once per row */
+    CHECK(Steps_decode("split 0 1 2; vectorize 0 2", &s, err) == TT_OK && LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf_init(&b);
+    LoopNest_emit_c(&ln, "k", &b);
+    CHECK_CONTAINS(b.data,
+                   "            const float tt_h1 = (1.0f / sqrtf((float)((float)T1[(x0)] + (float)((int64_t)1))));\n"
+                   "            for (int64_t i0_2 = 0; i0_2 < 3; i0_2++) {\n"
+                   "                #pragma omp simd\n");
     StrBuf_done(&b);
     LoopNest_done(&ln);
     /* not before a loop that is not vectorized, nor around a guarded statement (a split that does not divide) */

@@ -399,7 +399,8 @@ static int costly(const Emit *E, const TeExpr *e) {
 
 static void add_hoist(Emit *E, const TeExpr *e, int recip) {
     if (E->n_hoist == HOIST_MAX || hoisted(E, e, recip) >= 0) return;
-    E->hoist[E->n_hoist] = e, E->recip[E->n_hoist] = recip, E->id[E->n_hoist++] = E->next_id++;
+    E->hoist[E->n_hoist] = e, E->recip[E->n_hoist] = recip, E->id[E->n_hoist] = E->next_id + E->n_hoist;
+    E->n_hoist++;
 }
 
 /* The largest invariant costly parts of e, and the invariant divisors. Not inside a conditional's branches
@@ -418,27 +419,64 @@ static void find_hoists(Emit *E, const TeExpr *e, const int *vary) {
         if (e->kid[i]) find_hoists(E, e->kid[i], vary);
 }
 
-/* Before the vectorized loop n (C) whose body is one unguarded statement: opens a block with that statement's
- * invariant axes and hoisted values and returns 1 (the caller closes it), or returns 0. */
-static int open_hoists(Emit *E, const LnNode *n, int depth) {
-    E->n_hoist = 0;
-    if (E->dia != &C_DIALECT || n->ann != ANN_VECTORIZE || n->n_kids != 1 || n->kids[0]->is_loop) return 0;
-    const LnNode *s = n->kids[0];
-    if (s->guard || (s->part != LN_STORE && s->part != LN_UPDATE && s->part != LN_POST)) return 0;
+/* The vectorized loop at the end of the chain of loops from n, each the only kid of the one before and none
+ * parallel, whose body is one unguarded statement; NULL if there is none. */
+static const LnNode *simd_chain_end(const LnNode *n) {
+    for (; n->is_loop && n->ann != ANN_PARALLEL && !n->bind && n->n_kids == 1; n = n->kids[0]) {
+        if (n->ann != ANN_VECTORIZE) continue;
+        const LnNode *s = n->kids[0];
+        int part_ok = s->part == LN_STORE || s->part == LN_UPDATE || s->part == LN_POST;
+        return !s->is_loop && !s->guard && part_ok ? n : NULL;
+    }
+    return NULL;
+}
+
+/* The hoisted values of the statement at the end of the chain from `from` to the vectorized loop `simd` when
+ * every loop of the chain varies: their number, into E->hoist. vary[] and env[] are filled for its axes. */
+static int hoists_over(Emit *E, const LnNode *from, const LnNode *simd, int *vary, char **env, char (*names)[16]) {
+    const LnNode *s = simd->kids[0];
     const TeStage *ts = &E->ln->dag->stages[s->stage];
-    const TeExpr *body = s->part == LN_UPDATE ? ts->red->kid[0] : E->g->tensors[ts->tensor].body;
-    int vary[TE_MAX_VARS] = {0}, n_axes = s->part == LN_UPDATE ? ts->n_spatial + ts->n_reduce : ts->n_spatial;
-    char *env[TE_MAX_VARS] = {0}, names[2 * TE_MAX_DIMS][16];
+    int n_axes = s->part == LN_UPDATE ? ts->n_spatial + ts->n_reduce : ts->n_spatial;
     for (int a = 0; a < n_axes; a++) {
         int v = a < ts->n_spatial ? ts->spatial[a] : ts->reduce[a - ts->n_spatial];
-        vary[v] = names_var(s->axis[a], n->var);
+        vary[v] = 0;
+        for (const LnNode *l = from;; l = l->kids[0]) {
+            vary[v] |= names_var(s->axis[a], l->var);
+            if (l == simd) break;
+        }
         snprintf(names[a], sizeof names[a], "x%d", v);
         env[v] = names[a];
     }
     E->cur = s->stage;
-    find_hoists(E, body, vary);
-    int count = E->n_hoist;
-    if (!count) return 0;
+    E->n_hoist = 0;
+    find_hoists(E, s->part == LN_UPDATE ? ts->red->kid[0] : E->g->tensors[ts->tensor].body, vary);
+    return E->n_hoist;
+}
+
+/* Before loop n (C), when it starts a chain of loops down to a vectorized loop around one unguarded statement
+ * (simd_chain_end) and no block is open: if what the statement computes from values invariant in the whole
+ * chain is all that is invariant in the vectorized loop alone, opens a block with the statement's invariant
+ * axes and those values, and returns 1 (the caller closes it); else 0 (a loop further in may open it). */
+static int open_hoists(Emit *E, const LnNode *n, int depth) {
+    const LnNode *simd = E->dia == &C_DIALECT && !E->n_hoist ? simd_chain_end(n) : NULL;
+    if (!simd) return 0;
+    int vary[TE_MAX_VARS] = {0};
+    char *env[TE_MAX_VARS] = {0}, names[2 * TE_MAX_DIMS][16];
+    int count = hoists_over(E, simd, simd, vary, env, names);
+    const TeExpr *inner[HOIST_MAX];
+    int recip[HOIST_MAX];
+    memcpy(inner, E->hoist, sizeof inner);
+    memcpy(recip, E->recip, sizeof recip);
+    int same = count > 0 && hoists_over(E, n, simd, vary, env, names) == count;
+    for (int i = 0; same && i < count; i++)
+        same = E->hoist[i] == inner[i] && E->recip[i] == recip[i];
+    if (!same) {
+        E->n_hoist = 0;
+        return 0;
+    }
+    const LnNode *s = simd->kids[0];
+    const TeStage *ts = &E->ln->dag->stages[s->stage];
+    int n_axes = s->part == LN_UPDATE ? ts->n_spatial + ts->n_reduce : ts->n_spatial;
     indent(E->out, depth);
     StrBuf_append(E->out, "{\n");
     for (int a = 0; a < n_axes; a++) {
@@ -455,6 +493,7 @@ static int open_hoists(Emit *E, const LnNode *n, int depth) {
         E->n_hoist = count;
         StrBuf_append(E->out, ";\n");
     }
+    E->next_id += count;
     return 1;
 }
 
@@ -517,8 +556,7 @@ static void emit_node(Emit *E, const LnNode *n, int depth) {
     emit_block(E, n, depth + 1);
     indent(o, depth);
     StrBuf_append(o, "}\n");
-    E->n_hoist = 0;
-    if (block) indent(o, depth - 1), StrBuf_append(o, "}\n");
+    if (block) E->n_hoist = 0, indent(o, depth - 1), StrBuf_append(o, "}\n");
 }
 
 /* Guarded so that several kernels can share one source. */
