@@ -428,6 +428,60 @@ TEST(conditions_and_collapsed_loops_in_c) {
     TeProgram_delete(g);
 }
 
+/* A vectorized loop's statement: what it computes from values that do not change along the loop (a row's
+ * rsqrt, a divisor) is computed once before the loop (before the outermost loop of a chain around it that it
+ * does not depend on), a division by such a value is a product with its
+ * reciprocal; nothing is hoisted out of a conditional's branches, from a guarded statement, or when it
+ * varies. */
+TEST(invariants_before_vectorized_loop) {
+    TeProgram *g = parse("input X[4, 6]\ninput V[4]\ninput S[4]\n"
+                         "Y[i < 4, j < 6] = X[i, j] * rsqrt(V[i] + 1) / S[i] + if(i > 0, X[i, j] / S[i - 1], 0) "
+                         "+ exp(X[i, j]) / X[i, j]\noutput Y\n");
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    Steps s;
+    CHECK(Steps_decode("parallel 0 0; vectorize 0 1", &s, err) == TT_OK);
+    LoopNest ln;
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf b;
+    StrBuf_init(&b);
+    LoopNest_emit_c(&ln, "k", &b);
+    CHECK_CONTAINS(b.data,
+                   "        {\n"
+                   "            const int64_t x0 = i0_0;\n"
+                   "            const float tt_h0 = 1.0f / (float)T2[(x0)];\n"
+                   "            const float tt_h1 = (1.0f / sqrtf((float)((float)T1[(x0)] + (float)((int64_t)1))));\n"
+                   "            #pragma omp simd\n");
+    CHECK_CONTAINS(b.data, "((float)((float)((float)T0[((x0) * 6 + x1)] * (float)tt_h1) * tt_h0)");
+    CHECK_CONTAINS(b.data, "((float)T0[((x0) * 6 + x1)] / (float)T2[((x0 - ((int64_t)1)))])"); /* in a branch */
+    CHECK_CONTAINS(b.data, "((float)tt_expf((float)T0[((x0) * 6 + x1)]) / (float)T0[((x0) * 6 + x1)])"); /* varies */
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    /* with the row split in two loops, before the outer one: the values are computed once per row */
+    CHECK(Steps_decode("split 0 1 2; vectorize 0 2", &s, err) == TT_OK && LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf_init(&b);
+    LoopNest_emit_c(&ln, "k", &b);
+    CHECK_CONTAINS(b.data,
+                   "            const float tt_h1 = (1.0f / sqrtf((float)((float)T1[(x0)] + (float)((int64_t)1))));\n"
+                   "            for (int64_t i0_2 = 0; i0_2 < 3; i0_2++) {\n"
+                   "                #pragma omp simd\n");
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    /* not before a loop that is not vectorized, nor around a guarded statement (a split that does not divide) */
+    const char *plain[] = {"parallel 0 0", "split 0 1 4; vectorize 0 2"};
+    for (int i = 0; i < 2; i++) {
+        CHECK(Steps_decode(plain[i], &s, err) == TT_OK && LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+        StrBuf_init(&b);
+        LoopNest_emit_c(&ln, "k", &b);
+        CHECK(strstr(b.data, "tt_h") == NULL);
+        StrBuf_done(&b);
+        LoopNest_done(&ln);
+    }
+    TeProgram_delete(g);
+}
+
 /* cache_read S T 2: a padded copy of T (zeros around it) that S reads without its padding tests; only where
  * each test holds exactly when its index is inside T. */
 TEST(padded_copy) {
@@ -548,6 +602,7 @@ int main(void) {
     RUN(cache_stages);
     RUN(replay_is_deterministic);
     RUN(conditions_and_collapsed_loops_in_c);
+    RUN(invariants_before_vectorized_loop);
     RUN(rfactor_stage);
     RUN(padded_copy);
     return check_summary();

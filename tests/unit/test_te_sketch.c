@@ -382,6 +382,18 @@ TEST(layer_norm_gets_root_stages_and_a_note) {
     CHECK_CONTAINS(s.data, "parallel 2 0"); /* Var's buffer is private to each iteration of Y's parallel loop */
     CHECK(lowers(&e->dag, &st));
     StrBuf_done(&s);
+    /* the zero-trial default runs Y's rows in parallel and each row as one SIMD loop (no split, no fuse), so
+     * the row's rsqrt is computed once per row before it */
+    Sketch_heuristic(&first, &e->dag, 4, ann); /* 4 divides N = 12: a split was possible */
+    Sketch_steps(&first, &e->dag, ann, &st);
+    StrBuf_init(&s);
+    Steps_encode(&st, &s);
+    int y = stage_named(e, "Y");
+    snprintf(want, sizeof want, "parallel %d 0; vectorize %d 1;", y, y);
+    CHECK(strncmp(s.data, want, strlen(want)) == 0);
+    snprintf(want, sizeof want, "fuse %d ", y);
+    CHECK(strstr(s.data, want) == NULL);
+    StrBuf_done(&s);
     ex_free(e);
 }
 

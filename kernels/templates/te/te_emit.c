@@ -46,6 +46,8 @@ static const Dialect CUDA_DIALECT = {"long long",
                                      {"threadIdx.x", "threadIdx.y", "threadIdx.z"},
                                      {"blockDim.x", "blockDim.y", "blockDim.z"}};
 
+#define HOIST_MAX 8
+
 typedef struct Emit {
     const LoopNest *ln;
     const TeProgram *g;
@@ -53,6 +55,10 @@ typedef struct Emit {
     const Dialect *dia;
     int cur;       /* the stage whose expression is written (its accesses may read a cache) */
     int collapsed; /* parallel loops still to come that an enclosing `collapse` covers */
+    /* values computed before the vectorized loop around the statement being written: tt_h<id[i]> is
+     * hoist[i] (recip[i]: 1 / hoist[i], a divisor) */
+    const TeExpr *hoist[HOIST_MAX];
+    int recip[HOIST_MAX], id[HOIST_MAX], n_hoist, next_id;
 } Emit;
 
 static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value);
@@ -110,8 +116,26 @@ static int safe_anywhere(const TeExpr *e) {
     return 1;
 }
 
+/* The hoisted value e stands for (recip: its reciprocal), or -1. */
+static int hoisted(const Emit *E, const TeExpr *e, int recip) {
+    for (int i = 0; i < E->n_hoist; i++)
+        if (E->hoist[i] == e && E->recip[i] == recip) return E->id[i];
+    return -1;
+}
+
 static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value) {
     StrBuf *o = E->out;
+    int h = hoisted(E, e, 0);
+    if (h >= 0) {
+        StrBuf_printf(o, "tt_h%d", h);
+        return;
+    }
+    if (e->kind == TE_BIN && e->type == TE_TFLOAT && e->op == TE_DIV && (h = hoisted(E, e->kid[1], 1)) >= 0) {
+        StrBuf_append(o, "((float)");
+        expr(E, e->kid[0], env, red_value);
+        StrBuf_printf(o, " * tt_h%d)", h);
+        return;
+    }
     switch (e->kind) {
     case TE_NUM:
         if (e->type == TE_TINT)
@@ -329,6 +353,150 @@ static void emit_stmt(Emit *E, const LnNode *n, int depth) {
 
 static void emit_node(Emit *E, const LnNode *n, int depth);
 
+/* ---- invariants of a vectorized loop (C) ---------------------------------------------
+ * Under `omp simd` the compiler computes every value in every lane, also one that does not change along the
+ * loop (a row's 1 / sqrt(variance), 1 / sum). So what the statement of a vectorized loop computes from values
+ * that do not depend on the loop, a call or a division, is computed once before it (tt_h<n>), and a division by
+ * such a value becomes a product with its reciprocal (within an ulp of the quotient). */
+
+static int name_char(char c) { return c == '_' || (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z'); }
+
+/* Whether loop variable var occurs in text as a name of its own. */
+static int names_var(const char *text, const char *var) {
+    for (const char *p = strstr(text, var); p; p = strstr(p + 1, var))
+        if (!(p > text && name_char(p[-1])) && !name_char(p[strlen(var)])) return 1;
+    return 0;
+}
+
+/* The tensor an access of the current stage reads (the stage may read a cache instead). */
+static int read_tensor(const Emit *E, const TeExpr *e) {
+    const TeStage *cs = &E->ln->dag->stages[E->cur];
+    for (int a = 0; a < cs->n_access; a++)
+        if (cs->access[a].at == e) return cs->access[a].tensor;
+    return e->tensor;
+}
+
+/* e depends on no varying variable, no reduction value and not the tensor the statement writes. */
+static int invariant(const Emit *E, const TeExpr *e, const int *vary) {
+    if (e->kind == TE_REDUCE || (e->kind == TE_VAR && vary[e->var])) return 0;
+    if (e->kind == TE_ACCESS && read_tensor(E, e) == E->ln->dag->stages[E->cur].tensor) return 0;
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i] && !invariant(E, e->kid[i], vary)) return 0;
+    return 1;
+}
+
+/* e has a float call or division (in an inlined producer's value too). */
+static int costly(const Emit *E, const TeExpr *e) {
+    if (e->type == TE_TFLOAT && (e->kind == TE_CALL || (e->kind == TE_BIN && e->op == TE_DIV))) return 1;
+    if (e->kind == TE_ACCESS) {
+        int st = E->ln->dag->stage_of[read_tensor(E, e)];
+        return st >= 0 && E->ln->inlined[st] && costly(E, E->g->tensors[read_tensor(E, e)].body);
+    }
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i] && costly(E, e->kid[i])) return 1;
+    return 0;
+}
+
+static void add_hoist(Emit *E, const TeExpr *e, int recip) {
+    if (E->n_hoist == HOIST_MAX || hoisted(E, e, recip) >= 0) return;
+    E->hoist[E->n_hoist] = e, E->recip[E->n_hoist] = recip, E->id[E->n_hoist] = E->next_id + E->n_hoist;
+    E->n_hoist++;
+}
+
+/* The largest invariant costly parts of e, and the invariant divisors. Not inside a conditional's branches
+ * (their reads may be valid only under the condition) nor an access's indices. */
+static void find_hoists(Emit *E, const TeExpr *e, const int *vary) {
+    if (e->type != TE_TFLOAT || e->kind == TE_IF || e->kind == TE_ACCESS) {
+        if (e->type == TE_TFLOAT && e->kind != TE_NUM && invariant(E, e, vary) && costly(E, e)) add_hoist(E, e, 0);
+        return;
+    }
+    if (e->kind != TE_NUM && invariant(E, e, vary) && costly(E, e)) {
+        add_hoist(E, e, 0);
+        return;
+    }
+    if (e->kind == TE_BIN && e->op == TE_DIV && invariant(E, e->kid[1], vary)) add_hoist(E, e->kid[1], 1);
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i]) find_hoists(E, e->kid[i], vary);
+}
+
+/* The vectorized loop at the end of the chain of loops from n, each the only kid of the one before and none
+ * parallel, whose body is one unguarded statement; NULL if there is none. */
+static const LnNode *simd_chain_end(const LnNode *n) {
+    for (; n->is_loop && n->ann != ANN_PARALLEL && !n->bind && n->n_kids == 1; n = n->kids[0]) {
+        if (n->ann != ANN_VECTORIZE) continue;
+        const LnNode *s = n->kids[0];
+        int part_ok = s->part == LN_STORE || s->part == LN_UPDATE || s->part == LN_POST;
+        return !s->is_loop && !s->guard && part_ok ? n : NULL;
+    }
+    return NULL;
+}
+
+/* The hoisted values of the statement at the end of the chain from `from` to the vectorized loop `simd` when
+ * every loop of the chain varies: their number, into E->hoist. vary[] and env[] are filled for its axes. */
+static int hoists_over(Emit *E, const LnNode *from, const LnNode *simd, int *vary, char **env, char (*names)[16]) {
+    const LnNode *s = simd->kids[0];
+    const TeStage *ts = &E->ln->dag->stages[s->stage];
+    int n_axes = s->part == LN_UPDATE ? ts->n_spatial + ts->n_reduce : ts->n_spatial;
+    for (int a = 0; a < n_axes; a++) {
+        int v = a < ts->n_spatial ? ts->spatial[a] : ts->reduce[a - ts->n_spatial];
+        vary[v] = 0;
+        for (const LnNode *l = from;; l = l->kids[0]) {
+            vary[v] |= names_var(s->axis[a], l->var);
+            if (l == simd) break;
+        }
+        snprintf(names[a], sizeof names[a], "x%d", v);
+        env[v] = names[a];
+    }
+    E->cur = s->stage;
+    E->n_hoist = 0;
+    find_hoists(E, s->part == LN_UPDATE ? ts->red->kid[0] : E->g->tensors[ts->tensor].body, vary);
+    return E->n_hoist;
+}
+
+/* Before loop n (C), when it starts a chain of loops down to a vectorized loop around one unguarded statement
+ * (simd_chain_end) and no block is open: if what the statement computes from values invariant in the whole
+ * chain is all that is invariant in the vectorized loop alone, opens a block with the statement's invariant
+ * axes and those values, and returns 1 (the caller closes it); else 0 (a loop further in may open it). */
+static int open_hoists(Emit *E, const LnNode *n, int depth) {
+    const LnNode *simd = E->dia == &C_DIALECT && !E->n_hoist ? simd_chain_end(n) : NULL;
+    if (!simd) return 0;
+    int vary[TE_MAX_VARS] = {0};
+    char *env[TE_MAX_VARS] = {0}, names[2 * TE_MAX_DIMS][16];
+    int count = hoists_over(E, simd, simd, vary, env, names);
+    const TeExpr *inner[HOIST_MAX];
+    int recip[HOIST_MAX];
+    memcpy(inner, E->hoist, sizeof inner);
+    memcpy(recip, E->recip, sizeof recip);
+    int same = count > 0 && hoists_over(E, n, simd, vary, env, names) == count;
+    for (int i = 0; same && i < count; i++)
+        same = E->hoist[i] == inner[i] && E->recip[i] == recip[i];
+    if (!same) {
+        E->n_hoist = 0;
+        return 0;
+    }
+    const LnNode *s = simd->kids[0];
+    const TeStage *ts = &E->ln->dag->stages[s->stage];
+    int n_axes = s->part == LN_UPDATE ? ts->n_spatial + ts->n_reduce : ts->n_spatial;
+    indent(E->out, depth);
+    StrBuf_append(E->out, "{\n");
+    for (int a = 0; a < n_axes; a++) {
+        int v = a < ts->n_spatial ? ts->spatial[a] : ts->reduce[a - ts->n_spatial];
+        if (vary[v]) continue;
+        indent(E->out, depth + 1);
+        StrBuf_printf(E->out, "const %s x%d = %s;\n", E->dia->int_t, v, s->axis[a]);
+    }
+    for (int i = 0; i < count; i++) { /* each written without the others */
+        indent(E->out, depth + 1);
+        StrBuf_printf(E->out, "const float tt_h%d = %s", E->id[i], E->recip[i] ? "1.0f / (float)" : "");
+        E->n_hoist = 0;
+        expr(E, E->hoist[i], env, NULL);
+        E->n_hoist = count;
+        StrBuf_append(E->out, ";\n");
+    }
+    E->next_id += count;
+    return 1;
+}
+
 /* The kids of a loop or block; a shared buffer's filling ends with a barrier,
  * heap buffers are freed at the end. */
 static void emit_block(Emit *E, const LnNode *n, int depth) {
@@ -376,6 +544,8 @@ static void emit_node(Emit *E, const LnNode *n, int depth) {
             StrBuf_append(o, "#pragma omp parallel for\n");
         E->collapsed = chain - 1;
     }
+    int block = open_hoists(E, n, depth);
+    depth += block;
     if (c && n->ann == ANN_VECTORIZE) indent(o, depth), StrBuf_append(o, "#pragma omp simd\n");
     if (c && n->unroll > 0)
         indent(o, depth),
@@ -386,6 +556,7 @@ static void emit_node(Emit *E, const LnNode *n, int depth) {
     emit_block(E, n, depth + 1);
     indent(o, depth);
     StrBuf_append(o, "}\n");
+    if (block) E->n_hoist = 0, indent(o, depth - 1), StrBuf_append(o, "}\n");
 }
 
 /* Guarded so that several kernels can share one source. */
@@ -402,7 +573,7 @@ static void helpers(const Dialect *d, StrBuf *out) {
 }
 
 void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
-    Emit E = {this, this->dag->prog, out, &C_DIALECT, 0, 0};
+    Emit E = {.ln = this, .g = this->dag->prog, .out = out, .dia = &C_DIALECT};
     StrBuf_append(out, "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n");
     helpers(&C_DIALECT, out);
     /* fmaxf / fminf (the larger / smaller, a NaN only when both are) as compares and a select, which the
@@ -414,10 +585,17 @@ void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
                         * conversion, whose trap the compiler will not if-convert beside the clamps): n = round(x /
                         * ln 2) by adding 1.5 * 2^23, 2^n as two halves built from n's bits (denormal results and
                         * the overflow to inf come out right), a degree-6 polynomial of the rest; within 1.01 ulp
-                        * over [-104, 88.8] (tests/integration/test_te_cpu.c), 0 below, inf above, NaN kept */
+                        * over [-104, 88.8] (tests/integration/test_te_cpu.c), 0 below, inf above, NaN kept. The
+                        * clamps select bits by masks: as `x < -104 ? -104 : x` the compiler's partial redundancy
+                        * elimination folds the constant path, leaving the polynomial on one branch, which
+                        * without masked vector instructions (AVX2) keeps the whole loop scalar */
                        "static inline float tt_expf(float x) {\n"
-                       "    x = x < -104.0f ? -104.0f : x;\n"
-                       "    x = x > 88.8f ? 88.8f : x;\n"
+                       "    union { float f; int32_t i; } u = {x}, lo = {-104.0f}, hi = {88.8f};\n"
+                       "    int32_t m = -(int32_t)(x < -104.0f);\n"
+                       "    u.i = (u.i & ~m) | (lo.i & m);\n"
+                       "    m = -(int32_t)(u.f > 88.8f);\n"
+                       "    u.i = (u.i & ~m) | (hi.i & m);\n"
+                       "    x = u.f;\n"
                        "    union { float f; int32_t i; } k = {x * 1.44269504088896341f + 12582912.0f};\n"
                        "    float n = k.f - 12582912.0f;\n"
                        "    int32_t ni = k.i - 0x4B400000, h = ni >> 1;\n"
@@ -475,7 +653,7 @@ static void shared_decls(Emit *E, const LnNode *n) {
 Status LoopNest_emit_gpu(const LoopNest *this, int cuda, const char *prefix, StrBuf *out, TeLaunch *launches,
                          int *n_launches, char *err) {
     const Dialect *d = cuda ? &CUDA_DIALECT : &OPENCL_DIALECT;
-    Emit E = {this, this->dag->prog, out, d, 0, 0};
+    Emit E = {.ln = this, .g = this->dag->prog, .out = out, .dia = d};
     *n_launches = 0;
     helpers(d, out);
     for (int k = 0; k < this->root->n_kids && k < TE_MAX_LAUNCHES; k++) {

@@ -1041,7 +1041,9 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
             int64_t rest = e, f;
             for (f = want_in; f > 1 && rest % f; f--)
                 ;
-            if (!sk->gpu && how == SK_ROOT && last && e % vector) f = 1; /* the whole axis one SIMD loop */
+            /* on cpu a stage at root runs its whole last axis as one SIMD loop, the axes before it outside: a value
+             * along a row (a row's 1 / sqrt(variance)) is then computed once per row before the loop (te_emit) */
+            if (!sk->gpu && how == SK_ROOT && last) f = 1;
             a->f[x][lv - 2] = (int32_t)f;
             rest /= f;
             if (lv >= 3) {

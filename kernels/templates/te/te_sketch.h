@@ -115,9 +115,9 @@ void Sketch_mutate(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *ann)
  * covers the rest of the other axes (so the inputs' blocks are reused from
  * cache), the outer level is parallel with at least `cores` iterations. An
  * rfactor stage: lanes of the SIMD width (or a multiple of 8 or 4 dividing the
- * reduction), up to 8 rows. A stage of its own: innermost tiles of the SIMD
- * width (the whole axis one SIMD loop when the width does not divide it), the
- * outer loops parallel, unroll 64. */
+ * reduction), up to 8 rows. A stage of its own: its whole last axis one SIMD
+ * loop (a row's invariants are then computed once per row), the outer loops
+ * parallel, unroll 64. */
 void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann);
 
 /* The steps of sketch sk with annotation ann (NULL: every factor 1 and no
