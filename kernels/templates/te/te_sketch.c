@@ -136,7 +136,8 @@ int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out) {
         for (int i = 0; i < dag->stages[k].n_access && dag->stages[k].data_reuse; i++) {
             int t = dag->stages[k].access[i].tensor;
             int64_t lo[TE_MAX_DIMS], shape[TE_MAX_DIMS];
-            if (t < 64 && !(out[0].st[k].pad >> t & 1) && LoopNest_padded(dag, k, t, lo, shape))
+            double fill;
+            if (t < 64 && !(out[0].st[k].pad >> t & 1) && LoopNest_padded(dag, k, t, lo, shape, &fill, NULL))
                 out[0].st[k].pad |= (uint64_t)1 << t;
         }
     for (int k = dag->n_stages - 1; k >= 0; k--) {
