@@ -35,7 +35,13 @@
  *                                number, the same in every such read: 0 for a
  *                                convolution, -3.4e38 for max pooling; S reads it
  *                                without the test; c must hold exactly when idx is
- *                                inside T, see LoopNest_padded)
+ *                                inside T, see LoopNest_padded; a third argument r
+ *                                rounds its last extent up to a multiple of r), 3 by
+ *                                phases (cpu: local, T's last dimension stored as
+ *                                (p mod a, p div a) when S reads it at a * v + s, one
+ *                                spatial v, a >= 2 dividing its extent, s of
+ *                                reduction variables: S then reads it at unit stride
+ *                                along v, see LoopNest_phases)
  *   storage_align S d f o        pad the buffer of cache or computed-at stage S:
  *                                the stride of its dimension d (elements from one
  *                                index of d to the next) becomes the next number

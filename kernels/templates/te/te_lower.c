@@ -494,25 +494,90 @@ int LoopNest_padded(const TeDag *dag, int stage, int tensor, int64_t *lo, int64_
     return 0;
 }
 
+/* The phases of T's last dimension in body e (recursively): every read of T has a last index linear in the
+ * variables, with one spatial variable (*v, the same in every read) of coefficient *a >= 2 (the same) and only
+ * reduction variables besides; 0 when a read does not. */
+static int phase_scan(const TeProgram *g, const TeExpr *e, int tensor, int *v, int64_t *a) {
+    if (e->kind == TE_ACCESS && e->tensor == tensor) {
+        TeLin lin;
+        int spatial = -1;
+        if (!te_linear(e->kid[e->n_kids - 1], &lin)) return 0;
+        for (int i = 0; i < lin.n; i++)
+            if (!g->vars[lin.var[i]].is_reduce) {
+                if (spatial >= 0) return 0;
+                spatial = i;
+            }
+        if (spatial < 0 || lin.coef[spatial] < 2) return 0;
+        if (*a && (*v != lin.var[spatial] || *a != lin.coef[spatial])) return 0;
+        *v = lin.var[spatial], *a = lin.coef[spatial];
+        return 1;
+    }
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i] && !phase_scan(g, e->kid[i], tensor, v, a)) return 0;
+    return 1;
+}
+
+int64_t LoopNest_phases(const TeDag *dag, int stage, int tensor) {
+    const TeProgram *g = dag->prog;
+    if (stage < 0 || stage >= dag->n_stages || tensor < 0 || tensor >= g->n_tensors) return 0;
+    int v = -1;
+    int64_t a = 0;
+    if (g->tensors[tensor].ndim < 1 || g->tensors[tensor].ndim >= TE_MAX_DIMS) return 0;
+    return phase_scan(g, g->tensors[dag->stages[stage].tensor].body, tensor, &v, &a) ? a : 0;
+}
+
+/* Index p of a padded copy's last dimension laid out by `phases` phases at (phase, q): p = phases * q + phase. */
+static TeExpr *phase_pos(Lower *L, const int *axes, int last, int64_t phases) {
+    TeExpr *q = int_node(L, TE_VAR, 0, axes[last + 1], NULL, NULL),
+           *ph = int_node(L, TE_VAR, 0, axes[last], NULL, NULL);
+    TeExpr *aq = int_node(L, TE_BIN, TE_MUL, 0, int_node(L, TE_NUM, 0, phases, NULL, NULL), q);
+    return int_node(L, TE_BIN, TE_ADD, 0, aq, ph);
+}
+
+/* Last index e of a read (lo added) as (phase, q) of the copy by phases: e + lo = a * v + rest, phase = rest mod a
+ * and q = v + rest div a (floor): with the reduction variables of rest unrolled, both fold, and q moves with v
+ * at unit stride. */
+static void phase_index(Lower *L, const TeExpr *e, int64_t lo, int64_t a, TeExpr **phase, TeExpr **q) {
+    TeLin lin;
+    te_linear(e, &lin); /* checked by phase_scan */
+    TeExpr *rest = int_node(L, TE_NUM, 0, lin.c + lo, NULL, NULL), *v = NULL;
+    for (int i = 0; i < lin.n; i++) {
+        TeExpr *x = int_node(L, TE_VAR, 0, lin.var[i], NULL, NULL);
+        if (!L->prog->vars[lin.var[i]].is_reduce) {
+            v = x;
+            continue;
+        }
+        if (lin.coef[i] != 1) x = int_node(L, TE_BIN, TE_MUL, 0, int_node(L, TE_NUM, 0, lin.coef[i], NULL, NULL), x);
+        rest = int_node(L, TE_BIN, TE_ADD, 0, x, rest);
+    }
+    *phase = int_node(L, TE_BIN, TE_MOD, 0, rest, int_node(L, TE_NUM, 0, a, NULL, NULL));
+    *q = int_node(L, TE_BIN, TE_ADD, 0, v, int_node(L, TE_BIN, TE_DIV, 0, rest, int_node(L, TE_NUM, 0, a, NULL, NULL)));
+}
+
 /* A copy of e (reader body) whose reads of src, padded or not, read nt at the indices shifted by lo; the
  * accesses of e and their copies listed in from[] / to[], the reduction's copy in *red. */
-static TeExpr *clone_padded(Lower *L, const TeExpr *e, int src, int nt, const int64_t *lo, const TeExpr *old_red,
-                            TeExpr **red, const TeExpr **from, TeExpr **to, int *n) {
-    const TeExpr *acc = pad_read(e, src) ? e->kid[1] : e->kind == TE_ACCESS && e->tensor == src ? e : NULL;
+static TeExpr *clone_padded(Lower *L, const TeExpr *e, int src, int nt, const int64_t *lo, int64_t phases,
+                            const TeExpr *old_red, TeExpr **red, const TeExpr **from, TeExpr **to, int *n) {
+    const TeExpr *acc = !phases && pad_read(e, src) ? e->kid[1] : e->kind == TE_ACCESS && e->tensor == src ? e : NULL;
     if (acc) {
         TeExpr *a = nest_node(L->ln);
         *a = *acc;
         a->tensor = nt;
+        int last = acc->n_kids - 1;
         for (int d = 0; d < acc->n_kids; d++)
-            if (lo[d])
+            if (lo[d] && !(phases && d == last))
                 a->kid[d] = int_node(L, TE_BIN, TE_ADD, 0, acc->kid[d], int_node(L, TE_NUM, 0, lo[d], NULL, NULL));
+        if (phases) {
+            phase_index(L, acc->kid[last], 0, phases, &a->kid[last], &a->kid[last + 1]);
+            a->n_kids++;
+        }
         if (*n < TE_MAX_ACCESSES) from[*n] = acc, to[(*n)++] = a;
         return a;
     }
     TeExpr *c = nest_node(L->ln);
     *c = *e;
     for (int i = 0; i < e->n_kids; i++)
-        if (e->kid[i]) c->kid[i] = clone_padded(L, e->kid[i], src, nt, lo, old_red, red, from, to, n);
+        if (e->kid[i]) c->kid[i] = clone_padded(L, e->kid[i], src, nt, lo, phases, old_red, red, from, to, n);
     if (e->kind == TE_ACCESS && *n < TE_MAX_ACCESSES) from[*n] = e, to[(*n)++] = c;
     if (e == old_red) *red = c;
     return c;
@@ -596,7 +661,7 @@ static Status cache_stage(Lower *L, int idx, const Step *st) {
     const char *name = stage_name(d, S);
     if (may_insert(L, idx, st)) return TT_ERR;
     int src = d->stages[S].tensor, reads = 0, pad = !write && st->arg[1] == 2;
-    int64_t pad_lo[TE_MAX_DIMS] = {0}, pad_shape[TE_MAX_DIMS] = {0};
+    int64_t pad_lo[TE_MAX_DIMS] = {0}, pad_shape[TE_MAX_DIMS] = {0}, phases = 0;
     double fill = 0;
     if (!write) {
         src = (int)st->arg[0];
@@ -604,24 +669,46 @@ static Status cache_stage(Lower *L, int idx, const Step *st) {
             reads |= d->stages[S].access[a].tensor == src;
         if (!reads)
             return step_fail(L->err, idx, st, "stage %s does not read tensor %lld", name, (long long)st->arg[0]);
-        if (st->arg[1] < 0 || st->arg[1] > 2)
-            return step_fail(L->err, idx, st, "memory %lld is not 0 (local), 1 (shared) or 2 (padded)",
+        if (st->arg[1] < 0 || st->arg[1] > 3)
+            return step_fail(L->err, idx, st, "memory %lld is not 0 (local), 1 (shared), 2 (padded) or 3 (by phases)",
                              (long long)st->arg[1]);
+        if (st->n_args > 2 && (st->arg[1] != 2 || st->arg[2] < 1))
+            return step_fail(L->err, idx, st, "a third argument is a padded copy's (memory 2) rounding, at least 1");
         char why[TT_ERRLEN];
-        if (st->arg[1] == 2 && !LoopNest_padded(d, S, src, pad_lo, pad_shape, &fill, why))
+        if (pad && !LoopNest_padded(d, S, src, pad_lo, pad_shape, &fill, why))
             return step_fail(L->err, idx, st, "%s", why);
-        if (g->n_vars + g->tensors[src].ndim > TE_MAX_VARS) return step_fail(L->err, idx, st, "too many variables");
+        int last = g->tensors[src].ndim - 1;
+        if (pad && st->n_args > 2) /* the last extent rounded up: more border on the high side */
+            pad_shape[last] = (pad_shape[last] + st->arg[2] - 1) / st->arg[2] * st->arg[2];
+        if (st->arg[1] == 3 && !(phases = LoopNest_phases(d, S, src)))
+            return step_fail(L->err, idx, st,
+                             "stage %s reads %s at last indices other than a * v + (reduction variables) with one "
+                             "spatial variable v and one stride a >= 2: no phases",
+                             name, g->tensors[src].name);
+        if (phases && g->tensors[src].shape[last] % phases)
+            return step_fail(L->err, idx, st, "the last extent %lld of %s is no multiple of its %lld phases",
+                             (long long)g->tensors[src].shape[last], g->tensors[src].name, (long long)phases);
+        if (g->n_vars + g->tensors[src].ndim + 1 > TE_MAX_VARS) return step_fail(L->err, idx, st, "too many variables");
     }
     int nt = g->n_tensors++;
     TeTensor *c = &g->tensors[nt];
     *c = g->tensors[src];
     char src_name[TE_NAME_LEN];
     memcpy(src_name, c->name, sizeof src_name);
-    snprintf(c->name, sizeof c->name, "%.24s.%s", src_name, pad ? "pad" : !write && st->arg[1] ? "shared" : "local");
+    snprintf(c->name, sizeof c->name, "%.24s.%s", src_name,
+             pad                    ? "pad"
+             : phases               ? "ph"
+             : !write && st->arg[1] ? "shared"
+                                    : "local");
     c->is_input = c->is_output = 0;
     c->dtype = TE_F32;
     L->shared[nt] = !write && st->arg[1] == 1;
     if (pad) memcpy(c->shape, pad_shape, sizeof(int64_t) * (size_t)c->ndim);
+    if (phases) { /* the last dimension as (phase, q) */
+        int last = c->ndim++ - 1;
+        c->shape[last + 1] = c->shape[last] / phases;
+        c->shape[last] = phases;
+    }
     TeStage ns;
     if (write) { /* the new stage computes S's value; S copies it */
         ns = d->stages[S];
@@ -652,19 +739,23 @@ static Status cache_stage(Lower *L, int idx, const Step *st) {
             c->axes[k] = ns.spatial[k] = g->n_vars++;
         }
         TeExpr *read = NULL;
-        c->body =
-            pad ? padded_body(L, src, c->axes, pad_lo, pad_shape, fill, &read) : (read = access_of(L, src, c->axes));
+        if (pad) {
+            c->body = padded_body(L, src, c->axes, pad_lo, pad_shape, fill, &read);
+        } else {
+            c->body = read = access_of(L, src, c->axes);
+            if (phases) read->kid[read->n_kids - 1] = phase_pos(L, c->axes, read->n_kids - 1, phases);
+        }
         ns.tensor = nt;
         ns.n_spatial = c->ndim;
         ns.n_access = 1;
         ns.access[0] = (TeAccess){.tensor = src, .at = read};
-        if (pad) { /* S reads the padded copy at shifted indices, without the tests */
+        if (pad || phases) { /* S reads the copy at shifted indices, without the tests (or by phases) */
             TeStage *r = &d->stages[S];
             const TeExpr *from[TE_MAX_ACCESSES];
             TeExpr *to[TE_MAX_ACCESSES], *red = NULL;
             int n = 0;
             TeTensor *rt = &g->tensors[r->tensor];
-            rt->body = clone_padded(L, rt->body, src, nt, pad_lo, r->red, &red, from, to, &n);
+            rt->body = clone_padded(L, rt->body, src, nt, pad_lo, phases, r->red, &red, from, to, &n);
             if (r->red) r->red = red;
             for (int a = 0; a < r->n_access; a++)
                 for (int i = 0; i < n; i++)

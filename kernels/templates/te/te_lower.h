@@ -94,6 +94,14 @@ void LoopNest_done(LoopNest *this);
  * why not in one sentence. */
 int LoopNest_padded(const TeDag *dag, int stage, int tensor, int64_t *lo, int64_t *shape, double *fill, char *why);
 
+/* The phases of `cache_read S T 3` (a copy of T whose last dimension is
+ * stored by phases: position p at (p mod a, p div a)): a >= 2 when every read
+ * of T in stage S has a last index a * v + (reduction variables and a
+ * constant) with one spatial variable v and one stride a (max pooling's
+ * 2 * x + s over its padded copy), else 0. The copy's reads then move at unit
+ * stride with v. */
+int64_t LoopNest_phases(const TeDag *dag, int stage, int tensor);
+
 /* Canonical text of the tree, one line per loop or statement. */
 void LoopNest_print(const LoopNest *this, StrBuf *out);
 

@@ -268,10 +268,12 @@ typedef struct Writer {
     Loops L[TE_MAX_TENSORS];
     int front[TE_MAX_TENSORS]; /* loops fused into the stage's first loop (0: none) */
     int idx[TE_MAX_TENSORS];   /* the stage index steps use for DAG stage k (cache_write shifts them) */
+    int tensors;               /* program tensors so far: the given ones and one per cache stage and rfactor */
 } Writer;
 
 static void put_raw(Writer *w, StepKind kind, int stage, const int64_t *args, int n) {
     Steps_add(w->out, kind, stage, args, n, NULL); /* the writer stays within the limits */
+    w->tensors += kind == STEP_CACHE_WRITE || kind == STEP_CACHE_READ || kind == STEP_RFACTOR;
 }
 
 static void put(Writer *w, StepKind kind, int k, const int64_t *args, int n) { put_raw(w, kind, w->idx[k], args, n); }
@@ -291,17 +293,22 @@ static int w_cache_write(Writer *w, int k) {
     return at;
 }
 
-/* The padded copies of the inputs stage k reads through zero padding (cache_read k t 2 each): new stages at
- * root just before k, which moves up with every later stage. */
+/* cache_read of tensor t for DAG stage k (memory m, rounding r when > 0): a new stage just before k, which moves
+ * up with every later stage; the new tensor's index. */
+static int w_cache_read(Writer *w, int k, int t, int m, int r) {
+    int64_t args[3] = {t, m, r};
+    int at = w->idx[k];
+    put_raw(w, STEP_CACHE_READ, at, args, r > 0 ? 3 : 2);
+    for (int j = 0; j < w->dag->n_stages; j++)
+        if (w->idx[j] >= at) w->idx[j]++;
+    return w->tensors - 1;
+}
+
+/* The padded copies of the inputs stage k reads through padding (cache_read k t 2 each): new stages at root just
+ * before k. */
 static void w_pad(Writer *w, const SketchStage *st, int k) {
-    for (int t = 0; t < 64; t++) {
-        if (!(st->pad >> t & 1)) continue;
-        int64_t args[2] = {t, 2};
-        int at = w->idx[k];
-        put_raw(w, STEP_CACHE_READ, at, args, 2);
-        for (int j = 0; j < w->dag->n_stages; j++)
-            if (w->idx[j] >= at) w->idx[j]++;
-    }
+    for (int t = 0; t < 64; t++)
+        if (st->pad >> t & 1) w_cache_read(w, k, t, 2, 0);
 }
 
 static void w_split(Writer *w, int k, int pos, const int64_t *f, int nf) {
@@ -646,16 +653,35 @@ static void rf_tile(Writer *w, int k, const SketchAnn *a) {
     if (a && F > 1 && F <= 4096) w_one(w, STEP_UNROLL, k, ns); /* k's loops: spatial.., the F lanes */
 }
 
-/* A pooling-like stage k on cpu (SK_POOL): its padded copies (cache_read k t 2); its last spatial axis x and
- * the one before it y split by the annotation's factors; the loops ordered outer axes, y outer, x outer, y inner,
- * x inner, the window; the first a->par loops parallel (each apart: a copy computed at one has a buffer per
- * iteration), x inner vectorized and the window's loops unrolled, so that the window is accumulated in a
- * register per lane (te_emit); the copies computed at loop a->at (or at root). */
+/* The one tensor stage k reads through padding when its reads of it have phases (2 * x + s: LoopNest_phases), or
+ * -1. */
+static int pool_phased(const TeDag *dag, const SketchStage *st, int k, int64_t *phases) {
+    int t = -1;
+    for (int i = 0; i < 64; i++)
+        if (st->pad >> i & 1) {
+            if (t >= 0) return -1;
+            t = i;
+        }
+    return t >= 0 && (*phases = LoopNest_phases(dag, k, t)) >= 2 ? t : -1;
+}
+
+/* A pooling-like stage k on cpu (SK_POOL): its padded copies (cache_read k t 2); when its reads of the one padded
+ * tensor have a stride a >= 2 in their last index (2 * x + s), that copy's last extent rounded to a multiple of a
+ * and a copy of it by phases (cache_read k pad 3), which k reads at unit stride along x; its last spatial axis x
+ * and the one before it y split by the annotation's factors; the loops ordered outer axes, y outer, x outer, y
+ * inner, x inner, the window; the first a->par loops parallel (each apart: a copy computed at one has a buffer per
+ * iteration), x inner vectorized and the window's loops unrolled, so that the window is accumulated in a register
+ * per lane (te_emit); the copies computed at loop a->at (or at root), the padded copy at its copy by phases. */
 static void pool_steps(Writer *w, const SketchStage *st, int k, const SketchAnn *a) {
     const TeStage *ts = &w->dag->stages[k];
     int ns = ts->n_spatial, nr = ts->n_reduce, first_pad = w->idx[k];
-    w_pad(w, st, k);
-    int n_pad = w->idx[k] - first_pad, two = ns >= 2;
+    int64_t phases = 0;
+    int phased = pool_phased(w->dag, st, k, &phases);
+    if (phased >= 0)
+        w_cache_read(w, k, w_cache_read(w, k, phased, 2, (int)phases), 3, 0);
+    else
+        w_pad(w, st, k);
+    int n_copies = w->idx[k] - first_pad, two = ns >= 2;
     int64_t fx = a ? a->f[ns - 1][0] : 1, fy = a && two ? a->f[ns - 2][0] : 1;
     w_split(w, k, ns - 1, &fx, 1);
     if (two) w_split(w, k, ns - 2, &fy, 1);
@@ -683,13 +709,19 @@ static void pool_steps(Writer *w, const SketchStage *st, int k, const SketchAnn 
     if (u > 0 && unrolls[u] > 0) w_two(w, STEP_AUTO_UNROLL, k, 0, unrolls[u]);
     if (a->at < 0) return;
     int64_t where[2] = {w->idx[k], a->at < outer ? a->at : outer - 1};
-    for (int p = 0; p < n_pad; p++)
+    if (phased >= 0) { /* the copy by phases at k's loop, the padded copy at the first loop of that one */
+        int64_t at_ph[2] = {first_pad + 1, 0};
+        put_raw(w, STEP_COMPUTE_AT, first_pad + 1, where, 2);
+        put_raw(w, STEP_COMPUTE_AT, first_pad, at_ph, 2);
+        return;
+    }
+    for (int p = 0; p < n_copies; p++)
         put_raw(w, STEP_COMPUTE_AT, first_pad + p, where, 2);
 }
 
 void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Steps *out) {
     out->n = 0;
-    Writer w = {.dag = dag, .cores = sk->cores, .out = out};
+    Writer w = {.dag = dag, .cores = sk->cores, .out = out, .tensors = dag->prog->n_tensors};
     for (int k = 0; k < dag->n_stages; k++) {
         const TeStage *ts = &dag->stages[k];
         Loops *L = &w.L[k];

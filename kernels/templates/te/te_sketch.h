@@ -69,7 +69,8 @@ typedef enum {
     SK_FUSED,    /* computed at its consumer's tile (the consumer is SK_CONSUMER) */
     SK_INPLACE,  /* cpu: multi-level tiling SSRSRS without a cache stage, accumulating in the tensor */
     SK_RFACTOR,  /* cpu: rfactor, the new stage's inner lanes vectorized in a local accumulator */
-    SK_POOL,     /* cpu, pooling-like: a padded copy of its input (at root or computed at one of its outer loops),
+    SK_POOL,     /* cpu, pooling-like: a padded copy of its input, and of that one by phases when the window strides
+                  * (cache_read .. 3), at root or computed at one of its outer loops,
                   * its last two spatial axes split (outer, inner), the loops ordered outer axes, y outer, x outer,
                   * y inner, x inner (vectorized), then the window (unrolled): the window's value is accumulated
                   * in a register per lane, with no test */
