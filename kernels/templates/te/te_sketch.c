@@ -1098,18 +1098,19 @@ static int cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, 
 }
 
 /* The zero-trial default of a pooling-like stage: x inner the whole axis (else its largest divisor up to 64), y
- * inner 1, the loops outside y parallel, the padded copies computed at the loop before y (one channel's plane:
- * it stays in cache between its copy and its reads), at root when there is none. */
+ * inner up to 8 rows, the loops outside y parallel, the copies computed at y outer (a band of 2 * 8 + 1 input
+ * rows of a channel: it stays in the L1 cache from its copies to its reads), at root when there is no y. */
 static void pool_default(const TeDag *dag, int k, SketchAnn *a) {
     int ns = dag->stages[k].n_spatial;
     for (int x = 0; x < SKETCH_AXES; x++)
         for (int l = 0; l < SKETCH_LEVELS - 1; l++)
             a->f[x][l] = 1;
     a->f[ns - 1][0] = (int32_t)largest_divisor(axis_extent(dag, k, ns - 1), 64);
+    if (ns >= 2) a->f[ns - 2][0] = (int32_t)largest_divisor(axis_extent(dag, k, ns - 2), 8);
     a->par = (int8_t)(ns >= 3 ? ns - 2 : 1);
     a->vec = 1;
     a->unroll = 0;
-    a->at = (int8_t)(ns >= 3 ? ns - 3 : -1);
+    a->at = (int8_t)(ns >= 2 ? ns - 2 : -1);
 }
 
 void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann) {
