@@ -17,11 +17,12 @@ static void usage(FILE *out) {
             "usage: tunetop sketches --expr FILE.te [--set NAME=VALUE ...] [--target T] [--cores N] [--vector N]\n"
             "\n"
             "Prints the sketches of a tensor expression on a target (%s; default %s): the rules that\n"
-            "made each (applied per stage from the output backwards: cpu always-inline, rfactor, add cache\n"
-            "stage, multi-level tiling with fusion, multi-level tiling SSRSRS, skip; gpu shared-memory\n"
-            "cache_read, always-inline, cross-thread reduction, rfactor, multi-level tiling SSSRRSRS, skip),\n"
-            "its step list with the tile sizes an annotation fills in shown as ?, what the schedule IR cannot\n"
-            "express yet, and the zero-trial default schedule of the sketch (a heuristic annotation).\n"
+            "made each (applied per stage from the output backwards: cpu always-inline, padded window,\n"
+            "rfactor, add cache stage, multi-level tiling with fusion, multi-level tiling SSRSRS, skip; gpu\n"
+            "shared-memory cache_read, always-inline, cross-thread reduction, rfactor, multi-level tiling\n"
+            "SSSRRSRS, skip), its step list with the tile sizes an annotation fills in shown as ?, what the\n"
+            "schedule IR cannot express yet, and the zero-trial default schedule of the sketch (a heuristic\n"
+            "annotation).\n"
             "  --cores N    cores the rfactor rule assumes (default 2)\n"
             "  --vector N   floats per SIMD register the default schedule assumes (default 16)\n",
             Target_names(), Target_default()->name);

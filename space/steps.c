@@ -10,7 +10,7 @@ static const char *const NAMES[STEP_KINDS] = {
     "unroll", "auto_unroll", "bind", "cache_write", "cache_read",     "storage_align", "rfactor"};
 /* fewest and most arguments of each kind */
 static const int MIN_ARGS[STEP_KINDS] = {2, 1, 2, 2, 0, 0, 1, 1, 1, 2, 2, 0, 2, 3, 2};
-static const int MAX_ARGS[STEP_KINDS] = {STEP_MAX_ARGS, STEP_MAX_ARGS, 2, 2, 0, 0, 1, 1, 1, 2, 2, 0, 2, 3, 2};
+static const int MAX_ARGS[STEP_KINDS] = {STEP_MAX_ARGS, STEP_MAX_ARGS, 2, 2, 0, 0, 1, 1, 1, 2, 2, 0, 3, 3, 2};
 
 const char *StepKind_name(StepKind k) { return k >= 0 && k < STEP_KINDS ? NAMES[k] : "?"; }
 

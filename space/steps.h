@@ -30,10 +30,18 @@
  *                                tensor) for stage S, which reads the copy; m = 0
  *                                local (a packed buffer on cpu), 1 shared (GPU
  *                                shared memory; a local buffer on cpu), 2 padded
- *                                (cpu: local, holding T with the zeros that S's
- *                                guarded reads `if(c, T[idx], 0)` stand for, so S
- *                                reads it without the test; c must hold exactly when
- *                                idx is inside T, see LoopNest_padded)
+ *                                (cpu: local, holding T inside the border that S's
+ *                                guarded reads `if(c, T[idx], v)` stand for, v a
+ *                                number, the same in every such read: 0 for a
+ *                                convolution, -3.4e38 for max pooling; S reads it
+ *                                without the test; c must hold exactly when idx is
+ *                                inside T, see LoopNest_padded; a third argument r
+ *                                rounds its last extent up to a multiple of r), 3 by
+ *                                phases (cpu: local, T's last dimension stored as
+ *                                (p mod a, p div a) when S reads it at a * v + s, one
+ *                                spatial v, a >= 2 dividing its extent, s of
+ *                                reduction variables: S then reads it at unit stride
+ *                                along v, see LoopNest_phases)
  *   storage_align S d f o        pad the buffer of cache or computed-at stage S:
  *                                the stride of its dimension d (elements from one
  *                                index of d to the next) becomes the next number

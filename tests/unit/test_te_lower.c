@@ -1,9 +1,12 @@
 /* tests/unit/test_te_lower.c: schedule steps as data (encode/decode), their
  * errors (each names the step index), the loop nest they lower to, and replay
  * determinism over random schedules. */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "kernels/targets/cpu/abi.h"
 #include "kernels/templates/te/te_lower.h"
 #include "tests/check.h"
 
@@ -256,8 +259,14 @@ TEST(step_errors) {
         {"compute_inline 0; cache_write 0", "step 1 (cache_write 0): stage E is inlined"},
         {"compute_at 0 1 0; cache_write 1", "step 1 (cache_write 1): stage E is computed at C (step 0)"},
         {"cache_read 1 0 0", "step 0 (cache_read 1): stage C does not read tensor 0"},
-        {"cache_read 1 1 3", "step 0 (cache_read 1): memory 3 is not 0 (local), 1 (shared) or 2 (padded)"},
-        {"cache_read 1 1 2", "step 0 (cache_read 1): stage C reads tensor E through no zero padding `if(c, E[..], 0)`"},
+        {"cache_read 1 1 4",
+         "step 0 (cache_read 1): memory 4 is not 0 (local), 1 (shared), 2 (padded) or 3 (by phases)"},
+        {"cache_read 1 1 3", "step 0 (cache_read 1): stage C reads E at last indices other than a * v + (reduction "
+                             "variables) with one spatial variable v and one stride a >= 2: no phases"},
+        {"cache_read 1 1 0 2",
+         "step 0 (cache_read 1): a third argument is a padded copy's (memory 2) rounding, at least 1"},
+        {"cache_read 1 1 2",
+         "step 0 (cache_read 1): stage C reads tensor E through no padding `if(c, E[..], v)` (v a number)"},
         {"cache_write 1; cache_write 3", "step 1 (cache_write 3): stage 3 does not exist (3 stages)"},
         {"cache_write 1; compute_at 1 2 1", "step 1 (compute_at 1): loop 1 does not exist (the stage has 1 loops)"},
         {"compute_at 0 0 0", "step 0 (compute_at 0): target stage 0 is not another stage"},
@@ -494,9 +503,11 @@ TEST(padded_copy) {
     CHECK(g && TeDag_build(&d, g, err) == TT_OK);
     if (!g) return;
     int64_t lo[TE_MAX_DIMS], shape[TE_MAX_DIMS];
-    CHECK(LoopNest_padded(&d, 0, 0, lo, shape));
-    CHECK(lo[0] == 0 && shape[0] == 2 && lo[1] == 1 && shape[1] == 8);
-    CHECK(!LoopNest_padded(&d, 0, 1, lo, shape)); /* W is read without a test */
+    double fill = 1;
+    CHECK(LoopNest_padded(&d, 0, 0, lo, shape, &fill, NULL));
+    CHECK(lo[0] == 0 && shape[0] == 2 && lo[1] == 1 && shape[1] == 8 && fill == 0);
+    CHECK(!LoopNest_padded(&d, 0, 1, lo, shape, &fill, err)); /* W is read without a test */
+    CHECK_STR(err, "stage Y reads tensor W through no padding `if(c, W[..], v)` (v a number)");
     Steps s;
     CHECK(Steps_decode("cache_read 0 0 2", &s, err) == TT_OK);
     LoopNest ln;
@@ -522,21 +533,169 @@ TEST(padded_copy) {
     StrBuf_done(&b);
     LoopNest_done(&ln);
     TeProgram_delete(g);
-    /* a test that leaves out an element inside X (i + r < 6), or a value other than 0 outside: not padding */
-    static const char *const NOT[] = {
-        "input X[6]\ninput W[3]\nY[i < 6] = sum(if(i + r >= 1 && i + r < 6, X[i + r - 1], 0) * W[r], r < 3)\n"
-        "output Y\n",
-        "input X[6]\ninput W[3]\nY[i < 6] = sum(if(i + r >= 1 && i + r < 7, X[i + r - 1], 1) * W[r], r < 3)\n"
-        "output Y\n"};
+    /* a test that leaves out an element inside X (i + r < 6), or two values outside X: no padded copy */
+    static const char *const NOT[][2] = {
+        {"input X[6]\ninput W[3]\nY[i < 6] = sum(if(i + r >= 1 && i + r < 6, X[i + r - 1], 0) * W[r], r < 3)\n"
+         "output Y\n",
+         "step 0 (cache_read 0): stage Y reads tensor X through a test `if(c, X[..], v)` whose c is not shown to hold "
+         "exactly where the index is inside X"},
+        {"input X[6]\nY[i < 6] = sum(if(i + r >= 1 && i + r < 7, X[i + r - 1], 0) + "
+         "if(i + r >= 1 && i + r < 7, X[i + r - 1], -1), r < 3)\noutput Y\n",
+         "step 0 (cache_read 0): stage Y reads tensor X padded with 0 and with -1: a padded copy holds one value"}};
     for (size_t i = 0; i < sizeof NOT / sizeof *NOT; i++) {
-        g = parse(NOT[i]);
+        g = parse(NOT[i][0]);
         CHECK(g && TeDag_build(&d, g, err) == TT_OK);
         if (!g) continue;
-        CHECK(!LoopNest_padded(&d, 0, 0, lo, shape));
+        CHECK(!LoopNest_padded(&d, 0, 0, lo, shape, &fill, NULL));
         CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_ERR);
-        CHECK_CONTAINS(err, "step 0 (cache_read 0): stage Y reads tensor X through no zero padding");
+        CHECK_STR(err, NOT[i][1]);
         TeProgram_delete(g);
     }
+}
+
+/* Max pooling pads with -3.4e38: the padded copy holds X inside a border of -3.4e38f, and the C code of the
+ * pooling over it (some windows wholly in the border) gives the interpreter's bits. */
+TEST(padded_copy_of_max_pool) {
+    TeProgram *g = parse("input X[2, 7, 6]\nY[c < 2, y < 5, x < 4] = max_over(if(2 * y + r >= 3 && 2 * y + r < 10 && "
+                         "2 * x + s >= 1 && 2 * x + s < 7, X[c, 2 * y + r - 3, 2 * x + s - 1], -3.4e38), r < 3, "
+                         "s < 3)\noutput Y\n");
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    int64_t lo[TE_MAX_DIMS], shape[TE_MAX_DIMS];
+    double fill = 0;
+    CHECK(LoopNest_padded(&d, 0, 0, lo, shape, &fill, NULL));
+    CHECK(fill == -3.4e38 && lo[1] == 3 && shape[1] == 11 && lo[2] == 1 && shape[2] == 9);
+    Steps s;
+    CHECK(Steps_decode("cache_read 0 0 2; vectorize 1 2", &s, err) == TT_OK);
+    LoopNest ln;
+    if (LoopNest_lower(&ln, &d, &s, err) != TT_OK) {
+        fprintf(stderr, "%s\n", err);
+        CHECK(0);
+        TeProgram_delete(g);
+        return;
+    }
+    StrBuf b;
+    StrBuf_init(&b);
+    LoopNest_emit_c(&ln, "k", &b);
+    LoopNest_done(&ln);
+    /* the copy's border, and nowhere else: Y's reads have no test left */
+    const char *border_value = strstr(b.data, " : (float)-3.4e+38f)");
+    CHECK(border_value && !strstr(border_value + 20, "-3.4e+38f"));
+    /* the window's maximum in a register variable (the interpreter's step), stored once */
+    const char *update = strstr(b.data, " = tt_maxstep(tt_acc");
+    CHECK(update && !strchr(update, '?'));
+    CHECK_CONTAINS(b.data, " = (-INFINITY);\n");
+    CHECK_CONTAINS(b.data, "] = tt_acc");
+    /* build it as the cpu target does and compare with the interpreter, bit for bit */
+    char dir[] = "/tmp/tt-te-pool.XXXXXX", c_path[64], so_path[64], cmd[512];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(c_path, sizeof c_path, "%s/k.c", dir);
+    snprintf(so_path, sizeof so_path, "%s/k.so", dir);
+    FILE *f = fopen(c_path, "w");
+    CHECK(f != NULL);
+    if (f) fputs(b.data, f), fclose(f);
+    StrBuf_done(&b);
+    snprintf(cmd, sizeof cmd, "cc %s -o %s %s -lm", TT_CPU_CFLAGS, so_path, c_path);
+    CHECK_EQ_INT(system(cmd), 0);
+    void *so = dlopen(so_path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    CHECK(so != NULL);
+    void (*k)(float **) = so ? (void (*)(float **))dlsym(so, "k") : NULL;
+    CHECK(k != NULL);
+    double x[84], y[40];
+    float xf[84], yf[40];
+    for (int i = 0; i < 84; i++)
+        xf[i] = (float)(x[i] = (double)((i * 37) % 23) - 30.25);
+    double *values[2] = {x, y};
+    float *bufs[2] = {xf, yf};
+    TeProgram_eval(g, values);
+    if (k) k(bufs);
+    int same = 1, border = 0;
+    for (int i = 0; i < 40; i++) {
+        float want = (float)y[i];
+        same &= memcmp(&want, &yf[i], sizeof want) == 0;
+        border += yf[i] == -3.4e38f;
+    }
+    CHECK(same);
+    CHECK_EQ_INT(border, 8); /* y = 0 reads only the border: 2 channels x 4 columns */
+    if (so) dlclose(so);
+    unlink(so_path);
+    unlink(c_path);
+    rmdir(dir);
+    TeProgram_delete(g);
+}
+
+/* cache_read S T 3: a copy of T by phases (position p of its last dimension at (p mod 2, p div 2)), here of max
+ * pooling's padded copy (its last extent rounded to 2 phases): Y reads it at unit stride along x, and gives the
+ * interpreter's bits. */
+TEST(copy_by_phases_of_max_pool) {
+    TeProgram *g = parse("input X[2, 7, 6]\nY[c < 2, y < 5, x < 4] = max_over(if(2 * y + r >= 3 && 2 * y + r < 10 && "
+                         "2 * x + s >= 1 && 2 * x + s < 7, X[c, 2 * y + r - 3, 2 * x + s - 1], -3.4e38), r < 3, "
+                         "s < 3)\noutput Y\n");
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    CHECK_EQ_INT(LoopNest_phases(&d, 0, 0), 2);
+    Steps s;
+    LoopNest ln;
+    /* the padded copy's last extent is 9: no 2 phases of it unless rounded to 10 */
+    CHECK(Steps_decode("cache_read 0 0 2; cache_read 1 2 3", &s, err) == TT_OK);
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_ERR);
+    CHECK_STR(err, "step 1 (cache_read 1): the last extent 9 of X.pad is no multiple of its 2 phases");
+    CHECK(Steps_decode("cache_read 0 0 2 2; cache_read 1 2 3; unroll 2 3; unroll 2 4; vectorize 2 2", &s, err) ==
+          TT_OK);
+    if (LoopNest_lower(&ln, &d, &s, err) != TT_OK) {
+        fprintf(stderr, "%s\n", err);
+        CHECK(0);
+        TeProgram_delete(g);
+        return;
+    }
+    StrBuf b;
+    StrBuf_init(&b);
+    LoopNest_print(&ln, &b);
+    CHECK_CONTAINS(b.data, "alloc X.pad[2, 11, 10]\n");
+    CHECK_CONTAINS(b.data, "alloc X.pad.ph[2, 11, 2, 5]\n");
+    StrBuf_clear(&b);
+    LoopNest_emit_c(&ln, "k", &b);
+    LoopNest_done(&ln);
+    /* the copy reads X.pad at 2 * q + phase; Y reads the copy at (s mod 2, x + s div 2) */
+    CHECK_CONTAINS(b.data, "] = L2[(x8) * 110 + (x9) * 10 + (((((int64_t)2) * x11) + x10))];");
+    CHECK_CONTAINS(b.data, "(tt_fmod((x4 + ((int64_t)0)), ((int64_t)2))) * 5 + ((x2 + tt_fdiv((x4 + ((int64_t)0)), "
+                           "((int64_t)2))))]");
+    float x[84], y[40];
+    double xd[84], yd[40];
+    for (int i = 0; i < 84; i++)
+        x[i] = (float)(xd[i] = (double)((i * 37) % 23) - 11.5);
+    char dir[] = "/tmp/tt-te-phases.XXXXXX", c_path[64], so_path[64], cmd[512];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(c_path, sizeof c_path, "%s/k.c", dir);
+    snprintf(so_path, sizeof so_path, "%s/k.so", dir);
+    FILE *f = fopen(c_path, "w");
+    CHECK(f != NULL);
+    if (f) fputs(b.data, f), fclose(f);
+    StrBuf_done(&b);
+    snprintf(cmd, sizeof cmd, "cc %s -o %s %s -lm", TT_CPU_CFLAGS, so_path, c_path);
+    CHECK_EQ_INT(system(cmd), 0);
+    void *so = dlopen(so_path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    void (*k)(float **) = so ? (void (*)(float **))dlsym(so, "k") : NULL;
+    CHECK(k != NULL);
+    double *values[2] = {xd, yd};
+    float *bufs[2] = {x, y};
+    TeProgram_eval(g, values);
+    if (k) k(bufs);
+    int same = 1;
+    for (int i = 0; i < 40; i++) {
+        float want = (float)yd[i];
+        same &= memcmp(&want, &y[i], sizeof want) == 0;
+    }
+    CHECK(same);
+    if (so) dlclose(so);
+    unlink(so_path);
+    unlink(c_path);
+    rmdir(dir);
+    TeProgram_delete(g);
 }
 
 /* rfactor: the split reduction's inner part is a spatial axis of Y.rf (vectorized here); Y sums Y.rf and keeps
@@ -605,5 +764,7 @@ int main(void) {
     RUN(invariants_before_vectorized_loop);
     RUN(rfactor_stage);
     RUN(padded_copy);
+    RUN(padded_copy_of_max_pool);
+    RUN(copy_by_phases_of_max_pool);
     return check_summary();
 }

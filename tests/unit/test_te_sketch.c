@@ -456,6 +456,72 @@ TEST(conv2d_reads_a_padded_copy_and_unrolls_its_window) {
     ex_free(e);
 }
 
+/* Max pooling (a window read through padding, no data reuse) reads a padded copy of X, computed per channel by
+ * default, its window innermost and unrolled inside the vectorized row, with no test left; an elementwise stage,
+ * a reduction without padding and a matmul are not pooling-like. */
+TEST(max_pool_reads_a_padded_copy_with_its_window_innermost) {
+    TeSet set[] = {{"C", 4}, {"H", 10}, {"W", 12}};
+    Ex *e = load("max_pool", set, 3);
+    CHECK(e);
+    if (!e) return;
+    CHECK(Sketch_pooling(&e->dag, 0));
+    Sketch sk[SKETCH_MAX];
+    int n = Sketch_generate(&e->dag, 0, 2, sk);
+    CHECK_EQ_INT(n, 1);
+    CHECK(sk[0].st[0].how == SK_POOL && has(&sk[0].st[0], RULE_WINDOW) && sk[0].st[0].pad == 1);
+    StrBuf f;
+    StrBuf_init(&f);
+    Sketch_format(&sk[0], &e->dag, &f);
+    CHECK_CONTAINS(f.data, "stage 0 Y        padded window  -> own loop nest over a padded copy, the window "
+                           "innermost, padded copy of X\n");
+    /* X padded (its last extent rounded to 2 phases), the padded copy by phases (2 * x + s), then Y's loops */
+    CHECK_CONTAINS(f.data, "steps: cache_read 0 0 2 2; cache_read 1 2 3; split 2 3 ?; split 2 2 ?; "
+                           "reorder 2 0 1 2 4 3 5 6 7\n");
+    CHECK(strstr(f.data, "note:") == NULL);
+    StrBuf_done(&f);
+    SketchAnn ann[2];
+    Sketch_heuristic(&sk[0], &e->dag, 16, ann);
+    Steps st;
+    Sketch_steps(&sk[0], &e->dag, ann, &st);
+    LoopNest ln;
+    char err[TT_ERRLEN];
+    CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+    StrBuf s;
+    StrBuf_init(&s);
+    LoopNest_print(&ln, &s);
+    /* the copies per channel (parallel), then the rows: x whole and vectorized, the 3 x 3 window unrolled inside */
+    const char *c = nest_line(s.data, "for i2_1 < 4 parallel"),
+               *ph = nest_line(s.data, "alloc X.pad.ph[1, 1, 11, 2, 7]"),
+               *pad = nest_line(s.data, "alloc X.pad[1, 1, 11, 14]"), *x = nest_line(s.data, "for i2_7 < 6 vectorize"),
+               *r = nest_line(s.data, "for i2_4 < 3 unroll 3"), *w = nest_line(s.data, "for i2_5 < 3 unroll 3"),
+               *upd = nest_line(s.data, "update Y");
+    CHECK(c && ph && pad && x && r && w && upd && c < ph && ph < pad && pad < x && x < r && r < w && w < upd);
+    CHECK(upd && !line_has(upd, " if "));
+    LoopNest_done(&ln);
+    StrBuf_done(&s);
+    check_annotations(e, sk, n);
+    Sketch_generate(&e->dag, 1, 2, sk);
+    CHECK(sk[0].st[0].pad == 0 && sk[0].st[0].how != SK_POOL);
+    ex_free(e);
+    static const char *const NOT[] = {
+        "input A[4, 6]\nB[i < 4, j < 6] = A[i, j] * 2\noutput B\n",                              /* elementwise */
+        "input A[4, 6]\nM[i < 4] = max_over(A[i, j], j < 6)\noutput M\n",                        /* no padding */
+        "input A[4, 600]\nM[i < 4] = max_over(if(j >= 1, A[i, j - 1], 0), j < 601)\noutput M\n", /* a long window */
+    };
+    for (size_t i = 0; i < sizeof NOT / sizeof *NOT; i++) {
+        e = parse(NOT[i]);
+        CHECK(e);
+        if (!e) continue;
+        for (int k = 0; k < e->dag.n_stages; k++)
+            CHECK(!Sketch_pooling(&e->dag, k));
+        ex_free(e);
+    }
+    TeSet mm[] = {{"N", 8}};
+    e = load("matmul", mm, 1);
+    CHECK(e && !Sketch_pooling(&e->dag, 0));
+    ex_free(e);
+}
+
 TEST(a_short_wide_reduction_meets_rfactor_and_cross_thread) {
     Ex *e = parse("input A[4, 4096]\nS[i < 4] = sum(A[i, k], k < 4096)\noutput S\n");
     CHECK(e);
@@ -588,6 +654,7 @@ int main(void) {
     RUN(layer_norm_gets_root_stages_and_a_note);
     RUN(conv2d_is_tiled_within_the_step_limits);
     RUN(conv2d_reads_a_padded_copy_and_unrolls_its_window);
+    RUN(max_pool_reads_a_padded_copy_with_its_window_innermost);
     RUN(a_short_wide_reduction_meets_rfactor_and_cross_thread);
     RUN(dense_gets_an_rfactor_sketch);
     RUN(the_schedule_table_gives_back_what_it_holds);

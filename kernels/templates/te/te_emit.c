@@ -18,20 +18,26 @@ typedef struct Dialect {
     const char *int_t;       /* 64-bit integer type */
     const char *fun[9];      /* exp log sqrt rsqrt tanh erf abs max min on float */
     const char *inf;         /* +infinity as a float expression */
+    const char *step[2];     /* a max_over / min_over update: step(acc, x) */
     const char *func_prefix; /* before the helpers' definitions */
     const char *barrier;     /* every thread of the block waits, shared memory settled */
     const char *shared;      /* a shared-memory declaration's qualifier */
     const char *local_id[3], *local_size[3];
 } Dialect;
 
-static const Dialect C_DIALECT = {
-    "int64_t",  {"tt_expf", "logf", "sqrtf", NULL, "tanhf", "erff", "fabsf", "tt_fmaxf", "tt_fminf"},
-    "INFINITY", "static inline",
-    NULL,       NULL,
-    {NULL},     {NULL}};
+static const Dialect C_DIALECT = {"int64_t",
+                                  {"tt_expf", "logf", "sqrtf", NULL, "tanhf", "erff", "fabsf", "tt_fmaxf", "tt_fminf"},
+                                  "INFINITY",
+                                  {"tt_maxstep", "tt_minstep"},
+                                  "static inline",
+                                  NULL,
+                                  NULL,
+                                  {NULL},
+                                  {NULL}};
 static const Dialect OPENCL_DIALECT = {"long",
                                        {"exp", "log", "sqrt", "rsqrt", "tanh", "erf", "fabs", "fmax", "fmin"},
                                        "INFINITY",
+                                       {"fmax", "fmin"},
                                        "static inline",
                                        "barrier(CLK_LOCAL_MEM_FENCE);",
                                        "__local",
@@ -40,6 +46,7 @@ static const Dialect OPENCL_DIALECT = {"long",
 static const Dialect CUDA_DIALECT = {"long long",
                                      {"expf", "logf", "sqrtf", "rsqrtf", "tanhf", "erff", "fabsf", "fmaxf", "fminf"},
                                      "__int_as_float(0x7f800000)",
+                                     {"fmaxf", "fminf"},
                                      "static __device__ __forceinline__",
                                      "__syncthreads();",
                                      "__shared__",
@@ -53,8 +60,10 @@ typedef struct Emit {
     const TeProgram *g;
     StrBuf *out;
     const Dialect *dia;
-    int cur;       /* the stage whose expression is written (its accesses may read a cache) */
-    int collapsed; /* parallel loops still to come that an enclosing `collapse` covers */
+    int cur;                 /* the stage whose expression is written (its accesses may read a cache) */
+    int collapsed;           /* parallel loops still to come that an enclosing `collapse` covers */
+    int acc[TE_MAX_TENSORS]; /* per stage: 1 + the depth of the register accumulator its updates go to, or 0 */
+    int store_acc;           /* an INIT statement stores the accumulator instead */
     /* values computed before the vectorized loop around the statement being written: tt_h<id[i]> is
      * hoist[i] (recip[i]: 1 / hoist[i], a divisor) */
     const TeExpr *hoist[HOIST_MAX];
@@ -318,9 +327,21 @@ static void emit_stmt(Emit *E, const LnNode *n, int depth) {
         ix[d] = &axes[d];
     }
     element(E, ts->tensor, ix, env, &out_ref);
+    int acc = E->acc[n->stage];
+    if (acc && n->part == LN_UPDATE) { /* the register accumulator (see emit_block) */
+        StrBuf_clear(&out_ref);
+        StrBuf_printf(&out_ref, "tt_acc%d", acc - 1);
+    }
     StrBuf_append(o, out_ref.data);
     StrBuf_append(o, " = ");
     int rop = ts->red ? ts->red->op : -1;
+    if (acc && n->part == LN_INIT && E->store_acc) {
+        StrBuf_printf(o, "tt_acc%d;\n", acc - 1);
+        StrBuf_done(&out_ref);
+        indent(o, depth);
+        StrBuf_append(o, "}\n");
+        return;
+    }
     switch (n->part) {
     case LN_STORE:
         expr(E, t->body, env, NULL);
@@ -335,7 +356,7 @@ static void emit_stmt(Emit *E, const LnNode *n, int depth) {
         if (rop == TE_SUM)
             StrBuf_printf(o, "%s + (float)", out_ref.data);
         else
-            StrBuf_printf(o, "%s(%s, (float)", E->dia->fun[rop == TE_MAX_OVER ? TE_FMAX : TE_FMIN], out_ref.data);
+            StrBuf_printf(o, "%s(%s, (float)", E->dia->step[rop == TE_MAX_OVER ? 0 : 1], out_ref.data);
         expr(E, ts->red->kid[0], env, NULL);
         if (rop != TE_SUM) StrBuf_append(o, ")");
         break;
@@ -499,10 +520,54 @@ static int open_hoists(Emit *E, const LnNode *n, int depth) {
 
 /* The kids of a loop or block; a shared buffer's filling ends with a barrier,
  * heap buffers are freed at the end. */
+static int has_update(const LnNode *n, int stage) {
+    if (!n->is_loop) return n->part == LN_UPDATE && n->stage == stage;
+    for (int i = 0; i < n->n_kids; i++)
+        if (has_update(n->kids[i], stage)) return 1;
+    return 0;
+}
+
+/* Kid i of block n starts a reduction whose loops all lie inside its element's statements: its INIT, then a
+ * loop nest of reduction loops (and the producers computed there) around its UPDATE. */
+static int whole_reduction(const LnNode *n, int i) {
+    const LnNode *k = n->kids[i];
+    return !k->is_loop && k->part == LN_INIT && i + 1 < n->n_kids && n->kids[i + 1]->is_loop &&
+           has_update(n->kids[i + 1], k->stage);
+}
+
+/* C: such a reduction accumulates in a variable, stored once after its loops (the INIT statement, stored last):
+ * the compiler keeps it in a register, and vectorizes a loop around it (it does neither with an element of
+ * memory). */
+static void emit_whole_reduction(Emit *E, const LnNode *init, const LnNode *loops, int depth) {
+    const TeStage *ts = &E->ln->dag->stages[init->stage];
+    int rop = ts->red->op;
+    indent(E->out, depth);
+    StrBuf_printf(E->out, "{\n");
+    indent(E->out, depth + 1);
+    if (rop == TE_SUM)
+        StrBuf_printf(E->out, "float tt_acc%d = 0.0f;\n", depth);
+    else
+        StrBuf_printf(E->out, rop == TE_MAX_OVER ? "float tt_acc%d = (-%s);\n" : "float tt_acc%d = (%s);\n", depth,
+                      E->dia->inf);
+    E->acc[init->stage] = depth + 1;
+    emit_node(E, loops, depth + 1);
+    E->store_acc = 1;
+    emit_stmt(E, init, depth + 1);
+    E->store_acc = 0;
+    E->acc[init->stage] = 0;
+    indent(E->out, depth);
+    StrBuf_printf(E->out, "}\n");
+}
+
 static void emit_block(Emit *E, const LnNode *n, int depth) {
     int barrier_after = -1;
     for (int i = 0; i < n->n_kids; i++) {
         const LnNode *k = n->kids[i];
+        if (E->dia == &C_DIALECT && whole_reduction(n, i)) {
+            emit_whole_reduction(E, k, n->kids[i + 1], depth);
+            i++;
+            continue;
+        }
         emit_node(E, k, depth);
         if (!k->is_loop && k->part == LN_ALLOC && gpu_shared(E, k)) barrier_after = i + (int)k->extent;
         if (i == barrier_after) indent(E->out, depth), StrBuf_printf(E->out, "%s\n", E->dia->barrier);
@@ -581,6 +646,9 @@ void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
     StrBuf_append(out, "#ifndef TT_TE_FMINMAX\n#define TT_TE_FMINMAX\n"
                        "static inline float tt_fmaxf(float a, float b) { return a > b || b != b ? a : b; }\n"
                        "static inline float tt_fminf(float a, float b) { return a < b || b != b ? a : b; }\n"
+                       /* a max_over / min_over step as the interpreter takes it (one compare and a select: vmaxps) */
+                       "static inline float tt_maxstep(float acc, float x) { return x > acc ? x : acc; }\n"
+                       "static inline float tt_minstep(float acc, float x) { return x < acc ? x : acc; }\n"
                        /* expf of float arithmetic only, so that a loop of it vectorizes (no float-to-int
                         * conversion, whose trap the compiler will not if-convert beside the clamps): n = round(x /
                         * ln 2) by adding 1.5 * 2^23, 2^n as two halves built from n's bits (denormal results and

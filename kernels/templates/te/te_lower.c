@@ -293,7 +293,7 @@ static TeExpr *access_of(Lower *L, int tensor, const int *vars) {
     return a;
 }
 
-/* ---- zero padding (cache_read S T 2) -------------------------------------------- */
+/* ---- padding (cache_read S T 2) ------------------------------------------------- */
 
 static TeExpr *int_node(Lower *L, TeKind kind, int op, int64_t value, TeExpr *a, TeExpr *b);
 
@@ -378,104 +378,213 @@ static void vars_of(const TeExpr *e, int *used) {
         if (e->kid[i]) vars_of(e->kid[i], used);
 }
 
-/* `if(c, T[idx], 0)` with T = tensor */
-static int pad_read(const TeExpr *e, int tensor) {
-    if (e->kind != TE_IF || e->n_kids != 3) return 0;
-    const TeExpr *z = e->kid[2];
-    return e->kid[1]->kind == TE_ACCESS && e->kid[1]->tensor == tensor && z->kind == TE_NUM &&
-           (z->type == TE_TINT ? z->inum == 0 : z->num == 0.0);
+/* `if(c, T[idx], v)` with T = tensor and v a number: v's node, else NULL */
+static const TeExpr *pad_read(const TeExpr *e, int tensor) {
+    if (e->kind != TE_IF || e->n_kids != 3) return NULL;
+    const TeExpr *v = e->kid[2];
+    return e->kid[1]->kind == TE_ACCESS && e->kid[1]->tensor == tensor && v->kind == TE_NUM ? v : NULL;
 }
+
+static double num_value(const TeExpr *v) { return v->type == TE_TINT ? (double)v->inum : v->num; }
 
 #define PAD_CHECKS (1 << 20) /* most variable values a padded read's condition is checked over */
 
-/* Checks one padded read of body e (recursively) and widens lo/hi (the index range read) by it; 0 when a
- * condition does not hold exactly where its index is inside the tensor. */
-static int pad_scan(const TeProgram *g, const TeExpr *e, int tensor, int64_t *lo, int64_t *hi, int *found) {
-    if (pad_read(e, tensor)) {
-        const TeExpr *a = e->kid[1];
-        const TeTensor *t = &g->tensors[tensor];
-        /* the variables of c and of the indices that share one with c: an index of none of them is inside T
-         * whatever c says (the parser proved the read under c) */
-        int used[TE_MAX_VARS] = {0}, vars[TE_MAX_VARS], nv = 0, dims[TE_MAX_DIMS] = {0};
-        vars_of(e->kid[0], used);
-        for (int d = 0; d < t->ndim; d++) {
-            int of[TE_MAX_VARS] = {0};
-            vars_of(a->kid[d], of);
-            for (int v = 0; v < g->n_vars; v++)
-                dims[d] |= of[v] && used[v];
-        }
-        for (int d = 0; d < t->ndim; d++)
-            if (dims[d]) vars_of(a->kid[d], used);
-        int64_t combos = 1, val[TE_MAX_VARS] = {0};
+/* What the padded reads of one tensor by one body have in common: the index box they read, their value
+ * outside the tensor, and why they are no padding (a code below). */
+typedef enum { PAD_OK, PAD_NONE, PAD_TEST, PAD_MIXED } PadWhy;
+typedef struct PadScan {
+    int64_t lo[TE_MAX_DIMS], hi[TE_MAX_DIMS];
+    int found;
+    double fill, other; /* the value of the first padded read; PAD_MIXED: another one */
+    PadWhy why;
+} PadScan;
+
+/* Checks one padded read `if(c, T[idx], v)` of T = tensor: c holds exactly where idx is inside T (over every
+ * value of the variables involved), and widens p's box by the indices read. */
+static int pad_check(const TeProgram *g, const TeExpr *e, int tensor, PadScan *p) {
+    const TeExpr *a = e->kid[1];
+    const TeTensor *t = &g->tensors[tensor];
+    /* the variables of c and of the indices that share one with c: an index of none of them is inside T
+     * whatever c says (the parser proved the read under c) */
+    int used[TE_MAX_VARS] = {0}, vars[TE_MAX_VARS], nv = 0, dims[TE_MAX_DIMS] = {0};
+    vars_of(e->kid[0], used);
+    for (int d = 0; d < t->ndim; d++) {
+        int of[TE_MAX_VARS] = {0};
+        vars_of(a->kid[d], of);
         for (int v = 0; v < g->n_vars; v++)
-            if (used[v]) {
-                vars[nv++] = v;
-                combos *= g->vars[v].extent;
-                if (combos > PAD_CHECKS) return 0;
-            }
-        for (int64_t i = 0; i < combos; i++) {
-            int64_t rest = i, c, inside = 1;
-            for (int j = 0; j < nv; j++)
-                val[vars[j]] = rest % g->vars[vars[j]].extent, rest /= g->vars[vars[j]].extent;
-            if (!int_eval(e->kid[0], val, &c)) return 0;
-            for (int d = 0; d < t->ndim; d++) {
-                int64_t x;
-                if (!dims[d]) continue;
-                if (!int_eval(a->kid[d], val, &x)) return 0;
-                inside &= x >= 0 && x < t->shape[d];
-                if (x < lo[d]) lo[d] = x;
-                if (x > hi[d]) hi[d] = x;
-            }
-            if (!c != !inside) return 0;
-        }
-        *found = 1;
-        return 1;
+            dims[d] |= of[v] && used[v];
     }
-    for (int i = 0; i < e->n_kids; i++)
-        if (e->kid[i] && !pad_scan(g, e->kid[i], tensor, lo, hi, found)) return 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (dims[d]) vars_of(a->kid[d], used);
+    int64_t combos = 1, val[TE_MAX_VARS] = {0};
+    for (int v = 0; v < g->n_vars; v++)
+        if (used[v]) {
+            vars[nv++] = v;
+            combos *= g->vars[v].extent;
+            if (combos > PAD_CHECKS) return 0;
+        }
+    for (int64_t i = 0; i < combos; i++) {
+        int64_t rest = i, c, inside = 1;
+        for (int j = 0; j < nv; j++)
+            val[vars[j]] = rest % g->vars[vars[j]].extent, rest /= g->vars[vars[j]].extent;
+        if (!int_eval(e->kid[0], val, &c)) return 0;
+        for (int d = 0; d < t->ndim; d++) {
+            int64_t x;
+            if (!dims[d]) continue;
+            if (!int_eval(a->kid[d], val, &x)) return 0;
+            inside &= x >= 0 && x < t->shape[d];
+            if (x < p->lo[d]) p->lo[d] = x;
+            if (x > p->hi[d]) p->hi[d] = x;
+        }
+        if (!c != !inside) return 0;
+    }
     return 1;
 }
 
-int LoopNest_padded(const TeDag *dag, int stage, int tensor, int64_t *lo, int64_t *shape) {
+/* Checks the padded reads of T = tensor in body e (recursively) into p; 0 (p->why set) at the first that is no
+ * padding or whose value outside T differs from the others'. */
+static int pad_scan(const TeProgram *g, const TeExpr *e, int tensor, PadScan *p) {
+    const TeExpr *v = pad_read(e, tensor);
+    if (v) {
+        double x = num_value(v);
+        if (p->found && memcmp(&x, &p->fill, sizeof x)) { /* one value, to the bit (0 and -0 differ) */
+            p->other = x;
+            p->why = PAD_MIXED;
+            return 0;
+        }
+        if (!pad_check(g, e, tensor, p)) {
+            p->why = PAD_TEST;
+            return 0;
+        }
+        p->fill = x;
+        p->found = 1;
+        return 1;
+    }
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i] && !pad_scan(g, e->kid[i], tensor, p)) return 0;
+    return 1;
+}
+
+int LoopNest_padded(const TeDag *dag, int stage, int tensor, int64_t *lo, int64_t *shape, double *fill, char *why) {
     const TeProgram *g = dag->prog;
     if (stage < 0 || stage >= dag->n_stages || tensor < 0 || tensor >= g->n_tensors) return 0;
     const TeTensor *t = &g->tensors[tensor];
-    int64_t min[TE_MAX_DIMS], max[TE_MAX_DIMS];
-    int found = 0;
+    const char *sn = g->tensors[dag->stages[stage].tensor].name, *tn = t->name;
+    PadScan p = {.why = PAD_NONE};
     for (int d = 0; d < t->ndim; d++)
-        min[d] = 0, max[d] = t->shape[d] - 1;
-    if (!pad_scan(g, g->tensors[dag->stages[stage].tensor].body, tensor, min, max, &found) || !found) return 0;
-    for (int d = 0; d < t->ndim; d++)
-        lo[d] = -min[d], shape[d] = max[d] - min[d] + 1;
+        p.lo[d] = 0, p.hi[d] = t->shape[d] - 1;
+    if (pad_scan(g, g->tensors[dag->stages[stage].tensor].body, tensor, &p) && p.found) {
+        for (int d = 0; d < t->ndim; d++)
+            lo[d] = -p.lo[d], shape[d] = p.hi[d] - p.lo[d] + 1;
+        *fill = p.fill;
+        return 1;
+    }
+    if (!why) return 0;
+    if (p.why == PAD_MIXED)
+        snprintf(why, TT_ERRLEN, "stage %s reads tensor %s padded with %g and with %g: a padded copy holds one value",
+                 sn, tn, p.fill, p.other);
+    else if (p.why == PAD_TEST)
+        snprintf(why, TT_ERRLEN,
+                 "stage %s reads tensor %s through a test `if(c, %s[..], v)` whose c is not shown to hold exactly "
+                 "where the index is inside %s",
+                 sn, tn, tn, tn);
+    else
+        snprintf(why, TT_ERRLEN, "stage %s reads tensor %s through no padding `if(c, %s[..], v)` (v a number)", sn, tn,
+                 tn);
+    return 0;
+}
+
+/* The phases of T's last dimension in body e (recursively): every read of T has a last index linear in the
+ * variables, with one spatial variable (*v, the same in every read) of coefficient *a >= 2 (the same) and only
+ * reduction variables besides; 0 when a read does not. */
+static int phase_scan(const TeProgram *g, const TeExpr *e, int tensor, int *v, int64_t *a) {
+    if (e->kind == TE_ACCESS && e->tensor == tensor) {
+        TeLin lin;
+        int spatial = -1;
+        if (!te_linear(e->kid[e->n_kids - 1], &lin)) return 0;
+        for (int i = 0; i < lin.n; i++)
+            if (!g->vars[lin.var[i]].is_reduce) {
+                if (spatial >= 0) return 0;
+                spatial = i;
+            }
+        if (spatial < 0 || lin.coef[spatial] < 2) return 0;
+        if (*a && (*v != lin.var[spatial] || *a != lin.coef[spatial])) return 0;
+        *v = lin.var[spatial], *a = lin.coef[spatial];
+        return 1;
+    }
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i] && !phase_scan(g, e->kid[i], tensor, v, a)) return 0;
     return 1;
+}
+
+int64_t LoopNest_phases(const TeDag *dag, int stage, int tensor) {
+    const TeProgram *g = dag->prog;
+    if (stage < 0 || stage >= dag->n_stages || tensor < 0 || tensor >= g->n_tensors) return 0;
+    int v = -1;
+    int64_t a = 0;
+    if (g->tensors[tensor].ndim < 1 || g->tensors[tensor].ndim >= TE_MAX_DIMS) return 0;
+    return phase_scan(g, g->tensors[dag->stages[stage].tensor].body, tensor, &v, &a) ? a : 0;
+}
+
+/* Index p of a padded copy's last dimension laid out by `phases` phases at (phase, q): p = phases * q + phase. */
+static TeExpr *phase_pos(Lower *L, const int *axes, int last, int64_t phases) {
+    TeExpr *q = int_node(L, TE_VAR, 0, axes[last + 1], NULL, NULL),
+           *ph = int_node(L, TE_VAR, 0, axes[last], NULL, NULL);
+    TeExpr *aq = int_node(L, TE_BIN, TE_MUL, 0, int_node(L, TE_NUM, 0, phases, NULL, NULL), q);
+    return int_node(L, TE_BIN, TE_ADD, 0, aq, ph);
+}
+
+/* Last index e of a read (lo added) as (phase, q) of the copy by phases: e + lo = a * v + rest, phase = rest mod a
+ * and q = v + rest div a (floor): with the reduction variables of rest unrolled, both fold, and q moves with v
+ * at unit stride. */
+static void phase_index(Lower *L, const TeExpr *e, int64_t lo, int64_t a, TeExpr **phase, TeExpr **q) {
+    TeLin lin;
+    te_linear(e, &lin); /* checked by phase_scan */
+    TeExpr *rest = int_node(L, TE_NUM, 0, lin.c + lo, NULL, NULL), *v = NULL;
+    for (int i = 0; i < lin.n; i++) {
+        TeExpr *x = int_node(L, TE_VAR, 0, lin.var[i], NULL, NULL);
+        if (!L->prog->vars[lin.var[i]].is_reduce) {
+            v = x;
+            continue;
+        }
+        if (lin.coef[i] != 1) x = int_node(L, TE_BIN, TE_MUL, 0, int_node(L, TE_NUM, 0, lin.coef[i], NULL, NULL), x);
+        rest = int_node(L, TE_BIN, TE_ADD, 0, x, rest);
+    }
+    *phase = int_node(L, TE_BIN, TE_MOD, 0, rest, int_node(L, TE_NUM, 0, a, NULL, NULL));
+    *q = int_node(L, TE_BIN, TE_ADD, 0, v, int_node(L, TE_BIN, TE_DIV, 0, rest, int_node(L, TE_NUM, 0, a, NULL, NULL)));
 }
 
 /* A copy of e (reader body) whose reads of src, padded or not, read nt at the indices shifted by lo; the
  * accesses of e and their copies listed in from[] / to[], the reduction's copy in *red. */
-static TeExpr *clone_padded(Lower *L, const TeExpr *e, int src, int nt, const int64_t *lo, const TeExpr *old_red,
-                            TeExpr **red, const TeExpr **from, TeExpr **to, int *n) {
-    const TeExpr *acc = pad_read(e, src) ? e->kid[1] : e->kind == TE_ACCESS && e->tensor == src ? e : NULL;
+static TeExpr *clone_padded(Lower *L, const TeExpr *e, int src, int nt, const int64_t *lo, int64_t phases,
+                            const TeExpr *old_red, TeExpr **red, const TeExpr **from, TeExpr **to, int *n) {
+    const TeExpr *acc = !phases && pad_read(e, src) ? e->kid[1] : e->kind == TE_ACCESS && e->tensor == src ? e : NULL;
     if (acc) {
         TeExpr *a = nest_node(L->ln);
         *a = *acc;
         a->tensor = nt;
+        int last = acc->n_kids - 1;
         for (int d = 0; d < acc->n_kids; d++)
-            if (lo[d])
+            if (lo[d] && !(phases && d == last))
                 a->kid[d] = int_node(L, TE_BIN, TE_ADD, 0, acc->kid[d], int_node(L, TE_NUM, 0, lo[d], NULL, NULL));
+        if (phases) {
+            phase_index(L, acc->kid[last], 0, phases, &a->kid[last], &a->kid[last + 1]);
+            a->n_kids++;
+        }
         if (*n < TE_MAX_ACCESSES) from[*n] = acc, to[(*n)++] = a;
         return a;
     }
     TeExpr *c = nest_node(L->ln);
     *c = *e;
     for (int i = 0; i < e->n_kids; i++)
-        if (e->kid[i]) c->kid[i] = clone_padded(L, e->kid[i], src, nt, lo, old_red, red, from, to, n);
+        if (e->kid[i]) c->kid[i] = clone_padded(L, e->kid[i], src, nt, lo, phases, old_red, red, from, to, n);
     if (e->kind == TE_ACCESS && *n < TE_MAX_ACCESSES) from[*n] = e, to[(*n)++] = c;
     if (e == old_red) *red = c;
     return c;
 }
 
-/* The padded copy's body (c = its axes): if(c inside T's box at lo, T[c - lo], 0). */
-static TeExpr *padded_body(Lower *L, int src, const int *axes, const int64_t *lo, const int64_t *shape,
+/* The padded copy's body (c = its axes): if(c inside T's box at lo, T[c - lo], fill). */
+static TeExpr *padded_body(Lower *L, int src, const int *axes, const int64_t *lo, const int64_t *shape, double fill,
                            TeExpr **access) {
     const TeTensor *t = &L->prog->tensors[src];
     TeExpr *a = access_of(L, src, axes), *cond = NULL;
@@ -497,13 +606,14 @@ static TeExpr *padded_body(Lower *L, int src, const int *axes, const int64_t *lo
     }
     *access = a;
     if (!cond) return a;
-    TeExpr *zero = nest_node(L->ln), *x = nest_node(L->ln);
-    zero->kind = TE_NUM;
-    zero->type = TE_TFLOAT;
+    TeExpr *outside = nest_node(L->ln), *x = nest_node(L->ln);
+    outside->kind = TE_NUM;
+    outside->type = TE_TFLOAT;
+    outside->num = fill;
     x->kind = TE_IF;
     x->type = TE_TFLOAT;
     x->n_kids = 3;
-    x->kid[0] = cond, x->kid[1] = a, x->kid[2] = zero;
+    x->kid[0] = cond, x->kid[1] = a, x->kid[2] = outside;
     return x;
 }
 
@@ -551,31 +661,54 @@ static Status cache_stage(Lower *L, int idx, const Step *st) {
     const char *name = stage_name(d, S);
     if (may_insert(L, idx, st)) return TT_ERR;
     int src = d->stages[S].tensor, reads = 0, pad = !write && st->arg[1] == 2;
-    int64_t pad_lo[TE_MAX_DIMS] = {0}, pad_shape[TE_MAX_DIMS] = {0};
+    int64_t pad_lo[TE_MAX_DIMS] = {0}, pad_shape[TE_MAX_DIMS] = {0}, phases = 0;
+    double fill = 0;
     if (!write) {
         src = (int)st->arg[0];
         for (int a = 0; a < d->stages[S].n_access; a++)
             reads |= d->stages[S].access[a].tensor == src;
         if (!reads)
             return step_fail(L->err, idx, st, "stage %s does not read tensor %lld", name, (long long)st->arg[0]);
-        if (st->arg[1] < 0 || st->arg[1] > 2)
-            return step_fail(L->err, idx, st, "memory %lld is not 0 (local), 1 (shared) or 2 (padded)",
+        if (st->arg[1] < 0 || st->arg[1] > 3)
+            return step_fail(L->err, idx, st, "memory %lld is not 0 (local), 1 (shared), 2 (padded) or 3 (by phases)",
                              (long long)st->arg[1]);
-        if (st->arg[1] == 2 && !LoopNest_padded(d, S, src, pad_lo, pad_shape))
-            return step_fail(L->err, idx, st, "stage %s reads tensor %s through no zero padding `if(c, %s[..], 0)`",
-                             name, g->tensors[src].name, g->tensors[src].name);
-        if (g->n_vars + g->tensors[src].ndim > TE_MAX_VARS) return step_fail(L->err, idx, st, "too many variables");
+        if (st->n_args > 2 && (st->arg[1] != 2 || st->arg[2] < 1))
+            return step_fail(L->err, idx, st, "a third argument is a padded copy's (memory 2) rounding, at least 1");
+        char why[TT_ERRLEN];
+        if (pad && !LoopNest_padded(d, S, src, pad_lo, pad_shape, &fill, why))
+            return step_fail(L->err, idx, st, "%s", why);
+        int last = g->tensors[src].ndim - 1;
+        if (pad && st->n_args > 2) /* the last extent rounded up: more border on the high side */
+            pad_shape[last] = (pad_shape[last] + st->arg[2] - 1) / st->arg[2] * st->arg[2];
+        if (st->arg[1] == 3 && !(phases = LoopNest_phases(d, S, src)))
+            return step_fail(L->err, idx, st,
+                             "stage %s reads %s at last indices other than a * v + (reduction variables) with one "
+                             "spatial variable v and one stride a >= 2: no phases",
+                             name, g->tensors[src].name);
+        if (phases && g->tensors[src].shape[last] % phases)
+            return step_fail(L->err, idx, st, "the last extent %lld of %s is no multiple of its %lld phases",
+                             (long long)g->tensors[src].shape[last], g->tensors[src].name, (long long)phases);
+        if (g->n_vars + g->tensors[src].ndim + 1 > TE_MAX_VARS) return step_fail(L->err, idx, st, "too many variables");
     }
     int nt = g->n_tensors++;
     TeTensor *c = &g->tensors[nt];
     *c = g->tensors[src];
     char src_name[TE_NAME_LEN];
     memcpy(src_name, c->name, sizeof src_name);
-    snprintf(c->name, sizeof c->name, "%.24s.%s", src_name, pad ? "pad" : !write && st->arg[1] ? "shared" : "local");
+    snprintf(c->name, sizeof c->name, "%.24s.%s", src_name,
+             pad                    ? "pad"
+             : phases               ? "ph"
+             : !write && st->arg[1] ? "shared"
+                                    : "local");
     c->is_input = c->is_output = 0;
     c->dtype = TE_F32;
     L->shared[nt] = !write && st->arg[1] == 1;
     if (pad) memcpy(c->shape, pad_shape, sizeof(int64_t) * (size_t)c->ndim);
+    if (phases) { /* the last dimension as (phase, q) */
+        int last = c->ndim++ - 1;
+        c->shape[last + 1] = c->shape[last] / phases;
+        c->shape[last] = phases;
+    }
     TeStage ns;
     if (write) { /* the new stage computes S's value; S copies it */
         ns = d->stages[S];
@@ -606,18 +739,23 @@ static Status cache_stage(Lower *L, int idx, const Step *st) {
             c->axes[k] = ns.spatial[k] = g->n_vars++;
         }
         TeExpr *read = NULL;
-        c->body = pad ? padded_body(L, src, c->axes, pad_lo, pad_shape, &read) : (read = access_of(L, src, c->axes));
+        if (pad) {
+            c->body = padded_body(L, src, c->axes, pad_lo, pad_shape, fill, &read);
+        } else {
+            c->body = read = access_of(L, src, c->axes);
+            if (phases) read->kid[read->n_kids - 1] = phase_pos(L, c->axes, read->n_kids - 1, phases);
+        }
         ns.tensor = nt;
         ns.n_spatial = c->ndim;
         ns.n_access = 1;
         ns.access[0] = (TeAccess){.tensor = src, .at = read};
-        if (pad) { /* S reads the padded copy at shifted indices, without the tests */
+        if (pad || phases) { /* S reads the copy at shifted indices, without the tests (or by phases) */
             TeStage *r = &d->stages[S];
             const TeExpr *from[TE_MAX_ACCESSES];
             TeExpr *to[TE_MAX_ACCESSES], *red = NULL;
             int n = 0;
             TeTensor *rt = &g->tensors[r->tensor];
-            rt->body = clone_padded(L, rt->body, src, nt, pad_lo, r->red, &red, from, to, &n);
+            rt->body = clone_padded(L, rt->body, src, nt, pad_lo, phases, r->red, &red, from, to, &n);
             if (r->red) r->red = red;
             for (int a = 0; a < r->n_access; a++)
                 for (int i = 0; i < n; i++)

@@ -83,13 +83,24 @@ typedef struct LoopNest {
 Status LoopNest_lower(LoopNest *out, const TeDag *dag, const Steps *steps, char *err);
 void LoopNest_done(LoopNest *this);
 
-/* Whether stage `stage` of dag reads tensor `tensor` through zero padding:
- * at least one read `if(c, T[idx], 0)`, and each such condition c holds
- * exactly where idx is inside T (checked over every value of the variables c
- * and idx use, at most 2^20 of them). Then shape[] is the extent of each
- * dimension of the box those reads cover (T's own included) and lo[] the
- * position of T's element 0 in it: what `cache_read S T 2` copies. */
-int LoopNest_padded(const TeDag *dag, int stage, int tensor, int64_t *lo, int64_t *shape);
+/* Whether stage `stage` of dag reads tensor `tensor` through padding: at
+ * least one read `if(c, T[idx], v)` with v a number (0 for a convolution,
+ * -3.4e38 for max pooling), the same v in every such read, and each such
+ * condition c holding exactly where idx is inside T (checked over every value
+ * of the variables c and idx use, at most 2^20 of them). Then shape[] is the
+ * extent of each dimension of the box those reads cover (T's own included),
+ * lo[] the position of T's element 0 in it and *fill the value v: what
+ * `cache_read S T 2` copies. Otherwise why (NULL or TT_ERRLEN bytes) says
+ * why not in one sentence. */
+int LoopNest_padded(const TeDag *dag, int stage, int tensor, int64_t *lo, int64_t *shape, double *fill, char *why);
+
+/* The phases of `cache_read S T 3` (a copy of T whose last dimension is
+ * stored by phases: position p at (p mod a, p div a)): a >= 2 when every read
+ * of T in stage S has a last index a * v + (reduction variables and a
+ * constant) with one spatial variable v and one stride a (max pooling's
+ * 2 * x + s over its padded copy), else 0. The copy's reads then move at unit
+ * stride with v. */
+int64_t LoopNest_phases(const TeDag *dag, int stage, int tensor);
 
 /* Canonical text of the tree, one line per loop or statement. */
 void LoopNest_print(const LoopNest *this, StrBuf *out);

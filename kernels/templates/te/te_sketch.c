@@ -10,10 +10,15 @@
 #include "base/alloc.h"
 #include "kernels/templates/te/te_lower.h"
 
-static const char *const RULE_NAMES[RULE_KINDS] = {"always-inline",          "rfactor",
-                                                   "add cache stage",        "multi-level tiling with fusion",
-                                                   "multi-level tiling",     "shared-memory cache_read",
-                                                   "cross-thread reduction", "skip"};
+static const char *const RULE_NAMES[RULE_KINDS] = {"always-inline",
+                                                   "rfactor",
+                                                   "add cache stage",
+                                                   "multi-level tiling with fusion",
+                                                   "multi-level tiling",
+                                                   "shared-memory cache_read",
+                                                   "cross-thread reduction",
+                                                   "padded window",
+                                                   "skip"};
 
 const char *SketchRule_name(SketchRule r) { return r >= 0 && r < RULE_KINDS ? RULE_NAMES[r] : "?"; }
 
@@ -124,6 +129,24 @@ static int rfactor_stages(const Sketch *sk) {
     return n;
 }
 
+#define POOL_WINDOW 64 /* most elements a pooling-like stage's window has */
+
+/* Whether stage k reads tensor t through padding (a padded copy applies). */
+static int reads_padded(const TeDag *dag, int k, int t) {
+    int64_t lo[TE_MAX_DIMS], shape[TE_MAX_DIMS];
+    double fill;
+    return LoopNest_padded(dag, k, t, lo, shape, &fill, NULL);
+}
+
+int Sketch_pooling(const TeDag *dag, int k) {
+    const TeStage *ts = &dag->stages[k];
+    if (!ts->red || ts->data_reuse || ts->n_spatial == 0 || axes_product(dag, ts->reduce, ts->n_reduce) > POOL_WINDOW)
+        return 0;
+    for (int i = 0; i < ts->n_access; i++)
+        if (reads_padded(dag, k, ts->access[i].tensor)) return 1;
+    return 0;
+}
+
 int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out) {
     int n = 1;
     memset(&out[0], 0, sizeof out[0]);
@@ -132,13 +155,13 @@ int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out) {
     out[0].n_stages = dag->n_stages;
     for (int k = 0; k < dag->n_stages; k++)
         out[0].st[k] = (SketchStage){.how = SK_ROOT, .consumer = -1};
-    for (int k = 0; k < dag->n_stages && !gpu; k++) /* forks copy it */
-        for (int i = 0; i < dag->stages[k].n_access && dag->stages[k].data_reuse; i++) {
+    for (int k = 0; k < dag->n_stages && !gpu; k++) { /* forks copy it */
+        int tiled = dag->stages[k].data_reuse || Sketch_pooling(dag, k);
+        for (int i = 0; i < dag->stages[k].n_access && tiled; i++) {
             int t = dag->stages[k].access[i].tensor;
-            int64_t lo[TE_MAX_DIMS], shape[TE_MAX_DIMS];
-            if (t < 64 && !(out[0].st[k].pad >> t & 1) && LoopNest_padded(dag, k, t, lo, shape))
-                out[0].st[k].pad |= (uint64_t)1 << t;
+            if (t < 64 && !(out[0].st[k].pad >> t & 1) && reads_padded(dag, k, t)) out[0].st[k].pad |= (uint64_t)1 << t;
         }
+    }
     for (int k = dag->n_stages - 1; k >= 0; k--) {
         const TeStage *ts = &dag->stages[k];
         int n_now = n;
@@ -160,6 +183,11 @@ int Sketch_generate(const TeDag *dag, int gpu, int cores, Sketch *out) {
             } else if (ts->inlinable) {
                 st->rules |= 1u << RULE_INLINE;
                 st->how = SK_INLINE;
+                continue;
+            }
+            if (!gpu && Sketch_pooling(dag, k)) { /* over a padded copy, the window innermost */
+                st->rules |= 1u << RULE_WINDOW;
+                st->how = SK_POOL;
                 continue;
             }
             if (gpu && ts->red && !ts->data_reuse) {
@@ -240,10 +268,12 @@ typedef struct Writer {
     Loops L[TE_MAX_TENSORS];
     int front[TE_MAX_TENSORS]; /* loops fused into the stage's first loop (0: none) */
     int idx[TE_MAX_TENSORS];   /* the stage index steps use for DAG stage k (cache_write shifts them) */
+    int tensors;               /* program tensors so far: the given ones and one per cache stage and rfactor */
 } Writer;
 
 static void put_raw(Writer *w, StepKind kind, int stage, const int64_t *args, int n) {
     Steps_add(w->out, kind, stage, args, n, NULL); /* the writer stays within the limits */
+    w->tensors += kind == STEP_CACHE_WRITE || kind == STEP_CACHE_READ || kind == STEP_RFACTOR;
 }
 
 static void put(Writer *w, StepKind kind, int k, const int64_t *args, int n) { put_raw(w, kind, w->idx[k], args, n); }
@@ -263,17 +293,22 @@ static int w_cache_write(Writer *w, int k) {
     return at;
 }
 
-/* The padded copies of the inputs stage k reads through zero padding (cache_read k t 2 each): new stages at
- * root just before k, which moves up with every later stage. */
+/* cache_read of tensor t for DAG stage k (memory m, rounding r when > 0): a new stage just before k, which moves
+ * up with every later stage; the new tensor's index. */
+static int w_cache_read(Writer *w, int k, int t, int m, int r) {
+    int64_t args[3] = {t, m, r};
+    int at = w->idx[k];
+    put_raw(w, STEP_CACHE_READ, at, args, r > 0 ? 3 : 2);
+    for (int j = 0; j < w->dag->n_stages; j++)
+        if (w->idx[j] >= at) w->idx[j]++;
+    return w->tensors - 1;
+}
+
+/* The padded copies of the inputs stage k reads through padding (cache_read k t 2 each): new stages at root just
+ * before k. */
 static void w_pad(Writer *w, const SketchStage *st, int k) {
-    for (int t = 0; t < 64; t++) {
-        if (!(st->pad >> t & 1)) continue;
-        int64_t args[2] = {t, 2};
-        int at = w->idx[k];
-        put_raw(w, STEP_CACHE_READ, at, args, 2);
-        for (int j = 0; j < w->dag->n_stages; j++)
-            if (w->idx[j] >= at) w->idx[j]++;
-    }
+    for (int t = 0; t < 64; t++)
+        if (st->pad >> t & 1) w_cache_read(w, k, t, 2, 0);
 }
 
 static void w_split(Writer *w, int k, int pos, const int64_t *f, int nf) {
@@ -618,9 +653,75 @@ static void rf_tile(Writer *w, int k, const SketchAnn *a) {
     if (a && F > 1 && F <= 4096) w_one(w, STEP_UNROLL, k, ns); /* k's loops: spatial.., the F lanes */
 }
 
+/* The one tensor stage k reads through padding when its reads of it have phases (2 * x + s: LoopNest_phases), or
+ * -1. */
+static int pool_phased(const TeDag *dag, const SketchStage *st, int k, int64_t *phases) {
+    int t = -1;
+    for (int i = 0; i < 64; i++)
+        if (st->pad >> i & 1) {
+            if (t >= 0) return -1;
+            t = i;
+        }
+    return t >= 0 && (*phases = LoopNest_phases(dag, k, t)) >= 2 ? t : -1;
+}
+
+/* A pooling-like stage k on cpu (SK_POOL): its padded copies (cache_read k t 2); when its reads of the one padded
+ * tensor have a stride a >= 2 in their last index (2 * x + s), that copy's last extent rounded to a multiple of a
+ * and a copy of it by phases (cache_read k pad 3), which k reads at unit stride along x; its last spatial axis x
+ * and the one before it y split by the annotation's factors; the loops ordered outer axes, y outer, x outer, y
+ * inner, x inner, the window; the first a->par loops parallel (each apart: a copy computed at one has a buffer per
+ * iteration), x inner vectorized and the window's loops unrolled, so that the window is accumulated in a register
+ * per lane (te_emit); the copies computed at loop a->at (or at root), the padded copy at its copy by phases. */
+static void pool_steps(Writer *w, const SketchStage *st, int k, const SketchAnn *a) {
+    const TeStage *ts = &w->dag->stages[k];
+    int ns = ts->n_spatial, nr = ts->n_reduce, first_pad = w->idx[k];
+    int64_t phases = 0;
+    int phased = pool_phased(w->dag, st, k, &phases);
+    if (phased >= 0)
+        w_cache_read(w, k, w_cache_read(w, k, phased, 2, (int)phases), 3, 0);
+    else
+        w_pad(w, st, k);
+    int n_copies = w->idx[k] - first_pad, two = ns >= 2;
+    int64_t fx = a ? a->f[ns - 1][0] : 1, fy = a && two ? a->f[ns - 2][0] : 1;
+    w_split(w, k, ns - 1, &fx, 1);
+    if (two) w_split(w, k, ns - 2, &fy, 1);
+    int64_t perm[STEP_MAX_ARGS];
+    int np = 0, yo = two ? ns - 2 : -1, xo = two ? ns : ns - 1;
+    for (int i = 0; i < ns - 2; i++)
+        perm[np++] = i;
+    if (two) perm[np++] = yo;
+    perm[np++] = xo;
+    if (two) perm[np++] = yo + 1;
+    perm[np++] = xo + 1;
+    for (int r = 0; r < nr; r++)
+        perm[np++] = xo + 2 + r;
+    w_reorder(w, k, perm);
+    if (!a) return;
+    int outer = two ? ns : 1, xi = outer + two; /* loops outside y inner; x inner's position */
+    int par = a->par < outer ? a->par : outer;
+    for (int i = 0; i < par; i++)
+        w_one(w, STEP_PARALLEL, k, i);
+    if (a->vec && fx > 1) w_one(w, STEP_VECTORIZE, k, xi);
+    for (int r = 0; r < nr; r++)
+        if (w->L[k].ext[xi + 1 + r] > 1) w_one(w, STEP_UNROLL, k, xi + 1 + r);
+    const int64_t *unrolls;
+    int n_unroll = Sketch_unrollSet(0, &unrolls), u = a->unroll < n_unroll ? a->unroll : n_unroll - 1;
+    if (u > 0 && unrolls[u] > 0) w_two(w, STEP_AUTO_UNROLL, k, 0, unrolls[u]);
+    if (a->at < 0) return;
+    int64_t where[2] = {w->idx[k], a->at < outer ? a->at : outer - 1};
+    if (phased >= 0) { /* the copy by phases at k's loop, the padded copy at the first loop of that one */
+        int64_t at_ph[2] = {first_pad + 1, 0};
+        put_raw(w, STEP_COMPUTE_AT, first_pad + 1, where, 2);
+        put_raw(w, STEP_COMPUTE_AT, first_pad, at_ph, 2);
+        return;
+    }
+    for (int p = 0; p < n_copies; p++)
+        put_raw(w, STEP_COMPUTE_AT, first_pad + p, where, 2);
+}
+
 void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Steps *out) {
     out->n = 0;
-    Writer w = {.dag = dag, .cores = sk->cores, .out = out};
+    Writer w = {.dag = dag, .cores = sk->cores, .out = out, .tensors = dag->prog->n_tensors};
     for (int k = 0; k < dag->n_stages; k++) {
         const TeStage *ts = &dag->stages[k];
         Loops *L = &w.L[k];
@@ -689,6 +790,9 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
             break;
         case SK_RFACTOR:
             rf_tile(&w, k, a);
+            continue;
+        case SK_POOL:
+            pool_steps(&w, st, k, a);
             continue;
         case SK_TILED:
         case SK_INPLACE:
@@ -765,6 +869,8 @@ static int levels_for(const Sketch *sk, const TeDag *dag, int k, int a) {
     SketchHow h = sk->st[k].how;
     if (h == SK_RFACTOR) /* the rows J and the lanes F */
         return a == rf_rows(dag, k) || a == dag->stages[k].n_spatial + rfactor_axis(dag, k, sk->cores) ? 2 : 1;
+    if (h == SK_POOL) /* y and x: outer, inner */
+        return a < dag->stages[k].n_spatial && a >= dag->stages[k].n_spatial - 2 ? 2 : 1;
     if (h == SK_TILED || h == SK_CONSUMER || h == SK_FUSED || h == SK_INPLACE) {
         axis_levels(dag, k, h, sk->gpu, lev);
         return lev[a];
@@ -799,6 +905,12 @@ static bool tile_fits(const Sketch *sk, const TeDag *dag, int k, const SketchAnn
     return threads <= 1024 && tile <= 64;
 }
 
+/* A random location of a pooling-like stage's padded copies: root (-1) or one of its loops outside y inner. */
+static int8_t pool_at(const TeDag *dag, int k, Rng *rng) {
+    int ns = dag->stages[k].n_spatial, outer = ns >= 2 ? ns : 1;
+    return (int8_t)((int)Rng_below(rng, (uint64_t)outer + 1) - 1);
+}
+
 static void annotate_stage(const Sketch *sk, const TeDag *dag, int k, Rng *rng, SketchAnn *a) {
     memset(a, 0, sizeof *a);
     const TeStage *ts = &dag->stages[k];
@@ -825,6 +937,7 @@ static void annotate_stage(const Sketch *sk, const TeDag *dag, int k, Rng *rng, 
     a->at = -1;
     if (may_move(sk, dag, k) && Rng_below(rng, 2)) a->at = (int8_t)Rng_below(rng, 8);
     if (sk->st[k].how == SK_FUSED) a->at = (int8_t)Rng_below(rng, 2);
+    if (sk->st[k].how == SK_POOL) a->at = pool_at(dag, k, rng);
 }
 
 void Sketch_annotate(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *ann) {
@@ -897,6 +1010,10 @@ static void mutate_once(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn 
         case 3: /* compute location */
             if (h == SK_FUSED) {
                 a->at = (int8_t)(1 - a->at);
+                return;
+            }
+            if (h == SK_POOL) {
+                a->at = pool_at(dag, k, rng);
                 return;
             }
             if (!may_move(sk, dag, k)) break;
@@ -980,6 +1097,22 @@ static int cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, 
     return contiguous;
 }
 
+/* The zero-trial default of a pooling-like stage: x inner the whole axis (else its largest divisor up to 64), y
+ * inner up to 8 rows, the loops outside y parallel, the copies computed at y outer (a band of 2 * 8 + 1 input
+ * rows of a channel: it stays in the L1 cache from its copies to its reads), at root when there is no y. */
+static void pool_default(const TeDag *dag, int k, SketchAnn *a) {
+    int ns = dag->stages[k].n_spatial;
+    for (int x = 0; x < SKETCH_AXES; x++)
+        for (int l = 0; l < SKETCH_LEVELS - 1; l++)
+            a->f[x][l] = 1;
+    a->f[ns - 1][0] = (int32_t)largest_divisor(axis_extent(dag, k, ns - 1), 64);
+    if (ns >= 2) a->f[ns - 2][0] = (int32_t)largest_divisor(axis_extent(dag, k, ns - 2), 8);
+    a->par = (int8_t)(ns >= 3 ? ns - 2 : 1);
+    a->vec = 1;
+    a->unroll = 0;
+    a->at = (int8_t)(ns >= 2 ? ns - 2 : -1);
+}
+
 void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann) {
     if (vector < 1) vector = 8;
     for (int k = 0; k < dag->n_stages; k++) {
@@ -1003,6 +1136,11 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
             a->vec = 1;
             a->unroll = 0;
             a->at = -1;
+            continue;
+        }
+        if (how ==
+            SK_POOL) { /* rows of x whole (up to 64), one row of y, the copy per iteration of the loop before y */
+            pool_default(dag, k, a);
             continue;
         }
         if (!sk->gpu && (how == SK_TILED || how == SK_CONSUMER || how == SK_FUSED)) {
@@ -1104,17 +1242,23 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
     const int64_t *unrolls;
     int n_unroll = Sketch_unrollSet(sk->gpu, &unrolls);
     /* per DAG stage k: its step index, that of its local accumulator and of its S.rf (rfactor) */
-    int fused[TE_MAX_TENSORS] = {0}, idx[TE_MAX_TENSORS], local[TE_MAX_TENSORS], rf[TE_MAX_TENSORS];
+    /* and of its last padded copy */
+    int fused[TE_MAX_TENSORS] = {0}, idx[TE_MAX_TENSORS], local[TE_MAX_TENSORS], rf[TE_MAX_TENSORS],
+        pad[TE_MAX_TENSORS];
     for (int k = 0; k < dag->n_stages; k++)
-        idx[k] = k, local[k] = rf[k] = -1;
+        idx[k] = k, local[k] = rf[k] = pad[k] = -1;
     for (int i = 0; i < steps->n; i++) {
         const Step *s = &steps->step[i];
         if (s->kind == STEP_CACHE_READ) { /* a padded copy: stages from its index on move up by one */
+            int owner = -1;
             for (int k = 0; k < dag->n_stages; k++) {
+                if (idx[k] == s->stage) owner = k;
                 if (idx[k] >= s->stage) idx[k]++;
                 if (local[k] >= s->stage) local[k]++;
                 if (rf[k] >= s->stage) rf[k]++;
+                if (pad[k] >= s->stage) pad[k]++;
             }
+            if (owner >= 0) pad[owner] = s->stage;
             continue;
         }
         if (s->kind == STEP_CACHE_WRITE || s->kind == STEP_RFACTOR) { /* stages from its index on move up by one */
@@ -1125,6 +1269,7 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
                 if (idx[k] >= s->stage) idx[k]++;
                 if (local[k] >= s->stage) local[k]++;
                 if (rf[k] >= s->stage) rf[k]++;
+                if (pad[k] >= s->stage) pad[k]++;
             }
             if (s->kind == STEP_RFACTOR && owner >= 0) {
                 rf[owner] = s->stage;
@@ -1135,11 +1280,17 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
             }
             continue;
         }
-        int stage = -1, of = -1, copy = -1; /* the DAG stage the step acts on, or whose local / S.rf it acts on */
+        int stage = -1, of = -1, copy = -1, padded = -1; /* the DAG stage the step acts on, or whose local / S.rf /
+                                                          * padded copy it acts on */
         for (int k = 0; k < dag->n_stages; k++) {
             if (idx[k] == s->stage) stage = k;
             if (local[k] == s->stage) of = k;
             if (rf[k] == s->stage) copy = k;
+            if (pad[k] == s->stage) padded = k;
+        }
+        if (padded >= 0) { /* a pooling-like stage's padded copy computed at one of its loops */
+            if (s->kind == STEP_COMPUTE_AT) ann[padded].at = (int8_t)s->arg[1];
+            continue;
         }
         if (copy >= 0) { /* the copy of S.rf: its rows split, parallel loops, the lanes vectorized */
             SketchAnn *a = &ann[copy];
@@ -1229,11 +1380,14 @@ void Sketch_format(const Sketch *sk, const TeDag *dag, StrBuf *out) {
                                           "tiled SSS, producer at its tile",
                                           "computed at its consumer's tile, RRS",
                                           "tiled SSRSRS in place",
-                                          "rfactor, its lanes vectorized in a local accumulator"};
+                                          "rfactor, its lanes vectorized in a local accumulator",
+                                          "own loop nest over a padded copy, the window innermost"};
         StrBuf_printf(out, "  -> %s", HOW[st->how]);
         if (st->how == SK_TILED) StrBuf_printf(out, " %s", structure(sk->gpu));
         for (int t = 0; t < 64 && t < dag->prog->n_tensors; t++)
-            if (st->pad >> t & 1) StrBuf_printf(out, ", padded copy of %s at root", dag->prog->tensors[t].name);
+            if (st->pad >> t & 1)
+                StrBuf_printf(out, ", padded copy of %s%s", dag->prog->tensors[t].name,
+                              st->how == SK_POOL ? "" : " at root");
         StrBuf_append(out, "\n");
     }
     Steps steps;

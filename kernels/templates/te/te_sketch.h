@@ -6,11 +6,13 @@
  * output backwards; per target, in this order, a rule either does not apply
  * (the next is tried), applies and lets the next rules run, or applies and
  * ends the stage:
- *   cpu  always-inline, rfactor, add cache stage, multi-level tiling with
- *        fusion, multi-level tiling, skip (add cache stage forks: a
- *        local accumulator tiled SS(RRS), see te_sketch.c, and in-place SSRSRS;
- *        a tiled stage that reads an input through zero padding first gets a
- *        padded copy of it at root, so that no test remains in its inner loops)
+ *   cpu  always-inline, padded window (Sketch_pooling), rfactor, add cache
+ *        stage, multi-level tiling with fusion, multi-level tiling, skip (add
+ *        cache stage forks: a local accumulator tiled SS(RRS), see te_sketch.c,
+ *        and in-place SSRSRS; a tiled stage that reads an input through padding
+ *        first gets a padded copy of it at root, so that no test remains in its
+ *        inner loops; a pooling-like stage reads a padded copy too, computed at
+ *        root or at one of its loops, the window innermost: SK_POOL)
  *   gpu  shared-memory cache_read, always-inline, cross-thread reduction,
  *        rfactor, multi-level tiling (SSSRRSRS, outer tiles bound to blockIdx
  *        and threadIdx), skip
@@ -52,6 +54,7 @@ typedef enum {
     RULE_TILE,         /* data reuse: multi-level tiling */
     RULE_SHARED_READ,  /* gpu, data reuse: shared-memory cache_read of the inputs (noted, not applied) */
     RULE_CROSS_THREAD, /* gpu, a reduction without data reuse (no cross-thread reduction yet) */
+    RULE_WINDOW,       /* cpu: a pooling-like stage (Sketch_pooling): a padded copy, the window innermost */
     RULE_SKIP,         /* nothing else: the stage keeps its loops (annotated) */
     RULE_KINDS
 } SketchRule;
@@ -66,6 +69,11 @@ typedef enum {
     SK_FUSED,    /* computed at its consumer's tile (the consumer is SK_CONSUMER) */
     SK_INPLACE,  /* cpu: multi-level tiling SSRSRS without a cache stage, accumulating in the tensor */
     SK_RFACTOR,  /* cpu: rfactor, the new stage's inner lanes vectorized in a local accumulator */
+    SK_POOL,     /* cpu, pooling-like: a padded copy of its input, and of that one by phases when the window strides
+                  * (cache_read .. 3), at root or computed at one of its outer loops,
+                  * its last two spatial axes split (outer, inner), the loops ordered outer axes, y outer, x outer,
+                  * y inner, x inner (vectorized), then the window (unrolled): the window's value is accumulated
+                  * in a register per lane, with no test */
 } SketchHow;
 
 typedef struct SketchStage {
@@ -94,8 +102,15 @@ typedef struct SketchAnn {
     int8_t par;                                /* cpu: outer spatial loops fused and run in parallel (0: none) */
     int8_t vec;                                /* vectorize the innermost loop when it is spatial */
     int8_t unroll;                             /* index into the target's auto-unroll set */
-    int8_t at; /* SK_ROOT with one consumer: -1 root, else a loop of the consumer; SK_FUSED: tile level */
+    int8_t at; /* SK_ROOT with one consumer: -1 root, else a loop of the consumer; SK_FUSED: tile level;
+                * SK_POOL: the loop of the stage its padded copies are computed at, or -1 (root) */
 } SketchAnn;
+
+/* Whether stage k is pooling-like: a reduction without data reuse over a
+ * small window (at most 64 elements) that reads an input through padding
+ * (LoopNest_padded: max pooling's `if(c, X[..], -3.4e38)`). On cpu it reads a
+ * padded copy of that input (SK_POOL). */
+int Sketch_pooling(const TeDag *dag, int k);
 
 /* The auto-unroll limits of a target ({0, 16, 64, 512}; GPUs add 1024). */
 int Sketch_unrollSet(int gpu, const int64_t **values);
