@@ -3,6 +3,7 @@
  * padding and reject what can leave a tensor, the interpreter matches
  * values computed by hand, and the lane evaluator gives the bits of the
  * direct walk. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +95,20 @@ static const Case ERRORS[] = {
     {"input A[4]\nB[i < 4] = 1.5.2\noutput B\n", "t.te:2:12: malformed number"},
     {"input A[4]\nB[i < 4] = A[i] A[i]\noutput B\n", "t.te:2:17: expected end of line, found 'A'"},
     {"input sum[4]\n", "t.te:1:7: 'sum' is a reserved word"},
+    {"const B[2, 2] = [1, 2, 3]\n", "t.te:1:7: 'B' has 4 elements; 3 values given"},
+    {"const B[2] = [1, 2, 3]\n", "t.te:1:7: 'B' has 2 elements; 3 values given"},
+    {"const B[2] = [1, 1.5.2]\n", "t.te:1:18: malformed number"},
+    {"input A[2]\nconst B[2] = [1, A[0]]\n",
+     "t.te:2:18: a value of 'B' must be a number (an expression of numbers and lets)"},
+    {"const B[2] = [1, 1.0 / 0]\n", "t.te:1:18: value 1 of 'B' is inf, not a finite float"},
+    {"const B[2] = [1, 1e39]\n", "t.te:1:18: value 1 of 'B' is 1e+39, not a finite float"},
+    {"const B[2] = [1, 2 < 3]\n", "t.te:1:20: a value must be a number, not a condition"},
+    {"const B[2] = [1, 2\n", "t.te:2:1: expected ']', found end of file"},
+    {"const B[2]\n", "t.te:1:11: expected '=', found end of line"},
+    {"const B[2] = [1, 2]\noutput B\n", "t.te:2:8: 'B' is a constant; an output must be defined"},
+    {"const B[2] = [1, 2]\nB[i < 2] = 1\noutput B\n", "t.te:2:1: 'B' is already defined at line 1"},
+    {"const B[2] = [1, 2]\nC[i < 4] = B[i]\noutput C\n",
+     "t.te:2:12: access to B may leave it: index 1 of 1 ranges over [0, 3]; valid is [0, 1]"},
 };
 
 TEST(error_messages) {
@@ -203,6 +218,30 @@ TEST(interpreter_by_hand) {
     TeProgram_delete(g);
 }
 
+/* A constant tensor is filled by both evaluators with its f32 values and read like an input. */
+TEST(constant_tensor_evaluation) {
+    TeProgram *g = parse_ok("let D = 4\nconst B[2, 3] = [1, -2, 0.1,\n"
+                            "                  1.0 / D, 7 / 2, -(3)]   # integer / floors\n"
+                            "input A[3]\nY[i < 2] = sum(B[i, k] * A[k], k < 3)\noutput Y\n");
+    CHECK(g != NULL);
+    if (!g) return;
+    int b = TeProgram_find(g, "B");
+    CHECK(g->tensors[b].is_const && !g->tensors[b].is_input && !te_is_defined(&g->tensors[b]));
+    for (int direct = 0; direct < 2; direct++) {
+        double a[3] = {1, 2, 3}, bv[6], y[2];
+        double *values[] = {bv, a, y};
+        if (direct)
+            TeProgram_evalDirect(g, values);
+        else
+            TeProgram_eval(g, values);
+        CHECK_NEAR(bv[2], (double)0.1f, 0);
+        CHECK_NEAR(bv[4], 3, 0);
+        CHECK_NEAR(y[0], (double)(float)(1 - 4 + 3 * (double)0.1f), 0);
+        CHECK_NEAR(y[1], 0.25 + 6 - 9, 0);
+    }
+    TeProgram_delete(g);
+}
+
 /* Runs both evaluators on g with pseudo-random inputs in [-2, 2] and checks
  * every defined tensor bit for bit. */
 static void check_same_bits(const TeProgram *g, const char *what) {
@@ -295,6 +334,7 @@ int main(void) {
     RUN(bounds_accepted);
     RUN(interpreter_by_hand);
     RUN(lane_evaluator_equals_direct);
+    RUN(constant_tensor_evaluation);
     RUN(f16_rounding);
     return check_summary();
 }
