@@ -10,8 +10,17 @@
 #include "te/te.h"
 #include "tests/check.h"
 
-static const char *const EXAMPLES[] = {"matmul",  "dense",      "batch_matmul", "conv2d",         "depthwise",
-                                       "softmax", "layer_norm", "max_pool",     "dense_bias_gelu"};
+static const char *const EXAMPLES[] = {"matmul",
+                                       "dense",
+                                       "batch_matmul",
+                                       "conv2d",
+                                       "depthwise",
+                                       "softmax",
+                                       "layer_norm",
+                                       "max_pool",
+                                       "dense_bias_gelu",
+                                       "conv2d_winograd",
+                                       "conv2d_winograd_filter"};
 
 static void example_path(const char *name, char *buf, size_t n) {
     /* TT_TEST_DATA is <source>/tests/data (which need not exist) */
@@ -314,6 +323,69 @@ TEST(lane_evaluator_equals_direct) {
     }
 }
 
+/* conv2d_winograd.te with U from conv2d_winograd_filter.te gives conv2d.te's output on the same X and F
+ * (in double, up to the f32 rounding of the intermediate tensors): sizes whose tiles divide the output and
+ * sizes whose last tiles reach past it. */
+static double *run_example(const char *name, const TeSet *sets, int n_sets, const char *const *in_names,
+                           double *const *in, const char *out_name, size_t *numel) {
+    char path[512], err[TT_ERRLEN] = "";
+    example_path(name, path, sizeof path);
+    TeProgram *g = TeProgram_load(path, sets, n_sets, err);
+    if (!g) fprintf(stderr, "%s\n", err);
+    CHECK(g != NULL);
+    if (!g) return NULL;
+    double *values[TE_MAX_TENSORS] = {0};
+    for (int t = 0; t < g->n_tensors; t++)
+        values[t] = calloc((size_t)TeProgram_numel(g, t), sizeof(double));
+    for (int i = 0; in_names[i]; i++) {
+        int t = TeProgram_find(g, in_names[i]);
+        CHECK(t >= 0 && g->tensors[t].is_input);
+        memcpy(values[t], in[i], sizeof(double) * (size_t)TeProgram_numel(g, t));
+    }
+    TeProgram_eval(g, values);
+    int o = TeProgram_find(g, out_name);
+    *numel = (size_t)TeProgram_numel(g, o);
+    double *out = values[o];
+    for (int t = 0; t < g->n_tensors; t++)
+        if (t != o) free(values[t]);
+    TeProgram_delete(g);
+    return out;
+}
+
+TEST(winograd_equals_direct) {
+    static const int64_t SIZES[][4] = {{8, 6, 16, 12}, {5, 7, 13, 10}};
+    for (size_t z = 0; z < sizeof SIZES / sizeof *SIZES; z++) {
+        const int64_t c = SIZES[z][0], k = SIZES[z][1], h = SIZES[z][2], w = SIZES[z][3];
+        TeSet sets[] = {{"C", c}, {"K", k}, {"H", h}, {"W", w}};
+        size_t nx = (size_t)(c * h * w), nf = (size_t)(k * c * 9), nu, ny, nyw;
+        double *x = malloc(nx * sizeof(double)), *f = malloc(nf * sizeof(double));
+        uint64_t s = 0x9e3779b97f4a7c15ULL + z;
+        for (size_t i = 0; i < nx + nf; i++) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            double v = te_round_to(TE_F32, (double)(s >> 11) / (double)(1ULL << 53) * 2 - 1);
+            if (i < nx)
+                x[i] = v;
+            else
+                f[i - nx] = v;
+        }
+        const char *xf[] = {"X", "F", NULL}, *fo[] = {"F", NULL}, *xu[] = {"X", "U", NULL};
+        double *direct = run_example("conv2d", sets, 4, xf, (double *const[]){x, f}, "Y", &ny);
+        double *u = run_example("conv2d_winograd_filter", sets, 2, fo, (double *const[]){f}, "U", &nu);
+        double *wino = u ? run_example("conv2d_winograd", sets, 4, xu, (double *const[]){x, u}, "Y", &nyw) : NULL;
+        CHECK(direct && wino);
+        if (direct && wino) {
+            CHECK_EQ_INT((int64_t)ny, k * h * w);
+            CHECK_EQ_INT((int64_t)nyw, (int64_t)ny);
+            double worst = 0;
+            for (size_t i = 0; i < ny; i++)
+                worst = fmax(worst, fabs(wino[i] - direct[i]) / (1e-4 * sqrt((double)c * 9) + 1e-4 * fabs(direct[i])));
+            if (worst > 0.5) fprintf(stderr, "size %zu: the worst error is %.3f of the tolerance\n", z, worst);
+            CHECK(worst <= 0.5);
+        }
+        free(direct), free(u), free(wino), free(x), free(f);
+    }
+}
+
 TEST(f16_rounding) {
     CHECK_NEAR(te_round_to(TE_F16, 1.0 + 1.0 / 4096), 1.0, 0); /* below half a step */
     CHECK_NEAR(te_round_to(TE_F16, 1.0 + 3.0 / 2048), 1.0 + 2.0 / 1024, 0);
@@ -335,6 +407,7 @@ int main(void) {
     RUN(interpreter_by_hand);
     RUN(lane_evaluator_equals_direct);
     RUN(constant_tensor_evaluation);
+    RUN(winograd_equals_direct);
     RUN(f16_rounding);
     return check_summary();
 }
