@@ -39,11 +39,14 @@ int app_tasks_expr(const char *path, const TeSet *sets, int n_sets) {
            dag->n_stages == 1 ? "" : "s", dag->flops / 1e9, dag->key);
     for (int t = 0; t < g->n_tensors; t++) {
         const TeTensor *tt = &g->tensors[t];
-        if (!tt->is_input) continue;
-        printf("Input %s[", tt->name);
+        if (te_is_defined(tt)) continue;
+        printf("%s %s[", tt->is_input ? "Input" : "Constant", tt->name);
         for (int d = 0; d < tt->ndim; d++)
             printf("%s%lld", d ? ", " : "", (long long)tt->shape[d]);
-        printf("] %s\n", tt->dtype == TE_F16 ? "f16" : "f32");
+        if (tt->is_input)
+            printf("] %s\n", tt->dtype == TE_F16 ? "f16" : "f32");
+        else
+            printf("] f32, %lld values\n", (long long)TeProgram_numel(g, t));
     }
     StrBuf s;
     StrBuf_init(&s);

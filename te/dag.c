@@ -113,7 +113,7 @@ static void uses_vars(const TeExpr *e, int *used) {
         uses_vars(e->kid[i], used);
 }
 
-static void collect(TeStage *s, const TeExpr *e, int in_reduce) {
+static void collect(const TeProgram *g, TeStage *s, const TeExpr *e, int in_reduce) {
     if (e->kind == TE_ACCESS && s->n_access < TE_MAX_ACCESSES) {
         TeAccess *a = &s->access[s->n_access++];
         a->tensor = e->tensor;
@@ -121,11 +121,12 @@ static void collect(TeStage *s, const TeExpr *e, int in_reduce) {
         a->in_reduce = in_reduce;
         int used[TE_MAX_VARS] = {0};
         uses_vars(e, used);
-        for (int d = 0; d < s->n_spatial; d++)
+        /* a constant's element is a number of the code, not data a tile could keep */
+        for (int d = 0; d < s->n_spatial && !g->tensors[e->tensor].is_const; d++)
             a->missing_spatial += !used[s->spatial[d]];
     }
     for (int i = 0; i < e->n_kids; i++)
-        collect(s, e->kid[i], in_reduce || e->kind == TE_REDUCE);
+        collect(g, s, e->kid[i], in_reduce || e->kind == TE_REDUCE);
 }
 
 /* Floating-point operations of one evaluation of e (index arithmetic and
@@ -191,7 +192,7 @@ Status TeDag_build(TeDag *out, const TeProgram *g, char *err) {
     for (int t = 0; t < g->n_tensors; t++) {
         out->stage_of[t] = -1;
         const TeTensor *tt = &g->tensors[t];
-        if (tt->is_input) continue;
+        if (!te_is_defined(tt)) continue;
         TeStage *s = &out->stages[out->n_stages];
         s->tensor = t;
         s->fusible_consumer = -1;
@@ -203,7 +204,7 @@ Status TeDag_build(TeDag *out, const TeProgram *g, char *err) {
             s->n_reduce = s->red->n_axes;
             memcpy(s->reduce, s->red->axes, sizeof s->reduce);
         }
-        collect(s, tt->body, 0);
+        collect(g, s, tt->body, 0);
         if (s->n_access == TE_MAX_ACCESSES)
             return tt_fail(err, "%s:%d:%d: more than %d tensor accesses in one definition", g->file, tt->line, tt->col,
                            TE_MAX_ACCESSES - 1);
@@ -258,7 +259,7 @@ void TeDag_canonical(const TeDag *this, StrBuf *out) {
         vp[v] = vname[v];
     for (int t = 0; t < g->n_tensors; t++) {
         const TeTensor *tt = &g->tensors[t];
-        if (tt->is_input) continue;
+        if (!te_is_defined(tt)) continue;
         for (int d = 0; d < tt->ndim; d++)
             snprintf(vname[tt->axes[d]], sizeof vname[0], "s%d", d);
     }
@@ -267,7 +268,7 @@ void TeDag_canonical(const TeDag *this, StrBuf *out) {
         /* reduction variables are numbered per definition: find which one */
         int owner = -1;
         for (int t = 0; t < g->n_tensors; t++)
-            if (!g->tensors[t].is_input && g->tensors[t].axes[0] < v) owner = t;
+            if (te_is_defined(&g->tensors[t]) && g->tensors[t].axes[0] < v) owner = t;
         if (owner != last_tensor) nr = 0, last_tensor = owner;
         snprintf(vname[v], sizeof vname[0], "r%d", nr++);
     }
@@ -279,6 +280,13 @@ void TeDag_canonical(const TeDag *this, StrBuf *out) {
             StrBuf_printf(out, "%s%lld", d ? "," : "", (long long)tt->shape[d]);
         if (tt->is_input) {
             StrBuf_printf(out, "]%s\n", tt->dtype == TE_F16 ? "f16" : "f32");
+            continue;
+        }
+        if (tt->is_const) { /* its values are part of the computation */
+            StrBuf_append(out, "]=const");
+            for (int64_t i = 0; i < TeProgram_numel(g, t); i++)
+                StrBuf_printf(out, "%s%.9g", i ? "," : "(", tt->values[i]);
+            StrBuf_append(out, ")\n");
             continue;
         }
         StrBuf_append(out, "]=");

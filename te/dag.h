@@ -1,6 +1,6 @@
 /* te/dag.h: the compute DAG of a parsed `.te` program.
  *
- * One stage per defined tensor, in file order (a producer always comes before
+ * One stage per defined tensor (not inputs, not constants), in file order (a producer always comes before
  * its consumers). A stage's value is
  *     out[spatial...] = post(reduce_op(body, reduce axes...))
  * where the reduction is optional and post is the identity when the reduction
@@ -16,6 +16,8 @@
  *   data_reuse   has a reduction and its reads leave out spatial axes at least
  *                twice in total (matmul: A[i,k] misses j, B[k,j] misses i): the
  *                same input element is re-read, so multi-level tiling pays
+ *                (reads of a constant tensor count for nothing: its elements
+ *                are numbers of the emitted code)
  *   fusible_consumer  for a data-reuse stage that is not an output: its one
  *                consumer, when that consumer is elementwise and reads the
  *                stage at exactly its spatial variables (tile the producer and

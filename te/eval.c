@@ -197,13 +197,21 @@ static void eval_tensor(Ctx *c, const TeTensor *t, double *out, int d, int64_t o
     }
 }
 
+/* A constant tensor's elements, as the program holds them. */
+static void fill_const(const TeProgram *g, int t, double *out) {
+    memcpy(out, g->tensors[t].values, sizeof(double) * (size_t)TeProgram_numel(g, t));
+}
+
 void TeProgram_evalDirect(const TeProgram *this, double **values) {
     static __thread Ctx c;
     memset(&c, 0, sizeof c);
     c.g = this;
     c.values = values;
     for (int t = 0; t < this->n_tensors; t++)
-        if (!this->tensors[t].is_input) eval_tensor(&c, &this->tensors[t], values[t], 0, 0);
+        if (this->tensors[t].is_const)
+            fill_const(this, t, values[t]);
+        else if (!this->tensors[t].is_input)
+            eval_tensor(&c, &this->tensors[t], values[t], 0, 0);
 }
 
 /* ---- the lane evaluator ----
@@ -607,7 +615,7 @@ static void vtensor(VCtx *c, const TeTensor *t, double *out, int d, int64_t off)
 void TeProgram_eval(const TeProgram *this, double **values) {
     int deep = 1;
     for (int t = 0; t < this->n_tensors; t++)
-        if (!this->tensors[t].is_input) {
+        if (te_is_defined(&this->tensors[t])) {
             int d = depth(this->tensors[t].body);
             if (d > deep) deep = d;
         }
@@ -619,7 +627,10 @@ void TeProgram_eval(const TeProgram *this, double **values) {
     c->values = values;
     c->stack = stack;
     for (int t = 0; t < this->n_tensors; t++)
-        if (!this->tensors[t].is_input) vtensor(c, &this->tensors[t], values[t], 0, 0);
+        if (this->tensors[t].is_const)
+            fill_const(this, t, values[t]);
+        else if (!this->tensors[t].is_input)
+            vtensor(c, &this->tensors[t], values[t], 0, 0);
     free(stack);
     free(c);
 }

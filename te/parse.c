@@ -6,6 +6,7 @@
  * right after the '=' of a definition (so a long body can start below). */
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -194,8 +195,9 @@ static TeExpr *node(Parser *p, TeKind kind, Tok *at) {
     return e;
 }
 
-static const char *const KEYWORDS[] = {"let", "input", "output", "f32",   "f16",  "if",  "sum", "max_over", "min_over",
-                                       "exp", "log",   "sqrt",   "rsqrt", "tanh", "erf", "abs", "max",      "min"};
+static const char *const KEYWORDS[] = {"let",  "input",    "output",   "const", "f32", "f16",  "if",
+                                       "sum",  "max_over", "min_over", "exp",   "log", "sqrt", "rsqrt",
+                                       "tanh", "erf",      "abs",      "max",   "min"};
 
 static int is_keyword(const char *s) {
     for (size_t i = 0; i < sizeof KEYWORDS / sizeof *KEYWORDS; i++)
@@ -602,13 +604,90 @@ static Status parse_input(Parser *p) {
     return TT_OK;
 }
 
+/* A value of a constant tensor: an expression of numbers and lets, with the
+ * language's arithmetic (integer `/` is floor division). */
+static Status eval_value(Parser *p, const TeTensor *t, TeExpr *e, double *v) {
+    if (e->type == TE_TINT) {
+        int64_t i;
+        if (eval_const(p, e, &i)) return TT_ERR;
+        *v = (double)i;
+        return TT_OK;
+    }
+    double a, b;
+    switch (e->kind) {
+    case TE_NUM:
+        *v = e->num;
+        return TT_OK;
+    case TE_NEG:
+        if (eval_value(p, t, e->kid[0], &a)) return TT_ERR;
+        *v = -a;
+        return TT_OK;
+    case TE_BIN:
+        if (e->op > TE_DIV) break;
+        if (eval_value(p, t, e->kid[0], &a) || eval_value(p, t, e->kid[1], &b)) return TT_ERR;
+        *v = e->op == TE_ADD ? a + b : e->op == TE_SUB ? a - b : e->op == TE_MUL ? a * b : a / b;
+        return TT_OK;
+    default:
+        break;
+    }
+    return fail_at(p, e->line, e->col, "a value of '%s' must be a number (an expression of numbers and lets)", t->name);
+}
+
+#define TE_MAX_CONST_ELEMS 65536
+
+/* `const NAME[d0, ...] = [v, v, ...]`: the values row-major. */
+static Status parse_constant(Parser *p) {
+    Tok *name = NULL;
+    if (expect_ident(p, "a tensor name", &name) || check_fresh(p, name)) return TT_ERR;
+    TeTensor *t = new_tensor(p, name);
+    if (!t || expect(p, "[")) return TT_ERR;
+    t->is_const = 1;
+    int64_t numel = 1;
+    do {
+        Tok *at = peek(p);
+        if (t->ndim == TE_MAX_DIMS) return fail_at(p, at->line, at->col, "more than %d dimensions", TE_MAX_DIMS);
+        if (parse_const(p, &t->shape[t->ndim])) return TT_ERR;
+        if (t->shape[t->ndim] <= 0)
+            return fail_at(p, at->line, at->col, "dimension %d of '%s' is %lld; it must be positive", t->ndim, t->name,
+                           (long long)t->shape[t->ndim]);
+        numel *= t->shape[t->ndim++];
+        if (numel > TE_MAX_CONST_ELEMS)
+            return fail_at(p, name->line, name->col, "constant '%s' has more than %d elements", t->name,
+                           TE_MAX_CONST_ELEMS);
+    } while (accept(p, ","));
+    if (expect(p, "]") || expect(p, "=") || expect(p, "[")) return TT_ERR;
+    /* the tensor is counted now, so that its values are freed with the program whatever follows */
+    t->values = calloc((size_t)numel, sizeof(double));
+    if (!t->values) return fail_at(p, name->line, name->col, "out of memory");
+    p->prog->n_tensors++;
+    int64_t n = 0;
+    do {
+        TeExpr *e;
+        double v;
+        Tok *at = peek(p);
+        if (parse_expr(p, &e) || need_type(p, e, TE_TFLOAT, "a value") || eval_value(p, t, e, &v)) return TT_ERR;
+        if (!(fabs(v) <= FLT_MAX))
+            return fail_at(p, at->line, at->col, "value %lld of '%s' is %g, not a finite float", (long long)n, t->name,
+                           v);
+        if (n < numel) t->values[n] = te_round_to(TE_F32, v);
+        n++;
+    } while (accept(p, ","));
+    if (expect(p, "]")) return TT_ERR;
+    if (n != numel)
+        return fail_at(p, name->line, name->col, "'%s' has %lld element%s; %lld value%s given", t->name,
+                       (long long)numel, numel == 1 ? "" : "s", (long long)n, n == 1 ? "" : "s");
+    return TT_OK;
+}
+
 static Status parse_output(Parser *p) {
     Tok *name = NULL;
     if (expect_ident(p, "a tensor name", &name)) return TT_ERR;
     int ti = TeProgram_find(p->prog, name->text);
     if (ti < 0) return fail_at(p, name->line, name->col, "unknown tensor '%s'", name->text);
     TeTensor *t = &p->prog->tensors[ti];
-    if (t->is_input) return fail_at(p, name->line, name->col, "'%s' is an input; an output must be defined", t->name);
+    if (!te_is_defined(t))
+        return fail_at(p, name->line, name->col, "'%s' is %s; an output must be defined", t->name,
+                       t->is_input ? "an input" : "a constant");
     if (t->is_output) return fail_at(p, name->line, name->col, "'%s' is already an output", t->name);
     t->is_output = 1;
     return TT_OK;
@@ -649,13 +728,16 @@ static Status parse_program(Parser *p, const char *text) {
             st = parse_let(p);
         else if (strcmp(t->text, "input") == 0)
             st = parse_input(p);
+        else if (strcmp(t->text, "const") == 0)
+            st = parse_constant(p);
         else if (strcmp(t->text, "output") == 0)
             st = parse_output(p), any_output = 1;
         else if (is_punct(p, "["))
             st = parse_definition(p, t);
         else
             st = fail_at(p, t->line, t->col,
-                         "expected 'let', 'input', 'output' or a definition NAME[...] = ..., found %s", describe(t));
+                         "expected 'let', 'input', 'const', 'output' or a definition NAME[...] = ..., found %s",
+                         describe(t));
         if (st || end_of_statement(p)) return TT_ERR;
     }
     Tok *eof = peek(p);
@@ -709,6 +791,8 @@ TeProgram *TeProgram_load(const char *path, const TeSet *sets, int n_sets, char 
 
 void TeProgram_delete(TeProgram *this) {
     if (!this) return;
+    for (int t = 0; t < this->n_tensors; t++)
+        if (this->tensors[t].is_const) free(this->tensors[t].values);
     for (int i = 0; i < this->n_nodes; i++)
         free(this->nodes[i]);
     free(this->nodes);

@@ -6,6 +6,8 @@
  *   input B[N, N]
  *   C[i < N, j < N] = sum(A[i, k] * B[k, j], k < N)
  *   output C
+ *   const G[2, 3] = [1, 0.5, 0,             # constant tensor: its values row-major,
+ *                    -1, 1.0 / 3, 2]        # each an expression of numbers and lets
  *
  * TeProgram_parse reads such a text into a TeProgram: let constants are
  * folded into numbers, every name is resolved, every expression is typed
@@ -94,6 +96,8 @@ typedef struct TeTensor {
     int64_t shape[TE_MAX_DIMS];
     TeDtype dtype;
     int is_input, is_output;
+    int is_const;   /* `const`: neither an input nor defined; values holds its elements */
+    double *values; /* const tensors: numel elements row-major, rounded to f32 (owned by the program) */
     int line, col;
     int axes[TE_MAX_DIMS]; /* defined tensors: the variable of each dimension */
     TeExpr *body;          /* defined tensors: the value of one element */
@@ -131,13 +135,17 @@ TeProgram *TeProgram_parse(const char *text, const char *file, const TeSet *sets
 TeProgram *TeProgram_load(const char *path, const TeSet *sets, int n_sets, char *err);
 void TeProgram_delete(TeProgram *this);
 
+/* Whether t is defined by an expression (not an input, not a constant). */
+static inline int te_is_defined(const TeTensor *t) { return !t->is_input && !t->is_const; }
+
 /* Index of the tensor called name, or -1. */
 int TeProgram_find(const TeProgram *this, const char *name);
 /* Number of elements of tensor t. */
 int64_t TeProgram_numel(const TeProgram *this, int t);
 
 /* Reference interpreter. values[t] must point at TeProgram_numel(t) doubles
- * for every tensor t: inputs are read, defined tensors written (row-major).
+ * for every tensor t: inputs are read, defined and constant tensors written
+ * (row-major).
  * Cannot fail: the parser proved every access in bounds and every integer
  * divisor non-zero. */
 void TeProgram_eval(const TeProgram *this, double **values);

@@ -1,5 +1,5 @@
 /* tests/integration/te_exprs.h: the expressions the tensor-expression
- * sweeps (test_te_cpu, test_te_gpu) schedule at random: nine shipped examples
+ * sweeps (test_te_cpu, test_te_gpu) schedule at random: ten shipped examples
  * at small sizes and three inline programs (floor division and modulo,
  * stencils with compute_at regions, two outputs). */
 #ifndef TT_TESTS_TE_EXPRS_H
@@ -28,6 +28,7 @@ static const TeTestExpr TE_TEST_EXPRS[] = {
     {"layer_norm", "M=4,N=12", NULL},
     {"max_pool", "C=2,H=9,W=6", NULL},
     {"dense_bias_gelu", "M=4,N=6,K=5", NULL},
+    {"conv2d_winograd", "C=3,H=10,W=7,K=4", NULL}, /* constant tensors; the last tiles reach past the output */
     {NULL, NULL,
      "input A[6, 4]\nB[i < 8, j < 3] = A[(i * 3 + j) / 4, (i * 3 + j) % 4] * 2\n"
      "C[i < 24] = B[i / 3, i % 3] - min(A[i % 6, i / 6], 0.5)\noutput C\n"},

@@ -147,6 +147,38 @@ TEST(workload_key) {
     TeProgram_delete(g);
 }
 
+/* A constant tensor is no stage, its reads are no data reuse, and its values are part of the key. */
+TEST(constant_tensors) {
+    char a[TE_KEY_LEN], b[TE_KEY_LEN], c[TE_KEY_LEN];
+    key_of("const B[2, 3] = [1, 0, -1, 0.5, 2, 0]\ninput X[3, 8]\n"
+           "Y[i < 2, j < 8] = sum(B[i, k] * X[k, j], k < 3)\noutput Y\n",
+           a);
+    key_of("const G[2,3]=[1,0,-1,\n 1.0 / 2, 2, 0]\ninput Z[3, 8]\nO[p < 2, q < 8] = sum(G[p, r] * Z[r, q], r < 3)\n"
+           "output O\n",
+           b);
+    key_of("const B[2, 3] = [1, 0, -1, 0.5, 2, 1]\ninput X[3, 8]\n"
+           "Y[i < 2, j < 8] = sum(B[i, k] * X[k, j], k < 3)\noutput Y\n",
+           c);
+    CHECK_STR(a, b);
+    CHECK(strcmp(a, c) != 0); /* one value differs */
+    TeProgram *g = parse("const B[2, 3] = [1, 0, -1, 0.5, 2, 0]\ninput X[3, 8]\n"
+                         "Y[i < 2, j < 8] = sum(B[i, k] * X[k, j], k < 3)\noutput Y\n");
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    CHECK_EQ_INT(d.n_stages, 1);
+    CHECK_EQ_INT(d.stage_of[0], -1);
+    CHECK(!d.stages[0].data_reuse); /* B[i, k] misses j, X[k, j] misses i: one axis of data */
+    StrBuf s;
+    StrBuf_init(&s);
+    TeDag_canonical(&d, &s);
+    CHECK_STR(s.data,
+              "t0[2,3]=const(1,0,-1,0.5,2,0)\nt1[3,8]f32\nt2[2,8]=sum((t0[s0, r0] * t1[r0, s1]), r0 < 3) out\n");
+    StrBuf_done(&s);
+    TeProgram_delete(g);
+}
+
 TEST(reduction_placement_errors) {
     static const char *const SRC[][2] = {
         {"input A[4]\nB[i < 4] = sum(A[k], k < 4) + sum(A[k], k < 4)\noutput B\n",
@@ -175,6 +207,7 @@ int main(void) {
     RUN(matmul_stage);
     RUN(example_analyses);
     RUN(workload_key);
+    RUN(constant_tensors);
     RUN(reduction_placement_errors);
     return check_summary();
 }

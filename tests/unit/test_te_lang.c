@@ -3,14 +3,24 @@
  * padding and reject what can leave a tensor, the interpreter matches
  * values computed by hand, and the lane evaluator gives the bits of the
  * direct walk. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "te/te.h"
 #include "tests/check.h"
 
-static const char *const EXAMPLES[] = {"matmul",  "dense",      "batch_matmul", "conv2d",         "depthwise",
-                                       "softmax", "layer_norm", "max_pool",     "dense_bias_gelu"};
+static const char *const EXAMPLES[] = {"matmul",
+                                       "dense",
+                                       "batch_matmul",
+                                       "conv2d",
+                                       "depthwise",
+                                       "softmax",
+                                       "layer_norm",
+                                       "max_pool",
+                                       "dense_bias_gelu",
+                                       "conv2d_winograd",
+                                       "conv2d_winograd_filter"};
 
 static void example_path(const char *name, char *buf, size_t n) {
     /* TT_TEST_DATA is <source>/tests/data (which need not exist) */
@@ -94,6 +104,20 @@ static const Case ERRORS[] = {
     {"input A[4]\nB[i < 4] = 1.5.2\noutput B\n", "t.te:2:12: malformed number"},
     {"input A[4]\nB[i < 4] = A[i] A[i]\noutput B\n", "t.te:2:17: expected end of line, found 'A'"},
     {"input sum[4]\n", "t.te:1:7: 'sum' is a reserved word"},
+    {"const B[2, 2] = [1, 2, 3]\n", "t.te:1:7: 'B' has 4 elements; 3 values given"},
+    {"const B[2] = [1, 2, 3]\n", "t.te:1:7: 'B' has 2 elements; 3 values given"},
+    {"const B[2] = [1, 1.5.2]\n", "t.te:1:18: malformed number"},
+    {"input A[2]\nconst B[2] = [1, A[0]]\n",
+     "t.te:2:18: a value of 'B' must be a number (an expression of numbers and lets)"},
+    {"const B[2] = [1, 1.0 / 0]\n", "t.te:1:18: value 1 of 'B' is inf, not a finite float"},
+    {"const B[2] = [1, 1e39]\n", "t.te:1:18: value 1 of 'B' is 1e+39, not a finite float"},
+    {"const B[2] = [1, 2 < 3]\n", "t.te:1:20: a value must be a number, not a condition"},
+    {"const B[2] = [1, 2\n", "t.te:2:1: expected ']', found end of file"},
+    {"const B[2]\n", "t.te:1:11: expected '=', found end of line"},
+    {"const B[2] = [1, 2]\noutput B\n", "t.te:2:8: 'B' is a constant; an output must be defined"},
+    {"const B[2] = [1, 2]\nB[i < 2] = 1\noutput B\n", "t.te:2:1: 'B' is already defined at line 1"},
+    {"const B[2] = [1, 2]\nC[i < 4] = B[i]\noutput C\n",
+     "t.te:2:12: access to B may leave it: index 1 of 1 ranges over [0, 3]; valid is [0, 1]"},
 };
 
 TEST(error_messages) {
@@ -203,6 +227,30 @@ TEST(interpreter_by_hand) {
     TeProgram_delete(g);
 }
 
+/* A constant tensor is filled by both evaluators with its f32 values and read like an input. */
+TEST(constant_tensor_evaluation) {
+    TeProgram *g = parse_ok("let D = 4\nconst B[2, 3] = [1, -2, 0.1,\n"
+                            "                  1.0 / D, 7 / 2, -(3)]   # integer / floors\n"
+                            "input A[3]\nY[i < 2] = sum(B[i, k] * A[k], k < 3)\noutput Y\n");
+    CHECK(g != NULL);
+    if (!g) return;
+    int b = TeProgram_find(g, "B");
+    CHECK(g->tensors[b].is_const && !g->tensors[b].is_input && !te_is_defined(&g->tensors[b]));
+    for (int direct = 0; direct < 2; direct++) {
+        double a[3] = {1, 2, 3}, bv[6], y[2];
+        double *values[] = {bv, a, y};
+        if (direct)
+            TeProgram_evalDirect(g, values);
+        else
+            TeProgram_eval(g, values);
+        CHECK_NEAR(bv[2], (double)0.1f, 0);
+        CHECK_NEAR(bv[4], 3, 0);
+        CHECK_NEAR(y[0], (double)(float)(1 - 4 + 3 * (double)0.1f), 0);
+        CHECK_NEAR(y[1], 0.25 + 6 - 9, 0);
+    }
+    TeProgram_delete(g);
+}
+
 /* Runs both evaluators on g with pseudo-random inputs in [-2, 2] and checks
  * every defined tensor bit for bit. */
 static void check_same_bits(const TeProgram *g, const char *what) {
@@ -275,6 +323,69 @@ TEST(lane_evaluator_equals_direct) {
     }
 }
 
+/* conv2d_winograd.te with U from conv2d_winograd_filter.te gives conv2d.te's output on the same X and F
+ * (in double, up to the f32 rounding of the intermediate tensors): sizes whose tiles divide the output and
+ * sizes whose last tiles reach past it. */
+static double *run_example(const char *name, const TeSet *sets, int n_sets, const char *const *in_names,
+                           double *const *in, const char *out_name, size_t *numel) {
+    char path[512], err[TT_ERRLEN] = "";
+    example_path(name, path, sizeof path);
+    TeProgram *g = TeProgram_load(path, sets, n_sets, err);
+    if (!g) fprintf(stderr, "%s\n", err);
+    CHECK(g != NULL);
+    if (!g) return NULL;
+    double *values[TE_MAX_TENSORS] = {0};
+    for (int t = 0; t < g->n_tensors; t++)
+        values[t] = calloc((size_t)TeProgram_numel(g, t), sizeof(double));
+    for (int i = 0; in_names[i]; i++) {
+        int t = TeProgram_find(g, in_names[i]);
+        CHECK(t >= 0 && g->tensors[t].is_input);
+        memcpy(values[t], in[i], sizeof(double) * (size_t)TeProgram_numel(g, t));
+    }
+    TeProgram_eval(g, values);
+    int o = TeProgram_find(g, out_name);
+    *numel = (size_t)TeProgram_numel(g, o);
+    double *out = values[o];
+    for (int t = 0; t < g->n_tensors; t++)
+        if (t != o) free(values[t]);
+    TeProgram_delete(g);
+    return out;
+}
+
+TEST(winograd_equals_direct) {
+    static const int64_t SIZES[][4] = {{8, 6, 16, 12}, {5, 7, 13, 10}};
+    for (size_t z = 0; z < sizeof SIZES / sizeof *SIZES; z++) {
+        const int64_t c = SIZES[z][0], k = SIZES[z][1], h = SIZES[z][2], w = SIZES[z][3];
+        TeSet sets[] = {{"C", c}, {"K", k}, {"H", h}, {"W", w}};
+        size_t nx = (size_t)(c * h * w), nf = (size_t)(k * c * 9), nu, ny, nyw;
+        double *x = malloc(nx * sizeof(double)), *f = malloc(nf * sizeof(double));
+        uint64_t s = 0x9e3779b97f4a7c15ULL + z;
+        for (size_t i = 0; i < nx + nf; i++) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            double v = te_round_to(TE_F32, (double)(s >> 11) / (double)(1ULL << 53) * 2 - 1);
+            if (i < nx)
+                x[i] = v;
+            else
+                f[i - nx] = v;
+        }
+        const char *xf[] = {"X", "F", NULL}, *fo[] = {"F", NULL}, *xu[] = {"X", "U", NULL};
+        double *direct = run_example("conv2d", sets, 4, xf, (double *const[]){x, f}, "Y", &ny);
+        double *u = run_example("conv2d_winograd_filter", sets, 2, fo, (double *const[]){f}, "U", &nu);
+        double *wino = u ? run_example("conv2d_winograd", sets, 4, xu, (double *const[]){x, u}, "Y", &nyw) : NULL;
+        CHECK(direct && wino);
+        if (direct && wino) {
+            CHECK_EQ_INT((int64_t)ny, k * h * w);
+            CHECK_EQ_INT((int64_t)nyw, (int64_t)ny);
+            double worst = 0;
+            for (size_t i = 0; i < ny; i++)
+                worst = fmax(worst, fabs(wino[i] - direct[i]) / (1e-4 * sqrt((double)c * 9) + 1e-4 * fabs(direct[i])));
+            if (worst > 0.5) fprintf(stderr, "size %zu: the worst error is %.3f of the tolerance\n", z, worst);
+            CHECK(worst <= 0.5);
+        }
+        free(direct), free(u), free(wino), free(x), free(f);
+    }
+}
+
 TEST(f16_rounding) {
     CHECK_NEAR(te_round_to(TE_F16, 1.0 + 1.0 / 4096), 1.0, 0); /* below half a step */
     CHECK_NEAR(te_round_to(TE_F16, 1.0 + 3.0 / 2048), 1.0 + 2.0 / 1024, 0);
@@ -295,6 +406,8 @@ int main(void) {
     RUN(bounds_accepted);
     RUN(interpreter_by_hand);
     RUN(lane_evaluator_equals_direct);
+    RUN(constant_tensor_evaluation);
+    RUN(winograd_equals_direct);
     RUN(f16_rounding);
     return check_summary();
 }

@@ -437,6 +437,38 @@ TEST(conditions_and_collapsed_loops_in_c) {
     TeProgram_delete(g);
 }
 
+/* A constant tensor is an array of the code (C: static const; OpenCL: __constant, its parameter unused), and
+ * a sum's step whose term has a constant factor runs only where that factor is not zero. */
+TEST(constant_tensor_emission) {
+    TeProgram *g = parse("const B[2, 3] = [4, 0, -5, 0.5, 1, 0]\ninput X[3, 8]\n"
+                         "Y[i < 2, j < 8] = sum(B[i, k] * X[k, j] * B[i, 2 - k], k < 3)\noutput Y\n");
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    Steps s = {0};
+    LoopNest ln;
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf b;
+    StrBuf_init(&b);
+    LoopNest_emit_c(&ln, "k", &b);
+    CHECK_CONTAINS(b.data, "    static const float T0[6] = {4.0f, 0.0f, -5.0f, 0.5f, 1.0f, 0.0f};\n");
+    CHECK(strstr(b.data, "t[0]") == NULL);
+    CHECK_CONTAINS(b.data, "float *restrict T1 = t[1];");
+    CHECK_CONTAINS(
+        b.data,
+        "if (T0[((x0) * 3 + x2)] != 0.0f && T0[((x0) * 3 + (((int64_t)2) - x2))] != 0.0f) tt_acc3 = tt_acc3 + ");
+    StrBuf_clear(&b);
+    TeLaunch l[TE_MAX_LAUNCHES];
+    int n = 0;
+    CHECK(LoopNest_emit_gpu(&ln, 0, "k", &b, l, &n, err) == TT_OK);
+    CHECK_CONTAINS(b.data, "__global float *restrict tt_unused0, __global float *restrict T1");
+    CHECK_CONTAINS(b.data, "    __constant float T0[6] = {4.0f, 0.0f, -5.0f, 0.5f, 1.0f, 0.0f};\n");
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    TeProgram_delete(g);
+}
+
 /* A vectorized loop's statement: what it computes from values that do not change along the loop (a row's
  * rsqrt, a divisor) is computed once before the loop (before the outermost loop of a chain around it that it
  * does not depend on), a division by such a value is a product with its
@@ -766,5 +798,6 @@ int main(void) {
     RUN(padded_copy);
     RUN(padded_copy_of_max_pool);
     RUN(copy_by_phases_of_max_pool);
+    RUN(constant_tensor_emission);
     return check_summary();
 }

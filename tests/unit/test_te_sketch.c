@@ -592,6 +592,75 @@ TEST(dense_gets_an_rfactor_sketch) {
     ex_free(e);
 }
 
+/* How many times the buffer of tensor t is filled: the product of the extents of the loops around its
+ * allocation (0: none under n). */
+static int64_t alloc_trips(const LoopNest *ln, const LnNode *n, int t, int64_t outer) {
+    if (!n->is_loop) return n->part == LN_ALLOC && ln->dag->stages[n->stage].tensor == t ? outer : 0;
+    for (int i = 0; i < n->n_kids; i++) {
+        int64_t r = alloc_trips(ln, n->kids[i], t, outer * (n->extent > 0 ? n->extent : 1));
+        if (r) return r;
+    }
+    return 0;
+}
+
+/* Winograd as an expression: the batched GEMM is tiled, the transforms over constant matrices are stages of
+ * their own (their reads of the constants make no rfactor), and a stage read through floor division or modulo
+ * (Z2, by the output's y / 4, y % 4) stays at root whatever the annotation. */
+TEST(winograd_tiles_its_gemm_and_keeps_div_mod_producers_at_root) {
+    TeSet set[] = {{"C", 8}, {"K", 8}, {"H", 10}, {"W", 9}};
+    Ex *e = load("conv2d_winograd", set, 4);
+    CHECK(e);
+    if (!e) return;
+    Sketch sk[SKETCH_MAX];
+    int n = Sketch_generate(&e->dag, 0, 2, sk), z = stage_named(e, "Z"), z2 = stage_named(e, "Z2");
+    CHECK(n >= 2);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < e->dag.n_stages; k++) {
+            CHECK(sk[i].st[k].how != SK_RFACTOR);
+            if (k == z) CHECK(sk[i].st[k].how == SK_TILED || sk[i].st[k].how == SK_INPLACE);
+        }
+    SketchAnn *ann = calloc((size_t)e->dag.n_stages, sizeof *ann);
+    char at_z2[32];
+    snprintf(at_z2, sizeof at_z2, "compute_at %d ", z2);
+    int moved_v1 = 0;
+    for (int seed = 0; seed < 60; seed++) {
+        Rng rng;
+        Rng_seed(&rng, (uint64_t)seed);
+        Sketch_annotate(&sk[seed % n], &e->dag, &rng, ann);
+        for (int m = 0; m < 3; m++) {
+            Steps st;
+            Sketch_steps(&sk[seed % n], &e->dag, ann, &st);
+            StrBuf s;
+            StrBuf_init(&s);
+            Steps_encode(&st, &s);
+            CHECK(strstr(s.data, at_z2) == NULL);
+            moved_v1 |= strstr(s.data, "compute_at 1 ") != NULL; /* V1, read by V at tw * 4 + s: it may move */
+            /* a stage computed at a loop is not computed thousands of times over, as at a fused loop each of whose
+             * iterations reads the whole box of the loops it fuses (a chain of compute_at may still repeat a
+             * producer, 59 times at most here) */
+            LoopNest ln;
+            char err[TT_ERRLEN];
+            CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+            for (int t = 0; t < ln.n_args; t++)
+                if (ln.buf[t].scope == BUF_LOCAL &&
+                    ln.buf[t].floats * alloc_trips(&ln, ln.root, t, 1) > 64 * TeProgram_numel(e->prog, t)) {
+                    fprintf(
+                        stderr, "%s computed %lld times over: %s\n", e->prog->tensors[t].name,
+                        (long long)(ln.buf[t].floats * alloc_trips(&ln, ln.root, t, 1) / TeProgram_numel(e->prog, t)),
+                        s.data);
+                    CHECK(0);
+                }
+            LoopNest_done(&ln);
+            StrBuf_done(&s);
+            Sketch_mutate(&sk[seed % n], &e->dag, &rng, ann);
+        }
+    }
+    CHECK(moved_v1);
+    free(ann);
+    check_annotations(e, sk, n);
+    ex_free(e);
+}
+
 TEST(the_schedule_table_gives_back_what_it_holds) {
     char path[512], err[TT_ERRLEN] = "";
     example_path("matmul", path, sizeof path);
@@ -657,6 +726,7 @@ int main(void) {
     RUN(max_pool_reads_a_padded_copy_with_its_window_innermost);
     RUN(a_short_wide_reduction_meets_rfactor_and_cross_thread);
     RUN(dense_gets_an_rfactor_sketch);
+    RUN(winograd_tiles_its_gemm_and_keeps_div_mod_producers_at_root);
     RUN(the_schedule_table_gives_back_what_it_holds);
     return check_summary();
 }

@@ -250,6 +250,42 @@ static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value) {
 
 static void indent(StrBuf *o, int depth) { StrBuf_printf(o, "%*s", 4 * depth, ""); }
 
+/* The factors of a sum's term that read a constant tensor, found through its
+ * products (`B[e, r] * B[u, s] * X[..]`), written as the test that each is not
+ * zero: a step whose term has a zero factor adds nothing and is skipped, so
+ * that once the loops over the constant are unrolled the compiler drops it
+ * (it may not drop `acc + 0.0f * x` itself). */
+static void nonzero_factors(Emit *E, const TeExpr *e, char **env, StrBuf *out) {
+    if (e->kind == TE_BIN && e->op == TE_MUL && e->type == TE_TFLOAT) {
+        nonzero_factors(E, e->kid[0], env, out);
+        nonzero_factors(E, e->kid[1], env, out);
+        return;
+    }
+    if (e->kind != TE_ACCESS || !E->g->tensors[e->tensor].is_const) return;
+    const TeStage *cs = &E->ln->dag->stages[E->cur];
+    for (int a = 0; a < cs->n_access; a++)
+        if (cs->access[a].at == e && cs->access[a].tensor != e->tensor) return; /* read through a cache */
+    StrBuf_append(out, out->len ? " && " : "");
+    StrBuf *keep = E->out;
+    E->out = out;
+    expr(E, e, env, NULL);
+    E->out = keep;
+    StrBuf_append(out, " != 0.0f");
+}
+
+/* A constant tensor's elements as an initializer. */
+static void const_values(const TeTensor *t, StrBuf *out) {
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++)
+        n *= t->shape[d];
+    StrBuf_printf(out, "[%lld] = {", (long long)n);
+    for (int64_t i = 0; i < n; i++) {
+        StrBuf_append(out, i ? ", " : "");
+        float_lit(&C_DIALECT, out, t->values[i]);
+    }
+    StrBuf_append(out, "};\n");
+}
+
 static int64_t buffer_floats(const LoopNest *ln, int tensor) { return ln->buf[tensor].floats; }
 
 static const LnBuffer *buffer_of(const Emit *E, const LnNode *n) {
@@ -309,14 +345,20 @@ static void emit_stmt(Emit *E, const LnNode *n, int depth) {
         StrBuf_printf(o, "const %s x%d = %s;\n", E->dia->int_t, v, n->axis[a]);
     }
     indent(o, depth + 1);
+    E->cur = n->stage;
+    StrBuf nonzero;
+    StrBuf_init(&nonzero);
+    if (n->part == LN_UPDATE && ts->red->op == TE_SUM) nonzero_factors(E, ts->red->kid[0], env, &nonzero);
     if (n->part == LN_STORE && gpu_shared(E, n)) /* element number c is the job of thread c % threads */
         StrBuf_printf(o, "if (tt_c%d++ %% tt_nt == tt_tid%s%s) ", ts->tensor, n->guard ? " && " : "",
                       n->guard ? n->guard : "");
-    else if (n->guard)
-        StrBuf_printf(o, "if (%s) ", n->guard);
+    else if (n->guard && nonzero.len)
+        StrBuf_printf(o, "if ((%s) && %s) ", n->guard, nonzero.data);
+    else if (n->guard || nonzero.len)
+        StrBuf_printf(o, "if (%s) ", n->guard ? n->guard : nonzero.data);
+    StrBuf_done(&nonzero);
     StrBuf out_ref;
     StrBuf_init(&out_ref);
-    E->cur = n->stage;
     TeExpr axes[TE_MAX_DIMS];
     const TeExpr *ix[TE_MAX_DIMS];
     for (int d = 0; d < t->ndim; d++) {
@@ -678,8 +720,15 @@ void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
                        "    return (p * r * r + r + 1.0f) * s1.f * s2.f;\n"
                        "}\n#endif\n");
     StrBuf_printf(out, "void %s(float **t) {\n", fn);
-    for (int i = 0; i < this->n_args; i++)
-        StrBuf_printf(out, "    float *restrict T%d = t[%d];\n", i, i);
+    for (int i = 0; i < this->n_args; i++) {
+        const TeTensor *tt = &this->dag->prog->tensors[i];
+        if (!tt->is_const) {
+            StrBuf_printf(out, "    float *restrict T%d = t[%d];\n", i, i);
+            continue;
+        }
+        StrBuf_printf(out, "    static const float T%d", i); /* numbers the compiler folds into the code */
+        const_values(tt, out);
+    }
     emit_block(&E, this->root, 1);
     StrBuf_append(out, "}\n");
 }
@@ -738,10 +787,15 @@ Status LoopNest_emit_gpu(const LoopNest *this, int cuda, const char *prefix, Str
             return tt_fail(err, "kernel %d: %lld threads per block, more than 1024", k,
                            (long long)(l->block[0] * l->block[1] * l->block[2]));
         StrBuf_printf(out, "%s void %s(", cuda ? "extern \"C\" __global__" : "__kernel", l->name);
-        for (int i = 0; i < this->n_args; i++)
-            StrBuf_printf(out, "%s%sfloat *%s T%d", i ? ", " : "", cuda ? "" : "__global ",
-                          cuda ? "__restrict__" : "restrict", i);
+        for (int i = 0; i < this->n_args; i++) /* a constant's parameter is unused: its values are in the code */
+            StrBuf_printf(out, "%s%sfloat *%s %s%d", i ? ", " : "", cuda ? "" : "__global ",
+                          cuda ? "__restrict__" : "restrict", E.g->tensors[i].is_const ? "tt_unused" : "T", i);
         StrBuf_append(out, ") {\n");
+        for (int i = 0; i < this->n_args; i++)
+            if (E.g->tensors[i].is_const) {
+                StrBuf_printf(out, "    %s float T%d", cuda ? "const" : "__constant", i);
+                const_values(&E.g->tensors[i], out);
+            }
         if (l->shared_floats) { /* the block's shared buffers, the thread's number in it */
             shared_decls(&E, this->root->kids[k]);
             StrBuf_printf(out, "    const %s tt_tid = %s + %s * (%s + %s * %s), tt_nt = %lld;\n", d->int_t,

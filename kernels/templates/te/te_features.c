@@ -496,6 +496,7 @@ static void visit_access(Ctx *C, const TeExpr *e) {
         visit(C, e->kid[d]);
         idx[d] = ix_of_te(C, e->kid[d]);
     }
+    if (C->g->tensors[e->tensor].is_const) return; /* a number of the code, not a buffer */
     int st = C->dag->stage_of[e->tensor];
     if (st < 0 || !C->ln->inlined[st]) {
         add_access(C, e->tensor, idx, 0);
@@ -904,7 +905,7 @@ static void tensors_read(const TeDag *dag, const LoopNest *ln, const TeExpr *e, 
         int st = dag->stage_of[e->tensor];
         if (st >= 0 && ln->inlined[st])
             tensors_read(dag, ln, dag->prog->tensors[e->tensor].body, mask);
-        else
+        else if (!dag->prog->tensors[e->tensor].is_const)
             *mask |= (uint64_t)1 << e->tensor;
     }
     for (int i = 0; i < e->n_kids; i++)

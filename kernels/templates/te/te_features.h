@@ -36,7 +36,8 @@
  *         extents of the enclosing loops bound to blockIdx.x/y/z and
  *         threadIdx.x/y/z (1 when none); the virtual thread extent (1: the
  *         loop nest has no virtual threads). All 0 in a nest with no bound loop.
- * 57..146 buffers: up to 5 buffers the statement reads or writes, the ones
+ * 57..146 buffers (a constant tensor is none: its elements are numbers of
+ *         the code): up to 5 buffers the statement reads or writes, the ones
  *         with the most cache lines first (ties: lower tensor index), 18 each
  *         (offsets TB_* within a buffer), zeros for missing buffers:
  *           access type (3 one-hot: read, write, read and write);

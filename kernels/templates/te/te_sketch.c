@@ -71,14 +71,15 @@ static int reads_along(const TeStage *ts, int var) {
  * with the last spatial axis (a dense layer's W[j, k]: vectorizing j would
  * gather, k is contiguous), or the last reduction axis when the reduction is
  * long and the spatial work small (needs_rfactor); the axis needs a divisor
- * between 2 and 64. */
+ * between 2 and 64. Reads of a constant tensor do not count. */
 static int rfactor_axis(const TeDag *dag, int k, int cores) {
     const TeStage *ts = &dag->stages[k];
     if (!ts->red || ts->n_spatial == 0) return -1;
     int found = -1, spatial_inner = 0, last = ts->spatial[ts->n_spatial - 1];
     for (int i = 0; i < ts->n_access; i++) {
         const TeExpr *at = ts->access[i].at;
-        if (!ts->access[i].in_reduce || at->n_kids == 0) continue;
+        if (!ts->access[i].in_reduce || at->n_kids == 0 || dag->prog->tensors[ts->access[i].tensor].is_const)
+            continue; /* a constant's elements are numbers of the code, not loads */
         TeLin lin;
         if (!te_linear(at->kid[at->n_kids - 1], &lin)) continue;
         int moves = 0; /* along the reduction (a read invariant along it, such as a row's mean, does not count) */
@@ -447,11 +448,29 @@ int Sketch_unrollSet(int gpu, const int64_t **values) {
 
 /* Stage k may be computed at its one consumer: an untiled stage that is not
  * an output, whose one consumer has loops of its own from this sketch. */
+/* Whether consumer stage c reads stage k's tensor at indices linear in its
+ * variables only: through floor division or modulo (a Winograd tile's
+ * `Z[y / 4, y % 4]`) the region a loop of c reads is a loose box, and a
+ * producer computed there would be computed many times over. */
+static int reads_linear(const TeDag *dag, int c, int k) {
+    const TeStage *cs = &dag->stages[c];
+    for (int i = 0; i < cs->n_access; i++) {
+        const TeExpr *at = cs->access[i].at;
+        if (cs->access[i].tensor != dag->stages[k].tensor) continue;
+        for (int d = 0; d < at->n_kids; d++) {
+            TeLin lin;
+            if (!te_linear(at->kid[d], &lin)) return 0;
+        }
+    }
+    return 1;
+}
+
 static int may_move(const Sketch *sk, const TeDag *dag, int k) {
     const TeStage *ts = &dag->stages[k];
     if (sk->gpu || sk->st[k].how != SK_ROOT || ts->is_output || ts->n_consumers != 1) return 0;
+    /* not at a consumer with a local accumulator (SK_TILED): the accumulator stage, not the consumer, reads it */
     SketchHow h = sk->st[ts->consumers[0]].how;
-    return h == SK_ROOT || h == SK_TILED || h == SK_INPLACE;
+    return (h == SK_ROOT || h == SK_INPLACE) && reads_linear(dag, ts->consumers[0], k);
 }
 
 /* A tiled stage on a GPU: cache_write; the copy split SSSS over its spatial
@@ -765,7 +784,8 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
             if (a && may_move(sk, dag, k) && a->at >= 0) {
                 const Loops *C = &w.L[ts->consumers[0]];
                 int room = C->n - 1; /* not at or inside the consumer's innermost loop */
-                if (room > 0) {
+                /* nor under a fused loop: the region one of its iterations reads is the whole fused box */
+                if (room > 0 && w.front[ts->consumers[0]] <= 1) {
                     w_two(&w, STEP_COMPUTE_AT, k, ts->consumers[0], a->at % room);
                     continue;
                 }

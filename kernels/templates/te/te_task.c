@@ -276,7 +276,7 @@ Status TeTask_source(const TeTask *this, const Steps *steps, KernelSource *out, 
         StrBuf_printf(&s, "    s->t[%d] = args[%d];\n", this->in[i], i);
     StrBuf_printf(&s, "    s->t[%d] = args[%d];\n", this->out, this->n_in);
     for (int t = 0; t < g->n_tensors; t++) {
-        if (g->tensors[t].is_input || t == this->out) continue;
+        if (!te_is_defined(&g->tensors[t]) || t == this->out) continue; /* a constant is in the code */
         StrBuf_printf(&s, "    if (!(s->t[%d] = malloc(%lld * sizeof(float)))) return 1;\n", t,
                       (long long)TeProgram_numel(g, t));
     }
@@ -287,7 +287,7 @@ Status TeTask_source(const TeTask *this, const Steps *steps, KernelSource *out, 
                       "void tt_teardown(void *state) {\n"
                       "    TtState *s = state;\n");
     for (int t = 0; t < g->n_tensors; t++) {
-        if (g->tensors[t].is_input || t == this->out) continue;
+        if (!te_is_defined(&g->tensors[t]) || t == this->out) continue; /* a constant is in the code */
         StrBuf_printf(&s, "    free(s->t[%d]);\n", t);
     }
     StrBuf_append(&s, "    free(s);\n}\n");
@@ -328,7 +328,8 @@ static void plan_of(const TeTask *this, const TeLaunch *launches, int n, LaunchP
         for (int i = 0; i < this->n_in; i++)
             if (this->in[i] == t) arg = i;
         plan->param[plan->n_params] = arg;
-        plan->scratch[plan->n_params++] = arg < 0 ? TeProgram_numel(g, t) : 0;
+        /* a constant's parameter is unused (its values are in the code): one float */
+        plan->scratch[plan->n_params++] = arg < 0 ? (g->tensors[t].is_const ? 1 : TeProgram_numel(g, t)) : 0;
     }
     for (int k = 0; k < n; k++) {
         PlanLaunch *l = &plan->launch[plan->n_launches++];
