@@ -53,6 +53,19 @@ static int uses_var(const TeExpr *e, int var) {
 }
 
 /* Whether some read of stage ts moves with variable var in its innermost index. */
+/* Whether a read of stage ts that moves along variable vx has an index
+ * that adds variables y and r (a sliding window: X[.., y + r, ..]): copies of
+ * r's loop then share rows of y's. */
+static int slides(const TeStage *ts, int vx, int y, int r) {
+    for (int i = 0; i < ts->n_access; i++) {
+        const TeExpr *at = ts->access[i].at;
+        if (!ts->access[i].in_reduce || !uses_var(at, vx)) continue;
+        for (int d = 0; d < at->n_kids; d++)
+            if (at->kid[d] && uses_var(at->kid[d], y) && uses_var(at->kid[d], r)) return 1;
+    }
+    return 0;
+}
+
 static int reads_along(const TeStage *ts, int var) {
     for (int i = 0; i < ts->n_access; i++) {
         const TeExpr *at = ts->access[i].at;
@@ -997,6 +1010,22 @@ static int cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, 
     for (int x = 0; x < ns; x++)
         for (int i = 0; i < as->n_access && x < as->n_spatial && vx < as->n_spatial; i++)
             score[x] += uses_var(as->access[i].at, as->spatial[vx]) && !uses_var(as->access[i].at, as->spatial[x]);
+    /* a window's row axis (y of X[.., y + r, ..]) takes two rows first: the unrolled copies of r then load
+     * rows that its two rows share */
+    for (int x = ns - 1; x >= 0 && vx < as->n_spatial && budget >= 4; x--) {
+        if (lev[x] != 3 || x == vx || x >= as->n_spatial || axis_extent(dag, t, x) % 2) continue;
+        int window = 0;
+        for (int r = 0; r < as->n_reduce; r++) {
+            int64_t e = axis_extent(dag, acc, as->n_spatial + r);
+            window |= e >= 2 && e <= 8 && slides(as, as->spatial[vx], as->spatial[x], as->reduce[r]);
+        }
+        if (!window) continue;
+        a->f[x][1] = 2;
+        a->f[x][0] = (int32_t)(axis_extent(dag, t, x) / 2);
+        budget /= 2;
+        done[x] = 1;
+        break;
+    }
     for (;;) {
         int best = -1;
         for (int x = ns - 1; x >= 0; x--)
@@ -1031,16 +1060,30 @@ static int cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, 
  * a long one. */
 static void window_default(const TeDag *dag, int k, int t, SketchHow how, const SketchAnn *at, SketchAnn *a) {
     const TeStage *ts = &dag->stages[k];
+    int ns = ts->n_spatial, nt = dag->stages[t].n_spatial, left = 0, longest = -1;
     int64_t box[TE_MAX_DIMS], body = 1;
     tile_box(dag, t, how, at, 0, box);
-    for (int x = 0; x < dag->stages[t].n_spatial - 1; x++)
+    for (int x = 0; x < nt - 1; x++)
         body *= box[x];
-    for (int r = ts->n_reduce - 1; r >= 0; r--) {
-        int64_t e = axis_extent(dag, k, ts->n_spatial + r);
-        if (e < 2 || e > 8 || body * e > SKETCH_MAX_UNROLLED || ts->n_spatial + r >= SKETCH_AXES) continue;
-        a->f[ts->n_spatial + r][0] = (int32_t)e;
-        body *= e;
-    }
+    for (int pass = 0; pass < 2; pass++) /* first the axes that slide along a row axis of the tile */
+        for (int r = ts->n_reduce - 1; r >= 0; r--) {
+            int64_t e = axis_extent(dag, k, ns + r);
+            if (ns + r >= SKETCH_AXES || a->f[ns + r][0] > 1) continue;
+            if (e > 8 && (longest < 0 || e > axis_extent(dag, k, ns + longest))) longest = r;
+            if (e < 2 || e > 8) continue;
+            int row = 0;
+            for (int x = 0; x < nt - 1 && x < ns; x++)
+                row |= box[x] > 1 && slides(ts, ts->spatial[ns - 1], ts->spatial[x], ts->reduce[r]);
+            if (pass == 0 && !row) continue;
+            if (body * e > SKETCH_MAX_UNROLLED) {
+                left += pass;
+                continue;
+            }
+            a->f[ns + r][0] = (int32_t)e;
+            body *= e;
+        }
+    /* a short axis left as a loop around the tile: a long one (16 of the longest axis) goes inside it */
+    if (left && longest >= 0) a->f[ns + longest][0] = (int32_t)largest_divisor(axis_extent(dag, k, ns + longest), 16);
 }
 
 void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann) {
