@@ -2,7 +2,8 @@
  * small DAGs: each rule's condition and result (matmul, conv2d, softmax,
  * layer-norm, dense+bias+GELU from examples/te, and a short wide reduction for
  * rfactor / cross-thread reduction), the bare sketch and every random
- * annotation and mutation lower, the same seed gives the same steps, and the
+ * annotation and mutation lower (on cpu with at most SKETCH_MAX_UNROLLED
+ * unrolled copies of a loop body), the same seed gives the same steps, and the
  * schedule table of te.sketch (kernels/templates/te/te_task.h) gives back what
  * was put in under the hash of its text. */
 #include <stdlib.h>
@@ -99,6 +100,44 @@ static int one_kernel(const TeDag *dag, const Steps *steps) {
     return st == TT_OK && n == 1;
 }
 
+/* Most copies of an innermost loop that unrolled loops make, over the
+ * statements that compute (update, store): the product of the unrolled
+ * extents from the nearest loop that is not unrolled (the innermost loop
+ * counts when it is unrolled, not when it is a SIMD loop or a loop). */
+static int64_t unrolled_copies(const LnNode *n, int64_t copies) {
+    if (!n->is_loop) return n->part == LN_UPDATE || n->part == LN_STORE ? copies : 0;
+    int innermost = 1;
+    for (int i = 0; i < n->n_kids; i++)
+        innermost &= !n->kids[i]->is_loop;
+    if (n->unroll > 0 && n->ann != ANN_VECTORIZE)
+        copies *= n->extent;
+    else if (!innermost && n->extent > 1)
+        copies = 1;
+    int64_t most = 0;
+    for (int i = 0; i < n->n_kids; i++) {
+        int64_t c = unrolled_copies(n->kids[i], copies);
+        most = c > most ? c : most;
+    }
+    return most;
+}
+
+/* The schedule lowers and its unrolled bodies stay within the cap. */
+static int lowers_within_cap(const TeDag *dag, const Steps *steps, int gpu) {
+    LoopNest ln;
+    char err[TT_ERRLEN];
+    if (!lowers(dag, steps) || LoopNest_lower(&ln, dag, steps, err) != TT_OK) return 0;
+    int64_t copies = unrolled_copies(ln.root, 1);
+    LoopNest_done(&ln);
+    if (gpu || copies <= SKETCH_MAX_UNROLLED) return 1;
+    StrBuf s;
+    StrBuf_init(&s);
+    Steps_encode(steps, &s);
+    fprintf(stderr, "%lld unrolled copies of a loop body (cap %d)\n  steps: %s\n", (long long)copies,
+            SKETCH_MAX_UNROLLED, s.data);
+    StrBuf_done(&s);
+    return 0;
+}
+
 static int has(const SketchStage *st, SketchRule r) { return (st->rules >> r) & 1; }
 
 /* Every sketch: the bare structure, 40 random annotations, each with 4
@@ -110,9 +149,11 @@ static void check_annotations(const Ex *e, const Sketch *sk, int n) {
         Steps s, t;
         Sketch_steps(&sk[i], &e->dag, NULL, &s);
         CHECK(lowers(&e->dag, &s));
-        Sketch_heuristic(&sk[i], &e->dag, 16, ann);
-        Sketch_steps(&sk[i], &e->dag, ann, &s);
-        CHECK(lowers(&e->dag, &s));
+        for (int vector = 8; vector <= 16; vector *= 2) { /* AVX2, AVX-512 */
+            Sketch_heuristic(&sk[i], &e->dag, vector, ann);
+            Sketch_steps(&sk[i], &e->dag, ann, &s);
+            CHECK(lowers_within_cap(&e->dag, &s, sk[i].gpu));
+        }
         for (int seed = 0; seed < 40; seed++) {
             Rng rng, rng2;
             Rng_seed(&rng, (uint64_t)seed);
@@ -129,7 +170,7 @@ static void check_annotations(const Ex *e, const Sketch *sk, int n) {
             CHECK_STR(a.len ? a.data : "", b.len ? b.data : "");
             StrBuf_done(&a);
             StrBuf_done(&b);
-            CHECK(lowers(&e->dag, &s));
+            CHECK(lowers_within_cap(&e->dag, &s, sk[i].gpu));
             if (sk[i].gpu && e->dag.n_stages == 1) CHECK(one_kernel(&e->dag, &s));
             /* read back from the steps alone, the annotation gives the same steps */
             memset(again, 0, (size_t)e->dag.n_stages * sizeof *again);
@@ -145,7 +186,7 @@ static void check_annotations(const Ex *e, const Sketch *sk, int n) {
             for (int m = 0; m < 4; m++) {
                 Sketch_mutate(&sk[i], &e->dag, &rng, ann);
                 Sketch_steps(&sk[i], &e->dag, ann, &s);
-                CHECK(lowers(&e->dag, &s));
+                CHECK(lowers_within_cap(&e->dag, &s, sk[i].gpu));
             }
         }
     }
@@ -410,6 +451,13 @@ TEST(conv2d_is_tiled_within_the_step_limits) {
         check_annotations(e, sk, n);
     }
     ex_free(e);
+    /* ResNet-18's layer (56x56, 64 channels): tiles of up to 512 floats and a 3x3 window, where the unrolled
+     * copies of a body would reach thousands without the cap */
+    e = load("conv2d", NULL, 0);
+    CHECK(e);
+    if (!e) return;
+    check_annotations(e, sk, Sketch_generate(&e->dag, 0, 2, sk));
+    ex_free(e);
 }
 
 /* conv2d on cpu: every tiled sketch first copies X with its zero padding (at root), so the accumulation reads
@@ -445,14 +493,58 @@ TEST(conv2d_reads_a_padded_copy_and_unrolls_its_window) {
     StrBuf_init(&s);
     LoopNest_print(&ln, &s);
     CHECK_CONTAINS(s.data, "alloc X.pad[1, 4, 8, 8]");
-    const char *c = nest_line(s.data, "for i1_11 < 4"), *r = nest_line(s.data, "for i1_10 < 3 unroll 3"),
-               *w = nest_line(s.data, "for i1_8 < 3 unroll 3"), *upd = nest_line(s.data, "update Y.local");
-    CHECK(c && r && w && upd && c < r && r < w && w < upd);
+    /* AVX-512: a tile of 16 rows, 2 of y (the window slides along y: X[.., y + r, ..]) and 8 of k, of 6
+     * lanes; 16 x 9 copies would pass the cap, so the window's r, whose copies share rows of X, whole in the
+     * inner level and unrolled (48 copies), its s a loop outside */
+    CHECK_CONTAINS(s.data, "alloc Y.local[1, 8, 2, 6]");
+    const char *c = nest_line(s.data, "for i1_11 < 4"), *w = nest_line(s.data, "for i1_7 < 3"),
+               *r = nest_line(s.data, "for i1_10 < 3 unroll 3"), *upd = nest_line(s.data, "update Y.local");
+    CHECK(c && r && w && upd && c < w && w < r && r < upd);
     CHECK(upd && !line_has(upd, " if "));
+    CHECK_EQ_INT(unrolled_copies(ln.root, 1), 48);
     LoopNest_done(&ln);
     StrBuf_done(&s);
     Sketch_generate(&e->dag, 1, 2, sk);
     CHECK(sk[0].st[0].pad == 0);
+    ex_free(e);
+    /* AVX2, two output channels: 2 rows of y and 2 of k, the whole window unrolled around them (36 copies) */
+    TeSet two[] = {{"C", 4}, {"H", 6}, {"W", 6}, {"K", 2}};
+    e = load("conv2d", two, 4);
+    CHECK(e);
+    if (!e) return;
+    Sketch_generate(&e->dag, 0, 2, sk);
+    Sketch_heuristic(&sk[0], &e->dag, 8, ann);
+    Sketch_steps(&sk[0], &e->dag, ann, &st);
+    CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+    StrBuf_init(&s);
+    LoopNest_print(&ln, &s);
+    CHECK_CONTAINS(s.data, "alloc Y.local[1, 2, 2, 6]");
+    c = nest_line(s.data, "for i1_11 < 4"), r = nest_line(s.data, "for i1_10 < 3 unroll 3"),
+    w = nest_line(s.data, "for i1_8 < 3 unroll 3"), upd = nest_line(s.data, "update Y.local");
+    CHECK(c && r && w && upd && c < r && r < w && w < upd);
+    CHECK_EQ_INT(unrolled_copies(ln.root, 1), 36);
+    LoopNest_done(&ln);
+    StrBuf_done(&s);
+    ex_free(e);
+    /* ResNet-18's layer on AVX2: 8 rows at most (16 of one register spill), 2 of y and 4 of k, one register
+     * of x; the window's r unrolled (24 copies), its s a loop, and inside it 16 input channels, so that the
+     * loop next to the tile is a long one */
+    e = load("conv2d", NULL, 0);
+    CHECK(e);
+    if (!e) return;
+    Sketch_generate(&e->dag, 0, 2, sk);
+    Sketch_heuristic(&sk[0], &e->dag, 8, ann);
+    Sketch_steps(&sk[0], &e->dag, ann, &st);
+    CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+    StrBuf_init(&s);
+    LoopNest_print(&ln, &s);
+    CHECK_CONTAINS(s.data, "alloc Y.local[1, 4, 2, 8]");
+    w = nest_line(s.data, "for i1_7 < 3"), c = nest_line(s.data, "for i1_12 < 16"),
+    r = nest_line(s.data, "for i1_10 < 3 unroll 3");
+    CHECK(w && c && r && w < c && c < r);
+    CHECK_EQ_INT(unrolled_copies(ln.root, 1), 24);
+    LoopNest_done(&ln);
+    StrBuf_done(&s);
     ex_free(e);
 }
 

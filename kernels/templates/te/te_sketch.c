@@ -58,6 +58,19 @@ static int uses_var(const TeExpr *e, int var) {
 }
 
 /* Whether some read of stage ts moves with variable var in its innermost index. */
+/* Whether a read of stage ts that moves along variable vx has an index
+ * that adds variables y and r (a sliding window: X[.., y + r, ..]): copies of
+ * r's loop then share rows of y's. */
+static int slides(const TeStage *ts, int vx, int y, int r) {
+    for (int i = 0; i < ts->n_access; i++) {
+        const TeExpr *at = ts->access[i].at;
+        if (!ts->access[i].in_reduce || !uses_var(at, vx)) continue;
+        for (int d = 0; d < at->n_kids; d++)
+            if (at->kid[d] && uses_var(at->kid[d], y) && uses_var(at->kid[d], r)) return 1;
+    }
+    return 0;
+}
+
 static int reads_along(const TeStage *ts, int var) {
     for (int i = 0; i < ts->n_access; i++) {
         const TeExpr *at = ts->access[i].at;
@@ -473,6 +486,15 @@ static int may_move(const Sketch *sk, const TeDag *dag, int k) {
     return (h == SK_ROOT || h == SK_INPLACE) && reads_linear(dag, ts->consumers[0], k);
 }
 
+/* Whether annotation ann computes another stage at one of stage k's loops. */
+static int hosts(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, int k) {
+    for (int j = 0; j < dag->n_stages; j++)
+        if ((sk->st[j].how == SK_FUSED && sk->st[j].consumer == k) ||
+            (may_move(sk, dag, j) && ann[j].at >= 0 && dag->stages[j].consumers[0] == k))
+            return 1;
+    return 0;
+}
+
 /* A tiled stage on a GPU: cache_write; the copy split SSSS over its spatial
  * axes, the first level of (up to three) axes bound to blockIdx, the third to
  * threadIdx; the accumulation computed at the innermost thread loop, into a
@@ -505,22 +527,23 @@ static void gpu_tile(Writer *w, int k, const SketchAnn *ann) {
     if (u > 0 && unrolls[u] > 0) w_two(w, STEP_AUTO_UNROLL, k, 0, unrolls[u]);
 }
 
-/* The accumulation of DAG stage k as step stage `raw` (its cache_write stage,
- * or k itself when it is computed at its consumer's tile), whose loops are
- * still k's axes (spatial, then reduction) inside the box of its compute
- * location: each reduction axis split in two (the inner factor from the
- * annotation), the loops ordered outer reductions, inner reductions, then
- * the spatial ones (the register tile: the innermost vectorized, the others
- * unrolled), and the auto-unroll limit on its first loop. */
-/* The loops of an accumulation (step stage `raw`, ns spatial axes then nr
- * reduction axes of extents ext[]): each reduction axis with inner[r] > 0
- * split by it, the loops ordered outer reductions, inner reductions, then
- * the spatial ones (the register tile: the innermost vectorized, the others
- * unrolled), and the auto-unroll limit on the first loop. */
-#define RED_UNROLL 16 /* most copies of the register tile the unrolled inner reduction loops make */
+/* An auto-unroll limit of `limit` statements on cpu, lowered so that the copies
+ * of the innermost loop (a SIMD loop of `lanes`: one copy of `lanes`
+ * statements) stay within SKETCH_MAX_UNROLLED. */
+static int64_t auto_unroll_limit(int64_t limit, int gpu, int64_t lanes) {
+    int64_t cap = SKETCH_MAX_UNROLLED * (lanes > 1 ? lanes : 1);
+    return gpu || limit <= cap ? limit : cap;
+}
 
-static void accum_loops(Writer *w, int raw, int ns, int nr, const int64_t *ext, const int64_t *inner,
-                        const SketchAnn *a) {
+/* The loops of an accumulation (step stage `raw`, ns spatial axes then nr
+ * reduction axes of extents ext[]; box[] the spatial extents of the region it
+ * is computed for): each reduction axis with inner[r] > 0 split by it, the
+ * loops ordered outer reductions, inner reductions, then the spatial ones (the
+ * register tile: the innermost vectorized, the others unrolled while the
+ * copies stay within SKETCH_MAX_UNROLLED), and the auto-unroll limit on the
+ * first loop. */
+static void accum_loops(Writer *w, int raw, int ns, int nr, const int64_t *ext, const int64_t *box,
+                        const int64_t *inner, const SketchAnn *a) {
     int split[TE_MAX_DIMS] = {0}, n = ns + nr;
     for (int r = nr - 1; r >= 0; r--) { /* the last axis first: earlier positions stay put */
         if (inner[r] < 1) continue;
@@ -544,13 +567,22 @@ static void accum_loops(Writer *w, int raw, int ns, int nr, const int64_t *ext, 
         identity &= perm[i] == i;
     if (!identity) put_raw(w, STEP_REORDER, raw, perm, n);
     if (!a) return;
-    /* the inner reduction loops next to the register tile unrolled, innermost first, while they repeat its body
-     * at most RED_UNROLL times: a 3x3 window's loops around the tile would otherwise leave the accumulators in
-     * memory (the compiler keeps them in registers across one loop, not across a nest of short ones) */
-    int64_t body = 1;
-    for (int i = np - ns - 1, r = nr - 1; r >= 0; r--) {
+    /* the rows of the register tile unrolled, innermost first, while their copies of the innermost loop stay
+     * within the cap (gcc -O3 vectorizes each copy on its own: its time grows faster than their count); then
+     * the inner reduction loops next to the tile, innermost first, while the copies stay within it: a 3x3
+     * window's loops around the tile would otherwise leave the accumulators in memory (the compiler keeps them
+     * in registers across one loop, not across a nest of short ones) */
+    int vec = a->vec && ext[ns - 1] > 1;
+    int64_t body = vec ? 1 : box[ns - 1];            /* a scalar innermost loop is unrolled too (auto-unroll, gcc) */
+    int unroll_x[TE_MAX_DIMS + 1] = {0}, rolled = 0; /* rolled: a row loop left as a loop */
+    for (int x = ns - 2; x >= 0; x--) {
+        if (ext[x] < 2 || ext[x] > 4096) continue;
+        rolled |= body * box[x] > SKETCH_MAX_UNROLLED;
+        if (!rolled) unroll_x[x] = 1, body *= box[x];
+    }
+    for (int i = np - ns - 1, r = nr - 1; r >= 0 && !rolled; r--) {
         if (!split[r]) continue;
-        if (inner[r] > 1 && body * inner[r] <= RED_UNROLL) {
+        if (inner[r] > 1 && body * inner[r] <= SKETCH_MAX_UNROLLED) {
             int64_t loop = i;
             put_raw(w, STEP_UNROLL, raw, &loop, 1);
             body *= inner[r];
@@ -560,21 +592,32 @@ static void accum_loops(Writer *w, int raw, int ns, int nr, const int64_t *ext, 
         i--;
     }
     for (int x = 0; x < ns; x++) {
-        int64_t loop = n - ns + x, e = ext[x];
-        if (x == ns - 1 && a->vec && e > 1)
+        int64_t loop = n - ns + x;
+        if (x == ns - 1 && vec)
             put_raw(w, STEP_VECTORIZE, raw, &loop, 1);
-        else if (x < ns - 1 && e > 1 && e <= 4096)
+        else if (unroll_x[x])
             put_raw(w, STEP_UNROLL, raw, &loop, 1);
     }
     const int64_t *unrolls;
     int n_unroll = Sketch_unrollSet(0, &unrolls), u = a->unroll < n_unroll ? a->unroll : n_unroll - 1;
     if (u > 0 && unrolls[u] > 0 && n > 0) {
-        int64_t v[2] = {0, unrolls[u]};
+        int64_t v[2] = {0, auto_unroll_limit(unrolls[u], 0, vec ? box[ns - 1] : 1)};
         put_raw(w, STEP_AUTO_UNROLL, raw, v, 2);
     }
 }
 
-static void local_loops(Writer *w, int raw, int k, const SketchAnn *a) {
+/* The spatial extents of the region of tiled stage (or consumer) t on cpu
+ * (annotation a) that a stage computed at its tile covers: the register tile
+ * (at the last level-1 loop), or the level-1 block and the tile (at the last
+ * level-0 loop). */
+static void tile_box(const TeDag *dag, int t, SketchHow how, const SketchAnn *a, int at_level0, int64_t *box) {
+    int lev[SKETCH_AXES];
+    axis_levels(dag, t, how, 0, lev);
+    for (int x = 0; x < dag->stages[t].n_spatial; x++)
+        box[x] = !a || lev[x] < 3 ? 1 : (int64_t)a->f[x][1] * (at_level0 ? a->f[x][0] : 1);
+}
+
+static void local_loops(Writer *w, int raw, int k, const int64_t *box, const SketchAnn *a) {
     const TeDag *dag = w->dag;
     const TeStage *ts = &dag->stages[k];
     int64_t ext[SKETCH_AXES], inner[TE_MAX_DIMS];
@@ -582,7 +625,7 @@ static void local_loops(Writer *w, int raw, int k, const SketchAnn *a) {
         ext[x] = axis_extent(dag, k, x);
     for (int r = 0; r < ts->n_reduce; r++)
         inner[r] = ext[ts->n_spatial + r] < 2 ? 0 : a ? a->f[ts->n_spatial + r][0] : 1;
-    accum_loops(w, raw, ts->n_spatial, ts->n_reduce, ext, inner, a);
+    accum_loops(w, raw, ts->n_spatial, ts->n_reduce, ext, box, inner, a);
 }
 
 /* Loops at tile level 0 of a tiled stage or consumer on cpu (the ones that may run in parallel). */
@@ -615,7 +658,9 @@ static void cpu_tile(Writer *w, const SketchStage *st, int k, const SketchAnn *a
     }
     int64_t where[2] = {w->idx[k], at < 0 ? 0 : at};
     put_raw(w, STEP_COMPUTE_AT, local, where, 2);
-    local_loops(w, local, k, a);
+    int64_t box[TE_MAX_DIMS];
+    tile_box(w->dag, k, SK_TILED, a, 0, box);
+    local_loops(w, local, k, box, a);
 }
 
 /* The rows of an rfactor sketch: its last spatial axis longer than 1, or -1. */
@@ -662,13 +707,13 @@ static void rf_tile(Writer *w, int k, const SketchAnn *a) {
     }
     int64_t where[2] = {copy, at};
     put_raw(w, STEP_COMPUTE_AT, rf, where, 2);
-    int64_t ext[SKETCH_AXES], none[TE_MAX_DIMS] = {0};
+    int64_t ext[SKETCH_AXES], none[TE_MAX_DIMS] = {0}, box[TE_MAX_DIMS + 1];
     for (int i = 0; i < ns; i++)
-        ext[i] = axis_extent(dag, k, i);
-    ext[ns] = F;
+        ext[i] = axis_extent(dag, k, i), box[i] = i == x ? J : 1;
+    ext[ns] = box[ns] = F;
     for (int i = 0; i < nr; i++)
         ext[ns + 1 + i] = i == r ? axis_extent(dag, k, ns + i) / F : axis_extent(dag, k, ns + i);
-    accum_loops(w, rf, ns + 1, nr, ext, none, a);
+    accum_loops(w, rf, ns + 1, nr, ext, box, none, a);
     if (a && F > 1 && F <= 4096) w_one(w, STEP_UNROLL, k, ns); /* k's loops: spatial.., the F lanes */
 }
 
@@ -725,7 +770,8 @@ static void pool_steps(Writer *w, const SketchStage *st, int k, const SketchAnn 
         if (w->L[k].ext[xi + 1 + r] > 1) w_one(w, STEP_UNROLL, k, xi + 1 + r);
     const int64_t *unrolls;
     int n_unroll = Sketch_unrollSet(0, &unrolls), u = a->unroll < n_unroll ? a->unroll : n_unroll - 1;
-    if (u > 0 && unrolls[u] > 0) w_two(w, STEP_AUTO_UNROLL, k, 0, unrolls[u]);
+    int64_t lanes = a->at >= 0 ? 1 : a->vec && fx > 1 ? fx : 1; /* the limit reaches copies computed inside */
+    if (u > 0 && unrolls[u] > 0) w_two(w, STEP_AUTO_UNROLL, k, 0, auto_unroll_limit(unrolls[u], 0, lanes));
     if (a->at < 0) return;
     int64_t where[2] = {w->idx[k], a->at < outer ? a->at : outer - 1};
     if (phased >= 0) { /* the copy by phases at k's loop, the padded copy at the first loop of that one */
@@ -777,7 +823,11 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
             if (pos < 0) pos = 0;
             if (!sk->gpu) w_pad(&w, st, k);
             w_two(&w, STEP_COMPUTE_AT, k, c, pos);
-            if (!sk->gpu) local_loops(&w, w.idx[k], k, a);
+            if (!sk->gpu) {
+                int64_t box[TE_MAX_DIMS];
+                tile_box(dag, c, SK_CONSUMER, ann ? &ann[c] : NULL, !level, box);
+                local_loops(&w, w.idx[k], k, box, a);
+            }
             continue;
         }
         case SK_ROOT:
@@ -828,7 +878,8 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
             tile(&w, k, st->how, sk->gpu, a);
             break;
         }
-        if (!a) continue; /* the bare sketch */
+        if (!a) continue;  /* the bare sketch */
+        int64_t lanes = 1; /* of the innermost loop, when it is vectorized */
         if (sk->gpu) {
             int lead = leading_spatial(L);
             if (lead > 0) {
@@ -854,11 +905,14 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
                 w_fuse(&w, k, 0, par);
                 w_one(&w, STEP_PARALLEL, k, 0);
             }
-            if (a->vec && L->n >= 2 && !L->red[L->n - 1] && L->ext[L->n - 1] > 1 && !(par > 0 && L->n - 1 == 0))
+            if (a->vec && L->n >= 2 && !L->red[L->n - 1] && L->ext[L->n - 1] > 1 && !(par > 0 && L->n - 1 == 0)) {
                 w_one(&w, STEP_VECTORIZE, k, L->n - 1);
+                lanes = L->ext[L->n - 1];
+            }
         }
         int u = a->unroll < n_unroll ? a->unroll : n_unroll - 1;
-        if (u > 0 && unrolls[u] > 0) w_two(&w, STEP_AUTO_UNROLL, k, 0, unrolls[u]);
+        if (hosts(sk, dag, ann, k)) lanes = 1; /* the limit reaches the loops of the stage inside */
+        if (u > 0 && unrolls[u] > 0) w_two(&w, STEP_AUTO_UNROLL, k, 0, auto_unroll_limit(unrolls[u], sk->gpu, lanes));
     }
 }
 
@@ -1081,7 +1135,10 @@ static int cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, 
      * loop there would gather; a few scalar accumulators instead (rfactor sketches vectorize such reductions) */
     int contiguous = vx < as->n_spatial && reads_along(as, as->spatial[vx]);
     if (!contiguous) reg = largest_divisor(e, 4);
-    int64_t budget = 16 / ((reg + vector - 1) / vector);
+    /* 16 accumulator registers, in rows of at most half the vector registers (32 with 16-float AVX-512, 16
+     * with AVX2 and narrower): a row reads one broadcast operand, so more rows of one register spill */
+    int64_t budget = 16 / ((reg + vector - 1) / vector), rows = vector >= 16 ? 16 : 8;
+    if (budget > rows) budget = rows;
     a->f[vx][1] = (int32_t)reg;
     a->f[vx][0] = 1;
     /* the other axes, those whose reuse saves the most vector loads first: an
@@ -1091,6 +1148,22 @@ static int cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, 
     for (int x = 0; x < ns; x++)
         for (int i = 0; i < as->n_access && x < as->n_spatial && vx < as->n_spatial; i++)
             score[x] += uses_var(as->access[i].at, as->spatial[vx]) && !uses_var(as->access[i].at, as->spatial[x]);
+    /* a window's row axis (y of X[.., y + r, ..]) takes two rows first: the unrolled copies of r then load
+     * rows that its two rows share */
+    for (int x = ns - 1; x >= 0 && vx < as->n_spatial && budget >= 4; x--) {
+        if (lev[x] != 3 || x == vx || x >= as->n_spatial || axis_extent(dag, t, x) % 2) continue;
+        int window = 0;
+        for (int r = 0; r < as->n_reduce; r++) {
+            int64_t e = axis_extent(dag, acc, as->n_spatial + r);
+            window |= e >= 2 && e <= 8 && slides(as, as->spatial[vx], as->spatial[x], as->reduce[r]);
+        }
+        if (!window) continue;
+        a->f[x][1] = 2;
+        a->f[x][0] = (int32_t)(axis_extent(dag, t, x) / 2);
+        budget /= 2;
+        done[x] = 1;
+        break;
+    }
     for (;;) {
         int best = -1;
         for (int x = ns - 1; x >= 0; x--)
@@ -1133,6 +1206,40 @@ static void pool_default(const TeDag *dag, int k, SketchAnn *a) {
     a->at = (int8_t)(ns >= 2 ? ns - 2 : -1);
 }
 
+/* The default inner reduction level of stage k computed at the register tile
+ * of stage t (k itself, or the consumer it is fused into; annotation at):
+ * short reduction axes (a convolution's window) whole, last axis first, while
+ * the tile's rows times the copies stay within SKETCH_MAX_UNROLLED, so that
+ * they are unrolled around the tile and the innermost real loop around it is
+ * a long one. */
+static void window_default(const TeDag *dag, int k, int t, SketchHow how, const SketchAnn *at, SketchAnn *a) {
+    const TeStage *ts = &dag->stages[k];
+    int ns = ts->n_spatial, nt = dag->stages[t].n_spatial, left = 0, longest = -1;
+    int64_t box[TE_MAX_DIMS], body = 1;
+    tile_box(dag, t, how, at, 0, box);
+    for (int x = 0; x < nt - 1; x++)
+        body *= box[x];
+    for (int pass = 0; pass < 2; pass++) /* first the axes that slide along a row axis of the tile */
+        for (int r = ts->n_reduce - 1; r >= 0; r--) {
+            int64_t e = axis_extent(dag, k, ns + r);
+            if (ns + r >= SKETCH_AXES || a->f[ns + r][0] > 1) continue;
+            if (e > 8 && (longest < 0 || e > axis_extent(dag, k, ns + longest))) longest = r;
+            if (e < 2 || e > 8) continue;
+            int row = 0;
+            for (int x = 0; x < nt - 1 && x < ns; x++)
+                row |= box[x] > 1 && slides(ts, ts->spatial[ns - 1], ts->spatial[x], ts->reduce[r]);
+            if (pass == 0 && !row) continue;
+            if (body * e > SKETCH_MAX_UNROLLED) {
+                left += pass;
+                continue;
+            }
+            a->f[ns + r][0] = (int32_t)e;
+            body *= e;
+        }
+    /* a short axis left as a loop around the tile: a long one (16 of the longest axis) goes inside it */
+    if (left && longest >= 0) a->f[ns + longest][0] = (int32_t)largest_divisor(axis_extent(dag, k, ns + longest), 16);
+}
+
 void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann) {
     if (vector < 1) vector = 8;
     for (int k = 0; k < dag->n_stages; k++) {
@@ -1171,15 +1278,7 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
             for (int p = 0; p < dag->n_stages && how == SK_CONSUMER; p++)
                 if (sk->st[p].how == SK_FUSED && sk->st[p].consumer == k) acc = p;
             a->vec = (int8_t)(how == SK_FUSED || cpu_tile_default(sk, dag, k, acc, vector, a));
-            /* short reduction axes (a convolution's window) whole in the inner level, last axis first, as far as
-             * the unrolled copies of the tile allow: the innermost real loop around the tile is then a long one */
-            int64_t body = 1;
-            for (int r = ts->n_reduce - 1; r >= 0 && how != SK_CONSUMER; r--) {
-                int64_t e = axis_extent(dag, k, ts->n_spatial + r);
-                if (e < 2 || e > 8 || body * e > RED_UNROLL || ts->n_spatial + r >= SKETCH_AXES) continue;
-                a->f[ts->n_spatial + r][0] = (int32_t)e;
-                body *= e;
-            }
+            if (how == SK_TILED) window_default(dag, k, k, SK_TILED, a, a);
             a->par = (int8_t)level0_loops(dag, k);
             a->unroll = 0;
             a->at = how == SK_FUSED ? 1 : -1;
@@ -1236,6 +1335,9 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
         a->unroll = 2; /* 64 */
         a->at = sk->st[k].how == SK_FUSED ? 1 : -1;
     }
+    for (int k = 0; k < dag->n_stages && !sk->gpu; k++) /* a fused producer: once its consumer's tile is known */
+        if (sk->st[k].how == SK_FUSED)
+            window_default(dag, k, sk->st[k].consumer, SK_CONSUMER, &ann[sk->st[k].consumer], &ann[k]);
 }
 
 /* ---- reading a schedule back ------------------------------------------------------ */
@@ -1249,6 +1351,15 @@ static bool same_steps(const Steps *a, const Steps *b) {
             if (x->arg[k] != y->arg[k]) return false;
     }
     return true;
+}
+
+/* The annotation's index into the auto-unroll set of an auto_unroll step's
+ * limit: the least value at least that limit (auto_unroll_limit may have
+ * lowered it). */
+static int8_t unroll_index(int64_t limit, const int64_t *unrolls, int n_unroll) {
+    for (int u = 0; u < n_unroll; u++)
+        if (unrolls[u] >= limit) return (int8_t)u;
+    return (int8_t)(n_unroll - 1);
 }
 
 bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, SketchAnn *ann) {
@@ -1330,8 +1441,7 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
             else if (s->kind == STEP_VECTORIZE)
                 a->vec = 1;
             else if (s->kind == STEP_AUTO_UNROLL)
-                for (int u = 0; u < n_unroll; u++)
-                    if (unrolls[u] == s->arg[1]) a->unroll = (int8_t)u;
+                a->unroll = unroll_index(s->arg[1], unrolls, n_unroll);
             continue;
         }
         if (stage < 0) continue;
@@ -1357,8 +1467,7 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
             a->vec = 1;
             break;
         case STEP_AUTO_UNROLL:
-            for (int u = 0; u < n_unroll; u++)
-                if (unrolls[u] == s->arg[1]) a->unroll = (int8_t)u;
+            a->unroll = unroll_index(s->arg[1], unrolls, n_unroll);
             break;
         case STEP_COMPUTE_AT:
             a->at = (int8_t)s->arg[1];

@@ -112,6 +112,13 @@ typedef struct SketchAnn {
  * padded copy of that input (SK_POOL). */
 int Sketch_pooling(const TeDag *dag, int k);
 
+/* Most copies of the innermost loop that the unrolled loops of one body make
+ * on cpu (an accumulation's register-tile rows times its unrolled reduction
+ * steps; its auto-unroll limit counts a SIMD loop as one statement per lane):
+ * gcc -O3 vectorizes each copy on its own, so its time grows faster than
+ * their count (0.5 s at 72 copies, 1.3 s at 144). */
+#define SKETCH_MAX_UNROLLED 64
+
 /* The auto-unroll limits of a target ({0, 16, 64, 512}; GPUs add 1024). */
 int Sketch_unrollSet(int gpu, const int64_t **values);
 
@@ -125,8 +132,10 @@ void Sketch_mutate(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *ann)
  * a register tile of one or two SIMD widths (`vector` floats; else a multiple
  * of 8 or 4 floats that divides the axis) on its last spatial axis (none when
  * no read runs along it: a few scalar accumulators) times as many rows as 16
- * accumulator registers allow, taken
- * first from the axes whose reuse saves vector loads; the level above it
+ * accumulator registers allow, at most half the vector registers (16 rows on
+ * AVX-512, 8 on AVX2), taken first from the axes whose reuse saves vector
+ * loads; short reduction axes (a window) whole in the inner level while the
+ * rows times their copies stay within SKETCH_MAX_UNROLLED; the level above it
  * covers the rest of the other axes (so the inputs' blocks are reused from
  * cache), the outer level is parallel with at least `cores` iterations. An
  * rfactor stage: lanes of the SIMD width (or a multiple of 8 or 4 dividing the
