@@ -574,22 +574,35 @@ static TeTensor *new_tensor(Parser *p, Tok *name) {
     return t;
 }
 
-static Status parse_input(Parser *p) {
+/* A new tensor's `NAME[d0, d1, ...]` (after its keyword) in *out, with at most max_elems elements, *numel. */
+static Status parse_declared(Parser *p, int64_t max_elems, TeTensor **out, int64_t *numel) {
     Tok *name = NULL;
     if (expect_ident(p, "a tensor name", &name) || check_fresh(p, name)) return TT_ERR;
     TeTensor *t = new_tensor(p, name);
     if (!t || expect(p, "[")) return TT_ERR;
-    t->is_input = 1;
+    *numel = 1;
     do {
         Tok *at = peek(p);
         if (t->ndim == TE_MAX_DIMS) return fail_at(p, at->line, at->col, "more than %d dimensions", TE_MAX_DIMS);
         if (parse_const(p, &t->shape[t->ndim])) return TT_ERR;
-        if (t->shape[t->ndim] <= 0)
+        int64_t d = t->shape[t->ndim];
+        if (d <= 0)
             return fail_at(p, at->line, at->col, "dimension %d of '%s' is %lld; it must be positive", t->ndim, t->name,
-                           (long long)t->shape[t->ndim]);
+                           (long long)d);
+        if (d > max_elems / *numel)
+            return fail_at(p, t->line, t->col, "'%s' has more than %lld elements", t->name, (long long)max_elems);
+        *numel *= d;
         t->ndim++;
     } while (accept(p, ","));
-    if (expect(p, "]")) return TT_ERR;
+    *out = t;
+    return expect(p, "]");
+}
+
+static Status parse_input(Parser *p) {
+    int64_t numel;
+    TeTensor *t = NULL;
+    if (parse_declared(p, INT64_MAX, &t, &numel)) return TT_ERR;
+    t->is_input = 1;
     Tok *ty = peek(p);
     if (ty->kind == T_IDENT) {
         if (strcmp(ty->text, "f32") == 0)
@@ -637,28 +650,13 @@ static Status eval_value(Parser *p, const TeTensor *t, TeExpr *e, double *v) {
 
 /* `const NAME[d0, ...] = [v, v, ...]`: the values row-major. */
 static Status parse_constant(Parser *p) {
-    Tok *name = NULL;
-    if (expect_ident(p, "a tensor name", &name) || check_fresh(p, name)) return TT_ERR;
-    TeTensor *t = new_tensor(p, name);
-    if (!t || expect(p, "[")) return TT_ERR;
+    int64_t numel;
+    TeTensor *t = NULL;
+    if (parse_declared(p, TE_MAX_CONST_ELEMS, &t, &numel) || expect(p, "=") || expect(p, "[")) return TT_ERR;
     t->is_const = 1;
-    int64_t numel = 1;
-    do {
-        Tok *at = peek(p);
-        if (t->ndim == TE_MAX_DIMS) return fail_at(p, at->line, at->col, "more than %d dimensions", TE_MAX_DIMS);
-        if (parse_const(p, &t->shape[t->ndim])) return TT_ERR;
-        if (t->shape[t->ndim] <= 0)
-            return fail_at(p, at->line, at->col, "dimension %d of '%s' is %lld; it must be positive", t->ndim, t->name,
-                           (long long)t->shape[t->ndim]);
-        numel *= t->shape[t->ndim++];
-        if (numel > TE_MAX_CONST_ELEMS)
-            return fail_at(p, name->line, name->col, "constant '%s' has more than %d elements", t->name,
-                           TE_MAX_CONST_ELEMS);
-    } while (accept(p, ","));
-    if (expect(p, "]") || expect(p, "=") || expect(p, "[")) return TT_ERR;
     /* the tensor is counted now, so that its values are freed with the program whatever follows */
     t->values = calloc((size_t)numel, sizeof(double));
-    if (!t->values) return fail_at(p, name->line, name->col, "out of memory");
+    if (!t->values) return fail_at(p, t->line, t->col, "out of memory");
     p->prog->n_tensors++;
     int64_t n = 0;
     do {
@@ -674,8 +672,8 @@ static Status parse_constant(Parser *p) {
     } while (accept(p, ","));
     if (expect(p, "]")) return TT_ERR;
     if (n != numel)
-        return fail_at(p, name->line, name->col, "'%s' has %lld element%s; %lld value%s given", t->name,
-                       (long long)numel, numel == 1 ? "" : "s", (long long)n, n == 1 ? "" : "s");
+        return fail_at(p, t->line, t->col, "'%s' has %lld element%s; %lld value%s given", t->name, (long long)numel,
+                       numel == 1 ? "" : "s", (long long)n, n == 1 ? "" : "s");
     return TT_OK;
 }
 

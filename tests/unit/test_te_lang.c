@@ -111,6 +111,8 @@ static const Case ERRORS[] = {
      "t.te:2:18: a value of 'B' must be a number (an expression of numbers and lets)"},
     {"const B[2] = [1, 1.0 / 0]\n", "t.te:1:18: value 1 of 'B' is inf, not a finite float"},
     {"const B[2] = [1, 1e39]\n", "t.te:1:18: value 1 of 'B' is 1e+39, not a finite float"},
+    {"const B[256, 257] = [1]\n", "t.te:1:7: 'B' has more than 65536 elements"},
+    {"input X[4294967296, 4294967296]\n", "t.te:1:7: 'X' has more than 9223372036854775807 elements"},
     {"const B[2] = [1, 2 < 3]\n", "t.te:1:20: a value must be a number, not a condition"},
     {"const B[2] = [1, 2\n", "t.te:2:1: expected ']', found end of file"},
     {"const B[2]\n", "t.te:1:11: expected '=', found end of line"},
