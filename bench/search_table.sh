@@ -21,7 +21,8 @@
 # (200 by default: the 64 figures are the first records of the same session, which runs
 # the same first rounds whatever its budget); then the same at the largest budget
 # (1000), a tunetop session resuming its 200-trial log, MetaSchedule a fresh session. With
-# --until HH:MM (UTC) no session starts after that time; the table says what did not run.
+# --until HH:MM (UTC; the next such time: 01:00 given at 23:00 is tomorrow's) or a date and time: no session
+# starts after that time; the table says what did not run.
 # A missing venv, a failed pip or a TVM failure gives one line and an empty column.
 #
 # Per op, budget and arm: best latency (us) and GFLOPS (the op's FLOPs, the same count for
@@ -72,6 +73,10 @@ touch "$SESS"
 UNTIL_S=""
 if [ -n "$UNTIL" ]; then
   UNTIL_S=$(date -u -d "$UNTIL" +%s 2>/dev/null) || { echo "search_table: --until $UNTIL is not a time" >&2; exit 2; }
+  # a bare HH:MM already past today is tomorrow's (a stream started at 23:50 --until 02:00)
+  case "$UNTIL" in [0-9]:[0-9][0-9] | [0-9][0-9]:[0-9][0-9])
+    [ "$UNTIL_S" -gt "$(date -u +%s)" ] || UNTIL_S=$((UNTIL_S + 86400)) ;;
+  esac
 fi
 load() { cut -d' ' -f1 /proc/loadavg; }
 BUDGETS=$(for n in $TRIALS; do echo "$n"; done | sort -n | uniq | tr '\n' ' ')
