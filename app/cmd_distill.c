@@ -19,7 +19,8 @@ static void usage(FILE *out) {
     fprintf(out, "usage: tunetop distill LOG -o OUT [--keep N] [--force]\n"
                  "\n"
                  "Writes a new record log OUT with, for every task of LOG, its N fastest successful records\n"
-                 "(lowest mean cost; default N = 1), in the order LOG has them, after the task list of LOG's last\n"
+                 "(lowest latency, the median of its repeats; default N = 1), in the order LOG has them, after the "
+                 "task list of LOG's last\n"
                  "session (IDs, weights, network) and each task's last steering. OUT is a normal log of the same\n"
                  "target: best, dump, view and export read it, and tune --log OUT resumes from it (configs not\n"
                  "kept count as not measured). Failed and compile-only records are left out; a task with no\n"
@@ -35,12 +36,12 @@ static void usage(FILE *out) {
 
 typedef struct Ranked {
     int index;
-    double mean;
+    double cost;
 } Ranked;
 
-static int by_mean(const void *a, const void *b) {
+static int by_cost(const void *a, const void *b) {
     const Ranked *x = a, *y = b;
-    if (x->mean != y->mean) return x->mean < y->mean ? -1 : 1;
+    if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
     return x->index - y->index;
 }
 
@@ -145,7 +146,7 @@ int cmd_distill(int argc, char **argv) {
         r = calloc((size_t)ht->n_records + 1, sizeof *r);
         int n = 0;
         for (int i = 0; i < ht->n_records; i++) {
-            double m = Record_mean(&ht->records[i]);
+            double m = Record_cost(&ht->records[i]);
             if (ht->records[i].error_no == 0 && isfinite(m)) r[n++] = (Ranked){i, m};
         }
         if (!n) {
@@ -153,7 +154,7 @@ int cmd_distill(int argc, char **argv) {
             tasks_empty++;
             continue;
         }
-        qsort(r, (size_t)n, sizeof *r, by_mean);
+        qsort(r, (size_t)n, sizeof *r, by_cost);
         if (n > keep) n = keep;
         qsort(r, (size_t)n, sizeof *r, by_index);
         for (int i = 0; i < n; i++) {

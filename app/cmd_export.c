@@ -338,7 +338,7 @@ int cmd_export(int argc, char **argv) {
                         want[i].key, best->config, text, target_name);
                 goto done;
             }
-            req.meta.latency_s = Record_mean(best);
+            req.meta.latency_s = Record_cost(best);
             req.meta.pack_s = best->pack_s;
         } else {
             if (strict) {

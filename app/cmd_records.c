@@ -147,8 +147,8 @@ static void best_usage(FILE *out) {
                  "Prints, for every task of the record log LOG, in ID order (the task list of the log's last\n"
                  "session, as the live table showed it; a log without one: the order of first mention): the\n"
                  "task key, the template, its ID, weight and network, the steering it was left with, the best config "
-                 "(its text and flat index), its latency (mean of its\n"
-                 "measured costs, in ms), its speed in GFLOPS (the task's FLOPs / latency; a multiply-add counts\n"
+                 "(its text and flat index), its latency (the median of\n"
+                 "its repeats, in ms), its speed in GFLOPS (the task's FLOPs / latency; a multiply-add counts\n"
                  "as 2 FLOPs), and the number of trials and of failed trials by error (by error number).\n"
                  "A task none of whose trials succeeded says so.\n"
                  "The roof is the task's roofline recorded with the best (min(peak, bandwidth x FLOPs/byte) on\n"
@@ -329,7 +329,7 @@ static int group_fastest(const LogSummary *h, int i, int *members) {
         if (strcmp(o->key, t->key) != 0) continue;
         (*members)++;
         if (o->has_best && o->best.n_costs > 0 &&
-            (!h->tasks[fastest].has_best || Record_mean(&o->best) < Record_mean(&h->tasks[fastest].best)))
+            (!h->tasks[fastest].has_best || Record_cost(&o->best) < Record_cost(&h->tasks[fastest].best)))
             fastest = j;
     }
     return fastest;
@@ -406,9 +406,9 @@ static void print_task_json(const LogSummary *h, int i, const char *this_key, in
         gflops = have_wl ? Record_gflops(best, Workload_flops(&wl)) : 0;
         printf(",\"config\":");
         json_string(best->config);
-        printf(",\"index\":%llu,\"latency_ms\":%.9g", (unsigned long long)best->index, Record_mean(best) * 1e3);
+        printf(",\"index\":%llu,\"latency_ms\":%.9g", (unsigned long long)best->index, Record_cost(best) * 1e3);
         if (has_layout_transforms(t, family) && best->pack_s > 0)
-            printf(",\"with_layout_ms\":%.9g", (Record_mean(best) + best->pack_s) * 1e3);
+            printf(",\"with_layout_ms\":%.9g", (Record_cost(best) + best->pack_s) * 1e3);
         else
             printf(",\"with_layout_ms\":null");
         if (have_wl)
@@ -475,8 +475,9 @@ static void print_task(const LogSummary *h, int i, const char *this_key, int fam
         printf("  best      %s  (config index %llu)\n", best->config[0] ? best->config : "(no config text)",
                (unsigned long long)best->index);
         if (best->steps) print_steps(best->steps);
-        double mean = Record_mean(best);
-        printf("  latency   %#.5g ms  (mean of %d cost%s)\n", mean * 1e3, best->n_costs, best->n_costs == 1 ? "" : "s");
+        double cost = Record_cost(best);
+        printf("  latency   %#.5g ms  (median of %d repeat%s)\n", cost * 1e3, best->n_costs,
+               best->n_costs == 1 ? "" : "s");
         Workload wl;
         char err[TT_ERRLEN];
         bool parsed = Workload_parse(t->key, &wl, err) == TT_OK;
@@ -493,8 +494,8 @@ static void print_task(const LogSummary *h, int i, const char *this_key, int fam
             }
         } else
             printf("  speed     n/a (the task key does not parse: %s)\n", err);
-        if (has_layout_transforms(t, family) && best->pack_s > 0 && isfinite(mean)) {
-            double with = mean + best->pack_s;
+        if (has_layout_transforms(t, family) && best->pack_s > 0 && isfinite(cost)) {
+            double with = cost + best->pack_s;
             printf("  +layout   %#.5g ms", with * 1e3);
             if (parsed) printf(", %.2f %s", Workload_flops(&wl) / with / 1e9, gflops_unit(t));
             printf("  with the layout transforms (pack_s %#.3g ms, %.1f%%)\n", best->pack_s * 1e3,
@@ -591,12 +592,12 @@ int cmd_best(int argc, char **argv) {
             for (int j = i; j < h.n_tasks; j++) {
                 const Record *bj = task_best(&h.tasks[j]);
                 if (strcmp(h.tasks[j].key, h.tasks[i].key) != 0 || !bj || bj->n_costs <= 0) continue;
-                if (!b || Record_mean(bj) < Record_mean(b)) b = bj;
+                if (!b || Record_cost(bj) < Record_cost(b)) b = bj;
                 if (bj->roof_gflops > 0 && parsed && Roof_latency(Workload_flops(&wl), bj->roof_gflops) < roof_s)
                     roof_s = Roof_latency(Workload_flops(&wl), bj->roof_gflops);
             }
             if (b) {
-                est += h.tasks[i].weight * Record_mean(b);
+                est += h.tasks[i].weight * Record_cost(b);
                 if (isfinite(roof_s))
                     floor_s += h.tasks[i].weight * roof_s;
                 else

@@ -371,7 +371,7 @@ static Status plan_subgraphs(const RunOptions *o, const Subgraphs *sg, const His
         if (tuned) {
             (*n_tuned)++;
             if (best->n_costs > 0) {
-                lat[t] = Record_mean(best);
+                lat[t] = Record_cost(best);
                 (*n_timed)++;
                 *est += sg->tasks[t].weight * lat[t];
             }
@@ -577,7 +577,7 @@ static int run(const RunOptions *o) {
                 memcpy(p->choice, best->choice, sizeof p->choice);
             else
                 Space_decode(&p->space, best->index, p->choice);
-            p->latency_s = best->n_costs > 0 ? Record_mean(best) : 0;
+            p->latency_s = best->n_costs > 0 ? Record_cost(best) : 0;
             p->pack_s = best->pack_s;
             p->tuned = true;
             n_tuned++;

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from statistics import median
 
 tt, work, budgets, ops, arms, sess_path = sys.argv[1:7]
 budgets = [int(b) for b in budgets.split()]
@@ -40,7 +41,7 @@ def tunetop_records(op, arm):
             ok = r["err"] == 0 and r.get("costs")
             # the kernel's whole time: its runs plus the layout transforms timed apart
             # (tt_pack + tt_finish: a template's blocked layouts, Winograd's input transform)
-            lat = sum(r["costs"]) / len(r["costs"]) + (r.get("pack_s") or 0) if ok else None
+            lat = median(r["costs"]) + (r.get("pack_s") or 0) if ok else None
             # when its measurement came back: the record is stamped as the run starts
             recs.append((r["ts"] + (r.get("run_s") or 0), lat, r.get("tmpl")))
             if not sessions.get((op, arm)) and len(recs) == 1:
@@ -290,10 +291,10 @@ for op in ops:
             row(f"faster than ONNX Runtime (sketch at {b})", op, f"{vm:.2f}x of median, {vmin:.2f}x of min",
                 vmin > 1.0)
 print()
-print("tunetop's latency is a record's mean run time plus its layout transforms (pack_s, timed apart); GFLOPS "
+print("tunetop's latency is a record's latency (the median of its repeats, each the mean of its runs) plus its layout transforms (pack_s, timed apart); GFLOPS "
       "count the direct computation's FLOPs for every arm (a Winograd template's are effective GFLOPS). "
       "Trials to 95%: of the arm's own best at that budget. Wall: from the session's start (a resumed session "
       "adds its own). Load: the 1-minute load average at the sessions' start and end. Vendor ratios: vendor time "
       "over tunetop's (above 1: tunetop faster); 'met' is judged against the vendor's fastest repeat, since tunetop's "
-      "best is the fastest of its candidates. tunetop's figure is the tuner's own measurement (mean of a repeat's "
-      "runs, the best record); the vendors are timed by the scripts in the same run.")
+      "best is the fastest of its candidates. tunetop's figure is the tuner's own measurement (the best record's "
+      "median repeat); MetaSchedule's the mean run time its runner reports; the vendors are timed by the scripts in the same run.")

@@ -46,7 +46,7 @@ const Record *History_bestOfKey(const History *this, const char *task_key) {
     const Record *best = NULL;
     for (int t = 0; t < this->n_tasks; t++) {
         const Record *b = strcmp(this->tasks[t].key, task_key) == 0 ? HistoryTask_best(&this->tasks[t]) : NULL;
-        if (b && (!best || Record_mean(b) < Record_mean(best))) best = b;
+        if (b && (!best || Record_cost(b) < Record_cost(best))) best = b;
     }
     return best;
 }
@@ -93,9 +93,9 @@ static void add_taken(History *this, Record *rec) {
         task->errno_count[r->error_no < HISTORY_ERRNO_SLOTS - 1 ? r->error_no : HISTORY_ERRNO_SLOTS - 1]++;
     } else {
         task->errno_count[0]++;
-        double m = Record_mean(r);
+        double m = Record_cost(r);
         /* strictly lower: on a tie the earlier record stays best */
-        if (isfinite(m) && (task->best < 0 || m < Record_mean(&task->records[task->best]))) task->best = i;
+        if (isfinite(m) && (task->best < 0 || m < Record_cost(&task->records[task->best]))) task->best = i;
     }
     this->n_records++;
 }

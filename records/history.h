@@ -35,8 +35,8 @@ typedef struct HistoryTask {
     Record *records;                  /* n_records, file order; owned */
     int n_records;
     int cap;
-    int best;     /* index into records of the lowest mean cost among error_no == 0 (the first on a tie); -1 if none */
-    int n_errors; /* records with error_no != 0 */
+    int best; /* index into records of the lowest Record_cost among error_no == 0 (the first on a tie); -1 if none */
+    int n_errors;                         /* records with error_no != 0 */
     int errno_count[HISTORY_ERRNO_SLOTS]; /* records per error number; [0] = successful records */
     double weight;                        /* from the last session object that lists the task; 1 when none does */
     char network[REC_NAME_LEN];           /* its network there ("" for a --task or an older log) */

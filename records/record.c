@@ -37,16 +37,22 @@ void Record_setError(Record *this, int error_no, const char *msg) {
     this->error_msg = msg ? tt_strdup(msg) : NULL;
 }
 
-double Record_mean(const Record *this) {
-    if (this->error_no != 0 || this->n_costs <= 0) return INFINITY;
-    double s = 0;
-    for (int i = 0; i < this->n_costs; i++)
-        s += this->costs[i];
-    return s / this->n_costs;
+double Record_cost(const Record *this) {
+    int n = this->n_costs < REC_MAX_COSTS ? this->n_costs : REC_MAX_COSTS;
+    if (this->error_no != 0 || n <= 0) return INFINITY;
+    double c[REC_MAX_COSTS];
+    memcpy(c, this->costs, sizeof(double) * (size_t)n);
+    for (int i = 1; i < n; i++) /* insertion sort: a handful of repeats */
+        for (int j = i; j > 0 && c[j] < c[j - 1]; j--) {
+            double t = c[j];
+            c[j] = c[j - 1];
+            c[j - 1] = t;
+        }
+    return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
 }
 
 double Record_gflops(const Record *this, double flops) {
-    double m = Record_mean(this);
+    double m = Record_cost(this);
     return isfinite(m) && m > 0 ? flops / m / 1e9 : 0.0;
 }
 

@@ -76,13 +76,16 @@ void Record_done(Record *this);                   /* frees error_msg and steps *
 void Record_copy(Record *dst, const Record *src); /* deep copy; dst must be initialised or done */
 void Record_setError(Record *this, int error_no, const char *msg);
 
-/* Mean of costs (seconds); +inf when error_no != 0 or no costs. */
-double Record_mean(const Record *this);
+/* The record's latency in seconds: the median of its costs (each cost a
+ * repeat's mean run time; with an even count the mean of the middle two), so
+ * one repeat that a busy machine preempted does not move it; +inf when
+ * error_no != 0 or no costs. */
+double Record_cost(const Record *this);
 /* A task is a workload (task key) under one template: true when (key, tmpl)
  * and (key2, tmpl2) name the same task; an empty or NULL template matches any
  * (older objects without one). */
 bool Record_sameTask(const char *key, const char *tmpl, const char *key2, const char *tmpl2);
-/* flops / mean cost / 1e9, 0 when the record is an error. */
+/* flops / Record_cost / 1e9, 0 when the record is an error. */
 double Record_gflops(const Record *this, double flops);
 
 /* Encoding to a caller-owned byte buffer (malloc'd, *len bytes; free it). */

@@ -83,9 +83,9 @@ static void add(LogSummary *this, Record *rec) {
         }
     }
     if (rec->error_no == 0) {
-        double m = Record_mean(rec);
+        double m = Record_cost(rec);
         /* strictly lower: on a tie the earlier record stays best */
-        if (isfinite(m) && (!task->has_best || m < Record_mean(&task->best))) {
+        if (isfinite(m) && (!task->has_best || m < Record_cost(&task->best))) {
             Record_done(&task->best);
             task->best = *rec;
             task->has_best = true;

@@ -6,7 +6,7 @@
  * Tasks are in the same ID order as a History's: the task list of the log's
  * last session object first, in its order, then tasks only earlier sessions
  * or older logs knew, in the order the log first mentions them. The best and
- * the counts are the ones History keeps (the lowest mean cost among
+ * the counts are the ones History keeps (the lowest Record_cost among
  * error_no == 0, the first on a tie).
  *
  * Ownership: the LogSummary owns its tasks and their records;
@@ -35,7 +35,7 @@ typedef struct SummaryTask {
     long n_built;                          /* successful records without costs (compile-only sessions) */
     long n_imported;                       /* imported records (Record_isImported) */
     bool has_best, has_best_imported;
-    Record best;                /* lowest mean cost among error_no == 0 (the first on a tie); valid when has_best */
+    Record best;                /* lowest Record_cost among error_no == 0 (the first on a tie); valid when has_best */
     Record best_imported;       /* lowest src_cost among imported records (the first on a tie) */
     double weight;              /* from the last session object that lists the task; 1 when none does */
     char network[REC_NAME_LEN]; /* its network there ("" for a --task or an older log) */

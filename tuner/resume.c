@@ -23,7 +23,7 @@ bool TaskTally_add(TaskTally *this, const Record *rec, double gflops) {
     this->successes++;
     if (rec->n_costs == 0) return false; /* compile-only: built, no timing */
     this->current_gflops = gflops;
-    double lat = Record_mean(rec);
+    double lat = Record_cost(rec);
     if (!(lat < this->best_latency)) return false;
     this->best_latency = lat;
     this->best_gflops = gflops;

@@ -207,7 +207,7 @@ bool Inspector_openBest(UiState *this, int ti) {
     StrBuf sb;
     StrBuf_init(&sb);
     describe(this, t, rec, &sb);
-    StrBuf_printf(&sb, "Latency: %.4g ms   %.2f %sGFLOPS   (mean of %d cost%s)", Record_mean(rec) * 1e3,
+    StrBuf_printf(&sb, "Latency: %.4g ms   %.2f %sGFLOPS   (median of %d repeat%s)", Record_cost(rec) * 1e3,
                   Record_gflops(rec, t->flops),
                   Template_effective(Template_byName(rec->template_name)) ? "effective " : "", rec->n_costs,
                   rec->n_costs == 1 ? "" : "s");

@@ -144,7 +144,7 @@ static void add(UiLogView *this, UiState *st, const Record *rec, double flops_hi
         UiState_setStatus(st, ATTR_WARN, "task %d best: %s", t->id, why);
     /* a workload whose FLOPs are unknown (a TVM log's, not a tunetop workload) still has a best latency */
     if (t->flops <= 0 && rec->error_no == 0) {
-        double lat = Record_mean(rec);
+        double lat = Record_cost(rec);
         if (isfinite(lat) && !(lat >= t->row.best_latency_s)) {
             t->row.best_latency_s = lat;
             t->row.best_index = rec->index;

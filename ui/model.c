@@ -335,7 +335,7 @@ bool UiModel_addRecord(UiModel *this, int ti, const Record *rec, int trial, doub
         t->row.current_gflops = gflops;
         if (gflops > t->row.best_gflops) {
             t->row.best_gflops = gflops;
-            t->row.best_latency_s = Record_mean(rec);
+            t->row.best_latency_s = Record_cost(rec);
             t->row.best_index = rec->index;
             Record_copy(&t->best, rec);
             improved = true;

@@ -123,7 +123,7 @@ TEST(distill_2000_records) {
         if (!b) continue;
         CHECK(j < d.n_tasks && strcmp(d.tasks[j].key, h.tasks[i].key) == 0); /* order kept */
         const Record *db = j < d.n_tasks ? HistoryTask_best(&d.tasks[j]) : NULL;
-        CHECK(db && db->index == b->index && Record_mean(db) == Record_mean(b) && db->pack_s == b->pack_s);
+        CHECK(db && db->index == b->index && Record_cost(db) == Record_cost(b) && db->pack_s == b->pack_s);
         j++;
     }
     char *b1 = best_output(log), *b2 = best_output(out);
@@ -141,7 +141,7 @@ TEST(distill_2000_records) {
         int ok = 0;
         double means[4096];
         for (int k = 0; k < t->n_records; k++) {
-            double m = Record_mean(&t->records[k]);
+            double m = Record_cost(&t->records[k]);
             if (t->records[k].error_no == 0 && isfinite(m)) means[ok++] = m;
         }
         if (!ok) continue;
@@ -150,7 +150,7 @@ TEST(distill_2000_records) {
         /* every kept record is at least as fast as every record left out */
         double worst_kept = 0;
         for (int k = 0; k < dt->n_records; k++)
-            worst_kept = fmax(worst_kept, Record_mean(&dt->records[k]));
+            worst_kept = fmax(worst_kept, Record_cost(&dt->records[k]));
         int faster = 0;
         for (int k = 0; k < ok; k++)
             faster += means[k] < worst_kept;

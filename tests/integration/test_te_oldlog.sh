@@ -2,7 +2,8 @@
 # A log written before tensor expressions existed (tests/data/logs/pre_te.log,
 # written by tunetop 3754ee6 of 2026-11-22: two template tasks, 12 records,
 # no checksums, no session object) still reads, shows the same best
-# (pre_te.best, what that build's `best` printed), resumes without measuring
+# (pre_te.best: what that build's `best` printed, updated once when a record's
+# latency became the median of its repeats instead of their mean), resumes without measuring
 # anything twice, and is only ever appended to.
 . "$(dirname "$0")/lib.sh"
 DATA="$(cd "$(dirname "$0")/../data/logs" && pwd)"
