@@ -5,10 +5,7 @@
 #include <string.h>
 
 #include "app/commands.h"
-
-#ifndef TT_VERSION /* set by CMake from the project version and git describe */
-#define TT_VERSION "unknown"
-#endif
+#include "tt_version.h" /* TT_VERSION, written at build time by cmake/version.cmake */
 
 typedef struct Command {
     const char *name;
