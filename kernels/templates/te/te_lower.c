@@ -7,6 +7,7 @@
  * order. An axis value is rebuilt from the leaves at lowering. */
 #include "kernels/templates/te/te_lower.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -465,15 +466,53 @@ static int pad_scan(const TeProgram *g, const TeExpr *e, int tensor, PadScan *p)
     return 1;
 }
 
+/* The scans already made, by program key, stage and tensor: a padded read's check walks every value of its
+ * variables (a max pooling's 10^5 and more), and every candidate of a task lowers the same reads again. */
+#define PAD_MEMO 32
+static struct PadMemo {
+    char key[TE_KEY_LEN];
+    int stage, tensor, ok;
+    PadScan p;
+} pad_memo[PAD_MEMO];
+static int pad_memo_next;
+static pthread_mutex_t pad_memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* pad_scan of the stage's body for T = tensor into *p (its box starting as T's own), through pad_memo */
+static int pad_scan_memo(const TeDag *dag, int stage, int tensor, PadScan *p) {
+    const TeProgram *g = dag->prog;
+    const TeTensor *t = &g->tensors[tensor];
+    pthread_mutex_lock(&pad_memo_lock);
+    for (int i = 0; i < PAD_MEMO; i++) {
+        struct PadMemo *m = &pad_memo[i];
+        if (m->key[0] && m->stage == stage && m->tensor == tensor && strcmp(m->key, dag->key) == 0) {
+            *p = m->p;
+            int ok = m->ok;
+            pthread_mutex_unlock(&pad_memo_lock);
+            return ok;
+        }
+    }
+    pthread_mutex_unlock(&pad_memo_lock);
+    *p = (PadScan){.why = PAD_NONE};
+    for (int d = 0; d < t->ndim; d++)
+        p->lo[d] = 0, p->hi[d] = t->shape[d] - 1;
+    int ok = pad_scan(g, g->tensors[dag->stages[stage].tensor].body, tensor, p) && p->found;
+    if (!dag->key[0]) return ok; /* a DAG without a key (built by hand) is not remembered */
+    pthread_mutex_lock(&pad_memo_lock);
+    struct PadMemo *m = &pad_memo[pad_memo_next];
+    pad_memo_next = (pad_memo_next + 1) % PAD_MEMO;
+    snprintf(m->key, sizeof m->key, "%s", dag->key);
+    m->stage = stage, m->tensor = tensor, m->ok = ok, m->p = *p;
+    pthread_mutex_unlock(&pad_memo_lock);
+    return ok;
+}
+
 int LoopNest_padded(const TeDag *dag, int stage, int tensor, int64_t *lo, int64_t *shape, double *fill, char *why) {
     const TeProgram *g = dag->prog;
     if (stage < 0 || stage >= dag->n_stages || tensor < 0 || tensor >= g->n_tensors) return 0;
     const TeTensor *t = &g->tensors[tensor];
     const char *sn = g->tensors[dag->stages[stage].tensor].name, *tn = t->name;
-    PadScan p = {.why = PAD_NONE};
-    for (int d = 0; d < t->ndim; d++)
-        p.lo[d] = 0, p.hi[d] = t->shape[d] - 1;
-    if (pad_scan(g, g->tensors[dag->stages[stage].tensor].body, tensor, &p) && p.found) {
+    PadScan p;
+    if (pad_scan_memo(dag, stage, tensor, &p)) {
         for (int d = 0; d < t->ndim; d++)
             lo[d] = -p.lo[d], shape[d] = p.hi[d] - p.lo[d] + 1;
         *fill = p.fill;
