@@ -693,29 +693,27 @@ void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
                        "static inline float tt_minstep(float acc, float x) { return x < acc ? x : acc; }\n"
                        /* expf of float arithmetic only, so that a loop of it vectorizes (no float-to-int
                         * conversion, whose trap the compiler will not if-convert): n = round(x / ln 2) by adding
-                        * 1.5 * 2^23, a degree-6 polynomial y of the rest in [0.7, 1.42], and 2^n by adding n's bits
-                        * (the low bits of that sum, shifted) to y's exponent: within 1.01 ulp wherever e^x is a
-                        * normal float (tests/integration/test_te_cpu.c), inf where it overflows (x > 88.72283), NaN
-                        * kept, and 0 where it is below 2^-126 (x < -87.33654): denormal results are flushed to 0,
-                        * which saves the two half scales and their multiplies that an exact denormal needs (a
-                        * quarter of the instructions). The outer ranges select bits by masks: as `x < a ? b : x`
-                        * the compiler's partial redundancy elimination folds the constant path, leaving the
-                        * polynomial on one branch, which without masked vector instructions (AVX2) keeps the
-                        * whole loop scalar */
+                        * 1.5 * 2^23, y = 1 + r + r^2 p(r) of the rest r, in [0.7, 1.42] (p of degree 5 by pairs
+                        * of terms in r^2: a shorter chain of dependent FMAs than Horner's), and 2^n by adding n's bits
+                        * (the low bits of that sum, shifted) to y's exponent: within 1.5 ulp wherever e^x is a normal
+                        * float (tests/integration/test_te_cpu.c), 0 where it is below 2^-126 (x < -87.33654): denormal
+                        * results are flushed to 0, which saves the two half scales and their multiplies that an exact
+                        * denormal needs; x * inf (inf, or NaN kept) where x > 88.72283 (e^x overflows) or is NaN. The
+                        * outer ranges select bits by masks: as `x < a ? b : x` the compiler's partial redundancy
+                        * elimination folds the constant path, leaving the polynomial on one branch, which without
+                        * masked vector instructions (AVX2) keeps the whole loop scalar */
                        "static inline float tt_expf(float x) {\n"
-                       "    union { float f; uint32_t i; } k = {x * 1.44269504088896341f + 12582912.0f}, y;\n"
+                       "    union { float f; uint32_t i; } k = {x * 1.44269504088896341f + 12582912.0f}, y, o = {x * "
+                       "INFINITY};\n"
                        "    float n = k.f - 12582912.0f;\n"
                        "    float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;\n"
-                       "    float p = 1.9875691500e-4f;\n"
-                       "    p = p * r + 1.3981999507e-3f;\n"
-                       "    p = p * r + 8.3334519073e-3f;\n"
-                       "    p = p * r + 4.1665795894e-2f;\n"
-                       "    p = p * r + 1.6666665459e-1f;\n"
-                       "    p = p * r + 5.0000001201e-1f;\n"
-                       "    y.f = p * r * r + r + 1.0f;\n"
-                       "    uint32_t big = -(uint32_t)(x > 88.72283f), nan = -(uint32_t)(x != x);\n"
-                       "    uint32_t keep = (-(uint32_t)(x >= -87.33654f) & ~big) | nan;\n"
-                       "    y.i = ((y.i + ((k.i << 23) & ~nan)) & keep) | (0x7F800000u & big);\n"
+                       "    float r2 = r * r;\n"
+                       "    float a = 1.9875691500e-4f * r + 1.3981999507e-3f, b = 8.3334519073e-3f * r + "
+                       "4.1665795894e-2f;\n"
+                       "    float p = (a * r2 + b) * r2 + (1.6666665459e-1f * r + 5.0000001201e-1f);\n"
+                       "    y.f = (p * r2 + r) + 1.0f;\n"
+                       "    uint32_t out = -(uint32_t)!(x <= 88.72283f), small = -(uint32_t)(x < -87.33654f);\n"
+                       "    y.i = (((y.i + (k.i << 23)) & ~out) | (o.i & out)) & ~small;\n"
                        "    return y.f;\n"
                        "}\n#endif\n");
     StrBuf_printf(out, "void %s(float **t) {\n", fn);
