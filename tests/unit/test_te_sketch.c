@@ -566,9 +566,10 @@ TEST(max_pool_reads_a_padded_copy_with_its_window_innermost) {
     Sketch_format(&sk[0], &e->dag, &f);
     CHECK_CONTAINS(f.data, "stage 0 Y        padded window  -> own loop nest over a padded copy, the window "
                            "innermost, padded copy of X\n");
-    /* X padded (its last extent rounded to 2 phases), the padded copy by phases (2 * x + s), then Y's loops */
-    CHECK_CONTAINS(f.data, "steps: cache_read 0 0 2 2; cache_read 1 2 3; split 2 3 ?; split 2 2 ?; "
-                           "reorder 2 0 1 2 4 3 5 6 7\n");
+    /* X padded (its last extent rounded to 2 phases), the padded copy by phases (2 * x + s) with its phase loop
+     * innermost and unrolled, then Y's loops */
+    CHECK_CONTAINS(f.data, "steps: cache_read 0 0 2 2; cache_read 1 2 3; reorder 1 0 1 2 4 3; unroll 1 4; split 2 3 "
+                           "?; split 2 2 ?; reorder 2 0 1 2 4 3 5 6 7\n");
     CHECK(strstr(f.data, "note:") == NULL);
     StrBuf_done(&f);
     SketchAnn ann[2];
@@ -588,6 +589,10 @@ TEST(max_pool_reads_a_padded_copy_with_its_window_innermost) {
                *r = nest_line(s.data, "for i2_4 < 3 unroll 3"), *w = nest_line(s.data, "for i2_5 < 3 unroll 3"),
                *upd = nest_line(s.data, "update Y");
     CHECK(c && ph && pad && x && r && w && upd && c < ph && ph < pad && pad < x && x < r && r < w && w < upd);
+    /* the copy by phases runs along its source: q (i1_4) outside, the two phases of a pair (i1_3) unrolled inside */
+    const char *q = nest_line(s.data, "for i1_4 < 7"), *phase = nest_line(s.data, "for i1_3 < 2 unroll 2"),
+               *store = nest_line(s.data, "store X.pad.ph");
+    CHECK(q && phase && store && pad < q && q < phase && phase < store && store < x);
     CHECK(upd && !line_has(upd, " if "));
     LoopNest_done(&ln);
     StrBuf_done(&s);

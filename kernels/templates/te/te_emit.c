@@ -692,32 +692,29 @@ void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
                        "static inline float tt_maxstep(float acc, float x) { return x > acc ? x : acc; }\n"
                        "static inline float tt_minstep(float acc, float x) { return x < acc ? x : acc; }\n"
                        /* expf of float arithmetic only, so that a loop of it vectorizes (no float-to-int
-                        * conversion, whose trap the compiler will not if-convert beside the clamps): n = round(x /
-                        * ln 2) by adding 1.5 * 2^23, 2^n as two halves built from n's bits (denormal results and
-                        * the overflow to inf come out right), a degree-6 polynomial of the rest; within 1.01 ulp
-                        * over [-104, 88.8] (tests/integration/test_te_cpu.c), 0 below, inf above, NaN kept. The
-                        * clamps select bits by masks: as `x < -104 ? -104 : x` the compiler's partial redundancy
-                        * elimination folds the constant path, leaving the polynomial on one branch, which
-                        * without masked vector instructions (AVX2) keeps the whole loop scalar */
+                        * conversion, whose trap the compiler will not if-convert): n = round(x / ln 2) by adding
+                        * 1.5 * 2^23, y = 1 + r + r^2 p(r) of the rest r, in [0.7, 1.42] (p of degree 5 by pairs
+                        * of terms in r^2: a shorter chain of dependent FMAs than Horner's), and 2^n by adding n's bits
+                        * (the low bits of that sum, shifted) to y's exponent: within 1.5 ulp wherever e^x is a normal
+                        * float (tests/integration/test_te_cpu.c), 0 where it is below 2^-126 (x < -87.33654): denormal
+                        * results are flushed to 0, which saves the two half scales and their multiplies that an exact
+                        * denormal needs; x * inf (inf, or NaN kept) where x > 88.72283 (e^x overflows) or is NaN. The
+                        * outer ranges select bits by masks: as `x < a ? b : x` the compiler's partial redundancy
+                        * elimination folds the constant path, leaving the polynomial on one branch, which without
+                        * masked vector instructions (AVX2) keeps the whole loop scalar */
                        "static inline float tt_expf(float x) {\n"
-                       "    union { float f; int32_t i; } u = {x}, lo = {-104.0f}, hi = {88.8f};\n"
-                       "    int32_t m = -(int32_t)(x < -104.0f);\n"
-                       "    u.i = (u.i & ~m) | (lo.i & m);\n"
-                       "    m = -(int32_t)(u.f > 88.8f);\n"
-                       "    u.i = (u.i & ~m) | (hi.i & m);\n"
-                       "    x = u.f;\n"
-                       "    union { float f; int32_t i; } k = {x * 1.44269504088896341f + 12582912.0f};\n"
+                       "    union { float f; uint32_t i; } k = {x * 1.44269504088896341f + 12582912.0f}, y, o = {x * "
+                       "INFINITY};\n"
                        "    float n = k.f - 12582912.0f;\n"
-                       "    int32_t ni = k.i - 0x4B400000, h = ni >> 1;\n"
                        "    float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;\n"
-                       "    float p = 1.9875691500e-4f;\n"
-                       "    p = p * r + 1.3981999507e-3f;\n"
-                       "    p = p * r + 8.3334519073e-3f;\n"
-                       "    p = p * r + 4.1665795894e-2f;\n"
-                       "    p = p * r + 1.6666665459e-1f;\n"
-                       "    p = p * r + 5.0000001201e-1f;\n"
-                       "    union { int32_t i; float f; } s1 = {(h + 127) << 23}, s2 = {(ni - h + 127) << 23};\n"
-                       "    return (p * r * r + r + 1.0f) * s1.f * s2.f;\n"
+                       "    float r2 = r * r;\n"
+                       "    float a = 1.9875691500e-4f * r + 1.3981999507e-3f, b = 8.3334519073e-3f * r + "
+                       "4.1665795894e-2f;\n"
+                       "    float p = (a * r2 + b) * r2 + (1.6666665459e-1f * r + 5.0000001201e-1f);\n"
+                       "    y.f = (p * r2 + r) + 1.0f;\n"
+                       "    uint32_t out = -(uint32_t)!(x <= 88.72283f), small = -(uint32_t)(x < -87.33654f);\n"
+                       "    y.i = (((y.i + (k.i << 23)) & ~out) | (o.i & out)) & ~small;\n"
+                       "    return y.f;\n"
                        "}\n#endif\n");
     StrBuf_printf(out, "void %s(float **t) {\n", fn);
     for (int i = 0; i < this->n_args; i++) {

@@ -729,9 +729,23 @@ static int pool_phased(const TeDag *dag, const SketchStage *st, int k, int64_t *
     return t >= 0 && (*phases = LoopNest_phases(dag, k, t)) >= 2 ? t : -1;
 }
 
+/* The loops of a copy by phases (stage `copy`, of a tensor of ndim dimensions: ..., phase, q) reordered ..., q,
+ * phase, the phase loop unrolled: the copy reads its source at unit stride, both phases of a pair of source
+ * elements in one iteration, which the compiler vectorizes as contiguous loads and shuffles (phase outer, each
+ * iteration of q reads every a-th element: a strided load that costs twice as much). */
+static void phase_inner(Writer *w, int copy, int ndim) {
+    int64_t perm[STEP_MAX_ARGS], ph = ndim;
+    for (int i = 0; i < ndim - 1; i++)
+        perm[i] = i;
+    perm[ndim - 1] = ndim, perm[ndim] = ndim - 1;
+    put_raw(w, STEP_REORDER, copy, perm, ndim + 1);
+    put_raw(w, STEP_UNROLL, copy, &ph, 1);
+}
+
 /* A pooling-like stage k on cpu (SK_POOL): its padded copies (cache_read k t 2); when its reads of the one padded
  * tensor have a stride a >= 2 in their last index (2 * x + s), that copy's last extent rounded to a multiple of a
- * and a copy of it by phases (cache_read k pad 3), which k reads at unit stride along x; its last spatial axis x
+ * and a copy of it by phases (cache_read k pad 3, its phase loop innermost: phase_inner), which k reads at unit
+ * stride along x; its last spatial axis x
  * and the one before it y split by the annotation's factors; the loops ordered outer axes, y outer, x outer, y
  * inner, x inner, the window; the first a->par loops parallel (each apart: a copy computed at one has a buffer per
  * iteration), x inner vectorized and the window's loops unrolled, so that the window is accumulated in a register
@@ -741,10 +755,12 @@ static void pool_steps(Writer *w, const SketchStage *st, int k, const SketchAnn 
     int ns = ts->n_spatial, nr = ts->n_reduce, first_pad = w->idx[k];
     int64_t phases = 0;
     int phased = pool_phased(w->dag, st, k, &phases);
-    if (phased >= 0)
+    if (phased >= 0) {
         w_cache_read(w, k, w_cache_read(w, k, phased, 2, (int)phases), 3, 0);
-    else
+        phase_inner(w, first_pad + 1, w->dag->prog->tensors[phased].ndim);
+    } else {
         w_pad(w, st, k);
+    }
     int n_copies = w->idx[k] - first_pad, two = ns >= 2;
     int64_t fx = a ? a->f[ns - 1][0] : 1, fy = a && two ? a->f[ns - 2][0] : 1;
     w_split(w, k, ns - 1, &fx, 1);
