@@ -309,6 +309,51 @@ TEST(the_cpu_default_accumulates_in_a_register_tile) {
     ex_free(e);
 }
 
+/* The floats of the register tile (level 2 of the copy's spatial axes) of matmul's sketch 0 under ann. */
+static int64_t matmul_tile(const SketchAnn *ann) { return (int64_t)ann[0].f[0][1] * ann[0].f[1][1]; }
+
+/* The register tile of random annotations and mutations stays within the vector register file the sketch is
+ * given: 16 registers of 8 floats with AVX2 (a larger tile spills), 32 of 16 with AVX-512 or an unknown width,
+ * where tiles past 128 floats are drawn too; the AVX2 default (8 rows of two registers) lies within it. */
+TEST(random_register_tiles_stay_within_the_vector_registers) {
+    CHECK_EQ_INT(Sketch_tileFloats(8), 128);
+    CHECK_EQ_INT(Sketch_tileFloats(16), 512);
+    CHECK_EQ_INT(Sketch_tileFloats(0), 512);
+    Ex *e = load("matmul", NULL, 0);
+    CHECK(e);
+    if (!e) return;
+    Sketch sk[SKETCH_MAX];
+    Sketch_generate(&e->dag, 0, 2, sk);
+    CHECK_EQ_INT(sk[0].st[0].how, SK_TILED);
+    static const int VECTORS[] = {8, 16, 0};
+    for (int v = 0; v < 3; v++) {
+        sk[0].vector = VECTORS[v];
+        Rng rng;
+        Rng_seed(&rng, 7);
+        int64_t most = 0;
+        for (int i = 0; i < 400; i++) {
+            SketchAnn ann[2];
+            Sketch_annotate(&sk[0], &e->dag, &rng, ann);
+            for (int m = 0; m < 4; m++) {
+                int64_t t = matmul_tile(ann);
+                CHECK(t <= Sketch_tileFloats(VECTORS[v]));
+                if (t > most) most = t;
+                Sketch_mutate(&sk[0], &e->dag, &rng, ann);
+            }
+        }
+        if (VECTORS[v] == 8)
+            CHECK_EQ_INT(most, 128); /* the default's size is drawn */
+        else
+            CHECK(most > 128);
+    }
+    SketchAnn ann[2];
+    sk[0].vector = 8;
+    Sketch_heuristic(&sk[0], &e->dag, 8, ann);
+    CHECK_EQ_INT(matmul_tile(ann), 128);
+    CHECK_EQ_INT(ann[0].f[1][1], 16); /* two registers of 8 lanes, 8 rows */
+    ex_free(e);
+}
+
 TEST(dense_with_an_elementwise_consumer_forks_into_fused_and_plain) {
     TeSet set[] = {{"M", 8}, {"N", 12}, {"K", 16}};
     Ex *e = load("dense_bias_gelu", set, 3);
@@ -810,6 +855,7 @@ TEST(the_schedule_table_gives_back_what_it_holds) {
 int main(void) {
     RUN(matmul_is_tiled_on_cpu_and_gpu);
     RUN(the_cpu_default_accumulates_in_a_register_tile);
+    RUN(random_register_tiles_stay_within_the_vector_registers);
     RUN(dense_with_an_elementwise_consumer_forks_into_fused_and_plain);
     RUN(softmax_computes_its_exp_once_and_forks_the_inlined_one);
     RUN(layer_norm_gets_root_stages_and_a_note);

@@ -952,15 +952,22 @@ static int levels_for(const Sketch *sk, const TeDag *dag, int k, int a) {
     return 2; /* a root stage: one split of its innermost spatial axis (cpu: vectorize; gpu: threads) */
 }
 
+/* The floats of the vector register file on cpu, the most a register tile may
+ * hold: 32 registers of 16 floats with AVX-512 (or an unknown width), 16 of 8
+ * with AVX2 (16 of 4 narrower). A larger tile spills: on an AVX2 EPYC the
+ * 200-trial matmul session's 39 tiles of 32 to 64 registers all ran 1.3x or
+ * more slower than its best tile of 16 (8 x 16 floats). */
+int Sketch_tileFloats(int vector) { return vector >= 16 || vector < 1 ? 32 * 16 : 16 * vector; }
+
 /* The register tile of a tiled stage or consumer on cpu (level 2) stays
- * within CPU_TILE_FLOATS; a GPU tiled stage's threads per block (level 2) and
+ * within Sketch_tileFloats; a GPU tiled stage's threads per block (level 2) and
  * per-thread tile (level 3) stay in bounds. */
-#define CPU_TILE_FLOATS 512 /* 32 registers of 16 floats */
 static bool tile_fits(const Sketch *sk, const TeDag *dag, int k, const SketchAnn *a) {
     SketchHow h = sk->st[k].how;
+    int64_t cap = Sketch_tileFloats(sk->vector);
     if (h == SK_RFACTOR) {
         int x = rf_rows(dag, k), r = rfactor_axis(dag, k, sk->cores);
-        return (int64_t)(x >= 0 ? a->f[x][0] : 1) * a->f[dag->stages[k].n_spatial + r][0] <= CPU_TILE_FLOATS;
+        return (int64_t)(x >= 0 ? a->f[x][0] : 1) * a->f[dag->stages[k].n_spatial + r][0] <= cap;
     }
     if (!sk->gpu && (h == SK_TILED || h == SK_CONSUMER)) {
         int lev[SKETCH_AXES];
@@ -968,7 +975,7 @@ static bool tile_fits(const Sketch *sk, const TeDag *dag, int k, const SketchAnn
         axis_levels(dag, k, h, 0, lev);
         for (int x = 0; x < dag->stages[k].n_spatial; x++)
             if (lev[x] == 3) tile *= a->f[x][1];
-        return tile <= CPU_TILE_FLOATS;
+        return tile <= cap;
     }
     if (!sk->gpu || h != SK_TILED) return true;
     int lev[SKETCH_AXES];

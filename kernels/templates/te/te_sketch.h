@@ -86,7 +86,8 @@ typedef struct SketchStage {
 
 typedef struct Sketch {
     int gpu;
-    int cores; /* cpu: the cores the zero-trial default keeps busy */
+    int cores;  /* cpu: the cores the zero-trial default keeps busy */
+    int vector; /* cpu: floats per SIMD register, for the register tile's cap (0: unknown, the AVX-512 cap) */
     int n_stages;
     SketchStage st[TE_MAX_TENSORS];
     char note[160]; /* what could not be done (rules without steps, no rule applied) */
@@ -118,6 +119,11 @@ int Sketch_pooling(const TeDag *dag, int k);
  * gcc -O3 vectorizes each copy on its own, so its time grows faster than
  * their count (0.5 s at 72 copies, 1.3 s at 144). */
 #define SKETCH_MAX_UNROLLED 64
+
+/* The most floats a register tile of a cpu annotation holds: the vector register
+ * file for `vector`-float registers (512 with AVX-512 or an unknown width, 128
+ * with AVX2). Random annotations and mutations stay within it (Sketch.vector). */
+int Sketch_tileFloats(int vector);
 
 /* The auto-unroll limits of a target ({0, 16, 64, 512}; GPUs add 1024). */
 int Sketch_unrollSet(int gpu, const int64_t **values);
