@@ -306,7 +306,7 @@ static int on_heap(const Emit *E, const LnNode *n) {
 /* On cpu a plain copy of a tensor (`cache_read S T 0`) is read through a
  * restrict pointer: gcc then keeps a register tile that reads it in registers
  * across its reduction loop, which it does not beside a second local array
- * (matmul's B copied per column strip, 4 x 16 accumulators: 67 -> 36 ms). */
+ * (matmul's B copied per column strip, 4 x 16 accumulators: 80 -> 36 ms). */
 static int restrict_copy(const Emit *E, const LnNode *n) {
     const TeExpr *body = E->g->tensors[E->ln->dag->stages[n->stage].tensor].body;
     return E->dia == &C_DIALECT && body && body->kind == TE_ACCESS;
