@@ -117,6 +117,8 @@ int cmd_sketches(int argc, char **argv) {
         Sketch *sk = calloc(SKETCH_MAX, sizeof *sk);
         SketchAnn *ann = calloc((size_t)dag->n_stages, sizeof *ann);
         int n = Sketch_generate(dag, gpu, cores, sk);
+        for (int i = 0; i < n; i++)
+            sk[i].vector = vector;
         printf("Sketches of %s on %s: %d\n", path, target->name, n);
         StrBuf s;
         StrBuf_init(&s);

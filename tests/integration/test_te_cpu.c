@@ -22,9 +22,10 @@
 
 typedef void (*KernelFn)(float **);
 
-/* Schedule k of dag: the plain sampler's, or (sketches) for k < the sketch
- * count the zero-trial default of sketch k, else a random annotation of
- * sketch k % count mutated k % 3 times. */
+/* Schedule k of dag: the plain sampler's, or (sketches) for k < twice the
+ * sketch count the zero-trial default of sketch k % count (AVX-512's, then
+ * AVX2's), else a random annotation of sketch k % count mutated k % 3 times,
+ * for 16-float and 8-float registers in turn (AVX2 copies matmul's B by strips). */
 static void schedule(const TeDag *d, int sketches, int k, Rng *rng, Steps *out) {
     if (!sketches) {
         TeSchedule_sample(d, rng, 0, out);
@@ -32,9 +33,11 @@ static void schedule(const TeDag *d, int sketches, int k, Rng *rng, Steps *out) 
     }
     Sketch sk[SKETCH_MAX];
     SketchAnn ann[TE_MAX_TENSORS];
-    int n = Sketch_generate(d, 0, 2, sk), i = k % n;
-    if (k < n) {
-        Sketch_heuristic(&sk[i], d, 16, ann);
+    int n = Sketch_generate(d, 0, 2, sk), i = k % n, vector = (k / n) % 2 ? 8 : 16;
+    for (int j = 0; j < n; j++)
+        sk[j].vector = vector;
+    if (k < 2 * n) {
+        Sketch_heuristic(&sk[i], d, vector, ann);
     } else {
         Sketch_annotate(&sk[i], d, rng, ann);
         for (int m = 0; m < k % 3; m++)

@@ -115,7 +115,7 @@ TEST(compute_at_region_and_inline) {
     LoopNest ln;
     CHECK(Steps_decode("compute_inline 1; split 2 0 4; compute_at 0 2 0", &s, err) == TT_OK);
     CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_ERR);
-    CHECK_STR(err, "step 2 (compute_at 0): stage B is read by other stages than D");
+    CHECK_STR(err, "step 2 (compute_at 0): stage B is read by C, which is not D nor computed at a loop of it");
     CHECK(Steps_decode("split 1 0 4; compute_at 0 1 0", &s, err) == TT_OK);
     if (LoopNest_lower(&ln, &d, &s, err) != TT_OK) {
         fprintf(stderr, "%s\n", err);
@@ -194,6 +194,21 @@ TEST(cache_stages) {
          "            update C.local i=(0 + 2 * i2_2 + 1 * i2_3) + i1_0 j=i1_1 k=(i1_3 * 2 + i1_4)\n"
          "    for i2_1 < 5\n"
          "      store C i=(i2_2 * 2 + i2_3) j=i2_1\n"},
+        /* a copy computed at a loop of the stage its reader is computed at, around it: B's column of the j loop */
+        {"cache_write 0; cache_read 0 1 0; reorder 2 1 0; compute_at 1 2 1; compute_at 0 2 0",
+         "for i2_1 < 5\n"
+         "  alloc B.local[4, 1]\n"
+         "  for i0_0 < 4\n"
+         "    for i0_1 < 1\n"
+         "      store B.local c0=i0_0 c1=(0 + 1 * i2_1) + i0_1\n"
+         "  for i2_0 < 6\n"
+         "    alloc C.local[1, 1]\n"
+         "    for i1_0 < 1\n"
+         "      for i1_1 < 1\n"
+         "        init C.local i=(0 + 1 * i2_0) + i1_0 j=(0 + 1 * i2_1) + i1_1\n"
+         "        for i1_2 < 4\n"
+         "          update C.local i=(0 + 1 * i2_0) + i1_0 j=(0 + 1 * i2_1) + i1_1 k=i1_2\n"
+         "    store C i=i2_0 j=i2_1\n"},
         {"cache_read 0 0 0; split 1 2 2; compute_at 0 1 2",
          "for i1_0 < 6\n"
          "  for i1_1 < 5\n"
@@ -282,6 +297,10 @@ TEST(step_errors) {
         {"cache_read 1 1 1; bind 1 0 3", "step 1 (bind 1): stage E.shared fills shared memory with every thread of the "
                                          "block: its loops are not bound"},
         {"split 1 0 2; bind 1 0 0; bind 1 1 0", "step 2 (bind 1): a block index is bound twice"},
+        {"cache_write 1; compute_at 0 2 0",
+         "step 1 (compute_at 0): stage E is read by C.local, which is not C nor computed at a loop of it"},
+        {"cache_write 1; split 2 0 2; compute_at 1 2 0; compute_at 0 2 1",
+         "step 3 (compute_at 0): its reader C.local is not computed inside this loop of C"},
     };
     for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
         Steps s;

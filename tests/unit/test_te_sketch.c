@@ -309,6 +309,111 @@ TEST(the_cpu_default_accumulates_in_a_register_tile) {
     ex_free(e);
 }
 
+/* The floats of the register tile (level 2 of the copy's spatial axes) of matmul's sketch 0 under ann. */
+static int64_t matmul_tile(const SketchAnn *ann) { return (int64_t)ann[0].f[0][1] * ann[0].f[1][1]; }
+
+/* The register tile of random annotations and mutations stays within the vector register file the sketch is
+ * given: 16 registers of 8 floats with AVX2 (a larger tile spills), 32 of 16 with AVX-512 or an unknown width,
+ * where tiles past 128 floats are drawn too. */
+TEST(random_register_tiles_stay_within_the_vector_registers) {
+    CHECK_EQ_INT(Sketch_tileFloats(8), 128);
+    CHECK_EQ_INT(Sketch_tileFloats(16), 512);
+    CHECK_EQ_INT(Sketch_tileFloats(0), 512);
+    Ex *e = load("matmul", NULL, 0);
+    CHECK(e);
+    if (!e) return;
+    Sketch sk[SKETCH_MAX];
+    Sketch_generate(&e->dag, 0, 2, sk);
+    CHECK_EQ_INT(sk[0].st[0].how, SK_TILED);
+    static const int VECTORS[] = {8, 16, 0};
+    for (int v = 0; v < 3; v++) {
+        sk[0].vector = VECTORS[v];
+        Rng rng;
+        Rng_seed(&rng, 7);
+        int64_t most = 0;
+        for (int i = 0; i < 400; i++) {
+            SketchAnn ann[2];
+            Sketch_annotate(&sk[0], &e->dag, &rng, ann);
+            for (int m = 0; m < 4; m++) {
+                int64_t t = matmul_tile(ann);
+                CHECK(t <= Sketch_tileFloats(VECTORS[v]));
+                if (t > most) most = t;
+                Sketch_mutate(&sk[0], &e->dag, &rng, ann);
+            }
+        }
+        if (VECTORS[v] == 8)
+            CHECK_EQ_INT(most, 128); /* the default's size is drawn */
+        else
+            CHECK(most > 128);
+    }
+    ex_free(e);
+}
+
+/* AVX2 (16 registers of 8 floats): matmul's zero-trial default copies B by strips of 16 columns at the copy's
+ * level-0 loop of j, around the register tiles that read it, and the tile holds at most 12 accumulators (4 x 16:
+ * the strip's two registers and A's broadcast beside them); AVX-512 keeps 16 (8 x 32) and no copy. Inputs that
+ * move along another tiled axis too (A, conv2d's X) or not along the vector axis in their last index (dense's
+ * W[j, k]) are not copied. An annotation with the copy is read back from its steps. */
+TEST(avx2_matmul_copies_b_by_strips_beside_12_accumulators) {
+    TeSet set[] = {{"N", 64}};
+    Ex *e = load("matmul", set, 1);
+    CHECK(e);
+    if (!e) return;
+    Sketch sk[SKETCH_MAX];
+    Sketch_generate(&e->dag, 0, 2, sk);
+    SketchAnn ann[1], back[1];
+    Steps st;
+    StrBuf s;
+    StrBuf_init(&s);
+    sk[0].vector = 8;
+    CHECK(Sketch_packs(&sk[0], &e->dag, 0));
+    Sketch_heuristic(&sk[0], &e->dag, 8, ann);
+    CHECK_EQ_INT(ann[0].at, 0);
+    CHECK_EQ_INT(ann[0].f[0][1], 4);  /* rows */
+    CHECK_EQ_INT(ann[0].f[1][1], 16); /* two registers of 8 lanes */
+    CHECK(matmul_tile(ann) / 8 <= 12);
+    Sketch_steps(&sk[0], &e->dag, ann, &st);
+    Steps_encode(&st, &s);
+    CHECK_CONTAINS(s.data, "cache_write 0; cache_read 0 1 0;");
+    CHECK_CONTAINS(s.data, "compute_at 1 2 3;");               /* the accumulation at the register tile */
+    CHECK_CONTAINS(s.data, "compute_at 0 2 1; vectorize 0 1"); /* the copy at j's level-0 loop */
+    CHECK(Sketch_recover(&sk[0], &e->dag, &st, back));
+    CHECK_EQ_INT(back[0].at, 0);
+    LoopNest ln;
+    char err[TT_ERRLEN];
+    CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+    StrBuf_clear(&s);
+    LoopNest_print(&ln, &s);
+    const char *strip = nest_line(s.data, "for i2_2 < 4 parallel"), *copy = nest_line(s.data, "alloc B.local[64, 16]"),
+               *tile = nest_line(s.data, "alloc C.local[4, 16]"), *upd = nest_line(s.data, "update C.local");
+    CHECK(strip && copy && tile && upd && strip < copy && copy < tile && tile < upd);
+    LoopNest_done(&ln);
+    StrBuf_clear(&s);
+    sk[0].vector = 16; /* AVX-512: as before */
+    CHECK(!Sketch_packs(&sk[0], &e->dag, 0));
+    Sketch_heuristic(&sk[0], &e->dag, 16, ann);
+    CHECK_EQ_INT(ann[0].at, -1);
+    CHECK_EQ_INT(matmul_tile(ann), 256);
+    Sketch_steps(&sk[0], &e->dag, ann, &st);
+    Steps_encode(&st, &s);
+    CHECK(strstr(s.data, "cache_read") == NULL);
+    StrBuf_done(&s);
+    ex_free(e);
+    static const char *const NONE[] = {"dense", "conv2d"};
+    for (int i = 0; i < 2; i++) {
+        e = load(NONE[i], NULL, 0);
+        CHECK(e);
+        if (!e) continue;
+        int n = Sketch_generate(&e->dag, 0, 2, sk);
+        for (int j = 0; j < n; j++) {
+            sk[j].vector = 8;
+            for (int k = 0; k < e->dag.n_stages; k++)
+                CHECK(!Sketch_packs(&sk[j], &e->dag, k));
+        }
+        ex_free(e);
+    }
+}
+
 TEST(dense_with_an_elementwise_consumer_forks_into_fused_and_plain) {
     TeSet set[] = {{"M", 8}, {"N", 12}, {"K", 16}};
     Ex *e = load("dense_bias_gelu", set, 3);
@@ -815,6 +920,8 @@ TEST(the_schedule_table_gives_back_what_it_holds) {
 int main(void) {
     RUN(matmul_is_tiled_on_cpu_and_gpu);
     RUN(the_cpu_default_accumulates_in_a_register_tile);
+    RUN(random_register_tiles_stay_within_the_vector_registers);
+    RUN(avx2_matmul_copies_b_by_strips_beside_12_accumulators);
     RUN(dense_with_an_elementwise_consumer_forks_into_fused_and_plain);
     RUN(softmax_computes_its_exp_once_and_forks_the_inlined_one);
     RUN(layer_norm_gets_root_stages_and_a_note);

@@ -303,14 +303,26 @@ static int on_heap(const Emit *E, const LnNode *n) {
            buffer_floats(E->ln, E->ln->dag->stages[n->stage].tensor) > TE_STACK_FLOATS;
 }
 
+/* On cpu a plain copy of a tensor (`cache_read S T 0`) is read through a
+ * restrict pointer: gcc then keeps a register tile that reads it in registers
+ * across its reduction loop, which it does not beside a second local array
+ * (matmul's B copied per column strip, 4 x 16 accumulators: 80 -> 36 ms). */
+static int restrict_copy(const Emit *E, const LnNode *n) {
+    const TeExpr *body = E->g->tensors[E->ln->dag->stages[n->stage].tensor].body;
+    return E->dia == &C_DIALECT && body && body->kind == TE_ACCESS;
+}
+
 static void emit_alloc(Emit *E, const LnNode *n, int depth) {
     int t = E->ln->dag->stages[n->stage].tensor;
     long long floats = (long long)buffer_floats(E->ln, t);
+    const char *qual = restrict_copy(E, n) ? "restrict " : "";
     indent(E->out, depth);
     if (on_heap(E, n))
-        StrBuf_printf(E->out, "float *L%d = (float *)malloc(sizeof(float) * %lld);\n", t, floats);
+        StrBuf_printf(E->out, "float *%sL%d = (float *)malloc(sizeof(float) * %lld);\n", qual, t, floats);
     else if (gpu_shared(E, n)) /* its readers of the last round are done; count the elements to share them out */
         StrBuf_printf(E->out, "%s\n%*s%s tt_c%d = 0;\n", E->dia->barrier, 4 * depth, "", E->dia->int_t, t);
+    else if (*qual)
+        StrBuf_printf(E->out, "float L%ds[%lld], *restrict L%d = L%ds;\n", t, floats, t, t);
     else
         StrBuf_printf(E->out, "float L%d[%lld];\n", t, floats);
 }

@@ -235,9 +235,15 @@ static Status apply(Lower *L, int idx, const Step *st) {
         if (t < 0 || t >= d->n_stages || t == st->stage)
             return step_fail(err, idx, st, "target stage %d is not another stage", t);
         if (ts->is_output) return step_fail(err, idx, st, "stage %s is an output", stage_name(d, st->stage));
-        if (ts->n_consumers != 1 || ts->consumers[0] != t)
+        /* at its one reader, or at a loop of the stage that reader is computed at (around that loop: checked
+         * once every step is applied) */
+        int r = ts->n_consumers == 1 ? ts->consumers[0] : -1;
+        if (r < 0)
             return step_fail(err, idx, st, "stage %s is read by other stages than %s", stage_name(d, st->stage),
                              stage_name(d, t));
+        if (r != t && (L->s[r].attach != AT_STAGE || L->s[r].at_stage != t))
+            return step_fail(err, idx, st, "stage %s is read by %s, which is not %s nor computed at a loop of it",
+                             stage_name(d, st->stage), stage_name(d, r), stage_name(d, t));
         if (L->s[t].attach == AT_INLINE) return step_fail(err, idx, st, "target %s is inlined", stage_name(d, t));
         if (check_loop(err, idx, st, &L->s[t], st->arg[1])) return TT_ERR;
         s->attach = AT_STAGE;
@@ -1199,16 +1205,20 @@ static int thread_loop(const Lower *L, int st, int it) {
  * loop at leaf position pos: lo (a form of the loops at and around pos) and
  * span. The loops inside pos vary over the region; for a shared buffer so do
  * the thread loops around it (the whole block fills and reads the buffer).
- * Returns 0 (whole axis) when an index is not linear in the leaves or two
- * accesses differ in the outer loops. */
-static int region(const Lower *L, int p, int t, int pos, int d, LinForm *lo, int64_t *span) {
+ * With host >= 0, t is computed at a loop of stage host (t's box offsets are
+ * forms of host's loops) and p at host's loop at leaf position host_pos around
+ * it: host's loops inside that one vary too. Returns 0 (whole axis) when an
+ * index is not linear in the leaves or two accesses differ in the outer loops. */
+static int region(const Lower *L, int p, int t, int pos, int host, int host_pos, int d, LinForm *lo, int64_t *span) {
     const TeDag *D = L->dag;
     const Sched *ts = &L->s[t];
     const TeStage *tst = &D->stages[t];
     int shared = L->shared[D->stages[p].tensor];
-    int inner[MAX_ITERS] = {0};
+    int inner[MAX_ITERS] = {0}, host_inner[MAX_ITERS] = {0};
     for (int i = pos + 1; i < ts->n_leaves; i++)
         inner[ts->leaves[i]] = 1;
+    for (int i = host_pos + 1; host >= 0 && i < L->s[host].n_leaves; i++)
+        host_inner[L->s[host].leaves[i]] = 1;
     int found = 0;
     int64_t lo_c = 0, hi_c = 0;
     for (int a = 0; a < tst->n_access; a++) {
@@ -1229,7 +1239,8 @@ static int region(const Lower *L, int p, int t, int pos, int d, LinForm *lo, int
                 int st = box ? box->st[k] : t, it = box ? box->it[k] : i;
                 int64_t coef = box ? scale * box->coef[k] : l.coef[i];
                 if (!coef) continue;
-                if ((st == t && !box && inner[it]) || (shared && thread_loop(L, st, it))) {
+                if ((st == t && !box && inner[it]) || (shared && thread_loop(L, st, it)) ||
+                    (box && st == host && host_inner[it])) {
                     int64_t x = coef * (L->s[st].it[it].extent - 1);
                     *(x < 0 ? &lo_k : &hi_k) += x;
                 } else if (!lf_add(&f, st, it, coef)) {
@@ -1313,23 +1324,52 @@ static void build_stage(Lower *L, int st, const Region *R, LnNode *parent);
 
 /* Stage p computed at stage t's loop at leaf position pos: its buffer, the
  * box its consumer reads under that loop, then its own loops over the box. */
+/* The box R of stage p read by stage t under t's loop at leaf position pos
+ * (host >= 0: t is computed at a loop of host inside host's loop at leaf
+ * position host_pos, where p is computed, and pos is -1). */
+static void box_of(Lower *L, int p, int t, int pos, int host, int host_pos, Region *R) {
+    const TeStage *ps = &L->dag->stages[p];
+    memset(R, 0, sizeof *R);
+    for (int d = 0; d < ps->n_spatial; d++) {
+        int64_t ext = L->prog->vars[ps->spatial[d]].extent, span = ext;
+        if (region(L, p, t, pos, host, host_pos, d, &R->form[d], &span) && span < ext) {
+            StrBuf lo;
+            StrBuf_init(&lo);
+            lf_print(&R->form[d], &lo);
+            R->lo[d] = StrBuf_take(&lo);
+            StrBuf_done(&lo);
+        } else {
+            memset(&R->form[d], 0, sizeof R->form[d]);
+            span = ext;
+        }
+        R->span[d] = span;
+    }
+}
+
+/* The leaf position of the loop stage k is computed at in its target. */
+static int at_pos(const Lower *L, int k) {
+    const Sched *t = &L->s[L->s[k].at_stage];
+    for (int i = 0; i < t->n_leaves; i++)
+        if (t->leaves[i] == L->s[k].at_iter) return i;
+    return -1;
+}
+
 static void build_at(Lower *L, int p, int t, int pos, LnNode *parent) {
     const TeStage *ps = &L->dag->stages[p];
     Region R;
-    memset(&R, 0, sizeof R);
-    StrBuf lo;
-    for (int d = 0; d < ps->n_spatial; d++) {
-        int64_t ext = L->prog->vars[ps->spatial[d]].extent, span = ext;
-        if (region(L, p, t, pos, d, &R.form[d], &span) && span < ext) {
-            StrBuf_init(&lo);
-            lf_print(&R.form[d], &lo);
-            R.lo[d] = StrBuf_take(&lo);
-            StrBuf_done(&lo);
-        } else {
-            memset(&R.form[d], 0, sizeof R.form[d]);
-            span = ext;
-        }
-        R.span[d] = span;
+    int r = ps->consumers[0];
+    if (r == t) {
+        box_of(L, p, t, pos, -1, -1, &R);
+    } else { /* p's reader r is computed inside this loop of t: r's box under its own loop, then what r reads */
+        Region RR;
+        box_of(L, r, t, at_pos(L, r), -1, -1, &RR);
+        reinfer(&L->s[r], RR.span, L->dag->stages[r].n_spatial);
+        const Region *keep = L->region[r];
+        L->region[r] = &RR;
+        box_of(L, p, r, -1, t, pos, &R);
+        L->region[r] = keep;
+        for (int d = 0; d < L->dag->stages[r].n_spatial; d++)
+            free(RR.lo[d]);
     }
     alloc_here(L, p, parent, R.span, R.lo);
     int at = parent->n_kids;
@@ -1446,6 +1486,12 @@ static Status check_annotations(const Lower *L, const Steps *steps) {
         if (pos < 0)
             return step_fail(L->err, p->at_step, &steps->step[p->at_step],
                              "the loop it computes at was split or fused by a later step");
+        int r = L->dag->stages[k].consumers[0];
+        if (r != p->at_stage && (L->s[r].attach != AT_STAGE || L->s[r].at_stage != p->at_stage || at_pos(L, r) < pos ||
+                                 (at_pos(L, r) == pos && r < k)))
+            return step_fail(L->err, p->at_step, &steps->step[p->at_step],
+                             "its reader %s is not computed inside this loop of %s", stage_name(L->dag, r),
+                             stage_name(L->dag, p->at_stage));
         for (int i = 0; i <= pos; i++) {
             LnAnn a = t->it[t->leaves[i]].ann;
             if (a == ANN_VECTORIZE)

@@ -631,6 +631,47 @@ static void local_loops(Writer *w, int raw, int k, const int64_t *box, const Ske
 /* Loops at tile level 0 of a tiled stage or consumer on cpu (the ones that may run in parallel). */
 static int level0_loops(const TeDag *dag, int k) { return dag->stages[k].n_spatial; }
 
+/* The vector axis of tiled stage k on cpu: its last spatial axis tiled in three levels, or -1. */
+static int vector_axis(const TeDag *dag, int k, SketchHow how) {
+    int lev[SKETCH_AXES], vx = -1;
+    axis_levels(dag, k, how, 0, lev);
+    for (int x = 0; x < dag->stages[k].n_spatial; x++)
+        if (lev[x] == 3) vx = x;
+    return vx;
+}
+
+/* The tensor that tiled stage k (a local accumulator, cpu) reads along its vector axis in its last index only,
+ * with a reduction variable and no other tiled spatial variable (matmul's B[k, j]), or -1. Every register tile
+ * reads its column strip along the reduction at the row stride (4 KiB for 1024 floats: the strip's lines share
+ * a few cache sets and come from L3); an annotation may copy that strip, contiguous, at the copy's level-0 loop
+ * of the vector axis (Sketch_packs), once for every register tile of the strip. */
+static int packed_input(const TeDag *dag, const SketchStage *st, int k) {
+    const TeStage *ts = &dag->stages[k];
+    int vx = st->how == SK_TILED ? vector_axis(dag, k, SK_TILED) : -1, found = -1, lev[SKETCH_AXES];
+    if (vx < 0) return -1;
+    axis_levels(dag, k, SK_TILED, 0, lev);
+    for (int i = 0; i < ts->n_access; i++) {
+        const TeExpr *at = ts->access[i].at;
+        int t = ts->access[i].tensor, n = at->n_kids, ok = n >= 1, red = 0;
+        if (dag->prog->tensors[t].is_const || (t < 64 && st->pad >> t & 1)) continue;
+        for (int d = 0; d < n; d++)
+            ok &= uses_var(at->kid[d], ts->spatial[vx]) == (d == n - 1);
+        for (int x = 0; x < ts->n_spatial; x++)
+            ok &= x == vx || lev[x] < 3 || !uses_var(at, ts->spatial[x]);
+        for (int r = 0; r < ts->n_reduce; r++)
+            red |= uses_var(at, ts->reduce[r]);
+        if (!ok || !red) continue;
+        if (found >= 0 && found != t) return -1; /* one such tensor */
+        found = t;
+    }
+    return found;
+}
+
+int Sketch_packs(const Sketch *sk, const TeDag *dag, int k) {
+    return !sk->gpu && sk->vector >= 1 && sk->vector < 16 && k >= 0 && k < dag->n_stages &&
+           packed_input(dag, &sk->st[k], k) >= 0;
+}
+
 /* A tiled stage on cpu: cache_write; the copy tiled SSS, its level-0 loops
  * fused and parallel, its innermost loop vectorized; the accumulation
  * computed at the copy's last level-1 loop (its box: the register tile) with
@@ -638,7 +679,14 @@ static int level0_loops(const TeDag *dag, int k) { return dag->stages[k].n_spati
 static void cpu_tile(Writer *w, const SketchStage *st, int k, const SketchAnn *a) {
     const TeStage *ts = &w->dag->stages[k];
     w_pad(w, st, k);
-    int local = w_cache_write(w, k);
+    int local = w_cache_write(w, k), pk = a && a->at >= 0 ? packed_input(w->dag, st, k) : -1, copy = -1;
+    if (pk >= 0) { /* a copy of pk for the accumulation, just before it */
+        int64_t args[2] = {pk, 0};
+        put_raw(w, STEP_CACHE_READ, local, args, 2);
+        for (int j = 0; j < w->dag->n_stages; j++)
+            if (w->idx[j] >= local) w->idx[j]++;
+        copy = local++;
+    }
     tile(w, k, SK_TILED, 0, a);
     int lev[SKETCH_AXES], at = -1, pos = 0;
     axis_levels(w->dag, k, SK_TILED, 0, lev);
@@ -661,6 +709,11 @@ static void cpu_tile(Writer *w, const SketchStage *st, int k, const SketchAnn *a
     int64_t box[TE_MAX_DIMS];
     tile_box(w->dag, k, SK_TILED, a, 0, box);
     local_loops(w, local, k, box, a);
+    if (copy >= 0) { /* at the level-0 loop of the vector axis (the copy's loop vx), its rows vectorized */
+        int64_t strip[2] = {w->idx[k], vector_axis(w->dag, k, SK_TILED)}, last = w->dag->prog->tensors[pk].ndim - 1;
+        put_raw(w, STEP_COMPUTE_AT, copy, strip, 2);
+        put_raw(w, STEP_VECTORIZE, copy, &last, 1);
+    }
 }
 
 /* The rows of an rfactor sketch: its last spatial axis longer than 1, or -1. */
@@ -968,15 +1021,22 @@ static int levels_for(const Sketch *sk, const TeDag *dag, int k, int a) {
     return 2; /* a root stage: one split of its innermost spatial axis (cpu: vectorize; gpu: threads) */
 }
 
+/* The floats of the vector register file on cpu, the most a register tile may
+ * hold: 32 registers of 16 floats with AVX-512 (or an unknown width), 16 of 8
+ * with AVX2 (16 of 4 narrower). A larger tile spills: on an AVX2 EPYC the
+ * 200-trial matmul session's 39 tiles of 32 to 64 registers all ran 1.3x or
+ * more slower than its best tile of 16 (8 x 16 floats). */
+int Sketch_tileFloats(int vector) { return vector >= 16 || vector < 1 ? 32 * 16 : 16 * vector; }
+
 /* The register tile of a tiled stage or consumer on cpu (level 2) stays
- * within CPU_TILE_FLOATS; a GPU tiled stage's threads per block (level 2) and
+ * within Sketch_tileFloats; a GPU tiled stage's threads per block (level 2) and
  * per-thread tile (level 3) stay in bounds. */
-#define CPU_TILE_FLOATS 512 /* 32 registers of 16 floats */
 static bool tile_fits(const Sketch *sk, const TeDag *dag, int k, const SketchAnn *a) {
     SketchHow h = sk->st[k].how;
+    int64_t cap = Sketch_tileFloats(sk->vector);
     if (h == SK_RFACTOR) {
         int x = rf_rows(dag, k), r = rfactor_axis(dag, k, sk->cores);
-        return (int64_t)(x >= 0 ? a->f[x][0] : 1) * a->f[dag->stages[k].n_spatial + r][0] <= CPU_TILE_FLOATS;
+        return (int64_t)(x >= 0 ? a->f[x][0] : 1) * a->f[dag->stages[k].n_spatial + r][0] <= cap;
     }
     if (!sk->gpu && (h == SK_TILED || h == SK_CONSUMER)) {
         int lev[SKETCH_AXES];
@@ -984,7 +1044,7 @@ static bool tile_fits(const Sketch *sk, const TeDag *dag, int k, const SketchAnn
         axis_levels(dag, k, h, 0, lev);
         for (int x = 0; x < dag->stages[k].n_spatial; x++)
             if (lev[x] == 3) tile *= a->f[x][1];
-        return tile <= CPU_TILE_FLOATS;
+        return tile <= cap;
     }
     if (!sk->gpu || h != SK_TILED) return true;
     int lev[SKETCH_AXES];
@@ -1025,6 +1085,7 @@ static void annotate_stage(const Sketch *sk, const TeDag *dag, int k, Rng *rng, 
     const int64_t *u;
     a->unroll = (int8_t)Rng_below(rng, (uint64_t)Sketch_unrollSet(sk->gpu, &u));
     a->at = -1;
+    if (Sketch_packs(sk, dag, k) && Rng_below(rng, 2)) a->at = 0; /* a tiled stage's input copied by strips */
     if (may_move(sk, dag, k) && Rng_below(rng, 2)) a->at = (int8_t)Rng_below(rng, 8);
     if (sk->st[k].how == SK_FUSED) a->at = (int8_t)Rng_below(rng, 2);
     if (sk->st[k].how == SK_POOL) a->at = pool_at(dag, k, rng);
@@ -1106,6 +1167,10 @@ static void mutate_once(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn 
                 a->at = pool_at(dag, k, rng);
                 return;
             }
+            if (Sketch_packs(sk, dag, k)) {
+                a->at = (int8_t)(a->at >= 0 ? -1 : 0);
+                return;
+            }
             if (!may_move(sk, dag, k)) break;
             a->at = (int8_t)(a->at >= 0 && Rng_below(rng, 3) == 0 ? -1 : (int)Rng_below(rng, 8));
             return;
@@ -1138,7 +1203,7 @@ static int64_t simd_factor(int64_t e, int64_t vector) {
 /* The register tile and the level above it of tiled stage (or consumer) t
  * on cpu; acc is the stage that accumulates (t, or the producer fused into
  * it, whose axes match t's by position). See Sketch_heuristic. */
-static int cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, int vector, SketchAnn *a) {
+static int cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, int vector, int pack, SketchAnn *a) {
     const TeStage *ts = &dag->stages[t], *as = &dag->stages[acc];
     int ns = ts->n_spatial, vx = -1, lev[SKETCH_AXES];
     axis_levels(dag, t, sk->st[t].how, 0, lev);
@@ -1154,6 +1219,10 @@ static int cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, 
     /* 16 accumulator registers, in rows of at most half the vector registers (32 with 16-float AVX-512, 16
      * with AVX2 and narrower): a row reads one broadcast operand, so more rows of one register spill */
     int64_t budget = 16 / ((reg + vector - 1) / vector), rows = vector >= 16 ? 16 : 8;
+    /* with an input copied by strips (AVX2): 12 accumulators, the strip's registers and the broadcast beside them
+     * in 16 (an AVX2 EPYC, 1024^3 matmul, CPU time: 4 x 16 with the copy 35.9 ms, 8 x 16 with it 40.3, 8 x 16
+     * without 43.0, whose 16 accumulators spill 3 registers; OpenBLAS 23.6) */
+    if (pack) budget = 12 / ((reg + vector - 1) / vector);
     if (budget > rows) budget = rows;
     a->f[vx][1] = (int32_t)reg;
     a->f[vx][0] = 1;
@@ -1293,11 +1362,13 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
             int acc = k;
             for (int p = 0; p < dag->n_stages && how == SK_CONSUMER; p++)
                 if (sk->st[p].how == SK_FUSED && sk->st[p].consumer == k) acc = p;
-            a->vec = (int8_t)(how == SK_FUSED || cpu_tile_default(sk, dag, k, acc, vector, a));
+            /* AVX2 and narrower: matmul's B strip copied (see packed_input) */
+            int pack = vector < 16 && how == SK_TILED && packed_input(dag, &sk->st[k], k) >= 0;
+            a->vec = (int8_t)(how == SK_FUSED || cpu_tile_default(sk, dag, k, acc, vector, pack, a));
             if (how == SK_TILED) window_default(dag, k, k, SK_TILED, a, a);
             a->par = (int8_t)level0_loops(dag, k);
             a->unroll = 0;
-            a->at = how == SK_FUSED ? 1 : -1;
+            a->at = how == SK_FUSED ? 1 : pack ? 0 : -1; /* a fused stage: at tile level 1 */
             continue;
         }
         for (int x = 0; x < n && x < SKETCH_AXES; x++) {
@@ -1391,21 +1462,24 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
     /* per DAG stage k: its step index, that of its local accumulator and of its S.rf (rfactor) */
     /* and of its last padded copy */
     int fused[TE_MAX_TENSORS] = {0}, idx[TE_MAX_TENSORS], local[TE_MAX_TENSORS], rf[TE_MAX_TENSORS],
-        pad[TE_MAX_TENSORS];
+        pad[TE_MAX_TENSORS], strip[TE_MAX_TENSORS];
     for (int k = 0; k < dag->n_stages; k++)
-        idx[k] = k, local[k] = rf[k] = pad[k] = -1;
+        idx[k] = k, local[k] = rf[k] = pad[k] = strip[k] = -1;
     for (int i = 0; i < steps->n; i++) {
         const Step *s = &steps->step[i];
-        if (s->kind == STEP_CACHE_READ) { /* a padded copy: stages from its index on move up by one */
-            int owner = -1;
+        if (s->kind == STEP_CACHE_READ) { /* a padded copy, or one by strips for a local: stages move up by one */
+            int owner = -1, of = -1;
             for (int k = 0; k < dag->n_stages; k++) {
                 if (idx[k] == s->stage) owner = k;
+                if (local[k] == s->stage) of = k;
                 if (idx[k] >= s->stage) idx[k]++;
                 if (local[k] >= s->stage) local[k]++;
                 if (rf[k] >= s->stage) rf[k]++;
                 if (pad[k] >= s->stage) pad[k]++;
+                if (strip[k] >= s->stage) strip[k]++;
             }
             if (owner >= 0) pad[owner] = s->stage;
+            if (of >= 0) strip[of] = s->stage, ann[of].at = 0;
             continue;
         }
         if (s->kind == STEP_CACHE_WRITE || s->kind == STEP_RFACTOR) { /* stages from its index on move up by one */
@@ -1417,6 +1491,7 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
                 if (local[k] >= s->stage) local[k]++;
                 if (rf[k] >= s->stage) rf[k]++;
                 if (pad[k] >= s->stage) pad[k]++;
+                if (strip[k] >= s->stage) strip[k]++;
             }
             if (s->kind == STEP_RFACTOR && owner >= 0) {
                 rf[owner] = s->stage;
@@ -1427,14 +1502,17 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
             }
             continue;
         }
-        int stage = -1, of = -1, copy = -1, padded = -1; /* the DAG stage the step acts on, or whose local / S.rf /
-                                                          * padded copy it acts on */
+        int stage = -1, of = -1, copy = -1, padded = -1, strips = -1; /* the DAG stage the step acts on, or whose
+                                                                       * local / S.rf / padded copy / copy by
+                                                                       * strips (its steps follow) it acts on */
         for (int k = 0; k < dag->n_stages; k++) {
             if (idx[k] == s->stage) stage = k;
             if (local[k] == s->stage) of = k;
             if (rf[k] == s->stage) copy = k;
             if (pad[k] == s->stage) padded = k;
+            if (strip[k] == s->stage) strips = k;
         }
+        if (strips >= 0) continue;
         if (padded >= 0) { /* a pooling-like stage's padded copy computed at one of its loops */
             if (s->kind == STEP_COMPUTE_AT) ann[padded].at = (int8_t)s->arg[1];
             continue;

@@ -86,7 +86,8 @@ typedef struct SketchStage {
 
 typedef struct Sketch {
     int gpu;
-    int cores; /* cpu: the cores the zero-trial default keeps busy */
+    int cores;  /* cpu: the cores the zero-trial default keeps busy */
+    int vector; /* cpu: floats per SIMD register, for the register tile's cap (0: unknown, the AVX-512 cap) */
     int n_stages;
     SketchStage st[TE_MAX_TENSORS];
     char note[160]; /* what could not be done (rules without steps, no rule applied) */
@@ -103,6 +104,7 @@ typedef struct SketchAnn {
     int8_t vec;                                /* vectorize the innermost loop when it is spatial */
     int8_t unroll;                             /* index into the target's auto-unroll set */
     int8_t at; /* SK_ROOT with one consumer: -1 root, else a loop of the consumer; SK_FUSED: tile level;
+                * SK_TILED: >= 0 copies the input Sketch_packs names by strips of the vector axis;
                 * SK_POOL: the loop of the stage its padded copies are computed at, or -1 (root) */
 } SketchAnn;
 
@@ -118,6 +120,17 @@ int Sketch_pooling(const TeDag *dag, int k);
  * gcc -O3 vectorizes each copy on its own, so its time grows faster than
  * their count (0.5 s at 72 copies, 1.3 s at 144). */
 #define SKETCH_MAX_UNROLLED 64
+
+/* Whether a cpu annotation of tiled stage k may copy one of its inputs by strips (SketchAnn.at >= 0): with
+ * AVX2 or narrower registers (Sketch.vector 1..15), an input read along the vector axis in its last index, with
+ * a reduction variable and no other tiled variable (matmul's B[k, j]); the copy (`cache_read`) is computed at
+ * the level-0 loop of the vector axis of the stage's copy, around the register tiles that read it. */
+int Sketch_packs(const Sketch *sk, const TeDag *dag, int k);
+
+/* The most floats a register tile of a cpu annotation holds: the vector register
+ * file for `vector`-float registers (512 with AVX-512 or an unknown width, 128
+ * with AVX2). Random annotations and mutations stay within it (Sketch.vector). */
+int Sketch_tileFloats(int vector);
 
 /* The auto-unroll limits of a target ({0, 16, 64, 512}; GPUs add 1024). */
 int Sketch_unrollSet(int gpu, const int64_t **values);
