@@ -748,9 +748,59 @@ TEST(winograd_tiles_its_gemm_and_keeps_div_mod_producers_at_root) {
         }
     }
     CHECK(moved_v1);
+    /* the transforms (sums over a constant's index) run along channels, the constant's axes unrolled inside:
+     * V1 = sum(Bt[e, r] * Xp[n, th * 4 + r, xx, c], r < 6) loops n.th, xx, c (vectorized), e, r */
+    Sketch_heuristic(&sk[0], &e->dag, 8, ann);
+    Steps st;
+    Sketch_steps(&sk[0], &e->dag, ann, &st);
+    StrBuf s;
+    StrBuf_init(&s);
+    Steps_encode(&st, &s);
+    CHECK_CONTAINS(s.data, "reorder 1 0 1 3 4 2 5; fuse 1 0 2; parallel 1 0; vectorize 1 2; unroll 1 3; unroll 1 4;");
+    CHECK_CONTAINS(s.data, "reorder 2 0 2 3 4 5 1 6; fuse 2 0 2; parallel 2 0; vectorize 2 3; unroll 2 4; unroll 2 5;");
+    StrBuf_done(&s);
     free(ann);
     check_annotations(e, sk, n);
     ex_free(e);
+}
+
+/* A sum over a constant's index unrolls the constant's axes inside the vectorized last axis only while their
+ * copies stay within SKETCH_MAX_UNROLLED, and only when every reduction axis indexes the constant. */
+#define B9 "1, 0, 0, 0, 0, 0, 0, 0, 1, "
+#define B81 B9 B9 B9 B9 B9 B9 B9 B9 "1, 0, 0, 0, 0, 0, 0, 0, 1"
+
+TEST(a_product_with_a_constant_unrolls_its_axes_within_the_cap) {
+    static const char *const src[] = {
+        "const B[4, 4] = [1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1]\ninput X[4, 16]\n"
+        "Y[e < 4, c < 16] = sum(B[e, r] * X[r, c], r < 4)\noutput Y\n",
+        "const B[9, 9] = [" B81 "]\ninput X[9, 16]\n"
+        "Y[e < 9, c < 16] = sum(B[e, r] * X[r, c], r < 9)\noutput Y\n",
+        "const B[4, 4] = [1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1]\ninput X[4, 8, 16]\n"
+        "Y[e < 4, c < 16] = sum(B[e, r] * X[r, q, c], r < 4, q < 8)\noutput Y\n"};
+    for (int i = 0; i < 3; i++) {
+        Ex *e = parse(src[i]);
+        CHECK(e);
+        if (!e) continue;
+        Sketch sk[SKETCH_MAX];
+        SketchAnn ann[TE_MAX_TENSORS];
+        Sketch_generate(&e->dag, 0, 2, sk);
+        Sketch_heuristic(&sk[0], &e->dag, 8, ann);
+        Steps st;
+        Sketch_steps(&sk[0], &e->dag, ann, &st);
+        StrBuf s;
+        StrBuf_init(&s);
+        Steps_encode(&st, &s);
+        if (i == 0)
+            CHECK_CONTAINS(s.data, "reorder 0 1 0 2; vectorize 0 0; unroll 0 1; unroll 0 2");
+        else /* 81 copies; a reduction axis q that is no constant's */
+            CHECK(strstr(s.data, "; unroll 0 ") == NULL && strncmp(s.data, "unroll 0 ", 9) != 0);
+        LoopNest ln;
+        char err[TT_ERRLEN];
+        CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+        LoopNest_done(&ln);
+        StrBuf_done(&s);
+        ex_free(e);
+    }
 }
 
 TEST(the_schedule_table_gives_back_what_it_holds) {
@@ -819,6 +869,7 @@ int main(void) {
     RUN(a_short_wide_reduction_meets_rfactor_and_cross_thread);
     RUN(dense_gets_an_rfactor_sketch);
     RUN(winograd_tiles_its_gemm_and_keeps_div_mod_producers_at_root);
+    RUN(a_product_with_a_constant_unrolls_its_axes_within_the_cap);
     RUN(the_schedule_table_gives_back_what_it_holds);
     return check_summary();
 }

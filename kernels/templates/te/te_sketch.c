@@ -453,6 +453,75 @@ static int leading_spatial(const Loops *L) {
 
 /* ---- steps ------------------------------------------------------------------------ */
 
+/* ---- products with a small constant (cpu) ------------------------------------------
+ * A stage that multiplies by a small constant tensor, a Winograd transform's `sum(Bt[e, r] * X[.., r, c], r < 6)`:
+ * once the loops over the constant's indices are unrolled, every element of it is a number of the code, the
+ * compiler folds it (a zero term is dropped, a 1 is no multiply), and the stage becomes a few adds per element. */
+
+/* Bit x for each axis x of stage k (spatial, then reduction) whose variable is in an index of a constant it reads. */
+static unsigned const_index_axes(const TeDag *dag, int k) {
+    const TeStage *ts = &dag->stages[k];
+    unsigned mask = 0;
+    for (int i = 0; i < ts->n_access; i++) {
+        const TeExpr *at = ts->access[i].at;
+        if (!dag->prog->tensors[ts->access[i].tensor].is_const) continue;
+        for (int x = 0; x < ts->n_spatial + ts->n_reduce; x++) {
+            int var = x < ts->n_spatial ? ts->spatial[x] : ts->reduce[x - ts->n_spatial];
+            for (int d = 0; d < at->n_kids; d++)
+                if (at->kid[d] && uses_var(at->kid[d], var)) mask |= 1u << x;
+        }
+    }
+    return mask;
+}
+
+/* The axes of stage k that its loops unroll innermost as a product with a small constant (cpu, a stage at root),
+ * or 0: a reduction whose axes all index a constant, the last spatial axis not (it is the vectorized one), at
+ * most SKETCH_MAX_UNROLLED copies of the statement. */
+static unsigned const_unrolled(const Sketch *sk, const TeDag *dag, int k) {
+    const TeStage *ts = &dag->stages[k];
+    if (sk->gpu || sk->st[k].how != SK_ROOT || !ts->red || ts->n_spatial < 1) return 0;
+    unsigned mask = const_index_axes(dag, k), all_red = ((1u << ts->n_reduce) - 1) << ts->n_spatial;
+    if ((mask & all_red) != all_red || (mask >> (ts->n_spatial - 1) & 1)) return 0;
+    int64_t copies = 1;
+    for (int x = 0; x < ts->n_spatial + ts->n_reduce; x++)
+        if (mask >> x & 1) copies *= axis_extent(dag, k, x);
+    return copies <= SKETCH_MAX_UNROLLED ? mask : 0;
+}
+
+static int bits(unsigned m) { return __builtin_popcount(m); }
+
+/* The loops of consumer c outside its vectorized one, where a producer may be computed (all but the innermost
+ * unless c's product with a constant unrolls loops inside the vectorized one). */
+static int outside_simd(const Sketch *sk, const TeDag *dag, int c, const Loops *C) {
+    return C->n - 1 - bits(const_unrolled(sk, dag, c));
+}
+
+/* Stage k's loops as a product with a small constant (mask: const_unrolled): the other spatial axes, the last
+ * spatial axis (vectorized), then the constant's spatial axes and the reduction, unrolled, so that the statement
+ * of the vectorized loop is the whole element, its reduction in a register (te_emit); a stage at root runs its
+ * first `par` loops fused and parallel. */
+static void const_steps(Writer *w, int k, unsigned mask, const SketchAnn *a, int at_root) {
+    const TeStage *ts = &w->dag->stages[k];
+    int ns = ts->n_spatial, n = ns + ts->n_reduce, np = 0, outer = 0;
+    int64_t perm[STEP_MAX_ARGS];
+    for (int x = 0; x < ns - 1; x++)
+        if (!(mask >> x & 1)) perm[np++] = x, outer++;
+    perm[np++] = ns - 1;
+    for (int x = 0; x < n; x++)
+        if (mask >> x & 1) perm[np++] = x;
+    w_reorder(w, k, perm);
+    Loops *L = &w->L[k];
+    int par = a && at_root ? (a->par < outer ? a->par : outer) : 0;
+    if (par > 0) {
+        w_fuse(w, k, 0, par);
+        w_one(w, STEP_PARALLEL, k, 0);
+    }
+    int simd = L->n - 1 - bits(mask);
+    if (a && a->vec && L->ext[simd] > 1 && !(par > 0 && simd == 0)) w_one(w, STEP_VECTORIZE, k, simd);
+    for (int i = simd + 1; i < L->n; i++)
+        w_one(w, STEP_UNROLL, k, i);
+}
+
 int Sketch_unrollSet(int gpu, const int64_t **values) {
     static const int64_t SET[] = {0, 16, 64, 512, 1024};
     *values = SET;
@@ -833,12 +902,18 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
         case SK_ROOT:
             if (a && may_move(sk, dag, k) && a->at >= 0) {
                 const Loops *C = &w.L[ts->consumers[0]];
-                int room = C->n - 1; /* not at or inside the consumer's innermost loop */
+                /* not at or inside the consumer's vectorized loop (its innermost) */
+                int room = outside_simd(sk, dag, ts->consumers[0], C);
                 /* nor under a fused loop: the region one of its iterations reads is the whole fused box */
                 if (room > 0 && w.front[ts->consumers[0]] <= 1) {
                     w_two(&w, STEP_COMPUTE_AT, k, ts->consumers[0], a->at % room);
+                    if (const_unrolled(sk, dag, k)) const_steps(&w, k, const_unrolled(sk, dag, k), a, 0);
                     continue;
                 }
+            }
+            if (const_unrolled(sk, dag, k)) {
+                const_steps(&w, k, const_unrolled(sk, dag, k), a, 1);
+                continue;
             }
             if (!ts->red && a && a->vec && !sk->gpu && L->n >= 1 && a->f[ts->n_spatial - 1][0] > 1) {
                 int64_t f = a->f[ts->n_spatial - 1][0];
