@@ -453,6 +453,47 @@ static int leading_spatial(const Loops *L) {
 
 /* ---- steps ------------------------------------------------------------------------ */
 
+/* ---- transposing copies (cpu) ----------------------------------------------------------
+ * A stage without reduction whose reads run along another of its axes than its last (a copy between layouts,
+ * Winograd's NCHW output from a channels-last tile: `Y[n, k, y, x] = Z2[n, y / 4, y % 4, x / 4, x % 4, k]`)
+ * reads a cache line for one element and the next elements of that line one iteration of the reads' axis
+ * later: that loop goes right outside the last (vectorized) one, so that a line is read again while it is in
+ * the L1 cache (the rows of the other axes in between: 56 lines for Y, instead of 56 x 56). */
+
+/* The spatial axis (not the last) along which every read of stage k that is no constant runs in its innermost
+ * index, or -1. */
+static int transposed_axis(const TeDag *dag, int k) {
+    const TeStage *ts = &dag->stages[k];
+    int axis = -1;
+    if (ts->red || ts->n_spatial < 3) return -1;
+    for (int i = 0; i < ts->n_access; i++) {
+        const TeExpr *at = ts->access[i].at;
+        if (dag->prog->tensors[ts->access[i].tensor].is_const || at->n_kids < 1) continue;
+        const TeExpr *inner = at->kid[at->n_kids - 1];
+        int along = -1;
+        for (int x = 0; x < ts->n_spatial; x++)
+            if (uses_var(inner, ts->spatial[x])) {
+                if (along >= 0) return -1;
+                along = x;
+            }
+        if (along < 0 || along == ts->n_spatial - 1 || (axis >= 0 && along != axis)) return -1;
+        axis = along;
+    }
+    return axis;
+}
+
+/* Moves stage k's transposed axis (transposed_axis) right outside its last one. */
+static void transpose_order(Writer *w, int k) {
+    int t = transposed_axis(w->dag, k), ns = w->dag->stages[k].n_spatial, np = 0;
+    if (t < 0 || t == ns - 2) return;
+    int64_t perm[STEP_MAX_ARGS];
+    for (int x = 0; x < ns - 1; x++)
+        if (x != t) perm[np++] = x;
+    perm[np++] = t;
+    perm[np++] = ns - 1;
+    w_reorder(w, k, perm);
+}
+
 /* ---- products with a small constant (cpu) ------------------------------------------
  * A stage that multiplies by a small constant tensor, a Winograd transform's `sum(Bt[e, r] * X[.., r, c], r < 6)`:
  * once the loops over the constant's indices are unrolled, every element of it is a number of the code, the
@@ -475,11 +516,14 @@ static unsigned const_index_axes(const TeDag *dag, int k) {
 }
 
 /* The axes of stage k that its loops unroll innermost as a product with a small constant (cpu, a stage at root),
- * or 0: a reduction whose axes all index a constant, the last spatial axis not (it is the vectorized one), at
- * most SKETCH_MAX_UNROLLED copies of the statement. */
+ * or 0: a reduction whose axes all index a constant, the last spatial axis not (it is the vectorized one, of at
+ * least CONST_MIN_LANES elements), at most SKETCH_MAX_UNROLLED copies of the statement. */
+#define CONST_MIN_LANES 8
 static unsigned const_unrolled(const Sketch *sk, const TeDag *dag, int k) {
     const TeStage *ts = &dag->stages[k];
-    if (sk->gpu || sk->st[k].how != SK_ROOT || !ts->red || ts->n_spatial < 1) return 0;
+    if (sk->gpu || sk->st[k].how != SK_ROOT || !ts->red || ts->n_spatial < 1 ||
+        axis_extent(dag, k, ts->n_spatial - 1) < CONST_MIN_LANES)
+        return 0;
     unsigned mask = const_index_axes(dag, k), all_red = ((1u << ts->n_reduce) - 1) << ts->n_spatial;
     if ((mask & all_red) != all_red || (mask >> (ts->n_spatial - 1) & 1)) return 0;
     int64_t copies = 1;
@@ -915,6 +959,7 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
                 const_steps(&w, k, const_unrolled(sk, dag, k), a, 1);
                 continue;
             }
+            if (!sk->gpu) transpose_order(&w, k);
             if (!ts->red && a && a->vec && !sk->gpu && L->n >= 1 && a->f[ts->n_spatial - 1][0] > 1) {
                 int64_t f = a->f[ts->n_spatial - 1][0];
                 w_split(&w, k, ts->n_spatial - 1, &f, 1);
