@@ -471,7 +471,8 @@ TEST(constant_tensor_emission) {
 
 /* An unrolled loop whose variable reaches a constant's index is written out, one block per step with the
  * variable a number, so that the compiler reads the constant's elements as numbers before it vectorizes the loop
- * around them: the zero terms' tests fold away (no compare is left in the code) and the result is right. */
+ * around them: the zero terms' tests fold away (no compare is left in the code), so do the products by 1, and
+ * the result is right. */
 TEST(loops_over_a_constant_are_written_out) {
     TeProgram *g = parse("const B[2, 3] = [4, 0, -5, 0, 1, 1]\ninput X[3, 8]\n"
                          "Y[i < 2, j < 8] = sum(B[i, k] * X[k, j], k < 3)\noutput Y\n");
@@ -500,6 +501,11 @@ TEST(loops_over_a_constant_are_written_out) {
     CHECK_EQ_INT(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "cc %s -S -o - %s | grep -qE 'vcmp|comis'", TT_CPU_CFLAGS, c_path);
     CHECK(system(cmd) != 0);
+    /* 4 x0 - 5 x2 and x1 + x2 over the 8 lanes of j: three packed operations (a multiply, a fused multiply-add,
+     * an add), the accumulators' start (-0, the identity of addition) folded too */
+    snprintf(cmd, sizeof cmd, "test $(cc %s -S -o - %s | grep -cE '\\bv(add|sub|mul|f[a-z]*)[0-9]*ps\\b') -le 3",
+             TT_CPU_CFLAGS, c_path);
+    CHECK_EQ_INT(system(cmd), 0);
     void *so = dlopen(so_path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     void (*k)(float **) = so ? (void (*)(float **))dlsym(so, "k") : NULL;
     CHECK(k != NULL);

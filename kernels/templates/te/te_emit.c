@@ -587,8 +587,9 @@ static void emit_whole_reduction(Emit *E, const LnNode *init, const LnNode *loop
     indent(E->out, depth);
     StrBuf_printf(E->out, "{\n");
     indent(E->out, depth + 1);
-    if (rop == TE_SUM)
-        StrBuf_printf(E->out, "float tt_acc%d = 0.0f;\n", depth);
+    if (rop == TE_SUM) /* -0, the identity of IEEE addition (-0 + x is x, also for x = +0): the compiler folds the
+                        * first step into a copy (0 + x it must compute, for x = -0) */
+        StrBuf_printf(E->out, "float tt_acc%d = -0.0f;\n", depth);
     else
         StrBuf_printf(E->out, rop == TE_MAX_OVER ? "float tt_acc%d = (-%s);\n" : "float tt_acc%d = (%s);\n", depth,
                       E->dia->inf);
