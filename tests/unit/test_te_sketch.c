@@ -768,6 +768,36 @@ TEST(winograd_tiles_its_gemm_and_keeps_div_mod_producers_at_root) {
     ex_free(e);
 }
 
+/* A batch of small GEMMs (b in every read): the blocks of the vector axis k run in the level above the register
+ * tile, inside the batch, and the outer level's iterations for the cores come from b; a GEMM without a batch
+ * keeps k's blocks in the outer level. */
+TEST(a_batch_of_products_runs_its_vector_blocks_inside_the_batch) {
+    static const char *const src[] = {
+        "input V[6, 32, 64]\ninput U[6, 64, 64]\nZ[b < 6, i < 32, k < 64] = sum(V[b, i, c] * U[b, c, k], c < 64)\n"
+        "output Z\n",
+        "input V[32, 64]\ninput U[64, 64]\nZ[i < 32, k < 64] = sum(V[i, c] * U[c, k], c < 64)\noutput Z\n"};
+    for (int i = 0; i < 2; i++) {
+        Ex *e = parse(src[i]);
+        CHECK(e);
+        if (!e) continue;
+        Sketch sk[SKETCH_MAX];
+        SketchAnn ann[TE_MAX_TENSORS];
+        Sketch_generate(&e->dag, 0, 2, sk);
+        CHECK(sk[0].st[0].how == SK_TILED);
+        Sketch_heuristic(&sk[0], &e->dag, 8, ann);
+        CHECK_EQ_INT(ann[0].f[i ? 1 : 2][1], 16);        /* two AVX2 registers of k */
+        CHECK_EQ_INT(ann[0].f[i ? 1 : 2][0], i ? 1 : 4); /* k's four blocks: inside the batch, or outer */
+        if (i == 0) CHECK_EQ_INT(6 / ann[0].f[0][0], 2); /* b: 2 outer iterations for the 2 cores */
+        Steps st;
+        LoopNest ln;
+        char err[TT_ERRLEN];
+        Sketch_steps(&sk[0], &e->dag, ann, &st);
+        CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+        LoopNest_done(&ln);
+        ex_free(e);
+    }
+}
+
 /* A copy between layouts runs the loop its reads run along right outside its last loop; a copy that reads along
  * its last axis, or along two axes, keeps its order. */
 TEST(a_transposing_copy_reads_along_the_loop_outside_its_last) {
@@ -904,6 +934,7 @@ int main(void) {
     RUN(winograd_tiles_its_gemm_and_keeps_div_mod_producers_at_root);
     RUN(a_product_with_a_constant_unrolls_its_axes_within_the_cap);
     RUN(a_transposing_copy_reads_along_the_loop_outside_its_last);
+    RUN(a_batch_of_products_runs_its_vector_blocks_inside_the_batch);
     RUN(the_schedule_table_gives_back_what_it_holds);
     return check_summary();
 }

@@ -1310,6 +1310,37 @@ static int cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, 
     return contiguous;
 }
 
+/* A batch of small products (tiled stage k on cpu with a vector register tile; axes that every read uses, the
+ * batch, besides the vector axis: Winograd's tile position e, u, one GEMM of tiles x C by C x K each): no data is
+ * shared across the batch, so the blocks of the vector axis run in the level above the tile, inside the batch,
+ * where one product's operands are read again from the cache, and the outer level takes its `cores` iterations
+ * from the batch axes (ResNet-18's layer on the AVX2 EPYC: its GEMM from 1.12 to 1.00 ms). */
+static void batch_default(const Sketch *sk, const TeDag *dag, int k, SketchAnn *a) {
+    const TeStage *ts = &dag->stages[k];
+    int lev[SKETCH_AXES], vx = -1, batch[SKETCH_AXES] = {0}, any = 0;
+    axis_levels(dag, k, SK_TILED, 0, lev);
+    for (int x = 0; x < ts->n_spatial; x++)
+        if (lev[x] == 3) vx = x;
+    for (int x = 0; x < ts->n_spatial; x++) {
+        batch[x] = lev[x] == 3 && x != vx && axis_extent(dag, k, x) > 1;
+        for (int i = 0; i < ts->n_access && batch[x]; i++)
+            batch[x] = dag->prog->tensors[ts->access[i].tensor].is_const || uses_var(ts->access[i].at, ts->spatial[x]);
+        any |= batch[x];
+    }
+    if (vx < 0 || !any) return;
+    a->f[vx][0] = (int32_t)(axis_extent(dag, k, vx) / a->f[vx][1]);
+    int64_t outer = 1;
+    for (int x = 0; x < ts->n_spatial; x++)
+        if (lev[x] == 3) outer *= axis_extent(dag, k, x) / ((int64_t)a->f[x][0] * a->f[x][1]);
+    for (int x = 0; x < ts->n_spatial && outer < sk->cores; x++)
+        for (int64_t p = 2; batch[x] && a->f[x][0] > 1 && outer < sk->cores; p = 2) {
+            while (a->f[x][0] % p)
+                p++;
+            a->f[x][0] = (int32_t)(a->f[x][0] / p);
+            outer *= p;
+        }
+}
+
 /* The zero-trial default of a pooling-like stage: x inner the whole axis (else its largest divisor up to 64), y
  * inner up to 8 rows, the loops outside y parallel, the copies computed at y outer (a band of 2 * 8 + 1 input
  * rows of a channel: it stays in the L1 cache from its copies to its reads), at root when there is no y. */
@@ -1398,6 +1429,7 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
             for (int p = 0; p < dag->n_stages && how == SK_CONSUMER; p++)
                 if (sk->st[p].how == SK_FUSED && sk->st[p].consumer == k) acc = p;
             a->vec = (int8_t)(how == SK_FUSED || cpu_tile_default(sk, dag, k, acc, vector, a));
+            if (how == SK_TILED && a->vec) batch_default(sk, dag, k, a);
             if (how == SK_TILED) window_default(dag, k, k, SK_TILED, a, a);
             a->par = (int8_t)level0_loops(dag, k);
             a->unroll = 0;
