@@ -488,6 +488,64 @@ TEST(constant_tensor_emission) {
     TeProgram_delete(g);
 }
 
+/* An unrolled loop whose variable reaches a constant's index is written out, one block per step with the
+ * variable a number, so that the compiler reads the constant's elements as numbers before it vectorizes the loop
+ * around them: the zero terms' tests fold away (no compare is left in the code), so do the products by 1, and
+ * the result is right. */
+TEST(loops_over_a_constant_are_written_out) {
+    TeProgram *g = parse("const B[2, 3] = [4, 0, -5, 0, 1, 1]\ninput X[3, 8]\n"
+                         "Y[i < 2, j < 8] = sum(B[i, k] * X[k, j], k < 3)\noutput Y\n");
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    Steps s;
+    LoopNest ln;
+    CHECK(Steps_decode("reorder 0 1 0 2; vectorize 0 0; unroll 0 1; unroll 0 2", &s, err) == TT_OK);
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf b;
+    StrBuf_init(&b);
+    LoopNest_emit_c(&ln, "k", &b);
+    CHECK_CONTAINS(b.data, "{ const int64_t i0_0 = 1;\n");
+    CHECK_CONTAINS(b.data, "{ const int64_t i0_2 = 2;\n");
+    CHECK(strstr(b.data, "for (int64_t i0_2") == NULL);
+    char dir[] = "/tmp/tt-te-expand.XXXXXX", c_path[64], so_path[64], cmd[512];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(c_path, sizeof c_path, "%s/k.c", dir);
+    snprintf(so_path, sizeof so_path, "%s/k.so", dir);
+    FILE *f = fopen(c_path, "w");
+    fputs(b.data, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "cc %s -o %s %s -lm", TT_CPU_CFLAGS, so_path, c_path);
+    CHECK_EQ_INT(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "cc %s -S -o - %s | grep -qE 'vcmp|comis'", TT_CPU_CFLAGS, c_path);
+    CHECK(system(cmd) != 0);
+    /* 4 x0 - 5 x2 and x1 + x2 over the 8 lanes of j: three packed operations (a multiply, a fused multiply-add,
+     * an add), the accumulators' start (-0, the identity of addition) folded too */
+    snprintf(cmd, sizeof cmd, "test $(cc %s -S -o - %s | grep -cE '\\bv(add|sub|mul|f[a-z]*)[0-9]*ps\\b') -le 3",
+             TT_CPU_CFLAGS, c_path);
+    CHECK_EQ_INT(system(cmd), 0);
+    void *so = dlopen(so_path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    void (*k)(float **) = so ? (void (*)(float **))dlsym(so, "k") : NULL;
+    CHECK(k != NULL);
+    float x[24], y[16], *t[3] = {NULL, x, y};
+    for (int i = 0; i < 24; i++)
+        x[i] = (float)(i % 7) - 2.5f;
+    if (k) k(t);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 8; j++) {
+            float want = i == 0 ? 4 * x[j] - 5 * x[16 + j] : x[8 + j] + x[16 + j];
+            CHECK(y[i * 8 + j] == want);
+        }
+    if (so) dlclose(so);
+    unlink(c_path);
+    unlink(so_path);
+    rmdir(dir);
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    TeProgram_delete(g);
+}
+
 /* A vectorized loop's statement: what it computes from values that do not change along the loop (a row's
  * rsqrt, a divisor) is computed once before the loop (before the outermost loop of a chain around it that it
  * does not depend on), a division by such a value is a product with its
@@ -818,5 +876,6 @@ int main(void) {
     RUN(padded_copy_of_max_pool);
     RUN(copy_by_phases_of_max_pool);
     RUN(constant_tensor_emission);
+    RUN(loops_over_a_constant_are_written_out);
     return check_summary();
 }

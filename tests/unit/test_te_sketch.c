@@ -51,6 +51,8 @@ static Ex *parse(const char *text) {
     return e;
 }
 
+static int starts_with(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
+
 static void ex_free(Ex *e) {
     if (!e) return;
     TeProgram_delete(e->prog);
@@ -858,9 +860,120 @@ TEST(winograd_tiles_its_gemm_and_keeps_div_mod_producers_at_root) {
         }
     }
     CHECK(moved_v1);
+    /* the transforms (sums over a constant's index) run along channels, the constant's axes unrolled inside:
+     * V1 = sum(Bt[e, r] * Xp[n, th * 4 + r, xx, c], r < 6) loops n.th, xx, c (vectorized), e, r */
+    Sketch_heuristic(&sk[0], &e->dag, 8, ann);
+    Steps st;
+    Sketch_steps(&sk[0], &e->dag, ann, &st);
+    StrBuf s;
+    StrBuf_init(&s);
+    Steps_encode(&st, &s);
+    CHECK_CONTAINS(s.data, "reorder 1 0 1 3 4 2 5; fuse 1 0 2; parallel 1 0; vectorize 1 2; unroll 1 3; unroll 1 4;");
+    CHECK_CONTAINS(s.data, "reorder 2 0 2 3 4 5 1 6; fuse 2 0 2; parallel 2 0; vectorize 2 3; unroll 2 4; unroll 2 5;");
+    /* the copy back to NCHW reads Z2[.., x % 4, k] along k: k right outside x, y outside k */
+    CHECK(starts_with(s.data, "reorder 6 0 2 1 3; fuse 6 0 2; parallel 6 0; vectorize 6 2;"));
+    StrBuf_done(&s);
     free(ann);
     check_annotations(e, sk, n);
     ex_free(e);
+}
+
+/* A batch of small GEMMs (b in every read): the blocks of the vector axis k run in the level above the register
+ * tile, inside the batch, and the outer level's iterations for the cores come from b; a GEMM without a batch
+ * keeps k's blocks in the outer level. */
+TEST(a_batch_of_products_runs_its_vector_blocks_inside_the_batch) {
+    static const char *const src[] = {
+        "input V[6, 32, 64]\ninput U[6, 64, 64]\nZ[b < 6, i < 32, k < 64] = sum(V[b, i, c] * U[b, c, k], c < 64)\n"
+        "output Z\n",
+        "input V[32, 64]\ninput U[64, 64]\nZ[i < 32, k < 64] = sum(V[i, c] * U[c, k], c < 64)\noutput Z\n"};
+    for (int i = 0; i < 2; i++) {
+        Ex *e = parse(src[i]);
+        CHECK(e);
+        if (!e) continue;
+        Sketch sk[SKETCH_MAX];
+        SketchAnn ann[TE_MAX_TENSORS];
+        Sketch_generate(&e->dag, 0, 2, sk);
+        CHECK(sk[0].st[0].how == SK_TILED);
+        Sketch_heuristic(&sk[0], &e->dag, 8, ann);
+        CHECK_EQ_INT(ann[0].f[i ? 1 : 2][1], 16);        /* two AVX2 registers of k */
+        CHECK_EQ_INT(ann[0].f[i ? 1 : 2][0], i ? 1 : 4); /* k's four blocks: inside the batch, or outer */
+        if (i == 0) CHECK_EQ_INT(6 / ann[0].f[0][0], 2); /* b: 2 outer iterations for the 2 cores */
+        Steps st;
+        LoopNest ln;
+        char err[TT_ERRLEN];
+        Sketch_steps(&sk[0], &e->dag, ann, &st);
+        CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+        LoopNest_done(&ln);
+        ex_free(e);
+    }
+}
+
+/* A copy between layouts runs the loop its reads run along right outside its last loop; a copy that reads along
+ * its last axis, or along two axes, keeps its order. */
+TEST(a_transposing_copy_reads_along_the_loop_outside_its_last) {
+    static const char *const src[] = {
+        "input Z[4, 16, 8]\nY[k < 8, y < 4, x < 16] = Z[y, x, k] * 2\noutput Y\n",
+        "input Z[8, 4, 16]\nY[k < 8, y < 4, x < 16] = Z[k, y, x] * 2\noutput Y\n",
+        "input Z[4, 16, 8]\ninput W[8, 4, 16]\nY[k < 8, y < 4, x < 16] = Z[y, x, k] + W[k, y, x]\noutput Y\n"};
+    for (int i = 0; i < 3; i++) {
+        Ex *e = parse(src[i]);
+        CHECK(e);
+        if (!e) continue;
+        Sketch sk[SKETCH_MAX];
+        SketchAnn ann[TE_MAX_TENSORS];
+        Sketch_generate(&e->dag, 0, 2, sk);
+        Sketch_heuristic(&sk[0], &e->dag, 8, ann);
+        Steps st;
+        Sketch_steps(&sk[0], &e->dag, ann, &st);
+        StrBuf s;
+        StrBuf_init(&s);
+        Steps_encode(&st, &s);
+        if (i == 0)
+            CHECK(starts_with(s.data, "reorder 0 1 0 2; "));
+        else
+            CHECK(strstr(s.data, "reorder") == NULL);
+        StrBuf_done(&s);
+        ex_free(e);
+    }
+}
+
+/* A sum over a constant's index unrolls the constant's axes inside the vectorized last axis only while their
+ * copies stay within SKETCH_MAX_UNROLLED, and only when every reduction axis indexes the constant. */
+#define B9 "1, 0, 0, 0, 0, 0, 0, 0, 1, "
+#define B81 B9 B9 B9 B9 B9 B9 B9 B9 "1, 0, 0, 0, 0, 0, 0, 0, 1"
+
+TEST(a_product_with_a_constant_unrolls_its_axes_within_the_cap) {
+    static const char *const src[] = {
+        "const B[4, 4] = [1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1]\ninput X[4, 16]\n"
+        "Y[e < 4, c < 16] = sum(B[e, r] * X[r, c], r < 4)\noutput Y\n",
+        "const B[9, 9] = [" B81 "]\ninput X[9, 16]\n"
+        "Y[e < 9, c < 16] = sum(B[e, r] * X[r, c], r < 9)\noutput Y\n",
+        "const B[4, 4] = [1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1]\ninput X[4, 8, 16]\n"
+        "Y[e < 4, c < 16] = sum(B[e, r] * X[r, q, c], r < 4, q < 8)\noutput Y\n"};
+    for (int i = 0; i < 3; i++) {
+        Ex *e = parse(src[i]);
+        CHECK(e);
+        if (!e) continue;
+        Sketch sk[SKETCH_MAX];
+        SketchAnn ann[TE_MAX_TENSORS];
+        Sketch_generate(&e->dag, 0, 2, sk);
+        Sketch_heuristic(&sk[0], &e->dag, 8, ann);
+        Steps st;
+        Sketch_steps(&sk[0], &e->dag, ann, &st);
+        StrBuf s;
+        StrBuf_init(&s);
+        Steps_encode(&st, &s);
+        if (i == 0)
+            CHECK_CONTAINS(s.data, "reorder 0 1 0 2; vectorize 0 0; unroll 0 1; unroll 0 2");
+        else /* 81 copies; a reduction axis q that is no constant's */
+            CHECK(strstr(s.data, "; unroll 0 ") == NULL && !starts_with(s.data, "unroll 0 "));
+        LoopNest ln;
+        char err[TT_ERRLEN];
+        CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+        LoopNest_done(&ln);
+        StrBuf_done(&s);
+        ex_free(e);
+    }
 }
 
 TEST(the_schedule_table_gives_back_what_it_holds) {
@@ -931,6 +1044,9 @@ int main(void) {
     RUN(a_short_wide_reduction_meets_rfactor_and_cross_thread);
     RUN(dense_gets_an_rfactor_sketch);
     RUN(winograd_tiles_its_gemm_and_keeps_div_mod_producers_at_root);
+    RUN(a_product_with_a_constant_unrolls_its_axes_within_the_cap);
+    RUN(a_transposing_copy_reads_along_the_loop_outside_its_last);
+    RUN(a_batch_of_products_runs_its_vector_blocks_inside_the_batch);
     RUN(the_schedule_table_gives_back_what_it_holds);
     return check_summary();
 }

@@ -54,6 +54,7 @@ static const Dialect CUDA_DIALECT = {"long long",
                                      {"blockDim.x", "blockDim.y", "blockDim.z"}};
 
 #define HOIST_MAX 8
+#define TE_EXPAND_MAX 64 /* most steps of a loop written out as blocks (emit_expanded) */
 
 typedef struct Emit {
     const LoopNest *ln;
@@ -598,8 +599,9 @@ static void emit_whole_reduction(Emit *E, const LnNode *init, const LnNode *loop
     indent(E->out, depth);
     StrBuf_printf(E->out, "{\n");
     indent(E->out, depth + 1);
-    if (rop == TE_SUM)
-        StrBuf_printf(E->out, "float tt_acc%d = 0.0f;\n", depth);
+    if (rop == TE_SUM) /* -0, the identity of IEEE addition (-0 + x is x, also for x = +0): the compiler folds the
+                        * first step into a copy (0 + x it must compute, for x = -0) */
+        StrBuf_printf(E->out, "float tt_acc%d = -0.0f;\n", depth);
     else
         StrBuf_printf(E->out, rop == TE_MAX_OVER ? "float tt_acc%d = (-%s);\n" : "float tt_acc%d = (%s);\n", depth,
                       E->dia->inf);
@@ -629,12 +631,76 @@ static void emit_block(Emit *E, const LnNode *n, int depth) {
     free_heap(E, n, depth);
 }
 
+/* ---- loops over a constant's indices (C) --------------------------------------------------
+ * A fully unrolled loop whose variable reaches an index of a constant tensor (a Winograd transform's
+ * `Bt[e, r]`) is written out as one block per step, its variable a number in each: the compiler then reads the
+ * constant's element at a known index as a number before it vectorizes (a zero term's `if (T0[..] != 0.0f)`
+ * is dropped, a product by 1 is no multiply), which `#pragma GCC unroll` on a loop around a vectorized one does
+ * not do early enough. */
+
+static int uses_var_expr(const TeExpr *e, int var) {
+    if (e->kind == TE_VAR) return e->var == var;
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i] && uses_var_expr(e->kid[i], var)) return 1;
+    return 0;
+}
+
+/* Whether expression e of the current stage reads a constant tensor at an index that names loop variable var
+ * through the statement's axes (env: each variable's axis text). */
+static int reads_const_at(const Emit *E, const TeExpr *e, char **env, const char *var) {
+    if (e->kind == TE_ACCESS && E->g->tensors[e->tensor].is_const && read_tensor(E, e) == e->tensor) {
+        for (int d = 0; d < e->n_kids; d++)
+            for (int v = 0; v < TE_MAX_VARS; v++)
+                if (env[v] && uses_var_expr(e->kid[d], v) && names_var(env[v], var)) return 1;
+        return 0;
+    }
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i] && reads_const_at(E, e->kid[i], env, var)) return 1;
+    return 0;
+}
+
+/* Whether a statement under n reads a constant at an index that moves with loop variable var. */
+static int const_loop(Emit *E, const LnNode *n, const char *var) {
+    if (n->is_loop) {
+        for (int i = 0; i < n->n_kids; i++)
+            if (const_loop(E, n->kids[i], var)) return 1;
+        return 0;
+    }
+    if (n->part == LN_ALLOC || n->part == LN_INIT) return 0;
+    const TeStage *ts = &E->ln->dag->stages[n->stage];
+    char *env[TE_MAX_VARS] = {0};
+    int n_axes = n->part == LN_UPDATE ? ts->n_spatial + ts->n_reduce : ts->n_spatial;
+    for (int a = 0; a < n_axes; a++)
+        env[a < ts->n_spatial ? ts->spatial[a] : ts->reduce[a - ts->n_spatial]] = n->axis[a];
+    int cur = E->cur;
+    E->cur = n->stage;
+    int found = reads_const_at(E, n->part == LN_UPDATE ? ts->red->kid[0] : E->g->tensors[ts->tensor].body, env, var);
+    E->cur = cur;
+    return found;
+}
+
+/* Writes loop n (fully unrolled, its variable in a constant's index) as one block per step. */
+static int emit_expanded(Emit *E, const LnNode *n, int depth) {
+    if (E->dia != &C_DIALECT || n->ann != ANN_UNROLL || n->unroll < n->extent || n->extent > TE_EXPAND_MAX ||
+        !const_loop(E, n, n->var))
+        return 0;
+    for (int64_t i = 0; i < n->extent; i++) {
+        indent(E->out, depth);
+        StrBuf_printf(E->out, "{ const %s %s = %lld;\n", E->dia->int_t, n->var, (long long)i);
+        emit_block(E, n, depth + 1);
+        indent(E->out, depth);
+        StrBuf_append(E->out, "}\n");
+    }
+    return 1;
+}
+
 static void emit_node(Emit *E, const LnNode *n, int depth) {
     StrBuf *o = E->out;
     if (!n->is_loop) {
         emit_stmt(E, n, depth);
         return;
     }
+    if (emit_expanded(E, n, depth)) return;
     if (n->bind && n->bind <= 6 && E->dia != &C_DIALECT) { /* the loop is the thread index (a vthread a loop) */
         static const char *const CU[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
                                          "threadIdx.x", "threadIdx.y", "threadIdx.z"};

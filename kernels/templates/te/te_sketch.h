@@ -62,7 +62,9 @@ typedef enum {
 const char *SketchRule_name(SketchRule r);
 
 typedef enum {
-    SK_ROOT,     /* its own loop nest (annotated: parallel, vectorize, unroll, compute location) */
+    SK_ROOT,     /* its own loop nest (annotated: parallel, vectorize, unroll, compute location); on cpu a sum over
+                  * a small constant's indices runs its last axis vectorized with the constant's axes unrolled
+                  * inside, and a copy between layouts the axis its reads run along right outside its last */
     SK_INLINE,   /* computed inside its consumers */
     SK_TILED,    /* multi-level tiling with the target's structure */
     SK_CONSUMER, /* the consumer of a fused producer: tiled over its spatial axes, the producer at its tile */
@@ -150,7 +152,9 @@ void Sketch_mutate(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *ann)
  * loads; short reduction axes (a window) whole in the inner level while the
  * rows times their copies stay within SKETCH_MAX_UNROLLED; the level above it
  * covers the rest of the other axes (so the inputs' blocks are reused from
- * cache), the outer level is parallel with at least `cores` iterations. An
+ * cache), the outer level is parallel with at least `cores` iterations (in a
+ * batch of products, axes that every read uses, the vector axis' blocks stay
+ * in the level above the tile and the batch axes give those iterations). An
  * rfactor stage: lanes of the SIMD width (or a multiple of 8 or 4 dividing the
  * reduction), up to 8 rows. A stage of its own: its whole last axis one SIMD
  * loop (a row's invariants are then computed once per row), the outer loops
