@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "app/commands.h"
+#include "app/device.h"
 #include "app/expr.h"
 #include "kernels/target.h"
 #include "kernels/templates/te/te_lower.h"
@@ -23,8 +24,10 @@ static void usage(FILE *out) {
             "SSSRRSRS, skip), its step list with the tile sizes an annotation fills in shown as ?, what the\n"
             "schedule IR cannot express yet, and the zero-trial default schedule of the sketch (a heuristic\n"
             "annotation).\n"
-            "  --cores N    cores the rfactor rule assumes (default 2)\n"
-            "  --vector N   floats per SIMD register the default schedule assumes (default 16)\n",
+            "  --cores N    cores the rfactor rule assumes (default: on cpu this machine's, as tune\n"
+            "               uses; on a gpu target 2)\n"
+            "  --vector N   floats per SIMD register the default schedule assumes (default: on cpu this\n"
+            "               machine's widest, as tune uses: 16 with AVX-512, 8 with AVX2; on a gpu target 16)\n",
             Target_names(), Target_default()->name);
 }
 
@@ -49,7 +52,7 @@ int cmd_sketches(int argc, char **argv) {
                                              {0, 0, 0, 0}};
     const char *path = NULL, *target_name = Target_default()->name;
     TeSet sets[APP_MAX_SETS];
-    int n_sets = 0, cores = 2, vector = 16, rc = 0;
+    int n_sets = 0, cores = 0, vector = 0, rc = 0; /* 0: not given */
     char err[TT_ERRLEN] = "";
     optind = 1;
     opterr = 0;
@@ -114,12 +117,20 @@ int cmd_sketches(int argc, char **argv) {
     }
     if (rc == 0) {
         int gpu = target->family == FAMILY_GPU;
+        /* what tune would assume on this machine; a gpu sketch's defaults do not depend on them */
+        DeviceInfo dev;
+        char derr[TT_ERRLEN];
+        const Target *host;
+        int probed = !gpu && app_resolve_device(target->name, NULL, false, &host, &dev, derr) == TT_OK;
+        if (!cores) cores = probed && dev.cores > 0 ? dev.cores : 2;
+        if (!vector) vector = probed && dev.vector_floats > 0 ? dev.vector_floats : 16;
         Sketch *sk = calloc(SKETCH_MAX, sizeof *sk);
         SketchAnn *ann = calloc((size_t)dag->n_stages, sizeof *ann);
         int n = Sketch_generate(dag, gpu, cores, sk);
         for (int i = 0; i < n; i++)
             sk[i].vector = vector;
-        printf("Sketches of %s on %s: %d\n", path, target->name, n);
+        printf("Sketches of %s on %s (defaults for %d floats per vector, %d cores): %d\n", path, target->name, vector,
+               cores, n);
         StrBuf s;
         StrBuf_init(&s);
         for (int i = 0; i < n; i++) {

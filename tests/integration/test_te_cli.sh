@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `tunetop tasks --expr`: every shipped example prints its DAG; bad .te input
+# `tunetop tasks --expr` and `tunetop sketches`: every shipped example prints its DAG and its sketches; bad .te input
 # gets one file:line:col line and exit 2.
 . "$(dirname "$0")/lib.sh"
 EX="$(cd "$(dirname "$0")/../../examples/te" && pwd)"
@@ -30,3 +30,30 @@ expect_fail 2 "missing.te:1:1: cannot open" -- "$TT" tasks --expr "$WORK/missing
 expect_fail 2 "not both" -- "$TT" tasks --expr "$EX/dense.te" --network resnet-18
 
 finish
+
+# `tunetop sketches`: every example prints its sketches with a zero-trial default each; on cpu the defaults
+# assume this machine's vector width and cores (those `tune` uses), unless --vector / --cores say otherwise
+vf=$("$TT" devices | sed -n 's/.* \([0-9]*\) floats per vector register.*/\1/p' | head -1)
+nc=$("$TT" devices | sed -n 's/^ *\([0-9]*\) cores, [0-9]* floats per vector register.*/\1/p' | head -1)
+for f in "$EX"/*.te; do
+  out=$("$TT" sketches --expr "$f" 2>&1)
+  n=$(printf '%s' "$out" | sed -n 's/^Sketches of .*: \([0-9]*\)$/\1/p')
+  if [ -n "$n" ] && [ "$n" -ge 1 ] && [ "$(printf '%s\n' "$out" | grep -c '^  zero-trial default: ')" -eq "$n" ]; then
+    ok "sketches --expr $(basename "$f"): $n sketches, a default each"
+  else
+    fail "sketches --expr $(basename "$f"): $out"
+  fi
+done
+if [ -n "$vf" ] && [ -n "$nc" ]; then
+  mine=$("$TT" sketches --expr "$EX/matmul.te")
+  given=$("$TT" sketches --expr "$EX/matmul.te" --vector "$vf" --cores "$nc")
+  [ "$mine" = "$given" ] && printf '%s' "$mine" | grep -q "defaults for $vf floats per vector, $nc cores" \
+    && ok "sketches on cpu: this machine's $vf floats per vector and $nc cores" || fail "sketches defaults: $mine"
+  other=$([ "$vf" = 16 ] && echo 8 || echo 16)
+  [ "$("$TT" sketches --expr "$EX/matmul.te" --vector "$other")" != "$mine" ] \
+    && ok "sketches --vector $other: other defaults" || fail "--vector $other changed nothing"
+else
+  fail "tunetop devices gave no vector width or cores"
+fi
+expect_fail 2 "^tunetop sketches: --vector 0: expected a whole number" -- "$TT" sketches --expr "$EX/matmul.te" --vector 0
+expect_fail 2 "^tunetop sketches: give --expr FILE.te" -- "$TT" sketches
