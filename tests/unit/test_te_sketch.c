@@ -140,6 +140,18 @@ static int lowers_within_cap(const TeDag *dag, const Steps *steps, int gpu) {
     return 0;
 }
 
+/* The zero-trial default of e's first cpu sketch (2 cores, `vector` floats per register) as steps and as text
+ * (s initialised here; the caller frees it). */
+static void first_default(const Ex *e, int vector, Steps *st, StrBuf *s) {
+    Sketch sk[SKETCH_MAX];
+    SketchAnn ann[TE_MAX_TENSORS];
+    Sketch_generate(&e->dag, 0, 2, sk);
+    Sketch_heuristic(&sk[0], &e->dag, vector, ann);
+    Sketch_steps(&sk[0], &e->dag, ann, st);
+    StrBuf_init(s);
+    Steps_encode(st, s);
+}
+
 static int has(const SketchStage *st, SketchRule r) { return (st->rules >> r) & 1; }
 
 /* Every sketch: the bare structure, 40 random annotations, each with 4
@@ -919,15 +931,9 @@ TEST(a_transposing_copy_reads_along_the_loop_outside_its_last) {
         Ex *e = parse(src[i]);
         CHECK(e);
         if (!e) continue;
-        Sketch sk[SKETCH_MAX];
-        SketchAnn ann[TE_MAX_TENSORS];
-        Sketch_generate(&e->dag, 0, 2, sk);
-        Sketch_heuristic(&sk[0], &e->dag, 8, ann);
         Steps st;
-        Sketch_steps(&sk[0], &e->dag, ann, &st);
         StrBuf s;
-        StrBuf_init(&s);
-        Steps_encode(&st, &s);
+        first_default(e, 8, &st, &s);
         if (i == 0)
             CHECK(starts_with(s.data, "reorder 0 1 0 2; "));
         else
@@ -954,15 +960,9 @@ TEST(a_product_with_a_constant_unrolls_its_axes_within_the_cap) {
         Ex *e = parse(src[i]);
         CHECK(e);
         if (!e) continue;
-        Sketch sk[SKETCH_MAX];
-        SketchAnn ann[TE_MAX_TENSORS];
-        Sketch_generate(&e->dag, 0, 2, sk);
-        Sketch_heuristic(&sk[0], &e->dag, 8, ann);
         Steps st;
-        Sketch_steps(&sk[0], &e->dag, ann, &st);
         StrBuf s;
-        StrBuf_init(&s);
-        Steps_encode(&st, &s);
+        first_default(e, 8, &st, &s);
         if (i == 0)
             CHECK_CONTAINS(s.data, "reorder 0 1 0 2; vectorize 0 0; unroll 0 1; unroll 0 2");
         else /* 81 copies; a reduction axis q that is no constant's */
