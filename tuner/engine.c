@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -1227,6 +1228,8 @@ static void *engine_main(void *arg) {
 
 Status Engine_start(Engine *this, char *resumed, size_t resumed_len, char *err) {
     off_t torn = -1;
+    struct stat log_st;
+    bool fresh_log = stat(this->log_path, &log_st) != 0 || log_st.st_size == 0;
     if (LogWriter_open(this->log_path, this->cfg.target->name, &this->log, &torn, err) != TT_OK) return TT_ERR;
     if (restore(this, resumed, resumed_len, err) != TT_OK) return TT_ERR;
     for (int t = 0; t < this->n; t++)
@@ -1249,8 +1252,9 @@ Status Engine_start(Engine *this, char *resumed, size_t resumed_len, char *err) 
     }
     char tsv_path[1024];
     snprintf(tsv_path, sizeof tsv_path, "%s.tsv", this->log_path);
-    bool fresh_tsv = access(tsv_path, F_OK) != 0;
-    this->tsv = fopen(tsv_path, "a");
+    /* a new log starts its curve anew: a LOG.tsv left by an earlier log of that name is not its history */
+    bool fresh_tsv = fresh_log || access(tsv_path, F_OK) != 0;
+    this->tsv = fopen(tsv_path, fresh_tsv ? "w" : "a");
     if (this->tsv && fresh_tsv) fprintf(this->tsv, "unix_time\tsession_s\ttrials\test_latency_ms\ttask\n");
     if (!this->cfg.measure.compile_only && !this->cfg.backend) {
         char why[TT_ERRLEN] = "";

@@ -54,4 +54,14 @@ rc=$?
 grep -q "resume with: tunetop tune" "$WORK/int.out" && ok "Ctrl-C says how to resume" || fail "no resume hint: $(tail -n 3 "$WORK/int.out")"
 "$TT" dump "$LOG2" >/dev/null 2>"$WORK/dump2.err" && ok "interrupted log reads cleanly" || fail "interrupted log: $(cat "$WORK/dump2.err")"
 
+# LOG.tsv (the latency curve, one line per round) goes on with a resumed log: the first session's lines stay;
+# a new log of the same name (the old one removed) starts it anew instead of continuing the old curve
+sessions() { awk -F'\t' 'NR > 1 && $2 + 0 < p { n++ } NR > 1 { p = $2 + 0 } END { print n + 1 }' "$1"; }
+[ "$(head -1 "$LOG.tsv" | cut -f1)" = unix_time ] && [ "$(sessions "$LOG.tsv")" -ge 2 ] \
+  && ok "the resumed log's curve holds both sessions" || fail "resumed LOG.tsv: $(head -3 "$LOG.tsv")"
+rm -f "$LOG"
+"$TT" "${args[@]}" --trials 8 >"$WORK/run3.out" 2>&1 || fail "a new log: $(tail -n 3 "$WORK/run3.out")"
+[ "$(grep -c unix_time "$LOG.tsv")" -eq 1 ] && [ "$(sessions "$LOG.tsv")" -eq 1 ] \
+  && ok "a new log starts its curve anew: $(($(wc -l <"$LOG.tsv") - 1)) rounds" || fail "stale LOG.tsv kept: $(cat "$LOG.tsv")"
+
 finish
