@@ -1253,9 +1253,13 @@ Status Engine_start(Engine *this, char *resumed, size_t resumed_len, char *err) 
     char tsv_path[1024];
     snprintf(tsv_path, sizeof tsv_path, "%s.tsv", this->log_path);
     /* a new log starts its curve anew: a LOG.tsv left by an earlier log of that name is not its history */
-    bool fresh_tsv = fresh_log || access(tsv_path, F_OK) != 0;
+    struct stat tsv_st; /* missing or empty (a session killed before its first round): a header first */
+    bool fresh_tsv = fresh_log || stat(tsv_path, &tsv_st) != 0 || tsv_st.st_size == 0;
     this->tsv = fopen(tsv_path, fresh_tsv ? "w" : "a");
-    if (this->tsv && fresh_tsv) fprintf(this->tsv, "unix_time\tsession_s\ttrials\test_latency_ms\ttask\n");
+    if (this->tsv && fresh_tsv) {
+        fprintf(this->tsv, "unix_time\tsession_s\ttrials\test_latency_ms\ttask\n");
+        fflush(this->tsv);
+    }
     if (!this->cfg.measure.compile_only && !this->cfg.backend) {
         char why[TT_ERRLEN] = "";
         this->runner = this->cfg.target->runner_new(&this->cfg.dev, why);

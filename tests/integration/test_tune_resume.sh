@@ -19,6 +19,7 @@ done
 kill -9 "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 before=$("$TT" dump "$LOG" 2>/dev/null | wc -l)
+cp "$LOG.tsv" "$WORK/killed.tsv" 2>/dev/null || : >"$WORK/killed.tsv"
 if [ "$before" -ge 1 ] && [ "$before" -lt 48 ]; then ok "killed with $before records on disk"; else fail "killed with $before records (want 1..47)"; fi
 
 "$TT" "${args[@]}" >"$WORK/run2.out" 2>&1
@@ -54,14 +55,18 @@ rc=$?
 grep -q "resume with: tunetop tune" "$WORK/int.out" && ok "Ctrl-C says how to resume" || fail "no resume hint: $(tail -n 3 "$WORK/int.out")"
 "$TT" dump "$LOG2" >/dev/null 2>"$WORK/dump2.err" && ok "interrupted log reads cleanly" || fail "interrupted log: $(cat "$WORK/dump2.err")"
 
-# LOG.tsv (the latency curve, one line per round) goes on with a resumed log: the first session's lines stay;
-# a new log of the same name (the old one removed) starts it anew instead of continuing the old curve
-sessions() { awk -F'\t' 'NR > 1 && $2 + 0 < p { n++ } NR > 1 { p = $2 + 0 } END { print n + 1 }' "$1"; }
-[ "$(head -1 "$LOG.tsv" | cut -f1)" = unix_time ] && [ "$(sessions "$LOG.tsv")" -ge 2 ] \
-  && ok "the resumed log's curve holds both sessions" || fail "resumed LOG.tsv: $(head -3 "$LOG.tsv")"
+# LOG.tsv (the latency curve, one line per round) goes on with a resumed log: the lines written before the kill
+# stay as they were; a new log of the same name (the old one removed) starts it anew instead of continuing the old
+# curve: one header, and no line older than the new session
+n1=$(wc -l <"$WORK/killed.tsv")
+[ "$(grep -c unix_time "$LOG.tsv")" -eq 1 ] && [ "$(wc -l <"$LOG.tsv")" -gt "$n1" ] &&
+  head -n "$n1" "$LOG.tsv" | cmp -s - "$WORK/killed.tsv" \
+  && ok "the resumed log's curve keeps the first session's $((n1 - 1)) rounds and goes on" || fail "resumed LOG.tsv: $(head -3 "$LOG.tsv")"
 rm -f "$LOG"
+t3=$(date +%s)
 "$TT" "${args[@]}" --trials 8 >"$WORK/run3.out" 2>&1 || fail "a new log: $(tail -n 3 "$WORK/run3.out")"
-[ "$(grep -c unix_time "$LOG.tsv")" -eq 1 ] && [ "$(sessions "$LOG.tsv")" -eq 1 ] \
+[ "$(grep -c unix_time "$LOG.tsv")" -eq 1 ] && [ "$(wc -l <"$LOG.tsv")" -ge 2 ] &&
+  awk -F'\t' -v t="$t3" 'NR > 1 && $1 + 0 < t { bad = 1 } END { exit bad }' "$LOG.tsv" \
   && ok "a new log starts its curve anew: $(($(wc -l <"$LOG.tsv") - 1)) rounds" || fail "stale LOG.tsv kept: $(cat "$LOG.tsv")"
 
 finish
