@@ -17,6 +17,38 @@ static TeProgram *parse(const char *src) {
     return g;
 }
 
+/* C source built into a shared object as the cpu target builds it, in a temporary folder of its own: c_path is
+ * the source (to read its assembly), k the kernel (NULL when the build failed, which is checked). */
+typedef struct Built {
+    char dir[32], c_path[64], so_path[64];
+    void *so;
+    void (*k)(float **);
+} Built;
+
+static void build_c(const char *code, Built *b) {
+    memset(b, 0, sizeof *b);
+    snprintf(b->dir, sizeof b->dir, "/tmp/tt-te-lower.XXXXXX");
+    CHECK(mkdtemp(b->dir) != NULL);
+    snprintf(b->c_path, sizeof b->c_path, "%s/k.c", b->dir);
+    snprintf(b->so_path, sizeof b->so_path, "%s/k.so", b->dir);
+    FILE *f = fopen(b->c_path, "w");
+    CHECK(f != NULL);
+    if (f) fputs(code, f), fclose(f);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cc %s -o %s %s -lm", TT_CPU_CFLAGS, b->so_path, b->c_path);
+    CHECK_EQ_INT(system(cmd), 0);
+    b->so = dlopen(b->so_path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    b->k = b->so ? (void (*)(float **))dlsym(b->so, "k") : NULL;
+    CHECK(b->k != NULL);
+}
+
+static void built_done(Built *b) {
+    if (b->so) dlclose(b->so);
+    unlink(b->so_path);
+    unlink(b->c_path);
+    rmdir(b->dir);
+}
+
 #define MATMUL "input A[6, 4]\ninput B[4, 5]\nC[i < 6, j < 5] = sum(A[i, k] * B[k, j], k < 4)\noutput C\n"
 
 TEST(encode_decode) {
@@ -509,25 +541,17 @@ TEST(loops_over_a_constant_are_written_out) {
     CHECK_CONTAINS(b.data, "{ const int64_t i0_0 = 1;\n");
     CHECK_CONTAINS(b.data, "{ const int64_t i0_2 = 2;\n");
     CHECK(strstr(b.data, "for (int64_t i0_2") == NULL);
-    char dir[] = "/tmp/tt-te-expand.XXXXXX", c_path[64], so_path[64], cmd[512];
-    CHECK(mkdtemp(dir) != NULL);
-    snprintf(c_path, sizeof c_path, "%s/k.c", dir);
-    snprintf(so_path, sizeof so_path, "%s/k.so", dir);
-    FILE *f = fopen(c_path, "w");
-    fputs(b.data, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "cc %s -o %s %s -lm", TT_CPU_CFLAGS, so_path, c_path);
-    CHECK_EQ_INT(system(cmd), 0);
-    snprintf(cmd, sizeof cmd, "cc %s -S -o - %s | grep -qE 'vcmp|comis'", TT_CPU_CFLAGS, c_path);
+    Built bu;
+    build_c(b.data, &bu);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cc %s -S -o - %s | grep -qE 'vcmp|comis'", TT_CPU_CFLAGS, bu.c_path);
     CHECK(system(cmd) != 0);
     /* 4 x0 - 5 x2 and x1 + x2 over the 8 lanes of j: three packed operations (a multiply, a fused multiply-add,
      * an add), the accumulators' start (-0, the identity of addition) folded too */
     snprintf(cmd, sizeof cmd, "test $(cc %s -S -o - %s | grep -cE '\\bv(add|sub|mul|f[a-z]*)[0-9]*ps\\b') -le 3",
-             TT_CPU_CFLAGS, c_path);
+             TT_CPU_CFLAGS, bu.c_path);
     CHECK_EQ_INT(system(cmd), 0);
-    void *so = dlopen(so_path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    void (*k)(float **) = so ? (void (*)(float **))dlsym(so, "k") : NULL;
-    CHECK(k != NULL);
+    void (*k)(float **) = bu.k;
     float x[24], y[16], *t[3] = {NULL, x, y};
     for (int i = 0; i < 24; i++)
         x[i] = (float)(i % 7) - 2.5f;
@@ -537,10 +561,7 @@ TEST(loops_over_a_constant_are_written_out) {
             float want = i == 0 ? 4 * x[j] - 5 * x[16 + j] : x[8 + j] + x[16 + j];
             CHECK(y[i * 8 + j] == want);
         }
-    if (so) dlclose(so);
-    unlink(c_path);
-    unlink(so_path);
-    rmdir(dir);
+    built_done(&bu);
     StrBuf_done(&b);
     LoopNest_done(&ln);
     TeProgram_delete(g);
@@ -698,20 +719,10 @@ TEST(padded_copy_of_max_pool) {
     CHECK_CONTAINS(b.data, " = (-INFINITY);\n");
     CHECK_CONTAINS(b.data, "] = tt_acc");
     /* build it as the cpu target does and compare with the interpreter, bit for bit */
-    char dir[] = "/tmp/tt-te-pool.XXXXXX", c_path[64], so_path[64], cmd[512];
-    CHECK(mkdtemp(dir) != NULL);
-    snprintf(c_path, sizeof c_path, "%s/k.c", dir);
-    snprintf(so_path, sizeof so_path, "%s/k.so", dir);
-    FILE *f = fopen(c_path, "w");
-    CHECK(f != NULL);
-    if (f) fputs(b.data, f), fclose(f);
+    Built bu;
+    build_c(b.data, &bu);
     StrBuf_done(&b);
-    snprintf(cmd, sizeof cmd, "cc %s -o %s %s -lm", TT_CPU_CFLAGS, so_path, c_path);
-    CHECK_EQ_INT(system(cmd), 0);
-    void *so = dlopen(so_path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    CHECK(so != NULL);
-    void (*k)(float **) = so ? (void (*)(float **))dlsym(so, "k") : NULL;
-    CHECK(k != NULL);
+    void (*k)(float **) = bu.k;
     double x[84], y[40];
     float xf[84], yf[40];
     for (int i = 0; i < 84; i++)
@@ -728,10 +739,7 @@ TEST(padded_copy_of_max_pool) {
     }
     CHECK(same);
     CHECK_EQ_INT(border, 8); /* y = 0 reads only the border: 2 channels x 4 columns */
-    if (so) dlclose(so);
-    unlink(so_path);
-    unlink(c_path);
-    rmdir(dir);
+    built_done(&bu);
     TeProgram_delete(g);
 }
 
@@ -777,19 +785,10 @@ TEST(copy_by_phases_of_max_pool) {
     double xd[84], yd[40];
     for (int i = 0; i < 84; i++)
         x[i] = (float)(xd[i] = (double)((i * 37) % 23) - 11.5);
-    char dir[] = "/tmp/tt-te-phases.XXXXXX", c_path[64], so_path[64], cmd[512];
-    CHECK(mkdtemp(dir) != NULL);
-    snprintf(c_path, sizeof c_path, "%s/k.c", dir);
-    snprintf(so_path, sizeof so_path, "%s/k.so", dir);
-    FILE *f = fopen(c_path, "w");
-    CHECK(f != NULL);
-    if (f) fputs(b.data, f), fclose(f);
+    Built bu;
+    build_c(b.data, &bu);
     StrBuf_done(&b);
-    snprintf(cmd, sizeof cmd, "cc %s -o %s %s -lm", TT_CPU_CFLAGS, so_path, c_path);
-    CHECK_EQ_INT(system(cmd), 0);
-    void *so = dlopen(so_path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    void (*k)(float **) = so ? (void (*)(float **))dlsym(so, "k") : NULL;
-    CHECK(k != NULL);
+    void (*k)(float **) = bu.k;
     double *values[2] = {xd, yd};
     float *bufs[2] = {x, y};
     TeProgram_eval(g, values);
@@ -800,10 +799,7 @@ TEST(copy_by_phases_of_max_pool) {
         same &= memcmp(&want, &y[i], sizeof want) == 0;
     }
     CHECK(same);
-    if (so) dlclose(so);
-    unlink(so_path);
-    unlink(c_path);
-    rmdir(dir);
+    built_done(&bu);
     TeProgram_delete(g);
 }
 
