@@ -2,6 +2,7 @@
  * errors (each names the step index), the loop nest they lower to, and replay
  * determinism over random schedules. */
 #include <dlfcn.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -857,6 +858,72 @@ TEST(rfactor_stage) {
     TeProgram_delete(g);
 }
 
+/* exp of a value minus the max that takes it in (softmax's `exp(X[i, j] - Mx[i])`) is at most 0 or NaN: C computes
+ * it as tt_expf_le0, without the overflow branch; within 1.5 ulp where e^x is a normal float, 0 below 2^-126 and
+ * for -inf, NaN kept. Other differences keep tt_expf. */
+TEST(exp_of_x_minus_its_max) {
+    enum { N = 4096 };
+    static const struct {
+        const char *body; /* Mx, then E */
+        int le0;
+    } CASES[] = {
+        {"Mx[i < 2] = max_over(X[i, j], j < 4096)\nE[i < 2, j < 4096] = exp(X[i, j] - Mx[i])", 1},
+        {"Mx[i < 2] = min_over(X[i, j], j < 4096)\nE[i < 2, j < 4096] = exp(X[i, j] - Mx[i])", 0},
+        {"Mx[i < 2] = max_over(X[i, j], j < 4096)\nE[i < 2, j < 4096] = exp(Mx[i] - X[i, j])", 0},
+        {"Mx[i < 2] = max_over(X[i, j], j < 4096)\nE[i < 2, j < 4096] = exp(X[i, j] - Mx[1 - i])", 0},
+        {"Mx[i < 2] = max_over(X[i, j], j < 2048)\nE[i < 2, j < 4096] = exp(X[i, j] - Mx[i])", 0},
+        {"Mx[i < 2] = max_over(X[i, j], j < 4096) + 1\nE[i < 2, j < 4096] = exp(X[i, j] - Mx[i])", 0},
+    };
+    for (size_t c = 0; c < sizeof CASES / sizeof *CASES; c++) {
+        char text[256], err[TT_ERRLEN] = "";
+        snprintf(text, sizeof text, "input X[2, %d]\n%s\noutput E\n", N, CASES[c].body);
+        TeProgram *g = parse(text);
+        CHECK(g != NULL);
+        if (!g) continue;
+        CHECK_EQ_INT(LoopNest_expAtMost0(g, g->tensors[2].body), CASES[c].le0);
+        static TeDag d;
+        Steps s;
+        LoopNest ln;
+        CHECK(TeDag_build(&d, g, err) == TT_OK && Steps_decode("vectorize 1 1", &s, err) == TT_OK &&
+              LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+        StrBuf b;
+        StrBuf_init(&b);
+        LoopNest_emit_c(&ln, "k", &b);
+        LoopNest_done(&ln);
+        CHECK_EQ_INT(strstr(b.data, "= tt_expf_le0(") != NULL, CASES[c].le0);
+        if (c == 0) { /* row 0 from -200 to 0 (flushed below -87.34), row 1 with NaN and -inf */
+            Built k;
+            build_c(b.data, &k);
+            float *x = malloc(sizeof(float) * 2 * N), mx[2] = {0}, *y = malloc(sizeof(float) * 2 * N);
+            for (int i = 0; i < 2 * N; i++)
+                x[i] = i < N ? (float)(-200.0 * (N - 1 - i) / (N - 1)) : (float)((i - N) % 13) - 3.0f;
+            x[N + 5] = NAN, x[N + 6] = -INFINITY;
+            if (k.k) k.k((float *[]){x, mx, y});
+            double worst = 0;
+            int wrong = 0, flushed = 0;
+            for (int i = 0; k.k && i < 2 * N; i++) {
+                if (i == N + 5 || i == N + 6) continue;
+                double e = exp((double)(x[i] - (i < N ? 0.0f : 9.0f)));
+                if (e < 1.1754943508222875e-38) {
+                    flushed += y[i] == 0.0f, wrong += y[i] != 0.0f;
+                    continue;
+                }
+                double u = fabs(y[i] - e) / ldexp(1, ilogb(e) - 23);
+                if (!(u <= worst)) worst = u;
+            }
+            if (k.k) wrong += !isnan(y[N + 5]) + (y[N + 6] != 0.0f) + (y[N - 1] != 1.0f);
+            CHECK(worst <= 1.5);
+            CHECK(flushed > 0);
+            CHECK_EQ_INT(wrong, 0);
+            free(x);
+            free(y);
+            built_done(&k);
+        }
+        StrBuf_done(&b);
+        TeProgram_delete(g);
+    }
+}
+
 int main(void) {
     RUN(gpu_emit);
     RUN(encode_decode);
@@ -868,6 +935,7 @@ int main(void) {
     RUN(conditions_and_collapsed_loops_in_c);
     RUN(invariants_before_vectorized_loop);
     RUN(rfactor_stage);
+    RUN(exp_of_x_minus_its_max);
     RUN(padded_copy);
     RUN(padded_copy_of_max_pool);
     RUN(copy_by_phases_of_max_pool);

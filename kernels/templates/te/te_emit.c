@@ -73,6 +73,13 @@ typedef struct Emit {
 
 static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value);
 
+/* Whether e is one of the exp calls whose argument is at most 0 or NaN (LoopNest_expAtMost0). */
+static int exp_at_most0(const LoopNest *ln, const TeExpr *e) {
+    for (int i = 0; i < ln->n_exp_le0; i++)
+        if (ln->exp_le0[i] == e) return 1;
+    return 0;
+}
+
 static void float_lit(const Dialect *dia, StrBuf *out, double v) {
     char buf[48];
     snprintf(buf, sizeof buf, "%.9g", v);
@@ -225,6 +232,8 @@ static void expr(Emit *E, const TeExpr *e, char **env, const char *red_value) {
             StrBuf_append(o, e->op == TE_FMAX ? "tt_imax(" : "tt_imin(");
         else if (!E->dia->fun[e->op])
             StrBuf_append(o, "(1.0f / sqrtf((float)"); /* C has no rsqrt */
+        else if (E->dia == &C_DIALECT && exp_at_most0(E->ln, e))
+            StrBuf_append(o, "tt_expf_le0((float)");
         else
             StrBuf_printf(o, "%s((float)", E->dia->fun[e->op]);
         expr(E, e->kid[0], env, red_value);
@@ -792,6 +801,22 @@ void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
                        "    y.f = (p * r2 + r) + 1.0f;\n"
                        "    uint32_t out = -(uint32_t)!(x <= 88.72283f), small = -(uint32_t)(x < -87.33654f);\n"
                        "    y.i = (((y.i + (k.i << 23)) & ~out) | (o.i & out)) & ~small;\n"
+                       "    return y.f;\n"
+                       "}\n"
+                       /* the same where x is at most 0 or NaN (a softmax's x minus its row's maximum): no overflow
+                        * to select, so 2^n comes from n converted to an integer (NaN converts to INT_MIN, whose
+                        * shifted bits are 0, and y stays NaN), and only the flush to 0 is a mask: 4 vector
+                        * operations fewer than tt_expf */
+                       "static inline float tt_expf_le0(float x) {\n"
+                       "    union { float f; uint32_t i; } y;\n"
+                       "    float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;\n"
+                       "    float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;\n"
+                       "    float r2 = r * r;\n"
+                       "    float a = 1.9875691500e-4f * r + 1.3981999507e-3f, b = 8.3334519073e-3f * r + "
+                       "4.1665795894e-2f;\n"
+                       "    float p = (a * r2 + b) * r2 + (1.6666665459e-1f * r + 5.0000001201e-1f);\n"
+                       "    y.f = (p * r2 + r) + 1.0f;\n"
+                       "    y.i = (y.i + ((uint32_t)(int32_t)n << 23)) & ~-(uint32_t)(x < -87.33654f);\n"
                        "    return y.f;\n"
                        "}\n#endif\n");
     StrBuf_printf(out, "void %s(float **t) {\n", fn);

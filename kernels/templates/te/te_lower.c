@@ -1503,6 +1503,53 @@ static Status check_annotations(const Lower *L, const Steps *steps) {
     return TT_OK;
 }
 
+/* Whether a and b are the same expression (structurally). */
+static int same_expr(const TeExpr *a, const TeExpr *b) {
+    if (a->kind != b->kind || a->op != b->op || a->n_kids != b->n_kids || a->type != b->type) return 0;
+    if ((a->kind == TE_VAR && a->var != b->var) || (a->kind == TE_ACCESS && a->tensor != b->tensor) ||
+        (a->kind == TE_NUM && (a->num != b->num || a->inum != b->inum)) || a->kind == TE_REDUCE)
+        return 0;
+    for (int i = 0; i < a->n_kids; i++)
+        if (!same_expr(a->kid[i], b->kid[i])) return 0;
+    return 1;
+}
+
+int LoopNest_expAtMost0(const TeProgram *prog, const TeExpr *e) {
+    if (e->kind != TE_CALL || e->op != TE_EXP || e->n_kids != 1) return 0;
+    const TeExpr *d = e->kid[0];
+    if (d->kind != TE_BIN || d->op != TE_SUB || d->kid[0]->kind != TE_ACCESS || d->kid[1]->kind != TE_ACCESS) return 0;
+    const TeExpr *x = d->kid[0], *m = d->kid[1];
+    const TeTensor *B = &prog->tensors[m->tensor];
+    const TeExpr *r = B->body;
+    if (B->is_input || B->is_const || !r || r->kind != TE_REDUCE || r->op != TE_MAX_OVER) return 0;
+    const TeExpr *in = r->kid[0]; /* A[e..]: the element the max takes in */
+    if (in->kind != TE_ACCESS || in->tensor != x->tensor || in->n_kids != x->n_kids) return 0;
+    int seen[TE_MAX_DIMS] = {0};
+    for (int i = 0; i < in->n_kids; i++) {
+        const TeExpr *v = in->kid[i];
+        if (v->kind != TE_VAR) return 0;
+        int hit = 0;
+        for (int a = 0; a < B->ndim && !hit; a++) /* one of B's axes: x's index is the subtrahend's there */
+            if (B->axes[a] == v->var) {
+                if (!same_expr(x->kid[i], m->kid[a])) return 0;
+                hit = 1;
+            }
+        for (int a = 0; a < r->n_axes && !hit; a++) /* a reduction axis, once, over all of A's dimension */
+            if (r->axes[a] == v->var) {
+                if (seen[a]++ || prog->vars[v->var].extent != prog->tensors[in->tensor].shape[i]) return 0;
+                hit = 1;
+            }
+        if (!hit) return 0;
+    }
+    return 1;
+}
+
+static void find_exp_at_most0(LoopNest *ln, const TeProgram *prog, const TeExpr *e) {
+    if (LoopNest_expAtMost0(prog, e) && ln->n_exp_le0 < TE_MAX_TENSORS) ln->exp_le0[ln->n_exp_le0++] = e;
+    for (int i = 0; i < e->n_kids; i++)
+        find_exp_at_most0(ln, prog, e->kid[i]);
+}
+
 Status LoopNest_lower(LoopNest *out, const TeDag *dag, const Steps *steps, char *err) {
     memset(out, 0, sizeof *out);
     out->own_dag = malloc(sizeof *out->own_dag);
@@ -1528,6 +1575,8 @@ Status LoopNest_lower(LoopNest *out, const TeDag *dag, const Steps *steps, char 
         return TT_ERR;
     }
     out->root = loop_new("", 1);
+    for (int t = 0; t < dag->prog->n_tensors; t++)
+        if (dag->prog->tensors[t].body) find_exp_at_most0(out, dag->prog, dag->prog->tensors[t].body);
     for (int k = 0; k < L.dag->n_stages; k++) {
         out->inlined[k] = L.s[k].attach == AT_INLINE;
         if (L.s[k].attach != AT_ROOT) continue;

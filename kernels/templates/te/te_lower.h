@@ -75,6 +75,10 @@ typedef struct LoopNest {
     int n_pool;
     TeExpr **extra; /* nodes rfactor made (each its own allocation) */
     int n_extra, cap_extra;
+    /* the given program's exp calls whose argument is at most 0 or NaN (LoopNest_expAtMost0), which C computes
+     * without the overflow branch of e^x */
+    const TeExpr *exp_le0[TE_MAX_TENSORS];
+    int n_exp_le0;
 } LoopNest;
 
 /* Applies steps to dag's default schedule and lowers it into *out (the caller
@@ -101,6 +105,12 @@ int LoopNest_padded(const TeDag *dag, int stage, int tensor, int64_t *lo, int64_
  * 2 * x + s over its padded copy), else 0. The copy's reads then move at unit
  * stride with v. */
 int64_t LoopNest_phases(const TeDag *dag, int stage, int tensor);
+
+/* Whether e, an exp call of prog, has an argument that is at most 0 or NaN wherever it is evaluated: A[a..] -
+ * B[b..] where B is defined as max_over(A[..]) whose indices are each one variable, B's own axes where the
+ * subtrahend's indices (b..) stand the same as a.. there, and reduction axes over the whole of A's dimension
+ * where the others stand (a row's max: softmax's `exp(X[i, j] - Mx[i])`, Mx[i] = max_over(X[i, j], j < N)). */
+int LoopNest_expAtMost0(const TeProgram *prog, const TeExpr *e);
 
 /* Canonical text of the tree, one line per loop or statement. */
 void LoopNest_print(const LoopNest *this, StrBuf *out);
