@@ -506,6 +506,45 @@ TEST(softmax_computes_its_exp_once_and_forks_the_inlined_one) {
     }
 }
 
+/* The row sum of E, which Y reads again, is computed at Y's row (with its S.rf and local: one row of 40 lanes, 5
+ * AVX2 registers, no parallel loop of its own), so that Y reads E's row from the L1 cache; the row max, which
+ * reads the input X, stays a pass of its own over 8 rows, and so does layer-norm's Var, which reads X too. */
+TEST(softmax_sums_each_row_where_it_divides) {
+    TeSet set[] = {{"M", 16}, {"N", 1000}};
+    Ex *e = load("softmax", set, 2);
+    CHECK(e);
+    if (!e) return;
+    Steps st;
+    StrBuf s;
+    first_default(e, 8, &st, &s);
+    /* S is stage 2, Y 3; after S's rfactor and cache_write, S.rf's copy is 3, S 4, Y 5 */
+    CHECK_CONTAINS(s.data, "rfactor 2 0 40; cache_write 2; split 3 0 1; vectorize 3 2; compute_at 2 3 0;");
+    CHECK_CONTAINS(s.data, "unroll 4 1; compute_at 4 5 0; compute_at 3 5 0;");
+    CHECK_CONTAINS(s.data, "rfactor 0 0 8; cache_write 0; split 1 0 8; parallel 1 0;"); /* Mx: 8 rows at root */
+    LoopNest ln;
+    char err[TT_ERRLEN] = "";
+    CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+    StrBuf p;
+    StrBuf_init(&p);
+    LoopNest_print(&ln, &p);
+    CHECK_CONTAINS(p.data,
+                   "for i7_0 < 16 parallel\n  alloc S.rf[1, 40]\n  for i5_2 < 1\n    alloc S.rf.local[1, 40]\n");
+    CHECK_CONTAINS(p.data, "  alloc S[1]\n");
+    StrBuf_done(&p);
+    LoopNest_done(&ln);
+    StrBuf_done(&s);
+    ex_free(e);
+    TeSet ln_set[] = {{"M", 16}, {"N", 768}};
+    e = load("layer_norm", ln_set, 2);
+    CHECK(e);
+    if (!e) return;
+    first_default(e, 8, &st, &s);
+    CHECK(strstr(s.data, "compute_at 5 6 0") == NULL && strstr(s.data, "compute_at 4 6 0") == NULL);
+    CHECK_CONTAINS(s.data, "rfactor 1 0 8; cache_write 1; split 2 0 8; parallel 2 0;");
+    StrBuf_done(&s);
+    ex_free(e);
+}
+
 TEST(layer_norm_gets_root_stages_and_a_note) {
     TeSet set[] = {{"M", 40}, {"N", 12}};
     Ex *e = load("layer_norm", set, 2);
@@ -1038,6 +1077,7 @@ int main(void) {
     RUN(dense_with_an_elementwise_consumer_forks_into_fused_and_plain);
     RUN(softmax_computes_its_exp_once_and_forks_the_inlined_one);
     RUN(layer_norm_gets_root_stages_and_a_note);
+    RUN(softmax_sums_each_row_where_it_divides);
     RUN(conv2d_is_tiled_within_the_step_limits);
     RUN(conv2d_reads_a_padded_copy_and_unrolls_its_window);
     RUN(max_pool_reads_a_padded_copy_with_its_window_innermost);

@@ -599,11 +599,36 @@ static int may_move(const Sketch *sk, const TeDag *dag, int k) {
     return (h == SK_ROOT || h == SK_INPLACE) && reads_linear(dag, ts->consumers[0], k);
 }
 
+/* Whether rfactor stage k (cpu) may be computed, with its S.rf and local, at the outermost loop of its one
+ * consumer, a stage of its own that reads it at linear indices (SketchAnn.at 0; -1 at root). */
+static int rf_at_row(const Sketch *sk, const TeDag *dag, int k) {
+    const TeStage *ts = &dag->stages[k];
+    if (sk->gpu || sk->st[k].how != SK_RFACTOR || ts->is_output || ts->n_consumers != 1) return 0;
+    int c = ts->consumers[0];
+    return sk->st[c].how == SK_ROOT && dag->stages[c].n_spatial >= 2 && reads_linear(dag, c, k);
+}
+
+/* Whether rfactor stage k reads, along its rfactor axis, a tensor that a stage of the DAG writes and that its
+ * consumer reads again (softmax's sum and divide of E): computed at the consumer's row, the reduction reads that
+ * row from memory and the consumer from the L1 cache, where apart they are two passes over the whole tensor. */
+static int rf_streams_shared(const Sketch *sk, const TeDag *dag, int k) {
+    if (!rf_at_row(sk, dag, k)) return 0;
+    const TeStage *ts = &dag->stages[k], *cs = &dag->stages[ts->consumers[0]];
+    int r = rfactor_axis(dag, k, sk->cores);
+    for (int i = 0; r >= 0 && i < ts->n_access; i++) {
+        int t = ts->access[i].tensor;
+        if (!ts->access[i].in_reduce || dag->stage_of[t] < 0 || !uses_var(ts->access[i].at, ts->reduce[r])) continue;
+        for (int j = 0; j < cs->n_access; j++)
+            if (cs->access[j].tensor == t) return 1;
+    }
+    return 0;
+}
+
 /* Whether annotation ann computes another stage at one of stage k's loops. */
 static int hosts(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, int k) {
     for (int j = 0; j < dag->n_stages; j++)
         if ((sk->st[j].how == SK_FUSED && sk->st[j].consumer == k) ||
-            (may_move(sk, dag, j) && ann[j].at >= 0 && dag->stages[j].consumers[0] == k))
+            ((may_move(sk, dag, j) || rf_at_row(sk, dag, j)) && ann[j].at >= 0 && dag->stages[j].consumers[0] == k))
             return 1;
     return 0;
 }
@@ -863,7 +888,7 @@ static void rf_tile(Writer *w, int k, const SketchAnn *a) {
         at = x;
     }
     if (a) {
-        int par = a->par < at + 1 ? a->par : at + 1;
+        int par = a->at >= 0 ? 0 : a->par < at + 1 ? a->par : at + 1; /* at a row: inside the consumer's loop */
         for (int i = 0; i < par; i++) {
             int64_t loop = i;
             put_raw(w, STEP_PARALLEL, copy, &loop, 1);
@@ -1049,6 +1074,12 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
             break;
         case SK_RFACTOR:
             rf_tile(&w, k, a);
+            if (a && a->at >= 0 && rf_at_row(sk, dag, k) && w.front[ts->consumers[0]] <= 1 &&
+                outside_simd(sk, dag, ts->consumers[0], &w.L[ts->consumers[0]]) > 0) {
+                w_two(&w, STEP_COMPUTE_AT, k, ts->consumers[0], 0); /* the reader first, then S.rf at its loop */
+                int64_t where[2] = {w.idx[ts->consumers[0]], 0};
+                put_raw(&w, STEP_COMPUTE_AT, w.idx[k] - 1, where, 2);
+            }
             continue;
         case SK_POOL:
             pool_steps(&w, st, k, a);
@@ -1207,6 +1238,7 @@ static void annotate_stage(const Sketch *sk, const TeDag *dag, int k, Rng *rng, 
     a->at = -1;
     if (Sketch_packs(sk, dag, k) && Rng_below(rng, 2)) a->at = 0; /* a tiled stage's input copied by strips */
     if (may_move(sk, dag, k) && Rng_below(rng, 2)) a->at = (int8_t)Rng_below(rng, 8);
+    if (rf_at_row(sk, dag, k) && Rng_below(rng, 2)) a->at = 0;
     if (sk->st[k].how == SK_FUSED) a->at = (int8_t)Rng_below(rng, 2);
     if (sk->st[k].how == SK_POOL) a->at = pool_at(dag, k, rng);
 }
@@ -1287,7 +1319,7 @@ static void mutate_once(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn 
                 a->at = pool_at(dag, k, rng);
                 return;
             }
-            if (Sketch_packs(sk, dag, k)) {
+            if (Sketch_packs(sk, dag, k) || rf_at_row(sk, dag, k)) {
                 a->at = (int8_t)(a->at >= 0 ? -1 : 0);
                 return;
             }
@@ -1476,6 +1508,22 @@ static void window_default(const TeDag *dag, int k, int t, SketchHow how, const 
     if (left && longest >= 0) a->f[ns + longest][0] = (int32_t)largest_divisor(axis_extent(dag, k, ns + longest), 16);
 }
 
+/* An rfactor stage computed at its consumer's row (rf_streams_shared): one row, so its chains are the F lanes'
+ * registers, up to 8 of them (half the vector registers, as a tile's rows), F a multiple of the SIMD width that
+ * divides the axis (softmax's 1000: 40, 5 registers). */
+static void rf_row_default(const TeDag *dag, int k, int x, int r, int vector, SketchAnn *a) {
+    int64_t e = axis_extent(dag, k, r), F = a->f[r][0];
+    for (int64_t f = 8 * (int64_t)vector; f > F; f -= vector)
+        if (e % f == 0) {
+            F = f;
+            break;
+        }
+    a->f[r][0] = (int32_t)F;
+    if (x >= 0) a->f[x][0] = 1;
+    a->par = 0;
+    a->at = 0;
+}
+
 void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann) {
     if (vector < 1) vector = 8;
     for (int k = 0; k < dag->n_stages; k++) {
@@ -1499,6 +1547,7 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
             a->vec = 1;
             a->unroll = 0;
             a->at = -1;
+            if (rf_streams_shared(sk, dag, k)) rf_row_default(dag, k, x, r, vector, a);
             continue;
         }
         if (how ==
