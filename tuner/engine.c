@@ -358,6 +358,7 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
         r->ctx.dev = &this->cfg.dev;
         r->ctx.plan_size = this->batch;
         r->ctx.evolution = this->cfg.evolution;
+        r->ctx.threads = this->cfg.measure.threads;
         /* --transfer: the records of earlier sessions' tasks of the same template */
         r->xfer_index = rt->xfer_index;
         r->xfer_gflops = rt->xfer_gflops;

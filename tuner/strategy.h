@@ -57,6 +57,7 @@ typedef struct StrategyContext {
     const double *transfer_gflops;
     const Task *const *transfer_task;
     EvolutionOptions evolution; /* for the evolution strategy */
+    int threads;                /* CPU kernel threads (0 = all cores): the cores a zero-trial default keeps busy */
 } StrategyContext;
 
 /* Features of a config: Space_features followed by the template's features.

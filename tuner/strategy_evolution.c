@@ -151,7 +151,9 @@ static void *evo_create(const StrategyContext *ctx, uint64_t seed, char *err) {
     e->n_st = e->dag->n_stages;
     e->opt = ctx->evolution;
     if (e->opt.population < 2) e->opt = EvolutionOptions_default();
-    e->n_sk = Sketch_generate(e->dag, t->tmpl->family == FAMILY_GPU, ctx->dev->cores > 0 ? ctx->dev->cores : 1, e->sk);
+    int cores = ctx->dev->cores > 0 ? ctx->dev->cores : 1; /* those the kernel runs on: --threads caps them */
+    if (ctx->threads > 0 && ctx->threads < cores) cores = ctx->threads;
+    e->n_sk = Sketch_generate(e->dag, t->tmpl->family == FAMILY_GPU, cores, e->sk);
     for (int i = 0; i < e->n_sk; i++) /* the register tile's cap follows the machine's vector registers */
         e->sk[i].vector = ctx->dev->vector_floats;
     Rng_seed(&e->rng, seed);

@@ -545,6 +545,32 @@ TEST(softmax_sums_each_row_where_it_divides) {
     ex_free(e);
 }
 
+/* On one core the zero-trial default runs no loop in parallel (an OpenMP region of one thread costs its entry and
+ * nothing runs beside it); on two it does. */
+TEST(one_core_gets_no_parallel_loop) {
+    static const char *const OPS[] = {"layer_norm", "softmax", "matmul"};
+    for (size_t i = 0; i < sizeof OPS / sizeof *OPS; i++) {
+        Ex *e = load(OPS[i], NULL, 0);
+        CHECK(e);
+        if (!e) continue;
+        for (int cores = 1; cores <= 2; cores++) {
+            Sketch sk[SKETCH_MAX];
+            SketchAnn ann[TE_MAX_TENSORS];
+            Steps st;
+            Sketch_generate(&e->dag, 0, cores, sk);
+            Sketch_heuristic(&sk[0], &e->dag, 8, ann);
+            Sketch_steps(&sk[0], &e->dag, ann, &st);
+            StrBuf s;
+            StrBuf_init(&s);
+            Steps_encode(&st, &s);
+            CHECK_EQ_INT(strstr(s.data, "parallel") != NULL, cores > 1);
+            CHECK(lowers(&e->dag, &st));
+            StrBuf_done(&s);
+        }
+        ex_free(e);
+    }
+}
+
 TEST(layer_norm_gets_root_stages_and_a_note) {
     TeSet set[] = {{"M", 40}, {"N", 12}};
     Ex *e = load("layer_norm", set, 2);
@@ -1078,6 +1104,7 @@ int main(void) {
     RUN(softmax_computes_its_exp_once_and_forks_the_inlined_one);
     RUN(layer_norm_gets_root_stages_and_a_note);
     RUN(softmax_sums_each_row_where_it_divides);
+    RUN(one_core_gets_no_parallel_loop);
     RUN(conv2d_is_tiled_within_the_step_limits);
     RUN(conv2d_reads_a_padded_copy_and_unrolls_its_window);
     RUN(max_pool_reads_a_padded_copy_with_its_window_innermost);

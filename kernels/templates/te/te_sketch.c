@@ -1508,6 +1508,8 @@ static void window_default(const TeDag *dag, int k, int t, SketchHow how, const 
     if (left && longest >= 0) a->f[ns + longest][0] = (int32_t)largest_divisor(axis_extent(dag, k, ns + longest), 16);
 }
 
+static void heuristic_stages(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann);
+
 /* An rfactor stage computed at its consumer's row (rf_streams_shared): one row, so its chains are the F lanes'
  * registers, up to 8 of them (half the vector registers, as a tile's rows), F a multiple of the SIMD width that
  * divides the axis (softmax's 1000: 40, 5 registers). */
@@ -1525,6 +1527,13 @@ static void rf_row_default(const TeDag *dag, int k, int x, int r, int vector, Sk
 }
 
 void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann) {
+    heuristic_stages(sk, dag, vector, ann);
+    if (!sk->gpu && sk->cores <= 1) /* one core: an OpenMP region of one thread only costs its entry */
+        for (int k = 0; k < dag->n_stages; k++)
+            ann[k].par = 0;
+}
+
+static void heuristic_stages(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann) {
     if (vector < 1) vector = 8;
     for (int k = 0; k < dag->n_stages; k++) {
         SketchAnn *a = &ann[k];
