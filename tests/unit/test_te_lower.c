@@ -9,6 +9,7 @@
 
 #include "kernels/targets/cpu/abi.h"
 #include "kernels/templates/te/te_lower.h"
+#include "kernels/templates/te/te_task.h"
 #include "tests/check.h"
 
 static TeProgram *parse(const char *src) {
@@ -924,6 +925,28 @@ TEST(exp_of_x_minus_its_max) {
     }
 }
 
+/* The cpu kernel's scratch (an intermediate tensor: softmax's E) starts on a cache line, as its arguments do, its
+ * size rounded up to whole lines: from malloc, 16-byte aligned, a row's vector loads split across lines. */
+TEST(intermediate_scratch_on_a_cache_line) {
+    char err[TT_ERRLEN] = "";
+    TeTask *t = NULL;
+    Workload wl;
+    CHECK(TeTask_fromText("input X[2, 1000]\nMx[i < 2] = max_over(X[i, j], j < 1000)\n"
+                          "E[i < 2, j < 1000] = exp(X[i, j] - Mx[i])\nS[i < 2] = sum(E[i, j], j < 1000)\n"
+                          "Y[i < 2, j < 1000] = E[i, j] / S[i]\noutput Y\n",
+                          "sm", &t, &wl, err) == TT_OK);
+    if (!t) return;
+    Steps s = {0};
+    KernelSource k;
+    KernelSource_init(&k);
+    CHECK(TeTask_source(t, &s, &k, err) == TT_OK);
+    CHECK_CONTAINS(k.source, "aligned_alloc(64, 2000 * sizeof(float))"); /* E */
+    CHECK_CONTAINS(k.source, "aligned_alloc(64, 16 * sizeof(float))");   /* Mx, S: 2 floats, one line */
+    CHECK(strstr(k.source, "malloc(") == NULL);
+    KernelSource_done(&k);
+    TeTask_delete(t);
+}
+
 int main(void) {
     RUN(gpu_emit);
     RUN(encode_decode);
@@ -936,6 +959,7 @@ int main(void) {
     RUN(invariants_before_vectorized_loop);
     RUN(rfactor_stage);
     RUN(exp_of_x_minus_its_max);
+    RUN(intermediate_scratch_on_a_cache_line);
     RUN(padded_copy);
     RUN(padded_copy_of_max_pool);
     RUN(copy_by_phases_of_max_pool);

@@ -277,8 +277,10 @@ Status TeTask_source(const TeTask *this, const Steps *steps, KernelSource *out, 
     StrBuf_printf(&s, "    s->t[%d] = args[%d];\n", this->out, this->n_in);
     for (int t = 0; t < g->n_tensors; t++) {
         if (!te_is_defined(&g->tensors[t]) || t == this->out) continue; /* a constant is in the code */
-        StrBuf_printf(&s, "    if (!(s->t[%d] = malloc(%lld * sizeof(float)))) return 1;\n", t,
-                      (long long)TeProgram_numel(g, t));
+        /* on a cache line, as the task's arguments: malloc's 16-byte alignment splits a row's vector loads
+         * across lines (softmax's E) */
+        StrBuf_printf(&s, "    if (!(s->t[%d] = aligned_alloc(64, %lld * sizeof(float)))) return 1;\n", t,
+                      (long long)((TeProgram_numel(g, t) + 15) / 16 * 16));
     }
     StrBuf_append(&s, "    *state = s;\n    return 0;\n}\n"
                       "void tt_pack(void *state) { (void)state; }\n"
