@@ -804,9 +804,10 @@ void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
                        "    return y.f;\n"
                        "}\n"
                        /* the same where x is at most 0 or NaN (a softmax's x minus its row's maximum): no overflow
-                        * to select, so 2^n comes from n converted to an integer (NaN converts to INT_MIN, whose
-                        * shifted bits are 0, and y stays NaN), and only the flush to 0 is a mask: 4 vector
-                        * operations fewer than tt_expf */
+                        * to select, so 2^n comes from n converted to an integer, and only the flush to 0 is a
+                        * mask: 3 vector operations fewer than tt_expf. n goes to the conversion only where it is
+                        * at least -128 (a float out of int's range or NaN does not convert in C): below, the
+                        * result is flushed to 0 anyway, and a NaN's n becomes 0, which keeps y NaN */
                        "static inline float tt_expf_le0(float x) {\n"
                        "    union { float f; uint32_t i; } y;\n"
                        "    float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;\n"
@@ -816,7 +817,8 @@ void LoopNest_emit_c(const LoopNest *this, const char *fn, StrBuf *out) {
                        "4.1665795894e-2f;\n"
                        "    float p = (a * r2 + b) * r2 + (1.6666665459e-1f * r + 5.0000001201e-1f);\n"
                        "    y.f = (p * r2 + r) + 1.0f;\n"
-                       "    y.i = (y.i + ((uint32_t)(int32_t)n << 23)) & ~-(uint32_t)(x < -87.33654f);\n"
+                       "    float m = n >= -128.0f ? n : 0.0f;\n"
+                       "    y.i = (y.i + ((uint32_t)(int32_t)m << 23)) & ~-(uint32_t)(x < -87.33654f);\n"
                        "    return y.f;\n"
                        "}\n#endif\n");
     StrBuf_printf(out, "void %s(float **t) {\n", fn);
