@@ -947,6 +947,76 @@ TEST(intermediate_scratch_on_a_cache_line) {
     TeTask_delete(t);
 }
 
+/* A register tile (rows unrolled around a vectorized loop, inside the reduction loop) that reads an operand
+ * along the vector axis but not along the rows (B.local[k, j]) turns on gcc's pressure-aware pre-RA scheduler:
+ * compiled so, the tile loads each register of that operand once per step of k, not once per row (no FMA reads
+ * memory: gcc folds the load into each FMA otherwise), and computes the product right. A tile whose rows are a
+ * loop, or with an unrolled reduction between its rows and its reduction loop (a window), does not. */
+#define PRAGMA_SCHED "#pragma GCC optimize(\"schedule-insns\", \"sched-pressure\")"
+TEST(register_tile_keeps_its_vector_operand) {
+    TeProgram *g = parse("input A[16, 32]\ninput B[32, 32]\nC[i < 16, j < 32] = sum(A[i, k] * B[k, j], k < 32)\n"
+                         "output C\n");
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    static const char *const TILE = "cache_write 0; cache_read 0 1 0; split 2 1 1 16; split 2 0 2 4; "
+                                    "reorder 2 0 3 1 4 2 5; vectorize 2 5; compute_at 1 2 3; split 1 2 1; "
+                                    "reorder 1 2 3 0 1; unroll 1 2; vectorize 1 3; compute_at 0 2 1; vectorize 0 1";
+    static const char *const NOT[] = {
+        /* the rows a loop */
+        "cache_write 0; cache_read 0 1 0; split 2 1 1 16; split 2 0 2 4; reorder 2 0 3 1 4 2 5; vectorize 2 5; "
+        "compute_at 1 2 3; split 1 2 1; reorder 1 2 3 0 1; vectorize 1 3; compute_at 0 2 1; vectorize 0 1",
+        /* k's inner part unrolled between the rows and k's loop */
+        "cache_write 0; split 1 1 1 16; split 1 0 2 4; reorder 1 0 3 1 4 2 5; vectorize 1 5; compute_at 0 1 3; "
+        "split 0 2 4; reorder 0 2 3 0 1; unroll 0 1; unroll 0 2; vectorize 0 3"};
+    Steps s;
+    LoopNest ln;
+    StrBuf b;
+    StrBuf_init(&b);
+    for (size_t i = 0; i < sizeof NOT / sizeof *NOT; i++) {
+        CHECK(Steps_decode(NOT[i], &s, err) == TT_OK);
+        CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+        StrBuf_clear(&b);
+        LoopNest_emit_c(&ln, "k", &b);
+        CHECK(strstr(b.data, "schedule-insns") == NULL);
+        LoopNest_done(&ln);
+    }
+    CHECK(Steps_decode(TILE, &s, err) == TT_OK);
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf_clear(&b);
+    LoopNest_emit_c(&ln, "k", &b);
+    CHECK_CONTAINS(b.data, PRAGMA_SCHED);
+    Built bu;
+    build_c(b.data, &bu);
+    /* with FMA (x86, gcc): the tile's FMAs read registers only */
+    char cmd[640];
+    snprintf(cmd, sizeof cmd,
+             "cc %s -S -o - %s | grep -E '\\bvfmadd[0-9]+ps\\b' > %s/fma.txt; test -s %s/fma.txt || exit 0; "
+             "! grep -q '(' %s/fma.txt",
+             TT_CPU_CFLAGS, bu.c_path, bu.dir, bu.dir, bu.dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/fma.txt", bu.dir);
+    unlink(cmd);
+    float a[16 * 32], bb[32 * 32], c[16 * 32], *t[3] = {a, bb, c};
+    for (int i = 0; i < 16 * 32; i++)
+        a[i] = (float)(i % 13) - 6.0f;
+    for (int i = 0; i < 32 * 32; i++)
+        bb[i] = (float)(i % 7) * 0.5f - 1.0f;
+    if (bu.k) bu.k(t);
+    for (int i = 0; i < 16 && bu.k; i++)
+        for (int j = 0; j < 32; j++) {
+            float want = 0;
+            for (int k = 0; k < 32; k++)
+                want += a[i * 32 + k] * bb[k * 32 + j];
+            CHECK_NEAR(c[i * 32 + j], want, 1e-3);
+        }
+    built_done(&bu);
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    TeProgram_delete(g);
+}
+
 int main(void) {
     RUN(gpu_emit);
     RUN(encode_decode);
@@ -965,5 +1035,6 @@ int main(void) {
     RUN(copy_by_phases_of_max_pool);
     RUN(constant_tensor_emission);
     RUN(loops_over_a_constant_are_written_out);
+    RUN(register_tile_keeps_its_vector_operand);
     return check_summary();
 }

@@ -732,6 +732,32 @@ TEST(conv2d_reads_a_padded_copy_and_unrolls_its_window) {
     ex_free(e);
 }
 
+/* The AVX2 default of a matmul is a register tile that reads B's row along the vector axis, the same for its 4
+ * rows: its C turns on gcc's pressure-aware pre-RA scheduler (te_emit), which keeps that row in registers; a
+ * convolution's default (its window unrolled inside the tile) and a Winograd convolution's (transforms beside
+ * the GEMM) do not. */
+TEST(avx2_matmul_default_turns_on_the_scheduler) {
+    static const char *const OPS[] = {"matmul", "conv2d", "conv2d_winograd"};
+    for (int i = 0; i < 3; i++) {
+        TeSet set[] = {{"N", 64}};
+        Ex *e = load(OPS[i], set, i == 0);
+        CHECK(e);
+        if (!e) continue;
+        Steps st;
+        StrBuf s;
+        first_default(e, 8, &st, &s);
+        LoopNest ln;
+        char err[TT_ERRLEN];
+        CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+        StrBuf_clear(&s);
+        LoopNest_emit_c(&ln, "k", &s);
+        CHECK((strstr(s.data, "#pragma GCC optimize(\"schedule-insns\", \"sched-pressure\")") != NULL) == (i == 0));
+        LoopNest_done(&ln);
+        StrBuf_done(&s);
+        ex_free(e);
+    }
+}
+
 /* Max pooling (a window read through padding, no data reuse) reads a padded copy of X, computed per channel by
  * default, its window innermost and unrolled inside the vectorized row, with no test left; an elementwise stage,
  * a reduction without padding and a matmul are not pooling-like. */
@@ -1100,6 +1126,7 @@ int main(void) {
     RUN(the_cpu_default_accumulates_in_a_register_tile);
     RUN(random_register_tiles_stay_within_the_vector_registers);
     RUN(avx2_matmul_copies_b_by_strips_beside_12_accumulators);
+    RUN(avx2_matmul_default_turns_on_the_scheduler);
     RUN(dense_with_an_elementwise_consumer_forks_into_fused_and_plain);
     RUN(softmax_computes_its_exp_once_and_forks_the_inlined_one);
     RUN(layer_norm_gets_root_stages_and_a_note);
