@@ -567,6 +567,48 @@ TEST(loops_over_a_constant_are_written_out) {
     TeProgram_delete(g);
 }
 
+/* A cpu buffer beyond TE_STACK_FLOATS (a cache stage at root of 160 x 160) is on the heap, aligned to a cache
+ * line, and freed at the end of its block; the result is right. */
+TEST(heap_buffer_is_aligned) {
+    TeProgram *g = parse("input A[160, 8]\ninput B[8, 160]\nC[i < 160, j < 160] = sum(A[i, k] * B[k, j], k < 8)\n"
+                         "output C\n");
+    TeDag d;
+    char err[TT_ERRLEN] = "";
+    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+    if (!g) return;
+    Steps s;
+    LoopNest ln;
+    CHECK(Steps_decode("cache_write 0; vectorize 0 1", &s, err) == TT_OK);
+    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+    StrBuf b;
+    StrBuf_init(&b);
+    LoopNest_emit_c(&ln, "k", &b);
+    CHECK_CONTAINS(b.data, "float *L3 = (float *)aligned_alloc(64, 102400);\n");
+    CHECK_CONTAINS(b.data, "free(L3);\n");
+    Built bu;
+    build_c(b.data, &bu);
+    float *a = malloc(sizeof(float) * 160 * 8), *bb = malloc(sizeof(float) * 8 * 160),
+          *c = malloc(sizeof(float) * 160 * 160);
+    float *t[3] = {a, bb, c};
+    for (int i = 0; i < 160 * 8; i++)
+        a[i] = (float)(i % 5) - 2, bb[i] = (float)(i % 3) - 1;
+    if (bu.k) bu.k(t);
+    for (int i = 0; i < 160; i += 53)
+        for (int j = 0; j < 160; j += 37) {
+            float want = 0;
+            for (int k = 0; k < 8; k++)
+                want += a[i * 8 + k] * bb[k * 160 + j];
+            CHECK(c[i * 160 + j] == want);
+        }
+    free(a);
+    free(bb);
+    free(c);
+    built_done(&bu);
+    StrBuf_done(&b);
+    LoopNest_done(&ln);
+    TeProgram_delete(g);
+}
+
 /* A vectorized loop's statement: what it computes from values that do not change along the loop (a row's
  * rsqrt, a divisor) is computed once before the loop (before the outermost loop of a chain around it that it
  * does not depend on), a division by such a value is a product with its
@@ -873,5 +915,6 @@ int main(void) {
     RUN(copy_by_phases_of_max_pool);
     RUN(constant_tensor_emission);
     RUN(loops_over_a_constant_are_written_out);
+    RUN(heap_buffer_is_aligned);
     return check_summary();
 }
