@@ -3,11 +3,15 @@
  * identical loop nest; records without steps read as before. A tensor
  * expression as a task (kernels/templates/te/te_task.h): its workload key parses back, the
  * same schedule number gives the same steps, and the comparison the worker
- * makes rejects wrong outputs even when they are small (a softmax's). */
+ * makes rejects wrong outputs even when they are small (a softmax's); its cpu
+ * unit gives its intermediate tensors buffers aligned to a cache line. */
+#include <dlfcn.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/targets/cpu/abi.h"
 #include "kernels/targets/launch_plan.h"
 #include "kernels/templates/te/te_lower.h"
 #include "kernels/templates/te/te_task.h"
@@ -218,6 +222,61 @@ TEST(expr_task_key_sample_and_compare) {
     TeTask_delete(t);
 }
 
+/* The cpu unit of a task built as the worker builds it: its setup gives every
+ * intermediate tensor a buffer aligned to a cache line (a buffer of 480 KB, which
+ * malloc maps 16 bytes past a page boundary), and its run computes the reference. */
+TEST(expr_task_scratch_is_aligned) {
+    char err[TT_ERRLEN] = "";
+    TeTask *t = NULL;
+    Workload wl;
+    const char *text = "input A[300, 400]\nB[i < 300, j < 400] = A[i, j] * 2\n"
+                       "C[i < 300, j < 400] = B[i, j] + 1\nD[i < 300, j < 400] = C[i, j] * B[i, j]\noutput D\n";
+    CHECK(TeTask_fromText(text, "scratch", &t, &wl, err) == TT_OK);
+    if (!t) return;
+    Steps none = {0};
+    KernelSource src;
+    KernelSource_init(&src);
+    CHECK(TeTask_source(t, &none, &src, err) == TT_OK);
+    char dir[] = "/tmp/tt-te-scratch.XXXXXX", c_path[64], so_path[64], cmd[512];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(c_path, sizeof c_path, "%s/k.c", dir);
+    snprintf(so_path, sizeof so_path, "%s/k.so", dir);
+    FILE *f = fopen(c_path, "w");
+    CHECK(f != NULL);
+    if (f) fputs(src.source, f), fclose(f);
+    snprintf(cmd, sizeof cmd, "cc %s -o %s %s -lm", TT_CPU_CFLAGS, so_path, c_path);
+    CHECK_EQ_INT(system(cmd), 0);
+    void *so = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+    int (*setup)(float **, void **) = so ? (int (*)(float **, void **))dlsym(so, "tt_setup") : NULL;
+    void (*run)(void *) = so ? (void (*)(void *))dlsym(so, "tt_run") : NULL;
+    void (*teardown)(void *) = so ? (void (*)(void *))dlsym(so, "tt_teardown") : NULL;
+    CHECK(setup && run && teardown);
+    float *a = malloc(sizeof(float) * 300 * 400), *d = malloc(sizeof(float) * 300 * 400);
+    float *args[2] = {a, d};
+    void *state = NULL;
+    if (setup && run && teardown && a && d) {
+        for (int i = 0; i < 300 * 400; i++)
+            a[i] = (float)(i % 17) - 8;
+        CHECK_EQ_INT(setup(args, &state), 0);
+        float **tensors = state; /* TtState: every program tensor's buffer, in program order */
+        int b = TeProgram_find(t->prog, "B"), c = TeProgram_find(t->prog, "C");
+        CHECK(b >= 0 && c >= 0);
+        CHECK_EQ_INT((int)((uintptr_t)tensors[b] % 64), 0);
+        CHECK_EQ_INT((int)((uintptr_t)tensors[c] % 64), 0);
+        run(state);
+        CHECK_NEAR(d[401], (2 * a[401] + 1) * 2 * a[401], 0);
+        teardown(state);
+    }
+    free(a);
+    free(d);
+    if (so) dlclose(so);
+    unlink(so_path);
+    unlink(c_path);
+    rmdir(dir);
+    KernelSource_done(&src);
+    TeTask_delete(t);
+}
+
 /* te.gpu: the template a GPU target finds for an expression. Each number is
  * one kernel (entry tt_te_k0) with its launch shape; the same number gives the
  * same source; the recorded steps replay to that source; multi-stage
@@ -348,6 +407,7 @@ int main(void) {
     RUN(launch_plan_text);
     RUN(gpu_template_candidates);
     RUN(expr_task_key_sample_and_compare);
+    RUN(expr_task_scratch_is_aligned);
     RUN(steps_round_trip_through_a_log);
     RUN(record_copy_owns_steps);
     return check_summary();

@@ -975,6 +975,21 @@ TEST(winograd_tiles_its_gemm_and_keeps_div_mod_producers_at_root) {
     CHECK_CONTAINS(s.data, "reorder 2 0 2 3 4 5 1 6; fuse 2 0 2; parallel 2 0; vectorize 2 3; unroll 2 4; unroll 2 5;");
     /* the copy back to NCHW reads Z2[.., x % 4, k] along k: k right outside x, y outside k */
     CHECK(starts_with(s.data, "reorder 6 0 2 1 3; fuse 6 0 2; parallel 6 0; vectorize 6 2;"));
+    /* the output transform's columns (Z1, read by Z2 at plain variables) are computed at Z2's loop tw, outside v
+     * (Z1's constant axis, unrolled in Z1's own loops), Z2's outer loops parallel and not fused; V1, read by V at
+     * tw * 4 + s, stays at root */
+    CHECK_CONTAINS(s.data, "reorder 5 0 1 3 4 5 2 6; parallel 5 0; parallel 5 1; vectorize 5 4; unroll 5 5; "
+                           "unroll 5 6; compute_at 4 5 2; reorder 4 0 1 2 3 5 4 6; vectorize 4 4; unroll 4 5; "
+                           "unroll 4 6;");
+    CHECK(strstr(s.data, "compute_at 1 ") == NULL);
+    LoopNest ln;
+    char err[TT_ERRLEN];
+    CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+    int z1 = e->dag.stages[stage_named(e, "Z1")].tensor;
+    CHECK(ln.buf[z1].scope == BUF_LOCAL); /* once per element: 6 x 4 x 8 floats per tile of Z2 */
+    CHECK_EQ_INT(ln.buf[z1].floats, 6 * 4 * 8);
+    CHECK_EQ_INT(ln.buf[z1].floats * alloc_trips(&ln, ln.root, z1, 1), TeProgram_numel(e->prog, z1));
+    LoopNest_done(&ln);
     StrBuf_done(&s);
     free(ann);
     check_annotations(e, sk, n);

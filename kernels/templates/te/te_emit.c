@@ -307,7 +307,8 @@ static int gpu_shared(const Emit *E, const LnNode *n) {
     return E->dia != &C_DIALECT && buffer_of(E, n)->scope == BUF_SHARED;
 }
 
-/* On cpu a large buffer is on the heap, freed at the end of its block. */
+/* On cpu a large buffer is on the heap, freed at the end of its block, aligned to a cache line (malloc's
+ * buffers of that size start 16 bytes past one, and every other 32-byte load of a row would span two). */
 static int on_heap(const Emit *E, const LnNode *n) {
     return E->dia == &C_DIALECT && n->part == LN_ALLOC &&
            buffer_floats(E->ln, E->ln->dag->stages[n->stage].tensor) > TE_STACK_FLOATS;
@@ -328,7 +329,8 @@ static void emit_alloc(Emit *E, const LnNode *n, int depth) {
     const char *qual = restrict_copy(E, n) ? "restrict " : "";
     indent(E->out, depth);
     if (on_heap(E, n))
-        StrBuf_printf(E->out, "float *%sL%d = (float *)malloc(sizeof(float) * %lld);\n", qual, t, floats);
+        StrBuf_printf(E->out, "float *%sL%d = (float *)aligned_alloc(64, %lld);\n", qual, t,
+                      (floats * 4 + 63) / 64 * 64);
     else if (gpu_shared(E, n)) /* its readers of the last round are done; count the elements to share them out */
         StrBuf_printf(E->out, "%s\n%*s%s tt_c%d = 0;\n", E->dia->barrier, 4 * depth, "", E->dia->int_t, t);
     else if (*qual)
