@@ -5,6 +5,7 @@
 #ifndef TT_KERNELS_WORKER_MODE_H
 #define TT_KERNELS_WORKER_MODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/status.h"
@@ -24,6 +25,9 @@ typedef struct WorkerMode {
     void (*measure)(const WorkerTask *task, const WorkerMeasureReq *req, const char *source, size_t source_len,
                     WorkerReply *rep, char *msg, size_t msg_cap);
     void (*done)(void); /* may be NULL */
+    /* The kernels read the task's inputs in host memory: the worker reads them
+     * for WORKER_WARM_S once a task is mapped (taskfile.h), before any timing. */
+    bool warm_inputs;
 } WorkerMode;
 
 #endif

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
+
 /* ---- task file ----------------------------------------------------------- */
 
 #define TASK_MAGIC 0x54544b31u /* "TTK1" */
@@ -151,6 +153,24 @@ Status WorkerTask_map(WorkerTask *this, const char *path, char *err) {
     this->map = map;
     this->map_len = len;
     return TT_OK;
+}
+
+int WorkerTask_warm(const WorkerTask *this, double seconds) {
+    volatile float sink = 0; /* the reads must happen */
+    double t0 = clock_mono();
+    int passes = 0;
+    do {
+        for (int a = 0; a < this->nargs; a++) {
+            const float *p = this->args[a];
+            float acc = 0;
+            for (size_t i = 0; i < this->counts[a]; i += 64 / sizeof(float))
+                acc += p[i];
+            sink += acc;
+        }
+        passes++;
+    } while (clock_mono() - t0 < seconds);
+    (void)sink;
+    return passes;
 }
 
 void WorkerTask_unmap(WorkerTask *this) {

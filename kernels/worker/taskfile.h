@@ -28,4 +28,18 @@ typedef struct WorkerTask {
 Status WorkerTask_map(WorkerTask *this, const char *path, char *err); /* this is zeroed on failure */
 void WorkerTask_unmap(WorkerTask *this);                              /* safe on a zeroed task */
 
+/* How long a cpu worker reads a newly mapped task's inputs before it times
+ * anything: on an AVX2 EPYC (2-core VM) the first timings of a dense layer
+ * whose 2 MiB weight had just been mapped ran 1.5x slower (48-60 us against
+ * 33-40 for the same kernel later, at load 3.5) until its inputs had been read
+ * for some 20-50 ms; ten runs of the kernel (0.5 ms) were not enough, 20 ms of
+ * arithmetic alone (the clock) did not help, nor a private anonymous copy of
+ * the inputs (not the file mapping's pages). */
+#define WORKER_WARM_S 0.05
+
+/* Reads every input and the output buffer, one float per cache line, pass
+ * after pass until `seconds` have passed (at least one pass); returns the
+ * passes. */
+int WorkerTask_warm(const WorkerTask *this, double seconds);
+
 #endif

@@ -105,6 +105,7 @@ int main(int argc, char **argv) {
         } else if (h.type == WMSG_SET_TASK) {
             if (have_task) WorkerTask_unmap(&task);
             have_task = WorkerTask_map(&task, payload ? payload : "", err) == TT_OK;
+            if (have_task && init_ok && mode->warm_inputs) WorkerTask_warm(&task, WORKER_WARM_S);
             rc = reply_error(fd, have_task ? ERR_NO_ERROR : ERR_UNKNOWN, have_task ? NULL : err);
         } else if (h.type == WMSG_MEASURE && h.len >= sizeof(WorkerMeasureReq)) {
             WorkerMeasureReq req;

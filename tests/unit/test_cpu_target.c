@@ -17,6 +17,7 @@
 #include "kernels/targets/cpu/abi.h"
 #include "kernels/targets/runner.h"
 #include "kernels/worker/proc.h"
+#include "kernels/worker/taskfile.h"
 #include "kernels/workload.h"
 #include "tests/check.h"
 
@@ -512,6 +513,47 @@ TEST(task_change_uses_the_new_reference) {
     BuildResult_done(&b2);
 }
 
+/* A new task's inputs are read for WORKER_WARM_S before its first timing (the
+ * first measurement after a task change lasts that long at least); the next
+ * measurement of the same task does not pay it again. */
+TEST(task_change_warms_the_inputs_once) {
+    MeasureOptions opt;
+    MeasureOptions_defaults(&opt);
+    char *src = dense_source(5, 6, 7, STORE, "", "");
+    BuildResult b;
+    build(src, &opt, &b);
+    free(src);
+    MeasureResult m;
+    set_dense(5, 6, 7);
+    measure(g_runner, &b, &opt, &m);
+    CHECK_EQ_INT(m.error_no, ERR_NO_ERROR);
+    CHECK(m.run_s >= WORKER_WARM_S);
+    MeasureResult_done(&m);
+    measure(g_runner, &b, &opt, &m);
+    CHECK_EQ_INT(m.error_no, ERR_NO_ERROR);
+    CHECK(m.run_s < WORKER_WARM_S);
+    MeasureResult_done(&m);
+    BuildResult_done(&b);
+}
+
+/* WorkerTask_warm reads for the time given, one pass at least. */
+TEST(warm_reads_the_task_for_the_time_given) {
+    char path[300], err[TT_ERRLEN];
+    snprintf(path, sizeof path, "%s/warm_task.bin", g_dir);
+    Workload wl;
+    CHECK(Workload_parse("dense:m=2,n=64,k=64", &wl, err) == TT_OK);
+    CHECK(WorkerTask_write(&wl, path, err) == TT_OK);
+    WorkerTask task;
+    CHECK(WorkerTask_map(&task, path, err) == TT_OK);
+    CHECK_EQ_INT(WorkerTask_warm(&task, 0), 1);
+    double t0 = clock_mono();
+    int passes = WorkerTask_warm(&task, 0.01);
+    CHECK(clock_mono() - t0 >= 0.01);
+    CHECK(passes >= 1);
+    WorkerTask_unmap(&task);
+    unlink(path);
+}
+
 typedef struct BuildJob {
     int first;
     BuildResult res[4];
@@ -662,6 +704,8 @@ int main(void) {
     RUN(threads_option_sets_the_worker_threads);
 #endif
     RUN(task_change_uses_the_new_reference);
+    RUN(task_change_warms_the_inputs_once);
+    RUN(warm_reads_the_task_for_the_time_given);
     RUN(builds_from_two_threads);
     RUN(worker_protocol_ping_sigint_and_death);
     RUN(measure_overhead);

@@ -967,6 +967,38 @@ TEST(exp_of_x_minus_its_max) {
     }
 }
 
+/* A sum over one unrolled loop whose body is its one step (an rfactor stage's lane sum) is written as an omp simd
+ * reduction (the compiler adds the lanes as a tree); a max, or a sum's loop left rolled, is not. */
+TEST(unrolled_lane_sum_is_a_simd_reduction) {
+    static const char *const CASES[][3] = {
+        {"input X[2, 8]\ninput W[3, 8]\nY[i < 2, j < 3] = sum(X[i, k] * W[j, k], k < 8)\noutput Y\n",
+         "rfactor 0 0 4; unroll 1 2", "1"},
+        {"input X[2, 8]\ninput W[3, 8]\nY[i < 2, j < 3] = sum(X[i, k] * W[j, k], k < 8)\noutput Y\n", "rfactor 0 0 4",
+         "0"},
+        {"input X[3, 8]\nM[i < 3] = max_over(X[i, k], k < 8)\noutput M\n", "rfactor 0 0 4; unroll 1 1", "0"},
+    };
+    for (size_t c = 0; c < sizeof CASES / sizeof *CASES; c++) {
+        TeProgram *g = parse(CASES[c][0]);
+        TeDag d;
+        char err[TT_ERRLEN] = "";
+        CHECK(g && TeDag_build(&d, g, err) == TT_OK);
+        if (!g) continue;
+        Steps s;
+        LoopNest ln;
+        CHECK(Steps_decode(CASES[c][1], &s, err) == TT_OK);
+        CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
+        StrBuf b;
+        StrBuf_init(&b);
+        LoopNest_emit_c(&ln, "k", &b);
+        int simd = strstr(b.data, "#pragma omp simd reduction(+ : tt_acc") != NULL;
+        CHECK_EQ_INT(simd, CASES[c][2][0] - '0');
+        if (CASES[c][2][0] == '1') CHECK(!strstr(b.data, "#pragma GCC unroll 4"));
+        StrBuf_done(&b);
+        LoopNest_done(&ln);
+        TeProgram_delete(g);
+    }
+}
+
 /* A register tile (rows unrolled around a vectorized loop, inside the reduction loop) that reads an operand
  * along the vector axis but not along the rows (B.local[k, j]) turns on gcc's pressure-aware pre-RA scheduler:
  * compiled so, the tile loads each register of that operand once per step of k, not once per row (no FMA reads
@@ -1049,6 +1081,7 @@ int main(void) {
     RUN(invariants_before_vectorized_loop);
     RUN(rfactor_stage);
     RUN(exp_of_x_minus_its_max);
+    RUN(unrolled_lane_sum_is_a_simd_reduction);
     RUN(padded_copy);
     RUN(padded_copy_of_max_pool);
     RUN(copy_by_phases_of_max_pool);

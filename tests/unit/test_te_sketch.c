@@ -878,10 +878,32 @@ TEST(dense_gets_an_rfactor_sketch) {
     StrBuf s;
     StrBuf_init(&s);
     Steps_encode(&st, &s);
-    CHECK_STR(s.data, "rfactor 0 0 16; cache_write 0; split 1 1 8; parallel 1 0; parallel 1 1; vectorize 1 3; "
-                      "compute_at 0 1 1; reorder 0 3 0 1 2; unroll 0 2; vectorize 0 3; unroll 2 2");
+    /* one dense row of X (M = 1): S.rf per row of W, four vectors of lanes (rf_blocks), W read as one stream */
+    CHECK_STR(s.data, "rfactor 0 0 64; split 1 1 1; parallel 1 0; parallel 1 1; compute_at 0 1 1; reorder 0 3 0 1 2; "
+                      "unroll 0 2; vectorize 0 3; unroll 1 3");
     LoopNest ln;
     char err[TT_ERRLEN];
+    CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
+    StrBuf_clear(&s);
+    LoopNest_print(&ln, &s);
+    CHECK_CONTAINS(s.data, "alloc Y.rf[1, 1, 64]");
+    CHECK_CONTAINS(s.data, "for i0_2 < 64 vectorize\n");
+    StrBuf_clear(&s);
+    LoopNest_emit_c(&ln, "k", &s); /* Y sums each row's 64 lanes as a SIMD reduction, not a chain of adds */
+    CHECK_CONTAINS(s.data, "#pragma omp simd reduction(+ : tt_acc");
+    CHECK(!strstr(s.data, "#pragma GCC unroll 64"));
+    LoopNest_done(&ln);
+    CHECK(Sketch_recover(&sk[rf], &e->dag, &st, ann));
+    CHECK_EQ_INT(ann[0].at, 1);
+    /* S.rf at root (at -1), 8 rows of 16 lanes: a local accumulator of the copy's rows */
+    ann[0].at = -1;
+    ann[0].f[1][0] = 8;
+    ann[0].f[2][0] = 16;
+    Sketch_steps(&sk[rf], &e->dag, ann, &st);
+    StrBuf_clear(&s);
+    Steps_encode(&st, &s);
+    CHECK_STR(s.data, "rfactor 0 0 16; cache_write 0; split 1 1 8; parallel 1 0; parallel 1 1; vectorize 1 3; "
+                      "compute_at 0 1 1; reorder 0 3 0 1 2; unroll 0 2; vectorize 0 3; unroll 2 2");
     CHECK(LoopNest_lower(&ln, &e->dag, &st, err) == TT_OK);
     StrBuf_clear(&s);
     LoopNest_print(&ln, &s);
@@ -896,6 +918,19 @@ TEST(dense_gets_an_rfactor_sketch) {
     CHECK_EQ_INT(ann[0].vec, 0);
     StrBuf_done(&s);
     check_annotations(e, sk, n);
+    ex_free(e);
+    /* two rows of X (M = 2): each W row is used twice, S.rf stays at root by default */
+    TeSet set2[] = {{"M", 2}, {"N", 40}, {"K", 64}};
+    e = load("dense", set2, 3);
+    CHECK(e);
+    if (!e) return;
+    n = Sketch_generate(&e->dag, 0, 2, sk), rf = -1;
+    for (int i = 0; i < n; i++)
+        if (sk[i].st[0].how == SK_RFACTOR) rf = i;
+    if (rf >= 0) {
+        Sketch_heuristic(&sk[rf], &e->dag, 16, ann);
+        CHECK_EQ_INT(ann[0].at, -1);
+    }
     ex_free(e);
 }
 

@@ -124,4 +124,5 @@ const WorkerMode worker_mode_cpu = {
     .init = cpu_init,
     .measure = cpu_measure,
     .done = NULL,
+    .warm_inputs = true,
 };

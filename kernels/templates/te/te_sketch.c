@@ -603,7 +603,7 @@ static int may_move(const Sketch *sk, const TeDag *dag, int k) {
 }
 
 /* Whether rfactor stage k (cpu) may be computed, with its S.rf and local, at the outermost loop of its one
- * consumer, a stage of its own that reads it at linear indices (SketchAnn.at 0; -1 at root). */
+ * consumer, a stage of its own that reads it at linear indices (SketchAnn.at 0; -1 at root, 1 rf_blocks). */
 static int rf_at_row(const Sketch *sk, const TeDag *dag, int k) {
     const TeStage *ts = &dag->stages[k];
     if (sk->gpu || sk->st[k].how != SK_RFACTOR || ts->is_output || ts->n_consumers != 1) return 0;
@@ -631,7 +631,8 @@ static int rf_streams_shared(const Sketch *sk, const TeDag *dag, int k) {
 static int hosts(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, int k) {
     for (int j = 0; j < dag->n_stages; j++)
         if ((sk->st[j].how == SK_FUSED && sk->st[j].consumer == k) ||
-            ((may_move(sk, dag, j) || rf_at_row(sk, dag, j)) && ann[j].at >= 0 && dag->stages[j].consumers[0] == k))
+            (((may_move(sk, dag, j) && ann[j].at >= 0) || (rf_at_row(sk, dag, j) && ann[j].at == 0)) &&
+             dag->stages[j].consumers[0] == k))
             return 1;
     return 0;
 }
@@ -865,20 +866,99 @@ static int rf_rows(const TeDag *dag, int k) {
     return x;
 }
 
+/* Another location for rfactor stage k than at: root (-1), at its consumer's row (0: rf_at_row) or S.rf per
+ * block of rows (1: rf_blocks), of those its DAG allows. */
+static int8_t rf_other_at(const Sketch *sk, const TeDag *dag, int k, int8_t at, Rng *rng) {
+    int8_t opt[3];
+    int n = 0;
+    opt[n++] = -1;
+    if (rf_at_row(sk, dag, k)) opt[n++] = 0;
+    if (rf_rows(dag, k) >= 0) opt[n++] = 1;
+    int cur = 0;
+    while (cur < n && opt[cur] != at)
+        cur++;
+    return opt[(cur + 1 + (n > 2 ? (int)Rng_below(rng, (uint64_t)(n - 1)) : 0)) % n];
+}
+
+/* Whether rfactor stage k is a sum of products of rows of a matrix with a vector (a dense layer of one row,
+ * `sum(X[i, k] * W[j, k], k < K)`, M = 1): its only spatial axis longer than 1 is the row axis, some read moves
+ * along the row axis and the rfactor axis, another along the rfactor axis and not the rows; each element of the
+ * matrix is used once, so the kernel streams it from the cache. Its default computes S.rf per row (rf_blocks, J = 1, F
+ * of four vectors: four independent accumulators): W is then read row after row, one contiguous stream, as the dense
+ * template reads its packed panels (an AVX2 EPYC, one thread, CPU time: 37 against 42 us for 8 rows of 8 lanes at root,
+ * the template 37-39). */
+static int rf_streams_rows(const TeDag *dag, int k, int cores) {
+    const TeStage *ts = &dag->stages[k];
+    int x = rf_rows(dag, k), r = rfactor_axis(dag, k, cores);
+    if (x < 0 || r < 0 || ts->red->op != TE_SUM) return 0;
+    if (axes_product(dag, ts->spatial, ts->n_spatial) != axis_extent(dag, k, x)) return 0; /* one row of X */
+    int vx = ts->spatial[x], vr = ts->reduce[r], rows = 0, vector = 0;
+    for (int i = 0; i < ts->n_access; i++) {
+        const TeExpr *at = ts->access[i].at;
+        if (!ts->access[i].in_reduce || dag->prog->tensors[ts->access[i].tensor].is_const || !uses_var(at, vr))
+            continue;
+        if (uses_var(at, vx))
+            rows = 1;
+        else
+            vector = 1;
+    }
+    return rows && vector;
+}
+
+/* S.rf's loops (stage rf, computed at a loop): the reduction loops outside, then its J rows unrolled and F
+ * lanes vectorized (accum_loops). */
+static void rf_accumulate(Writer *w, int k, int rf, int x, int64_t J, int64_t F, const SketchAnn *a) {
+    const TeDag *dag = w->dag;
+    const TeStage *ts = &dag->stages[k];
+    int ns = ts->n_spatial, nr = ts->n_reduce, r = rfactor_axis(dag, k, w->cores);
+    int64_t ext[SKETCH_AXES], none[TE_MAX_DIMS] = {0}, box[TE_MAX_DIMS + 1];
+    for (int i = 0; i < ns; i++)
+        ext[i] = axis_extent(dag, k, i), box[i] = i == x ? J : 1;
+    ext[ns] = box[ns] = F;
+    for (int i = 0; i < nr; i++)
+        ext[ns + 1 + i] = i == r ? axis_extent(dag, k, ns + i) / F : axis_extent(dag, k, ns + i);
+    accum_loops(w, rf, ns + 1, nr, ext, box, none, a);
+}
+
+/* S.rf per block of J rows of S (a->at 1): S's row axis x split by J, its outer loops parallel, S.rf
+ * computed at the outer row loop (a buffer of J x F the compiler keeps in registers), S's sum of each row's F
+ * lanes unrolled (for a sum, a SIMD reduction: te_emit). No S.rf of every row goes through memory, and J = 1
+ * reads a weight W[j, k] row after row, one contiguous stream. */
+static void rf_blocks(Writer *w, int k, int rf, int x, int64_t J, int64_t F, const SketchAnn *a) {
+    int ns = w->dag->stages[k].n_spatial;
+    for (int j = 0; j < w->dag->n_stages; j++)
+        if (w->idx[j] >= rf) w->idx[j]++;
+    int64_t sa[2] = {x, J};
+    put(w, STEP_SPLIT, k, sa, 2);
+    int par = a->par < x + 1 ? a->par : x + 1;
+    for (int i = 0; i < par; i++)
+        w_one(w, STEP_PARALLEL, k, i);
+    int64_t where[2] = {w->idx[k], x};
+    put_raw(w, STEP_COMPUTE_AT, rf, where, 2);
+    rf_accumulate(w, k, rf, x, J, F, a);
+    if (F > 1 && F <= 4096) w_one(w, STEP_UNROLL, k, ns + 1); /* k's loops: spatial.. (x split), the F lanes */
+}
+
 /* rfactor on cpu (stage k, reduction axis r = rf_axis): rfactor k r F; the
  * new stage S.rf[spatial.., inner] gets a local accumulator (cache_write),
  * its copy's row axis split by J and the accumulation computed at the outer
  * part, so that its box is J rows of F: outer reductions, then the rows
  * unrolled and the F lanes vectorized; the outer loops parallel; k sums the
- * F lanes of each element, unrolled. */
+ * F lanes of each element, unrolled. With a->at 1 (rf_blocks) S.rf is
+ * instead computed per block of J rows of S, into a buffer of J x F local to
+ * that loop, and S sums each row's lanes right after. */
 static void rf_tile(Writer *w, int k, const SketchAnn *a) {
     const TeDag *dag = w->dag;
     const TeStage *ts = &dag->stages[k];
-    int ns = ts->n_spatial, nr = ts->n_reduce, r = rfactor_axis(dag, k, w->cores), x = rf_rows(dag, k);
+    int ns = ts->n_spatial, r = rfactor_axis(dag, k, w->cores), x = rf_rows(dag, k);
     int64_t F = a ? a->f[ns + r][0] : 1, J = a && x >= 0 ? a->f[x][0] : 1;
     int64_t args[2] = {r, F};
     put(w, STEP_RFACTOR, k, args, 2);
     int rf = w->idx[k]; /* S.rf goes in at k's index, then its cache stage at the same one */
+    if (a && a->at == 1 && x >= 0) {
+        rf_blocks(w, k, rf, x, J, F, a);
+        return;
+    }
     for (int step = 0; step < 2; step++) {
         if (step) put_raw(w, STEP_CACHE_WRITE, rf, NULL, 0);
         for (int j = 0; j < dag->n_stages; j++)
@@ -891,7 +971,7 @@ static void rf_tile(Writer *w, int k, const SketchAnn *a) {
         at = x;
     }
     if (a) {
-        int par = a->at >= 0 ? 0 : a->par < at + 1 ? a->par : at + 1; /* at a row: inside the consumer's loop */
+        int par = a->at == 0 ? 0 : a->par < at + 1 ? a->par : at + 1; /* at a row: inside the consumer's loop */
         for (int i = 0; i < par; i++) {
             int64_t loop = i;
             put_raw(w, STEP_PARALLEL, copy, &loop, 1);
@@ -901,13 +981,7 @@ static void rf_tile(Writer *w, int k, const SketchAnn *a) {
     }
     int64_t where[2] = {copy, at};
     put_raw(w, STEP_COMPUTE_AT, rf, where, 2);
-    int64_t ext[SKETCH_AXES], none[TE_MAX_DIMS] = {0}, box[TE_MAX_DIMS + 1];
-    for (int i = 0; i < ns; i++)
-        ext[i] = axis_extent(dag, k, i), box[i] = i == x ? J : 1;
-    ext[ns] = box[ns] = F;
-    for (int i = 0; i < nr; i++)
-        ext[ns + 1 + i] = i == r ? axis_extent(dag, k, ns + i) / F : axis_extent(dag, k, ns + i);
-    accum_loops(w, rf, ns + 1, nr, ext, box, none, a);
+    rf_accumulate(w, k, rf, x, J, F, a);
     if (a && F > 1 && F <= 4096) w_one(w, STEP_UNROLL, k, ns); /* k's loops: spatial.., the F lanes */
 }
 
@@ -1077,7 +1151,7 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
             break;
         case SK_RFACTOR:
             rf_tile(&w, k, a);
-            if (a && a->at >= 0 && rf_at_row(sk, dag, k) && w.front[ts->consumers[0]] <= 1 &&
+            if (a && a->at == 0 && rf_at_row(sk, dag, k) && w.front[ts->consumers[0]] <= 1 &&
                 outside_simd(sk, dag, ts->consumers[0], &w.L[ts->consumers[0]]) > 0) {
                 w_two(&w, STEP_COMPUTE_AT, k, ts->consumers[0], 0); /* the reader first, then S.rf at its loop */
                 int64_t where[2] = {w.idx[ts->consumers[0]], 0};
@@ -1244,6 +1318,7 @@ static void annotate_stage(const Sketch *sk, const TeDag *dag, int k, Rng *rng, 
     if (rf_at_row(sk, dag, k) && Rng_below(rng, 2)) a->at = 0;
     if (sk->st[k].how == SK_FUSED) a->at = (int8_t)Rng_below(rng, 2);
     if (sk->st[k].how == SK_POOL) a->at = pool_at(dag, k, rng);
+    if (sk->st[k].how == SK_RFACTOR && rf_rows(dag, k) >= 0 && Rng_below(rng, 2)) a->at = 1; /* rf_blocks */
 }
 
 void Sketch_annotate(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn *ann) {
@@ -1322,7 +1397,11 @@ static void mutate_once(const Sketch *sk, const TeDag *dag, Rng *rng, SketchAnn 
                 a->at = pool_at(dag, k, rng);
                 return;
             }
-            if (Sketch_packs(sk, dag, k) || rf_at_row(sk, dag, k)) {
+            if (h == SK_RFACTOR && (rf_at_row(sk, dag, k) || rf_rows(dag, k) >= 0)) {
+                a->at = rf_other_at(sk, dag, k, a->at, rng);
+                return;
+            }
+            if (Sketch_packs(sk, dag, k)) {
                 a->at = (int8_t)(a->at >= 0 ? -1 : 0);
                 return;
             }
@@ -1605,7 +1684,14 @@ static void heuristic_stages(const Sketch *sk, const TeDag *dag, int vector, Ske
             a->vec = 1;
             a->unroll = 0;
             a->at = -1;
-            if (rf_streams_shared(sk, dag, k)) rf_row_default(dag, k, x, r, vector, a);
+            if (rf_streams_shared(sk, dag, k)) {
+                rf_row_default(dag, k, x, r, vector, a);
+            } else if (rf_streams_rows(dag, k, sk->cores)) { /* one row of four vectors of lanes (rf_blocks) */
+                int64_t F4 = 4 * vector;
+                while (F4 > vector && e % F4)
+                    F4 -= vector;
+                if (e % F4 == 0 && F4 > vector) a->f[r][0] = (int32_t)F4, a->f[x][0] = 1, a->at = 1;
+            }
             continue;
         }
         if (how ==
@@ -1786,6 +1872,10 @@ bool Sketch_recover(const Sketch *sk, const TeDag *dag, const Steps *steps, Sket
                 a->par++;
             else if (s->kind == STEP_VECTORIZE)
                 a->vec = 1;
+            else if (s->kind == STEP_COMPUTE_AT && s->arg[0] == idx[copy]) /* S.rf at S's rows: rf_blocks */
+                a->at = 1;
+            else if (s->kind == STEP_AUTO_UNROLL)
+                a->unroll = unroll_index(s->arg[1], unrolls, n_unroll);
             continue;
         }
         if (stage < 0 && of >= 0) { /* the local's reduction splits (at their axes' positions), vectorize, unroll */

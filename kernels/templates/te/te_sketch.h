@@ -107,7 +107,8 @@ typedef struct SketchAnn {
     int8_t unroll;                             /* index into the target's auto-unroll set */
     int8_t at; /* SK_ROOT with one consumer: -1 root, else a loop of the consumer; SK_FUSED: tile level;
                 * SK_TILED: >= 0 copies the input Sketch_packs names by strips of the vector axis;
-                * SK_POOL: the loop of the stage its padded copies are computed at, or -1 (root) */
+                * SK_POOL: the loop of the stage its padded copies are computed at, or -1 (root);
+                * SK_RFACTOR: -1 S.rf at root, 0 S with S.rf at its consumer's row, 1 S.rf per block of S's rows */
 } SketchAnn;
 
 /* Whether stage k is pooling-like: a reduction without data reuse over a
