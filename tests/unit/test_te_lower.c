@@ -51,6 +51,23 @@ static void built_done(Built *b) {
     rmdir(b->dir);
 }
 
+/* The C of kernel "k" for program text under schedule steps, into c (initialised by the caller); 0 when a stage
+ * fails (checked). */
+static int emit_c_of(const char *text, const char *steps, StrBuf *c) {
+    TeProgram *g = parse(text);
+    TeDag d;
+    Steps s;
+    LoopNest ln;
+    char err[TT_ERRLEN] = "";
+    int ok = g && TeDag_build(&d, g, err) == TT_OK && Steps_decode(steps, &s, err) == TT_OK &&
+             LoopNest_lower(&ln, &d, &s, err) == TT_OK;
+    if (!ok) fprintf(stderr, "%s: %s\n", steps, err);
+    CHECK(ok);
+    if (ok) LoopNest_emit_c(&ln, "k", c), LoopNest_done(&ln);
+    TeProgram_delete(g);
+    return ok;
+}
+
 #define MATMUL "input A[6, 4]\ninput B[4, 5]\nC[i < 6, j < 5] = sum(A[i, k] * B[k, j], k < 4)\noutput C\n"
 
 TEST(encode_decode) {
@@ -527,19 +544,14 @@ TEST(constant_tensor_emission) {
  * around them: the zero terms' tests fold away (no compare is left in the code), so do the products by 1, and
  * the result is right. */
 TEST(loops_over_a_constant_are_written_out) {
-    TeProgram *g = parse("const B[2, 3] = [4, 0, -5, 0, 1, 1]\ninput X[3, 8]\n"
-                         "Y[i < 2, j < 8] = sum(B[i, k] * X[k, j], k < 3)\noutput Y\n");
-    TeDag d;
-    char err[TT_ERRLEN] = "";
-    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
-    if (!g) return;
-    Steps s;
-    LoopNest ln;
-    CHECK(Steps_decode("reorder 0 1 0 2; vectorize 0 0; unroll 0 1; unroll 0 2", &s, err) == TT_OK);
-    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
     StrBuf b;
     StrBuf_init(&b);
-    LoopNest_emit_c(&ln, "k", &b);
+    if (!emit_c_of("const B[2, 3] = [4, 0, -5, 0, 1, 1]\ninput X[3, 8]\n"
+                   "Y[i < 2, j < 8] = sum(B[i, k] * X[k, j], k < 3)\noutput Y\n",
+                   "reorder 0 1 0 2; vectorize 0 0; unroll 0 1; unroll 0 2", &b)) {
+        StrBuf_done(&b);
+        return;
+    }
     CHECK_CONTAINS(b.data, "{ const int64_t i0_0 = 1;\n");
     CHECK_CONTAINS(b.data, "{ const int64_t i0_2 = 2;\n");
     CHECK(strstr(b.data, "for (int64_t i0_2") == NULL);
@@ -565,26 +577,18 @@ TEST(loops_over_a_constant_are_written_out) {
         }
     built_done(&bu);
     StrBuf_done(&b);
-    LoopNest_done(&ln);
-    TeProgram_delete(g);
 }
 
 /* A cpu buffer beyond TE_STACK_FLOATS (a cache stage at root of 160 x 160) is on the heap, aligned to a cache
  * line, and freed at the end of its block; the result is right. */
 TEST(heap_buffer_is_aligned) {
-    TeProgram *g = parse("input A[160, 8]\ninput B[8, 160]\nC[i < 160, j < 160] = sum(A[i, k] * B[k, j], k < 8)\n"
-                         "output C\n");
-    TeDag d;
-    char err[TT_ERRLEN] = "";
-    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
-    if (!g) return;
-    Steps s;
-    LoopNest ln;
-    CHECK(Steps_decode("cache_write 0; vectorize 0 1", &s, err) == TT_OK);
-    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
     StrBuf b;
     StrBuf_init(&b);
-    LoopNest_emit_c(&ln, "k", &b);
+    if (!emit_c_of("input A[160, 8]\ninput B[8, 160]\nC[i < 160, j < 160] = sum(A[i, k] * B[k, j], k < 8)\noutput C\n",
+                   "cache_write 0; vectorize 0 1", &b)) {
+        StrBuf_done(&b);
+        return;
+    }
     CHECK_CONTAINS(b.data, "float *L3 = (float *)aligned_alloc(64, 102400);\n");
     CHECK_CONTAINS(b.data, "free(L3);\n");
     Built bu;
@@ -607,8 +611,6 @@ TEST(heap_buffer_is_aligned) {
     free(c);
     built_done(&bu);
     StrBuf_done(&b);
-    LoopNest_done(&ln);
-    TeProgram_delete(g);
 }
 
 /* A vectorized loop's statement: what it computes from values that do not change along the loop (a row's
@@ -978,24 +980,13 @@ TEST(unrolled_lane_sum_is_a_simd_reduction) {
         {"input X[3, 8]\nM[i < 3] = max_over(X[i, k], k < 8)\noutput M\n", "rfactor 0 0 4; unroll 1 1", "0"},
     };
     for (size_t c = 0; c < sizeof CASES / sizeof *CASES; c++) {
-        TeProgram *g = parse(CASES[c][0]);
-        TeDag d;
-        char err[TT_ERRLEN] = "";
-        CHECK(g && TeDag_build(&d, g, err) == TT_OK);
-        if (!g) continue;
-        Steps s;
-        LoopNest ln;
-        CHECK(Steps_decode(CASES[c][1], &s, err) == TT_OK);
-        CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
         StrBuf b;
         StrBuf_init(&b);
-        LoopNest_emit_c(&ln, "k", &b);
+        emit_c_of(CASES[c][0], CASES[c][1], &b);
         int simd = strstr(b.data, "#pragma omp simd reduction(+ : tt_acc") != NULL;
         CHECK_EQ_INT(simd, CASES[c][2][0] - '0');
         if (CASES[c][2][0] == '1') CHECK(!strstr(b.data, "#pragma GCC unroll 4"));
         StrBuf_done(&b);
-        LoopNest_done(&ln);
-        TeProgram_delete(g);
     }
 }
 
@@ -1006,12 +997,8 @@ TEST(unrolled_lane_sum_is_a_simd_reduction) {
  * loop, or with an unrolled reduction between its rows and its reduction loop (a window), does not. */
 #define PRAGMA_SCHED "#pragma GCC optimize(\"schedule-insns\", \"sched-pressure\")"
 TEST(register_tile_keeps_its_vector_operand) {
-    TeProgram *g = parse("input A[16, 32]\ninput B[32, 32]\nC[i < 16, j < 32] = sum(A[i, k] * B[k, j], k < 32)\n"
-                         "output C\n");
-    TeDag d;
-    char err[TT_ERRLEN] = "";
-    CHECK(g && TeDag_build(&d, g, err) == TT_OK);
-    if (!g) return;
+    static const char *const MM = "input A[16, 32]\ninput B[32, 32]\n"
+                                  "C[i < 16, j < 32] = sum(A[i, k] * B[k, j], k < 32)\noutput C\n";
     static const char *const TILE = "cache_write 0; cache_read 0 1 0; split 2 1 1 16; split 2 0 2 4; "
                                     "reorder 2 0 3 1 4 2 5; vectorize 2 5; compute_at 1 2 3; split 1 2 1; "
                                     "reorder 1 2 3 0 1; unroll 1 2; vectorize 1 3; compute_at 0 2 1; vectorize 0 1";
@@ -1022,22 +1009,15 @@ TEST(register_tile_keeps_its_vector_operand) {
         /* k's inner part unrolled between the rows and k's loop */
         "cache_write 0; split 1 1 1 16; split 1 0 2 4; reorder 1 0 3 1 4 2 5; vectorize 1 5; compute_at 0 1 3; "
         "split 0 2 4; reorder 0 2 3 0 1; unroll 0 1; unroll 0 2; vectorize 0 3"};
-    Steps s;
-    LoopNest ln;
     StrBuf b;
     StrBuf_init(&b);
     for (size_t i = 0; i < sizeof NOT / sizeof *NOT; i++) {
-        CHECK(Steps_decode(NOT[i], &s, err) == TT_OK);
-        CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
         StrBuf_clear(&b);
-        LoopNest_emit_c(&ln, "k", &b);
+        emit_c_of(MM, NOT[i], &b);
         CHECK(strstr(b.data, "schedule-insns") == NULL);
-        LoopNest_done(&ln);
     }
-    CHECK(Steps_decode(TILE, &s, err) == TT_OK);
-    CHECK(LoopNest_lower(&ln, &d, &s, err) == TT_OK);
     StrBuf_clear(&b);
-    LoopNest_emit_c(&ln, "k", &b);
+    emit_c_of(MM, TILE, &b);
     CHECK_CONTAINS(b.data, PRAGMA_SCHED);
     Built bu;
     build_c(b.data, &bu);
@@ -1065,8 +1045,6 @@ TEST(register_tile_keeps_its_vector_operand) {
         }
     built_done(&bu);
     StrBuf_done(&b);
-    LoopNest_done(&ln);
-    TeProgram_delete(g);
 }
 
 int main(void) {
