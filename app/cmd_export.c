@@ -14,7 +14,7 @@
 #include "kernels/export/export.h"
 #include "kernels/target.h"
 #include "records/history.h"
-#include "tuner/network.h"
+#include "tuner/net/network.h"
 
 static void usage(FILE *out) {
     NetworkOptions nd;

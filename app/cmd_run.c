@@ -2,13 +2,13 @@
  * best configs of a log, run end to end, checked against the reference, and
  * timed.
  *
- * The graph (tuner/networks.c) gives the tasks; each task's kernel is
+ * The graph (tuner/net/networks.c) gives the tasks; each task's kernel is
  * exported (kernels/export/export.h) with its best config, or the template's default
- * with a warning; tuner/netprog.c writes the program around them with the
- * untuned-op runtime (tuner/netrt.c); cc builds it in a temporary directory;
+ * with a warning; tuner/net/netprog.c writes the program around them with the
+ * untuned-op runtime (tuner/net/netrt.c); cc builds it in a temporary directory;
  * a child process runs it on seeded parameters and inputs, writes the output
  * and times the network. Meanwhile tunetop computes the reference
- * (tuner/graph_ref.c) and then compares. */
+ * (tuner/net/graph_ref.c) and then compares. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -34,10 +34,10 @@
 #include "kernels/templates/te/te_sketch.h"
 #include "kernels/templates/te/te_task.h"
 #include "records/history.h"
-#include "tuner/graph_ref.h"
-#include "tuner/netprog.h"
-#include "tuner/network.h"
-#include "tuner/subgraph.h"
+#include "tuner/net/graph_ref.h"
+#include "tuner/net/netprog.h"
+#include "tuner/net/network.h"
+#include "tuner/net/subgraph.h"
 
 extern char **environ;
 
@@ -197,7 +197,7 @@ typedef struct TaskPlan {
 /* A kernel of the program: a task's config, exported for the task's workload
  * or for a variant of it that fuses one occurrence's whole epilogue (bias,
  * residual, ReLU) into the kernel. Tasks merge occurrences with different
- * epilogues (tuner/networks.c), and a template's space does not depend on the
+ * epilogues (tuner/net/networks.c), and a template's space does not depend on the
  * epilogue, so the tuned config applies to the variant as it is. */
 typedef struct KernelPlan {
     int task;
@@ -316,7 +316,7 @@ static void print_profile(const NetPlan *plan, const double *step_s, const doubl
     free(rows);
 }
 
-/* ---- a network run as subgraphs (tuner/subgraph.h) ---- */
+/* ---- a network run as subgraphs (tuner/net/subgraph.h) ---- */
 
 /* The expression task of subgraph task t and its workload key. */
 static Status subgraph_task(const Subgraphs *sg, int t, TeTask **task, Workload *wl, char *key, char *err) {

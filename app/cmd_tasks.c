@@ -10,8 +10,8 @@
 #include "app/device.h"
 #include "app/expr.h"
 #include "app/opts.h"
-#include "tuner/network.h"
-#include "tuner/subgraph.h"
+#include "tuner/net/network.h"
+#include "tuner/net/subgraph.h"
 #include "tuner/task.h"
 
 static void usage(FILE *out) {
@@ -273,7 +273,7 @@ int cmd_tasks(int argc, char **argv) {
     return 0;
 }
 
-/* `tasks --network NAME --subgraphs`: the subgraph tasks (tuner/subgraph.h). */
+/* `tasks --network NAME --subgraphs`: the subgraph tasks (tuner/net/subgraph.h). */
 static int list_subgraphs(const char *network, const NetworkOptions *nopt, int show) {
     char err[TT_ERRLEN];
     Graph g;

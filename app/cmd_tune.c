@@ -18,10 +18,10 @@
 #include "records/log.h"
 #include "tuner/cluster.h"
 #include "tuner/engine.h"
-#include "tuner/network.h"
+#include "tuner/net/network.h"
 #include "tuner/scheduler.h"
 #include "tuner/strategy.h"
-#include "tuner/subgraph.h"
+#include "tuner/net/subgraph.h"
 #include "ui/headless.h"
 #include "ui/ui.h"
 
@@ -247,7 +247,7 @@ enum {
 /* The loaded --expr programs: their workloads point at them until the session ends. */
 static TeTask *g_exprs[APP_MAX_SETS];
 static int g_n_exprs;
-/* The --subgraphs expressions (tuner/subgraph.h), as long as the session runs. */
+/* The --subgraphs expressions (tuner/net/subgraph.h), as long as the session runs. */
 static TeTask **g_subgraphs;
 static int g_n_subgraphs;
 
@@ -343,7 +343,7 @@ static void warm_start(const char *const *logs, int n_logs, const char *const *e
 
 static int tune_main(int argc, char **argv, TuneMpi *mpi);
 
-/* Appends the subgraph tasks of a network (tuner/subgraph.h) to wls / weights:
+/* Appends the subgraph tasks of a network (tuner/net/subgraph.h) to wls / weights:
  * each an expression task (te.sketch) with weight = its occurrences. */
 static Status subgraph_tasks(const char *network, const NetworkOptions *nopt, Workload **wls, double **weights,
                              int *n_wl, char *err) {

@@ -30,7 +30,7 @@
 #include "base/clock.h"
 #include "kernels/targets/machine.h"
 #include "tuner/engine.h"
-#include "tuner/network.h"
+#include "tuner/net/network.h"
 #include "tuner/task.h"
 
 #define MAX_ROUNDS 4096

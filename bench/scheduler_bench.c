@@ -29,7 +29,7 @@
 
 #include "base/clock.h"
 #include "tuner/engine.h"
-#include "tuner/network.h"
+#include "tuner/net/network.h"
 #include "tuner/task.h"
 
 #define CURVE_POINTS 8

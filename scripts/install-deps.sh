@@ -16,6 +16,8 @@ pkgs=(
   libopenmpi-dev openmpi-bin                # MPI: `mpirun -np K tunetop tune` over ranks and nodes
   clang libclang-rt-14-dev                  # fuzzing: clang and its libFuzzer runtime (tests/fuzz, scripts/fuzz.sh)
   clang-format                              # scripts/format.sh: the sources against .clang-format
+  libonnx-dev protobuf-c-compiler libprotobuf-c-dev  # reading ONNX models: onnx.proto, compiled to C by protoc-c
+  libonnx-testdata                          # ONNX's backend test suite (the conformance test)
   libdnnl-dev libopenblas-dev               # benchmarks only: the vendor libraries we compare against
 )
 

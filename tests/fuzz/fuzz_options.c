@@ -8,7 +8,7 @@
 
 #include "app/opts.h"
 #include "tests/fuzz/fuzz_common.h"
-#include "tuner/network.h"
+#include "tuner/net/network.h"
 
 static void one_line(const char *err, const char *name, const char *s) {
     PROPERTY(err[0] && !strchr(err, '\n'), "'%s': error not one line: '%s'", s, err);

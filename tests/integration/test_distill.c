@@ -17,7 +17,7 @@
 #include "records/history.h"
 #include "records/log.h"
 #include "tests/check.h"
-#include "tuner/network.h"
+#include "tuner/net/network.h"
 
 static char g_dir[256], g_tt[512];
 

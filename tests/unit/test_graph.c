@@ -4,9 +4,9 @@
 
 #include "kernels/template.h"
 #include "tests/check.h"
-#include "tuner/graph_ref.h"
-#include "tuner/netprog.h"
-#include "tuner/network.h"
+#include "tuner/net/graph_ref.h"
+#include "tuner/net/netprog.h"
+#include "tuner/net/network.h"
 
 static const char *const NETS[] = {"resnet-18",  "resnet-34",    "resnet-50",    "resnet-101",
                                    "resnet-152", "mobilenet",    "mobilenet-v2", "squeezenet-1.1",

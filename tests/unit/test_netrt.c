@@ -1,12 +1,12 @@
-/* tests/unit/test_netrt.c: the untuned-op runtime (tuner/netrt.c) against the
- * graph reference (tuner/graph_ref.c), op by op, on seeded data, and the
+/* tests/unit/test_netrt.c: the untuned-op runtime (tuner/net/netrt.c) against the
+ * graph reference (tuner/net/graph_ref.c), op by op, on seeded data, and the
  * reference's convolution and dense against the workload reference. */
 #include <math.h>
 
 #include "base/rng.h"
 #include "tests/check.h"
-#include "tuner/graph_ref.h"
-#include "tuner/netrt.h"
+#include "tuner/net/graph_ref.h"
+#include "tuner/net/netrt.h"
 
 static void randomize(float *p, int64_t n, uint64_t seed) {
     Rng rng;

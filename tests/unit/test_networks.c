@@ -3,7 +3,7 @@
  * Expected layer counts are derived here from each architecture's formula
  * (units per stage, blocks, layers), never read from the network tables. */
 #include "tests/check.h"
-#include "tuner/network.h"
+#include "tuner/net/network.h"
 
 typedef struct Extracted {
     NetworkTask *tasks;

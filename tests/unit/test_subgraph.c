@@ -1,5 +1,5 @@
 /* tests/unit/test_subgraph.c: networks partitioned into subgraphs
- * (tuner/subgraph.c): every op in exactly one subgraph, anchors fused with
+ * (tuner/net/subgraph.c): every op in exactly one subgraph, anchors fused with
  * their elementwise consumers, identical subgraphs merged with weights, and
  * the expressions, evaluated in order by the te interpreter, computing what
  * the graph's reference computes. */
@@ -7,9 +7,9 @@
 
 #include "te/te.h"
 #include "tests/check.h"
-#include "tuner/graph_ref.h"
-#include "tuner/network.h"
-#include "tuner/subgraph.h"
+#include "tuner/net/graph_ref.h"
+#include "tuner/net/network.h"
+#include "tuner/net/subgraph.h"
 
 static const char *const NETS[] = {"resnet-18",  "resnet-34",    "resnet-50",    "resnet-101",
                                    "resnet-152", "mobilenet",    "mobilenet-v2", "squeezenet-1.1",

@@ -1,4 +1,4 @@
-/* tuner/subgraph.h: a network graph partitioned into subgraphs, each a
+/* tuner/net/subgraph.h: a network graph partitioned into subgraphs, each a
  * tensor expression tuned without templates (`--subgraphs`).
  *
  * The partition follows the auto-scheduler's fusion: every op that is not
@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "base/status.h"
-#include "tuner/graph.h"
+#include "tuner/net/graph.h"
 
 #define SUBGRAPH_MAX_IN 7 /* WORKLOAD_MAX_ARGS - 1: inputs of a te task */
 

@@ -1,6 +1,6 @@
-/* tuner/subgraph.c: the partition of a network graph into subgraphs and
+/* tuner/net/subgraph.c: the partition of a network graph into subgraphs and
  * their tensor expressions (see subgraph.h). */
-#include "tuner/subgraph.h"
+#include "tuner/net/subgraph.h"
 
 #include <math.h>
 #include <stdio.h>

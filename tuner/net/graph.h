@@ -1,10 +1,10 @@
-/* tuner/graph.h: a network as a small dataflow graph.
+/* tuner/net/graph.h: a network as a small dataflow graph.
  *
  * A Graph has tensors (shapes) and ops (kind, input tensors, one output
  * tensor, attributes, constant parameters). The built-in networks
- * (tuner/networks.c) are written as programs that add ops to a graph; the
+ * (tuner/net/networks.c) are written as programs that add ops to a graph; the
  * tuning tasks (Graph_tasks), the executed program (app/cmd_run.c through
- * tuner/netprog.c) and the reference execution (tuner/graph_ref.c) are all
+ * tuner/net/netprog.c) and the reference execution (tuner/net/graph_ref.c) are all
  * derived from the same graph, so what is tuned and what runs cannot disagree.
  *
  * Shapes are logical and do not depend on the layout option: an activation is
@@ -117,7 +117,7 @@ typedef struct Graph {
 void Graph_init(Graph *this, const char *name, Layout layout, int64_t batch);
 void Graph_done(Graph *this);
 
-/* Builders (used by tuner/networks.c). Each returns the output tensor id.
+/* Builders (used by tuner/net/networks.c). Each returns the output tensor id.
  * Graph_input adds an input (at most GRAPH_MAX_INPUTS; the first is `input`). */
 int Graph_input(Graph *this, int ndim, const int64_t *dim);
 int Graph_conv(Graph *this, GraphOpKind kind, int x, int64_t co, int64_t kh, int64_t kw, int64_t stride, int64_t ph,

@@ -1,5 +1,5 @@
-/* tuner/graph.c: the network graph, its builders, and task extraction. */
-#include "tuner/graph.h"
+/* tuner/net/graph.c: the network graph, its builders, and task extraction. */
+#include "tuner/net/graph.h"
 
 #include "base/strbuf.h"
 

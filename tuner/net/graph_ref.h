@@ -1,9 +1,9 @@
-/* tuner/graph_ref.h: data for a graph from a fixed seed, and the naive
+/* tuner/net/graph_ref.h: data for a graph from a fixed seed, and the naive
  * reference execution that `tunetop run` checks a generated program against.
  *
  * The reference is written on its own: plain loops over NCHW tensors, one op
  * at a time in Graph_order, sums in double, no blocking, no threads, none of
- * the runtime (tuner/netrt.c) or the templates' code. */
+ * the runtime (tuner/net/netrt.c) or the templates' code. */
 #ifndef TT_TUNER_GRAPH_REF_H
 #define TT_TUNER_GRAPH_REF_H
 
@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "base/status.h"
-#include "tuner/graph.h"
+#include "tuner/net/graph.h"
 
 /* The graph's constant parameters (g->n_params floats, in op order, each op's
  * params at its param_off) and its inputs (Graph_inputFloats, one after the

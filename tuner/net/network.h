@@ -1,6 +1,6 @@
-/* tuner/network.h: built-in networks and task extraction.
+/* tuner/net/network.h: built-in networks and task extraction.
  *
- * A network is a graph (tuner/graph.h) with shapes for a batch size, layout
+ * A network is a graph (tuner/net/graph.h) with shapes for a batch size, layout
  * and image size. Extraction turns each tunable op into a Workload with its
  * fused epilogue (bias, ReLU, residual add where the graph has them right
  * after the op) and merges identical workloads into one task whose weight is
@@ -11,7 +11,7 @@
 
 #include "base/status.h"
 #include "kernels/workload.h"
-#include "tuner/graph.h"
+#include "tuner/net/graph.h"
 
 typedef struct NetworkOptions {
     int batch;        /* default 1 */

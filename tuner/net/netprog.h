@@ -1,4 +1,4 @@
-/* tuner/netprog.h: the execution plan of a network graph and the C program
+/* tuner/net/netprog.h: the execution plan of a network graph and the C program
  * that runs it with exported kernels.
  *
  * The plan turns the graph into steps, in an order where every step's inputs
@@ -18,7 +18,7 @@
  *     unfused epilogue or a ReLU6 read a kernel's blocked output and write the
  *     next kernel's blocked input directly; a move without arithmetic is a
  *     layout transform (NCHW -> blocked, blocked -> NCHW, blocked -> blocked);
- *   - a runtime step per other op (tuner/netrt.c, NCHW; max pooling reads and
+ *   - a runtime step per other op (tuner/net/netrt.c, NCHW; max pooling reads and
  *     writes any layout); flatten is a view.
  * A tensor is written once, where its first reader wants it (the blocked
  * input of a kernel, the residual buffer of a kernel, else NCHW); a reader
@@ -37,8 +37,8 @@
 #include "base/status.h"
 #include "base/strbuf.h"
 #include "kernels/template.h"
-#include "tuner/graph.h"
-#include "tuner/subgraph.h"
+#include "tuner/net/graph.h"
+#include "tuner/net/subgraph.h"
 
 typedef enum {
     NSTEP_KERNEL = 0, /* a tuned kernel (run, or run_blocked when it holds a blocked layout) */
@@ -117,7 +117,7 @@ void NetPlan_done(NetPlan *this);
  * netrt.c (NetProg_runtimeSource). */
 void NetProg_write(const NetPlan *plan, const char *const *prefixes, int n_kernels, StrBuf *out);
 
-/* main.c of the network run as subgraphs (tuner/subgraph.h): one step per
+/* main.c of the network run as subgraphs (tuner/net/subgraph.h): one step per
  * subgraph, in sg->order, running its task's kernel (prefixes[task]) on the
  * NCHW tensors and parameters of its arguments; the same protocol and timing
  * as NetProg_write. */

@@ -1,4 +1,4 @@
-/* tuner/netprog.c: the execution plan and the generated network program.
+/* tuner/net/netprog.c: the execution plan and the generated network program.
  *
  * The program (main.c) is called as
  *     net DATA OUT NUMBER REPEAT MIN_REPEAT_MS PROFILE THREADS
@@ -10,14 +10,14 @@
  * and exits 0; on failure a line on stderr and exit 3. Timing follows the
  * usual evaluator: each repeat runs NUMBER times, and NUMBER grows until a
  * repeat lasts MIN_REPEAT_MS. */
-#include "tuner/netprog.h"
+#include "tuner/net/netprog.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/template.h"
-#include "tuner/netrt_text.h" /* generated from netrt.h and netrt.c: NETRT_HEADER_TEXT, NETRT_SOURCE_TEXT */
+#include "tuner/net/netrt_text.h" /* generated from netrt.h and netrt.c: NETRT_HEADER_TEXT, NETRT_SOURCE_TEXT */
 
 const char *NetProg_runtimeSource(void) { return NETRT_SOURCE_TEXT; }
 const char *NetProg_runtimeHeader(void) { return NETRT_HEADER_TEXT; }

@@ -1,7 +1,7 @@
-/* tuner/networks.c: the built-in networks as graphs, and task extraction.
+/* tuner/net/networks.c: the built-in networks as graphs, and task extraction.
  *
  * Each network is written once as a small program that adds ops to a Graph
- * (tuner/graph.h): conv(), dwconv(), dense() add a tunable op followed by its
+ * (tuner/net/graph.h): conv(), dwconv(), dense() add a tunable op followed by its
  * epilogue ops (a folded batch-norm is a bias_add, then the residual add and
  * ReLU), and the other ops (batch-norm, pooling, concat, softmax, ...) are ops
  * of their own. Tasks and the untuned listing are derived from the graph by
@@ -23,7 +23,7 @@
  *                 (hidden 768, 12 heads, FFN 3072), Q, K, V as three denses
  *   tiny-resnet   a few layers at 16x16, for tests (net_tiny_resnet)
  */
-#include "tuner/network.h"
+#include "tuner/net/network.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
-/* tuner/netrt.c: the untuned-op runtime (see tuner/netrt.h). Self-contained:
+/* tuner/net/netrt.c: the untuned-op runtime (see tuner/net/netrt.h). Self-contained:
  * embedded as text into generated network programs. */
 #ifndef TTRT_EMBEDDED
-#include "tuner/netrt.h"
+#include "tuner/net/netrt.h"
 #endif
 
 #include <float.h>

@@ -1,10 +1,10 @@
-/* tuner/netrt.h: the runtime of the untuned ops of a network program.
+/* tuner/net/netrt.h: the runtime of the untuned ops of a network program.
  *
- * tuner/netrt.c is plain C11 with no tunetop header: it is compiled into
+ * tuner/net/netrt.c is plain C11 with no tunetop header: it is compiled into
  * tunetop (where tests/unit/test_netrt.c checks every function against the
- * reference of tuner/graph_ref.c) and its text, with this header's, is
+ * reference of tuner/net/graph_ref.c) and its text, with this header's, is
  * embedded into every generated network program (the build turns both files
- * into a string, tuner/netrt_embed.cmake, called from CMakeLists.txt).
+ * into a string, tuner/net/netrt_embed.cmake, called from CMakeLists.txt).
  * Tensors are dense float32, NCHW for activations; sizes are long. Outer loops
  * are parallel with OpenMP when the program is built with -fopenmp. Every
  * elementwise function may run in place (y == x). */

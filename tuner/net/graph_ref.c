@@ -1,5 +1,5 @@
-/* tuner/graph_ref.c: seeded data and the naive reference execution of a graph. */
-#include "tuner/graph_ref.h"
+/* tuner/net/graph_ref.c: seeded data and the naive reference execution of a graph. */
+#include "tuner/net/graph_ref.h"
 
 #include <math.h>
 #include <stdio.h>
