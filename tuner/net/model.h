@@ -16,7 +16,7 @@
  *   tuner/net/onnx_read.c   ONNX protobuf -> NetModel (reader, external data)
  *   tuner/net/passes.c      shape inference, constant folding, BN into conv, identity removal
  *   tuner/net/exec.c        the reference executor (NetExec_run)
- *   tuner/net/ops/*.c       one definition per op (ops/op.h) used by all of the above */
+ *   tuner/net/ops/        one definition per op (ops/op.h) used by all of the above */
 #ifndef TT_NET_MODEL_H
 #define TT_NET_MODEL_H
 
