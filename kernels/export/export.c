@@ -920,7 +920,7 @@ char *ExportBundle_cmake(const ExportBundle *this) {
                   "add_library(%s_shared SHARED $<TARGET_OBJECTS:%s_objects>)\n"
                   "set_target_properties(%s_shared PROPERTIES OUTPUT_NAME %s)\n",
                   N, N, N, N, N, N);
-    const char *dep = this->dialect == DIALECT_C ? "-fopenmp" : ocl ? "OpenCL::OpenCL" : "CUDA::cudart";
+    const char *dep = this->dialect == DIALECT_C ? "-fopenmp m" : ocl ? "OpenCL::OpenCL" : "CUDA::cudart";
     StrBuf_printf(&sb,
                   "foreach(lib %s %s_shared)\n"
                   "  target_include_directories(${lib} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})\n"
@@ -936,6 +936,12 @@ char *ExportBundle_cmake(const ExportBundle *this) {
 static Status write_file(const char *dir, const char *name, const char *text, char *err) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
+    /* a name with folders ("runtime/nd.c"): create them below dir */
+    for (char *slash = strchr(path + strlen(dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) return tt_fail(err, "cannot create %s: %s", path, strerror(errno));
+        *slash = '/';
+    }
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return tt_fail(err, "cannot create %s: %s", path, strerror(errno));
     size_t len = strlen(text), done = 0;

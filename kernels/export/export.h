@@ -76,7 +76,7 @@ typedef struct ExportRequest {
 } ExportRequest;
 
 typedef struct ExportFile {
-    char name[EXPORT_PREFIX_LEN + 8];
+    char name[EXPORT_PREFIX_LEN + 48]; /* may hold folders: "tuner/net/ops/nn_conv.c" */
     char *text; /* owned */
 } ExportFile;
 

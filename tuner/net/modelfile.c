@@ -1,5 +1,5 @@
-/* tuner/net/netfile.c: the binary model file (see netfile.h). */
-#include "tuner/net/netfile.h"
+/* tuner/net/modelfile.c: the binary model file (see modelfile.h). */
+#include "tuner/net/modelfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +105,7 @@ static void put_node(Out *o, const NetNode *n)
         put_attr(o, &n->attrs[i]);
 }
 
-Status NetFile_write(const NetModel *m, const char *path, char *err)
+Status ModelFile_write(const NetModel *m, const char *path, char *err)
 {
     Out o = {fopen(path, "wb"), true};
     if (!o.f)
@@ -349,7 +349,7 @@ static Status load_file(const char *path, In *in, char *err)
     return TT_OK;
 }
 
-Status NetFile_read(const char *path, NetModel *m, char *err)
+Status ModelFile_read(const char *path, NetModel *m, char *err)
 {
     In in = {0};
     if (load_file(path, &in, err) != TT_OK)
