@@ -25,7 +25,14 @@ def vision(name):
 def bert():
     from transformers import BertConfig, BertModel
     cfg = BertConfig()  # bert-base: 12 layers, hidden 768, 12 heads
-    model = BertModel(cfg)
+    class Encoder(torch.nn.Module):  # keyword arguments: BertModel's positional order changes between releases
+        def __init__(self):
+            super().__init__()
+            self.bert = BertModel(cfg)
+
+        def forward(self, input_ids, attention_mask):
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    model = Encoder()
     seq = 128
     ids = torch.randint(0, cfg.vocab_size, (1, seq), dtype=torch.int64)
     mask = torch.ones(1, seq, dtype=torch.int64)
@@ -39,6 +46,7 @@ def export(name, out_dir):
     torch.manual_seed(0)
     model, args, names = bert() if name == "bert_base" else vision(name)
     model.eval()
+    torch.backends.mha.set_fastpath_enabled(False)  # the fused attention kernel has no ONNX form
     with torch.no_grad():
         torch.onnx.export(model, args, path, input_names=names, output_names=["output"],
                           opset_version=17, dynamo=False)

@@ -939,7 +939,8 @@ static Status write_file(const char *dir, const char *name, const char *text, ch
     /* a name with folders ("runtime/nd.c"): create them below dir */
     for (char *slash = strchr(path + strlen(dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
         *slash = '\0';
-        if (mkdir(path, 0755) != 0 && errno != EEXIST) return tt_fail(err, "cannot create %s: %s", path, strerror(errno));
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return tt_fail(err, "cannot create %s: %s", path, strerror(errno));
         *slash = '/';
     }
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

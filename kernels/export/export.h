@@ -77,7 +77,7 @@ typedef struct ExportRequest {
 
 typedef struct ExportFile {
     char name[EXPORT_PREFIX_LEN + 48]; /* may hold folders: "tuner/net/ops/nn_conv.c" */
-    char *text; /* owned */
+    char *text;                        /* owned */
 } ExportFile;
 
 typedef struct ExportKernel {

@@ -2,6 +2,7 @@
 #include "tuner/net/model_tasks.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,16 +14,14 @@ typedef struct Readers {
     int *count, *only;
 } Readers;
 
-static void Readers_init(Readers *r, const NetModel *m)
-{
+static void Readers_init(Readers *r, const NetModel *m) {
     r->count = tt_calloc((size_t)m->n_values + 1, sizeof(int));
     r->only = tt_malloc(sizeof(int) * ((size_t)m->n_values + 1));
     for (int v = 0; v < m->n_values; v++)
         r->only[v] = -1;
     for (int i = 0; i < m->n_nodes; i++) {
         const NetNode *n = &m->nodes[i];
-        if (n->dead)
-            continue;
+        if (n->dead) continue;
         for (int j = 0; j < n->n_in; j++)
             if (n->in[j] >= 0) {
                 r->count[n->in[j]]++;
@@ -33,8 +32,7 @@ static void Readers_init(Readers *r, const NetModel *m)
         r->count[m->outputs[o]]++;
 }
 
-static void Readers_done(Readers *r)
-{
+static void Readers_done(Readers *r) {
     free(r->count);
     free(r->only);
 }
@@ -44,21 +42,15 @@ static int sole_reader(const Readers *r, int v) { return v >= 0 && r->count[v] =
 
 static const NetValue *val(const NetModel *m, int v) { return v >= 0 ? &m->values[v] : NULL; }
 
-static bool is_f32(const NetModel *m, int v, int rank)
-{
+static bool is_f32(const NetModel *m, int v, int rank) {
     const NetValue *x = val(m, v);
     return x && x->type == ND_F32 && x->shape.rank == rank;
 }
 
-static bool is_const_f32(const NetModel *m, int v, int rank)
-{
-    return is_f32(m, v, rank) && m->values[v].is_const;
-}
+static bool is_const_f32(const NetModel *m, int v, int rank) { return is_f32(m, v, rank) && m->values[v].is_const; }
 
 /* One spatial axis of a Conv: the pads (begin, end) that auto_pad or pads give. */
-static bool conv_pads(const NetNode *n, int axis, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *b,
-                      int64_t *e)
-{
+static bool conv_pads(const NetNode *n, int axis, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *b, int64_t *e) {
     const char *ap = NetNode_attrString(n, "auto_pad", "NOTSET");
     if (!strcmp(ap, "VALID")) {
         *b = *e = 0;
@@ -66,8 +58,7 @@ static bool conv_pads(const NetNode *n, int axis, int64_t in, int64_t k, int64_t
     }
     if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
         int64_t out = (in + s - 1) / s, total = (out - 1) * s + (k - 1) * d + 1 - in;
-        if (total < 0)
-            total = 0;
+        if (total < 0) total = 0;
         *b = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
         *e = total - *b;
         return true;
@@ -79,18 +70,15 @@ static bool conv_pads(const NetNode *n, int axis, int64_t in, int64_t k, int64_t
     return np == 0 || np == 4;
 }
 
-static int64_t attr_at(const NetNode *n, const char *name, int i, int64_t def)
-{
+static int64_t attr_at(const NetNode *n, const char *name, int i, int64_t def) {
     int c;
     const int64_t *v = NetNode_attrInts(n, name, &c);
     return c == 2 ? v[i] : def;
 }
 
 /* Conv -> conv2d or depthwise_conv2d; false when no template fits. */
-static bool conv_workload(const NetModel *m, const NetNode *n, ModelKernel *k)
-{
-    if (n->n_in < 2 || !is_f32(m, n->in[0], 4) || !is_const_f32(m, n->in[1], 4))
-        return false;
+static bool conv_workload(const NetModel *m, const NetNode *n, ModelKernel *k) {
+    if (n->n_in < 2 || !is_f32(m, n->in[0], 4) || !is_const_f32(m, n->in[1], 4)) return false;
     const int64_t *x = m->values[n->in[0]].shape.dim, *w = m->values[n->in[1]].shape.dim;
     Workload *wl = &k->wl;
     memset(wl, 0, sizeof *wl);
@@ -100,8 +88,7 @@ static bool conv_workload(const NetModel *m, const NetNode *n, ModelKernel *k)
     wl->dil_h = attr_at(n, "dilations", 0, 1), wl->dil_w = attr_at(n, "dilations", 1, 1);
     int64_t pb[2], pe[2];
     if (!conv_pads(n, 0, wl->h, wl->kh, wl->stride_h, wl->dil_h, &pb[0], &pe[0]) ||
-        !conv_pads(n, 1, wl->w, wl->kw, wl->stride_w, wl->dil_w, &pb[1], &pe[1]) || pb[0] != pe[0] ||
-        pb[1] != pe[1])
+        !conv_pads(n, 1, wl->w, wl->kw, wl->stride_w, wl->dil_w, &pb[1], &pe[1]) || pb[0] != pe[0] || pb[1] != pe[1])
         return false;
     wl->pad_h = pb[0], wl->pad_w = pb[1];
     int64_t group = NetNode_attrInt(n, "group", 1);
@@ -113,8 +100,7 @@ static bool conv_workload(const NetModel *m, const NetNode *n, ModelKernel *k)
     } else
         return false;
     if (n->n_in > 2 && n->in[2] >= 0) {
-        if (!is_const_f32(m, n->in[2], 1) || m->values[n->in[2]].shape.dim[0] != wl->co)
-            return false;
+        if (!is_const_f32(m, n->in[2], 1) || m->values[n->in[2]].shape.dim[0] != wl->co) return false;
         wl->bias = true;
         k->bias = n->in[2];
     }
@@ -124,12 +110,10 @@ static bool conv_workload(const NetModel *m, const NetNode *n, ModelKernel *k)
 }
 
 /* Gemm with a constant B, or MatMul by a constant 2-D matrix -> dense. */
-static bool dense_workload(const NetModel *m, const NetNode *n, ModelKernel *k)
-{
+static bool dense_workload(const NetModel *m, const NetNode *n, ModelKernel *k) {
     bool gemm = !strcmp(n->op, "Gemm");
     const NetValue *a = val(m, n->in[0]), *b = n->n_in > 1 ? val(m, n->in[1]) : NULL;
-    if (!a || !b || a->type != ND_F32 || a->shape.rank < 2 || !is_const_f32(m, n->in[1], 2))
-        return false;
+    if (!a || !b || a->type != ND_F32 || a->shape.rank < 2 || !is_const_f32(m, n->in[1], 2)) return false;
     bool tb = gemm && NetNode_attrInt(n, "transB", 0);
     if (gemm && (a->shape.rank != 2 || NetNode_attrInt(n, "transA", 0) || NetNode_attrFloat(n, "alpha", 1.0) != 1.0))
         return false;
@@ -139,8 +123,7 @@ static bool dense_workload(const NetModel *m, const NetNode *n, ModelKernel *k)
     wl->layout = LAYOUT_NCHW;
     wl->k = a->shape.dim[a->shape.rank - 1];
     wl->n = tb ? b->shape.dim[0] : b->shape.dim[1];
-    if ((tb ? b->shape.dim[1] : b->shape.dim[0]) != wl->k)
-        return false;
+    if ((tb ? b->shape.dim[1] : b->shape.dim[0]) != wl->k) return false;
     wl->m = 1;
     for (int i = 0; i < a->shape.rank - 1; i++)
         wl->m *= a->shape.dim[i];
@@ -150,8 +133,7 @@ static bool dense_workload(const NetModel *m, const NetNode *n, ModelKernel *k)
         const NetValue *c = &m->values[n->in[2]];
         bool vec = c->is_const && c->type == ND_F32 && c->constant.count == wl->n &&
                    (c->shape.rank == 1 || (c->shape.rank == 2 && c->shape.dim[0] == 1));
-        if (!vec || NetNode_attrFloat(n, "beta", 1.0) != 1.0)
-            return false;
+        if (!vec || NetNode_attrFloat(n, "beta", 1.0) != 1.0) return false;
         wl->bias = true;
         k->bias = n->in[2];
     }
@@ -163,37 +145,31 @@ static bool dense_workload(const NetModel *m, const NetNode *n, ModelKernel *k)
 static int other_input(const NetNode *n, int v) { return n->n_in == 2 ? (n->in[0] == v ? n->in[1] : n->in[0]) : -1; }
 
 /* A Clip of v to exactly [0, 6] (attributes before opset 11, constant inputs after). */
-static bool is_relu6(const NetModel *m, const NetNode *n)
-{
-    if (strcmp(n->op, "Clip"))
-        return false;
+static bool is_relu6(const NetModel *m, const NetNode *n) {
+    if (strcmp(n->op, "Clip")) return false;
     double lo = NetNode_attrFloat(n, "min", -INFINITY), hi = NetNode_attrFloat(n, "max", INFINITY);
     for (int i = 1; i < n->n_in && i < 3; i++) {
         const NetValue *c = val(m, n->in[i]);
-        if (!c || !c->is_const || c->constant.count != 1)
-            return false;
+        if (!c || !c->is_const || c->constant.count != 1) return false;
         *(i == 1 ? &lo : &hi) = NdTensor_get(&c->constant, 0);
     }
     return lo == 0.0 && hi == 6.0;
 }
 
-static void fuse(ModelKernel *k, int node, const NetNode *n)
-{
+static void fuse(ModelKernel *k, int node, const NetNode *n) {
     k->fused[k->n_fused++] = node;
     k->out = n->out[0];
 }
 
 /* A MatMul's bias: an Add of a constant vector of n floats that broadcasts over the last axis. */
-static bool is_bias_add(const NetModel *m, const NetNode *add, int v, int64_t width)
-{
+static bool is_bias_add(const NetModel *m, const NetNode *add, int v, int64_t width) {
     const NetValue *c = val(m, other_input(add, v));
     return c && c->is_const && c->type == ND_F32 && c->constant.count == width && c->shape.rank >= 1 &&
            c->shape.dim[c->shape.rank - 1] == width;
 }
 
 /* Follows the kernel node's output through the epilogue the workload can fuse. */
-static void fuse_epilogue(const NetModel *m, const Readers *r, ModelKernel *k)
-{
+static void fuse_epilogue(const NetModel *m, const Readers *r, ModelKernel *k) {
     bool conv = k->wl.op == OP_CONV2D || k->wl.op == OP_DEPTHWISE_CONV2D;
     int next = sole_reader(r, k->out);
     if (next >= 0 && k->wl.op == OP_DENSE && !k->wl.bias && !strcmp(m->nodes[next].op, "Add") &&
@@ -222,8 +198,7 @@ static void fuse_epilogue(const NetModel *m, const Readers *r, ModelKernel *k)
     }
 }
 
-static int add_task(ModelTasks *t, const Workload *wl)
-{
+static int add_task(ModelTasks *t, const Workload *wl) {
     for (int i = 0; i < t->n_tasks; i++)
         if (Workload_equal(&t->tasks[i].wl, wl)) {
             t->tasks[i].weight++;
@@ -234,8 +209,7 @@ static int add_task(ModelTasks *t, const Workload *wl)
     return t->n_tasks++;
 }
 
-static void add_untuned(ModelTasks *t, const char *op)
-{
+static void add_untuned(ModelTasks *t, const char *op) {
     for (int i = 0; i < t->n_untuned; i++)
         if (!strcmp(t->untuned[i].name, op)) {
             t->untuned[i].count++;
@@ -249,8 +223,7 @@ static void add_untuned(ModelTasks *t, const char *op)
 }
 
 /* Tries node i as a kernel node; on success appends it (with its epilogue) to t. */
-static bool try_kernel(const NetModel *m, const Readers *r, unsigned op_mask, int i, ModelTasks *t)
-{
+static bool try_kernel(const NetModel *m, const Readers *r, unsigned op_mask, int i, ModelTasks *t) {
     const NetNode *n = &m->nodes[i];
     ModelKernel k = {.node = i, .data = -1, .weight = -1, .bias = -1, .residual = -1, .out = n->out[0]};
     bool ok = false;
@@ -258,8 +231,7 @@ static bool try_kernel(const NetModel *m, const Readers *r, unsigned op_mask, in
         ok = conv_workload(m, n, &k);
     else if (!strcmp(n->op, "Gemm") || !strcmp(n->op, "MatMul"))
         ok = dense_workload(m, n, &k);
-    if (!ok || (op_mask && !(op_mask & (1u << k.wl.op))))
-        return false;
+    if (!ok || (op_mask && !(op_mask & (1u << k.wl.op)))) return false;
     fuse_epilogue(m, r, &k);
     k.task = add_task(t, &k.wl);
     t->kernels = tt_realloc(t->kernels, sizeof *t->kernels * (size_t)(t->n_kernels + 1));
@@ -271,8 +243,7 @@ static bool try_kernel(const NetModel *m, const Readers *r, unsigned op_mask, in
     return true;
 }
 
-Status ModelTasks_build(const NetModel *m, unsigned op_mask, ModelTasks *out, char *err)
-{
+Status ModelTasks_build(const NetModel *m, unsigned op_mask, ModelTasks *out, char *err) {
     memset(out, 0, sizeof *out);
     out->kernel_of = tt_malloc(sizeof(int) * ((size_t)m->n_nodes + 1));
     for (int i = 0; i < m->n_nodes; i++)
@@ -281,8 +252,7 @@ Status ModelTasks_build(const NetModel *m, unsigned op_mask, ModelTasks *out, ch
     Readers_init(&r, m);
     for (int i = 0; i < m->n_nodes; i++) {
         const NetNode *n = &m->nodes[i];
-        if (n->dead || out->kernel_of[i] >= 0)
-            continue;
+        if (n->dead || out->kernel_of[i] >= 0) continue;
         if (n->n_out < 1 || n->out[0] < 0) {
             Readers_done(&r);
             ModelTasks_done(out);
@@ -297,11 +267,40 @@ Status ModelTasks_build(const NetModel *m, unsigned op_mask, ModelTasks *out, ch
     return TT_OK;
 }
 
-void ModelTasks_done(ModelTasks *t)
-{
+void ModelTasks_done(ModelTasks *t) {
     free(t->tasks);
     free(t->untuned);
     free(t->kernels);
     free(t->kernel_of);
     memset(t, 0, sizeof *t);
+}
+
+static void set_int_attr(NetAttr *a, const char *name, int64_t v) {
+    a->name = tt_strdup(name);
+    a->kind = NATTR_INT;
+    a->i = v;
+}
+
+Status ModelTasks_rewrite(NetModel *m, const ModelTasks *t, char *err) {
+    for (int j = 0; j < t->n_kernels; j++) {
+        const ModelKernel *k = &t->kernels[j];
+        char name[64];
+        snprintf(name, sizeof name, "kernel%d", j);
+        int idx = NetModel_addNode(m, name, "Kernel", "tunetop", 4, 1, 3);
+        NetNode *n = &m->nodes[idx];
+        n->in[0] = k->data, n->in[1] = k->weight, n->in[2] = k->bias, n->in[3] = k->residual;
+        n->out[0] = k->out;
+        set_int_attr(&n->attrs[0], "task", k->task);
+        set_int_attr(&n->attrs[1], "transpose_weight", k->transpose_weight);
+        char key[WORKLOAD_KEY_LEN];
+        Workload_key(&k->wl, key, sizeof key);
+        n->attrs[2].name = tt_strdup("workload");
+        n->attrs[2].kind = NATTR_STRING;
+        n->attrs[2].s = tt_strdup(key);
+        m->nodes[k->node].dead = true;
+        for (int f = 0; f < k->n_fused; f++)
+            m->nodes[k->fused[f]].dead = true;
+    }
+    NetModel_dropDead(m);
+    return NetModel_sort(m, err);
 }

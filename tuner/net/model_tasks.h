@@ -29,14 +29,14 @@
 #define MODEL_MAX_FUSED 3
 
 typedef struct ModelKernel {
-    int node;                    /* the Conv / Gemm / MatMul node */
-    int task;                    /* index into the tasks */
-    Workload wl;                 /* with the epilogue it fuses */
-    int fused[MODEL_MAX_FUSED];  /* nodes it computes besides its own (bias Add, residual Add, Relu / Clip) */
+    int node;                   /* the Conv / Gemm / MatMul node */
+    int task;                   /* index into the tasks */
+    Workload wl;                /* with the epilogue it fuses */
+    int fused[MODEL_MAX_FUSED]; /* nodes it computes besides its own (bias Add, residual Add, Relu / Clip) */
     int n_fused;
     int data, weight, bias, residual; /* value ids (-1: none) */
-    int out;                     /* the value the kernel writes (the last fused node's output) */
-    bool transpose_weight;       /* the constant weight is [k][n]: transpose it into [n][k] */
+    int out;                          /* the value the kernel writes (the last fused node's output) */
+    bool transpose_weight;            /* the constant weight is [k][n]: transpose it into [n][k] */
 } ModelKernel;
 
 typedef struct ModelTasks {
@@ -53,5 +53,12 @@ typedef struct ModelTasks {
  * op_mask as in NetworkOptions (bit 1u << OpKind; 0 = all). */
 Status ModelTasks_build(const NetModel *m, unsigned op_mask, ModelTasks *out, char *err);
 void ModelTasks_done(ModelTasks *t);
+
+/* The program's form of the model: each kernel node and the nodes it fuses
+ * become one node of op "Kernel" in domain "tunetop" with inputs (data,
+ * weight, bias or -1, residual or -1), output the kernel's output value, and
+ * attributes task (the task index), transpose_weight (0/1) and workload (the
+ * key). The replaced nodes are marked dead and the nodes re-sorted. */
+Status ModelTasks_rewrite(NetModel *m, const ModelTasks *t, char *err);
 
 #endif

@@ -16,21 +16,17 @@ typedef struct Out {
     bool ok;
 } Out;
 
-static void put(Out *o, const void *p, size_t n)
-{
-    if (o->ok && n && fwrite(p, 1, n, o->f) != n)
-        o->ok = false;
+static void put(Out *o, const void *p, size_t n) {
+    if (o->ok && n && fwrite(p, 1, n, o->f) != n) o->ok = false;
 }
 static void put_u32(Out *o, uint32_t v) { put(o, &v, 4); }
 static void put_i64(Out *o, int64_t v) { put(o, &v, 8); }
-static void put_str(Out *o, const char *s)
-{
+static void put_str(Out *o, const char *s) {
     uint32_t n = s ? (uint32_t)strlen(s) : 0;
     put_u32(o, n);
     put(o, s, n);
 }
-static void put_pad(Out *o)
-{
+static void put_pad(Out *o) {
     static const char zeros[ALIGN];
     long pos = ftell(o->f);
     if (pos < 0)
@@ -39,8 +35,7 @@ static void put_pad(Out *o)
         put(o, zeros, (size_t)(ALIGN - pos % ALIGN));
 }
 
-static void put_tensor(Out *o, const NdTensor *t)
-{
+static void put_tensor(Out *o, const NdTensor *t) {
     put_u32(o, (uint32_t)t->type);
     put_u32(o, (uint32_t)t->shape.rank);
     for (int d = 0; d < t->shape.rank; d++)
@@ -51,15 +46,22 @@ static void put_tensor(Out *o, const NdTensor *t)
     put(o, t->data, (size_t)bytes);
 }
 
-static void put_attr(Out *o, const NetAttr *a)
-{
+static void put_attr(Out *o, const NetAttr *a) {
     put_str(o, a->name);
     put_u32(o, (uint32_t)a->kind);
     switch (a->kind) {
-    case NATTR_FLOAT: put(o, &a->f, 8); break;
-    case NATTR_INT: put_i64(o, a->i); break;
-    case NATTR_STRING: put_str(o, a->s); break;
-    case NATTR_TENSOR: put_tensor(o, &a->t); break;
+    case NATTR_FLOAT:
+        put(o, &a->f, 8);
+        break;
+    case NATTR_INT:
+        put_i64(o, a->i);
+        break;
+    case NATTR_STRING:
+        put_str(o, a->s);
+        break;
+    case NATTR_TENSOR:
+        put_tensor(o, &a->t);
+        break;
     case NATTR_FLOATS:
         put_u32(o, (uint32_t)a->n);
         put(o, a->floats, sizeof(double) * (size_t)a->n);
@@ -73,24 +75,22 @@ static void put_attr(Out *o, const NetAttr *a)
         for (int i = 0; i < a->n; i++)
             put_str(o, a->strings[i]);
         break;
-    default: break; /* graphs and the rest: only the kind, refused when bound */
+    default:
+        break; /* graphs and the rest: only the kind, refused when bound */
     }
 }
 
-static void put_value(Out *o, const NetValue *v)
-{
+static void put_value(Out *o, const NetValue *v) {
     put_str(o, v->name);
     put_u32(o, (uint32_t)v->type);
     put_u32(o, (uint32_t)(v->shape.rank + 1)); /* 0: unknown */
     for (int d = 0; d < v->shape.rank; d++)
         put_i64(o, v->shape.dim[d]);
     put_u32(o, (uint32_t)(v->is_input | v->is_output << 1 | v->is_const << 2));
-    if (v->is_const)
-        put_tensor(o, &v->constant);
+    if (v->is_const) put_tensor(o, &v->constant);
 }
 
-static void put_node(Out *o, const NetNode *n)
-{
+static void put_node(Out *o, const NetNode *n) {
     put_str(o, n->name);
     put_str(o, n->op);
     put_str(o, n->domain);
@@ -105,11 +105,9 @@ static void put_node(Out *o, const NetNode *n)
         put_attr(o, &n->attrs[i]);
 }
 
-Status ModelFile_write(const NetModel *m, const char *path, char *err)
-{
+Status ModelFile_write(const NetModel *m, const char *path, char *err) {
     Out o = {fopen(path, "wb"), true};
-    if (!o.f)
-        return tt_fail(err, "cannot write %s", path);
+    if (!o.f) return tt_fail(err, "cannot write %s", path);
     put(&o, MAGIC, sizeof MAGIC);
     put_str(&o, m->name);
     put_i64(&o, m->opset);
@@ -121,8 +119,7 @@ Status ModelFile_write(const NetModel *m, const char *path, char *err)
     for (int v = 0; v < m->n_values; v++)
         put_value(&o, &m->values[v]);
     for (int i = 0; i < m->n_nodes; i++)
-        if (!m->nodes[i].dead)
-            put_node(&o, &m->nodes[i]);
+        if (!m->nodes[i].dead) put_node(&o, &m->nodes[i]);
     put_u32(&o, (uint32_t)m->n_inputs);
     for (int i = 0; i < m->n_inputs; i++)
         put_i64(&o, m->inputs[i]);
@@ -146,39 +143,31 @@ typedef struct In {
     const char *what; /* what failed to read, for the message */
 } In;
 
-static bool take(In *in, void *dst, size_t n, const char *what)
-{
+static bool take(In *in, void *dst, size_t n, const char *what) {
     if (!in->ok || n > in->len - in->pos) {
-        if (in->ok)
-            in->what = what;
+        if (in->ok) in->what = what;
         in->ok = false;
-        if (dst && n <= 64)
-            memset(dst, 0, n);
+        if (dst && n <= 64) memset(dst, 0, n);
         return false;
     }
-    if (dst)
-        memcpy(dst, in->p + in->pos, n);
+    if (dst) memcpy(dst, in->p + in->pos, n);
     in->pos += n;
     return true;
 }
-static uint32_t get_u32(In *in, const char *what)
-{
+static uint32_t get_u32(In *in, const char *what) {
     uint32_t v = 0;
     take(in, &v, 4, what);
     return v;
 }
-static int64_t get_i64(In *in, const char *what)
-{
+static int64_t get_i64(In *in, const char *what) {
     int64_t v = 0;
     take(in, &v, 8, what);
     return v;
 }
-static char *get_str(In *in, const char *what)
-{
+static char *get_str(In *in, const char *what) {
     uint32_t n = get_u32(in, what);
     if (!in->ok || n > in->len - in->pos) {
-        if (in->ok)
-            in->what = what;
+        if (in->ok) in->what = what;
         in->ok = false;
         return NULL;
     }
@@ -194,8 +183,7 @@ static char *get_str(In *in, const char *what)
     return s;
 }
 /* An id in [-1, limit). */
-static int get_id(In *in, int limit, const char *what)
-{
+static int get_id(In *in, int limit, const char *what) {
     int64_t v = get_i64(in, what);
     if (in->ok && (v < -1 || v >= limit)) {
         in->ok = false;
@@ -204,8 +192,7 @@ static int get_id(In *in, int limit, const char *what)
     return (int)v;
 }
 
-static void get_tensor(In *in, NdTensor *t)
-{
+static void get_tensor(In *in, NdTensor *t) {
     NdShape s = {0};
     NdType type = (NdType)get_u32(in, "a tensor's type");
     s.rank = (int)get_u32(in, "a tensor's rank");
@@ -217,8 +204,7 @@ static void get_tensor(In *in, NdTensor *t)
     for (int d = 0; d < s.rank; d++)
         s.dim[d] = get_i64(in, "a tensor's shape");
     int64_t bytes = get_i64(in, "a tensor's size");
-    if (in->pos % ALIGN)
-        take(in, NULL, ALIGN - in->pos % ALIGN, "padding");
+    if (in->pos % ALIGN) take(in, NULL, ALIGN - in->pos % ALIGN, "padding");
     char e[TT_ERRLEN];
     if (!in->ok || NdTensor_alloc(t, type, &s, e) != TT_OK ||
         (bytes != 0 && bytes != t->count * (int64_t)NdType_size(type))) {
@@ -229,15 +215,22 @@ static void get_tensor(In *in, NdTensor *t)
     take(in, t->data, (size_t)bytes, "a tensor's data");
 }
 
-static void get_attr(In *in, NetAttr *a)
-{
+static void get_attr(In *in, NetAttr *a) {
     a->name = get_str(in, "an attribute's name");
     a->kind = (NetAttrKind)get_u32(in, "an attribute's kind");
     switch (a->kind) {
-    case NATTR_FLOAT: take(in, &a->f, 8, "an attribute"); break;
-    case NATTR_INT: a->i = get_i64(in, "an attribute"); break;
-    case NATTR_STRING: a->s = get_str(in, "an attribute"); break;
-    case NATTR_TENSOR: get_tensor(in, &a->t); break;
+    case NATTR_FLOAT:
+        take(in, &a->f, 8, "an attribute");
+        break;
+    case NATTR_INT:
+        a->i = get_i64(in, "an attribute");
+        break;
+    case NATTR_STRING:
+        a->s = get_str(in, "an attribute");
+        break;
+    case NATTR_TENSOR:
+        get_tensor(in, &a->t);
+        break;
     case NATTR_FLOATS:
     case NATTR_INTS: {
         uint32_t n = get_u32(in, "an attribute's count");
@@ -264,15 +257,14 @@ static void get_attr(In *in, NetAttr *a)
             a->strings[i] = get_str(in, "an attribute's strings");
         break;
     }
-    default: break;
+    default:
+        break;
     }
 }
 
-static void get_value(In *in, NetModel *m)
-{
+static void get_value(In *in, NetModel *m) {
     char *name = get_str(in, "a value's name");
-    if (!in->ok)
-        return;
+    if (!in->ok) return;
     NetValue *v = &m->values[NetModel_addValue(m, name)];
     free(name);
     v->type = (NdType)get_u32(in, "a value's type");
@@ -286,14 +278,12 @@ static void get_value(In *in, NetModel *m)
         v->shape.dim[d] = get_i64(in, "a value's shape");
     uint32_t flags = get_u32(in, "a value's flags");
     v->is_input = flags & 1, v->is_output = (flags >> 1) & 1, v->is_const = (flags >> 2) & 1;
-    if (v->is_const)
-        get_tensor(in, &v->constant);
+    if (v->is_const) get_tensor(in, &v->constant);
 }
 
 static int *get_ids(In *in, int n_values, int *count, const char *what);
 
-static void get_node(In *in, NetModel *m, int n_values)
-{
+static void get_node(In *in, NetModel *m, int n_values) {
     char *name = get_str(in, "a node's name"), *op = get_str(in, "a node's op"), *dom = get_str(in, "a node's domain");
     int n_in = 0, n_out = 0;
     int *ins = get_ids(in, n_values, &n_in, "a node's inputs");
@@ -313,8 +303,7 @@ static void get_node(In *in, NetModel *m, int n_values)
     free(name), free(op), free(dom), free(ins), free(outs);
 }
 
-static int *get_ids(In *in, int n_values, int *count, const char *what)
-{
+static int *get_ids(In *in, int n_values, int *count, const char *what) {
     uint32_t n = get_u32(in, what);
     if (!in->ok || n > (in->len - in->pos) / 8) {
         in->ok = false;
@@ -328,12 +317,10 @@ static int *get_ids(In *in, int n_values, int *count, const char *what)
     return ids;
 }
 
-static Status load_file(const char *path, In *in, char *err)
-{
+static Status load_file(const char *path, In *in, char *err) {
     FILE *f = fopen(path, "rb");
     struct stat st;
-    if (!f)
-        return tt_fail(err, "cannot open %s", path);
+    if (!f) return tt_fail(err, "cannot open %s", path);
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         fclose(f);
         return tt_fail(err, "%s is not a regular file", path);
@@ -349,11 +336,9 @@ static Status load_file(const char *path, In *in, char *err)
     return TT_OK;
 }
 
-Status ModelFile_read(const char *path, NetModel *m, char *err)
-{
+Status ModelFile_read(const char *path, NetModel *m, char *err) {
     In in = {0};
-    if (load_file(path, &in, err) != TT_OK)
-        return TT_ERR;
+    if (load_file(path, &in, err) != TT_OK) return TT_ERR;
     char magic[8];
     if (!take(&in, magic, 8, "the magic") || memcmp(magic, MAGIC, 8)) {
         free((void *)in.p);

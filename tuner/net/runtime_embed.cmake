@@ -2,7 +2,8 @@
 # the executor and every op) into tuner/net/runtime_text.h: an array of
 # {path, text}, so that an exported model program carries the very op
 # definitions that the conformance test checks.
-# Run as: cmake -DSRC=<source root> -DFILES="a;b;..." -DOUT=... -P runtime_embed.cmake
+# Run as: cmake -DSRC=<source root> -DFILES=a,b,... -DOUT=... -P runtime_embed.cmake
+string(REPLACE "," ";" FILES "${FILES}")
 set(body "")
 foreach(rel ${FILES})
   file(READ ${SRC}/${rel} text)
