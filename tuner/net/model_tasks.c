@@ -168,16 +168,23 @@ static bool is_bias_add(const NetModel *m, const NetNode *add, int v, int64_t wi
            c->shape.dim[c->shape.rank - 1] == width;
 }
 
+/* The node that alone reads v and that no kernel has fused yet (a residual
+ * Add of two convolutions is fused into one of them, not both), or -1. */
+static int sole_free_reader(const Readers *r, const int *kernel_of, int v) {
+    int n = sole_reader(r, v);
+    return n >= 0 && kernel_of[n] < 0 ? n : -1;
+}
+
 /* Follows the kernel node's output through the epilogue the workload can fuse. */
-static void fuse_epilogue(const NetModel *m, const Readers *r, ModelKernel *k) {
+static void fuse_epilogue(const NetModel *m, const Readers *r, const int *kernel_of, ModelKernel *k) {
     bool conv = k->wl.op == OP_CONV2D || k->wl.op == OP_DEPTHWISE_CONV2D;
-    int next = sole_reader(r, k->out);
+    int next = sole_free_reader(r, kernel_of, k->out);
     if (next >= 0 && k->wl.op == OP_DENSE && !k->wl.bias && !strcmp(m->nodes[next].op, "Add") &&
         is_bias_add(m, &m->nodes[next], k->out, k->wl.n)) {
         k->wl.bias = true;
         k->bias = other_input(&m->nodes[next], k->out);
         fuse(k, next, &m->nodes[next]);
-        next = sole_reader(r, k->out);
+        next = sole_free_reader(r, kernel_of, k->out);
     }
     if (next >= 0 && conv && !strcmp(m->nodes[next].op, "Add")) {
         int res = other_input(&m->nodes[next], k->out);
@@ -186,7 +193,7 @@ static void fuse_epilogue(const NetModel *m, const Readers *r, ModelKernel *k) {
             k->wl.residual = true;
             k->residual = res;
             fuse(k, next, &m->nodes[next]);
-            next = sole_reader(r, k->out);
+            next = sole_free_reader(r, kernel_of, k->out);
         }
     }
     if (next >= 0 && !strcmp(m->nodes[next].op, "Relu")) {
@@ -232,7 +239,7 @@ static bool try_kernel(const NetModel *m, const Readers *r, unsigned op_mask, in
     else if (!strcmp(n->op, "Gemm") || !strcmp(n->op, "MatMul"))
         ok = dense_workload(m, n, &k);
     if (!ok || (op_mask && !(op_mask & (1u << k.wl.op)))) return false;
-    fuse_epilogue(m, r, &k);
+    fuse_epilogue(m, r, t->kernel_of, &k);
     k.task = add_task(t, &k.wl);
     t->kernels = tt_realloc(t->kernels, sizeof *t->kernels * (size_t)(t->n_kernels + 1));
     t->kernels[t->n_kernels] = k;
