@@ -823,7 +823,8 @@ Status ExportBundle_add(ExportBundle *this, ExportKernel *k, char *err) {
 }
 
 Status ExportBundle_addFile(ExportBundle *this, const char *name, const char *text, bool compile, char *err) {
-    if (!name[0] || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+    /* a relative name, folders allowed ("tuner/net/nd.c"), never above the bundle's directory */
+    if (!name[0] || name[0] == '/' || strstr(name, "..") || strcmp(name, ".") == 0)
         return tt_fail(err, "bad file name '%s'", name);
     if (this->n_extra == this->extra_cap) {
         int cap = this->extra_cap ? this->extra_cap * 2 : 4;
