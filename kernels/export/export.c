@@ -1025,9 +1025,12 @@ Status ExportBundle_write(const ExportBundle *this, const char *dir, bool force,
             st = write_file(tmp, this->kernels[i].files[f].name, this->kernels[i].files[f].text, err);
     for (int i = 0; i < this->n_extra && st == TT_OK; i++)
         st = write_file(tmp, this->extra[i].name, this->extra[i].text, err);
-    if (st == TT_OK) {
-        char name[EXPORT_PREFIX_LEN + 8];
-        snprintf(name, sizeof name, "%s.h", this->name);
+    char name[EXPORT_PREFIX_LEN + 8];
+    snprintf(name, sizeof name, "%s.h", this->name);
+    bool own_header = false; /* an extra file is NAME.h (a model library's API): it replaces the umbrella */
+    for (int i = 0; i < this->n_extra; i++)
+        own_header = own_header || !strcmp(this->extra[i].name, name);
+    if (st == TT_OK && !own_header) {
         char *u = ExportBundle_umbrella(this);
         st = write_file(tmp, name, u, err);
         free(u);
