@@ -13,7 +13,13 @@ static bool same_domain(const char *a, const char *b) {
     return !strcmp(a, b);
 }
 
+static const OpDef *extra;
+
+void Op_register(const OpDef *table) { extra = table; }
+
 const OpDef *Op_find(const char *domain, const char *name) {
+    for (const OpDef *d = extra; d && d->name; d++)
+        if (!strcmp(d->name, name) && same_domain(d->domain, domain)) return d;
     for (size_t t = 0; t < N_TABLES; t++)
         for (const OpDef *d = TABLES[t]; d->name; d++)
             if (!strcmp(d->name, name) && same_domain(d->domain, domain)) return d;
