@@ -265,8 +265,14 @@ static void get_attr(In *in, NetAttr *a) {
 static void get_value(In *in, NetModel *m) {
     char *name = get_str(in, "a value's name");
     if (!in->ok) return;
-    NetValue *v = &m->values[NetModel_addValue(m, name)];
+    int id = NetModel_addValue(m, name); /* it may move m->values: index after the call */
     free(name);
+    if (id < 0) {
+        in->ok = false;
+        in->what = "memory";
+        return;
+    }
+    NetValue *v = &m->values[id];
     v->type = (NdType)get_u32(in, "a value's type");
     v->shape.rank = (int)get_u32(in, "a value's rank") - 1;
     if (v->shape.rank > ND_MAX_RANK) {
@@ -294,7 +300,8 @@ static void get_node(In *in, NetModel *m, int n_values) {
         in->what = "a node's attributes";
     }
     if (in->ok) {
-        NetNode *n = &m->nodes[NetModel_addNode(m, name, op, dom, n_in, n_out, (int)n_attrs)];
+        int idx = NetModel_addNode(m, name, op, dom, n_in, n_out, (int)n_attrs); /* may move m->nodes */
+        NetNode *n = &m->nodes[idx];
         memcpy(n->in, ins, sizeof(int) * (size_t)n_in);
         memcpy(n->out, outs, sizeof(int) * (size_t)n_out);
         for (uint32_t i = 0; i < n_attrs && in->ok; i++)
