@@ -127,7 +127,7 @@ static const char *SOURCE_BODY =
     "        return tt_fail(c->err, \"task %d's kernel failed\", task);\n"
     "    return TT_OK;\n}\n\n"
     "static const OpDef KERNEL_OPS[] = {\n"
-    "    {.name = \"Kernel\", .domain = \"tunetop\", .min_in = 4, .max_in = 4, .min_out = 1, .max_out = 1,\n"
+    "    {.name = \"Kernel\", .domain = \"tunetop\", .min_in = 2, .max_in = 4, .min_out = 1, .max_out = 1,\n"
     "     .infer = kernel_infer, .run = kernel_run},\n"
     "    {.name = NULL},\n};\n\n"
     "/* The constant operands of a kernel node, the weight transposed when the model stores it [k][n]. */\n"
