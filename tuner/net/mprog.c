@@ -308,7 +308,9 @@ static const char *DRIVER_BODY =
     "    for (int i = 0; profile && repeat > 0 && i < n_nodes; i++)\n"
     "        printf(\"node_ms %d %.6f %s\\n\", i, (@N@_node_seconds(ctx, i) - base[i]) * 1e3 / repeat,\n"
     "               @N@_node_op(ctx, i));\n"
-    "    @N@_destroy(ctx);\n    return 0;\n}\n";
+    "    for (int i = 0; i < @N@_N_INPUTS; i++)\n        free(in[i]);\n"
+    "    for (int i = 0; i < @N@_N_OUTPUTS; i++)\n        free(out[i]);\n"
+    "    free(base);\n    @N@_destroy(ctx);\n    return 0;\n}\n";
 
 char *ModelProg_driver(const char *name)
 {
