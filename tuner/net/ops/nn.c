@@ -1,6 +1,46 @@
-/* tuner/net/ops/nn.c: this family's op definitions (see op.h). */
-#include "tuner/net/ops/op.h"
+/* tuner/net/ops/nn.c: the nn family's table (see op.h); the ops are in
+ * ops/nn_conv.c, nn_gemm.c, nn_pool.c, nn_norm.c and nn_softmax.c. */
+#include "tuner/net/ops/nn_util.h"
 
 const OpDef OPS_NN[] = {
+    {.name = "Conv",
+     .domain = "",
+     .min_in = 2,
+     .max_in = 3,
+     .min_out = 1,
+     .max_out = 1,
+     .check = Conv_check,
+     .infer = Conv_infer,
+     .run = Conv_run,
+     .flops = Conv_flops},
+    {.name = "ConvTranspose",
+     .domain = "",
+     .min_in = 2,
+     .max_in = 3,
+     .min_out = 1,
+     .max_out = 1,
+     .check = Conv_check,
+     .infer = ConvT_infer,
+     .run = ConvT_run,
+     .flops = ConvT_flops},
+    {.name = "Gemm",
+     .domain = "",
+     .min_in = 2,
+     .max_in = 3,
+     .min_out = 1,
+     .max_out = 1,
+     .check = Gemm_check,
+     .infer = Gemm_infer,
+     .run = Gemm_run,
+     .flops = Gemm_flops},
+    {.name = "MatMul",
+     .domain = "",
+     .min_in = 2,
+     .max_in = 2,
+     .min_out = 1,
+     .max_out = 1,
+     .infer = MatMul_infer,
+     .run = MatMul_run,
+     .flops = MatMul_flops},
     {.name = NULL},
 };
