@@ -180,21 +180,14 @@ static Status conv_run(OpCtx *ctx, ConvSetup setup) {
 Status Conv_run(OpCtx *ctx) { return conv_run(ctx, conv_setup); }
 Status ConvT_run(OpCtx *ctx) { return conv_run(ctx, convT_setup); }
 
-static double shape_count(const NdShape *s, int from) {
-    double c = 1;
-    for (int i = from; i < s->rank; i++)
-        c *= (double)s->dim[i];
-    return c;
-}
-
 /* 2 * multiply-adds: each output element of Conv sums C/group * kernel
  * products; each input element of ConvTranspose feeds M/group * kernel. */
 double Conv_flops(const OpCtx *ctx) {
     const NdShape *ys = &ctx->out[0].shape, *ws = &ctx->in[1]->shape;
-    return ys->rank < 0 || ws->rank < 0 ? 0 : 2 * shape_count(ys, 0) * shape_count(ws, 1);
+    return ys->rank < 0 || ws->rank < 0 ? 0 : 2 * Nn_count(ys) * Nn_count(ws) / (double)(ws->dim[0] ? ws->dim[0] : 1);
 }
 
 double ConvT_flops(const OpCtx *ctx) {
     const NdShape *xs = &ctx->in[0]->shape, *ws = &ctx->in[1]->shape;
-    return xs->rank < 0 || ws->rank < 0 ? 0 : 2 * shape_count(xs, 0) * shape_count(ws, 1);
+    return xs->rank < 0 || ws->rank < 0 ? 0 : 2 * Nn_count(xs) * Nn_count(ws) / (double)(ws->dim[0] ? ws->dim[0] : 1);
 }

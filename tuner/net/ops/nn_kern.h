@@ -65,8 +65,8 @@ bool NN_FN(Nn_gemm)(int64_t M, int64_t N, int64_t K, const NN_T *a, int64_t sam,
                 int mr = (int)(M - i0 < MR ? M - i0 : MR);
                 for (int64_t jj = 0; jj < nc; jj += NR)
                     NN_FN(kern)
-                    (kc, a + i0 * sam + k0 * sak, sam, sak, mr, bp + jj * kc, c + i0 * ldc + j0 + jj, ldc,
-                     (int)(nc - jj < NR ? nc - jj : NR));
+                (kc, a + i0 * sam + k0 * sak, sam, sak, mr, bp + jj * kc, c + i0 * ldc + j0 + jj, ldc,
+                 (int)(nc - jj < NR ? nc - jj : NR));
             }
         }
     }

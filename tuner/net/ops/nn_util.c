@@ -155,6 +155,7 @@ Status Nn_runViews(OpCtx *ctx, int n, const NdShape *ys, bool dbl, NnCompute fn,
         p[i] = v[i].p;
     }
     if (Nn_outAlloc(&ctx->out[0], ctx->in[0]->type, ys, dbl, &y, ctx->err) != TT_OK) goto done;
+    ctx->err[0] = '\0';
     bool ok = fn(ctx, arg, dbl, p, y);
     Nn_outDone(&ctx->out[0], dbl, y);
     if (ok)
@@ -167,4 +168,22 @@ done:
     for (int i = 0; i < NN_MAX_VIEWS; i++)
         Nn_viewDone(&v[i]);
     return st;
+}
+
+void Nn_axisSplit(const NdShape *s, int axis, int64_t *outer, int64_t *len, int64_t *inner) {
+    int64_t o = 1, in = 1;
+    for (int i = 0; i < axis; i++)
+        o *= s->dim[i];
+    for (int i = axis + 1; i < s->rank; i++)
+        in *= s->dim[i];
+    *outer = o;
+    *len = axis < s->rank ? s->dim[axis] : 1;
+    *inner = in;
+}
+
+double Nn_count(const NdShape *s) {
+    double c = 1;
+    for (int i = 0; i < s->rank; i++)
+        c *= (double)s->dim[i];
+    return s->rank < 0 ? 0 : c;
 }

@@ -135,6 +135,7 @@ Status BatchNorm_infer(OpCtx *ctx);
 Status BatchNorm_run(OpCtx *ctx);
 Status InstanceNorm_infer(OpCtx *ctx);
 Status InstanceNorm_run(OpCtx *ctx);
+Status LayerNorm_check(const NetNode *node, const NetModel *model, char *err);
 Status LayerNorm_infer(OpCtx *ctx);
 Status LayerNorm_run(OpCtx *ctx);
 Status GroupNorm_check(const NetNode *node, const NetModel *model, char *err);
@@ -155,6 +156,11 @@ double Softmax_flops(const OpCtx *ctx);
 Status Dropout_check(const NetNode *node, const NetModel *model, char *err);
 Status Dropout_infer(OpCtx *ctx);
 Status Dropout_run(OpCtx *ctx);
+
+/* s as outer x s->dim[axis] x inner (axis == rank: len 1). */
+void Nn_axisSplit(const NdShape *s, int axis, int64_t *outer, int64_t *len, int64_t *inner);
+/* Elements of a shape as a double (0 for an unknown shape): for flops. */
+double Nn_count(const NdShape *s);
 
 /* Output 0 has input 0's type and shape, for float inputs only. */
 Status Nn_inferSame(OpCtx *ctx);
