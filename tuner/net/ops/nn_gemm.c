@@ -1,5 +1,6 @@
 /* tuner/net/ops/nn_gemm.c: Gemm (alpha, beta, transA, transB, C broadcast to
- * M x N or omitted) and MatMul (numpy's matmul: a 1-D operand gains and then
+ * M x N or omitted; before opset 7 the broadcast attribute asked for the
+ * same) and MatMul (numpy's matmul: a 1-D operand gains and then
  * loses a unit dimension, batch dimensions broadcast). Both run the blocked
  * GEMM of ops/nn_kern.h. */
 #include "tuner/net/ops/nn_util.h"
