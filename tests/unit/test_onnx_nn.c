@@ -738,6 +738,51 @@ TEST(dropout_inference_identity_and_training_refused) {
     free_all(all, 4);
 }
 
+/* ---- Einsum ---- */
+
+static Status einsum(const char *eq, const NdTensor **in, int n_in, NdTensor *y) {
+    NetNode *n = mk("Einsum", n_in, 1, 1);
+    a_str(n, "equation", eq);
+    return run(n, 13, in, n_in, y, 1);
+}
+
+TEST(einsum_products_diagonals_ellipsis_implicit_output) {
+    NdTensor a = rnd(ND_F32, SHAPE(2, 3, 4), 42), b = rnd(ND_F32, SHAPE(2, 4, 5), 43), y = {0};
+    const NdTensor *ab[2] = {&a, &b};
+    CHECK(einsum("bij, bjk -> bik", ab, 2, &y) == TT_OK);
+    double want[40] = {0};
+    for (int q = 0; q < 2; q++)
+        for (int i = 0; i < 3; i++)
+            for (int k = 0; k < 5; k++)
+                for (int j = 0; j < 4; j++)
+                    want[(q * 3 + i) * 5 + k] +=
+                        NdTensor_get(&a, (q * 3 + i) * 4 + j) * NdTensor_get(&b, (q * 4 + j) * 5 + k);
+    CHECK(NdShape_equal(&y.shape, &(NdShape){.rank = 3, .dim = {2, 3, 5}}) && near(&y, want, 30, 1e-5));
+    NdTensor_free(&y);
+    const NdTensor *one[1] = {&a};
+    CHECK(einsum("...ij->...ji", one, 1, &y) == TT_OK); /* a transpose of the last two */
+    for (int q = 0; q < 2; q++)
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 4; j++)
+                want[(q * 4 + j) * 3 + i] = NdTensor_get(&a, (q * 3 + i) * 4 + j);
+    CHECK(NdShape_equal(&y.shape, &(NdShape){.rank = 3, .dim = {2, 4, 3}}) && near(&y, want, 24, 0));
+    NdTensor_free(&y);
+    NdTensor sq = rnd(ND_F64, SHAPE(3, 3), 44), v = rnd(ND_F64, SHAPE(3), 45);
+    const NdTensor *d[1] = {&sq}, *vv[2] = {&v, &v};
+    CHECK(einsum("ii->i", d, 1, &y) == TT_OK);
+    CHECK(near(&y, (const double[]){NdTensor_get(&sq, 0), NdTensor_get(&sq, 4), NdTensor_get(&sq, 8)}, 3, 0));
+    NdTensor_free(&y);
+    CHECK(einsum("i,i", vv, 2, &y) == TT_OK); /* implicit: no label left, a scalar */
+    double dot = 0;
+    for (int i = 0; i < 3; i++)
+        dot += NdTensor_get(&v, i) * NdTensor_get(&v, i);
+    CHECK(y.shape.rank == 0 && near(&y, &dot, 1, 1e-12));
+    NdTensor_free(&y);
+    CHECK(einsum("ij,j->i,j", vv, 2, &y) == TT_ERR);
+    NdTensor all[] = {a, b, sq, v};
+    free_all(all, 4);
+}
+
 /* ---- speed: a ResNet-50 3x3 conv (64 -> 64 channels, 56 x 56) ---- */
 
 static double now(void) {
@@ -784,6 +829,7 @@ int main(void) {
     RUN(softmax_coerced_before_13_single_axis_after);
     RUN(refusals);
     RUN(dropout_inference_identity_and_training_refused);
+    RUN(einsum_products_diagonals_ellipsis_implicit_output);
     RUN(conv_and_matmul_rate);
     NetModel_done(&M);
     return check_summary();

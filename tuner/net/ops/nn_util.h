@@ -2,7 +2,7 @@
  *
  * Not a public header: only ops/nn*.c include it. ops/nn.c holds the family's
  * table (OPS_NN); the op functions live in ops/nn_conv.c, nn_pool.c, nn_norm.c,
- * nn_gemm.c and nn_softmax.c and are declared here.
+ * nn_gemm.c, nn_softmax.c and nn_einsum.c and are declared here.
  *
  * Precision: Conv, ConvTranspose, Gemm and MatMul compute float32 and float16
  * in float (float accumulation) and float64 in double, with kernels written
@@ -161,6 +161,11 @@ Status Dropout_run(OpCtx *ctx);
 void Nn_axisSplit(const NdShape *s, int axis, int64_t *outer, int64_t *len, int64_t *inner);
 /* Elements of a shape as a double (0 for an unknown shape): for flops. */
 double Nn_count(const NdShape *s);
+
+Status Einsum_check(const NetNode *node, const NetModel *model, char *err);
+Status Einsum_infer(OpCtx *ctx);
+Status Einsum_run(OpCtx *ctx);
+double Einsum_flops(const OpCtx *ctx);
 
 /* Output 0 has input 0's type and shape, for float inputs only. */
 Status Nn_inferSame(OpCtx *ctx);
