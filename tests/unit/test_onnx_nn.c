@@ -734,6 +734,9 @@ TEST(dropout_inference_identity_and_training_refused) {
     in[2] = &t;
     CHECK(run(n, 13, in, 3, y, 2) == TT_ERR);
     CHECK_CONTAINS(ERR, "training_mode true with ratio 0.3 is not supported");
+    M.values[n->in[2]].is_input = true; /* fed at run time: refused when bound */
+    CHECK(Op_find("", "Dropout")->check(n, &M, ERR) == TT_ERR);
+    CHECK_CONTAINS(ERR, "training_mode is fed at run time");
     NdTensor all[] = {x, r, t, f};
     free_all(all, 4);
 }

@@ -82,16 +82,19 @@ static Status dropout_training(double ratio, bool training, char *err) {
     return TT_OK;
 }
 
+/* Refused at bind time: training_mode true, or fed by the user at run time
+ * (it may be true then), unless the ratio is a constant 0 (the identity in
+ * either mode). Dropout_run checks the values it gets again. */
 Status Dropout_check(const NetNode *node, const NetModel *model, char *err) {
     if (node->n_in < 3 || node->in[2] < 0 || !model) return TT_OK;
     const NetValue *t = &model->values[node->in[2]], *r = node->in[1] >= 0 ? &model->values[node->in[1]] : NULL;
-    if (!t->is_const || t->constant.count < 1) return TT_OK;
-    double ratio = 0.5;
-    if (r && r->is_const && r->constant.count >= 1)
-        ratio = NdTensor_get(&r->constant, 0);
-    else if (r)
-        ratio = -1; /* not known: refuse training unless the ratio is a constant 0 */
-    return dropout_training(ratio, NdTensor_getInt(&t->constant, 0) != 0, err);
+    if (r && r->is_const && r->constant.count >= 1 && NdTensor_get(&r->constant, 0) == 0) return TT_OK;
+    if (t->is_input)
+        return tt_fail(err, "input training_mode is fed at run time: only inference (training_mode false) is "
+                            "supported");
+    if (t->is_const && t->constant.count >= 1 && NdTensor_getInt(&t->constant, 0) != 0)
+        return tt_fail(err, "training_mode true is not supported (inference only)");
+    return TT_OK;
 }
 
 Status Dropout_infer(OpCtx *ctx) {
