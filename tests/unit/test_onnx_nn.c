@@ -348,6 +348,54 @@ TEST(conv_transpose_groups_strides_dilations_output_padding) {
     free_all(xs, 7);
 }
 
+/* A random window in spatial dimension i of g: kernel k, input size in. */
+static void random_dim(Rng *r, Geo *g, int i, int64_t *k, int64_t *in) {
+    *k = 1 + (int64_t)Rng_below(r, 3);
+    g->s[i] = 1 + (int64_t)Rng_below(r, 3);
+    g->d[i] = 1 + (int64_t)Rng_below(r, 2);
+    g->pb[i] = (int64_t)Rng_below(r, 3);
+    g->pe[i] = (int64_t)Rng_below(r, 3);
+    g->op[i] = (int64_t)Rng_below(r, (uint64_t)g->s[i]); /* output_padding < stride */
+    *in = 1 + (int64_t)Rng_below(r, 8);
+    if (*in + g->pb[i] + g->pe[i] < (*k - 1) * g->d[i] + 1) *in = (*k - 1) * g->d[i] + 1;
+}
+
+/* 1-D to 3-D, groups of 1 to 3 with 1 to 6 outputs each (the direct loops
+ * below 4, the GEMM above), strides, dilations, asymmetric pads. */
+TEST(conv_and_conv_transpose_random_geometries) {
+    Rng r;
+    Rng_seed(&r, 99);
+    for (int it = 0; it < 60; it++) {
+        int nsp = 1 + (int)Rng_below(&r, 3);
+        int64_t cg = 1 + (int64_t)Rng_below(&r, 3), mg = 1 + (int64_t)Rng_below(&r, 6), k, in, ysp[3];
+        Geo g = {.group = 1 + (int64_t)Rng_below(&r, 3)};
+        NdShape xs = {.rank = nsp + 2, .dim = {1 + (int64_t)Rng_below(&r, 2), g.group * cg}};
+        NdShape ws = {.rank = nsp + 2, .dim = {g.group * mg, cg}}, wt = {.rank = nsp + 2, .dim = {g.group * cg, mg}};
+        for (int i = 0; i < nsp; i++) {
+            random_dim(&r, &g, i, &k, &in);
+            xs.dim[2 + i] = in;
+            ws.dim[2 + i] = wt.dim[2 + i] = k;
+            ysp[i] = g.s[i] * (in - 1) + g.op[i] + (k - 1) * g.d[i] + 1 - g.pb[i] - g.pe[i];
+        }
+        conv_case(ND_F32, xs, ws, it % 2, &g, 1e-5);
+        bool fits = true; /* the transposed output must keep at least one element */
+        for (int i = 0; i < nsp; i++)
+            fits = fits && ysp[i] >= 1;
+        if (!fits) continue;
+        NdTensor x = rnd(ND_F64, xs, 3), w = rnd(ND_F64, wt, 4), y = {0};
+        NetNode *n = conv_node("ConvTranspose", &g, nsp, 2, 1);
+        a_ints(n, "output_padding", g.op, nsp);
+        const NdTensor *ins[2] = {&x, &w};
+        CHECK(run(n, 17, ins, 2, &y, 1) == TT_OK);
+        NdShape ys;
+        double *want = convT_ref(&x, &w, NULL, &g, ysp, &ys);
+        CHECK(NdShape_equal(&y.shape, &ys) && near(&y, want, y.count, 1e-12));
+        free(want);
+        NdTensor all[] = {x, w, y};
+        free_all(all, 3);
+    }
+}
+
 /* ---- Gemm and MatMul ---- */
 
 TEST(gemm_transposes_alpha_beta_broadcast_c) {
@@ -820,6 +868,7 @@ int main(void) {
     RUN(conv_pointwise_and_banded);
     RUN(conv_auto_pad);
     RUN(conv_transpose_groups_strides_dilations_output_padding);
+    RUN(conv_and_conv_transpose_random_geometries);
     RUN(gemm_transposes_alpha_beta_broadcast_c);
     RUN(matmul_batched_broadcast_and_vectors);
     RUN(maxpool_ceil_mode_and_indices);
