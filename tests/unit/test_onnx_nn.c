@@ -834,6 +834,39 @@ TEST(einsum_products_diagonals_ellipsis_implicit_output) {
     free_all(all, 4);
 }
 
+/* ---- losses ---- */
+
+TEST(nll_and_softmax_cross_entropy_losses) {
+    NdTensor x = vals(ND_F32, SHAPE(2, 3), (const double[]){-1, -2, -3, -4, -5, -6});
+    NdTensor t = vals(ND_I64, SHAPE(2), (const double[]){2, 0}), w = vals(ND_F32, SHAPE(3), (const double[]){1, 2, 3});
+    NdTensor y = {0}, z = {0}, s[2] = {{0}};
+    const NdTensor *in[3] = {&x, &t, &w};
+    NetNode *n = mk("NegativeLogLikelihoodLoss", 3, 1, 0); /* mean over the targets' weights */
+    CHECK(run(n, 13, in, 3, &y, 1) == TT_OK);
+    CHECK(y.shape.rank == 0 && near(&y, (const double[]){(3.0 * 3 + 4 * 1) / (3 + 1)}, 1, 1e-6));
+    NetNode *ig = mk("NegativeLogLikelihoodLoss", 3, 1, 2);
+    a_int(ig, "ignore_index", 0);
+    a_str(ig, "reduction", "none");
+    CHECK(run(ig, 13, in, 3, &z, 1) == TT_OK);
+    CHECK(NdShape_equal(&z.shape, &t.shape) && near(&z, (const double[]){9, 0}, 2, 1e-6));
+    NdTensor sc = vals(ND_F64, SHAPE(1, 3), (const double[]){1, 2, 3}),
+             lab = vals(ND_I32, SHAPE(1), (const double[]){2});
+    const NdTensor *sin[2] = {&sc, &lab};
+    NetNode *sce = mk("SoftmaxCrossEntropyLoss", 2, 2, 1);
+    a_str(sce, "reduction", "sum");
+    CHECK(run(sce, 13, sin, 2, s, 2) == TT_OK);
+    double lse = log(exp(1) + exp(2) + exp(3));
+    CHECK(near(&s[0], (const double[]){lse - 3}, 1, 1e-12));
+    CHECK(near(&s[1], (const double[]){1 - lse, 2 - lse, 3 - lse}, 3, 1e-12));
+    NdTensor bad = vals(ND_I64, SHAPE(2), (const double[]){3, 0});
+    NdTensor_free(&y);
+    in[1] = &bad;
+    CHECK(run(n, 13, in, 3, &y, 1) == TT_ERR);
+    CHECK_CONTAINS(ERR, "target 3 is outside the 3 classes");
+    NdTensor all[] = {x, t, w, y, z, s[0], s[1], sc, lab, bad};
+    free_all(all, 10);
+}
+
 /* ---- speed: a ResNet-50 3x3 conv (64 -> 64 channels, 56 x 56) ---- */
 
 static double now(void) {
@@ -882,6 +915,7 @@ int main(void) {
     RUN(refusals);
     RUN(dropout_inference_identity_and_training_refused);
     RUN(einsum_products_diagonals_ellipsis_implicit_output);
+    RUN(nll_and_softmax_cross_entropy_losses);
     RUN(conv_and_matmul_rate);
     NetModel_done(&M);
     return check_summary();

@@ -1,5 +1,6 @@
 /* tuner/net/ops/nn.c: the nn family's table (see op.h); the ops are in
- * ops/nn_conv.c, nn_gemm.c, nn_pool.c, nn_norm.c, nn_softmax.c and nn_einsum.c. */
+ * ops/nn_conv.c, nn_gemm.c, nn_pool.c, nn_norm.c, nn_softmax.c, nn_einsum.c and
+ * nn_loss.c. */
 #include "tuner/net/ops/nn_util.h"
 
 #define NN_OP(op, lo, hi, outs, chk, inf, fn, fl)                                                                      \
@@ -28,6 +29,8 @@ const OpDef OPS_NN[] = {
     NN_OP("LogSoftmax", 1, 1, 1, NULL, Softmax_infer, LogSoftmax_run, Softmax_flops),
     NN_OP("Hardmax", 1, 1, 1, NULL, Softmax_infer, Hardmax_run, Softmax_flops),
     NN_OP("Einsum", 1, 8, 1, Einsum_check, Einsum_infer, Einsum_run, Einsum_flops),
+    NN_OP("NegativeLogLikelihoodLoss", 2, 3, 1, Loss_check, Loss_infer, Nll_run, Norm_flops),
+    NN_OP("SoftmaxCrossEntropyLoss", 2, 3, 2, Loss_check, Loss_infer, Sce_run, Norm_flops),
     NN_OP("Dropout", 1, 3, 2, Dropout_check, Dropout_infer, Dropout_run, NULL),
     {.name = NULL},
 };

@@ -2,7 +2,7 @@
  *
  * Not a public header: only ops/nn*.c include it. ops/nn.c holds the family's
  * table (OPS_NN); the op functions live in ops/nn_conv.c, nn_pool.c, nn_norm.c,
- * nn_gemm.c, nn_softmax.c and nn_einsum.c and are declared here.
+ * nn_gemm.c, nn_softmax.c, nn_einsum.c and nn_loss.c and are declared here.
  *
  * Precision: Conv, ConvTranspose, Gemm and MatMul compute float32 and float16
  * in float (float accumulation) and float64 in double, with kernels written
@@ -166,6 +166,12 @@ Status Einsum_check(const NetNode *node, const NetModel *model, char *err);
 Status Einsum_infer(OpCtx *ctx);
 Status Einsum_run(OpCtx *ctx);
 double Einsum_flops(const OpCtx *ctx);
+
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (ops/nn_loss.c). */
+Status Loss_check(const NetNode *node, const NetModel *model, char *err);
+Status Loss_infer(OpCtx *ctx);
+Status Nll_run(OpCtx *ctx);
+Status Sce_run(OpCtx *ctx);
 
 /* Output 0 has input 0's type and shape, for float inputs only. */
 Status Nn_inferSame(OpCtx *ctx);
