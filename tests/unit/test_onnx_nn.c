@@ -867,6 +867,29 @@ TEST(nll_and_softmax_cross_entropy_losses) {
     free_all(all, 10);
 }
 
+/* ---- 8-bit conv and matmul ---- */
+
+TEST(integer_and_qlinear_conv_matmul) {
+    NdTensor x = vals(ND_U8, SHAPE(1, 1, 2, 2), (const double[]){1, 2, 3, 4}),
+             w = vals(ND_U8, SHAPE(1, 1, 1, 1), (const double[]){3});
+    NdTensor one = vals(ND_U8, (NdShape){.rank = 0}, (const double[]){1}), y = {0}, z = {0};
+    const NdTensor *in[4] = {&x, &w, &one, &one};
+    CHECK(run(mk("ConvInteger", 4, 1, 0), 13, in, 4, &y, 1) == TT_OK);
+    CHECK(y.type == ND_I32 && near(&y, (const double[]){0, 2, 4, 6}, 4, 0));
+    /* (2-1)(3-2) + (4-1)(5-2) = 10; 10 * 0.5 * 0.25 / 0.1 = 12.5 rounds to even 12; + 10 */
+    NdTensor a = vals(ND_U8, SHAPE(1, 2), (const double[]){2, 4}), b = vals(ND_U8, SHAPE(2, 1), (const double[]){3, 5});
+    NdTensor as = vals(ND_F32, (NdShape){.rank = 0}, (const double[]){0.5}),
+             bs = vals(ND_F32, (NdShape){.rank = 0}, (const double[]){0.25});
+    NdTensor bz = vals(ND_U8, (NdShape){.rank = 0}, (const double[]){2}),
+             ysc = vals(ND_F32, (NdShape){.rank = 0}, (const double[]){0.1});
+    NdTensor yz = vals(ND_U8, (NdShape){.rank = 0}, (const double[]){10});
+    const NdTensor *q[8] = {&a, &as, &one, &b, &bs, &bz, &ysc, &yz};
+    CHECK(run(mk("QLinearMatMul", 8, 1, 0), 13, q, 8, &z, 1) == TT_OK);
+    CHECK(z.type == ND_U8 && near(&z, (const double[]){22}, 1, 0));
+    NdTensor all[] = {x, w, one, y, z, a, b, as, bs, bz, ysc, yz};
+    free_all(all, 12);
+}
+
 /* ---- speed: a ResNet-50 3x3 conv (64 -> 64 channels, 56 x 56) ---- */
 
 static double now(void) {
@@ -916,6 +939,7 @@ int main(void) {
     RUN(dropout_inference_identity_and_training_refused);
     RUN(einsum_products_diagonals_ellipsis_implicit_output);
     RUN(nll_and_softmax_cross_entropy_losses);
+    RUN(integer_and_qlinear_conv_matmul);
     RUN(conv_and_matmul_rate);
     NetModel_done(&M);
     return check_summary();

@@ -1,6 +1,6 @@
 /* tuner/net/ops/nn.c: the nn family's table (see op.h); the ops are in
- * ops/nn_conv.c, nn_gemm.c, nn_pool.c, nn_norm.c, nn_softmax.c, nn_einsum.c and
- * nn_loss.c. */
+ * ops/nn_conv.c, nn_gemm.c, nn_pool.c, nn_norm.c, nn_softmax.c, nn_einsum.c,
+ * nn_loss.c and nn_quant.c. */
 #include "tuner/net/ops/nn_util.h"
 
 #define NN_OP(op, lo, hi, outs, chk, inf, fn, fl)                                                                      \
@@ -14,6 +14,10 @@ const OpDef OPS_NN[] = {
     NN_OP("ConvTranspose", 2, 3, 1, Conv_check, ConvT_infer, ConvT_run, ConvT_flops),
     NN_OP("Gemm", 2, 3, 1, Gemm_check, Gemm_infer, Gemm_run, Gemm_flops),
     NN_OP("MatMul", 2, 2, 1, NULL, MatMul_infer, MatMul_run, MatMul_flops),
+    NN_OP("ConvInteger", 2, 4, 1, Conv_check, QConv_infer, QConv_run, QConv_flops),
+    NN_OP("QLinearConv", 8, 9, 1, Conv_check, QConv_infer, QConv_run, QConv_flops),
+    NN_OP("MatMulInteger", 2, 4, 1, NULL, QMatMul_infer, QMatMul_run, QMatMul_flops),
+    NN_OP("QLinearMatMul", 8, 8, 1, NULL, QMatMul_infer, QMatMul_run, QMatMul_flops),
     NN_OP("MaxPool", 1, 1, 2, Pool_check, Pool_infer, MaxPool_run, Pool_flops),
     NN_OP("AveragePool", 1, 1, 1, Pool_check, Pool_infer, AvgPool_run, Pool_flops),
     NN_OP("LpPool", 1, 1, 1, Pool_check, Pool_infer, LpPool_run, Pool_flops),

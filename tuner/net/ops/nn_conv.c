@@ -55,7 +55,7 @@ static void conv_outShape(const NnConv *cv, int rank, NdShape *out) {
     out->dim[1] = cv->m;
 }
 
-static Status conv_setup(const OpCtx *ctx, NnConv *cv, NdShape *out) {
+Status Nn_convSetup(const OpCtx *ctx, NnConv *cv, NdShape *out) {
     const NdShape *xs = &ctx->in[0]->shape, *ws = &ctx->in[1]->shape;
     int64_t k[NN_SP];
     if (conv_shapes(ctx, "Conv") != TT_OK || conv_kernel(ctx->node, ws, k, ctx->err) != TT_OK) return TT_ERR;
@@ -161,7 +161,7 @@ static Status conv_infer(OpCtx *ctx, ConvSetup setup) {
     return setup(ctx, &cv, &ctx->out[0].shape);
 }
 
-Status Conv_infer(OpCtx *ctx) { return conv_infer(ctx, conv_setup); }
+Status Conv_infer(OpCtx *ctx) { return conv_infer(ctx, Nn_convSetup); }
 Status ConvT_infer(OpCtx *ctx) { return conv_infer(ctx, convT_setup); }
 
 static bool conv_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *y) {
@@ -177,7 +177,7 @@ static Status conv_run(OpCtx *ctx, ConvSetup setup) {
     return Nn_runViews(ctx, 3, &os, ctx->in[0]->type == ND_F64, conv_compute, &cv);
 }
 
-Status Conv_run(OpCtx *ctx) { return conv_run(ctx, conv_setup); }
+Status Conv_run(OpCtx *ctx) { return conv_run(ctx, Nn_convSetup); }
 Status ConvT_run(OpCtx *ctx) { return conv_run(ctx, convT_setup); }
 
 /* 2 * multiply-adds: each output element of Conv sums C/group * kernel

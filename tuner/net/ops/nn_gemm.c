@@ -20,7 +20,7 @@ Status Gemm_check(const NetNode *node, const NetModel *model, char *err) {
 }
 
 /* M, N, K of Gemm from A's and B's shapes, and C's fit to M x N. */
-static Status gemm_dims(const OpCtx *ctx, int64_t *m, int64_t *n, int64_t *k) {
+static Status geNn_matmulDims(const OpCtx *ctx, int64_t *m, int64_t *n, int64_t *k) {
     const NdShape *as = &ctx->in[0]->shape, *bs = &ctx->in[1]->shape;
     if (as->rank != 2 || bs->rank != 2)
         return tt_fail(ctx->err, "Gemm takes 2-D A and B, not ranks %d and %d", as->rank, bs->rank);
@@ -48,15 +48,15 @@ Status Gemm_infer(OpCtx *ctx) {
     ctx->out[0].shape.rank = -1;
     int64_t m, n, k;
     if (ctx->in[0]->shape.rank < 0 || ctx->in[1]->shape.rank < 0) return TT_OK;
-    if (gemm_dims(ctx, &m, &n, &k) != TT_OK) return TT_ERR;
+    if (geNn_matmulDims(ctx, &m, &n, &k) != TT_OK) return TT_ERR;
     ctx->out[0].shape = (NdShape){.rank = 2, .dim = {m, n}};
     return TT_OK;
 }
 
 /* Y = alpha * A * B + beta * C in the working precision. */
-static bool gemm_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *y) {
+static bool geNn_matmul(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *y) {
     int64_t m, n, k, st[2] = {0, 0};
-    gemm_dims(ctx, &m, &n, &k);
+    geNn_matmulDims(ctx, &m, &n, &k);
     bool ta = NetNode_attrInt(ctx->node, "transA", 0), tb = NetNode_attrInt(ctx->node, "transB", 0);
     int64_t sam = ta ? 1 : k, sak = ta ? m : 1, sbk = tb ? 1 : n, sbn = tb ? k : 1;
     double alpha = NetNode_attrFloat(ctx->node, "alpha", 1.0), beta = NetNode_attrFloat(ctx->node, "beta", 1.0);
@@ -77,7 +77,7 @@ static bool gemm_compute(OpCtx *ctx, const void *arg, bool dbl, const void *cons
 Status Gemm_run(OpCtx *ctx) {
     if (Gemm_infer(ctx) != TT_OK) return TT_ERR;
     NdShape ys = ctx->out[0].shape;
-    return Nn_runViews(ctx, 3, &ys, ctx->in[0]->type == ND_F64, gemm_compute, NULL);
+    return Nn_runViews(ctx, 3, &ys, ctx->in[0]->type == ND_F64, geNn_matmul, NULL);
 }
 
 double Gemm_flops(const OpCtx *ctx) {
@@ -87,13 +87,7 @@ double Gemm_flops(const OpCtx *ctx) {
     return 2.0 * (double)ys->dim[0] * (double)ys->dim[1] * (double)as->dim[ta ? 0 : 1];
 }
 
-/* MatMul's shapes: the batch dimensions broadcast, m x k times k x n. */
-typedef struct MmDims {
-    NdShape batch, abatch, bbatch; /* the output's batch dimensions; A's and B's own */
-    int64_t m, n, k;
-} MmDims;
-
-static Status mm_dims(const OpCtx *ctx, MmDims *d, NdShape *ys) {
+Status Nn_matmulDims(const OpCtx *ctx, MmDims *d, NdShape *ys) {
     const NdShape *as = &ctx->in[0]->shape, *bs = &ctx->in[1]->shape;
     if (as->rank < 1 || bs->rank < 1)
         return tt_fail(ctx->err, "MatMul of a scalar (ranks %d and %d)", as->rank, bs->rank);
@@ -123,12 +117,12 @@ Status MatMul_infer(OpCtx *ctx) {
     ctx->out[0].shape.rank = -1;
     MmDims d;
     if (ctx->in[0]->shape.rank < 0 || ctx->in[1]->shape.rank < 0) return TT_OK;
-    return mm_dims(ctx, &d, &ctx->out[0].shape);
+    return Nn_matmulDims(ctx, &d, &ctx->out[0].shape);
 }
 
 /* One GEMM per output batch index, at A's and B's broadcast offsets; when B
  * has no batch dimensions, A's batch and rows are one taller matrix. */
-static bool mm_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *y) {
+bool Nn_matmul(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *y) {
     const MmDims *d = arg;
     int64_t nb = 1, sa[ND_MAX_RANK], sb[ND_MAX_RANK], m = d->m;
     for (int i = 0; i < d->batch.rank; i++)
@@ -162,8 +156,8 @@ static bool mm_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const 
 Status MatMul_run(OpCtx *ctx) {
     MmDims d;
     NdShape ys;
-    if (mm_types(ctx, 2) != TT_OK || mm_dims(ctx, &d, &ys) != TT_OK) return TT_ERR;
-    return Nn_runViews(ctx, 2, &ys, ctx->in[0]->type == ND_F64, mm_compute, &d);
+    if (mm_types(ctx, 2) != TT_OK || Nn_matmulDims(ctx, &d, &ys) != TT_OK) return TT_ERR;
+    return Nn_runViews(ctx, 2, &ys, ctx->in[0]->type == ND_F64, Nn_matmul, &d);
 }
 
 double MatMul_flops(const OpCtx *ctx) {

@@ -2,7 +2,8 @@
  *
  * Not a public header: only ops/nn*.c include it. ops/nn.c holds the family's
  * table (OPS_NN); the op functions live in ops/nn_conv.c, nn_pool.c, nn_norm.c,
- * nn_gemm.c, nn_softmax.c, nn_einsum.c and nn_loss.c and are declared here.
+ * nn_gemm.c, nn_softmax.c, nn_einsum.c, nn_loss.c and nn_quant.c and are
+ * declared here.
  *
  * Precision: Conv, ConvTranspose, Gemm and MatMul compute float32 and float16
  * in float (float accumulation) and float64 in double, with kernels written
@@ -102,6 +103,21 @@ bool Nn_conv_d(const NnConv *cv, const double *x, const double *w, const double 
 bool Nn_convT_f(const NnConv *cv, const float *x, const float *w, const float *bias, float *y);
 bool Nn_convT_d(const NnConv *cv, const double *x, const double *w, const double *bias, double *y);
 
+/* Conv's geometry and output shape from x (in[0]), w (in[1]) and the bias
+ * (in[2], optional); the quantized convolutions call it on a context of
+ * their own with those inputs. */
+Status Nn_convSetup(const OpCtx *ctx, NnConv *cv, NdShape *out);
+
+/* MatMul's shapes: the batch dimensions broadcast, m x k times k x n. */
+typedef struct MmDims {
+    NdShape batch, abatch, bbatch; /* the output's batch dimensions; A's and B's own */
+    int64_t m, n, k;
+} MmDims;
+/* From A (in[0]) and B (in[1]); ys: the output shape. */
+Status Nn_matmulDims(const OpCtx *ctx, MmDims *d, NdShape *ys);
+/* The NnCompute of MatMul (arg: its MmDims). */
+bool Nn_matmul(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *y);
+
 /* Op functions (their files say what each supports). */
 Status Conv_check(const NetNode *node, const NetModel *model, char *err);
 Status Conv_infer(OpCtx *ctx);
@@ -172,6 +188,14 @@ Status Loss_check(const NetNode *node, const NetModel *model, char *err);
 Status Loss_infer(OpCtx *ctx);
 Status Nll_run(OpCtx *ctx);
 Status Sce_run(OpCtx *ctx);
+
+/* ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul (ops/nn_quant.c). */
+Status QConv_infer(OpCtx *ctx);
+Status QConv_run(OpCtx *ctx);
+Status QMatMul_infer(OpCtx *ctx);
+Status QMatMul_run(OpCtx *ctx);
+double QConv_flops(const OpCtx *ctx);
+double QMatMul_flops(const OpCtx *ctx);
 
 /* Output 0 has input 0's type and shape, for float inputs only. */
 Status Nn_inferSame(OpCtx *ctx);
