@@ -890,6 +890,30 @@ TEST(integer_and_qlinear_conv_matmul) {
     free_all(all, 12);
 }
 
+/* ---- recurrent ---- */
+
+TEST(rnn_forward_and_bidirectional) {
+    NdTensor x = vals(ND_F32, SHAPE(2, 1, 1), (const double[]){1, 2}),
+             w = vals(ND_F32, SHAPE(1, 1, 1), (const double[]){1});
+    NdTensor r = vals(ND_F32, SHAPE(1, 1, 1), (const double[]){0.5}), y[2] = {{0}}, z[2] = {{0}};
+    const NdTensor *in[3] = {&x, &w, &r};
+    CHECK(run(mk("RNN", 3, 2, 0), 14, in, 3, y, 2) == TT_OK); /* h_t = tanh(x_t + 0.5 h_t-1) */
+    double h1 = tanh(1), h2 = tanh(2 + 0.5 * h1);
+    CHECK(NdShape_equal(&y[0].shape, &(NdShape){.rank = 4, .dim = {2, 1, 1, 1}}) &&
+          near(&y[0], (const double[]){h1, h2}, 2, 1e-6));
+    CHECK(near(&y[1], &h2, 1, 1e-6));
+    NdTensor w2 = vals(ND_F32, SHAPE(2, 1, 1), (const double[]){1, 1}),
+             r2 = vals(ND_F32, SHAPE(2, 1, 1), (const double[]){0.5, 0.5});
+    const NdTensor *in2[3] = {&x, &w2, &r2};
+    NetNode *n = mk("RNN", 3, 2, 1);
+    a_str(n, "direction", "bidirectional");
+    CHECK(run(n, 14, in2, 3, z, 2) == TT_OK); /* backwards: tanh(2) at t = 1, then tanh(1 + 0.5 tanh(2)) at t = 0 */
+    double b1 = tanh(2), b0 = tanh(1 + 0.5 * b1);
+    CHECK(near(&z[0], (const double[]){h1, b0, h2, b1}, 4, 1e-6) && near(&z[1], (const double[]){h2, b0}, 2, 1e-6));
+    NdTensor all[] = {x, w, r, y[0], y[1], z[0], z[1], w2, r2};
+    free_all(all, 9);
+}
+
 /* ---- speed: a ResNet-50 3x3 conv (64 -> 64 channels, 56 x 56) ---- */
 
 static double now(void) {
@@ -940,6 +964,7 @@ int main(void) {
     RUN(einsum_products_diagonals_ellipsis_implicit_output);
     RUN(nll_and_softmax_cross_entropy_losses);
     RUN(integer_and_qlinear_conv_matmul);
+    RUN(rnn_forward_and_bidirectional);
     RUN(conv_and_matmul_rate);
     NetModel_done(&M);
     return check_summary();

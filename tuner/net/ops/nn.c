@@ -1,6 +1,6 @@
 /* tuner/net/ops/nn.c: the nn family's table (see op.h); the ops are in
  * ops/nn_conv.c, nn_gemm.c, nn_pool.c, nn_norm.c, nn_softmax.c, nn_einsum.c,
- * nn_loss.c and nn_quant.c. */
+ * nn_loss.c, nn_quant.c and nn_rnn.c. */
 #include "tuner/net/ops/nn_util.h"
 
 #define NN_OP(op, lo, hi, outs, chk, inf, fn, fl)                                                                      \
@@ -35,6 +35,9 @@ const OpDef OPS_NN[] = {
     NN_OP("Einsum", 1, 8, 1, Einsum_check, Einsum_infer, Einsum_run, Einsum_flops),
     NN_OP("NegativeLogLikelihoodLoss", 2, 3, 1, Loss_check, Loss_infer, Nll_run, Norm_flops),
     NN_OP("SoftmaxCrossEntropyLoss", 2, 3, 2, Loss_check, Loss_infer, Sce_run, Norm_flops),
+    NN_OP("RNN", 3, 6, 2, Rnn_check, Rnn_infer, Rnn_run, Rnn_flops),
+    NN_OP("GRU", 3, 6, 2, Rnn_check, Rnn_infer, Rnn_run, Rnn_flops),
+    NN_OP("LSTM", 3, 8, 3, Rnn_check, Rnn_infer, Rnn_run, Rnn_flops),
     NN_OP("Dropout", 1, 3, 2, Dropout_check, Dropout_infer, Dropout_run, NULL),
     {.name = NULL},
 };

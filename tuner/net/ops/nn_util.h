@@ -2,8 +2,8 @@
  *
  * Not a public header: only ops/nn*.c include it. ops/nn.c holds the family's
  * table (OPS_NN); the op functions live in ops/nn_conv.c, nn_pool.c, nn_norm.c,
- * nn_gemm.c, nn_softmax.c, nn_einsum.c, nn_loss.c and nn_quant.c and are
- * declared here.
+ * nn_gemm.c, nn_softmax.c, nn_einsum.c, nn_loss.c, nn_quant.c and nn_rnn.c
+ * and are declared here.
  *
  * Precision: Conv, ConvTranspose, Gemm and MatMul compute float32 and float16
  * in float (float accumulation) and float64 in double, with kernels written
@@ -66,7 +66,7 @@ void Nn_outDone(NdTensor *out, bool dbl, void *buf);
  * NULL for an omitted input) into output 0's buffer y. False: failed (with
  * ctx->err set, or out of memory when it is empty). */
 typedef bool (*NnCompute)(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *y);
-#define NN_MAX_VIEWS 6
+#define NN_MAX_VIEWS 9
 /* Views inputs 0..n-1 as floats or doubles (dbl), allocates output 0 with
  * input 0's type and shape ys, runs fn, converts the result into output 0
  * and frees what it made. */
@@ -196,6 +196,12 @@ Status QMatMul_infer(OpCtx *ctx);
 Status QMatMul_run(OpCtx *ctx);
 double QConv_flops(const OpCtx *ctx);
 double QMatMul_flops(const OpCtx *ctx);
+
+/* RNN, GRU and LSTM (ops/nn_rnn.c). */
+Status Rnn_check(const NetNode *node, const NetModel *model, char *err);
+Status Rnn_infer(OpCtx *ctx);
+Status Rnn_run(OpCtx *ctx);
+double Rnn_flops(const OpCtx *ctx);
 
 /* Output 0 has input 0's type and shape, for float inputs only. */
 Status Nn_inferSame(OpCtx *ctx);
