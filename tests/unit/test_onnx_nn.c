@@ -691,6 +691,16 @@ TEST(lp_normalization_and_lrn) {
     free_all(all, 3);
 }
 
+TEST(mean_variance_normalization) {
+    /* per channel over N, H, W: {1, 3} and {2, 6} become -1, 1 */
+    NdTensor x = vals(ND_F32, SHAPE(1, 2, 1, 2), (const double[]){1, 3, 2, 6}), y = {0};
+    const NdTensor *in[1] = {&x};
+    CHECK(run(mk("MeanVarianceNormalization", 1, 1, 0), 13, in, 1, &y, 1) == TT_OK);
+    CHECK(near(&y, (const double[]){-1, 1, -1, 1}, 4, 1e-6));
+    NdTensor all[] = {x, y};
+    free_all(all, 2);
+}
+
 /* ---- softmax family ---- */
 
 TEST(softmax_coerced_before_13_single_axis_after) {
@@ -958,6 +968,7 @@ int main(void) {
     RUN(layer_norm_axis_and_statistics);
     RUN(group_norm_per_channel_and_per_group);
     RUN(lp_normalization_and_lrn);
+    RUN(mean_variance_normalization);
     RUN(softmax_coerced_before_13_single_axis_after);
     RUN(refusals);
     RUN(dropout_inference_identity_and_training_refused);

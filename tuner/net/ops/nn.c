@@ -27,6 +27,7 @@ const OpDef OPS_NN[] = {
     NN_OP("InstanceNormalization", 3, 3, 1, NULL, InstanceNorm_infer, InstanceNorm_run, Norm_flops),
     NN_OP("LayerNormalization", 2, 3, 3, LayerNorm_check, LayerNorm_infer, LayerNorm_run, Norm_flops),
     NN_OP("GroupNormalization", 3, 3, 1, GroupNorm_check, GroupNorm_infer, GroupNorm_run, Norm_flops),
+    NN_OP("MeanVarianceNormalization", 1, 1, 1, NULL, Nn_inferSame, Mvn_run, Norm_flops),
     NN_OP("LpNormalization", 1, 1, 1, LpNorm_check, Nn_inferSame, LpNorm_run, Norm_flops),
     NN_OP("LRN", 1, 1, 1, Lrn_check, Nn_inferSame, Lrn_run, Norm_flops),
     NN_OP("Softmax", 1, 1, 1, NULL, Softmax_infer, Softmax_run, Softmax_flops),

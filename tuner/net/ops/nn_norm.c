@@ -255,6 +255,57 @@ Status LayerNorm_run(OpCtx *ctx) {
     return st;
 }
 
+/* ---- MeanVarianceNormalization ---- */
+
+/* The offset of element i (of shape s) among the elements its reduction over
+ * `axes` (a bit per dimension) keeps: the dimensions not reduced. */
+static int64_t kept_at(const NdShape *s, unsigned axes, int64_t i) {
+    int64_t at = 0, scale = 1;
+    for (int d = s->rank - 1; d >= 0; d--) {
+        int64_t idx = i % s->dim[d];
+        i /= s->dim[d];
+        if (!(axes >> d & 1)) {
+            at += idx * scale;
+            scale *= s->dim[d];
+        }
+    }
+    return at;
+}
+
+/* y = (x - mean) / (sqrt(variance) + 1e-9) over `axes` (default 0, 2, 3). */
+static bool mvn_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *yv) {
+    const NdShape *xs = &ctx->in[0]->shape;
+    int na;
+    const int64_t *axes = NetNode_attrInts(ctx->node, "axes", &na);
+    unsigned mask = 0;
+    int64_t kept = 1, n = ctx->in[0]->count;
+    for (int i = 0; i < (axes ? na : 3); i++) {
+        int ax;
+        if (Nd_axis(axes ? axes[i] : (int64_t[]){0, 2, 3}[i], xs->rank, &ax, ctx->err) != TT_OK) return false;
+        mask |= 1u << ax;
+    }
+    for (int d = 0; d < xs->rank; d++)
+        kept *= mask >> d & 1 ? 1 : xs->dim[d];
+    double *sum = calloc((size_t)(2 * kept + 1), sizeof *sum), *sq = sum + kept, *y = yv;
+    const double *x = in[0];
+    if (!sum) return false;
+    double per = kept ? (double)n / (double)kept : 1;
+    for (int64_t i = 0; i < n; i++)
+        sum[kept_at(xs, mask, i)] += x[i] / per;
+    for (int64_t i = 0; i < n; i++) {
+        double dv = x[i] - sum[kept_at(xs, mask, i)];
+        sq[kept_at(xs, mask, i)] += dv * dv / per;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = kept_at(xs, mask, i);
+        y[i] = (x[i] - sum[k]) / (sqrt(sq[k]) + 1e-9);
+    }
+    free(sum);
+    return true;
+}
+
+Status Mvn_run(OpCtx *ctx) { return run_same(ctx, 1, Nn_inferSame, mvn_compute, NULL); }
+
 /* ---- LpNormalization and LRN ---- */
 
 Status LpNorm_check(const NetNode *node, const NetModel *model, char *err) {

@@ -157,6 +157,7 @@ Status LayerNorm_run(OpCtx *ctx);
 Status GroupNorm_check(const NetNode *node, const NetModel *model, char *err);
 Status GroupNorm_infer(OpCtx *ctx);
 Status GroupNorm_run(OpCtx *ctx);
+Status Mvn_run(OpCtx *ctx);
 Status LpNorm_check(const NetNode *node, const NetModel *model, char *err);
 Status LpNorm_run(OpCtx *ctx);
 Status Lrn_check(const NetNode *node, const NetModel *model, char *err);
