@@ -5,36 +5,6 @@
 #include "tests/check.h"
 #include "tuner/net/ops/op.h"
 
-/* The attribute getters of model.h, for as long as this branch has no
- * model.c (weak: the library's own definitions win once it has). */
-__attribute__((weak)) const NetAttr *NetNode_attr(const NetNode *n, const char *name) {
-    for (int i = 0; i < n->n_attrs; i++)
-        if (!strcmp(n->attrs[i].name, name)) return &n->attrs[i];
-    return NULL;
-}
-__attribute__((weak)) int64_t NetNode_attrInt(const NetNode *n, const char *name, int64_t def) {
-    const NetAttr *a = NetNode_attr(n, name);
-    return a && a->kind == NATTR_INT ? a->i : def;
-}
-__attribute__((weak)) double NetNode_attrFloat(const NetNode *n, const char *name, double def) {
-    const NetAttr *a = NetNode_attr(n, name);
-    return a && a->kind == NATTR_FLOAT ? a->f : def;
-}
-__attribute__((weak)) const char *NetNode_attrString(const NetNode *n, const char *name, const char *def) {
-    const NetAttr *a = NetNode_attr(n, name);
-    return a && a->kind == NATTR_STRING ? a->s : def;
-}
-__attribute__((weak)) const int64_t *NetNode_attrInts(const NetNode *n, const char *name, int *count) {
-    const NetAttr *a = NetNode_attr(n, name);
-    *count = a && a->kind == NATTR_INTS ? a->n : 0;
-    return a && a->kind == NATTR_INTS ? (a->ints ? a->ints : (const int64_t *)"") : NULL;
-}
-__attribute__((weak)) const double *NetNode_attrFloats(const NetNode *n, const char *name, int *count) {
-    const NetAttr *a = NetNode_attr(n, name);
-    *count = a && a->kind == NATTR_FLOATS ? a->n : 0;
-    return a && a->kind == NATTR_FLOATS ? a->floats : NULL;
-}
-
 /* ---- building nodes ---- */
 
 typedef struct {
