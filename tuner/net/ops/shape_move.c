@@ -83,8 +83,9 @@ Status Flatten_infer(OpCtx *ctx) {
     const NdShape *in = &ctx->in[0]->shape;
     Sh_unknown(ctx, 0, ctx->in[0]->type);
     if (in->rank < 0) return TT_OK;
-    int axis;
-    if (Nd_axis(NetNode_attrInt(ctx->node, "axis", 1), in->rank + 1, &axis, ctx->err) != TT_OK) return TT_ERR;
+    int64_t given = NetNode_attrInt(ctx->node, "axis", 1), axis = given < 0 ? given + in->rank : given;
+    if (axis < 0 || axis > in->rank) /* [-r, r]: -1 is the last axis */
+        return tt_fail(ctx->err, "axis %lld is outside [-%d, %d]", (long long)given, in->rank, in->rank);
     NdShape s = {.rank = 2, .dim = {1, 1}};
     for (int i = 0; i < in->rank; i++)
         s.dim[i < axis ? 0 : 1] *= in->dim[i];

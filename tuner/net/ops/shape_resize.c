@@ -160,24 +160,26 @@ Status Resize_infer(OpCtx *ctx) {
     return TT_OK;
 }
 
-/* Where output index x of axis a falls in the input's coordinates. */
+/* Where output index x of axis a falls in the input's coordinates. The
+ * resized length is the scale times the input's (not the rounded output
+ * size), as ONNX's reference has it when scales are given. */
 static double source_coord(const ResizePlan *p, int a, int64_t x) {
-    double s = p->scale[a], in = (double)p->in[a], out = (double)p->out[a], xo = (double)x;
+    double s = p->scale[a], in = (double)p->in[a], len = s * in, xo = (double)x;
     switch (p->coord) {
     case C_ASYMMETRIC:
         return xo / s;
     case C_ALIGN_CORNERS:
-        return out <= 1 ? 0 : xo * (in - 1) / (out - 1);
+        return len == 1 ? 0 : xo * (in - 1) / (len - 1);
     case C_PYTORCH:
-        return out > 1 ? (xo + 0.5) / s - 0.5 : 0;
+        return len > 1 ? (xo + 0.5) / s - 0.5 : 0;
     case C_TF_HALF_NN:
         return (xo + 0.5) / s;
     case C_TF_CROP: {
         double r0 = p->roi0[a], r1 = p->roi1[a];
-        return out > 1 ? r0 * (in - 1) + xo * (r1 - r0) * (in - 1) / (out - 1) : 0.5 * (r0 + r1) * (in - 1);
+        return len > 1 ? r0 * (in - 1) + xo * (r1 - r0) * (in - 1) / (len - 1) : 0.5 * (r0 + r1) * (in - 1);
     }
     case C_HALF_SYMMETRIC: {
-        double adj = out / (s * in), off = in / 2 * (1 - adj);
+        double adj = (double)p->out[a] / len, off = in / 2 * (1 - adj);
         return off + (xo + 0.5) / s - 0.5;
     }
     default:
