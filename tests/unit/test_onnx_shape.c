@@ -414,6 +414,112 @@ TEST(pad_gather_topk) {
     free_all((NdTensor[]){y[0], y[1], x, pads, cv, crop, idx, bad, s, k}, 10);
 }
 
+/* infer computes a shape from constant driving inputs and leaves rank -1 without them */
+static int infer_rank(const char *op, const NdTensor **ins, int n_in, NdTensor *out, char *err) {
+    TNode t;
+    memset(out, 0, sizeof *out);
+    out->shape.rank = -1;
+    OpCtx ctx = {.node = node(&t, op), .opset = 13, .in = ins, .n_in = n_in, .out = out, .n_out = 1, .err = err};
+    t.node.n_in = n_in;
+    t.node.n_out = 1;
+    return Op_find("", op)->infer(&ctx) == TT_OK ? out->shape.rank : -2;
+}
+
+TEST(infer_from_constants) {
+    char err[TT_ERRLEN] = "";
+    NdTensor x = iota(2, (int64_t[]){2, 1}, 0), out;
+    NdTensor shp = ints1(3, (int64_t[]){4, 2, 3}), rep = ints1(2, (int64_t[]){3, 5});
+    NdTensor unknown = {.type = ND_I64, .shape = {.rank = 1, .dim = {3}}}; /* no data: not a constant */
+    CHECK(infer_rank("Expand", (const NdTensor *[]){&x, &shp}, 2, &out, err) == 3 && shape_is(&out, 3, 4, 2, 3));
+    CHECK(infer_rank("Expand", (const NdTensor *[]){&x, &unknown}, 2, &out, err) == -1);
+    CHECK(infer_rank("Tile", (const NdTensor *[]){&x, &rep}, 2, &out, err) == 2 && shape_is(&out, 2, 6, 5));
+    CHECK(infer_rank("ConstantOfShape", (const NdTensor *[]){&shp}, 1, &out, err) == 3 && out.type == ND_F32);
+    CHECK(infer_rank("ConstantOfShape", (const NdTensor *[]){&unknown}, 1, &out, err) == -1);
+    NdTensor a = ints1(1, (int64_t[]){1}), b = ints1(1, (int64_t[]){10}), d = ints1(1, (int64_t[]){3});
+    a.shape.rank = b.shape.rank = d.shape.rank = 0; /* scalars */
+    CHECK(infer_rank("Range", (const NdTensor *[]){&a, &b, &d}, 3, &out, err) == 1 && shape_is(&out, 1, 3));
+    CHECK(infer_rank("Range", (const NdTensor *[]){&a, &unknown, &d}, 3, &out, err) == -1);
+    NdTensor st = ints1(1, (int64_t[]){1}), en = ints1(1, (int64_t[]){2});
+    CHECK(infer_rank("Slice", (const NdTensor *[]){&x, &st, &en}, 3, &out, err) == 2 && shape_is(&out, 2, 1, 1));
+    CHECK(infer_rank("Slice", (const NdTensor *[]){&x, &st, &unknown}, 3, &out, err) == -1);
+    CHECK(infer_rank("Shape", (const NdTensor *[]){&x}, 1, &out, err) == 1 && shape_is(&out, 1, 2));
+    free_all((NdTensor[]){x, shp, rep, a, b, d, st, en}, 8);
+}
+
+TEST(bad_inputs_are_refused) {
+    char err[TT_ERRLEN] = "";
+    TNode t;
+    NdTensor x = iota(2, (int64_t[]){2, 3}, 0), y, z = iota(2, (int64_t[]){3, 3}, 0);
+    NdTensor st = ints1(1, (int64_t[]){0}), en = ints1(1, (int64_t[]){2}), zero = ints1(1, (int64_t[]){0});
+    CHECK(run(node(&t, "Slice"), 13, (NdTensor *[]){&x, &st, &en, NULL, &zero}, 5, &y, 1, err) == TT_ERR);
+    CHECK(strstr(err, "step") != NULL);
+    CHECK(run(node(&t, "Concat"), 13, (NdTensor *[]){&x, &z}, 2, &y, 1, err) == TT_OK); /* axis 0: 2 + 3 rows */
+    CHECK(shape_is(&y, 2, 5, 3));
+    NdTensor_free(&y);
+    attr_int(node(&t, "Concat"), "axis", 1); /* axis 1: the rows differ */
+    CHECK(run(&t.node, 13, (NdTensor *[]){&x, &z}, 2, &y, 1, err) == TT_ERR);
+    NdTensor shp = ints1(2, (int64_t[]){4, 3});
+    CHECK(run(node(&t, "Expand"), 13, (NdTensor *[]){&x, &shp}, 2, &y, 1, err) == TT_ERR);
+    CHECK(strstr(err, "broadcast") != NULL);
+    NdTensor rep = ints1(1, (int64_t[]){2});
+    CHECK(run(node(&t, "Tile"), 13, (NdTensor *[]){&x, &rep}, 2, &y, 1, err) == TT_ERR);
+    CHECK(run(node(&t, "Squeeze"), 13, (NdTensor *[]){&x, &zero}, 2, &y, 1, err) == TT_ERR);
+    NdTensor nan = floats1(2, (double[]){1, NAN});
+    CHECK(run(node(&t, "Resize"), 13, (NdTensor *[]){&x, NULL, &nan}, 3, &y, 1, err) == TT_ERR);
+    attr_str(node(&t, "Pad"), "mode", "mirror");
+    CHECK(run(&t.node, 13, (NdTensor *[]){&x, &shp}, 2, &y, 1, err) == TT_ERR && strstr(err, "mirror"));
+    add_attr(node(&t, "Constant"), "sparse_value", NATTR_OTHER);
+    CHECK(run(&t.node, 13, NULL, 0, &y, 1, err) == TT_ERR && strstr(err, "sparse_value"));
+    attr_str(node(&t, "Resize"), "coordinate_transformation_mode", "nonsense");
+    CHECK(run(&t.node, 13, (NdTensor *[]){&x}, 1, &y, 1, err) == TT_ERR && strstr(err, "nonsense"));
+    free_all((NdTensor[]){x, z, st, en, zero, shp, rep, nan}, 8);
+}
+
+TEST(newer_opset_inputs) {
+    char err[TT_ERRLEN] = "";
+    TNode t;
+    NdTensor x = iota(2, (int64_t[]){2, 2}, 1), y;
+    NdTensor pads = ints1(2, (int64_t[]){1, 1}), axes = ints1(1, (int64_t[]){1});
+    CHECK(run(node(&t, "Pad"), 18, (NdTensor *[]){&x, &pads, NULL, &axes}, 4, &y, 1, err) == TT_OK);
+    CHECK(shape_is(&y, 2, 2, 4) && values_are(&y, 8, (double[]){0, 1, 2, 0, 0, 3, 4, 0}, 0));
+    NdTensor_free(&y);
+    /* Resize over axes 2 and 3 with not_larger: sizes 3x8 of 2x2 keep the smaller scale, 1.5 */
+    NdTensor r = iota(4, (int64_t[]){1, 1, 2, 2}, 1), sz = ints1(2, (int64_t[]){3, 8});
+    attr_ints(node(&t, "Resize"), "axes", 2, 2LL, 3LL);
+    attr_str(&t, "keep_aspect_ratio_policy", "not_larger");
+    CHECK(run(&t.node, 18, (NdTensor *[]){&r, NULL, NULL, &sz}, 4, &y, 1, err) == TT_OK);
+    CHECK(shape_is(&y, 4, 1, 1, 3, 3) && values_are(&y, 9, (double[]){1, 1, 2, 1, 1, 2, 3, 3, 4}, 0));
+    NdTensor_free(&y);
+    NdTensor big = reduce_input(), a0 = ints1(1, (int64_t[]){0});
+    CHECK(run(node(&t, "ReduceMax"), 18, (NdTensor *[]){&big, &a0}, 2, &y, 1, err) == TT_OK);
+    CHECK(shape_is(&y, 3, 1, 3, 2) && values_are(&y, 6, (double[]){7, 8, 9, 10, 11, 12}, 0));
+    NdTensor_free(&y);
+    attr_ints(node(&t, "Unsqueeze"), "axes", 2, 0LL, 3LL); /* opset 11: an attribute */
+    CHECK(run(&t.node, 11, (NdTensor *[]){&x}, 1, &y, 1, err) == TT_OK);
+    CHECK(shape_is(&y, 4, 1, 2, 2, 1));
+    NdTensor_free(&y);
+    attr_ints(node(&t, "Constant"), "value_ints", 2, 5LL, -7LL);
+    CHECK(run(&t.node, 13, NULL, 0, &y, 1, err) == TT_OK);
+    CHECK(y.type == ND_I64 && shape_is(&y, 1, 2) && values_are(&y, 2, (double[]){5, -7}, 0));
+    free_all((NdTensor[]){y, x, pads, axes, r, sz, big, a0}, 8);
+}
+
+TEST(movement_keeps_every_bit) {
+    char err[TT_ERRLEN] = "";
+    TNode t;
+    NdTensor x = tensor(ND_I64, 2, (int64_t[]){2, 2}, NULL), y;
+    int64_t *v = x.data;
+    v[0] = ((int64_t)1 << 62) + 1, v[1] = -3, v[2] = INT64_MIN, v[3] = ((int64_t)1 << 53) + 1;
+    CHECK(run(node(&t, "Transpose"), 13, (NdTensor *[]){&x}, 1, &y, 1, err) == TT_OK);
+    int64_t *w = y.data;
+    CHECK(w[0] == v[0] && w[1] == v[2] && w[2] == v[1] && w[3] == v[3]);
+    NdTensor_free(&y);
+    NdTensor h = tensor(ND_F16, 1, (int64_t[]){3}, (double[]){0.5, -2, 65504}), idx = ints1(2, (int64_t[]){2, 0});
+    CHECK(run(node(&t, "Gather"), 13, (NdTensor *[]){&h, &idx}, 2, &y, 1, err) == TT_OK);
+    CHECK(y.type == ND_F16 && values_are(&y, 2, (double[]){65504, 0.5}, 0));
+    free_all((NdTensor[]){y, x, h, idx}, 4);
+}
+
 TEST(every_op_is_registered) {
     static const char *ops[] = {"Constant",
                                 "ConstantOfShape",
@@ -472,6 +578,10 @@ int main(void) {
     RUN(reduce_axes_input);
     RUN(transpose_concat_split_tile_expand);
     RUN(pad_gather_topk);
+    RUN(infer_from_constants);
+    RUN(bad_inputs_are_refused);
+    RUN(newer_opset_inputs);
+    RUN(movement_keeps_every_bit);
     RUN(every_op_is_registered);
     return check_summary();
 }

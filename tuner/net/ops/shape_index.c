@@ -231,8 +231,9 @@ Status OneHot_infer(OpCtx *ctx) {
     if (q->rank + 1 > ND_MAX_RANK ||
         Nd_axis(NetNode_attrInt(ctx->node, "axis", -1), q->rank + 1, &axis, ctx->err) != TT_OK)
         return tt_fail(ctx->err, "axis or rank out of range for OneHot");
-    int64_t depth = (int64_t)NdTensor_get(ctx->in[1], 0);
-    if (depth < 1) return tt_fail(ctx->err, "depth %lld is not positive", (long long)depth);
+    double dd = NdTensor_get(ctx->in[1], 0);
+    if (!(dd >= 1 && dd < 1e15)) return tt_fail(ctx->err, "depth %g is not a positive size", dd);
+    int64_t depth = (int64_t)dd;
     NdShape s = {.rank = q->rank + 1};
     for (int i = 0, j = 0; i < s.rank; i++)
         s.dim[i] = i == axis ? depth : q->dim[j++];

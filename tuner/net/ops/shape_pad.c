@@ -6,6 +6,9 @@
 
 #include "tuner/net/ops/shape_ops.h"
 
+/* Pads beyond this are refused before they can overflow a dimension. */
+#define PAD_LIMIT ((int64_t)1 << 40)
+
 typedef enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP } PadMode;
 
 static int pad_mode(const NetNode *n) {
@@ -45,6 +48,8 @@ static Status pad_amounts(OpCtx *ctx, int64_t *begin, int64_t *end, bool *known)
     memset(end, 0, sizeof *end * ND_MAX_RANK);
     if (n != 2 * na) st = tt_fail(ctx->err, "pads has %lld entries for %d axes", (long long)n, na);
     for (int i = 0; st == TT_OK && i < na; i++) {
+        if (attr[i] < -PAD_LIMIT || attr[i] > PAD_LIMIT || attr[na + i] < -PAD_LIMIT || attr[na + i] > PAD_LIMIT)
+            st = tt_fail(ctx->err, "pads of axis %d are beyond +-2^40", axes[i]);
         begin[axes[i]] = attr[i];
         end[axes[i]] = attr[na + i];
     }

@@ -13,6 +13,9 @@
 
 #include "tuner/net/ops/shape_ops.h"
 
+/* Output dimensions beyond this are refused (a NaN or huge scale must not reach a cast). */
+#define RESIZE_LIMIT ((int64_t)1 << 40)
+
 enum { M_NEAREST, M_LINEAR, M_CUBIC };
 enum { C_HALF_PIXEL, C_ASYMMETRIC, C_ALIGN_CORNERS, C_PYTORCH, C_TF_HALF_NN, C_TF_CROP, C_HALF_SYMMETRIC };
 enum { N_ROUND_FLOOR, N_ROUND_CEIL, N_FLOOR, N_CEIL };
@@ -96,16 +99,19 @@ static Status plan_sizes(OpCtx *ctx, ResizePlan *p, const int *axes, int na, con
         int a = axes[j];
         if (ns) {
             p->scale[a] = scales[j];
-            p->out[a] = (int64_t)floor((double)p->in[a] * scales[j] + 1e-9);
+            double o = floor((double)p->in[a] * scales[j] + 1e-9);
+            p->out[a] = o >= 0 && o <= RESIZE_LIMIT ? (int64_t)o : -1;
         } else if (strcmp(keep, "stretch")) {
             p->scale[a] = common;
-            p->out[a] = (int64_t)floor(common * (double)p->in[a] + 0.5);
+            double o = floor(common * (double)p->in[a] + 0.5);
+            p->out[a] = o >= 0 && o <= RESIZE_LIMIT ? (int64_t)o : -1;
         } else {
-            p->out[a] = (int64_t)sizes[j];
+            p->out[a] = sizes[j] >= 0 && sizes[j] <= RESIZE_LIMIT ? (int64_t)sizes[j] : -1;
             p->scale[a] = p->in[a] ? (double)p->out[a] / (double)p->in[a] : 1;
         }
-        if (p->scale[a] <= 0 || p->out[a] < 0)
-            return tt_fail(ctx->err, "scale %g of axis %d is not positive", p->scale[a], a);
+        if (!(p->scale[a] > 0) || p->out[a] < 0 || p->out[a] > RESIZE_LIMIT)
+            return tt_fail(ctx->err, "axis %d: scale %g or size %lld is not positive or too large", a, p->scale[a],
+                           (long long)p->out[a]);
     }
     return TT_OK;
 }

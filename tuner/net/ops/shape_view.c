@@ -1,5 +1,6 @@
 /* tuner/net/ops/shape_view.c: data movement through a strided view of the
  * input: Slice, Expand, Tile, DepthToSpace, SpaceToDepth. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,9 @@ static void slice_axis(SliceView *sv, int ax, int64_t dim, int64_t start, int64_
         start = clamp64(start, 0, dim - 1);
         end = clamp64(end, -1, dim - 1);
     }
+    /* a step longer than the axis takes one element: clamped, so strides times steps cannot overflow */
+    int64_t most = dim > 0 ? dim : 1;
+    step = step > most ? most : step < -most ? -most : step;
     int64_t span = step > 0 ? end - start : start - end, mag = step > 0 ? step : -step;
     sv->start[ax] = start;
     sv->step[ax] = step;
@@ -171,8 +175,11 @@ Status Tile_infer(OpCtx *ctx) {
     if (rep.rank != in->rank)
         return tt_fail(ctx->err, "repeats has %d entries for a rank-%d input", rep.rank, in->rank);
     NdShape s = *in;
-    for (int i = 0; i < in->rank; i++)
+    for (int i = 0; i < in->rank; i++) {
+        if (rep.dim[i] > 0 && s.dim[i] > INT64_MAX / rep.dim[i])
+            return tt_fail(ctx->err, "repeats of %lld overflow axis %d", (long long)rep.dim[i], i);
         s.dim[i] *= rep.dim[i];
+    }
     Sh_setOut(ctx, 0, ctx->in[0]->type, &s);
     return TT_OK;
 }
@@ -215,7 +222,8 @@ static Status d2s_infer(OpCtx *ctx, bool to_space) {
     Sh_unknown(ctx, 0, ctx->in[0]->type);
     if (in->rank < 0) return TT_OK;
     int64_t b = NetNode_attrInt(ctx->node, "blocksize", 0);
-    if (in->rank != 4 || b <= 0) return tt_fail(ctx->err, "expected a rank-4 input and a positive blocksize");
+    if (in->rank != 4 || b <= 0 || b > (1 << 20))
+        return tt_fail(ctx->err, "expected a rank-4 input and a positive blocksize");
     NdShape s = *in;
     if (to_space) {
         if (in->dim[1] % (b * b))
