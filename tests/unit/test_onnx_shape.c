@@ -400,6 +400,12 @@ TEST(pad_gather_topk) {
     CHECK(run(node(&t, "Pad"), 13, (NdTensor *[]){&x, &crop, &cv}, 3, y, 1, err) == TT_OK);
     CHECK(values_are(&y[0], 3, (double[]){2, 3, 9}, 0));
     NdTensor_free(&y[0]);
+    /* 2-D: a row of 7 above, the first column cropped, a column of 7 on the right */
+    NdTensor m = iota(2, (int64_t[]){2, 3}, 0), p2 = ints1(4, (int64_t[]){1, -1, 0, 1});
+    NdTensor seven = floats1(1, (double[]){7});
+    CHECK(run(node(&t, "Pad"), 13, (NdTensor *[]){&m, &p2, &seven}, 3, y, 1, err) == TT_OK);
+    CHECK(shape_is(&y[0], 2, 3, 3) && values_are(&y[0], 9, (double[]){7, 7, 7, 1, 2, 7, 4, 5, 7}, 0));
+    free_all((NdTensor[]){y[0], m, p2, seven}, 4);
     NdTensor idx = ints1(2, (int64_t[]){-1, 0});
     CHECK(run(node(&t, "Gather"), 13, (NdTensor *[]){&x, &idx}, 2, y, 1, err) == TT_OK);
     CHECK(values_are(&y[0], 2, (double[]){3, 1}, 0));

@@ -73,7 +73,7 @@ Status Pad_infer(OpCtx *ctx) {
     return TT_OK;
 }
 
-/* The source index of output index o on one axis, or -1 for the constant. */
+/* The source index of output index o on one axis in reflect, edge or wrap mode. */
 static int64_t pad_source(PadMode mode, int64_t o, int64_t begin, int64_t dim) {
     int64_t i = o - begin;
     if (i >= 0 && i < dim) return i;
@@ -87,8 +87,8 @@ static int64_t pad_source(PadMode mode, int64_t o, int64_t begin, int64_t dim) {
         int64_t p = 2 * (dim - 1), k = ((i % p) + p) % p;
         return k < dim ? k : p - k;
     }
-    default:
-        return -1;
+    default: /* constant mode never asks */
+        return 0;
     }
 }
 
@@ -105,6 +105,28 @@ static void pad_value(OpCtx *ctx, char *val) {
     }
 }
 
+/* Constant mode: the output filled with the constant, then the part of the
+ * input that survives (negative pads crop) copied in as one strided box. */
+static void pad_constant(const NdTensor *x, NdTensor *y, const int64_t *b, const char *val) {
+    size_t es = NdType_size(x->type);
+    static const char zero[8];
+    if (memcmp(val, zero, es) != 0)
+        for (int64_t o = 0; o < y->count; o++)
+            memcpy((char *)y->data + o * (int64_t)es, val, es);
+    int r = x->shape.rank;
+    int64_t ist[ND_MAX_RANK], ost[ND_MAX_RANK], dims[ND_MAX_RANK], src = 0, dst = 0;
+    NdShape_strides(&x->shape, ist);
+    NdShape_strides(&y->shape, ost);
+    for (int i = 0; i < r; i++) {
+        int64_t from = b[i] < 0 ? -b[i] : 0, to = b[i] > 0 ? b[i] : 0;
+        int64_t n = x->shape.dim[i] - from, room = y->shape.dim[i] - to;
+        dims[i] = n < room ? n : room;
+        src += from * ist[i];
+        dst += to * ost[i];
+    }
+    Sh_copy(r, dims, (char *)y->data + dst * (int64_t)es, ost, (const char *)x->data + src * (int64_t)es, ist, es);
+}
+
 Status Pad_run(OpCtx *ctx) {
     int64_t b[ND_MAX_RANK], e[ND_MAX_RANK];
     bool known;
@@ -116,22 +138,22 @@ Status Pad_run(OpCtx *ctx) {
     size_t esize = NdType_size(x->type);
     char val[8];
     pad_value(ctx, val);
+    if (mode == PAD_CONSTANT) {
+        pad_constant(x, y, b, val);
+        return TT_OK;
+    }
     for (int i = 0; i < r; i++)
-        if (x->shape.dim[i] == 0 && y->shape.dim[i] > 0 && mode != PAD_CONSTANT)
+        if (x->shape.dim[i] == 0 && y->shape.dim[i] > 0)
             return tt_fail(ctx->err, "mode %s cannot pad the empty axis %d", NetNode_attrString(ctx->node, "mode", ""),
                            i);
     int64_t ist[ND_MAX_RANK], idx[ND_MAX_RANK] = {0};
     NdShape_strides(&x->shape, ist);
     char *out = y->data;
-    for (int64_t o = 0; o < y->count; o++) {
+    for (int64_t o = 0; o < y->count; o++) { /* reflect, edge, wrap: each output element finds its source */
         int64_t off = 0;
-        bool constant = false;
-        for (int i = 0; i < r && !constant; i++) {
-            int64_t s = pad_source(mode, idx[i], b[i], x->shape.dim[i]);
-            constant = s < 0;
-            off += s * ist[i];
-        }
-        memcpy(out + o * (int64_t)esize, constant ? val : (const char *)x->data + off * (int64_t)esize, esize);
+        for (int i = 0; i < r; i++)
+            off += pad_source(mode, idx[i], b[i], x->shape.dim[i]) * ist[i];
+        memcpy(out + o * (int64_t)esize, (const char *)x->data + off * (int64_t)esize, esize);
         for (int i = r - 1; i >= 0 && ++idx[i] == y->shape.dim[i]; i--)
             idx[i] = 0;
     }
