@@ -526,6 +526,22 @@ TEST(movement_keeps_every_bit) {
     free_all((NdTensor[]){y, x, h, idx}, 4);
 }
 
+TEST(flops) {
+    static const char *moves[] = {"Reshape", "Transpose", "Slice", "Concat", "Gather", "Pad", "Expand", "Tile"};
+    for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++)
+        CHECK(Op_find("", moves[i])->flops == NULL); /* pure movement costs nothing */
+    TNode t;
+    NdTensor x = reduce_input(), y = {.type = ND_F32, .shape = {.rank = 4, .dim = {1, 1, 4, 6}}};
+    const NdTensor *in[1] = {&x};
+    OpCtx ctx = {.node = node(&t, "ReduceSum"), .in = in, .n_in = 1, .out = &y, .n_out = 1};
+    CHECK_NEAR(Op_find("", "ReduceSum")->flops(&ctx), 12, 0);
+    NdTensor r = iota(4, (int64_t[]){1, 1, 2, 3}, 0);
+    in[0] = &r;
+    attr_str(node(&t, "Resize"), "mode", "linear"); /* 24 outputs, 2 resized axes: 4 taps, a multiply and an add each */
+    CHECK_NEAR(Op_find("", "Resize")->flops(&ctx), 2 * 4 * 24, 0);
+    free_all((NdTensor[]){x, r}, 2);
+}
+
 TEST(every_op_is_registered) {
     static const char *ops[] = {"Constant",
                                 "ConstantOfShape",
@@ -588,6 +604,7 @@ int main(void) {
     RUN(bad_inputs_are_refused);
     RUN(newer_opset_inputs);
     RUN(movement_keeps_every_bit);
+    RUN(flops);
     RUN(every_op_is_registered);
     return check_summary();
 }

@@ -328,7 +328,9 @@ Status Resize_run(OpCtx *ctx) {
 
 double Resize_flops(const OpCtx *ctx) {
     const char *mode = NetNode_attrString(ctx->node, "mode", "nearest");
-    if (!ctx->out || ctx->out[0].shape.rank < 0 || lookup(MODES, mode) == M_NEAREST) return 0;
+    if (!ctx->out || ctx->n_out < 1 || ctx->out[0].shape.rank < 0 || lookup(MODES, mode) == M_NEAREST ||
+        Sh_flopsIn0(ctx) == 0)
+        return 0;
     int resized = 0;
     for (int i = 0; i < ctx->out[0].shape.rank && ctx->in[0]->shape.rank == ctx->out[0].shape.rank; i++)
         resized += ctx->in[0]->shape.dim[i] != ctx->out[0].shape.dim[i];

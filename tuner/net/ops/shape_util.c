@@ -146,6 +146,6 @@ void Sh_unknown(OpCtx *ctx, int k, NdType type) {
 }
 
 double Sh_flopsIn0(const OpCtx *ctx) {
-    if (ctx->n_in < 1 || !ctx->in[0] || ctx->in[0]->shape.rank < 0) return 0;
+    if (ctx->n_in < 1 || !ctx->in || !ctx->in[0] || ctx->in[0]->shape.rank < 0) return 0;
     return (double)Sh_count(&ctx->in[0]->shape);
 }
