@@ -71,7 +71,7 @@ static void walk_init(ReduceWalk *w, const NdShape *in, const bool *mask) {
     for (int i = in->rank - 1; i >= 0; i--) {
         w->dim[i] = in->dim[i];
         w->ost[i] = mask[i] ? 0 : st;
-        st *= mask[i] ? 1 : in->dim[i];
+        st = Sh_mul(st, mask[i] ? 1 : in->dim[i]);
     }
 }
 

@@ -175,7 +175,8 @@ static Status Range_run(OpCtx *ctx) {
     bool is_int = !NdType_isFloat(y->type);
     for (int64_t i = 0; i < y->count; i++) {
         if (is_int) { /* exact in int64, then stored in the type */
-            int64_t v = NdTensor_getInt(ctx->in[0], 0) + i * NdTensor_getInt(ctx->in[2], 0);
+            uint64_t start = (uint64_t)NdTensor_getInt(ctx->in[0], 0), delta = (uint64_t)NdTensor_getInt(ctx->in[2], 0);
+            int64_t v = (int64_t)(start + (uint64_t)i * delta); /* wraps where the type would, never undefined */
             NdTensor_set(y, i, (double)v);
         } else
             NdTensor_set(y, i, NdTensor_get(ctx->in[0], 0) + (double)i * NdTensor_get(ctx->in[2], 0));
@@ -196,6 +197,7 @@ static Status EyeLike_run(OpCtx *ctx) {
     if (EyeLike_infer(ctx) != TT_OK || Sh_alloc(ctx, 0) != TT_OK) return TT_ERR;
     NdTensor *y = &ctx->out[0];
     int64_t k = NetNode_attrInt(ctx->node, "k", 0), rows = y->shape.dim[0], cols = y->shape.dim[1];
+    if (k >= cols || k <= -rows) return TT_OK; /* the diagonal misses the matrix (and i + k cannot overflow below) */
     for (int64_t i = 0; i < rows; i++)
         if (i + k >= 0 && i + k < cols) NdTensor_set(y, i * cols + i + k, 1);
     return TT_OK;

@@ -46,6 +46,7 @@ Status Gather_infer(OpCtx *ctx) {
 
 Status Gather_run(OpCtx *ctx) {
     if (Gather_infer(ctx) != TT_OK || Sh_alloc(ctx, 0) != TT_OK) return TT_ERR;
+    if (ctx->out[0].count == 0) return TT_OK;
     const NdTensor *x = ctx->in[0], *ind = ctx->in[1];
     int axis;
     Nd_axis(NetNode_attrInt(ctx->node, "axis", 0), x->shape.rank, &axis, ctx->err);
@@ -62,10 +63,23 @@ Status Gather_run(OpCtx *ctx) {
     return TT_OK;
 }
 
+/* GatherElements' and ScatterElements' indices: data's rank, and no longer
+ * than data on the axes they do not index. */
+static Status elements_fit(OpCtx *ctx, const NdShape *d, const NdShape *q) {
+    if (d->rank < 0 || q->rank < 0) return TT_OK;
+    if (d->rank != q->rank) return tt_fail(ctx->err, "data has rank %d but indices %d", d->rank, q->rank);
+    int axis;
+    if (Nd_axis(NetNode_attrInt(ctx->node, "axis", 0), d->rank, &axis, ctx->err) != TT_OK) return TT_ERR;
+    for (int i = 0; i < d->rank; i++)
+        if (i != axis && q->dim[i] > d->dim[i])
+            return tt_fail(ctx->err, "indices are %lld long on axis %d, data only %lld", (long long)q->dim[i], i,
+                           (long long)d->dim[i]);
+    return TT_OK;
+}
+
 Status GatherElements_infer(OpCtx *ctx) {
     const NdShape *d = &ctx->in[0]->shape, *q = &ctx->in[1]->shape;
-    if (d->rank >= 0 && q->rank >= 0 && d->rank != q->rank)
-        return tt_fail(ctx->err, "data has rank %d but indices %d", d->rank, q->rank);
+    if (elements_fit(ctx, d, q) != TT_OK) return TT_ERR;
     Sh_setOut(ctx, 0, ctx->in[0]->type, q);
     return TT_OK;
 }
@@ -90,7 +104,7 @@ Status GatherElements_run(OpCtx *ctx) {
     if (Nd_axis(NetNode_attrInt(ctx->node, "axis", 0), r, &axis, ctx->err) != TT_OK) return TT_ERR;
     size_t esize = NdType_size(x->type);
     int64_t st[ND_MAX_RANK], idx[ND_MAX_RANK] = {0};
-    NdShape_strides(&x->shape, st);
+    Sh_strides(&x->shape, st);
     for (int64_t j = 0; j < ind->count; j++, odometer(idx, &ind->shape)) {
         int64_t k = 0;
         if (norm_index(ctx, NdTensor_getInt(ind, j), x->shape.dim[axis], &k) != TT_OK) return TT_ERR;
@@ -109,6 +123,10 @@ Status GatherND_infer(OpCtx *ctx) {
     if (q->rank < 1 || b < 0 || b >= q->rank || k < 1 || b + k > d->rank)
         return tt_fail(ctx->err, "indices of shape rank %d do not fit data of rank %d with batch_dims %lld", q->rank,
                        d->rank, (long long)b);
+    for (int i = 0; i < b; i++)
+        if (q->dim[i] != d->dim[i])
+            return tt_fail(ctx->err, "batch dimension %d is %lld in indices but %lld in data", i, (long long)q->dim[i],
+                           (long long)d->dim[i]);
     NdShape s = {.rank = 0};
     for (int i = 0; i < q->rank - 1; i++)
         s.dim[s.rank++] = q->dim[i];
@@ -120,11 +138,12 @@ Status GatherND_infer(OpCtx *ctx) {
 
 Status GatherND_run(OpCtx *ctx) {
     if (GatherND_infer(ctx) != TT_OK || Sh_alloc(ctx, 0) != TT_OK) return TT_ERR;
+    if (ctx->out[0].count == 0) return TT_OK;
     const NdTensor *x = ctx->in[0], *ind = ctx->in[1];
     int b = (int)NetNode_attrInt(ctx->node, "batch_dims", 0), q = ind->shape.rank;
     int k = (int)ind->shape.dim[q - 1];
     int64_t st[ND_MAX_RANK], batches = prod_range(&x->shape, 0, b);
-    NdShape_strides(&x->shape, st);
+    Sh_strides(&x->shape, st);
     int64_t per_batch = batches ? ind->count / k / batches : 0, batch_size = b > 0 ? st[b - 1] : 0;
     size_t esize = NdType_size(x->type), block = (size_t)prod_range(&x->shape, b + k, x->shape.rank) * esize;
     for (int64_t t = 0; t < ind->count / k; t++) {
@@ -183,11 +202,12 @@ Status ScatterElements_run(OpCtx *ctx) {
     const NdTensor *x = ctx->in[0], *ind = ctx->in[1], *u = ctx->in[2];
     int axis, r = x->shape.rank;
     if (Nd_axis(NetNode_attrInt(ctx->node, "axis", 0), r, &axis, ctx->err) != TT_OK) return TT_ERR;
-    if (!NdShape_equal(&ind->shape, &u->shape) || ind->shape.rank != r)
-        return tt_fail(ctx->err, "indices and updates must have the same shape and data's rank");
+    if (!NdShape_equal(&ind->shape, &u->shape))
+        return tt_fail(ctx->err, "indices and updates must have the same shape");
+    if (elements_fit(ctx, &x->shape, &ind->shape) != TT_OK) return TT_ERR;
     Reduction red = (Reduction)reduction_of(ctx->node);
     int64_t st[ND_MAX_RANK], idx[ND_MAX_RANK] = {0};
-    NdShape_strides(&x->shape, st);
+    Sh_strides(&x->shape, st);
     for (int64_t j = 0; j < ind->count; j++, odometer(idx, &ind->shape)) {
         int64_t k = 0;
         if (norm_index(ctx, NdTensor_getInt(ind, j), x->shape.dim[axis], &k) != TT_OK) return TT_ERR;
@@ -204,7 +224,7 @@ Status ScatterND_run(OpCtx *ctx) {
     if (q < 1 || k < 1 || k > x->shape.rank)
         return tt_fail(ctx->err, "indices' last dimension must be in [1, %d]", x->shape.rank);
     int64_t st[ND_MAX_RANK], inner = prod_range(&x->shape, (int)k, x->shape.rank), tuples = ind->count / k;
-    NdShape_strides(&x->shape, st);
+    Sh_strides(&x->shape, st);
     if (u->count != tuples * inner)
         return tt_fail(ctx->err, "updates have %lld elements, expected %lld", (long long)u->count,
                        (long long)(tuples * inner));

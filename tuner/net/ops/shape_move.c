@@ -2,6 +2,7 @@
  * type: Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split,
  * Slice, Expand, Tile, DepthToSpace, SpaceToDepth. Each is a shape rule in
  * its infer and one or a few calls of Sh_copy in its run. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,7 @@ static Status reshape_dims(OpCtx *ctx, const int64_t *v, int64_t n, NdShape *s, 
         } else if (d < 0)
             return tt_fail(ctx->err, "shape[%d] is %lld", i, (long long)d);
         s->dim[i] = d;
+        if (d != 0 && prod > INT64_MAX / d) return tt_fail(ctx->err, "the shape's element count overflows");
         prod *= d;
     }
     if (in->rank < 0) return TT_OK;
@@ -210,10 +212,10 @@ Status Concat_run(OpCtx *ctx) {
     Nd_axis(NetNode_attrInt(ctx->node, "axis", 0), rank, &axis, ctx->err);
     size_t esize = NdType_size(y->type);
     int64_t ost[ND_MAX_RANK], ist[ND_MAX_RANK], offset = 0;
-    NdShape_strides(&y->shape, ost);
+    Sh_strides(&y->shape, ost);
     for (int i = 0; i < ctx->n_in; i++) {
         const NdTensor *x = ctx->in[i];
-        NdShape_strides(&x->shape, ist);
+        Sh_strides(&x->shape, ist);
         Sh_copy(rank, x->shape.dim, (char *)y->data + offset * (int64_t)esize, ost, x->data, ist, esize);
         offset += x->shape.dim[axis] * ost[axis];
     }
@@ -240,8 +242,9 @@ static Status split_sizes(OpCtx *ctx, int axis, int64_t *sizes, bool *known) {
         if (cnt != n) st = tt_fail(ctx->err, "split has %lld sizes for %d outputs", (long long)cnt, n);
         for (int i = 0; st == TT_OK && i < n; i++) {
             sizes[i] = attr[i];
-            sum += attr[i];
-            if (attr[i] < 0) st = tt_fail(ctx->err, "split size %lld is negative", (long long)attr[i]);
+            if (attr[i] < 0 || attr[i] > d)
+                st = tt_fail(ctx->err, "split size %lld is outside [0, %lld]", (long long)attr[i], (long long)d);
+            sum += st == TT_OK ? attr[i] : 0;
         }
         if (st == TT_OK && sum != d)
             st = tt_fail(ctx->err, "split sizes add up to %lld, not %lld", (long long)sum, (long long)d);
@@ -286,11 +289,11 @@ Status Split_run(OpCtx *ctx) {
     Nd_axis(NetNode_attrInt(ctx->node, "axis", 0), x->shape.rank, &axis, ctx->err);
     size_t esize = NdType_size(x->type);
     int64_t ist[ND_MAX_RANK], ost[ND_MAX_RANK], offset = 0;
-    NdShape_strides(&x->shape, ist);
+    Sh_strides(&x->shape, ist);
     for (int k = 0; k < ctx->n_out; k++) {
         if (Sh_alloc(ctx, k) != TT_OK) return TT_ERR;
         NdTensor *y = &ctx->out[k];
-        NdShape_strides(&y->shape, ost);
+        Sh_strides(&y->shape, ost);
         Sh_copy(y->shape.rank, y->shape.dim, y->data, ost, (const char *)x->data + offset * (int64_t)esize, ist, esize);
         offset += y->shape.dim[axis] * ist[axis];
     }

@@ -24,7 +24,13 @@ void Sh_copy(int rank, const int64_t *dims, void *dst, const int64_t *dst_st, co
  * output axis k is source axis perm[k]. */
 void Sh_transpose(int rank, const int64_t *dims, const int *perm, void *dst, const void *src, size_t esize);
 
-/* Product of a known shape's dimensions (1 for rank 0). */
+/* Row-major strides in elements, like NdShape_strides, but an empty tensor
+ * whose other dimensions are huge gets meaningless strides instead of
+ * overflowing (nothing reads them: it has no elements). */
+void Sh_strides(const NdShape *s, int64_t *strides);
+/* a * b for non-negative sizes; 0 when it would overflow (only for empty tensors' strides). */
+int64_t Sh_mul(int64_t a, int64_t b);
+/* Product of a known shape's dimensions (1 for rank 0; INT64_MAX when it overflows). */
 int64_t Sh_count(const NdShape *s);
 /* Input i is present (not an omitted optional input). */
 bool Sh_has(const OpCtx *ctx, int i);

@@ -115,8 +115,8 @@ static void pad_constant(const NdTensor *x, NdTensor *y, const int64_t *b, const
             memcpy((char *)y->data + o * (int64_t)es, val, es);
     int r = x->shape.rank;
     int64_t ist[ND_MAX_RANK], ost[ND_MAX_RANK], dims[ND_MAX_RANK], src = 0, dst = 0;
-    NdShape_strides(&x->shape, ist);
-    NdShape_strides(&y->shape, ost);
+    Sh_strides(&x->shape, ist);
+    Sh_strides(&y->shape, ost);
     for (int i = 0; i < r; i++) {
         int64_t from = b[i] < 0 ? -b[i] : 0, to = b[i] > 0 ? b[i] : 0;
         int64_t n = x->shape.dim[i] - from, room = y->shape.dim[i] - to;
@@ -147,7 +147,7 @@ Status Pad_run(OpCtx *ctx) {
             return tt_fail(ctx->err, "mode %s cannot pad the empty axis %d", NetNode_attrString(ctx->node, "mode", ""),
                            i);
     int64_t ist[ND_MAX_RANK], idx[ND_MAX_RANK] = {0};
-    NdShape_strides(&x->shape, ist);
+    Sh_strides(&x->shape, ist);
     char *out = y->data;
     for (int64_t o = 0; o < y->count; o++) { /* reflect, edge, wrap: each output element finds its source */
         int64_t off = 0;

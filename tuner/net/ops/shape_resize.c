@@ -285,7 +285,7 @@ static void resize_fill(OpCtx *ctx, const ResizePlan *p, const AxisTaps *t) {
     NdTensor *y = &ctx->out[0];
     int r = p->rank;
     int64_t st[ND_MAX_RANK], idx[ND_MAX_RANK] = {0};
-    NdShape_strides(&x->shape, st);
+    Sh_strides(&x->shape, st);
     size_t es = NdType_size(x->type);
     double extrap = NetNode_attrFloat(ctx->node, "extrapolation_value", 0);
     for (int64_t o = 0; o < y->count; o++) {
@@ -312,6 +312,8 @@ Status Resize_run(OpCtx *ctx) {
     ResizePlan p;
     bool known;
     if (Resize_infer(ctx) != TT_OK || resize_plan(ctx, &p, &known) != TT_OK || Sh_alloc(ctx, 0) != TT_OK) return TT_ERR;
+    if (ctx->out[0].count == 0) return TT_OK;
+    if (ctx->in[0]->count == 0) return tt_fail(ctx->err, "an empty input cannot be resized to a non-empty output");
     AxisTaps t[ND_MAX_RANK];
     memset(t, 0, sizeof t);
     Status st = TT_OK;

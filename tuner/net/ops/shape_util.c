@@ -63,19 +63,31 @@ void Sh_transpose(int rank, const int64_t *dims, const int *perm, void *dst, con
     int64_t in_st[ND_MAX_RANK], src_st[ND_MAX_RANK], dst_st[ND_MAX_RANK], odims[ND_MAX_RANK];
     for (int i = 0; i < rank; i++)
         in.dim[i] = dims[i];
-    NdShape_strides(&in, in_st);
+    Sh_strides(&in, in_st);
     for (int k = 0; k < rank; k++) {
         odims[k] = out.dim[k] = dims[perm[k]];
         src_st[k] = in_st[perm[k]];
     }
-    NdShape_strides(&out, dst_st);
+    Sh_strides(&out, dst_st);
     Sh_copy(rank, odims, dst, dst_st, src, src_st, esize);
+}
+
+int64_t Sh_mul(int64_t a, int64_t b) { return b != 0 && a > INT64_MAX / b ? 0 : a * b; }
+
+void Sh_strides(const NdShape *s, int64_t *strides) {
+    int64_t st = 1;
+    for (int i = s->rank - 1; i >= 0; i--) {
+        strides[i] = st;
+        st = Sh_mul(st, s->dim[i]);
+    }
 }
 
 int64_t Sh_count(const NdShape *s) {
     int64_t c = 1;
     for (int i = 0; i < s->rank; i++)
-        c *= s->dim[i];
+        if (s->dim[i] <= 0) return 0;
+    for (int i = 0; i < s->rank; i++)
+        c = c > INT64_MAX / s->dim[i] ? INT64_MAX : c * s->dim[i];
     return c;
 }
 

@@ -111,8 +111,8 @@ Status Slice_run(OpCtx *ctx) {
     const NdTensor *x = ctx->in[0];
     NdTensor *y = &ctx->out[0];
     int64_t ist[ND_MAX_RANK], sst[ND_MAX_RANK], ost[ND_MAX_RANK], off = 0;
-    NdShape_strides(&x->shape, ist);
-    NdShape_strides(&y->shape, ost);
+    Sh_strides(&x->shape, ist);
+    Sh_strides(&y->shape, ost);
     for (int i = 0; i < x->shape.rank; i++) {
         off += sv.start[i] * ist[i];
         sst[i] = ist[i] * sv.step[i];
@@ -159,8 +159,9 @@ Status Expand_run(OpCtx *ctx) {
     const NdTensor *x = ctx->in[0];
     NdTensor *y = &ctx->out[0];
     int64_t sst[ND_MAX_RANK], ost[ND_MAX_RANK];
+    if (y->count == 0) return TT_OK;
     NdShape_broadcastStrides(&x->shape, &y->shape, sst);
-    NdShape_strides(&y->shape, ost);
+    Sh_strides(&y->shape, ost);
     Sh_copy(y->shape.rank, y->shape.dim, y->data, ost, x->data, sst, NdType_size(x->type));
     return TT_OK;
 }
@@ -190,7 +191,7 @@ Status Tile_run(OpCtx *ctx) {
     NdTensor *y = &ctx->out[0];
     int r = x->shape.rank;
     int64_t ist[ND_MAX_RANK], dims[SH_MAX_VIEW], sst[SH_MAX_VIEW], dst[SH_MAX_VIEW];
-    NdShape_strides(&x->shape, ist);
+    Sh_strides(&x->shape, ist);
     for (int i = 0; i < r; i++) { /* axis i seen as (repeat, dim): the repeat re-reads the same source */
         dims[2 * i] = x->shape.dim[i] ? y->shape.dim[i] / x->shape.dim[i] : 0;
         dims[2 * i + 1] = x->shape.dim[i];
@@ -199,7 +200,7 @@ Status Tile_run(OpCtx *ctx) {
     }
     for (int64_t k = 2 * r - 1, st = 1; k >= 0; k--) {
         dst[k] = st;
-        st *= dims[k];
+        st = Sh_mul(st, dims[k]);
     }
     Sh_copy(2 * r, dims, y->data, dst, x->data, sst, NdType_size(x->type));
     return TT_OK;
