@@ -478,7 +478,18 @@ TEST(bad_inputs_are_refused) {
     CHECK(run(&t.node, 13, NULL, 0, &y, 1, err) == TT_ERR && strstr(err, "sparse_value"));
     attr_str(node(&t, "Resize"), "coordinate_transformation_mode", "nonsense");
     CHECK(run(&t.node, 13, (NdTensor *[]){&x}, 1, &y, 1, err) == TT_ERR && strstr(err, "nonsense"));
-    free_all((NdTensor[]){x, z, st, en, zero, shp, rep, nan}, 8);
+    /* what random nodes found: each is an error, not a read out of bounds or an overflow */
+    NdTensor wide = tensor(ND_I64, 2, (int64_t[]){3, 4}, NULL); /* 4 columns of indices for 3 of data */
+    CHECK(run(node(&t, "GatherElements"), 13, (NdTensor *[]){&x, &wide}, 2, &y, 1, err) == TT_ERR);
+    NdTensor batch = tensor(ND_I64, 2, (int64_t[]){3, 1}, NULL); /* batch 3 against data's 2 */
+    attr_int(node(&t, "GatherND"), "batch_dims", 1);
+    CHECK(run(&t.node, 13, (NdTensor *[]){&x, &batch}, 2, &y, 1, err) == TT_ERR);
+    NdTensor sizes = ints1(2, (int64_t[]){INT64_MAX, INT64_MAX});
+    CHECK(run(node(&t, "Split"), 13, (NdTensor *[]){&x, &sizes}, 2, (NdTensor[2]){{0}}, 2, err) == TT_ERR);
+    CHECK(run(node(&t, "Reshape"), 13, (NdTensor *[]){&x, &sizes}, 2, &y, 1, err) == TT_ERR);
+    NdTensor empty = tensor(ND_F32, 2, (int64_t[]){0, 2}, NULL), to = ints1(2, (int64_t[]){2, 2});
+    CHECK(run(node(&t, "Resize"), 13, (NdTensor *[]){&empty, NULL, NULL, &to}, 4, &y, 1, err) == TT_ERR);
+    free_all((NdTensor[]){x, z, st, en, zero, shp, rep, nan, wide, batch, sizes, empty, to}, 13);
 }
 
 TEST(newer_opset_inputs) {
