@@ -489,6 +489,7 @@ TEST(bad_inputs_are_refused) {
     CHECK(run(node(&t, "Reshape"), 13, (NdTensor *[]){&x, &sizes}, 2, &y, 1, err) == TT_ERR);
     NdTensor empty = tensor(ND_F32, 2, (int64_t[]){0, 2}, NULL), to = ints1(2, (int64_t[]){2, 2});
     CHECK(run(node(&t, "Resize"), 13, (NdTensor *[]){&empty, NULL, NULL, &to}, 4, &y, 1, err) == TT_ERR);
+    NdTensor_free(&y); /* an op may have allocated its output before it failed: the caller frees it, as exec.c does */
     free_all((NdTensor[]){x, z, st, en, zero, shp, rep, nan, wide, batch, sizes, empty, to}, 13);
 }
 
