@@ -274,7 +274,13 @@ TEST(resize_linear_modes) {
     NdTensor sc2 = floats1(4, (double[]){1, 1, 1, 2});
     CHECK(run(&t.node, 9, (NdTensor *[]){&r, &sc2}, 2, &y, 1, err) == TT_OK);
     CHECK(values_are(&y, 4, (double[]){0, 0, 3, 3}, 0));
-    free_all((NdTensor[]){y, x, sc, r, sz, one, sc2}, 7);
+    NdTensor_free(&y);
+    /* Resize 10 downsampling 5 -> 3 by 0.6: sources 0, 1.67, 3.33 round up to 0, 2, 4 */
+    NdTensor five = iota(4, (int64_t[]){1, 1, 1, 5}, 1), sc3 = floats1(4, (double[]){1, 1, 1, 0.6});
+    node(&t, "Resize");
+    CHECK(run(&t.node, 10, (NdTensor *[]){&five, &sc3}, 2, &y, 1, err) == TT_OK);
+    CHECK(shape_is(&y, 4, 1, 1, 1, 3) && values_are(&y, 3, (double[]){1, 3, 5}, 0));
+    free_all((NdTensor[]){y, x, sc, r, sz, one, sc2, five, sc3}, 9);
 }
 
 /* ---- reductions ---- */

@@ -6,7 +6,8 @@
  * weights. An output element is the sum over the product of its axes' taps,
  * so N-D linear and cubic are separable. Nearest copies bytes and works on
  * every element type. Before opset 11 (Resize 10, Upsample) the coordinate
- * mapping is asymmetric and nearest rounds down, as those opsets defined. */
+ * mapping is asymmetric, and nearest rounds down when upsampling and up when
+ * downsampling, as ONNX Runtime runs those opsets. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,9 @@
 
 enum { M_NEAREST, M_LINEAR, M_CUBIC };
 enum { C_HALF_PIXEL, C_ASYMMETRIC, C_ALIGN_CORNERS, C_PYTORCH, C_TF_HALF_NN, C_TF_CROP, C_HALF_SYMMETRIC };
-enum { N_ROUND_FLOOR, N_ROUND_CEIL, N_FLOOR, N_CEIL };
+/* N_LEGACY: before opset 11, rounding down when upsampling and up when
+ * downsampling (what ONNX Runtime does for those opsets). */
+enum { N_ROUND_FLOOR, N_ROUND_CEIL, N_FLOOR, N_CEIL, N_LEGACY };
 
 static const char *const MODES[] = {"nearest", "linear", "cubic", NULL};
 static const char *const COORDS[] = {
@@ -124,7 +127,7 @@ static Status resize_plan(OpCtx *ctx, ResizePlan *p, bool *known) {
     p->mode = lookup(MODES, NetNode_attrString(ctx->node, "mode", "nearest"));
     p->coord = old ? C_ASYMMETRIC
                    : lookup(COORDS, NetNode_attrString(ctx->node, "coordinate_transformation_mode", "half_pixel"));
-    p->nearest = old ? N_FLOOR : lookup(NEARESTS, NetNode_attrString(ctx->node, "nearest_mode", "round_prefer_floor"));
+    p->nearest = old ? N_LEGACY : lookup(NEARESTS, NetNode_attrString(ctx->node, "nearest_mode", "round_prefer_floor"));
     int axes[ND_MAX_RANK], na = 0, ns = 0, nz = 0, nr = 0;
     for (int i = 0; i < in->rank; i++) {
         p->in[i] = p->out[i] = in->dim[i];
@@ -240,7 +243,9 @@ static Status axis_taps(OpCtx *ctx, const ResizePlan *p, int a, AxisTaps *t) {
         int64_t *ix = t->idx + x * t->taps, base = (int64_t)f;
         t->outside[x] = p->coord == C_TF_CROP && (c < 0 || c > (double)(n - 1));
         if (t->taps == 1)
-            ix[0] = identity ? x : nearest_index(p->nearest, c);
+            ix[0] = identity
+                        ? x
+                        : nearest_index(p->nearest == N_LEGACY ? (p->scale[a] < 1 ? N_CEIL : N_FLOOR) : p->nearest, c);
         else if (t->taps == 2) {
             ix[0] = base, ix[1] = base + 1, w[0] = 1 - (c - f), w[1] = c - f;
         } else {
