@@ -2,8 +2,10 @@
  * (OPS_SHAPE), and its smallest ops: Constant, ConstantOfShape, Shape, Size,
  * Identity, Range, EyeLike. The others live in shape_move.c, shape_view.c,
  * shape_pad.c, shape_index.c, shape_sort.c, shape_resize.c and reduce.c
- * (shape_ops.h lists them). Every op but the reductions, Range, CumSum and
- * Resize's linear and cubic modes moves bytes, so it takes every type. */
+ * (shape_ops.h lists them). Most ops move bytes, so they take every element
+ * type exactly; the ones that compute (reductions, ArgMax/ArgMin and TopK's
+ * comparisons, CumSum, Range of floats, scatters with a reduction, Resize's
+ * linear and cubic modes) work in double and store into the type. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
