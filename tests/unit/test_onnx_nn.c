@@ -167,7 +167,7 @@ static double *conv_ref(const NdTensor *x, const NdTensor *w, const NdTensor *b,
     int64_t ny;
     NdShape_count(ys, ND_F64, &ny, ERR);
     double *y = calloc((size_t)ny, sizeof *y);
-    int64_t cg = w->shape.dim[1], mg = w->shape.dim[0] / g->group, yi[8], wi[8], xi[8];
+    int64_t cg = w->shape.dim[1], mg = w->shape.dim[0] / g->group, yi[8] = {0}, wi[8] = {0}, xi[8] = {0};
     for (int64_t f = 0; f < ny; f++) {
         unflat(f, ys, yi);
         double acc = b ? NdTensor_get(b, yi[1]) : 0;
