@@ -1,6 +1,6 @@
-/* tuner/strategy.c: the table of search strategies and the helpers every
+/* tuner/search/strategy.c: the table of search strategies and the helpers every
  * strategy shares (features and the template's cheap validity check). */
-#include "tuner/strategy.h"
+#include "tuner/search/strategy.h"
 
 #include <pthread.h>
 #include <string.h>
