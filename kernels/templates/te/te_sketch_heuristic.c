@@ -55,7 +55,8 @@ static int cpu_tile_default(const Sketch *sk, const TeDag *dag, int t, int acc, 
     int score[SKETCH_AXES] = {0}, done[SKETCH_AXES] = {0};
     for (int x = 0; x < ns; x++)
         for (int i = 0; i < as->n_access && x < as->n_spatial && vx < as->n_spatial; i++)
-            score[x] += sk_uses_var(as->access[i].at, as->spatial[vx]) && !sk_uses_var(as->access[i].at, as->spatial[x]);
+            score[x] +=
+                sk_uses_var(as->access[i].at, as->spatial[vx]) && !sk_uses_var(as->access[i].at, as->spatial[x]);
     /* a window's row axis (y of X[.., y + r, ..]) takes two rows first: the unrolled copies of r then load
      * rows that its two rows share */
     for (int x = ns - 1; x >= 0 && vx < as->n_spatial && budget >= 4; x--) {
@@ -112,7 +113,8 @@ static void batch_default(const Sketch *sk, const TeDag *dag, int k, SketchAnn *
     for (int x = 0; x < ts->n_spatial; x++) {
         batch[x] = lev[x] == 3 && x != vx && sk_axis_extent(dag, k, x) > 1;
         for (int i = 0; i < ts->n_access && batch[x]; i++)
-            batch[x] = dag->prog->tensors[ts->access[i].tensor].is_const || sk_uses_var(ts->access[i].at, ts->spatial[x]);
+            batch[x] =
+                dag->prog->tensors[ts->access[i].tensor].is_const || sk_uses_var(ts->access[i].at, ts->spatial[x]);
         any |= batch[x];
     }
     if (vx < 0 || !any) return;
@@ -176,7 +178,8 @@ static void window_default(const TeDag *dag, int k, int t, SketchHow how, const 
             body *= e;
         }
     /* a short axis left as a loop around the tile: a long one (16 of the longest axis) goes inside it */
-    if (left && longest >= 0) a->f[ns + longest][0] = (int32_t)largest_divisor(sk_axis_extent(dag, k, ns + longest), 16);
+    if (left && longest >= 0)
+        a->f[ns + longest][0] = (int32_t)largest_divisor(sk_axis_extent(dag, k, ns + longest), 16);
 }
 
 static void heuristic_stages(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann);
@@ -267,8 +270,8 @@ static void heuristic_stages(const Sketch *sk, const TeDag *dag, int vector, Ske
             a->f[r][0] = (int32_t)F;
             if (x >= 0)
                 a->f[x][0] = (int32_t)largest_divisor(sk_axis_extent(dag, k, x), 16 / ((F + vector - 1) / vector) < 8
-                                                                                  ? 16 / ((F + vector - 1) / vector)
-                                                                                  : 8);
+                                                                                     ? 16 / ((F + vector - 1) / vector)
+                                                                                     : 8);
             a->par = (int8_t)(x >= 0 ? x + 1 : 1);
             a->vec = 1;
             a->unroll = 0;

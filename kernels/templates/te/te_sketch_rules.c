@@ -55,13 +55,13 @@ static int reads_padded(const TeDag *dag, int k, int t) {
 
 int Sketch_pooling(const TeDag *dag, int k) {
     const TeStage *ts = &dag->stages[k];
-    if (!ts->red || ts->data_reuse || ts->n_spatial == 0 || sk_axes_product(dag, ts->reduce, ts->n_reduce) > POOL_WINDOW)
+    if (!ts->red || ts->data_reuse || ts->n_spatial == 0 ||
+        sk_axes_product(dag, ts->reduce, ts->n_reduce) > POOL_WINDOW)
         return 0;
     for (int i = 0; i < ts->n_access; i++)
         if (reads_padded(dag, k, ts->access[i].tensor)) return 1;
     return 0;
 }
-
 
 /* ---- the rule objects ------------------------------------------------------------ */
 
