@@ -1,6 +1,6 @@
 /* kernels/templates/te/te_sketch_impl.h: what the files of the sketch search
- * share and nothing else includes: questions about the DAG (te_sketch.c), the
- * loop model's layout of a sketch (te_sketch.c) and the bounds of an
+ * share and nothing else includes: questions about the DAG (te_sketch_steps.c), the
+ * loop model's layout of a sketch (te_sketch_steps.c) and the bounds of an
  * annotation (te_sketch_annotate.c). The rules (te_sketch_rules.c), annotation,
  * mutation (te_sketch_mutate.c), the zero-trial default
  * (te_sketch_heuristic.c), recovery (te_sketch_recover.c) and printing
@@ -10,7 +10,7 @@
 
 #include "kernels/templates/te/te_sketch.h"
 
-/* ---- the DAG (te_sketch.c) ---- */
+/* ---- the DAG (te_sketch_steps.c) ---- */
 
 /* The product of the extents of vars[0..n). */
 int64_t sk_axes_product(const TeDag *dag, const int *vars, int n);
@@ -27,7 +27,7 @@ int sk_rfactor_axis(const TeDag *dag, int k, int cores);
 /* Whether e calls exp, log, tanh or erf. */
 int sk_transcendental(const TeExpr *e);
 
-/* ---- the layout of a sketch's stages (te_sketch.c) ---- */
+/* ---- the layout of a sketch's stages (te_sketch_steps.c) ---- */
 
 /* Levels of each axis of stage k under SketchHow how into lev; returns the loops. */
 int sk_axis_levels(const TeDag *dag, int k, int how, int gpu, int *lev);

@@ -1,4 +1,4 @@
-/* kernels/templates/te/te_sketch.c: the steps of an annotated sketch (see
+/* kernels/templates/te/te_sketch_steps.c: the steps of an annotated sketch (see
  * te_sketch.h), and the questions about the DAG that the rules, annotation and
  * the zero-trial default ask too (te_sketch_impl.h). Steps are written through
  * a small model of each stage's loops, so every step names a loop that exists.
