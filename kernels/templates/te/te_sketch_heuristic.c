@@ -253,111 +253,127 @@ void Sketch_heuristic(const Sketch *sk, const TeDag *dag, int vector, SketchAnn 
             ann[k].par = 0;
 }
 
+/* An rfactor stage: F lanes of the SIMD width, rows for 16 accumulator registers, at most 8. */
+static void rf_default(const Sketch *sk, const TeDag *dag, int k, int vector, SketchAnn *a) {
+    const TeStage *ts = &dag->stages[k];
+    for (int x = 0; x < SKETCH_AXES; x++)
+        for (int l = 0; l < SKETCH_LEVELS - 1; l++)
+            a->f[x][l] = 1;
+    int x = sk_rf_rows(dag, k), r = ts->n_spatial + sk_rfactor_axis(dag, k, sk->cores);
+    int64_t e = sk_axis_extent(dag, k, r), F = simd_factor(e, vector);
+    a->f[r][0] = (int32_t)F;
+    if (x >= 0)
+        a->f[x][0] = (int32_t)largest_divisor(
+            sk_axis_extent(dag, k, x), 16 / ((F + vector - 1) / vector) < 8 ? 16 / ((F + vector - 1) / vector) : 8);
+    a->par = (int8_t)(x >= 0 ? x + 1 : 1);
+    a->vec = 1;
+    a->unroll = 0;
+    a->at = -1;
+    if (sk_rf_streams_shared(sk, dag, k)) {
+        rf_row_default(dag, k, x, r, vector, a);
+    } else if (sk_rf_streams_rows(dag, k, sk->cores)) { /* one row of four vectors of lanes (rf_blocks) */
+        int64_t F4 = 4 * vector;
+        while (F4 > vector && e % F4)
+            F4 -= vector;
+        if (e % F4 == 0 && F4 > vector) a->f[r][0] = (int32_t)F4, a->f[x][0] = 1, a->at = 1;
+    }
+}
+
+/* A tiled stage, a consumer or a fused producer on cpu (see Sketch_heuristic). */
+static void cpu_tiled_default(const Sketch *sk, const TeDag *dag, int k, int vector, SketchAnn *a) {
+    SketchHow how = sk->st[k].how;
+    for (int x = 0; x < SKETCH_AXES; x++)
+        for (int l = 0; l < SKETCH_LEVELS - 1; l++)
+            a->f[x][l] = 1;
+    int acc = k;
+    for (int p = 0; p < dag->n_stages && how == SK_CONSUMER; p++)
+        if (sk->st[p].how == SK_FUSED && sk->st[p].consumer == k) acc = p;
+    /* AVX2 and narrower: matmul's B strip copied (see packed_input) */
+    int pack = vector < 16 && how == SK_TILED && sk_packed_input(dag, &sk->st[k], k) >= 0;
+    a->vec = (int8_t)(how == SK_FUSED || cpu_tile_default(sk, dag, k, acc, vector, pack, a));
+    if (how == SK_TILED && a->vec) batch_default(sk, dag, k, a);
+    if (how == SK_TILED) window_default(dag, k, k, SK_TILED, a, a);
+    a->par = (int8_t)sk_level0_loops(dag, k);
+    a->unroll = 0;
+    a->at = how == SK_FUSED ? 1 : pack ? 0 : -1; /* a fused stage: at tile level 1 */
+}
+
+/* A tiled stage on a GPU: a 2..4 tile per thread, 8..16 threads per axis. */
+static void gpu_tiled_default(const TeDag *dag, int k, SketchAnn *a) {
+    const TeStage *ts = &dag->stages[k];
+    int lev[SKETCH_AXES], wide = 0;
+    sk_axis_levels(dag, k, SK_TILED, 1, lev);
+    for (int x = 0; x < ts->n_spatial; x++)
+        wide += lev[x] == 4;
+    for (int x = 0; x < ts->n_spatial; x++) {
+        if (lev[x] != 4) continue;
+        int64_t e = sk_axis_extent(dag, k, x), f, g;
+        for (f = 4; f > 1 && e % f; f--)
+            ;
+        for (g = wide > 2 ? 8 : 16; g > 1 && (e / f) % g; g--)
+            ;
+        a->f[x][0] = 1, a->f[x][1] = (int32_t)g, a->f[x][2] = (int32_t)f;
+    }
+}
+
+/* Any other stage: the SIMD width, accumulators and a cache-sized block per axis, the outer loops parallel. */
+static void plain_default(const Sketch *sk, const TeDag *dag, int k, int vector, SketchAnn *a) {
+    const TeStage *ts = &dag->stages[k];
+    int n = sk_stage_axes(dag, k);
+    SketchHow how = sk->st[k].how;
+    for (int x = 0; x < n && x < SKETCH_AXES; x++) {
+        for (int l = 0; l < SKETCH_LEVELS - 1; l++)
+            a->f[x][l] = 1;
+        int lv = sk_levels_for(sk, dag, k, x);
+        if (lv < 2) continue;
+        int64_t e = sk_axis_extent(dag, k, x);
+        int red = x >= ts->n_spatial, last = x == ts->n_spatial - 1;
+        /* the innermost level: the SIMD width on the last spatial axis, 2..4
+         * accumulators on the others, 4..16 on a reduction; the level
+         * above it a cache-sized block */
+        int64_t want_in = red ? 8 : last ? vector : 4, want_mid = red ? 1 : last ? 4 : 8;
+        int64_t rest = e, f;
+        for (f = want_in; f > 1 && rest % f; f--)
+            ;
+        /* on cpu a stage at root runs its whole last axis as one SIMD loop, the axes before it outside: a value
+         * along a row (a row's 1 / sqrt(variance)) is then computed once per row before the loop (te_emit) */
+        if (!sk->gpu && how == SK_ROOT && last) f = 1;
+        a->f[x][lv - 2] = (int32_t)f;
+        rest /= f;
+        if (lv >= 3) {
+            for (f = want_mid; f > 1 && rest % f; f--)
+                ;
+            a->f[x][lv - 3] = (int32_t)f;
+        }
+    }
+    if (sk->gpu && sk->st[k].how == SK_ROOT) {
+        int64_t e = sk_axes_product(dag, ts->spatial, ts->n_spatial), f;
+        for (f = 256; f > 1 && e % f; f--)
+            ;
+        a->f[0][0] = (int32_t)f;
+    }
+    if (sk->gpu && sk->st[k].how == SK_TILED) gpu_tiled_default(dag, k, a);
+    a->par = (int8_t)(ts->n_spatial > 1 ? 2 : 1);
+    a->vec = 1;
+    a->unroll = 2; /* 64 */
+    a->at = sk->st[k].how == SK_FUSED ? 1 : -1;
+}
+
 static void heuristic_stages(const Sketch *sk, const TeDag *dag, int vector, SketchAnn *ann) {
     if (vector < 1) vector = 8;
     for (int k = 0; k < dag->n_stages; k++) {
         SketchAnn *a = &ann[k];
         memset(a, 0, sizeof *a);
-        const TeStage *ts = &dag->stages[k];
-        int n = sk_stage_axes(dag, k);
         SketchHow how = sk->st[k].how;
-        if (how == SK_RFACTOR) { /* F lanes of the SIMD width, rows for 16 accumulator registers at most 8 */
-            for (int x = 0; x < SKETCH_AXES; x++)
-                for (int l = 0; l < SKETCH_LEVELS - 1; l++)
-                    a->f[x][l] = 1;
-            int x = sk_rf_rows(dag, k), r = ts->n_spatial + sk_rfactor_axis(dag, k, sk->cores);
-            int64_t e = sk_axis_extent(dag, k, r), F = simd_factor(e, vector);
-            a->f[r][0] = (int32_t)F;
-            if (x >= 0)
-                a->f[x][0] = (int32_t)largest_divisor(sk_axis_extent(dag, k, x), 16 / ((F + vector - 1) / vector) < 8
-                                                                                     ? 16 / ((F + vector - 1) / vector)
-                                                                                     : 8);
-            a->par = (int8_t)(x >= 0 ? x + 1 : 1);
-            a->vec = 1;
-            a->unroll = 0;
-            a->at = -1;
-            if (sk_rf_streams_shared(sk, dag, k)) {
-                rf_row_default(dag, k, x, r, vector, a);
-            } else if (sk_rf_streams_rows(dag, k, sk->cores)) { /* one row of four vectors of lanes (rf_blocks) */
-                int64_t F4 = 4 * vector;
-                while (F4 > vector && e % F4)
-                    F4 -= vector;
-                if (e % F4 == 0 && F4 > vector) a->f[r][0] = (int32_t)F4, a->f[x][0] = 1, a->at = 1;
-            }
-            continue;
-        }
-        if (how ==
-            SK_POOL) { /* rows of x whole (up to 64), one row of y, the copy per iteration of the loop before y */
+        if (how == SK_RFACTOR)
+            rf_default(sk, dag, k, vector, a);
+        else if (how ==
+                 SK_POOL) /* rows of x whole (up to 64), one row of y, the copy per iteration of the loop before y */
             pool_default(dag, k, a);
-            continue;
-        }
-        if (!sk->gpu && (how == SK_TILED || how == SK_CONSUMER || how == SK_FUSED)) {
-            for (int x = 0; x < SKETCH_AXES; x++)
-                for (int l = 0; l < SKETCH_LEVELS - 1; l++)
-                    a->f[x][l] = 1;
-            int acc = k;
-            for (int p = 0; p < dag->n_stages && how == SK_CONSUMER; p++)
-                if (sk->st[p].how == SK_FUSED && sk->st[p].consumer == k) acc = p;
-            /* AVX2 and narrower: matmul's B strip copied (see packed_input) */
-            int pack = vector < 16 && how == SK_TILED && sk_packed_input(dag, &sk->st[k], k) >= 0;
-            a->vec = (int8_t)(how == SK_FUSED || cpu_tile_default(sk, dag, k, acc, vector, pack, a));
-            if (how == SK_TILED && a->vec) batch_default(sk, dag, k, a);
-            if (how == SK_TILED) window_default(dag, k, k, SK_TILED, a, a);
-            a->par = (int8_t)sk_level0_loops(dag, k);
-            a->unroll = 0;
-            a->at = how == SK_FUSED ? 1 : pack ? 0 : -1; /* a fused stage: at tile level 1 */
-            continue;
-        }
-        for (int x = 0; x < n && x < SKETCH_AXES; x++) {
-            for (int l = 0; l < SKETCH_LEVELS - 1; l++)
-                a->f[x][l] = 1;
-            int lv = sk_levels_for(sk, dag, k, x);
-            if (lv < 2) continue;
-            int64_t e = sk_axis_extent(dag, k, x);
-            int red = x >= ts->n_spatial, last = x == ts->n_spatial - 1;
-            /* the innermost level: the SIMD width on the last spatial axis, 2..4
-             * accumulators on the others, 4..16 on a reduction; the level
-             * above it a cache-sized block */
-            int64_t want_in = red ? 8 : last ? vector : 4, want_mid = red ? 1 : last ? 4 : 8;
-            int64_t rest = e, f;
-            for (f = want_in; f > 1 && rest % f; f--)
-                ;
-            /* on cpu a stage at root runs its whole last axis as one SIMD loop, the axes before it outside: a value
-             * along a row (a row's 1 / sqrt(variance)) is then computed once per row before the loop (te_emit) */
-            if (!sk->gpu && how == SK_ROOT && last) f = 1;
-            a->f[x][lv - 2] = (int32_t)f;
-            rest /= f;
-            if (lv >= 3) {
-                for (f = want_mid; f > 1 && rest % f; f--)
-                    ;
-                a->f[x][lv - 3] = (int32_t)f;
-            }
-        }
-        if (sk->gpu && sk->st[k].how == SK_ROOT) {
-            int64_t e = sk_axes_product(dag, ts->spatial, ts->n_spatial), f;
-            for (f = 256; f > 1 && e % f; f--)
-                ;
-            a->f[0][0] = (int32_t)f;
-        }
-        if (sk->gpu && sk->st[k].how == SK_TILED) { /* a 2..4 tile per thread, 8..16 threads per axis */
-            int lev[SKETCH_AXES], wide = 0;
-            sk_axis_levels(dag, k, SK_TILED, 1, lev);
-            for (int x = 0; x < ts->n_spatial; x++)
-                wide += lev[x] == 4;
-            for (int x = 0; x < ts->n_spatial; x++) {
-                if (lev[x] != 4) continue;
-                int64_t e = sk_axis_extent(dag, k, x), f, g;
-                for (f = 4; f > 1 && e % f; f--)
-                    ;
-                for (g = wide > 2 ? 8 : 16; g > 1 && (e / f) % g; g--)
-                    ;
-                a->f[x][0] = 1, a->f[x][1] = (int32_t)g, a->f[x][2] = (int32_t)f;
-            }
-        }
-        a->par = (int8_t)(ts->n_spatial > 1 ? 2 : 1);
-        a->vec = 1;
-        a->unroll = 2; /* 64 */
-        a->at = sk->st[k].how == SK_FUSED ? 1 : -1;
+        else if (!sk->gpu && (how == SK_TILED || how == SK_CONSUMER || how == SK_FUSED))
+            cpu_tiled_default(sk, dag, k, vector, a);
+        else
+            plain_default(sk, dag, k, vector, a);
     }
     for (int k = 0; k < dag->n_stages && !sk->gpu; k++) { /* a fused producer: once its consumer's tile is known */
         if (sk->st[k].how == SK_FUSED)
