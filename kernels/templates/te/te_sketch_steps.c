@@ -912,95 +912,160 @@ static void pool_steps(Writer *w, const SketchStage *st, int k, const SketchAnn 
         put_raw(w, STEP_COMPUTE_AT, first_pad + p, where, 2);
 }
 
-void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Steps *out) {
-    out->n = 0;
-    Writer w = {.dag = dag, .cores = sk->cores, .out = out, .tensors = dag->prog->n_tensors};
+/* The loops of every stage before any step: its spatial axes, then its reduction axes. */
+static void init_loops(Writer *w, const TeDag *dag) {
     for (int k = 0; k < dag->n_stages; k++) {
         const TeStage *ts = &dag->stages[k];
-        Loops *L = &w.L[k];
-        w.idx[k] = k;
+        Loops *L = &w->L[k];
+        w->idx[k] = k;
         L->n = 0;
         for (int a = 0; a < ts->n_spatial; a++)
             L->ext[L->n] = dag->prog->vars[ts->spatial[a]].extent, L->red[L->n++] = 0;
         for (int a = 0; a < ts->n_reduce; a++)
             L->ext[L->n] = dag->prog->vars[ts->reduce[a]].extent, L->red[L->n++] = 1;
     }
+}
+
+/* A fused stage: at its consumer's tile, after its first (at = 0) or second level of spatial loops. */
+static void fused_steps(Writer *w, const Sketch *sk, const TeDag *dag, const SketchAnn *ann, int k) {
+    const SketchStage *st = &sk->st[k];
+    const SketchAnn *a = ann ? &ann[k] : NULL;
+    int lev[SKETCH_AXES], per_level[3] = {0};
+    int c = st->consumer, nc = sk_axis_levels(dag, c, SK_CONSUMER, sk->gpu, lev);
+    for (int x = 0; x < nc; x++)
+        for (int l = 0; l < lev[x] && l < 3; l++)
+            per_level[l]++;
+    int level = a && a->at == 1 ? 1 : 0;
+    int pos = per_level[0] + (level ? per_level[1] : 0) - 1;
+    if (w->front[c] > 1) pos = pos < w->front[c] ? 0 : pos - w->front[c] + 1; /* the consumer's outer loops fused */
+    if (pos >= w->L[c].n - 1) pos = w->L[c].n - 2;                            /* never at the vectorized loop */
+    if (pos < 0) pos = 0;
+    if (!sk->gpu) w_pad(w, st, k);
+    w_two(w, STEP_COMPUTE_AT, k, c, pos);
+    if (!sk->gpu) {
+        int64_t box[TE_MAX_DIMS];
+        sk_tile_box(dag, c, SK_CONSUMER, ann ? &ann[c] : NULL, !level, box);
+        local_loops(w, w->idx[k], k, box, a);
+    }
+}
+
+/* A stage at root (its own loop nest, or computed at a loop of its consumer); true when its steps are all
+ * written, false when the annotation's loops (parallel, vectorize, unroll) follow. */
+static bool root_steps(Writer *w, const Sketch *sk, const TeDag *dag, const SketchAnn *ann, int k) {
+    const TeStage *ts = &dag->stages[k];
+    const SketchAnn *a = ann ? &ann[k] : NULL;
+    Loops *L = &w->L[k];
+    if (a && sk_may_move(sk, dag, k) && a->at >= 0) {
+        const Loops *C = &w->L[ts->consumers[0]];
+        /* not at or inside the consumer's vectorized loop (its innermost) */
+        int room = outside_simd(sk, dag, ts->consumers[0], C);
+        /* nor under a fused loop: the region one of its iterations reads is the whole fused box */
+        if (room > 0 && w->front[ts->consumers[0]] <= 1) {
+            w_two(w, STEP_COMPUTE_AT, k, ts->consumers[0], a->at % room);
+            if (sk_const_unrolled(sk, dag, k)) const_steps(w, k, sk_const_unrolled(sk, dag, k), a, 0, 0);
+            return true;
+        }
+    }
+    if (sk_const_unrolled(sk, dag, k)) {
+        const_steps(w, k, sk_const_unrolled(sk, dag, k), a, 1, ann && hosts(sk, dag, ann, k));
+        return true;
+    }
+    if (!sk->gpu) transpose_order(w, k);
+    if (!ts->red && a && a->vec && !sk->gpu && L->n >= 1 && a->f[ts->n_spatial - 1][0] > 1) {
+        int64_t f = a->f[ts->n_spatial - 1][0];
+        w_split(w, k, ts->n_spatial - 1, &f, 1);
+    }
+    if (ts->red && a && a->vec && !sk->gpu && ts->n_spatial >= 1 &&
+        sk_reads_along(ts, ts->spatial[ts->n_spatial - 1])) {
+        /* a reduction without reuse whose reads run along the last spatial axis (pooling): the reduction
+         * loops go outside that axis, which is vectorized */
+        int64_t perm[STEP_MAX_ARGS];
+        int np = 0, ns = ts->n_spatial;
+        for (int x = 0; x < ns - 1; x++)
+            perm[np++] = x;
+        for (int r = 0; r < ts->n_reduce; r++)
+            perm[np++] = ns + r;
+        perm[np++] = ns - 1;
+        w_reorder(w, k, perm);
+    }
+    return false;
+}
+
+/* An rfactor stage: its tiles, and S.rf with its reader at the consumer's row when the annotation says so. */
+static void rfactor_steps(Writer *w, const Sketch *sk, const TeDag *dag, const SketchAnn *a, int k) {
+    const TeStage *ts = &dag->stages[k];
+    rf_tile(w, k, a);
+    if (a && a->at == 0 && sk_rf_at_row(sk, dag, k) && w->front[ts->consumers[0]] <= 1 &&
+        outside_simd(sk, dag, ts->consumers[0], &w->L[ts->consumers[0]]) > 0) {
+        w_two(w, STEP_COMPUTE_AT, k, ts->consumers[0], 0); /* the reader first, then S.rf at its loop */
+        int64_t where[2] = {w->idx[ts->consumers[0]], 0};
+        put_raw(w, STEP_COMPUTE_AT, w->idx[k] - 1, where, 2);
+    }
+}
+
+/* The annotation's loops of stage k: the outer loops bound (gpu) or fused and parallel (cpu), the innermost
+ * vectorized, the auto-unroll limit. */
+static void annotation_loops(Writer *w, const Sketch *sk, const TeDag *dag, const SketchAnn *ann, int k) {
+    const SketchStage *st = &sk->st[k];
+    const SketchAnn *a = &ann[k];
+    Loops *L = &w->L[k];
     const int64_t *unrolls;
     int n_unroll = Sketch_unrollSet(sk->gpu, &unrolls);
+    int64_t lanes = 1; /* of the innermost loop, when it is vectorized */
+    if (sk->gpu) {
+        int lead = leading_spatial(L);
+        if (lead > 0) {
+            w_fuse(w, k, 0, lead);
+            int64_t t = a->f[0][0] > 1 ? a->f[0][0] : 1;
+            if (t > 1 && t < L->ext[0]) {
+                w_split(w, k, 0, &t, 1);
+                w_two(w, STEP_BIND, k, 0, 0);
+                w_two(w, STEP_BIND, k, 1, 3);
+            } else {
+                w_two(w, STEP_BIND, k, 0, L->ext[0] <= 1024 ? 3 : 0);
+            }
+        }
+    } else {
+        int lead = leading_spatial(L);
+        int par = a->par < lead ? a->par : lead; /* a stage computed inside gets a buffer per iteration */
+        if (st->how == SK_CONSUMER && par > sk_level0_loops(dag, k)) par = sk_level0_loops(dag, k);
+        if (par > 0 && a->vec && par >= L->n) par = L->n - 1; /* keep the innermost loop to vectorize */
+        if (st->how == SK_CONSUMER) { /* parallel, not fused (a fused producer's box would be the whole tensor) */
+            for (int i = 0; i < par; i++)
+                w_one(w, STEP_PARALLEL, k, i);
+        } else if (par > 0) {
+            w_fuse(w, k, 0, par);
+            w_one(w, STEP_PARALLEL, k, 0);
+        }
+        if (a->vec && L->n >= 2 && !L->red[L->n - 1] && L->ext[L->n - 1] > 1 && !(par > 0 && L->n - 1 == 0)) {
+            w_one(w, STEP_VECTORIZE, k, L->n - 1);
+            lanes = L->ext[L->n - 1];
+        }
+    }
+    int u = a->unroll < n_unroll ? a->unroll : n_unroll - 1;
+    if (hosts(sk, dag, ann, k)) lanes = 1; /* the limit reaches the loops of the stage inside */
+    if (u > 0 && unrolls[u] > 0) w_two(w, STEP_AUTO_UNROLL, k, 0, auto_unroll_limit(unrolls[u], sk->gpu, lanes));
+}
+
+void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Steps *out) {
+    out->n = 0;
+    Writer w = {.dag = dag, .cores = sk->cores, .out = out, .tensors = dag->prog->n_tensors};
+    init_loops(&w, dag);
     for (int k = dag->n_stages - 1; k >= 0; k--) {
-        const TeStage *ts = &dag->stages[k];
         const SketchStage *st = &sk->st[k];
         const SketchAnn *a = ann ? &ann[k] : NULL;
-        Loops *L = &w.L[k];
         switch (st->how) {
         case SK_INLINE:
             put(&w, STEP_COMPUTE_INLINE, k, NULL, 0);
             continue;
-        case SK_FUSED: {
-            /* at the consumer's tile: after its first (at = 0) or second level of spatial loops */
-            int lev[SKETCH_AXES], per_level[3] = {0};
-            int c = st->consumer, nc = sk_axis_levels(dag, c, SK_CONSUMER, sk->gpu, lev);
-            for (int x = 0; x < nc; x++)
-                for (int l = 0; l < lev[x] && l < 3; l++)
-                    per_level[l]++;
-            int level = a && a->at == 1 ? 1 : 0;
-            int pos = per_level[0] + (level ? per_level[1] : 0) - 1;
-            if (w.front[c] > 1)
-                pos = pos < w.front[c] ? 0 : pos - w.front[c] + 1; /* the consumer's outer loops fused */
-            if (pos >= w.L[c].n - 1) pos = w.L[c].n - 2;           /* never at the vectorized loop */
-            if (pos < 0) pos = 0;
-            if (!sk->gpu) w_pad(&w, st, k);
-            w_two(&w, STEP_COMPUTE_AT, k, c, pos);
-            if (!sk->gpu) {
-                int64_t box[TE_MAX_DIMS];
-                sk_tile_box(dag, c, SK_CONSUMER, ann ? &ann[c] : NULL, !level, box);
-                local_loops(&w, w.idx[k], k, box, a);
-            }
+        case SK_FUSED:
+            fused_steps(&w, sk, dag, ann, k);
             continue;
-        }
         case SK_ROOT:
-            if (a && sk_may_move(sk, dag, k) && a->at >= 0) {
-                const Loops *C = &w.L[ts->consumers[0]];
-                /* not at or inside the consumer's vectorized loop (its innermost) */
-                int room = outside_simd(sk, dag, ts->consumers[0], C);
-                /* nor under a fused loop: the region one of its iterations reads is the whole fused box */
-                if (room > 0 && w.front[ts->consumers[0]] <= 1) {
-                    w_two(&w, STEP_COMPUTE_AT, k, ts->consumers[0], a->at % room);
-                    if (sk_const_unrolled(sk, dag, k)) const_steps(&w, k, sk_const_unrolled(sk, dag, k), a, 0, 0);
-                    continue;
-                }
-            }
-            if (sk_const_unrolled(sk, dag, k)) {
-                const_steps(&w, k, sk_const_unrolled(sk, dag, k), a, 1, ann && hosts(sk, dag, ann, k));
-                continue;
-            }
-            if (!sk->gpu) transpose_order(&w, k);
-            if (!ts->red && a && a->vec && !sk->gpu && L->n >= 1 && a->f[ts->n_spatial - 1][0] > 1) {
-                int64_t f = a->f[ts->n_spatial - 1][0];
-                w_split(&w, k, ts->n_spatial - 1, &f, 1);
-            }
-            if (ts->red && a && a->vec && !sk->gpu && ts->n_spatial >= 1 &&
-                sk_reads_along(ts, ts->spatial[ts->n_spatial - 1])) {
-                /* a reduction without reuse whose reads run along the last spatial axis (pooling): the reduction
-                 * loops go outside that axis, which is vectorized */
-                int64_t perm[STEP_MAX_ARGS];
-                int np = 0, ns = ts->n_spatial;
-                for (int x = 0; x < ns - 1; x++)
-                    perm[np++] = x;
-                for (int r = 0; r < ts->n_reduce; r++)
-                    perm[np++] = ns + r;
-                perm[np++] = ns - 1;
-                w_reorder(&w, k, perm);
-            }
+            if (root_steps(&w, sk, dag, ann, k)) continue;
             break;
         case SK_RFACTOR:
-            rf_tile(&w, k, a);
-            if (a && a->at == 0 && sk_rf_at_row(sk, dag, k) && w.front[ts->consumers[0]] <= 1 &&
-                outside_simd(sk, dag, ts->consumers[0], &w.L[ts->consumers[0]]) > 0) {
-                w_two(&w, STEP_COMPUTE_AT, k, ts->consumers[0], 0); /* the reader first, then S.rf at its loop */
-                int64_t where[2] = {w.idx[ts->consumers[0]], 0};
-                put_raw(&w, STEP_COMPUTE_AT, w.idx[k] - 1, where, 2);
-            }
+            rfactor_steps(&w, sk, dag, a, k);
             continue;
         case SK_POOL:
             pool_steps(&w, st, k, a);
@@ -1019,40 +1084,6 @@ void Sketch_steps(const Sketch *sk, const TeDag *dag, const SketchAnn *ann, Step
             tile(&w, k, st->how, sk->gpu, a);
             break;
         }
-        if (!a) continue;  /* the bare sketch */
-        int64_t lanes = 1; /* of the innermost loop, when it is vectorized */
-        if (sk->gpu) {
-            int lead = leading_spatial(L);
-            if (lead > 0) {
-                w_fuse(&w, k, 0, lead);
-                int64_t t = a->f[0][0] > 1 ? a->f[0][0] : 1;
-                if (t > 1 && t < L->ext[0]) {
-                    w_split(&w, k, 0, &t, 1);
-                    w_two(&w, STEP_BIND, k, 0, 0);
-                    w_two(&w, STEP_BIND, k, 1, 3);
-                } else {
-                    w_two(&w, STEP_BIND, k, 0, L->ext[0] <= 1024 ? 3 : 0);
-                }
-            }
-        } else {
-            int lead = leading_spatial(L);
-            int par = a->par < lead ? a->par : lead; /* a stage computed inside gets a buffer per iteration */
-            if (st->how == SK_CONSUMER && par > sk_level0_loops(dag, k)) par = sk_level0_loops(dag, k);
-            if (par > 0 && a->vec && par >= L->n) par = L->n - 1; /* keep the innermost loop to vectorize */
-            if (st->how == SK_CONSUMER) { /* parallel, not fused (a fused producer's box would be the whole tensor) */
-                for (int i = 0; i < par; i++)
-                    w_one(&w, STEP_PARALLEL, k, i);
-            } else if (par > 0) {
-                w_fuse(&w, k, 0, par);
-                w_one(&w, STEP_PARALLEL, k, 0);
-            }
-            if (a->vec && L->n >= 2 && !L->red[L->n - 1] && L->ext[L->n - 1] > 1 && !(par > 0 && L->n - 1 == 0)) {
-                w_one(&w, STEP_VECTORIZE, k, L->n - 1);
-                lanes = L->ext[L->n - 1];
-            }
-        }
-        int u = a->unroll < n_unroll ? a->unroll : n_unroll - 1;
-        if (hosts(sk, dag, ann, k)) lanes = 1; /* the limit reaches the loops of the stage inside */
-        if (u > 0 && unrolls[u] > 0) w_two(&w, STEP_AUTO_UNROLL, k, 0, auto_unroll_limit(unrolls[u], sk->gpu, lanes));
+        if (a) annotation_loops(&w, sk, dag, ann, k); /* else the bare sketch */
     }
 }
