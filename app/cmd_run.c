@@ -29,6 +29,7 @@
 #include "app/opts.h"
 #include "base/clock.h"
 #include "base/strbuf.h"
+#include "kernels/candidate.h"
 #include "kernels/export/export.h"
 #include "kernels/template.h"
 #include "kernels/templates/te/te_sketch.h"
@@ -388,7 +389,8 @@ static Status plan_subgraphs(const RunOptions *o, const Subgraphs *sg, const His
         }
         KernelSource ks;
         KernelSource_init(&ks);
-        st = TeTask_source(task, &steps, &ks, err);
+        Candidate c = {.tmpl = &tmpl_te_sketch, .wl = &wl, .steps = best ? best->steps : NULL};
+        st = tuned ? Candidate_source(&c, dev, DIALECT_C, &ks, err) : TeTask_source(task, &steps, &ks, err);
         if (st == TT_OK) {
             StrBuf b;
             StrBuf_init(&b);

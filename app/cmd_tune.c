@@ -16,12 +16,12 @@
 #include "app/opts.h"
 #include "kernels/templates/te/te_task.h"
 #include "records/log.h"
-#include "tuner/cluster.h"
+#include "tuner/cluster/cluster.h"
 #include "tuner/engine.h"
 #include "tuner/net/network.h"
 #include "tuner/net/subgraph.h"
 #include "tuner/scheduler.h"
-#include "tuner/strategy.h"
+#include "tuner/search/strategy.h"
 #include "ui/headless.h"
 #include "ui/ui.h"
 
@@ -34,7 +34,7 @@ static void free_sets(TeSet *sets, int n) {
 
 static void on_signal(int sig) { g_stop = sig; }
 
-/* Under an MPI launcher (tuner/cluster.h): this process's rank, the world's
+/* Under an MPI launcher (tuner/cluster/cluster.h): this process's rank, the world's
  * size and, on rank 0 of a world of several, the cluster host. */
 typedef struct TuneMpi {
     int rank, size;

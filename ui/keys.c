@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ui/widgets.h"
+#include "ui/columns.h"
 
 static UiTask *selected_task(UiState *st) {
     if (st->selected < 0 || st->selected >= st->model.n_tasks) return NULL;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/strbuf.h"
+#include "kernels/candidate.h"
 
 /* ---- small helpers ------------------------------------------------------------ */
 
@@ -758,7 +759,9 @@ Status Export_kernel(const ExportRequest *req, ExportKernel *out, char *err) {
     KernelSource src;
     KernelSource_init(&src);
     char why[TT_ERRLEN] = "";
-    if (req->tmpl->generate(req->wl, req->space, req->choice, req->dev, req->dialect, &src, why) != TT_OK) {
+    Candidate c = {
+        .tmpl = req->tmpl, .wl = req->wl, .space = req->space, .choice = req->choice, .n_choice = req->space->n_knobs};
+    if (Candidate_source(&c, req->dev, req->dialect, &src, why) != TT_OK) {
         KernelSource_done(&src);
         return tt_fail(err, "%s: %s", req->tmpl->name, why);
     }

@@ -1,4 +1,4 @@
-/* tests/unit/test_te_model.c: the pack-sum cost model (tuner/te_model.h) on
+/* tests/unit/test_te_model.c: the pack-sum cost model (tuner/search/te_model.h) on
  * random schedules of small expressions, "measured" by a synthetic cost
  * computed from each statement's nest: it must rank held-out schedules of
  * the task, and schedules of another task from what the first one taught. */
@@ -8,7 +8,7 @@
 #include "base/rng.h"
 #include "kernels/templates/te/te_features.h"
 #include "tests/check.h"
-#include "tuner/te_model.h"
+#include "tuner/search/te_model.h"
 
 /* Synthetic seconds of a schedule: per statement, its executions divided by
  * the vector length and by 4 when a loop around it is parallel, doubled when

@@ -10,9 +10,9 @@
 #include "base/clock.h"
 #include "base/rng.h"
 #include "tests/check.h"
-#include "tuner/anneal.h"
-#include "tuner/costmodel.h"
-#include "tuner/strategy.h"
+#include "tuner/search/anneal.h"
+#include "tuner/search/costmodel.h"
+#include "tuner/search/strategy.h"
 
 extern const Strategy strategy_xgb;
 

@@ -1,4 +1,4 @@
-/* tuner/strategy_ga.c: a genetic algorithm over knob vectors
+/* tuner/search/strategy_ga.c: a genetic algorithm over knob vectors
  * (population 100, 3 elites, mutation probability 0.1, parents drawn
  * in proportion to fitness normalised by the best, single-point crossover).
  *
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "tuner/strategy.h"
+#include "tuner/search/strategy.h"
 
 #define GA_POP 100
 #define GA_ELITE 3

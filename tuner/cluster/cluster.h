@@ -1,4 +1,4 @@
-/* tuner/cluster.h: a session over MPI ranks (`mpirun -np K tunetop tune ...`).
+/* tuner/cluster/cluster.h: a session over MPI ranks (`mpirun -np K tunetop tune ...`).
  *
  * Rank 0 is the session (engine, scheduler, strategies, UI or headless, the
  * only writer of the log). Ranks >= 1 are measure servers: each builds

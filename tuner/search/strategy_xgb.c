@@ -1,7 +1,7 @@
-/* tuner/strategy_xgb.c: model-based search.
+/* tuner/search/strategy_xgb.c: model-based search.
  *
- * A cost model (gradient-boosted trees, tuner/costmodel.h) learns from every
- * measured config of the task; simulated annealing (tuner/anneal.h) over the
+ * A cost model (gradient-boosted trees, tuner/search/costmodel.h) learns from every
+ * measured config of the task; simulated annealing (tuner/search/anneal.h) over the
  * space, scored by the model, picks the next plan: the top-scoring unvisited
  * configs (picked for diversity from twice as many candidates), with the
  * last 5% random. The first plan is random unless the model already has
@@ -35,9 +35,9 @@
 
 #include "base/clock.h"
 #include "base/rng.h"
-#include "tuner/anneal.h"
-#include "tuner/costmodel.h"
-#include "tuner/strategy.h"
+#include "tuner/search/anneal.h"
+#include "tuner/search/costmodel.h"
+#include "tuner/search/strategy.h"
 
 #define MAX_FEATURES 256
 #define CACHE_SLOTS 16384 /* feature cache entries (direct-mapped) */

@@ -1,6 +1,7 @@
-/* tuner/strategy.c: the table of search strategies and the helpers every
- * strategy shares (features and the template's cheap validity check). */
-#include "tuner/strategy.h"
+/* tuner/search/strategy.c: the table of search strategies (see strategy.h);
+ * the helpers every strategy shares are in strategy_shared.c, so that the
+ * table and the strategies do not call each other in a circle. */
+#include "tuner/search/strategy.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -39,28 +40,4 @@ static void strategy_names_init(void) {
 const char *Strategy_names(void) {
     pthread_once(&strategy_names_once, strategy_names_init);
     return strategy_names;
-}
-
-int Strategy_features(const StrategyContext *ctx, uint64_t index, float *out, int cap) {
-    const Task *t = ctx->task;
-    int n = Space_features(&t->space, index, out, cap);
-    if (t->tmpl && t->tmpl->features && n < cap) {
-        int32_t choice[SPACE_MAX_KNOBS];
-        Space_decode(&t->space, index, choice);
-        n += t->tmpl->features(&t->wl, &t->space, choice, ctx->dev, out + n, cap - n);
-    }
-    return n;
-}
-
-bool Strategy_valid(const StrategyContext *ctx, uint64_t index) {
-    const Task *t = ctx->task;
-    if (!t->tmpl || !t->tmpl->precheck) return true;
-    int32_t choice[SPACE_MAX_KNOBS];
-    Space_decode(&t->space, index, choice);
-    char reason[256];
-    return t->tmpl->precheck(&t->wl, &t->space, choice, ctx->dev, reason, sizeof reason);
-}
-
-EvolutionOptions EvolutionOptions_default(void) {
-    return (EvolutionOptions){.population = 2048, .generations = 4, .mutation = 0.85, .eps = 0.05, .cost_model = 1};
 }

@@ -1,4 +1,4 @@
-/* tuner/strategy_random.c: uniform sampling without replacement over the
+/* tuner/search/strategy_random.c: uniform sampling without replacement over the
  * configs that pass the template's cheap validity check.
  *
  * Like every other strategy but grid (which walks the whole space in order),
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "base/alloc.h"
-#include "tuner/strategy.h"
+#include "tuner/search/strategy.h"
 
 /* rejection draws per proposed config before taking any unvisited one */
 #define VALID_TRIES 64

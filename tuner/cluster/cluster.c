@@ -1,7 +1,7 @@
-/* tuner/cluster.c: see cluster.h. The wire format is fixed-size C structs
+/* tuner/cluster/cluster.c: see cluster.h. The wire format is fixed-size C structs
  * (every rank runs the same tunetop binary): a job, a result (plus its
  * message text), a hello, a heartbeat, a request for work, quit. */
-#include "tuner/cluster.h"
+#include "tuner/cluster/cluster.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,12 +20,6 @@
 #include "base/clock.h"
 #include "tuner/builder.h"
 #include "tuner/task.h"
-
-static const char *const DEVSTATE_NAMES[] = {"starting", "idle", "building", "measuring", "lost", "failed", "done"};
-
-const char *DeviceState_name(DeviceState s) {
-    return s >= DEVSTATE_STARTING && s <= DEVSTATE_DONE ? DEVSTATE_NAMES[s] : "?";
-}
 
 /* This process's rank among the ranks of its node, and their number. */
 static int g_local_rank = 0, g_local_size = 1;

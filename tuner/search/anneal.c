@@ -1,5 +1,5 @@
-/* tuner/anneal.c: batched simulated annealing with a top-k set. */
-#include "tuner/anneal.h"
+/* tuner/search/anneal.c: batched simulated annealing with a top-k set. */
+#include "tuner/search/anneal.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
-/* tuner/strategy_grid.c: every config in flat-index order, skipping those
+/* tuner/search/strategy_grid.c: every config in flat-index order, skipping those
  * already visited (measured in an earlier session, or by another proposer). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "base/alloc.h"
-#include "tuner/strategy.h"
+#include "tuner/search/strategy.h"
 
 typedef struct Grid {
     const Space *space;

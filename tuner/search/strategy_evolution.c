@@ -1,4 +1,4 @@
-/* tuner/strategy_evolution.c: evolutionary search over annotated sketches,
+/* tuner/search/strategy_evolution.c: evolutionary search over annotated sketches,
  * the strategy of te.sketch tasks (tensor expressions; Template.strategy).
  *
  * A candidate is a sketch (kernels/templates/te/te_sketch.h) and an annotation
@@ -17,7 +17,7 @@
  *      share `eps` of them are fresh random annotations (epsilon-greedy).
  *      A candidate whose loop nest (hence its C code) equals one proposed
  *      before under other steps is passed over.
- * Scores come from the learned cost model (tuner/te_model.h: XGBoost on
+ * Scores come from the learned cost model (tuner/search/te_model.h: XGBoost on
  * program features, pack-sum loss), one model shared by every sketch-searched
  * task of the process, fed with every measured schedule and refit before a
  * round when it has new results. Until it has been fit (two measured
@@ -37,8 +37,8 @@
 #include "kernels/templates/te/te_lower.h"
 #include "kernels/templates/te/te_sketch.h"
 #include "kernels/templates/te/te_task.h"
-#include "tuner/strategy.h"
-#include "tuner/te_model.h"
+#include "tuner/search/strategy.h"
+#include "tuner/search/te_model.h"
 
 /* The cost model every evolution strategy of the process shares (engine thread only). */
 static TeModel *g_model;

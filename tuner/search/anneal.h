@@ -1,4 +1,4 @@
-/* tuner/anneal.h: simulated annealing over a Space, guided by a score
+/* tuner/search/anneal.h: simulated annealing over a Space, guided by a score
  * function (the cost model's predictions).
  *
  * n_chains chains walk the space at once; each step moves every chain to a

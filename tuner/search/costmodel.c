@@ -1,5 +1,5 @@
-/* tuner/costmodel.c: gradient-boosted trees through XGBoost's C API. */
-#include "tuner/costmodel.h"
+/* tuner/search/costmodel.c: gradient-boosted trees through XGBoost's C API. */
+#include "tuner/search/costmodel.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* tuner/costmodel.h: the cost model of the xgb strategy, gradient-boosted
+/* tuner/search/costmodel.h: the cost model of the xgb strategy, gradient-boosted
  * trees through XGBoost's C API.
  *
  * A CostModel is trained once, on a snapshot of feature rows and labels, and

@@ -1,9 +1,9 @@
-/* tuner/strategy.h: a search strategy proposes configs of one task to
+/* tuner/search/strategy.h: a search strategy proposes configs of one task to
  * measure and learns from their results. One instance per task; called only
  * from the engine thread (a strategy may run its own background thread, e.g.
  * to train a cost model, but propose/update must not block on it for long).
  *
- * Strategies are const structs registered in one table (tuner/strategy.c):
+ * Strategies are const structs registered in one table (tuner/search/strategy.c):
  * "grid", "random", "ga", "xgb", and "evolution" (schedules of tensor
  * expressions, the one strategy of te.sketch tasks).
  */

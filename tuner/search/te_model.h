@@ -1,4 +1,4 @@
-/* tuner/te_model.h: the learned cost model of template-free search: gradient
+/* tuner/search/te_model.h: the learned cost model of template-free search: gradient
  * boosted trees over program features (kernels/templates/te/te_features.h),
  * trained with the pack-sum loss.
  *
@@ -10,7 +10,7 @@
  * taught). The loss is sum_p w_p (score_p - y_p)^2 / 2 with w_p = y_p + 0.1
  * (good programs weigh more, failed ones a little); each row's gradient is
  * its program's w_p (score_p - y_p) and its hessian w_p, given to XGBoost
- * round by round (CostModel_trainObjective, tuner/costmodel.h).
+ * round by round (CostModel_trainObjective, tuner/search/costmodel.h).
  *
  * What makes the records of other tasks help rather than hurt (TeModelOptions,
  * chosen on bench/te_model_bench): the label is the mean of the program's
@@ -34,7 +34,7 @@
 #include "base/status.h"
 #include "space/steps.h"
 #include "te/dag.h"
-#include "tuner/costmodel.h"
+#include "tuner/search/costmodel.h"
 
 typedef struct TeModel TeModel;
 

@@ -1,5 +1,5 @@
-/* tuner/te_model.c: the pack-sum cost model over program features (see te_model.h). */
-#include "tuner/te_model.h"
+/* tuner/search/te_model.c: the pack-sum cost model over program features (see te_model.h). */
+#include "tuner/search/te_model.h"
 
 #include <math.h>
 #include <stdlib.h>
