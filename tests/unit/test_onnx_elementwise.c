@@ -41,12 +41,13 @@ static NetAttr A_S(const char *name, const char *v) {
     }
 #define SCALAR ((NdShape){.rank = 0})
 
-/* A tensor of this type and shape holding vals (converted as NdTensor_set does). */
+/* A tensor of this type and shape holding vals (converted as NdTensor_set
+ * does); zeros when vals is NULL. */
 static NdTensor tens(NdType type, NdShape shape, const double *vals) {
     NdTensor t = {0};
     char err[TT_ERRLEN];
     CHECK(NdTensor_alloc(&t, type, &shape, err) == TT_OK);
-    for (int64_t i = 0; i < t.count; i++)
+    for (int64_t i = 0; i < t.count && vals; i++)
         NdTensor_set(&t, i, vals[i]);
     return t;
 }
@@ -128,7 +129,7 @@ TEST(arithmetic_broadcast) {
     expect(&r, ND_F64, SHAPE(1, 2, 2, 2), V(100, 101, 102, 103, 204, 205, 206, 207), 0);
     r = run2("Div", NULL, 0, tens(ND_F32, SHAPE(2), V(1, -1)), tens(ND_F32, SHAPE(1), V(0)));
     expect(&r, ND_F32, SHAPE(2), V(INFINITY, -INFINITY), 0);
-    r = run2("Add", NULL, 0, tens(ND_F32, SHAPE(2, 3), V(0)), tens(ND_F32, SHAPE(2), V(0)));
+    r = run2("Add", NULL, 0, tens(ND_F32, SHAPE(2, 3), NULL), tens(ND_F32, SHAPE(2), NULL));
     CHECK(r.status == TT_ERR);
     CHECK_CONTAINS(r.err, "do not broadcast");
 }
