@@ -88,6 +88,10 @@ typedef struct NetModel {
     int n_inputs;
     int *outputs; /* graph outputs, in the model's order */
     int n_outputs;
+    /* model.c's index of value names (open addressing; NetModel_find): kept
+     * by NetModel_addValue, rebuilt when absent. Nothing else touches it. */
+    int *name_index;
+    int index_cap;
 } NetModel;
 
 /* The opsets of the default domain that tunetop reads. */
