@@ -9,26 +9,6 @@
 #include "tests/check.h"
 #include "tuner/net/ops/op.h"
 
-/* The attribute getters, for when the model code is not linked in; the
- * library's own definitions take precedence when it is. */
-__attribute__((weak)) const NetAttr *NetNode_attr(const NetNode *n, const char *name) {
-    for (int i = 0; i < n->n_attrs; i++)
-        if (!strcmp(n->attrs[i].name, name)) return &n->attrs[i];
-    return NULL;
-}
-__attribute__((weak)) int64_t NetNode_attrInt(const NetNode *n, const char *name, int64_t def) {
-    const NetAttr *a = NetNode_attr(n, name);
-    return a && a->kind == NATTR_INT ? a->i : def;
-}
-__attribute__((weak)) double NetNode_attrFloat(const NetNode *n, const char *name, double def) {
-    const NetAttr *a = NetNode_attr(n, name);
-    return a && a->kind == NATTR_FLOAT ? a->f : def;
-}
-__attribute__((weak)) const char *NetNode_attrString(const NetNode *n, const char *name, const char *def) {
-    const NetAttr *a = NetNode_attr(n, name);
-    return a && a->kind == NATTR_STRING ? a->s : def;
-}
-
 static NetAttr A_F(const char *name, double v) { return (NetAttr){.name = (char *)name, .kind = NATTR_FLOAT, .f = v}; }
 static NetAttr A_I(const char *name, int64_t v) { return (NetAttr){.name = (char *)name, .kind = NATTR_INT, .i = v}; }
 static NetAttr A_S(const char *name, const char *v) {
