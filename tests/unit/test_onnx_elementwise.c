@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "tests/check.h"
+#include "tuner/net/ops/elementwise.h"
 #include "tuner/net/ops/op.h"
 
 static NetAttr A_F(const char *name, double v) { return (NetAttr){.name = (char *)name, .kind = NATTR_FLOAT, .f = v}; }
@@ -150,6 +151,40 @@ TEST(converted_blocks) {
         }
     }
     NdTensor_free(&r.out);
+}
+
+/* The engine's own float16 conversion is bit for bit nd.c's: every half, and
+ * floats across the whole range (every 4099th bit pattern, and each rounding
+ * boundary of the halves near 1, 65504 and the subnormals). */
+TEST(float16_conversion) {
+    static uint16_t h[65536];
+    static float f[65536];
+    for (int i = 0; i < 65536; i++)
+        h[i] = (uint16_t)i;
+    Ew_convert(ND_F32, f, ND_F16, h, 65536);
+    int bad = 0;
+    for (int i = 0; i < 65536; i++) {
+        float r = Nd_halfToFloat((uint16_t)i);
+        bad += memcmp(&r, &f[i], 4) != 0;
+    }
+    static uint32_t x[65536];
+    static uint16_t out[65536];
+    const uint32_t edges[] = {0x3f800000u, 0x477fe000u, 0x33000000u, 0x38800000u, 0x387fc000u};
+    for (uint64_t base = 0; base < (1ull << 32); base += 65536ull * 4099) {
+        for (uint32_t j = 0; j < 65536; j++)
+            x[j] = (uint32_t)(base + (uint64_t)j * 4099);
+        for (uint32_t j = 0; j < 5 * 64; j++) /* below, at and above each half-way point */
+            x[j] = edges[j / 64] + (j % 64) * 0x800u - 0x1000u;
+        Ew_convert(ND_F16, out, ND_F32, x, 65536);
+        for (uint32_t j = 0; j < 65536; j++) {
+            float v;
+            memcpy(&v, &x[j], 4);
+            bad += Nd_floatToHalf(v) != out[j];
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+    Run r = run2("Add", NULL, 0, tens(ND_BF16, SHAPE(2), V(1, 256)), tens(ND_BF16, SHAPE(2), V(0.5, 1)));
+    expect(&r, ND_BF16, SHAPE(2), V(1.5, 256), 0); /* 257 is not a bfloat16: to even, 256 */
 }
 
 TEST(integer_division_and_mod) {
@@ -368,6 +403,7 @@ int main(void) {
     RUN(arithmetic_broadcast);
     RUN(float16);
     RUN(converted_blocks);
+    RUN(float16_conversion);
     RUN(integer_division_and_mod);
     RUN(pow_mixed_types);
     RUN(cast_edges);
