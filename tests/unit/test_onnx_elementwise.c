@@ -391,12 +391,18 @@ TEST(infer_and_flops) {
     CHECK_NEAR(add->flops(&ctx), 60, 0);
     b.type = ND_UNDEF; /* unknown types pass; the known one names the output */
     CHECK(add->infer(&ctx) == TT_OK && out.type == ND_F32);
-    int n;
+    /* every op of the family is found by name, and no other family claims one of its names */
+    int n, count = 0;
     const OpDef *const *all = Op_all(&n);
-    int ew = 0;
-    for (int i = 0; i < n; i++)
-        ew += all[i]->infer && Op_find("", all[i]->name) == all[i];
-    CHECK(ew >= 64);
+    for (const OpDef *d = OPS_ELEMENTWISE; d->name; d++, count++) {
+        CHECK(Op_find("", d->name) == d && d->infer && d->run && d->flops);
+        for (int i = 0; i < n; i++)
+            if (all[i] != d && !strcmp(all[i]->name, d->name)) {
+                fprintf(stderr, "  %s is defined twice\n", d->name);
+                CHECK(0);
+            }
+    }
+    CHECK_EQ_INT(count, 64);
 }
 
 int main(void) {
