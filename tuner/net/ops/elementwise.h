@@ -96,8 +96,8 @@ const char *Ew_attrString(const OpCtx *ctx, const char *name, const char *def);
 
 #define EW_MAP1(NAME, FN, TI, TO)                                                                                      \
     static void NAME(const EwArgs *a, int64_t n) {                                                                     \
-        const TI *x = a->in[0];                                                                                        \
-        TO *y = a->out;                                                                                                \
+        const TI *restrict x = a->in[0];                                                                               \
+        TO *restrict y = a->out;                                                                                       \
         const EwPrm *p = a->p;                                                                                         \
         if (a->st[0])                                                                                                  \
             for (int64_t i = 0; i < n; i++)                                                                            \
@@ -108,12 +108,13 @@ const char *Ew_attrString(const OpCtx *ctx, const char *name, const char *def);
     }
 
 /* Both contiguous, and each side held for the run, as separate loops so that
- * the compiler vectorizes the common cases. */
+ * the compiler vectorizes the common cases. The engine never writes into an
+ * input (restrict); two inputs may be one tensor, which is only read. */
 #define EW_MAP2(NAME, FN, TA, TB, TO)                                                                                  \
     static void NAME(const EwArgs *a, int64_t n) {                                                                     \
-        const TA *x = a->in[0];                                                                                        \
-        const TB *z = a->in[1];                                                                                        \
-        TO *y = a->out;                                                                                                \
+        const TA *restrict x = a->in[0];                                                                               \
+        const TB *restrict z = a->in[1];                                                                               \
+        TO *restrict y = a->out;                                                                                       \
         const EwPrm *p = a->p;                                                                                         \
         if (a->st[0] && a->st[1])                                                                                      \
             for (int64_t i = 0; i < n; i++)                                                                            \
@@ -134,10 +135,10 @@ const char *Ew_attrString(const OpCtx *ctx, const char *name, const char *def);
 /* Three inputs, any of them held (Where, Clip): strided, since these are rarer. */
 #define EW_MAP3(NAME, FN, TA, TB, TC, TO)                                                                              \
     static void NAME(const EwArgs *a, int64_t n) {                                                                     \
-        const TA *x = a->in[0];                                                                                        \
-        const TB *z = a->in[1];                                                                                        \
-        const TC *w = a->in[2];                                                                                        \
-        TO *y = a->out;                                                                                                \
+        const TA *restrict x = a->in[0];                                                                               \
+        const TB *restrict z = a->in[1];                                                                               \
+        const TC *restrict w = a->in[2];                                                                               \
+        TO *restrict y = a->out;                                                                                       \
         const int64_t sx = a->st[0], sz = a->st[1], sw = a->st[2];                                                     \
         for (int64_t i = 0; i < n; i++)                                                                                \
             y[i] = FN(x[i * sx], z[i * sz], w[i * sw], a->p);                                                          \

@@ -110,8 +110,8 @@ const EwSpec EW_Mod = {
  * before opset 11 the attribute (p->alpha, p->beta). */
 #define CLIP_KERNEL(NAME, T, LO, HI)                                                                                   \
     static void NAME(const EwArgs *a, int64_t n) {                                                                     \
-        const T *x = a->in[0], *lo = a->in[1], *hi = a->in[2];                                                         \
-        T *y = a->out;                                                                                                 \
+        const T *restrict x = a->in[0], *restrict lo = a->in[1], *restrict hi = a->in[2];                              \
+        T *restrict y = a->out;                                                                                        \
         const EwPrm *p = a->p;                                                                                         \
         (void)p;                                                                                                       \
         const int64_t sx = a->st[0], sl = a->st[1], sh = a->st[2];                                                     \
