@@ -209,6 +209,10 @@ TEST(integer_division_and_mod) {
     expect(&r, ND_F32, SHAPE(2), V(-1.5, 1.5), 0);
     r = run2("Mod", NULL, 0, tens(ND_F64, SHAPE(2), V(-5.5, 5.5)), tens(ND_F64, SCALAR, V(2)));
     expect(&r, ND_F64, SHAPE(2), V(0.5, 1.5), 0);
+    NetAttr legacy[] = {A_I("broadcast", 1), A_I("axis", 1)};
+    r = run2("Div", legacy, 2, tens(ND_I64, SHAPE(2, 3), NULL), tens(ND_I64, SHAPE(3), NULL));
+    CHECK(r.status == TT_ERR);
+    CHECK_CONTAINS(r.err, "attribute axis");
     NetAttr fmod2[] = {A_I("fmod", 2)};
     r = run2("Mod", fmod2, 1, tens(ND_I64, SHAPE(1), V(1)), tens(ND_I64, SHAPE(1), V(1)));
     CHECK(r.status == TT_ERR);

@@ -314,6 +314,10 @@ const char *Ew_attrString(const OpCtx *ctx, const char *name, const char *def) {
 /* ---- the generic OpDef functions ---- */
 
 Status Ew_check(const NetNode *node, const NetModel *model, const EwSpec *spec, char *err) {
+    /* Before opset 7, Add, Mul, And ... took broadcast=1 with an axis that
+     * aligned B anywhere in A; numpy's rule covers only B aligned at the end. */
+    if (NetNode_attr(node, "axis"))
+        return tt_fail(err, "attribute axis (broadcasting before opset 7) is not supported");
     return spec->check ? spec->check(node, model, err) : TT_OK;
 }
 
