@@ -209,10 +209,14 @@ TEST(integer_division_and_mod) {
     expect(&r, ND_F32, SHAPE(2), V(-1.5, 1.5), 0);
     r = run2("Mod", NULL, 0, tens(ND_F64, SHAPE(2), V(-5.5, 5.5)), tens(ND_F64, SCALAR, V(2)));
     expect(&r, ND_F64, SHAPE(2), V(0.5, 1.5), 0);
-    NetAttr legacy[] = {A_I("broadcast", 1), A_I("axis", 1)};
-    r = run2("Div", legacy, 2, tens(ND_I64, SHAPE(2, 3), NULL), tens(ND_I64, SHAPE(3), NULL));
+    /* broadcasting before opset 7: axis=1 puts a rank-1 input 1 at the end of a
+     * rank-2 input 0, which is numpy's rule; axis=0 would not be */
+    NetAttr at_end[] = {A_I("broadcast", 1), A_I("axis", 1)}, inside[] = {A_I("broadcast", 1), A_I("axis", 0)};
+    r = run2("Div", at_end, 2, tens(ND_I64, SHAPE(2, 2), V(4, 6, 8, 9)), tens(ND_I64, SHAPE(2), V(2, 3)));
+    expect(&r, ND_I64, SHAPE(2, 2), V(2, 2, 4, 3), 0);
+    r = run2("Div", inside, 2, tens(ND_I64, SHAPE(2, 2), NULL), tens(ND_I64, SHAPE(2), NULL));
     CHECK(r.status == TT_ERR);
-    CHECK_CONTAINS(r.err, "attribute axis");
+    CHECK_CONTAINS(r.err, "attribute axis=0 aligns input 1 (rank 1) inside input 0 (rank 2)");
     NetAttr fmod2[] = {A_I("fmod", 2)};
     r = run2("Mod", fmod2, 1, tens(ND_I64, SHAPE(1), V(1)), tens(ND_I64, SHAPE(1), V(1)));
     CHECK(r.status == TT_ERR);

@@ -314,14 +314,21 @@ const char *Ew_attrString(const OpCtx *ctx, const char *name, const char *def) {
 /* ---- the generic OpDef functions ---- */
 
 Status Ew_check(const NetNode *node, const NetModel *model, const EwSpec *spec, char *err) {
-    /* Before opset 7, Add, Mul, And ... took broadcast=1 with an axis that
-     * aligned B anywhere in A; numpy's rule covers only B aligned at the end. */
-    if (NetNode_attr(node, "axis"))
-        return tt_fail(err, "attribute axis (broadcasting before opset 7) is not supported");
     return spec->check ? spec->check(node, model, err) : TT_OK;
 }
 
 static const char *op_name(const OpCtx *ctx) { return ctx->node ? ctx->node->op : "the op"; }
+
+/* Before opset 7, Add, Mul, And ... took broadcast=1 with an axis that aligns
+ * input 1 anywhere in input 0; numpy's rule is the case of the end. */
+static Status legacy_axis(const OpCtx *ctx) {
+    if (!ctx->node || !NetNode_attr(ctx->node, "axis") || ctx->n_in < 2 || !ctx->in[0] || !ctx->in[1]) return TT_OK;
+    int ra = ctx->in[0]->shape.rank, rb = ctx->in[1]->shape.rank;
+    int64_t axis = NetNode_attrInt(ctx->node, "axis", 0);
+    if (ra < 0 || rb < 0 || (axis < 0 ? axis + ra : axis) + rb == ra) return TT_OK;
+    return tt_fail(ctx->err, "attribute axis=%lld aligns input 1 (rank %d) inside input 0 (rank %d), not at its end",
+                   (long long)axis, rb, ra);
+}
 
 /* The inputs after the typed one must share its type (unless mixed). */
 static Status same_types(const OpCtx *ctx, const EwSpec *spec) {
@@ -340,7 +347,9 @@ Status Ew_infer(OpCtx *ctx, const EwSpec *spec) {
         if (k >= ctx->n_in || !ctx->in[k]) return tt_fail(ctx->err, "input %d is missing", k);
     for (int k = 0; k < spec->first; k++)
         if (Op_requireType(ctx, k, EW_T_BOOL) != TT_OK) return TT_ERR;
-    if (Op_requireType(ctx, spec->first, spec->types) != TT_OK || same_types(ctx, spec) != TT_OK) return TT_ERR;
+    if (Op_requireType(ctx, spec->first, spec->types) != TT_OK || same_types(ctx, spec) != TT_OK ||
+        legacy_axis(ctx) != TT_OK)
+        return TT_ERR;
     NdType t = ctx->in[spec->first]->type;
     switch (spec->out) {
     case EW_OUT_SAME:
