@@ -16,22 +16,22 @@
 #include "records/log.h"
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: tunetop distill LOG -o OUT [--keep N] [--force]\n"
-                 "\n"
-                 "Writes a new record log OUT with, for every task of LOG, its N fastest successful records\n"
-                 "(lowest latency, the median of its repeats; default N = 1), in the order LOG has them, after the "
-                 "task list of LOG's last\n"
-                 "session (IDs, weights, network) and each task's last steering. OUT is a normal log of the same\n"
-                 "target: best, dump, view and export read it, and tune --log OUT resumes from it (configs not\n"
-                 "kept count as not measured). Failed and compile-only records are left out; a task with no\n"
-                 "successful record is named on stderr and left out.\n"
-                 "\n"
-                 "  -o, --output OUT   the log to write; it must not exist (--force replaces it)\n"
-                 "  --keep N           records kept per task (default 1)\n"
-                 "  --force            replace OUT if it exists\n"
-                 "\n"
-                 "OUT is written beside its final name and renamed when complete: an error leaves nothing behind.\n"
-                 "A damaged LOG is an error (exit status 1); a torn last record is a warning.\n");
+    app_help(out, "usage: tunetop distill LOG -o OUT [--keep N] [--force]\n"
+                  "\n"
+                  "Writes a new record log OUT with, for every task of LOG, its N fastest successful records\n"
+                  "(lowest latency, the median of its repeats; default N = 1), in the order LOG has them, after the "
+                  "task list of LOG's last\n"
+                  "session (IDs, weights, network) and each task's last steering. OUT is a normal log of the same\n"
+                  "target: best, dump, view and export read it, and tune --log OUT resumes from it (configs not\n"
+                  "kept count as not measured). Failed and compile-only records are left out; a task with no\n"
+                  "successful record is named on stderr and left out.\n"
+                  "\n"
+                  "  -o, --output OUT   the log to write; it must not exist (--force replaces it)\n"
+                  "  --keep N           records kept per task (default 1)\n"
+                  "  --force            replace OUT if it exists\n"
+                  "\n"
+                  "OUT is written beside its final name and renamed when complete: an error leaves nothing behind.\n"
+                  "A damaged LOG is an error (exit status 1); a torn last record is a warning.\n");
 }
 
 typedef struct Ranked {
@@ -49,12 +49,16 @@ static int by_index(const void *a, const void *b) { return ((const Ranked *)a)->
 
 enum { O_KEEP = 256, O_FORCE, O_HELP };
 
+static const struct option OWN[] = {{"output", required_argument, 0, 'o'},
+                                    {"keep", required_argument, 0, O_KEEP},
+                                    {"force", no_argument, 0, O_FORCE},
+                                    {"help", no_argument, 0, O_HELP},
+                                    {0, 0, 0, 0}};
+const CmdOptions DISTILL_OPTIONS = {"distill", OWN, 0};
+
 int cmd_distill(int argc, char **argv) {
-    static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
-                                             {"keep", required_argument, 0, O_KEEP},
-                                             {"force", no_argument, 0, O_FORCE},
-                                             {"help", no_argument, 0, O_HELP},
-                                             {0, 0, 0, 0}};
+    struct option longopts[CLI_MAX_OPTS];
+    Cli_longopts(&DISTILL_OPTIONS, longopts, CLI_MAX_OPTS);
     const char *out = NULL;
     int keep = 1;
     bool force = false;
@@ -76,11 +80,8 @@ int cmd_distill(int argc, char **argv) {
         case O_HELP:
             usage(stdout);
             return 0;
-        case ':':
-            snprintf(err, sizeof err, "option '%s' needs a value", argv[optind - 1]);
-            goto usage_error;
         default:
-            snprintf(err, sizeof err, "unknown option '%s'", argv[optind - 1]);
+            Cli_badOption("distill", c, argv, err);
             goto usage_error;
         }
     }
@@ -189,6 +190,6 @@ done:
     return rc;
 
 usage_error:
-    fprintf(stderr, "tunetop distill: %s (see tunetop distill --help)\n", err);
+    fprintf(stderr, "tunetop distill: %s%s\n", err, strstr(err, "--help)") ? "" : " (see tunetop distill --help)");
     return 2;
 }

@@ -19,53 +19,39 @@
 static void usage(FILE *out) {
     NetworkOptions nd;
     NetworkOptions_defaults(&nd);
-    fprintf(out,
-            "usage: tunetop export LOG -o DIR [options]\n"
-            "\n"
-            "Writes, for the best successful record of each task of the record log LOG, source that builds and\n"
-            "runs without tunetop: one kernel per task with its own header (the ABI: create with the weights,\n"
-            "packed once; run; destroy; the blocked-layout pack / run / unpack steps as functions of their own),\n"
-            "one umbrella header DIR/NAME.h and a DIR/CMakeLists.txt that builds libNAME.a and libNAME.so.\n"
-            "The dialect follows the log's target: cpu gives C (compiled with cc -O3 -march=native -fopenmp),\n"
-            "opencl gives .cl kernels plus host C on the OpenCL API, cuda gives .cu files on the CUDA Runtime API.\n"
-            "Every kernel starts with a comment naming its workload, template, config (text and index), measured\n"
-            "latency and GFLOPS, this log and the date. A task whose trials all failed gets the template's\n"
-            "default config (the first valid one) with a warning; --strict refuses instead.\n"
-            "\n"
-            "which tasks (default: every task of the log):\n"
-            "  --task SPEC           a task, e.g. dense:m=64,n=1024,k=1024 (repeatable)\n"
-            "  --network NAME        every task of a built-in network (%s)\n"
-            "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
-            "                        network options, as given to tune (defaults %d, %s, the network's, %d, all)\n"
-            "output:\n"
-            "  -o, --output DIR      the directory to write; it must not exist or be empty\n"
-            "  --force               replace DIR even when it is not empty\n"
-            "  --name NAME           library and umbrella header name (default tunetop_kernels)\n"
-            "  --strict              refuse tasks without a successful record instead of using the default config\n"
-            "  --target T            check that the log is of target T (the log says which)\n"
-            "  --arch ARCH           the architecture whose limits configs are checked against (default %s)\n"
-            "\n"
-            "Errors (one line, exit status 1; nothing is written): requested tasks the log has no record of\n"
-            "(named), a log of another target than --target, an output directory that is not empty (without\n"
-            "--force), a directory that cannot be written or a full disk. Usage errors exit with status 2.\n",
-            Network_names(), nd.batch, Layout_name(nd.layout), nd.seq_len, app_arch_defaults());
+    app_help(out,
+             "usage: tunetop export LOG -o DIR [options]\n"
+             "\n"
+             "Writes, for the best successful record of each task of the record log LOG, source that builds and\n"
+             "runs without tunetop: one kernel per task with its own header (the ABI: create with the weights,\n"
+             "packed once; run; destroy; the blocked-layout pack / run / unpack steps as functions of their own),\n"
+             "one umbrella header DIR/NAME.h and a DIR/CMakeLists.txt that builds libNAME.a and libNAME.so.\n"
+             "The dialect follows the log's target: cpu gives C (compiled with cc -O3 -march=native -fopenmp),\n"
+             "opencl gives .cl kernels plus host C on the OpenCL API, cuda gives .cu files on the CUDA Runtime API.\n"
+             "Every kernel starts with a comment naming its workload, template, config (text and index), measured\n"
+             "latency and GFLOPS, this log and the date. A task whose trials all failed gets the template's\n"
+             "default config (the first valid one) with a warning; --strict refuses instead.\n"
+             "\n"
+             "which tasks (default: every task of the log):\n"
+             "  --task SPEC           a task, e.g. dense:m=64,n=1024,k=1024 (repeatable)\n"
+             "  --network NAME        every task of a built-in network (%s)\n"
+             "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
+             "                        network options, as given to tune (defaults %d, %s, the network's, %d, all)\n"
+             "output:\n"
+             "  -o, --output DIR      the directory to write; it must not exist or be empty\n"
+             "  --force               replace DIR even when it is not empty\n"
+             "  --name NAME           library and umbrella header name (default tunetop_kernels)\n"
+             "  --strict              refuse tasks without a successful record instead of using the default config\n"
+             "  --target T            check that the log is of target T (the log says which)\n"
+             "  --arch ARCH           the architecture whose limits configs are checked against (default %s)\n"
+             "\n"
+             "Errors (one line, exit status 1; nothing is written): requested tasks the log has no record of\n"
+             "(named), a log of another target than --target, an output directory that is not empty (without\n"
+             "--force), a directory that cannot be written or a full disk. Usage errors exit with status 2.\n",
+             Network_names(), nd.batch, Layout_name(nd.layout), nd.seq_len, app_arch_defaults());
 }
 
-enum {
-    O_TASK = 256,
-    O_NETWORK,
-    O_BATCHSIZE,
-    O_LAYOUT,
-    O_IMAGE,
-    O_SEQ,
-    O_OPS,
-    O_FORCE,
-    O_NAME,
-    O_STRICT,
-    O_TARGET,
-    O_ARCH,
-    O_HELP
-};
+enum { O_FORCE = 256, O_NAME, O_STRICT, O_TARGET, O_ARCH, O_HELP };
 
 typedef struct Want {
     Workload wl;
@@ -74,34 +60,24 @@ typedef struct Want {
 
 static Dialect dialect_of(const Target *t) { return t->dialect; }
 
-/* "conv2d_3": op name and 1-based position */
+/* "conv2d_3": op name and task ID */
 static void make_prefix(const Workload *wl, int i, char *buf, size_t n) {
     snprintf(buf, n, "%s_%d", Op_name(wl->op), i);
 }
 
+static const struct option OWN[] = {{"output", required_argument, 0, 'o'},      {"force", no_argument, 0, O_FORCE},
+                                    {"name", required_argument, 0, O_NAME},     {"strict", no_argument, 0, O_STRICT},
+                                    {"target", required_argument, 0, O_TARGET}, {"arch", required_argument, 0, O_ARCH},
+                                    {"help", no_argument, 0, O_HELP},           {0, 0, 0, 0}};
+const CmdOptions EXPORT_OPTIONS = {"export", OWN, SEL_TASK | SEL_NETWORK | SEL_SHAPE};
+
 int cmd_export(int argc, char **argv) {
-    static const struct option longopts[] = {{"task", required_argument, 0, O_TASK},
-                                             {"network", required_argument, 0, O_NETWORK},
-                                             {"batch-size", required_argument, 0, O_BATCHSIZE},
-                                             {"layout", required_argument, 0, O_LAYOUT},
-                                             {"image-size", required_argument, 0, O_IMAGE},
-                                             {"seq-len", required_argument, 0, O_SEQ},
-                                             {"ops", required_argument, 0, O_OPS},
-                                             {"output", required_argument, 0, 'o'},
-                                             {"force", no_argument, 0, O_FORCE},
-                                             {"name", required_argument, 0, O_NAME},
-                                             {"strict", no_argument, 0, O_STRICT},
-                                             {"target", required_argument, 0, O_TARGET},
-                                             {"arch", required_argument, 0, O_ARCH},
-                                             {"help", no_argument, 0, O_HELP},
-                                             {0, 0, 0, 0}};
-    const char *out_dir = NULL, *network = NULL, *ops = NULL, *name = "tunetop_kernels", *want_target = NULL,
-               *arch = NULL;
-    bool force = false, strict = false, net_opts = false;
-    NetworkOptions nopt;
-    NetworkOptions_defaults(&nopt);
-    const char **specs = calloc((size_t)argc + 1, sizeof *specs);
-    int n_specs = 0;
+    struct option longopts[CLI_MAX_OPTS];
+    Cli_longopts(&EXPORT_OPTIONS, longopts, CLI_MAX_OPTS);
+    const char *out_dir = NULL, *name = "tunetop_kernels", *want_target = NULL, *arch = NULL;
+    bool force = false, strict = false;
+    TaskSelect sel;
+    TaskSelect_init(&sel);
     char err[TT_ERRLEN] = "";
     int rc = 2;
     Want *want = NULL;
@@ -118,61 +94,32 @@ int cmd_export(int argc, char **argv) {
     int c;
     while ((c = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
         Status ok = TT_OK;
-        switch (c) {
-        case O_TASK:
-            specs[n_specs++] = optarg;
-            break;
-        case O_NETWORK:
-            network = optarg;
-            break;
-        case O_BATCHSIZE:
-            ok = opt_int(optarg, "--batch-size", 1, 4096, &nopt.batch, err), net_opts = true;
-            break;
-        case O_LAYOUT:
-            ok = opt_layout(optarg, &nopt.layout, err), net_opts = true;
-            break;
-        case O_IMAGE:
-            ok = opt_int(optarg, "--image-size", 8, 4096, &nopt.image_size, err), net_opts = true;
-            break;
-        case O_SEQ:
-            ok = opt_int(optarg, "--seq-len", 1, 65536, &nopt.seq_len, err), net_opts = true;
-            break;
-        case O_OPS:
-            ops = optarg, net_opts = true;
-            break;
-        case 'o':
+        if (TaskSelect_parse(&sel, OPT_VAL(c), optarg, &ok, err)) {
+        } else if (c == 'o') {
             out_dir = optarg;
-            break;
-        case O_FORCE:
-            force = true;
-            break;
-        case O_NAME:
+        } else if (c == O_FORCE || c == O_STRICT) {
+            *(c == O_FORCE ? &force : &strict) = true;
+        } else if (c == O_NAME) {
             name = optarg;
-            break;
-        case O_STRICT:
-            strict = true;
-            break;
-        case O_TARGET:
+        } else if (c == O_TARGET) {
             want_target = optarg;
-            break;
-        case O_ARCH:
+        } else if (c == O_ARCH) {
             arch = optarg;
-            break;
-        case O_HELP:
+        } else if (c == O_HELP) {
             usage(stdout);
             rc = 0;
             goto done;
-        case ':':
-            snprintf(err, sizeof err, "option '%s' needs a value", argv[optind - 1]);
+        } else {
+            Cli_badOption("export", c, argv, err);
             ok = TT_ERR;
-            break;
-        default:
-            snprintf(err, sizeof err, "unknown option '%s'", argv[optind - 1]);
-            ok = TT_ERR;
-            break;
         }
         if (ok != TT_OK) goto usage_error;
     }
+    const char *network = sel.network;
+    const char *const *specs = sel.specs;
+    int n_specs = sel.n_specs;
+    NetworkOptions nopt = sel.nopt;
+    bool net_opts = (sel.given & SEL_SHAPE) != 0;
     if (optind >= argc) {
         snprintf(err, sizeof err, "give a LOG file");
         goto usage_error;
@@ -202,7 +149,6 @@ int cmd_export(int argc, char **argv) {
         snprintf(err, sizeof err, "unknown target '%s' (choose from: %s)", want_target, Target_names());
         goto usage_error;
     }
-    if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) goto usage_error;
 
     /* which tasks */
     if (n_specs) {
@@ -360,8 +306,10 @@ int cmd_export(int argc, char **argv) {
                     (unsigned long long)Space_encode(&space, choice));
             defaults++;
         }
+        /* named by the task ID (tunetop tasks, best, the UI) of the task whose record is exported */
+        const HistoryTask *used = History_findTemplate(&h, want[i].key, tmpl->name);
         char prefix[EXPORT_PREFIX_LEN];
-        make_prefix(&want[i].wl, i + 1, prefix, sizeof prefix);
+        make_prefix(&want[i].wl, (int)((used ? used : ht) - h.tasks), prefix, sizeof prefix);
         req.prefix = prefix;
         ExportKernel k;
         st = Export_kernel(&req, &k, err);
@@ -382,13 +330,13 @@ int cmd_export(int argc, char **argv) {
     goto done;
 
 usage_error:
-    fprintf(stderr, "tunetop export: %s (see tunetop export --help)\n", err);
+    fprintf(stderr, "tunetop export: %s%s\n", err, strstr(err, "--help)") ? "" : " (see tunetop export --help)");
     rc = 2;
 done:
     Space_done(&space);
     ExportBundle_done(&b);
     History_done(&h);
     free(want);
-    free(specs);
+    TaskSelect_done(&sel);
     return rc;
 }

@@ -19,19 +19,15 @@
 #include "tuner/cluster.h"
 #include "tuner/engine.h"
 #include "tuner/net/network.h"
+#include "tuner/net/subgraph.h"
 #include "tuner/scheduler.h"
 #include "tuner/strategy.h"
-#include "tuner/net/subgraph.h"
 #include "ui/headless.h"
 #include "ui/ui.h"
 
 static volatile sig_atomic_t g_stop;
 
-static void free_sets(TeSet *sets, int n) {
-    for (int i = 0; i < n; i++)
-        free((char *)sets[i].name);
-} /* the signal that asked to stop, 0 = none */
-
+/* the signal that asked to stop, 0 = none */
 static void on_signal(int sig) { g_stop = sig; }
 
 /* Under an MPI launcher (tuner/cluster.h): this process's rank, the world's
@@ -79,95 +75,98 @@ static void usage(FILE *out) {
     EngineConfig_defaults(&d);
     NetworkOptions nd;
     NetworkOptions_defaults(&nd);
-    fprintf(out,
-            "usage: tunetop tune (--task SPEC ... | --network NAME | --expr FILE.te ...) [options]\n"
-            "\n"
-            "Tunes each task's kernel on the target: a strategy proposes configs, builder threads compile them,\n"
-            "an isolated worker process measures them, and every measurement is appended to the record log.\n"
-            "Opens the terminal UI when stdout is a terminal; prints progress lines otherwise (or --headless).\n"
-            "\n"
-            "what to tune:\n"
-            "  --task SPEC           an operator, e.g. conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1\n"
-            "                        or dense:m=64,n=1024,k=1024 (repeatable; see `tunetop space --help`)\n"
-            "  --network NAME        every task of a built-in network (%s)\n"
-            "  --subgraphs           with --network: tune the network as subgraphs instead (each anchor op with\n"
-            "                        its elementwise consumers, the other ops on their own; see tunetop tasks\n"
-            "                        --subgraphs), as tensor expressions searched by evolution (cpu target)\n"
-            "  --expr FILE.te        a tensor expression (repeatable; see examples/te and tunetop sketches): on\n"
-            "                        searched by evolution over its sketches (--tuner random or grid: the plain\n"
-            "                        sampler's numbered random schedules); on cuda and opencl one-stage\n"
-            "                        expressions only (one kernel, bound loops), by the plain sampler unless\n"
-            "                        --tuner evolution; every candidate is checked against the interpreter\n"
-            "  --set NAME=VALUE      overrides `let NAME` of every --expr file (repeatable)\n"
-            "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
-            "                        network options (defaults %d, %s, the network's (%s), %d, all ops)\n"
-            "where:\n"
-            "  --target T            %s (default %s)\n"
-            "  --arch ARCH           limits to check against without a device (default %s)\n"
-            "  --compile-only        build and record resources, do not run (checks a space offline)\n"
-            "  --template NAME       the tasks it applies to use only this template; by default a workload that\n"
-            "                        several templates handle is a group of alternatives tuned side by side:\n"
-            "                        conv2d 3x3 stride 1 on the cpu gets a direct task and a Winograd one\n"
-            "                        (conv2d_winograd.cpu, F(m x m, 3x3), labelled \"wino\"), counted once in\n"
-            "                        the estimate with the faster best, and `run` uses the faster\n"
-            "how:\n"
-            "  --trials N            total measurements over all tasks, restored ones included (default %d)\n"
-            "  --tuner NAME          %s (default %s; --expr: evolution unless random or grid)\n"
-            "  --population N --generations N --mutation P --eps-greedy P\n"
-            "                        evolution (--expr): candidates per generation (2..%d, default %d), generations\n"
-            "                        per round (0..%d, default %d), share of children that are mutations rather\n"
-            "                        than crossovers (default %g), share of each round measured at random (default\n"
-            "                        %g). Children are ranked by the learned cost model (XGBoost on program\n"
-            "                        features) once it is fit on two measured schedules, by what their measured\n"
-            "                        ancestor measured before that\n"
-            "  --cost-model xgb|none evolution: none ranks children by their measured ancestors only (to compare)\n"
-            "  --warm-start LOG      evolution: the cost model learns first from LOG's records of other expressions\n"
-            "                        (repeatable): an expression is found as NAME.te beside an --expr file, with\n"
-            "                        --set or its own lets, when its key matches\n"
-            "  --scheduler NAME      %s (default %s)\n"
-            "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
-            "  --batch N             measurements per round (default min(64, trials / tasks)); a task's first\n"
-            "                        round is at most trials / (4 x tasks), so the scheduler starts choosing early\n"
-            "  --builders N          parallel compiles (default: cores)\n"
-            "  --threads N           threads inside a CPU kernel (default: all cores)\n"
-            "  --number N --repeat N --min-repeat-ms MS\n"
-            "                        timing: runs per repeat, repeats, minimum repeat length (default %d, %d, %d);\n"
-            "                        a candidate's latency is the median of its repeats\n"
-            "  --timeout S           run timeout per candidate in seconds (default %g)\n"
-            "  --build-timeout S     compile timeout per candidate in seconds (default %g)\n"
-            "  --seed S              random seed (default %llu)\n"
-            "  --roof-stop F         the gradient scheduler gives no more rounds to a task whose best reaches\n"
-            "                        F of its roofline (default %g; 0 = off; a raised priority overrides it)\n"
-            "  --no-roof             no roofline: do not load or measure the machine's figures\n"
-            "  --transfer            xgb also learns from the log's records of earlier sessions' tasks of the\n"
-            "                        same template (this session's tasks always learn from each other)\n"
-            "output:\n"
-            "  --log FILE            record log (default tunetop.log); an existing log is resumed: its configs\n"
-            "                        are not measured again and its bests and trial counts are restored\n"
-            "  --headless            never open the UI\n"
-            "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
-            "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
-            "under mpirun / srun (rank 0 is the session, ranks >= 1 build and measure; see the README):\n"
-            "  --rank-timeout S      a measure server not heard from for S seconds is lost and its candidates\n"
-            "                        go to the other ranks (default 20)\n"
-            "  --local-measure yes|no\n"
-            "                        rank 0 builds and measures too (default: yes when it has a device of the\n"
-            "                        target that no other rank of its node measures on; cpu: when it is alone\n"
-            "                        on its node)\n"
-            "  --devices LIST        cuda, opencl: the devices of a node its ranks use, e.g. 0,1: a rank takes\n"
-            "                        LIST[node-local rank mod its length] (default: node-local rank mod the\n"
-            "                        node's device count); cpu: one device, --threads per rank\n"
-            "\n"
-            "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
-            "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures. A Winograd task's\n"
-            "GFLOPS and roof are effective GFLOPS (the direct convolution's FLOPs over the time; marked \"eff\"),\n"
-            "which may exceed the machine's peak; its roof is computed from its own arithmetic.\n"
-            "\n" EXIT_STATUS_HELP,
-            Network_names(), nd.batch, Layout_name(nd.layout), Network_imageSizes(), nd.seq_len, Target_names(),
-            Target_default()->name, app_arch_defaults(), d.trials, Strategy_names(), d.strategy, EVO_POPULATION_MAX,
-            d.evolution.population, EVO_GENERATIONS_MAX, d.evolution.generations, d.evolution.mutation, d.evolution.eps,
-            TaskScheduler_names(), d.scheduler, d.measure.number, d.measure.repeat, d.measure.min_repeat_ms,
-            d.measure.run_timeout_s, d.measure.build_timeout_s, (unsigned long long)d.seed, d.roof_stop);
+    app_help(out,
+             "usage: tunetop tune (--task SPEC ... | --network NAME | --expr FILE.te ...) [options]\n"
+             "\n"
+             "Tunes each task's kernel on the target: a strategy proposes configs, builder threads compile them,\n"
+             "an isolated worker process measures them, and every measurement is appended to the record log.\n"
+             "Opens the terminal UI when stdout is a terminal; prints progress lines otherwise (or --headless).\n"
+             "\n"
+             "what to tune:\n"
+             "  --task SPEC           an operator, e.g. conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1\n"
+             "                        or dense:m=64,n=1024,k=1024 (repeatable; see `tunetop space --help`)\n"
+             "  --network NAME        every task of a built-in network (%s)\n"
+             "  --subgraphs           with --network: tune the network as subgraphs instead (each anchor op with\n"
+             "                        its elementwise consumers, the other ops on their own; see tunetop tasks\n"
+             "                        --subgraphs), as tensor expressions searched by evolution (cpu target)\n"
+             "  --expr FILE.te        a tensor expression (repeatable; see examples/te and tunetop sketches). On\n"
+             "                        cpu it is searched by evolution over its sketches (--tuner random or grid:\n"
+             "                        by the plain sampler's numbered random schedules instead); on opencl and\n"
+             "                        cuda by the plain sampler unless --tuner evolution (cuda: one-stage\n"
+             "                        expressions only, one kernel). Every candidate is checked against the\n"
+             "                        interpreter\n"
+             "  --set NAME=VALUE      overrides `let NAME` of every --expr file (repeatable)\n"
+             "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
+             "                        network options: the network's batch size, layout, image side, sequence\n"
+             "                        length, the ops to tune (defaults %d, %s, the network's (%s), %d, all ops)\n"
+             "where:\n"
+             "  --target T            %s (default %s)\n"
+             "  --arch ARCH           limits to check against without a device (default %s)\n"
+             "  --compile-only        build and record resources, do not run (checks a space offline)\n"
+             "  --template NAME       the tasks it applies to use only this template; by default a workload that\n"
+             "                        several templates handle is a group of alternatives tuned side by side:\n"
+             "                        conv2d 3x3 stride 1 on the cpu gets a direct task and a Winograd one\n"
+             "                        (conv2d_winograd.cpu, F(m x m, 3x3), labelled \"wino\"), counted once in\n"
+             "                        the estimate with the faster best, and `run` uses the faster\n"
+             "how:\n"
+             "  --trials N            total measurements over all tasks, restored ones included (default %d)\n"
+             "  --tuner NAME          %s (default %s; --expr: evolution unless random or grid)\n"
+             "  --population N --generations N --mutation P --eps-greedy P\n"
+             "                        evolution (--expr): candidates per generation (2..%d, default %d), generations\n"
+             "                        per round (0..%d, default %d), share of children that are mutations rather\n"
+             "                        than crossovers (default %g), share of each round measured at random (default\n"
+             "                        %g). Children are ranked by the learned cost model (XGBoost on program\n"
+             "                        features) once it is fit on two measured schedules, by what their measured\n"
+             "                        ancestor measured before that\n"
+             "  --cost-model xgb|none evolution: none ranks children by their measured ancestors only (to compare)\n"
+             "  --warm-start LOG      evolution: the cost model learns first from LOG's records of other expressions\n"
+             "                        (repeatable): an expression is found as NAME.te beside an --expr file, with\n"
+             "                        --set or its own lets, when its key matches\n"
+             "  --scheduler NAME      %s (default %s)\n"
+             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
+             "  --round-size N        measurements per round (default min(64, trials / tasks)); a task's first\n"
+             "                        round is at most trials / (4 x tasks), so the scheduler starts choosing early\n"
+             "  --builders N          parallel compiles (default: cores)\n"
+             "  --threads N           threads inside a CPU kernel (default: all cores)\n"
+             "  --number N --repeat N --min-repeat-ms MS\n"
+             "                        timing: runs per repeat, repeats, minimum repeat length (default %d, %d, %d);\n"
+             "                        a candidate's latency is the median of its repeats\n"
+             "  --timeout S           run timeout per candidate in seconds (default %g)\n"
+             "  --build-timeout S     compile timeout per candidate in seconds (default %g)\n"
+             "  --seed S              random seed (default %llu)\n"
+             "  --roof-stop F         the gradient scheduler gives no more rounds to a task whose best reaches\n"
+             "                        F of its roofline (default %g; 0 = off; a raised priority overrides it)\n"
+             "  --no-roof             no roofline: do not load or measure the machine's figures\n"
+             "  --transfer            xgb also learns from the log's records of earlier sessions' tasks of the\n"
+             "                        same template (this session's tasks always learn from each other)\n"
+             "output:\n"
+             "  --log FILE            record log (default tunetop.log); an existing log is resumed: its configs\n"
+             "                        are not measured again and its bests and trial counts are restored\n"
+             "  --headless            never open the UI\n"
+             "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
+             "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
+             "under mpirun / srun (rank 0 is the session, ranks >= 1 build and measure; see docs/mpi.md):\n"
+             "  --rank-timeout S      a measure server not heard from for S seconds is lost and its candidates\n"
+             "                        go to the other ranks (default 20)\n"
+             "  --local-measure yes|no\n"
+             "                        rank 0 builds and measures too (default: yes when it has a device of the\n"
+             "                        target that no other rank of its node measures on; cpu: when it is alone\n"
+             "                        on its node)\n"
+             "  --devices LIST        cuda, opencl: the devices of a node its ranks use, e.g. 0,1: a rank takes\n"
+             "                        LIST[node-local rank mod its length] (default: node-local rank mod the\n"
+             "                        node's device count); cpu: one device, --threads per rank\n"
+             "\n"
+             "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
+             "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures. A Winograd task's\n"
+             "GFLOPS and roof are effective GFLOPS (the direct convolution's FLOPs over the time; marked \"eff\"),\n"
+             "which may exceed the machine's peak; its roof is computed from its own arithmetic.\n"
+             "\n" EXIT_STATUS_HELP,
+             Network_names(), nd.batch, Layout_name(nd.layout), Network_imageSizes(), nd.seq_len, Target_names(),
+             Target_default()->name, app_arch_defaults(), d.trials, Strategy_names(), d.strategy, EVO_POPULATION_MAX,
+             d.evolution.population, EVO_GENERATIONS_MAX, d.evolution.generations, d.evolution.mutation,
+             d.evolution.eps, TaskScheduler_names(), d.scheduler, d.measure.number, d.measure.repeat,
+             d.measure.min_repeat_ms, d.measure.run_timeout_s, d.measure.build_timeout_s, (unsigned long long)d.seed,
+             d.roof_stop);
 }
 
 /* The command line, quoted for a shell, to tell the user how to resume. */
@@ -198,21 +197,14 @@ static void print_resume_hint(int argc, char **argv) {
 }
 
 enum {
-    O_TASK = 256,
-    O_NETWORK,
-    O_BATCHSIZE,
-    O_LAYOUT,
-    O_IMAGE,
-    O_SEQ,
-    O_OPS,
-    O_TARGET,
+    O_TARGET = 256,
     O_ARCH,
     O_COMPILE_ONLY,
     O_TRIALS,
     O_TUNER,
     O_SCHED,
     O_EARLY,
-    O_BATCH,
+    O_ROUND,
     O_BUILDERS,
     O_THREADS,
     O_NUMBER,
@@ -229,8 +221,6 @@ enum {
     O_TABLE,
     O_NOCOLOR,
     O_HELP,
-    O_EXPR,
-    O_SET,
     O_RANK_TIMEOUT,
     O_TEMPLATE,
     O_LOCAL_MEASURE,
@@ -239,7 +229,6 @@ enum {
     O_GENERATIONS,
     O_MUTATION,
     O_EPS,
-    O_SUBGRAPHS,
     O_COST_MODEL,
     O_WARM_START
 };
@@ -436,7 +425,7 @@ int cmd_tune(int argc, char **argv) {
     if (launched && Cluster_available()) {
         char err[TT_ERRLEN];
         if (Cluster_init(&argc, &argv, &mpi.rank, &mpi.size, err) != TT_OK) {
-            fprintf(stderr, "tunetop: %s\n", err);
+            fprintf(stderr, "tunetop tune: %s\n", err);
             return 1;
         }
     } else if (launched) {
@@ -444,7 +433,7 @@ int cmd_tune(int argc, char **argv) {
         if (!n) n = getenv("PMI_SIZE");
         if (n && atoi(n) > 1) {
             fprintf(stderr,
-                    "tunetop: started by an MPI launcher with %s ranks, but this tunetop was built without "
+                    "tunetop tune: started by an MPI launcher with %s ranks, but this tunetop was built without "
                     "MPI (install libopenmpi-dev and rebuild)\n",
                     n);
             return 1;
@@ -467,66 +456,55 @@ int cmd_tune(int argc, char **argv) {
     return rc;
 }
 
-static int tune_main(int argc, char **argv, TuneMpi *mpi) {
-    static const struct option longopts[] = {{"task", required_argument, 0, O_TASK},
-                                             {"network", required_argument, 0, O_NETWORK},
-                                             {"batch-size", required_argument, 0, O_BATCHSIZE},
-                                             {"layout", required_argument, 0, O_LAYOUT},
-                                             {"image-size", required_argument, 0, O_IMAGE},
-                                             {"seq-len", required_argument, 0, O_SEQ},
-                                             {"ops", required_argument, 0, O_OPS},
-                                             {"target", required_argument, 0, O_TARGET},
-                                             {"arch", required_argument, 0, O_ARCH},
-                                             {"compile-only", no_argument, 0, O_COMPILE_ONLY},
-                                             {"trials", required_argument, 0, O_TRIALS},
-                                             {"tuner", required_argument, 0, O_TUNER},
-                                             {"scheduler", required_argument, 0, O_SCHED},
-                                             {"early-stopping", required_argument, 0, O_EARLY},
-                                             {"batch", required_argument, 0, O_BATCH},
-                                             {"builders", required_argument, 0, O_BUILDERS},
-                                             {"threads", required_argument, 0, O_THREADS},
-                                             {"number", required_argument, 0, O_NUMBER},
-                                             {"repeat", required_argument, 0, O_REPEAT},
-                                             {"min-repeat-ms", required_argument, 0, O_MINREP},
-                                             {"timeout", required_argument, 0, O_TIMEOUT},
-                                             {"build-timeout", required_argument, 0, O_BTIMEOUT},
-                                             {"seed", required_argument, 0, O_SEED},
-                                             {"transfer", no_argument, 0, O_TRANSFER},
-                                             {"log", required_argument, 0, O_LOG},
-                                             {"headless", no_argument, 0, O_HEADLESS},
-                                             {"table-every", required_argument, 0, O_TABLE},
-                                             {"no-color", no_argument, 0, O_NOCOLOR},
-                                             {"roof-stop", required_argument, 0, O_ROOF_STOP},
-                                             {"no-roof", no_argument, 0, O_NO_ROOF},
-                                             {"expr", required_argument, 0, O_EXPR},
-                                             {"subgraphs", no_argument, 0, O_SUBGRAPHS},
-                                             {"set", required_argument, 0, O_SET},
-                                             {"help", no_argument, 0, O_HELP},
-                                             {"rank-timeout", required_argument, 0, O_RANK_TIMEOUT},
-                                             {"template", required_argument, 0, O_TEMPLATE},
-                                             {"local-measure", required_argument, 0, O_LOCAL_MEASURE},
-                                             {"devices", required_argument, 0, O_DEVICES},
-                                             {"population", required_argument, 0, O_POPULATION},
-                                             {"generations", required_argument, 0, O_GENERATIONS},
-                                             {"mutation", required_argument, 0, O_MUTATION},
-                                             {"eps-greedy", required_argument, 0, O_EPS},
-                                             {"cost-model", required_argument, 0, O_COST_MODEL},
-                                             {"warm-start", required_argument, 0, O_WARM_START},
-                                             {0, 0, 0, 0}};
+static const struct option OWN[] = {{"target", required_argument, 0, O_TARGET},
+                                    {"arch", required_argument, 0, O_ARCH},
+                                    {"compile-only", no_argument, 0, O_COMPILE_ONLY},
+                                    {"trials", required_argument, 0, O_TRIALS},
+                                    {"tuner", required_argument, 0, O_TUNER},
+                                    {"scheduler", required_argument, 0, O_SCHED},
+                                    {"early-stopping", required_argument, 0, O_EARLY},
+                                    {"round-size", required_argument, 0, O_ROUND},
+                                    {"batch", required_argument, 0, O_ROUND | OPT_HIDDEN}, /* the old name */
+                                    {"builders", required_argument, 0, O_BUILDERS},
+                                    {"threads", required_argument, 0, O_THREADS},
+                                    {"number", required_argument, 0, O_NUMBER},
+                                    {"repeat", required_argument, 0, O_REPEAT},
+                                    {"min-repeat-ms", required_argument, 0, O_MINREP},
+                                    {"timeout", required_argument, 0, O_TIMEOUT},
+                                    {"build-timeout", required_argument, 0, O_BTIMEOUT},
+                                    {"seed", required_argument, 0, O_SEED},
+                                    {"transfer", no_argument, 0, O_TRANSFER},
+                                    {"log", required_argument, 0, O_LOG},
+                                    {"headless", no_argument, 0, O_HEADLESS},
+                                    {"table-every", required_argument, 0, O_TABLE},
+                                    {"no-color", no_argument, 0, O_NOCOLOR},
+                                    {"roof-stop", required_argument, 0, O_ROOF_STOP},
+                                    {"no-roof", no_argument, 0, O_NO_ROOF},
+                                    {"help", no_argument, 0, O_HELP},
+                                    {"rank-timeout", required_argument, 0, O_RANK_TIMEOUT},
+                                    {"template", required_argument, 0, O_TEMPLATE},
+                                    {"local-measure", required_argument, 0, O_LOCAL_MEASURE},
+                                    {"devices", required_argument, 0, O_DEVICES},
+                                    {"population", required_argument, 0, O_POPULATION},
+                                    {"generations", required_argument, 0, O_GENERATIONS},
+                                    {"mutation", required_argument, 0, O_MUTATION},
+                                    {"eps-greedy", required_argument, 0, O_EPS},
+                                    {"cost-model", required_argument, 0, O_COST_MODEL},
+                                    {"warm-start", required_argument, 0, O_WARM_START},
+                                    {0, 0, 0, 0}};
+const CmdOptions TUNE_OPTIONS = {"tune", OWN, SEL_TASK | SEL_NETWORK | SEL_SHAPE | SEL_EXPR | SEL_SET | SEL_SUBGRAPHS};
 
+static int tune_main(int argc, char **argv, TuneMpi *mpi) {
+    struct option longopts[CLI_MAX_OPTS];
+    Cli_longopts(&TUNE_OPTIONS, longopts, CLI_MAX_OPTS);
     EngineConfig cfg;
     EngineConfig_defaults(&cfg);
     cfg.log_path = "tunetop.log";
-    const char *target_name = Target_default()->name, *arch = NULL, *network = NULL, *ops = NULL, *tmpl_name = NULL;
-    NetworkOptions nopt;
-    NetworkOptions_defaults(&nopt);
-    const char **specs = calloc((size_t)argc + 1, sizeof(char *));
-    int n_specs = 0;
-    const char *expr_paths[APP_MAX_SETS], *warm_logs[APP_MAX_SETS + 1];
+    const char *target_name = Target_default()->name, *arch = NULL, *tmpl_name = NULL;
+    TaskSelect sel;
+    TaskSelect_init(&sel);
+    const char *warm_logs[APP_MAX_SETS + 1];
     int n_warm = 0;
-    bool subgraphs = false;
-    int n_expr = 0, n_sets = 0;
-    TeSet sets[APP_MAX_SETS];
     bool tuner_given = false;
     bool headless = false, color = true, roof = true;
     double table_every = 30;
@@ -538,30 +516,12 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     int c;
     /* the leading ':' makes a missing value ':' instead of an unknown option */
     while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-        const char *name = optind > 1 ? argv[optind - 1] : "";
         Status ok = TT_OK;
-        switch (c) {
-        case O_TASK:
-            specs[n_specs++] = optarg;
-            break;
-        case O_NETWORK:
-            network = optarg;
-            break;
-        case O_BATCHSIZE:
-            ok = opt_int(optarg, "--batch-size", 1, 4096, &nopt.batch, err);
-            break;
-        case O_LAYOUT:
-            ok = opt_layout(optarg, &nopt.layout, err);
-            break;
-        case O_IMAGE:
-            ok = opt_int(optarg, "--image-size", 8, 4096, &nopt.image_size, err);
-            break;
-        case O_SEQ:
-            ok = opt_int(optarg, "--seq-len", 1, 65536, &nopt.seq_len, err);
-            break;
-        case O_OPS:
-            ops = optarg;
-            break;
+        if (TaskSelect_parse(&sel, OPT_VAL(c), optarg, &ok, err)) {
+            if (ok != TT_OK) goto usage_error;
+            continue;
+        }
+        switch (OPT_VAL(c)) {
         case O_TARGET:
             target_name = optarg;
             break;
@@ -578,29 +538,14 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
             cfg.strategy = optarg;
             tuner_given = true;
             break;
-        case O_SUBGRAPHS:
-            subgraphs = true;
-            break;
-        case O_EXPR:
-            if (n_expr == APP_MAX_SETS)
-                ok = tt_fail(err, "--expr: at most %d files", APP_MAX_SETS);
-            else
-                expr_paths[n_expr++] = optarg;
-            break;
-        case O_SET:
-            if (n_sets == APP_MAX_SETS)
-                ok = tt_fail(err, "--set: at most %d", APP_MAX_SETS);
-            else if ((ok = app_parse_set(optarg, &sets[n_sets], err)) == TT_OK)
-                n_sets++;
-            break;
         case O_SCHED:
             cfg.scheduler = optarg;
             break;
         case O_EARLY:
             ok = opt_int(optarg, "--early-stopping", 0, 100000000, &cfg.early_stopping, err);
             break;
-        case O_BATCH:
-            ok = opt_int(optarg, "--batch", 1, 4096, &cfg.batch, err);
+        case O_ROUND:
+            ok = opt_int(optarg, c & OPT_HIDDEN ? "--batch" : "--round-size", 1, 4096, &cfg.batch, err);
             break;
         case O_BUILDERS:
             ok = opt_int(optarg, "--builders", 1, 256, &cfg.builders, err);
@@ -690,15 +635,10 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
             break;
         case O_HELP:
             usage(stdout);
-            free(specs);
-            free_sets(sets, n_sets);
+            TaskSelect_done(&sel);
             return 0;
-        case ':':
-            tt_fail(err, "%s needs a value", name);
-            ok = TT_ERR;
-            break;
         default:
-            tt_fail(err, "unknown option '%s' (see tunetop tune --help)", name);
+            Cli_badOption("tune", c, argv, err);
             ok = TT_ERR;
             break;
         }
@@ -708,6 +648,16 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         tt_fail(err, "unexpected argument '%s' (see tunetop tune --help)", argv[optind]);
         goto usage_error;
     }
+    if (!Target_find(target_name)) {
+        tt_fail(err, "unknown target '%s' (choose from: %s)", target_name, Target_names());
+        goto usage_error;
+    }
+    const char *const *specs = sel.specs, *network = sel.network, *ops = sel.ops;
+    const char *const *expr_paths = sel.exprs;
+    int n_specs = sel.n_specs, n_expr = sel.n_exprs, n_sets = sel.n_sets;
+    const TeSet *sets = sel.sets;
+    NetworkOptions nopt = sel.nopt;
+    bool subgraphs = sel.subgraphs;
     if (!n_specs && !network && !n_expr) {
         tt_fail(err, "nothing to tune: give --task SPEC, --network NAME or --expr FILE.te (see tunetop tune --help)");
         goto usage_error;
@@ -762,7 +712,6 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         tt_fail(err, "--warm-start trains the cost model of the evolution of --expr tasks; this session has none");
         goto usage_error;
     }
-    if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) goto usage_error;
     if (mpi->size == 1 && mpi->local_measure == 0) {
         tt_fail(err, "--local-measure no leaves nothing to measure without measure servers (mpirun -np 2 or more)");
         goto usage_error;
@@ -779,11 +728,10 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     int n_wl = 0;
     for (int i = 0; i < n_expr; i++) {
         if (TeTask_load(expr_paths[i], sets, n_sets, &g_exprs[g_n_exprs], &wls[n_wl], err) != TT_OK) {
-            fprintf(stderr, "tunetop: %s\n", err);
+            fprintf(stderr, "tunetop tune: %s\n", err);
             free(wls);
             free(weights);
-            free(specs);
-            free_sets(sets, n_sets);
+            TaskSelect_done(&sel);
             return 2;
         }
         g_n_exprs++;
@@ -791,30 +739,28 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     }
     if (n_expr && !plain_sampler && cfg.evolution.cost_model && n_warm)
         warm_start(warm_logs, n_warm, expr_paths, n_expr, sets, n_sets);
-    free_sets(sets, n_sets);
+    TaskSelect_done(&sel);
     n_sets = 0;
     for (int i = 0; i < n_specs; i++) {
         if (Workload_parse(specs[i], &wls[n_wl], err) != TT_OK) {
-            fprintf(stderr, "tunetop: --task %s: %s\n", specs[i], err);
+            fprintf(stderr, "tunetop tune: --task %s: %s\n", specs[i], err);
             free(wls);
             free(weights);
-            free(specs);
             return 2;
         }
         weights[n_wl++] = 1;
     }
     if (network && subgraphs) {
         if (subgraph_tasks(network, &nopt, &wls, &weights, &n_wl, err) != TT_OK) {
-            fprintf(stderr, "tunetop: %s\n", err);
+            fprintf(stderr, "tunetop tune: %s\n", err);
             free(wls);
             free(weights);
-            free(specs);
             return 2;
         }
         /* nothing left untuned: every subgraph task gets at least its first schedule (the zero-trial default) */
         if (cfg.trials < n_wl) {
             fprintf(stderr,
-                    "tunetop: --trials %d is fewer than the %d subgraph tasks: raised to %d, one each at least\n",
+                    "tunetop tune: --trials %d is fewer than the %d subgraph tasks: raised to %d, one each at least\n",
                     cfg.trials, n_wl, n_wl);
             cfg.trials = n_wl;
         }
@@ -823,10 +769,9 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         NetworkUntuned *un = NULL;
         int n_nt = 0, n_un = 0;
         if (Network_extract(network, &nopt, &nt, &n_nt, &un, &n_un, err) != TT_OK) {
-            fprintf(stderr, "tunetop: %s\n", err);
+            fprintf(stderr, "tunetop tune: %s\n", err);
             free(wls);
             free(weights);
-            free(specs);
             return 2;
         }
         wls = realloc(wls, (size_t)(n_wl + n_nt + 1) * sizeof(Workload));
@@ -857,7 +802,6 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         if (mpi->rank == 0) fprintf(stderr, "tunetop tune: %s\n", err);
         free(wls);
         free(weights);
-        free(specs);
         return 2;
     }
     Status dev_ok = app_resolve_device(target_name, arch, cfg.measure.compile_only, &target, &cfg.dev, err);
@@ -884,7 +828,6 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         /* a measure server: builds and measures what rank 0 sends until it says quit */
         free(wls);
         free(weights);
-        free(specs);
         char line[TT_ERRLEN + 64];
         snprintf(line, sizeof line, "%s", dev_why[0] ? dev_why : err);
         ServerConfig sc = {.target = target ? target : Target_find("cpu"),
@@ -893,7 +836,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
                            .builders = cfg.builders,
                            .device_error = dev_ok == TT_OK ? NULL : line};
         if (ClusterServer_run(&sc, err) != TT_OK) {
-            fprintf(stderr, "tunetop: %s\n", err);
+            fprintf(stderr, "tunetop tune: %s\n", err);
             return 1;
         }
         return 0;
@@ -903,17 +846,17 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         app_resolve_device(target_name, arch, true, &target, &cfg.dev, err) == TT_OK) {
         /* rank 0 of a GPU session need not have a GPU: the servers measure */
         fprintf(stderr,
-                "tunetop: rank 0 on %s cannot open its device (%s): it does not measure; candidates are checked "
+                "tunetop tune: rank 0 on %s cannot open its device (%s): it does not measure; candidates are checked "
                 "against the limits of %s (--arch)\n",
                 host, dev_why, cfg.dev.arch);
     } else if (dev_ok != TT_OK) {
         if (mpi->size > 1)
-            fprintf(stderr, "tunetop: rank 0 on %s cannot open its device: %s\n", host, dev_why[0] ? dev_why : err);
+            fprintf(stderr, "tunetop tune: rank 0 on %s cannot open its device: %s\n", host,
+                    dev_why[0] ? dev_why : err);
         else
-            fprintf(stderr, "tunetop: %s\n", err);
+            fprintf(stderr, "tunetop tune: %s\n", err);
         free(wls);
         free(weights);
-        free(specs);
         return 1;
     } else if (mpi->size > 1) {
         measure_here = mpi->local_measure >= 0 ? mpi->local_measure : local_measure_default(target, mpi);
@@ -930,7 +873,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
                 fprintf(stderr, "roofline: %s (%.0f GFLOPS, %.1f GB/s on all %d cores; see tunetop devices)\n", note,
                         cfg.machine.peak_gflops, cfg.machine.bw_gbs, cfg.machine.cores);
         } else {
-            fprintf(stderr, "tunetop: no roofline for this session: %s\n", merr);
+            fprintf(stderr, "tunetop tune: no roofline for this session: %s\n", merr);
         }
     }
 
@@ -940,11 +883,10 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     for (int i = 0; chosen && i < n_wl; i++)
         n_chosen += chosen->op == wls[i].op && (!chosen->applies || chosen->applies(&wls[i]));
     if (tmpl_name && !n_chosen) {
-        fprintf(stderr, "tunetop: --template %s: %s\n", tmpl_name,
+        fprintf(stderr, "tunetop tune: --template %s: %s\n", tmpl_name,
                 chosen ? "applies to none of the tasks" : "no such template for this target");
         free(wls);
         free(weights);
-        free(specs);
         return 2;
     }
     /* One task per workload and template: a workload more than one template
@@ -985,13 +927,12 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
             n_made++;
         }
         if (st != TT_OK) {
-            fprintf(stderr, "tunetop: task %d: %s\n", i, err);
+            fprintf(stderr, "tunetop tune: task %d: %s\n", i, err);
             for (int j = 0; j < n_made; j++)
                 Task_done(&tasks[j]);
             free(tasks);
             free(wls);
             free(weights);
-            free(specs);
             return 2;
         }
     }
@@ -1003,19 +944,17 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         ServerConfig local = {.target = target, .dev = cfg.dev, .measure = cfg.measure, .builders = cfg.builders};
         mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, &cfg.dev, measure_here ? &local : NULL, err);
         if (!mpi->host) {
-            fprintf(stderr, "tunetop: %s\n", err);
+            fprintf(stderr, "tunetop tune: %s\n", err);
             for (int i = 0; i < n_wl; i++)
                 Task_done(&tasks[i]);
             free(tasks);
-            free(specs);
             return 1;
         }
         cfg.backend = ClusterHost_backend(mpi->host);
     }
     Engine *engine = Engine_new(&cfg, tasks, n_wl, err);
     if (!engine) {
-        fprintf(stderr, "tunetop: %s\n", err);
-        free(specs);
+        fprintf(stderr, "tunetop tune: %s\n", err);
         return 1;
     }
     struct sigaction sa;
@@ -1028,9 +967,8 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
 
     char resumed[2048] = "";
     if (Engine_start(engine, resumed, sizeof resumed, err) != TT_OK) {
-        fprintf(stderr, "tunetop: %s\n", err);
+        fprintf(stderr, "tunetop tune: %s\n", err);
         Engine_delete(engine);
-        free(specs);
         return 1;
     }
     int tty_fd = -1;
@@ -1061,7 +999,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     bool finished = snap.trials >= snap.budget;
     if (lo.failed) {
         /* never "synced" here: say what the log holds and what was lost */
-        fprintf(stderr, "tunetop: %s\n", lo.error);
+        fprintf(stderr, "tunetop tune: %s\n", lo.error);
         if (lo.moved && lo.recovery[0])
             fprintf(stderr, "stopped: the log's %ld records were copied to %s; move it back to %s to resume\n",
                     lo.records, lo.recovery, cfg.log_path);
@@ -1086,13 +1024,11 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     }
     SessionSnapshot_done(&snap);
     Engine_delete(engine);
-    free(specs);
     return rc;
 
 usage_error:
     if (mpi->rank == 0) /* every rank read the same command line: one says what is wrong */
         fprintf(stderr, "tunetop tune: %s\n", err);
-    free(specs);
-    free_sets(sets, n_sets);
+    TaskSelect_done(&sel);
     return 2;
 }

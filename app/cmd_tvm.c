@@ -16,23 +16,23 @@
 /* ---- import ------------------------------------------------------------------------------ */
 
 static void import_usage(FILE *out) {
-    fprintf(out, "usage: tunetop import [--target cuda|cpu] [--verbose] LOG --log OUT\n"
-                 "\n"
-                 "Turns the AutoTVM records of LOG (TVM's JSON lines, TopHub logs included) into tunetop records\n"
-                 "appended to the tunetop log OUT (created when missing). A record maps when its TVM task has a\n"
-                 "tunetop template (conv2d NCHW, depthwise conv2d NCHW, dense, batch matmul) for its target and its\n"
-                 "knobs are those of tunetop's space: the -1 split factor is resolved from the axis length and\n"
-                 "the config index is recomputed in tunetop's space. TVM's own index is recomputed too and\n"
-                 "compared with the one stored. Records that do not map are counted by reason (--verbose: one\n"
-                 "line each).\n"
-                 "\n"
-                 "Imported records carry their source (file:line) and TVM's cost; they were not measured on\n"
-                 "this machine and have no costs of their own: `tune --log OUT` measures them first (best\n"
-                 "first), and best/view label them. Records OUT already holds (same task and config) are not\n"
-                 "appended again. LOG is only read.\n"
-                 "\n"
-                 "  --target T   the output log's target (default: that of OUT, else of the first record that maps)\n"
-                 "Exit status: 0, 1 when LOG or OUT cannot be read or written, 2 for a usage error.\n");
+    app_help(out, "usage: tunetop import [--target cuda|cpu] [--verbose] LOG --log OUT\n"
+                  "\n"
+                  "Turns the AutoTVM records of LOG (TVM's JSON lines, TopHub logs included) into tunetop records\n"
+                  "appended to the tunetop log OUT (created when missing). A record maps when its TVM task has a\n"
+                  "tunetop template (conv2d NCHW, depthwise conv2d NCHW, dense, batch matmul) for its target and its\n"
+                  "knobs are those of tunetop's space: the -1 split factor is resolved from the axis length and\n"
+                  "the config index is recomputed in tunetop's space. TVM's own index is recomputed too and\n"
+                  "compared with the one stored. Records that do not map are counted by reason (--verbose: one\n"
+                  "line each).\n"
+                  "\n"
+                  "Imported records carry their source (file:line) and TVM's cost; they were not measured on\n"
+                  "this machine and have no costs of their own: `tune --log OUT` measures them first (best\n"
+                  "first), and best/view label them. Records OUT already holds (same task and config) are not\n"
+                  "appended again. LOG is only read.\n"
+                  "\n"
+                  "  --target T   the output log's target (default: that of OUT, else of the first record that maps)\n"
+                  "Exit status: 0, 1 when LOG or OUT cannot be read or written, 2 for a usage error.\n");
 }
 
 /* A set of "task_key#index" strings: what OUT already holds. */
@@ -82,18 +82,22 @@ static void held_key(const Record *r, char *buf, size_t n) {
     snprintf(buf, n, "%s#%s#%" PRIu64, r->task_key, r->template_name, r->index);
 }
 
+static const struct option OWN[] = {{"help", no_argument, 0, 'h'},
+                                    {"log", required_argument, 0, 'l'},
+                                    {"target", required_argument, 0, 't'},
+                                    {"verbose", no_argument, 0, 'v'},
+                                    {0, 0, 0, 0}};
+const CmdOptions IMPORT_OPTIONS = {"import", OWN, 0};
+
 int cmd_import(int argc, char **argv) {
-    static const struct option longopts[] = {{"help", no_argument, 0, 'h'},
-                                             {"log", required_argument, 0, 'l'},
-                                             {"target", required_argument, 0, 't'},
-                                             {"verbose", no_argument, 0, 'v'},
-                                             {0, 0, 0, 0}};
+    struct option longopts[CLI_MAX_OPTS];
+    Cli_longopts(&IMPORT_OPTIONS, longopts, CLI_MAX_OPTS);
     const char *out_path = NULL, *target = NULL;
     bool verbose = false;
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
         switch (c) {
         case 'h':
             import_usage(stdout);
@@ -107,10 +111,12 @@ int cmd_import(int argc, char **argv) {
         case 'v':
             verbose = true;
             break;
-        default:
-            fprintf(stderr, "tunetop import: unknown option or missing value '%s' (see tunetop import --help)\n",
-                    argv[optind - 1]);
+        default: {
+            char err[TT_ERRLEN];
+            Cli_badOption("import", c, argv, err);
+            fprintf(stderr, "tunetop import: %s\n", err);
             return 2;
+        }
         }
     }
     if (optind >= argc || !out_path) {

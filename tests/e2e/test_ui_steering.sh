@@ -12,7 +12,7 @@ set -u
 LOG=$WORK/steer.log
 # the same workload twice is one task of weight 2 (ID 2)
 TUNE=("$TT" tune --task dense:m=32,n=64,k=64 --task batch_matmul:b=2,m=32,n=32,k=32
-    --task dense:m=16,n=32,k=32 --task dense:m=16,n=32,k=32 --trials 3000 --batch 4 --tuner random --log "$LOG")
+    --task dense:m=16,n=32,k=32 --task dense:m=16,n=32,k=32 --trials 3000 --round-size 4 --tuner random --log "$LOG")
 start 120 40 "${TUNE[@]}"
 wait_for 'Progress' 20
 wait_until 90 "every task has trials" eval \
@@ -156,7 +156,7 @@ wait_for 'EXIT=0' 60
 grep -q 'resume with' "$SCREEN" || fail "a stopped session does not say how to resume"
 
 # a session that finishes: no resume hint, the clock stops
-start 100 30 "$TT" tune --task dense:m=16,n=32,k=32 --trials 12 --batch 4 --tuner random --log "$WORK/short.log"
+start 100 30 "$TT" tune --task dense:m=16,n=32,k=32 --trials 12 --round-size 4 --tuner random --log "$WORK/short.log"
 wait_for 'session finished' 90
 keys q
 wait_for 'EXIT=0' 30

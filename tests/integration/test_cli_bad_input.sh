@@ -28,7 +28,7 @@ expect_fail 1 "not a tunetop log|tunetop log" -- "$TT" tune --headless --task de
 [ "$(md5sum <"$WORK/notalog.log")" = "$sum" ] && ok "non-log file unchanged" || fail "non-log file was modified"
 
 # a log of the cpu target is not resumed by another target
-"$TT" tune --headless --task dense:m=1,n=16,k=16 --trials 4 --batch 4 --tuner random --log "$WORK/cpu.log" >/dev/null 2>&1
+"$TT" tune --headless --task dense:m=1,n=16,k=16 --trials 4 --round-size 4 --tuner random --log "$WORK/cpu.log" >/dev/null 2>&1
 sum=$(md5sum <"$WORK/cpu.log")
 expect_fail 1 "target" -- "$TT" tune --headless --task dense:m=1,n=16,k=16 --trials 4 --target opencl --log "$WORK/cpu.log"
 [ "$(md5sum <"$WORK/cpu.log")" = "$sum" ] && ok "log of another target unchanged" || fail "log of another target was modified"

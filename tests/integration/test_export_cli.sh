@@ -9,7 +9,7 @@
 DATA="$(cd "$(dirname "$0")/../data" && pwd)"
 
 LOG="$WORK/t.log"
-"$TT" tune --headless --tuner random --trials 24 --batch 4 --log "$LOG" \
+"$TT" tune --headless --tuner random --trials 24 --round-size 4 --log "$LOG" \
   --task conv2d:n=1,ci=8,h=10,w=10,co=16,kh=3,kw=3,pad=1,bias=1,relu=1 \
   --task conv2d:n=1,ci=16,h=10,w=10,co=16,kh=3,kw=3,pad=1,residual=1,relu=1 \
   --task depthwise_conv2d:n=1,ci=8,h=9,w=9,kh=3,kw=3,stride=2,pad=1,bias=1 \
@@ -83,7 +83,7 @@ else
 fi
 # a log whose trials all failed: the default config with a warning; --strict refuses
 FAILLOG="$WORK/failed.log"
-"$TT" tune --headless --tuner random --trials 3 --batch 3 --build-timeout 0.01 --log "$FAILLOG" \
+"$TT" tune --headless --tuner random --trials 3 --round-size 3 --build-timeout 0.01 --log "$FAILLOG" \
   --task dense:m=2,n=8,k=8 >/dev/null 2>&1
 if "$TT" best "$FAILLOG" | grep -q "best      none"; then
   "$TT" export "$FAILLOG" -o "$WORK/def" >/dev/null 2>"$WORK/def.err" && grep -q "default config" "$WORK/def.err" \
@@ -129,7 +129,7 @@ if [ "$rc" -eq 1 ] && [ -z "$(ls "$WORK" | grep dfull.log)" ]; then ok "distill 
 else fail "distill write failure: exit $rc, $(cat "$WORK/dfull.err"), left: $(ls "$WORK" | grep dfull)"; fi
 expect_fail 2 "unknown option" -- "$TT" distill "$LOG" -o "$WORK/x.log" --frob
 expect_fail 2 "keep" -- "$TT" distill "$LOG" -o "$WORK/x.log" --keep 0
-if "$TT" tune --headless --tuner random --trials 8 --batch 4 --log "$D" --task dense:m=3,n=20,k=40,bias=1 \
+if "$TT" tune --headless --tuner random --trials 8 --round-size 4 --log "$D" --task dense:m=3,n=20,k=40,bias=1 \
      >"$WORK/resume.out" 2>&1 && [ "$("$TT" dump "$D" | wc -l)" -gt 4 ]; then
   ok "tune resumes the distilled log"
 else

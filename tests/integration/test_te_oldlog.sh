@@ -17,7 +17,7 @@ else fail "best differs: $(cat "$WORK/diff")"; fi
 [ "$(wc -l <"$WORK/dump.jsonl")" -eq 12 ] && ok "12 records" || fail "$(wc -l <"$WORK/dump.jsonl") records (want 12)"
 grep -q '"steps"' "$WORK/dump.jsonl" && fail "an old record shows steps" || ok "no record has steps"
 
-args=(tune --headless --tuner random --seed 11 --batch 4 --log "$WORK/old.log"
+args=(tune --headless --tuner random --seed 11 --round-size 4 --log "$WORK/old.log"
       --task dense:m=8,n=32,k=32 --task conv2d:n=1,ci=4,h=8,w=8,co=8,kh=3,kw=3,stride=1,pad=1)
 "$TT" "${args[@]}" --trials 12 >"$WORK/r1.out" 2>&1 && ok "resume with the budget spent" || fail "resume: $(tail -n 5 "$WORK/r1.out")"
 grep -q "resumed" "$WORK/r1.out" && ok "says what it restored: $(grep -m1 resumed "$WORK/r1.out")" || fail "no resume message"

@@ -9,7 +9,7 @@
 LOG="$WORK/g.log"
 S1=conv2d:n=1,ci=16,h=12,w=12,co=16,kh=3,kw=3,stride=1,pad=1
 S2=conv2d:n=1,ci=16,h=12,w=12,co=16,kh=3,kw=3,stride=2,pad=1
-args=(tune --headless --tuner random --seed 2 --batch 4 --table-every 1000 --log "$LOG" --task "$S1" --task "$S2")
+args=(tune --headless --tuner random --seed 2 --round-size 4 --table-every 1000 --log "$LOG" --task "$S1" --task "$S2")
 
 "$TT" "${args[@]}" --trials 24 >"$WORK/t1.out" 2>&1 || { fail "tune: $(tail -3 "$WORK/t1.out")"; finish; exit 1; }
 grep -q "Task  3/ 3" "$WORK/t1.out" && ok "two workloads, three tasks (the stride-1 one twice)" \
@@ -60,7 +60,7 @@ else
 fi
 
 # --template keeps one template: two tasks
-"$TT" tune --headless --tuner random --seed 2 --batch 4 --trials 4 --log "$WORK/one.log" --task "$S1" --task "$S2" \
+"$TT" tune --headless --tuner random --seed 2 --round-size 4 --trials 4 --log "$WORK/one.log" --task "$S1" --task "$S2" \
   --template conv2d_nchwc.cpu >"$WORK/t3.out" 2>&1
 grep -q "Task  2/ 2" "$WORK/t3.out" && ! grep -q wino "$WORK/t3.out" && ok "--template conv2d_nchwc.cpu: 2 tasks" \
   || fail "--template: $(grep -m3 Task "$WORK/t3.out")"
