@@ -15,7 +15,7 @@ expect_fail 2 "unknown option" -- "$TT" tune --headless --task dense:m=1,n=8,k=8
 expect_fail 2 "no such template" -- "$TT" tune --headless --task dense:m=1,n=8,k=8 --template magic.cpu
 expect_fail 2 "applies to none" -- "$TT" tune --headless --task conv2d:n=1,ci=8,h=8,w=8,co=8,kh=3,kw=3,stride=2 \
     --template conv2d_winograd.cpu
-expect_fail 1 "target" -- "$TT" tune --headless --task dense:m=1,n=8,k=8 --target tpu
+expect_fail 2 "tunetop tune: unknown target" -- "$TT" tune --headless --task dense:m=1,n=8,k=8 --target tpu
 expect_fail 2 "network" -- "$TT" tune --headless --network resnet-7
 expect_fail 1 "missing.log" -- "$TT" best "$WORK/missing.log"
 expect_fail 1 "missing.log" -- "$TT" dump "$WORK/missing.log"
