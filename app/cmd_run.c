@@ -38,6 +38,7 @@
 #include "tuner/net/netprog.h"
 #include "tuner/net/network.h"
 #include "tuner/net/subgraph.h"
+#include "tuner/plan.h"
 
 extern char **environ;
 
@@ -192,7 +193,26 @@ typedef struct TaskPlan {
     char why[48]; /* why the default config is used */
     char ext[4];  /* the kernel's source: "c", or "cu" for cuda */
     char prefix[EXPORT_PREFIX_LEN];
+    int id; /* its task ID (tunetop tasks, best, the UI): the log's task whose record runs */
 } TaskPlan;
+
+/* The ID of a workload's task: the log's task whose record runs (as best numbers it), else
+ * the one tune gives it (planned: workloads in order, one ID per template alternative). */
+static int task_id(const History *h, const char *key, const Record *best, int planned) {
+    const HistoryTask *t = best ? History_findTemplate(h, key, best->template_name) : History_find(h, key);
+    return t ? (int)(t - h->tasks) : planned;
+}
+
+/* The profile's rows name workload indices ("task 2 dense ..."): the task IDs instead. */
+static void relabel(NetPlan *plan, const TaskPlan *tp, int n_tasks) {
+    for (int s = 0; s < plan->n_steps; s++) {
+        char *l = plan->steps[s].label, rest[sizeof plan->steps[s].label];
+        int t, n;
+        if (sscanf(l, "task %d%n", &t, &n) != 1 || t < 0 || t >= n_tasks) continue;
+        snprintf(rest, sizeof rest, "%s", l + n);
+        snprintf(l, sizeof plan->steps[s].label, "task %d%.80s", tp[t].id, rest);
+    }
+}
 
 /* A kernel of the program: a task's config, exported for the task's workload
  * or for a variant of it that fuses one occurrence's whole epilogue (bias,
@@ -541,6 +561,7 @@ static int run(const RunOptions *o) {
         goto program_dir;
     }
 
+    int planned = 0; /* the ID tune gives the next workload's first task */
     for (int t = 0; t < gt.n_tasks; t++) {
         TaskPlan *p = &tp[t];
         const Workload *wl = &gt.tasks[t].wl;
@@ -551,6 +572,10 @@ static int run(const RunOptions *o) {
         const Record *best = History_bestOfKey(&h, key);
         for (int r = 0; ht && !best && r < ht->n_records; r++)
             if (ht->records[r].error_no == 0) best = &ht->records[r]; /* compile-only: built, never timed */
+        const Template *alts[PLAN_MAX_ALTERNATIVES];
+        int n_alt = Plan_alternatives(wl, family, alts, PLAN_MAX_ALTERNATIVES);
+        p->id = task_id(&h, key, best, planned);
+        planned += n_alt > 1 ? n_alt : 1;
         p->tmpl = Template_forRecord(wl, family, best ? best->template_name : NULL, err);
         if (!p->tmpl && !is_cpu) {
             /* no GPU template for the op (batch_matmul): the program runs it on the host in C */
@@ -615,10 +640,10 @@ static int run(const RunOptions *o) {
             fprintf(
                 stderr,
                 "tunetop run: warning: task %d (%s) has no %s template: it runs on the host with %s's default config\n",
-                t, key, o->target, tp[t].tmpl->name);
+                tp[t].id, key, o->target, tp[t].tmpl->name);
             continue;
         }
-        fprintf(stderr, "tunetop run: warning: task %d (%s) has %s in %s: using %s's default config\n", t, key,
+        fprintf(stderr, "tunetop run: warning: task %d (%s) has %s in %s: using %s's default config\n", tp[t].id, key,
                 tp[t].why, o->log, tp[t].tmpl->name);
     }
 
@@ -732,6 +757,7 @@ program_dir:
         ExportKernel_done(&k);
     }
     if (!sg_mode && NetPlan_make(&g, &gt, opk, o->no_chain, &plan, err) != TT_OK) goto out_err;
+    if (!sg_mode) relabel(&plan, tp, gt.n_tasks);
     if (!sg_mode) NetProg_write(&plan, (const char *const *)prefixes, n_kp, &sb);
     if (write_file(dir, "main.c", sb.data, sb.len, err) != TT_OK) goto out_err;
     if (write_file(dir, "netrt.h", NetProg_runtimeHeader(), strlen(NetProg_runtimeHeader()), err) != TT_OK ||
@@ -861,8 +887,9 @@ program_dir:
             snprintf(err, sizeof err, "linking the program failed: %.400s", line);
             goto out_err;
         }
-        printf("%s: %d ops, %d steps, %d tasks (%d from %s, %d default), built for %s in %.1f s\n", what, g.n_ops,
-               plan.n_steps, n_listed, n_tuned, o->log, n_listed - n_tuned, o->target, clock_mono() - t_build);
+        printf("%s: %d ops, %d steps, %d %s (%d from %s, %d default), built for %s in %.1f s\n", what, g.n_ops,
+               plan.n_steps, n_listed, sg_mode ? "tasks" : "kernels, one per workload: its fastest task", n_tuned,
+               o->log, n_listed - n_tuned, o->target, clock_mono() - t_build);
         fflush(stdout);
         if (!dev.present) {
             snprintf(err, sizeof err, "no %s device on this machine: the program was built, not run", o->target);

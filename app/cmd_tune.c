@@ -20,6 +20,7 @@
 #include "tuner/engine.h"
 #include "tuner/net/network.h"
 #include "tuner/net/subgraph.h"
+#include "tuner/plan.h"
 #include "tuner/scheduler.h"
 #include "tuner/strategy.h"
 #include "ui/headless.h"
@@ -889,52 +890,26 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         free(weights);
         return 2;
     }
-    /* One task per workload and template: a workload more than one template
-     * handles (conv2d 3x3 stride 1 on the cpu: direct and Winograd) is a group
-     * of alternatives tuned side by side, unless --template picks one. */
-    int n_tasks = 0;
-    for (int i = 0; i < n_wl; i++) {
-        const Template *alts[8];
-        int n_alt = wls[i].op == OP_EXPR ? 1 : Template_alternatives(&wls[i], target->family, alts, 8);
-        n_tasks += n_alt > 1 && !tmpl_name ? (n_alt < 8 ? n_alt : 8) : 1;
-    }
-    Task *tasks = calloc((size_t)n_tasks, sizeof(Task));
-    if (!tasks) abort();
+    /* One task per workload and template (tuner/plan.h): a workload more than one template
+     * handles (conv2d 3x3 stride 1 on the cpu: direct and Winograd) is a group of
+     * alternatives tuned side by side, unless --template picks one. */
+    const Template *expr_tmpl = NULL;
+    if (plain_sampler || gpu_sketch)
+        expr_tmpl = gpu_sketch ? &tmpl_te_sketch_gpu : target->family == FAMILY_GPU ? &tmpl_te_gpu : &tmpl_te_cpu;
+    PlanRequest req = {.wls = wls,
+                       .weights = weights,
+                       .n_wl = n_wl,
+                       .family = target->family,
+                       .dev = &cfg.dev,
+                       .only = chosen,
+                       .expr = expr_tmpl};
+    Task *tasks = NULL;
     int n_made = 0;
-    for (int i = 0; i < n_wl; i++) {
-        bool use = chosen && chosen->op == wls[i].op && (!chosen->applies || chosen->applies(&wls[i]));
-        const Template *with = chosen;
-        if (!use && (plain_sampler || gpu_sketch) && wls[i].op == OP_EXPR) {
-            use = true;
-            with = gpu_sketch ? &tmpl_te_sketch_gpu : target->family == FAMILY_GPU ? &tmpl_te_gpu : &tmpl_te_cpu;
-        }
-        /* a tensor expression's templates are not alternatives (its search picks one) */
-        const Template *alts[8];
-        int n_alt = tmpl_name || wls[i].op == OP_EXPR ? 0 : Template_alternatives(&wls[i], target->family, alts, 8);
-        if (n_alt > 8) n_alt = 8;
-        int first = n_made;
-        Status st = use ? Task_initWith(&tasks[n_made], n_made, &wls[i], weights[i], with, &cfg.dev, err)
-                        : Task_init(&tasks[n_made], n_made, &wls[i], weights[i], target->family, &cfg.dev, err);
-        if (st == TT_OK) n_made++;
-        for (int a = 1; st == TT_OK && a < n_alt; a++) {
-            /* an alternative whose space is empty for this workload is left out */
-            char why[TT_ERRLEN];
-            if (Task_initWith(&tasks[n_made], n_made, &wls[i], weights[i], alts[a], &cfg.dev, why) != TT_OK) {
-                Task_done(&tasks[n_made]);
-                continue;
-            }
-            tasks[first].group = tasks[n_made].group = first + 1;
-            n_made++;
-        }
-        if (st != TT_OK) {
-            fprintf(stderr, "tunetop tune: task %d: %s\n", i, err);
-            for (int j = 0; j < n_made; j++)
-                Task_done(&tasks[j]);
-            free(tasks);
-            free(wls);
-            free(weights);
-            return 2;
-        }
+    if (Plan_tasks(&req, &tasks, &n_made, err) != TT_OK) {
+        fprintf(stderr, "tunetop tune: %s\n", err);
+        free(wls);
+        free(weights);
+        return 2;
     }
     n_wl = n_made;
     free(wls);
