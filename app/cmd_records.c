@@ -538,6 +538,49 @@ static void print_task(const LogSummary *h, int i, const char *this_key, int fam
         print_roof(best, Record_gflops(best, Workload_flops(&wl)), this_key, gflops_unit(t));
 }
 
+/* The session's objective, as the live header showed it (weights from the log's task list), and
+ * the same at every task's recorded roof; a workload tuned under several templates (a group)
+ * counts once: its fastest task, its lowest roof. */
+static void print_estimate(const LogSummary *h) {
+    char err[TT_ERRLEN];
+    double est = 0, floor_s = 0;
+    int left_out = 0, n_groups = 0;
+    bool all_roofs = true;
+    for (int i = 0; i < h->n_tasks; i++) {
+        if (!first_of_key(h, i)) continue;
+        n_groups++;
+        const Record *b = NULL;
+        double roof_s = INFINITY;
+        Workload wl;
+        bool parsed = Workload_parse(h->tasks[i].key, &wl, err) == TT_OK;
+        for (int j = i; j < h->n_tasks; j++) {
+            const Record *bj = task_best(&h->tasks[j]);
+            if (strcmp(h->tasks[j].key, h->tasks[i].key) != 0 || !bj || bj->n_costs <= 0) continue;
+            if (!b || Record_cost(bj) < Record_cost(b)) b = bj;
+            if (bj->roof_gflops > 0 && parsed && Roof_latency(Workload_flops(&wl), bj->roof_gflops) < roof_s)
+                roof_s = Roof_latency(Workload_flops(&wl), bj->roof_gflops);
+        }
+        if (b) {
+            est += h->tasks[i].weight * Record_cost(b);
+            if (isfinite(roof_s))
+                floor_s += h->tasks[i].weight * roof_s;
+            else
+                all_roofs = false;
+        } else {
+            left_out++;
+        }
+    }
+    if (n_groups > left_out) {
+        printf("\nestimated total latency %.4g ms (sum of weight x best latency%s", est * 1e3,
+               n_groups < h->n_tasks ? "; a workload tuned under two templates counts once, the faster" : "");
+        if (left_out) printf("; %d task%s without a result left out", left_out, left_out == 1 ? "" : "s");
+        printf(")\n");
+        if (all_roofs && floor_s > 0)
+            printf("at the roofline %.4g ms (every task at its recorded roof; the best is %.1f%% of the way)\n",
+                   floor_s * 1e3, 100 * floor_s / est);
+    }
+}
+
 int cmd_best(int argc, char **argv) {
     const char *path;
     bool verbose = false, tvm_verbose;
@@ -594,45 +637,7 @@ int cmd_best(int argc, char **argv) {
             print_task(&h, i, this_key, family, have_dev ? &dev : NULL, &beyond);
         }
         if (h.n_tasks == 0) printf("no records yet\n");
-        /* the session's objective, as the live header showed it (weights from the log's task list), and
-         * the same at every task's recorded roof */
-        /* a workload tuned under several templates (a group) counts once: its fastest task, its lowest roof */
-        double est = 0, floor_s = 0;
-        int left_out = 0, n_groups = 0;
-        bool all_roofs = true;
-        for (int i = 0; i < h.n_tasks; i++) {
-            if (!first_of_key(&h, i)) continue;
-            n_groups++;
-            const Record *b = NULL;
-            double roof_s = INFINITY;
-            Workload wl;
-            bool parsed = Workload_parse(h.tasks[i].key, &wl, err) == TT_OK;
-            for (int j = i; j < h.n_tasks; j++) {
-                const Record *bj = task_best(&h.tasks[j]);
-                if (strcmp(h.tasks[j].key, h.tasks[i].key) != 0 || !bj || bj->n_costs <= 0) continue;
-                if (!b || Record_cost(bj) < Record_cost(b)) b = bj;
-                if (bj->roof_gflops > 0 && parsed && Roof_latency(Workload_flops(&wl), bj->roof_gflops) < roof_s)
-                    roof_s = Roof_latency(Workload_flops(&wl), bj->roof_gflops);
-            }
-            if (b) {
-                est += h.tasks[i].weight * Record_cost(b);
-                if (isfinite(roof_s))
-                    floor_s += h.tasks[i].weight * roof_s;
-                else
-                    all_roofs = false;
-            } else {
-                left_out++;
-            }
-        }
-        if (n_groups > left_out) {
-            printf("\nestimated total latency %.4g ms (sum of weight x best latency%s", est * 1e3,
-                   n_groups < h.n_tasks ? "; a workload tuned under two templates counts once, the faster" : "");
-            if (left_out) printf("; %d task%s without a result left out", left_out, left_out == 1 ? "" : "s");
-            printf(")\n");
-            if (all_roofs && floor_s > 0)
-                printf("at the roofline %.4g ms (every task at its recorded roof; the best is %.1f%% of the way)\n",
-                       floor_s * 1e3, 100 * floor_s / est);
-        }
+        print_estimate(&h);
     }
     fflush(stdout);
     rc = 0;

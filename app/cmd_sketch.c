@@ -51,6 +51,51 @@ static const struct option OWN[] = {{"expr", required_argument, 0, 'e'},
                                     {0, 0, 0, 0}};
 const CmdOptions SKETCHES_OPTIONS = {"sketches", OWN, 0};
 
+/* Each sketch of the DAG on the target, with its zero-trial default; 0, or 1 when a default does not lower. */
+static int print_sketches(const TeDag *dag, const Target *target, const char *path, int cores, int vector) {
+    int rc = 0;
+    int gpu = target->family == FAMILY_GPU;
+    /* what tune would assume on this machine; a gpu sketch's defaults do not depend on them */
+    DeviceInfo dev;
+    char derr[TT_ERRLEN];
+    const Target *host;
+    int probed = !gpu && app_resolve_device(target->name, NULL, false, &host, &dev, derr) == TT_OK;
+    if (!cores) cores = probed && dev.cores > 0 ? dev.cores : 2;
+    if (!vector) vector = probed && dev.vector_floats > 0 ? dev.vector_floats : 16;
+    Sketch *sk = calloc(SKETCH_MAX, sizeof *sk);
+    SketchAnn *ann = calloc((size_t)dag->n_stages, sizeof *ann);
+    int n = Sketch_generate(dag, gpu, cores, sk);
+    for (int i = 0; i < n; i++)
+        sk[i].vector = vector;
+    printf("Sketches of %s on %s (defaults for %d floats per vector, %d cores): %d\n", path, target->name, vector,
+           cores, n);
+    StrBuf s;
+    StrBuf_init(&s);
+    for (int i = 0; i < n; i++) {
+        StrBuf_clear(&s);
+        Sketch_format(&sk[i], dag, &s);
+        printf("\nsketch %d\n%s", i, s.data);
+        Steps steps;
+        Sketch_heuristic(&sk[i], dag, vector, ann);
+        Sketch_steps(&sk[i], dag, ann, &steps);
+        StrBuf_clear(&s);
+        Steps_encode(&steps, &s);
+        LoopNest ln;
+        char lerr[TT_ERRLEN];
+        if (LoopNest_lower(&ln, dag, &steps, lerr) == TT_OK) {
+            LoopNest_done(&ln);
+            printf("  zero-trial default: %s\n", s.len ? s.data : "(no steps)");
+        } else { /* a bug of the sketch rules: say it rather than hide it */
+            printf("  zero-trial default: %s\n  (does not lower: %s)\n", s.data, lerr);
+            rc = 1;
+        }
+    }
+    StrBuf_done(&s);
+    free(sk);
+    free(ann);
+    return rc;
+}
+
 int cmd_sketches(int argc, char **argv) {
     struct option longopts[CLI_MAX_OPTS];
     Cli_longopts(&SKETCHES_OPTIONS, longopts, CLI_MAX_OPTS);
@@ -119,47 +164,7 @@ int cmd_sketches(int argc, char **argv) {
             rc = 2;
         }
     }
-    if (rc == 0) {
-        int gpu = target->family == FAMILY_GPU;
-        /* what tune would assume on this machine; a gpu sketch's defaults do not depend on them */
-        DeviceInfo dev;
-        char derr[TT_ERRLEN];
-        const Target *host;
-        int probed = !gpu && app_resolve_device(target->name, NULL, false, &host, &dev, derr) == TT_OK;
-        if (!cores) cores = probed && dev.cores > 0 ? dev.cores : 2;
-        if (!vector) vector = probed && dev.vector_floats > 0 ? dev.vector_floats : 16;
-        Sketch *sk = calloc(SKETCH_MAX, sizeof *sk);
-        SketchAnn *ann = calloc((size_t)dag->n_stages, sizeof *ann);
-        int n = Sketch_generate(dag, gpu, cores, sk);
-        for (int i = 0; i < n; i++)
-            sk[i].vector = vector;
-        printf("Sketches of %s on %s (defaults for %d floats per vector, %d cores): %d\n", path, target->name, vector,
-               cores, n);
-        StrBuf s;
-        StrBuf_init(&s);
-        for (int i = 0; i < n; i++) {
-            StrBuf_clear(&s);
-            Sketch_format(&sk[i], dag, &s);
-            printf("\nsketch %d\n%s", i, s.data);
-            Steps steps;
-            Sketch_heuristic(&sk[i], dag, vector, ann);
-            Sketch_steps(&sk[i], dag, ann, &steps);
-            StrBuf_clear(&s);
-            Steps_encode(&steps, &s);
-            LoopNest ln;
-            char lerr[TT_ERRLEN];
-            if (LoopNest_lower(&ln, dag, &steps, lerr) == TT_OK) {
-                LoopNest_done(&ln);
-                printf("  zero-trial default: %s\n", s.len ? s.data : "(no steps)");
-            } else { /* a bug of the sketch rules: say it rather than hide it */
-                printf("  zero-trial default: %s\n  (does not lower: %s)\n", s.data, lerr);
-                rc = 1;
-            }
-        }
-        StrBuf_done(&s);
-        free(sk);
-        free(ann);
-    }
+    if (rc == 0) rc = print_sketches(dag, target, path, cores, vector);
     for (int i = 0; i < n_sets; i++)
         free((char *)sets[i].name);
     TeProgram_delete(g);

@@ -134,6 +134,29 @@ int cmd_tasks(int argc, char **argv) {
     return rc;
 }
 
+/* The untuned ops and their count; left_out gets the layers of tunable ops --ops left out, so the total
+ * does not hide them. */
+static int print_untuned(const char *network, const NetworkOptions *nopt, const NetworkUntuned *untuned, int n_untuned,
+                         char *left_out, size_t n_left_out) {
+    int untuned_ops = 0;
+    if (n_untuned) {
+        printf("\nUntuned ops (memory-bound, no template):\n%6s  %s\n", "Count", "Op");
+        for (int i = 0; i < n_untuned; i++) {
+            printf("%6d  %s\n", untuned[i].count, untuned[i].name);
+            untuned_ops += untuned[i].count;
+        }
+    }
+    for (int op = 0; nopt->op_mask && op < OP_COUNT; op++) {
+        if (nopt->op_mask & (1u << op)) continue;
+        int n = Network_layerCount(network, nopt, (OpKind)op);
+        if (n > 0) {
+            size_t used = strlen(left_out);
+            snprintf(left_out + used, n_left_out - used, "%s%d %s", used ? ", " : "", n, Op_name((OpKind)op));
+        }
+    }
+    return untuned_ops;
+}
+
 /* `tasks --network NAME`: the network's tasks on the target, its untuned ops, the total. */
 static int list_tasks(const char *network, const NetworkOptions *nopt_in, const char *target_name, const char *arch) {
     NetworkOptions nopt = *nopt_in;
@@ -150,7 +173,7 @@ static int list_tasks(const char *network, const NetworkOptions *nopt_in, const 
     bool have_dev = false;
     if (app_resolve_device(target_name, arch, true, &target, &dev, dev_err) == TT_OK) have_dev = true;
 
-    char image[48] = "";
+    char image[48] = "", left_out[256] = "";
     int default_image = Network_defaultImage(network);
     if (!default_image)
         snprintf(image, sizeof image, "sequence %d", nopt.seq_len);
@@ -206,26 +229,7 @@ static int list_tasks(const char *network, const NetworkOptions *nopt_in, const 
     }
     if (failed) printf("(%d task(s) without a template on %s; first: %s)\n", failed, target_name, first_fail);
 
-    int untuned_ops = 0;
-    if (n_untuned) {
-        printf("\nUntuned ops (memory-bound, no template):\n%6s  %s\n", "Count", "Op");
-        for (int i = 0; i < n_untuned; i++) {
-            printf("%6d  %s\n", untuned[i].count, untuned[i].name);
-            untuned_ops += untuned[i].count;
-        }
-    }
-    /* Layers of tunable ops that --ops left out, so the total does not hide them. */
-    char left_out[256] = "";
-    if (nopt.op_mask) {
-        for (int op = 0; op < OP_COUNT; op++) {
-            if (nopt.op_mask & (1u << op)) continue;
-            int n = Network_layerCount(network, &nopt, (OpKind)op);
-            if (n > 0) {
-                size_t used = strlen(left_out);
-                snprintf(left_out + used, sizeof left_out - used, "%s%d %s", used ? ", " : "", n, Op_name((OpKind)op));
-            }
-        }
-    }
+    int untuned_ops = print_untuned(network, &nopt, untuned, n_untuned, left_out, sizeof left_out);
     printf("\nTotal: %d tasks for %d layers, %.3f GFLOP per inference in tuned layers; %d untuned ops in %d kinds\n",
            id, layers, total_flops / 1e9, untuned_ops, n_untuned);
     if (id > n_tasks)

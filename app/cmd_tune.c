@@ -495,439 +495,513 @@ static const struct option OWN[] = {{"target", required_argument, 0, O_TARGET},
                                     {0, 0, 0, 0}};
 const CmdOptions TUNE_OPTIONS = {"tune", OWN, SEL_TASK | SEL_NETWORK | SEL_SHAPE | SEL_EXPR | SEL_SET | SEL_SUBGRAPHS};
 
-static int tune_main(int argc, char **argv, TuneMpi *mpi) {
+/* What the command line asks for: tune_parse fills it, tune_check decides the
+ * strategy rules, the rest of tune_main turns it into a session. */
+typedef struct TuneRequest {
+    EngineConfig cfg;
+    const char *target_name, *arch, *tmpl_name;
+    TaskSelect sel;
+    const char *warm_logs[APP_MAX_SETS + 1];
+    int n_warm;
+    bool tuner_given, headless, color, roof;
+    double table_every;
+    bool plain_sampler; /* --expr tasks by the plain sampler (te.cpu, te.gpu) */
+    bool gpu_sketch;    /* --expr on a GPU target by sketches (te.sketch.gpu) */
+} TuneRequest;
+
+/* The options of the search and the measurement (EngineConfig); 1 handled (*st says how), 0 not one of them. */
+static int engine_option(TuneRequest *q, int c, const char *arg, Status *st, char *err) {
+    *st = TT_OK;
+    EngineConfig *cfg = &q->cfg;
+    switch (OPT_VAL(c)) {
+    case O_TRIALS:
+        *st = opt_int(arg, "--trials", 1, 100000000, &cfg->trials, err);
+        return 1;
+    case O_TUNER:
+        cfg->strategy = arg;
+        q->tuner_given = true;
+        return 1;
+    case O_SCHED:
+        cfg->scheduler = arg;
+        return 1;
+    case O_EARLY:
+        *st = opt_int(arg, "--early-stopping", 0, 100000000, &cfg->early_stopping, err);
+        return 1;
+    case O_ROUND:
+        *st = opt_int(arg, c & OPT_HIDDEN ? "--batch" : "--round-size", 1, 4096, &cfg->batch, err);
+        return 1;
+    case O_BUILDERS:
+        *st = opt_int(arg, "--builders", 1, 256, &cfg->builders, err);
+        return 1;
+    case O_THREADS:
+        *st = opt_int(arg, "--threads", 0, 1024, &cfg->measure.threads, err);
+        return 1;
+    case O_NUMBER:
+        *st = opt_int(arg, "--number", 1, 1000000, &cfg->measure.number, err);
+        return 1;
+    case O_REPEAT:
+        *st = opt_int(arg, "--repeat", 1, 16, &cfg->measure.repeat, err);
+        return 1;
+    case O_MINREP:
+        *st = opt_int(arg, "--min-repeat-ms", 0, 100000, &cfg->measure.min_repeat_ms, err);
+        return 1;
+    case O_TIMEOUT:
+        *st = opt_double(arg, "--timeout", 0.01, 3600, &cfg->measure.run_timeout_s, err);
+        return 1;
+    case O_BTIMEOUT:
+        *st = opt_double(arg, "--build-timeout", 0.01, 3600, &cfg->measure.build_timeout_s, err);
+        return 1;
+    case O_SEED:
+        *st = opt_u64(arg, "--seed", &cfg->seed, err);
+        return 1;
+    case O_ROOF_STOP:
+        *st = opt_double(arg, "--roof-stop", 0, 10, &cfg->roof_stop, err);
+        return 1;
+    case O_POPULATION:
+        *st = opt_int(arg, "--population", 2, EVO_POPULATION_MAX, &cfg->evolution.population, err);
+        return 1;
+    case O_GENERATIONS:
+        *st = opt_int(arg, "--generations", 0, EVO_GENERATIONS_MAX, &cfg->evolution.generations, err);
+        return 1;
+    case O_MUTATION:
+        *st = opt_double(arg, "--mutation", 0, 1, &cfg->evolution.mutation, err);
+        return 1;
+    case O_EPS:
+        *st = opt_double(arg, "--eps-greedy", 0, 1, &cfg->evolution.eps, err);
+        return 1;
+    case O_COST_MODEL:
+        if (strcmp(arg, "xgb") != 0 && strcmp(arg, "none") != 0)
+            *st = tt_fail(err, "--cost-model takes xgb or none, not '%s'", arg);
+        else
+            cfg->evolution.cost_model = strcmp(arg, "xgb") == 0;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The options of where, what is written and how it is shown; 1 handled (*st says how), 0 not one of them. */
+static int session_option(TuneRequest *q, TuneMpi *mpi, int c, const char *arg, Status *st, char *err) {
+    *st = TT_OK;
+    switch (OPT_VAL(c)) {
+    case O_TARGET:
+        q->target_name = arg;
+        break;
+    case O_ARCH:
+        q->arch = arg;
+        break;
+    case O_TEMPLATE:
+        q->tmpl_name = arg;
+        break;
+    case O_COMPILE_ONLY:
+        q->cfg.measure.compile_only = true;
+        break;
+    case O_NO_ROOF:
+        q->roof = false;
+        break;
+    case O_TRANSFER:
+        q->cfg.transfer = true;
+        break;
+    case O_LOG:
+        q->cfg.log_path = arg;
+        break;
+    case O_HEADLESS:
+        q->headless = true;
+        break;
+    case O_TABLE:
+        *st = opt_double(arg, "--table-every", 0.1, 1e6, &q->table_every, err);
+        break;
+    case O_NOCOLOR:
+        q->color = false;
+        break;
+    case O_RANK_TIMEOUT:
+        *st = opt_double(arg, "--rank-timeout", 0.5, 86400, &mpi->rank_timeout, err);
+        break;
+    case O_LOCAL_MEASURE:
+        if (strcmp(arg, "yes") == 0 || strcmp(arg, "no") == 0)
+            mpi->local_measure = strcmp(arg, "yes") == 0;
+        else
+            *st = tt_fail(err, "--local-measure takes yes or no, not '%s'", arg);
+        break;
+    case O_DEVICES:
+        *st = parse_devices(arg, mpi, err);
+        break;
+    case O_WARM_START:
+        if (q->n_warm == APP_MAX_SETS)
+            *st = tt_fail(err, "--warm-start: at most %d logs", APP_MAX_SETS);
+        else if (access(arg, R_OK) != 0)
+            *st = tt_fail(err, "--warm-start %s: %s", arg, strerror(errno));
+        else
+            q->warm_logs[q->n_warm++] = arg;
+        break;
+    default:
+        return 0;
+    }
+    return 1;
+}
+
+/* The command line into q: -1 to go on, 0 after --help, 2 a usage error (err). */
+static int tune_parse(int argc, char **argv, TuneRequest *q, TuneMpi *mpi, char *err) {
     struct option longopts[CLI_MAX_OPTS];
     Cli_longopts(&TUNE_OPTIONS, longopts, CLI_MAX_OPTS);
-    EngineConfig cfg;
-    EngineConfig_defaults(&cfg);
-    cfg.log_path = "tunetop.log";
-    const char *target_name = Target_default()->name, *arch = NULL, *tmpl_name = NULL;
-    TaskSelect sel;
-    TaskSelect_init(&sel);
-    const char *warm_logs[APP_MAX_SETS + 1];
-    int n_warm = 0;
-    bool tuner_given = false;
-    bool headless = false, color = true, roof = true;
-    double table_every = 30;
-    char err[TT_ERRLEN];
-    int rc = 2;
-
     optind = 1;
     opterr = 0;
     int c;
     /* the leading ':' makes a missing value ':' instead of an unknown option */
     while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         Status ok = TT_OK;
-        if (TaskSelect_parse(&sel, OPT_VAL(c), optarg, &ok, err)) {
-            if (ok != TT_OK) goto usage_error;
-            continue;
-        }
-        switch (OPT_VAL(c)) {
-        case O_TARGET:
-            target_name = optarg;
-            break;
-        case O_ARCH:
-            arch = optarg;
-            break;
-        case O_COMPILE_ONLY:
-            cfg.measure.compile_only = true;
-            break;
-        case O_TRIALS:
-            ok = opt_int(optarg, "--trials", 1, 100000000, &cfg.trials, err);
-            break;
-        case O_TUNER:
-            cfg.strategy = optarg;
-            tuner_given = true;
-            break;
-        case O_SCHED:
-            cfg.scheduler = optarg;
-            break;
-        case O_EARLY:
-            ok = opt_int(optarg, "--early-stopping", 0, 100000000, &cfg.early_stopping, err);
-            break;
-        case O_ROUND:
-            ok = opt_int(optarg, c & OPT_HIDDEN ? "--batch" : "--round-size", 1, 4096, &cfg.batch, err);
-            break;
-        case O_BUILDERS:
-            ok = opt_int(optarg, "--builders", 1, 256, &cfg.builders, err);
-            break;
-        case O_THREADS:
-            ok = opt_int(optarg, "--threads", 0, 1024, &cfg.measure.threads, err);
-            break;
-        case O_NUMBER:
-            ok = opt_int(optarg, "--number", 1, 1000000, &cfg.measure.number, err);
-            break;
-        case O_REPEAT:
-            ok = opt_int(optarg, "--repeat", 1, 16, &cfg.measure.repeat, err);
-            break;
-        case O_MINREP:
-            ok = opt_int(optarg, "--min-repeat-ms", 0, 100000, &cfg.measure.min_repeat_ms, err);
-            break;
-        case O_TIMEOUT:
-            ok = opt_double(optarg, "--timeout", 0.01, 3600, &cfg.measure.run_timeout_s, err);
-            break;
-        case O_BTIMEOUT:
-            ok = opt_double(optarg, "--build-timeout", 0.01, 3600, &cfg.measure.build_timeout_s, err);
-            break;
-        case O_SEED:
-            ok = opt_u64(optarg, "--seed", &cfg.seed, err);
-            break;
-        case O_ROOF_STOP:
-            ok = opt_double(optarg, "--roof-stop", 0, 10, &cfg.roof_stop, err);
-            break;
-        case O_NO_ROOF:
-            roof = false;
-            break;
-        case O_TRANSFER:
-            cfg.transfer = true;
-            break;
-        case O_LOG:
-            cfg.log_path = optarg;
-            break;
-        case O_HEADLESS:
-            headless = true;
-            break;
-        case O_TABLE:
-            ok = opt_double(optarg, "--table-every", 0.1, 1e6, &table_every, err);
-            break;
-        case O_NOCOLOR:
-            color = false;
-            break;
-        case O_RANK_TIMEOUT:
-            ok = opt_double(optarg, "--rank-timeout", 0.5, 86400, &mpi->rank_timeout, err);
-            break;
-        case O_TEMPLATE:
-            tmpl_name = optarg;
-            break;
-        case O_LOCAL_MEASURE:
-            if (strcmp(optarg, "yes") == 0 || strcmp(optarg, "no") == 0)
-                mpi->local_measure = strcmp(optarg, "yes") == 0;
-            else
-                ok = tt_fail(err, "--local-measure takes yes or no, not '%s'", optarg);
-            break;
-        case O_DEVICES:
-            ok = parse_devices(optarg, mpi, err);
-            break;
-        case O_POPULATION:
-            ok = opt_int(optarg, "--population", 2, EVO_POPULATION_MAX, &cfg.evolution.population, err);
-            break;
-        case O_GENERATIONS:
-            ok = opt_int(optarg, "--generations", 0, EVO_GENERATIONS_MAX, &cfg.evolution.generations, err);
-            break;
-        case O_MUTATION:
-            ok = opt_double(optarg, "--mutation", 0, 1, &cfg.evolution.mutation, err);
-            break;
-        case O_EPS:
-            ok = opt_double(optarg, "--eps-greedy", 0, 1, &cfg.evolution.eps, err);
-            break;
-        case O_COST_MODEL:
-            if (strcmp(optarg, "xgb") == 0 || strcmp(optarg, "none") == 0)
-                cfg.evolution.cost_model = strcmp(optarg, "xgb") == 0;
-            else
-                ok = tt_fail(err, "--cost-model takes xgb or none, not '%s'", optarg);
-            break;
-        case O_WARM_START:
-            if (n_warm == APP_MAX_SETS)
-                ok = tt_fail(err, "--warm-start: at most %d logs", APP_MAX_SETS);
-            else if (access(optarg, R_OK) != 0)
-                ok = tt_fail(err, "--warm-start %s: %s", optarg, strerror(errno));
-            else
-                warm_logs[n_warm++] = optarg;
-            break;
-        case O_HELP:
+        if (OPT_VAL(c) == O_HELP) {
             usage(stdout);
-            TaskSelect_done(&sel);
             return 0;
-        default:
+        }
+        if (!TaskSelect_parse(&q->sel, OPT_VAL(c), optarg, &ok, err) && !session_option(q, mpi, c, optarg, &ok, err) &&
+            !engine_option(q, c, optarg, &ok, err)) {
             Cli_badOption("tune", c, argv, err);
             ok = TT_ERR;
-            break;
         }
-        if (ok != TT_OK) goto usage_error;
+        if (ok != TT_OK) return 2;
     }
     if (optind < argc) {
         tt_fail(err, "unexpected argument '%s' (see tunetop tune --help)", argv[optind]);
-        goto usage_error;
-    }
-    if (!Target_find(target_name)) {
-        tt_fail(err, "unknown target '%s' (choose from: %s)", target_name, Target_names());
-        goto usage_error;
-    }
-    const char *const *specs = sel.specs, *network = sel.network, *ops = sel.ops;
-    const char *const *expr_paths = sel.exprs;
-    int n_specs = sel.n_specs, n_expr = sel.n_exprs, n_sets = sel.n_sets;
-    const TeSet *sets = sel.sets;
-    NetworkOptions nopt = sel.nopt;
-    bool subgraphs = sel.subgraphs;
-    if (!n_specs && !network && !n_expr) {
-        tt_fail(err, "nothing to tune: give --task SPEC, --network NAME or --expr FILE.te (see tunetop tune --help)");
-        goto usage_error;
-    }
-    if (subgraphs && (!network || ops || nopt.layout != LAYOUT_NCHW || tmpl_name)) {
-        tt_fail(err, "--subgraphs tunes a --network's subgraphs (every op, NCHW); --ops, --layout and --template "
-                     "do not apply");
-        goto usage_error;
-    }
-    if (subgraphs && strcmp(target_name, "cpu") != 0) {
-        tt_fail(err, "--subgraphs is tuned on the cpu target (its expressions are searched by sketches there)");
-        goto usage_error;
-    }
-    if (n_sets && !n_expr) {
-        tt_fail(err, "--set applies to --expr files; there is none");
-        goto usage_error;
-    }
-    /* An expression is searched by evolution over its sketches (template
-     * te.sketch, cpu), or with --tuner random / grid by the plain sampler
-     * (te.cpu, te.gpu: numbered random schedules); template tasks take --tuner. */
-    bool plain_sampler = tuner_given && (strcmp(cfg.strategy, "random") == 0 || strcmp(cfg.strategy, "grid") == 0);
-    bool evolution_given = tuner_given && strcmp(cfg.strategy, "evolution") == 0;
-    if (evolution_given && (n_specs || (network && !subgraphs))) {
-        tt_fail(err, "--tuner evolution searches the schedules of --expr tasks; template tasks take xgb, ga, random "
-                     "or grid (an --expr task is searched by evolution whatever --tuner says, unless random or grid)");
-        goto usage_error;
-    }
-    /* te.sketch tasks name their own strategy; the session's tuner (shown in the UI) is evolution when they are all */
-    if (evolution_given) cfg.strategy = Strategy_default()->name;
-    if ((n_expr || subgraphs) && !n_specs && (!network || subgraphs) && !plain_sampler && !tuner_given)
-        cfg.strategy = "evolution";
-    /* on a GPU target the sketch search (te.sketch.gpu) is asked for by name; the plain sampler is the default */
-    bool gpu_sketch = false;
-    const Target *named = Target_find(target_name);
-    if (n_expr && named && named->family == FAMILY_GPU && !plain_sampler) {
-        if (tuner_given && !evolution_given) {
-            tt_fail(err, "--expr on a GPU target is tuned with --tuner random or grid (numbered random schedules) "
-                         "or evolution (sketches)");
-            goto usage_error;
-        }
-        gpu_sketch = evolution_given;
-        if (!gpu_sketch) {
-            cfg.strategy = "random";
-            plain_sampler = true;
-        }
-    }
-    if (!Strategy_find(cfg.strategy)) {
-        tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg.strategy, Strategy_names());
-        goto usage_error;
-    }
-    if (n_warm && (!n_expr || plain_sampler || !cfg.evolution.cost_model)) {
-        tt_fail(err, "--warm-start trains the cost model of the evolution of --expr tasks; this session has none");
-        goto usage_error;
-    }
-    if (mpi->size == 1 && mpi->local_measure == 0) {
-        tt_fail(err, "--local-measure no leaves nothing to measure without measure servers (mpirun -np 2 or more)");
-        goto usage_error;
-    }
-    if (mpi->size > 1 && (n_expr > 0 || subgraphs)) {
-        /* a server rebuilds a task from its key, and an expression's key does not carry its program */
-        tt_fail(err, "--expr tasks cannot be measured by MPI ranks yet: run them without mpirun");
-        goto usage_error;
-    }
-
-    /* Every task must be valid before anything touches the log. */
-    Workload *wls = calloc((size_t)(n_specs + n_expr) + 1, sizeof(Workload));
-    double *weights = calloc((size_t)(n_specs + n_expr) + 1, sizeof(double));
-    int n_wl = 0;
-    for (int i = 0; i < n_expr; i++) {
-        if (TeTask_load(expr_paths[i], sets, n_sets, &g_exprs[g_n_exprs], &wls[n_wl], err) != TT_OK) {
-            fprintf(stderr, "tunetop tune: %s\n", err);
-            free(wls);
-            free(weights);
-            TaskSelect_done(&sel);
-            return 2;
-        }
-        g_n_exprs++;
-        weights[n_wl++] = 1;
-    }
-    if (n_expr && !plain_sampler && cfg.evolution.cost_model && n_warm)
-        warm_start(warm_logs, n_warm, expr_paths, n_expr, sets, n_sets);
-    TaskSelect_done(&sel);
-    n_sets = 0;
-    for (int i = 0; i < n_specs; i++) {
-        if (Workload_parse(specs[i], &wls[n_wl], err) != TT_OK) {
-            fprintf(stderr, "tunetop tune: --task %s: %s\n", specs[i], err);
-            free(wls);
-            free(weights);
-            return 2;
-        }
-        weights[n_wl++] = 1;
-    }
-    if (network && subgraphs) {
-        if (subgraph_tasks(network, &nopt, &wls, &weights, &n_wl, err) != TT_OK) {
-            fprintf(stderr, "tunetop tune: %s\n", err);
-            free(wls);
-            free(weights);
-            return 2;
-        }
-        /* nothing left untuned: every subgraph task gets at least its first schedule (the zero-trial default) */
-        if (cfg.trials < n_wl) {
-            fprintf(stderr,
-                    "tunetop tune: --trials %d is fewer than the %d subgraph tasks: raised to %d, one each at least\n",
-                    cfg.trials, n_wl, n_wl);
-            cfg.trials = n_wl;
-        }
-    } else if (network) {
-        NetworkTask *nt = NULL;
-        NetworkUntuned *un = NULL;
-        int n_nt = 0, n_un = 0;
-        if (Network_extract(network, &nopt, &nt, &n_nt, &un, &n_un, err) != TT_OK) {
-            fprintf(stderr, "tunetop tune: %s\n", err);
-            free(wls);
-            free(weights);
-            return 2;
-        }
-        wls = realloc(wls, (size_t)(n_wl + n_nt + 1) * sizeof(Workload));
-        weights = realloc(weights, (size_t)(n_wl + n_nt + 1) * sizeof(double));
-        for (int i = 0; i < n_nt; i++) {
-            wls[n_wl] = nt[i].wl;
-            weights[n_wl++] = nt[i].weight;
-        }
-        free(nt);
-        free(un);
-    }
-    /* The same workload given twice is one task. */
-    for (int i = 0; i < n_wl; i++)
-        for (int j = i + 1; j < n_wl; j++)
-            if (Workload_equal(&wls[i], &wls[j])) {
-                weights[i] += weights[j];
-                wls[j] = wls[--n_wl];
-                weights[j] = weights[n_wl];
-                j--;
-            }
-
-    const Target *target = NULL;
-    int dev_index = -1;
-    char host[REC_HOST_LEN] = "?";
-    gethostname(host, sizeof host);
-    host[sizeof host - 1] = '\0';
-    if (pick_device(target_name, mpi, &dev_index, err) != TT_OK) {
-        if (mpi->rank == 0) fprintf(stderr, "tunetop tune: %s\n", err);
-        free(wls);
-        free(weights);
         return 2;
     }
-    Status dev_ok = app_resolve_device(target_name, arch, cfg.measure.compile_only, &target, &cfg.dev, err);
-    char dev_why[TT_ERRLEN] = ""; /* why this rank has no device: the probe's own line */
-    if (dev_ok != TT_OK && target) {
-        DeviceInfo d;
-        if (target->probe(&d, dev_why) != TT_OK && strncmp(dev_why, target->name, strlen(target->name)) != 0) {
-            char t[TT_ERRLEN];
-            snprintf(t, sizeof t, "%s: %.400s", target->name, dev_why);
-            snprintf(dev_why, sizeof dev_why, "%s", t);
-        }
-        char which[32];
-        snprintf(which, sizeof which, "device %d", dev_index);
-        if (dev_index >= 0 && !strstr(dev_why, which)) {
-            size_t len = strlen(dev_why);
-            snprintf(dev_why + len, sizeof dev_why - len, " (%s)", which);
+    if (!Target_find(q->target_name)) {
+        tt_fail(err, "unknown target '%s' (choose from: %s)", q->target_name, Target_names());
+        return 2;
+    }
+    return -1;
+}
+
+/* What to tune, against what it is tuned with: TT_ERR with the usage error. */
+static Status check_selection(const TuneRequest *q, const TuneMpi *mpi, char *err) {
+    const TaskSelect *s = &q->sel;
+    if (!s->n_specs && !s->network && !s->n_exprs)
+        return tt_fail(err,
+                       "nothing to tune: give --task SPEC, --network NAME or --expr FILE.te (see tunetop tune --help)");
+    if (s->subgraphs && (!s->network || s->ops || s->nopt.layout != LAYOUT_NCHW || q->tmpl_name))
+        return tt_fail(err, "--subgraphs tunes a --network's subgraphs (every op, NCHW); --ops, --layout and "
+                            "--template do not apply");
+    if (s->subgraphs && strcmp(q->target_name, "cpu") != 0)
+        return tt_fail(err, "--subgraphs is tuned on the cpu target (its expressions are searched by sketches there)");
+    if (s->n_sets && !s->n_exprs) return tt_fail(err, "--set applies to --expr files; there is none");
+    if (mpi->size == 1 && mpi->local_measure == 0)
+        return tt_fail(err,
+                       "--local-measure no leaves nothing to measure without measure servers (mpirun -np 2 or more)");
+    /* a server rebuilds a task from its key, and an expression's key does not carry its program */
+    if (mpi->size > 1 && (s->n_exprs > 0 || s->subgraphs))
+        return tt_fail(err, "--expr tasks cannot be measured by MPI ranks yet: run them without mpirun");
+    return TT_OK;
+}
+
+/* The strategy rules. An expression is searched by evolution over its
+ * sketches (template te.sketch, cpu), or with --tuner random / grid by the
+ * plain sampler (te.cpu, te.gpu: numbered random schedules); template tasks
+ * take --tuner. Sets q->cfg.strategy, plain_sampler and gpu_sketch. */
+static Status check_strategy(TuneRequest *q, char *err) {
+    const TaskSelect *s = &q->sel;
+    EngineConfig *cfg = &q->cfg;
+    q->plain_sampler = q->tuner_given && (strcmp(cfg->strategy, "random") == 0 || strcmp(cfg->strategy, "grid") == 0);
+    bool evolution_given = q->tuner_given && strcmp(cfg->strategy, "evolution") == 0;
+    if (evolution_given && (s->n_specs || (s->network && !s->subgraphs)))
+        return tt_fail(err, "--tuner evolution searches the schedules of --expr tasks; template tasks take xgb, ga, "
+                            "random or grid (an --expr task is searched by evolution whatever --tuner says, unless "
+                            "random or grid)");
+    /* te.sketch tasks name their own strategy; the session's tuner (shown in the UI) is evolution when they are all */
+    if (evolution_given) cfg->strategy = Strategy_default()->name;
+    if ((s->n_exprs || s->subgraphs) && !s->n_specs && (!s->network || s->subgraphs) && !q->plain_sampler &&
+        !q->tuner_given)
+        cfg->strategy = "evolution";
+    /* on a GPU target the sketch search (te.sketch.gpu) is asked for by name; the plain sampler is the default */
+    const Target *named = Target_find(q->target_name);
+    if (s->n_exprs && named && named->family == FAMILY_GPU && !q->plain_sampler) {
+        if (q->tuner_given && !evolution_given)
+            return tt_fail(err, "--expr on a GPU target is tuned with --tuner random or grid (numbered random "
+                                "schedules) or evolution (sketches)");
+        q->gpu_sketch = evolution_given;
+        if (!q->gpu_sketch) {
+            cfg->strategy = "random";
+            q->plain_sampler = true;
         }
     }
+    if (!Strategy_find(cfg->strategy))
+        return tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg->strategy, Strategy_names());
+    if (q->n_warm && (!s->n_exprs || q->plain_sampler || !cfg->evolution.cost_model))
+        return tt_fail(err,
+                       "--warm-start trains the cost model of the evolution of --expr tasks; this session has none");
+    return TT_OK;
+}
+
+/* Workloads of a network (its tasks, weight = occurrences) or of its subgraphs, appended. */
+static Status network_workloads(TuneRequest *q, Workload **wls, double **weights, int *n_wl, char *err) {
+    const TaskSelect *s = &q->sel;
+    if (s->subgraphs) {
+        if (subgraph_tasks(s->network, &s->nopt, wls, weights, n_wl, err) != TT_OK) return TT_ERR;
+        /* nothing left untuned: every subgraph task gets at least its first schedule (the zero-trial default) */
+        if (q->cfg.trials < *n_wl) {
+            fprintf(stderr,
+                    "tunetop tune: --trials %d is fewer than the %d subgraph tasks: raised to %d, one each at least\n",
+                    q->cfg.trials, *n_wl, *n_wl);
+            q->cfg.trials = *n_wl;
+        }
+        return TT_OK;
+    }
+    NetworkTask *nt = NULL;
+    NetworkUntuned *un = NULL;
+    int n_nt = 0, n_un = 0;
+    if (Network_extract(s->network, &s->nopt, &nt, &n_nt, &un, &n_un, err) != TT_OK) return TT_ERR;
+    *wls = realloc(*wls, (size_t)(*n_wl + n_nt + 1) * sizeof(Workload));
+    *weights = realloc(*weights, (size_t)(*n_wl + n_nt + 1) * sizeof(double));
+    if (!*wls || !*weights) abort();
+    for (int i = 0; i < n_nt; i++) {
+        (*wls)[*n_wl] = nt[i].wl;
+        (*weights)[(*n_wl)++] = nt[i].weight;
+    }
+    free(nt);
+    free(un);
+    return TT_OK;
+}
+
+/* Every workload of the request, each valid before anything touches the log
+ * (the same workload given twice is one, its weights summed). TT_ERR: err is
+ * the usage error; *wls and *weights are freed then. */
+static Status tune_workloads(TuneRequest *q, Workload **wls, double **weights, int *n_wl, char *err) {
+    TaskSelect *s = &q->sel;
+    *wls = calloc((size_t)(s->n_specs + s->n_exprs) + 1, sizeof(Workload));
+    *weights = calloc((size_t)(s->n_specs + s->n_exprs) + 1, sizeof(double));
+    if (!*wls || !*weights) abort();
+    *n_wl = 0;
+    Status st = TT_OK;
+    for (int i = 0; i < s->n_exprs && st == TT_OK; i++) {
+        st = TeTask_load(s->exprs[i], s->sets, s->n_sets, &g_exprs[g_n_exprs], &(*wls)[*n_wl], err);
+        if (st == TT_OK) g_n_exprs++, (*weights)[(*n_wl)++] = 1;
+    }
+    if (st == TT_OK && s->n_exprs && !q->plain_sampler && q->cfg.evolution.cost_model && q->n_warm)
+        warm_start(q->warm_logs, q->n_warm, s->exprs, s->n_exprs, s->sets, s->n_sets);
+    for (int i = 0; i < s->n_specs && st == TT_OK; i++) {
+        char why[TT_ERRLEN];
+        if ((st = Workload_parse(s->specs[i], &(*wls)[*n_wl], why)) != TT_OK)
+            tt_fail(err, "--task %s: %s", s->specs[i], why);
+        else
+            (*weights)[(*n_wl)++] = 1;
+    }
+    if (st == TT_OK && s->network) st = network_workloads(q, wls, weights, n_wl, err);
+    if (st != TT_OK) {
+        free(*wls);
+        free(*weights);
+        return TT_ERR;
+    }
+    for (int i = 0; i < *n_wl; i++)
+        for (int j = i + 1; j < *n_wl; j++)
+            if (Workload_equal(&(*wls)[i], &(*wls)[j])) {
+                (*weights)[i] += (*weights)[j];
+                (*wls)[j] = (*wls)[--(*n_wl)];
+                (*weights)[j] = (*weights)[*n_wl];
+                j--;
+            }
+    return TT_OK;
+}
+
+/* Why this rank has no device: the probe's own line, with the target's name and the device's number. */
+static void device_why(const Target *target, int dev_index, char *why, size_t n) {
+    DeviceInfo d;
+    if (target->probe(&d, why) != TT_OK && strncmp(why, target->name, strlen(target->name)) != 0) {
+        char t[TT_ERRLEN];
+        snprintf(t, sizeof t, "%s: %.400s", target->name, why);
+        snprintf(why, n, "%s", t);
+    }
+    char which[32];
+    snprintf(which, sizeof which, "device %d", dev_index);
+    if (dev_index >= 0 && !strstr(why, which)) {
+        size_t len = strlen(why);
+        snprintf(why + len, n - len, " (%s)", which);
+    }
+}
+
+/* A measure server (rank >= 1): builds and measures what rank 0 sends until it says quit. */
+static int serve(const TuneRequest *q, const Target *target, Status dev_ok, const char *why) {
+    char line[TT_ERRLEN + 64], err[TT_ERRLEN];
+    snprintf(line, sizeof line, "%s", why);
+    ServerConfig sc = {.target = target ? target : Target_find("cpu"),
+                       .dev = q->cfg.dev,
+                       .measure = q->cfg.measure,
+                       .builders = q->cfg.builders,
+                       .device_error = dev_ok == TT_OK ? NULL : line};
+    if (ClusterServer_run(&sc, err) != TT_OK) {
+        fprintf(stderr, "tunetop tune: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+/* This rank's device into q->cfg (target, dev); -1 to go on as the session
+ * (*measure_here: rank 0 measures too), else the exit code (a server's, or an
+ * error's). */
+static int tune_device(TuneRequest *q, TuneMpi *mpi, bool *measure_here) {
+    char err[TT_ERRLEN], dev_why[TT_ERRLEN] = "", host[REC_HOST_LEN] = "?";
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = '\0';
+    int dev_index = -1;
+    if (pick_device(q->target_name, mpi, &dev_index, err) != TT_OK) {
+        if (mpi->rank == 0) fprintf(stderr, "tunetop tune: %s\n", err);
+        return 2;
+    }
+    const Target *target = NULL;
+    EngineConfig *cfg = &q->cfg;
+    Status dev_ok = app_resolve_device(q->target_name, q->arch, cfg->measure.compile_only, &target, &cfg->dev, err);
+    if (dev_ok != TT_OK && target) device_why(target, dev_index, dev_why, sizeof dev_why);
     if (dev_ok == TT_OK && dev_index >= 0) { /* which of the node's devices */
-        size_t len = strlen(cfg.dev.name);
-        snprintf(cfg.dev.name + len, sizeof cfg.dev.name - len, " #%d", dev_index);
+        size_t len = strlen(cfg->dev.name);
+        snprintf(cfg->dev.name + len, sizeof cfg->dev.name - len, " #%d", dev_index);
     }
-    if (mpi->rank > 0) {
-        /* a measure server: builds and measures what rank 0 sends until it says quit */
-        free(wls);
-        free(weights);
-        char line[TT_ERRLEN + 64];
-        snprintf(line, sizeof line, "%s", dev_why[0] ? dev_why : err);
-        ServerConfig sc = {.target = target ? target : Target_find("cpu"),
-                           .dev = cfg.dev,
-                           .measure = cfg.measure,
-                           .builders = cfg.builders,
-                           .device_error = dev_ok == TT_OK ? NULL : line};
-        if (ClusterServer_run(&sc, err) != TT_OK) {
-            fprintf(stderr, "tunetop tune: %s\n", err);
-            return 1;
-        }
-        return 0;
-    }
-    bool measure_here = false;
+    if (mpi->rank > 0) return serve(q, target, dev_ok, dev_why[0] ? dev_why : err);
+    *measure_here = false;
     if (dev_ok != TT_OK && mpi->size > 1 && mpi->local_measure != 1 && target && target->offline_info &&
-        app_resolve_device(target_name, arch, true, &target, &cfg.dev, err) == TT_OK) {
+        app_resolve_device(q->target_name, q->arch, true, &target, &cfg->dev, err) == TT_OK) {
         /* rank 0 of a GPU session need not have a GPU: the servers measure */
         fprintf(stderr,
                 "tunetop tune: rank 0 on %s cannot open its device (%s): it does not measure; candidates are checked "
                 "against the limits of %s (--arch)\n",
-                host, dev_why, cfg.dev.arch);
+                host, dev_why, cfg->dev.arch);
     } else if (dev_ok != TT_OK) {
         if (mpi->size > 1)
             fprintf(stderr, "tunetop tune: rank 0 on %s cannot open its device: %s\n", host,
                     dev_why[0] ? dev_why : err);
         else
             fprintf(stderr, "tunetop tune: %s\n", err);
-        free(wls);
-        free(weights);
         return 1;
     } else if (mpi->size > 1) {
-        measure_here = mpi->local_measure >= 0 ? mpi->local_measure : local_measure_default(target, mpi);
+        *measure_here = mpi->local_measure >= 0 ? mpi->local_measure : local_measure_default(target, mpi);
     }
-    cfg.target = target;
-    cfg.network = network;
-    /* The roofline: the cpu target's measured figures (measured once per
-     * machine, a few seconds, then read from the cache). */
-    if (roof && target->family == FAMILY_CPU && !cfg.measure.compile_only) {
-        char note[TT_ERRLEN] = "", merr[TT_ERRLEN] = "";
-        if (Machine_getCpu(&cfg.dev, false, NULL, &cfg.machine, note, sizeof note, merr) == TT_OK) {
-            cfg.have_machine = true;
-            if (note[0])
-                fprintf(stderr, "roofline: %s (%.0f GFLOPS, %.1f GB/s on all %d cores; see tunetop devices)\n", note,
-                        cfg.machine.peak_gflops, cfg.machine.bw_gbs, cfg.machine.cores);
-        } else {
-            fprintf(stderr, "tunetop tune: no roofline for this session: %s\n", merr);
-        }
-    }
+    cfg->target = target;
+    cfg->network = q->sel.network;
+    return -1;
+}
 
-    const Template *chosen = tmpl_name ? Template_byName(tmpl_name) : NULL;
-    int n_chosen = 0;
+/* The roofline: the cpu target's measured figures (measured once per machine,
+ * a few seconds, then read from the cache). */
+static void tune_roof(TuneRequest *q) {
+    EngineConfig *cfg = &q->cfg;
+    if (!q->roof || cfg->target->family != FAMILY_CPU || cfg->measure.compile_only) return;
+    char note[TT_ERRLEN] = "", merr[TT_ERRLEN] = "";
+    if (Machine_getCpu(&cfg->dev, false, NULL, &cfg->machine, note, sizeof note, merr) != TT_OK) {
+        fprintf(stderr, "tunetop tune: no roofline for this session: %s\n", merr);
+        return;
+    }
+    cfg->have_machine = true;
+    if (note[0])
+        fprintf(stderr, "roofline: %s (%.0f GFLOPS, %.1f GB/s on all %d cores; see tunetop devices)\n", note,
+                cfg->machine.peak_gflops, cfg->machine.bw_gbs, cfg->machine.cores);
+}
+
+/* The session's tasks (tuner/plan.h): one per workload and template, a workload
+ * more than one template handles (conv2d 3x3 stride 1 on the cpu: direct and
+ * Winograd) a group of alternatives tuned side by side, unless --template picks
+ * one. TT_ERR: err is the usage error. */
+static Status tune_tasks(const TuneRequest *q, const Workload *wls, const double *weights, int n_wl, Task **tasks,
+                         int *n_tasks, char *err) {
+    const Target *target = q->cfg.target;
+    const Template *chosen = q->tmpl_name ? Template_byName(q->tmpl_name) : NULL;
     if (chosen && chosen->family != target->family) chosen = NULL;
+    int n_chosen = 0;
     for (int i = 0; chosen && i < n_wl; i++)
         n_chosen += chosen->op == wls[i].op && (!chosen->applies || chosen->applies(&wls[i]));
-    if (tmpl_name && !n_chosen) {
-        fprintf(stderr, "tunetop tune: --template %s: %s\n", tmpl_name,
-                chosen ? "applies to none of the tasks" : "no such template for this target");
-        free(wls);
-        free(weights);
-        return 2;
-    }
-    /* One task per workload and template (tuner/plan.h): a workload more than one template
-     * handles (conv2d 3x3 stride 1 on the cpu: direct and Winograd) is a group of
-     * alternatives tuned side by side, unless --template picks one. */
+    if (q->tmpl_name && !n_chosen)
+        return tt_fail(err, "--template %s: %s", q->tmpl_name,
+                       chosen ? "applies to none of the tasks" : "no such template for this target");
     const Template *expr_tmpl = NULL;
-    if (plain_sampler || gpu_sketch)
-        expr_tmpl = gpu_sketch ? &tmpl_te_sketch_gpu : target->family == FAMILY_GPU ? &tmpl_te_gpu : &tmpl_te_cpu;
+    if (q->plain_sampler || q->gpu_sketch)
+        expr_tmpl = q->gpu_sketch ? &tmpl_te_sketch_gpu : target->family == FAMILY_GPU ? &tmpl_te_gpu : &tmpl_te_cpu;
     PlanRequest req = {.wls = wls,
                        .weights = weights,
                        .n_wl = n_wl,
                        .family = target->family,
-                       .dev = &cfg.dev,
+                       .dev = &q->cfg.dev,
                        .only = chosen,
                        .expr = expr_tmpl};
-    Task *tasks = NULL;
-    int n_made = 0;
-    if (Plan_tasks(&req, &tasks, &n_made, err) != TT_OK) {
-        fprintf(stderr, "tunetop tune: %s\n", err);
-        free(wls);
-        free(weights);
-        return 2;
-    }
-    n_wl = n_made;
-    free(wls);
-    free(weights);
+    return Plan_tasks(&req, tasks, n_tasks, err);
+}
 
+/* The last lines: what the log holds, how to resume; returns the exit status given the UI's rc. */
+static int report_outcome(Engine *engine, const TuneRequest *q, const TuneMpi *mpi, int rc, int argc, char **argv) {
+    const char *log = q->cfg.log_path;
+    SessionSnapshot snap;
+    Engine_snapshot(engine, &snap);
+    LogOutcome lo;
+    Engine_logOutcome(engine, &lo);
+    bool finished = snap.trials >= snap.budget;
+    if (lo.failed) {
+        /* never "synced" here: say what the log holds and what was lost */
+        fprintf(stderr, "tunetop tune: %s\n", lo.error);
+        if (lo.moved && lo.recovery[0])
+            fprintf(stderr, "stopped: the log's %ld records were copied to %s; move it back to %s to resume\n",
+                    lo.records, lo.recovery, log);
+        else if (lo.moved)
+            fprintf(stderr, "stopped: no recovery copy could be written (%s); the %ld records of the log are lost\n",
+                    lo.recovery_error, lo.records);
+        else
+            fprintf(stderr, "stopped: %s holds %ld records%s; %d measured result%s could not be written and %s lost\n",
+                    log, lo.records, lo.unsynced ? " (the last ones not confirmed on disk: the sync failed)" : "",
+                    lo.lost, lo.lost == 1 ? "" : "s", lo.lost == 1 ? "was" : "were");
+        rc = EXIT_LOG_FAILED;
+    } else if (snap.stopped || !snap.finished) {
+        /* a session that ended on its own is done, even when q or Ctrl-C came afterwards */
+        fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, log);
+        print_resume_hint(argc, argv);
+        if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM; `q` in the UI is a normal exit */
+        if (rc == 0 && ClusterHost_failed(mpi->host)) rc = 1; /* no rank could measure */
+    } else {
+        fprintf(stderr, "%s: %d trials in %s; best configs: tunetop best %s\n",
+                finished ? "done" : "finished (every task done)", snap.trials, log, log);
+    }
+    SessionSnapshot_done(&snap);
+    return rc;
+}
+
+/* The UI when stdout and stdin are a terminal (under mpirun: the terminal rank 0 was started from), else
+ * the headless progress lines; returns the UI's code. */
+static int watch(Engine *engine, const TuneRequest *q, const TuneMpi *mpi, const char *resumed) {
+    int tty_fd = -1;
+    pid_t tty_pgrp = 0;
+    if (mpi->size > 1 && !q->headless && !(isatty(STDOUT_FILENO) && isatty(STDIN_FILENO)))
+        tty_fd = take_terminal(&tty_pgrp);
+    bool use_ui = !q->headless && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+    /* the UI shows what was restored in its message log from the first frame */
+    if (resumed[0] && !use_ui) fprintf(stdout, "%s\n", resumed);
+    fflush(stdout);
+    int rc;
+    if (use_ui) {
+        UiOptions uo;
+        UiOptions_defaults(&uo);
+        if (!q->color) uo.color = false;
+        uo.target = q->cfg.target->name;
+        uo.notice = resumed;
+        rc = Ui_runSession(engine, &uo, &g_stop);
+    } else {
+        rc = Headless_run(engine, stdout, &g_stop, q->table_every);
+    }
+    give_terminal(tty_fd, tty_pgrp);
+    return rc;
+}
+
+/* The session: the engine over the tasks (it takes them), watched until it ends. */
+static int tune_session(TuneRequest *q, TuneMpi *mpi, Task *tasks, int n_tasks, bool measure_here, int argc,
+                        char **argv) {
+    char err[TT_ERRLEN];
+    EngineConfig *cfg = &q->cfg;
     if (mpi->size > 1) {
-        ServerConfig local = {.target = target, .dev = cfg.dev, .measure = cfg.measure, .builders = cfg.builders};
-        mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, &cfg.dev, measure_here ? &local : NULL, err);
+        ServerConfig local = {
+            .target = cfg->target, .dev = cfg->dev, .measure = cfg->measure, .builders = cfg->builders};
+        mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, &cfg->dev, measure_here ? &local : NULL, err);
         if (!mpi->host) {
             fprintf(stderr, "tunetop tune: %s\n", err);
-            for (int i = 0; i < n_wl; i++)
+            for (int i = 0; i < n_tasks; i++)
                 Task_done(&tasks[i]);
             free(tasks);
             return 1;
         }
-        cfg.backend = ClusterHost_backend(mpi->host);
+        cfg->backend = ClusterHost_backend(mpi->host);
     }
-    Engine *engine = Engine_new(&cfg, tasks, n_wl, err);
+    Engine *engine = Engine_new(cfg, tasks, n_tasks, err);
     if (!engine) {
         fprintf(stderr, "tunetop tune: %s\n", err);
         return 1;
@@ -939,71 +1013,50 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-
     char resumed[2048] = "";
     if (Engine_start(engine, resumed, sizeof resumed, err) != TT_OK) {
         fprintf(stderr, "tunetop tune: %s\n", err);
         Engine_delete(engine);
         return 1;
     }
-    int tty_fd = -1;
-    pid_t tty_pgrp = 0;
-    if (mpi->size > 1 && !headless && !(isatty(STDOUT_FILENO) && isatty(STDIN_FILENO)))
-        tty_fd = take_terminal(&tty_pgrp);
-    bool use_ui = !headless && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
-    /* the UI shows what was restored in its message log from the first frame */
-    if (resumed[0] && !use_ui) fprintf(stdout, "%s\n", resumed);
-    fflush(stdout);
-    if (use_ui) {
-        UiOptions uo;
-        UiOptions_defaults(&uo);
-        if (!color) uo.color = false;
-        uo.target = target->name;
-        uo.notice = resumed;
-        rc = Ui_runSession(engine, &uo, &g_stop);
-    } else {
-        rc = Headless_run(engine, stdout, &g_stop, table_every);
-    }
-    give_terminal(tty_fd, tty_pgrp);
+    int rc = watch(engine, q, mpi, resumed);
     Engine_wait(engine);
     ClusterHost_finish(mpi->host); /* the servers quit */
-    SessionSnapshot snap;
-    Engine_snapshot(engine, &snap);
-    LogOutcome lo;
-    Engine_logOutcome(engine, &lo);
-    bool finished = snap.trials >= snap.budget;
-    if (lo.failed) {
-        /* never "synced" here: say what the log holds and what was lost */
-        fprintf(stderr, "tunetop tune: %s\n", lo.error);
-        if (lo.moved && lo.recovery[0])
-            fprintf(stderr, "stopped: the log's %ld records were copied to %s; move it back to %s to resume\n",
-                    lo.records, lo.recovery, cfg.log_path);
-        else if (lo.moved)
-            fprintf(stderr, "stopped: no recovery copy could be written (%s); the %ld records of the log are lost\n",
-                    lo.recovery_error, lo.records);
-        else
-            fprintf(stderr, "stopped: %s holds %ld records%s; %d measured result%s could not be written and %s lost\n",
-                    cfg.log_path, lo.records,
-                    lo.unsynced ? " (the last ones not confirmed on disk: the sync failed)" : "", lo.lost,
-                    lo.lost == 1 ? "" : "s", lo.lost == 1 ? "was" : "were");
-        rc = EXIT_LOG_FAILED;
-    } else if (snap.stopped || !snap.finished) {
-        /* a session that ended on its own is done, even when q or Ctrl-C came afterwards */
-        fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, cfg.log_path);
-        print_resume_hint(argc, argv);
-        if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM; `q` in the UI is a normal exit */
-        if (rc == 0 && ClusterHost_failed(mpi->host)) rc = 1; /* no rank could measure */
-    } else {
-        fprintf(stderr, "%s: %d trials in %s; best configs: tunetop best %s\n",
-                finished ? "done" : "finished (every task done)", snap.trials, cfg.log_path, cfg.log_path);
-    }
-    SessionSnapshot_done(&snap);
+    rc = report_outcome(engine, q, mpi, rc, argc, argv);
     Engine_delete(engine);
     return rc;
+}
 
-usage_error:
-    if (mpi->rank == 0) /* every rank read the same command line: one says what is wrong */
+/* tune: parse into a request, check it, turn it into workloads, a device and tasks, run the session. */
+static int tune_main(int argc, char **argv, TuneMpi *mpi) {
+    TuneRequest q = {.target_name = Target_default()->name, .color = true, .roof = true, .table_every = 30};
+    EngineConfig_defaults(&q.cfg);
+    q.cfg.log_path = "tunetop.log";
+    TaskSelect_init(&q.sel);
+    char err[TT_ERRLEN] = "";
+    int rc = tune_parse(argc, argv, &q, mpi, err);
+    if (rc < 0 && (check_selection(&q, mpi, err) != TT_OK || check_strategy(&q, err) != TT_OK)) rc = 2;
+    Workload *wls = NULL;
+    double *weights = NULL;
+    int n_wl = 0;
+    if (rc < 0 && tune_workloads(&q, &wls, &weights, &n_wl, err) != TT_OK) rc = 2;
+    TaskSelect_done(&q.sel);
+    if (rc == 2 && mpi->rank == 0) /* every rank read the same command line: one says what is wrong */
         fprintf(stderr, "tunetop tune: %s\n", err);
-    TaskSelect_done(&sel);
-    return 2;
+    if (rc >= 0) return rc;
+    bool measure_here = false;
+    rc = tune_device(&q, mpi, &measure_here);
+    Task *tasks = NULL;
+    int n_tasks = 0;
+    if (rc < 0) {
+        tune_roof(&q);
+        if (tune_tasks(&q, wls, weights, n_wl, &tasks, &n_tasks, err) != TT_OK) {
+            fprintf(stderr, "tunetop tune: %s\n", err);
+            rc = 2;
+        }
+    }
+    free(wls);
+    free(weights);
+    if (rc >= 0) return rc;
+    return tune_session(&q, mpi, tasks, n_tasks, measure_here, argc, argv);
 }
