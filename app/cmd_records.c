@@ -419,6 +419,10 @@ static void print_task_json(const LogSummary *h, int i, const char *this_key, in
         printf(",\"config\":");
         json_string(best->config);
         printf(",\"index\":%llu,\"latency_ms\":%.9g", (unsigned long long)best->index, Record_cost(best) * 1e3);
+        if (best->steps) { /* a tensor expression's schedule, as dump shows it and Steps_decode reads it */
+            printf(",\"steps\":");
+            json_string(best->steps);
+        }
         if (has_layout_transforms(t, family) && best->pack_s > 0)
             printf(",\"with_layout_ms\":%.9g", (Record_cost(best) + best->pack_s) * 1e3);
         else

@@ -46,7 +46,9 @@ dups=$(grep -o '"task":"[^"]*"\|"tmpl":"[^"]*"\|"index":[0-9]*' "$WORK/dump.json
 
 # run builds the faster member
 "$TT" best --json "$LOG" >"$WORK/best.json"
-faster=$(awk -F'"' 'NR <= 2 { split($0, a, "\"latency_ms\":"); split(a[2], b, ","); if (best == "" || b[1] + 0 < best) { best = b[1] + 0; t = $8 } } END { print t }' "$WORK/best.json")
+faster=$(awk 'NR <= 2 { split($0, a, "\"latency_ms\":"); split(a[2], b, ","); match($0, /"tmpl":"[^"]*"/)
+                        if (best == "" || b[1] + 0 < best) { best = b[1] + 0; t = substr($0, RSTART + 8, RLENGTH - 9) } }
+                        END { print t }' "$WORK/best.json")
 used=$(grep '"used_by_run":true' "$WORK/best.json" | grep -c 'kh=3,kw=3,stride=1')
 grep '"used_by_run":true' "$WORK/best.json" | grep -q "\"tmpl\":\"$faster\"" && [ "$used" -eq 1 ] && \
   grep -q '"alternatives":\[1\]' "$WORK/best.json" && ok "best --json: the faster member, $faster, is used_by_run" \
