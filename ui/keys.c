@@ -606,7 +606,13 @@ int UiKeys_handle(UiState *st, int key) {
     }
     int n;
     const UiKey *t = UiKeys_table(&n);
-    for (int i = 0; i < n; i++)
-        if (t[i].key == key) return t[i].action(st);
+    for (int i = 0; i < n; i++) {
+        if (t[i].key != key) continue;
+        double set_at = st->status_wall;
+        int r = t[i].action(st);
+        /* a message this key left is about the task selected after it (Space tags and moves on) */
+        if (st->status_wall != set_at) st->status_task = st->selected;
+        return r;
+    }
     return REACT_NONE;
 }

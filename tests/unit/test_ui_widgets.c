@@ -800,6 +800,9 @@ TEST(status_lines_expire) {
     char *d = screen(&st, 80, 24);
     CHECK_CONTAINS(d, "Press ? for help");
     free(d);
+    UiKeys_handle(&st, ' '); /* tags the task and moves on: its message stays */
+    CHECK_CONTAINS(st.status, "tagged");
+    CHECK(!UiState_expireStatus(&st, st.status_wall + 1));
     UiState_setStatus(&st, ATTR_NORMAL, "about this task");
     UiKeys_handle(&st, UI_KEY_DOWN); /* another task's page */
     CHECK(UiState_expireStatus(&st, st.status_wall));
