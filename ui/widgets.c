@@ -84,11 +84,13 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
     }
     snprintf(buf, sizeof buf, "%.2f trials/s", m->trials_per_s);
     x += CellBuf_text(cb, x, y, buf, ATTR_HEADER_VAL, xend - x) + 3;
-    if (m->live && !m->finished && m->budget > m->trials && m->trials_per_s > 0) {
-        /* when the budget will be spent at this session's rate */
-        char eta[32];
-        format_clock((m->budget - m->trials) / m->trials_per_s, eta, sizeof eta);
-        x = pair(cb, x, y, xend, "ETA", eta, ATTR_HEADER_VAL);
+    double eta_s = UiModel_eta(m);
+    if (eta_s >= 0) {
+        /* when the budget will be spent at this session's rate while it runs: frozen while paused */
+        char eta[48];
+        format_clock(eta_s, eta, sizeof eta);
+        if (m->all_paused) snprintf(eta + strlen(eta), sizeof eta - strlen(eta), " (paused)");
+        x = pair(cb, x, y, xend, "ETA", eta, m->all_paused ? ATTR_DIM : ATTR_HEADER_VAL);
     }
     if (m->live) {
         snprintf(buf, sizeof buf, "%d", m->building);
@@ -117,7 +119,12 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
         if (isfinite(m->first_est_s) && m->first_est_s > 0) {
             Ui_formatLatency(m->first_est_s, first, sizeof first);
             double pct = 100.0 * (m->est_latency_s - m->first_est_s) / m->first_est_s;
-            snprintf(buf, sizeof buf, "(first estimate %s, %+.1f%%)", first, pct);
+            if (!m->est_rebased)
+                snprintf(buf, sizeof buf, "(first estimate %s, %+.1f%%)", first, pct);
+            else if (fabs(pct) < 0.05) /* a task got its first result: not a regression */
+                snprintf(buf, sizeof buf, "(now covers %d tasks)", m->est_covers);
+            else
+                snprintf(buf, sizeof buf, "(now covers %d tasks; since then %+.1f%%)", m->est_covers, pct);
             x += CellBuf_text(cb, x, y, buf, pct < 0 ? ATTR_BEST : ATTR_DIM, xend - x) + 3;
         }
         if (m->est_left_out > 0) {

@@ -10,7 +10,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 LOG=$WORK/errors.log
-start 120 40 "$TT" tune --task dense:m=16,n=32,k=32 --trials 500 --batch 8 --tuner random \
+start 120 40 "$TT" tune --task dense:m=16,n=32,k=32 --trials 500 --round-size 8 --tuner random \
     --build-timeout 0.01 --log "$LOG"
 
 wait_for 'Progress' 20
@@ -79,7 +79,7 @@ check_restored
 n=$("$TT" dump "$LOG" | grep -c '^{')
 start 100 30 "$TT" view "$LOG"
 wait_for "Trials $n " 10
-"$TT" tune --task dense:m=16,n=32,k=32 --trials $((n + 16)) --batch 8 --tuner random --build-timeout 0.01 \
+"$TT" tune --task dense:m=16,n=32,k=32 --trials $((n + 16)) --round-size 8 --tuner random --build-timeout 0.01 \
     --log "$LOG" --headless >"$WORK/resume.txt" 2>&1 &
 tune_pid=$!
 wait_until 60 "the view shows the appended records" eval \
@@ -93,7 +93,7 @@ wait_for 'EXIT=0' 10
 # a resumed session whose budget the log already spent measures nothing: what
 # its inspector shows came from the engine's restored trials (no second read)
 m=$("$TT" dump "$LOG" | grep -c '^{')
-start 120 40 "$TT" tune --task dense:m=16,n=32,k=32 --trials "$m" --batch 8 --tuner random \
+start 120 40 "$TT" tune --task dense:m=16,n=32,k=32 --trials "$m" --round-size 8 --tuner random \
     --build-timeout 0.01 --log "$LOG"
 wait_for 'session finished' 20
 keys e

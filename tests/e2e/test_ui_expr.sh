@@ -10,7 +10,7 @@ set -u
 EX="$(cd "$(dirname "$0")/../../examples/te" && pwd)"
 
 LOG=$WORK/expr.log
-start 120 40 "$TT" tune --expr "$EX/softmax.te" --set M=8 --set N=40 --trials 400 --batch 4 --no-roof --log "$LOG"
+start 120 40 "$TT" tune --expr "$EX/softmax.te" --set M=8 --set N=40 --trials 400 --round-size 4 --no-roof --log "$LOG"
 wait_for 'expr softmax' 20
 # b until the UI has a successful candidate (before that it says there is none)
 wait_until 120 "the best page" eval 'grep -q "Best candidate of task 0 expr softmax" "$SCREEN" || { keys b; false; }'
@@ -29,7 +29,7 @@ check_restored
 # a resumed session whose budget the log already spent measures nothing: the
 # best page shows the best the engine restored, with its loop nest
 m=$("$TT" dump "$LOG" | grep -c '^{')
-start 120 40 "$TT" tune --expr "$EX/softmax.te" --set M=8 --set N=40 --trials "$m" --batch 4 --no-roof --log "$LOG"
+start 120 40 "$TT" tune --expr "$EX/softmax.te" --set M=8 --set N=40 --trials "$m" --round-size 4 --no-roof --log "$LOG"
 wait_for 'session finished' 20
 keys b
 wait_for 'Best candidate of task 0 expr softmax' 10

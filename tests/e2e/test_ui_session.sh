@@ -9,7 +9,7 @@ set -u
 
 LOG=$WORK/session.log
 start 120 40 "$TT" tune --task dense:m=32,n=64,k=64 --task batch_matmul:b=2,m=32,n=32,k=32 \
-    --trials 2000 --batch 4 --tuner random --log "$LOG"
+    --trials 2000 --round-size 4 --tuner random --log "$LOG"
 
 wait_for 'Progress' 20
 wait_for 'dense' 5

@@ -12,7 +12,7 @@ set -u
 LOG=$WORK/steer.log
 # the same workload twice is one task of weight 2 (ID 2)
 TUNE=("$TT" tune --task dense:m=32,n=64,k=64 --task batch_matmul:b=2,m=32,n=32,k=32
-    --task dense:m=16,n=32,k=32 --task dense:m=16,n=32,k=32 --trials 3000 --batch 4 --tuner random --log "$LOG")
+    --task dense:m=16,n=32,k=32 --task dense:m=16,n=32,k=32 --trials 3000 --round-size 4 --tuner random --log "$LOG")
 start 120 40 "${TUNE[@]}"
 wait_for 'Progress' 20
 wait_until 90 "every task has trials" eval \
@@ -46,10 +46,10 @@ grep -q 'EXIT=0' "$SCREEN" || fail "tunetop exited with $(grep -oE 'EXIT=[0-9]+'
 
 # best: the same IDs, weights and steering, and the estimate of the log
 "$TT" best "$LOG" >"$WORK/best.txt" 2>&1 || fail "tunetop best failed: $(cat "$WORK/best.txt")"
-grep -A2 '^task 3/3  dense:m=16,n=32,k=32' "$WORK/best.txt" | grep -q 'ID        2  weight 2' ||
-    fail "best does not show task 3/3 as ID 2 of weight 2: $(cat "$WORK/best.txt")"
-grep -A3 '^task 3/3' "$WORK/best.txt" | grep -q 'steering  priority +3' || fail "best does not show task 2's priority"
-grep -A3 '^task 2/3  batch_matmul' "$WORK/best.txt" | grep -q 'steering  paused' || fail "best does not show task 1 paused"
+grep -A2 '^task 2  dense:m=16,n=32,k=32' "$WORK/best.txt" | grep -q 'ID        2  weight 2' ||
+    fail "best does not show task 2 of weight 2: $(cat "$WORK/best.txt")"
+grep -A3 '^task 2  ' "$WORK/best.txt" | grep -q 'steering  priority +3' || fail "best does not show task 2's priority"
+grep -A3 '^task 1  batch_matmul' "$WORK/best.txt" | grep -q 'steering  paused' || fail "best does not show task 1 paused"
 best_est=$(grep -oE 'estimated total latency [0-9.e+-]+ ms' "$WORK/best.txt" | grep -oE '[0-9.e+-]+ ms')
 echo "best: estimated total latency $best_est"
 
@@ -156,7 +156,7 @@ wait_for 'EXIT=0' 60
 grep -q 'resume with' "$SCREEN" || fail "a stopped session does not say how to resume"
 
 # a session that finishes: no resume hint, the clock stops
-start 100 30 "$TT" tune --task dense:m=16,n=32,k=32 --trials 12 --batch 4 --tuner random --log "$WORK/short.log"
+start 100 30 "$TT" tune --task dense:m=16,n=32,k=32 --trials 12 --round-size 4 --tuner random --log "$WORK/short.log"
 wait_for 'session finished' 90
 keys q
 wait_for 'EXIT=0' 30

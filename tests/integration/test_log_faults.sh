@@ -6,7 +6,7 @@
 # exits 143; the option messages say what is wrong.
 . "$(dirname "$0")/lib.sh"
 
-TASK=(--headless --tuner random --seed 5 --batch 8 --task dense:m=4,n=32,k=32)
+TASK=(--headless --tuner random --seed 5 --round-size 8 --task dense:m=4,n=32,k=32)
 
 # last_line FILE: the last non-empty line
 last_line() { grep . "$1" | tail -n 1; }

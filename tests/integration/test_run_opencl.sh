@@ -12,7 +12,7 @@ if ! printf '%s' "$probe" | grep -q "does not exist"; then
   exit 77
 fi
 
-declare -A SIZE=([resnet-18]="--image-size 32" [bert-base]="--seq-len 8 --batch 2")
+declare -A SIZE=([resnet-18]="--image-size 32" [bert-base]="--seq-len 8 --batch-size 2")
 NETS="resnet-18 bert-base"
 LOG=$WORK/ocl.log
 args=()

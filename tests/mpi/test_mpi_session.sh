@@ -23,7 +23,7 @@ MPIRUN=${MPIRUN:-mpirun} # a name on PATH: Open MPI reads an absolute path to mp
 mpi=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$MPIRUN" --oversubscribe --allow-run-as-root
      --bind-to none)
 task=(--task dense:m=16,n=32,k=32 --task dense:m=8,n=64,k=32)
-common=(tune --headless --tuner random --seed 5 --batch 8 --builders 1 --no-roof --table-every 1 "${task[@]}")
+common=(tune --headless --tuner random --seed 5 --round-size 8 --builders 1 --no-roof --table-every 1 "${task[@]}")
 
 # no_dupes LOG: every (task, index) once
 no_dupes() {
@@ -66,7 +66,7 @@ grep -q "\[ Devices \]" "$WORK/one.out" && grep -qE "^\| +2 \| " "$WORK/one.out"
 # gave rank 2 a job.
 L4="$WORK/slow.log"
 GO="$WORK/go"
-TUNETOP_TEST_HOLD="2:$GO" "${mpi[@]}" -x TUNETOP_TEST_HOLD -np 3 "$TT" "${common[@]}" --batch 4 --trials 24 \
+TUNETOP_TEST_HOLD="2:$GO" "${mpi[@]}" -x TUNETOP_TEST_HOLD -np 3 "$TT" "${common[@]}" --round-size 4 --trials 24 \
   --rank-timeout 120 --log "$L4" </dev/null >"$WORK/slow.out" 2>&1 &
 mp=$!
 if wait_records "$L4" 16 150; then
@@ -104,7 +104,7 @@ rc=$?
 # ---- ranks with different devices (rank 2 named as another model through the test-only
 # TUNETOP_TEST_DEVICE): said at start; each task is measured on one kind of device
 L7="$WORK/kinds.log"
-TUNETOP_TEST_DEVICE="2:Other CPU" "${mpi[@]}" -x TUNETOP_TEST_DEVICE -np 3 "$TT" "${common[@]}" --batch 4 --trials 16 \
+TUNETOP_TEST_DEVICE="2:Other CPU" "${mpi[@]}" -x TUNETOP_TEST_DEVICE -np 3 "$TT" "${common[@]}" --round-size 4 --trials 16 \
   --log "$L7" </dev/null >"$WORK/kinds.out" 2>&1
 rc=$?
 mixed=$("$TT" dump "$L7" | grep -o '"task":"[^"]*"\|"dev":"[^"]*"' | paste - - | sort -u | cut -f1 | uniq -d | wc -l)
