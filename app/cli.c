@@ -7,7 +7,7 @@
 
 #include "kernels/target.h"
 #include "tuner/scheduler.h"
-#include "tuner/strategy.h"
+#include "tuner/search/strategy.h"
 
 /* ---- task selection ---- */
 

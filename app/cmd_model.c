@@ -85,7 +85,8 @@ static void print_profile(const ModelRunResult *res, double mean_ms) {
     double total = 0;
     for (int i = 0; i < res->n_nodes; i++) {
         int r = 0;
-        while (r < n && strcmp(rows[r].op, res->nodes[i].op)) r++;
+        while (r < n && strcmp(rows[r].op, res->nodes[i].op))
+            r++;
         if (r == n && n < 128) rows[n++] = (Row){.count = 0, .ms = 0}, snprintf(rows[r].op, 32, "%s", res->nodes[i].op);
         if (r < n) rows[r].count++, rows[r].ms += res->nodes[i].ms;
         total += res->nodes[i].ms;
@@ -113,10 +114,12 @@ static void print_result(const ModelRunRequest *req, const ModelRunResult *res, 
         est += res->tasks.tasks[t].weight * res->build[t].latency_s;
     }
     char from[256];
-    if (log) snprintf(from, sizeof from, "%d from %s, %d at their default config", tuned, log, res->tasks.n_tasks - tuned);
-    else snprintf(from, sizeof from, "no log: every task at its default config");
-    printf("Model %s: %d inputs, %d outputs; %d kernel nodes in %d tasks (%s)\n", req->model_path,
-           res->model.n_inputs, res->model.n_outputs, res->tasks.n_kernels, res->tasks.n_tasks, from);
+    if (log)
+        snprintf(from, sizeof from, "%d from %s, %d at their default config", tuned, log, res->tasks.n_tasks - tuned);
+    else
+        snprintf(from, sizeof from, "no log: every task at its default config");
+    printf("Model %s: %d inputs, %d outputs; %d kernel nodes in %d tasks (%s)\n", req->model_path, res->model.n_inputs,
+           res->model.n_outputs, res->tasks.n_kernels, res->tasks.n_tasks, from);
     printf("Target cpu: %s; program built in %.1f s\n", req->dev->name, res->compile_s);
     const NetValue *worst = &res->model.values[res->model.outputs[res->worst_output]];
     if (res->matches)
@@ -137,7 +140,8 @@ static void print_result(const ModelRunRequest *req, const ModelRunResult *res, 
         printf("Kernels' estimate (weight x best latency): %.3f ms; measured / estimate = %.2f\n", est * 1e3,
                median / (est * 1e3));
     double mean = 0;
-    for (int i = 0; i < res->n_runs; i++) mean += res->run_ms[i] / res->n_runs;
+    for (int i = 0; i < res->n_runs; i++)
+        mean += res->run_ms[i] / res->n_runs;
     if (req->profile) print_profile(res, mean);
     if (req->output_dir) printf("Outputs written to %s/\n", req->output_dir);
     free(t);
@@ -151,14 +155,20 @@ static Status add_spec(const char **list, int *n, const char *opt, const char *v
 }
 
 int cmd_run_model(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"model", required_argument, 0, 'm'},  {"log", required_argument, 0, 'L'},
-        {"input", required_argument, 0, 'I'},  {"input-shape", required_argument, 0, 'S'},
-        {"output-dir", required_argument, 0, 'o'}, {"threads", required_argument, 0, 'j'},
-        {"repeat", required_argument, 0, 'R'}, {"profile", no_argument, 0, 'p'},
-        {"rtol", required_argument, 0, 'r'},   {"seed", required_argument, 0, 's'},
-        {"keep", required_argument, 0, 'k'},   {"target", required_argument, 0, 'T'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"model", required_argument, 0, 'm'},
+                                             {"log", required_argument, 0, 'L'},
+                                             {"input", required_argument, 0, 'I'},
+                                             {"input-shape", required_argument, 0, 'S'},
+                                             {"output-dir", required_argument, 0, 'o'},
+                                             {"threads", required_argument, 0, 'j'},
+                                             {"repeat", required_argument, 0, 'R'},
+                                             {"profile", no_argument, 0, 'p'},
+                                             {"rtol", required_argument, 0, 'r'},
+                                             {"seed", required_argument, 0, 's'},
+                                             {"keep", required_argument, 0, 'k'},
+                                             {"target", required_argument, 0, 'T'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
     ModelRunRequest req = {.repeat = 10, .seed = 1, .rtol = 1e-3};
     const char *log = NULL, *target = "cpu";
     char err[TT_ERRLEN] = "";
@@ -168,20 +178,48 @@ int cmd_run_model(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         Status st = TT_OK;
         switch (c) {
-        case 'm': req.model_path = optarg; break;
-        case 'L': log = optarg; break;
-        case 'I': st = add_spec(req.inputs, &req.n_inputs, "--input", optarg, err); break;
-        case 'S': st = add_spec(req.input_shapes, &req.n_input_shapes, "--input-shape", optarg, err); break;
-        case 'o': req.output_dir = optarg; break;
-        case 'j': st = opt_int(optarg, "--threads", 1, 1024, &req.threads, err); break;
-        case 'R': st = opt_int(optarg, "--repeat", 1, 100000, &req.repeat, err); break;
-        case 'p': req.profile = true; break;
-        case 'r': st = opt_double(optarg, "--rtol", 0, 1, &req.rtol, err); break;
-        case 's': st = opt_u64(optarg, "--seed", &req.seed, err); break;
-        case 'k': req.keep_dir = optarg; break;
-        case 'T': target = optarg; break;
-        case 'h': run_usage(stdout); return 0;
-        case ':': snprintf(err, sizeof err, "%s needs a value", argv[optind - 1]); return usage_error("run", err);
+        case 'm':
+            req.model_path = optarg;
+            break;
+        case 'L':
+            log = optarg;
+            break;
+        case 'I':
+            st = add_spec(req.inputs, &req.n_inputs, "--input", optarg, err);
+            break;
+        case 'S':
+            st = add_spec(req.input_shapes, &req.n_input_shapes, "--input-shape", optarg, err);
+            break;
+        case 'o':
+            req.output_dir = optarg;
+            break;
+        case 'j':
+            st = opt_int(optarg, "--threads", 1, 1024, &req.threads, err);
+            break;
+        case 'R':
+            st = opt_int(optarg, "--repeat", 1, 100000, &req.repeat, err);
+            break;
+        case 'p':
+            req.profile = true;
+            break;
+        case 'r':
+            st = opt_double(optarg, "--rtol", 0, 1, &req.rtol, err);
+            break;
+        case 's':
+            st = opt_u64(optarg, "--seed", &req.seed, err);
+            break;
+        case 'k':
+            req.keep_dir = optarg;
+            break;
+        case 'T':
+            target = optarg;
+            break;
+        case 'h':
+            run_usage(stdout);
+            return 0;
+        case ':':
+            snprintf(err, sizeof err, "%s needs a value", argv[optind - 1]);
+            return usage_error("run", err);
         default:
             snprintf(err, sizeof err, "unknown option '%s' with --model", argv[optind - 1]);
             return usage_error("run", err);
@@ -206,8 +244,10 @@ int cmd_run_model(int argc, char **argv) {
     req.history = log ? &h : NULL;
     ModelRunResult res;
     Status st = ModelRun_run(&req, &res, err);
-    if (st == TT_OK) print_result(&req, &res, log);
-    else fprintf(stderr, "tunetop run: %s\n", err);
+    if (st == TT_OK)
+        print_result(&req, &res, log);
+    else
+        fprintf(stderr, "tunetop run: %s\n", err);
     int rc = st != TT_OK || !res.matches ? 1 : 0;
     ModelRunResult_done(&res);
     History_done(&h);
@@ -215,18 +255,17 @@ int cmd_run_model(int argc, char **argv) {
 }
 
 static void export_usage(FILE *out) {
-    fprintf(out,
-            "usage: tunetop export --model FILE.onnx -o DIR [LOG] [--input-shape NAME=DIMS ...] [--name NAME]\n"
-            "                      [--force] [--strict]\n"
-            "\n"
-            "Writes the whole model as a standalone C library: NAME_create(weights_path), NAME_run(ctx,\n"
-            "inputs, outputs), NAME_destroy(ctx) in DIR/NAME.h, the weights and graph in DIR/NAME.weights, one\n"
-            "kernel per task from LOG's best record (its default config without a log or a record; --strict\n"
-            "refuses instead), tunetop's op library for the other ops, and DIR/CMakeLists.txt building\n"
-            "libNAME.a and libNAME.so with cmake alone (libc, libm and OpenMP).\n"
-            "\n"
-            "  -o, --output DIR  the directory to write; it must not exist or be empty (--force replaces it)\n"
-            "  --name NAME       the library's name and the prefix of its functions (default: net)\n");
+    fprintf(out, "usage: tunetop export --model FILE.onnx -o DIR [LOG] [--input-shape NAME=DIMS ...] [--name NAME]\n"
+                 "                      [--force] [--strict]\n"
+                 "\n"
+                 "Writes the whole model as a standalone C library: NAME_create(weights_path), NAME_run(ctx,\n"
+                 "inputs, outputs), NAME_destroy(ctx) in DIR/NAME.h, the weights and graph in DIR/NAME.weights, one\n"
+                 "kernel per task from LOG's best record (its default config without a log or a record; --strict\n"
+                 "refuses instead), tunetop's op library for the other ops, and DIR/CMakeLists.txt building\n"
+                 "libNAME.a and libNAME.so with cmake alone (libc, libm and OpenMP).\n"
+                 "\n"
+                 "  -o, --output DIR  the directory to write; it must not exist or be empty (--force replaces it)\n"
+                 "  --name NAME       the library's name and the prefix of its functions (default: net)\n");
 }
 
 /* Writes the model's library into dir. */
@@ -249,8 +288,10 @@ static Status export_model(const char *path, const char *const *shapes, int n_sh
         if (rep[t].tuned) continue;
         char key[WORKLOAD_KEY_LEN];
         Workload_key(&mt.tasks[t].wl, key, sizeof key);
-        if (strict) st = tt_fail(err, "task %d (%s) has %s in the log (--strict)", t, key, rep[t].why);
-        else fprintf(stderr, "tunetop export: warning: task %d (%s): %s, the default config\n", t, key, rep[t].why);
+        if (strict)
+            st = tt_fail(err, "task %d (%s) has %s in the log (--strict)", t, key, rep[t].why);
+        else
+            fprintf(stderr, "tunetop export: warning: task %d (%s): %s, the default config\n", t, key, rep[t].why);
     }
     if (st == TT_OK) st = ExportBundle_write(&b, dir, force, err);
     char wpath[4096];
@@ -267,11 +308,15 @@ static Status export_model(const char *path, const char *const *shapes, int n_sh
 }
 
 int cmd_export_model(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"model", required_argument, 0, 'm'}, {"output", required_argument, 0, 'o'},
-        {"input-shape", required_argument, 0, 'S'}, {"name", required_argument, 0, 'n'},
-        {"force", no_argument, 0, 'f'}, {"strict", no_argument, 0, 's'},
-        {"log", required_argument, 0, 'L'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"model", required_argument, 0, 'm'},
+                                             {"output", required_argument, 0, 'o'},
+                                             {"input-shape", required_argument, 0, 'S'},
+                                             {"name", required_argument, 0, 'n'},
+                                             {"force", no_argument, 0, 'f'},
+                                             {"strict", no_argument, 0, 's'},
+                                             {"log", required_argument, 0, 'L'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
     const char *model = NULL, *dir = NULL, *name = "net", *log = NULL, *shapes[MODEL_MAX_IO];
     int n_shapes = 0;
     bool force = false, strict = false;
@@ -282,15 +327,34 @@ int cmd_export_model(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         Status st = TT_OK;
         switch (c) {
-        case 'm': model = optarg; break;
-        case 'o': dir = optarg; break;
-        case 'S': st = add_spec(shapes, &n_shapes, "--input-shape", optarg, err); break;
-        case 'n': name = optarg; st = Export_checkPrefix(name, err); break;
-        case 'f': force = true; break;
-        case 's': strict = true; break;
-        case 'L': log = optarg; break;
-        case 'h': export_usage(stdout); return 0;
-        case ':': snprintf(err, sizeof err, "%s needs a value", argv[optind - 1]); return usage_error("export", err);
+        case 'm':
+            model = optarg;
+            break;
+        case 'o':
+            dir = optarg;
+            break;
+        case 'S':
+            st = add_spec(shapes, &n_shapes, "--input-shape", optarg, err);
+            break;
+        case 'n':
+            name = optarg;
+            st = Export_checkPrefix(name, err);
+            break;
+        case 'f':
+            force = true;
+            break;
+        case 's':
+            strict = true;
+            break;
+        case 'L':
+            log = optarg;
+            break;
+        case 'h':
+            export_usage(stdout);
+            return 0;
+        case ':':
+            snprintf(err, sizeof err, "%s needs a value", argv[optind - 1]);
+            return usage_error("export", err);
         default:
             snprintf(err, sizeof err, "unknown option '%s' with --model", argv[optind - 1]);
             return usage_error("export", err);

@@ -27,8 +27,8 @@
 
 static char tmpdir[64];
 
-#include "app/cmd_records.c"
 #include "app/cli.c" /* the option tables and the help printer cmd_records.c uses */
+#include "app/cmd_records.c"
 
 static char cli_out[16384], cli_err[4096];
 static int run_cmd(int (*cmd)(int, char **), int argc, char **argv);

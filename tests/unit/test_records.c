@@ -1088,8 +1088,8 @@ TEST(history_groups_by_task) {
 
 /* app/ is not a library the tests link, so the command file is compiled into
  * this test; its functions run in-process with stdout/stderr sent to files. */
-#include "app/cmd_records.c"
 #include "app/cli.c" /* the option tables and the help printer cmd_records.c uses */
+#include "app/cmd_records.c"
 
 static char cli_out[1 << 16], cli_err[1 << 12];
 

@@ -9,26 +9,22 @@
 #include "tuner/net/mprog.h"
 
 /* The log's best record of a workload that the template can rebuild, or NULL. */
-static const Record *usable_best(const History *h, const Workload *wl, const Template *tmpl, const Space *space)
-{
+static const Record *usable_best(const History *h, const Workload *wl, const Template *tmpl, const Space *space) {
     char key[WORKLOAD_KEY_LEN];
     Workload_key(wl, key, sizeof key);
     const Record *best = h ? History_bestOfKey(h, key) : NULL;
-    if (!best || strcmp(best->template_name, tmpl->name) || best->n_choice != space->n_knobs)
-        return NULL;
+    if (!best || strcmp(best->template_name, tmpl->name) || best->n_choice != space->n_knobs) return NULL;
     return best;
 }
 
 /* Exports task t's kernel as tt_kT into the bundle. */
 static Status export_task(const NetworkTask *task, int t, const History *h, const DeviceInfo *dev, ExportBundle *b,
-                          ModelBuildTask *rep, char *err)
-{
+                          ModelBuildTask *rep, char *err) {
     char key[WORKLOAD_KEY_LEN];
     Workload_key(&task->wl, key, sizeof key);
     const Record *best = h ? History_bestOfKey(h, key) : NULL;
     const Template *tmpl = Template_forRecord(&task->wl, FAMILY_CPU, best ? best->template_name : NULL, err);
-    if (!tmpl)
-        return TT_ERR;
+    if (!tmpl) return TT_ERR;
     Space space;
     Space_init(&space);
     int32_t choice[SPACE_MAX_KNOBS];
@@ -46,22 +42,24 @@ static Status export_task(const NetworkTask *task, int t, const History *h, cons
     snprintf(prefix, sizeof prefix, "tt_k%d", t);
     ExportKernel k;
     memset(&k, 0, sizeof k);
-    ExportRequest req = {.wl = &task->wl, .tmpl = tmpl, .space = &space, .choice = choice, .dev = dev,
-                         .dialect = DIALECT_C, .prefix = prefix,
+    ExportRequest req = {.wl = &task->wl,
+                         .tmpl = tmpl,
+                         .space = &space,
+                         .choice = choice,
+                         .dev = dev,
+                         .dialect = DIALECT_C,
+                         .prefix = prefix,
                          .meta = {.latency_s = rep->latency_s, .pack_s = -1, .note = use ? NULL : rep->why}};
-    if (st == TT_OK)
-        st = Export_kernel(&req, &k, err);
-    if (st == TT_OK)
-        st = ExportBundle_add(b, &k, err);
+    if (st == TT_OK) st = Export_kernel(&req, &k, err);
+    if (st == TT_OK) st = ExportBundle_add(b, &k, err);
     ExportKernel_done(&k);
     Space_done(&space);
     return st;
 }
 
 Status ModelBuild_bundle(const NetModel *rewritten, const ModelTasks *mt, const History *h, const DeviceInfo *dev,
-                         const char *name, ExportBundle *b, ModelBuildTask *report, char *err)
-{
-    char (*prefix)[EXPORT_PREFIX_LEN] = calloc((size_t)mt->n_tasks + 1, EXPORT_PREFIX_LEN);
+                         const char *name, ExportBundle *b, ModelBuildTask *report, char *err) {
+    char(*prefix)[EXPORT_PREFIX_LEN] = calloc((size_t)mt->n_tasks + 1, EXPORT_PREFIX_LEN);
     const char **names = calloc((size_t)mt->n_tasks + 1, sizeof *names);
     ModelBuildTask *rep = report ? report : calloc((size_t)mt->n_tasks + 1, sizeof *rep);
     Status st = prefix && names && rep ? TT_OK : tt_fail(err, "out of memory");
@@ -70,11 +68,9 @@ Status ModelBuild_bundle(const NetModel *rewritten, const ModelTasks *mt, const 
         names[t] = prefix[t];
         st = export_task(&mt->tasks[t], t, h, dev, b, &rep[t], err);
     }
-    if (st == TT_OK)
-        st = ModelProg_bundle(b, name, rewritten, mt->n_tasks, names, err);
+    if (st == TT_OK) st = ModelProg_bundle(b, name, rewritten, mt->n_tasks, names, err);
     free(prefix);
     free(names);
-    if (rep != report)
-        free(rep);
+    if (rep != report) free(rep);
     return st;
 }

@@ -20,9 +20,9 @@
 
 typedef struct ModelBuildTask {
     const Template *tmpl;
-    bool tuned;        /* from a record (false: the default config) */
-    double latency_s;  /* the record's cost (0: none) */
-    char why[64];      /* untuned: "no record", "no successful record" */
+    bool tuned;       /* from a record (false: the default config) */
+    double latency_s; /* the record's cost (0: none) */
+    char why[64];     /* untuned: "no record", "no successful record" */
 } ModelBuildTask;
 
 /* h may be NULL (no log: every task at its default). report: one entry per

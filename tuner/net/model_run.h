@@ -30,11 +30,11 @@ typedef struct ModelRunRequest {
     int n_inputs;
     const History *history; /* NULL: every task at its default config */
     const DeviceInfo *dev;
-    int threads;   /* OMP_NUM_THREADS of the program (0: the machine's cores) */
-    int repeat;    /* timed runs after the checked one */
-    bool profile;  /* time every node */
-    uint64_t seed; /* random inputs */
-    double rtol;   /* outputs agree when max |got - want| <= rtol * max |want| (and NaN where NaN) */
+    int threads;            /* OMP_NUM_THREADS of the program (0: the machine's cores) */
+    int repeat;             /* timed runs after the checked one */
+    bool profile;           /* time every node */
+    uint64_t seed;          /* random inputs */
+    double rtol;            /* outputs agree when max |got - want| <= rtol * max |want| (and NaN where NaN) */
     const char *output_dir; /* write OUTPUT_NAME.npy there (NULL: not written) */
     const char *keep_dir;   /* build in this directory and keep it (NULL: a temporary one, removed) */
 } ModelRunRequest;
@@ -51,9 +51,9 @@ typedef struct ModelRunResult {
     double compile_s;
     double *run_ms; /* repeat entries */
     int n_runs;
-    double max_err;      /* max |got - want| / max |want| over every output */
-    int worst_output;    /* where max_err is */
-    bool matches;        /* every output within rtol */
+    double max_err;       /* max |got - want| / max |want| over every output */
+    int worst_output;     /* where max_err is */
+    bool matches;         /* every output within rtol */
     ModelNodeTime *nodes; /* profile: one per program node */
     int n_nodes;
 } ModelRunResult;

@@ -9,8 +9,7 @@
 #include "tuner/net/runtime_text.h" /* generated: NET_RUNTIME_FILES, the runtime's sources */
 
 /* A C string literal of s (quotes and backslashes escaped, other bytes as octal). */
-static void append_literal(StrBuf *sb, const char *s)
-{
+static void append_literal(StrBuf *sb, const char *s) {
     StrBuf_append(sb, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -24,8 +23,7 @@ static void append_literal(StrBuf *sb, const char *s)
 }
 
 /* NAME_INPUT_NAMES / _TYPES / _COUNTS (or OUTPUT) for the values ids[0..n). */
-static void io_tables(StrBuf *sb, const char *N, const char *what, const NetModel *m, const int *ids, int n)
-{
+static void io_tables(StrBuf *sb, const char *N, const char *what, const NetModel *m, const int *ids, int n) {
     StrBuf_printf(sb, "const char *const %s_%s_NAMES[] = {", N, what);
     for (int i = 0; i < n; i++) {
         append_literal(sb, m->values[ids[i]].name);
@@ -45,30 +43,28 @@ static void io_tables(StrBuf *sb, const char *N, const char *what, const NetMode
     StrBuf_append(sb, "};\n");
 }
 
-static const char *HEADER_TOP =
-    "/* @N@.h: the network @N@ as a C library, exported by tunetop.\n"
-    " *\n"
-    " * @N@_create loads the model file (@N@.weights: the graph and its weights) and\n"
-    " * packs every kernel's weights; @N@_run runs the network on dense row-major\n"
-    " * inputs and writes dense outputs (element types are ONNX's numbers: 1\n"
-    " * float32, 7 int64, 9 bool, ...; counts are elements); 0 is success. On\n"
-    " * failure @N@_error() says why. One context runs one inference at a time. */\n"
-    "#ifndef @N@_H\n#define @N@_H\n\n#include <stdint.h>\n\n"
-    "typedef struct @N@_ctx @N@_ctx;\n\n"
-    "@N@_ctx *@N@_create(const char *weights_path);\n"
-    "int @N@_run(@N@_ctx *ctx, const void *const *inputs, void *const *outputs);\n"
-    "void @N@_destroy(@N@_ctx *ctx);\n"
-    "const char *@N@_error(void);\n\n"
-    "/* Profile: the nodes as the runtime runs them, and seconds spent in each\n"
-    " * over every run since create. */\n"
-    "int @N@_n_nodes(const @N@_ctx *ctx);\n"
-    "const char *@N@_node_op(const @N@_ctx *ctx, int i);\n"
-    "double @N@_node_seconds(const @N@_ctx *ctx, int i);\n\n";
+static const char *HEADER_TOP = "/* @N@.h: the network @N@ as a C library, exported by tunetop.\n"
+                                " *\n"
+                                " * @N@_create loads the model file (@N@.weights: the graph and its weights) and\n"
+                                " * packs every kernel's weights; @N@_run runs the network on dense row-major\n"
+                                " * inputs and writes dense outputs (element types are ONNX's numbers: 1\n"
+                                " * float32, 7 int64, 9 bool, ...; counts are elements); 0 is success. On\n"
+                                " * failure @N@_error() says why. One context runs one inference at a time. */\n"
+                                "#ifndef @N@_H\n#define @N@_H\n\n#include <stdint.h>\n\n"
+                                "typedef struct @N@_ctx @N@_ctx;\n\n"
+                                "@N@_ctx *@N@_create(const char *weights_path);\n"
+                                "int @N@_run(@N@_ctx *ctx, const void *const *inputs, void *const *outputs);\n"
+                                "void @N@_destroy(@N@_ctx *ctx);\n"
+                                "const char *@N@_error(void);\n\n"
+                                "/* Profile: the nodes as the runtime runs them, and seconds spent in each\n"
+                                " * over every run since create. */\n"
+                                "int @N@_n_nodes(const @N@_ctx *ctx);\n"
+                                "const char *@N@_node_op(const @N@_ctx *ctx, int i);\n"
+                                "double @N@_node_seconds(const @N@_ctx *ctx, int i);\n\n";
 
 static void append_subst(StrBuf *sb, const char *text, const char *N);
 
-static char *header_text(const char *N, const NetModel *m)
-{
+static char *header_text(const char *N, const NetModel *m) {
     StrBuf sb;
     StrBuf_init(&sb);
     append_subst(&sb, HEADER_TOP, N);
@@ -86,8 +82,7 @@ static char *header_text(const char *N, const NetModel *m)
 }
 
 /* Appends text with every "@N@" replaced by N. */
-static void append_subst(StrBuf *sb, const char *text, const char *N)
-{
+static void append_subst(StrBuf *sb, const char *text, const char *N) {
     for (const char *p = text;;) {
         const char *q = strstr(p, "@N@");
         if (!q) {
@@ -163,10 +158,12 @@ static const char *SOURCE_BODY =
     "    return TT_OK;\n}\n\n"
     "@N@_ctx *@N@_create(const char *weights_path)\n{\n"
     "    @N@_ctx *ctx = calloc(1, sizeof *ctx);\n"
-    "    if (!ctx) {\n        snprintf(last_error, sizeof last_error, \"out of memory\");\n        return NULL;\n    }\n"
+    "    if (!ctx) {\n        snprintf(last_error, sizeof last_error, \"out of memory\");\n        return NULL;\n    "
+    "}\n"
     "    Op_register(KERNEL_OPS);\n"
     "    NetModel_init(&ctx->m);\n"
-    "    if (ModelFile_read(weights_path, &ctx->m, last_error) != TT_OK || NetModel_sort(&ctx->m, last_error) != TT_OK ||\n"
+    "    if (ModelFile_read(weights_path, &ctx->m, last_error) != TT_OK || NetModel_sort(&ctx->m, last_error) != TT_OK "
+    "||\n"
     "        NetModel_bind(&ctx->m, last_error) != TT_OK || check_io(&ctx->m, last_error) != TT_OK) {\n"
     "        @N@_destroy(ctx);\n        return NULL;\n    }\n"
     "    ctx->inst = calloc((size_t)ctx->m.n_nodes + 1, sizeof *ctx->inst);\n"
@@ -204,8 +201,7 @@ static const char *SOURCE_BODY =
     "const char *@N@_node_op(const @N@_ctx *ctx, int i) { return ctx->m.nodes[i].op; }\n"
     "double @N@_node_seconds(const @N@_ctx *ctx, int i) { return ctx->node_s[i]; }\n";
 
-static char *source_text(const char *N, const NetModel *m, int n_tasks, const char *const *prefix)
-{
+static char *source_text(const char *N, const NetModel *m, int n_tasks, const char *const *prefix) {
     StrBuf sb;
     StrBuf_init(&sb);
     StrBuf_printf(&sb,
@@ -242,21 +238,18 @@ static char *source_text(const char *N, const NetModel *m, int n_tasks, const ch
 }
 
 Status ModelProg_bundle(ExportBundle *b, const char *name, const NetModel *m, int n_tasks,
-                        const char *const *task_prefix, char *err)
-{
+                        const char *const *task_prefix, char *err) {
     for (size_t i = 0; i < NET_RUNTIME_N_FILES; i++) {
         const char *p = NET_RUNTIME_FILES[i].path;
         bool is_c = strlen(p) > 2 && !strcmp(p + strlen(p) - 2, ".c");
-        if (ExportBundle_addFile(b, p, NET_RUNTIME_FILES[i].text, is_c, err) != TT_OK)
-            return TT_ERR;
+        if (ExportBundle_addFile(b, p, NET_RUNTIME_FILES[i].text, is_c, err) != TT_OK) return TT_ERR;
     }
     char fname[EXPORT_PREFIX_LEN + 8];
     char *h = header_text(name, m), *c = source_text(name, m, n_tasks, task_prefix);
     snprintf(fname, sizeof fname, "%s.h", name);
     Status st = ExportBundle_addFile(b, fname, h, false, err);
     snprintf(fname, sizeof fname, "%s.c", name);
-    if (st == TT_OK)
-        st = ExportBundle_addFile(b, fname, c, true, err);
+    if (st == TT_OK) st = ExportBundle_addFile(b, fname, c, true, err);
     free(h);
     free(c);
     return st;
@@ -275,10 +268,12 @@ static const char *DRIVER_BODY =
     "static void *read_all(const char *path, size_t want)\n{\n"
     "    FILE *f = fopen(path, \"rb\");\n    void *p = malloc(want + 1);\n"
     "    size_t got = f && p ? fread(p, 1, want, f) : 0;\n    if (f)\n        fclose(f);\n"
-    "    if (got != want) {\n        fprintf(stderr, \"cannot read %zu bytes from %s\\n\", want, path);\n        exit(1);\n    }\n"
+    "    if (got != want) {\n        fprintf(stderr, \"cannot read %zu bytes from %s\\n\", want, path);\n        "
+    "exit(1);\n    }\n"
     "    return p;\n}\n\n"
     "int main(int argc, char **argv)\n{\n"
-    "    if (argc != 5 + @N@_N_INPUTS) {\n        fprintf(stderr, \"usage: %s MODEL IN... OUT_DIR REPEAT PROFILE\\n\", argv[0]);\n"
+    "    if (argc != 5 + @N@_N_INPUTS) {\n        fprintf(stderr, \"usage: %s MODEL IN... OUT_DIR REPEAT PROFILE\\n\", "
+    "argv[0]);\n"
     "        return 2;\n    }\n"
     "    @N@_ctx *ctx = @N@_create(argv[1]);\n"
     "    if (!ctx) {\n        fprintf(stderr, \"%s\\n\", @N@_error());\n        return 1;\n    }\n"
@@ -312,8 +307,7 @@ static const char *DRIVER_BODY =
     "    for (int i = 0; i < @N@_N_OUTPUTS; i++)\n        free(out[i]);\n"
     "    free(base);\n    @N@_destroy(ctx);\n    return 0;\n}\n";
 
-char *ModelProg_driver(const char *name)
-{
+char *ModelProg_driver(const char *name) {
     StrBuf sb;
     StrBuf_init(&sb);
     append_subst(&sb, DRIVER_BODY, name);
