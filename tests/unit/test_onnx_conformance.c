@@ -8,7 +8,8 @@
  *            with rtol 1e-3, atol 1e-7, NaN equal to NaN; integers and bools
  *            exactly; same type and shape)
  *   refused  read, bind or shape inference said no, in one line (printed)
- *   failed   a wrong answer or an error at run time
+ *   failed   a wrong answer or an error at run time, also after the graph
+ *            passes (Identity removal, constant and batch-norm folding)
  *   crash    the child died or ran out of time
  * A table by op follows (a node test's op is its one node's op type; other
  * tests go by folder), and every test's outcome goes to
@@ -185,6 +186,34 @@ static Outcome prepare(NetModel *m, const char *dir, char *msg) {
     return o;
 }
 
+/* Every test_data_set_N of the test through m; the first failure in msg. */
+static Outcome run_sets(const NetModel *m, const char *dir, const char *when, char *msg) {
+    Outcome o = PASSED;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && o == PASSED && (e = readdir(d))) {
+        if (strncmp(e->d_name, "test_data_set_", 14)) continue;
+        char set[1400];
+        fmt(set, sizeof set, "%s/%s", dir, e->d_name);
+        char why[TT_ERRLEN];
+        if ((o = run_set(m, set, why)) != PASSED) tt_fail(msg, "%s%s: %s", when, e->d_name, why);
+    }
+    if (d) closedir(d);
+    return o;
+}
+
+/* The graph passes, then shape inference again: what they leave must compute
+ * the same outputs. */
+static Outcome run_passes(NetModel *m, const char *dir, char *msg) {
+    char why[TT_ERRLEN];
+    if (NetPass_removeIdentity(m, NULL, why) != TT_OK || NetPass_foldConstants(m, NULL, why) != TT_OK ||
+        NetPass_foldBatchNorm(m, NULL, why) != TT_OK || NetPass_inferShapes(m, why) != TT_OK) {
+        tt_fail(msg, "the graph passes: %s", why);
+        return FAILED;
+    }
+    return run_sets(m, dir, "after the graph passes, ", msg);
+}
+
 static Outcome run_test(const char *dir, char *msg) {
     char model[1100];
     fmt(model, sizeof model, "%s/model.onnx", dir);
@@ -196,16 +225,8 @@ static Outcome run_test(const char *dir, char *msg) {
         return FAILED;
     }
     Outcome o = NetModel_bind(&m, msg) == TT_OK ? prepare(&m, dir, msg) : REFUSED;
-    DIR *d = o == PASSED ? opendir(dir) : NULL;
-    struct dirent *e;
-    while (d && o == PASSED && (e = readdir(d))) {
-        if (strncmp(e->d_name, "test_data_set_", 14)) continue;
-        char set[1400];
-        fmt(set, sizeof set, "%s/%s", dir, e->d_name);
-        char why[TT_ERRLEN];
-        if ((o = run_set(&m, set, why)) != PASSED) tt_fail(msg, "%s: %s", e->d_name, why);
-    }
-    if (d) closedir(d);
+    if (o == PASSED) o = run_sets(&m, dir, "", msg);
+    if (o == PASSED) o = run_passes(&m, dir, msg);
     NetModel_done(&m);
     return o;
 }
