@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tuner/net/ops/op.h"
 
@@ -12,7 +13,14 @@ typedef struct Run {
     const NdTensor **ref; /* per value: where its tensor is now (NULL: none yet, or freed) */
     NdTensor *own;        /* per value: tensors the executor computed */
     int *last;            /* per value: the last live node that reads it (-1: none) */
+    NetExecOptions opt;
 } Run;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static Status check_input(const NetValue *v, const NdTensor *t, char *err) {
     char want[160], got[160];
@@ -100,8 +108,11 @@ static Status run_node(Run *r, int i, char *err) {
                  .n_in = n->n_in,
                  .out = out,
                  .n_out = n->n_out,
-                 .err = why};
+                 .err = why,
+                 .user = r->opt.user};
+    double t0 = r->opt.node_seconds ? now_s() : 0;
     Status st = n->def->run(&ctx);
+    if (r->opt.node_seconds) r->opt.node_seconds[i] += now_s() - t0;
     if (st == TT_OK)
         st = keep_outputs(r, i, out, label, err);
     else
@@ -126,7 +137,13 @@ static Status take_outputs(Run *r, NdTensor *outputs, char *err) {
 }
 
 Status NetExec_run(const NetModel *m, const NdTensor *inputs, int n_inputs, NdTensor *outputs, char *err) {
+    return NetExec_runWith(m, inputs, n_inputs, outputs, NULL, err);
+}
+
+Status NetExec_runWith(const NetModel *m, const NdTensor *inputs, int n_inputs, NdTensor *outputs,
+                       const NetExecOptions *o, char *err) {
     Run r = {.m = m};
+    if (o) r.opt = *o;
     Status st = setup(&r, inputs, n_inputs, err);
     for (int i = 0; st == TT_OK && i < m->n_nodes; i++)
         if (!m->nodes[i].dead) st = run_node(&r, i, err);

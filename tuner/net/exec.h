@@ -21,4 +21,13 @@
  * model fixes (a symbolic or unknown dimension takes any size). */
 Status NetExec_run(const NetModel *m, const NdTensor *inputs, int n_inputs, NdTensor *outputs, char *err);
 
+typedef struct NetExecOptions {
+    void *user;           /* handed to every op as OpCtx.user (a program's kernels find their state there) */
+    double *node_seconds; /* NULL, or m->n_nodes entries: each node's run time is added to its entry */
+} NetExecOptions;
+
+/* NetExec_run with options (o may be NULL). */
+Status NetExec_runWith(const NetModel *m, const NdTensor *inputs, int n_inputs, NdTensor *outputs,
+                       const NetExecOptions *o, char *err);
+
 #endif

@@ -173,6 +173,17 @@ int NetModel_addNode(NetModel *m, const char *name, const char *op, const char *
     return m->n_nodes++;
 }
 
+void NetModel_dropDead(NetModel *m) {
+    int k = 0;
+    for (int i = 0; i < m->n_nodes; i++) {
+        if (m->nodes[i].dead)
+            node_free(&m->nodes[i]);
+        else
+            m->nodes[k++] = m->nodes[i];
+    }
+    m->n_nodes = k;
+}
+
 void NetNode_label(const NetNode *n, int index, char *buf, size_t len) {
     if (n->name && n->name[0])
         snprintf(buf, len, "'%s' (%s)", n->name, n->op);

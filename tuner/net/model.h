@@ -121,6 +121,10 @@ Status NetModel_sort(NetModel *m, char *err);
  * the like, one sentence naming the node and the op. */
 Status NetModel_bind(NetModel *m, char *err);
 
+/* Drops dead nodes, keeping the order of the others (node indices change;
+ * NetModel_sort again to set the producers). */
+void NetModel_dropDead(NetModel *m);
+
 /* "'name' (Op)", or "#12 (Op)" for an unnamed node: how messages name a node. */
 void NetNode_label(const NetNode *n, int index, char *buf, size_t len);
 

@@ -44,6 +44,7 @@ typedef struct OpCtx {
     NdTensor *out; /* n_out entries (an omitted optional output still gets a slot) */
     int n_out;
     char *err;
+    void *user; /* the executor's caller's pointer (NetExecOptions.user): ops of a program use it */
 } OpCtx;
 
 typedef struct OpDef {
@@ -61,6 +62,10 @@ typedef struct OpDef {
 
 /* The op of this type and domain ("" and "ai.onnx" are the same domain), or NULL. */
 const OpDef *Op_find(const char *domain, const char *name);
+/* Adds a table of ops (ending with a NULL name) that Op_find searches before
+ * the built-in ones: an exported program's tunetop.Kernel op. One table at a
+ * time; NULL removes it. */
+void Op_register(const OpDef *table);
 /* Every op tunetop knows, for listings: *n set to the count. */
 const OpDef *const *Op_all(int *n);
 
