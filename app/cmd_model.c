@@ -74,7 +74,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* The profile by op type: count, mean ms per run, share of the nodes' sum. */
-static void print_profile(const ModelRunResult *res, double median_ms) {
+static void print_profile(const ModelRunResult *res, double mean_ms) {
     typedef struct {
         char op[32];
         int count;
@@ -101,8 +101,8 @@ static void print_profile(const ModelRunResult *res, double median_ms) {
     for (int r = 0; r < n; r++)
         printf("%-22s %6d %10.4f %6.1f%%\n", rows[r].op, rows[r].count, rows[r].ms,
                total > 0 ? 100 * rows[r].ms / total : 0);
-    printf("%-22s %6d %10.4f   (the run's median %.4f ms: %.4f ms between nodes)\n", "total", res->n_nodes, total,
-           median_ms, median_ms - total);
+    printf("%-22s %6d %10.4f   (a run's mean %.4f ms: %.4f ms outside the nodes)\n", "total", res->n_nodes, total,
+           mean_ms, mean_ms - total);
 }
 
 static void print_result(const ModelRunRequest *req, const ModelRunResult *res, const char *log) {
@@ -112,9 +112,11 @@ static void print_result(const ModelRunRequest *req, const ModelRunResult *res, 
         tuned += res->build[t].tuned;
         est += res->tasks.tasks[t].weight * res->build[t].latency_s;
     }
-    printf("Model %s: %d inputs, %d outputs; %d kernel nodes in %d tasks (%d from %s, %d at their default config)\n",
-           req->model_path, res->model.n_inputs, res->model.n_outputs, res->tasks.n_kernels, res->tasks.n_tasks,
-           tuned, log ? log : "no log", res->tasks.n_tasks - tuned);
+    char from[256];
+    if (log) snprintf(from, sizeof from, "%d from %s, %d at their default config", tuned, log, res->tasks.n_tasks - tuned);
+    else snprintf(from, sizeof from, "no log: every task at its default config");
+    printf("Model %s: %d inputs, %d outputs; %d kernel nodes in %d tasks (%s)\n", req->model_path,
+           res->model.n_inputs, res->model.n_outputs, res->tasks.n_kernels, res->tasks.n_tasks, from);
     printf("Target cpu: %s; program built in %.1f s\n", req->dev->name, res->compile_s);
     const NetValue *worst = &res->model.values[res->model.outputs[res->worst_output]];
     if (res->matches)
@@ -123,17 +125,20 @@ static void print_result(const ModelRunRequest *req, const ModelRunResult *res, 
     else
         printf("Output DIFFERS from the reference: error %.3g of the largest |value| in output '%s' (tolerance %g)\n",
                res->max_err, worst->name, req->rtol);
+    char threads[32] = "every core";
+    if (req->threads) snprintf(threads, sizeof threads, "%d thread%s", req->threads, req->threads > 1 ? "s" : "");
     double *t = malloc(sizeof *t * (size_t)(res->n_runs + 1));
     memcpy(t, res->run_ms, sizeof *t * (size_t)res->n_runs);
     qsort(t, (size_t)res->n_runs, sizeof *t, cmp_double);
     double median = res->n_runs ? t[res->n_runs / 2] : 0;
     if (res->n_runs)
-        printf("Latency: median %.3f ms, min %.3f ms over %d runs (%s threads)\n", median, t[0], res->n_runs,
-               getenv("OMP_NUM_THREADS") && !req->threads ? getenv("OMP_NUM_THREADS") : "all");
+        printf("Latency: median %.3f ms, min %.3f ms over %d runs (%s)\n", median, t[0], res->n_runs, threads);
     if (tuned == res->tasks.n_tasks && est > 0)
         printf("Kernels' estimate (weight x best latency): %.3f ms; measured / estimate = %.2f\n", est * 1e3,
                median / (est * 1e3));
-    if (req->profile) print_profile(res, median);
+    double mean = 0;
+    for (int i = 0; i < res->n_runs; i++) mean += res->run_ms[i] / res->n_runs;
+    if (req->profile) print_profile(res, mean);
     if (req->output_dir) printf("Outputs written to %s/\n", req->output_dir);
     free(t);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/rng.h"
+#include "base/strbuf.h"
 #include "tuner/net/exec.h"
 #include "tuner/net/modelfile.h"
 #include "tuner/net/mprog.h"
@@ -176,11 +177,45 @@ static Status read_raw(const char *path, NdTensor *t, char *err)
     return ok ? TT_OK : tt_fail(err, "the program wrote no complete %s", path);
 }
 
-static const char *MAKEFILE =
-    "# the program of `tunetop run --model`: the exported library and main.c\n"
-    "CFLAGS = -std=gnu11 -O3 -march=native -fopenmp -w -I.\n"
-    "SRCS = $(wildcard *.c base/*.c tuner/net/*.c tuner/net/ops/*.c)\n"
-    "prog: $(SRCS:.c=.o)\n\t$(CC) -fopenmp -o $@ $^ -lm\n";
+/* The program's Makefile: the kernels, NAME.c and main.c, linked with the
+ * runtime tunetop was built with (libtunetop_modelrt.a), or with the
+ * runtime's sources the library carries when that archive is not found. */
+static char *makefile(const char *runtime_lib)
+{
+    StrBuf sb;
+    StrBuf_init(&sb);
+    StrBuf_append(&sb, "# the program of `tunetop run --model`: the exported library and main.c\n"
+                       "CFLAGS = -std=gnu11 -O3 -march=native -fopenmp -w -I.\n");
+    if (runtime_lib)
+        StrBuf_printf(&sb, "SRCS = $(wildcard *.c)\nLIBS = %s\n", runtime_lib);
+    else
+        StrBuf_append(&sb, "SRCS = $(wildcard *.c base/*.c tuner/net/*.c tuner/net/ops/*.c)\nLIBS =\n");
+    StrBuf_append(&sb, "prog: $(SRCS:.c=.o)\n\t$(CC) -fopenmp -o $@ $^ $(LIBS) -lm\n");
+    char *r = StrBuf_take(&sb);
+    StrBuf_done(&sb);
+    return r;
+}
+
+/* libtunetop_modelrt.a beside the running tunetop, else where the build put it, else NULL. */
+static const char *runtime_lib(char *buf, size_t n)
+{
+    ssize_t len = readlink("/proc/self/exe", buf, n - 32);
+    if (len > 0) {
+        buf[len] = '\0';
+        char *slash = strrchr(buf, '/');
+        if (slash) {
+            snprintf(slash, 32, "/libtunetop_modelrt.a");
+            if (access(buf, R_OK) == 0)
+                return buf;
+        }
+    }
+#ifdef TT_MODELRT_BUILD_PATH
+    snprintf(buf, n, "%s", TT_MODELRT_BUILD_PATH);
+    if (access(buf, R_OK) == 0)
+        return buf;
+#endif
+    return NULL;
+}
 
 static Status write_text(const char *dir, const char *name, const char *text, char *err)
 {
@@ -215,8 +250,11 @@ static Status build_program(const ModelRunRequest *req, const char *dir, ModelRu
     char *driver = st == TT_OK ? ModelProg_driver("net") : NULL;
     if (st == TT_OK)
         st = write_text(path, "main.c", driver, err);
+    char lib[4096];
+    char *mk = makefile(runtime_lib(lib, sizeof lib));
     if (st == TT_OK)
-        st = write_text(path, "Makefile", MAKEFILE, err);
+        st = write_text(path, "Makefile", mk, err);
+    free(mk);
     snprintf(log, sizeof log, "%s/model.ttnet", dir);
     if (st == TT_OK)
         st = ModelFile_write(&prog, log, err);
