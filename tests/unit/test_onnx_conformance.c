@@ -462,6 +462,7 @@ static void write_outcomes(const Case *cases, int n, const char *path, bool pass
 /* The verdict: every crash, and every listed test that does not pass. */
 static int verdict(const Case *cases, int n, const char *list) {
     int bad = 0;
+    fflush(stdout); /* the table first, then the failures on stderr */
     for (int i = 0; i < n; i++) {
         const Case *c = &cases[i];
         if (c->outcome == CRASHED || (c->outcome != PASSED && expected(list, c->name))) {
