@@ -8,7 +8,8 @@
  *            with rtol 1e-3, atol 1e-7, NaN equal to NaN; integers and bools
  *            exactly; same type and shape)
  *   refused  read, bind or shape inference said no, in one line (printed)
- *   failed   a wrong answer or an error at run time
+ *   failed   a wrong answer or an error at run time, also after the graph
+ *            passes (Identity removal, constant and batch-norm folding)
  *   crash    the child died or ran out of time
  * A table by op follows (a node test's op is its one node's op type; other
  * tests go by folder), and every test's outcome goes to
@@ -17,7 +18,8 @@
  * The test fails on any crash, and when a test listed in
  * tests/data/onnx_expected_pass.txt does not pass. The list is rewritten from
  * a run with --write-expected FILE. --only TEXT runs the tests whose name
- * contains TEXT; TT_JOBS sets how many run at once (2). Without the test data
+ * contains TEXT; TT_JOBS sets how many run at once (2; 0 runs them in this
+ * process, for LeakSanitizer or a debugger). Without the test data
  * it skips (77), unless TUNETOP_REQUIRE contains "onnx". */
 #include <dirent.h>
 #include <errno.h>
@@ -125,6 +127,12 @@ static void free_tensors(NdTensor *t, int n) {
         NdTensor_free(&t[k]);
 }
 
+/* ONNX's test data stores bfloat16 tensors as uint16 (numpy has no
+ * bfloat16): the same bits, taken as the bfloat16 the model declares. */
+static void as_bf16(NdTensor *t, NdType declared) {
+    if (t->type == ND_U16 && declared == ND_BF16) t->type = ND_BF16;
+}
+
 /* One test_data_set: runs the model on its inputs and compares the outputs. */
 static Outcome run_set(const NetModel *m, const char *set, char *msg) {
     NdTensor in[MAX_IO], want[MAX_IO], got[MAX_IO];
@@ -138,12 +146,26 @@ static Outcome run_set(const NetModel *m, const char *set, char *msg) {
         tt_fail(msg, "the test data has %d outputs; the model %d", n_want, m->n_outputs);
         goto done;
     }
-    if (NetExec_run(m, in, n_in, got, msg) != TT_OK) goto done;
+    for (int k = 0; k < n_in && k < m->n_inputs; k++)
+        as_bf16(&in[k], m->values[m->inputs[k]].type);
     for (int k = 0; k < n_want; k++)
+        as_bf16(&want[k], m->values[m->outputs[k]].type);
+    if (NetExec_run(m, in, n_in, got, msg) != TT_OK) goto done;
+    for (int k = 0; k < n_want; k++) {
+        const NetValue *v = &m->values[m->outputs[k]];
+        char a[128], b[128];
+        NdShape_str(&v->shape, a, sizeof a);
+        NdShape_str(&got[k].shape, b, sizeof b);
         if (compare(&got[k], &want[k], why) != TT_OK) {
-            tt_fail(msg, "output %d ('%s') %s", k, m->values[m->outputs[k]].name, why);
+            tt_fail(msg, "output %d ('%s') %s", k, v->name, why);
             goto done;
         }
+        if ((v->type != ND_UNDEF && v->type != got[k].type) || (v->shape.rank >= 0 && strcmp(a, b))) {
+            tt_fail(msg, "output %d ('%s') was inferred as %s %s, but is %s %s", k, v->name, NdType_name(v->type), a,
+                    NdType_name(got[k].type), b);
+            goto done;
+        }
+    }
     o = PASSED;
 done:
     free_tensors(in, n_in), free_tensors(want, n_want), free_tensors(got, m->n_outputs);
@@ -167,8 +189,39 @@ static Outcome prepare(NetModel *m, const char *dir, char *msg) {
         if (fits) v->shape = in[k].shape;
     }
     free_tensors(in, n);
-    if (o == PASSED && NetPass_inferShapes(m, msg) != TT_OK) o = REFUSED;
+    /* an inference that contradicts the model's own declaration is a wrong
+     * answer, not a refusal */
+    if (o == PASSED && NetPass_inferShapes(m, msg) != TT_OK)
+        o = strstr(msg, "but the model declares") ? FAILED : REFUSED;
     return o;
+}
+
+/* Every test_data_set_N of the test through m; the first failure in msg. */
+static Outcome run_sets(const NetModel *m, const char *dir, const char *when, char *msg) {
+    Outcome o = PASSED;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && o == PASSED && (e = readdir(d))) {
+        if (strncmp(e->d_name, "test_data_set_", 14)) continue;
+        char set[1400];
+        fmt(set, sizeof set, "%s/%s", dir, e->d_name);
+        char why[TT_ERRLEN];
+        if ((o = run_set(m, set, why)) != PASSED) tt_fail(msg, "%s%s: %s", when, e->d_name, why);
+    }
+    if (d) closedir(d);
+    return o;
+}
+
+/* The graph passes, then shape inference again: what they leave must compute
+ * the same outputs. */
+static Outcome run_passes(NetModel *m, const char *dir, char *msg) {
+    char why[TT_ERRLEN];
+    if (NetPass_removeIdentity(m, NULL, why) != TT_OK || NetPass_foldConstants(m, NULL, why) != TT_OK ||
+        NetPass_foldBatchNorm(m, NULL, why) != TT_OK || NetPass_inferShapes(m, why) != TT_OK) {
+        tt_fail(msg, "the graph passes: %s", why);
+        return FAILED;
+    }
+    return run_sets(m, dir, "after the graph passes, ", msg);
 }
 
 static Outcome run_test(const char *dir, char *msg) {
@@ -182,16 +235,8 @@ static Outcome run_test(const char *dir, char *msg) {
         return FAILED;
     }
     Outcome o = NetModel_bind(&m, msg) == TT_OK ? prepare(&m, dir, msg) : REFUSED;
-    DIR *d = o == PASSED ? opendir(dir) : NULL;
-    struct dirent *e;
-    while (d && o == PASSED && (e = readdir(d))) {
-        if (strncmp(e->d_name, "test_data_set_", 14)) continue;
-        char set[1400];
-        fmt(set, sizeof set, "%s/%s", dir, e->d_name);
-        char why[TT_ERRLEN];
-        if ((o = run_set(&m, set, why)) != PASSED) tt_fail(msg, "%s: %s", e->d_name, why);
-    }
-    if (d) closedir(d);
+    if (o == PASSED) o = run_sets(&m, dir, "", msg);
+    if (o == PASSED) o = run_passes(&m, dir, msg);
     NetModel_done(&m);
     return o;
 }
@@ -280,7 +325,21 @@ static bool finish_job(Job *j, bool timed_out) {
     return true;
 }
 
+/* TT_JOBS=0: every test in this process, one after the other (for a
+ * debugger or LeakSanitizer; a crash ends the run). */
+static void run_inline(Case *cases, int n, const char *root) {
+    for (int i = 0; i < n; i++) {
+        char dir[1100];
+        fmt(dir, sizeof dir, "%s/%s", root, cases[i].name);
+        cases[i].outcome = run_test(dir, cases[i].message);
+    }
+}
+
 static void run_all(Case *cases, int n, const char *root, int jobs) {
+    if (jobs == 0) {
+        run_inline(cases, n, root);
+        return;
+    }
     Job job[8];
     int running = 0, next = 0;
     while (next < n || running > 0) {
@@ -403,6 +462,7 @@ static void write_outcomes(const Case *cases, int n, const char *path, bool pass
 /* The verdict: every crash, and every listed test that does not pass. */
 static int verdict(const Case *cases, int n, const char *list) {
     int bad = 0;
+    fflush(stdout); /* the table first, then the failures on stderr */
     for (int i = 0; i < n; i++) {
         const Case *c = &cases[i];
         if (c->outcome == CRASHED || (c->outcome != PASSED && expected(list, c->name))) {
@@ -436,7 +496,7 @@ int main(int argc, char **argv) {
     fmt(out_path, sizeof out_path, "%s/onnx_conformance.txt", bin);
     const char *jobs_env = getenv("TT_JOBS");
     int jobs = jobs_env ? atoi(jobs_env) : 2, n;
-    jobs = jobs < 1 ? 1 : jobs > 8 ? 8 : jobs;
+    jobs = jobs < 0 ? 1 : jobs > 8 ? 8 : jobs;
     Case *cases = list_cases(root, arg_after(argc, argv, "--only"), &n);
     if (!cases) return 1;
     struct timespec t0;

@@ -10,6 +10,10 @@
  * 'w'", "attribute 'value' of node 'c' (Constant)"). dir: the folder of
  * external data (NULL: external data is refused). */
 Status OnnxPb_tensor(const Onnx__TensorProto *p, const char *dir, const char *what, NdTensor *t, char *err);
+/* The same, taking raw_data's bytes out of p instead of copying them (p
+ * must come from an unpack with protobuf-c's default allocator, which
+ * mallocs each bytes field on its own; free_unpacked then skips them). */
+Status OnnxPb_tensorTake(Onnx__TensorProto *p, const char *dir, const char *what, NdTensor *t, char *err);
 /* ONNX's data type number as an NdType; ND_UNDEF for types tunetop has no
  * storage for (string, complex, float8). */
 NdType OnnxPb_type(int32_t data_type);

@@ -44,7 +44,7 @@ static Status read_initializers(const Onnx__GraphProto *g, NetModel *m, char *er
     if (g->n_sparse_initializer)
         return tt_fail(err, "the graph has a sparse initializer, which tunetop does not support");
     for (size_t i = 0; i < g->n_initializer; i++) {
-        const Onnx__TensorProto *p = g->initializer[i];
+        Onnx__TensorProto *p = g->initializer[i];
         const char *name = p->name ? p->name : "";
         if (NetModel_find(m, name) >= 0) return tt_fail(err, "initializer '%s' appears twice", name);
         int id = value_of(m, name, err);
@@ -52,7 +52,7 @@ static Status read_initializers(const Onnx__GraphProto *g, NetModel *m, char *er
         char what[300];
         snprintf(what, sizeof what, "initializer '%s'", name);
         NetValue *v = &m->values[id];
-        if (OnnxPb_tensor(p, m->dir, what, &v->constant, err) != TT_OK) return TT_ERR;
+        if (OnnxPb_tensorTake(p, m->dir, what, &v->constant, err) != TT_OK) return TT_ERR;
         v->is_const = true;
         v->type = v->constant.type;
         v->shape = v->constant.shape;

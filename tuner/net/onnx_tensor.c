@@ -237,12 +237,26 @@ Status OnnxPb_tensor(const Onnx__TensorProto *p, const char *dir, const char *wh
     return TT_OK;
 }
 
+Status OnnxPb_tensorTake(Onnx__TensorProto *p, const char *dir, const char *what, NdTensor *t, char *err) {
+    NdTensor shape = {0};
+    bool external = p->has_data_location && p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    if (external || !p->has_raw_data || !p->raw_data.data || tensor_shape(p, what, &shape, NULL) != TT_OK ||
+        shape.count * (int64_t)NdType_size(shape.type) != (int64_t)p->raw_data.len)
+        return OnnxPb_tensor(p, dir, what, t, err);
+    *t = shape; /* protobuf-c malloc'd the bytes on their own: the tensor takes them */
+    t->data = p->raw_data.data;
+    p->raw_data.data = NULL;
+    p->raw_data.len = 0;
+    p->has_raw_data = 0;
+    return TT_OK;
+}
+
 Status Onnx_readTensorMemory(const void *data, size_t len, NdTensor *t, char *name, size_t n, char *err) {
     Onnx__TensorProto *p = onnx__tensor_proto__unpack(NULL, len, data);
     if (!p) return tt_fail(err, "not a serialized ONNX tensor: the protobuf does not decode (truncated or corrupt)");
     char what[300];
     snprintf(what, sizeof what, "tensor '%s'", p->name ? p->name : "");
-    Status st = OnnxPb_tensor(p, NULL, what, t, err);
+    Status st = OnnxPb_tensorTake(p, NULL, what, t, err);
     if (st == TT_OK && name && n) snprintf(name, n, "%s", p->name ? p->name : "");
     onnx__tensor_proto__free_unpacked(p, NULL);
     return st;
