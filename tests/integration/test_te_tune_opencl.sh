@@ -9,12 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 EX="$(cd "$(dirname "$0")/../../examples/te" && pwd)"
 
-probe=$("$TT" tune --headless --target opencl --trials 1 --no-roof --log "$WORK/probe.log" \
-  --expr "$EX/dense.te" --set M=1 --set N=4 --set K=4 2>&1 >/dev/null)
-if [ $? -ne 0 ] && printf '%s' "$probe" | grep -qiE 'not built in|no (OpenCL )?(platform|device)|clGetPlatformIDs|opencl'; then
-  echo "skip: no OpenCL device ($probe)"
-  exit 77
-fi
+need_opencl
 
 run_expr() { # name trials sets...
   local name=$1 trials=$2

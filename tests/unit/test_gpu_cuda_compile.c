@@ -425,7 +425,7 @@ int main(void) {
     BuildResult_done(&br);
     KernelSource_done(&probe_src);
     if (!built_in) {
-        return check_skip("CUDA (NVRTC + nvJitLink) not built in");
+        return check_skip("nvrtc", "CUDA (NVRTC + nvJitLink) not built in");
     }
     if (!mkdtemp(workdir)) {
         printf("cannot create %s\n", workdir);
