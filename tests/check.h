@@ -85,8 +85,8 @@ static const char *check_current;
         check_current_failed = 0;                                                                                      \
         check_current_checks = 0;                                                                                      \
         name();                                                                                                        \
-        if (check_current_checks == 0 && !check_current_failed) {                                                     \
-            fprintf(stderr, "%s: ran no check\n", #name);                                                             \
+        if (check_current_checks == 0 && !check_current_failed) {                                                      \
+            fprintf(stderr, "%s: ran no check\n", #name);                                                              \
             check_current_failed = 1;                                                                                  \
         }                                                                                                              \
         if (check_current_failed) {                                                                                    \

@@ -173,10 +173,9 @@ TEST(test_reference_tunable_ops) {
         args[2] = want;
         Workload_reference(&op->wl, args);
         char msg[256];
-        if (!Workload_compare(&op->wl, want, got, msg, sizeof msg)) {
-            fprintf(stderr, "%s: %s\n", GraphOp_kindName(op->kind), msg);
-            CHECK(0);
-        }
+        int same = Workload_compare(&op->wl, want, got, msg, sizeof msg);
+        if (!same) fprintf(stderr, "%s: %s\n", GraphOp_kindName(op->kind), msg);
+        CHECK(same);
         free(got);
         free(want);
     }
