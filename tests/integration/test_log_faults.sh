@@ -47,7 +47,7 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$WORK/full" && mount -t tmpfs -o size=16k t
   grep -q "No space left on device" "$WORK/full.out" && ok "full disk: says No space left" || fail "full disk: no reason given"
   umount "$WORK/full"
 else
-  echo "skip full disk: needs root and a tmpfs mount"
+  unchecked root "full disk (ENOSPC): needs root and a tmpfs mount"
 fi
 
 # ---- the log deleted while the session writes it ---------------------------
