@@ -56,6 +56,7 @@ LOG="$WORK/del.log"
 pid=$!
 for _ in $(seq 1 300); do
   [ "$(records "$LOG")" -ge 8 ] && break
+  kill -0 "$pid" 2>/dev/null || break # the session ended already: no record will come
   sleep 0.1
 done
 rm -f "$LOG"
@@ -88,6 +89,7 @@ LOG="$WORK/term.log"
 pid=$!
 for _ in $(seq 1 300); do
   [ "$(records "$LOG")" -ge 4 ] && break
+  kill -0 "$pid" 2>/dev/null || break # the session ended already: no record will come
   sleep 0.1
 done
 kill -TERM "$pid"

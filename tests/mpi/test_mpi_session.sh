@@ -42,9 +42,13 @@ rank_pid() { # rank_pid MPIRUN_PID RANK: the pid of that rank's tunetop
     if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then echo "$p"; return; fi
   done
 }
-wait_records() { # wait_records LOG N [SECONDS]: up to 40 s by default
-  for _ in $(seq 1 $((${3:-40} * 10))); do [ "$(count "$1")" -ge "$2" ] && return 0; sleep 0.1; done
-  return 1
+wait_records() { # wait_records LOG N SECONDS PID: up to SECONDS, or until PID (the mpirun) has ended
+  for _ in $(seq 1 $(($3 * 10))); do
+    [ "$(count "$1")" -ge "$2" ] && return 0
+    kill -0 "$4" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ "$(count "$1")" -ge "$2" ]
 }
 
 # ---- 1. a whole session
@@ -73,7 +77,7 @@ GO="$WORK/go"
 TUNETOP_TEST_HOLD="2:$GO" "${mpi[@]}" -x TUNETOP_TEST_HOLD -np 3 "$TT" "${common[@]}" --batch 4 --trials 24 \
   --rank-timeout 120 --log "$L4" </dev/null >"$WORK/slow.out" 2>&1 &
 mp=$!
-if wait_records "$L4" 16 150; then
+if wait_records "$L4" 16 150 "$mp"; then
   r2=$("$TT" dump "$L4" | grep -c '"rank":2,')
   [ "$r2" -eq 0 ] && ok "rank 2 holds its jobs; meanwhile rank 1 measured $(count "$L4") (rounds of 4)" ||
     fail "rank 2 was not held: $r2 records"
@@ -160,7 +164,7 @@ L2="$WORK/two.log"
 "${mpi[@]}" --enable-recovery -np 3 "$TT" "${common[@]}" --trials 24 --rank-timeout 2 --log "$L2" \
   </dev/null >"$WORK/two.out" 2>&1 &
 mp=$!
-if wait_records "$L2" 6; then
+if wait_records "$L2" 6 40 "$mp"; then
   victim=$(rank_pid "$mp" 2)
   kill -9 "$victim" && ok "killed rank 2 (pid $victim) with $(count "$L2") records on disk"
 else
@@ -181,7 +185,7 @@ L3="$WORK/three.log"
 cmd3=("${mpi[@]}" -np 3 "$TT" "${common[@]}" --trials 24 --log "$L3")
 "${cmd3[@]}" </dev/null >"$WORK/three.out" 2>&1 &
 mp=$!
-if wait_records "$L3" 6; then
+if wait_records "$L3" 6 40 "$mp"; then
   victim=$(rank_pid "$mp" 2)
   kill -9 "$victim" && ok "killed rank 2 (pid $victim)"
 else
