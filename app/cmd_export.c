@@ -80,6 +80,7 @@ static void make_prefix(const Workload *wl, int i, char *buf, size_t n) {
 }
 
 int cmd_export(int argc, char **argv) {
+    if (app_names_model(argc, argv)) return cmd_export_model(argc, argv);
     static const struct option longopts[] = {{"task", required_argument, 0, O_TASK},
                                              {"network", required_argument, 0, O_NETWORK},
                                              {"batch-size", required_argument, 0, O_BATCHSIZE},

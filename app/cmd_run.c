@@ -1029,6 +1029,7 @@ out:
 }
 
 int cmd_run(int argc, char **argv) {
+    if (app_names_model(argc, argv)) return cmd_run_model(argc, argv);
     static const struct option longopts[] = {{"network", required_argument, 0, 'n'},
                                              {"task", required_argument, 0, 't'},
                                              {"log", required_argument, 0, 'L'},
