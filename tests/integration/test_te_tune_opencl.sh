@@ -15,7 +15,7 @@ run_expr() { # name trials sets...
   local name=$1 trials=$2
   shift 2
   local log="$WORK/$name.log"
-  if "$TT" tune --headless --target opencl --seed 5 --batch 4 --trials "$trials" --timeout 60 --no-roof \
+  if "$TT" tune --headless --target opencl --seed 5 --batch 4 --trials "$trials" --timeout 600 --build-timeout 600 --no-roof \
       --log "$log" --expr "$EX/$name.te" "$@" >"$WORK/$name.out" 2>&1; then
     ok "tune --expr $name.te --target opencl"
   else
@@ -51,7 +51,7 @@ run_expr dense_bias_gelu 6 --set M=4 --set N=24 --set K=16
 
 # resume: the same command with a larger budget restores and measures nothing twice
 LOG="$WORK/dense.log"
-"$TT" tune --headless --target opencl --seed 5 --batch 4 --trials 10 --timeout 60 --no-roof --log "$LOG" \
+"$TT" tune --headless --target opencl --seed 5 --batch 4 --trials 10 --timeout 600 --build-timeout 600 --no-roof --log "$LOG" \
   --expr "$EX/dense.te" --set M=3 --set N=20 --set K=17 >"$WORK/resume.out" 2>&1 \
   && ok "resumed session finished" || fail "resume: $(tail -n 5 "$WORK/resume.out")"
 grep -q "resumed" "$WORK/resume.out" && ok "says what it restored" || fail "no resume message: $(cat "$WORK/resume.out")"
@@ -66,7 +66,7 @@ run_sketch() { # name sets...
   local name=$1
   shift
   local log="$WORK/$name.sketch.log"
-  if "$TT" tune --headless --target opencl --tuner evolution --seed 5 --batch 4 --trials 8 --timeout 60 --no-roof \
+  if "$TT" tune --headless --target opencl --tuner evolution --seed 5 --batch 4 --trials 8 --timeout 600 --build-timeout 600 --no-roof \
       --log "$log" --expr "$EX/$name.te" "$@" >"$WORK/$name.sketch.out" 2>&1; then
     ok "tune --expr $name.te --target opencl --tuner evolution"
   else
