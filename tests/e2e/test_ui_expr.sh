@@ -23,7 +23,7 @@ wait_until 5 "the best page closed" eval '! grep -q "Best candidate of task" "$S
 keys q
 wait_for 'stop the session and quit' 5
 keys y
-wait_for 'EXIT=[0-9]+' 60
+wait_exit 0 60
 check_restored
 
 # a resumed session whose budget the log already spent measures nothing: the
@@ -37,7 +37,7 @@ wait_for 'loop nest \(the steps replayed\)' 5
 wait_for '^│?(for|init|store|update) ' 5
 keys b
 keys q
-wait_for 'EXIT=[0-9]+' 60
+wait_exit 0 60
 check_restored
 
 start 120 40 "$TT" view "$LOG"
@@ -50,6 +50,6 @@ save expr_view_best_120x40
 keys Escape
 wait_until 5 "the best page closed" eval '! grep -q "Best candidate of task" "$SCREEN"'
 keys q
-wait_for 'EXIT=0' 10
+wait_exit 0 10
 check_restored
 echo PASS

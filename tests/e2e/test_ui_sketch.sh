@@ -34,7 +34,7 @@ wait_until 5 "the best page closed" eval '! grep -q "Best candidate of task" "$S
 keys q
 wait_for 'stop the session and quit' 5
 keys y
-wait_for 'EXIT=[0-9]+' 60
+wait_exit 0 60
 check_restored
 
 start 100 32 "$TT" tune --expr "$EX/matmul.te" --set N=32 --trials 40 --round-size 8 --population 64 --no-roof \
@@ -44,6 +44,6 @@ wait_for '^ +cost model off: ranked by measured ancestors' 10
 keys q
 wait_until 30 "the session ended" eval 'grep -qE "stop the session and quit|EXIT=[0-9]+" "$SCREEN"'
 grep -q 'stop the session and quit' "$SCREEN" && keys y
-wait_for 'EXIT=[0-9]+' 60
+wait_exit 0 60
 check_restored
 echo PASS

@@ -14,6 +14,7 @@ pid=$!
 for _ in $(seq 1 300); do
   n=$("$TT" dump "$LOG" 2>/dev/null | wc -l)
   [ "$n" -ge 10 ] && break
+  kill -0 "$pid" 2>/dev/null || break # the session ended already: no record will come
   sleep 0.1
 done
 kill -9 "$pid" 2>/dev/null
@@ -46,6 +47,7 @@ pid=$!
 for _ in $(seq 1 300); do
   n=$("$TT" dump "$LOG2" 2>/dev/null | wc -l)
   [ "$n" -ge 5 ] && break
+  kill -0 "$pid" 2>/dev/null || break # the session ended already: no record will come
   sleep 0.1
 done
 kill -INT "$pid"

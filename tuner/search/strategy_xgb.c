@@ -271,6 +271,10 @@ static CostModel *train_job(const CostModelParams *params, const FitJob *job, ch
 
 /* ---- background refit -------------------------------------------------------- */
 
+/* Test hook: when set, the refit thread calls it after taking a job and before
+ * training, so a test can hold a refit in flight on purpose (tests/unit/test_xgb.c). */
+void (*xgb_fit_hook)(void);
+
 static void *fit_main(void *arg) {
     XgbTuner *this = arg;
     /* Lower priority: on the cpu target this thread competes with the kernels being timed. */
@@ -285,6 +289,7 @@ static void *fit_main(void *arg) {
         this->busy = true;
         CostModelParams params = this->params;
         pthread_mutex_unlock(&this->lock);
+        if (xgb_fit_hook) xgb_fit_hook();
 
         char err[TT_ERRLEN] = "";
         CostModel *m = train_job(&params, job, err);
