@@ -102,7 +102,7 @@ TEST(a_bad_workload) {
 int main(void) {
     char err[TT_ERRLEN];
     const Target *cpu = Target_find("cpu");
-    if (!cpu || cpu->probe(&g_dev, err) != TT_OK) return check_skip(err);
+    if (!cpu || cpu->probe(&g_dev, err) != TT_OK) return check_skip("cpu", err);
     RUN(groups_of_alternatives);
     RUN(one_template);
     RUN(a_bad_workload);
