@@ -95,7 +95,7 @@ typedef struct NetModel {
 } NetModel;
 
 /* The opsets of the default domain that tunetop reads. */
-#define NET_OPSET_MIN 7
+#define NET_OPSET_MIN 1
 #define NET_OPSET_MAX 21
 
 void NetModel_init(NetModel *m);
