@@ -27,6 +27,8 @@ static const struct {
     {SEL_SET, "set", required_argument},
     {SEL_SUBGRAPHS, "subgraphs", no_argument},
     {SEL_BATCH_ALIAS, "batch", required_argument},
+    {SEL_MODEL, "model", required_argument},
+    {SEL_INPUT_SHAPE, "input-shape", required_argument},
 };
 enum { N_SELECT = sizeof SELECT / sizeof SELECT[0] };
 
@@ -79,6 +81,7 @@ static void print_values(const char *cmd, const char *opt, FILE *out) {
         {"ops", "conv2d depthwise_conv2d dense batch_matmul"},
         {"log", "@file"},
         {"expr", "@file"},
+        {"model", "@file"},
         {"warm-start", "@file"},
         {"output", "@dir"},
     };

@@ -31,17 +31,19 @@
 
 /* the task-selection options, as bits of CmdOptions.select */
 enum {
-    SEL_TASK = 1u << 0,        /* --task SPEC (repeatable) */
-    SEL_NETWORK = 1u << 1,     /* --network NAME */
-    SEL_BATCH_SIZE = 1u << 2,  /* --batch-size B (the network's batch) */
-    SEL_LAYOUT = 1u << 3,      /* --layout NCHW|NHWC */
-    SEL_IMAGE_SIZE = 1u << 4,  /* --image-size S */
-    SEL_SEQ_LEN = 1u << 5,     /* --seq-len L */
-    SEL_OPS = 1u << 6,         /* --ops LIST */
-    SEL_EXPR = 1u << 7,        /* --expr FILE.te (repeatable) */
-    SEL_SET = 1u << 8,         /* --set NAME=VALUE (repeatable) */
-    SEL_SUBGRAPHS = 1u << 9,   /* --subgraphs */
-    SEL_BATCH_ALIAS = 1u << 10 /* --batch B, hidden: the old spelling of --batch-size */
+    SEL_TASK = 1u << 0,         /* --task SPEC (repeatable) */
+    SEL_NETWORK = 1u << 1,      /* --network NAME */
+    SEL_BATCH_SIZE = 1u << 2,   /* --batch-size B (the network's batch) */
+    SEL_LAYOUT = 1u << 3,       /* --layout NCHW|NHWC */
+    SEL_IMAGE_SIZE = 1u << 4,   /* --image-size S */
+    SEL_SEQ_LEN = 1u << 5,      /* --seq-len L */
+    SEL_OPS = 1u << 6,          /* --ops LIST */
+    SEL_EXPR = 1u << 7,         /* --expr FILE.te (repeatable) */
+    SEL_SET = 1u << 8,          /* --set NAME=VALUE (repeatable) */
+    SEL_SUBGRAPHS = 1u << 9,    /* --subgraphs */
+    SEL_BATCH_ALIAS = 1u << 10, /* --batch B, hidden: the old spelling of --batch-size */
+    SEL_MODEL = 1u << 11,       /* --model FILE.onnx */
+    SEL_INPUT_SHAPE = 1u << 12  /* --input-shape NAME=DIMS (repeatable): a symbolic input dimension fixed */
 };
 #define SEL_SHAPE (SEL_BATCH_SIZE | SEL_LAYOUT | SEL_IMAGE_SIZE | SEL_SEQ_LEN | SEL_OPS)
 /* getopt vals of the selection options: SEL_VAL_BASE + the bit's index */
@@ -64,6 +66,9 @@ typedef struct TaskSelect {
     TeSet sets[APP_MAX_SETS]; /* --set; the names are owned (TaskSelect_done) */
     int n_sets;
     bool subgraphs;
+    const char *model; /* --model */
+    const char *input_shapes[APP_MAX_SETS];
+    int n_input_shapes;
     unsigned given; /* SEL_ bits of the options the command line held */
 } TaskSelect;
 

@@ -10,6 +10,7 @@
 #include "app/device.h"
 #include "app/expr.h"
 #include "app/opts.h"
+#include "tuner/net/model_load.h"
 #include "tuner/net/network.h"
 #include "tuner/net/subgraph.h"
 #include "tuner/task.h"
@@ -55,7 +56,7 @@ static void usage(FILE *out) {
 }
 
 static int list_subgraphs(const char *network, const NetworkOptions *nopt, int show);
-static int list_tasks(const char *network, const NetworkOptions *nopt, const char *target_name, const char *arch);
+static int list_tasks(const TaskSelect *sel, const char *target_name, const char *arch);
 
 static int usage_error(const char *msg) {
     fprintf(stderr, "tunetop tasks: %s\n", msg);
@@ -68,7 +69,8 @@ static const struct option OWN[] = {{"target", required_argument, 0, 'T'},
                                     {"help", no_argument, 0, 'h'},
                                     {0, 0, 0, 0}};
 const CmdOptions TASKS_OPTIONS = {"tasks", OWN,
-                                  SEL_NETWORK | SEL_SHAPE | SEL_EXPR | SEL_SET | SEL_SUBGRAPHS | SEL_BATCH_ALIAS};
+                                  SEL_NETWORK | SEL_SHAPE | SEL_EXPR | SEL_SET | SEL_SUBGRAPHS | SEL_BATCH_ALIAS |
+                                      SEL_MODEL | SEL_INPUT_SHAPE};
 
 /* The selection's checks; -1 when the network's tasks are to be listed, else the exit code. */
 static int tasks_other(TaskSelect *sel, int show) {
@@ -125,11 +127,13 @@ int cmd_tasks(int argc, char **argv) {
         rc = usage_error(err);
     }
     if (rc < 0) rc = tasks_other(&sel, show);
-    if (rc < 0 && !sel.network) {
-        snprintf(err, sizeof err, "give --network NAME (one of: %s)", Network_names());
+    if (rc < 0 && sel.model && (sel.network || (sel.given & (SEL_SHAPE & ~SEL_OPS))))
+        rc = usage_error("--model takes --input-shape and --ops; --network and its shape options do not apply");
+    if (rc < 0 && !sel.network && !sel.model) {
+        snprintf(err, sizeof err, "give --network NAME (one of: %s) or --model FILE.onnx", Network_names());
         rc = usage_error(err);
     }
-    if (rc < 0) rc = list_tasks(sel.network, &sel.nopt, target_name, arch);
+    if (rc < 0) rc = list_tasks(&sel, target_name, arch);
     TaskSelect_done(&sel);
     return rc;
 }
@@ -146,7 +150,7 @@ static int print_untuned(const char *network, const NetworkOptions *nopt, const 
             untuned_ops += untuned[i].count;
         }
     }
-    for (int op = 0; nopt->op_mask && op < OP_COUNT; op++) {
+    for (int op = 0; network && nopt->op_mask && op < OP_COUNT; op++) {
         if (nopt->op_mask & (1u << op)) continue;
         int n = Network_layerCount(network, nopt, (OpKind)op);
         if (n > 0) {
@@ -157,14 +161,42 @@ static int print_untuned(const char *network, const NetworkOptions *nopt, const 
     return untuned_ops;
 }
 
-/* `tasks --network NAME`: the network's tasks on the target, its untuned ops, the total. */
-static int list_tasks(const char *network, const NetworkOptions *nopt_in, const char *target_name, const char *arch) {
-    NetworkOptions nopt = *nopt_in;
+/* The tasks of --network or --model, and the line that says what was read; 0, or the exit code. */
+static int extract(const TaskSelect *sel, NetworkTask **tasks, int *n_tasks, NetworkUntuned **untuned, int *n_untuned,
+                   char *what, size_t n_what) {
     char err[TT_ERRLEN] = "";
+    if (sel->model) {
+        if (Model_extract(sel->model, sel->input_shapes, sel->n_input_shapes, sel->nopt.op_mask, tasks, n_tasks,
+                          untuned, n_untuned, err) != TT_OK) {
+            fprintf(stderr, "tunetop tasks: %s\n", err);
+            return 1;
+        }
+        snprintf(what, n_what, "Model %s (ONNX): every Conv, Gemm and MatMul a template fits is a task", sel->model);
+        return 0;
+    }
+    const NetworkOptions *nopt = &sel->nopt;
+    if (Network_extract(sel->network, nopt, tasks, n_tasks, untuned, n_untuned, err) != TT_OK) return usage_error(err);
+    char image[48] = "";
+    int default_image = Network_defaultImage(sel->network);
+    if (!default_image)
+        snprintf(image, sizeof image, "sequence %d", nopt->seq_len);
+    else
+        snprintf(image, sizeof image, "image %d", nopt->image_size ? nopt->image_size : default_image);
+    snprintf(what, n_what, "Network %s: batch %d, layout %s, %s", sel->network, nopt->batch, Layout_name(nopt->layout),
+             image);
+    return 0;
+}
+
+/* `tasks --network NAME` or `--model FILE`: the tasks on the target, the untuned ops, the total. */
+static int list_tasks(const TaskSelect *sel, const char *target_name, const char *arch) {
+    const char *network = sel->network;
+    NetworkOptions nopt = sel->nopt;
     NetworkTask *tasks = NULL;
     NetworkUntuned *untuned = NULL;
     int n_tasks = 0, n_untuned = 0;
-    if (Network_extract(network, &nopt, &tasks, &n_tasks, &untuned, &n_untuned, err) != TT_OK) return usage_error(err);
+    char what[512];
+    int rc = extract(sel, &tasks, &n_tasks, &untuned, &n_untuned, what, sizeof what);
+    if (rc) return rc;
 
     /* The device whose limits shape the spaces; without one, '-' columns. */
     const Target *target = NULL;
@@ -173,13 +205,8 @@ static int list_tasks(const char *network, const NetworkOptions *nopt_in, const 
     bool have_dev = false;
     if (app_resolve_device(target_name, arch, true, &target, &dev, dev_err) == TT_OK) have_dev = true;
 
-    char image[48] = "", left_out[256] = "";
-    int default_image = Network_defaultImage(network);
-    if (!default_image)
-        snprintf(image, sizeof image, "sequence %d", nopt.seq_len);
-    else
-        snprintf(image, sizeof image, "image %d", nopt.image_size ? nopt.image_size : default_image);
-    printf("Network %s: batch %d, layout %s, %s\n", network, nopt.batch, Layout_name(nopt.layout), image);
+    char left_out[256] = "";
+    printf("%s\n", what);
     if (have_dev)
         printf("Target %s: %s%s\n", target->name, dev.name[0] ? dev.name : dev.arch,
                dev.present || strstr(dev.name, "no device") ? "" : " (limits only, no device)");
@@ -230,6 +257,8 @@ static int list_tasks(const char *network, const NetworkOptions *nopt_in, const 
     if (failed) printf("(%d task(s) without a template on %s; first: %s)\n", failed, target_name, first_fail);
 
     int untuned_ops = print_untuned(network, &nopt, untuned, n_untuned, left_out, sizeof left_out);
+    if (sel->model && n_untuned)
+        printf("(the untuned ops run in tunetop's op library: `run --model` builds them into the program)\n");
     printf("\nTotal: %d tasks for %d layers, %.3f GFLOP per inference in tuned layers; %d untuned ops in %d kinds\n",
            id, layers, total_flops / 1e9, untuned_ops, n_untuned);
     if (id > n_tasks)

@@ -18,6 +18,7 @@
 #include "records/log.h"
 #include "tuner/cluster/cluster.h"
 #include "tuner/engine.h"
+#include "tuner/net/model_load.h"
 #include "tuner/net/network.h"
 #include "tuner/net/subgraph.h"
 #include "tuner/plan.h"
@@ -76,98 +77,101 @@ static void usage(FILE *out) {
     EngineConfig_defaults(&d);
     NetworkOptions nd;
     NetworkOptions_defaults(&nd);
-    app_help(out,
-             "usage: tunetop tune (--task SPEC ... | --network NAME | --expr FILE.te ...) [options]\n"
-             "\n"
-             "Tunes each task's kernel on the target: a strategy proposes configs, builder threads compile them,\n"
-             "an isolated worker process measures them, and every measurement is appended to the record log.\n"
-             "Opens the terminal UI when stdout is a terminal; prints progress lines otherwise (or --headless).\n"
-             "\n"
-             "what to tune:\n"
-             "  --task SPEC           an operator, e.g. conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1\n"
-             "                        or dense:m=64,n=1024,k=1024 (repeatable; see `tunetop space --help`)\n"
-             "  --network NAME        every task of a built-in network (%s)\n"
-             "  --subgraphs           with --network: tune the network as subgraphs instead (each anchor op with\n"
-             "                        its elementwise consumers, the other ops on their own; see tunetop tasks\n"
-             "                        --subgraphs), as tensor expressions searched by evolution (cpu target)\n"
-             "  --expr FILE.te        a tensor expression (repeatable; see examples/te and tunetop sketches). On\n"
-             "                        cpu it is searched by evolution over its sketches (--tuner random or grid:\n"
-             "                        by the plain sampler's numbered random schedules instead); on opencl and\n"
-             "                        cuda by the plain sampler unless --tuner evolution (cuda: one-stage\n"
-             "                        expressions only, one kernel). Every candidate is checked against the\n"
-             "                        interpreter\n"
-             "  --set NAME=VALUE      overrides `let NAME` of every --expr file (repeatable)\n"
-             "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
-             "                        network options: the network's batch size, layout, image side, sequence\n"
-             "                        length, the ops to tune (defaults %d, %s, the network's (%s), %d, all ops)\n"
-             "where:\n"
-             "  --target T            %s (default %s)\n"
-             "  --arch ARCH           limits to check against without a device (default %s)\n"
-             "  --compile-only        build and record resources, do not run (checks a space offline)\n"
-             "  --template NAME       the tasks it applies to use only this template; by default a workload that\n"
-             "                        several templates handle is a group of alternatives tuned side by side:\n"
-             "                        conv2d 3x3 stride 1 on the cpu gets a direct task and a Winograd one\n"
-             "                        (conv2d_winograd.cpu, F(m x m, 3x3), labelled \"wino\"), counted once in\n"
-             "                        the estimate with the faster best, and `run` uses the faster\n"
-             "how:\n"
-             "  --trials N            total measurements over all tasks, restored ones included (default %d)\n"
-             "  --tuner NAME          %s (default %s; --expr: evolution unless random or grid)\n"
-             "  --population N --generations N --mutation P --eps-greedy P\n"
-             "                        evolution (--expr): candidates per generation (2..%d, default %d), generations\n"
-             "                        per round (0..%d, default %d), share of children that are mutations rather\n"
-             "                        than crossovers (default %g), share of each round measured at random (default\n"
-             "                        %g). Children are ranked by the learned cost model (XGBoost on program\n"
-             "                        features) once it is fit on two measured schedules, by what their measured\n"
-             "                        ancestor measured before that\n"
-             "  --cost-model xgb|none evolution: none ranks children by their measured ancestors only (to compare)\n"
-             "  --warm-start LOG      evolution: the cost model learns first from LOG's records of other expressions\n"
-             "                        (repeatable): an expression is found as NAME.te beside an --expr file, with\n"
-             "                        --set or its own lets, when its key matches\n"
-             "  --scheduler NAME      %s (default %s)\n"
-             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
-             "  --round-size N        measurements per round (default min(64, trials / tasks)); a task's first\n"
-             "                        round is at most trials / (4 x tasks), so the scheduler starts choosing early\n"
-             "  --builders N          parallel compiles (default: cores)\n"
-             "  --threads N           threads inside a CPU kernel (default: all cores)\n"
-             "  --number N --repeat N --min-repeat-ms MS\n"
-             "                        timing: runs per repeat, repeats, minimum repeat length (default %d, %d, %d);\n"
-             "                        a candidate's latency is the median of its repeats\n"
-             "  --timeout S           run timeout per candidate in seconds (default %g)\n"
-             "  --build-timeout S     compile timeout per candidate in seconds (default %g)\n"
-             "  --seed S              random seed (default %llu)\n"
-             "  --roof-stop F         the gradient scheduler gives no more rounds to a task whose best reaches\n"
-             "                        F of its roofline (default %g; 0 = off; a raised priority overrides it)\n"
-             "  --no-roof             no roofline: do not load or measure the machine's figures\n"
-             "  --transfer            xgb also learns from the log's records of earlier sessions' tasks of the\n"
-             "                        same template (this session's tasks always learn from each other)\n"
-             "output:\n"
-             "  --log FILE            record log (default tunetop.log); an existing log is resumed: its configs\n"
-             "                        are not measured again and its bests and trial counts are restored\n"
-             "  --headless            never open the UI\n"
-             "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
-             "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
-             "under mpirun / srun (rank 0 is the session, ranks >= 1 build and measure; see docs/mpi.md):\n"
-             "  --rank-timeout S      a measure server not heard from for S seconds is lost and its candidates\n"
-             "                        go to the other ranks (default 20)\n"
-             "  --local-measure yes|no\n"
-             "                        rank 0 builds and measures too (default: yes when it has a device of the\n"
-             "                        target that no other rank of its node measures on; cpu: when it is alone\n"
-             "                        on its node)\n"
-             "  --devices LIST        cuda, opencl: the devices of a node its ranks use, e.g. 0,1: a rank takes\n"
-             "                        LIST[node-local rank mod its length] (default: node-local rank mod the\n"
-             "                        node's device count); cpu: one device, --threads per rank\n"
-             "\n"
-             "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
-             "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures. A Winograd task's\n"
-             "GFLOPS and roof are effective GFLOPS (the direct convolution's FLOPs over the time; marked \"eff\"),\n"
-             "which may exceed the machine's peak; its roof is computed from its own arithmetic.\n"
-             "\n" EXIT_STATUS_HELP,
-             Network_names(), nd.batch, Layout_name(nd.layout), Network_imageSizes(), nd.seq_len, Target_names(),
-             Target_default()->name, app_arch_defaults(), d.trials, Strategy_names(), d.strategy, EVO_POPULATION_MAX,
-             d.evolution.population, EVO_GENERATIONS_MAX, d.evolution.generations, d.evolution.mutation,
-             d.evolution.eps, TaskScheduler_names(), d.scheduler, d.measure.number, d.measure.repeat,
-             d.measure.min_repeat_ms, d.measure.run_timeout_s, d.measure.build_timeout_s, (unsigned long long)d.seed,
-             d.roof_stop);
+    app_help(
+        out,
+        "usage: tunetop tune (--task SPEC ... | --network NAME | --model FILE.onnx | --expr FILE.te ...) [options]\n"
+        "\n"
+        "Tunes each task's kernel on the target: a strategy proposes configs, builder threads compile them,\n"
+        "an isolated worker process measures them, and every measurement is appended to the record log.\n"
+        "Opens the terminal UI when stdout is a terminal; prints progress lines otherwise (or --headless).\n"
+        "\n"
+        "what to tune:\n"
+        "  --task SPEC           an operator, e.g. conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1\n"
+        "                        or dense:m=64,n=1024,k=1024 (repeatable; see `tunetop space --help`)\n"
+        "  --network NAME        every task of a built-in network (%s)\n"
+        "  --model FILE.onnx     every Conv, Gemm and MatMul of an ONNX model that a template fits (see\n"
+        "                        tunetop tasks --model; `run --model` builds the whole model from the log)\n"
+        "  --input-shape NAME=DIMS  fixes a symbolic input dimension of --model, e.g. input=1x3x224x224\n"
+        "  --subgraphs           with --network: tune the network as subgraphs instead (each anchor op with\n"
+        "                        its elementwise consumers, the other ops on their own; see tunetop tasks\n"
+        "                        --subgraphs), as tensor expressions searched by evolution (cpu target)\n"
+        "  --expr FILE.te        a tensor expression (repeatable; see examples/te and tunetop sketches). On\n"
+        "                        cpu it is searched by evolution over its sketches (--tuner random or grid:\n"
+        "                        by the plain sampler's numbered random schedules instead); on opencl and\n"
+        "                        cuda by the plain sampler unless --tuner evolution (cuda: one-stage\n"
+        "                        expressions only, one kernel). Every candidate is checked against the\n"
+        "                        interpreter\n"
+        "  --set NAME=VALUE      overrides `let NAME` of every --expr file (repeatable)\n"
+        "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
+        "                        network options: the network's batch size, layout, image side, sequence\n"
+        "                        length, the ops to tune (defaults %d, %s, the network's (%s), %d, all ops)\n"
+        "where:\n"
+        "  --target T            %s (default %s)\n"
+        "  --arch ARCH           limits to check against without a device (default %s)\n"
+        "  --compile-only        build and record resources, do not run (checks a space offline)\n"
+        "  --template NAME       the tasks it applies to use only this template; by default a workload that\n"
+        "                        several templates handle is a group of alternatives tuned side by side:\n"
+        "                        conv2d 3x3 stride 1 on the cpu gets a direct task and a Winograd one\n"
+        "                        (conv2d_winograd.cpu, F(m x m, 3x3), labelled \"wino\"), counted once in\n"
+        "                        the estimate with the faster best, and `run` uses the faster\n"
+        "how:\n"
+        "  --trials N            total measurements over all tasks, restored ones included (default %d)\n"
+        "  --tuner NAME          %s (default %s; --expr: evolution unless random or grid)\n"
+        "  --population N --generations N --mutation P --eps-greedy P\n"
+        "                        evolution (--expr): candidates per generation (2..%d, default %d), generations\n"
+        "                        per round (0..%d, default %d), share of children that are mutations rather\n"
+        "                        than crossovers (default %g), share of each round measured at random (default\n"
+        "                        %g). Children are ranked by the learned cost model (XGBoost on program\n"
+        "                        features) once it is fit on two measured schedules, by what their measured\n"
+        "                        ancestor measured before that\n"
+        "  --cost-model xgb|none evolution: none ranks children by their measured ancestors only (to compare)\n"
+        "  --warm-start LOG      evolution: the cost model learns first from LOG's records of other expressions\n"
+        "                        (repeatable): an expression is found as NAME.te beside an --expr file, with\n"
+        "                        --set or its own lets, when its key matches\n"
+        "  --scheduler NAME      %s (default %s)\n"
+        "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
+        "  --round-size N        measurements per round (default min(64, trials / tasks)); a task's first\n"
+        "                        round is at most trials / (4 x tasks), so the scheduler starts choosing early\n"
+        "  --builders N          parallel compiles (default: cores)\n"
+        "  --threads N           threads inside a CPU kernel (default: all cores)\n"
+        "  --number N --repeat N --min-repeat-ms MS\n"
+        "                        timing: runs per repeat, repeats, minimum repeat length (default %d, %d, %d);\n"
+        "                        a candidate's latency is the median of its repeats\n"
+        "  --timeout S           run timeout per candidate in seconds (default %g)\n"
+        "  --build-timeout S     compile timeout per candidate in seconds (default %g)\n"
+        "  --seed S              random seed (default %llu)\n"
+        "  --roof-stop F         the gradient scheduler gives no more rounds to a task whose best reaches\n"
+        "                        F of its roofline (default %g; 0 = off; a raised priority overrides it)\n"
+        "  --no-roof             no roofline: do not load or measure the machine's figures\n"
+        "  --transfer            xgb also learns from the log's records of earlier sessions' tasks of the\n"
+        "                        same template (this session's tasks always learn from each other)\n"
+        "output:\n"
+        "  --log FILE            record log (default tunetop.log); an existing log is resumed: its configs\n"
+        "                        are not measured again and its bests and trial counts are restored\n"
+        "  --headless            never open the UI\n"
+        "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
+        "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
+        "under mpirun / srun (rank 0 is the session, ranks >= 1 build and measure; see docs/mpi.md):\n"
+        "  --rank-timeout S      a measure server not heard from for S seconds is lost and its candidates\n"
+        "                        go to the other ranks (default 20)\n"
+        "  --local-measure yes|no\n"
+        "                        rank 0 builds and measures too (default: yes when it has a device of the\n"
+        "                        target that no other rank of its node measures on; cpu: when it is alone\n"
+        "                        on its node)\n"
+        "  --devices LIST        cuda, opencl: the devices of a node its ranks use, e.g. 0,1: a rank takes\n"
+        "                        LIST[node-local rank mod its length] (default: node-local rank mod the\n"
+        "                        node's device count); cpu: one device, --threads per rank\n"
+        "\n"
+        "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
+        "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures. A Winograd task's\n"
+        "GFLOPS and roof are effective GFLOPS (the direct convolution's FLOPs over the time; marked \"eff\"),\n"
+        "which may exceed the machine's peak; its roof is computed from its own arithmetic.\n"
+        "\n" EXIT_STATUS_HELP,
+        Network_names(), nd.batch, Layout_name(nd.layout), Network_imageSizes(), nd.seq_len, Target_names(),
+        Target_default()->name, app_arch_defaults(), d.trials, Strategy_names(), d.strategy, EVO_POPULATION_MAX,
+        d.evolution.population, EVO_GENERATIONS_MAX, d.evolution.generations, d.evolution.mutation, d.evolution.eps,
+        TaskScheduler_names(), d.scheduler, d.measure.number, d.measure.repeat, d.measure.min_repeat_ms,
+        d.measure.run_timeout_s, d.measure.build_timeout_s, (unsigned long long)d.seed, d.roof_stop);
 }
 
 /* The command line, quoted for a shell, to tell the user how to resume. */
@@ -493,7 +497,8 @@ static const struct option OWN[] = {{"target", required_argument, 0, O_TARGET},
                                     {"cost-model", required_argument, 0, O_COST_MODEL},
                                     {"warm-start", required_argument, 0, O_WARM_START},
                                     {0, 0, 0, 0}};
-const CmdOptions TUNE_OPTIONS = {"tune", OWN, SEL_TASK | SEL_NETWORK | SEL_SHAPE | SEL_EXPR | SEL_SET | SEL_SUBGRAPHS};
+const CmdOptions TUNE_OPTIONS = {
+    "tune", OWN, SEL_TASK | SEL_NETWORK | SEL_SHAPE | SEL_EXPR | SEL_SET | SEL_SUBGRAPHS | SEL_MODEL | SEL_INPUT_SHAPE};
 
 /* What the command line asks for: tune_parse fills it, tune_check decides the
  * strategy rules, the rest of tune_main turns it into a session. */
@@ -675,9 +680,12 @@ static int tune_parse(int argc, char **argv, TuneRequest *q, TuneMpi *mpi, char 
 /* What to tune, against what it is tuned with: TT_ERR with the usage error. */
 static Status check_selection(const TuneRequest *q, const TuneMpi *mpi, char *err) {
     const TaskSelect *s = &q->sel;
-    if (!s->n_specs && !s->network && !s->n_exprs)
-        return tt_fail(err,
-                       "nothing to tune: give --task SPEC, --network NAME or --expr FILE.te (see tunetop tune --help)");
+    if (!s->n_specs && !s->network && !s->n_exprs && !s->model)
+        return tt_fail(err, "nothing to tune: give --task SPEC, --network NAME, --model FILE.onnx or --expr FILE.te "
+                            "(see tunetop tune --help)");
+    if (s->model && (s->network || s->subgraphs || (s->given & (SEL_SHAPE & ~SEL_OPS))))
+        return tt_fail(err, "--model takes --input-shape and --ops; --network, --subgraphs and the network's shape "
+                            "options do not apply");
     if (s->subgraphs && (!s->network || s->ops || s->nopt.layout != LAYOUT_NCHW || q->tmpl_name))
         return tt_fail(err, "--subgraphs tunes a --network's subgraphs (every op, NCHW); --ops, --layout and "
                             "--template do not apply");
@@ -748,7 +756,10 @@ static Status network_workloads(TuneRequest *q, Workload **wls, double **weights
     NetworkTask *nt = NULL;
     NetworkUntuned *un = NULL;
     int n_nt = 0, n_un = 0;
-    if (Network_extract(s->network, &s->nopt, &nt, &n_nt, &un, &n_un, err) != TT_OK) return TT_ERR;
+    if (s->model ? Model_extract(s->model, s->input_shapes, s->n_input_shapes, s->nopt.op_mask, &nt, &n_nt, &un, &n_un,
+                                 err) != TT_OK
+                 : Network_extract(s->network, &s->nopt, &nt, &n_nt, &un, &n_un, err) != TT_OK)
+        return TT_ERR;
     *wls = realloc(*wls, (size_t)(*n_wl + n_nt + 1) * sizeof(Workload));
     *weights = realloc(*weights, (size_t)(*n_wl + n_nt + 1) * sizeof(double));
     if (!*wls || !*weights) abort();
@@ -784,7 +795,7 @@ static Status tune_workloads(TuneRequest *q, Workload **wls, double **weights, i
         else
             (*weights)[(*n_wl)++] = 1;
     }
-    if (st == TT_OK && s->network) st = network_workloads(q, wls, weights, n_wl, err);
+    if (st == TT_OK && (s->network || s->model)) st = network_workloads(q, wls, weights, n_wl, err);
     if (st != TT_OK) {
         free(*wls);
         free(*weights);
@@ -873,7 +884,7 @@ static int tune_device(TuneRequest *q, TuneMpi *mpi, bool *measure_here) {
         *measure_here = mpi->local_measure >= 0 ? mpi->local_measure : local_measure_default(target, mpi);
     }
     cfg->target = target;
-    cfg->network = q->sel.network;
+    cfg->network = q->sel.network ? q->sel.network : q->sel.model;
     return -1;
 }
 

@@ -64,6 +64,15 @@ bool TaskSelect_parse(TaskSelect *this, int c, const char *arg, Status *st, char
     case SEL_SUBGRAPHS:
         this->subgraphs = true;
         break;
+    case SEL_MODEL:
+        this->model = arg;
+        break;
+    case SEL_INPUT_SHAPE:
+        if (!strchr(arg, '='))
+            *st = tt_fail(err, "--input-shape %s: give NAME=DIMS, e.g. input=1x3x224x224", arg);
+        else
+            *st = add_arg(this->input_shapes, &this->n_input_shapes, arg, "input-shape", err);
+        break;
     default:
         break;
     }

@@ -27,6 +27,29 @@ sys.exit(0 if sa == sb and len(a) == len(b) and err <= float(sys.argv[3]) else 1
 PY
 }
 
+# ---- tasks --model and tune --model: the template tasks, tuned into a log ----
+out=$("$TT" tasks --model "$DATA/tiny_cnn.onnx" 2>&1)
+if grep -q "depthwise_conv2d:n=1,ci=16,h=8,w=8,mult=1,kh=3,kw=3.*relu6=1" <<<"$out" &&
+  grep -q "dense:m=1,n=10,k=32,bias=1" <<<"$out" && grep -q "MaxPool" <<<"$out" &&
+  grep -q "^Total: 8 tasks for 6 layers" <<<"$out"; then
+  ok "tasks --model: conv2d, depthwise (ReLU6 fused), dense, the untuned ops and the total"
+else
+  fail "tasks --model: $out"
+fi
+out=$("$TT" tasks --model "$DATA/tiny_transformer.onnx" 2>&1)
+grep -q "dense:m=16,n=96,k=32,bias=1" <<<"$out" && grep -q "Softmax" <<<"$out" &&
+  ok "tasks --model of a transformer: MatMul by a weight and its bias Add as one dense task" ||
+  fail "tasks --model transformer: $out"
+if "$TT" tune --model "$DATA/tiny_cnn.onnx" --trials 12 --headless --seed 3 --log "$WORK/tc.log" >"$WORK/tune.out" 2>&1; then
+  ok "tune --model: $(tail -n 1 "$WORK/tune.out")"
+else
+  fail "tune --model: $(tail -n 5 "$WORK/tune.out")"
+fi
+out=$("$TT" run --model "$DATA/tiny_cnn.onnx" --log "$WORK/tc.log" --repeat 2 2>&1)
+grep -q "6 from $WORK/tc.log, 0 at their default config" <<<"$out" && grep -q "Output matches the reference" <<<"$out" &&
+  ok "run --model --log: every task from the log, the output checked" || fail "run --model --log: $out"
+expect_fail 2 "--model takes --input-shape" -- "$TT" tune --model "$DATA/tiny_cnn.onnx" --network resnet-18
+
 # ---- run --model: both models, their outputs against ONNX Runtime's ----
 for m in tiny_cnn tiny_transformer; do
   inputs=()
