@@ -166,11 +166,10 @@ int cmd_distill(int argc, char **argv) {
         }
         tasks_kept++;
     }
-    if (LogWriter_sync(w, err) != TT_OK) {
+    if (LogWriter_sync(w, err) != TT_OK || LogWriter_closeMarked(w, err) != TT_OK) {
         fprintf(stderr, "tunetop distill: %s\n", err);
         goto done;
     }
-    LogWriter_close(w);
     w = NULL;
     if (rename(tmp, out) != 0) {
         fprintf(stderr, "tunetop distill: cannot rename %s to %s: %s\n", tmp, out, strerror(errno));

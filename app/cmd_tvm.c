@@ -267,11 +267,11 @@ int cmd_import(int argc, char **argv) {
         appended++;
     }
     if (w) {
-        if (LogWriter_sync(w, err) != TT_OK) {
+        if (LogWriter_sync(w, err) != TT_OK || LogWriter_closeMarked(w, err) != TT_OK) {
             fprintf(stderr, "tunetop import: %s\n", err);
             rc = 1;
+            LogWriter_close(w);
         }
-        LogWriter_close(w);
         w = NULL;
     }
 

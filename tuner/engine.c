@@ -1430,8 +1430,12 @@ void Engine_wait(Engine *this) {
         pthread_mutex_lock(&this->state_lock);
         this->logo.records = LogWriter_records(this->log);
         this->logo.unsynced = this->logo.failed ? LogWriter_unsynced(this->log) : 0;
+        bool failed = this->logo.failed;
         pthread_mutex_unlock(&this->state_lock);
-        LogWriter_close(this->log);
+        /* a clean stop, even by q or a signal, ends with the close marker:
+         * a log without one ended by a crash, or was cut */
+        char err[TT_ERRLEN];
+        if (failed || LogWriter_closeMarked(this->log, err) != TT_OK) LogWriter_close(this->log);
         this->log = NULL;
     }
     if (this->tsv) {
