@@ -627,8 +627,11 @@ int cmd_best(int argc, char **argv) {
                 "tunetop best: %ld record%s carry no checksum (written before checksums existed): read "
                 "unchecked\n",
                 h.unchecked, h.unchecked == 1 ? "" : "s");
-    else if (verbose && h.n_records)
+    else if (verbose && h.n_records && h.end != LOG_DAMAGED)
         fprintf(stderr, "tunetop best: every record's checksum is correct\n");
+    else if (verbose && h.n_records)
+        fprintf(stderr, "tunetop best: the checksums of the %zu records before the damage are correct\n", h.n_records);
+    if (h.unclosed[0]) fprintf(stderr, "tunetop best: warning: %s\n", h.unclosed);
     if (h.end == LOG_TORN) {
         fprintf(stderr, "tunetop best: warning: %s (read up to there; tune --log truncates it on resume)\n", h.end_msg);
     } else if (h.end == LOG_DAMAGED) {
@@ -666,11 +669,14 @@ int cmd_dump(int argc, char **argv) {
     }
     StrBuf_done(&line);
     Record_done(&rec);
+    char unclosed[TT_ERRLEN];
+    bool open_end = LogReader_unclosedNote(rd, unclosed, sizeof unclosed);
     LogReader_close(rd);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "tunetop dump: cannot write the output\n");
         return 1;
     }
+    if (open_end) fprintf(stderr, "tunetop dump: warning: %s\n", unclosed);
     if (st == LOG_TORN) {
         fprintf(stderr, "tunetop dump: warning: %s\n", err);
     } else if (st == LOG_DAMAGED) {

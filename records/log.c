@@ -206,15 +206,19 @@ static const char *chain_step(LogReader *this, const unsigned char *p, size_t le
     *skip = kind == 3;
     if (!chained && (this->chained || kind == 3)) {
         snprintf(why, why_len, "a %s without its sequence number, in a log whose objects carry one",
-                 kind == 3 ? "close marker" : kind == 0 ? "record" : "log object");
+                 kind == 3   ? "close marker"
+                 : kind == 0 ? "record"
+                             : "log object");
         return why;
     }
     if (chained && seq != want) {
         snprintf(why, why_len,
                  "%s number %" PRIu64 " where number %" PRIu64
                  " of the session comes (a record duplicated, reordered or missing)",
-                 kind == 0 ? "record" : kind == 3 ? "a close marker after record" : "an object after record", seq,
-                 want);
+                 kind == 0   ? "record"
+                 : kind == 3 ? "a close marker after record"
+                             : "an object after record",
+                 seq, want);
         return why;
     }
     if (chained && !starts && prev != this->last_crc) {
@@ -411,6 +415,16 @@ void LogReader_setBufferLength(LogReader *this, size_t len) {
 }
 
 long LogReader_uncheckedRecords(const LogReader *this) { return this->unchecked; }
+
+bool LogReader_unclosedNote(const LogReader *this, char *note, size_t cap) {
+    note[0] = '\0';
+    if (!this->chained || this->closed || this->final == LOG_DAMAGED) return false;
+    snprintf(note, cap,
+             "the last session of log %.300s has no close marker (it ended by a crash, or the log was cut): it "
+             "holds %" PRIu64 " record%s",
+             this->path, this->seq, this->seq == 1 ? "" : "s");
+    return true;
+}
 
 bool LogReader_lastSession(const LogReader *this, bool *closed, long *records) {
     *closed = this->closed;
@@ -622,8 +636,7 @@ static void sync_parent_dir(const char *path) {
 
 /* Writes a new log's header (chained and sealed); *head receives its bytes
  * (malloc'd) on success. */
-static Status write_header(int fd, const char *path, const char *target, char **head, size_t *head_len,
-                           char *err) {
+static Status write_header(int fd, const char *path, const char *target, char **head, size_t *head_len, char *err) {
     LogHeader h = {.version = LOG_FORMAT_VERSION, .created = clock_wall()};
     snprintf(h.target, sizeof h.target, "%s", target);
     char *bytes;
@@ -654,10 +667,10 @@ static Status write_header(int fd, const char *path, const char *target, char **
 
 /* What check_existing learns of an existing log for the writer. */
 typedef struct Existing {
-    off_t size;       /* where its good data ends */
-    long records;     /* complete records */
-    off_t head_len;   /* the header's length */
-    uint64_t seq;     /* the chain's state after the last object */
+    off_t size;     /* where its good data ends */
+    long records;   /* complete records */
+    off_t head_len; /* the header's length */
+    uint64_t seq;   /* the chain's state after the last object */
     uint32_t last_crc;
 } Existing;
 
@@ -807,8 +820,7 @@ static bool still_mine(LogWriter *this, char *err) {
     if (!what[0]) return true;
     this->tampered = this->moved = true;
     this->failed = false; /* this sentence is the one to tell */
-    fail(this, err, "log %s was changed by another program while this session was writing it: %s", this->path,
-         what);
+    fail(this, err, "log %s was changed by another program while this session was writing it: %s", this->path, what);
     return false;
 }
 

@@ -71,6 +71,9 @@ long LogReader_uncheckedRecords(const LogReader *this);
  * False when that session was written before logs carried sequence numbers
  * and close markers (format version 1): nothing is known then. */
 bool LogReader_lastSession(const LogReader *this, bool *closed, long *records);
+/* The same as one sentence for the user, after the last object was read:
+ * true (and the sentence in note) when that session has no close marker. */
+bool LogReader_unclosedNote(const LogReader *this, char *note, size_t cap);
 /* Reads the next record into rec (initialised by the caller; previous
  * contents are released), skipping the session and steer objects. On
  * LOG_TORN / LOG_DAMAGED, msg names the offset. */

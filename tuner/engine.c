@@ -1435,7 +1435,15 @@ void Engine_wait(Engine *this) {
         /* a clean stop, even by q or a signal, ends with the close marker:
          * a log without one ended by a crash, or was cut */
         char err[TT_ERRLEN];
-        if (failed || LogWriter_closeMarked(this->log, err) != TT_OK) LogWriter_close(this->log);
+        if (!failed && LogWriter_closeMarked(this->log, err) != TT_OK) {
+            pthread_mutex_lock(&this->state_lock);
+            this->logo.failed = true; /* every record is there, but the session cannot say it ended */
+            snprintf(this->logo.error, sizeof this->logo.error, "%s", err);
+            this->logo.unsynced = LogWriter_unsynced(this->log);
+            pthread_mutex_unlock(&this->state_lock);
+            failed = true;
+        }
+        if (failed) LogWriter_close(this->log);
         this->log = NULL;
     }
     if (this->tsv) {
