@@ -19,9 +19,9 @@
 #include "tuner/cluster.h"
 #include "tuner/engine.h"
 #include "tuner/net/network.h"
-#include "tuner/net/subgraph.h"
 #include "tuner/scheduler.h"
 #include "tuner/strategy.h"
+#include "tuner/net/subgraph.h"
 #include "ui/headless.h"
 #include "ui/ui.h"
 

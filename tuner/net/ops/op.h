@@ -38,17 +38,17 @@
 typedef struct OpCtx {
     const NetModel *model;
     const NetNode *node;
-    int64_t opset;       /* the model's opset of the default domain */
-    const NdTensor **in; /* n_in entries; NULL for an omitted optional input */
+    int64_t opset;          /* the model's opset of the default domain */
+    const NdTensor **in;    /* n_in entries; NULL for an omitted optional input */
     int n_in;
-    NdTensor *out; /* n_out entries (an omitted optional output still gets a slot) */
+    NdTensor *out;          /* n_out entries (an omitted optional output still gets a slot) */
     int n_out;
     char *err;
 } OpCtx;
 
 typedef struct OpDef {
-    const char *name;     /* op_type */
-    const char *domain;   /* "" (ai.onnx) or "com.microsoft" etc. */
+    const char *name;   /* op_type */
+    const char *domain; /* "" (ai.onnx) or "com.microsoft" etc. */
     int min_in, max_in;   /* accepted input counts (max -1: variadic) */
     int min_out, max_out; /* accepted output counts */
     Status (*check)(const NetNode *node, const NetModel *model, char *err); /* may be NULL: nothing to check */
@@ -78,9 +78,9 @@ Status Op_inferBroadcast(OpCtx *ctx, NdType type);
 Status Op_requireType(const OpCtx *ctx, int i, const NdType *allowed);
 
 /* The tables of the op families (ops/registry.c gathers them). */
-extern const OpDef OPS_ELEMENTWISE[]; /* ops/elementwise.c: math, activations, logic, Cast, Where */
-extern const OpDef OPS_NN[];          /* ops/nn.c: Conv, ConvTranspose, pools, normalizations, Gemm, MatMul, Softmax */
-extern const OpDef OPS_SHAPE[];       /* ops/shape.c: Reshape ... Resize, reductions, Constant, Range */
+extern const OpDef OPS_ELEMENTWISE[];  /* ops/elementwise.c: math, activations, logic, Cast, Where */
+extern const OpDef OPS_NN[];           /* ops/nn.c: Conv, ConvTranspose, pools, normalizations, Gemm, MatMul, Softmax */
+extern const OpDef OPS_SHAPE[];        /* ops/shape.c: Reshape ... Resize, reductions, Constant, Range */
 /* Each table ends with an entry whose name is NULL. */
 
 #endif
