@@ -19,9 +19,9 @@
 #include "tuner/cluster.h"
 #include "tuner/engine.h"
 #include "tuner/net/network.h"
+#include "tuner/net/subgraph.h"
 #include "tuner/scheduler.h"
 #include "tuner/strategy.h"
-#include "tuner/net/subgraph.h"
 #include "ui/headless.h"
 #include "ui/ui.h"
 
@@ -1080,9 +1080,22 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         print_resume_hint(argc, argv);
         if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM; `q` in the UI is a normal exit */
         if (rc == 0 && ClusterHost_failed(mpi->host)) rc = 1; /* no rank could measure */
+    } else if (snap.restored >= snap.budget && snap.trials == snap.restored) {
+        fprintf(stderr,
+                "the budget of %d trials is already spent: %s holds %d; nothing measured (raise --trials to go on)\n",
+                snap.budget, cfg.log_path, snap.restored);
     } else {
         fprintf(stderr, "%s: %d trials in %s; best configs: tunetop best %s\n",
                 finished ? "done" : "finished (every task done)", snap.trials, cfg.log_path, cfg.log_path);
+    }
+    int succeeded = 0;
+    for (int t = 0; t < snap.n_tasks; t++)
+        succeeded += snap.rows[t].trials - snap.rows[t].errors;
+    if (rc == 0 && !lo.failed && snap.trials > snap.restored && succeeded == 0) {
+        /* an unattended run must not look like a success when nothing worked */
+        fprintf(stderr, "tunetop: no trial succeeded (%d failed); the reasons: tunetop best --verbose %s\n",
+                snap.trials, cfg.log_path);
+        rc = 1;
     }
     SessionSnapshot_done(&snap);
     Engine_delete(engine);

@@ -753,18 +753,23 @@ bool Workload_compare(const Workload *this, const float *ref, const float *got, 
          * times tighter than above, so that a missing or doubled term of any
          * size fails while float32 summation order passes. */
         double ss = 0;
+        size_t finite = 0;
         for (size_t i = 0; i < count; i++)
-            ss += (double)ref[i] * ref[i];
-        atol = 1e-5 * sqrt(K > 1 ? K : 1) * sqrt(ss / (double)count);
+            if (isfinite(ref[i])) { /* an inf or NaN of the reference is compared apart */
+                ss += (double)ref[i] * ref[i];
+                finite++;
+            }
+        atol = finite ? 1e-5 * sqrt(K > 1 ? K : 1) * sqrt(ss / (double)finite) : 0;
         if (!isfinite(atol)) atol = 0; /* huge values: the relative part alone */
     }
     double worst = 0;
     for (size_t i = 0; i < count; i++) {
         double r = ref[i], g = got[i], d = fabs(g - r);
-        if (!(d <= atol + rtol * fabs(r))) { /* written so that NaN fails */
-            if (bad++ == 0) first = i;
-            if (!(d <= worst)) worst = d;
-        }
+        /* as numpy's allclose(equal_nan=True): NaN equals NaN, an infinity
+         * only the same infinity; any other NaN fails */
+        if (isnan(r) ? isnan(g) : isinf(r) ? g == r : d <= atol + rtol * fabs(r)) continue;
+        if (bad++ == 0) first = i;
+        if (!(d <= worst)) worst = d;
     }
     if (bad == 0) return true;
     if (msg && n) {
