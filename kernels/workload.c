@@ -654,10 +654,19 @@ static float epilogue(const Workload *wl, double v, const float *bias, const flo
 }
 
 void Workload_reference(const Workload *this, float **args) {
-    if (this->op == OP_EXPR) {
-        if (this->expr) TeTask_reference(this->expr, args);
-        return;
-    }
+    char err[TT_ERRLEN];
+    if (Workload_computeReference(this, args, err) != TT_OK) abort(); /* tests: out of memory */
+}
+
+static void reference_builtin(const Workload *this, float **args);
+
+Status Workload_computeReference(const Workload *this, float **args, char *err) {
+    if (this->op == OP_EXPR) return this->expr ? TeTask_reference(this->expr, args, err) : TT_OK;
+    reference_builtin(this, args);
+    return TT_OK;
+}
+
+static void reference_builtin(const Workload *this, float **args) {
     const Workload *wl = this;
     ArgInfo info[WORKLOAD_MAX_ARGS];
     int na = Workload_args(wl, info);
