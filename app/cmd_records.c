@@ -68,6 +68,10 @@ static int tvm_best(const char *path, int fmt_, bool verbose) {
     TvmSummary_init(&s, fmt);
     long bad = 0;
     int rc = each_record("best", path, fmt, verbose, &bad, add_summary, &s);
+    if (rc && s.n_records == 0 && bad == 0) { /* not read at all: its one line was said */
+        TvmSummary_done(&s);
+        return rc;
+    }
     long errors = 0;
     int with = 0;
     for (int i = 0; i < s.n_tasks; i++) {
@@ -111,6 +115,14 @@ static int tvm_best(const char *path, int fmt_, bool verbose) {
                 if (t->errno_count[e]) printf("%s%s %ld", sep, TVM_ERR_NAMES[e], t->errno_count[e]), sep = ", ";
         }
         printf(")\n");
+        long faults = t->cost_faults[1] + t->cost_faults[2] + t->cost_faults[3];
+        if (faults) { /* no error, yet no latency: never a best */
+            printf("  left out  %ld record%s whose cost is no latency (", faults, faults == 1 ? "" : "s");
+            const char *sep = "";
+            for (int k = 1; k < 4; k++)
+                if (t->cost_faults[k]) printf("%s%ld with %s", sep, t->cost_faults[k], TVM_COST_FAULTS[k]), sep = ", ";
+            printf(")\n");
+        }
     }
     fflush(stdout);
     if (bad)
