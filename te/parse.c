@@ -6,6 +6,7 @@
  * right after the '=' of a definition (so a long body can start below). */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "te/te.h"
 
@@ -793,21 +796,31 @@ TeProgram *TeProgram_parse(const char *text, const char *file, const TeSet *sets
     return g;
 }
 
+#define TE_MAX_FILE (16 << 20) /* far more than any expression file: a larger one is not one */
+
 TeProgram *TeProgram_load(const char *path, const TeSet *sets, int n_sets, char *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* O_NONBLOCK: a FIFO must not wait for a writer; the type check refuses it */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         tt_fail(err, "%s:1:1: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    size_t n;
-    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (len + 1 >= cap) buf = realloc(buf, cap *= 2);
+    struct stat sb = {0};
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > TE_MAX_FILE) {
+        tt_fail(err, "%s:1:1: %s", path,
+                !S_ISREG(sb.st_mode) ? "not a regular file (a FIFO, a device or a directory)"
+                                     : "larger than 16 MiB: not an expression file");
+        close(fd);
+        return NULL;
     }
-    int bad = ferror(f);
-    fclose(f);
+    size_t cap = (size_t)sb.st_size + 1, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) abort();
+    ssize_t n = 0;
+    while (len + 1 < cap && ((n = read(fd, buf + len, cap - 1 - len)) > 0 || (n < 0 && errno == EINTR)))
+        if (n > 0) len += (size_t)n;
+    int bad = n < 0;
+    close(fd);
     buf[len] = 0;
     if (bad || memchr(buf, 0, len)) {
         free(buf);

@@ -9,6 +9,8 @@
 
 #include "te/te.h"
 #include "tests/check.h"
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *const EXAMPLES[] = {"matmul",
                                        "dense",
@@ -413,7 +415,21 @@ TEST(f16_rounding) {
     CHECK_EQ_INT(te_floormod(3, -2), -1);
 }
 
+/* The file reader refuses a FIFO or a device at once (it would wait, or never end). */
+TEST(load_refuses_fifos_and_devices) {
+    char fifo[64], err[TT_ERRLEN];
+    snprintf(fifo, sizeof fifo, "/tmp/tt_tefifo_%d", (int)getpid());
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK(TeProgram_load(fifo, NULL, 0, err) == NULL);
+    CHECK_CONTAINS(err, "not a regular file");
+    CHECK(TeProgram_load("/dev/urandom", NULL, 0, err) == NULL);
+    CHECK_CONTAINS(err, "not a regular file");
+    unlink(fifo);
+}
+
 int main(void) {
+    RUN(load_refuses_fifos_and_devices);
     RUN(examples_parse);
     RUN(matmul_structure_and_set);
     RUN(error_messages);
