@@ -1024,6 +1024,7 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* the terminal closed: the same bounded stop, and the resume line */
     signal(SIGPIPE, SIG_IGN);
 
     char resumed[2048] = "";
@@ -1077,8 +1078,10 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     } else if (snap.stopped || !snap.finished) {
         /* a session that ended on its own is done, even when q or Ctrl-C came afterwards */
         fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, cfg.log_path);
+        if (Engine_abandoned(engine))
+            fprintf(stderr, "stopped without waiting for what was still building or running (it never ended)\n");
         print_resume_hint(argc, argv);
-        if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM; `q` in the UI is a normal exit */
+        if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; `q` is a normal exit */
         if (rc == 0 && ClusterHost_failed(mpi->host)) rc = 1; /* no rank could measure */
     } else if (snap.restored >= snap.budget && snap.trials == snap.restored) {
         fprintf(stderr,

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-8}
 shift || true
-all=(log_reader log_follow resume_append task_spec options)
+all=(log_reader log_follow resume_append task_spec options te_parse tvm_reader)
 [ $# -gt 0 ] && harnesses=("$@") || harnesses=("${all[@]}")
 
 corpus_of() {

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -109,7 +110,9 @@ struct Engine {
     Command cmds[MAX_COMMANDS];
     int n_cmds;
     atomic_bool stop_requested;
-    bool all_paused; /* P: every task paused on top of their own pauses (engine thread writes) */
+    _Atomic double stop_at; /* clock_mono() when the first stop was asked for, 0 before */
+    bool abandoned;         /* Engine_wait gave up on the engine thread (Engine_abandoned) */
+    bool all_paused;        /* P: every task paused on top of their own pauses (engine thread writes) */
 
     pthread_mutex_t state_lock; /* guards the table fields and the counters below */
     int total_trials;           /* restored + this session */
@@ -1289,6 +1292,8 @@ bool Engine_setPriority(Engine *this, int task_id, int priority) {
 bool Engine_stopTask(Engine *this, int task_id) { return push_command(this, CMD_STOP_TASK, task_id, 0); }
 
 void Engine_requestStop(Engine *this) {
+    double zero = 0;
+    atomic_compare_exchange_strong(&this->stop_at, &zero, clock_mono());
     atomic_store(&this->stop_requested, true);
     pthread_mutex_lock(&this->cmd_lock);
     pthread_cond_signal(&this->cmd_cond);
@@ -1299,6 +1304,13 @@ int Engine_eventFd(const Engine *this) { return this->events.fd; }
 int Engine_drainEvents(Engine *this, EngineEvent *out, int max) { return EventQueue_drain(&this->events, out, max); }
 uint64_t Engine_droppedEvents(const Engine *this) { return __atomic_load_n(&this->events.dropped, __ATOMIC_RELAXED); }
 bool Engine_finished(Engine *this) { return atomic_load(&this->finished); }
+
+bool Engine_stopOverdue(Engine *this) {
+    double at = atomic_load(&this->stop_at);
+    return at > 0 && !atomic_load(&this->finished) && clock_mono() - at > ENGINE_STOP_GRACE_S;
+}
+
+bool Engine_abandoned(const Engine *this) { return this->abandoned; }
 
 int Engine_takeRestored(Engine *this, ResumeTrial **out) {
     pthread_mutex_lock(&this->state_lock);
@@ -1422,6 +1434,23 @@ void Engine_logOutcome(Engine *this, LogOutcome *out) {
 }
 
 void Engine_wait(Engine *this) {
+    /* a stop is bounded: what is still in flight after the grace (a build
+     * that never ends) is left behind; the log keeps what was written */
+    while (this->started && atomic_load(&this->stop_at) > 0 && !atomic_load(&this->finished) &&
+           !Engine_stopOverdue(this))
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    if (this->started && !atomic_load(&this->finished) && atomic_load(&this->stop_at) > 0) {
+        this->abandoned = true;
+        char err[TT_ERRLEN];
+        if (this->log && LogWriter_sync(this->log, err) != TT_OK) log_failed(this, -1, err);
+        pthread_mutex_lock(&this->state_lock);
+        this->logo.records = this->log ? LogWriter_records(this->log) : 0;
+        this->logo.unsynced = this->logo.failed && this->log ? LogWriter_unsynced(this->log) : 0;
+        pthread_mutex_unlock(&this->state_lock);
+        pthread_detach(this->thread);
+        this->started = false;
+        return; /* the thread still uses the engine: Engine_delete then frees nothing */
+    }
     if (this->started) {
         pthread_join(this->thread, NULL);
         this->started = false;
@@ -1453,7 +1482,7 @@ void Engine_wait(Engine *this) {
 }
 
 void Engine_delete(Engine *this) {
-    if (!this) return;
+    if (!this || this->abandoned) return; /* its thread still runs: the process ends soon */
     if (this->started) {
         Engine_requestStop(this);
         Engine_wait(this);

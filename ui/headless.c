@@ -106,7 +106,7 @@ int Headless_run(Engine *engine, FILE *out, volatile int *stop_flag, double tabl
             fprintf(out, "stopping: the measurement in flight finishes, the rest of the batch is dropped...\n");
             fflush(out);
         }
-        bool engine_done = Engine_finished(engine);
+        bool engine_done = Engine_finished(engine) || Engine_stopOverdue(engine);
         int k;
         while ((k = Engine_drainEvents(engine, evs, DRAIN)) > 0) {
             SessionSnapshot snap = {0};
