@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/tmpdir.h"
 #include "records/log.h"
 #include "tuner/builder.h"
 #include "tuner/eventq.h"
@@ -87,6 +88,7 @@ struct Engine {
     char *scheduler_name;
     char workdir[256];
     bool own_workdir;
+    int workdir_lock; /* flock held on workdir/.session.lock while the session lives, -1 none */
 
     Task *tasks;
     TaskRun *runs;
@@ -221,6 +223,7 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
             return NULL;
         }
     Engine *this = calloc(1, sizeof *this);
+    if (this) this->workdir_lock = -1; /* Engine_delete may run before the work directory exists */
     if (!this) abort();
     this->cfg = *cfg;
     this->log_path = strdup(cfg->log_path);
@@ -269,6 +272,7 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
         snprintf(this->workdir, sizeof this->workdir, "%s", cfg->workdir);
     } else {
         const char *tmp = getenv("TMPDIR");
+        TmpDir_sweepStale(TmpDir_root()); /* the folders of sessions that died (kill -9, a crash) */
         snprintf(this->workdir, sizeof this->workdir, "%s/tunetop-XXXXXX", tmp && *tmp ? tmp : "/tmp");
         if (!mkdtemp(this->workdir)) {
             tt_fail(err, "cannot create a work directory in %s: %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
@@ -277,6 +281,7 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
             return NULL;
         }
         this->own_workdir = true;
+        this->workdir_lock = TmpDir_lock(this->workdir);
     }
     this->cfg.workdir = this->workdir;
     if (gethostname(this->host, sizeof this->host) != 0) snprintf(this->host, sizeof this->host, "?");
@@ -1413,20 +1418,6 @@ int Engine_devices(Engine *this, DeviceRow *out, int max) {
     return 1;
 }
 
-static void remove_workdir(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    char path[512];
-    while ((e = readdir(d))) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 void Engine_logOutcome(Engine *this, LogOutcome *out) {
     pthread_mutex_lock(&this->state_lock);
     *out = this->logo;
@@ -1491,7 +1482,8 @@ void Engine_delete(Engine *this) {
     if (this->tsv) fclose(this->tsv);
     BuilderPool_delete(this->pool);
     if (this->runner) this->cfg.target->runner_delete(this->runner);
-    if (this->own_workdir && this->workdir[0]) remove_workdir(this->workdir);
+    if (this->own_workdir && this->workdir[0]) TmpDir_remove(this->workdir);
+    if (this->workdir_lock >= 0) close(this->workdir_lock);
     if (this->sched) TaskScheduler_delete(this->sched);
     for (int t = 0; t < this->n; t++) {
         TaskRun *r = &this->runs[t];
