@@ -1091,6 +1091,14 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         fprintf(stderr, "%s: %d trials in %s; best configs: tunetop best %s\n",
                 finished ? "done" : "finished (every task done)", snap.trials, cfg.log_path, cfg.log_path);
     }
+    char machine[TT_ERRLEN];
+    if (!lo.failed && Engine_machineFault(engine, machine, sizeof machine)) {
+        fprintf(stderr,
+                "tunetop: stopped: %s: a fault of this machine, not of the candidate (failed twice; not recorded, a "
+                "resume measures it)\n",
+                machine);
+        if (rc == 0 || rc >= 128) rc = 1;
+    }
     int succeeded = 0;
     for (int t = 0; t < snap.n_tasks; t++)
         succeeded += snap.rows[t].trials - snap.rows[t].errors;

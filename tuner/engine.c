@@ -112,9 +112,10 @@ struct Engine {
     Command cmds[MAX_COMMANDS];
     int n_cmds;
     atomic_bool stop_requested;
-    _Atomic double stop_at; /* clock_mono() when the first stop was asked for, 0 before */
-    bool abandoned;         /* Engine_wait gave up on the engine thread (Engine_abandoned) */
-    bool all_paused;        /* P: every task paused on top of their own pauses (engine thread writes) */
+    _Atomic double stop_at;        /* clock_mono() when the first stop was asked for, 0 before */
+    bool abandoned;                /* Engine_wait gave up on the engine thread (Engine_abandoned) */
+    char machine_fault[TT_ERRLEN]; /* the fault of the machine that stopped the session, "" none */
+    bool all_paused;               /* P: every task paused on top of their own pauses (engine thread writes) */
 
     pthread_mutex_t state_lock; /* guards the table fields and the counters below */
     int total_trials;           /* restored + this session */
@@ -663,6 +664,16 @@ static void log_failed(Engine *this, int t, const char *why) {
     atomic_store(&this->stop_requested, true);
 }
 
+/* A fault of the machine persisted: the session stops (Engine_machineFault). */
+static void machine_failed(Engine *this, int t, const char *why) {
+    pthread_mutex_lock(&this->state_lock);
+    bool first = !this->machine_fault[0];
+    if (first) snprintf(this->machine_fault, sizeof this->machine_fault, "%s", why);
+    pthread_mutex_unlock(&this->state_lock);
+    if (first) emit_log(this, LOG_ERROR, t, "%s: a fault of this machine, not of the candidate, twice (stopping)", why);
+    atomic_store(&this->stop_requested, true);
+}
+
 /* Writes one record and, only once it is in the log, counts and publishes
  * it. Returns false when it could not be written: then it is not counted,
  * not published and never a best, and the session stops. *gflops receives
@@ -704,11 +715,23 @@ static double slow_cutoff(const Engine *this, int t) {
     return isfinite(best) && SLOW_FACTOR > 0 ? best * SLOW_FACTOR : 0;
 }
 
-static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
+/* A build that failed for want of space or of a file-size allowance in the
+ * temp folder: the machine's fault, whatever the candidate. */
+static bool build_fault_of_machine(const char *msg) {
+    return msg && (strstr(msg, strerror(ENOSPC)) || strstr(msg, strerror(EFBIG)) || strstr(msg, strerror(EDQUOT)));
+}
+
+/* Builds' and measurements' failures that are the machine's, not the
+ * candidate's (*machine set): the task file could not be written (no space,
+ * a file limit, out of memory in the harness), the worker was killed from
+ * outside, a build found no space. Such a record must not be committed. */
+static void measure_job(Engine *this, int t, BuildJob *job, Record *rec, bool *machine) {
     const MeasureOptions *mo = &this->cfg.measure;
+    *machine = false;
     if (job->result.error_no != ERR_NO_ERROR) {
         Record_setError(rec, job->result.error_no,
                         job->result.msg ? job->result.msg : MeasureError_name(job->result.error_no));
+        *machine = build_fault_of_machine(job->result.msg);
         return;
     }
     if (mo->compile_only) return; /* built, resources recorded, no timing */
@@ -716,6 +739,7 @@ static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
     if (this->runner_task != t) {
         if (this->cfg.target->runner_set_task(this->runner, &this->tasks[t].wl, err) != TT_OK) {
             Record_setError(rec, ERR_UNKNOWN, err);
+            *machine = true; /* the same task file for every candidate */
             return;
         }
         this->runner_task = t;
@@ -727,7 +751,8 @@ static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
     atomic_store(&this->measuring, 1);
     this->cfg.target->measure(this->runner, &job->src, &job->result, &opt, &mr);
     atomic_store(&this->measuring, 0);
-    if (mr.error_no == ERR_RUNTIME_DEVICE || mr.error_no == ERR_RUN_TIMEOUT) this->runner_task = -1;
+    if (mr.error_no == ERR_RUNTIME_DEVICE || mr.error_no == ERR_RUN_TIMEOUT || mr.machine_fault) this->runner_task = -1;
+    *machine = mr.machine_fault && mr.error_no != ERR_NO_ERROR;
     record_measurement(rec, &mr, &opt, this->runs[t].tally.best_latency);
     MeasureResult_done(&mr);
 }
@@ -856,7 +881,23 @@ static void round_local(Engine *this, Round *rd) {
             }
             Record rec;
             fill_record(this, task, job, &rec);
-            measure_job(this, rd->t, job, &rec);
+            bool machine;
+            measure_job(this, rd->t, job, &rec, &machine);
+            if (machine && job->result.error_no == ERR_NO_ERROR) { /* a measurement: once more */
+                emit_log(this, LOG_WARN, rd->t, "%s (a fault of the machine, not of the candidate): measuring it again",
+                         rec.error_msg ? rec.error_msg : "?");
+                Record_done(&rec);
+                fill_record(this, task, job, &rec);
+                measure_job(this, rd->t, job, &rec, &machine);
+            }
+            if (machine) { /* never recorded as measured: a resume measures it */
+                machine_failed(this, rd->t, rec.error_msg ? rec.error_msg : "?");
+                push_pending(r, job->index);
+                Record_done(&rec);
+                BuildJob_done(job);
+                drop = true;
+                continue;
+            }
             atomic_fetch_add(&this->measured_here, 1);
             if (rec.error_no != ERR_NO_ERROR) atomic_fetch_add(&this->errors_here, 1);
             if (commit_record(this, rd->t, &rec, &rd->gflops[rd->n_done])) {
@@ -1316,6 +1357,14 @@ bool Engine_stopOverdue(Engine *this) {
 }
 
 bool Engine_abandoned(const Engine *this) { return this->abandoned; }
+
+bool Engine_machineFault(Engine *this, char *out, size_t cap) {
+    pthread_mutex_lock(&this->state_lock);
+    bool any = this->machine_fault[0] != '\0';
+    snprintf(out, cap, "%s", this->machine_fault);
+    pthread_mutex_unlock(&this->state_lock);
+    return any;
+}
 
 int Engine_takeRestored(Engine *this, ResumeTrial **out) {
     pthread_mutex_lock(&this->state_lock);

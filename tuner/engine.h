@@ -159,6 +159,11 @@ bool Engine_stopOverdue(Engine *this);
  * measurement was still running. The log was synced; Engine_delete frees
  * nothing (the caller ends the process). */
 bool Engine_abandoned(const Engine *this);
+/* A build or measurement failed for a reason outside the candidate (no space
+ * or a file limit in the temp folder, the worker killed from outside, out of
+ * memory in the harness) and again when measured once more: the session
+ * stopped, and that candidate was not recorded. out receives the failure. */
+bool Engine_machineFault(Engine *this, char *out, size_t cap);
 
 /* How the record log came through the session. A record is published (an
  * EV_RESULT, a trial, maybe a best) only after its write succeeded; when a
