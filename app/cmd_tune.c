@@ -14,6 +14,7 @@
 #include "app/device.h"
 #include "app/expr.h"
 #include "app/opts.h"
+#include "kernels/targets/gpu_build.h"
 #include "kernels/templates/te/te_task.h"
 #include "records/log.h"
 #include "tuner/cluster.h"
@@ -1109,8 +1110,17 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         rc = 1;
     }
     SessionSnapshot_done(&snap);
+    bool left_behind = Engine_abandoned(engine);
     Engine_delete(engine);
     free(specs);
+    if (left_behind || Gpu_abandonedRunning() > 0) {
+        /* a build or a measurement still runs in a thread: the libraries'
+         * static destructors must not run under it (a crash at exit), and
+         * waiting for it would make the stop unbounded */
+        fflush(stdout);
+        fflush(stderr);
+        _exit(rc);
+    }
     return rc;
 
 usage_error:
