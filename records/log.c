@@ -49,6 +49,7 @@ struct LogReader {
     uint32_t last_crc; /* the last object's seal, 0 when it had none */
     bool chained;      /* the last object carried a chain: every later one must */
     bool closed;       /* the last object was a close marker */
+    bool in_session;   /* a session object started the current count (not the header) */
 };
 
 static bool verify_checksums = true;
@@ -232,6 +233,7 @@ static const char *chain_step(LogReader *this, const unsigned char *p, size_t le
     this->last_crc = Msgpack_sealValue(p, len);
     if (chained) this->chained = true;
     if (starts) this->chained = chained;
+    if (starts) this->in_session = kind == 1;
     this->closed = kind == 3;
     return NULL;
 }
@@ -418,7 +420,10 @@ long LogReader_uncheckedRecords(const LogReader *this) { return this->unchecked;
 
 bool LogReader_unclosedNote(const LogReader *this, char *note, size_t cap) {
     note[0] = '\0';
-    if (!this->chained || this->closed || this->final == LOG_DAMAGED) return false;
+    /* a header alone (a log made, nothing written) is no session */
+    if (!this->chained || this->closed || this->final == LOG_DAMAGED || this->final == LOG_TORN ||
+        (!this->in_session && this->seq == 0)) /* a torn tail says it already */
+        return false;
     snprintf(note, cap,
              "the last session of log %.300s has no close marker (it ended by a crash, or the log was cut): it "
              "holds %" PRIu64 " record%s",

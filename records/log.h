@@ -72,7 +72,8 @@ long LogReader_uncheckedRecords(const LogReader *this);
  * and close markers (format version 1): nothing is known then. */
 bool LogReader_lastSession(const LogReader *this, bool *closed, long *records);
 /* The same as one sentence for the user, after the last object was read:
- * true (and the sentence in note) when that session has no close marker. */
+ * true (and the sentence in note) when that session has no close marker
+ * (a log that holds only its header is not told of). */
 bool LogReader_unclosedNote(const LogReader *this, char *note, size_t cap);
 /* Reads the next record into rec (initialised by the caller; previous
  * contents are released), skipping the session and steer objects. On
