@@ -70,30 +70,42 @@ static void print_gpu_figures(const MachineFigures *m) {
 }
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: tunetop devices [--remeasure] [--quick]\n\n"
-                 "Lists each target with its device and limits, or the one-line reason it cannot run here.\n"
-                 "For cpu it also shows the figures the roofline uses: FP32 peak and memory bandwidth for one\n"
-                 "and for all cores, measured once and cached in $XDG_CACHE_HOME/tunetop (else ~/.cache/tunetop),\n"
-                 "keyed by the processor model, its flags and the core count.\n\n"
-                 "  --remeasure  measure again and replace the cached figures\n"
-                 "  --quick      a small, fast measurement (well under a second; rough figures, for tests)\n");
+    app_help(out, "usage: tunetop devices [--remeasure] [--quick]\n\n"
+                  "Lists each target with its device and limits, or the one-line reason it cannot run here.\n"
+                  "For cpu it also shows the figures the roofline uses: FP32 peak and memory bandwidth for one\n"
+                  "and for all cores, measured once and cached in $XDG_CACHE_HOME/tunetop (else ~/.cache/tunetop),\n"
+                  "keyed by the processor model, its flags and the core count.\n\n"
+                  "  --remeasure  measure again and replace the cached figures\n"
+                  "  --quick      a small, fast measurement (well under a second; rough figures, for tests)\n");
 }
+
+static const struct option OWN[] = {
+    {"remeasure", no_argument, 0, 'r'}, {"quick", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+const CmdOptions DEVICES_OPTIONS = {"devices", OWN, 0};
 
 int cmd_devices(int argc, char **argv) {
     bool remeasure = false, quick = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    struct option longopts[CLI_MAX_OPTS];
+    Cli_longopts(&DEVICES_OPTIONS, longopts, CLI_MAX_OPTS);
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+        if (c == 'h') {
             usage(stdout);
             return 0;
-        } else if (strcmp(argv[i], "--remeasure") == 0) {
-            remeasure = true;
-        } else if (strcmp(argv[i], "--quick") == 0) {
-            quick = true;
+        } else if (c == 'r' || c == 'q') {
+            *(c == 'r' ? &remeasure : &quick) = true;
         } else {
-            fprintf(stderr, "tunetop devices: unexpected argument '%s'\n", argv[i]);
-            usage(stderr);
+            char err[TT_ERRLEN];
+            Cli_badOption("devices", c, argv, err);
+            fprintf(stderr, "tunetop devices: %s\n", err);
             return 2;
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tunetop devices: unexpected argument '%s' (see tunetop devices --help)\n", argv[optind]);
+        return 2;
     }
     const Target *const *targets;
     int n = Target_all(&targets);

@@ -19,53 +19,39 @@
 static void usage(FILE *out) {
     NetworkOptions nd;
     NetworkOptions_defaults(&nd);
-    fprintf(out,
-            "usage: tunetop export LOG -o DIR [options]\n"
-            "\n"
-            "Writes, for the best successful record of each task of the record log LOG, source that builds and\n"
-            "runs without tunetop: one kernel per task with its own header (the ABI: create with the weights,\n"
-            "packed once; run; destroy; the blocked-layout pack / run / unpack steps as functions of their own),\n"
-            "one umbrella header DIR/NAME.h and a DIR/CMakeLists.txt that builds libNAME.a and libNAME.so.\n"
-            "The dialect follows the log's target: cpu gives C (compiled with cc -O3 -march=native -fopenmp),\n"
-            "opencl gives .cl kernels plus host C on the OpenCL API, cuda gives .cu files on the CUDA Runtime API.\n"
-            "Every kernel starts with a comment naming its workload, template, config (text and index), measured\n"
-            "latency and GFLOPS, this log and the date. A task whose trials all failed gets the template's\n"
-            "default config (the first valid one) with a warning; --strict refuses instead.\n"
-            "\n"
-            "which tasks (default: every task of the log):\n"
-            "  --task SPEC           a task, e.g. dense:m=64,n=1024,k=1024 (repeatable)\n"
-            "  --network NAME        every task of a built-in network (%s)\n"
-            "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
-            "                        network options, as given to tune (defaults %d, %s, the network's, %d, all)\n"
-            "output:\n"
-            "  -o, --output DIR      the directory to write; it must not exist or be empty\n"
-            "  --force               replace DIR even when it is not empty\n"
-            "  --name NAME           library and umbrella header name (default tunetop_kernels)\n"
-            "  --strict              refuse tasks without a successful record instead of using the default config\n"
-            "  --target T            check that the log is of target T (the log says which)\n"
-            "  --arch ARCH           the architecture whose limits configs are checked against (default %s)\n"
-            "\n"
-            "Errors (one line, exit status 1; nothing is written): requested tasks the log has no record of\n"
-            "(named), a log of another target than --target, an output directory that is not empty (without\n"
-            "--force), a directory that cannot be written or a full disk. Usage errors exit with status 2.\n",
-            Network_names(), nd.batch, Layout_name(nd.layout), nd.seq_len, app_arch_defaults());
+    app_help(out,
+             "usage: tunetop export LOG -o DIR [options]\n"
+             "\n"
+             "Writes, for the best successful record of each task of the record log LOG, source that builds and\n"
+             "runs without tunetop: one kernel per task with its own header (the ABI: create with the weights,\n"
+             "packed once; run; destroy; the blocked-layout pack / run / unpack steps as functions of their own),\n"
+             "one umbrella header DIR/NAME.h and a DIR/CMakeLists.txt that builds libNAME.a and libNAME.so.\n"
+             "The dialect follows the log's target: cpu gives C (compiled with cc -O3 -march=native -fopenmp),\n"
+             "opencl gives .cl kernels plus host C on the OpenCL API, cuda gives .cu files on the CUDA Runtime API.\n"
+             "Every kernel starts with a comment naming its workload, template, config (text and index), measured\n"
+             "latency and GFLOPS, this log and the date. A task whose trials all failed gets the template's\n"
+             "default config (the first valid one) with a warning; --strict refuses instead.\n"
+             "\n"
+             "which tasks (default: every task of the log):\n"
+             "  --task SPEC           a task, e.g. dense:m=64,n=1024,k=1024 (repeatable)\n"
+             "  --network NAME        every task of a built-in network (%s)\n"
+             "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
+             "                        network options, as given to tune (defaults %d, %s, the network's, %d, all)\n"
+             "output:\n"
+             "  -o, --output DIR      the directory to write; it must not exist or be empty\n"
+             "  --force               replace DIR even when it is not empty\n"
+             "  --name NAME           library and umbrella header name (default tunetop_kernels)\n"
+             "  --strict              refuse tasks without a successful record instead of using the default config\n"
+             "  --target T            check that the log is of target T (the log says which)\n"
+             "  --arch ARCH           the architecture whose limits configs are checked against (default %s)\n"
+             "\n"
+             "Errors (one line, exit status 1; nothing is written): requested tasks the log has no record of\n"
+             "(named), a log of another target than --target, an output directory that is not empty (without\n"
+             "--force), a directory that cannot be written or a full disk. Usage errors exit with status 2.\n",
+             Network_names(), nd.batch, Layout_name(nd.layout), nd.seq_len, app_arch_defaults());
 }
 
-enum {
-    O_TASK = 256,
-    O_NETWORK,
-    O_BATCHSIZE,
-    O_LAYOUT,
-    O_IMAGE,
-    O_SEQ,
-    O_OPS,
-    O_FORCE,
-    O_NAME,
-    O_STRICT,
-    O_TARGET,
-    O_ARCH,
-    O_HELP
-};
+enum { O_FORCE = 256, O_NAME, O_STRICT, O_TARGET, O_ARCH, O_HELP };
 
 typedef struct Want {
     Workload wl;
@@ -74,321 +60,266 @@ typedef struct Want {
 
 static Dialect dialect_of(const Target *t) { return t->dialect; }
 
-/* "conv2d_3": op name and 1-based position */
+/* "conv2d_3": op name and task ID */
 static void make_prefix(const Workload *wl, int i, char *buf, size_t n) {
     snprintf(buf, n, "%s_%d", Op_name(wl->op), i);
 }
 
-int cmd_export(int argc, char **argv) {
-    static const struct option longopts[] = {{"task", required_argument, 0, O_TASK},
-                                             {"network", required_argument, 0, O_NETWORK},
-                                             {"batch-size", required_argument, 0, O_BATCHSIZE},
-                                             {"layout", required_argument, 0, O_LAYOUT},
-                                             {"image-size", required_argument, 0, O_IMAGE},
-                                             {"seq-len", required_argument, 0, O_SEQ},
-                                             {"ops", required_argument, 0, O_OPS},
-                                             {"output", required_argument, 0, 'o'},
-                                             {"force", no_argument, 0, O_FORCE},
-                                             {"name", required_argument, 0, O_NAME},
-                                             {"strict", no_argument, 0, O_STRICT},
-                                             {"target", required_argument, 0, O_TARGET},
-                                             {"arch", required_argument, 0, O_ARCH},
-                                             {"help", no_argument, 0, O_HELP},
-                                             {0, 0, 0, 0}};
-    const char *out_dir = NULL, *network = NULL, *ops = NULL, *name = "tunetop_kernels", *want_target = NULL,
-               *arch = NULL;
-    bool force = false, strict = false, net_opts = false;
-    NetworkOptions nopt;
-    NetworkOptions_defaults(&nopt);
-    const char **specs = calloc((size_t)argc + 1, sizeof *specs);
-    int n_specs = 0;
-    char err[TT_ERRLEN] = "";
-    int rc = 2;
-    Want *want = NULL;
-    int n_want = 0;
-    History h;
-    History_init(&h);
-    ExportBundle b;
-    memset(&b, 0, sizeof b);
-    Space space; /* the space of the task being exported; freed at done */
-    Space_init(&space);
+static const struct option OWN[] = {{"output", required_argument, 0, 'o'},      {"force", no_argument, 0, O_FORCE},
+                                    {"name", required_argument, 0, O_NAME},     {"strict", no_argument, 0, O_STRICT},
+                                    {"target", required_argument, 0, O_TARGET}, {"arch", required_argument, 0, O_ARCH},
+                                    {"help", no_argument, 0, O_HELP},           {0, 0, 0, 0}};
+const CmdOptions EXPORT_OPTIONS = {"export", OWN, SEL_TASK | SEL_NETWORK | SEL_SHAPE};
 
+/* One export: the options, the tasks wanted, the log, the files being made. */
+typedef struct ExportJob {
+    const char *log_path, *out_dir, *name, *want_target, *arch;
+    bool force, strict;
+    TaskSelect sel;
+    Want *want;
+    int n_want;
+    History h;
+    const Target *target;
+    DeviceInfo dev;
+    ExportBundle b;
+    Space space; /* the space of the task being exported */
+    char date[64];
+    int defaults; /* kernels exported with the template's default config */
+} ExportJob;
+
+/* The command line into j: -1 to go on, 0 after --help, 2 a usage error (err). */
+static int export_parse(ExportJob *j, int argc, char **argv, char *err) {
+    struct option longopts[CLI_MAX_OPTS];
+    Cli_longopts(&EXPORT_OPTIONS, longopts, CLI_MAX_OPTS);
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
         Status ok = TT_OK;
-        switch (c) {
-        case O_TASK:
-            specs[n_specs++] = optarg;
-            break;
-        case O_NETWORK:
-            network = optarg;
-            break;
-        case O_BATCHSIZE:
-            ok = opt_int(optarg, "--batch-size", 1, 4096, &nopt.batch, err), net_opts = true;
-            break;
-        case O_LAYOUT:
-            ok = opt_layout(optarg, &nopt.layout, err), net_opts = true;
-            break;
-        case O_IMAGE:
-            ok = opt_int(optarg, "--image-size", 8, 4096, &nopt.image_size, err), net_opts = true;
-            break;
-        case O_SEQ:
-            ok = opt_int(optarg, "--seq-len", 1, 65536, &nopt.seq_len, err), net_opts = true;
-            break;
-        case O_OPS:
-            ops = optarg, net_opts = true;
-            break;
-        case 'o':
-            out_dir = optarg;
-            break;
-        case O_FORCE:
-            force = true;
-            break;
-        case O_NAME:
-            name = optarg;
-            break;
-        case O_STRICT:
-            strict = true;
-            break;
-        case O_TARGET:
-            want_target = optarg;
-            break;
-        case O_ARCH:
-            arch = optarg;
-            break;
-        case O_HELP:
+        if (TaskSelect_parse(&j->sel, OPT_VAL(c), optarg, &ok, err)) {
+        } else if (c == 'o') {
+            j->out_dir = optarg;
+        } else if (c == O_FORCE || c == O_STRICT) {
+            *(c == O_FORCE ? &j->force : &j->strict) = true;
+        } else if (c == O_NAME) {
+            j->name = optarg;
+        } else if (c == O_TARGET) {
+            j->want_target = optarg;
+        } else if (c == O_ARCH) {
+            j->arch = optarg;
+        } else if (c == O_HELP) {
             usage(stdout);
-            rc = 0;
-            goto done;
-        case ':':
-            snprintf(err, sizeof err, "option '%s' needs a value", argv[optind - 1]);
+            return 0;
+        } else {
+            Cli_badOption("export", c, argv, err);
             ok = TT_ERR;
-            break;
-        default:
-            snprintf(err, sizeof err, "unknown option '%s'", argv[optind - 1]);
-            ok = TT_ERR;
-            break;
         }
-        if (ok != TT_OK) goto usage_error;
+        if (ok != TT_OK) return 2;
     }
-    if (optind >= argc) {
-        snprintf(err, sizeof err, "give a LOG file");
-        goto usage_error;
-    }
-    if (optind + 1 < argc) {
-        snprintf(err, sizeof err, "one LOG file only ('%s' is extra)", argv[optind + 1]);
-        goto usage_error;
-    }
-    const char *log_path = argv[optind];
-    if (!out_dir) {
-        snprintf(err, sizeof err, "give the output directory with -o DIR");
-        goto usage_error;
-    }
-    if (network && n_specs) {
-        snprintf(err, sizeof err, "give --task or --network, not both");
-        goto usage_error;
-    }
-    if (net_opts && !network) {
-        snprintf(err, sizeof err, "network options need --network");
-        goto usage_error;
-    }
-    if (Export_checkPrefix(name, err) != TT_OK) {
-        snprintf(err, sizeof err, "--name '%s' must be a C name (letters, digits, '_')", name);
-        goto usage_error;
-    }
-    if (want_target && !Target_find(want_target)) {
-        snprintf(err, sizeof err, "unknown target '%s' (choose from: %s)", want_target, Target_names());
-        goto usage_error;
-    }
-    if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) goto usage_error;
+    const TaskSelect *s = &j->sel;
+    Status st = TT_OK;
+    if (optind >= argc)
+        st = tt_fail(err, "give a LOG file");
+    else if (optind + 1 < argc)
+        st = tt_fail(err, "one LOG file only ('%s' is extra)", argv[optind + 1]);
+    else if (!j->out_dir)
+        st = tt_fail(err, "give the output directory with -o DIR");
+    else if (s->network && s->n_specs)
+        st = tt_fail(err, "give --task or --network, not both");
+    else if ((s->given & SEL_SHAPE) && !s->network)
+        st = tt_fail(err, "network options need --network");
+    else if (Export_checkPrefix(j->name, err) != TT_OK)
+        st = tt_fail(err, "--name '%s' must be a C name (letters, digits, '_')", j->name);
+    else if (j->want_target && !Target_find(j->want_target))
+        st = tt_fail(err, "unknown target '%s' (choose from: %s)", j->want_target, Target_names());
+    if (st != TT_OK) return 2;
+    j->log_path = argv[optind];
+    return -1;
+}
 
-    /* which tasks */
-    if (n_specs) {
-        want = calloc((size_t)n_specs, sizeof *want);
-        for (int i = 0; i < n_specs; i++) {
+/* The tasks --task or --network asks for; TT_ERR: err is the usage error. */
+static Status asked_tasks(ExportJob *j, char *err) {
+    const TaskSelect *s = &j->sel;
+    if (s->n_specs) {
+        j->want = calloc((size_t)s->n_specs, sizeof *j->want);
+        for (int i = 0; i < s->n_specs; i++) {
             char why[TT_ERRLEN];
-            if (Workload_parse(specs[i], &want[n_want].wl, why) != TT_OK) {
-                fprintf(stderr, "tunetop export: --task %s: %s\n", specs[i], why);
-                rc = 2;
-                goto done;
-            }
-            Workload_key(&want[n_want].wl, want[n_want].key, sizeof want[n_want].key);
-            n_want++;
+            if (Workload_parse(s->specs[i], &j->want[j->n_want].wl, why) != TT_OK)
+                return tt_fail(err, "--task %s: %s", s->specs[i], why);
+            Workload_key(&j->want[j->n_want].wl, j->want[j->n_want].key, sizeof j->want[j->n_want].key);
+            j->n_want++;
         }
-    } else if (network) {
+    } else if (s->network) {
         NetworkTask *nt = NULL;
         NetworkUntuned *un = NULL;
         int n_nt = 0, n_un = 0;
-        if (Network_extract(network, &nopt, &nt, &n_nt, &un, &n_un, err) != TT_OK) goto usage_error;
-        want = calloc((size_t)n_nt + 1, sizeof *want);
+        if (Network_extract(s->network, &s->nopt, &nt, &n_nt, &un, &n_un, err) != TT_OK) return TT_ERR;
+        j->want = calloc((size_t)n_nt + 1, sizeof *j->want);
         for (int i = 0; i < n_nt; i++) {
-            want[n_want].wl = nt[i].wl;
-            Workload_key(&nt[i].wl, want[n_want].key, sizeof want[n_want].key);
-            n_want++;
+            j->want[j->n_want].wl = nt[i].wl;
+            Workload_key(&nt[i].wl, j->want[j->n_want].key, sizeof j->want[j->n_want].key);
+            j->n_want++;
         }
         free(nt);
         free(un);
     }
+    return TT_OK;
+}
 
-    rc = 1;
-    Status st = History_load(&h, log_path, err);
-    if (st != TT_OK) {
-        fprintf(stderr, "tunetop export: %s\n", err);
-        goto done;
+/* Every workload of the log, once (a workload tuned under two templates is one kernel: the faster). */
+static Status log_tasks(ExportJob *j, char *err) {
+    const History *h = &j->h;
+    if (h->n_tasks == 0) return tt_fail(err, "%s has no records", j->log_path);
+    j->want = calloc((size_t)h->n_tasks, sizeof *j->want);
+    for (int i = 0; i < h->n_tasks; i++) {
+        char why[TT_ERRLEN];
+        if (History_find(h, h->tasks[i].key) != &h->tasks[i]) continue;
+        if (Workload_parse(h->tasks[i].key, &j->want[j->n_want].wl, why) != TT_OK)
+            return tt_fail(err, "%s: task key '%s' does not parse: %s", j->log_path, h->tasks[i].key, why);
+        snprintf(j->want[j->n_want].key, sizeof j->want[j->n_want].key, "%s", h->tasks[i].key);
+        j->n_want++;
     }
-    if (h.end == LOG_TORN) fprintf(stderr, "tunetop export: warning: %s (read up to there)\n", h.end_msg);
-    const char *target_name = h.header.target;
-    if (want_target && strcmp(want_target, target_name) != 0) {
-        fprintf(stderr, "tunetop export: %s is a log of target %s, not %s\n", log_path, target_name, want_target);
-        goto done;
-    }
-    if (!n_specs && !network) {
-        if (h.n_tasks == 0) {
-            fprintf(stderr, "tunetop export: %s has no records\n", log_path);
-            goto done;
-        }
-        want = calloc((size_t)h.n_tasks, sizeof *want);
-        for (int i = 0; i < h.n_tasks; i++) {
-            char why[TT_ERRLEN];
-            /* a workload tuned under two templates is one kernel: the faster (History_bestOfKey) */
-            if (History_find(&h, h.tasks[i].key) != &h.tasks[i]) continue;
-            if (Workload_parse(h.tasks[i].key, &want[n_want].wl, why) != TT_OK) {
-                fprintf(stderr, "tunetop export: %s: task key '%s' does not parse: %s\n", log_path, h.tasks[i].key,
-                        why);
-                goto done;
-            }
-            snprintf(want[n_want].key, sizeof want[n_want].key, "%s", h.tasks[i].key);
-            n_want++;
-        }
-    }
+    return TT_OK;
+}
+
+/* The log, its target, the tasks to export (all of them with records) and the device. */
+static Status export_load(ExportJob *j, char *err) {
+    if (History_load(&j->h, j->log_path, err) != TT_OK) return TT_ERR;
+    if (j->h.end == LOG_TORN) fprintf(stderr, "tunetop export: warning: %s (read up to there)\n", j->h.end_msg);
+    const char *target_name = j->h.header.target;
+    if (j->want_target && strcmp(j->want_target, target_name) != 0)
+        return tt_fail(err, "%s is a log of target %s, not %s", j->log_path, target_name, j->want_target);
+    if (!j->sel.n_specs && !j->sel.network && log_tasks(j, err) != TT_OK) return TT_ERR;
     /* every requested task must have records in the log */
     int missing = 0;
     char names[TT_ERRLEN] = "";
-    for (int i = 0; i < n_want; i++) {
-        if (History_find(&h, want[i].key)) continue;
+    for (int i = 0; i < j->n_want; i++) {
+        if (History_find(&j->h, j->want[i].key)) continue;
         if (missing < 3) {
             size_t len = strlen(names);
-            snprintf(names + len, sizeof names - len, "%s%s", missing ? "; " : "", want[i].key);
+            snprintf(names + len, sizeof names - len, "%s%s", missing ? "; " : "", j->want[i].key);
         }
         missing++;
     }
-    if (missing) {
-        fprintf(stderr, "tunetop export: %s has no records for %d of the %d requested task%s: %s%s\n", log_path,
-                missing, n_want, n_want == 1 ? "" : "s", names, missing > 3 ? "; ..." : "");
-        goto done;
-    }
-
-    const Target *target;
-    DeviceInfo dev;
+    if (missing)
+        return tt_fail(err, "%s has no records for %d of the %d requested task%s: %s%s", j->log_path, missing,
+                       j->n_want, j->n_want == 1 ? "" : "s", names, missing > 3 ? "; ..." : "");
     const Target *named = Target_find(target_name);
     bool offline = named && named->offline_info; /* no device needed to export for it */
-    if (app_resolve_device(target_name, arch, offline, &target, &dev, err) != TT_OK) {
-        fprintf(stderr, "tunetop export: %s\n", err);
-        goto done;
+    return app_resolve_device(target_name, j->arch, offline, &j->target, &j->dev, err);
+}
+
+/* The config of want i: its best record's, or with none the template's default (a warning; --strict refuses). */
+static Status pick_config(ExportJob *j, int i, const Template *tmpl, const Record *best, int32_t *choice,
+                          ExportRequest *req, char *note, size_t n_note, char *err) {
+    const Want *w = &j->want[i];
+    if (best) {
+        if (strcmp(best->template_name, tmpl->name) != 0)
+            return tt_fail(err, "%s: the log's best record is of template %s, this build has %s", w->key,
+                           best->template_name, tmpl->name);
+        if (best->n_choice == j->space.n_knobs)
+            memcpy(choice, best->choice, (size_t)j->space.n_knobs * sizeof *choice);
+        else
+            Space_decode(&j->space, best->index, choice);
+        char text[REC_CONFIG_LEN];
+        Space_format(&j->space, choice, text, sizeof text);
+        if (best->config[0] && strcmp(text, best->config) != 0)
+            return tt_fail(err,
+                           "%s: the log's best config (%s) is not in this machine's space for the template (here: "
+                           "%s); was the log tuned on another kind of %s?",
+                           w->key, best->config, text, j->h.header.target);
+        req->meta.latency_s = Record_cost(best);
+        req->meta.pack_s = best->pack_s;
+        return TT_OK;
     }
-    Dialect dialect = dialect_of(target);
-    ExportBundle_init(&b, name, dialect, &dev);
-    char date[64];
+    if (j->strict) return tt_fail(err, "%s has no successful record for %s (--strict)", j->log_path, w->key);
+    char why[TT_ERRLEN];
+    if (Export_defaultChoice(tmpl, &w->wl, &j->space, &j->dev, choice, why) != TT_OK)
+        return tt_fail(err, "%s: %s", w->key, why);
+    const HistoryTask *ht = History_find(&j->h, w->key);
+    snprintf(note, n_note, "no successful record among the log's %d trials: the template's default config",
+             ht->n_records);
+    req->meta.note = note;
+    fprintf(stderr,
+            "tunetop export: warning: %s has no successful record (%d trial%s): exported with the template's "
+            "default config (index %llu)\n",
+            w->key, ht->n_records, ht->n_records == 1 ? "" : "s", (unsigned long long)Space_encode(&j->space, choice));
+    j->defaults++;
+    return TT_OK;
+}
+
+/* Want i as a kernel of the bundle, named by its task ID (tunetop tasks, best, the UI). */
+static Status export_one(ExportJob *j, int i, char *err) {
+    const Want *w = &j->want[i];
+    const Record *best = History_bestOfKey(&j->h, w->key);
+    if (best && best->n_costs == 0) best = NULL; /* compile-only records: nothing measured */
+    char why[TT_ERRLEN];
+    const Template *tmpl = Template_forRecord(&w->wl, j->target->family, best ? best->template_name : NULL, why);
+    if (!tmpl) return tt_fail(err, "%s: %s", w->key, why);
+    Space_done(&j->space); /* the previous task's */
+    if (tmpl->define_space(&w->wl, &j->dev, &j->space, why) != TT_OK) return tt_fail(err, "%s: %s", w->key, why);
+    int32_t choice[SPACE_MAX_KNOBS] = {0};
+    ExportRequest req = {.wl = &w->wl,
+                         .tmpl = tmpl,
+                         .space = &j->space,
+                         .choice = choice,
+                         .dev = &j->dev,
+                         .dialect = dialect_of(j->target)};
+    req.meta.log_path = j->log_path;
+    req.meta.date = j->date;
+    req.meta.pack_s = -1;
+    char note[TT_ERRLEN] = "";
+    if (pick_config(j, i, tmpl, best, choice, &req, note, sizeof note, err) != TT_OK) return TT_ERR;
+    const HistoryTask *used = History_findTemplate(&j->h, w->key, tmpl->name);
+    if (!used) used = History_find(&j->h, w->key);
+    char prefix[EXPORT_PREFIX_LEN];
+    make_prefix(&w->wl, (int)(used - j->h.tasks), prefix, sizeof prefix);
+    req.prefix = prefix;
+    ExportKernel k;
+    if (Export_kernel(&req, &k, why) != TT_OK) return tt_fail(err, "%s: %s", w->key, why);
+    if (ExportBundle_add(&j->b, &k, why) != TT_OK) {
+        ExportKernel_done(&k);
+        return tt_fail(err, "%s: %s", w->key, why);
+    }
+    return TT_OK;
+}
+
+/* Every wanted kernel into the bundle, then the bundle into out_dir. */
+static Status export_all(ExportJob *j, char *err) {
+    ExportBundle_init(&j->b, j->name, dialect_of(j->target), &j->dev);
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
-    strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", &tm);
-
-    int defaults = 0;
-    for (int i = 0; i < n_want; i++) {
-        const HistoryTask *ht = History_find(&h, want[i].key);
-        const Record *best = History_bestOfKey(&h, want[i].key);
-        if (best && best->n_costs == 0) best = NULL; /* compile-only records: nothing measured */
-        const Template *tmpl = Template_forRecord(&want[i].wl, target->family, best ? best->template_name : NULL, err);
-        if (!tmpl) {
-            fprintf(stderr, "tunetop export: %s: %s\n", want[i].key, err);
-            goto done;
-        }
-        Space_done(&space); /* the previous task's */
-        char why[TT_ERRLEN];
-        if (tmpl->define_space(&want[i].wl, &dev, &space, why) != TT_OK) {
-            fprintf(stderr, "tunetop export: %s: %s\n", want[i].key, why);
-            goto done;
-        }
-        int32_t choice[SPACE_MAX_KNOBS] = {0};
-        ExportRequest req = {
-            .wl = &want[i].wl, .tmpl = tmpl, .space = &space, .choice = choice, .dev = &dev, .dialect = dialect};
-        req.meta.log_path = log_path;
-        req.meta.date = date;
-        req.meta.pack_s = -1;
-        char note[TT_ERRLEN] = "";
-        if (best) {
-            if (strcmp(best->template_name, tmpl->name) != 0) {
-                fprintf(stderr, "tunetop export: %s: the log's best record is of template %s, this build has %s\n",
-                        want[i].key, best->template_name, tmpl->name);
-                goto done;
-            }
-            if (best->n_choice == space.n_knobs)
-                memcpy(choice, best->choice, (size_t)space.n_knobs * sizeof *choice);
-            else
-                Space_decode(&space, best->index, choice);
-            char text[REC_CONFIG_LEN];
-            Space_format(&space, choice, text, sizeof text);
-            if (best->config[0] && strcmp(text, best->config) != 0) {
-                fprintf(stderr,
-                        "tunetop export: %s: the log's best config (%s) is not in this machine's space for the "
-                        "template (here: %s); was the log tuned on another kind of %s?\n",
-                        want[i].key, best->config, text, target_name);
-                goto done;
-            }
-            req.meta.latency_s = Record_cost(best);
-            req.meta.pack_s = best->pack_s;
-        } else {
-            if (strict) {
-                fprintf(stderr, "tunetop export: %s has no successful record for %s (--strict)\n", log_path,
-                        want[i].key);
-                goto done;
-            }
-            if (Export_defaultChoice(tmpl, &want[i].wl, &space, &dev, choice, why) != TT_OK) {
-                fprintf(stderr, "tunetop export: %s: %s\n", want[i].key, why);
-                goto done;
-            }
-            snprintf(note, sizeof note, "no successful record among the log's %d trials: the template's default config",
-                     ht->n_records);
-            req.meta.note = note;
-            fprintf(stderr,
-                    "tunetop export: warning: %s has no successful record (%d trial%s): exported with the "
-                    "template's default config (index %llu)\n",
-                    want[i].key, ht->n_records, ht->n_records == 1 ? "" : "s",
-                    (unsigned long long)Space_encode(&space, choice));
-            defaults++;
-        }
-        char prefix[EXPORT_PREFIX_LEN];
-        make_prefix(&want[i].wl, i + 1, prefix, sizeof prefix);
-        req.prefix = prefix;
-        ExportKernel k;
-        st = Export_kernel(&req, &k, err);
-        if (st != TT_OK || ExportBundle_add(&b, &k, err) != TT_OK) {
-            fprintf(stderr, "tunetop export: %s: %s\n", want[i].key, err);
-            if (st == TT_OK) ExportKernel_done(&k);
-            goto done;
-        }
-    }
-    if (ExportBundle_write(&b, out_dir, force, err) != TT_OK) {
-        fprintf(stderr, "tunetop export: %s\n", err);
-        goto done;
-    }
+    strftime(j->date, sizeof j->date, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    for (int i = 0; i < j->n_want; i++)
+        if (export_one(j, i, err) != TT_OK) return TT_ERR;
+    if (ExportBundle_write(&j->b, j->out_dir, j->force, err) != TT_OK) return TT_ERR;
     printf("exported %d %s kernel%s to %s (%d with the default config): %s.h, CMakeLists.txt -> lib%s.a, lib%s.so\n",
-           b.n_kernels, Export_dialectName(dialect), b.n_kernels == 1 ? "" : "s", out_dir, defaults, name, name, name);
-    printf("build: cmake -S %s -B %s/build && cmake --build %s/build\n", out_dir, out_dir, out_dir);
-    rc = 0;
-    goto done;
+           j->b.n_kernels, Export_dialectName(dialect_of(j->target)), j->b.n_kernels == 1 ? "" : "s", j->out_dir,
+           j->defaults, j->name, j->name, j->name);
+    printf("build: cmake -S %s -B %s/build && cmake --build %s/build\n", j->out_dir, j->out_dir, j->out_dir);
+    return TT_OK;
+}
 
-usage_error:
-    fprintf(stderr, "tunetop export: %s (see tunetop export --help)\n", err);
-    rc = 2;
-done:
-    Space_done(&space);
-    ExportBundle_done(&b);
-    History_done(&h);
-    free(want);
-    free(specs);
+int cmd_export(int argc, char **argv) {
+    if (app_names_model(argc, argv)) return cmd_export_model(argc, argv);
+    ExportJob j;
+    memset(&j, 0, sizeof j);
+    j.name = "tunetop_kernels";
+    TaskSelect_init(&j.sel);
+    History_init(&j.h);
+    Space_init(&j.space);
+    char err[TT_ERRLEN] = "";
+    int rc = export_parse(&j, argc, argv, err);
+    if (rc < 0 && asked_tasks(&j, err) != TT_OK) rc = 2;
+    if (rc == 2)
+        fprintf(stderr, "tunetop export: %s%s\n", err, strstr(err, "--help)") ? "" : " (see tunetop export --help)");
+    if (rc < 0) rc = export_load(&j, err) == TT_OK && export_all(&j, err) == TT_OK ? 0 : 1;
+    if (rc == 1) fprintf(stderr, "tunetop export: %s\n", err);
+    Space_done(&j.space);
+    ExportBundle_done(&j.b);
+    History_done(&j.h);
+    free(j.want);
+    TaskSelect_done(&j.sel);
     return rc;
 }

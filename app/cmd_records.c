@@ -153,61 +153,64 @@ static int tvm_dump(const char *path, int fmt, bool verbose) {
 }
 
 static void best_usage(FILE *out) {
-    fprintf(out, "usage: tunetop best [--verbose] LOG\n"
-                 "       tunetop best --json LOG\n"
-                 "\n"
-                 "Prints, for every task of the record log LOG, in ID order (the task list of the log's last\n"
-                 "session, as the live table showed it; a log without one: the order of first mention): the\n"
-                 "task key, the template, its ID, weight and network, the steering it was left with, the best config "
-                 "(its text and flat index), its latency (the median of\n"
-                 "its repeats, in ms), its speed in GFLOPS (the task's FLOPs / latency; a multiply-add counts\n"
-                 "as 2 FLOPs), and the number of trials and of failed trials by error (by error number).\n"
-                 "A task none of whose trials succeeded says so.\n"
-                 "The roof is the task's roofline recorded with the best (min(peak, bandwidth x FLOPs/byte) on\n"
-                 "the machine and threads that measured it; see tunetop devices) and the share of it the best\n"
-                 "reaches; a best above its roof is flagged as a warning (the roof or the measurement is wrong).\n"
-                 "  --json  one JSON object per task and line instead (keys task, tmpl, config, index, latency_ms,\n"
-                 "          with_layout_ms (latency with the layout transforms, for blocked templates),\n"
-                 "          gflops, trials, errors, roof_gflops, roof_bound (compute, L2, L3\n"
-                 "          or DRAM), roof_share, machine_key, this_machine;\n"
-                 "          null where unknown)\n"
-                 "\n"
-                 "Which figure: latency and speed are of the kernel alone (the timed run, as the tuner, the UI's\n"
-                 "table and its curves rank configs). A template that keeps data in a blocked layout (the CPU\n"
-                 "conv2d and depthwise) also converts the input to it and the output back, timed apart as pack_s;\n"
-                 "the '+layout' line gives latency and speed with those transforms, the cost of the kernel when\n"
-                 "it is called on canonical (NCHW / NHWC) tensors, and their share.\n"
-                 "\n"
-                 "A log whose last record was cut short by a crash is read up to that record, with a warning.\n"
-                 "A damaged log is read up to the damage, then reported with its byte offset (exit status 1).\n"
-                 "Every record carries a checksum (CRC-32C) that is checked as it is read: a record whose bytes\n"
-                 "changed is damage, as is a cost that is not a positive number of seconds. A best faster than\n"
-                 "twice this machine's peak estimate for the log's target is flagged (\"check\").\n"
-                 "\n"
-                 "  --verbose   also say whether the records were checked (logs written before checksums\n"
-                 "              existed still read, unchecked)\n"
-                 "\n"
-                 "LOG may also be one of TVM's: an AutoTVM record file, an auto-scheduler record file, or a\n"
-                 "MetaSchedule work directory, told apart by their content (--format tunetop|autotvm|\n"
-                 "autoscheduler|metaschedule forces one). TVM's latencies were measured by TVM, on its machine.\n"
-                 "Malformed lines are skipped and counted; --verbose names their line numbers.\n");
+    app_help(out, "usage: tunetop best [--verbose] LOG\n"
+                  "       tunetop best --json|--json-array LOG\n"
+                  "\n"
+                  "Prints, for every task of the record log LOG, in ID order (the task list of the log's last\n"
+                  "session, as the live table showed it; a log without one: the order of first mention): the\n"
+                  "task key, the template, its ID (the one `tunetop tasks`, the UI, `run --profile` and `export`\n"
+                  "use), weight and network, the steering it was left with, the best config (its text and flat\n"
+                  "index), its latency (the median of its repeats, in ms), its speed in GFLOPS (the task's FLOPs / "
+                  "latency; a multiply-add counts\n"
+                  "as 2 FLOPs), and the number of trials and of failed trials by error (by error number).\n"
+                  "A task none of whose trials succeeded says so.\n"
+                  "The roof is the task's roofline recorded with the best (min(peak, bandwidth x FLOPs/byte) on\n"
+                  "the machine and threads that measured it; see tunetop devices) and the share of it the best\n"
+                  "reaches; a best above its roof is flagged as a warning (the roof or the measurement is wrong).\n"
+                  "  --json        JSON Lines instead: one JSON object per task and line (keys id, task, tmpl,\n"
+                  "                alternatives, used_by_run, config, index, latency_ms, with_layout_ms (latency\n"
+                  "                with the layout transforms, for blocked templates), gflops, trials, errors,\n"
+                  "                roof_gflops, roof_bound (compute, L2, L3 or DRAM), roof_share, machine_key,\n"
+                  "                this_machine; null where unknown)\n"
+                  "  --json-array  the same objects as one JSON document: an array (for `python3 -m json.tool`)\n"
+                  "\n"
+                  "Which figure: latency and speed are of the kernel alone (the timed run, as the tuner, the UI's\n"
+                  "table and its curves rank configs). A template that keeps data in a blocked layout (the CPU\n"
+                  "conv2d and depthwise) also converts the input to it and the output back, timed apart as pack_s;\n"
+                  "the '+layout' line gives latency and speed with those transforms, the cost of the kernel when\n"
+                  "it is called on canonical (NCHW / NHWC) tensors, and their share.\n"
+                  "\n"
+                  "A log whose last record was cut short by a crash is read up to that record, with a warning.\n"
+                  "A damaged log is read up to the damage, then reported with its byte offset (exit status 1).\n"
+                  "Every record carries a checksum (CRC-32C) that is checked as it is read: a record whose bytes\n"
+                  "changed is damage, as is a cost that is not a positive number of seconds. A best faster than\n"
+                  "twice this machine's peak estimate for the log's target is flagged (\"check\").\n"
+                  "\n"
+                  "  --verbose   also say whether the records were checked (logs written before checksums\n"
+                  "              existed still read, unchecked)\n"
+                  "\n"
+                  "LOG may also be one of TVM's: an AutoTVM record file, an auto-scheduler record file, or a\n"
+                  "MetaSchedule work directory, told apart by their content (--format tunetop|autotvm|\n"
+                  "autoscheduler|metaschedule forces one). TVM's latencies were measured by TVM, on its machine.\n"
+                  "Malformed lines are skipped and counted; --verbose names their line numbers.\n");
 }
 
 static void dump_usage(FILE *out) {
-    fprintf(out, "usage: tunetop dump LOG\n"
-                 "\n"
-                 "Prints every record of the record log LOG as one JSON object per line, in file order, with\n"
-                 "the keys task, tmpl, target, index, choice, config, costs (seconds), err (error number,\n"
-                 "0 = measured), msg, build_s, run_s, pack_s, ts (unix time), regs, spills, smem, lmem\n"
-                 "(GPU resources; null when not measured). For example: tunetop dump x.log | jq .costs\n"
-                 "\n"
-                 "A torn last record (a crash in the middle of a write) is reported on stderr as a warning\n"
-                 "(exit status 0); any other damage is an error with its byte offset (exit status 1).\n"
-                 "An imported record also has src (where it came from) and src_cost (its cost there, seconds).\n"
-                 "\n"
-                 "TVM's logs (--format F forces one, --verbose names malformed lines; see tunetop best --help)\n"
-                 "print one object per record with the keys format, line, target, task, workload, index, config,\n"
-                 "costs, err, all_cost, ts.\n");
+    app_help(out, "usage: tunetop dump LOG\n"
+                  "\n"
+                  "Prints every record of the record log LOG as JSON Lines (one JSON object per line), in file\n"
+                  "order, with\n"
+                  "the keys task, tmpl, target, index, choice, config, costs (seconds), err (error number,\n"
+                  "0 = measured), msg, build_s, run_s, pack_s, ts (unix time), regs, spills, smem, lmem\n"
+                  "(GPU resources; null when not measured). For example: tunetop dump x.log | jq .costs\n"
+                  "\n"
+                  "A torn last record (a crash in the middle of a write) is reported on stderr as a warning\n"
+                  "(exit status 0); any other damage is an error with its byte offset (exit status 1).\n"
+                  "An imported record also has src (where it came from) and src_cost (its cost there, seconds).\n"
+                  "\n"
+                  "TVM's logs (--format F forces one, --verbose names malformed lines; see tunetop best --help)\n"
+                  "print one object per record with the keys format, line, target, task, workload, index, config,\n"
+                  "costs, err, all_cost, ts.\n");
 }
 
 /* Parses `NAME [--help] [--verbose] [--json] LOG` (--verbose / --json only
@@ -215,20 +218,28 @@ static void dump_usage(FILE *out) {
  * exit code. */
 /* TVM's logs: --format F forces one (*fmt: that or the detected one), and --verbose is taken
  * for them (*tvm_verbose) even where tunetop's logs have none. */
+static const struct option BEST_OWN[] = {{"help", no_argument, 0, 'h'},         {"verbose", no_argument, 0, 'v'},
+                                         {"json", no_argument, 0, 'j'},         {"json-array", no_argument, 0, 'J'},
+                                         {"format", required_argument, 0, 'f'}, {0, 0, 0, 0}};
+static const struct option DUMP_OWN[] = {{"help", no_argument, 0, 'h'},
+                                         {"verbose", no_argument, 0, 'v'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {0, 0, 0, 0}};
+const CmdOptions BEST_OPTIONS = {"best", BEST_OWN, 0};
+const CmdOptions DUMP_OPTIONS = {"dump", DUMP_OWN, 0};
+
+/* *json: 0 text, 1 JSON Lines, 2 one JSON array */
 static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **argv, const char **path, bool *verbose,
-                      bool *json, TvmFormat *fmt, bool *tvm_verbose) {
-    static const struct option longopts[] = {{"help", no_argument, 0, 'h'},
-                                             {"verbose", no_argument, 0, 'v'},
-                                             {"json", no_argument, 0, 'j'},
-                                             {"format", required_argument, 0, 'f'},
-                                             {0, 0, 0, 0}};
+                      int *json, TvmFormat *fmt, bool *tvm_verbose) {
+    struct option longopts[CLI_MAX_OPTS];
+    Cli_longopts(json ? &BEST_OPTIONS : &DUMP_OPTIONS, longopts, CLI_MAX_OPTS);
     optind = 1;
     opterr = 0;
     int c;
     char ferr[TT_ERRLEN];
     *fmt = TVM_FMT_UNKNOWN;
     *tvm_verbose = false;
-    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return 0;
@@ -245,11 +256,12 @@ static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **
             }
             continue;
         }
-        if (c == 'j' && json) {
-            *json = true;
+        if ((c == 'j' || c == 'J') && json) {
+            *json = c == 'j' ? 1 : 2;
             continue;
         }
-        fprintf(stderr, "tunetop %s: unknown option '%s' (see tunetop %s --help)\n", name, argv[optind - 1], name);
+        Cli_badOption(name, c, argv, ferr);
+        fprintf(stderr, "tunetop %s: %s\n", name, ferr);
         return 2;
     }
     if (optind >= argc) {
@@ -400,7 +412,7 @@ static const Record *task_best(const SummaryTask *t) { return t->has_best ? &t->
 static void print_task_json(const LogSummary *h, int i, const char *this_key, int family) {
     const SummaryTask *t = &h->tasks[i];
     const Record *best = task_best(t);
-    printf("{\"task\":");
+    printf("{\"id\":%d,\"task\":", i);
     json_string(t->key);
     printf(",\"tmpl\":");
     json_string(t->template_name);
@@ -419,6 +431,10 @@ static void print_task_json(const LogSummary *h, int i, const char *this_key, in
         printf(",\"config\":");
         json_string(best->config);
         printf(",\"index\":%llu,\"latency_ms\":%.9g", (unsigned long long)best->index, Record_cost(best) * 1e3);
+        if (best->steps) { /* a tensor expression's schedule, as dump shows it and Steps_decode reads it */
+            printf(",\"steps\":");
+            json_string(best->steps);
+        }
         if (has_layout_transforms(t, family) && best->pack_s > 0)
             printf(",\"with_layout_ms\":%.9g", (Record_cost(best) + best->pack_s) * 1e3);
         else
@@ -435,10 +451,10 @@ static void print_task_json(const LogSummary *h, int i, const char *this_key, in
         printf(",\"roof_gflops\":%.6g,\"roof_bound\":\"%s\",\"roof_share\":%.6g,\"machine_key\":", best->roof_gflops,
                best->roof_bound ? Roof_levelName(best->roof_bound) : "compute", Roof_share(gflops, best->roof_gflops));
         json_string(best->machine_key);
-        printf(",\"this_machine\":%s}\n", strcmp(best->machine_key, this_key) == 0 ? "true" : "false");
+        printf(",\"this_machine\":%s}", strcmp(best->machine_key, this_key) == 0 ? "true" : "false");
     } else {
         printf(",\"roof_gflops\":null,\"roof_bound\":null,\"roof_share\":null,\"machine_key\":null,"
-               "\"this_machine\":null}\n");
+               "\"this_machine\":null}");
     }
 }
 
@@ -453,7 +469,7 @@ static bool log_device(const LogSummary *h, DeviceInfo *dev) {
 static void print_task(const LogSummary *h, int i, const char *this_key, int family, const DeviceInfo *dev,
                        int *beyond) {
     const SummaryTask *t = &h->tasks[i];
-    printf("task %d/%d  %s\n", i + 1, h->n_tasks, t->key);
+    printf("task %d  %s\n", i, t->key);
     printf("  template  %s\n", t->template_name);
     /* the ID the live session showed (the log's task list), its weight, the steering it was left with */
     printf("  ID        %d  weight %g%s%s\n", i, t->weight, t->network[0] ? "  network " : "", t->network);
@@ -538,9 +554,53 @@ static void print_task(const LogSummary *h, int i, const char *this_key, int fam
         print_roof(best, Record_gflops(best, Workload_flops(&wl)), this_key, gflops_unit(t));
 }
 
+/* The session's objective, as the live header showed it (weights from the log's task list), and
+ * the same at every task's recorded roof; a workload tuned under several templates (a group)
+ * counts once: its fastest task, its lowest roof. */
+static void print_estimate(const LogSummary *h) {
+    char err[TT_ERRLEN];
+    double est = 0, floor_s = 0;
+    int left_out = 0, n_groups = 0;
+    bool all_roofs = true;
+    for (int i = 0; i < h->n_tasks; i++) {
+        if (!first_of_key(h, i)) continue;
+        n_groups++;
+        const Record *b = NULL;
+        double roof_s = INFINITY;
+        Workload wl;
+        bool parsed = Workload_parse(h->tasks[i].key, &wl, err) == TT_OK;
+        for (int j = i; j < h->n_tasks; j++) {
+            const Record *bj = task_best(&h->tasks[j]);
+            if (strcmp(h->tasks[j].key, h->tasks[i].key) != 0 || !bj || bj->n_costs <= 0) continue;
+            if (!b || Record_cost(bj) < Record_cost(b)) b = bj;
+            if (bj->roof_gflops > 0 && parsed && Roof_latency(Workload_flops(&wl), bj->roof_gflops) < roof_s)
+                roof_s = Roof_latency(Workload_flops(&wl), bj->roof_gflops);
+        }
+        if (b) {
+            est += h->tasks[i].weight * Record_cost(b);
+            if (isfinite(roof_s))
+                floor_s += h->tasks[i].weight * roof_s;
+            else
+                all_roofs = false;
+        } else {
+            left_out++;
+        }
+    }
+    if (n_groups > left_out) {
+        printf("\nestimated total latency %.4g ms (sum of weight x best latency%s", est * 1e3,
+               n_groups < h->n_tasks ? "; a workload tuned under two templates counts once, the faster" : "");
+        if (left_out) printf("; %d task%s without a result left out", left_out, left_out == 1 ? "" : "s");
+        printf(")\n");
+        if (all_roofs && floor_s > 0)
+            printf("at the roofline %.4g ms (every task at its recorded roof; the best is %.1f%% of the way)\n",
+                   floor_s * 1e3, 100 * floor_s / est);
+    }
+}
+
 int cmd_best(int argc, char **argv) {
     const char *path;
-    bool verbose = false, json = false, tvm_verbose;
+    bool verbose = false, tvm_verbose;
+    int json = 0;
     TvmFormat fmt;
     int rc = parse_args("best", best_usage, argc, argv, &path, &verbose, &json, &fmt, &tvm_verbose);
     if (rc >= 0) return rc;
@@ -569,8 +629,13 @@ int cmd_best(int argc, char **argv) {
     bool have_dev = log_device(&h, &dev);
     int beyond = 0;
     if (json) {
-        for (int i = 0; i < h.n_tasks; i++)
+        if (json == 2) printf("[");
+        for (int i = 0; i < h.n_tasks; i++) {
+            if (json == 2 && i) printf(",\n");
             print_task_json(&h, i, this_key, family);
+            if (json == 1) printf("\n");
+        }
+        if (json == 2) printf("]\n");
     } else {
         printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %ld failed trial%s\n", path,
                h.header.target, h.n_records, h.n_records == 1 ? "" : "s", h.n_tasks, h.n_tasks == 1 ? "" : "s",
@@ -588,45 +653,7 @@ int cmd_best(int argc, char **argv) {
             print_task(&h, i, this_key, family, have_dev ? &dev : NULL, &beyond);
         }
         if (h.n_tasks == 0) printf("no records yet\n");
-        /* the session's objective, as the live header showed it (weights from the log's task list), and
-         * the same at every task's recorded roof */
-        /* a workload tuned under several templates (a group) counts once: its fastest task, its lowest roof */
-        double est = 0, floor_s = 0;
-        int left_out = 0, n_groups = 0;
-        bool all_roofs = true;
-        for (int i = 0; i < h.n_tasks; i++) {
-            if (!first_of_key(&h, i)) continue;
-            n_groups++;
-            const Record *b = NULL;
-            double roof_s = INFINITY;
-            Workload wl;
-            bool parsed = Workload_parse(h.tasks[i].key, &wl, err) == TT_OK;
-            for (int j = i; j < h.n_tasks; j++) {
-                const Record *bj = task_best(&h.tasks[j]);
-                if (strcmp(h.tasks[j].key, h.tasks[i].key) != 0 || !bj || bj->n_costs <= 0) continue;
-                if (!b || Record_cost(bj) < Record_cost(b)) b = bj;
-                if (bj->roof_gflops > 0 && parsed && Roof_latency(Workload_flops(&wl), bj->roof_gflops) < roof_s)
-                    roof_s = Roof_latency(Workload_flops(&wl), bj->roof_gflops);
-            }
-            if (b) {
-                est += h.tasks[i].weight * Record_cost(b);
-                if (isfinite(roof_s))
-                    floor_s += h.tasks[i].weight * roof_s;
-                else
-                    all_roofs = false;
-            } else {
-                left_out++;
-            }
-        }
-        if (n_groups > left_out) {
-            printf("\nestimated total latency %.4g ms (sum of weight x best latency%s", est * 1e3,
-                   n_groups < h.n_tasks ? "; a workload tuned under two templates counts once, the faster" : "");
-            if (left_out) printf("; %d task%s without a result left out", left_out, left_out == 1 ? "" : "s");
-            printf(")\n");
-            if (all_roofs && floor_s > 0)
-                printf("at the roofline %.4g ms (every task at its recorded roof; the best is %.1f%% of the way)\n",
-                       floor_s * 1e3, 100 * floor_s / est);
-        }
+        print_estimate(&h);
     }
     fflush(stdout);
     rc = 0;

@@ -38,56 +38,57 @@
 #include "tuner/net/netprog.h"
 #include "tuner/net/network.h"
 #include "tuner/net/subgraph.h"
+#include "tuner/plan.h"
 
 extern char **environ;
 
 static void usage(FILE *out) {
     NetworkOptions nd;
     NetworkOptions_defaults(&nd);
-    fprintf(out,
-            "usage: tunetop run --network NAME --log LOG [options]\n"
-            "       tunetop run --task SPEC --log LOG [options]\n"
-            "\n"
-            "Builds the network (or the one operator) with the best config of every task in LOG, runs it on\n"
-            "parameters and inputs from a fixed seed, checks the output against a naive reference execution\n"
-            "of the same graph, and times it. The kernels are exported as `tunetop export` writes them, with\n"
-            "the epilogues each task fuses (bias, residual add, ReLU); the other ops (batch-norm, pooling,\n"
-            "concat, softmax, layer-norm, GELU, ...) run in a small runtime compiled into the same program.\n"
-            "A task without a successful record in LOG uses its template's default config (a warning says\n"
-            "so); a log with none of the tasks is an error. The output must match the reference within\n"
-            "|got - ref| <= %g * max|ref| + %g * |ref|; a mismatch names the first bad element.\n"
-            "\n"
-            "Prints the summary of the timed runs (mean, median, max, min, std over the repeats; each repeat\n"
-            "is the mean of NUMBER runs, NUMBER raised until a repeat lasts MIN_REPEAT_MS), beside the\n"
-            "tuner's estimate: the sum over tasks of weight x best latency from LOG (kernels only, and with\n"
-            "their layout transforms). --profile adds a table per op: time, share, tuned or not, and the\n"
-            "layout transforms inside the tuned kernels.\n"
-            "\n"
-            "  --network NAME      %s\n"
-            "  --task SPEC         one operator (as for tune), e.g. conv2d:n=1,ci=64,h=56,w=56,co=64,kh=3,kw=3,pad=1\n"
-            "  --log LOG           the record log with the tuned configs\n"
-            "  --target T          %s (default %s; without a device, cuda only builds the program)\n"
-            "  --batch B           batch size (default %d)\n"
-            "  --image-size S      input image side (default %s)\n"
-            "  --seq-len L         bert-base sequence length (default %d)\n"
-            "  --threads N         threads of the program (default: all cores)\n"
-            "  --number N          runs per repeat (default 1)\n"
-            "  --repeat R          timed repeats (default 10)\n"
-            "  --min-repeat-ms M   raise NUMBER until one repeat lasts M ms (default 0)\n"
-            "  --profile           time every op (a separate pass of NUMBER runs)\n"
-            "  --seed S            seed of the parameters and inputs (default 1)\n"
-            "  --keep DIR          keep the program's sources, data and binary in DIR (must not exist)\n"
-            "  --timeout S         seconds the built program may run (default 600)\n"
-            "  --no-chain          every tensor goes through NCHW between ops (blocked kernels pack and unpack\n"
-            "                      around themselves), to compare with the default, which keeps tensors blocked\n"
-            "  --subgraphs         run the network as the subgraphs `tune --network NAME --subgraphs` tuned: each\n"
-            "                      subgraph's best schedule in LOG as C (a subgraph without one: its first\n"
-            "                      sketch's zero-trial default), on NCHW tensors; prints the time of every\n"
-            "                      subgraph task beside the tuner's estimate. Chosen by itself when LOG holds\n"
-            "                      the network's subgraphs and none of its template tasks\n"
-            "example: tunetop run --network resnet-18 --log r18.log --repeat 20 --profile\n",
-            GRAPH_ATOL, GRAPH_RTOL, Network_names(), Target_names(), Target_default()->name, nd.batch,
-            Network_imageSizes(), nd.seq_len);
+    app_help(out,
+             "usage: tunetop run --network NAME --log LOG [options]\n"
+             "       tunetop run --task SPEC --log LOG [options]\n"
+             "\n"
+             "Builds the network (or the one operator) with the best config of every task in LOG, runs it on\n"
+             "parameters and inputs from a fixed seed, checks the output against a naive reference execution\n"
+             "of the same graph, and times it. The kernels are exported as `tunetop export` writes them, with\n"
+             "the epilogues each task fuses (bias, residual add, ReLU); the other ops (batch-norm, pooling,\n"
+             "concat, softmax, layer-norm, GELU, ...) run in a small runtime compiled into the same program.\n"
+             "A task without a successful record in LOG uses its template's default config (a warning says\n"
+             "so); a log with none of the tasks is an error. The output must match the reference within\n"
+             "|got - ref| <= %g * max|ref| + %g * |ref|; a mismatch names the first bad element.\n"
+             "\n"
+             "Prints the summary of the timed runs (mean, median, max, min, std over the repeats; each repeat\n"
+             "is the mean of NUMBER runs, NUMBER raised until a repeat lasts MIN_REPEAT_MS), beside the\n"
+             "tuner's estimate: the sum over tasks of weight x best latency from LOG (kernels only, and with\n"
+             "their layout transforms). --profile adds a table per op: time, share, tuned or not, and the\n"
+             "layout transforms inside the tuned kernels.\n"
+             "\n"
+             "  --network NAME      %s\n"
+             "  --task SPEC         one operator (as for tune), e.g. conv2d:n=1,ci=64,h=56,w=56,co=64,kh=3,kw=3,pad=1\n"
+             "  --log LOG           the record log with the tuned configs\n"
+             "  --target T          %s (default %s; without a device, cuda only builds the program)\n"
+             "  --batch-size B      the network's batch size (default %d)\n"
+             "  --image-size S      input image side (default %s)\n"
+             "  --seq-len L         bert-base sequence length (default %d)\n"
+             "  --threads N         threads of the program (default: all cores)\n"
+             "  --number N          runs per repeat (default 1)\n"
+             "  --repeat R          timed repeats (default 10)\n"
+             "  --min-repeat-ms M   raise NUMBER until one repeat lasts M ms (default 0)\n"
+             "  --profile           time every op (a separate pass of NUMBER runs)\n"
+             "  --seed S            seed of the parameters and inputs (default 1)\n"
+             "  --keep DIR          keep the program's sources, data and binary in DIR (must not exist)\n"
+             "  --timeout S         seconds the built program may run (default 600)\n"
+             "  --no-chain          every tensor goes through NCHW between ops (blocked kernels pack and unpack\n"
+             "                      around themselves), to compare with the default, which keeps tensors blocked\n"
+             "  --subgraphs         run the network as the subgraphs `tune --network NAME --subgraphs` tuned: each\n"
+             "                      subgraph's best schedule in LOG as C (a subgraph without one: its first\n"
+             "                      sketch's zero-trial default), on NCHW tensors; prints the time of every\n"
+             "                      subgraph task beside the tuner's estimate. Chosen by itself when LOG holds\n"
+             "                      the network's subgraphs and none of its template tasks\n"
+             "example: tunetop run --network resnet-18 --log r18.log --repeat 20 --profile\n",
+             GRAPH_ATOL, GRAPH_RTOL, Network_names(), Target_names(), Target_default()->name, nd.batch,
+             Network_imageSizes(), nd.seq_len);
 }
 
 static int usage_error(const char *fmt, const char *a) {
@@ -192,7 +193,26 @@ typedef struct TaskPlan {
     char why[48]; /* why the default config is used */
     char ext[4];  /* the kernel's source: "c", or "cu" for cuda */
     char prefix[EXPORT_PREFIX_LEN];
+    int id; /* its task ID (tunetop tasks, best, the UI): the log's task whose record runs */
 } TaskPlan;
+
+/* The ID of a workload's task: the log's task whose record runs (as best numbers it), else
+ * the one tune gives it (planned: workloads in order, one ID per template alternative). */
+static int task_id(const History *h, const char *key, const Record *best, int planned) {
+    const HistoryTask *t = best ? History_findTemplate(h, key, best->template_name) : History_find(h, key);
+    return t ? (int)(t - h->tasks) : planned;
+}
+
+/* The profile's rows name workload indices ("task 2 dense ..."): the task IDs instead. */
+static void relabel(NetPlan *plan, const TaskPlan *tp, int n_tasks) {
+    for (int s = 0; s < plan->n_steps; s++) {
+        char *l = plan->steps[s].label, rest[sizeof plan->steps[s].label];
+        int t, n;
+        if (sscanf(l, "task %d%n", &t, &n) != 1 || t < 0 || t >= n_tasks) continue;
+        snprintf(rest, sizeof rest, "%s", l + n);
+        snprintf(l, sizeof plan->steps[s].label, "task %d%.80s", tp[t].id, rest);
+    }
+}
 
 /* A kernel of the program: a task's config, exported for the task's workload
  * or for a variant of it that fuses one occurrence's whole epilogue (bias,
@@ -541,6 +561,7 @@ static int run(const RunOptions *o) {
         goto program_dir;
     }
 
+    int planned = 0; /* the ID tune gives the next workload's first task */
     for (int t = 0; t < gt.n_tasks; t++) {
         TaskPlan *p = &tp[t];
         const Workload *wl = &gt.tasks[t].wl;
@@ -551,6 +572,10 @@ static int run(const RunOptions *o) {
         const Record *best = History_bestOfKey(&h, key);
         for (int r = 0; ht && !best && r < ht->n_records; r++)
             if (ht->records[r].error_no == 0) best = &ht->records[r]; /* compile-only: built, never timed */
+        const Template *alts[PLAN_MAX_ALTERNATIVES];
+        int n_alt = Plan_alternatives(wl, family, alts, PLAN_MAX_ALTERNATIVES);
+        p->id = task_id(&h, key, best, planned);
+        planned += n_alt > 1 ? n_alt : 1;
         p->tmpl = Template_forRecord(wl, family, best ? best->template_name : NULL, err);
         if (!p->tmpl && !is_cpu) {
             /* no GPU template for the op (batch_matmul): the program runs it on the host in C */
@@ -615,10 +640,10 @@ static int run(const RunOptions *o) {
             fprintf(
                 stderr,
                 "tunetop run: warning: task %d (%s) has no %s template: it runs on the host with %s's default config\n",
-                t, key, o->target, tp[t].tmpl->name);
+                tp[t].id, key, o->target, tp[t].tmpl->name);
             continue;
         }
-        fprintf(stderr, "tunetop run: warning: task %d (%s) has %s in %s: using %s's default config\n", t, key,
+        fprintf(stderr, "tunetop run: warning: task %d (%s) has %s in %s: using %s's default config\n", tp[t].id, key,
                 tp[t].why, o->log, tp[t].tmpl->name);
     }
 
@@ -732,6 +757,7 @@ program_dir:
         ExportKernel_done(&k);
     }
     if (!sg_mode && NetPlan_make(&g, &gt, opk, o->no_chain, &plan, err) != TT_OK) goto out_err;
+    if (!sg_mode) relabel(&plan, tp, gt.n_tasks);
     if (!sg_mode) NetProg_write(&plan, (const char *const *)prefixes, n_kp, &sb);
     if (write_file(dir, "main.c", sb.data, sb.len, err) != TT_OK) goto out_err;
     if (write_file(dir, "netrt.h", NetProg_runtimeHeader(), strlen(NetProg_runtimeHeader()), err) != TT_OK ||
@@ -861,8 +887,9 @@ program_dir:
             snprintf(err, sizeof err, "linking the program failed: %.400s", line);
             goto out_err;
         }
-        printf("%s: %d ops, %d steps, %d tasks (%d from %s, %d default), built for %s in %.1f s\n", what, g.n_ops,
-               plan.n_steps, n_listed, n_tuned, o->log, n_listed - n_tuned, o->target, clock_mono() - t_build);
+        printf("%s: %d ops, %d steps, %d %s (%d from %s, %d default), built for %s in %.1f s\n", what, g.n_ops,
+               plan.n_steps, n_listed, sg_mode ? "tasks" : "kernels, one per workload: its fastest task", n_tuned,
+               o->log, n_listed - n_tuned, o->target, clock_mono() - t_build);
         fflush(stdout);
         if (!dev.present) {
             snprintf(err, sizeof err, "no %s device on this machine: the program was built, not run", o->target);
@@ -1028,106 +1055,118 @@ out:
     return rc;
 }
 
+static const struct option OWN[] = {{"log", required_argument, 0, 'L'},
+                                    {"target", required_argument, 0, 'T'},
+                                    {"threads", required_argument, 0, 'j'},
+                                    {"number", required_argument, 0, 'N'},
+                                    {"repeat", required_argument, 0, 'R'},
+                                    {"min-repeat-ms", required_argument, 0, 'M'},
+                                    {"profile", no_argument, 0, 'p'},
+                                    {"seed", required_argument, 0, 'S'},
+                                    {"keep", required_argument, 0, 'k'},
+                                    {"timeout", required_argument, 0, 'o'},
+                                    {"no-chain", no_argument, 0, 'C'},
+                                    {"help", no_argument, 0, 'h'},
+                                    {0, 0, 0, 0}};
+const CmdOptions RUN_OPTIONS = {"run", OWN,
+                                SEL_TASK | SEL_NETWORK | SEL_BATCH_SIZE | SEL_IMAGE_SIZE | SEL_SEQ_LEN | SEL_SUBGRAPHS |
+                                    SEL_BATCH_ALIAS};
+
+/* One of run's own options into o; 1 done, 0 --help, -1 not one of them. */
+static int run_option(RunOptions *o, int c, const char *arg, Status *st, char *err) {
+    *st = TT_OK;
+    switch (c) {
+    case 'L':
+        o->log = arg;
+        break;
+    case 'T':
+        o->target = arg;
+        break;
+    case 'j':
+        *st = opt_int(arg, "--threads", 1, 1024, &o->threads, err);
+        break;
+    case 'N':
+        *st = opt_int(arg, "--number", 1, 1000000, &o->number, err);
+        break;
+    case 'R':
+        *st = opt_int(arg, "--repeat", 1, 4096, &o->repeat, err);
+        break;
+    case 'M':
+        *st = opt_int(arg, "--min-repeat-ms", 0, 3600000, &o->min_repeat_ms, err);
+        break;
+    case 'p':
+        o->profile = true;
+        break;
+    case 'C':
+        o->no_chain = true;
+        break;
+    case 'S':
+        *st = opt_u64(arg, "--seed", &o->seed, err);
+        break;
+    case 'k':
+        o->keep = arg;
+        break;
+    case 'o':
+        *st = opt_int(arg, "--timeout", 1, 86400, &o->timeout_s, err);
+        break;
+    case 'h':
+        return 0;
+    default:
+        return -1;
+    }
+    return 1;
+}
+
+/* The selection's and the options' checks; NULL when they hold, else the usage error. */
+static const char *run_check(const RunOptions *o, const TaskSelect *sel) {
+    if (sel->n_specs > 1) return "one --task SPEC at a time";
+    if (!o->network == !o->task) return "give --network NAME or --task SPEC (one of them)";
+    if (!o->log) return "give --log LOG (the log with the tuned configs)";
+    if (o->subgraphs && (o->task || o->no_chain))
+        return "--subgraphs runs a --network as its subgraphs; --task and --no-chain do not apply";
+    if (o->task && (sel->given & SEL_SHAPE))
+        return "--batch-size, --image-size and --seq-len are for --network; a --task SPEC has its shape";
+    return NULL;
+}
+
 int cmd_run(int argc, char **argv) {
-    static const struct option longopts[] = {{"network", required_argument, 0, 'n'},
-                                             {"task", required_argument, 0, 't'},
-                                             {"log", required_argument, 0, 'L'},
-                                             {"target", required_argument, 0, 'T'},
-                                             {"batch", required_argument, 0, 'b'},
-                                             {"image-size", required_argument, 0, 'i'},
-                                             {"seq-len", required_argument, 0, 's'},
-                                             {"threads", required_argument, 0, 'j'},
-                                             {"number", required_argument, 0, 'N'},
-                                             {"repeat", required_argument, 0, 'R'},
-                                             {"min-repeat-ms", required_argument, 0, 'M'},
-                                             {"profile", no_argument, 0, 'p'},
-                                             {"seed", required_argument, 0, 'S'},
-                                             {"keep", required_argument, 0, 'k'},
-                                             {"timeout", required_argument, 0, 'o'},
-                                             {"no-chain", no_argument, 0, 'C'},
-                                             {"subgraphs", no_argument, 0, 'G'},
-                                             {"help", no_argument, 0, 'h'},
-                                             {0, 0, 0, 0}};
+    if (app_names_model(argc, argv)) return cmd_run_model(argc, argv);
+    struct option longopts[CLI_MAX_OPTS];
+    Cli_longopts(&RUN_OPTIONS, longopts, CLI_MAX_OPTS);
     RunOptions o;
     memset(&o, 0, sizeof o);
-    NetworkOptions_defaults(&o.nopt);
     o.target = Target_default()->name;
     o.number = 1;
     o.repeat = 10;
     o.seed = 1;
     o.timeout_s = 600;
+    TaskSelect sel;
+    TaskSelect_init(&sel);
     char err[TT_ERRLEN] = "";
     optind = 1;
     opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    int c, rc = -1;
+    while (rc < 0 && (c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         Status st = TT_OK;
-        switch (c) {
-        case 'n':
-            o.network = optarg;
-            break;
-        case 't':
-            o.task = optarg;
-            break;
-        case 'L':
-            o.log = optarg;
-            break;
-        case 'T':
-            o.target = optarg;
-            break;
-        case 'b':
-            st = opt_int(optarg, "--batch", 1, 4096, &o.nopt.batch, err);
-            break;
-        case 'i':
-            st = opt_int(optarg, "--image-size", 1, 16384, &o.nopt.image_size, err);
-            break;
-        case 's':
-            st = opt_int(optarg, "--seq-len", 1, 65536, &o.nopt.seq_len, err);
-            break;
-        case 'j':
-            st = opt_int(optarg, "--threads", 1, 1024, &o.threads, err);
-            break;
-        case 'N':
-            st = opt_int(optarg, "--number", 1, 1000000, &o.number, err);
-            break;
-        case 'R':
-            st = opt_int(optarg, "--repeat", 1, 4096, &o.repeat, err);
-            break;
-        case 'M':
-            st = opt_int(optarg, "--min-repeat-ms", 0, 3600000, &o.min_repeat_ms, err);
-            break;
-        case 'p':
-            o.profile = true;
-            break;
-        case 'C':
-            o.no_chain = true;
-            break;
-        case 'G':
-            o.subgraphs = true;
-            break;
-        case 'S':
-            st = opt_u64(optarg, "--seed", &o.seed, err);
-            break;
-        case 'k':
-            o.keep = optarg;
-            break;
-        case 'o':
-            st = opt_int(optarg, "--timeout", 1, 86400, &o.timeout_s, err);
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            return usage_error("unknown option '%s' (see tunetop run --help)", argv[optind - 1]);
+        if (!TaskSelect_parse(&sel, OPT_VAL(c), optarg, &st, err)) {
+            int r = run_option(&o, c, optarg, &st, err);
+            if (r == 0) usage(stdout), rc = 0;
+            if (r < 0) Cli_badOption("run", c, argv, err), st = TT_ERR;
         }
-        if (st != TT_OK) return usage_error("%s", err);
+        if (st != TT_OK) rc = usage_error("%s", err);
     }
-    if (optind < argc) return usage_error("unexpected argument '%s' (see tunetop run --help)", argv[optind]);
-    if (!o.network == !o.task) return usage_error("%s", "give --network NAME or --task SPEC (one of them)");
-    if (!o.log) return usage_error("%s", "give --log LOG (the log with the tuned configs)");
-    if (o.subgraphs && (o.task || o.no_chain))
-        return usage_error("%s", "--subgraphs runs a --network as its subgraphs; --task and --no-chain do not apply");
-    if (o.task && (o.nopt.batch != 1 || o.nopt.image_size || o.nopt.seq_len != 128))
-        return usage_error("%s", "--batch, --image-size and --seq-len are for --network; a --task SPEC has its shape");
-    return run(&o);
+    if (rc < 0 && optind < argc) rc = usage_error("unexpected argument '%s' (see tunetop run --help)", argv[optind]);
+    o.network = sel.network;
+    o.task = sel.n_specs ? sel.specs[0] : NULL;
+    o.nopt = sel.nopt;
+    o.subgraphs = sel.subgraphs;
+    const char *bad = rc < 0 ? run_check(&o, &sel) : NULL;
+    if (bad) rc = usage_error("%s", bad);
+    if (rc < 0 && !Target_find(o.target)) {
+        snprintf(err, sizeof err, "unknown target '%s' (choose from: %s)", o.target, Target_names());
+        rc = usage_error("%s", err);
+    }
+    if (rc < 0) rc = run(&o);
+    TaskSelect_done(&sel);
+    return rc;
 }

@@ -17,163 +17,150 @@
 static void usage(FILE *out) {
     NetworkOptions d;
     NetworkOptions_defaults(&d);
-    fprintf(out,
-            "usage: tunetop tasks --network NAME [--target T] [--batch B] [--layout NCHW|NHWC]\n"
-            "                     [--image-size S] [--seq-len L] [--ops OP,...] [--arch ARCH]\n"
-            "       tunetop tasks --network NAME --subgraphs [--batch B] [--image-size S] [--seq-len L]\n"
-            "                     [--show ID]\n"
-            "       tunetop tasks --expr FILE.te [--set NAME=VALUE ...]\n"
-            "\n"
-            "Lists the tuning tasks of a built-in network: identical operator workloads (same operator and\n"
-            "shape) are one task whose weight is the number of times it occurs. For each task: its ID, weight,\n"
-            "GFLOP of one occurrence, the template chosen on the target and the size of its configuration\n"
-            "space, and the workload key (what `tune --task` and the logs use). A task fuses an epilogue part\n"
-            "(bias, residual add) only when every occurrence has it, and relu only when all occurrences have\n"
-            "the same epilogue; what is not fused is listed with the untuned ops, the memory-bound ops that\n"
-            "have no template (pooling, softmax, batch-norm, elementwise). Without a device, a target with\n"
-            "offline limits uses those of --arch (default %s); a target that is not available prints '-'\n"
-            "for template and space.\n"
-            "\n"
-            "  --network NAME   %s\n"
-            "  --target T       %s (default %s)\n"
-            "  --batch B        batch size (default %d)\n"
-            "  --layout L       NCHW or NHWC, for the convolutions (default %s)\n"
-            "  --image-size S   input image side (default %s)\n"
-            "  --seq-len L      sequence length for bert-base (default %d)\n"
-            "  --ops LIST       keep only these ops: conv2d, depthwise_conv2d, dense, batch_matmul\n"
-            "  --expr FILE.te   print the compute DAG of a tensor expression instead: stages, axes, reads,\n"
-            "                   and what each analysis found (inlinable, data reuse, fusible consumer)\n"
-            "  --set NAME=V     override `let NAME` of the expression (repeatable)\n"
-            "  --subgraphs      list the network as subgraphs instead: each anchor op (conv2d, dense, ...) or\n"
-            "                   other non-elementwise op with the elementwise ops after it, as a tensor\n"
-            "                   expression (what `tune --network NAME --subgraphs` tunes without templates);\n"
-            "                   identical ones are one task whose weight counts them\n"
-            "  --show ID        with --subgraphs: print task ID's tensor expression (a .te file)\n"
-            "example: tunetop tasks --network resnet-18 --target cpu --ops conv2d\n",
-            app_arch_defaults(), Network_names(), Target_names(), Target_default()->name, d.batch,
-            Layout_name(d.layout), Network_imageSizes(), d.seq_len);
+    app_help(out,
+             "usage: tunetop tasks --network NAME [--target T] [--batch-size B] [--layout NCHW|NHWC]\n"
+             "                     [--image-size S] [--seq-len L] [--ops OP,...] [--arch ARCH]\n"
+             "       tunetop tasks --network NAME --subgraphs [--batch-size B] [--image-size S] [--seq-len L]\n"
+             "                     [--show ID]\n"
+             "       tunetop tasks --expr FILE.te [--set NAME=VALUE ...]\n"
+             "\n"
+             "Lists the tuning tasks of a built-in network: identical operator workloads (same operator and\n"
+             "shape) are one task whose weight is the number of times it occurs. For each task: its ID, weight,\n"
+             "GFLOP of one occurrence, the template chosen on the target and the size of its configuration\n"
+             "space, and the workload key (what `tune --task` and the logs use). A task fuses an epilogue part\n"
+             "(bias, residual add) only when every occurrence has it, and relu only when all occurrences have\n"
+             "the same epilogue; what is not fused is listed with the untuned ops, the memory-bound ops that\n"
+             "have no template (pooling, softmax, batch-norm, elementwise). Without a device, a target with\n"
+             "offline limits uses those of --arch (default %s); a target that is not available prints '-'\n"
+             "for template and space.\n"
+             "\n"
+             "  --network NAME   %s\n"
+             "  --target T       %s (default %s)\n"
+             "  --batch-size B   the network's batch size (default %d)\n"
+             "  --layout L       NCHW or NHWC, for the convolutions (default %s)\n"
+             "  --image-size S   input image side (default %s)\n"
+             "  --seq-len L      sequence length for bert-base (default %d)\n"
+             "  --ops LIST       keep only these ops: conv2d, depthwise_conv2d, dense, batch_matmul\n"
+             "  --expr FILE.te   print the compute DAG of a tensor expression instead: stages, axes, reads,\n"
+             "                   and what each analysis found (inlinable, data reuse, fusible consumer)\n"
+             "  --set NAME=V     override `let NAME` of the expression (repeatable)\n"
+             "  --subgraphs      list the network as subgraphs instead: each anchor op (conv2d, dense, ...) or\n"
+             "                   other non-elementwise op with the elementwise ops after it, as a tensor\n"
+             "                   expression (what `tune --network NAME --subgraphs` tunes without templates);\n"
+             "                   identical ones are one task whose weight counts them\n"
+             "  --show ID        with --subgraphs: print task ID's tensor expression (a .te file)\n"
+             "example: tunetop tasks --network resnet-18 --target cpu --ops conv2d\n",
+             app_arch_defaults(), Network_names(), Target_names(), Target_default()->name, d.batch,
+             Layout_name(d.layout), Network_imageSizes(), d.seq_len);
 }
 
 static int list_subgraphs(const char *network, const NetworkOptions *nopt, int show);
+static int list_tasks(const char *network, const NetworkOptions *nopt, const char *target_name, const char *arch);
 
 static int usage_error(const char *msg) {
     fprintf(stderr, "tunetop tasks: %s\n", msg);
     return 2;
 }
 
+static const struct option OWN[] = {{"target", required_argument, 0, 'T'},
+                                    {"arch", required_argument, 0, 'a'},
+                                    {"show", required_argument, 0, 'W'},
+                                    {"help", no_argument, 0, 'h'},
+                                    {0, 0, 0, 0}};
+const CmdOptions TASKS_OPTIONS = {"tasks", OWN,
+                                  SEL_NETWORK | SEL_SHAPE | SEL_EXPR | SEL_SET | SEL_SUBGRAPHS | SEL_BATCH_ALIAS};
+
+/* The selection's checks; -1 when the network's tasks are to be listed, else the exit code. */
+static int tasks_other(TaskSelect *sel, int show) {
+    if (show >= 0 && !sel->subgraphs) return usage_error("--show ID needs --subgraphs");
+    if (sel->subgraphs && (sel->n_exprs || sel->n_sets || sel->ops || sel->nopt.layout != LAYOUT_NCHW))
+        return usage_error("--subgraphs lists a --network's subgraphs (NCHW, every op); --expr, --set, --ops and "
+                           "--layout do not apply");
+    if (sel->subgraphs && !sel->network) return usage_error("--subgraphs needs --network NAME");
+    if (sel->subgraphs) return list_subgraphs(sel->network, &sel->nopt, show);
+    if (sel->n_exprs > 1) return usage_error("one --expr FILE.te at a time");
+    if (sel->n_exprs || sel->n_sets) {
+        if (!sel->n_exprs) return usage_error("--set needs --expr FILE.te");
+        if (sel->network) return usage_error("give --network or --expr, not both");
+        return app_tasks_expr(sel->exprs[0], sel->sets, sel->n_sets);
+    }
+    return -1;
+}
+
 int cmd_tasks(int argc, char **argv) {
-    static const struct option longopts[] = {{"network", required_argument, 0, 'n'},
-                                             {"target", required_argument, 0, 'T'},
-                                             {"batch", required_argument, 0, 'b'},
-                                             {"layout", required_argument, 0, 'l'},
-                                             {"image-size", required_argument, 0, 'i'},
-                                             {"seq-len", required_argument, 0, 's'},
-                                             {"ops", required_argument, 0, 'o'},
-                                             {"arch", required_argument, 0, 'a'},
-                                             {"expr", required_argument, 0, 'e'},
-                                             {"set", required_argument, 0, 'S'},
-                                             {"subgraphs", no_argument, 0, 'G'},
-                                             {"show", required_argument, 0, 'W'},
-                                             {"help", no_argument, 0, 'h'},
-                                             {0, 0, 0, 0}};
-    const char *network = NULL, *target_name = Target_default()->name, *arch = NULL, *ops = NULL, *expr = NULL;
-    bool subgraphs = false;
+    struct option longopts[CLI_MAX_OPTS];
+    Cli_longopts(&TASKS_OPTIONS, longopts, CLI_MAX_OPTS);
+    const char *target_name = Target_default()->name, *arch = NULL;
     int show = -1;
-    TeSet sets[APP_MAX_SETS];
-    int n_sets = 0;
-    NetworkOptions nopt;
-    NetworkOptions_defaults(&nopt);
+    TaskSelect sel;
+    TaskSelect_init(&sel);
     char err[TT_ERRLEN] = "";
     optind = 1;
     opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) { /* ':': a missing value */
+    int c, rc = -1;
+    while (rc < 0 && (c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) { /* ':': a missing value */
         Status st = TT_OK;
-        switch (c) {
-        case 'n':
-            network = optarg;
-            break;
-        case 'T':
+        if (TaskSelect_parse(&sel, OPT_VAL(c), optarg, &st, err)) {
+        } else if (c == 'T') {
             target_name = optarg;
-            break;
-        case 'b':
-            st = opt_int(optarg, "--batch", 1, 65536, &nopt.batch, err);
-            break;
-        case 'l':
-            st = opt_layout(optarg, &nopt.layout, err);
-            break;
-        case 'i':
-            st = opt_int(optarg, "--image-size", 1, 16384, &nopt.image_size, err);
-            break;
-        case 's':
-            st = opt_int(optarg, "--seq-len", 1, 65536, &nopt.seq_len, err);
-            break;
-        case 'o':
-            ops = optarg;
-            break;
-        case 'a':
+        } else if (c == 'a') {
             arch = optarg;
-            break;
-        case 'e':
-            expr = optarg;
-            break;
-        case 'S':
-            if (n_sets == APP_MAX_SETS)
-                st = tt_fail(err, "--set: more than %d", APP_MAX_SETS);
-            else if ((st = app_parse_set(optarg, &sets[n_sets], err)) == TT_OK)
-                n_sets++;
-            break;
-        case 'G':
-            subgraphs = true;
-            break;
-        case 'W':
+        } else if (c == 'W') {
             st = opt_int(optarg, "--show", 0, 1 << 20, &show, err);
-            break;
-        case 'h':
+        } else if (c == 'h') {
             usage(stdout);
-            return 0;
-        case ':':
-            fprintf(stderr, "tunetop tasks: %s needs a value (see tunetop tasks --help)\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, "tunetop tasks: unknown or incomplete option '%s' (see tunetop tasks --help)\n",
-                    argv[optind - 1]);
-            return 2;
+            rc = 0;
+        } else {
+            Cli_badOption("tasks", c, argv, err);
+            st = TT_ERR;
         }
-        if (st != TT_OK) return usage_error(err);
+        if (st != TT_OK) rc = usage_error(err);
     }
-    if (optind < argc) {
-        fprintf(stderr, "tunetop tasks: unexpected argument '%s' (see tunetop tasks --help)\n", argv[optind]);
-        return 2;
+    if (rc < 0 && optind < argc) {
+        snprintf(err, sizeof err, "unexpected argument '%s' (see tunetop tasks --help)", argv[optind]);
+        rc = usage_error(err);
     }
-    if (show >= 0 && !subgraphs) return usage_error("--show ID needs --subgraphs");
-    if (subgraphs && (expr || n_sets || ops || nopt.layout != LAYOUT_NCHW))
-        return usage_error("--subgraphs lists a --network's subgraphs (NCHW, every op); --expr, --set, --ops and "
-                           "--layout do not apply");
-    if (subgraphs && !network) return usage_error("--subgraphs needs --network NAME");
-    if (subgraphs) return list_subgraphs(network, &nopt, show);
-    if (expr || n_sets) {
-        int rc = 2;
-        if (!expr)
-            fprintf(stderr, "tunetop tasks: --set needs --expr FILE.te\n");
-        else if (network)
-            fprintf(stderr, "tunetop tasks: give --network or --expr, not both\n");
-        else
-            rc = app_tasks_expr(expr, sets, n_sets);
-        for (int i = 0; i < n_sets; i++)
-            free((char *)sets[i].name);
-        return rc;
+    if (rc < 0 && !Target_find(target_name)) {
+        snprintf(err, sizeof err, "unknown target '%s' (choose from: %s)", target_name, Target_names());
+        rc = usage_error(err);
     }
-    if (!network) {
-        fprintf(stderr, "tunetop tasks: give --network NAME (one of: %s)\n", Network_names());
-        return 2;
+    if (rc < 0) rc = tasks_other(&sel, show);
+    if (rc < 0 && !sel.network) {
+        snprintf(err, sizeof err, "give --network NAME (one of: %s)", Network_names());
+        rc = usage_error(err);
     }
-    if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) return usage_error(err);
-    if (!Target_find(target_name)) {
-        fprintf(stderr, "tunetop tasks: unknown target '%s' (choose from: %s)\n", target_name, Target_names());
-        return 2;
-    }
+    if (rc < 0) rc = list_tasks(sel.network, &sel.nopt, target_name, arch);
+    TaskSelect_done(&sel);
+    return rc;
+}
 
+/* The untuned ops and their count; left_out gets the layers of tunable ops --ops left out, so the total
+ * does not hide them. */
+static int print_untuned(const char *network, const NetworkOptions *nopt, const NetworkUntuned *untuned, int n_untuned,
+                         char *left_out, size_t n_left_out) {
+    int untuned_ops = 0;
+    if (n_untuned) {
+        printf("\nUntuned ops (memory-bound, no template):\n%6s  %s\n", "Count", "Op");
+        for (int i = 0; i < n_untuned; i++) {
+            printf("%6d  %s\n", untuned[i].count, untuned[i].name);
+            untuned_ops += untuned[i].count;
+        }
+    }
+    for (int op = 0; nopt->op_mask && op < OP_COUNT; op++) {
+        if (nopt->op_mask & (1u << op)) continue;
+        int n = Network_layerCount(network, nopt, (OpKind)op);
+        if (n > 0) {
+            size_t used = strlen(left_out);
+            snprintf(left_out + used, n_left_out - used, "%s%d %s", used ? ", " : "", n, Op_name((OpKind)op));
+        }
+    }
+    return untuned_ops;
+}
+
+/* `tasks --network NAME`: the network's tasks on the target, its untuned ops, the total. */
+static int list_tasks(const char *network, const NetworkOptions *nopt_in, const char *target_name, const char *arch) {
+    NetworkOptions nopt = *nopt_in;
+    char err[TT_ERRLEN] = "";
     NetworkTask *tasks = NULL;
     NetworkUntuned *untuned = NULL;
     int n_tasks = 0, n_untuned = 0;
@@ -186,7 +173,7 @@ int cmd_tasks(int argc, char **argv) {
     bool have_dev = false;
     if (app_resolve_device(target_name, arch, true, &target, &dev, dev_err) == TT_OK) have_dev = true;
 
-    char image[48] = "";
+    char image[48] = "", left_out[256] = "";
     int default_image = Network_defaultImage(network);
     if (!default_image)
         snprintf(image, sizeof image, "sequence %d", nopt.seq_len);
@@ -242,26 +229,7 @@ int cmd_tasks(int argc, char **argv) {
     }
     if (failed) printf("(%d task(s) without a template on %s; first: %s)\n", failed, target_name, first_fail);
 
-    int untuned_ops = 0;
-    if (n_untuned) {
-        printf("\nUntuned ops (memory-bound, no template):\n%6s  %s\n", "Count", "Op");
-        for (int i = 0; i < n_untuned; i++) {
-            printf("%6d  %s\n", untuned[i].count, untuned[i].name);
-            untuned_ops += untuned[i].count;
-        }
-    }
-    /* Layers of tunable ops that --ops left out, so the total does not hide them. */
-    char left_out[256] = "";
-    if (nopt.op_mask) {
-        for (int op = 0; op < OP_COUNT; op++) {
-            if (nopt.op_mask & (1u << op)) continue;
-            int n = Network_layerCount(network, &nopt, (OpKind)op);
-            if (n > 0) {
-                size_t used = strlen(left_out);
-                snprintf(left_out + used, sizeof left_out - used, "%s%d %s", used ? ", " : "", n, Op_name((OpKind)op));
-            }
-        }
-    }
+    int untuned_ops = print_untuned(network, &nopt, untuned, n_untuned, left_out, sizeof left_out);
     printf("\nTotal: %d tasks for %d layers, %.3f GFLOP per inference in tuned layers; %d untuned ops in %d kinds\n",
            id, layers, total_flops / 1e9, untuned_ops, n_untuned);
     if (id > n_tasks)

@@ -17,22 +17,19 @@
 #include "kernels/targets/gpu_build.h"
 #include "kernels/templates/te/te_task.h"
 #include "records/log.h"
-#include "tuner/cluster.h"
+#include "tuner/cluster/cluster.h"
 #include "tuner/engine.h"
 #include "tuner/net/network.h"
 #include "tuner/net/subgraph.h"
+#include "tuner/plan.h"
 #include "tuner/scheduler.h"
-#include "tuner/strategy.h"
+#include "tuner/search/strategy.h"
 #include "ui/headless.h"
 #include "ui/ui.h"
 
 static volatile sig_atomic_t g_stop;
 
-static void free_sets(TeSet *sets, int n) {
-    for (int i = 0; i < n; i++)
-        free((char *)sets[i].name);
-} /* the signal that asked to stop, 0 = none */
-
+/* the signal that asked to stop, 0 = none */
 static void on_signal(int sig) { g_stop = sig; }
 
 /* Under an MPI launcher (tuner/cluster.h): this process's rank, the world's
@@ -80,95 +77,98 @@ static void usage(FILE *out) {
     EngineConfig_defaults(&d);
     NetworkOptions nd;
     NetworkOptions_defaults(&nd);
-    fprintf(out,
-            "usage: tunetop tune (--task SPEC ... | --network NAME | --expr FILE.te ...) [options]\n"
-            "\n"
-            "Tunes each task's kernel on the target: a strategy proposes configs, builder threads compile them,\n"
-            "an isolated worker process measures them, and every measurement is appended to the record log.\n"
-            "Opens the terminal UI when stdout is a terminal; prints progress lines otherwise (or --headless).\n"
-            "\n"
-            "what to tune:\n"
-            "  --task SPEC           an operator, e.g. conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1\n"
-            "                        or dense:m=64,n=1024,k=1024 (repeatable; see `tunetop space --help`)\n"
-            "  --network NAME        every task of a built-in network (%s)\n"
-            "  --subgraphs           with --network: tune the network as subgraphs instead (each anchor op with\n"
-            "                        its elementwise consumers, the other ops on their own; see tunetop tasks\n"
-            "                        --subgraphs), as tensor expressions searched by evolution (cpu target)\n"
-            "  --expr FILE.te        a tensor expression (repeatable; see examples/te and tunetop sketches): on\n"
-            "                        searched by evolution over its sketches (--tuner random or grid: the plain\n"
-            "                        sampler's numbered random schedules); on cuda and opencl one-stage\n"
-            "                        expressions only (one kernel, bound loops), by the plain sampler unless\n"
-            "                        --tuner evolution; every candidate is checked against the interpreter\n"
-            "  --set NAME=VALUE      overrides `let NAME` of every --expr file (repeatable)\n"
-            "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
-            "                        network options (defaults %d, %s, the network's (%s), %d, all ops)\n"
-            "where:\n"
-            "  --target T            %s (default %s)\n"
-            "  --arch ARCH           limits to check against without a device (default %s)\n"
-            "  --compile-only        build and record resources, do not run (checks a space offline)\n"
-            "  --template NAME       the tasks it applies to use only this template; by default a workload that\n"
-            "                        several templates handle is a group of alternatives tuned side by side:\n"
-            "                        conv2d 3x3 stride 1 on the cpu gets a direct task and a Winograd one\n"
-            "                        (conv2d_winograd.cpu, F(m x m, 3x3), labelled \"wino\"), counted once in\n"
-            "                        the estimate with the faster best, and `run` uses the faster\n"
-            "how:\n"
-            "  --trials N            total measurements over all tasks, restored ones included (default %d)\n"
-            "  --tuner NAME          %s (default %s; --expr: evolution unless random or grid)\n"
-            "  --population N --generations N --mutation P --eps-greedy P\n"
-            "                        evolution (--expr): candidates per generation (2..%d, default %d), generations\n"
-            "                        per round (0..%d, default %d), share of children that are mutations rather\n"
-            "                        than crossovers (default %g), share of each round measured at random (default\n"
-            "                        %g). Children are ranked by the learned cost model (XGBoost on program\n"
-            "                        features) once it is fit on two measured schedules, by what their measured\n"
-            "                        ancestor measured before that\n"
-            "  --cost-model xgb|none evolution: none ranks children by their measured ancestors only (to compare)\n"
-            "  --warm-start LOG      evolution: the cost model learns first from LOG's records of other expressions\n"
-            "                        (repeatable): an expression is found as NAME.te beside an --expr file, with\n"
-            "                        --set or its own lets, when its key matches\n"
-            "  --scheduler NAME      %s (default %s)\n"
-            "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
-            "  --batch N             measurements per round (default min(64, trials / tasks)); a task's first\n"
-            "                        round is at most trials / (4 x tasks), so the scheduler starts choosing early\n"
-            "  --builders N          parallel compiles (default: cores)\n"
-            "  --threads N           threads inside a CPU kernel (default: all cores)\n"
-            "  --number N --repeat N --min-repeat-ms MS\n"
-            "                        timing: runs per repeat, repeats, minimum repeat length (default %d, %d, %d);\n"
-            "                        a candidate's latency is the median of its repeats\n"
-            "  --timeout S           run timeout per candidate in seconds (default %g)\n"
-            "  --build-timeout S     compile timeout per candidate in seconds (default %g)\n"
-            "  --seed S              random seed (default %llu)\n"
-            "  --roof-stop F         the gradient scheduler gives no more rounds to a task whose best reaches\n"
-            "                        F of its roofline (default %g; 0 = off; a raised priority overrides it)\n"
-            "  --no-roof             no roofline: do not load or measure the machine's figures\n"
-            "  --transfer            xgb also learns from the log's records of earlier sessions' tasks of the\n"
-            "                        same template (this session's tasks always learn from each other)\n"
-            "output:\n"
-            "  --log FILE            record log (default tunetop.log); an existing log is resumed: its configs\n"
-            "                        are not measured again and its bests and trial counts are restored\n"
-            "  --headless            never open the UI\n"
-            "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
-            "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
-            "under mpirun / srun (rank 0 is the session, ranks >= 1 build and measure; see the README):\n"
-            "  --rank-timeout S      a measure server not heard from for S seconds is lost and its candidates\n"
-            "                        go to the other ranks (default 20)\n"
-            "  --local-measure yes|no\n"
-            "                        rank 0 builds and measures too (default: yes when it has a device of the\n"
-            "                        target that no other rank of its node measures on; cpu: when it is alone\n"
-            "                        on its node)\n"
-            "  --devices LIST        cuda, opencl: the devices of a node its ranks use, e.g. 0,1: a rank takes\n"
-            "                        LIST[node-local rank mod its length] (default: node-local rank mod the\n"
-            "                        node's device count); cpu: one device, --threads per rank\n"
-            "\n"
-            "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
-            "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures. A Winograd task's\n"
-            "GFLOPS and roof are effective GFLOPS (the direct convolution's FLOPs over the time; marked \"eff\"),\n"
-            "which may exceed the machine's peak; its roof is computed from its own arithmetic.\n"
-            "\n" EXIT_STATUS_HELP,
-            Network_names(), nd.batch, Layout_name(nd.layout), Network_imageSizes(), nd.seq_len, Target_names(),
-            Target_default()->name, app_arch_defaults(), d.trials, Strategy_names(), d.strategy, EVO_POPULATION_MAX,
-            d.evolution.population, EVO_GENERATIONS_MAX, d.evolution.generations, d.evolution.mutation, d.evolution.eps,
-            TaskScheduler_names(), d.scheduler, d.measure.number, d.measure.repeat, d.measure.min_repeat_ms,
-            d.measure.run_timeout_s, d.measure.build_timeout_s, (unsigned long long)d.seed, d.roof_stop);
+    app_help(out,
+             "usage: tunetop tune (--task SPEC ... | --network NAME | --expr FILE.te ...) [options]\n"
+             "\n"
+             "Tunes each task's kernel on the target: a strategy proposes configs, builder threads compile them,\n"
+             "an isolated worker process measures them, and every measurement is appended to the record log.\n"
+             "Opens the terminal UI when stdout is a terminal; prints progress lines otherwise (or --headless).\n"
+             "\n"
+             "what to tune:\n"
+             "  --task SPEC           an operator, e.g. conv2d:n=1,ci=256,h=14,w=14,co=256,kh=3,kw=3,stride=1,pad=1\n"
+             "                        or dense:m=64,n=1024,k=1024 (repeatable; see `tunetop space --help`)\n"
+             "  --network NAME        every task of a built-in network (%s)\n"
+             "  --subgraphs           with --network: tune the network as subgraphs instead (each anchor op with\n"
+             "                        its elementwise consumers, the other ops on their own; see tunetop tasks\n"
+             "                        --subgraphs), as tensor expressions searched by evolution (cpu target)\n"
+             "  --expr FILE.te        a tensor expression (repeatable; see examples/te and tunetop sketches). On\n"
+             "                        cpu it is searched by evolution over its sketches (--tuner random or grid:\n"
+             "                        by the plain sampler's numbered random schedules instead); on opencl and\n"
+             "                        cuda by the plain sampler unless --tuner evolution (cuda: one-stage\n"
+             "                        expressions only, one kernel). Every candidate is checked against the\n"
+             "                        interpreter\n"
+             "  --set NAME=VALUE      overrides `let NAME` of every --expr file (repeatable)\n"
+             "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
+             "                        network options: the network's batch size, layout, image side, sequence\n"
+             "                        length, the ops to tune (defaults %d, %s, the network's (%s), %d, all ops)\n"
+             "where:\n"
+             "  --target T            %s (default %s)\n"
+             "  --arch ARCH           limits to check against without a device (default %s)\n"
+             "  --compile-only        build and record resources, do not run (checks a space offline)\n"
+             "  --template NAME       the tasks it applies to use only this template; by default a workload that\n"
+             "                        several templates handle is a group of alternatives tuned side by side:\n"
+             "                        conv2d 3x3 stride 1 on the cpu gets a direct task and a Winograd one\n"
+             "                        (conv2d_winograd.cpu, F(m x m, 3x3), labelled \"wino\"), counted once in\n"
+             "                        the estimate with the faster best, and `run` uses the faster\n"
+             "how:\n"
+             "  --trials N            total measurements over all tasks, restored ones included (default %d)\n"
+             "  --tuner NAME          %s (default %s; --expr: evolution unless random or grid)\n"
+             "  --population N --generations N --mutation P --eps-greedy P\n"
+             "                        evolution (--expr): candidates per generation (2..%d, default %d), generations\n"
+             "                        per round (0..%d, default %d), share of children that are mutations rather\n"
+             "                        than crossovers (default %g), share of each round measured at random (default\n"
+             "                        %g). Children are ranked by the learned cost model (XGBoost on program\n"
+             "                        features) once it is fit on two measured schedules, by what their measured\n"
+             "                        ancestor measured before that\n"
+             "  --cost-model xgb|none evolution: none ranks children by their measured ancestors only (to compare)\n"
+             "  --warm-start LOG      evolution: the cost model learns first from LOG's records of other expressions\n"
+             "                        (repeatable): an expression is found as NAME.te beside an --expr file, with\n"
+             "                        --set or its own lets, when its key matches\n"
+             "  --scheduler NAME      %s (default %s)\n"
+             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
+             "  --round-size N        measurements per round (default min(64, trials / tasks)); a task's first\n"
+             "                        round is at most trials / (4 x tasks), so the scheduler starts choosing early\n"
+             "  --builders N          parallel compiles (default: cores)\n"
+             "  --threads N           threads inside a CPU kernel (default: all cores)\n"
+             "  --number N --repeat N --min-repeat-ms MS\n"
+             "                        timing: runs per repeat, repeats, minimum repeat length (default %d, %d, %d);\n"
+             "                        a candidate's latency is the median of its repeats\n"
+             "  --timeout S           run timeout per candidate in seconds (default %g)\n"
+             "  --build-timeout S     compile timeout per candidate in seconds (default %g)\n"
+             "  --seed S              random seed (default %llu)\n"
+             "  --roof-stop F         the gradient scheduler gives no more rounds to a task whose best reaches\n"
+             "                        F of its roofline (default %g; 0 = off; a raised priority overrides it)\n"
+             "  --no-roof             no roofline: do not load or measure the machine's figures\n"
+             "  --transfer            xgb also learns from the log's records of earlier sessions' tasks of the\n"
+             "                        same template (this session's tasks always learn from each other)\n"
+             "output:\n"
+             "  --log FILE            record log (default tunetop.log); an existing log is resumed: its configs\n"
+             "                        are not measured again and its bests and trial counts are restored\n"
+             "  --headless            never open the UI\n"
+             "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
+             "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
+             "under mpirun / srun (rank 0 is the session, ranks >= 1 build and measure; see docs/mpi.md):\n"
+             "  --rank-timeout S      a measure server not heard from for S seconds is lost and its candidates\n"
+             "                        go to the other ranks (default 20)\n"
+             "  --local-measure yes|no\n"
+             "                        rank 0 builds and measures too (default: yes when it has a device of the\n"
+             "                        target that no other rank of its node measures on; cpu: when it is alone\n"
+             "                        on its node)\n"
+             "  --devices LIST        cuda, opencl: the devices of a node its ranks use, e.g. 0,1: a rank takes\n"
+             "                        LIST[node-local rank mod its length] (default: node-local rank mod the\n"
+             "                        node's device count); cpu: one device, --threads per rank\n"
+             "\n"
+             "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
+             "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures. A Winograd task's\n"
+             "GFLOPS and roof are effective GFLOPS (the direct convolution's FLOPs over the time; marked \"eff\"),\n"
+             "which may exceed the machine's peak; its roof is computed from its own arithmetic.\n"
+             "\n" EXIT_STATUS_HELP,
+             Network_names(), nd.batch, Layout_name(nd.layout), Network_imageSizes(), nd.seq_len, Target_names(),
+             Target_default()->name, app_arch_defaults(), d.trials, Strategy_names(), d.strategy, EVO_POPULATION_MAX,
+             d.evolution.population, EVO_GENERATIONS_MAX, d.evolution.generations, d.evolution.mutation,
+             d.evolution.eps, TaskScheduler_names(), d.scheduler, d.measure.number, d.measure.repeat,
+             d.measure.min_repeat_ms, d.measure.run_timeout_s, d.measure.build_timeout_s, (unsigned long long)d.seed,
+             d.roof_stop);
 }
 
 /* The command line, quoted for a shell, to tell the user how to resume. */
@@ -199,21 +199,14 @@ static void print_resume_hint(int argc, char **argv) {
 }
 
 enum {
-    O_TASK = 256,
-    O_NETWORK,
-    O_BATCHSIZE,
-    O_LAYOUT,
-    O_IMAGE,
-    O_SEQ,
-    O_OPS,
-    O_TARGET,
+    O_TARGET = 256,
     O_ARCH,
     O_COMPILE_ONLY,
     O_TRIALS,
     O_TUNER,
     O_SCHED,
     O_EARLY,
-    O_BATCH,
+    O_ROUND,
     O_BUILDERS,
     O_THREADS,
     O_NUMBER,
@@ -230,8 +223,6 @@ enum {
     O_TABLE,
     O_NOCOLOR,
     O_HELP,
-    O_EXPR,
-    O_SET,
     O_RANK_TIMEOUT,
     O_TEMPLATE,
     O_LOCAL_MEASURE,
@@ -240,7 +231,6 @@ enum {
     O_GENERATIONS,
     O_MUTATION,
     O_EPS,
-    O_SUBGRAPHS,
     O_COST_MODEL,
     O_WARM_START
 };
@@ -437,7 +427,7 @@ int cmd_tune(int argc, char **argv) {
     if (launched && Cluster_available()) {
         char err[TT_ERRLEN];
         if (Cluster_init(&argc, &argv, &mpi.rank, &mpi.size, err) != TT_OK) {
-            fprintf(stderr, "tunetop: %s\n", err);
+            fprintf(stderr, "tunetop tune: %s\n", err);
             return 1;
         }
     } else if (launched) {
@@ -445,7 +435,7 @@ int cmd_tune(int argc, char **argv) {
         if (!n) n = getenv("PMI_SIZE");
         if (n && atoi(n) > 1) {
             fprintf(stderr,
-                    "tunetop: started by an MPI launcher with %s ranks, but this tunetop was built without "
+                    "tunetop tune: started by an MPI launcher with %s ranks, but this tunetop was built without "
                     "MPI (install libopenmpi-dev and rebuild)\n",
                     n);
             return 1;
@@ -468,555 +458,583 @@ int cmd_tune(int argc, char **argv) {
     return rc;
 }
 
-static int tune_main(int argc, char **argv, TuneMpi *mpi) {
-    static const struct option longopts[] = {{"task", required_argument, 0, O_TASK},
-                                             {"network", required_argument, 0, O_NETWORK},
-                                             {"batch-size", required_argument, 0, O_BATCHSIZE},
-                                             {"layout", required_argument, 0, O_LAYOUT},
-                                             {"image-size", required_argument, 0, O_IMAGE},
-                                             {"seq-len", required_argument, 0, O_SEQ},
-                                             {"ops", required_argument, 0, O_OPS},
-                                             {"target", required_argument, 0, O_TARGET},
-                                             {"arch", required_argument, 0, O_ARCH},
-                                             {"compile-only", no_argument, 0, O_COMPILE_ONLY},
-                                             {"trials", required_argument, 0, O_TRIALS},
-                                             {"tuner", required_argument, 0, O_TUNER},
-                                             {"scheduler", required_argument, 0, O_SCHED},
-                                             {"early-stopping", required_argument, 0, O_EARLY},
-                                             {"batch", required_argument, 0, O_BATCH},
-                                             {"builders", required_argument, 0, O_BUILDERS},
-                                             {"threads", required_argument, 0, O_THREADS},
-                                             {"number", required_argument, 0, O_NUMBER},
-                                             {"repeat", required_argument, 0, O_REPEAT},
-                                             {"min-repeat-ms", required_argument, 0, O_MINREP},
-                                             {"timeout", required_argument, 0, O_TIMEOUT},
-                                             {"build-timeout", required_argument, 0, O_BTIMEOUT},
-                                             {"seed", required_argument, 0, O_SEED},
-                                             {"transfer", no_argument, 0, O_TRANSFER},
-                                             {"log", required_argument, 0, O_LOG},
-                                             {"headless", no_argument, 0, O_HEADLESS},
-                                             {"table-every", required_argument, 0, O_TABLE},
-                                             {"no-color", no_argument, 0, O_NOCOLOR},
-                                             {"roof-stop", required_argument, 0, O_ROOF_STOP},
-                                             {"no-roof", no_argument, 0, O_NO_ROOF},
-                                             {"expr", required_argument, 0, O_EXPR},
-                                             {"subgraphs", no_argument, 0, O_SUBGRAPHS},
-                                             {"set", required_argument, 0, O_SET},
-                                             {"help", no_argument, 0, O_HELP},
-                                             {"rank-timeout", required_argument, 0, O_RANK_TIMEOUT},
-                                             {"template", required_argument, 0, O_TEMPLATE},
-                                             {"local-measure", required_argument, 0, O_LOCAL_MEASURE},
-                                             {"devices", required_argument, 0, O_DEVICES},
-                                             {"population", required_argument, 0, O_POPULATION},
-                                             {"generations", required_argument, 0, O_GENERATIONS},
-                                             {"mutation", required_argument, 0, O_MUTATION},
-                                             {"eps-greedy", required_argument, 0, O_EPS},
-                                             {"cost-model", required_argument, 0, O_COST_MODEL},
-                                             {"warm-start", required_argument, 0, O_WARM_START},
-                                             {0, 0, 0, 0}};
+static const struct option OWN[] = {{"target", required_argument, 0, O_TARGET},
+                                    {"arch", required_argument, 0, O_ARCH},
+                                    {"compile-only", no_argument, 0, O_COMPILE_ONLY},
+                                    {"trials", required_argument, 0, O_TRIALS},
+                                    {"tuner", required_argument, 0, O_TUNER},
+                                    {"scheduler", required_argument, 0, O_SCHED},
+                                    {"early-stopping", required_argument, 0, O_EARLY},
+                                    {"round-size", required_argument, 0, O_ROUND},
+                                    {"batch", required_argument, 0, O_ROUND | OPT_HIDDEN}, /* the old name */
+                                    {"builders", required_argument, 0, O_BUILDERS},
+                                    {"threads", required_argument, 0, O_THREADS},
+                                    {"number", required_argument, 0, O_NUMBER},
+                                    {"repeat", required_argument, 0, O_REPEAT},
+                                    {"min-repeat-ms", required_argument, 0, O_MINREP},
+                                    {"timeout", required_argument, 0, O_TIMEOUT},
+                                    {"build-timeout", required_argument, 0, O_BTIMEOUT},
+                                    {"seed", required_argument, 0, O_SEED},
+                                    {"transfer", no_argument, 0, O_TRANSFER},
+                                    {"log", required_argument, 0, O_LOG},
+                                    {"headless", no_argument, 0, O_HEADLESS},
+                                    {"table-every", required_argument, 0, O_TABLE},
+                                    {"no-color", no_argument, 0, O_NOCOLOR},
+                                    {"roof-stop", required_argument, 0, O_ROOF_STOP},
+                                    {"no-roof", no_argument, 0, O_NO_ROOF},
+                                    {"help", no_argument, 0, O_HELP},
+                                    {"rank-timeout", required_argument, 0, O_RANK_TIMEOUT},
+                                    {"template", required_argument, 0, O_TEMPLATE},
+                                    {"local-measure", required_argument, 0, O_LOCAL_MEASURE},
+                                    {"devices", required_argument, 0, O_DEVICES},
+                                    {"population", required_argument, 0, O_POPULATION},
+                                    {"generations", required_argument, 0, O_GENERATIONS},
+                                    {"mutation", required_argument, 0, O_MUTATION},
+                                    {"eps-greedy", required_argument, 0, O_EPS},
+                                    {"cost-model", required_argument, 0, O_COST_MODEL},
+                                    {"warm-start", required_argument, 0, O_WARM_START},
+                                    {0, 0, 0, 0}};
+const CmdOptions TUNE_OPTIONS = {"tune", OWN, SEL_TASK | SEL_NETWORK | SEL_SHAPE | SEL_EXPR | SEL_SET | SEL_SUBGRAPHS};
 
+/* What the command line asks for: tune_parse fills it, tune_check decides the
+ * strategy rules, the rest of tune_main turns it into a session. */
+typedef struct TuneRequest {
     EngineConfig cfg;
-    EngineConfig_defaults(&cfg);
-    cfg.log_path = "tunetop.log";
-    const char *target_name = Target_default()->name, *arch = NULL, *network = NULL, *ops = NULL, *tmpl_name = NULL;
-    NetworkOptions nopt;
-    NetworkOptions_defaults(&nopt);
-    const char **specs = calloc((size_t)argc + 1, sizeof(char *));
-    int n_specs = 0;
-    const char *expr_paths[APP_MAX_SETS], *warm_logs[APP_MAX_SETS + 1];
-    int n_warm = 0;
-    bool subgraphs = false;
-    int n_expr = 0, n_sets = 0;
-    TeSet sets[APP_MAX_SETS];
-    bool tuner_given = false;
-    bool headless = false, color = true, roof = true;
-    double table_every = 30;
-    char err[TT_ERRLEN];
-    int rc = 2;
+    const char *target_name, *arch, *tmpl_name;
+    TaskSelect sel;
+    const char *warm_logs[APP_MAX_SETS + 1];
+    int n_warm;
+    bool tuner_given, headless, color, roof;
+    double table_every;
+    bool plain_sampler; /* --expr tasks by the plain sampler (te.cpu, te.gpu) */
+    bool gpu_sketch;    /* --expr on a GPU target by sketches (te.sketch.gpu) */
+} TuneRequest;
 
+/* The options of the search and the measurement (EngineConfig); 1 handled (*st says how), 0 not one of them. */
+static int engine_option(TuneRequest *q, int c, const char *arg, Status *st, char *err) {
+    *st = TT_OK;
+    EngineConfig *cfg = &q->cfg;
+    switch (OPT_VAL(c)) {
+    case O_TRIALS:
+        *st = opt_int(arg, "--trials", 1, 100000000, &cfg->trials, err);
+        return 1;
+    case O_TUNER:
+        cfg->strategy = arg;
+        q->tuner_given = true;
+        return 1;
+    case O_SCHED:
+        cfg->scheduler = arg;
+        return 1;
+    case O_EARLY:
+        *st = opt_int(arg, "--early-stopping", 0, 100000000, &cfg->early_stopping, err);
+        return 1;
+    case O_ROUND:
+        *st = opt_int(arg, c & OPT_HIDDEN ? "--batch" : "--round-size", 1, 4096, &cfg->batch, err);
+        return 1;
+    case O_BUILDERS:
+        *st = opt_int(arg, "--builders", 1, 256, &cfg->builders, err);
+        return 1;
+    case O_THREADS:
+        *st = opt_int(arg, "--threads", 0, 1024, &cfg->measure.threads, err);
+        return 1;
+    case O_NUMBER:
+        *st = opt_int(arg, "--number", 1, 1000000, &cfg->measure.number, err);
+        return 1;
+    case O_REPEAT:
+        *st = opt_int(arg, "--repeat", 1, 16, &cfg->measure.repeat, err);
+        return 1;
+    case O_MINREP:
+        *st = opt_int(arg, "--min-repeat-ms", 0, 100000, &cfg->measure.min_repeat_ms, err);
+        return 1;
+    case O_TIMEOUT:
+        *st = opt_double(arg, "--timeout", 0.01, 3600, &cfg->measure.run_timeout_s, err);
+        return 1;
+    case O_BTIMEOUT:
+        *st = opt_double(arg, "--build-timeout", 0.01, 3600, &cfg->measure.build_timeout_s, err);
+        return 1;
+    case O_SEED:
+        *st = opt_u64(arg, "--seed", &cfg->seed, err);
+        return 1;
+    case O_ROOF_STOP:
+        *st = opt_double(arg, "--roof-stop", 0, 10, &cfg->roof_stop, err);
+        return 1;
+    case O_POPULATION:
+        *st = opt_int(arg, "--population", 2, EVO_POPULATION_MAX, &cfg->evolution.population, err);
+        return 1;
+    case O_GENERATIONS:
+        *st = opt_int(arg, "--generations", 0, EVO_GENERATIONS_MAX, &cfg->evolution.generations, err);
+        return 1;
+    case O_MUTATION:
+        *st = opt_double(arg, "--mutation", 0, 1, &cfg->evolution.mutation, err);
+        return 1;
+    case O_EPS:
+        *st = opt_double(arg, "--eps-greedy", 0, 1, &cfg->evolution.eps, err);
+        return 1;
+    case O_COST_MODEL:
+        if (strcmp(arg, "xgb") != 0 && strcmp(arg, "none") != 0)
+            *st = tt_fail(err, "--cost-model takes xgb or none, not '%s'", arg);
+        else
+            cfg->evolution.cost_model = strcmp(arg, "xgb") == 0;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The options of where, what is written and how it is shown; 1 handled (*st says how), 0 not one of them. */
+static int session_option(TuneRequest *q, TuneMpi *mpi, int c, const char *arg, Status *st, char *err) {
+    *st = TT_OK;
+    switch (OPT_VAL(c)) {
+    case O_TARGET:
+        q->target_name = arg;
+        break;
+    case O_ARCH:
+        q->arch = arg;
+        break;
+    case O_TEMPLATE:
+        q->tmpl_name = arg;
+        break;
+    case O_COMPILE_ONLY:
+        q->cfg.measure.compile_only = true;
+        break;
+    case O_NO_ROOF:
+        q->roof = false;
+        break;
+    case O_TRANSFER:
+        q->cfg.transfer = true;
+        break;
+    case O_LOG:
+        q->cfg.log_path = arg;
+        break;
+    case O_HEADLESS:
+        q->headless = true;
+        break;
+    case O_TABLE:
+        *st = opt_double(arg, "--table-every", 0.1, 1e6, &q->table_every, err);
+        break;
+    case O_NOCOLOR:
+        q->color = false;
+        break;
+    case O_RANK_TIMEOUT:
+        *st = opt_double(arg, "--rank-timeout", 0.5, 86400, &mpi->rank_timeout, err);
+        break;
+    case O_LOCAL_MEASURE:
+        if (strcmp(arg, "yes") == 0 || strcmp(arg, "no") == 0)
+            mpi->local_measure = strcmp(arg, "yes") == 0;
+        else
+            *st = tt_fail(err, "--local-measure takes yes or no, not '%s'", arg);
+        break;
+    case O_DEVICES:
+        *st = parse_devices(arg, mpi, err);
+        break;
+    case O_WARM_START:
+        if (q->n_warm == APP_MAX_SETS)
+            *st = tt_fail(err, "--warm-start: at most %d logs", APP_MAX_SETS);
+        else if (access(arg, R_OK) != 0)
+            *st = tt_fail(err, "--warm-start %s: %s", arg, strerror(errno));
+        else
+            q->warm_logs[q->n_warm++] = arg;
+        break;
+    default:
+        return 0;
+    }
+    return 1;
+}
+
+/* The command line into q: -1 to go on, 0 after --help, 2 a usage error (err). */
+static int tune_parse(int argc, char **argv, TuneRequest *q, TuneMpi *mpi, char *err) {
+    struct option longopts[CLI_MAX_OPTS];
+    Cli_longopts(&TUNE_OPTIONS, longopts, CLI_MAX_OPTS);
     optind = 1;
     opterr = 0;
     int c;
     /* the leading ':' makes a missing value ':' instead of an unknown option */
     while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-        const char *name = optind > 1 ? argv[optind - 1] : "";
         Status ok = TT_OK;
-        switch (c) {
-        case O_TASK:
-            specs[n_specs++] = optarg;
-            break;
-        case O_NETWORK:
-            network = optarg;
-            break;
-        case O_BATCHSIZE:
-            ok = opt_int(optarg, "--batch-size", 1, 4096, &nopt.batch, err);
-            break;
-        case O_LAYOUT:
-            ok = opt_layout(optarg, &nopt.layout, err);
-            break;
-        case O_IMAGE:
-            ok = opt_int(optarg, "--image-size", 8, 4096, &nopt.image_size, err);
-            break;
-        case O_SEQ:
-            ok = opt_int(optarg, "--seq-len", 1, 65536, &nopt.seq_len, err);
-            break;
-        case O_OPS:
-            ops = optarg;
-            break;
-        case O_TARGET:
-            target_name = optarg;
-            break;
-        case O_ARCH:
-            arch = optarg;
-            break;
-        case O_COMPILE_ONLY:
-            cfg.measure.compile_only = true;
-            break;
-        case O_TRIALS:
-            ok = opt_int(optarg, "--trials", 1, 100000000, &cfg.trials, err);
-            break;
-        case O_TUNER:
-            cfg.strategy = optarg;
-            tuner_given = true;
-            break;
-        case O_SUBGRAPHS:
-            subgraphs = true;
-            break;
-        case O_EXPR:
-            if (n_expr == APP_MAX_SETS)
-                ok = tt_fail(err, "--expr: at most %d files", APP_MAX_SETS);
-            else
-                expr_paths[n_expr++] = optarg;
-            break;
-        case O_SET:
-            if (n_sets == APP_MAX_SETS)
-                ok = tt_fail(err, "--set: at most %d", APP_MAX_SETS);
-            else if ((ok = app_parse_set(optarg, &sets[n_sets], err)) == TT_OK)
-                n_sets++;
-            break;
-        case O_SCHED:
-            cfg.scheduler = optarg;
-            break;
-        case O_EARLY:
-            ok = opt_int(optarg, "--early-stopping", 0, 100000000, &cfg.early_stopping, err);
-            break;
-        case O_BATCH:
-            ok = opt_int(optarg, "--batch", 1, 4096, &cfg.batch, err);
-            break;
-        case O_BUILDERS:
-            ok = opt_int(optarg, "--builders", 1, 256, &cfg.builders, err);
-            break;
-        case O_THREADS:
-            ok = opt_int(optarg, "--threads", 0, 1024, &cfg.measure.threads, err);
-            break;
-        case O_NUMBER:
-            ok = opt_int(optarg, "--number", 1, 1000000, &cfg.measure.number, err);
-            break;
-        case O_REPEAT:
-            ok = opt_int(optarg, "--repeat", 1, 16, &cfg.measure.repeat, err);
-            break;
-        case O_MINREP:
-            ok = opt_int(optarg, "--min-repeat-ms", 0, 100000, &cfg.measure.min_repeat_ms, err);
-            break;
-        case O_TIMEOUT:
-            ok = opt_double(optarg, "--timeout", 0.01, 3600, &cfg.measure.run_timeout_s, err);
-            break;
-        case O_BTIMEOUT:
-            ok = opt_double(optarg, "--build-timeout", 0.01, 3600, &cfg.measure.build_timeout_s, err);
-            break;
-        case O_SEED:
-            ok = opt_u64(optarg, "--seed", &cfg.seed, err);
-            break;
-        case O_ROOF_STOP:
-            ok = opt_double(optarg, "--roof-stop", 0, 10, &cfg.roof_stop, err);
-            break;
-        case O_NO_ROOF:
-            roof = false;
-            break;
-        case O_TRANSFER:
-            cfg.transfer = true;
-            break;
-        case O_LOG:
-            cfg.log_path = optarg;
-            break;
-        case O_HEADLESS:
-            headless = true;
-            break;
-        case O_TABLE:
-            ok = opt_double(optarg, "--table-every", 0.1, 1e6, &table_every, err);
-            break;
-        case O_NOCOLOR:
-            color = false;
-            break;
-        case O_RANK_TIMEOUT:
-            ok = opt_double(optarg, "--rank-timeout", 0.5, 86400, &mpi->rank_timeout, err);
-            break;
-        case O_TEMPLATE:
-            tmpl_name = optarg;
-            break;
-        case O_LOCAL_MEASURE:
-            if (strcmp(optarg, "yes") == 0 || strcmp(optarg, "no") == 0)
-                mpi->local_measure = strcmp(optarg, "yes") == 0;
-            else
-                ok = tt_fail(err, "--local-measure takes yes or no, not '%s'", optarg);
-            break;
-        case O_DEVICES:
-            ok = parse_devices(optarg, mpi, err);
-            break;
-        case O_POPULATION:
-            ok = opt_int(optarg, "--population", 2, EVO_POPULATION_MAX, &cfg.evolution.population, err);
-            break;
-        case O_GENERATIONS:
-            ok = opt_int(optarg, "--generations", 0, EVO_GENERATIONS_MAX, &cfg.evolution.generations, err);
-            break;
-        case O_MUTATION:
-            ok = opt_double(optarg, "--mutation", 0, 1, &cfg.evolution.mutation, err);
-            break;
-        case O_EPS:
-            ok = opt_double(optarg, "--eps-greedy", 0, 1, &cfg.evolution.eps, err);
-            break;
-        case O_COST_MODEL:
-            if (strcmp(optarg, "xgb") == 0 || strcmp(optarg, "none") == 0)
-                cfg.evolution.cost_model = strcmp(optarg, "xgb") == 0;
-            else
-                ok = tt_fail(err, "--cost-model takes xgb or none, not '%s'", optarg);
-            break;
-        case O_WARM_START:
-            if (n_warm == APP_MAX_SETS)
-                ok = tt_fail(err, "--warm-start: at most %d logs", APP_MAX_SETS);
-            else if (access(optarg, R_OK) != 0)
-                ok = tt_fail(err, "--warm-start %s: %s", optarg, strerror(errno));
-            else
-                warm_logs[n_warm++] = optarg;
-            break;
-        case O_HELP:
+        if (OPT_VAL(c) == O_HELP) {
             usage(stdout);
-            free(specs);
-            free_sets(sets, n_sets);
             return 0;
-        case ':':
-            tt_fail(err, "%s needs a value", name);
-            ok = TT_ERR;
-            break;
-        default:
-            tt_fail(err, "unknown option '%s' (see tunetop tune --help)", name);
-            ok = TT_ERR;
-            break;
         }
-        if (ok != TT_OK) goto usage_error;
+        if (!TaskSelect_parse(&q->sel, OPT_VAL(c), optarg, &ok, err) && !session_option(q, mpi, c, optarg, &ok, err) &&
+            !engine_option(q, c, optarg, &ok, err)) {
+            Cli_badOption("tune", c, argv, err);
+            ok = TT_ERR;
+        }
+        if (ok != TT_OK) return 2;
     }
     if (optind < argc) {
         tt_fail(err, "unexpected argument '%s' (see tunetop tune --help)", argv[optind]);
-        goto usage_error;
+        return 2;
     }
-    if (!n_specs && !network && !n_expr) {
-        tt_fail(err, "nothing to tune: give --task SPEC, --network NAME or --expr FILE.te (see tunetop tune --help)");
-        goto usage_error;
+    if (!Target_find(q->target_name)) {
+        tt_fail(err, "unknown target '%s' (choose from: %s)", q->target_name, Target_names());
+        return 2;
     }
-    if (subgraphs && (!network || ops || nopt.layout != LAYOUT_NCHW || tmpl_name)) {
-        tt_fail(err, "--subgraphs tunes a --network's subgraphs (every op, NCHW); --ops, --layout and --template "
-                     "do not apply");
-        goto usage_error;
-    }
-    if (subgraphs && strcmp(target_name, "cpu") != 0) {
-        tt_fail(err, "--subgraphs is tuned on the cpu target (its expressions are searched by sketches there)");
-        goto usage_error;
-    }
-    if (n_sets && !n_expr) {
-        tt_fail(err, "--set applies to --expr files; there is none");
-        goto usage_error;
-    }
-    /* An expression is searched by evolution over its sketches (template
-     * te.sketch, cpu), or with --tuner random / grid by the plain sampler
-     * (te.cpu, te.gpu: numbered random schedules); template tasks take --tuner. */
-    bool plain_sampler = tuner_given && (strcmp(cfg.strategy, "random") == 0 || strcmp(cfg.strategy, "grid") == 0);
-    bool evolution_given = tuner_given && strcmp(cfg.strategy, "evolution") == 0;
-    if (evolution_given && (n_specs || (network && !subgraphs))) {
-        tt_fail(err, "--tuner evolution searches the schedules of --expr tasks; template tasks take xgb, ga, random "
-                     "or grid (an --expr task is searched by evolution whatever --tuner says, unless random or grid)");
-        goto usage_error;
-    }
-    /* te.sketch tasks name their own strategy; the session's tuner (shown in the UI) is evolution when they are all */
-    if (evolution_given) cfg.strategy = Strategy_default()->name;
-    if ((n_expr || subgraphs) && !n_specs && (!network || subgraphs) && !plain_sampler && !tuner_given)
-        cfg.strategy = "evolution";
-    /* on a GPU target the sketch search (te.sketch.gpu) is asked for by name; the plain sampler is the default */
-    bool gpu_sketch = false;
-    const Target *named = Target_find(target_name);
-    if (n_expr && named && named->family == FAMILY_GPU && !plain_sampler) {
-        if (tuner_given && !evolution_given) {
-            tt_fail(err, "--expr on a GPU target is tuned with --tuner random or grid (numbered random schedules) "
-                         "or evolution (sketches)");
-            goto usage_error;
-        }
-        gpu_sketch = evolution_given;
-        if (!gpu_sketch) {
-            cfg.strategy = "random";
-            plain_sampler = true;
-        }
-    }
-    if (!Strategy_find(cfg.strategy)) {
-        tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg.strategy, Strategy_names());
-        goto usage_error;
-    }
-    if (n_warm && (!n_expr || plain_sampler || !cfg.evolution.cost_model)) {
-        tt_fail(err, "--warm-start trains the cost model of the evolution of --expr tasks; this session has none");
-        goto usage_error;
-    }
-    if (ops && Network_parseOps(ops, &nopt.op_mask, err) != TT_OK) goto usage_error;
-    if (mpi->size == 1 && mpi->local_measure == 0) {
-        tt_fail(err, "--local-measure no leaves nothing to measure without measure servers (mpirun -np 2 or more)");
-        goto usage_error;
-    }
-    if (mpi->size > 1 && (n_expr > 0 || subgraphs)) {
-        /* a server rebuilds a task from its key, and an expression's key does not carry its program */
-        tt_fail(err, "--expr tasks cannot be measured by MPI ranks yet: run them without mpirun");
-        goto usage_error;
-    }
+    return -1;
+}
 
-    /* Every task must be valid before anything touches the log. */
-    Workload *wls = calloc((size_t)(n_specs + n_expr) + 1, sizeof(Workload));
-    double *weights = calloc((size_t)(n_specs + n_expr) + 1, sizeof(double));
-    int n_wl = 0;
-    for (int i = 0; i < n_expr; i++) {
-        if (TeTask_load(expr_paths[i], sets, n_sets, &g_exprs[g_n_exprs], &wls[n_wl], err) != TT_OK) {
-            fprintf(stderr, "tunetop: %s\n", err);
-            free(wls);
-            free(weights);
-            free(specs);
-            free_sets(sets, n_sets);
-            return 2;
+/* What to tune, against what it is tuned with: TT_ERR with the usage error. */
+static Status check_selection(const TuneRequest *q, const TuneMpi *mpi, char *err) {
+    const TaskSelect *s = &q->sel;
+    if (!s->n_specs && !s->network && !s->n_exprs)
+        return tt_fail(err,
+                       "nothing to tune: give --task SPEC, --network NAME or --expr FILE.te (see tunetop tune --help)");
+    if (s->subgraphs && (!s->network || s->ops || s->nopt.layout != LAYOUT_NCHW || q->tmpl_name))
+        return tt_fail(err, "--subgraphs tunes a --network's subgraphs (every op, NCHW); --ops, --layout and "
+                            "--template do not apply");
+    if (s->subgraphs && strcmp(q->target_name, "cpu") != 0)
+        return tt_fail(err, "--subgraphs is tuned on the cpu target (its expressions are searched by sketches there)");
+    if (s->n_sets && !s->n_exprs) return tt_fail(err, "--set applies to --expr files; there is none");
+    if (mpi->size == 1 && mpi->local_measure == 0)
+        return tt_fail(err,
+                       "--local-measure no leaves nothing to measure without measure servers (mpirun -np 2 or more)");
+    /* a server rebuilds a task from its key, and an expression's key does not carry its program */
+    if (mpi->size > 1 && (s->n_exprs > 0 || s->subgraphs))
+        return tt_fail(err, "--expr tasks cannot be measured by MPI ranks yet: run them without mpirun");
+    return TT_OK;
+}
+
+/* The strategy rules. An expression is searched by evolution over its
+ * sketches (template te.sketch, cpu), or with --tuner random / grid by the
+ * plain sampler (te.cpu, te.gpu: numbered random schedules); template tasks
+ * take --tuner. Sets q->cfg.strategy, plain_sampler and gpu_sketch. */
+static Status check_strategy(TuneRequest *q, char *err) {
+    const TaskSelect *s = &q->sel;
+    EngineConfig *cfg = &q->cfg;
+    q->plain_sampler = q->tuner_given && (strcmp(cfg->strategy, "random") == 0 || strcmp(cfg->strategy, "grid") == 0);
+    bool evolution_given = q->tuner_given && strcmp(cfg->strategy, "evolution") == 0;
+    if (evolution_given && (s->n_specs || (s->network && !s->subgraphs)))
+        return tt_fail(err, "--tuner evolution searches the schedules of --expr tasks; template tasks take xgb, ga, "
+                            "random or grid (an --expr task is searched by evolution whatever --tuner says, unless "
+                            "random or grid)");
+    /* te.sketch tasks name their own strategy; the session's tuner (shown in the UI) is evolution when they are all */
+    if (evolution_given) cfg->strategy = Strategy_default()->name;
+    if ((s->n_exprs || s->subgraphs) && !s->n_specs && (!s->network || s->subgraphs) && !q->plain_sampler &&
+        !q->tuner_given)
+        cfg->strategy = "evolution";
+    /* on a GPU target the sketch search (te.sketch.gpu) is asked for by name; the plain sampler is the default */
+    const Target *named = Target_find(q->target_name);
+    if (s->n_exprs && named && named->family == FAMILY_GPU && !q->plain_sampler) {
+        if (q->tuner_given && !evolution_given)
+            return tt_fail(err, "--expr on a GPU target is tuned with --tuner random or grid (numbered random "
+                                "schedules) or evolution (sketches)");
+        q->gpu_sketch = evolution_given;
+        if (!q->gpu_sketch) {
+            cfg->strategy = "random";
+            q->plain_sampler = true;
         }
-        g_n_exprs++;
-        weights[n_wl++] = 1;
     }
-    if (n_expr && !plain_sampler && cfg.evolution.cost_model && n_warm)
-        warm_start(warm_logs, n_warm, expr_paths, n_expr, sets, n_sets);
-    free_sets(sets, n_sets);
-    n_sets = 0;
-    for (int i = 0; i < n_specs; i++) {
-        if (Workload_parse(specs[i], &wls[n_wl], err) != TT_OK) {
-            fprintf(stderr, "tunetop: --task %s: %s\n", specs[i], err);
-            free(wls);
-            free(weights);
-            free(specs);
-            return 2;
-        }
-        weights[n_wl++] = 1;
-    }
-    if (network && subgraphs) {
-        if (subgraph_tasks(network, &nopt, &wls, &weights, &n_wl, err) != TT_OK) {
-            fprintf(stderr, "tunetop: %s\n", err);
-            free(wls);
-            free(weights);
-            free(specs);
-            return 2;
-        }
+    if (!Strategy_find(cfg->strategy))
+        return tt_fail(err, "unknown tuner '%s' (choose from: %s)", cfg->strategy, Strategy_names());
+    if (q->n_warm && (!s->n_exprs || q->plain_sampler || !cfg->evolution.cost_model))
+        return tt_fail(err,
+                       "--warm-start trains the cost model of the evolution of --expr tasks; this session has none");
+    return TT_OK;
+}
+
+/* Workloads of a network (its tasks, weight = occurrences) or of its subgraphs, appended. */
+static Status network_workloads(TuneRequest *q, Workload **wls, double **weights, int *n_wl, char *err) {
+    const TaskSelect *s = &q->sel;
+    if (s->subgraphs) {
+        if (subgraph_tasks(s->network, &s->nopt, wls, weights, n_wl, err) != TT_OK) return TT_ERR;
         /* nothing left untuned: every subgraph task gets at least its first schedule (the zero-trial default) */
-        if (cfg.trials < n_wl) {
+        if (q->cfg.trials < *n_wl) {
             fprintf(stderr,
-                    "tunetop: --trials %d is fewer than the %d subgraph tasks: raised to %d, one each at least\n",
-                    cfg.trials, n_wl, n_wl);
-            cfg.trials = n_wl;
+                    "tunetop tune: --trials %d is fewer than the %d subgraph tasks: raised to %d, one each at least\n",
+                    q->cfg.trials, *n_wl, *n_wl);
+            q->cfg.trials = *n_wl;
         }
-    } else if (network) {
-        NetworkTask *nt = NULL;
-        NetworkUntuned *un = NULL;
-        int n_nt = 0, n_un = 0;
-        if (Network_extract(network, &nopt, &nt, &n_nt, &un, &n_un, err) != TT_OK) {
-            fprintf(stderr, "tunetop: %s\n", err);
-            free(wls);
-            free(weights);
-            free(specs);
-            return 2;
-        }
-        wls = realloc(wls, (size_t)(n_wl + n_nt + 1) * sizeof(Workload));
-        weights = realloc(weights, (size_t)(n_wl + n_nt + 1) * sizeof(double));
-        for (int i = 0; i < n_nt; i++) {
-            wls[n_wl] = nt[i].wl;
-            weights[n_wl++] = nt[i].weight;
-        }
-        free(nt);
-        free(un);
+        return TT_OK;
     }
-    /* The same workload given twice is one task. */
-    for (int i = 0; i < n_wl; i++)
-        for (int j = i + 1; j < n_wl; j++)
-            if (Workload_equal(&wls[i], &wls[j])) {
-                weights[i] += weights[j];
-                wls[j] = wls[--n_wl];
-                weights[j] = weights[n_wl];
+    NetworkTask *nt = NULL;
+    NetworkUntuned *un = NULL;
+    int n_nt = 0, n_un = 0;
+    if (Network_extract(s->network, &s->nopt, &nt, &n_nt, &un, &n_un, err) != TT_OK) return TT_ERR;
+    *wls = realloc(*wls, (size_t)(*n_wl + n_nt + 1) * sizeof(Workload));
+    *weights = realloc(*weights, (size_t)(*n_wl + n_nt + 1) * sizeof(double));
+    if (!*wls || !*weights) abort();
+    for (int i = 0; i < n_nt; i++) {
+        (*wls)[*n_wl] = nt[i].wl;
+        (*weights)[(*n_wl)++] = nt[i].weight;
+    }
+    free(nt);
+    free(un);
+    return TT_OK;
+}
+
+/* Every workload of the request, each valid before anything touches the log
+ * (the same workload given twice is one, its weights summed). TT_ERR: err is
+ * the usage error; *wls and *weights are freed then. */
+static Status tune_workloads(TuneRequest *q, Workload **wls, double **weights, int *n_wl, char *err) {
+    TaskSelect *s = &q->sel;
+    *wls = calloc((size_t)(s->n_specs + s->n_exprs) + 1, sizeof(Workload));
+    *weights = calloc((size_t)(s->n_specs + s->n_exprs) + 1, sizeof(double));
+    if (!*wls || !*weights) abort();
+    *n_wl = 0;
+    Status st = TT_OK;
+    for (int i = 0; i < s->n_exprs && st == TT_OK; i++) {
+        st = TeTask_load(s->exprs[i], s->sets, s->n_sets, &g_exprs[g_n_exprs], &(*wls)[*n_wl], err);
+        if (st == TT_OK) g_n_exprs++, (*weights)[(*n_wl)++] = 1;
+    }
+    if (st == TT_OK && s->n_exprs && !q->plain_sampler && q->cfg.evolution.cost_model && q->n_warm)
+        warm_start(q->warm_logs, q->n_warm, s->exprs, s->n_exprs, s->sets, s->n_sets);
+    for (int i = 0; i < s->n_specs && st == TT_OK; i++) {
+        char why[TT_ERRLEN];
+        if ((st = Workload_parse(s->specs[i], &(*wls)[*n_wl], why)) != TT_OK)
+            tt_fail(err, "--task %s: %s", s->specs[i], why);
+        else
+            (*weights)[(*n_wl)++] = 1;
+    }
+    if (st == TT_OK && s->network) st = network_workloads(q, wls, weights, n_wl, err);
+    if (st != TT_OK) {
+        free(*wls);
+        free(*weights);
+        return TT_ERR;
+    }
+    for (int i = 0; i < *n_wl; i++)
+        for (int j = i + 1; j < *n_wl; j++)
+            if (Workload_equal(&(*wls)[i], &(*wls)[j])) {
+                (*weights)[i] += (*weights)[j];
+                (*wls)[j] = (*wls)[--(*n_wl)];
+                (*weights)[j] = (*weights)[*n_wl];
                 j--;
             }
+    return TT_OK;
+}
 
-    const Target *target = NULL;
-    int dev_index = -1;
-    char host[REC_HOST_LEN] = "?";
+/* Why this rank has no device: the probe's own line, with the target's name and the device's number. */
+static void device_why(const Target *target, int dev_index, char *why, size_t n) {
+    DeviceInfo d;
+    if (target->probe(&d, why) != TT_OK && strncmp(why, target->name, strlen(target->name)) != 0) {
+        char t[TT_ERRLEN];
+        snprintf(t, sizeof t, "%s: %.400s", target->name, why);
+        snprintf(why, n, "%s", t);
+    }
+    char which[32];
+    snprintf(which, sizeof which, "device %d", dev_index);
+    if (dev_index >= 0 && !strstr(why, which)) {
+        size_t len = strlen(why);
+        snprintf(why + len, n - len, " (%s)", which);
+    }
+}
+
+/* A measure server (rank >= 1): builds and measures what rank 0 sends until it says quit. */
+static int serve(const TuneRequest *q, const Target *target, Status dev_ok, const char *why) {
+    char line[TT_ERRLEN + 64], err[TT_ERRLEN];
+    snprintf(line, sizeof line, "%s", why);
+    ServerConfig sc = {.target = target ? target : Target_find("cpu"),
+                       .dev = q->cfg.dev,
+                       .measure = q->cfg.measure,
+                       .builders = q->cfg.builders,
+                       .device_error = dev_ok == TT_OK ? NULL : line};
+    if (ClusterServer_run(&sc, err) != TT_OK) {
+        fprintf(stderr, "tunetop tune: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+/* This rank's device into q->cfg (target, dev); -1 to go on as the session
+ * (*measure_here: rank 0 measures too), else the exit code (a server's, or an
+ * error's). */
+static int tune_device(TuneRequest *q, TuneMpi *mpi, bool *measure_here) {
+    char err[TT_ERRLEN], dev_why[TT_ERRLEN] = "", host[REC_HOST_LEN] = "?";
     gethostname(host, sizeof host);
     host[sizeof host - 1] = '\0';
-    if (pick_device(target_name, mpi, &dev_index, err) != TT_OK) {
+    int dev_index = -1;
+    if (pick_device(q->target_name, mpi, &dev_index, err) != TT_OK) {
         if (mpi->rank == 0) fprintf(stderr, "tunetop tune: %s\n", err);
-        free(wls);
-        free(weights);
-        free(specs);
         return 2;
     }
-    Status dev_ok = app_resolve_device(target_name, arch, cfg.measure.compile_only, &target, &cfg.dev, err);
-    char dev_why[TT_ERRLEN] = ""; /* why this rank has no device: the probe's own line */
-    if (dev_ok != TT_OK && target) {
-        DeviceInfo d;
-        if (target->probe(&d, dev_why) != TT_OK && strncmp(dev_why, target->name, strlen(target->name)) != 0) {
-            char t[TT_ERRLEN];
-            snprintf(t, sizeof t, "%s: %.400s", target->name, dev_why);
-            snprintf(dev_why, sizeof dev_why, "%s", t);
-        }
-        char which[32];
-        snprintf(which, sizeof which, "device %d", dev_index);
-        if (dev_index >= 0 && !strstr(dev_why, which)) {
-            size_t len = strlen(dev_why);
-            snprintf(dev_why + len, sizeof dev_why - len, " (%s)", which);
-        }
-    }
+    const Target *target = NULL;
+    EngineConfig *cfg = &q->cfg;
+    Status dev_ok = app_resolve_device(q->target_name, q->arch, cfg->measure.compile_only, &target, &cfg->dev, err);
+    if (dev_ok != TT_OK && target) device_why(target, dev_index, dev_why, sizeof dev_why);
     if (dev_ok == TT_OK && dev_index >= 0) { /* which of the node's devices */
-        size_t len = strlen(cfg.dev.name);
-        snprintf(cfg.dev.name + len, sizeof cfg.dev.name - len, " #%d", dev_index);
+        size_t len = strlen(cfg->dev.name);
+        snprintf(cfg->dev.name + len, sizeof cfg->dev.name - len, " #%d", dev_index);
     }
-    if (mpi->rank > 0) {
-        /* a measure server: builds and measures what rank 0 sends until it says quit */
-        free(wls);
-        free(weights);
-        free(specs);
-        char line[TT_ERRLEN + 64];
-        snprintf(line, sizeof line, "%s", dev_why[0] ? dev_why : err);
-        ServerConfig sc = {.target = target ? target : Target_find("cpu"),
-                           .dev = cfg.dev,
-                           .measure = cfg.measure,
-                           .builders = cfg.builders,
-                           .device_error = dev_ok == TT_OK ? NULL : line};
-        if (ClusterServer_run(&sc, err) != TT_OK) {
-            fprintf(stderr, "tunetop: %s\n", err);
-            return 1;
-        }
-        return 0;
-    }
-    bool measure_here = false;
+    if (mpi->rank > 0) return serve(q, target, dev_ok, dev_why[0] ? dev_why : err);
+    *measure_here = false;
     if (dev_ok != TT_OK && mpi->size > 1 && mpi->local_measure != 1 && target && target->offline_info &&
-        app_resolve_device(target_name, arch, true, &target, &cfg.dev, err) == TT_OK) {
+        app_resolve_device(q->target_name, q->arch, true, &target, &cfg->dev, err) == TT_OK) {
         /* rank 0 of a GPU session need not have a GPU: the servers measure */
         fprintf(stderr,
-                "tunetop: rank 0 on %s cannot open its device (%s): it does not measure; candidates are checked "
+                "tunetop tune: rank 0 on %s cannot open its device (%s): it does not measure; candidates are checked "
                 "against the limits of %s (--arch)\n",
-                host, dev_why, cfg.dev.arch);
+                host, dev_why, cfg->dev.arch);
     } else if (dev_ok != TT_OK) {
         if (mpi->size > 1)
-            fprintf(stderr, "tunetop: rank 0 on %s cannot open its device: %s\n", host, dev_why[0] ? dev_why : err);
+            fprintf(stderr, "tunetop tune: rank 0 on %s cannot open its device: %s\n", host,
+                    dev_why[0] ? dev_why : err);
         else
-            fprintf(stderr, "tunetop: %s\n", err);
-        free(wls);
-        free(weights);
-        free(specs);
+            fprintf(stderr, "tunetop tune: %s\n", err);
         return 1;
     } else if (mpi->size > 1) {
-        measure_here = mpi->local_measure >= 0 ? mpi->local_measure : local_measure_default(target, mpi);
+        *measure_here = mpi->local_measure >= 0 ? mpi->local_measure : local_measure_default(target, mpi);
     }
-    cfg.target = target;
-    cfg.network = network;
-    /* The roofline: the cpu target's measured figures (measured once per
-     * machine, a few seconds, then read from the cache). */
-    if (roof && target->family == FAMILY_CPU && !cfg.measure.compile_only) {
-        char note[TT_ERRLEN] = "", merr[TT_ERRLEN] = "";
-        if (Machine_getCpu(&cfg.dev, false, NULL, &cfg.machine, note, sizeof note, merr) == TT_OK) {
-            cfg.have_machine = true;
-            if (note[0])
-                fprintf(stderr, "roofline: %s (%.0f GFLOPS, %.1f GB/s on all %d cores; see tunetop devices)\n", note,
-                        cfg.machine.peak_gflops, cfg.machine.bw_gbs, cfg.machine.cores);
-        } else {
-            fprintf(stderr, "tunetop: no roofline for this session: %s\n", merr);
-        }
-    }
+    cfg->target = target;
+    cfg->network = q->sel.network;
+    return -1;
+}
 
-    const Template *chosen = tmpl_name ? Template_byName(tmpl_name) : NULL;
-    int n_chosen = 0;
+/* The roofline: the cpu target's measured figures (measured once per machine,
+ * a few seconds, then read from the cache). */
+static void tune_roof(TuneRequest *q) {
+    EngineConfig *cfg = &q->cfg;
+    if (!q->roof || cfg->target->family != FAMILY_CPU || cfg->measure.compile_only) return;
+    char note[TT_ERRLEN] = "", merr[TT_ERRLEN] = "";
+    if (Machine_getCpu(&cfg->dev, false, NULL, &cfg->machine, note, sizeof note, merr) != TT_OK) {
+        fprintf(stderr, "tunetop tune: no roofline for this session: %s\n", merr);
+        return;
+    }
+    cfg->have_machine = true;
+    if (note[0])
+        fprintf(stderr, "roofline: %s (%.0f GFLOPS, %.1f GB/s on all %d cores; see tunetop devices)\n", note,
+                cfg->machine.peak_gflops, cfg->machine.bw_gbs, cfg->machine.cores);
+}
+
+/* The session's tasks (tuner/plan.h): one per workload and template, a workload
+ * more than one template handles (conv2d 3x3 stride 1 on the cpu: direct and
+ * Winograd) a group of alternatives tuned side by side, unless --template picks
+ * one. TT_ERR: err is the usage error. */
+static Status tune_tasks(const TuneRequest *q, const Workload *wls, const double *weights, int n_wl, Task **tasks,
+                         int *n_tasks, char *err) {
+    const Target *target = q->cfg.target;
+    const Template *chosen = q->tmpl_name ? Template_byName(q->tmpl_name) : NULL;
     if (chosen && chosen->family != target->family) chosen = NULL;
+    int n_chosen = 0;
     for (int i = 0; chosen && i < n_wl; i++)
         n_chosen += chosen->op == wls[i].op && (!chosen->applies || chosen->applies(&wls[i]));
-    if (tmpl_name && !n_chosen) {
-        fprintf(stderr, "tunetop: --template %s: %s\n", tmpl_name,
-                chosen ? "applies to none of the tasks" : "no such template for this target");
-        free(wls);
-        free(weights);
-        free(specs);
-        return 2;
-    }
-    /* One task per workload and template: a workload more than one template
-     * handles (conv2d 3x3 stride 1 on the cpu: direct and Winograd) is a group
-     * of alternatives tuned side by side, unless --template picks one. */
-    int n_tasks = 0;
-    for (int i = 0; i < n_wl; i++) {
-        const Template *alts[8];
-        int n_alt = wls[i].op == OP_EXPR ? 1 : Template_alternatives(&wls[i], target->family, alts, 8);
-        n_tasks += n_alt > 1 && !tmpl_name ? (n_alt < 8 ? n_alt : 8) : 1;
-    }
-    Task *tasks = calloc((size_t)n_tasks, sizeof(Task));
-    if (!tasks) abort();
-    int n_made = 0;
-    for (int i = 0; i < n_wl; i++) {
-        bool use = chosen && chosen->op == wls[i].op && (!chosen->applies || chosen->applies(&wls[i]));
-        const Template *with = chosen;
-        if (!use && (plain_sampler || gpu_sketch) && wls[i].op == OP_EXPR) {
-            use = true;
-            with = gpu_sketch ? &tmpl_te_sketch_gpu : target->family == FAMILY_GPU ? &tmpl_te_gpu : &tmpl_te_cpu;
-        }
-        /* a tensor expression's templates are not alternatives (its search picks one) */
-        const Template *alts[8];
-        int n_alt = tmpl_name || wls[i].op == OP_EXPR ? 0 : Template_alternatives(&wls[i], target->family, alts, 8);
-        if (n_alt > 8) n_alt = 8;
-        int first = n_made;
-        Status st = use ? Task_initWith(&tasks[n_made], n_made, &wls[i], weights[i], with, &cfg.dev, err)
-                        : Task_init(&tasks[n_made], n_made, &wls[i], weights[i], target->family, &cfg.dev, err);
-        if (st == TT_OK) n_made++;
-        for (int a = 1; st == TT_OK && a < n_alt; a++) {
-            /* an alternative whose space is empty for this workload is left out */
-            char why[TT_ERRLEN];
-            if (Task_initWith(&tasks[n_made], n_made, &wls[i], weights[i], alts[a], &cfg.dev, why) != TT_OK) {
-                Task_done(&tasks[n_made]);
-                continue;
-            }
-            tasks[first].group = tasks[n_made].group = first + 1;
-            n_made++;
-        }
-        if (st != TT_OK) {
-            fprintf(stderr, "tunetop: task %d: %s\n", i, err);
-            for (int j = 0; j < n_made; j++)
-                Task_done(&tasks[j]);
-            free(tasks);
-            free(wls);
-            free(weights);
-            free(specs);
-            return 2;
-        }
-    }
-    n_wl = n_made;
-    free(wls);
-    free(weights);
+    if (q->tmpl_name && !n_chosen)
+        return tt_fail(err, "--template %s: %s", q->tmpl_name,
+                       chosen ? "applies to none of the tasks" : "no such template for this target");
+    const Template *expr_tmpl = NULL;
+    if (q->plain_sampler || q->gpu_sketch)
+        expr_tmpl = q->gpu_sketch ? &tmpl_te_sketch_gpu : target->family == FAMILY_GPU ? &tmpl_te_gpu : &tmpl_te_cpu;
+    PlanRequest req = {.wls = wls,
+                       .weights = weights,
+                       .n_wl = n_wl,
+                       .family = target->family,
+                       .dev = &q->cfg.dev,
+                       .only = chosen,
+                       .expr = expr_tmpl};
+    return Plan_tasks(&req, tasks, n_tasks, err);
+}
 
+/* The last lines: what the log holds, how to resume; returns the exit status given the UI's rc. */
+/* A session that stopped on a fault of the machine, or in which no trial
+ * succeeded, must not look like a success: exit 1, with one line. */
+static int honest_exit(Engine *engine, const SessionSnapshot *snap, const LogOutcome *lo, const char *log, int rc) {
+    char machine[TT_ERRLEN];
+    if (!lo->failed && Engine_machineFault(engine, machine, sizeof machine)) {
+        fprintf(stderr,
+                "tunetop: stopped: %s: a fault of this machine, not of the candidate (failed twice; not recorded, a "
+                "resume measures it)\n",
+                machine);
+        if (rc == 0 || rc >= 128) rc = 1;
+    }
+    int succeeded = 0;
+    for (int t = 0; t < snap->n_tasks; t++)
+        succeeded += snap->rows[t].trials - snap->rows[t].errors;
+    if (rc == 0 && !lo->failed && snap->trials > snap->restored && succeeded == 0) {
+        /* an unattended run must not look like a success when nothing worked */
+        fprintf(stderr, "tunetop: no trial succeeded (%d failed); the reasons: tunetop best --verbose %s\n",
+                snap->trials, log);
+        rc = 1;
+    }
+    return rc;
+}
+
+static int report_outcome(Engine *engine, const TuneRequest *q, const TuneMpi *mpi, int rc, int argc, char **argv) {
+    const char *log = q->cfg.log_path;
+    SessionSnapshot snap;
+    Engine_snapshot(engine, &snap);
+    LogOutcome lo;
+    Engine_logOutcome(engine, &lo);
+    bool finished = snap.trials >= snap.budget;
+    if (lo.failed) {
+        /* never "synced" here: say what the log holds and what was lost */
+        fprintf(stderr, "tunetop tune: %s\n", lo.error);
+        if (lo.moved && lo.recovery[0])
+            fprintf(stderr, "stopped: the log's %ld records were copied to %s; move it back to %s to resume\n",
+                    lo.records, lo.recovery, log);
+        else if (lo.moved)
+            fprintf(stderr, "stopped: no recovery copy could be written (%s); the %ld records of the log are lost\n",
+                    lo.recovery_error, lo.records);
+        else
+            fprintf(stderr, "stopped: %s holds %ld records%s; %d measured result%s could not be written and %s lost\n",
+                    log, lo.records, lo.unsynced ? " (the last ones not confirmed on disk: the sync failed)" : "",
+                    lo.lost, lo.lost == 1 ? "" : "s", lo.lost == 1 ? "was" : "were");
+        rc = EXIT_LOG_FAILED;
+    } else if (snap.stopped || !snap.finished) {
+        /* a session that ended on its own is done, even when q or Ctrl-C came afterwards */
+        fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, log);
+        if (Engine_abandoned(engine))
+            fprintf(stderr, "stopped without waiting for what was still building or running (it never ended)\n");
+        print_resume_hint(argc, argv);
+        if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; `q` is a normal exit */
+        if (rc == 0 && ClusterHost_failed(mpi->host)) rc = 1; /* no rank could measure */
+    } else if (snap.restored >= snap.budget && snap.trials == snap.restored) {
+        fprintf(stderr,
+                "the budget of %d trials is already spent: %s holds %d; nothing measured (raise --trials to go on)\n",
+                snap.budget, log, snap.restored);
+    } else {
+        fprintf(stderr, "%s: %d trials in %s; best configs: tunetop best %s\n",
+                finished ? "done" : "finished (every task done)", snap.trials, log, log);
+    }
+    rc = honest_exit(engine, &snap, &lo, log, rc);
+    SessionSnapshot_done(&snap);
+    return rc;
+}
+
+/* The UI when stdout and stdin are a terminal (under mpirun: the terminal rank 0 was started from), else
+ * the headless progress lines; returns the UI's code. */
+static int watch(Engine *engine, const TuneRequest *q, const TuneMpi *mpi, const char *resumed) {
+    int tty_fd = -1;
+    pid_t tty_pgrp = 0;
+    if (mpi->size > 1 && !q->headless && !(isatty(STDOUT_FILENO) && isatty(STDIN_FILENO)))
+        tty_fd = take_terminal(&tty_pgrp);
+    bool use_ui = !q->headless && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+    /* the UI shows what was restored in its message log from the first frame */
+    if (resumed[0] && !use_ui) fprintf(stdout, "%s\n", resumed);
+    fflush(stdout);
+    int rc;
+    if (use_ui) {
+        UiOptions uo;
+        UiOptions_defaults(&uo);
+        if (!q->color) uo.color = false;
+        uo.target = q->cfg.target->name;
+        uo.notice = resumed;
+        rc = Ui_runSession(engine, &uo, &g_stop);
+    } else {
+        rc = Headless_run(engine, stdout, &g_stop, q->table_every);
+    }
+    give_terminal(tty_fd, tty_pgrp);
+    return rc;
+}
+
+/* The session: the engine over the tasks (it takes them), watched until it ends. */
+static int tune_session(TuneRequest *q, TuneMpi *mpi, Task *tasks, int n_tasks, bool measure_here, int argc,
+                        char **argv) {
+    char err[TT_ERRLEN];
+    EngineConfig *cfg = &q->cfg;
     if (mpi->size > 1) {
-        ServerConfig local = {.target = target, .dev = cfg.dev, .measure = cfg.measure, .builders = cfg.builders};
-        mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, &cfg.dev, measure_here ? &local : NULL, err);
+        ServerConfig local = {
+            .target = cfg->target, .dev = cfg->dev, .measure = cfg->measure, .builders = cfg->builders};
+        mpi->host = ClusterHost_new(mpi->size, mpi->rank_timeout, &cfg->dev, measure_here ? &local : NULL, err);
         if (!mpi->host) {
-            fprintf(stderr, "tunetop: %s\n", err);
-            for (int i = 0; i < n_wl; i++)
+            fprintf(stderr, "tunetop tune: %s\n", err);
+            for (int i = 0; i < n_tasks; i++)
                 Task_done(&tasks[i]);
             free(tasks);
-            free(specs);
             return 1;
         }
-        cfg.backend = ClusterHost_backend(mpi->host);
+        cfg->backend = ClusterHost_backend(mpi->host);
     }
-    Engine *engine = Engine_new(&cfg, tasks, n_wl, err);
+    Engine *engine = Engine_new(cfg, tasks, n_tasks, err);
     if (!engine) {
-        fprintf(stderr, "tunetop: %s\n", err);
-        free(specs);
+        fprintf(stderr, "tunetop tune: %s\n", err);
         return 1;
     }
     struct sigaction sa;
@@ -1027,92 +1045,18 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL); /* the terminal closed: the same bounded stop, and the resume line */
     signal(SIGPIPE, SIG_IGN);
-
     char resumed[2048] = "";
     if (Engine_start(engine, resumed, sizeof resumed, err) != TT_OK) {
-        fprintf(stderr, "tunetop: %s\n", err);
+        fprintf(stderr, "tunetop tune: %s\n", err);
         Engine_delete(engine);
-        free(specs);
         return 1;
     }
-    int tty_fd = -1;
-    pid_t tty_pgrp = 0;
-    if (mpi->size > 1 && !headless && !(isatty(STDOUT_FILENO) && isatty(STDIN_FILENO)))
-        tty_fd = take_terminal(&tty_pgrp);
-    bool use_ui = !headless && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
-    /* the UI shows what was restored in its message log from the first frame */
-    if (resumed[0] && !use_ui) fprintf(stdout, "%s\n", resumed);
-    fflush(stdout);
-    if (use_ui) {
-        UiOptions uo;
-        UiOptions_defaults(&uo);
-        if (!color) uo.color = false;
-        uo.target = target->name;
-        uo.notice = resumed;
-        rc = Ui_runSession(engine, &uo, &g_stop);
-    } else {
-        rc = Headless_run(engine, stdout, &g_stop, table_every);
-    }
-    give_terminal(tty_fd, tty_pgrp);
+    int rc = watch(engine, q, mpi, resumed);
     Engine_wait(engine);
     ClusterHost_finish(mpi->host); /* the servers quit */
-    SessionSnapshot snap;
-    Engine_snapshot(engine, &snap);
-    LogOutcome lo;
-    Engine_logOutcome(engine, &lo);
-    bool finished = snap.trials >= snap.budget;
-    if (lo.failed) {
-        /* never "synced" here: say what the log holds and what was lost */
-        fprintf(stderr, "tunetop: %s\n", lo.error);
-        if (lo.moved && lo.recovery[0])
-            fprintf(stderr, "stopped: the log's %ld records were copied to %s; move it back to %s to resume\n",
-                    lo.records, lo.recovery, cfg.log_path);
-        else if (lo.moved)
-            fprintf(stderr, "stopped: no recovery copy could be written (%s); the %ld records of the log are lost\n",
-                    lo.recovery_error, lo.records);
-        else
-            fprintf(stderr, "stopped: %s holds %ld records%s; %d measured result%s could not be written and %s lost\n",
-                    cfg.log_path, lo.records,
-                    lo.unsynced ? " (the last ones not confirmed on disk: the sync failed)" : "", lo.lost,
-                    lo.lost == 1 ? "" : "s", lo.lost == 1 ? "was" : "were");
-        rc = EXIT_LOG_FAILED;
-    } else if (snap.stopped || !snap.finished) {
-        /* a session that ended on its own is done, even when q or Ctrl-C came afterwards */
-        fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, cfg.log_path);
-        if (Engine_abandoned(engine))
-            fprintf(stderr, "stopped without waiting for what was still building or running (it never ended)\n");
-        print_resume_hint(argc, argv);
-        if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; `q` is a normal exit */
-        if (rc == 0 && ClusterHost_failed(mpi->host)) rc = 1; /* no rank could measure */
-    } else if (snap.restored >= snap.budget && snap.trials == snap.restored) {
-        fprintf(stderr,
-                "the budget of %d trials is already spent: %s holds %d; nothing measured (raise --trials to go on)\n",
-                snap.budget, cfg.log_path, snap.restored);
-    } else {
-        fprintf(stderr, "%s: %d trials in %s; best configs: tunetop best %s\n",
-                finished ? "done" : "finished (every task done)", snap.trials, cfg.log_path, cfg.log_path);
-    }
-    char machine[TT_ERRLEN];
-    if (!lo.failed && Engine_machineFault(engine, machine, sizeof machine)) {
-        fprintf(stderr,
-                "tunetop: stopped: %s: a fault of this machine, not of the candidate (failed twice; not recorded, a "
-                "resume measures it)\n",
-                machine);
-        if (rc == 0 || rc >= 128) rc = 1;
-    }
-    int succeeded = 0;
-    for (int t = 0; t < snap.n_tasks; t++)
-        succeeded += snap.rows[t].trials - snap.rows[t].errors;
-    if (rc == 0 && !lo.failed && snap.trials > snap.restored && succeeded == 0) {
-        /* an unattended run must not look like a success when nothing worked */
-        fprintf(stderr, "tunetop: no trial succeeded (%d failed); the reasons: tunetop best --verbose %s\n",
-                snap.trials, cfg.log_path);
-        rc = 1;
-    }
-    SessionSnapshot_done(&snap);
+    rc = report_outcome(engine, q, mpi, rc, argc, argv);
     bool left_behind = Engine_abandoned(engine);
     Engine_delete(engine);
-    free(specs);
     if (left_behind || Gpu_abandonedRunning() > 0) {
         /* a build or a measurement still runs in a thread: the libraries'
          * static destructors must not run under it (a crash at exit), and
@@ -1122,11 +1066,38 @@ static int tune_main(int argc, char **argv, TuneMpi *mpi) {
         _exit(rc);
     }
     return rc;
+}
 
-usage_error:
-    if (mpi->rank == 0) /* every rank read the same command line: one says what is wrong */
+/* tune: parse into a request, check it, turn it into workloads, a device and tasks, run the session. */
+static int tune_main(int argc, char **argv, TuneMpi *mpi) {
+    TuneRequest q = {.target_name = Target_default()->name, .color = true, .roof = true, .table_every = 30};
+    EngineConfig_defaults(&q.cfg);
+    q.cfg.log_path = "tunetop.log";
+    TaskSelect_init(&q.sel);
+    char err[TT_ERRLEN] = "";
+    int rc = tune_parse(argc, argv, &q, mpi, err);
+    if (rc < 0 && (check_selection(&q, mpi, err) != TT_OK || check_strategy(&q, err) != TT_OK)) rc = 2;
+    Workload *wls = NULL;
+    double *weights = NULL;
+    int n_wl = 0;
+    if (rc < 0 && tune_workloads(&q, &wls, &weights, &n_wl, err) != TT_OK) rc = 2;
+    TaskSelect_done(&q.sel);
+    if (rc == 2 && mpi->rank == 0) /* every rank read the same command line: one says what is wrong */
         fprintf(stderr, "tunetop tune: %s\n", err);
-    free(specs);
-    free_sets(sets, n_sets);
-    return 2;
+    if (rc >= 0) return rc;
+    bool measure_here = false;
+    rc = tune_device(&q, mpi, &measure_here);
+    Task *tasks = NULL;
+    int n_tasks = 0;
+    if (rc < 0) {
+        tune_roof(&q);
+        if (tune_tasks(&q, wls, weights, n_wl, &tasks, &n_tasks, err) != TT_OK) {
+            fprintf(stderr, "tunetop tune: %s\n", err);
+            rc = 2;
+        }
+    }
+    free(wls);
+    free(weights);
+    if (rc >= 0) return rc;
+    return tune_session(&q, mpi, tasks, n_tasks, measure_here, argc, argv);
 }

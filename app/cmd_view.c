@@ -1,11 +1,13 @@
 /* app/cmd_view.c: `tunetop view LOG`: the terminal UI over a record log,
  * read-only, following the file while another session appends to it. */
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app/commands.h"
+#include "app/opts.h"
 #include "records/tvmlog.h"
 #include "ui/ui.h"
 
@@ -17,70 +19,94 @@ static void on_sigint(int sig) {
 }
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: tunetop view [--no-color] [--refresh HZ] [--follow|--no-follow] [--format F] LOG\n"
-                 "\n"
-                 "Shows a record log in the terminal UI: the scheduler table, the GFLOPS\n"
-                 "curves and the error inspector, as during a session but read-only. The\n"
-                 "view follows the log while another session appends to it.\n"
-                 "\n"
-                 "  --no-color    monochrome (also when NO_COLOR is set)\n"
-                 "  --refresh HZ  frames per second (default 10)\n"
-                 "  --follow      follow the log as another program appends to it (the default); an\n"
-                 "                unfinished last line is waited for\n"
-                 "  --no-follow   read the log once\n"
-                 "  --format F    tunetop|autotvm|autoscheduler|metaschedule (default: from the content);\n"
-                 "                LOG may be a TVM record file or a MetaSchedule work directory, whose\n"
-                 "                latencies TVM measured where the log was written\n"
-                 "  -h, --help    this help\n"
-                 "\n"
-                 "Keys: ? in the view lists them. Exit status: 0, 1 when the log cannot be\n"
-                 "read, 2 for a usage error.\n");
+    app_help(out, "usage: tunetop view [--no-color] [--refresh HZ] [--follow|--no-follow] [--format F] LOG\n"
+                  "\n"
+                  "Shows a record log in the terminal UI: the scheduler table, the GFLOPS\n"
+                  "curves and the error inspector, as during a session but read-only. The\n"
+                  "view follows the log while another session appends to it.\n"
+                  "\n"
+                  "  --no-color    monochrome (also when NO_COLOR is set)\n"
+                  "  --refresh HZ  frames per second (default 10)\n"
+                  "  --follow      follow the log as another program appends to it (the default); an\n"
+                  "                unfinished last line is waited for\n"
+                  "  --no-follow   read the log once\n"
+                  "  --format F    tunetop|autotvm|autoscheduler|metaschedule (default: from the content);\n"
+                  "                LOG may be a TVM record file or a MetaSchedule work directory, whose\n"
+                  "                latencies TVM measured where the log was written\n"
+                  "  -h, --help    this help\n"
+                  "\n"
+                  "Keys: ? in the view lists them. Exit status: 0, 1 when the log cannot be\n"
+                  "read, 2 for a usage error.\n");
+}
+
+enum { O_NO_COLOR = 256, O_FOLLOW, O_NO_FOLLOW, O_FORMAT, O_REFRESH, O_HELP };
+static const struct option OWN[] = {{"no-color", no_argument, 0, O_NO_COLOR},
+                                    {"follow", no_argument, 0, O_FOLLOW},
+                                    {"no-follow", no_argument, 0, O_NO_FOLLOW},
+                                    {"format", required_argument, 0, O_FORMAT},
+                                    {"refresh", required_argument, 0, O_REFRESH},
+                                    {"help", no_argument, 0, O_HELP},
+                                    {0, 0, 0, 0}};
+const CmdOptions VIEW_OPTIONS = {"view", OWN, 0};
+
+/* The options into opt and *path; -1 to go on, else the exit code. */
+static int parse(int argc, char **argv, UiOptions *opt, const char **path) {
+    struct option longopts[CLI_MAX_OPTS];
+    Cli_longopts(&VIEW_OPTIONS, longopts, CLI_MAX_OPTS);
+    char err[TT_ERRLEN];
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+        TvmFormat f;
+        switch (c) {
+        case O_HELP:
+            usage(stdout);
+            return 0;
+        case O_NO_COLOR:
+            opt->color = false;
+            break;
+        case O_FOLLOW:
+        case O_NO_FOLLOW:
+            opt->no_follow = c == O_NO_FOLLOW;
+            break;
+        case O_FORMAT:
+            if (TvmFormat_parse(optarg, &f, err) != TT_OK) {
+                fprintf(stderr, "tunetop view: %s\n", err);
+                return 2;
+            }
+            opt->log_format = (int)f;
+            break;
+        case O_REFRESH:
+            if (opt_int(optarg, "--refresh", 1, 60, &opt->refresh_hz, err) != TT_OK) {
+                fprintf(stderr, "tunetop view: %s\n", err);
+                return 2;
+            }
+            break;
+        default:
+            Cli_badOption("view", c, argv, err);
+            fprintf(stderr, "tunetop view: %s\n", err);
+            return 2;
+        }
+    }
+    if (optind + 1 < argc) {
+        fprintf(stderr, "tunetop view: one log at a time (got %s and %s)\n", argv[optind], argv[optind + 1]);
+        return 2;
+    }
+    if (optind == argc) {
+        fprintf(stderr, "tunetop view: which log? (usage: tunetop view LOG)\n");
+        return 2;
+    }
+    *path = argv[optind];
+    return -1;
 }
 
 int cmd_view(int argc, char **argv) {
     UiOptions opt;
     UiOptions_defaults(&opt);
     const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--no-color") == 0) {
-            opt.color = false;
-        } else if (strcmp(a, "--follow") == 0) {
-            opt.no_follow = false;
-        } else if (strcmp(a, "--no-follow") == 0) {
-            opt.no_follow = true;
-        } else if (strcmp(a, "--format") == 0 && i + 1 < argc) {
-            TvmFormat f;
-            char err[TT_ERRLEN];
-            if (TvmFormat_parse(argv[++i], &f, err) != TT_OK) {
-                fprintf(stderr, "tunetop view: %s\n", err);
-                return 2;
-            }
-            opt.log_format = (int)f;
-        } else if (strcmp(a, "--refresh") == 0 && i + 1 < argc) {
-            int hz = atoi(argv[++i]);
-            if (hz < 1 || hz > 60) {
-                fprintf(stderr, "tunetop view: --refresh wants 1..60, not %s\n", argv[i]);
-                return 2;
-            }
-            opt.refresh_hz = hz;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "tunetop view: unknown option %s (see tunetop view --help)\n", a);
-            return 2;
-        } else if (path) {
-            fprintf(stderr, "tunetop view: one log at a time (got %s and %s)\n", path, a);
-            return 2;
-        } else {
-            path = a;
-        }
-    }
-    if (!path) {
-        fprintf(stderr, "tunetop view: which log? (usage: tunetop view LOG)\n");
-        return 2;
-    }
+    int rc = parse(argc, argv, &opt, &path);
+    if (rc >= 0) return rc;
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;

@@ -12,7 +12,7 @@ TT=$B/tunetop
 W=$(mktemp -d "${TMPDIR:-/tmp}/tt-mpibench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 TRIALS=${TRIALS:-48}
-args=(tune --headless --tuner random --seed 7 --batch 16 --no-roof --trials "$TRIALS"
+args=(tune --headless --tuner random --seed 7 --round-size 16 --no-roof --trials "$TRIALS"
       --task dense:m=64,n=64,k=64 --task conv2d:n=1,ci=16,h=14,w=14,co=16,kh=3,kw=3,stride=1,pad=1)
 MPI=(mpirun --oversubscribe --allow-run-as-root --bind-to none)
 

@@ -43,7 +43,7 @@
 #include "kernels/target.h"
 #include "tuner/builder.h"
 #include "tuner/engine.h"
-#include "tuner/strategy.h"
+#include "tuner/search/strategy.h"
 
 /* Strong references to what the bench needs from the static libraries: the
  * registries once referred to them weakly, which does not pull an object out

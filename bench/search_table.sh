@@ -4,6 +4,7 @@
 #   bench/search_table.sh BUILD_DIR [--trials "64 200 1000"] [--ops "conv2d dense matmul softmax layer_norm max_pool"]
 #                         [--arms "sketch template random metaschedule"] [--seed S] [--work DIR]
 #                         [--tvm-venv DIR] [--ort-venv DIR] [--until HH:MM] [--report-only] [--no-vendors]
+#                         [--results FILE (default bench/results/search_table.md)]
 #
 # Arms, per op (the sizes of examples/te/OP.te):
 #   sketch        tunetop tune --expr (sketches + evolution, te.sketch)
@@ -41,6 +42,7 @@ OPS="conv2d dense matmul softmax layer_norm max_pool"
 ARMS="sketch template random metaschedule"
 SEED=1
 WORK=""
+RESULTS=""
 TVM_VENV=/tmp/tunetop-tvm-venv
 ORT_VENV=/tmp/tunetop-ort-venv
 UNTIL=""
@@ -57,6 +59,7 @@ while [ $# -gt 0 ]; do
   --ort-venv) ORT_VENV=$2; shift 2 ;;
   --until) UNTIL=$2; shift 2 ;;
   --report-only) REPORT_ONLY=1; shift ;;
+  --results) RESULTS=$2; shift 2 ;;
   --no-vendors) VENDORS=0; shift ;;
   *) echo "search_table: unknown option $1" >&2; exit 2 ;;
   esac
@@ -66,6 +69,7 @@ TT="$BUILD/tunetop"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 EX="$HERE/../examples/te"
 WORK=${WORK:-$(mktemp -d /tmp/search_table.XXXXXX)}
+RESULTS=${RESULTS:-$HERE/results/search_table.md}
 mkdir -p "$WORK"
 WORK="$(cd "$WORK" && pwd)"
 SESS="$WORK/sessions.tsv"
@@ -179,5 +183,17 @@ if [ $REPORT_ONLY -eq 0 ]; then
   done
 fi
 
-python3 "$HERE/search_table_report.py" "$TT" "$WORK" "$BUDGETS" "$OPS" "$ARMS" "$SESS"
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+# the latest table, with the machine and the date, goes to bench/results/ (--results FILE elsewhere)
+mkdir -p "$(dirname "$RESULTS")"
+{
+  echo "# search_table: latest results"
+  echo
+  echo "Written by bench/search_table.sh (see bench/README.md)."
+  echo
+  sed 's/$/  /' "$WORK/header.txt"
+  echo
+  python3 "$HERE/search_table_report.py" "$TT" "$WORK" "$BUDGETS" "$OPS" "$ARMS" "$SESS"
+  echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$RESULTS.tmp"
+mv "$RESULTS.tmp" "$RESULTS"
+echo "search_table: the table is in $RESULTS"

@@ -1,5 +1,5 @@
 /* bench/te_model_bench.c: the cost model of template-free search
- * (tuner/te_model.h) on measured schedules: how well it ranks held-out
+ * (tuner/search/te_model.h) on measured schedules: how well it ranks held-out
  * records of a task, and what predicting a whole population costs against
  * the time a round of measurements takes.
  *
@@ -54,7 +54,7 @@
 #include "base/rng.h"
 #include "kernels/templates/te/te_lower.h"
 #include "records/log.h"
-#include "tuner/te_model.h"
+#include "tuner/search/te_model.h"
 
 #define MAX_EXPR 16
 

@@ -10,7 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-8}
 shift || true
-all=(log_reader log_follow resume_append task_spec options te_parse tvm_reader)
+# every harness of tests/fuzz (fuzz_NAME.c), so a new one cannot be left out
+all=()
+for f in tests/fuzz/fuzz_*.c; do
+  f=${f##*/fuzz_}
+  all+=("${f%.c}")
+done
 [ $# -gt 0 ] && harnesses=("$@") || harnesses=("${all[@]}")
 
 corpus_of() {
@@ -38,12 +43,17 @@ for h in "${harnesses[@]}"; do
     . "$OLDPWD/tests/fuzz/corpus/$(corpus_of "$h")") >"$out" 2>&1
   rc=$?
   set -e
-  execs=$(grep -a 'stat::number_of_executed_units' "$out" | awk '{print $2}')
+  # no stats line: libFuzzer did not end normally (or never started); say so and go on to the next harness
+  execs=$(grep -a 'stat::number_of_executed_units' "$out" | awk '{print $2}' || true)
   corpus=$(find "$work" -maxdepth 1 -type f ! -name fuzz.out | wc -l)
-  if [ $rc -eq 0 ]; then
-    echo "fuzz $h: ${execs:-?} executions in ${secs} s, no property broken (${corpus} new inputs found)"
+  if [ -z "$execs" ]; then
+    echo "fuzz $h: FAILED: no stats line (exit $rc); the end of its output:"
+    tail -n 10 "$out"
+    status=1
+  elif [ $rc -eq 0 ]; then
+    echo "fuzz $h: $execs executions in ${secs} s, no property broken (${corpus} new inputs found)"
   else
-    echo "fuzz $h: FAILED after ${execs:-?} executions:"
+    echo "fuzz $h: FAILED after $execs executions:"
     grep -a -m3 -E 'property broken|ERROR|SUMMARY' "$out" || tail -n 20 "$out"
     status=1
   fi

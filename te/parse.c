@@ -847,10 +847,3 @@ int TeProgram_find(const TeProgram *this, const char *name) {
         if (strcmp(this->tensors[i].name, name) == 0) return i;
     return -1;
 }
-
-int64_t TeProgram_numel(const TeProgram *this, int t) {
-    int64_t n = 1;
-    for (int d = 0; d < this->tensors[t].ndim; d++)
-        n *= this->tensors[t].shape[d];
-    return n;
-}

@@ -1,6 +1,6 @@
 /* tuner/backend.h: a measure backend, the engine's one hook for building and
  * measuring candidates somewhere other than its own builder pool and runner
- * (tuner/cluster.h: measure servers on other MPI ranks).
+ * (tuner/cluster/cluster.h: measure servers on other MPI ranks).
  *
  * The engine submits jobs (a round of a task at a time, and several rounds
  * while `want` says the backend has free slots), then takes outcomes in

@@ -13,6 +13,7 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "kernels/candidate.h"
 
 /* The compile cache: sources built in this pool's life, each with a copy of
  * its artifact (see builder.h). The text is kept whole and compared whole. */
@@ -170,7 +171,9 @@ static void build_one(BuilderPool *this, BuildJob *job) {
     char err[TT_ERRLEN] = "";
     double t0 = clock_mono();
     Dialect d = this->target->dialect;
-    if (t->tmpl->generate(&t->wl, &t->space, job->choice, this->dev, d, &job->src, err) != TT_OK) {
+    Candidate c = {
+        .tmpl = t->tmpl, .wl = &t->wl, .space = &t->space, .choice = job->choice, .n_choice = t->space.n_knobs};
+    if (Candidate_source(&c, this->dev, d, &job->src, err) != TT_OK) {
         job->result.error_no = ERR_INSTANTIATION;
         job->result.msg = tt_strdup(err[0] ? err : "template could not generate this config");
         job->result.build_s = clock_mono() - t0;

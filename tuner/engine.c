@@ -34,7 +34,7 @@
 #include "tuner/eventq.h"
 #include "tuner/resume.h"
 #include "tuner/scheduler.h"
-#include "tuner/strategy.h"
+#include "tuner/search/strategy.h"
 
 #define EVENT_QUEUE_CAP 8192
 #define MAX_COMMANDS ENGINE_MAX_COMMANDS

@@ -26,7 +26,7 @@
 #include "tuner/backend.h"
 #include "tuner/event.h"
 #include "tuner/resume.h"
-#include "tuner/strategy.h"
+#include "tuner/search/strategy.h"
 #include "tuner/task.h"
 
 typedef struct EngineConfig {

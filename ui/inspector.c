@@ -1,15 +1,14 @@
 /* ui/inspector.c: the detail page of a failed candidate and the bug report
- * file (see state.h). The source is regenerated from the record's choice
- * vector with the task's template, so the log never has to store sources. */
+ * file (see state.h). The source is regenerated from the record
+ * (kernels/candidate.h), so the log never has to store sources. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/strbuf.h"
+#include "kernels/candidate.h"
 #include "kernels/target.h"
-#include "kernels/templates/te/te_lower.h"
-#include "kernels/templates/te/te_task.h"
 #include "ui/state.h"
 
 void Inspector_freeDetail(Inspector *this) {
@@ -65,31 +64,15 @@ static char *regenerate(const UiState *st, const UiTask *t, const Record *rec, c
         return NULL;
     }
     const Task *task = t->task;
-    if (rec->steps && task->wl.op == OP_EXPR && task->wl.expr) {
-        /* a schedule: replayed from the steps the record holds */
-        Steps steps;
-        KernelSource ks;
-        KernelSource_init(&ks);
-        bool gpu = task->tmpl->family == FAMILY_GPU;
-        if (Steps_decode(rec->steps, &steps, err) != TT_OK ||
-            (gpu ? TeTask_source_gpu(task->wl.expr, &steps, st->dialect, &ks, err)
-                 : TeTask_source(task->wl.expr, &steps, &ks, err)) != TT_OK) {
-            KernelSource_done(&ks);
-            return NULL;
-        }
-        char *src = ks.source;
-        ks.source = NULL;
-        KernelSource_done(&ks);
-        return src;
-    }
-    if (rec->n_choice != task->space.n_knobs) {
-        snprintf(err, TT_ERRLEN, "record has %d knobs, the template's space has %d", rec->n_choice,
-                 task->space.n_knobs);
-        return NULL;
-    }
+    Candidate c = {.tmpl = task->tmpl,
+                   .wl = &task->wl,
+                   .space = &task->space,
+                   .choice = rec->choice,
+                   .n_choice = rec->n_choice,
+                   .steps = rec->steps};
     KernelSource ks;
     KernelSource_init(&ks);
-    if (task->tmpl->generate(&task->wl, &task->space, rec->choice, &st->dev, st->dialect, &ks, err) != TT_OK) {
+    if (Candidate_source(&c, &st->dev, st->dialect, &ks, err) != TT_OK) {
         KernelSource_done(&ks);
         return NULL;
     }
@@ -218,21 +201,18 @@ bool Inspector_openBest(UiState *this, int ti) {
     if (rec->steps) {
         Page_add(&p, "", 0, ATTR_NORMAL);
         Page_addText(&p, "--- loop nest (the steps replayed) ---", ATTR_TITLE);
-        Steps steps;
-        LoopNest ln;
         if (!task || task->wl.op != OP_EXPR || !task->wl.expr) {
             Page_addText(&p, "the expression is not loaded here (tune --expr shows it; a log view has only the steps)",
                          ATTR_WARN);
-        } else if (Steps_decode(rec->steps, &steps, err) != TT_OK ||
-                   LoopNest_lower(&ln, &task->wl.expr->dag, &steps, err) != TT_OK) {
-            Page_addText(&p, err, ATTR_WARN);
         } else {
+            Candidate c = {.tmpl = task->tmpl, .wl = &task->wl, .steps = rec->steps};
             StrBuf nest;
             StrBuf_init(&nest);
-            LoopNest_print(&ln, &nest);
-            Page_addText(&p, nest.data, ATTR_NORMAL);
+            if (Candidate_loopNest(&c, &nest, err) != TT_OK)
+                Page_addText(&p, err, ATTR_WARN);
+            else
+                Page_addText(&p, nest.data, ATTR_NORMAL);
             StrBuf_done(&nest);
-            LoopNest_done(&ln);
         }
     }
     Page_add(&p, "", 0, ATTR_NORMAL);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ui/widgets.h"
+#include "ui/columns.h"
 
 static UiTask *selected_task(UiState *st) {
     if (st->selected < 0 || st->selected >= st->model.n_tasks) return NULL;
@@ -346,8 +346,7 @@ static int act_stop_task(UiState *st) {
         return REACT_REDRAW;
     }
     st->confirm = CONFIRM_STOP_TASKS;
-    UiState_setStatus(st, ATTR_WARN, "stop %s for good (kept when the session resumes)? y: stop, any other key: no",
-                      what);
+    UiState_setStatus(st, ATTR_WARN, "stop %s for good (kept on resume)? y: stop, other key: no", what);
     return REACT_REDRAW;
 }
 
@@ -505,7 +504,7 @@ static int act_quit(UiState *st) {
     if (st->steer && !st->model.finished) {
         st->confirm = CONFIRM_QUIT;
         UiState_setStatus(st, ATTR_WARN,
-                          "stop the session and quit (the same command resumes it)? y or q: quit, any other key: no");
+                          "stop the session and quit? y/q: quit (the same command resumes), other key: no");
         return REACT_REDRAW;
     }
     return UiKeys_quitNow(st);
@@ -607,7 +606,13 @@ int UiKeys_handle(UiState *st, int key) {
     }
     int n;
     const UiKey *t = UiKeys_table(&n);
-    for (int i = 0; i < n; i++)
-        if (t[i].key == key) return t[i].action(st);
+    for (int i = 0; i < n; i++) {
+        if (t[i].key != key) continue;
+        double set_at = st->status_wall;
+        int r = t[i].action(st);
+        /* a message this key left is about the task selected after it (Space tags and moves on) */
+        if (st->status_wall != set_at) st->status_task = st->selected;
+        return r;
+    }
     return REACT_NONE;
 }

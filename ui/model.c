@@ -349,7 +349,40 @@ bool UiModel_addRecord(UiModel *this, int ti, const Record *rec, int trial, doub
     return improved;
 }
 
+/* Whether some task can run: not every task paused, stopped or done. */
+static bool can_run(const UiModel *this) {
+    if (this->all_paused) return false;
+    for (int i = 0; i < this->n_tasks; i++) {
+        TaskState s = this->tasks[i].row.state;
+        if (s == TASK_QUEUED || s == TASK_TUNING || s == TASK_WAITING) return true;
+    }
+    return this->n_tasks == 0;
+}
+
+double UiModel_eta(const UiModel *this) {
+    if (!this->live || this->finished || this->budget <= this->trials || this->active_s <= 0) return -1;
+    double session_trials = this->trials_per_s * this->elapsed_s; /* the rate is of this session's trials */
+    if (session_trials <= 0) return -1;
+    return (this->budget - this->trials) * this->active_s / session_trials;
+}
+
+/* The estimate's coverage: when it comes to cover more (or fewer) tasks, "how it
+ * has moved" starts again from there instead of reading the new task as a regression. */
+static void cover(UiModel *this, const SessionSnapshot *snap) {
+    if (!isfinite(snap->est_latency_s)) return;
+    int covers = this->n_tasks - snap->est_left_out;
+    if (this->est_covers > 0 && covers != this->est_covers) {
+        this->first_est_s = snap->est_latency_s;
+        this->est_rebased = true;
+    }
+    this->est_covers = covers;
+}
+
 void UiModel_applySnapshot(UiModel *this, const SessionSnapshot *snap) {
+    /* the time the session could run (ETA): the interval just past counts unless it was all paused */
+    if (snap->elapsed_s > this->last_elapsed_s && can_run(this))
+        this->active_s += snap->elapsed_s - this->last_elapsed_s;
+    this->last_elapsed_s = snap->elapsed_s;
     this->elapsed_s = snap->elapsed_s;
     this->trials = snap->trials;
     this->budget = snap->budget;
@@ -362,6 +395,7 @@ void UiModel_applySnapshot(UiModel *this, const SessionSnapshot *snap) {
     this->est_left_out = snap->est_left_out;
     if (this->want_all_paused >= 0 && (this->want_all_paused == 1) == snap->all_paused) this->want_all_paused = -1;
     if (!isfinite(snap->est_latency_s)) this->est_latency_s = INFINITY;
+    cover(this, snap);
     /* the series takes every estimate the snapshots show too, so the curve
      * and the header's "first estimate" agree */
     if (isfinite(snap->est_latency_s))

@@ -97,7 +97,12 @@ typedef struct UiModel {
     int est_left_out;     /* tasks left out of the estimate (paused, stopped or done without a result) */
     bool all_paused;      /* the engine has every task paused (P) */
     int want_all_paused;  /* -1 none; 0/1 while a P request is not yet in a snapshot */
-    double first_est_s;   /* the first finite estimate (for "how it has moved") */
+    double first_est_s;   /* the first finite estimate (for "how it has moved"), or the one when the
+                             estimate last came to cover more tasks (est_rebased) */
+    int est_covers;       /* tasks the live estimate covers (0: no estimate yet) */
+    bool est_rebased;     /* first_est_s is where the estimate came to cover est_covers tasks */
+    double active_s;      /* session seconds with a task that can run (not every one paused) */
+    double last_elapsed_s;
     /* session series */
     UiSample *latency;
     int n_latency, cap_latency;
@@ -108,6 +113,9 @@ typedef struct UiModel {
 } UiModel;
 
 void UiModel_init(UiModel *this);
+/* Seconds until the budget is spent at the session's rate over the time it
+ * ran: frozen while every task is paused; < 0 when unknown or finished. */
+double UiModel_eta(const UiModel *this);
 void UiModel_done(UiModel *this);
 
 /* Adds a task (the model copies the strings). `task` may be NULL. Returns its index. */

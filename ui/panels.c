@@ -1,4 +1,7 @@
-/* ui/panels.c: the error inspector and the help page (see widgets.h). */
+/* ui/panels.c: the error inspector, the message log, the devices view and the
+ * help page (see panels.h). */
+#include "ui/panels.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,7 +9,6 @@
 
 #include "kernels/target.h"
 #include "ui/keys.h"
-#include "ui/widgets.h"
 
 /* Keeps a list selection visible: adjusts *top for `sel` in `rows` lines. */
 static void keep_visible(int sel, int rows, int n, int *top) {

@@ -150,8 +150,17 @@ void UiState_setStatus(UiState *this, CellAttr attr, const char *fmt, ...) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     m->wall = ts.tv_sec + ts.tv_nsec * 1e-9;
+    this->status_wall = m->wall;
+    this->status_task = this->selected;
     m->attr = attr;
     snprintf(m->text, sizeof m->text, "%s", this->status);
+}
+
+bool UiState_expireStatus(UiState *this, double wall_now) {
+    if (!this->status[0] || this->confirm != CONFIRM_NONE || this->stopping) return false;
+    if (wall_now - this->status_wall < UI_STATUS_TTL_S && this->selected == this->status_task) return false;
+    this->status[0] = '\0';
+    return true;
 }
 
 const char *UiState_taskStateText(const UiTask *t) {

@@ -78,6 +78,8 @@ typedef struct UiState {
     int help_scroll;
     char status[256];
     CellAttr status_attr;
+    double status_wall; /* unix seconds the status line was set */
+    int status_task;    /* the task selected then: the line goes when another is selected */
     bool utf8;          /* Braille plots and line drawing */
     bool ascii_plots;   /* user toggle: ASCII plots even on UTF-8 */
     bool latency_first; /* where only one curve fits: the session latency instead of the task GFLOPS */
@@ -123,6 +125,11 @@ int UiState_targets(const UiState *this, int *out);
 int UiState_taggedCount(const UiState *this);
 /* Position of the selected task in the display order (0 when none). */
 int UiState_selectedPos(const UiState *this);
+#define UI_STATUS_TTL_S 8.0
+/* Clears the status line once it is UI_STATUS_TTL_S old or another task is
+ * selected (it stays in the message log), unless it asks a question. Returns
+ * true when it cleared it (redraw). */
+bool UiState_expireStatus(UiState *this, double wall_now);
 /* Shows a status line and keeps it in the message log with the time. */
 void UiState_setStatus(UiState *this, CellAttr attr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

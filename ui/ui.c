@@ -217,6 +217,7 @@ static int run_loop(Loop *L) {
                 if (resort) UiState_sort(st);
                 resort = false;
             }
+            UiState_expireStatus(st, clock_wall());
             draw(cb, st);
             frames++;
             dirty = false;

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ui/columns.h"
 #include "ui/keys.h"
+#include "ui/panels.h"
 
 void Ui_formatLatency(double s, char *buf, size_t n) {
     if (!isfinite(s) || s <= 0)
@@ -82,11 +84,13 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
     }
     snprintf(buf, sizeof buf, "%.2f trials/s", m->trials_per_s);
     x += CellBuf_text(cb, x, y, buf, ATTR_HEADER_VAL, xend - x) + 3;
-    if (m->live && !m->finished && m->budget > m->trials && m->trials_per_s > 0) {
-        /* when the budget will be spent at this session's rate */
-        char eta[32];
-        format_clock((m->budget - m->trials) / m->trials_per_s, eta, sizeof eta);
-        x = pair(cb, x, y, xend, "ETA", eta, ATTR_HEADER_VAL);
+    double eta_s = UiModel_eta(m);
+    if (eta_s >= 0) {
+        /* when the budget will be spent at this session's rate while it runs: frozen while paused */
+        char eta[48];
+        format_clock(eta_s, eta, sizeof eta);
+        if (m->all_paused) snprintf(eta + strlen(eta), sizeof eta - strlen(eta), " (paused)");
+        x = pair(cb, x, y, xend, "ETA", eta, m->all_paused ? ATTR_DIM : ATTR_HEADER_VAL);
     }
     if (m->live) {
         snprintf(buf, sizeof buf, "%d", m->building);
@@ -115,7 +119,12 @@ void Header_render(CellBuf *cb, Rect r, const UiState *st) {
         if (isfinite(m->first_est_s) && m->first_est_s > 0) {
             Ui_formatLatency(m->first_est_s, first, sizeof first);
             double pct = 100.0 * (m->est_latency_s - m->first_est_s) / m->first_est_s;
-            snprintf(buf, sizeof buf, "(first estimate %s, %+.1f%%)", first, pct);
+            if (!m->est_rebased)
+                snprintf(buf, sizeof buf, "(first estimate %s, %+.1f%%)", first, pct);
+            else if (fabs(pct) < 0.05) /* a task got its first result: not a regression */
+                snprintf(buf, sizeof buf, "(now covers %d tasks)", m->est_covers);
+            else
+                snprintf(buf, sizeof buf, "(now covers %d tasks; since then %+.1f%%)", m->est_covers, pct);
             x += CellBuf_text(cb, x, y, buf, pct < 0 ? ATTR_BEST : ATTR_DIM, xend - x) + 3;
         }
         if (m->est_left_out > 0) {
@@ -187,53 +196,6 @@ int Header_wrap(CellBuf *cb, int x0, int y, int xend, int lines, const char *lab
 }
 
 /* ---- the scheduler table -------------------------------------------------- */
-
-typedef struct Column {
-    const char *title;
-    int width;
-    bool right;   /* right-aligned */
-    SortKey sort; /* the sort key it shows, or SORT_COUNT */
-} Column;
-
-enum {
-    COL_MARK,
-    COL_ID,
-    COL_TASK,
-    COL_WEIGHT,
-    COL_TRIALS,
-    COL_BEST_MS,
-    COL_BEST_GF,
-    COL_ROOF,
-    COL_CUR_GF,
-    COL_ERR,
-    COL_STATE,
-    COL_PRI,
-    COL_N
-};
-
-static const Column COLUMNS[COL_N] = {
-    {"", 1, false, SORT_COUNT},     {"ID", 3, true, SORT_ID},           {"Task", 0, false, SORT_COUNT},
-    {"Wt", 3, true, SORT_COUNT},    {"Progress", 9, true, SORT_TRIALS}, {"Best", 8, true, SORT_SHARE},
-    {"BestGF", 7, true, SORT_BEST}, {"Roof%", 6, true, SORT_COUNT},     {"CurGF", 7, true, SORT_COUNT},
-    {"Err", 4, true, SORT_ERRORS},  {"State", 8, false, SORT_COUNT},    {"Pri", 3, true, SORT_COUNT},
-};
-
-/* Below this width the Roof% column takes the place of CurGF (the
- * current GFLOPS are in the curve), so the other columns keep their widths. */
-#define ROOF_AND_CURRENT_COLS 100
-
-static void column_widths(int total, int *w) {
-    int fixed = 0;
-    for (int c = 0; c < COL_N; c++) {
-        w[c] = COLUMNS[c].width;
-        if (total < ROOF_AND_CURRENT_COLS && c == COL_ROOF) w[c] = COLUMNS[COL_CUR_GF].width;
-        if (total < ROOF_AND_CURRENT_COLS && c == COL_CUR_GF) w[c] = -1; /* hidden: no cell, no separator */
-        if (c != COL_TASK) fixed += w[c] + 1;
-    }
-    w[COL_TASK] = total - fixed - 1;
-    if (w[COL_TASK] < 8) w[COL_TASK] = 8;
-    if (w[COL_TASK] > 60) w[COL_TASK] = 60;
-}
 
 static void cell(CellBuf *cb, int x, int y, int w, bool right, const char *s, CellAttr a) {
     if (w <= 0) return;       /* a hidden column */
@@ -360,31 +322,20 @@ static void format_gflops(double g, char *buf, size_t n) {
         snprintf(buf, n, "%.1f", g);
 }
 
-SortKey Table_sortKeyAt(Rect r, int x) {
-    int w[COL_N];
-    column_widths(r.w, w);
-    int cx = r.x;
-    for (int c = 0; c < COL_N; c++) {
-        if (x >= cx && x < cx + w[c] + 1) return COLUMNS[c].sort;
-        cx += w[c] + 1;
-    }
-    return SORT_COUNT;
-}
-
 void Table_render(CellBuf *cb, Rect r, UiState *st) {
     st->table_rect = r;
     if (r.h < 1) return;
     int w[COL_N];
-    column_widths(r.w, w);
+    Table_columnWidths(r.w, w);
     /* column titles, the sorted column marked */
     CellBuf_fill(cb, (Rect){r.x, r.y, r.w, 1}, ' ', ATTR_TITLE);
     int x = r.x;
     for (int c = 0; c < COL_N; c++) {
         char t[32];
-        bool sorted = COLUMNS[c].sort == st->sort;
-        snprintf(t, sizeof t, "%s%s", COLUMNS[c].title, sorted ? (st->sort_desc ? "v" : "^") : "");
+        bool sorted = TABLE_COLUMNS[c].sort == st->sort;
+        snprintf(t, sizeof t, "%s%s", TABLE_COLUMNS[c].title, sorted ? (st->sort_desc ? "v" : "^") : "");
         if (c == COL_BEST_MS) snprintf(t, sizeof t, "Best%s", sorted ? (st->sort_desc ? "v" : "^") : "");
-        cell(cb, x, r.y, w[c], COLUMNS[c].right, t, ATTR_TITLE);
+        cell(cb, x, r.y, w[c], TABLE_COLUMNS[c].right, t, ATTR_TITLE);
         x += w[c] + 1;
     }
     int rows = r.h - 1;

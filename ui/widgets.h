@@ -1,7 +1,7 @@
-/* ui/widgets.h: the panels of the terminal UI. Each renders a UiState (or a
+/* ui/widgets.h: the widgets of the terminal UI. Each renders a UiState (or a
  * plot spec) into a rectangle of a CellBuf; none includes curses, so tests
  * render them into buffers and compare text. Screen_render lays out and
- * renders a whole frame. */
+ * renders a whole frame, the widgets here and the overlays of panels.h. */
 #ifndef TT_UI_WIDGETS_H
 #define TT_UI_WIDGETS_H
 
@@ -41,16 +41,8 @@ int Header_lines(const UiState *st, int cols);
 int Header_wrap(CellBuf *cb, int x0, int y, int xend, int lines, const char *label, const char *text);
 /* Also scrolls st->table_top so that the selected row is visible, and keeps r in st->table_rect. */
 void Table_render(CellBuf *cb, Rect r, UiState *st);
-/* The sort key of the column title at x in a table drawn in r (SORT_COUNT: none). */
-SortKey Table_sortKeyAt(Rect r, int x);
-void MessageLog_render(CellBuf *cb, Rect r, UiState *st);
-/* The devices view: rank, host, device, state, candidates/s, errors, last heard from. */
-void Devices_render(CellBuf *cb, Rect r, const UiState *st);
 void TaskCurve_render(CellBuf *cb, Rect r, const UiState *st);
 void SessionCurve_render(CellBuf *cb, Rect r, const UiState *st);
-/* Also keeps the inspector's list scroll positions in range. */
-void InspectorPanel_render(CellBuf *cb, Rect r, UiState *st);
-void Help_render(CellBuf *cb, Rect r, UiState *st);
 void Status_render(CellBuf *cb, Rect r, const UiState *st);
 void KeyBar_render(CellBuf *cb, Rect r, const UiState *st);
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/strbuf.h"
+#include "kernels/candidate.h"
 
 /* ---- small helpers ------------------------------------------------------------ */
 
@@ -758,7 +759,9 @@ Status Export_kernel(const ExportRequest *req, ExportKernel *out, char *err) {
     KernelSource src;
     KernelSource_init(&src);
     char why[TT_ERRLEN] = "";
-    if (req->tmpl->generate(req->wl, req->space, req->choice, req->dev, req->dialect, &src, why) != TT_OK) {
+    Candidate c = {
+        .tmpl = req->tmpl, .wl = req->wl, .space = req->space, .choice = req->choice, .n_choice = req->space->n_knobs};
+    if (Candidate_source(&c, req->dev, req->dialect, &src, why) != TT_OK) {
         KernelSource_done(&src);
         return tt_fail(err, "%s: %s", req->tmpl->name, why);
     }
@@ -823,7 +826,8 @@ Status ExportBundle_add(ExportBundle *this, ExportKernel *k, char *err) {
 }
 
 Status ExportBundle_addFile(ExportBundle *this, const char *name, const char *text, bool compile, char *err) {
-    if (!name[0] || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+    /* a relative name, folders allowed ("tuner/net/nd.c"), never above the bundle's directory */
+    if (!name[0] || name[0] == '/' || strstr(name, "..") || strcmp(name, ".") == 0)
         return tt_fail(err, "bad file name '%s'", name);
     if (this->n_extra == this->extra_cap) {
         int cap = this->extra_cap ? this->extra_cap * 2 : 4;
@@ -920,7 +924,7 @@ char *ExportBundle_cmake(const ExportBundle *this) {
                   "add_library(%s_shared SHARED $<TARGET_OBJECTS:%s_objects>)\n"
                   "set_target_properties(%s_shared PROPERTIES OUTPUT_NAME %s)\n",
                   N, N, N, N, N, N);
-    const char *dep = this->dialect == DIALECT_C ? "-fopenmp" : ocl ? "OpenCL::OpenCL" : "CUDA::cudart";
+    const char *dep = this->dialect == DIALECT_C ? "-fopenmp m" : ocl ? "OpenCL::OpenCL" : "CUDA::cudart";
     StrBuf_printf(&sb,
                   "foreach(lib %s %s_shared)\n"
                   "  target_include_directories(${lib} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})\n"
@@ -936,6 +940,13 @@ char *ExportBundle_cmake(const ExportBundle *this) {
 static Status write_file(const char *dir, const char *name, const char *text, char *err) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
+    /* a name with folders ("runtime/nd.c"): create them below dir */
+    for (char *slash = strchr(path + strlen(dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return tt_fail(err, "cannot create %s: %s", path, strerror(errno));
+        *slash = '/';
+    }
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return tt_fail(err, "cannot create %s: %s", path, strerror(errno));
     size_t len = strlen(text), done = 0;
@@ -1017,9 +1028,12 @@ Status ExportBundle_write(const ExportBundle *this, const char *dir, bool force,
             st = write_file(tmp, this->kernels[i].files[f].name, this->kernels[i].files[f].text, err);
     for (int i = 0; i < this->n_extra && st == TT_OK; i++)
         st = write_file(tmp, this->extra[i].name, this->extra[i].text, err);
-    if (st == TT_OK) {
-        char name[EXPORT_PREFIX_LEN + 8];
-        snprintf(name, sizeof name, "%s.h", this->name);
+    char name[EXPORT_PREFIX_LEN + 8];
+    snprintf(name, sizeof name, "%s.h", this->name);
+    bool own_header = false; /* an extra file is NAME.h (a model library's API): it replaces the umbrella */
+    for (int i = 0; i < this->n_extra; i++)
+        own_header = own_header || !strcmp(this->extra[i].name, name);
+    if (st == TT_OK && !own_header) {
         char *u = ExportBundle_umbrella(this);
         st = write_file(tmp, name, u, err);
         free(u);

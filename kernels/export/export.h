@@ -76,8 +76,8 @@ typedef struct ExportRequest {
 } ExportRequest;
 
 typedef struct ExportFile {
-    char name[EXPORT_PREFIX_LEN + 8];
-    char *text; /* owned */
+    char name[EXPORT_PREFIX_LEN + 48]; /* may hold folders: "tuner/net/ops/nn_conv.c" */
+    char *text;                        /* owned */
 } ExportFile;
 
 typedef struct ExportKernel {

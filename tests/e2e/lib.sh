@@ -47,6 +47,10 @@ start() {
 
 capture() { tm capture-pane -p -t main >"$SCREEN" 2>/dev/null; }
 
+# exited: the program in the pane has ended (the shell printed EXIT=N); the
+# screen will not change any more, so a wait for anything else is over
+exited() { grep -qE 'EXIT=[0-9]+' "$SCREEN"; }
+
 # wait_for REGEX SECONDS: until the screen matches (grep -E)
 wait_for() {
     local re=$1 secs=${2:-30}
@@ -54,6 +58,7 @@ wait_for() {
     while :; do
         capture
         grep -qE -- "$re" "$SCREEN" && return 0
+        exited && fail "tunetop ended ($(grep -oE 'EXIT=[0-9]+' "$SCREEN")) with no '$re' on screen"
         [ $(($(date +%s%N) / 1000000)) -gt $deadline ] && fail "no '$re' on screen after ${secs}s"
         sleep 0.2
     done
@@ -67,7 +72,25 @@ wait_until() {
     while :; do
         capture
         "$@" && return 0
+        exited && fail "tunetop ended ($(grep -oE 'EXIT=[0-9]+' "$SCREEN")) before: $what"
         [ $(($(date +%s%N) / 1000000)) -gt $deadline ] && fail "timed out after ${secs}s: $what"
+        sleep 0.2
+    done
+}
+
+# wait_exit CODE SECONDS: until the program ends, which must be with exactly CODE
+# (a crash, 134 or 139, is not an exit)
+wait_exit() {
+    local code=$1 secs=${2:-30}
+    local deadline=$(($(date +%s%N) / 1000000 + secs * 1000))
+    while :; do
+        capture
+        if exited; then
+            [ "$(grep -oE 'EXIT=[0-9]+' "$SCREEN" | tail -n 1)" = "EXIT=$code" ] ||
+                fail "tunetop exited with $(grep -oE 'EXIT=[0-9]+' "$SCREEN") (want EXIT=$code)"
+            return 0
+        fi
+        [ $(($(date +%s%N) / 1000000)) -gt $deadline ] && fail "tunetop still running after ${secs}s (want EXIT=$code)"
         sleep 0.2
     done
 }

@@ -10,7 +10,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 LOG=$WORK/errors.log
-start 120 40 "$TT" tune --task dense:m=16,n=32,k=32 --trials 500 --batch 8 --tuner random \
+start 120 40 "$TT" tune --task dense:m=16,n=32,k=32 --trials 500 --round-size 8 --tuner random \
     --build-timeout 0.01 --log "$LOG"
 
 wait_for 'Progress' 20
@@ -54,9 +54,9 @@ keys Escape
 keys Escape
 wait_for 'Count +Class +Reason' 5
 
-# Ctrl-C: the same graceful stop as q
+# Ctrl-C: the same graceful stop as q, with the exit code of an interrupt (128 + SIGINT)
 keys C-c
-wait_for 'EXIT=[0-9]+' 60
+wait_exit 130 60
 check_restored
 "$TT" dump "$LOG" >/dev/null 2>"$WORK/dump.err" || fail "tunetop dump failed: $(cat "$WORK/dump.err")"
 
@@ -72,14 +72,14 @@ wait_for 'read-only view' 5
 keys q
 wait_for 'Progress' 5
 keys q
-wait_for 'EXIT=0' 10
+wait_exit 0 10
 check_restored
 
 # the view follows the log while a session appends to it
 n=$("$TT" dump "$LOG" | grep -c '^{')
 start 100 30 "$TT" view "$LOG"
 wait_for "Trials $n " 10
-"$TT" tune --task dense:m=16,n=32,k=32 --trials $((n + 16)) --batch 8 --tuner random --build-timeout 0.01 \
+"$TT" tune --task dense:m=16,n=32,k=32 --trials $((n + 16)) --round-size 8 --tuner random --build-timeout 0.01 \
     --log "$LOG" --headless >"$WORK/resume.txt" 2>&1 &
 tune_pid=$!
 wait_until 60 "the view shows the appended records" eval \
@@ -88,12 +88,12 @@ wait "$tune_pid"
 echo "follow: the view grew past $n records"
 
 keys q
-wait_for 'EXIT=0' 10
+wait_exit 0 10
 
 # a resumed session whose budget the log already spent measures nothing: what
 # its inspector shows came from the engine's restored trials (no second read)
 m=$("$TT" dump "$LOG" | grep -c '^{')
-start 120 40 "$TT" tune --task dense:m=16,n=32,k=32 --trials "$m" --batch 8 --tuner random \
+start 120 40 "$TT" tune --task dense:m=16,n=32,k=32 --trials "$m" --round-size 8 --tuner random \
     --build-timeout 0.01 --log "$LOG"
 wait_for 'session finished' 20
 keys e
@@ -102,7 +102,7 @@ echo "resume: the inspector shows the $m restored trials"
 save resumed_inspector_120x40
 keys Escape
 keys q
-wait_for 'EXIT=[0-9]+' 60
+wait_exit 0 60
 check_restored
 
 # a fatal signal still restores the terminal
@@ -112,7 +112,7 @@ pane=$(tm display-message -p -t main '#{pane_pid}')
 pid=$(pgrep -P "$pane" | head -1)
 [ -n "$pid" ] || fail "no tunetop view process under the pane"
 kill -SEGV "$pid"
-wait_for 'EXIT=139' 10
+wait_exit 139 10
 check_restored
 
 # no UTF-8: ASCII plots and boxes; NO_COLOR: monochrome
@@ -123,7 +123,7 @@ save view_ascii_100x30
 LC_ALL=C grep -q $'[\x80-\xff]' "$SCREEN" && fail "non-ASCII characters without a UTF-8 locale"
 tm capture-pane -e -p -t main | grep -qE $'\e\\[([0-9]+;)*3[0-7](;[0-9]+)*m' && fail "colours despite NO_COLOR"
 keys q
-wait_for 'EXIT=0' 10
+wait_exit 0 10
 check_restored
 
 # a bad log: one clear line, exit 1

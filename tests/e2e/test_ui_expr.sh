@@ -10,7 +10,7 @@ set -u
 EX="$(cd "$(dirname "$0")/../../examples/te" && pwd)"
 
 LOG=$WORK/expr.log
-start 120 40 "$TT" tune --expr "$EX/softmax.te" --set M=8 --set N=40 --trials 400 --batch 4 --no-roof --log "$LOG"
+start 120 40 "$TT" tune --expr "$EX/softmax.te" --set M=8 --set N=40 --trials 400 --round-size 4 --no-roof --log "$LOG"
 wait_for 'expr softmax' 20
 # b until the UI has a successful candidate (before that it says there is none)
 wait_until 120 "the best page" eval 'grep -q "Best candidate of task 0 expr softmax" "$SCREEN" || { keys b; false; }'
@@ -23,13 +23,13 @@ wait_until 5 "the best page closed" eval '! grep -q "Best candidate of task" "$S
 keys q
 wait_for 'stop the session and quit' 5
 keys y
-wait_for 'EXIT=[0-9]+' 60
+wait_exit 0 60
 check_restored
 
 # a resumed session whose budget the log already spent measures nothing: the
 # best page shows the best the engine restored, with its loop nest
 m=$("$TT" dump "$LOG" | grep -c '^{')
-start 120 40 "$TT" tune --expr "$EX/softmax.te" --set M=8 --set N=40 --trials "$m" --batch 4 --no-roof --log "$LOG"
+start 120 40 "$TT" tune --expr "$EX/softmax.te" --set M=8 --set N=40 --trials "$m" --round-size 4 --no-roof --log "$LOG"
 wait_for 'session finished' 20
 keys b
 wait_for 'Best candidate of task 0 expr softmax' 10
@@ -37,7 +37,7 @@ wait_for 'loop nest \(the steps replayed\)' 5
 wait_for '^│?(for|init|store|update) ' 5
 keys b
 keys q
-wait_for 'EXIT=[0-9]+' 60
+wait_exit 0 60
 check_restored
 
 start 120 40 "$TT" view "$LOG"
@@ -50,6 +50,6 @@ save expr_view_best_120x40
 keys Escape
 wait_until 5 "the best page closed" eval '! grep -q "Best candidate of task" "$SCREEN"'
 keys q
-wait_for 'EXIT=0' 10
+wait_exit 0 10
 check_restored
 echo PASS

@@ -13,7 +13,7 @@ set -u
 EX="$(cd "$(dirname "$0")/../../examples/te" && pwd)"
 
 LOG=$WORK/sketch.log
-start 100 32 "$TT" tune --expr "$EX/matmul.te" --set N=32 --trials 400 --batch 8 --population 256 --no-roof \
+start 100 32 "$TT" tune --expr "$EX/matmul.te" --set N=32 --trials 400 --round-size 8 --population 256 --no-roof \
     --threads 1 --log "$LOG"
 wait_for 'expr matmul' 20
 wait_for '^task 0 search evolution: sketches [0-9]+, generation [0-9]+, [0-9]+ schedules measured;' 60
@@ -34,16 +34,16 @@ wait_until 5 "the best page closed" eval '! grep -q "Best candidate of task" "$S
 keys q
 wait_for 'stop the session and quit' 5
 keys y
-wait_for 'EXIT=[0-9]+' 60
+wait_exit 0 60
 check_restored
 
-start 100 32 "$TT" tune --expr "$EX/matmul.te" --set N=32 --trials 40 --batch 8 --population 64 --no-roof \
+start 100 32 "$TT" tune --expr "$EX/matmul.te" --set N=32 --trials 40 --round-size 8 --population 64 --no-roof \
     --threads 1 --cost-model none --log "$WORK/none.log"
 wait_for 'generation [1-9][0-9]*, [0-9]+ schedules measured;' 120
 wait_for '^ +cost model off: ranked by measured ancestors' 10
 keys q
 wait_until 30 "the session ended" eval 'grep -qE "stop the session and quit|EXIT=[0-9]+" "$SCREEN"'
 grep -q 'stop the session and quit' "$SCREEN" && keys y
-wait_for 'EXIT=[0-9]+' 60
+wait_exit 0 60
 check_restored
 echo PASS

@@ -12,7 +12,7 @@ set -u
 LOG=$WORK/steer.log
 # the same workload twice is one task of weight 2 (ID 2)
 TUNE=("$TT" tune --task dense:m=32,n=64,k=64 --task batch_matmul:b=2,m=32,n=32,k=32
-    --task dense:m=16,n=32,k=32 --task dense:m=16,n=32,k=32 --trials 3000 --batch 4 --tuner random --log "$LOG")
+    --task dense:m=16,n=32,k=32 --task dense:m=16,n=32,k=32 --trials 3000 --round-size 4 --tuner random --log "$LOG")
 start 120 40 "${TUNE[@]}"
 wait_for 'Progress' 20
 wait_until 90 "every task has trials" eval \
@@ -41,15 +41,14 @@ wait_for 'nothing stopped' 5
 keys q
 wait_for 'stop the session and quit' 5
 keys y
-wait_for 'EXIT=[0-9]+' 60
-grep -q 'EXIT=0' "$SCREEN" || fail "tunetop exited with $(grep -oE 'EXIT=[0-9]+' "$SCREEN")"
+wait_exit 0 60
 
 # best: the same IDs, weights and steering, and the estimate of the log
 "$TT" best "$LOG" >"$WORK/best.txt" 2>&1 || fail "tunetop best failed: $(cat "$WORK/best.txt")"
-grep -A2 '^task 3/3  dense:m=16,n=32,k=32' "$WORK/best.txt" | grep -q 'ID        2  weight 2' ||
-    fail "best does not show task 3/3 as ID 2 of weight 2: $(cat "$WORK/best.txt")"
-grep -A3 '^task 3/3' "$WORK/best.txt" | grep -q 'steering  priority +3' || fail "best does not show task 2's priority"
-grep -A3 '^task 2/3  batch_matmul' "$WORK/best.txt" | grep -q 'steering  paused' || fail "best does not show task 1 paused"
+grep -A2 '^task 2  dense:m=16,n=32,k=32' "$WORK/best.txt" | grep -q 'ID        2  weight 2' ||
+    fail "best does not show task 2 of weight 2: $(cat "$WORK/best.txt")"
+grep -A3 '^task 2  ' "$WORK/best.txt" | grep -q 'steering  priority +3' || fail "best does not show task 2's priority"
+grep -A3 '^task 1  batch_matmul' "$WORK/best.txt" | grep -q 'steering  paused' || fail "best does not show task 1 paused"
 best_est=$(grep -oE 'estimated total latency [0-9.e+-]+ ms' "$WORK/best.txt" | grep -oE '[0-9.e+-]+ ms')
 echo "best: estimated total latency $best_est"
 
@@ -93,7 +92,7 @@ wait_for 'sorted by errors' 5
 mouse 64 10 "$(row_of '^[ >*] +2 ')"
 wait_until 5 "the wheel moved the selection" eval '! grep -qE "^┌ Task 2[: ]" "$SCREEN"'
 keys F10
-wait_for 'EXIT=0' 10
+wait_exit 0 10
 
 # resume: pauses and priorities come back, and the UI says so (also in the message log)
 start 120 40 "${TUNE[@]}"
@@ -152,14 +151,14 @@ wait_for '3 paused one by one stays* paused' 5
 keys q
 wait_for 'stop the session and quit' 5
 keys q
-wait_for 'EXIT=0' 60
+wait_exit 0 60
 grep -q 'resume with' "$SCREEN" || fail "a stopped session does not say how to resume"
 
 # a session that finishes: no resume hint, the clock stops
-start 100 30 "$TT" tune --task dense:m=16,n=32,k=32 --trials 12 --batch 4 --tuner random --log "$WORK/short.log"
+start 100 30 "$TT" tune --task dense:m=16,n=32,k=32 --trials 12 --round-size 4 --tuner random --log "$WORK/short.log"
 wait_for 'session finished' 90
 keys q
-wait_for 'EXIT=0' 30
+wait_exit 0 30
 grep -q 'resume with' "$SCREEN" && fail "a finished session offers to resume"
 grep -q '^done: 12 trials' "$SCREEN" || fail "no done line after a finished session"
 
@@ -175,5 +174,5 @@ dups=$(for id in $(seq 0 11); do label $id; done | sort | uniq -d)
 keys q
 wait_for 'stop the session and quit' 5
 keys y
-wait_for 'EXIT=[0-9]+' 120
+wait_exit 0 120
 echo PASS

@@ -24,7 +24,7 @@ follow_case() { # NAME VIEWPATH APPENDFILE LINE1 LINE2 LINE3 TASKS_AFTER
     wait_until 10 "$name: third record shown" eval 'grep -q "log grew: 1 new record" "$SCREEN" && [ "$(grep -cE "^[ >] +[0-9]+ " "$SCREEN")" -ge 2 ]'
     save "view_follow_$name"
     keys q
-    wait_for 'EXIT=0' 10
+    wait_exit 0 10
 }
 
 # AutoTVM: three records of two workloads (lines 1, 2 and 4 of the fixture)

@@ -15,7 +15,7 @@ expect_fail 2 "unknown option" -- "$TT" tune --headless --task dense:m=1,n=8,k=8
 expect_fail 2 "no such template" -- "$TT" tune --headless --task dense:m=1,n=8,k=8 --template magic.cpu
 expect_fail 2 "applies to none" -- "$TT" tune --headless --task conv2d:n=1,ci=8,h=8,w=8,co=8,kh=3,kw=3,stride=2 \
     --template conv2d_winograd.cpu
-expect_fail 1 "target" -- "$TT" tune --headless --task dense:m=1,n=8,k=8 --target tpu
+expect_fail 2 "tunetop tune: unknown target" -- "$TT" tune --headless --task dense:m=1,n=8,k=8 --target tpu
 expect_fail 2 "network" -- "$TT" tune --headless --network resnet-7
 expect_fail 1 "missing.log" -- "$TT" best "$WORK/missing.log"
 expect_fail 1 "missing.log" -- "$TT" dump "$WORK/missing.log"
@@ -28,7 +28,7 @@ expect_fail 1 "not a tunetop log|tunetop log" -- "$TT" tune --headless --task de
 [ "$(md5sum <"$WORK/notalog.log")" = "$sum" ] && ok "non-log file unchanged" || fail "non-log file was modified"
 
 # a log of the cpu target is not resumed by another target
-"$TT" tune --headless --task dense:m=1,n=16,k=16 --trials 4 --batch 4 --tuner random --log "$WORK/cpu.log" >/dev/null 2>&1
+"$TT" tune --headless --task dense:m=1,n=16,k=16 --trials 4 --round-size 4 --tuner random --log "$WORK/cpu.log" >/dev/null 2>&1
 sum=$(md5sum <"$WORK/cpu.log")
 expect_fail 1 "target" -- "$TT" tune --headless --task dense:m=1,n=16,k=16 --trials 4 --target opencl --log "$WORK/cpu.log"
 [ "$(md5sum <"$WORK/cpu.log")" = "$sum" ] && ok "log of another target unchanged" || fail "log of another target was modified"

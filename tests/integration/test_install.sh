@@ -25,7 +25,7 @@ echo "version: $version"
 mv "$bin/tunetop-worker" "$bin/tunetop-worker.real"
 printf '#!/bin/sh\necho ran >>"%s"\nexec "%s" "$@"\n' "$tmp/worker-ran" "$bin/tunetop-worker.real" >"$bin/tunetop-worker"
 chmod +x "$bin/tunetop-worker"
-(cd "$tmp" && env -u TUNETOP_WORKER "$bin/tunetop" tune --headless --tuner random --seed 1 --trials 4 --batch 4 \
+(cd "$tmp" && env -u TUNETOP_WORKER "$bin/tunetop" tune --headless --tuner random --seed 1 --trials 4 --round-size 4 \
   --task dense:m=2,n=16,k=16 --log "$tmp/t.log") >"$tmp/tune.out" 2>&1 || { cat "$tmp/tune.out"; fail "installed tune"; }
 [ -s "$tmp/worker-ran" ] || { cat "$tmp/tune.out"; fail "the installed tunetop did not run the installed worker"; }
 "$bin/tunetop" best "$tmp/t.log" | grep -q "dense" || fail "no best record after the installed tune"

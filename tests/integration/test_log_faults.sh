@@ -6,7 +6,7 @@
 # exits 143; the option messages say what is wrong.
 . "$(dirname "$0")/lib.sh"
 
-TASK=(--headless --tuner random --seed 5 --batch 8 --task dense:m=4,n=32,k=32)
+TASK=(--headless --tuner random --seed 5 --round-size 8 --task dense:m=4,n=32,k=32)
 
 # last_line FILE: the last non-empty line
 last_line() { grep . "$1" | tail -n 1; }
@@ -51,7 +51,7 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$WORK/full" && mount -t tmpfs -o size=16k t
   grep -q "No space left on device" "$WORK/full.out" && ok "full disk: says No space left" || fail "full disk: no reason given"
   umount "$WORK/full"
 else
-  echo "skip full disk: needs root and a tmpfs mount"
+  unchecked root "full disk (ENOSPC): needs root and a tmpfs mount"
 fi
 
 # ---- the log deleted while the session writes it ---------------------------
@@ -60,6 +60,7 @@ LOG="$WORK/del.log"
 pid=$!
 for _ in $(seq 1 300); do
   [ "$(records "$LOG")" -ge 8 ] && break
+  kill -0 "$pid" 2>/dev/null || break # the session ended already: no record will come
   sleep 0.1
 done
 rm -f "$LOG"
@@ -92,6 +93,7 @@ LOG="$WORK/term.log"
 pid=$!
 for _ in $(seq 1 300); do
   [ "$(records "$LOG")" -ge 4 ] && break
+  kill -0 "$pid" 2>/dev/null || break # the session ended already: no record will come
   sleep 0.1
 done
 kill -TERM "$pid"

@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 declare -A SIZE=([resnet-18]="--image-size 32" [resnet-34]="--image-size 32" [resnet-50]="--image-size 32"
   [resnet-101]="--image-size 32" [resnet-152]="--image-size 32" [mobilenet]="--image-size 32"
   [mobilenet-v2]="--image-size 32" [squeezenet-1.1]="--image-size 32" [vgg-16]="--image-size 32"
-  [inception-v3]="--image-size 75" [bert-base]="--seq-len 8 --batch 2")
+  [inception-v3]="--image-size 75" [bert-base]="--seq-len 8 --batch-size 2")
 NETS="resnet-18 resnet-34 resnet-50 resnet-101 resnet-152 mobilenet mobilenet-v2 squeezenet-1.1 vgg-16 inception-v3 bert-base"
 # The sanitizer build checks tunetop's own code (plans, program text, reference): four networks
 # have every op kind and plan shape (residual, pools, depthwise + clip, concat, attention); the

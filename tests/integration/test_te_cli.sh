@@ -29,8 +29,6 @@ expect_fail 2 "--set: 'K' is not NAME=VALUE" -- "$TT" tasks --expr "$EX/dense.te
 expect_fail 2 "missing.te:1:1: cannot open" -- "$TT" tasks --expr "$WORK/missing.te"
 expect_fail 2 "not both" -- "$TT" tasks --expr "$EX/dense.te" --network resnet-18
 
-finish
-
 # `tunetop sketches`: every example prints its sketches with a zero-trial default each; on cpu the defaults
 # assume this machine's vector width and cores (those `tune` uses), unless --vector / --cores say otherwise
 vf=$("$TT" devices | sed -n 's/.* \([0-9]*\) floats per vector register.*/\1/p' | head -1)
@@ -57,3 +55,5 @@ else
 fi
 expect_fail 2 "^tunetop sketches: --vector 0: expected a whole number" -- "$TT" sketches --expr "$EX/matmul.te" --vector 0
 expect_fail 2 "^tunetop sketches: give --expr FILE.te" -- "$TT" sketches
+
+finish

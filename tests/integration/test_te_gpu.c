@@ -83,19 +83,30 @@ static int run_opencl(const OclDevice *dev, cl_program prog, const TeProgram *g,
 }
 #endif
 
+/* what this machine could not do (a skip after the lowering checks), or NULL */
+static const char *missing_dep;
+static char missing_why[TT_ERRLEN + 64];
+
 TEST(random_gpu_schedules) {
     int per = te_test_samples(), ran = 0, wrong = 0, compiled = 0, cached = 0, at = 0, aligned = 0, vthread = 0;
 #ifdef TT_HAVE_OPENCL
     OclDevice dev;
     char derr[TT_ERRLEN] = "";
     int have_cl = OclDevice_open(&dev, derr) == TT_OK;
-    if (!have_cl) printf("OpenCL skipped: %s\n", derr);
+    if (!have_cl) {
+        missing_dep = "opencl";
+        snprintf(missing_why, sizeof missing_why, "no OpenCL device (%s): schedules lowered, none run", derr);
+    }
 #else
     int have_cl = 0;
-    printf("OpenCL skipped: not built in\n");
+    missing_dep = "opencl";
+    snprintf(missing_why, sizeof missing_why, "OpenCL not built in: schedules lowered, none run");
 #endif
 #ifndef TT_HAVE_CUDA
-    printf("CUDA skipped: not built in\n");
+    if (!missing_dep) {
+        missing_dep = "nvrtc";
+        snprintf(missing_why, sizeof missing_why, "CUDA (NVRTC) not built in: the CUDA code was not compiled");
+    }
 #endif
     Rng rng;
     Rng_seed(&rng, 777);
@@ -204,5 +215,6 @@ TEST(random_gpu_schedules) {
 
 int main(void) {
     RUN(random_gpu_schedules);
+    if (missing_dep) return check_skip(missing_dep, missing_why);
     return check_summary();
 }

@@ -12,7 +12,7 @@ run_expr() { # template name sets...
   local tmpl=$1 name=$2
   shift 2
   local log="$WORK/$name.$tmpl.log"
-  if "$TT" tune --headless --seed 5 --batch 4 --trials 8 --timeout 5 --no-roof --log "$log" \
+  if "$TT" tune --headless --seed 5 --round-size 4 --trials 8 --timeout 5 --no-roof --log "$log" \
       --expr "$EX/$name.te" "$@" >"$WORK/$name.out" 2>&1; then
     ok "tune --expr $name.te"
   else
@@ -48,7 +48,7 @@ grep -q '"config":"sample [0-9]*"' "$WORK/softmax.jsonl" && ok "sampler candidat
 
 # resume: the same command with a larger budget restores and measures nothing twice
 LOG="$WORK/softmax.te.sketch.log"
-"$TT" tune --headless --seed 5 --batch 4 --trials 12 --timeout 5 --no-roof --log "$LOG" \
+"$TT" tune --headless --seed 5 --round-size 4 --trials 12 --timeout 5 --no-roof --log "$LOG" \
   --expr "$EX/softmax.te" --set M=8 --set N=40 >"$WORK/resume.out" 2>&1 \
   && ok "resumed session finished" || fail "resume: $(tail -n 5 "$WORK/resume.out")"
 grep -q "resumed" "$WORK/resume.out" && ok "says what it restored" || fail "no resume message: $(cat "$WORK/resume.out")"
@@ -60,13 +60,13 @@ dups=$(grep -o '"index":[0-9]*' "$WORK/resume.jsonl" | sort | uniq -d | wc -l)
 
 # warm start: the softmax records (an expression found beside the --expr file under this session's --set)
 # train the cost model first; the max-pool ones (its own lets differ from the log's) are counted as left out
-"$TT" tune --headless --seed 5 --batch 4 --trials 8 --timeout 5 --no-roof --log "$WORK/warm.log" \
+"$TT" tune --headless --seed 5 --round-size 4 --trials 8 --timeout 5 --no-roof --log "$WORK/warm.log" \
   --expr "$EX/layer_norm.te" --set M=8 --set N=40 --warm-start "$LOG" --warm-start "$WORK/max_pool.te.sketch.log" \
   >"$WORK/warm.out" 2>&1 && ok "warm-started session finished" || fail "warm start: $(tail -n 5 "$WORK/warm.out")"
 grep -Eq "^warm start: the cost model learns first from [1-9][0-9]* schedules of 1 other expression \(8 records of expressions not found beside the --expr files are left out\)$" "$WORK/warm.out" \
   && ok "warm start learns from the other expression's records" || fail "warm start line: $(head -n 3 "$WORK/warm.out")"
 # resuming that log with itself as --warm-start: its own records are the resume's, not the warm start's
-"$TT" tune --headless --seed 5 --batch 4 --trials 12 --timeout 5 --no-roof --log "$WORK/warm.log" \
+"$TT" tune --headless --seed 5 --round-size 4 --trials 12 --timeout 5 --no-roof --log "$WORK/warm.log" \
   --expr "$EX/layer_norm.te" --set M=8 --set N=40 --warm-start "$WORK/warm.log" >"$WORK/warm2.out" 2>&1 && ! grep -q "^warm start" "$WORK/warm2.out" \
   && ok "a log's own records are no warm start" || fail "resume with warm start: $(head -n 3 "$WORK/warm2.out")"
 

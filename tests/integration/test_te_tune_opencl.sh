@@ -9,18 +9,13 @@
 . "$(dirname "$0")/lib.sh"
 EX="$(cd "$(dirname "$0")/../../examples/te" && pwd)"
 
-probe=$("$TT" tune --headless --target opencl --trials 1 --no-roof --log "$WORK/probe.log" \
-  --expr "$EX/dense.te" --set M=1 --set N=4 --set K=4 2>&1 >/dev/null)
-if [ $? -ne 0 ] && printf '%s' "$probe" | grep -qiE 'not built in|no (OpenCL )?(platform|device)|clGetPlatformIDs|opencl'; then
-  echo "skip: no OpenCL device ($probe)"
-  exit 77
-fi
+need_opencl
 
 run_expr() { # name trials sets...
   local name=$1 trials=$2
   shift 2
   local log="$WORK/$name.log"
-  if "$TT" tune --headless --target opencl --seed 5 --batch 4 --trials "$trials" --timeout 60 --no-roof \
+  if "$TT" tune --headless --target opencl --seed 5 --round-size 4 --trials "$trials" --timeout 600 --build-timeout 600 --no-roof \
       --log "$log" --expr "$EX/$name.te" "$@" >"$WORK/$name.out" 2>&1; then
     ok "tune --expr $name.te --target opencl"
   else
@@ -56,7 +51,7 @@ run_expr dense_bias_gelu 6 --set M=4 --set N=24 --set K=16
 
 # resume: the same command with a larger budget restores and measures nothing twice
 LOG="$WORK/dense.log"
-"$TT" tune --headless --target opencl --seed 5 --batch 4 --trials 10 --timeout 60 --no-roof --log "$LOG" \
+"$TT" tune --headless --target opencl --seed 5 --round-size 4 --trials 10 --timeout 600 --build-timeout 600 --no-roof --log "$LOG" \
   --expr "$EX/dense.te" --set M=3 --set N=20 --set K=17 >"$WORK/resume.out" 2>&1 \
   && ok "resumed session finished" || fail "resume: $(tail -n 5 "$WORK/resume.out")"
 grep -q "resumed" "$WORK/resume.out" && ok "says what it restored" || fail "no resume message: $(cat "$WORK/resume.out")"
@@ -71,7 +66,7 @@ run_sketch() { # name sets...
   local name=$1
   shift
   local log="$WORK/$name.sketch.log"
-  if "$TT" tune --headless --target opencl --tuner evolution --seed 5 --batch 4 --trials 8 --timeout 60 --no-roof \
+  if "$TT" tune --headless --target opencl --tuner evolution --seed 5 --round-size 4 --trials 8 --timeout 600 --build-timeout 600 --no-roof \
       --log "$log" --expr "$EX/$name.te" "$@" >"$WORK/$name.sketch.out" 2>&1; then
     ok "tune --expr $name.te --target opencl --tuner evolution"
   else

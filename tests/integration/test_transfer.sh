@@ -5,7 +5,7 @@
 # Also: the tasks of one session learn from each other without any option.
 . "$(dirname "$0")/lib.sh"
 
-run() { "$TT" tune --headless --seed 5 --batch 16 --log "$WORK/x.log" "$@" >"$WORK/out" 2>&1; }
+run() { "$TT" tune --headless --seed 5 --round-size 16 --log "$WORK/x.log" "$@" >"$WORK/out" 2>&1; }
 
 for transfer in no yes; do
   rm -f "$WORK/x.log"

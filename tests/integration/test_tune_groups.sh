@@ -9,7 +9,7 @@
 LOG="$WORK/g.log"
 S1=conv2d:n=1,ci=16,h=12,w=12,co=16,kh=3,kw=3,stride=1,pad=1
 S2=conv2d:n=1,ci=16,h=12,w=12,co=16,kh=3,kw=3,stride=2,pad=1
-args=(tune --headless --tuner random --seed 2 --batch 4 --table-every 1000 --log "$LOG" --task "$S1" --task "$S2")
+args=(tune --headless --tuner random --seed 2 --round-size 4 --table-every 1000 --log "$LOG" --task "$S1" --task "$S2")
 
 "$TT" "${args[@]}" --trials 24 >"$WORK/t1.out" 2>&1 || { fail "tune: $(tail -3 "$WORK/t1.out")"; finish; exit 1; }
 grep -q "Task  3/ 3" "$WORK/t1.out" && ok "two workloads, three tasks (the stride-1 one twice)" \
@@ -46,7 +46,9 @@ dups=$(grep -o '"task":"[^"]*"\|"tmpl":"[^"]*"\|"index":[0-9]*' "$WORK/dump.json
 
 # run builds the faster member
 "$TT" best --json "$LOG" >"$WORK/best.json"
-faster=$(awk -F'"' 'NR <= 2 { split($0, a, "\"latency_ms\":"); split(a[2], b, ","); if (best == "" || b[1] + 0 < best) { best = b[1] + 0; t = $8 } } END { print t }' "$WORK/best.json")
+faster=$(awk 'NR <= 2 { split($0, a, "\"latency_ms\":"); split(a[2], b, ","); match($0, /"tmpl":"[^"]*"/)
+                        if (best == "" || b[1] + 0 < best) { best = b[1] + 0; t = substr($0, RSTART + 8, RLENGTH - 9) } }
+                        END { print t }' "$WORK/best.json")
 used=$(grep '"used_by_run":true' "$WORK/best.json" | grep -c 'kh=3,kw=3,stride=1')
 grep '"used_by_run":true' "$WORK/best.json" | grep -q "\"tmpl\":\"$faster\"" && [ "$used" -eq 1 ] && \
   grep -q '"alternatives":\[1\]' "$WORK/best.json" && ok "best --json: the faster member, $faster, is used_by_run" \
@@ -60,7 +62,7 @@ else
 fi
 
 # --template keeps one template: two tasks
-"$TT" tune --headless --tuner random --seed 2 --batch 4 --trials 4 --log "$WORK/one.log" --task "$S1" --task "$S2" \
+"$TT" tune --headless --tuner random --seed 2 --round-size 4 --trials 4 --log "$WORK/one.log" --task "$S1" --task "$S2" \
   --template conv2d_nchwc.cpu >"$WORK/t3.out" 2>&1
 grep -q "Task  2/ 2" "$WORK/t3.out" && ! grep -q wino "$WORK/t3.out" && ok "--template conv2d_nchwc.cpu: 2 tasks" \
   || fail "--template: $(grep -m3 Task "$WORK/t3.out")"

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 LOG="$WORK/x.log"
-args=(tune --headless --tuner random --seed 3 --batch 8 --trials 48 --log "$LOG"
+args=(tune --headless --tuner random --seed 3 --round-size 8 --trials 48 --log "$LOG"
       --task dense:m=8,n=64,k=64 --task conv2d:n=1,ci=8,h=9,w=9,co=16,kh=3,kw=3,stride=1,pad=1)
 
 "$TT" "${args[@]}" >"$WORK/run1.out" 2>&1 &
@@ -14,6 +14,7 @@ pid=$!
 for _ in $(seq 1 300); do
   n=$("$TT" dump "$LOG" 2>/dev/null | wc -l)
   [ "$n" -ge 10 ] && break
+  kill -0 "$pid" 2>/dev/null || break # the session ended already: no record will come
   sleep 0.1
 done
 kill -9 "$pid" 2>/dev/null
@@ -41,11 +42,12 @@ grep -q "dense" "$WORK/best.out" && grep -q "conv2d" "$WORK/best.out" && ok "bes
 
 # Ctrl-C: graceful stop, synced records, a resume hint
 LOG2="$WORK/y.log"
-"$TT" tune --headless --tuner random --batch 4 --trials 400 --log "$LOG2" --task dense:m=8,n=64,k=64 >"$WORK/int.out" 2>&1 &
+"$TT" tune --headless --tuner random --round-size 4 --trials 400 --log "$LOG2" --task dense:m=8,n=64,k=64 >"$WORK/int.out" 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do
   n=$("$TT" dump "$LOG2" 2>/dev/null | wc -l)
   [ "$n" -ge 5 ] && break
+  kill -0 "$pid" 2>/dev/null || break # the session ended already: no record will come
   sleep 0.1
 done
 kill -INT "$pid"

@@ -95,12 +95,19 @@ static void fake_build(const KernelSource *src, const DeviceInfo *dev, const Mea
 
 static int fake_runner_obj;
 static atomic_uint measure_us = 500; /* set by tests while an engine thread measures */
+/* A gate in the fake measurement: the measurement numbered measure_hold_at
+ * (0-based, counted in measure_count) waits until measure_hold_open, so a test
+ * steers the engine at a known point instead of after a guessed delay. */
+static atomic_int measure_count, measure_hold_at = -1, measure_hold_open;
 static Runner *fake_runner_new(const DeviceInfo *d, char *err) { return (Runner *)&fake_runner_obj; }
 static Status fake_set_task(Runner *r, const Workload *wl, char *err) { return TT_OK; }
 static void fake_measure(Runner *r, const KernelSource *src, const BuildResult *b, const MeasureOptions *o,
                          MeasureResult *out) {
     int a, bb;
     sscanf(src->source, "%d %d", &a, &bb);
+    if (atomic_fetch_add(&measure_count, 1) == atomic_load(&measure_hold_at))
+        while (!atomic_load(&measure_hold_open))
+            usleep(1000);
     usleep(measure_us);
     out->n_costs = 2;
     out->costs[0] = out->costs[1] = 1e-3 * (1 + abs(a - 3) + abs(bb - 2));
@@ -337,14 +344,17 @@ TEST(paused_task_gets_nothing_then_resume_restores) {
 }
 
 TEST(pause_mid_round_loses_no_config) {
-    /* grid over the whole 64-config space in one round of 64: a pause in the
-     * middle drops the rest of the round; after resuming, every config is
-     * still measured exactly once */
+    /* grid over the whole 64-config space in one round of 64: the 21st
+     * measurement is held until the task is paused; the pause takes effect
+     * before the rest of the round (the task shows paused with fewer than 64
+     * measured); after resuming, every config is still measured exactly once */
     unlink(log_path);
     EngineConfig cfg;
     config(&cfg, 64, "grid");
     cfg.batch = 64;
-    measure_us = 3000;
+    atomic_store(&measure_count, 0);
+    atomic_store(&measure_hold_open, 0);
+    atomic_store(&measure_hold_at, 20);
     char err[TT_ERRLEN] = "";
     Engine *e = Engine_new(&cfg, make_tasks(1), 1, err);
     CHECK(e != NULL);
@@ -353,17 +363,31 @@ TEST(pause_mid_round_loses_no_config) {
     Seen seen = {0};
     struct pollfd p = {.fd = Engine_eventFd(e), .events = POLLIN};
     double t0 = clock_mono();
-    while (seen.results < 20 && waiting(t0, "20 results")) {
+    while (atomic_load(&measure_count) <= 20 && waiting(t0, "21st measurement")) {
         poll(&p, 1, 100);
         drain(e, &seen);
     }
-    Engine_pause(e, 0, true);
-    usleep(100000);
+    CHECK(Engine_pause(e, 0, true));
+    atomic_store(&measure_hold_open, 1);
+    TaskState state = TASK_TUNING;
+    t0 = clock_mono();
+    while (state != TASK_PAUSED && waiting(t0, "paused state")) {
+        poll(&p, 1, 100);
+        drain(e, &seen);
+        SessionSnapshot snap;
+        Engine_snapshot(e, &snap);
+        state = snap.rows[0].state;
+        SessionSnapshot_done(&snap);
+    }
     drain(e, &seen);
-    CHECK(seen.results < 64); /* the pause cut the round short */
+    int measured = atomic_load(&measure_count);
+    printf("  paused after %d measurements (%d results) of the round of 64\n", measured, seen.results);
+    CHECK(state == TASK_PAUSED);
+    CHECK(measured < 64); /* the pause cut the round short */
+    CHECK(seen.results < 64);
+    atomic_store(&measure_hold_at, -1);
     Engine_pause(e, 0, false);
     run_to_end(e, &seen);
-    measure_us = 500;
     CHECK_EQ_INT(seen.results, 64);
     SessionSnapshot snap;
     Engine_snapshot(e, &snap);

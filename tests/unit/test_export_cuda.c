@@ -71,8 +71,7 @@ TEST(cuda_export_compiles_and_links) {
 
 int main(void) {
     if (!find_nvcc()) {
-        printf("SKIP: nvcc not found\n");
-        return 77;
+        return check_skip("nvcc", "nvcc not found");
     }
     const Target *t = Target_find("cuda");
     char err[TT_ERRLEN] = "";
@@ -80,8 +79,9 @@ int main(void) {
     if (!t || t->probe(&g_dev, err) != TT_OK) {
         memset(&g_dev, 0, sizeof g_dev);
         if (!t || !t->offline_info || t->offline_info("sm_90", &g_dev, err) != TT_OK) {
-            printf("SKIP: no CUDA limits (%s)\n", err);
-            return 77;
+            char why[TT_ERRLEN + 32];
+            snprintf(why, sizeof why, "no CUDA limits (%s)", err);
+            return check_skip("nvrtc", why);
         }
         g_dev.present = false;
     }

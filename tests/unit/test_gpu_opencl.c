@@ -183,7 +183,7 @@ int main(void) {
     if (OclDevice_open(&od, err) != TT_OK) {
         char why[TT_ERRLEN + 32];
         snprintf(why, sizeof why, "no OpenCL device: %s", err);
-        return check_skip(why);
+        return check_skip("opencl", why);
     }
     OclDevice_info(&od, &dev);
     OclDevice_close(&od);
@@ -202,6 +202,6 @@ int main(void) {
 int main(void) {
     (void)check_current;
     (void)check_current_failed;
-    return check_skip("OpenCL not built in");
+    return check_skip("opencl", "OpenCL not built in");
 }
 #endif

@@ -27,6 +27,7 @@
 
 static char tmpdir[64];
 
+#include "app/cli.c" /* the option tables and the help printer cmd_records.c uses */
 #include "app/cmd_records.c"
 
 static char cli_out[16384], cli_err[4096];

@@ -1,7 +1,7 @@
 /* tests/unit/test_strategies.c: the strategy table, grid/random coverage,
  * reproducibility, and the GA learning a synthetic fitness. */
 #include "tests/check.h"
-#include "tuner/strategy.h"
+#include "tuner/search/strategy.h"
 
 extern const Strategy strategy_grid, strategy_random, strategy_ga;
 

@@ -263,6 +263,69 @@ TEST(snapshot_and_latency_series) {
     UiModel_done(&m);
 }
 
+/* the ETA counts the time the session could run: frozen while every task is paused */
+TEST(eta_frozen_while_paused) {
+    UiModel m;
+    UiModel_init(&m);
+    m.live = true;
+    UiModel_addTask(&m, 0, "a", "a", 1, 1, NULL);
+    TaskRow rows[1] = {{.id = 0, .state = TASK_TUNING, .best_latency_s = INFINITY}};
+    SessionSnapshot s = {.elapsed_s = 10,
+                         .trials = 10,
+                         .budget = 110,
+                         .trials_per_s = 1,
+                         .est_latency_s = INFINITY,
+                         .n_tasks = 1,
+                         .rows = rows};
+    UiModel_applySnapshot(&m, &s);
+    UiModel_applySnapshot(&m, &s);
+    CHECK_NEAR(UiModel_eta(&m), 100, 1e-9); /* 100 trials left at 1 per second */
+    s.all_paused = true;
+    rows[0].state = TASK_PAUSED;
+    UiModel_applySnapshot(&m, &s); /* the pause is seen */
+    double at_pause = UiModel_eta(&m);
+    for (int t = 20; t <= 300; t += 10) { /* paused: no trials, and the session's average rate falls */
+        s.elapsed_s = t;
+        s.trials_per_s = 10.0 / t;
+        UiModel_applySnapshot(&m, &s);
+    }
+    CHECK_NEAR(UiModel_eta(&m), at_pause, 1e-6);
+    s.all_paused = false; /* resumed: the clock runs again, at the rate of the time it ran */
+    rows[0].state = TASK_TUNING;
+    UiModel_applySnapshot(&m, &s);
+    s.elapsed_s = 310;
+    s.trials = 20;
+    s.trials_per_s = 20.0 / 310;
+    UiModel_applySnapshot(&m, &s);
+    CHECK_NEAR(UiModel_eta(&m), 90, 1e-6); /* 20 trials in the 20 s it ran: 90 left */
+    UiModel_done(&m);
+}
+
+/* a task that gets its first result makes the estimate cover one more task: not a regression */
+TEST(estimate_covering_a_new_task) {
+    UiModel m;
+    UiModel_init(&m);
+    m.live = true;
+    UiModel_addTask(&m, 0, "a", "a", 1, 1, NULL);
+    UiModel_addTask(&m, 1, "b", "b", 1, 1, NULL);
+    TaskRow rows[2] = {{.id = 0, .state = TASK_WAITING, .best_latency_s = 0.001},
+                       {.id = 1, .state = TASK_PAUSED, .best_latency_s = INFINITY}};
+    SessionSnapshot s = {
+        .elapsed_s = 1, .budget = 100, .est_latency_s = 0.001, .est_left_out = 1, .n_tasks = 2, .rows = rows};
+    UiModel_applySnapshot(&m, &s);
+    CHECK_EQ_INT(m.est_covers, 1);
+    CHECK(!m.est_rebased);
+    CHECK_NEAR(m.first_est_s, 0.001, 1e-12);
+    s.est_latency_s = 0.0012; /* task 1 resumed and measured: the sum grows */
+    s.est_left_out = 0;
+    rows[1].state = TASK_WAITING;
+    UiModel_applySnapshot(&m, &s);
+    CHECK_EQ_INT(m.est_covers, 2);
+    CHECK(m.est_rebased);
+    CHECK_NEAR(m.first_est_s, 0.0012, 1e-12); /* how it moves is measured from here */
+    UiModel_done(&m);
+}
+
 /* the latency curve goes on across resumes: earlier sessions from LOG.tsv */
 TEST(latency_curve_continues_from_the_tsv) {
     char path[256];
@@ -304,5 +367,7 @@ int main(void) {
     RUN(a_live_trial_leaves_the_row_to_snapshots);
     RUN(group_counts_once);
     RUN(snapshot_and_latency_series);
+    RUN(eta_frozen_while_paused);
+    RUN(estimate_covering_a_new_task);
     return check_summary();
 }

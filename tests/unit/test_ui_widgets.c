@@ -417,6 +417,10 @@ TEST(steering_keys_call_the_engine_and_show_at_once) {
     int r = UiKeys_handle(&st, 'q');
     CHECK(!st.stopping);
     CHECK_CONTAINS(st.status, "stop the session and quit");
+    d = screen(&st, 80, 24);
+    CHECK_CONTAINS(d, "stop the session and quit? y/q: quit (the same command resumes), other key: no");
+    free(d);
+    CHECK(!UiState_expireStatus(&st, st.status_wall + 60)); /* a question waits for its answer */
     UiKeys_handle(&st, 'x');
     CHECK(!st.stopping);
     UiKeys_handle(&st, 'q');
@@ -635,12 +639,13 @@ TEST(filter_tags_messages_mouse_and_header_marks) {
     CHECK_EQ_INT(UiState_selectedPos(&st), 2);
     /* the header: PAUSED while every task is, tasks left out of the estimate, the ETA */
     st.model.all_paused = true;
+    st.model.active_s = st.model.elapsed_s; /* it ran all the time until now */
     st.model.est_left_out = 1;
     st.model.est_latency_s = 0.004;
     d = screen(&st, 120, 40);
     CHECK_CONTAINS(d, "tunetop  PAUSED");
     CHECK_CONTAINS(d, "[1 task left out: no result]");
-    CHECK_CONTAINS(d, "ETA 00:05:24"); /* (200 - 38) / 0.5 s */
+    CHECK_CONTAINS(d, "ETA 00:05:24 (paused)"); /* (200 - 38) / 0.5 s */
     free(d);
     UiState_done(&st);
 }
@@ -783,6 +788,29 @@ TEST(roof_column_and_line) {
     UiState_done(&st);
 }
 
+/* a status line goes after a while, or when another task is selected; the message log keeps it */
+TEST(status_lines_expire) {
+    UiState st;
+    setup(&st, true);
+    UiState_setStatus(&st, ATTR_NORMAL, "task 0 paused");
+    CHECK(!UiState_expireStatus(&st, st.status_wall + 1));
+    CHECK_CONTAINS(st.status, "task 0 paused");
+    CHECK(UiState_expireStatus(&st, st.status_wall + UI_STATUS_TTL_S + 1));
+    CHECK(st.status[0] == '\0');
+    char *d = screen(&st, 80, 24);
+    CHECK_CONTAINS(d, "Press ? for help");
+    free(d);
+    UiKeys_handle(&st, ' '); /* tags the task and moves on: its message stays */
+    CHECK_CONTAINS(st.status, "tagged");
+    CHECK(!UiState_expireStatus(&st, st.status_wall + 1));
+    UiState_setStatus(&st, ATTR_NORMAL, "about this task");
+    UiKeys_handle(&st, UI_KEY_DOWN); /* another task's page */
+    CHECK(UiState_expireStatus(&st, st.status_wall));
+    CHECK(st.n_msgs >= 2);
+    CHECK_CONTAINS(st.msgs[st.n_msgs - 1].text, "about this task");
+    UiState_done(&st);
+}
+
 int main(void) {
     RUN(latency_curve_goes_log_when_it_falls_far);
     RUN(key_table_is_consistent);
@@ -802,5 +830,6 @@ int main(void) {
     RUN(inspector_scrolls_long_lines);
     RUN(plot_scales_and_labels_axes);
     RUN(roof_column_and_line);
+    RUN(status_lines_expire);
     return check_summary();
 }

@@ -394,8 +394,7 @@ static void add_untuned(GraphTasks *this, const char *name) {
     u->count = 1;
 }
 
-/* The only consumer of tensor t, or -1 (none or several). */
-static int only_consumer(const Graph *g, int t) {
+int Graph_onlyReader(const Graph *g, int t) {
     int found = -1, c = 0;
     for (int i = 0; i < g->n_ops; i++)
         for (int j = 0; j < g->ops[i].n_in; j++)
@@ -466,19 +465,19 @@ void Graph_tasks(const Graph *this, unsigned op_mask, GraphTasks *out) {
     for (int i = 0; i < n_ops; i++) {
         const GraphOp *op = &this->ops[i];
         if (!GraphOp_isTunable(op->kind)) continue;
-        int t = op->out, c = only_consumer(this, t);
+        int t = op->out, c = Graph_onlyReader(this, t);
         if (c >= 0 && this->ops[c].kind == GOP_BIAS_ADD && this->ops[c].in[0] == t && op->kind != GOP_BATCH_MATMUL) {
             out->epi_bias[i] = c;
             out->epi_of[c] = i;
             t = this->ops[c].out;
-            c = only_consumer(this, t);
+            c = Graph_onlyReader(this, t);
         }
         if (c >= 0 && this->ops[c].kind == GOP_ADD && this->ops[c].in[0] == t &&
             (op->kind == GOP_CONV2D || op->kind == GOP_DEPTHWISE)) {
             out->epi_add[i] = c;
             out->epi_of[c] = i;
             t = this->ops[c].out;
-            c = only_consumer(this, t);
+            c = Graph_onlyReader(this, t);
         }
         /* the activation: ReLU, or a conv's ReLU6 (a clip to [0, 6], MobileNet-v2's) */
         if (c >= 0 && op->kind != GOP_BATCH_MATMUL &&

@@ -141,6 +141,8 @@ void GraphOp_heads(const Graph *g, const GraphOp *op, int64_t *B, int64_t *H, in
 
 /* Number of ops that read tensor t (an op reading it twice counts twice). */
 int Graph_consumers(const Graph *this, int t);
+/* The one op that reads tensor t, once; -1 when none or several do. */
+int Graph_onlyReader(const Graph *g, int t);
 /* A topological order of the ops (the order ops were added, except that an op
  * waits for every op producing its inputs). order has n_ops entries. */
 Status Graph_order(const Graph *this, int *order, char *err);

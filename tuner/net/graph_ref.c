@@ -13,14 +13,6 @@ static void fill(Rng *rng, float *p, int64_t n, double lo, double hi) {
         p[i] = (float)(lo + (hi - lo) * Rng_uniform(rng));
 }
 
-static int only_reader(const Graph *g, int t) {
-    int found = -1, c = 0;
-    for (int i = 0; i < g->n_ops; i++)
-        for (int j = 0; j < g->ops[i].n_in; j++)
-            if (g->ops[i].in[j] == t) c++, found = i;
-    return c == 1 ? found : -1;
-}
-
 Status GraphData_make(const Graph *g, uint64_t seed, float **params_out, float **input_out, char *err) {
     *params_out = *input_out = NULL;
     float *params = malloc((size_t)(g->n_params ? g->n_params : 1) * sizeof(float));
@@ -45,8 +37,8 @@ Status GraphData_make(const Graph *g, uint64_t seed, float **params_out, float *
             double fan_in = (double)((op->kind == GOP_DEPTHWISE ? 1 : op->wl.ci) * op->wl.kh * op->wl.kw);
             double a = sqrt(6.0 / fan_in); /* variance 2 / fan_in */
             /* the last conv of a residual branch: small, so that deep ResNets do not grow without bound */
-            int c = only_reader(g, op->out);
-            if (c >= 0 && g->ops[c].kind == GOP_BIAS_ADD) c = only_reader(g, g->ops[c].out);
+            int c = Graph_onlyReader(g, op->out);
+            if (c >= 0 && g->ops[c].kind == GOP_BIAS_ADD) c = Graph_onlyReader(g, g->ops[c].out);
             if (c >= 0 && g->ops[c].kind == GOP_ADD) a *= 0.25;
             fill(&rng, p0, c0, -a, a);
             break;

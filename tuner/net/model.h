@@ -16,7 +16,7 @@
  *   tuner/net/onnx_read.c   ONNX protobuf -> NetModel (reader, external data)
  *   tuner/net/passes.c      shape inference, constant folding, BN into conv, identity removal
  *   tuner/net/exec.c        the reference executor (NetExec_run)
- *   tuner/net/ops/*.c       one definition per op (ops/op.h) used by all of the above */
+ *   tuner/net/ops/        one definition per op (ops/op.h) used by all of the above */
 #ifndef TT_NET_MODEL_H
 #define TT_NET_MODEL_H
 
@@ -88,6 +88,10 @@ typedef struct NetModel {
     int n_inputs;
     int *outputs; /* graph outputs, in the model's order */
     int n_outputs;
+    /* model.c's index of value names (open addressing; NetModel_find): kept
+     * by NetModel_addValue, rebuilt when absent. Nothing else touches it. */
+    int *name_index;
+    int index_cap;
 } NetModel;
 
 /* The opsets of the default domain that tunetop reads. */
@@ -116,6 +120,10 @@ Status NetModel_sort(NetModel *m, char *err);
  * attributes and input count. TT_ERR: "node 'X' (Foo): unsupported op" and
  * the like, one sentence naming the node and the op. */
 Status NetModel_bind(NetModel *m, char *err);
+
+/* Drops dead nodes, keeping the order of the others (node indices change;
+ * NetModel_sort again to set the producers). */
+void NetModel_dropDead(NetModel *m);
 
 /* "'name' (Op)", or "#12 (Op)" for an unnamed node: how messages name a node. */
 void NetNode_label(const NetNode *n, int index, char *buf, size_t len);

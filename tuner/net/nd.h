@@ -50,7 +50,7 @@ typedef struct NdShape {
 typedef struct NdTensor {
     NdType type;
     NdShape shape;
-    void *data;   /* owned; NULL when the tensor holds no elements or no data yet */
+    void *data;    /* owned; NULL when the tensor holds no elements or no data yet */
     int64_t count; /* elements (product of dims; 1 for rank 0) */
 } NdTensor;
 

@@ -22,14 +22,6 @@
 const char *NetProg_runtimeSource(void) { return NETRT_SOURCE_TEXT; }
 const char *NetProg_runtimeHeader(void) { return NETRT_HEADER_TEXT; }
 
-static int only_consumer(const Graph *g, int t) {
-    int found = -1, c = 0;
-    for (int i = 0; i < g->n_ops; i++)
-        for (int j = 0; j < g->ops[i].n_in; j++)
-            if (g->ops[i].in[j] == t) c++, found = i;
-    return c == 1 ? found : -1;
-}
-
 /* The tensor at the end of tunable op i's epilogue chain. */
 static int chain_end(const GraphTasks *gt, const Graph *g, int i) {
     int t = g->ops[i].out;
@@ -263,7 +255,7 @@ Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok,
         G->n = 1;
         for (;;) {
             if (G->out == g->output) break;
-            int k = only_consumer(g, G->out);
+            int k = Graph_onlyReader(g, G->out);
             if (k < 0 || head[k] != k || gt->epi_of[k] >= 0 || k < h) break;
             const GraphOp *o2 = &g->ops[k];
             if (o2->kind == GOP_ADD && G->res < 0 && !G->act && o2->in[0] != o2->in[1])

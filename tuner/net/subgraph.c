@@ -17,15 +17,6 @@ static bool is_elementwise(GraphOpKind k) {
            k == GOP_SCALE || k == GOP_ADD || k == GOP_MASK_ADD;
 }
 
-/* The only op reading t (once), or -1. */
-static int only_reader(const Graph *g, int t) {
-    int found = -1, c = 0;
-    for (int i = 0; i < g->n_ops; i++)
-        for (int j = 0; j < g->ops[i].n_in; j++)
-            if (g->ops[i].in[j] == t) c++, found = i;
-    return c == 1 ? found : -1;
-}
-
 /* Inputs an op adds to a chain besides the tensor it continues. */
 static int extra_args(const GraphOp *op) { return op->n_params + (op->kind == GOP_ADD ? 1 : 0); }
 
@@ -459,7 +450,7 @@ Status Subgraphs_make(const Graph *g, Subgraphs *out, char *err) {
             /* the chain: elementwise ops, each the only reader of the tensor before it */
             for (;;) {
                 if (GraphOp_isLayout(g->ops[i].kind) || t == g->output) break;
-                int c = only_reader(g, t);
+                int c = Graph_onlyReader(g, t);
                 if (c < 0 || !is_elementwise(g->ops[c].kind) || out->of_op[c] >= 0) break;
                 if (g->ops[c].kind != GOP_ADD && g->ops[c].in[0] != t) break;
                 if (args + extra_args(&g->ops[c]) > SUBGRAPH_MAX_IN) break;

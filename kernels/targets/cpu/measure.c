@@ -328,3 +328,32 @@ Status Machine_measureCpu(const DeviceInfo *dev, const MachineMeasureOptions *op
     out->measure_s = clock_mono() - t0;
     return TT_OK;
 }
+
+/* ---- load or measure (machine.h: the cached figures, else measured here)
+ * --------------------------------------------------------------- */
+
+Status Machine_getCpu(const DeviceInfo *dev, bool remeasure, const MachineMeasureOptions *opt, MachineFigures *out,
+                      char *note, size_t note_len, char *err) {
+    if (note && note_len) note[0] = '\0';
+    char key[MACHINE_KEY_LEN], path[1024], why[TT_ERRLEN] = "";
+    Machine_cpuKey(key, NULL, 0);
+    bool have_path = Machine_cachePath("cpu", path, sizeof path, why) == TT_OK;
+    if (have_path && !remeasure && Machine_load(path, key, out, why) == TT_OK) return TT_OK;
+    if (Machine_measureCpu(dev, opt, out, err) != TT_OK) return TT_ERR;
+    if (note && note_len) {
+        if (remeasure)
+            snprintf(note, note_len, "measured anew (--remeasure)");
+        else if (strncmp(why, "no cached", 9) == 0)
+            snprintf(note, note_len, "measured now (%s)", why);
+        else
+            snprintf(note, note_len, "measured anew: %s", why);
+    }
+    if (have_path) {
+        char serr[TT_ERRLEN];
+        if (Machine_save(path, out, serr) != TT_OK && note && note_len) {
+            size_t len = strlen(note);
+            snprintf(note + len, note_len - len, "; not cached: %s", serr);
+        }
+    }
+    return TT_OK;
+}

@@ -3,12 +3,13 @@
  * complete schedules (space/steps.h).
  *
  * Sketch_generate applies rules to the DAG (te/dag.h) stage by stage, from the
- * output backwards; per target, in this order, a rule either does not apply
- * (the next is tried), applies and lets the next rules run, or applies and
- * ends the stage:
+ * output backwards; per target, in this order (the table RULES in
+ * te_sketch_rules.c: each rule a name, a condition and an action), a rule
+ * either does not apply (the next is tried), applies and lets the next rules
+ * run, or applies and ends the stage:
  *   cpu  always-inline, padded window (Sketch_pooling), rfactor, add cache
  *        stage, multi-level tiling with fusion, multi-level tiling, skip (add
- *        cache stage forks: a local accumulator tiled SS(RRS), see te_sketch.c,
+ *        cache stage forks: a local accumulator tiled SS(RRS), see te_sketch_print.c,
  *        and in-place SSRSRS; a tiled stage that reads an input through padding
  *        first gets a padded copy of it at root, so that no test remains in its
  *        inner loops; a pooling-like stage reads a padded copy too, computed at

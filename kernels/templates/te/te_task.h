@@ -76,7 +76,7 @@ Status TeTask_source_gpu(const TeTask *this, const Steps *steps, Dialect dialect
 
 /* ---- schedule candidates (the template te.sketch) ----------------------------
  * A candidate of te.sketch is a step list, not a number: the sketch search
- * (kernels/templates/te/te_sketch.h, tuner/strategy_evolution.c) makes them.
+ * (kernels/templates/te/te_sketch.h, tuner/search/strategy_evolution.c) makes them.
  * Its config index is TeSched_index of the steps' text (a 40-bit hash, so the
  * same schedule found twice is one candidate, measured once), and the task's
  * table maps the indices it has seen to their steps. The record of a

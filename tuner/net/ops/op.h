@@ -38,17 +38,18 @@
 typedef struct OpCtx {
     const NetModel *model;
     const NetNode *node;
-    int64_t opset;          /* the model's opset of the default domain */
-    const NdTensor **in;    /* n_in entries; NULL for an omitted optional input */
+    int64_t opset;       /* the model's opset of the default domain */
+    const NdTensor **in; /* n_in entries; NULL for an omitted optional input */
     int n_in;
-    NdTensor *out;          /* n_out entries (an omitted optional output still gets a slot) */
+    NdTensor *out; /* n_out entries (an omitted optional output still gets a slot) */
     int n_out;
     char *err;
+    void *user; /* the executor's caller's pointer (NetExecOptions.user): ops of a program use it */
 } OpCtx;
 
 typedef struct OpDef {
-    const char *name;   /* op_type */
-    const char *domain; /* "" (ai.onnx) or "com.microsoft" etc. */
+    const char *name;     /* op_type */
+    const char *domain;   /* "" (ai.onnx) or "com.microsoft" etc. */
     int min_in, max_in;   /* accepted input counts (max -1: variadic) */
     int min_out, max_out; /* accepted output counts */
     Status (*check)(const NetNode *node, const NetModel *model, char *err); /* may be NULL: nothing to check */
@@ -61,6 +62,10 @@ typedef struct OpDef {
 
 /* The op of this type and domain ("" and "ai.onnx" are the same domain), or NULL. */
 const OpDef *Op_find(const char *domain, const char *name);
+/* Adds a table of ops (ending with a NULL name) that Op_find searches before
+ * the built-in ones: an exported program's tunetop.Kernel op. One table at a
+ * time; NULL removes it. */
+void Op_register(const OpDef *table);
 /* Every op tunetop knows, for listings: *n set to the count. */
 const OpDef *const *Op_all(int *n);
 
@@ -78,9 +83,9 @@ Status Op_inferBroadcast(OpCtx *ctx, NdType type);
 Status Op_requireType(const OpCtx *ctx, int i, const NdType *allowed);
 
 /* The tables of the op families (ops/registry.c gathers them). */
-extern const OpDef OPS_ELEMENTWISE[];  /* ops/elementwise.c: math, activations, logic, Cast, Where */
-extern const OpDef OPS_NN[];           /* ops/nn.c: Conv, ConvTranspose, pools, normalizations, Gemm, MatMul, Softmax */
-extern const OpDef OPS_SHAPE[];        /* ops/shape.c: Reshape ... Resize, reductions, Constant, Range */
+extern const OpDef OPS_ELEMENTWISE[]; /* ops/elementwise.c: math, activations, logic, Cast, Where */
+extern const OpDef OPS_NN[];          /* ops/nn.c: Conv, ConvTranspose, pools, normalizations, Gemm, MatMul, Softmax */
+extern const OpDef OPS_SHAPE[];       /* ops/shape.c: Reshape ... Resize, reductions, Constant, Range */
 /* Each table ends with an entry whose name is NULL. */
 
 #endif

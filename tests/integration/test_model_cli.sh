@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# tests/integration/test_model_cli.sh: ONNX models through the command line as
+# a user runs them: run --model (the program built with default kernels,
+# checked against the reference executor and against ONNX Runtime's output
+# that tests/data/onnx holds), export --model built with cmake alone and
+# called from a C program of the user's, and bad input refused in one line.
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+DATA=$HERE/../data/onnx
+
+# npy_close A.npy B.npy TOL: both float32 arrays of one shape, max |a - b| <= TOL * max |b|
+npy_close() {
+  python3 - "$@" <<'PY'
+import ast, struct, sys
+def load(p):
+    b = open(p, "rb").read()
+    n = struct.unpack("<H", b[8:10])[0]
+    h = ast.literal_eval(b[10:10 + n].decode())
+    assert h["descr"] == "<f4" and not h["fortran_order"], h
+    data = b[10 + n:]
+    return h["shape"], struct.unpack("<%df" % (len(data) // 4), data)
+(sa, a), (sb, b) = load(sys.argv[1]), load(sys.argv[2])
+scale = max(abs(x) for x in b) or 1.0
+err = max(abs(x - y) for x, y in zip(a, b)) / scale
+print("shapes %s %s, error %.3g" % (sa, sb, err))
+sys.exit(0 if sa == sb and len(a) == len(b) and err <= float(sys.argv[3]) else 1)
+PY
+}
+
+# ---- run --model: both models, their outputs against ONNX Runtime's ----
+for m in tiny_cnn tiny_transformer; do
+  inputs=()
+  for f in "$DATA/$m".*.npy; do
+    name=$(basename "$f" .npy); name=${name#"$m".}
+    [ "$name" = ort_output ] || inputs+=(--input "$name=$f")
+  done
+  out=$("$TT" run --model "$DATA/$m.onnx" "${inputs[@]}" --output-dir "$WORK/$m" --repeat 2 --profile 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ] && grep -q "Output matches the reference" <<<"$out" && grep -q "^Kernel " <<<"$out"; then
+    ok "run --model $m: $(grep -m1 Latency <<<"$out")"
+  else
+    fail "run --model $m exited $rc: $out"
+  fi
+  if cmp=$(npy_close "$WORK/$m/output.npy" "$DATA/$m.ort_output.npy" 1e-4 2>&1); then
+    ok "$m: output against ONNX Runtime's: $cmp"
+  else
+    fail "$m: output against ONNX Runtime's: $cmp"
+  fi
+done
+
+# ---- export --model: cmake alone, a C program of the user's reproduces run's output ----
+if "$TT" export --model "$DATA/tiny_cnn.onnx" -o "$WORK/lib" --name tiny >"$WORK/export.out" 2>&1; then
+  ok "export --model: $(head -n 1 "$WORK/export.out")"
+else
+  fail "export --model: $(cat "$WORK/export.out")"
+fi
+cat >"$WORK/user.c" <<'C'
+/* reads the input as raw float32, writes the output as raw float32 */
+#include <stdio.h>
+#include <stdlib.h>
+#include "tiny.h"
+int main(int argc, char **argv) {
+    tiny_ctx *ctx = tiny_create(argv[1]);
+    if (!ctx) { fprintf(stderr, "%s\n", tiny_error()); return 1; }
+    float *in = malloc(sizeof(float) * tiny_INPUT_COUNTS[0]), *out = malloc(sizeof(float) * tiny_OUTPUT_COUNTS[0]);
+    FILE *f = fopen(argv[2], "rb");
+    if (!f || fread(in, sizeof(float), tiny_INPUT_COUNTS[0], f) != (size_t)tiny_INPUT_COUNTS[0]) return 1;
+    fclose(f);
+    const void *ins[1] = {in};
+    void *outs[1] = {out};
+    if (tiny_run(ctx, ins, outs) != 0) { fprintf(stderr, "%s\n", tiny_error()); return 1; }
+    f = fopen(argv[3], "wb");
+    fwrite(out, sizeof(float), tiny_OUTPUT_COUNTS[0], f);
+    fclose(f);
+    tiny_destroy(ctx);
+    free(in), free(out);
+    return 0;
+}
+C
+cat >"$WORK/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.16)
+project(user C)
+add_subdirectory($WORK/lib lib)
+add_executable(user user.c)
+target_link_libraries(user tiny)
+CM
+if cmake -S "$WORK" -B "$WORK/build" >"$WORK/cmake.log" 2>&1 && cmake --build "$WORK/build" -j2 >>"$WORK/cmake.log" 2>&1; then
+  ok "the exported library and a user's program build with cmake alone"
+else
+  fail "cmake build of the export: $(tail -n 5 "$WORK/cmake.log")"
+fi
+python3 - "$DATA/tiny_cnn.x.npy" "$WORK/x.raw" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<H", b[8:10])[0]
+open(sys.argv[2], "wb").write(b[10 + n:])
+PY
+if "$WORK/build/user" "$WORK/lib/tiny.weights" "$WORK/x.raw" "$WORK/y.raw" 2>"$WORK/user.err"; then
+  python3 - "$WORK/y.raw" "$WORK/y.npy" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+h = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, %d), }" % (len(d) // 4)
+h += " " * (63 - (10 + len(h)) % 64) + "\n"
+open(sys.argv[2], "wb").write(b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h.encode() + d)
+PY
+  if cmp=$(npy_close "$WORK/y.npy" "$WORK/tiny_cnn/output.npy" 1e-6 2>&1); then ok "the user's program reproduces run's output: $cmp"
+  else fail "the user's program against run: $cmp"; fi
+else
+  fail "the user's program: $(cat "$WORK/user.err")"
+fi
+
+# ---- bad input: one line, exit 1 (a usage error: 2), nothing written ----
+head -c 300 "$DATA/tiny_cnn.onnx" >"$WORK/cut.onnx"
+expect_fail 1 "cut.onnx" -- "$TT" run --model "$WORK/cut.onnx"
+expect_fail 1 "no such|cannot open|No such" -- "$TT" run --model "$WORK/absent.onnx"
+expect_fail 1 "no input of that name" -- "$TT" run --model "$DATA/tiny_cnn.onnx" --input nope="$DATA/tiny_cnn.x.npy"
+expect_fail 1 "input 'x'.*takes" -- "$TT" run --model "$DATA/tiny_cnn.onnx" --input x="$DATA/tiny_transformer.x.npy"
+expect_fail 2 "--model needs" -- "$TT" run --model ""
+expect_fail 2 "-o DIR" -- "$TT" export --model "$DATA/tiny_cnn.onnx"
+mkfifo "$WORK/fifo.onnx"
+expect_fail 1 "regular file|not a file|FIFO" -- "$TT" run --model "$WORK/fifo.onnx"
+[ ! -e "$WORK/never" ] && ok "nothing written for refused runs"
+finish

@@ -1,0 +1,76 @@
+/* tuner/net/model_build.c: the C library of a model (see model_build.h). */
+#include "tuner/net/model_build.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "space/space.h"
+#include "tuner/net/mprog.h"
+
+/* The log's best record of a workload that the template can rebuild, or NULL. */
+static const Record *usable_best(const History *h, const Workload *wl, const Template *tmpl, const Space *space) {
+    char key[WORKLOAD_KEY_LEN];
+    Workload_key(wl, key, sizeof key);
+    const Record *best = h ? History_bestOfKey(h, key) : NULL;
+    if (!best || strcmp(best->template_name, tmpl->name) || best->n_choice != space->n_knobs) return NULL;
+    return best;
+}
+
+/* Exports task t's kernel as tt_kT into the bundle. */
+static Status export_task(const NetworkTask *task, int t, const History *h, const DeviceInfo *dev, ExportBundle *b,
+                          ModelBuildTask *rep, char *err) {
+    char key[WORKLOAD_KEY_LEN];
+    Workload_key(&task->wl, key, sizeof key);
+    const Record *best = h ? History_bestOfKey(h, key) : NULL;
+    const Template *tmpl = Template_forRecord(&task->wl, FAMILY_CPU, best ? best->template_name : NULL, err);
+    if (!tmpl) return TT_ERR;
+    Space space;
+    Space_init(&space);
+    int32_t choice[SPACE_MAX_KNOBS];
+    Status st = tmpl->define_space(&task->wl, dev, &space, err);
+    const Record *use = st == TT_OK ? usable_best(h, &task->wl, tmpl, &space) : NULL;
+    if (use)
+        memcpy(choice, use->choice, sizeof(int32_t) * (size_t)space.n_knobs);
+    else if (st == TT_OK)
+        st = Export_defaultChoice(tmpl, &task->wl, &space, dev, choice, err);
+    rep->tmpl = tmpl;
+    rep->tuned = use != NULL;
+    rep->latency_s = use && use->n_costs > 0 ? Record_cost(use) : 0;
+    snprintf(rep->why, sizeof rep->why, "%s", use ? "" : best ? "no record it can rebuild" : "no record");
+    char prefix[EXPORT_PREFIX_LEN];
+    snprintf(prefix, sizeof prefix, "tt_k%d", t);
+    ExportKernel k;
+    memset(&k, 0, sizeof k);
+    ExportRequest req = {.wl = &task->wl,
+                         .tmpl = tmpl,
+                         .space = &space,
+                         .choice = choice,
+                         .dev = dev,
+                         .dialect = DIALECT_C,
+                         .prefix = prefix,
+                         .meta = {.latency_s = rep->latency_s, .pack_s = -1, .note = use ? NULL : rep->why}};
+    if (st == TT_OK) st = Export_kernel(&req, &k, err);
+    if (st == TT_OK) st = ExportBundle_add(b, &k, err);
+    ExportKernel_done(&k);
+    Space_done(&space);
+    return st;
+}
+
+Status ModelBuild_bundle(const NetModel *rewritten, const ModelTasks *mt, const History *h, const DeviceInfo *dev,
+                         const char *name, ExportBundle *b, ModelBuildTask *report, char *err) {
+    char(*prefix)[EXPORT_PREFIX_LEN] = calloc((size_t)mt->n_tasks + 1, EXPORT_PREFIX_LEN);
+    const char **names = calloc((size_t)mt->n_tasks + 1, sizeof *names);
+    ModelBuildTask *rep = report ? report : calloc((size_t)mt->n_tasks + 1, sizeof *rep);
+    Status st = prefix && names && rep ? TT_OK : tt_fail(err, "out of memory");
+    for (int t = 0; st == TT_OK && t < mt->n_tasks; t++) {
+        snprintf(prefix[t], EXPORT_PREFIX_LEN, "tt_k%d", t);
+        names[t] = prefix[t];
+        st = export_task(&mt->tasks[t], t, h, dev, b, &rep[t], err);
+    }
+    if (st == TT_OK) st = ModelProg_bundle(b, name, rewritten, mt->n_tasks, names, err);
+    free(prefix);
+    free(names);
+    if (rep != report) free(rep);
+    return st;
+}

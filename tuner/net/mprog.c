@@ -1,0 +1,317 @@
+/* tuner/net/mprog.c: a model as a standalone C library (see mprog.h). */
+#include "tuner/net/mprog.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/strbuf.h"
+#include "tuner/net/runtime_text.h" /* generated: NET_RUNTIME_FILES, the runtime's sources */
+
+/* A C string literal of s (quotes and backslashes escaped, other bytes as octal). */
+static void append_literal(StrBuf *sb, const char *s) {
+    StrBuf_append(sb, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            StrBuf_printf(sb, "\\%c", *p);
+        else if (*p < 32 || *p > 126)
+            StrBuf_printf(sb, "\\%03o", *p);
+        else
+            StrBuf_printf(sb, "%c", *p);
+    }
+    StrBuf_append(sb, "\"");
+}
+
+/* NAME_INPUT_NAMES / _TYPES / _COUNTS (or OUTPUT) for the values ids[0..n). */
+static void io_tables(StrBuf *sb, const char *N, const char *what, const NetModel *m, const int *ids, int n) {
+    StrBuf_printf(sb, "const char *const %s_%s_NAMES[] = {", N, what);
+    for (int i = 0; i < n; i++) {
+        append_literal(sb, m->values[ids[i]].name);
+        StrBuf_append(sb, i + 1 < n ? ", " : "");
+    }
+    StrBuf_printf(sb, "};\nconst int %s_%s_TYPES[] = {", N, what);
+    for (int i = 0; i < n; i++)
+        StrBuf_printf(sb, "%d%s", (int)m->values[ids[i]].type, i + 1 < n ? ", " : "");
+    StrBuf_printf(sb, "};\nconst int64_t %s_%s_COUNTS[] = {", N, what);
+    for (int i = 0; i < n; i++) {
+        const NdShape *s = &m->values[ids[i]].shape;
+        int64_t c = 1;
+        for (int d = 0; d < s->rank; d++)
+            c *= s->dim[d];
+        StrBuf_printf(sb, "%lld%s", (long long)c, i + 1 < n ? ", " : "");
+    }
+    StrBuf_append(sb, "};\n");
+}
+
+static const char *HEADER_TOP = "/* @N@.h: the network @N@ as a C library, exported by tunetop.\n"
+                                " *\n"
+                                " * @N@_create loads the model file (@N@.weights: the graph and its weights) and\n"
+                                " * packs every kernel's weights; @N@_run runs the network on dense row-major\n"
+                                " * inputs and writes dense outputs (element types are ONNX's numbers: 1\n"
+                                " * float32, 7 int64, 9 bool, ...; counts are elements); 0 is success. On\n"
+                                " * failure @N@_error() says why. One context runs one inference at a time. */\n"
+                                "#ifndef @N@_H\n#define @N@_H\n\n#include <stdint.h>\n\n"
+                                "typedef struct @N@_ctx @N@_ctx;\n\n"
+                                "@N@_ctx *@N@_create(const char *weights_path);\n"
+                                "int @N@_run(@N@_ctx *ctx, const void *const *inputs, void *const *outputs);\n"
+                                "void @N@_destroy(@N@_ctx *ctx);\n"
+                                "const char *@N@_error(void);\n\n"
+                                "/* Profile: the nodes as the runtime runs them, and seconds spent in each\n"
+                                " * over every run since create. */\n"
+                                "int @N@_n_nodes(const @N@_ctx *ctx);\n"
+                                "const char *@N@_node_op(const @N@_ctx *ctx, int i);\n"
+                                "double @N@_node_seconds(const @N@_ctx *ctx, int i);\n\n";
+
+static void append_subst(StrBuf *sb, const char *text, const char *N);
+
+static char *header_text(const char *N, const NetModel *m) {
+    StrBuf sb;
+    StrBuf_init(&sb);
+    append_subst(&sb, HEADER_TOP, N);
+    StrBuf_printf(&sb, "#define %s_N_INPUTS %d\n#define %s_N_OUTPUTS %d\n", N, m->n_inputs, N, m->n_outputs);
+    const char *what[2] = {"INPUT", "OUTPUT"};
+    for (int w = 0; w < 2; w++)
+        StrBuf_printf(&sb,
+                      "extern const char *const %s_%s_NAMES[];\nextern const int %s_%s_TYPES[];\n"
+                      "extern const int64_t %s_%s_COUNTS[];\n",
+                      N, what[w], N, what[w], N, what[w]);
+    StrBuf_append(&sb, "\n#endif\n");
+    char *r = StrBuf_take(&sb);
+    StrBuf_done(&sb);
+    return r;
+}
+
+/* Appends text with every "@N@" replaced by N. */
+static void append_subst(StrBuf *sb, const char *text, const char *N) {
+    for (const char *p = text;;) {
+        const char *q = strstr(p, "@N@");
+        if (!q) {
+            StrBuf_append(sb, p);
+            return;
+        }
+        StrBuf_appendn(sb, p, (size_t)(q - p));
+        StrBuf_append(sb, N);
+        p = q + 3;
+    }
+}
+
+/* The part of NAME.c that does not depend on the kernels: the Kernel op,
+ * create, run, destroy and the profile. */
+static const char *SOURCE_BODY =
+    "struct @N@_ctx {\n"
+    "    NetModel m;\n"
+    "    void **inst;       /* per node: its kernel's instance (Kernel nodes) */\n"
+    "    double *node_s;    /* per node: seconds over every run */\n"
+    "};\n\n"
+    "static char last_error[TT_ERRLEN];\n"
+    "const char *@N@_error(void) { return last_error; }\n\n"
+    "static Status kernel_infer(OpCtx *c)\n{\n"
+    "    c->out[0].type = ND_F32;\n"
+    "    c->out[0].shape = c->model->values[c->node->out[0]].shape;\n"
+    "    return TT_OK;\n}\n\n"
+    "static Status kernel_run(OpCtx *c)\n{\n"
+    "    @N@_ctx *ctx = c->user;\n"
+    "    int node = (int)(c->node - c->model->nodes);\n"
+    "    int task = (int)NetNode_attrInt(c->node, \"task\", -1);\n"
+    "    if (!ctx || task < 0 || task >= N_TASKS || !ctx->inst[node])\n"
+    "        return tt_fail(c->err, \"kernel node %d has no kernel\", node);\n"
+    "    if (kernel_infer(c) != TT_OK || NdTensor_alloc(&c->out[0], ND_F32, &c->out[0].shape, c->err) != TT_OK)\n"
+    "        return TT_ERR;\n"
+    "    const float *ins[2] = {c->in[0]->data, c->in[3] ? c->in[3]->data : NULL};\n"
+    "    if (TASKS[task].run(ctx->inst[node], ins, c->out[0].data) != 0)\n"
+    "        return tt_fail(c->err, \"task %d's kernel failed\", task);\n"
+    "    return TT_OK;\n}\n\n"
+    "static const OpDef KERNEL_OPS[] = {\n"
+    "    {.name = \"Kernel\", .domain = \"tunetop\", .min_in = 2, .max_in = 4, .min_out = 1, .max_out = 1,\n"
+    "     .infer = kernel_infer, .run = kernel_run},\n"
+    "    {.name = NULL},\n};\n\n"
+    "/* The constant operands of a kernel node, the weight transposed when the model stores it [k][n]. */\n"
+    "static void *create_kernel(const NetModel *m, const NetNode *n)\n{\n"
+    "    int task = (int)NetNode_attrInt(n, \"task\", -1);\n"
+    "    const NdTensor *w = &m->values[n->in[1]].constant;\n"
+    "    const float *consts[2] = {w->data, n->in[2] >= 0 ? m->values[n->in[2]].constant.data : NULL};\n"
+    "    float *wt = NULL;\n"
+    "    if (NetNode_attrInt(n, \"transpose_weight\", 0)) {\n"
+    "        int64_t k = w->shape.dim[0], cols = w->shape.dim[1];\n"
+    "        wt = malloc(sizeof(float) * (size_t)(k * cols));\n"
+    "        if (!wt)\n            return NULL;\n"
+    "        for (int64_t i = 0; i < k; i++)\n"
+    "            for (int64_t j = 0; j < cols; j++)\n"
+    "                wt[j * k + i] = ((const float *)w->data)[i * cols + j];\n"
+    "        consts[0] = wt;\n    }\n"
+    "    void *inst = task >= 0 && task < N_TASKS ? TASKS[task].create(consts) : NULL;\n"
+    "    free(wt);\n    return inst;\n}\n\n"
+    "void @N@_destroy(@N@_ctx *ctx)\n{\n"
+    "    if (!ctx)\n        return;\n"
+    "    for (int i = 0; ctx->inst && i < ctx->m.n_nodes; i++)\n"
+    "        if (ctx->inst[i])\n"
+    "            TASKS[NetNode_attrInt(&ctx->m.nodes[i], \"task\", 0)].destroy(ctx->inst[i]);\n"
+    "    free(ctx->inst);\n    free(ctx->node_s);\n    NetModel_done(&ctx->m);\n    free(ctx);\n}\n\n"
+    "static Status check_io(const NetModel *m, char *err)\n{\n"
+    "    if (m->n_inputs != @N@_N_INPUTS || m->n_outputs != @N@_N_OUTPUTS)\n"
+    "        return tt_fail(err, \"the model file has %d inputs and %d outputs; @N@ was built for %d and %d\",\n"
+    "                       m->n_inputs, m->n_outputs, @N@_N_INPUTS, @N@_N_OUTPUTS);\n"
+    "    for (int i = 0; i < m->n_inputs; i++)\n"
+    "        if (strcmp(m->values[m->inputs[i]].name, @N@_INPUT_NAMES[i]))\n"
+    "            return tt_fail(err, \"the model file's input %d is '%s'; @N@ was built for '%s'\", i,\n"
+    "                           m->values[m->inputs[i]].name, @N@_INPUT_NAMES[i]);\n"
+    "    return TT_OK;\n}\n\n"
+    "@N@_ctx *@N@_create(const char *weights_path)\n{\n"
+    "    @N@_ctx *ctx = calloc(1, sizeof *ctx);\n"
+    "    if (!ctx) {\n        snprintf(last_error, sizeof last_error, \"out of memory\");\n        return NULL;\n    "
+    "}\n"
+    "    Op_register(KERNEL_OPS);\n"
+    "    NetModel_init(&ctx->m);\n"
+    "    if (ModelFile_read(weights_path, &ctx->m, last_error) != TT_OK || NetModel_sort(&ctx->m, last_error) != TT_OK "
+    "||\n"
+    "        NetModel_bind(&ctx->m, last_error) != TT_OK || check_io(&ctx->m, last_error) != TT_OK) {\n"
+    "        @N@_destroy(ctx);\n        return NULL;\n    }\n"
+    "    ctx->inst = calloc((size_t)ctx->m.n_nodes + 1, sizeof *ctx->inst);\n"
+    "    ctx->node_s = calloc((size_t)ctx->m.n_nodes + 1, sizeof *ctx->node_s);\n"
+    "    for (int i = 0; ctx->inst && i < ctx->m.n_nodes; i++) {\n"
+    "        const NetNode *n = &ctx->m.nodes[i];\n"
+    "        if (strcmp(n->op, \"Kernel\") || strcmp(n->domain, \"tunetop\"))\n            continue;\n"
+    "        if (!(ctx->inst[i] = create_kernel(&ctx->m, n))) {\n"
+    "            snprintf(last_error, sizeof last_error, \"cannot create the kernel of node %d\", i);\n"
+    "            @N@_destroy(ctx);\n            return NULL;\n        }\n    }\n"
+    "    if (!ctx->inst || !ctx->node_s) {\n"
+    "        snprintf(last_error, sizeof last_error, \"out of memory\");\n"
+    "        @N@_destroy(ctx);\n        return NULL;\n    }\n"
+    "    return ctx;\n}\n\n"
+    "int @N@_run(@N@_ctx *ctx, const void *const *inputs, void *const *outputs)\n{\n"
+    "    NdTensor in[@N@_N_INPUTS + 1], out[@N@_N_OUTPUTS + 1];\n"
+    "    memset(out, 0, sizeof out);\n"
+    "    for (int i = 0; i < @N@_N_INPUTS; i++) {\n"
+    "        const NetValue *v = &ctx->m.values[ctx->m.inputs[i]];\n"
+    "        in[i] = (NdTensor){.type = v->type, .shape = v->shape, .data = (void *)inputs[i],\n"
+    "                           .count = @N@_INPUT_COUNTS[i]};\n    }\n"
+    "    NetExecOptions opt = {.user = ctx, .node_seconds = ctx->node_s};\n"
+    "    if (NetExec_runWith(&ctx->m, in, @N@_N_INPUTS, out, &opt, last_error) != TT_OK)\n        return -1;\n"
+    "    int rc = 0;\n"
+    "    for (int i = 0; i < @N@_N_OUTPUTS; i++) {\n"
+    "        if (out[i].count != @N@_OUTPUT_COUNTS[i]) {\n"
+    "            snprintf(last_error, sizeof last_error, \"output %d has %lld elements, not %lld\", i,\n"
+    "                     (long long)out[i].count, (long long)@N@_OUTPUT_COUNTS[i]);\n"
+    "            rc = -1;\n"
+    "        } else if (out[i].data)\n"
+    "            memcpy(outputs[i], out[i].data, (size_t)out[i].count * NdType_size(out[i].type));\n"
+    "        NdTensor_free(&out[i]);\n    }\n"
+    "    return rc;\n}\n\n"
+    "int @N@_n_nodes(const @N@_ctx *ctx) { return ctx->m.n_nodes; }\n"
+    "const char *@N@_node_op(const @N@_ctx *ctx, int i) { return ctx->m.nodes[i].op; }\n"
+    "double @N@_node_seconds(const @N@_ctx *ctx, int i) { return ctx->node_s[i]; }\n";
+
+static char *source_text(const char *N, const NetModel *m, int n_tasks, const char *const *prefix) {
+    StrBuf sb;
+    StrBuf_init(&sb);
+    StrBuf_printf(&sb,
+                  "/* %s.c: the network %s, exported by tunetop: the model runtime runs every\n"
+                  " * node, and each node of op tunetop.Kernel runs its task's tuned kernel. */\n"
+                  "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"%s.h\"\n"
+                  "#include \"base/status.h\"\n#include \"tuner/net/exec.h\"\n#include \"tuner/net/modelfile.h\"\n"
+                  "#include \"tuner/net/ops/op.h\"\n",
+                  N, N, N);
+    for (int t = 0; t < n_tasks; t++)
+        StrBuf_printf(&sb, "#include \"%s.h\"\n", prefix[t]);
+    StrBuf_append(&sb, "\ntypedef struct KernelFns {\n    void *(*create)(const float *const *consts);\n"
+                       "    int (*run)(void *k, const float *const *inputs, float *output);\n"
+                       "    void (*destroy)(void *k);\n} KernelFns;\n\n");
+    for (int t = 0; t < n_tasks; t++) {
+        const char *P = prefix[t];
+        StrBuf_printf(&sb,
+                      "static void *%s_c(const float *const *c) { return %s_create(c); }\n"
+                      "static int %s_r(void *k, const float *const *in, float *out) { return %s_run(k, in, out); }\n"
+                      "static void %s_d(void *k) { %s_destroy(k); }\n",
+                      P, P, P, P, P, P);
+    }
+    StrBuf_printf(&sb, "\n#define N_TASKS %d\nstatic const KernelFns TASKS[N_TASKS + 1] = {\n", n_tasks);
+    for (int t = 0; t < n_tasks; t++)
+        StrBuf_printf(&sb, "    {%s_c, %s_r, %s_d},\n", prefix[t], prefix[t], prefix[t]);
+    StrBuf_append(&sb, "    {NULL, NULL, NULL},\n};\n\n");
+    io_tables(&sb, N, "INPUT", m, m->inputs, m->n_inputs);
+    io_tables(&sb, N, "OUTPUT", m, m->outputs, m->n_outputs);
+    StrBuf_append(&sb, "\n");
+    append_subst(&sb, SOURCE_BODY, N);
+    char *r = StrBuf_take(&sb);
+    StrBuf_done(&sb);
+    return r;
+}
+
+Status ModelProg_bundle(ExportBundle *b, const char *name, const NetModel *m, int n_tasks,
+                        const char *const *task_prefix, char *err) {
+    for (size_t i = 0; i < NET_RUNTIME_N_FILES; i++) {
+        const char *p = NET_RUNTIME_FILES[i].path;
+        bool is_c = strlen(p) > 2 && !strcmp(p + strlen(p) - 2, ".c");
+        if (ExportBundle_addFile(b, p, NET_RUNTIME_FILES[i].text, is_c, err) != TT_OK) return TT_ERR;
+    }
+    char fname[EXPORT_PREFIX_LEN + 8];
+    char *h = header_text(name, m), *c = source_text(name, m, n_tasks, task_prefix);
+    snprintf(fname, sizeof fname, "%s.h", name);
+    Status st = ExportBundle_addFile(b, fname, h, false, err);
+    snprintf(fname, sizeof fname, "%s.c", name);
+    if (st == TT_OK) st = ExportBundle_addFile(b, fname, c, true, err);
+    free(h);
+    free(c);
+    return st;
+}
+
+static const char *DRIVER_BODY =
+    "/* main.c: runs the network @N@ for `tunetop run --model`:\n"
+    " *   prog MODEL_FILE IN_0.bin ... OUT_DIR REPEAT PROFILE */\n"
+    "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n\n"
+    "#include \"@N@.h\"\n\n"
+    "static size_t type_size(int t)\n{\n"
+    "    switch (t) {\n    case 2: case 3: case 9: return 1;\n    case 4: case 5: case 10: case 16: return 2;\n"
+    "    case 1: case 6: case 12: return 4;\n    default: return 8;\n    }\n}\n\n"
+    "static double now(void)\n{\n    struct timespec ts;\n    clock_gettime(CLOCK_MONOTONIC, &ts);\n"
+    "    return ts.tv_sec + ts.tv_nsec * 1e-9;\n}\n\n"
+    "static void *read_all(const char *path, size_t want)\n{\n"
+    "    FILE *f = fopen(path, \"rb\");\n    void *p = malloc(want + 1);\n"
+    "    size_t got = f && p ? fread(p, 1, want, f) : 0;\n    if (f)\n        fclose(f);\n"
+    "    if (got != want) {\n        fprintf(stderr, \"cannot read %zu bytes from %s\\n\", want, path);\n        "
+    "exit(1);\n    }\n"
+    "    return p;\n}\n\n"
+    "int main(int argc, char **argv)\n{\n"
+    "    if (argc != 5 + @N@_N_INPUTS) {\n        fprintf(stderr, \"usage: %s MODEL IN... OUT_DIR REPEAT PROFILE\\n\", "
+    "argv[0]);\n"
+    "        return 2;\n    }\n"
+    "    @N@_ctx *ctx = @N@_create(argv[1]);\n"
+    "    if (!ctx) {\n        fprintf(stderr, \"%s\\n\", @N@_error());\n        return 1;\n    }\n"
+    "    void *in[@N@_N_INPUTS + 1], *out[@N@_N_OUTPUTS + 1];\n"
+    "    for (int i = 0; i < @N@_N_INPUTS; i++)\n"
+    "        in[i] = read_all(argv[2 + i], (size_t)@N@_INPUT_COUNTS[i] * type_size(@N@_INPUT_TYPES[i]));\n"
+    "    for (int i = 0; i < @N@_N_OUTPUTS; i++)\n"
+    "        out[i] = calloc((size_t)@N@_OUTPUT_COUNTS[i] + 1, type_size(@N@_OUTPUT_TYPES[i]));\n"
+    "    if (@N@_run(ctx, (const void *const *)in, out) != 0) {\n        fprintf(stderr, \"%s\\n\", @N@_error());\n"
+    "        return 1;\n    }\n"
+    "    const char *dir = argv[2 + @N@_N_INPUTS];\n"
+    "    for (int i = 0; i < @N@_N_OUTPUTS; i++) {\n"
+    "        char path[4096];\n        snprintf(path, sizeof path, \"%s/out_%d.bin\", dir, i);\n"
+    "        FILE *f = fopen(path, \"wb\");\n"
+    "        size_t n = (size_t)@N@_OUTPUT_COUNTS[i] * type_size(@N@_OUTPUT_TYPES[i]);\n"
+    "        if (!f || fwrite(out[i], 1, n, f) != n || fclose(f) != 0) {\n"
+    "            fprintf(stderr, \"cannot write %s\\n\", path);\n            return 1;\n        }\n    }\n"
+    "    int repeat = atoi(argv[3 + @N@_N_INPUTS]), profile = atoi(argv[4 + @N@_N_INPUTS]);\n"
+    "    int n_nodes = @N@_n_nodes(ctx);\n"
+    "    double *base = calloc((size_t)n_nodes + 1, sizeof *base);\n"
+    "    for (int i = 0; i < n_nodes; i++)\n        base[i] = @N@_node_seconds(ctx, i);\n"
+    "    for (int r = 0; r < repeat; r++) {\n"
+    "        double t = now();\n"
+    "        if (@N@_run(ctx, (const void *const *)in, out) != 0) {\n"
+    "            fprintf(stderr, \"%s\\n\", @N@_error());\n            return 1;\n        }\n"
+    "        printf(\"run_ms %.6f\\n\", (now() - t) * 1e3);\n    }\n"
+    "    for (int i = 0; profile && repeat > 0 && i < n_nodes; i++)\n"
+    "        printf(\"node_ms %d %.6f %s\\n\", i, (@N@_node_seconds(ctx, i) - base[i]) * 1e3 / repeat,\n"
+    "               @N@_node_op(ctx, i));\n"
+    "    for (int i = 0; i < @N@_N_INPUTS; i++)\n        free(in[i]);\n"
+    "    for (int i = 0; i < @N@_N_OUTPUTS; i++)\n        free(out[i]);\n"
+    "    free(base);\n    @N@_destroy(ctx);\n    return 0;\n}\n";
+
+char *ModelProg_driver(const char *name) {
+    StrBuf sb;
+    StrBuf_init(&sb);
+    append_subst(&sb, DRIVER_BODY, name);
+    char *r = StrBuf_take(&sb);
+    StrBuf_done(&sb);
+    return r;
+}

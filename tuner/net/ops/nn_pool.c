@@ -1,0 +1,215 @@
+/* tuner/net/ops/nn_pool.c: MaxPool (with its optional Indices output in row-
+ * or column-major order; int8 and uint8 too), AveragePool (count_include_pad),
+ * LpPool (p), all with kernel_shape, strides, pads, auto_pad, dilations and
+ * ceil_mode over 1 to 3 spatial dimensions; GlobalAveragePool and
+ * GlobalMaxPool. Computed in double (exact for the 8-bit types). */
+#include <math.h>
+#include <string.h>
+
+#include "tuner/net/ops/nn_util.h"
+
+static const NdType MAXPOOL_TYPES[] = {ND_F32, ND_F16, ND_F64, ND_I8, ND_U8, ND_UNDEF};
+
+typedef enum { POOL_MAX, POOL_AVG, POOL_LP } PoolKind;
+
+typedef struct PoolArgs {
+    NnWin win;
+    PoolKind kind;
+    bool include_pad; /* AveragePool's count_include_pad */
+    bool col_major;   /* MaxPool's storage_order 1 */
+    double p;         /* LpPool */
+    int64_t planes;   /* N * C */
+} PoolArgs;
+
+static PoolKind pool_kind(const char *op) {
+    return !strcmp(op, "MaxPool") ? POOL_MAX : !strcmp(op, "AveragePool") ? POOL_AVG : POOL_LP;
+}
+
+Status Pool_check(const NetNode *node, const NetModel *model, char *err) {
+    int nk;
+    NetNode_attrInts(node, "kernel_shape", &nk);
+    if (nk == 0) return tt_fail(err, "attribute kernel_shape is missing");
+    int64_t ceil_mode = NetNode_attrInt(node, "ceil_mode", 0), order = NetNode_attrInt(node, "storage_order", 0);
+    if ((ceil_mode != 0 && ceil_mode != 1) || (order != 0 && order != 1))
+        return tt_fail(err, "attributes ceil_mode=%lld, storage_order=%lld: 0 or 1 expected", (long long)ceil_mode,
+                       (long long)order);
+    if (pool_kind(node->op) == POOL_LP && NetNode_attrFloat(node, "p", 2.0) <= 0)
+        return tt_fail(err, "attribute p=%g is not positive", NetNode_attrFloat(node, "p", 2.0));
+    return Nn_checkAutoPad(node, err);
+}
+
+/* The window and the output shape of a pool on input 0. */
+static Status pool_setup(const OpCtx *ctx, PoolArgs *pa, NdShape *ys) {
+    const NetNode *node = ctx->node;
+    const NdShape *xs = &ctx->in[0]->shape;
+    int nk;
+    const int64_t *k = NetNode_attrInts(node, "kernel_shape", &nk);
+    if (xs->rank < 3 || xs->rank > 2 + NN_SP)
+        return tt_fail(ctx->err, "input of rank %d: %s takes 1 to %d spatial dimensions", xs->rank, node->op, NN_SP);
+    if (nk != xs->rank - 2)
+        return tt_fail(ctx->err, "attribute kernel_shape has %d values for %d spatial dimensions", nk, xs->rank - 2);
+    bool ceil_mode = NetNode_attrInt(node, "ceil_mode", 0) != 0;
+    if (NnWin_init(&pa->win, node, xs, k, ceil_mode, ctx->err) != TT_OK) return TT_ERR;
+    pa->kind = pool_kind(node->op);
+    pa->include_pad = NetNode_attrInt(node, "count_include_pad", 0) != 0;
+    pa->col_major = NetNode_attrInt(node, "storage_order", 0) == 1;
+    pa->p = NetNode_attrFloat(node, "p", 2.0);
+    pa->planes = xs->dim[0] * xs->dim[1];
+    *ys = *xs;
+    for (int i = 0; i < pa->win.nsp; i++)
+        ys->dim[2 + i] = pa->win.out[NN_SP - pa->win.nsp + i];
+    return TT_OK;
+}
+
+Status Pool_infer(OpCtx *ctx) {
+    bool is_max = pool_kind(ctx->node->op) == POOL_MAX;
+    if (Op_requireType(ctx, 0, is_max ? MAXPOOL_TYPES : NN_FLOATS) != TT_OK) return TT_ERR;
+    ctx->out[0].type = ctx->in[0]->type;
+    ctx->out[0].shape.rank = -1;
+    if (ctx->n_out > 1) {
+        ctx->out[1].type = ND_I64;
+        ctx->out[1].shape.rank = -1;
+    }
+    PoolArgs pa;
+    if (ctx->in[0]->shape.rank < 0 || pool_setup(ctx, &pa, &ctx->out[0].shape) != TT_OK)
+        return ctx->in[0]->shape.rank < 0 ? TT_OK : TT_ERR;
+    if (ctx->n_out > 1) ctx->out[1].shape = ctx->out[0].shape;
+    return TT_OK;
+}
+
+/* Kernel positions along dimension j of window w that start at `start`:
+ * those inside the input [lo, hi), and how many fall inside the padded input. */
+static int64_t pool_span(const NnWin *w, int j, int64_t start, int64_t *lo, int64_t *hi) {
+    int64_t l = 0, h = 0, padded = 0;
+    bool seen = false;
+    for (int64_t k = 0; k < w->k[j]; k++) {
+        int64_t i = start + k * w->d[j];
+        if (i >= -w->pb[j] && i < w->in[j] + w->pe[j]) padded++;
+        if (i >= 0 && i < w->in[j]) {
+            if (!seen) l = k;
+            h = k + 1;
+            seen = true;
+        }
+    }
+    *lo = l;
+    *hi = seen ? h : l;
+    return padded;
+}
+
+/* One output element of plane x at window start st[3]; *arg the flat input
+ * index of the maximum (MaxPool). */
+static double pool_one(const PoolArgs *pa, const double *x, const int64_t *st, int64_t *arg) {
+    const NnWin *w = &pa->win;
+    int64_t lo[NN_SP], hi[NN_SP], padded = 1, count = 0, best = -1;
+    for (int j = 0; j < NN_SP; j++)
+        padded *= pool_span(w, j, st[j], &lo[j], &hi[j]);
+    double acc = pa->kind == POOL_MAX ? -INFINITY : 0;
+    for (int64_t a = lo[0]; a < hi[0]; a++)
+        for (int64_t b = lo[1]; b < hi[1]; b++)
+            for (int64_t c = lo[2]; c < hi[2]; c++) {
+                int64_t id = st[0] + a * w->d[0], ih = st[1] + b * w->d[1], iw = st[2] + c * w->d[2];
+                double v = x[(id * w->in[1] + ih) * w->in[2] + iw];
+                count++;
+                if (pa->kind == POOL_AVG)
+                    acc += v;
+                else if (pa->kind == POOL_LP)
+                    acc += pow(fabs(v), pa->p);
+                else if (v > acc || best < 0) {
+                    acc = v;
+                    best = pa->col_major ? (iw * w->in[1] + ih) * w->in[0] + id : (id * w->in[1] + ih) * w->in[2] + iw;
+                }
+            }
+    *arg = best;
+    if (pa->kind == POOL_AVG) return count ? acc / (double)(pa->include_pad ? padded : count) : NAN;
+    if (pa->kind == POOL_LP) return pow(acc, 1.0 / pa->p);
+    return count ? acc : NAN;
+}
+
+static bool pool_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *yv) {
+    const PoolArgs *pa = arg;
+    const NnWin *w = &pa->win;
+    int64_t is = NnWin_inSize(w), os = NnWin_outSize(w);
+    int64_t *ind = NULL;
+    if (pa->kind == POOL_MAX && ctx->n_out > 1 && ctx->node->n_out > 1 && ctx->node->out[1] >= 0) {
+        if (NdTensor_alloc(&ctx->out[1], ND_I64, &ctx->out[0].shape, ctx->err) != TT_OK) return false;
+        ind = ctx->out[1].data;
+    }
+    double *y = yv;
+    for (int64_t pl = 0; pl < pa->planes; pl++) {
+        const double *x = (const double *)in[0] + pl * is;
+        int64_t o = pl * os;
+        for (int64_t od = 0; od < w->out[0]; od++)
+            for (int64_t oh = 0; oh < w->out[1]; oh++)
+                for (int64_t ow = 0; ow < w->out[2]; ow++, o++) {
+                    int64_t st[NN_SP] = {od * w->s[0] - w->pb[0], oh * w->s[1] - w->pb[1], ow * w->s[2] - w->pb[2]};
+                    int64_t best;
+                    y[o] = pool_one(pa, x, st, &best);
+                    if (ind) ind[o] = best < 0 ? -1 : pl * is + best;
+                }
+    }
+    return true;
+}
+
+static Status pool_run(OpCtx *ctx) {
+    PoolArgs pa;
+    NdShape ys;
+    bool is_max = pool_kind(ctx->node->op) == POOL_MAX;
+    if (Op_requireType(ctx, 0, is_max ? MAXPOOL_TYPES : NN_FLOATS) != TT_OK || pool_setup(ctx, &pa, &ys) != TT_OK)
+        return TT_ERR;
+    Status st = Nn_runViews(ctx, 1, &ys, true, pool_compute, &pa);
+    if (st != TT_OK && ctx->n_out > 1) NdTensor_free(&ctx->out[1]);
+    return st;
+}
+
+Status MaxPool_run(OpCtx *ctx) { return pool_run(ctx); }
+Status AvgPool_run(OpCtx *ctx) { return pool_run(ctx); }
+Status LpPool_run(OpCtx *ctx) { return pool_run(ctx); }
+
+double Pool_flops(const OpCtx *ctx) {
+    int nk;
+    const int64_t *k = NetNode_attrInts(ctx->node, "kernel_shape", &nk);
+    double kk = 1;
+    for (int i = 0; i < nk; i++)
+        kk *= (double)k[i];
+    return Nn_count(&ctx->out[0].shape) * kk;
+}
+
+Status GlobalPool_infer(OpCtx *ctx) {
+    if (Nn_inferSame(ctx) != TT_OK) return TT_ERR;
+    NdShape *ys = &ctx->out[0].shape;
+    if (ys->rank >= 0 && ys->rank < 3)
+        return tt_fail(ctx->err, "input of rank %d: %s takes N x C x spatial dimensions", ys->rank, ctx->node->op);
+    for (int i = 2; i < ys->rank; i++)
+        ys->dim[i] = 1;
+    return TT_OK;
+}
+
+/* Each of the N * C planes reduced to its mean or its maximum. */
+static bool global_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *yv) {
+    const NdShape *xs = &ctx->in[0]->shape;
+    bool is_max = arg != NULL;
+    int64_t planes = xs->dim[0] * xs->dim[1], n = 1;
+    for (int i = 2; i < xs->rank; i++)
+        n *= xs->dim[i];
+    double *y = yv;
+    for (int64_t pl = 0; pl < planes; pl++) {
+        const double *x = (const double *)in[0] + pl * n;
+        double acc = is_max ? -INFINITY : 0;
+        for (int64_t i = 0; i < n; i++)
+            acc = is_max ? (x[i] > acc ? x[i] : acc) : acc + x[i];
+        y[pl] = n == 0 ? NAN : is_max ? acc : acc / (double)n;
+    }
+    return true;
+}
+
+static Status global_run(OpCtx *ctx, bool is_max) {
+    if (GlobalPool_infer(ctx) != TT_OK) return TT_ERR;
+    NdShape ys = ctx->out[0].shape;
+    static const int max_tag = 1;
+    return Nn_runViews(ctx, 1, &ys, true, global_compute, is_max ? &max_tag : NULL);
+}
+
+Status GlobalAvgPool_run(OpCtx *ctx) { return global_run(ctx, false); }
+Status GlobalMaxPool_run(OpCtx *ctx) { return global_run(ctx, true); }
+
+double GlobalPool_flops(const OpCtx *ctx) { return Nn_count(&ctx->in[0]->shape); }

@@ -1,0 +1,124 @@
+/* tuner/net/ops/nn_softmax.c: Softmax, LogSoftmax and Hardmax (before opset 13
+ * the input is seen as 2-D, split at `axis` (default 1); from 13 on, one axis,
+ * default -1), and Dropout in inference (the identity, its mask all true). */
+#include <math.h>
+#include <string.h>
+
+#include "tuner/net/ops/nn_util.h"
+
+typedef enum { SM_SOFT, SM_LOG, SM_HARD } SmKind;
+
+Status Softmax_infer(OpCtx *ctx) { return Nn_inferSame(ctx); }
+
+/* The input as outer x len x inner lines along which the op runs. */
+static Status sm_split(const OpCtx *ctx, int64_t *outer, int64_t *len, int64_t *inner) {
+    const NdShape *xs = &ctx->in[0]->shape;
+    bool coerce = ctx->opset < 13;
+    int axis;
+    if (xs->rank == 0) {
+        *outer = *len = *inner = 1;
+        return TT_OK;
+    }
+    if (Nd_axis(NetNode_attrInt(ctx->node, "axis", coerce ? 1 : -1), xs->rank, &axis, ctx->err) != TT_OK) return TT_ERR;
+    Nn_axisSplit(xs, axis, outer, len, inner);
+    if (coerce) {
+        *len *= *inner;
+        *inner = 1;
+    }
+    return TT_OK;
+}
+
+/* One line x[0], x[st], ... (n elements) into y. */
+static void sm_line(SmKind kind, const double *x, double *y, int64_t n, int64_t st) {
+    double m = -INFINITY, sum = 0;
+    int64_t at = 0;
+    for (int64_t k = 0; k < n; k++)
+        if (x[k * st] > m || k == 0) {
+            m = x[k * st];
+            at = k;
+        }
+    if (kind == SM_HARD) {
+        for (int64_t k = 0; k < n; k++)
+            y[k * st] = k == at;
+        return;
+    }
+    for (int64_t k = 0; k < n; k++)
+        sum += exp(x[k * st] - m);
+    double lsum = log(sum);
+    for (int64_t k = 0; k < n; k++)
+        y[k * st] = kind == SM_LOG ? x[k * st] - m - lsum : exp(x[k * st] - m) / sum;
+}
+
+static bool sm_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *yv) {
+    SmKind kind = *(const SmKind *)arg;
+    int64_t outer, len, inner;
+    if (sm_split(ctx, &outer, &len, &inner) != TT_OK) return false;
+    const double *x = in[0];
+    double *y = yv;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++)
+            sm_line(kind, x + o * len * inner + i, y + o * len * inner + i, len, inner);
+    return true;
+}
+
+static Status sm_run(OpCtx *ctx, SmKind kind) {
+    if (Softmax_infer(ctx) != TT_OK) return TT_ERR;
+    NdShape ys = ctx->out[0].shape;
+    return Nn_runViews(ctx, 1, &ys, true, sm_compute, &kind);
+}
+
+Status Softmax_run(OpCtx *ctx) { return sm_run(ctx, SM_SOFT); }
+Status LogSoftmax_run(OpCtx *ctx) { return sm_run(ctx, SM_LOG); }
+Status Hardmax_run(OpCtx *ctx) { return sm_run(ctx, SM_HARD); }
+
+double Softmax_flops(const OpCtx *ctx) { return 4 * Nn_count(&ctx->in[0]->shape); }
+
+/* ---- Dropout ---- */
+
+/* Training with a ratio other than 0 drops at random: refused. */
+static Status dropout_training(double ratio, bool training, char *err) {
+    if (training && ratio != 0)
+        return tt_fail(err, "training_mode true with ratio %g is not supported (inference only)", ratio);
+    return TT_OK;
+}
+
+/* Refused at bind time: training_mode true, or fed by the user at run time
+ * (it may be true then), unless the ratio is a constant 0 (the identity in
+ * either mode). Dropout_run checks the values it gets again. */
+Status Dropout_check(const NetNode *node, const NetModel *model, char *err) {
+    if (node->n_in < 3 || node->in[2] < 0 || !model) return TT_OK;
+    const NetValue *t = &model->values[node->in[2]], *r = node->in[1] >= 0 ? &model->values[node->in[1]] : NULL;
+    if (r && r->is_const && r->constant.count >= 1 && NdTensor_get(&r->constant, 0) == 0) return TT_OK;
+    if (t->is_input)
+        return tt_fail(err, "input training_mode is fed at run time: only inference (training_mode false) is "
+                            "supported");
+    if (t->is_const && t->constant.count >= 1 && NdTensor_getInt(&t->constant, 0) != 0)
+        return tt_fail(err, "training_mode true is not supported (inference only)");
+    return TT_OK;
+}
+
+Status Dropout_infer(OpCtx *ctx) {
+    if (Nn_inferSame(ctx) != TT_OK) return TT_ERR;
+    if (ctx->n_out > 1) {
+        ctx->out[1].type = ND_BOOL;
+        ctx->out[1].shape = ctx->in[0]->shape;
+    }
+    return TT_OK;
+}
+
+Status Dropout_run(OpCtx *ctx) {
+    const NdTensor *r = ctx->n_in > 1 ? ctx->in[1] : NULL, *t = ctx->n_in > 2 ? ctx->in[2] : NULL;
+    double ratio = r && r->count > 0 ? NdTensor_get(r, 0) : NetNode_attrFloat(ctx->node, "ratio", 0.5);
+    if (Dropout_infer(ctx) != TT_OK ||
+        dropout_training(ratio, t && t->count > 0 && NdTensor_getInt(t, 0) != 0, ctx->err) != TT_OK)
+        return TT_ERR;
+    if (NdTensor_copy(&ctx->out[0], ctx->in[0], ctx->err) != TT_OK) return TT_ERR;
+    if (ctx->n_out > 1 && ctx->node->n_out > 1 && ctx->node->out[1] >= 0) {
+        if (NdTensor_alloc(&ctx->out[1], ND_BOOL, &ctx->in[0]->shape, ctx->err) != TT_OK) {
+            NdTensor_free(&ctx->out[0]);
+            return TT_ERR;
+        }
+        if (ctx->out[1].count > 0) memset(ctx->out[1].data, 1, (size_t)ctx->out[1].count);
+    }
+    return TT_OK;
+}
