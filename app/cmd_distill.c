@@ -141,7 +141,8 @@ static Status distill_write(const History *h, const char *path, int keep, size_t
         }
     }
     if (st == TT_OK) st = LogWriter_sync(w, err);
-    LogWriter_close(w);
+    if (st == TT_OK) st = LogWriter_closeMarked(w, err); /* a clean end: the close marker (closes w) */
+    if (st != TT_OK) LogWriter_close(w);
     return st;
 }
 

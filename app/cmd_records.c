@@ -68,6 +68,10 @@ static int tvm_best(const char *path, int fmt_, bool verbose) {
     TvmSummary_init(&s, fmt);
     long bad = 0;
     int rc = each_record("best", path, fmt, verbose, &bad, add_summary, &s);
+    if (rc && s.n_records == 0 && bad == 0) { /* not read at all: its one line was said */
+        TvmSummary_done(&s);
+        return rc;
+    }
     long errors = 0;
     int with = 0;
     for (int i = 0; i < s.n_tasks; i++) {
@@ -111,6 +115,14 @@ static int tvm_best(const char *path, int fmt_, bool verbose) {
                 if (t->errno_count[e]) printf("%s%s %ld", sep, TVM_ERR_NAMES[e], t->errno_count[e]), sep = ", ";
         }
         printf(")\n");
+        long faults = t->cost_faults[1] + t->cost_faults[2] + t->cost_faults[3];
+        if (faults) { /* no error, yet no latency: never a best */
+            printf("  left out  %ld record%s whose cost is no latency (", faults, faults == 1 ? "" : "s");
+            const char *sep = "";
+            for (int k = 1; k < 4; k++)
+                if (t->cost_faults[k]) printf("%s%ld with %s", sep, t->cost_faults[k], TVM_COST_FAULTS[k]), sep = ", ";
+            printf(")\n");
+        }
     }
     fflush(stdout);
     if (bad)
@@ -654,8 +666,11 @@ int cmd_best(int argc, char **argv) {
                 "tunetop best: %ld record%s carry no checksum (written before checksums existed): read "
                 "unchecked\n",
                 h.unchecked, h.unchecked == 1 ? "" : "s");
-    else if (verbose && h.n_records)
+    else if (verbose && h.n_records && h.end != LOG_DAMAGED)
         fprintf(stderr, "tunetop best: every record's checksum is correct\n");
+    else if (verbose && h.n_records)
+        fprintf(stderr, "tunetop best: the checksums of the %zu records before the damage are correct\n", h.n_records);
+    if (h.unclosed[0]) fprintf(stderr, "tunetop best: warning: %s\n", h.unclosed);
     if (h.end == LOG_TORN) {
         fprintf(stderr, "tunetop best: warning: %s (read up to there; tune --log truncates it on resume)\n", h.end_msg);
     } else if (h.end == LOG_DAMAGED) {
@@ -693,11 +708,14 @@ int cmd_dump(int argc, char **argv) {
     }
     StrBuf_done(&line);
     Record_done(&rec);
+    char unclosed[TT_ERRLEN];
+    bool open_end = LogReader_unclosedNote(rd, unclosed, sizeof unclosed);
     LogReader_close(rd);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "tunetop dump: cannot write the output\n");
         return 1;
     }
+    if (open_end) fprintf(stderr, "tunetop dump: warning: %s\n", unclosed);
     if (st == LOG_TORN) {
         fprintf(stderr, "tunetop dump: warning: %s\n", err);
     } else if (st == LOG_DAMAGED) {

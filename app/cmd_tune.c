@@ -14,6 +14,7 @@
 #include "app/device.h"
 #include "app/expr.h"
 #include "app/opts.h"
+#include "kernels/targets/gpu_build.h"
 #include "kernels/templates/te/te_task.h"
 #include "records/log.h"
 #include "tuner/cluster/cluster.h"
@@ -933,6 +934,29 @@ static Status tune_tasks(const TuneRequest *q, const Workload *wls, const double
 }
 
 /* The last lines: what the log holds, how to resume; returns the exit status given the UI's rc. */
+/* A session that stopped on a fault of the machine, or in which no trial
+ * succeeded, must not look like a success: exit 1, with one line. */
+static int honest_exit(Engine *engine, const SessionSnapshot *snap, const LogOutcome *lo, const char *log, int rc) {
+    char machine[TT_ERRLEN];
+    if (!lo->failed && Engine_machineFault(engine, machine, sizeof machine)) {
+        fprintf(stderr,
+                "tunetop: stopped: %s: a fault of this machine, not of the candidate (failed twice; not recorded, a "
+                "resume measures it)\n",
+                machine);
+        if (rc == 0 || rc >= 128) rc = 1;
+    }
+    int succeeded = 0;
+    for (int t = 0; t < snap->n_tasks; t++)
+        succeeded += snap->rows[t].trials - snap->rows[t].errors;
+    if (rc == 0 && !lo->failed && snap->trials > snap->restored && succeeded == 0) {
+        /* an unattended run must not look like a success when nothing worked */
+        fprintf(stderr, "tunetop: no trial succeeded (%d failed); the reasons: tunetop best --verbose %s\n",
+                snap->trials, log);
+        rc = 1;
+    }
+    return rc;
+}
+
 static int report_outcome(Engine *engine, const TuneRequest *q, const TuneMpi *mpi, int rc, int argc, char **argv) {
     const char *log = q->cfg.log_path;
     SessionSnapshot snap;
@@ -957,13 +981,20 @@ static int report_outcome(Engine *engine, const TuneRequest *q, const TuneMpi *m
     } else if (snap.stopped || !snap.finished) {
         /* a session that ended on its own is done, even when q or Ctrl-C came afterwards */
         fprintf(stderr, "stopped after %d trials; every measured record is synced to %s\n", snap.trials, log);
+        if (Engine_abandoned(engine))
+            fprintf(stderr, "stopped without waiting for what was still building or running (it never ended)\n");
         print_resume_hint(argc, argv);
-        if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM; `q` in the UI is a normal exit */
+        if (rc == 0 && g_stop) rc = 128 + g_stop; /* 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; `q` is a normal exit */
         if (rc == 0 && ClusterHost_failed(mpi->host)) rc = 1; /* no rank could measure */
+    } else if (snap.restored >= snap.budget && snap.trials == snap.restored) {
+        fprintf(stderr,
+                "the budget of %d trials is already spent: %s holds %d; nothing measured (raise --trials to go on)\n",
+                snap.budget, log, snap.restored);
     } else {
         fprintf(stderr, "%s: %d trials in %s; best configs: tunetop best %s\n",
                 finished ? "done" : "finished (every task done)", snap.trials, log, log);
     }
+    rc = honest_exit(engine, &snap, &lo, log, rc);
     SessionSnapshot_done(&snap);
     return rc;
 }
@@ -1023,6 +1054,7 @@ static int tune_session(TuneRequest *q, TuneMpi *mpi, Task *tasks, int n_tasks, 
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* the terminal closed: the same bounded stop, and the resume line */
     signal(SIGPIPE, SIG_IGN);
     char resumed[2048] = "";
     if (Engine_start(engine, resumed, sizeof resumed, err) != TT_OK) {
@@ -1034,7 +1066,16 @@ static int tune_session(TuneRequest *q, TuneMpi *mpi, Task *tasks, int n_tasks, 
     Engine_wait(engine);
     ClusterHost_finish(mpi->host); /* the servers quit */
     rc = report_outcome(engine, q, mpi, rc, argc, argv);
+    bool left_behind = Engine_abandoned(engine);
     Engine_delete(engine);
+    if (left_behind || Gpu_abandonedRunning() > 0) {
+        /* a build or a measurement still runs in a thread: the libraries'
+         * static destructors must not run under it (a crash at exit), and
+         * waiting for it would make the stop unbounded */
+        fflush(stdout);
+        fflush(stderr);
+        _exit(rc);
+    }
     return rc;
 }
 

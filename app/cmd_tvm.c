@@ -255,9 +255,11 @@ static int import_records(Import *im, TvmFormat fmt) {
         }
         if (st != TVM_RECORD) break;
     }
-    if (im->w && LogWriter_sync(im->w, err) != TT_OK) {
+    if (im->w && (LogWriter_sync(im->w, err) != TT_OK || LogWriter_closeMarked(im->w, err) != TT_OK)) {
         fprintf(stderr, "tunetop import: %s\n", err);
         rc = 1;
+    } else if (im->w) {
+        im->w = NULL; /* closed with its close marker */
     }
     Record_done(&out);
     free(rec);

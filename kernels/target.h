@@ -77,9 +77,11 @@ typedef struct MeasureResult {
     int error_no;
     double costs[MEASURE_MAX_COSTS]; /* seconds per run, one per repeat */
     int n_costs;
-    double run_s;  /* wall time the measurement took */
-    double pack_s; /* layout packing measured apart (0 if none) */
-    char *msg;     /* owned: error message; NULL when none */
+    double run_s;       /* wall time the measurement took */
+    double pack_s;      /* layout packing measured apart (0 if none) */
+    char *msg;          /* owned: error message; NULL when none */
+    bool machine_fault; /* the failure is the machine's, not the candidate's: the worker was killed from
+                           outside (SIGKILL it was not sent), or could not take the task (memory) */
 } MeasureResult;
 
 void MeasureResult_init(MeasureResult *this);

@@ -117,6 +117,9 @@ void Workload_fillInputs(const Workload *this, float **args, uint64_t seed);
 
 /* Straightforward reference into args[last]; single-threaded, simple loops. */
 void Workload_reference(const Workload *this, float **args);
+/* The same; TT_ERR (one sentence naming the tensor) when the memory for it
+ * cannot be had, where Workload_reference aborts (tests only). */
+Status Workload_computeReference(const Workload *this, float **args, char *err);
 
 /* Compares a candidate output with the reference. Tolerance scales with the
  * reduction length (float32 summation order differs between kernels). On a

@@ -392,36 +392,95 @@ static bool is_map(const unsigned char *p, size_t n) {
     return n > 0 && ((p[0] >= 0x80 && p[0] <= 0x8f) || p[0] == 0xde || p[0] == 0xdf);
 }
 
-Status Msgpack_seal(char **bytes, size_t *len, char *err) {
-    unsigned char *p = (unsigned char *)*bytes;
-    size_t n = *len, grow = SEAL_LEN;
+/* Adds `add` entries to the count of the map in *bytes (realloc'd with room
+ * for `extra` more bytes at the end; a fixmap that outgrows 15 becomes a
+ * map16). TT_ERR when it is not a map or cannot grow. */
+static Status map_grow(unsigned char **bytes, size_t *len, unsigned add, size_t extra, char *err) {
+    unsigned char *p = *bytes;
+    size_t n = *len;
     if (!is_map(p, n)) return tt_fail(err, "only a map can carry a checksum");
-    if (p[0] == 0x8f) grow += 2; /* 15 entries: the 16th needs a map16 header */
     if ((p[0] == 0xde && n < 3) || (p[0] == 0xdf && n < 5)) return tt_fail(err, "map header cut short");
-    if (p[0] == 0xde && p[1] == 0xff && p[2] == 0xff) return tt_fail(err, "map too large to seal");
-    unsigned char *q = tt_realloc(p, n + grow);
-    if (q[0] == 0x8f) {
+    if (p[0] == 0xde && ((unsigned)p[1] << 8 | p[2]) + add > 0xffff) return tt_fail(err, "map too large to seal");
+    bool widen = p[0] <= 0x8f && (p[0] & 0x0f) + add > 15; /* the fixmap needs a map16 header */
+    unsigned char *q = tt_realloc(p, n + extra + (widen ? 2 : 0));
+    if (widen) {
+        unsigned c = (q[0] & 0x0fu) + add;
         memmove(q + 3, q + 1, n - 1);
-        q[0] = 0xde, q[1] = 0x00, q[2] = 0x10;
+        q[0] = 0xde, q[1] = (unsigned char)(c >> 8), q[2] = (unsigned char)c;
         n += 2;
-    } else if (q[0] <= 0x8e) {
-        q[0]++;
+    } else if (q[0] <= 0x8f) {
+        q[0] = (unsigned char)(q[0] + add);
     } else if (q[0] == 0xde) {
-        unsigned c = ((unsigned)q[1] << 8 | q[2]) + 1;
+        unsigned c = ((unsigned)q[1] << 8 | q[2]) + add;
         q[1] = (unsigned char)(c >> 8), q[2] = (unsigned char)c;
     } else {
-        uint32_t c = (uint32_t)be(q + 1, 4) + 1;
+        uint32_t c = (uint32_t)be(q + 1, 4) + add;
         q[1] = (unsigned char)(c >> 24), q[2] = (unsigned char)(c >> 16), q[3] = (unsigned char)(c >> 8),
         q[4] = (unsigned char)c;
     }
+    *bytes = q;
+    *len = n;
+    return TT_OK;
+}
+
+static void put_be(unsigned char *q, uint64_t v, int n) {
+    for (int i = 0; i < n; i++)
+        q[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
+}
+
+Status Msgpack_seal(char **bytes, size_t *len, char *err) {
+    unsigned char *q = (unsigned char *)*bytes;
+    size_t n = *len;
+    if (map_grow(&q, &n, 1, SEAL_LEN, err)) return TT_ERR;
     memcpy(q + n, SEAL_KEY, sizeof SEAL_KEY);
     n += sizeof SEAL_KEY;
-    uint32_t crc = Crc32c_update(0, q, n);
-    q[n] = (unsigned char)(crc >> 24), q[n + 1] = (unsigned char)(crc >> 16), q[n + 2] = (unsigned char)(crc >> 8),
-    q[n + 3] = (unsigned char)crc;
+    put_be(q + n, Crc32c_update(0, q, n), 4);
     *bytes = (char *)q;
     *len = n + 4;
     return TT_OK;
+}
+
+static const unsigned char SEQ_KEY[] = {0xa3, 's', 'e', 'q', 0xcf}, PREV_KEY[] = {0xa4, 'p', 'r', 'e', 'v', 0xce};
+
+Status Msgpack_chain(char **bytes, size_t *len, uint64_t seq, uint32_t prev, char *err) {
+    unsigned char *q = (unsigned char *)*bytes;
+    size_t n = *len;
+    if (map_grow(&q, &n, 2, CHAIN_LEN, err)) return TT_ERR;
+    memcpy(q + n, SEQ_KEY, sizeof SEQ_KEY);
+    put_be(q + n + sizeof SEQ_KEY, seq, 8);
+    n += sizeof SEQ_KEY + 8;
+    memcpy(q + n, PREV_KEY, sizeof PREV_KEY);
+    put_be(q + n + sizeof PREV_KEY, prev, 4);
+    *bytes = (char *)q;
+    *len = n + sizeof PREV_KEY + 4;
+    return TT_OK;
+}
+
+bool Msgpack_chainOf(const unsigned char *p, size_t len, uint64_t *seq, uint32_t *prev) {
+    if (!Msgpack_endsWithSeal(p, len) || len < SEAL_LEN + CHAIN_LEN + 1) return false;
+    const unsigned char *c = p + len - SEAL_LEN - CHAIN_LEN;
+    if (memcmp(c, SEQ_KEY, sizeof SEQ_KEY) != 0 || memcmp(c + 13, PREV_KEY, sizeof PREV_KEY) != 0) return false;
+    *seq = be(c + sizeof SEQ_KEY, 8);
+    *prev = (uint32_t)be(c + 13 + sizeof PREV_KEY, 4);
+    return true;
+}
+
+uint32_t Msgpack_sealValue(const unsigned char *p, size_t len) {
+    return Msgpack_endsWithSeal(p, len) ? (uint32_t)be(p + len - 4, 4) : 0;
+}
+
+int Msgpack_kindOf(const unsigned char *p, size_t n) {
+    static const unsigned char kind[] = {0xa4, 'k', 'i', 'n', 'd'};
+    static const char *const names[] = {"session", "steer", "close"};
+    size_t hdr = n > 0 && p[0] >= 0x80 && p[0] <= 0x8f ? 1 : n > 0 && p[0] == 0xde ? 3 : 0;
+    if (!hdr || n < hdr + sizeof kind + 1 || memcmp(p + hdr, kind, sizeof kind) != 0) return 0;
+    const unsigned char *v = p + hdr + sizeof kind;
+    if (v[0] < 0xa0 || v[0] > 0xbf) return 0;
+    size_t vl = v[0] & 0x1f;
+    if (n < hdr + sizeof kind + 1 + vl) return 0;
+    for (int i = 0; i < 3; i++)
+        if (strlen(names[i]) == vl && memcmp(v + 1, names[i], vl) == 0) return i + 1;
+    return 0;
 }
 
 Status Record_encodeSealed(const Record *this, char **bytes, size_t *len, char *err) {
@@ -447,7 +506,15 @@ bool Msgpack_endsNearSeal(const unsigned char *p, size_t n) {
 }
 
 SealState Msgpack_checkSeal(const unsigned char *p, size_t len, uint32_t *stored, uint32_t *computed) {
-    if (!is_map(p, len) || !Msgpack_endsWithSeal(p, len)) return SEAL_NONE;
+    if (!is_map(p, len)) return SEAL_NONE;
+    if (!Msgpack_endsWithSeal(p, len)) {
+        /* a seal whose key or type byte was flipped: damage, not an object
+         * written before checksums (whose last entry is never this close) */
+        if (!Msgpack_endsNearSeal(p, len)) return SEAL_NONE;
+        if (stored) *stored = (uint32_t)be(p + len - 4, 4);
+        if (computed) *computed = Crc32c_update(0, p, len - 4);
+        return SEAL_BAD;
+    }
     uint32_t want = (uint32_t)be(p + len - 4, 4), got = Crc32c_update(0, p, len - 4);
     if (want == got) return SEAL_OK;
     if (stored) *stored = want;

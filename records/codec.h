@@ -59,6 +59,22 @@ Status Msgpack_seal(char **bytes, size_t *len, char *err);
 /* The seal of the whole object p[0..len). On SEAL_BAD, *stored and *computed
  * (may be NULL) receive both checksums. */
 SealState Msgpack_checkSeal(const unsigned char *p, size_t len, uint32_t *stored, uint32_t *computed);
+/* Chaining (format version 2): before its seal, the writer appends two more
+ * entries to every object, "seq" (0xcf + 8 bytes: the record's number in its
+ * session, 1 for the first; for the header, a session object and a steer or
+ * close object, the records of the session so far) and "prev" (0xce + 4
+ * bytes: the seal of the object before it, 0 when that had none), so that a
+ * duplicated, reordered or missing record is damage. Fixed widths: a reader
+ * finds both at the end of the object without decoding it. */
+#define CHAIN_LEN 23 /* 0xa3 "seq" 0xcf 8 bytes, 0xa4 "prev" 0xce 4 bytes */
+Status Msgpack_chain(char **bytes, size_t *len, uint64_t seq, uint32_t prev, char *err);
+/* The chain entries of a sealed object; false when it carries none. */
+bool Msgpack_chainOf(const unsigned char *p, size_t len, uint64_t *seq, uint32_t *prev);
+/* The stored checksum of a sealed object, 0 when it has no seal. */
+uint32_t Msgpack_sealValue(const unsigned char *p, size_t len);
+/* The kind of an object from its first entry, without decoding: 1 session,
+ * 2 steer, 3 close (the marker of a clean stop), 0 anything else (a record). */
+int Msgpack_kindOf(const unsigned char *p, size_t n);
 /* Record_encode, then Msgpack_seal: a record exactly as the log writer writes it. */
 Status Record_encodeSealed(const Record *this, char **bytes, size_t *len, char *err);
 /* True when p[0..n) ends with the bytes of a seal: the end of a whole record

@@ -147,6 +147,7 @@ Status History_load(History *this, const char *path, char *err) {
     this->end = st;
     this->good_offset = LogReader_goodOffset(r);
     this->unchecked = LogReader_uncheckedRecords(r);
+    LogReader_unclosedNote(r, this->unclosed, sizeof this->unclosed);
     LogReader_close(r);
     order_by_session(this);
     for (int i = 0; i < this->n_steers; i++) {

@@ -53,11 +53,12 @@ typedef struct History {
     int n_sessions;     /* session objects in the log */
     LogSteer *steers;   /* every steer object, file order; owned */
     int n_steers;
-    LogReadStatus end;       /* LOG_END, LOG_TORN or LOG_DAMAGED: how reading stopped */
-    off_t good_offset;       /* where the good data ends */
-    long unchecked;          /* records without a checksum (written before checksums existed) */
-    char end_msg[TT_ERRLEN]; /* the reader's sentence for LOG_TORN / LOG_DAMAGED, else "" */
-    KeyIndex index;          /* task key -> entry of tasks */
+    LogReadStatus end;        /* LOG_END, LOG_TORN or LOG_DAMAGED: how reading stopped */
+    off_t good_offset;        /* where the good data ends */
+    long unchecked;           /* records without a checksum (written before checksums existed) */
+    char end_msg[TT_ERRLEN];  /* the reader's sentence for LOG_TORN / LOG_DAMAGED, else "" */
+    char unclosed[TT_ERRLEN]; /* LogReader_unclosedNote, or "" */
+    KeyIndex index;           /* task key -> entry of tasks */
 } History;
 
 /* An empty history (no header: header.version == 0). */

@@ -44,6 +44,12 @@ struct LogReader {
     long unchecked;       /* records read without a checksum (written before checksums existed) */
     long long bytes_read; /* from the source, in all (LogReader_bytesRead) */
     off_t size_seen;      /* the file's size at the last LogReader_check */
+    /* the chain (codec.h, format version 2): state after the last object */
+    uint64_t seq;      /* records since the header or the last session object */
+    uint32_t last_crc; /* the last object's seal, 0 when it had none */
+    bool chained;      /* the last object carried a chain: every later one must */
+    bool closed;       /* the last object was a close marker */
+    bool in_session;   /* a session object started the current count (not the header) */
 };
 
 static bool verify_checksums = true;
@@ -187,6 +193,51 @@ static void reserve(LogReader *this, size_t want) {
     this->cap = cap;
 }
 
+/* Checks the object p[0..len) (its seal already checked) against the chain
+ * and advances it. NULL when it fits, else a sentence in why. *skip is set
+ * for a close marker, which only the reader sees. */
+static const char *chain_step(LogReader *this, const unsigned char *p, size_t len, bool *skip, char *why,
+                              size_t why_len) {
+    int kind = this->good == 0 ? -1 : Msgpack_kindOf(p, len); /* -1 the header, 3 a close marker */
+    uint64_t seq = 0;
+    uint32_t prev = 0;
+    bool chained = Msgpack_chainOf(p, len, &seq, &prev);
+    bool starts = kind == -1 || kind == 1; /* the header or a session object starts a new count */
+    uint64_t want = starts ? 0 : kind == 0 ? this->seq + 1 : this->seq;
+    *skip = kind == 3;
+    if (!chained && (this->chained || kind == 3)) {
+        snprintf(why, why_len, "a %s without its sequence number, in a log whose objects carry one",
+                 kind == 3   ? "close marker"
+                 : kind == 0 ? "record"
+                             : "log object");
+        return why;
+    }
+    if (chained && seq != want) {
+        snprintf(why, why_len,
+                 "%s number %" PRIu64 " where number %" PRIu64
+                 " of the session comes (a record duplicated, reordered or missing)",
+                 kind == 0   ? "record"
+                 : kind == 3 ? "a close marker after record"
+                             : "an object after record",
+                 seq, want);
+        return why;
+    }
+    if (chained && !starts && prev != this->last_crc) {
+        snprintf(why, why_len,
+                 "the object before it is not the one it was written after (chain %08x, expected %08x): a record "
+                 "duplicated, reordered or missing",
+                 prev, this->last_crc);
+        return why;
+    }
+    this->seq = want;
+    this->last_crc = Msgpack_sealValue(p, len);
+    if (chained) this->chained = true;
+    if (starts) this->chained = chained;
+    if (starts) this->in_session = kind == 1;
+    this->closed = kind == 3;
+    return NULL;
+}
+
 /* Next complete msgpack object (LOG_RECORD, *start = its offset; its bytes
  * are this->cur[0..cur_len), valid until the next call), or END / TORN /
  * DAMAGED. Each object is scanned first: only objects that are whole,
@@ -234,6 +285,15 @@ static LogReadStatus next_object(LogReader *this, off_t *start, char *msg) {
                 this->checked = true;
             else if (this->good > 0)
                 this->unchecked++; /* the header is not a record */
+            char cwhy[TT_ERRLEN];
+            bool skip = false;
+            if (chain_step(this, p, len, &skip, cwhy, sizeof cwhy) && verify_checksums)
+                return damaged(this, this->good, cwhy, msg);
+            if (skip) { /* a close marker: the reader's own business */
+                this->start += len;
+                this->good += (off_t)len;
+                continue;
+            }
             this->cur = p;
             this->cur_len = len;
             this->start += len;
@@ -357,6 +417,25 @@ void LogReader_setBufferLength(LogReader *this, size_t len) {
 }
 
 long LogReader_uncheckedRecords(const LogReader *this) { return this->unchecked; }
+
+bool LogReader_unclosedNote(const LogReader *this, char *note, size_t cap) {
+    note[0] = '\0';
+    /* a header alone (a log made, nothing written) is no session */
+    if (!this->chained || this->closed || this->final == LOG_DAMAGED || this->final == LOG_TORN ||
+        (!this->in_session && this->seq == 0)) /* a torn tail says it already */
+        return false;
+    snprintf(note, cap,
+             "the last session of log %.300s has no close marker (it ended by a crash, or the log was cut): it "
+             "holds %" PRIu64 " record%s",
+             this->path, this->seq, this->seq == 1 ? "" : "s");
+    return true;
+}
+
+bool LogReader_lastSession(const LogReader *this, bool *closed, long *records) {
+    *closed = this->closed;
+    *records = (long)this->seq;
+    return this->chained;
+}
 
 LogReadStatus LogReader_nextEntry(LogReader *this, LogEntry *e, char *msg) {
     off_t start;
@@ -497,8 +576,18 @@ struct LogWriter {
     long unsynced;    /* of those, written since the last successful fsync */
     bool failed;      /* a write or sync failed: final, nothing more is written */
     bool sync_failed; /* an fsync failed: never retried (it would prove nothing) */
-    bool moved;       /* the path no longer names the file */
+    bool moved;       /* the path no longer names the file, or another hand changed it */
+    bool tampered;    /* the file's size or last bytes are not what this writer left there */
     char fail_msg[TT_ERRLEN];
+    uint64_t seq;           /* the chain (codec.h): records of the session so far */
+    uint32_t last_crc;      /* the seal of the last object in the file */
+    unsigned char tail[64]; /* the file's last bytes, as this writer knows them */
+    size_t tail_len;
+    char *head; /* the header's bytes, and every object this writer wrote: */
+    size_t head_len;
+    char *mine; /* a recovery copy when another hand changed the file */
+    size_t mine_len, mine_cap;
+    long mine_records;
     pthread_mutex_t mu; /* one record at a time, so a retried short write never interleaves */
 };
 
@@ -550,31 +639,49 @@ static void sync_parent_dir(const char *path) {
     free(copy);
 }
 
-static Status write_header(int fd, const char *path, const char *target, char *err) {
+/* Writes a new log's header (chained and sealed); *head receives its bytes
+ * (malloc'd) on success. */
+static Status write_header(int fd, const char *path, const char *target, char **head, size_t *head_len, char *err) {
     LogHeader h = {.version = LOG_FORMAT_VERSION, .created = clock_wall()};
     snprintf(h.target, sizeof h.target, "%s", target);
     char *bytes;
     size_t len;
     if (LogHeader_encode(&h, &bytes, &len, err)) return TT_ERR;
-    if (Msgpack_seal(&bytes, &len, err)) {
+    if (Msgpack_chain(&bytes, &len, 0, 0, err) || Msgpack_seal(&bytes, &len, err)) {
         free(bytes);
         return TT_ERR;
     }
     int e = write_all(fd, bytes, len);
-    free(bytes);
+    *head = bytes;
+    *head_len = len;
     if (e) {
+        free(bytes);
+        *head = NULL;
         if (LogIo_ftruncate(fd, 0) != 0) { /* nothing more to do: the error below is what matters */
         }
         return tt_fail(err, "cannot write the header of log %s: %s", path, strerror(e));
     }
-    if (LogIo_fsync(fd) != 0) return tt_fail(err, "cannot sync log %s: %s", path, strerror(errno));
+    if (LogIo_fsync(fd) != 0) {
+        free(bytes);
+        *head = NULL;
+        return tt_fail(err, "cannot sync log %s: %s", path, strerror(errno));
+    }
     sync_parent_dir(path);
     return TT_OK;
 }
 
+/* What check_existing learns of an existing log for the writer. */
+typedef struct Existing {
+    off_t size;     /* where its good data ends */
+    long records;   /* complete records */
+    off_t head_len; /* the header's length */
+    uint64_t seq;   /* the chain's state after the last object */
+    uint32_t last_crc;
+} Existing;
+
 /* Checks an existing log and finds where its good data ends; truncates a torn tail. */
-static Status check_existing(int fd, const char *path, const char *target, off_t *size, long *records,
-                             off_t *truncated_at, char *err) {
+static Status check_existing(int fd, const char *path, const char *target, Existing *ex, off_t *truncated_at,
+                             char *err) {
     LogReader *r;
     LogHeader h;
     char why[TT_ERRLEN];
@@ -587,15 +694,18 @@ static Status check_existing(int fd, const char *path, const char *target, off_t
     Record_init(&rec);
     LogReadStatus st;
     long n = 0;
+    ex->head_len = r->good;
     while ((st = LogReader_next(r, &rec, why)) == LOG_RECORD)
         n++;
     Record_done(&rec);
     off_t good = LogReader_goodOffset(r);
+    ex->seq = r->seq;
+    ex->last_crc = r->last_crc;
     LogReader_close(r);
     if (st == LOG_DAMAGED)
         return tt_fail(err, "refusing to append to a damaged log: %s (the file was not modified)", why);
-    *size = good;
-    *records = n;
+    ex->size = good;
+    ex->records = n;
     if (st == LOG_TORN) {
         if (LogIo_ftruncate(fd, good) != 0)
             return tt_fail(err, "cannot truncate the torn tail of log %s: %s", path, strerror(errno));
@@ -605,9 +715,33 @@ static Status check_existing(int fd, const char *path, const char *target, off_t
     return TT_OK;
 }
 
+/* The last bytes of the file up to this->size, as this writer knows them. */
+static void remember_tail(LogWriter *this) {
+    off_t from = this->size > (off_t)sizeof this->tail ? this->size - (off_t)sizeof this->tail : 0;
+    ssize_t n = pread(this->fd, this->tail, (size_t)(this->size - from), from);
+    this->tail_len = n > 0 ? (size_t)n : 0;
+}
+
+static LogWriter *writer_new(int fd, const char *path, const struct stat *st, const Existing *ex, char *head,
+                             size_t head_len) {
+    LogWriter *this = tt_calloc(1, sizeof *this);
+    this->fd = fd;
+    this->path = tt_strdup(path);
+    this->dev = st->st_dev;
+    this->ino = st->st_ino;
+    this->size = ex->size;
+    this->records = ex->records;
+    this->seq = ex->seq;
+    this->last_crc = ex->last_crc;
+    this->head = head;
+    this->head_len = head_len;
+    remember_tail(this);
+    pthread_mutex_init(&this->mu, NULL);
+    return this;
+}
+
 Status LogWriter_open(const char *path, const char *target, LogWriter **out, off_t *truncated_at, char *err) {
-    off_t trunc = -1, size = 0;
-    long records = 0;
+    off_t trunc = -1;
     if (truncated_at) *truncated_at = -1;
     if (!target || !target[0] || strlen(target) >= sizeof((LogHeader *)0)->target)
         return tt_fail(err, "invalid target name for log %s", path);
@@ -632,28 +766,25 @@ Status LogWriter_open(const char *path, const char *target, LogWriter **out, off
         close(fd);
         return tt_fail(err, "cannot stat log %s: %s", path, strerror(errno));
     }
-    Status rc = st.st_size == 0 ? write_header(fd, path, target, err)
-                                : check_existing(fd, path, target, &size, &records, &trunc, err);
+    Existing ex = {0};
+    char *head = NULL;
+    size_t head_len = 0;
+    Status rc = st.st_size == 0 ? write_header(fd, path, target, &head, &head_len, err)
+                                : check_existing(fd, path, target, &ex, &trunc, err);
     if (rc) {
         close(fd); /* releases the lock */
         return TT_ERR;
     }
     if (st.st_size == 0) {
-        struct stat now;
-        size = fstat(fd, &now) == 0 ? now.st_size : 0;
+        ex.size = (off_t)head_len;
+        ex.last_crc = Msgpack_sealValue((const unsigned char *)head, head_len);
+    } else {
+        head_len = (size_t)ex.head_len;
+        head = tt_malloc(head_len ? head_len : 1);
+        if (pread(fd, head, head_len, 0) != (ssize_t)head_len) head_len = 0; /* a recovery copy then has none */
     }
-    LogWriter *this = calloc(1, sizeof *this);
-    if (!this) abort();
-    this->fd = fd;
-    this->path = strdup(path);
-    if (!this->path) abort();
-    this->dev = st.st_dev;
-    this->ino = st.st_ino;
-    this->size = size;
-    this->records = records;
-    pthread_mutex_init(&this->mu, NULL);
+    *out = writer_new(fd, path, &st, &ex, head, head_len);
     if (truncated_at) *truncated_at = trunc;
-    *out = this;
     return TT_OK;
 }
 
@@ -671,27 +802,85 @@ static Status fail(LogWriter *this, char *err, const char *fmt, ...) {
     return tt_fail(err, "%s", this->fail_msg);
 }
 
-/* Appends an encoded map, sealed with its checksum, with one write(2).
+/* True when the file is still as this writer left it: its size is the
+ * writer's own offset and its last bytes are the ones it wrote. Otherwise
+ * another hand changed it (copied over it, cut it, appended to it): the
+ * writer fails for good, and describes the change. Called with mu held. */
+static bool still_mine(LogWriter *this, char *err) {
+    struct stat st;
+    if (this->tampered || fstat(this->fd, &st) != 0) return !this->tampered;
+    char what[160] = "";
+    if (st.st_size < this->size) {
+        snprintf(what, sizeof what, "cut from %lld to %lld bytes", (long long)this->size, (long long)st.st_size);
+    } else if (st.st_size > this->size) {
+        snprintf(what, sizeof what, "grown from %lld to %lld bytes by another writer", (long long)this->size,
+                 (long long)st.st_size);
+    } else if (this->tail_len) {
+        unsigned char now[sizeof this->tail];
+        ssize_t n = pread(this->fd, now, this->tail_len, this->size - (off_t)this->tail_len);
+        if (n != (ssize_t)this->tail_len || memcmp(now, this->tail, this->tail_len) != 0)
+            snprintf(what, sizeof what, "overwritten (its last %zu bytes are not the ones this session wrote)",
+                     this->tail_len);
+    }
+    if (!what[0]) return true;
+    this->tampered = this->moved = true;
+    this->failed = false; /* this sentence is the one to tell */
+    fail(this, err, "log %s was changed by another program while this session was writing it: %s", this->path, what);
+    return false;
+}
+
+/* Keeps the bytes of an object written (recovery copy, tail check). */
+static void keep_written(LogWriter *this, const char *bytes, size_t len) {
+    if (this->mine_len + len > this->mine_cap) {
+        size_t cap = this->mine_cap ? this->mine_cap * 2 : 64 * 1024;
+        while (cap < this->mine_len + len)
+            cap *= 2;
+        this->mine = tt_realloc(this->mine, cap);
+        this->mine_cap = cap;
+    }
+    memcpy(this->mine + this->mine_len, bytes, len);
+    this->mine_len += len;
+    size_t keep = len < sizeof this->tail ? len : sizeof this->tail;
+    if (keep < sizeof this->tail) { /* the tail is the end of the previous bytes and this object */
+        size_t old = this->tail_len + keep > sizeof this->tail ? sizeof this->tail - keep : this->tail_len;
+        memmove(this->tail, this->tail + this->tail_len - old, old);
+        memcpy(this->tail + old, bytes, keep);
+        this->tail_len = old + keep;
+    } else {
+        memcpy(this->tail, bytes + len - keep, keep);
+        this->tail_len = keep;
+    }
+}
+
+/* Appends an encoded map, chained to the object before it and sealed with
+ * its checksum, with one write(2). kind: 0 a record, 1 a session object
+ * (which starts the count again), 2 a steer object, 3 the close marker.
  * Called with mu held. */
-static Status append_sealed(LogWriter *this, char *bytes, size_t len, bool is_record, char *err) {
-    if (this->failed) {
+static Status append_sealed(LogWriter *this, char *bytes, size_t len, int kind, char *err) {
+    if (this->failed || !still_mine(this, err)) {
         free(bytes);
         return tt_fail(err, "%s", this->fail_msg);
     }
-    if (Msgpack_seal(&bytes, &len, err)) {
+    uint64_t seq = kind == 1 ? 0 : kind == 0 ? this->seq + 1 : this->seq;
+    if (Msgpack_chain(&bytes, &len, seq, this->last_crc, err) || Msgpack_seal(&bytes, &len, err)) {
         free(bytes);
         return TT_ERR;
     }
     int e = write_all(this->fd, bytes, len);
-    free(bytes);
     if (e == 0) {
         this->size += (off_t)len;
-        if (is_record) {
+        this->seq = seq;
+        this->last_crc = Msgpack_sealValue((const unsigned char *)bytes, len);
+        keep_written(this, bytes, len);
+        free(bytes);
+        if (kind == 0) {
             this->records++;
+            this->mine_records++;
             this->unsynced++;
         }
         return TT_OK;
     }
+    free(bytes);
     /* Cut a partial record off; if even that fails it stays at the end,
      * where a reader sees a torn tail and the next open cuts it. */
     if (LogIo_ftruncate(this->fd, this->size) != 0) {
@@ -704,7 +893,7 @@ Status LogWriter_append(LogWriter *this, const Record *rec, char *err) {
     size_t len;
     if (Record_encode(rec, &bytes, &len, err)) return TT_ERR; /* sealed by append_sealed */
     pthread_mutex_lock(&this->mu);
-    Status st = append_sealed(this, bytes, len, true, err);
+    Status st = append_sealed(this, bytes, len, 0, err);
     pthread_mutex_unlock(&this->mu);
     return st;
 }
@@ -714,7 +903,7 @@ Status LogWriter_appendSession(LogWriter *this, const LogSession *s, char *err) 
     size_t len;
     if (LogSession_encode(s, &bytes, &len, err)) return TT_ERR;
     pthread_mutex_lock(&this->mu);
-    Status st = append_sealed(this, bytes, len, false, err);
+    Status st = append_sealed(this, bytes, len, 1, err);
     pthread_mutex_unlock(&this->mu);
     return st;
 }
@@ -724,7 +913,7 @@ Status LogWriter_appendSteer(LogWriter *this, const LogSteer *s, char *err) {
     size_t len;
     if (LogSteer_encode(s, &bytes, &len, err)) return TT_ERR;
     pthread_mutex_lock(&this->mu);
-    Status st = append_sealed(this, bytes, len, false, err);
+    Status st = append_sealed(this, bytes, len, 2, err);
     pthread_mutex_unlock(&this->mu);
     return st;
 }
@@ -752,10 +941,13 @@ Status LogWriter_sync(LogWriter *this, char *err) {
         if (gone || other || unlinked) {
             this->moved = true;
             this->failed = false; /* this sentence is the one to tell */
+            /* another file at the path: moved or copied over it, not deleted */
             st = fail(this, err, "log %s was %s while this session was writing it", this->path,
-                      unlinked ? "deleted"
-                      : gone   ? "renamed or deleted"
-                               : "replaced by another file");
+                      other      ? "replaced by another file (moved or renamed over it)"
+                      : unlinked ? "deleted"
+                                 : "renamed or deleted");
+        } else if (!still_mine(this, err)) {
+            st = TT_ERR;
         } else if (this->failed) {
             st = tt_fail(err, "%s", this->fail_msg);
         }
@@ -766,7 +958,7 @@ Status LogWriter_sync(LogWriter *this, char *err) {
 
 long LogWriter_records(LogWriter *this) {
     pthread_mutex_lock(&this->mu);
-    long n = this->records;
+    long n = this->tampered ? this->mine_records : this->records;
     pthread_mutex_unlock(&this->mu);
     return n;
 }
@@ -799,7 +991,11 @@ static Status copy_to(LogWriter *this, const char *dest, char *err) {
     if (out < 0) return tt_fail(err, "%s: %s", dest, strerror(errno));
     char buf[64 * 1024];
     int e = 0;
-    for (off_t off = 0; off < this->size && !e;) {
+    if (this->tampered) { /* the file is not ours any more: the header and what this session wrote */
+        e = write_all(out, this->head ? this->head : "", this->head_len);
+        if (!e) e = write_all(out, this->mine ? this->mine : "", this->mine_len);
+    }
+    for (off_t off = 0; off < this->size && !e && !this->tampered;) {
         size_t want = this->size - off < (off_t)sizeof buf ? (size_t)(this->size - off) : sizeof buf;
         ssize_t n = pread(this->fd, buf, want, off);
         if (n < 0 && errno == EINTR) continue;
@@ -847,9 +1043,36 @@ Status LogWriter_saveCopy(LogWriter *this, char *dest, size_t dest_len, char *er
     return TT_OK;
 }
 
+Status LogWriter_closeMarked(LogWriter *this, char *err) {
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, 2);
+    msgpack_pack_str_with_body(&pk, "kind", 4); /* first: see Record_isPrefix */
+    msgpack_pack_str_with_body(&pk, "close", 5);
+    msgpack_pack_str_with_body(&pk, "ts", 2);
+    msgpack_pack_double(&pk, clock_wall());
+    size_t len = sb.size;
+    char *bytes = msgpack_sbuffer_release(&sb);
+    msgpack_sbuffer_destroy(&sb);
+    pthread_mutex_lock(&this->mu);
+    Status st = append_sealed(this, bytes, len, 3, err);
+    if (st == TT_OK && LogIo_fsync(this->fd) != 0) {
+        this->sync_failed = true;
+        st = fail(this, err, "cannot sync log %s: %s", this->path, strerror(errno));
+    }
+    if (st == TT_OK) this->unsynced = 0;
+    pthread_mutex_unlock(&this->mu);
+    if (st == TT_OK) LogWriter_close(this);
+    return st;
+}
+
 void LogWriter_close(LogWriter *this) {
     if (!this) return;
     if (!this->sync_failed && this->unsynced) LogIo_fsync(this->fd); /* what a caller did not sync yet */
+    free(this->head);
+    free(this->mine);
     flock(this->fd, LOCK_UN);
     close(this->fd);
     pthread_mutex_destroy(&this->mu);

@@ -1,7 +1,10 @@
 /* records/log.h: the append-only, crash-safe record log.
  *
- * File: a header map {"format": "tunetop-log", "version": 1, "created": f64,
- * "target": str}, then Records. Each record is written with ONE write(2) on
+ * File: a header map {"format": "tunetop-log", "version": 2, "created": f64,
+ * "target": str}, then Records. Since version 2 every object is chained to
+ * the one before it and carries its sequence number (records/codec.h), and a
+ * clean stop ends with a close marker {"kind": "close", "ts": f64} whose
+ * sequence number is the session's record count; version 1 logs still read. Each record is written with ONE write(2) on
  * an O_APPEND descriptor; LogWriter_sync fsyncs (the engine calls it at the
  * end of every batch), so a crash loses at most the batch in flight.
  *
@@ -38,7 +41,7 @@
 #include "records/session.h"
 
 #define LOG_FORMAT_NAME "tunetop-log"
-#define LOG_FORMAT_VERSION 1
+#define LOG_FORMAT_VERSION 2
 
 typedef struct LogHeader {
     int version;
@@ -62,6 +65,16 @@ Status LogReader_openBuffer(const void *bytes, size_t len, const char *name, Log
 void LogReader_setBufferLength(LogReader *this, size_t len);
 /* Records read so far that carried no checksum (written before checksums). */
 long LogReader_uncheckedRecords(const LogReader *this);
+/* After the last object was read: whether the log's last session (the
+ * records since the last session object, or the header) was ended by a
+ * clean stop, which writes a close marker, and how many records it holds.
+ * False when that session was written before logs carried sequence numbers
+ * and close markers (format version 1): nothing is known then. */
+bool LogReader_lastSession(const LogReader *this, bool *closed, long *records);
+/* The same as one sentence for the user, after the last object was read:
+ * true (and the sentence in note) when that session has no close marker
+ * (a log that holds only its header is not told of). */
+bool LogReader_unclosedNote(const LogReader *this, char *note, size_t cap);
 /* Reads the next record into rec (initialised by the caller; previous
  * contents are released), skipping the session and steer objects. On
  * LOG_TORN / LOG_DAMAGED, msg names the offset. */
@@ -121,9 +134,15 @@ Status LogWriter_appendSession(LogWriter *this, const LogSession *s, char *err);
 Status LogWriter_appendSteer(LogWriter *this, const LogSteer *s, char *err);
 /* fsync, then checks that the path still names the open file (device and
  * inode): a log deleted, renamed or replaced while a session writes it is a
- * failure (LogWriter_moved), as is a failed fsync. Both are final. */
+ * failure (LogWriter_moved), as is a failed fsync. Both are final. It also
+ * checks (as every append does) the file's size and last bytes against the
+ * writer's own offset and the bytes it wrote: a log copied over, cut or
+ * appended to by another hand is a failure too (LogWriter_moved), and
+ * LogWriter_saveCopy then writes the header and this writer's objects. */
 Status LogWriter_sync(LogWriter *this, char *err);
-/* Complete records in the file (restored ones included, the header not). */
+/* Complete records in the file (restored ones included, the header not);
+ * once another hand changed the file, the ones this writer wrote (what a
+ * recovery copy holds). */
 long LogWriter_records(LogWriter *this);
 /* Of those, the ones written since the last successful sync. */
 long LogWriter_unsynced(LogWriter *this);
@@ -134,5 +153,10 @@ bool LogWriter_moved(LogWriter *this);
  * (or .recovered.N), else in $TMPDIR or /tmp. dest receives its path. */
 Status LogWriter_saveCopy(LogWriter *this, char *dest, size_t dest_len, char *err);
 void LogWriter_close(LogWriter *this); /* syncs (unless it failed), unlocks, closes */
+/* A clean stop: appends the close marker (the session's record count, see
+ * LogReader_lastSession), syncs, and closes. On TT_ERR the writer is still
+ * open (the caller closes it, and tells the error): the log then reads as a
+ * session that ended without a close marker. */
+Status LogWriter_closeMarked(LogWriter *this, char *err);
 
 #endif

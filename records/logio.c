@@ -3,7 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static atomic_long calls;
@@ -23,8 +26,20 @@ void LogIo_failAt(long nth, int error, bool short_write) {
 long LogIo_calls(void) { return atomic_load(&calls); }
 int LogIo_faults(void) { return atomic_load(&faults); }
 
+/* TUNETOP_LOGIO_FAIL_AT=N[:short]: the same fault, armed for a whole
+ * process, so that a test can fail the N-th call of a real session. */
+static void arm_from_env(void) {
+    const char *v = getenv("TUNETOP_LOGIO_FAIL_AT");
+    if (!v || !v[0]) return;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (n > 0) LogIo_failAt(n, ENOSPC, end && strcmp(end, ":short") == 0);
+}
+
 /* True when this call is the one to fail (errno set). */
 static bool inject(bool *short_now) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, arm_from_env);
     long n = atomic_fetch_add(&calls, 1) + 1;
     long at = atomic_load(&fail_at);
     if (!at || n != at) return false;

@@ -24,7 +24,9 @@ int LogIo_ftruncate(int fd, off_t len);
  * and returns their count, and the call after it fails with `error`, as a
  * file system that fills up in the middle of a write does. Only that one call
  * fails; later calls work again (a fault the writer must not paper over).
- * nth <= 0 disarms. Thread-safe. */
+ * nth <= 0 disarms. Thread-safe. A process started with the environment
+ * variable TUNETOP_LOGIO_FAIL_AT=N (or N:short) has the same fault armed
+ * from its first seam call (ENOSPC), for tests that drive the program. */
 void LogIo_failAt(long nth, int error, bool short_write);
 /* Seam calls since the last LogIo_failAt. */
 long LogIo_calls(void);

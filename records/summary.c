@@ -167,6 +167,7 @@ Status LogSummary_load(LogSummary *this, const char *path, char *err) {
     this->end = st;
     this->good_offset = LogReader_goodOffset(r);
     this->unchecked = LogReader_uncheckedRecords(r);
+    LogReader_unclosedNote(r, this->unclosed, sizeof this->unclosed);
     LogReader_close(r);
     for (int i = 0; i < pending.n; i++) {
         SummaryTask *t = (SummaryTask *)LogSummary_findTemplate(this, pending.v[i].key, pending.v[i].template_name);

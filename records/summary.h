@@ -49,11 +49,12 @@ typedef struct LogSummary {
     int n_tasks;
     int cap;
     size_t n_records;
-    LogReadStatus end;       /* LOG_END, LOG_TORN or LOG_DAMAGED: how reading stopped */
-    off_t good_offset;       /* where the good data ends */
-    long unchecked;          /* records without a checksum (written before checksums existed) */
-    char end_msg[TT_ERRLEN]; /* the reader's sentence for LOG_TORN / LOG_DAMAGED, else "" */
-    KeyIndex index;          /* task key -> entry of tasks */
+    LogReadStatus end;        /* LOG_END, LOG_TORN or LOG_DAMAGED: how reading stopped */
+    off_t good_offset;        /* where the good data ends */
+    long unchecked;           /* records without a checksum (written before checksums existed) */
+    char end_msg[TT_ERRLEN];  /* the reader's sentence for LOG_TORN / LOG_DAMAGED, else "" */
+    char unclosed[TT_ERRLEN]; /* LogReader_unclosedNote, or "" */
+    KeyIndex index;           /* task key -> entry of tasks */
 } LogSummary;
 
 /* Reads the log at path, as History_load does (same statuses and messages):

@@ -342,7 +342,10 @@ void TvmMapper_map(TvmMapper *this, const TvmRecord *rec, const char *src_name, 
     res->why[0] = '\0';
     if (rec->error_no != 0 || !isfinite(TvmRecord_mean(rec))) {
         res->reason = TVM_MAP_FAILED;
-        snprintf(res->why, sizeof res->why, "error %d in TVM", rec->error_no);
+        if (rec->error_no != 0)
+            snprintf(res->why, sizeof res->why, "error %d in TVM", rec->error_no);
+        else
+            snprintf(res->why, sizeof res->why, "no error in TVM, but %s", TVM_COST_FAULTS[TvmRecord_costFault(rec)]);
         return;
     }
     const char *tt_target = TvmTarget_tunetop(rec->target);

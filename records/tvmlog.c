@@ -396,17 +396,25 @@ static bool dir_has(const char *dir, const char *name) {
     return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+/* "a FIFO", "a character device", ...: what a path that is no log file is. */
+static const char *file_kind(mode_t m) {
+    return S_ISFIFO(m)   ? "a FIFO"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISSOCK(m) ? "a socket"
+           : S_ISDIR(m)  ? "a directory"
+                         : "not a regular file";
+}
+
 Status TvmLog_detect(const char *path, TvmFormat *out, char *err) {
     struct stat sb;
     if (stat(path, &sb) != 0) {
         if (errno == ENOENT) return tt_fail(err, "log %s does not exist", path);
         return tt_fail(err, "%s: %s", path, strerror(errno));
     }
-    if (!S_ISDIR(sb.st_mode) && !S_ISREG(sb.st_mode)) {
-        /* a FIFO or a device: reading ahead would eat its bytes; only tunetop's reader takes these */
-        *out = TVM_FMT_TUNETOP;
-        return TT_OK;
-    }
+    if (!S_ISDIR(sb.st_mode) && !S_ISREG(sb.st_mode))
+        /* a FIFO or a device: it could block, or never end; no log of any format is one */
+        return tt_fail(err, "%s is %s, not a log file", path, file_kind(sb.st_mode));
     if (S_ISDIR(sb.st_mode)) {
         if (dir_has(path, MS_RECORDS)) {
             *out = TVM_FMT_METASCHEDULE;
@@ -484,8 +492,17 @@ typedef struct LineFile {
 
 static Status LineFile_open(LineFile *this, const char *path, char *err) {
     memset(this, 0, sizeof *this);
-    this->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO must not wait for a writer; the type check refuses it */
+    this->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (this->fd < 0) return tt_fail(err, "%s: %s", path, strerror(errno));
+    struct stat sb = {0};
+    if (fstat(this->fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        Status st = tt_fail(err, "%s is %s, not a log file", path, file_kind(sb.st_mode));
+        close(this->fd);
+        this->fd = -1;
+        return st;
+    }
+    fcntl(this->fd, F_SETFL, fcntl(this->fd, F_GETFL) & ~O_NONBLOCK);
     this->cap = 1 << 20;
     this->buf = malloc(this->cap);
     if (!this->buf) abort();
@@ -813,8 +830,19 @@ void TvmReader_close(TvmReader *this) {
 
 /* ---- records ----------------------------------------------------------------------- */
 
+const char *const TVM_COST_FAULTS[4] = {"", "a cost <= 0", "a NaN or infinite cost", "no cost"};
+
+int TvmRecord_costFault(const TvmRecord *this) {
+    if (this->n_costs <= 0) return 3;
+    for (int i = 0; i < this->n_costs; i++) {
+        if (!isfinite(this->costs[i])) return 2;
+        if (this->costs[i] <= 0) return 1;
+    }
+    return 0;
+}
+
 double TvmRecord_mean(const TvmRecord *this) {
-    if (this->error_no != 0 || this->n_costs <= 0) return INFINITY;
+    if (this->error_no != 0 || TvmRecord_costFault(this)) return INFINITY;
     double s = 0;
     for (int i = 0; i < this->n_costs; i++)
         s += this->costs[i];
@@ -944,6 +972,11 @@ void TvmSummary_add(TvmSummary *this, const TvmRecord *rec) {
     t->errno_count[e]++;
     if (rec->error_no) {
         t->n_errors++;
+        return;
+    }
+    int fault = TvmRecord_costFault(rec);
+    if (fault) { /* counted by its reason, never a best */
+        t->cost_faults[fault]++;
         return;
     }
     double m = TvmRecord_mean(rec);

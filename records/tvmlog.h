@@ -99,8 +99,14 @@ typedef struct TvmRecord {
     double all_cost, timestamp;
 } TvmRecord;
 
-/* Mean of the costs in seconds; +inf when error_no != 0 or there is none. */
+/* Mean of the costs in seconds; +inf when error_no != 0, there is none, or
+ * one is not a latency (<= 0, NaN or infinite: TvmRecord_costFault says
+ * which), so that such a record is never a best. */
 double TvmRecord_mean(const TvmRecord *this);
+/* Why a record without an error has no usable cost: 0 it has one, 1 a cost
+ * <= 0 (TVM writes -1 for some failures), 2 a NaN or infinite cost, 3 no cost. */
+int TvmRecord_costFault(const TvmRecord *this);
+extern const char *const TVM_COST_FAULTS[4];
 
 /* The record as a tunetop Record for the viewers (task key = rec->key, the
  * TVM task name as template, costs and error as they are). */
@@ -142,6 +148,7 @@ typedef struct TvmTaskSummary {
     long n_records, n_errors;
     long errno_count[10]; /* per TVM error number, the last slot shared by 9 and above */
     double best_mean;     /* +inf when none succeeded */
+    long cost_faults[4];  /* records without an error whose cost is no latency, by TvmRecord_costFault */
     long best_line;
     bool best_has_index;
     int64_t best_index;

@@ -293,23 +293,28 @@ static void narrow(Env *env, const TeExpr *cond, int positive) {
 
 /* ---- the walk --------------------------------------------------------------- */
 
-static Status walk(const TeProgram *g, const Env *env, const TeExpr *e, char *err) {
+static Status walk(const TeProgram *g, const Env *env, const TeExpr *e, int depth, char *err) {
+    /* the parser keeps expressions TE_MAX_DEPTH deep; an Env is kilobytes:
+     * an expression built some other way must not overflow the stack here */
+    if (depth > TE_MAX_DEPTH)
+        return tt_fail(err, "%s:%d:%d: the expression nests more than %d levels deep", g->file, e->line, e->col,
+                       TE_MAX_DEPTH);
     switch (e->kind) {
     case TE_IF: {
-        if (walk(g, env, e->kid[0], err)) return TT_ERR;
+        if (walk(g, env, e->kid[0], depth + 1, err)) return TT_ERR;
         Env t = *env, f = *env;
         narrow(&t, e->kid[0], 1);
         narrow(&f, e->kid[0], 0);
-        return walk(g, &t, e->kid[1], err) || walk(g, &f, e->kid[2], err) ? TT_ERR : TT_OK;
+        return walk(g, &t, e->kid[1], depth + 1, err) || walk(g, &f, e->kid[2], depth + 1, err) ? TT_ERR : TT_OK;
     }
     case TE_BIN:
-        if (walk(g, env, e->kid[0], err)) return TT_ERR;
+        if (walk(g, env, e->kid[0], depth + 1, err)) return TT_ERR;
         if (e->op == TE_AND || e->op == TE_OR) { /* the right side runs only when the left allows */
             Env r = *env;
             narrow(&r, e->kid[0], e->op == TE_AND);
-            return walk(g, &r, e->kid[1], err);
+            return walk(g, &r, e->kid[1], depth + 1, err);
         }
-        if (walk(g, env, e->kid[1], err)) return TT_ERR;
+        if (walk(g, env, e->kid[1], depth + 1, err)) return TT_ERR;
         if ((e->op == TE_DIV || e->op == TE_MOD) && e->type == TE_TINT) {
             int64_t lo, hi;
             interval(env, e->kid[1], &lo, &hi);
@@ -321,7 +326,7 @@ static Status walk(const TeProgram *g, const Env *env, const TeExpr *e, char *er
     case TE_ACCESS: {
         const TeTensor *t = &g->tensors[e->tensor];
         for (int d = 0; d < e->n_kids; d++) {
-            if (walk(g, env, e->kid[d], err)) return TT_ERR;
+            if (walk(g, env, e->kid[d], depth + 1, err)) return TT_ERR;
             int64_t lo, hi;
             interval(env, e->kid[d], &lo, &hi);
             if (lo < 0 || hi > t->shape[d] - 1) {
@@ -338,7 +343,7 @@ static Status walk(const TeProgram *g, const Env *env, const TeExpr *e, char *er
     }
     default:
         for (int i = 0; i < e->n_kids; i++)
-            if (walk(g, env, e->kid[i], err)) return TT_ERR;
+            if (walk(g, env, e->kid[i], depth + 1, err)) return TT_ERR;
         return TT_OK;
     }
 }
@@ -348,5 +353,5 @@ Status te_check_bounds(const TeProgram *this, int tensor, char *err) {
     memset(&env, 0, sizeof env);
     for (int v = 0; v < this->n_vars; v++)
         env.lo[v] = 0, env.hi[v] = this->vars[v].extent - 1;
-    return walk(this, &env, this->tensors[tensor].body, err);
+    return walk(this, &env, this->tensors[tensor].body, 0, err);
 }

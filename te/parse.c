@@ -6,12 +6,16 @@
  * right after the '=' of a definition (so a long body can start below). */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "te/te.h"
 
@@ -35,6 +39,7 @@ typedef struct Parser {
     int *set_used;
     int scope[TE_MAX_VARS]; /* variables in scope (indices into prog->vars) */
     int n_scope;
+    int nest; /* parse_unary calls in progress: parentheses and unary operators nested */
 } Parser;
 
 static Status fail_at(Parser *p, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -309,7 +314,20 @@ static Status parse_primary(Parser *p, TeExpr **out) {
     return fail_at(p, t->line, t->col, "unknown variable '%s'", t->text);
 }
 
+static Status parse_unary_nested(Parser *p, TeExpr **out);
+
+/* Every recursion of the parser passes here: its depth is bounded. */
 static Status parse_unary(Parser *p, TeExpr **out) {
+    Tok *t = peek(p);
+    if (p->nest >= TE_MAX_DEPTH)
+        return fail_at(p, t->line, t->col, "the expression nests more than %d levels deep", TE_MAX_DEPTH);
+    p->nest++;
+    Status st = parse_unary_nested(p, out);
+    p->nest--;
+    return st;
+}
+
+static Status parse_unary_nested(Parser *p, TeExpr **out) {
     Tok *t = peek(p);
     if (accept(p, "-") || accept(p, "!")) {
         int neg = t->text[0] == '-';
@@ -601,7 +619,7 @@ static Status parse_declared(Parser *p, int64_t max_elems, TeTensor **out, int64
 static Status parse_input(Parser *p) {
     int64_t numel;
     TeTensor *t = NULL;
-    if (parse_declared(p, INT64_MAX, &t, &numel)) return TT_ERR;
+    if (parse_declared(p, TE_MAX_ELEMS, &t, &numel)) return TT_ERR;
     t->is_input = 1;
     Tok *ty = peek(p);
     if (ty->kind == T_IDENT) {
@@ -691,20 +709,37 @@ static Status parse_output(Parser *p) {
     return TT_OK;
 }
 
+/* True when e nests deeper than limit (the recursion stops there). */
+static bool too_deep(const TeExpr *e, int limit) {
+    if (limit < 0) return true;
+    for (int i = 0; i < e->n_kids; i++)
+        if (e->kid[i] && too_deep(e->kid[i], limit - 1)) return true;
+    return false;
+}
+
 static Status parse_definition(Parser *p, Tok *name) {
     if (check_fresh(p, name)) return TT_ERR;
     TeTensor *t = new_tensor(p, name);
     if (!t || expect(p, "[")) return TT_ERR;
     p->n_scope = 0;
+    int64_t numel = 1;
     do {
         if (t->ndim == TE_MAX_DIMS)
             return fail_at(p, peek(p)->line, peek(p)->col, "more than %d dimensions", TE_MAX_DIMS);
         if (parse_binding(p, 0, &t->axes[t->ndim])) return TT_ERR;
         t->shape[t->ndim] = p->prog->vars[t->axes[t->ndim]].extent;
+        if (t->shape[t->ndim] > TE_MAX_ELEMS / numel)
+            return fail_at(p, name->line, name->col, "'%s' has more than %lld elements", t->name,
+                           (long long)TE_MAX_ELEMS);
+        numel *= t->shape[t->ndim];
         t->ndim++;
     } while (accept(p, ","));
     if (expect(p, "]") || expect(p, "=")) return TT_ERR;
     if (parse_expr(p, &t->body) || need_type(p, t->body, TE_TFLOAT, "a tensor's value")) return TT_ERR;
+    if (too_deep(t->body, TE_MAX_DEPTH))
+        return fail_at(p, name->line, name->col,
+                       "the value of '%s' nests more than %d levels deep (a chain of operators counts each)",
+                       name->text, TE_MAX_DEPTH);
     p->n_scope = 0;
     p->prog->n_tensors++;
     return te_check_bounds(p->prog, p->prog->n_tensors - 1, p->err);
@@ -761,21 +796,31 @@ TeProgram *TeProgram_parse(const char *text, const char *file, const TeSet *sets
     return g;
 }
 
+#define TE_MAX_FILE (16 << 20) /* far more than any expression file: a larger one is not one */
+
 TeProgram *TeProgram_load(const char *path, const TeSet *sets, int n_sets, char *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* O_NONBLOCK: a FIFO must not wait for a writer; the type check refuses it */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         tt_fail(err, "%s:1:1: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    size_t n;
-    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (len + 1 >= cap) buf = realloc(buf, cap *= 2);
+    struct stat sb = {0};
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > TE_MAX_FILE) {
+        tt_fail(err, "%s:1:1: %s", path,
+                !S_ISREG(sb.st_mode) ? "not a regular file (a FIFO, a device or a directory)"
+                                     : "larger than 16 MiB: not an expression file");
+        close(fd);
+        return NULL;
     }
-    int bad = ferror(f);
-    fclose(f);
+    size_t cap = (size_t)sb.st_size + 1, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) abort();
+    ssize_t n = 0;
+    while (len + 1 < cap && ((n = read(fd, buf + len, cap - 1 - len)) > 0 || (n < 0 && errno == EINTR)))
+        if (n > 0) len += (size_t)n;
+    int bad = n < 0;
+    close(fd);
     buf[len] = 0;
     if (bad || memchr(buf, 0, len)) {
         free(buf);

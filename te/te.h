@@ -33,6 +33,15 @@
 #define TE_MAX_TENSORS 64
 #define TE_MAX_VARS 256
 #define TE_MAX_LETS 64
+/* How deeply an expression may nest (parentheses, unary operators, and the
+ * tree of its operators: a chain of 100 '+' is 100 deep). Every recursive
+ * pass over an expression (bounds, lowering, evaluation) then stays far
+ * inside a thread's stack; the parser refuses deeper ones with a message. */
+#define TE_MAX_DEPTH 64
+/* The most elements a tensor may have (16 GiB of floats): every size
+ * computed from a shape (elements x bytes, aligned, summed over the
+ * arguments) then stays far from overflowing. */
+#define TE_MAX_ELEMS ((int64_t)1 << 32)
 #define TE_NAME_LEN 32
 
 typedef enum { TE_F32, TE_F16 } TeDtype;

@@ -24,9 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/tmpdir.h"
 #include "records/log.h"
 #include "tuner/builder.h"
 #include "tuner/eventq.h"
@@ -86,6 +88,7 @@ struct Engine {
     char *scheduler_name;
     char workdir[256];
     bool own_workdir;
+    int workdir_lock; /* flock held on workdir/.session.lock while the session lives, -1 none */
 
     Task *tasks;
     TaskRun *runs;
@@ -109,7 +112,10 @@ struct Engine {
     Command cmds[MAX_COMMANDS];
     int n_cmds;
     atomic_bool stop_requested;
-    bool all_paused; /* P: every task paused on top of their own pauses (engine thread writes) */
+    _Atomic double stop_at;        /* clock_mono() when the first stop was asked for, 0 before */
+    bool abandoned;                /* Engine_wait gave up on the engine thread (Engine_abandoned) */
+    char machine_fault[TT_ERRLEN]; /* the fault of the machine that stopped the session, "" none */
+    bool all_paused;               /* P: every task paused on top of their own pauses (engine thread writes) */
 
     pthread_mutex_t state_lock; /* guards the table fields and the counters below */
     int total_trials;           /* restored + this session */
@@ -218,6 +224,7 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
             return NULL;
         }
     Engine *this = calloc(1, sizeof *this);
+    if (this) this->workdir_lock = -1; /* Engine_delete may run before the work directory exists */
     if (!this) abort();
     this->cfg = *cfg;
     this->log_path = strdup(cfg->log_path);
@@ -266,6 +273,7 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
         snprintf(this->workdir, sizeof this->workdir, "%s", cfg->workdir);
     } else {
         const char *tmp = getenv("TMPDIR");
+        TmpDir_sweepStale(TmpDir_root()); /* the folders of sessions that died (kill -9, a crash) */
         snprintf(this->workdir, sizeof this->workdir, "%s/tunetop-XXXXXX", tmp && *tmp ? tmp : "/tmp");
         if (!mkdtemp(this->workdir)) {
             tt_fail(err, "cannot create a work directory in %s: %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
@@ -274,6 +282,7 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
             return NULL;
         }
         this->own_workdir = true;
+        this->workdir_lock = TmpDir_lock(this->workdir);
     }
     this->cfg.workdir = this->workdir;
     if (gethostname(this->host, sizeof this->host) != 0) snprintf(this->host, sizeof this->host, "?");
@@ -655,6 +664,16 @@ static void log_failed(Engine *this, int t, const char *why) {
     atomic_store(&this->stop_requested, true);
 }
 
+/* A fault of the machine persisted: the session stops (Engine_machineFault). */
+static void machine_failed(Engine *this, int t, const char *why) {
+    pthread_mutex_lock(&this->state_lock);
+    bool first = !this->machine_fault[0];
+    if (first) snprintf(this->machine_fault, sizeof this->machine_fault, "%s", why);
+    pthread_mutex_unlock(&this->state_lock);
+    if (first) emit_log(this, LOG_ERROR, t, "%s: a fault of this machine, not of the candidate, twice (stopping)", why);
+    atomic_store(&this->stop_requested, true);
+}
+
 /* Writes one record and, only once it is in the log, counts and publishes
  * it. Returns false when it could not be written: then it is not counted,
  * not published and never a best, and the session stops. *gflops receives
@@ -696,11 +715,23 @@ static double slow_cutoff(const Engine *this, int t) {
     return isfinite(best) && SLOW_FACTOR > 0 ? best * SLOW_FACTOR : 0;
 }
 
-static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
+/* A build that failed for want of space or of a file-size allowance in the
+ * temp folder: the machine's fault, whatever the candidate. */
+static bool build_fault_of_machine(const char *msg) {
+    return msg && (strstr(msg, strerror(ENOSPC)) || strstr(msg, strerror(EFBIG)) || strstr(msg, strerror(EDQUOT)));
+}
+
+/* Builds' and measurements' failures that are the machine's, not the
+ * candidate's (*machine set): the task file could not be written (no space,
+ * a file limit, out of memory in the harness), the worker was killed from
+ * outside, a build found no space. Such a record must not be committed. */
+static void measure_job(Engine *this, int t, BuildJob *job, Record *rec, bool *machine) {
     const MeasureOptions *mo = &this->cfg.measure;
+    *machine = false;
     if (job->result.error_no != ERR_NO_ERROR) {
         Record_setError(rec, job->result.error_no,
                         job->result.msg ? job->result.msg : MeasureError_name(job->result.error_no));
+        *machine = build_fault_of_machine(job->result.msg);
         return;
     }
     if (mo->compile_only) return; /* built, resources recorded, no timing */
@@ -708,6 +739,7 @@ static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
     if (this->runner_task != t) {
         if (this->cfg.target->runner_set_task(this->runner, &this->tasks[t].wl, err) != TT_OK) {
             Record_setError(rec, ERR_UNKNOWN, err);
+            *machine = true; /* the same task file for every candidate */
             return;
         }
         this->runner_task = t;
@@ -719,7 +751,8 @@ static void measure_job(Engine *this, int t, BuildJob *job, Record *rec) {
     atomic_store(&this->measuring, 1);
     this->cfg.target->measure(this->runner, &job->src, &job->result, &opt, &mr);
     atomic_store(&this->measuring, 0);
-    if (mr.error_no == ERR_RUNTIME_DEVICE || mr.error_no == ERR_RUN_TIMEOUT) this->runner_task = -1;
+    if (mr.error_no == ERR_RUNTIME_DEVICE || mr.error_no == ERR_RUN_TIMEOUT || mr.machine_fault) this->runner_task = -1;
+    *machine = mr.machine_fault && mr.error_no != ERR_NO_ERROR;
     record_measurement(rec, &mr, &opt, this->runs[t].tally.best_latency);
     MeasureResult_done(&mr);
 }
@@ -848,7 +881,23 @@ static void round_local(Engine *this, Round *rd) {
             }
             Record rec;
             fill_record(this, task, job, &rec);
-            measure_job(this, rd->t, job, &rec);
+            bool machine;
+            measure_job(this, rd->t, job, &rec, &machine);
+            if (machine && job->result.error_no == ERR_NO_ERROR) { /* a measurement: once more */
+                emit_log(this, LOG_WARN, rd->t, "%s (a fault of the machine, not of the candidate): measuring it again",
+                         rec.error_msg ? rec.error_msg : "?");
+                Record_done(&rec);
+                fill_record(this, task, job, &rec);
+                measure_job(this, rd->t, job, &rec, &machine);
+            }
+            if (machine) { /* never recorded as measured: a resume measures it */
+                machine_failed(this, rd->t, rec.error_msg ? rec.error_msg : "?");
+                push_pending(r, job->index);
+                Record_done(&rec);
+                BuildJob_done(job);
+                drop = true;
+                continue;
+            }
             atomic_fetch_add(&this->measured_here, 1);
             if (rec.error_no != ERR_NO_ERROR) atomic_fetch_add(&this->errors_here, 1);
             if (commit_record(this, rd->t, &rec, &rd->gflops[rd->n_done])) {
@@ -1289,6 +1338,8 @@ bool Engine_setPriority(Engine *this, int task_id, int priority) {
 bool Engine_stopTask(Engine *this, int task_id) { return push_command(this, CMD_STOP_TASK, task_id, 0); }
 
 void Engine_requestStop(Engine *this) {
+    double zero = 0;
+    atomic_compare_exchange_strong(&this->stop_at, &zero, clock_mono());
     atomic_store(&this->stop_requested, true);
     pthread_mutex_lock(&this->cmd_lock);
     pthread_cond_signal(&this->cmd_cond);
@@ -1299,6 +1350,21 @@ int Engine_eventFd(const Engine *this) { return this->events.fd; }
 int Engine_drainEvents(Engine *this, EngineEvent *out, int max) { return EventQueue_drain(&this->events, out, max); }
 uint64_t Engine_droppedEvents(const Engine *this) { return __atomic_load_n(&this->events.dropped, __ATOMIC_RELAXED); }
 bool Engine_finished(Engine *this) { return atomic_load(&this->finished); }
+
+bool Engine_stopOverdue(Engine *this) {
+    double at = atomic_load(&this->stop_at);
+    return at > 0 && !atomic_load(&this->finished) && clock_mono() - at > ENGINE_STOP_GRACE_S;
+}
+
+bool Engine_abandoned(const Engine *this) { return this->abandoned; }
+
+bool Engine_machineFault(Engine *this, char *out, size_t cap) {
+    pthread_mutex_lock(&this->state_lock);
+    bool any = this->machine_fault[0] != '\0';
+    snprintf(out, cap, "%s", this->machine_fault);
+    pthread_mutex_unlock(&this->state_lock);
+    return any;
+}
 
 int Engine_takeRestored(Engine *this, ResumeTrial **out) {
     pthread_mutex_lock(&this->state_lock);
@@ -1401,20 +1467,6 @@ int Engine_devices(Engine *this, DeviceRow *out, int max) {
     return 1;
 }
 
-static void remove_workdir(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    char path[512];
-    while ((e = readdir(d))) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 void Engine_logOutcome(Engine *this, LogOutcome *out) {
     pthread_mutex_lock(&this->state_lock);
     *out = this->logo;
@@ -1422,6 +1474,23 @@ void Engine_logOutcome(Engine *this, LogOutcome *out) {
 }
 
 void Engine_wait(Engine *this) {
+    /* a stop is bounded: what is still in flight after the grace (a build
+     * that never ends) is left behind; the log keeps what was written */
+    while (this->started && atomic_load(&this->stop_at) > 0 && !atomic_load(&this->finished) &&
+           !Engine_stopOverdue(this))
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    if (this->started && !atomic_load(&this->finished) && atomic_load(&this->stop_at) > 0) {
+        this->abandoned = true;
+        char err[TT_ERRLEN];
+        if (this->log && LogWriter_sync(this->log, err) != TT_OK) log_failed(this, -1, err);
+        pthread_mutex_lock(&this->state_lock);
+        this->logo.records = this->log ? LogWriter_records(this->log) : 0;
+        this->logo.unsynced = this->logo.failed && this->log ? LogWriter_unsynced(this->log) : 0;
+        pthread_mutex_unlock(&this->state_lock);
+        pthread_detach(this->thread);
+        this->started = false;
+        return; /* the thread still uses the engine: Engine_delete then frees nothing */
+    }
     if (this->started) {
         pthread_join(this->thread, NULL);
         this->started = false;
@@ -1430,8 +1499,20 @@ void Engine_wait(Engine *this) {
         pthread_mutex_lock(&this->state_lock);
         this->logo.records = LogWriter_records(this->log);
         this->logo.unsynced = this->logo.failed ? LogWriter_unsynced(this->log) : 0;
+        bool failed = this->logo.failed;
         pthread_mutex_unlock(&this->state_lock);
-        LogWriter_close(this->log);
+        /* a clean stop, even by q or a signal, ends with the close marker:
+         * a log without one ended by a crash, or was cut */
+        char err[TT_ERRLEN];
+        if (!failed && LogWriter_closeMarked(this->log, err) != TT_OK) {
+            pthread_mutex_lock(&this->state_lock);
+            this->logo.failed = true; /* every record is there, but the session cannot say it ended */
+            snprintf(this->logo.error, sizeof this->logo.error, "%s", err);
+            this->logo.unsynced = LogWriter_unsynced(this->log);
+            pthread_mutex_unlock(&this->state_lock);
+            failed = true;
+        }
+        if (failed) LogWriter_close(this->log);
         this->log = NULL;
     }
     if (this->tsv) {
@@ -1441,7 +1522,7 @@ void Engine_wait(Engine *this) {
 }
 
 void Engine_delete(Engine *this) {
-    if (!this) return;
+    if (!this || this->abandoned) return; /* its thread still runs: the process ends soon */
     if (this->started) {
         Engine_requestStop(this);
         Engine_wait(this);
@@ -1450,7 +1531,8 @@ void Engine_delete(Engine *this) {
     if (this->tsv) fclose(this->tsv);
     BuilderPool_delete(this->pool);
     if (this->runner) this->cfg.target->runner_delete(this->runner);
-    if (this->own_workdir && this->workdir[0]) remove_workdir(this->workdir);
+    if (this->own_workdir && this->workdir[0]) TmpDir_remove(this->workdir);
+    if (this->workdir_lock >= 0) close(this->workdir_lock);
     if (this->sched) TaskScheduler_delete(this->sched);
     for (int t = 0; t < this->n; t++) {
         TaskRun *r = &this->runs[t];

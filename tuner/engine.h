@@ -150,6 +150,20 @@ int Engine_devices(Engine *this, DeviceRow *out, int max);
  * many; later calls return 0. They precede every EV_RESULT of the session. */
 int Engine_takeRestored(Engine *this, ResumeTrial **out);
 bool Engine_finished(Engine *this);
+/* A stop asked for more than ENGINE_STOP_GRACE_S ago has not finished yet:
+ * the UI and the headless loop stop waiting for it (Engine_wait then
+ * abandons what is in flight). */
+#define ENGINE_STOP_GRACE_S 3.5
+bool Engine_stopOverdue(Engine *this);
+/* Engine_wait gave up on the engine thread after a stop: a build or a
+ * measurement was still running. The log was synced; Engine_delete frees
+ * nothing (the caller ends the process). */
+bool Engine_abandoned(const Engine *this);
+/* A build or measurement failed for a reason outside the candidate (no space
+ * or a file limit in the temp folder, the worker killed from outside, out of
+ * memory in the harness) and again when measured once more: the session
+ * stopped, and that candidate was not recorded. out receives the failure. */
+bool Engine_machineFault(Engine *this, char *out, size_t cap);
 
 /* How the record log came through the session. A record is published (an
  * EV_RESULT, a trial, maybe a best) only after its write succeeded; when a
@@ -169,7 +183,7 @@ typedef struct LogOutcome {
 } LogOutcome;
 void Engine_logOutcome(Engine *this, LogOutcome *out);
 /* Waits for the threads to end (after finishing or a stop); syncs and closes the log. */
-void Engine_wait(Engine *this);
+void Engine_wait(Engine *this); /* after a stop, waits at most ENGINE_STOP_GRACE_S in all */
 void Engine_delete(Engine *this);
 
 #endif

@@ -249,6 +249,7 @@ Status Resume_read(Resume *this, const char *path, const Task *tasks, int n, int
     }
     LogEntry_done(&e);
     if (st == LOG_TORN) this->torn_at = LogReader_goodOffset(lr);
+    LogReader_unclosedNote(lr, this->unclosed, sizeof this->unclosed);
     LogReader_close(lr);
     if (st == LOG_DAMAGED) {
         free_reading(&rd, this->n_xtasks);
@@ -309,6 +310,10 @@ void Resume_summary(const Resume *this, const char *path, char *out, size_t len)
             off += snprintf(out + off, len - (size_t)off, "; %d records of other tasks kept", this->foreign);
         if (steer_text[0] && off < (int)len)
             snprintf(out + off, len - (size_t)off, "; steering restored: %s (p, +/- change it)", steer_text);
+    }
+    if (this->unclosed[0]) {
+        size_t off = strlen(out);
+        if (off < len) snprintf(out + off, len - off, "%s%s", off ? "; " : "", this->unclosed);
     }
     if (this->seeded) {
         size_t off = strlen(out);

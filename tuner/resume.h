@@ -104,11 +104,12 @@ typedef struct Resume {
     int n_xtasks;
     ResumeTrial *trials; /* file order; owned */
     int n_trials, cap_trials;
-    int restored;  /* measured records restored (n_trials) */
-    int foreign;   /* records of other tasks, or beyond a task's space */
-    int seeded;    /* imported configs queued */
-    int unadopted; /* measured records of a table-named template whose candidate did not come back */
-    off_t torn_at; /* where a torn tail starts, -1 when the log ended cleanly */
+    int restored;             /* measured records restored (n_trials) */
+    int foreign;              /* records of other tasks, or beyond a task's space */
+    int seeded;               /* imported configs queued */
+    int unadopted;            /* measured records of a table-named template whose candidate did not come back */
+    off_t torn_at;            /* where a torn tail starts, -1 when the log ended cleanly */
+    char unclosed[TT_ERRLEN]; /* LogReader_unclosedNote: the last session ended without its close marker */
 } Resume;
 
 /* Reads the log at path for the n tasks. batch: the session's round size (for

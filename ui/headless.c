@@ -69,7 +69,10 @@ void Headless_printTable(FILE *out, Engine *engine, const SessionSnapshot *snap)
     else
         fprintf(out, "Estimated total latency: - ms");
     if (snap->roof_latency_s > 0) fprintf(out, " (at the roofline: %.3f ms)", snap->roof_latency_s * 1e3);
-    fprintf(out, "  Trials: %d  Used time: %.0f s  Next ID: %d\n", snap->trials, snap->elapsed_s, snap->next_task);
+    if (snap->next_task >= 0)
+        fprintf(out, "  Trials: %d  Used time: %.0f s  Next ID: %d\n", snap->trials, snap->elapsed_s, snap->next_task);
+    else /* nothing left to schedule */
+        fprintf(out, "  Trials: %d  Used time: %.0f s  Next ID: -\n", snap->trials, snap->elapsed_s);
     /* a session over MPI ranks: its measure servers under the table */
     if (Engine_config(engine)->backend) Headless_printDevices(out, engine);
     fflush(out);
@@ -103,7 +106,7 @@ int Headless_run(Engine *engine, FILE *out, volatile int *stop_flag, double tabl
             fprintf(out, "stopping: the measurement in flight finishes, the rest of the batch is dropped...\n");
             fflush(out);
         }
-        bool engine_done = Engine_finished(engine);
+        bool engine_done = Engine_finished(engine) || Engine_stopOverdue(engine);
         int k;
         while ((k = Engine_drainEvents(engine, evs, DRAIN)) > 0) {
             SessionSnapshot snap = {0};

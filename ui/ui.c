@@ -182,7 +182,7 @@ static int run_loop(Loop *L) {
             react |= UiKeys_quitNow(st);
         }
         if (react & REACT_QUIT) break;
-        if (st->stopping && L->engine && Engine_finished(L->engine)) break;
+        if (st->stopping && L->engine && (Engine_finished(L->engine) || Engine_stopOverdue(L->engine))) break;
         if (react) dirty = true;
         now = clock_mono();
         if (L->view && !L->opt->no_follow && now >= next_poll) {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/tmpdir.h"
 #include "kernels/worker/proc.h"
 #include "kernels/worker/taskfile.h"
 
@@ -17,6 +18,7 @@ struct Runner {
     char dir[256];
     char task_path[320];
     bool has_task;
+    int lock_fd; /* base/tmpdir.h: held while the directory is in use */
     Workload wl;
     unsigned n_tasks;
 };
@@ -36,6 +38,7 @@ Runner *Runner_new(const char *mode, char *err) {
         free(this);
         return NULL;
     }
+    this->lock_fd = TmpDir_lock(this->dir);
     char log[300];
     snprintf(log, sizeof log, "%s/worker.log", this->dir);
     WorkerProc_init(&this->proc, exe, mode, log);
@@ -98,9 +101,7 @@ void Runner_delete(Runner *this) {
     if (!this) return;
     WorkerProc_done(&this->proc);
     if (this->has_task) unlink(this->task_path);
-    char log[300];
-    snprintf(log, sizeof log, "%s/worker.log", this->dir);
-    unlink(log);
-    rmdir(this->dir);
+    TmpDir_remove(this->dir); /* the worker's log, its lock, what a kernel left */
+    if (this->lock_fd >= 0) close(this->lock_fd);
     free(this);
 }

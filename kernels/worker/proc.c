@@ -344,6 +344,7 @@ void WorkerProc_measure(WorkerProc *this, const WorkerMeasureReq *req, const cha
                              &rep, msg, sizeof msg);
         if (cs == WORKER_OK && rep.error_no != ERR_NO_ERROR) {
             out->error_no = ERR_UNKNOWN;
+            out->machine_fault = true; /* the task file, not the candidate: it is the same for every candidate */
             set_msg(out, msg);
             out->run_s = clock_mono() - t0;
             return;
@@ -370,10 +371,14 @@ void WorkerProc_measure(WorkerProc *this, const WorkerMeasureReq *req, const cha
         break;
     case WORKER_DIED:
         out->error_no = ERR_RUNTIME_DEVICE;
+        /* SIGKILL is never a kernel's own doing (a crash is SIGSEGV, SIGBUS, SIGFPE, an abort SIGABRT; the
+         * timeout's kill is WORKER_TIMEOUT): someone or something outside killed the worker */
+        out->machine_fault = strstr(msg, "worker killed by signal 9 ") != NULL;
         set_msg(out, msg);
         break;
-    default:
+    default: /* the worker could not be started or talked to (fork, pipes, memory) */
         out->error_no = ERR_UNKNOWN;
+        out->machine_fault = true;
         set_msg(out, msg);
         break;
     }

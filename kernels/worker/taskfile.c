@@ -75,7 +75,7 @@ Status WorkerTask_write(const Workload *wl, const char *path, char *err) {
         }
     }
     Workload_fillInputs(wl, args, TASK_SEED);
-    Workload_reference(wl, args);
+    if (Workload_computeReference(wl, args, err) != TT_OK) goto out;
 
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {

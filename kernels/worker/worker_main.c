@@ -17,6 +17,7 @@
 #include "base/clock.h"
 #include "kernels/target.h"
 #include "kernels/worker/mode.h"
+#include "kernels/worker/reaper.h"
 
 #define PROTOCOL_FD 3
 
@@ -67,6 +68,9 @@ int main(int argc, char **argv) {
      * The signal fires when the spawning thread ends; the runner's thread
      * spawns it and outlives it, and a worker killed early is restarted. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* what a kernel starts (even after fork and setsid) comes back to the
+     * worker, which kills it after each request */
+    Reaper_become();
     const char *parent = getenv("TT_WORKER_PARENT");
     if (parent && atol(parent) != (long)getppid()) return 0; /* the session is already gone */
 
@@ -122,6 +126,7 @@ int main(int argc, char **argv) {
                 mode->measure(have_task ? &task : NULL, &req, payload + sizeof req, h.len - sizeof req, &rep, msg,
                               WORKER_MSG_LEN);
             }
+            Reaper_killLeftovers();
             rep.busy_s = clock_mono() - t0;
             rc = reply(fd, &rep, msg);
         } else {
@@ -132,6 +137,7 @@ int main(int argc, char **argv) {
         if (rc != 0) break;
     }
     if (init_ok && mode->done) mode->done();
+    Reaper_killLeftovers();
     if (have_task) WorkerTask_unmap(&task);
     free(msg);
     return 0;

@@ -818,6 +818,191 @@ TEST(a_best_beyond_the_peak_is_flagged) {
     CHECK(strstr(cli_out, "check") == NULL);
 }
 
+/* ---- sequence numbers, chaining, the close marker, another hand ------------- */
+
+/* write_log, then a clean stop's close marker. */
+static void write_closed_log(const char *path, int n, long *offs) {
+    write_log(path, n, offs);
+    LogWriter *w;
+    char err[TT_ERRLEN];
+    off_t trunc;
+    if (LogWriter_open(path, "cpu", &w, &trunc, err) || LogWriter_closeMarked(w, err)) abort();
+}
+
+/* The bytes of path rearranged: pieces [from, to) of the original, in order. */
+static void rearrange(const char *src, const char *dst, const long *pieces, int n_pieces) {
+    size_t len;
+    char *data = slurp(src, &len);
+    char *out = malloc(len * 2);
+    size_t k = 0;
+    for (int i = 0; i < n_pieces; i++) {
+        memcpy(out + k, data + pieces[2 * i], (size_t)(pieces[2 * i + 1] - pieces[2 * i]));
+        k += (size_t)(pieces[2 * i + 1] - pieces[2 * i]);
+    }
+    spit(dst, out, k);
+    free(out);
+    free(data);
+}
+
+TEST(a_cut_at_a_record_boundary_a_duplicate_a_reordering_or_a_gap_is_told) {
+    const char *path = tmp_path("chain.log"), *bad = tmp_path("chain_bad.log");
+    long offs[7];
+    write_closed_log(path, 6, offs);
+    long size = file_size(path);
+    LogReadStatus end;
+    char msg[TT_ERRLEN];
+    int wrong;
+    CHECK_EQ_INT(read_back(path, &end, msg, &wrong), 6);
+    CHECK_EQ_INT(end, LOG_END);
+    char *argv[] = {"best", (char *)bad, NULL}, *dargv[] = {"dump", (char *)bad, NULL};
+    rearrange(path, bad, (long[]){0, size}, 1);
+    CHECK_EQ_INT(run_cmd(cmd_best, 2, argv), 0);
+    CHECK(strstr(cli_err, "close marker") == NULL); /* a clean stop */
+    /* cut exactly at a record boundary: the close marker is gone, and both commands say so */
+    rearrange(path, bad, (long[]){0, offs[4]}, 1);
+    CHECK_EQ_INT(read_back(bad, &end, msg, &wrong), 4);
+    CHECK_EQ_INT(end, LOG_END);
+    CHECK_EQ_INT(run_cmd(cmd_best, 2, argv), 0);
+    CHECK_CONTAINS(cli_err, "has no close marker (it ended by a crash, or the log was cut): it holds 4 records");
+    CHECK_EQ_INT(run_cmd(cmd_dump, 2, dargv), 0);
+    CHECK_CONTAINS(cli_err, "it holds 4 records");
+    /* a duplicate, a reordering, a gap: damage at the record that does not follow */
+    const long dup[] = {0, offs[4], offs[3], size},
+               swap[] = {0, offs[2], offs[3], offs[4], offs[2], offs[3], offs[4], size},
+               gap[] = {0, offs[2], offs[3], size};
+    const long *cases[] = {dup, swap, gap};
+    const int n_pieces[] = {2, 4, 2}, good[] = {4, 2, 2};
+    for (int c = 0; c < 3; c++) {
+        rearrange(path, bad, cases[c], n_pieces[c]);
+        CHECK_EQ_INT(read_back(bad, &end, msg, &wrong), good[c]);
+        CHECK_EQ_INT(end, LOG_DAMAGED);
+        CHECK_CONTAINS(msg, "duplicated, reordered or missing");
+        CHECK_EQ_INT(run_cmd(cmd_best, 2, argv), 1);
+    }
+}
+
+/* Changes the file at path the way another program would, keeping its inode. */
+static void change_in_place(const char *path, int how, const char *other) {
+    size_t n;
+    char *o = slurp(other, &n);
+    if (how == 0) { /* cp other.log LOG */
+        int fd = open(path, O_WRONLY | O_TRUNC);
+        if (write(fd, o, n) != (ssize_t)n) abort();
+        close(fd);
+    } else if (how == 1 || how == 2) { /* truncate -s 0 / -s 200 */
+        if (truncate(path, how == 1 ? 0 : 200) != 0) abort();
+    } else if (how == 3) { /* cat other.log >> LOG */
+        int fd = open(path, O_WRONLY | O_APPEND);
+        if (write(fd, o, n) != (ssize_t)n) abort();
+        close(fd);
+    } else { /* the same size, other bytes at the end */
+        int fd = open(path, O_WRONLY);
+        off_t end = lseek(fd, 0, SEEK_END);
+        if (pwrite(fd, "XXXX", 4, end - 4) != 4) abort();
+        close(fd);
+    }
+    free(o);
+}
+
+TEST(a_log_changed_in_place_by_another_hand_stops_the_writer_with_a_copy) {
+    const char *other = tmp_path("other.log");
+    write_log(other, 12, NULL);
+    const char *what[] = {"grown from", "cut from", "cut from", "grown from", "overwritten"};
+    for (int how = 0; how < 5; how++) {
+        const char *path = tmp_path("inplace.log");
+        char rec_path[400];
+        snprintf(rec_path, sizeof rec_path, "%s.recovered", path);
+        unlink(path);
+        unlink(rec_path);
+        LogWriter *w;
+        char err[TT_ERRLEN];
+        off_t trunc;
+        CHECK(LogWriter_open(path, "cpu", &w, &trunc, err) == TT_OK);
+        Record r;
+        Record_init(&r);
+        for (int i = 0; i < 4; i++) {
+            make_record(&r, i);
+            CHECK(LogWriter_append(w, &r, err) == TT_OK);
+        }
+        CHECK(LogWriter_sync(w, err) == TT_OK);
+        change_in_place(path, how, other);
+        make_record(&r, 4);
+        /* noticed at the next append or sync, whichever comes first */
+        Status st = LogWriter_append(w, &r, err);
+        if (st == TT_OK) st = LogWriter_sync(w, err);
+        CHECK(st == TT_ERR);
+        CHECK(LogWriter_moved(w));
+        CHECK_CONTAINS(err, "was changed by another program while this session was writing it");
+        CHECK_CONTAINS(err, what[how]);
+        CHECK(LogWriter_append(w, &r, err) == TT_ERR); /* final */
+        char dest[512];
+        CHECK(LogWriter_saveCopy(w, dest, sizeof dest, err) == TT_OK);
+        CHECK_STR(dest, rec_path);
+        CHECK_EQ_INT(LogWriter_records(w), 4);
+        LogWriter_close(w);
+        LogReadStatus end;
+        char msg[TT_ERRLEN];
+        int wrong;
+        CHECK_EQ_INT(read_back(rec_path, &end, msg, &wrong), 4); /* what this writer measured, whole */
+        CHECK_EQ_INT(end, LOG_END);
+        CHECK_EQ_INT(wrong, 0);
+        Record_done(&r);
+    }
+}
+
+/* As SQLite's tests do: a session of 3 batches of 4 records, its every write,
+ * fsync, open and truncate failed in turn. Each run must fail (never report
+ * success), and the log must read (to its end, or to a torn tail) with every
+ * record whose append returned TT_OK, in order. */
+TEST(every_write_and_sync_of_a_session_failed_in_turn) {
+    const char *path = tmp_path("failpoint.log");
+    int runs = 0, failed_runs = 0;
+    for (long nth = 1; nth < 200; nth++) {
+        unlink(path);
+        LogIo_failAt(nth, nth % 2 ? ENOSPC : EIO, nth % 3 == 0);
+        LogWriter *w = NULL;
+        char err[TT_ERRLEN];
+        off_t trunc;
+        bool ok = LogWriter_open(path, "cpu", &w, &trunc, err) == TT_OK;
+        int appended = 0;
+        Record r;
+        Record_init(&r);
+        for (int b = 0; ok && b < 3; b++) {
+            for (int i = 0; ok && i < 4; i++) {
+                make_record(&r, appended);
+                ok = LogWriter_append(w, &r, err) == TT_OK;
+                appended += ok;
+            }
+            if (ok) ok = LogWriter_sync(w, err) == TT_OK;
+        }
+        if (ok) ok = LogWriter_closeMarked(w, err) == TT_OK; /* closes it on success */
+        if (!ok && w) LogWriter_close(w);
+        Record_done(&r);
+        int faults = LogIo_faults();
+        LogIo_failAt(0, 0, false);
+        if (!faults) { /* the session made fewer calls than nth: every point was tried */
+            CHECK(ok);
+            break;
+        }
+        runs++;
+        failed_runs += !ok;
+        CHECK(!ok);
+        if (access(path, F_OK) != 0 || file_size(path) == 0) {
+            CHECK_EQ_INT(appended, 0);
+            continue;
+        }
+        LogReadStatus end;
+        char msg[TT_ERRLEN];
+        int wrong;
+        int n = read_back(path, &end, msg, &wrong);
+        CHECK(n == appended || (n == -1 && appended == 0));
+        CHECK(end != LOG_DAMAGED || n == -1);
+        CHECK_EQ_INT(wrong, 0);
+    }
+    printf("  %d fault points of a 3-batch session: %d ended with a failure, every log readable\n", runs, failed_runs);
+    CHECK(runs >= 20 && failed_runs == runs); /* open, header, its sync, 12 appends, 3 syncs, the marker, its sync */
+}
+
 int main(void) {
     /* tmpfs when there is one: the crash test opens and syncs a log 1550 times */
     snprintf(tmpdir, sizeof tmpdir, "%s/tt_integrity_XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
@@ -836,6 +1021,9 @@ int main(void) {
     RUN(a_crash_cut_at_every_byte_of_the_last_batch_resumes_whole_records);
     RUN(the_buffer_reader_reads_what_the_file_reader_reads);
     RUN(a_best_beyond_the_peak_is_flagged);
+    RUN(a_cut_at_a_record_boundary_a_duplicate_a_reordering_or_a_gap_is_told);
+    RUN(a_log_changed_in_place_by_another_hand_stops_the_writer_with_a_copy);
+    RUN(every_write_and_sync_of_a_session_failed_in_turn);
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);

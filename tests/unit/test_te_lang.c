@@ -9,6 +9,8 @@
 
 #include "te/te.h"
 #include "tests/check.h"
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *const EXAMPLES[] = {"matmul",
                                        "dense",
@@ -112,7 +114,20 @@ static const Case ERRORS[] = {
     {"const B[2] = [1, 1.0 / 0]\n", "t.te:1:18: value 1 of 'B' is inf, not a finite float"},
     {"const B[2] = [1, 1e39]\n", "t.te:1:18: value 1 of 'B' is 1e+39, not a finite float"},
     {"const B[256, 257] = [1]\n", "t.te:1:7: 'B' has more than 65536 elements"},
-    {"input X[4294967296, 4294967296]\n", "t.te:1:7: 'X' has more than 9223372036854775807 elements"},
+    {"input X[4294967296, 4294967296]\n", "t.te:1:7: 'X' has more than 4294967296 elements"},
+    /* sizes in bytes computed from a shape must not wrap: N = 2^31 fails at the parse */
+    {"let N = 2147483648\ninput A[N, N]\n", "t.te:2:7: 'A' has more than 4294967296 elements"},
+    {"input A[4]\nB[i < 2147483648, j < 4] = A[0]\n", "t.te:2:1: 'B' has more than 4294967296 elements"},
+    /* nesting is bounded: the parser and the bounds walk recurse */
+    {"input A[4]\nB[i < 4] = ((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((A[i]"
+     "))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))\n",
+     "t.te:2:76: the expression nests more than 64 levels deep"},
+    {"input A[4]\nB[i < 4] = A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + "
+     "A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + "
+     "A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + "
+     "A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + "
+     "A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i] + A[i]\n",
+     "t.te:2:1: the value of 'B' nests more than 64 levels deep (a chain of operators counts each)"},
     {"const B[2] = [1, 2 < 3]\n", "t.te:1:20: a value must be a number, not a condition"},
     {"const B[2] = [1, 2\n", "t.te:2:1: expected ']', found end of file"},
     {"const B[2]\n", "t.te:1:11: expected '=', found end of line"},
@@ -400,7 +415,21 @@ TEST(f16_rounding) {
     CHECK_EQ_INT(te_floormod(3, -2), -1);
 }
 
+/* The file reader refuses a FIFO or a device at once (it would wait, or never end). */
+TEST(load_refuses_fifos_and_devices) {
+    char fifo[64], err[TT_ERRLEN];
+    snprintf(fifo, sizeof fifo, "/tmp/tt_tefifo_%d", (int)getpid());
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK(TeProgram_load(fifo, NULL, 0, err) == NULL);
+    CHECK_CONTAINS(err, "not a regular file");
+    CHECK(TeProgram_load("/dev/urandom", NULL, 0, err) == NULL);
+    CHECK_CONTAINS(err, "not a regular file");
+    unlink(fifo);
+}
+
 int main(void) {
+    RUN(load_refuses_fifos_and_devices);
     RUN(examples_parse);
     RUN(matmul_structure_and_set);
     RUN(error_messages);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kernels/target.h"
@@ -327,7 +328,67 @@ TEST(imported_fields_round_trip) {
     Record_done(&b);
 }
 
+/* A record without an error whose cost is not a latency (TVM writes -1 for
+ * some failures; 0 and no cost are no latency either) is counted by its
+ * reason and never a best, in both formats. */
+TEST(costs_that_are_not_latencies_are_never_a_best) {
+    char src[1100];
+    size_t n;
+    FILE *f = fopen(data("autoscheduler.json"), "r");
+    CHECK(f && fgets(src, sizeof src, f));
+    fclose(f);
+    n = strlen(src);
+    const char *good = "\"r\": [[0.00021, 0.00022]";
+    char *at = strstr(src, good);
+    CHECK(at != NULL);
+    const char *bad[] = {"\"r\": [[-1]", "\"r\": [[0]", "\"r\": [[]", "\"r\": [[0.5, -0.5]"};
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/tt_tvmcost_%d.json", (int)getpid());
+    f = fopen(path, "w");
+    for (int i = 0; i < 4; i++)
+        fprintf(f, "%.*s%s%s", (int)(at - src), src, bad[i], at + strlen(good));
+    fclose(f);
+    TvmSummary s;
+    summarise(path, TVM_FMT_ANSOR, &s);
+    CHECK_EQ_INT(s.n_records, 4);
+    CHECK_EQ_INT(s.n_tasks, 1);
+    CHECK(!isfinite(s.tasks[0].best_mean)); /* none is a best */
+    CHECK_EQ_INT(s.tasks[0].cost_faults[1], 3);
+    CHECK_EQ_INT(s.tasks[0].cost_faults[3], 1); /* no cost at all */
+    TvmSummary_done(&s);
+    /* one good record among them is the best */
+    f = fopen(path, "a");
+    fwrite(src, 1, n, f);
+    fclose(f);
+    summarise(path, TVM_FMT_ANSOR, &s);
+    CHECK_NEAR(s.tasks[0].best_mean, 0.000215, 1e-12);
+    TvmSummary_done(&s);
+    unlink(path);
+}
+
+/* A FIFO or a device is refused at once, whatever the format says. */
+TEST(readers_refuse_fifos_and_devices) {
+    char fifo[64], err[TT_ERRLEN];
+    snprintf(fifo, sizeof fifo, "/tmp/tt_tvmfifo_%d", (int)getpid());
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    TvmFormat f;
+    CHECK(TvmLog_detect(fifo, &f, err) == TT_ERR);
+    CHECK_CONTAINS(err, "is a FIFO, not a log file");
+    const TvmFormat fmts[] = {TVM_FMT_AUTOTVM, TVM_FMT_ANSOR};
+    for (int i = 0; i < 2; i++) {
+        TvmReader *r = NULL;
+        CHECK(TvmReader_open(fifo, fmts[i], &r, err) == TT_ERR);
+        CHECK_CONTAINS(err, "is a FIFO, not a log file");
+        CHECK(TvmReader_open("/dev/urandom", fmts[i], &r, err) == TT_ERR);
+        CHECK_CONTAINS(err, "is a character device, not a log file");
+    }
+    unlink(fifo);
+}
+
 int main(void) {
+    RUN(costs_that_are_not_latencies_are_never_a_best);
+    RUN(readers_refuse_fifos_and_devices);
     RUN(detects_each_format);
     RUN(reads_autotvm_both_forms_and_counts_bad_lines);
     RUN(best_per_workload_in_each_format);

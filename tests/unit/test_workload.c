@@ -405,6 +405,27 @@ TEST(test_validate_structs) {
     CHECK(!strcmp(Layout_name(LAYOUT_NHWC), "NHWC"));
 }
 
+/* A reference holding NaN or an infinity (sqrt of a negative, exp of a large
+ * value) compares as numpy's allclose(equal_nan=True): NaN equals NaN, an
+ * infinity only the same one; a NaN or an infinity where a number is wanted,
+ * or the other infinity, still fails. */
+TEST(test_compare_nan_and_inf_as_allclose_equal_nan) {
+    Workload wl;
+    char err[TT_ERRLEN], msg[256];
+    CHECK(Workload_parse("dense:m=1,n=4,k=4", &wl, err) == TT_OK);
+    float ref[4] = {NAN, INFINITY, -INFINITY, 0.5f};
+    float same[4] = {NAN, INFINITY, -INFINITY, 0.5f};
+    CHECK(Workload_compare(&wl, ref, same, msg, sizeof msg));
+    float cases[4][4] = {{0.0f, INFINITY, -INFINITY, 0.5f},
+                         {NAN, -INFINITY, -INFINITY, 0.5f},
+                         {NAN, INFINITY, 1e30f, 0.5f},
+                         {NAN, INFINITY, -INFINITY, NAN}};
+    for (int c = 0; c < 4; c++) {
+        CHECK(!Workload_compare(&wl, ref, cases[c], msg, sizeof msg));
+        CHECK_CONTAINS(msg, "1 of 4 elements differ");
+    }
+}
+
 int main(void) {
     RUN(test_parse_errors);
     RUN(test_parse_defaults_and_keys);
@@ -413,5 +434,6 @@ int main(void) {
     RUN(test_nchw_nhwc_agree);
     RUN(test_fill_and_compare);
     RUN(test_validate_structs);
+    RUN(test_compare_nan_and_inf_as_allclose_equal_nan);
     return check_summary();
 }

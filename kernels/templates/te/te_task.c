@@ -226,13 +226,19 @@ int TeTask_args(const TeTask *this, ArgInfo *args) {
     return n;
 }
 
-void TeTask_reference(const TeTask *this, float **args) {
+Status TeTask_reference(const TeTask *this, float **args, char *err) {
     const TeProgram *g = this->prog;
     double *values[TE_MAX_TENSORS] = {0};
     for (int t = 0; t < g->n_tensors; t++) {
-        size_t n = (size_t)TeProgram_numel(g, t);
+        size_t n = (size_t)TeProgram_numel(g, t); /* at most TE_MAX_ELEMS: no overflow below */
         values[t] = malloc(n * sizeof(double));
-        if (!values[t]) abort(); /* out of memory, as in StrBuf */
+        if (!values[t]) {
+            tt_fail(err, "out of memory for the reference values of tensor '%s' (%zu elements, %.3g GB)",
+                    g->tensors[t].name, n, (double)n * sizeof(double) / 1e9);
+            for (int k = 0; k < t; k++)
+                free(values[k]);
+            return TT_ERR;
+        }
     }
     for (int i = 0; i < this->n_in; i++) {
         int t = this->in[i];
@@ -249,6 +255,7 @@ void TeTask_reference(const TeTask *this, float **args) {
         args[this->n_in][k] = (float)values[this->out][k];
     for (int t = 0; t < g->n_tensors; t++)
         free(values[t]);
+    return TT_OK;
 }
 
 void TeTask_sample(const TeTask *this, uint64_t sample, Steps *out) {

@@ -54,7 +54,7 @@ void TeTask_delete(TeTask *this);
 int TeTask_args(const TeTask *this, ArgInfo *args);
 /* Rounds f16 inputs in place, evaluates the program in double and writes the
  * output (rounded to float) into args[last]. */
-void TeTask_reference(const TeTask *this, float **args);
+Status TeTask_reference(const TeTask *this, float **args, char *err); /* TT_ERR: out of memory, naming the tensor */
 
 /* The schedule numbered `sample` (the same number gives the same steps). */
 void TeTask_sample(const TeTask *this, uint64_t sample, Steps *out);
