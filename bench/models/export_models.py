@@ -47,7 +47,8 @@ def export(name, out_dir):
     model, args, names = bert() if name == "bert_base" else vision(name)
     model.eval()
     torch.backends.mha.set_fastpath_enabled(False)  # the fused attention kernel has no ONNX form
-    with torch.no_grad():
+    # ViT's attention takes a fused kernel with no ONNX form when gradients are off: export it with them on
+    with torch.no_grad() if name != "vit_b_16" else torch.enable_grad():
         torch.onnx.export(model, args, path, input_names=names, output_names=["output"],
                           opset_version=17, dynamo=False)
     for n, a in zip(names, args):
