@@ -23,6 +23,9 @@ bash scripts/format.sh
 echo "== release build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTT_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
+# the machine's roofline figures, measured once on a quiet machine before tests run two at a time
+# (a figure measured under the suite's own load would misjudge every task's roof)
+./build/tunetop devices >/dev/null
 ctest --test-dir build --output-on-failure -j"$jobs" -L 'unit|session|integration|e2e'
 
 echo "== sanitizer build (address + undefined)"
