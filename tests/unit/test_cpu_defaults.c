@@ -138,8 +138,8 @@ TEST(defaults_match_reference) {
         memcpy(ref, args[nargs - 1], out_n * sizeof(float));
         for (size_t e = 0; e < out_n; e++)
             args[nargs - 1][e] = 12345.0f;
-        bool same = run_so(jobs[i].so, args, why, sizeof why) && Workload_compare(&wl, ref, args[nargs - 1], why,
-                                                                                  sizeof why);
+        bool same =
+            run_so(jobs[i].so, args, why, sizeof why) && Workload_compare(&wl, ref, args[nargs - 1], why, sizeof why);
         if (!same) fprintf(stderr, "%s: %s (%s)\n", CASES[i].spec, why, jobs[i].src);
         CHECK(same);
         if (same) unlink(jobs[i].src);
