@@ -389,17 +389,17 @@ static void print_header(const Options *opt) {
            "thread's CPU time, T (= %d threads) the fastest repeat in wall time.\n\n",
            cpu, g_dev.cores, g_dev.vector_floats, g_dev.name, date, opt->trials, TOP, opt->repeat, g_dev.cores);
     printf("| network | w | workload | old 1T | new 1T | tuned 1T | old T | new T | tuned T | old/new T |"
-           " new/tuned T | new config |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+           " new/tuned T | new config | tuned config (1T) |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 }
 
 static void print_row(const Row *r) {
     char key[WORKLOAD_KEY_LEN], b[8][24];
     Workload_key(&r->wl, key, sizeof key);
-    printf("| %s | %d | `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r->net, r->weight, key,
+    printf("| %s | %d | `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r->net, r->weight, key,
            num(b[0], r->ms[0][0]), num(b[1], r->ms[1][0]), num(b[2], r->ms[2][0]), num(b[3], r->ms[0][1]),
            num(b[4], r->ms[1][1]), num(b[5], r->ms[2][1]), num(b[6], r->ms[0][1] / r->ms[1][1]),
-           num(b[7], r->ms[1][1] / r->ms[2][1]), r->cfg_new);
+           num(b[7], r->ms[1][1] / r->ms[2][1]), r->cfg_new, r->cfg_tuned);
     fflush(stdout);
 }
 
@@ -525,6 +525,7 @@ int main(int argc, char **argv) {
         if (same >= 0) {
             memcpy(rows[i].ms, rows[same].ms, sizeof rows[i].ms);
             memcpy(rows[i].cfg_new, rows[same].cfg_new, sizeof rows[i].cfg_new);
+            memcpy(rows[i].cfg_tuned, rows[same].cfg_tuned, sizeof rows[i].cfg_tuned);
         } else {
             bench_row(&rows[i], &opt);
         }
