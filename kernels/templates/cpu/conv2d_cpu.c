@@ -412,11 +412,14 @@ static void conv_defaultTile(const Space *space, int vf, int vregs, int64_t co, 
 /* Zero-trial default (Template.default_config): the register tile above; the
  * reduction block ic_bn of the same channel block (the previous layer's
  * output block, so its blocked output is this layer's input), else the
- * largest divisor of ci below it; the kw taps unrolled and two input
- * channels per step when the body stays within MAX_UNROLLED_FMAS; the
- * parallel loop over (output-channel block, row) in contiguous ranges per
- * thread (order 0, split 0: each core its own slice of the weights in its
- * L2). The output stays blocked for the next layer (out_direct 0). */
+ * largest divisor of ci below it; the kw taps unrolled and 2 input
+ * channels per step when that divides ic_bn and the body stays within
+ * MAX_UNROLLED_FMAS; the parallel loop over (output-channel block, row) in
+ * contiguous ranges per thread (order 0, split 0: each core its own slice of
+ * the weights in its L2), rows outside when the weights are under an eighth
+ * of the input. The output stays blocked for the next layer (out_direct 0).
+ * On ResNet-18 at 1 thread this is within the noise of the best of a 24-trial
+ * search on the 3x3 layers (bench/results/default_bench.md). */
 static Status conv2d_defaultConfig(const Workload *wl, const Space *space, const DeviceInfo *dev, int32_t *choice,
                                    char *err) {
     int vf = CpuGen_vf(dev), vregs = CpuGen_vregs(dev);
@@ -429,10 +432,15 @@ static Status conv2d_defaultConfig(const Workload *wl, const Space *space, const
     int64_t icb = Space_optionByName(space, choice, "ic_bn");
     bool unroll_kw = wl->kw > 1 && ov * rn * wl->kw <= MAX_UNROLLED_FMAS;
     CpuGen_pick(space, choice, "unroll_kw", unroll_kw ? 1 : 0);
-    int64_t uic = 2;
-    while (uic > 1 && ov * rn * uic * (unroll_kw ? wl->kw : 1) > MAX_UNROLLED_FMAS)
+    int64_t uic = 2; /* a divisor of ic_bn: no remainder iterations */
+    while (uic > 1 && (icb % uic != 0 || ov * rn * uic * (unroll_kw ? wl->kw : 1) > MAX_UNROLLED_FMAS))
         uic /= 2;
-    CpuGen_pick(space, choice, "unroll_ic", uic < icb ? uic : 1);
+    CpuGen_pick(space, choice, "unroll_ic", uic);
+    /* rows outside the channel blocks when the weights are small beside the input (the first layer,
+     * ci 3): each band of input rows is read once, every weight stays in the L2 */
+    int64_t weights = wl->ci * wl->kh * wl->kw * wl->co,
+            input = wl->ci * (wl->h + 2 * wl->pad_h) * (wl->w + 2 * wl->pad_w);
+    CpuGen_pick(space, choice, "order", 8 * weights < input ? 1 : 0);
     char reason[TT_ERRLEN];
     if (!conv2d_precheck(wl, space, choice, dev, reason, sizeof reason))
         return tt_fail(err, "conv2d default: %s", reason);
