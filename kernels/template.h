@@ -119,6 +119,12 @@ typedef struct Template {
      * (Workload_usefulFlops). Such a template's GFLOPS are effective GFLOPS:
      * the workload's FLOPs over the time, which may exceed the peak. */
     double (*min_flops)(const Workload *wl);
+    /* The zero-trial default: a config chosen from the workload and the
+     * device alone (vector width, registers, cores, caches), what a task with
+     * no tuning record is built with. Writes *choice (space->n_knobs entries);
+     * TT_ERR when it has none. Export_defaultChoice checks it with precheck
+     * and falls back to the lowest valid index. NULL = that fallback alone. */
+    Status (*default_config)(const Workload *wl, const Space *space, const DeviceInfo *dev, int32_t *choice, char *err);
 } Template;
 
 /* The registered template for a workload and family, or NULL (err says why). */

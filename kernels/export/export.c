@@ -778,6 +778,13 @@ Status Export_defaultChoice(const Template *tmpl, const Workload *wl, const Spac
                             int32_t *choice, char *err) {
     uint64_t limit = space->total < 1000000 ? space->total : 1000000;
     char reason[TT_ERRLEN];
+    /* the template's own pick from the workload and the device, when it has one and it is valid */
+    if (tmpl->default_config) {
+        char why[TT_ERRLEN] = "";
+        if (tmpl->default_config(wl, space, dev, choice, why) == TT_OK &&
+            (!tmpl->precheck || tmpl->precheck(wl, space, choice, dev, reason, sizeof reason)))
+            return TT_OK;
+    }
     for (uint64_t i = 0; i < limit; i++) {
         Space_decode(space, i, choice);
         if (!tmpl->precheck || tmpl->precheck(wl, space, choice, dev, reason, sizeof reason)) return TT_OK;

@@ -99,7 +99,8 @@ Status Export_checkPrefix(const char *prefix, char *err);
 Status Export_kernel(const ExportRequest *req, ExportKernel *out, char *err);
 
 /* The template's default config, used when a task has no measured one: the
- * lowest flat index that passes the template's precheck. */
+ * template's default_config when it has one and that config passes its
+ * precheck, else the lowest flat index that passes the precheck. */
 Status Export_defaultChoice(const Template *tmpl, const Workload *wl, const Space *space, const DeviceInfo *dev,
                             int32_t *choice, char *err);
 

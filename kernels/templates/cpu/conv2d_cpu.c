@@ -381,6 +381,72 @@ static int conv2d_blocked(const Workload *wl, const Space *space, const int32_t 
     return BLOCKED_INPUT | BLOCKED_OUTPUT;
 }
 
+/* The register tile of the zero-trial default: the most accumulators that fit
+ * the vector registers (conv_regsNeeded), discounted by the padding of the
+ * output row (ow rounded up to reg_n) and of the channels (co rounded up to
+ * oc_bn), and by loads (each ic step loads oc_vec weight vectors and
+ * broadcasts reg_n inputs for oc_vec x reg_n FMAs: below ~1.5 FMAs per load
+ * the loads bound it, so 1 x 14 loses to 2 x 7); on a tie
+ * CPU_DEFAULT_BLOCK_VECS vectors of channels (the block the next layer reads
+ * without a layout change). On AVX2 that is 2 x 7 (14 accumulators + 2
+ * weight vectors = 16 registers), on AVX-512 2 x 14. */
+static void conv_defaultTile(const Space *space, int vf, int vregs, int64_t co, int64_t ow, int64_t *ov_out,
+                             int64_t *rn_out) {
+    const int64_t *ovs, *rns;
+    int n_ov = CpuGen_values(space, "oc_vec", &ovs), n_rn = CpuGen_values(space, "reg_n", &rns);
+    double best = -1;
+    *ov_out = ovs[0], *rn_out = rns[0];
+    for (int i = 0; i < n_ov; i++)
+        for (int j = 0; j < n_rn; j++) {
+            int64_t ov = ovs[i], rn = rns[j], ocb = ov * vf;
+            if (ov * rn + ov > vregs) continue;
+            double eff_w = (double)ow / (double)((ow + rn - 1) / rn * rn);
+            double eff_c = (double)co / (double)((co + ocb - 1) / ocb * ocb);
+            double acc = (double)(ov * rn), per_load = acc / (double)(ov + rn) / 1.5;
+            double score = acc * (per_load < 1 ? per_load : 1) * eff_w * eff_c;
+            if (ov == CPU_DEFAULT_BLOCK_VECS) score *= 1.05;
+            if (score > best) best = score, *ov_out = ov, *rn_out = rn;
+        }
+}
+
+/* Zero-trial default (Template.default_config): the register tile above; the
+ * reduction block ic_bn of the same channel block (the previous layer's
+ * output block, so its blocked output is this layer's input), else the
+ * largest divisor of ci below it; the kw taps unrolled and 2 input
+ * channels per step when that divides ic_bn and the body stays within
+ * MAX_UNROLLED_FMAS; the parallel loop over (output-channel block, row) in
+ * contiguous ranges per thread (order 0, split 0: each core its own slice of
+ * the weights in its L2), rows outside when the weights are under an eighth
+ * of the input. The output stays blocked for the next layer (out_direct 0).
+ * On ResNet-18 at 1 thread this is within the noise of the best of a 24-trial
+ * search on the 3x3 layers (bench/results/default_bench.md). */
+static Status conv2d_defaultConfig(const Workload *wl, const Space *space, const DeviceInfo *dev, int32_t *choice,
+                                   char *err) {
+    int vf = CpuGen_vf(dev), vregs = CpuGen_vregs(dev);
+    int64_t ov, rn;
+    CpuGen_clearChoice(space, choice);
+    conv_defaultTile(space, vf, vregs, wl->co, Workload_outW(wl), &ov, &rn);
+    CpuGen_pick(space, choice, "oc_vec", ov);
+    CpuGen_pick(space, choice, "reg_n", rn);
+    CpuGen_pick(space, choice, "ic_bn", (int64_t)CPU_DEFAULT_BLOCK_VECS * vf);
+    int64_t icb = Space_optionByName(space, choice, "ic_bn");
+    bool unroll_kw = wl->kw > 1 && ov * rn * wl->kw <= MAX_UNROLLED_FMAS;
+    CpuGen_pick(space, choice, "unroll_kw", unroll_kw ? 1 : 0);
+    int64_t uic = 2; /* a divisor of ic_bn: no remainder iterations */
+    while (uic > 1 && (icb % uic != 0 || ov * rn * uic * (unroll_kw ? wl->kw : 1) > MAX_UNROLLED_FMAS))
+        uic /= 2;
+    CpuGen_pick(space, choice, "unroll_ic", uic);
+    /* rows outside the channel blocks when the weights are small beside the input (the first layer,
+     * ci 3): each band of input rows is read once, every weight stays in the L2 */
+    int64_t weights = wl->ci * wl->kh * wl->kw * wl->co,
+            input = wl->ci * (wl->h + 2 * wl->pad_h) * (wl->w + 2 * wl->pad_w);
+    CpuGen_pick(space, choice, "order", 8 * weights < input ? 1 : 0);
+    char reason[TT_ERRLEN];
+    if (!conv2d_precheck(wl, space, choice, dev, reason, sizeof reason))
+        return tt_fail(err, "conv2d default: %s", reason);
+    return TT_OK;
+}
+
 const Template tmpl_conv2d_cpu = {
     .name = "conv2d_nchwc.cpu",
     .op = OP_CONV2D,
@@ -391,4 +457,5 @@ const Template tmpl_conv2d_cpu = {
     .generate = conv2d_generate,
     .features = conv2d_features,
     .blocked = conv2d_blocked,
+    .default_config = conv2d_defaultConfig,
 };

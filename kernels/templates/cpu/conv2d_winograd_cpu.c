@@ -533,6 +533,60 @@ static int wg_blocked(const Workload *wl, const Space *space, const int32_t *cho
     return BLOCKED_INPUT | BLOCKED_OUTPUT;
 }
 
+/* With m, unroll_ci and xform set in choice: the first tile block (4 register
+ * tiles down to 1) that passes the precheck for this register tile. */
+static bool wg_defaultBlock(const Workload *wl, const Space *space, const DeviceInfo *dev, int32_t *choice, int64_t ov,
+                            int64_t rn, char *reason, size_t n) {
+    const int64_t *tbs;
+    int n_tb = CpuGen_values(space, "tb", &tbs);
+    CpuGen_pick(space, choice, "oc_vec", ov);
+    CpuGen_pick(space, choice, "reg_n", rn);
+    for (int j = n_tb - 1; j >= 0; j--) {
+        if (tbs[j] > 4) continue;
+        CpuGen_pick(space, choice, "tb", tbs[j]);
+        if (wg_precheck(wl, space, choice, dev, reason, n)) return true;
+    }
+    return false;
+}
+
+/* Zero-trial default (Template.default_config): F(4x4, 3x3) (4x fewer
+ * multiplies than direct at a moderate rounding error; F(2x2) when the output
+ * is smaller than one 4x4 tile); the register tile (reg_n tiles x oc_vec
+ * vectors) with the most accumulators that fit the vector registers and the
+ * tiles there are, on a tie CPU_DEFAULT_BLOCK_VECS vectors of channels (6 x 2
+ * on AVX2, 14 x 2 on AVX-512; a 7x7 layer has 4 tiles: 4 x 4 on AVX-512);
+ * tile blocks of up to 4 register tiles; the shared input transform (xform 0)
+ * with the GEMMs split over contiguous tile blocks (order 0). A tile that
+ * fails the precheck (scratch, few tiles) gives way to the next best. */
+static Status wg_defaultConfig(const Workload *wl, const Space *space, const DeviceInfo *dev, int32_t *choice,
+                               char *err) {
+    int vregs = CpuGen_vregs(dev);
+    int64_t oh = wl->h + 2 * wl->pad_h - 2, ow = wl->w + 2 * wl->pad_w - 2;
+    CpuGen_clearChoice(space, choice);
+    int64_t m = oh >= 4 && ow >= 4 ? 4 : 2;
+    CpuGen_pick(space, choice, "m", m);
+    CpuGen_pick(space, choice, "unroll_ci", 2);
+    int64_t tiles = wl->n * ((oh + m - 1) / m) * ((ow + m - 1) / m);
+    const int64_t *ovs, *rns;
+    int n_ov = CpuGen_values(space, "oc_vec", &ovs), n_rn = CpuGen_values(space, "reg_n", &rns);
+    char reason[TT_ERRLEN] = "no register tile fits";
+    bool tried[OPTION_MAX_VALUES][OPTION_MAX_VALUES] = {{false}};
+    for (;;) { /* the best untried register tile, until one passes */
+        int bi = -1, bj = -1;
+        double best = -1;
+        for (int i = 0; i < n_ov; i++)
+            for (int j = 0; j < n_rn; j++) {
+                if (tried[i][j] || ovs[i] * rns[j] + ovs[i] > vregs || rns[j] > tiles) continue;
+                double score = (double)(ovs[i] * rns[j]) * (ovs[i] == CPU_DEFAULT_BLOCK_VECS ? 1.05 : 1.0);
+                if (score > best) best = score, bi = i, bj = j;
+            }
+        if (bi < 0) break;
+        tried[bi][bj] = true;
+        if (wg_defaultBlock(wl, space, dev, choice, ovs[bi], rns[bj], reason, sizeof reason)) return TT_OK;
+    }
+    return tt_fail(err, "winograd default: %s", reason);
+}
+
 const Template tmpl_conv2d_winograd_cpu = {
     .name = "conv2d_winograd.cpu",
     .op = OP_CONV2D,
@@ -540,6 +594,7 @@ const Template tmpl_conv2d_winograd_cpu = {
     .applies = WinogradCpu_applies,
     .define_space = wg_defineSpace,
     .precheck = wg_precheck,
+    .default_config = wg_defaultConfig,
     .generate = wg_generate,
     .features = wg_features,
     .blocked = wg_blocked,

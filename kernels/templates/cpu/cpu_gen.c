@@ -213,3 +213,26 @@ int CpuGen_copyFeatures(const float *v, int n, float *out, int cap) {
     memcpy(out, v, (size_t)n * sizeof(float));
     return n;
 }
+
+int CpuGen_values(const Space *space, const char *name, const int64_t **out) {
+    int k = Space_knobIndex(space, name);
+    if (k < 0 || space->knobs[k].kind != KNOB_OPTION) return 0;
+    *out = space->knobs[k].values;
+    return space->knobs[k].n_values;
+}
+
+bool CpuGen_pick(const Space *space, int32_t *choice, const char *name, int64_t want) {
+    int k = Space_knobIndex(space, name);
+    if (k < 0 || space->knobs[k].kind != KNOB_OPTION) return false;
+    const Knob *kn = &space->knobs[k];
+    int best = 0;
+    for (int i = 0; i < kn->n_values; i++)
+        if (kn->values[i] <= want && (kn->values[best] > want || kn->values[i] > kn->values[best])) best = i;
+    choice[k] = best;
+    return true;
+}
+
+void CpuGen_clearChoice(const Space *space, int32_t *choice) {
+    for (int k = 0; k < space->n_knobs; k++)
+        choice[k] = 0;
+}

@@ -117,6 +117,20 @@ void CpuGen_emitAct(StrBuf *sb, int act, const char *v);
 #define CPU_L2_BYTES (1024 * 1024)
 #define CPU_L3_BYTES (32 * 1024 * 1024)
 
+/* ---- zero-trial defaults (Template.default_config) ---------------------------
+ * The defaults pick option values by name. CpuGen_pick sets knob `name` of
+ * choice to its largest value <= want (its smallest value when none is);
+ * false when the space has no such knob. CpuGen_values points *out at the
+ * knob's values and returns how many (0 when absent). */
+bool CpuGen_pick(const Space *space, int32_t *choice, const char *name, int64_t want);
+int CpuGen_values(const Space *space, const char *name, const int64_t **out);
+/* Starts a default: every knob at its first value. */
+void CpuGen_clearChoice(const Space *space, int32_t *choice);
+/* The channel block the CPU templates' defaults share, in vectors: two
+ * vectors (16 floats with AVX2, 32 with AVX-512) when the channels fill them,
+ * so that consecutive layers hold activations in the same blocked layout. */
+#define CPU_DEFAULT_BLOCK_VECS 2
+
 /* log2(1 + x) as a float feature. */
 float CpuGen_log2p(double x);
 /* Copies the n features of v into out, at most cap; returns how many. */

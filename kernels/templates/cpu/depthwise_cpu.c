@@ -210,6 +210,42 @@ static int dw_blocked(const Workload *wl, const Space *space, const int32_t *cho
     return BLOCKED_INPUT | BLOCKED_OUTPUT;
 }
 
+/* Zero-trial default (Template.default_config): the register tile with the
+ * most accumulators that fit the vector registers (dw_regsNeeded), discounted
+ * by the padding of the output row and of the channels, on a tie
+ * CPU_DEFAULT_BLOCK_VECS vectors of channels (the block the convolutions'
+ * defaults use, so the pointwise layers around it need no layout change);
+ * the kh and kw taps unrolled while the body stays small; the parallel loop
+ * over (channel block, row), contiguous per thread. */
+#define DW_MAX_UNROLLED_FMAS 512
+static Status dw_defaultConfig(const Workload *wl, const Space *space, const DeviceInfo *dev, int32_t *choice,
+                               char *err) {
+    int vf = CpuGen_vf(dev), vregs = CpuGen_vregs(dev);
+    int64_t co = wl->ci * (wl->mult > 0 ? wl->mult : 1), ow = Workload_outW(wl);
+    const int64_t *cvs, *rns;
+    int n_cv = CpuGen_values(space, "c_vec", &cvs), n_rn = CpuGen_values(space, "reg_n", &rns);
+    int64_t cv = cvs[0], rn = rns[0];
+    double best = -1;
+    for (int i = 0; i < n_cv; i++)
+        for (int j = 0; j < n_rn; j++) {
+            int64_t c = cvs[i], r = rns[j], cb = c * vf;
+            if (c * r + c > vregs) continue;
+            double eff_w = (double)ow / (double)((ow + r - 1) / r * r);
+            double eff_c = (double)co / (double)((co + cb - 1) / cb * cb);
+            double score = (double)(c * r) * eff_w * eff_c * (c == CPU_DEFAULT_BLOCK_VECS ? 1.05 : 1.0);
+            if (score > best) best = score, cv = c, rn = r;
+        }
+    CpuGen_clearChoice(space, choice);
+    CpuGen_pick(space, choice, "c_vec", cv);
+    CpuGen_pick(space, choice, "reg_n", rn);
+    CpuGen_pick(space, choice, "unroll_kw", wl->kw > 1 && cv * rn * wl->kw <= DW_MAX_UNROLLED_FMAS ? 1 : 0);
+    CpuGen_pick(space, choice, "unroll_kh", wl->kh > 1 && cv * rn * wl->kw * wl->kh <= DW_MAX_UNROLLED_FMAS ? 1 : 0);
+    char reason[TT_ERRLEN];
+    if (!dw_precheck(wl, space, choice, dev, reason, sizeof reason))
+        return tt_fail(err, "depthwise default: %s", reason);
+    return TT_OK;
+}
+
 const Template tmpl_depthwise_cpu = {
     .name = "depthwise_nchwc.cpu",
     .op = OP_DEPTHWISE_CONV2D,
@@ -217,6 +253,7 @@ const Template tmpl_depthwise_cpu = {
     .applies = dw_applies,
     .define_space = dw_defineSpace,
     .precheck = dw_precheck,
+    .default_config = dw_defaultConfig,
     .generate = dw_generate,
     .features = dw_features,
     .blocked = dw_blocked,

@@ -290,6 +290,65 @@ static int gemm_features(const Workload *wl, const Space *space, const int32_t *
     return CpuGen_copyFeatures(v, (int)(sizeof v / sizeof v[0]), out, cap);
 }
 
+/* The micro-kernel of the zero-trial default: the most accumulators that fit
+ * the vector registers (gemm_regsNeeded), discounted by the padding of the
+ * last n panel and by loads: each k step loads nr_vec vectors and broadcasts
+ * mr floats for mr x nr_vec FMAs, and below ~1.5 FMAs per load the loads
+ * bound it (14 x 1 loses to 6 x 2). On a tie, two vectors of columns. On
+ * AVX2 that is 6 x 2 (the BLIS 6 x 16 kernel), on AVX-512 14 x 2. */
+static void gemm_defaultTile(const Space *space, int vf, int vregs, int64_t n, int64_t *mr_out, int64_t *nrv_out) {
+    const int64_t *mrs, *nrvs;
+    int n_mr = CpuGen_values(space, "mr", &mrs), n_nrv = CpuGen_values(space, "nr_vec", &nrvs);
+    double best = -1;
+    *mr_out = mrs[0], *nrv_out = nrvs[0];
+    for (int i = 0; i < n_mr; i++)
+        for (int j = 0; j < n_nrv; j++) {
+            int64_t mr = mrs[i], nrv = nrvs[j], nr = nrv * vf;
+            if (mr * nrv + nrv > vregs) continue;
+            double acc = (double)(mr * nrv);
+            double per_load = acc / (double)(mr + nrv) / 1.5;
+            double eff_n = (double)n / (double)((n + nr - 1) / nr * nr);
+            double score = acc * (per_load < 1 ? per_load : 1) * eff_n * (nrv == CPU_DEFAULT_BLOCK_VECS ? 1.05 : 1.0);
+            if (score > best) best = score, *mr_out = mr, *nrv_out = nrv;
+        }
+}
+
+/* Zero-trial default (Template.default_config): the micro-kernel above; a k
+ * block whose B panel (kc x NR) fills half the L1; an m block whose A block
+ * (mc x kc) takes a quarter of the L2 and an n block whose B panels take
+ * half of it; the m block shrunk until the (m block, n panel) pairs give
+ * every core at least two; k unrolled by 4 (2 for the largest tiles). */
+static Status gemm_defaultConfig(const Workload *wl, const Space *space, const DeviceInfo *dev, int32_t *choice,
+                                 char *err) {
+    int vf = CpuGen_vf(dev), vregs = CpuGen_vregs(dev);
+    int cores = dev && dev->cores > 0 ? dev->cores : 1;
+    int64_t mr, nrv;
+    CpuGen_clearChoice(space, choice);
+    gemm_defaultTile(space, vf, vregs, wl->n, &mr, &nrv);
+    CpuGen_pick(space, choice, "mr", mr);
+    CpuGen_pick(space, choice, "nr_vec", nrv);
+    int64_t nr = nrv * vf;
+    CpuGen_pick(space, choice, "kc", CPU_L1_BYTES / 2 / (4 * nr));
+    int64_t kc = Space_optionByName(space, choice, "kc");
+    CpuGen_pick(space, choice, "nc", CPU_L2_BYTES / 2 / (4 * kc * nr));
+    int64_t np = (wl->n + nr - 1) / nr, nc = Space_optionByName(space, choice, "nc");
+    int64_t jn = nc < np ? nc : np;
+    const int64_t *mcs;
+    int n_mc = CpuGen_values(space, "mc", &mcs);
+    CpuGen_pick(space, choice, "mc", CPU_L2_BYTES / 4 / (4 * kc));
+    for (int i = n_mc - 1; i >= 0; i--) { /* from the largest that fits the L2 down */
+        int64_t rows = (mcs[i] + mr - 1) / mr * mr;
+        if (mcs[i] > Space_optionByName(space, choice, "mc")) continue;
+        CpuGen_pick(space, choice, "mc", mcs[i]);
+        if ((wl->m + rows - 1) / rows * jn >= 2 * cores) break;
+    }
+    CpuGen_pick(space, choice, "unroll_k", mr * nrv <= 16 ? 4 : 2);
+    char reason[TT_ERRLEN];
+    if (!gemm_precheck(wl, space, choice, dev, reason, sizeof reason))
+        return tt_fail(err, "%s default: %s", Op_name(wl->op), reason);
+    return TT_OK;
+}
+
 const Template tmpl_dense_cpu = {
     .name = "dense_panel.cpu",
     .op = OP_DENSE,
@@ -297,6 +356,7 @@ const Template tmpl_dense_cpu = {
     .applies = dense_applies,
     .define_space = gemm_defineSpace,
     .precheck = gemm_precheck,
+    .default_config = gemm_defaultConfig,
     .generate = gemm_generate,
     .features = gemm_features,
 };
@@ -308,6 +368,7 @@ const Template tmpl_batch_matmul_cpu = {
     .applies = bmm_applies,
     .define_space = gemm_defineSpace,
     .precheck = gemm_precheck,
+    .default_config = gemm_defaultConfig,
     .generate = gemm_generate,
     .features = gemm_features,
 };
