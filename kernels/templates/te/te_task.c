@@ -13,6 +13,7 @@
 #include "base/strbuf.h"
 #include "kernels/targets/launch_plan.h"
 #include "kernels/templates/te/te_lower.h"
+#include "kernels/templates/te/te_sketch.h"
 
 #define SAMPLE_KNOBS 5 /* 16^5 = TE_SAMPLES */
 
@@ -400,6 +401,14 @@ static Status source_gpu(const TeTask *this, const Steps *steps, Dialect dialect
 Status TeTask_source_gpu(const TeTask *this, const Steps *steps, Dialect dialect, KernelSource *out, char *err) {
     int n;
     return source_gpu(this, steps, dialect, out, &n, err);
+}
+
+void TeTask_defaultSteps(const TeTask *this, const DeviceInfo *dev, Steps *out) {
+    Sketch sk[SKETCH_MAX];
+    SketchAnn ann[TE_MAX_TENSORS];
+    Sketch_generate(&this->dag, 0, dev->cores, sk);
+    Sketch_heuristic(&sk[0], &this->dag, dev->vector_floats, ann);
+    Sketch_steps(&sk[0], &this->dag, ann, out);
 }
 
 /* ---- the templates --------------------------------------------------------- */
