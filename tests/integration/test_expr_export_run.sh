@@ -33,6 +33,39 @@ if command -v cmake >/dev/null; then
   else
     fail "cmake: $(tail -n 5 "$WORK/cmake.log")"
   fi
+  # the library on its own: C = A * B against a naive product
+  cat >"$WORK/main.c" <<'EOF'
+#include <math.h>
+#include <stdio.h>
+#include "tunetop_kernels.h"
+enum { N = 64 };
+static float a[N * N], b[N * N], c[N * N];
+int main(void) {
+    for (int i = 0; i < N * N; i++)
+        a[i] = (float)((i * 7) % 13) / 13 - 0.5f, b[i] = (float)((i * 5) % 11) / 11 - 0.5f;
+    expr_0_t *k = expr_0_create(NULL);
+    const float *in[2] = {a, b};
+    if (!k || expr_0_run(k, in, c) != 0) return 2;
+    expr_0_destroy(k);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            double ref = 0;
+            for (int l = 0; l < N; l++) ref += (double)a[i * N + l] * b[l * N + j];
+            if (fabs(c[i * N + j] - ref) > 1e-4 * N) {
+                printf("C[%d, %d] = %g, want %g\n", i, j, c[i * N + j], ref);
+                return 1;
+            }
+        }
+    printf("matches\n");
+    return 0;
+}
+EOF
+  if cc -O2 -fopenmp -I"$WORK/k" -o "$WORK/main" "$WORK/main.c" "$WORK/kb/libtunetop_kernels.a" -lm >"$WORK/cc.log" 2>&1 \
+    && out=$("$WORK/main") && [ "$out" = matches ]; then
+    ok "the exported kernel computes A * B"
+  else
+    fail "the exported kernel: $(tail -n 3 "$WORK/cc.log") ${out:-}"
+  fi
 else
   fail "no cmake: the exported library cannot be built (scripts/install-deps.sh installs it)"
 fi
