@@ -139,10 +139,10 @@ static void print_times(const Workload *wl, double *costs, int n, const ExprPick
     qsort(costs, (size_t)n, sizeof *costs, cmp_double);
     double med = n % 2 ? costs[n / 2] : (costs[n / 2 - 1] + costs[n / 2]) / 2;
     printf("output matches the expression interpreter (%lld elements)\n", (long long)wl->expr_out);
-    printf("median %.4f ms over %d repeat%s (min %.4f ms, max %.4f ms), %.2f GFLOPS\n", med * 1e3, n,
-           n == 1 ? "" : "s", costs[0] * 1e3, costs[n - 1] * 1e3, med > 0 ? wl->expr_flops / med / 1e9 : 0);
-    if (p->logged_s > 0) printf("the log's latency of this schedule: %.4f ms (ratio %.2f)\n", p->logged_s * 1e3,
-                                med / p->logged_s);
+    printf("median %.4f ms over %d repeat%s (min %.4f ms, max %.4f ms), %.2f GFLOPS\n", med * 1e3, n, n == 1 ? "" : "s",
+           costs[0] * 1e3, costs[n - 1] * 1e3, med > 0 ? wl->expr_flops / med / 1e9 : 0);
+    if (p->logged_s > 0)
+        printf("the log's latency of this schedule: %.4f ms (ratio %.2f)\n", p->logged_s * 1e3, med / p->logged_s);
 }
 
 /* The kernel of the pick, built and timed in a private temporary folder. */
@@ -186,7 +186,8 @@ int app_run_expr(const ExprRun *r) {
     double *costs = calloc((size_t)r->repeat + 1, sizeof *costs);
     if (!costs) abort();
     int n = 0, rc = 1;
-    if (app_resolve_device(r->target, NULL, false, &target, &dev, err) == TT_OK && pick(r, t, &wl, &dev, &p, err) == TT_OK) {
+    if (app_resolve_device(r->target, NULL, false, &target, &dev, err) == TT_OK &&
+        pick(r, t, &wl, &dev, &p, err) == TT_OK) {
         printf("%s (%s): %s, %d thread%s\n", wl.expr_name, wl.expr_te, p.from, r->threads > 0 ? r->threads : dev.cores,
                (r->threads > 0 ? r->threads : dev.cores) == 1 ? "" : "s");
         fflush(stdout);
