@@ -13,7 +13,9 @@
 #include "app/opts.h"
 #include "kernels/export/export.h"
 #include "kernels/target.h"
+#include "kernels/templates/te/te_task.h"
 #include "records/history.h"
+#include "space/steps.h"
 #include "tuner/net/network.h"
 
 static void usage(FILE *out) {
@@ -35,6 +37,9 @@ static void usage(FILE *out) {
              "which tasks (default: every task of the log):\n"
              "  --task SPEC           a task, e.g. dense:m=64,n=1024,k=1024 (repeatable)\n"
              "  --network NAME        every task of a built-in network (%s)\n"
+             "  --expr FILE.te        the tensor expression tuned with `tune --expr FILE.te` (repeatable): its\n"
+             "                        best schedule (a log's expressions export only with their file)\n"
+             "  --set NAME=VALUE      override a 'let' of the .te files, as given to tune (repeatable)\n"
              "  --batch-size B --layout NCHW|NHWC --image-size S --seq-len L --ops conv2d,dense,...\n"
              "                        network options, as given to tune (defaults %d, %s, the network's, %d, all)\n"
              "output:\n"
@@ -69,7 +74,7 @@ static const struct option OWN[] = {{"output", required_argument, 0, 'o'},      
                                     {"name", required_argument, 0, O_NAME},     {"strict", no_argument, 0, O_STRICT},
                                     {"target", required_argument, 0, O_TARGET}, {"arch", required_argument, 0, O_ARCH},
                                     {"help", no_argument, 0, O_HELP},           {0, 0, 0, 0}};
-const CmdOptions EXPORT_OPTIONS = {"export", OWN, SEL_TASK | SEL_NETWORK | SEL_SHAPE};
+const CmdOptions EXPORT_OPTIONS = {"export", OWN, SEL_TASK | SEL_NETWORK | SEL_SHAPE | SEL_EXPR | SEL_SET};
 
 /* One export: the options, the tasks wanted, the log, the files being made. */
 typedef struct ExportJob {
@@ -82,7 +87,10 @@ typedef struct ExportJob {
     const Target *target;
     DeviceInfo dev;
     ExportBundle b;
-    Space space; /* the space of the task being exported */
+    Space space;                 /* the space of the task being exported */
+    TeTask *exprs[APP_MAX_SETS]; /* --expr, loaded (owned) */
+    int n_exprs;
+    char *default_steps; /* the zero-trial schedule of the expression being exported (owned) */
     char date[64];
     int defaults; /* kernels exported with the template's default config */
 } ExportJob;
@@ -126,6 +134,10 @@ static int export_parse(ExportJob *j, int argc, char **argv, char *err) {
         st = tt_fail(err, "give the output directory with -o DIR");
     else if (s->network && s->n_specs)
         st = tt_fail(err, "give --task or --network, not both");
+    else if (s->network && s->n_exprs)
+        st = tt_fail(err, "give --expr or --network, not both");
+    else if (s->n_sets && !s->n_exprs)
+        st = tt_fail(err, "--set needs --expr FILE.te");
     else if ((s->given & SEL_SHAPE) && !s->network)
         st = tt_fail(err, "network options need --network");
     else if (Export_checkPrefix(j->name, err) != TT_OK)
@@ -137,11 +149,26 @@ static int export_parse(ExportJob *j, int argc, char **argv, char *err) {
     return -1;
 }
 
-/* The tasks --task or --network asks for; TT_ERR: err is the usage error. */
+/* The expressions of --expr (with --set) as tasks of j->want; TT_ERR: err is the file's error. */
+static Status asked_exprs(ExportJob *j, char *err) {
+    const TaskSelect *s = &j->sel;
+    for (int i = 0; i < s->n_exprs; i++) {
+        Want *w = &j->want[j->n_want];
+        if (TeTask_load(s->exprs[i], s->sets, s->n_sets, &j->exprs[j->n_exprs], &w->wl, err) != TT_OK) return TT_ERR;
+        j->n_exprs++;
+        Workload_key(&w->wl, w->key, sizeof w->key);
+        j->n_want++;
+    }
+    return TT_OK;
+}
+
+/* The tasks --task, --expr or --network asks for; TT_ERR: err is the usage error. */
 static Status asked_tasks(ExportJob *j, char *err) {
     const TaskSelect *s = &j->sel;
-    if (s->n_specs) {
-        j->want = calloc((size_t)s->n_specs, sizeof *j->want);
+    if (s->n_specs || s->n_exprs) {
+        j->want = calloc((size_t)(s->n_specs + s->n_exprs), sizeof *j->want);
+        if (!j->want) abort();
+        if (asked_exprs(j, err) != TT_OK) return TT_ERR;
         for (int i = 0; i < s->n_specs; i++) {
             char why[TT_ERRLEN];
             if (Workload_parse(s->specs[i], &j->want[j->n_want].wl, why) != TT_OK)
@@ -182,6 +209,25 @@ static Status log_tasks(ExportJob *j, char *err) {
     return TT_OK;
 }
 
+/* An --expr whose workload key the log has no record of: names the log's expressions, if any. */
+static Status expr_not_in_log(const ExportJob *j, const Workload *wl, char *err) {
+    char seen[TT_ERRLEN] = "";
+    int n = 0;
+    for (int t = 0; t < j->h.n_tasks; t++) {
+        Workload other;
+        char why[TT_ERRLEN];
+        if (Workload_parse(j->h.tasks[t].key, &other, why) != TT_OK || other.op != OP_EXPR) continue;
+        size_t len = strlen(seen);
+        if (n++ < 3)
+            snprintf(seen + len, sizeof seen - len, "%s%s (%s)", len ? ", " : "", other.expr_name, other.expr_te);
+    }
+    return tt_fail(err,
+                   "%s has no records of the expression %s (%s) that --expr%s gives: %s%s (another file or other "
+                   "--set values than the log was tuned with?)",
+                   j->log_path, wl->expr_name, wl->expr_te, j->sel.n_sets ? " with --set" : "",
+                   n ? "the log's expressions are " : "the log holds no expression", seen);
+}
+
 /* The log, its target, the tasks to export (all of them with records) and the device. */
 static Status export_load(ExportJob *j, char *err) {
     if (History_load(&j->h, j->log_path, err) != TT_OK) return TT_ERR;
@@ -189,12 +235,13 @@ static Status export_load(ExportJob *j, char *err) {
     const char *target_name = j->h.header.target;
     if (j->want_target && strcmp(j->want_target, target_name) != 0)
         return tt_fail(err, "%s is a log of target %s, not %s", j->log_path, target_name, j->want_target);
-    if (!j->sel.n_specs && !j->sel.network && log_tasks(j, err) != TT_OK) return TT_ERR;
+    if (!j->sel.n_specs && !j->sel.n_exprs && !j->sel.network && log_tasks(j, err) != TT_OK) return TT_ERR;
     /* every requested task must have records in the log */
     int missing = 0;
     char names[TT_ERRLEN] = "";
     for (int i = 0; i < j->n_want; i++) {
         if (History_find(&j->h, j->want[i].key)) continue;
+        if (j->want[i].wl.op == OP_EXPR) return expr_not_in_log(j, &j->want[i].wl, err);
         if (missing < 3) {
             size_t len = strlen(names);
             snprintf(names + len, sizeof names - len, "%s%s", missing ? "; " : "", j->want[i].key);
@@ -209,14 +256,52 @@ static Status export_load(ExportJob *j, char *err) {
     return app_resolve_device(target_name, j->arch, offline, &j->target, &j->dev, err);
 }
 
+/* The schedule of expression want i: its best record's steps, or with none the zero-trial default (a
+ * warning; --strict refuses). */
+static Status pick_schedule(ExportJob *j, int i, const Record *best, int32_t *choice, ExportRequest *req, char *note,
+                            size_t n_note, char *err) {
+    const Want *w = &j->want[i];
+    if (best) {
+        if (!best->steps) return tt_fail(err, "%s: the log's best record holds no schedule steps", w->key);
+        if (best->n_choice == j->space.n_knobs) memcpy(choice, best->choice, (size_t)j->space.n_knobs * sizeof *choice);
+        req->steps = best->steps;
+        req->meta.latency_s = Record_cost(best);
+        return TT_OK;
+    }
+    if (j->strict) return tt_fail(err, "%s has no successful record for %s (--strict)", j->log_path, w->key);
+    if (dialect_of(j->target) != DIALECT_C)
+        return tt_fail(err, "%s has no successful record for %s (the zero-trial default schedule is for cpu)",
+                       j->log_path, w->key);
+    Steps steps;
+    TeTask_defaultSteps(w->wl.expr, &j->dev, &steps);
+    StrBuf sb;
+    StrBuf_init(&sb);
+    Steps_encode(&steps, &sb);
+    free(j->default_steps);
+    j->default_steps = StrBuf_take(&sb);
+    StrBuf_done(&sb);
+    req->steps = j->default_steps;
+    const HistoryTask *ht = History_find(&j->h, w->key);
+    snprintf(note, n_note, "no successful record among the log's %d trials: the zero-trial default schedule",
+             ht->n_records);
+    req->meta.note = note;
+    fprintf(stderr,
+            "tunetop export: warning: %s has no successful record (%d trial%s): exported with the zero-trial "
+            "default schedule\n",
+            w->key, ht->n_records, ht->n_records == 1 ? "" : "s");
+    j->defaults++;
+    return TT_OK;
+}
+
 /* The config of want i: its best record's, or with none the template's default (a warning; --strict refuses). */
 static Status pick_config(ExportJob *j, int i, const Template *tmpl, const Record *best, int32_t *choice,
                           ExportRequest *req, char *note, size_t n_note, char *err) {
     const Want *w = &j->want[i];
+    if (best && strcmp(best->template_name, tmpl->name) != 0)
+        return tt_fail(err, "%s: the log's best record is of template %s, this build has %s", w->key,
+                       best->template_name, tmpl->name);
+    if (w->wl.op == OP_EXPR) return pick_schedule(j, i, best, choice, req, note, n_note, err);
     if (best) {
-        if (strcmp(best->template_name, tmpl->name) != 0)
-            return tt_fail(err, "%s: the log's best record is of template %s, this build has %s", w->key,
-                           best->template_name, tmpl->name);
         if (best->n_choice == j->space.n_knobs)
             memcpy(choice, best->choice, (size_t)j->space.n_knobs * sizeof *choice);
         else
@@ -254,6 +339,11 @@ static Status export_one(ExportJob *j, int i, char *err) {
     const Record *best = History_bestOfKey(&j->h, w->key);
     if (best && best->n_costs == 0) best = NULL; /* compile-only records: nothing measured */
     char why[TT_ERRLEN];
+    if (w->wl.op == OP_EXPR && !w->wl.expr)
+        return tt_fail(err,
+                       "%s holds the expression %s (%s): give its file with --expr FILE.te (and the --set values it "
+                       "was tuned with) to export it",
+                       j->log_path, w->wl.expr_name, w->wl.expr_te);
     const Template *tmpl = Template_forRecord(&w->wl, j->target->family, best ? best->template_name : NULL, why);
     if (!tmpl) return tt_fail(err, "%s: %s", w->key, why);
     Space_done(&j->space); /* the previous task's */
@@ -318,6 +408,9 @@ int cmd_export(int argc, char **argv) {
     if (rc == 1) fprintf(stderr, "tunetop export: %s\n", err);
     Space_done(&j.space);
     ExportBundle_done(&j.b);
+    for (int i = 0; i < j.n_exprs; i++)
+        TeTask_delete(j.exprs[i]);
+    free(j.default_steps);
     History_done(&j.h);
     free(j.want);
     TaskSelect_done(&j.sel);

@@ -48,6 +48,7 @@ static void usage(FILE *out) {
     app_help(out,
              "usage: tunetop run --network NAME --log LOG [options]\n"
              "       tunetop run --task SPEC --log LOG [options]\n"
+             "       tunetop run --expr FILE.te [--set NAME=VALUE ...] [--log LOG] [options]\n"
              "\n"
              "Builds the network (or the one operator) with the best config of every task in LOG, runs it on\n"
              "parameters and inputs from a fixed seed, checks the output against a naive reference execution\n"
@@ -66,6 +67,10 @@ static void usage(FILE *out) {
              "\n"
              "  --network NAME      %s\n"
              "  --task SPEC         one operator (as for tune), e.g. conv2d:n=1,ci=64,h=56,w=56,co=64,kh=3,kw=3,pad=1\n"
+             "  --expr FILE.te      a tensor expression (cpu): its best schedule in LOG (without LOG, or without a\n"
+             "                      successful record, the zero-trial default) run in the measurement worker on\n"
+             "                      random inputs, checked against the expression interpreter; prints the median\n"
+             "  --set NAME=VALUE    override a 'let' of FILE.te, as given to tune (repeatable)\n"
              "  --log LOG           the record log with the tuned configs\n"
              "  --target T          %s (default %s; without a device, cuda only builds the program)\n"
              "  --batch-size B      the network's batch size (default %d)\n"
@@ -1070,7 +1075,7 @@ static const struct option OWN[] = {{"log", required_argument, 0, 'L'},
                                     {0, 0, 0, 0}};
 const CmdOptions RUN_OPTIONS = {"run", OWN,
                                 SEL_TASK | SEL_NETWORK | SEL_BATCH_SIZE | SEL_IMAGE_SIZE | SEL_SEQ_LEN | SEL_SUBGRAPHS |
-                                    SEL_BATCH_ALIAS};
+                                    SEL_BATCH_ALIAS | SEL_EXPR | SEL_SET};
 
 /* One of run's own options into o; 1 done, 0 --help, -1 not one of them. */
 static int run_option(RunOptions *o, int c, const char *arg, Status *st, char *err) {
@@ -1119,6 +1124,12 @@ static int run_option(RunOptions *o, int c, const char *arg, Status *st, char *e
 
 /* The selection's and the options' checks; NULL when they hold, else the usage error. */
 static const char *run_check(const RunOptions *o, const TaskSelect *sel) {
+    if (sel->n_sets && !sel->n_exprs) return "--set needs --expr FILE.te";
+    if (sel->n_exprs > 1) return "one --expr FILE.te at a time";
+    if (sel->n_exprs && (o->network || o->task || o->subgraphs || o->profile || o->no_chain || o->keep))
+        return "--expr runs one expression; --network, --task, --subgraphs, --profile, --no-chain and --keep do not "
+               "apply";
+    if (sel->n_exprs) return NULL;
     if (sel->n_specs > 1) return "one --task SPEC at a time";
     if (!o->network == !o->task) return "give --network NAME or --task SPEC (one of them)";
     if (!o->log) return "give --log LOG (the log with the tuned configs)";
@@ -1165,6 +1176,19 @@ int cmd_run(int argc, char **argv) {
     if (rc < 0 && !Target_find(o.target)) {
         snprintf(err, sizeof err, "unknown target '%s' (choose from: %s)", o.target, Target_names());
         rc = usage_error("%s", err);
+    }
+    if (rc < 0 && sel.n_exprs) {
+        ExprRun er = {.path = sel.exprs[0],
+                      .sets = sel.sets,
+                      .n_sets = sel.n_sets,
+                      .log = o.log,
+                      .target = o.target,
+                      .number = o.number,
+                      .repeat = o.repeat,
+                      .min_repeat_ms = o.min_repeat_ms,
+                      .threads = o.threads,
+                      .timeout_s = o.timeout_s};
+        rc = app_run_expr(&er);
     }
     if (rc < 0) rc = run(&o);
     TaskSelect_done(&sel);

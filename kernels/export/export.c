@@ -759,8 +759,12 @@ Status Export_kernel(const ExportRequest *req, ExportKernel *out, char *err) {
     KernelSource src;
     KernelSource_init(&src);
     char why[TT_ERRLEN] = "";
-    Candidate c = {
-        .tmpl = req->tmpl, .wl = req->wl, .space = req->space, .choice = req->choice, .n_choice = req->space->n_knobs};
+    Candidate c = {.tmpl = req->tmpl,
+                   .wl = req->wl,
+                   .space = req->space,
+                   .choice = req->choice,
+                   .n_choice = req->space->n_knobs,
+                   .steps = req->steps};
     if (Candidate_source(&c, req->dev, req->dialect, &src, why) != TT_OK) {
         KernelSource_done(&src);
         return tt_fail(err, "%s: %s", req->tmpl->name, why);

@@ -72,6 +72,7 @@ typedef struct ExportRequest {
     const DeviceInfo *dev;
     Dialect dialect;
     const char *prefix; /* a C identifier (letters, digits, '_'; not starting with a digit) */
+    const char *steps;  /* an expression's schedule (Steps_encode text, the record's "steps"), or NULL (choice) */
     ExportMeta meta;
 } ExportRequest;
 

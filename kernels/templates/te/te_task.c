@@ -13,6 +13,7 @@
 #include "base/strbuf.h"
 #include "kernels/targets/launch_plan.h"
 #include "kernels/templates/te/te_lower.h"
+#include "kernels/templates/te/te_sketch.h"
 
 #define SAMPLE_KNOBS 5 /* 16^5 = TE_SAMPLES */
 
@@ -278,14 +279,18 @@ Status TeTask_source(const TeTask *this, const Steps *steps, KernelSource *out, 
      * worker's inputs and output are (malloc's 16 bytes past a page boundary
      * split every other 32-byte load of a row in two: ResNet-18's Winograd
      * GEMM on an AVX2 EPYC, 0.71 ms aligned against 1.09; softmax's E,
-     * 74 us against 85). */
-    StrBuf_printf(&s, "\n#include <stdlib.h>\ntypedef struct { float *t[%d]; } TtState;\n", g->n_tensors);
+     * 74 us against 85). The operands are read from args at each run: the
+     * ABI lets the caller change them after tt_setup (an exported kernel's
+     * run takes new inputs and output every call). */
+    StrBuf_printf(&s, "\n#include <stdlib.h>\ntypedef struct { float *t[%d]; float **args; } TtState;\n", g->n_tensors);
+    StrBuf_append(&s, "static void tt_operands(TtState *s) {\n");
+    for (int i = 0; i < this->n_in; i++)
+        StrBuf_printf(&s, "    s->t[%d] = s->args[%d];\n", this->in[i], i);
+    StrBuf_printf(&s, "    s->t[%d] = s->args[%d];\n}\n", this->out, this->n_in);
     StrBuf_append(&s, "int tt_setup(float **args, void **state) {\n"
                       "    TtState *s = calloc(1, sizeof *s);\n"
-                      "    if (!s) return 1;\n");
-    for (int i = 0; i < this->n_in; i++)
-        StrBuf_printf(&s, "    s->t[%d] = args[%d];\n", this->in[i], i);
-    StrBuf_printf(&s, "    s->t[%d] = args[%d];\n", this->out, this->n_in);
+                      "    if (!s) return 1;\n"
+                      "    s->args = args;\n");
     for (int t = 0; t < g->n_tensors; t++) {
         if (!te_is_defined(&g->tensors[t]) || t == this->out) continue; /* a constant is in the code */
         /* whole cache lines: 16 floats */
@@ -294,7 +299,10 @@ Status TeTask_source(const TeTask *this, const Steps *steps, KernelSource *out, 
     }
     StrBuf_append(&s, "    *state = s;\n    return 0;\n}\n"
                       "void tt_pack(void *state) { (void)state; }\n"
-                      "void tt_run(void *state) { tt_te_kernel(((TtState *)state)->t); }\n"
+                      "void tt_run(void *state) {\n"
+                      "    tt_operands(state);\n"
+                      "    tt_te_kernel(((TtState *)state)->t);\n"
+                      "}\n"
                       "void tt_finish(void *state) { (void)state; }\n"
                       "void tt_teardown(void *state) {\n"
                       "    TtState *s = state;\n");
@@ -400,6 +408,14 @@ static Status source_gpu(const TeTask *this, const Steps *steps, Dialect dialect
 Status TeTask_source_gpu(const TeTask *this, const Steps *steps, Dialect dialect, KernelSource *out, char *err) {
     int n;
     return source_gpu(this, steps, dialect, out, &n, err);
+}
+
+void TeTask_defaultSteps(const TeTask *this, const DeviceInfo *dev, Steps *out) {
+    Sketch sk[SKETCH_MAX];
+    SketchAnn ann[TE_MAX_TENSORS];
+    Sketch_generate(&this->dag, 0, dev->cores, sk);
+    Sketch_heuristic(&sk[0], &this->dag, dev->vector_floats, ann);
+    Sketch_steps(&sk[0], &this->dag, ann, out);
 }
 
 /* ---- the templates --------------------------------------------------------- */

@@ -61,6 +61,10 @@ void TeTask_sample(const TeTask *this, uint64_t sample, Steps *out);
 /* A complete cpu-ABI translation unit for steps into out (source, entry, and
  * the steps' text in out->steps). TT_ERR names the step that does not apply. */
 Status TeTask_source(const TeTask *this, const Steps *steps, KernelSource *out, char *err);
+/* The zero-trial default schedule on a cpu like dev (its cores and vector
+ * width): the first sketch with the heuristic's annotation, what `run` and
+ * `export` build when a log has no successful record of the task. */
+void TeTask_defaultSteps(const TeTask *this, const DeviceInfo *dev, Steps *out);
 
 /* TT_OK when the task can be tuned on a GPU target: on opencl any (a program
  * of several kernels starts with its launch plan, kernels/targets/launch_plan.h:
