@@ -112,7 +112,7 @@ TEST(best_page_shows_steps_loop_nest_and_source) {
     bool nest_line = false, src_line = false;
     for (int i = 0; i < st.insp.n_lines; i++) {
         if (strcmp(st.insp.lines[i], first_loop) == 0) nest_line = true;
-        if (strstr(st.insp.lines[i], "void tt_run(void *state) { tt_te_kernel(")) src_line = true;
+        if (strstr(st.insp.lines[i], "tt_te_kernel(((TtState *)state)->t);")) src_line = true;
     }
     CHECK(nest_line);
     CHECK(src_line);
