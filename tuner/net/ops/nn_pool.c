@@ -150,12 +150,55 @@ static bool pool_compute(OpCtx *ctx, const void *arg, bool dbl, const void *cons
     return true;
 }
 
+/* The kernel positions [*lo, *hi) of dimension j whose input index, from
+ * window start `start`, falls inside the input. */
+static void valid_taps(const NnWin *w, int j, int64_t start, int64_t *lo, int64_t *hi) {
+    int64_t d = w->d[j], l = start < 0 ? (-start + d - 1) / d : 0, h = (w->in[j] - start + d - 1) / d;
+    *lo = l;
+    *hi = h < w->k[j] ? h : w->k[j];
+}
+
+/* MaxPool of float32 without the Indices output, straight from the input (the
+ * general path converts every element to double): the same first-taken,
+ * NaN-skipping maximum, NaN for a window with no input element. */
+static void maxpool_f32(const PoolArgs *pa, const float *x, float *y) {
+    const NnWin *w = &pa->win;
+    int64_t is = NnWin_inSize(w);
+    for (int64_t pl = 0; pl < pa->planes; pl++, x += is)
+        for (int64_t od = 0; od < w->out[0]; od++)
+            for (int64_t oh = 0; oh < w->out[1]; oh++)
+                for (int64_t ow = 0; ow < w->out[2]; ow++) {
+                    int64_t st[NN_SP] = {od * w->s[0] - w->pb[0], oh * w->s[1] - w->pb[1], ow * w->s[2] - w->pb[2]};
+                    int64_t lo[NN_SP], hi[NN_SP];
+                    for (int j = 0; j < NN_SP; j++)
+                        valid_taps(w, j, st[j], &lo[j], &hi[j]);
+                    float m = NAN;
+                    bool first = true;
+                    for (int64_t a = lo[0]; a < hi[0]; a++)
+                        for (int64_t b = lo[1]; b < hi[1]; b++) {
+                            const float *row = x + ((st[0] + a * w->d[0]) * w->in[1] + st[1] + b * w->d[1]) * w->in[2];
+                            for (int64_t c = lo[2]; c < hi[2]; c++) {
+                                float v = row[st[2] + c * w->d[2]];
+                                if (first || v > m) m = v;
+                                first = false;
+                            }
+                        }
+                    *y++ = m;
+                }
+}
+
 static Status pool_run(OpCtx *ctx) {
     PoolArgs pa;
     NdShape ys;
     bool is_max = pool_kind(ctx->node->op) == POOL_MAX;
     if (Op_requireType(ctx, 0, is_max ? MAXPOOL_TYPES : NN_FLOATS) != TT_OK || pool_setup(ctx, &pa, &ys) != TT_OK)
         return TT_ERR;
+    bool indices = ctx->n_out > 1 && ctx->node->n_out > 1 && ctx->node->out[1] >= 0;
+    if (is_max && !indices && ctx->in[0]->type == ND_F32) {
+        if (NdTensor_alloc(&ctx->out[0], ND_F32, &ys, ctx->err) != TT_OK) return TT_ERR;
+        maxpool_f32(&pa, ctx->in[0]->data, ctx->out[0].data);
+        return TT_OK;
+    }
     Status st = Nn_runViews(ctx, 1, &ys, true, pool_compute, &pa);
     if (st != TT_OK && ctx->n_out > 1) NdTensor_free(&ctx->out[1]);
     return st;
