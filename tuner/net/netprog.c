@@ -823,16 +823,18 @@ void NetProg_writeSubgraphs(const Graph *g, const Subgraphs *sg, const char *con
     }
     for (int k = 0; k < sg->n_sg; k++) {
         const Subgraph *s = &sg->sg[sg->order[k]];
-        StrBuf_append(sb, "    { float *a[] = {");
+        /* the operand array outlives setup (static): a kernel reads its operands from it at every run */
+        StrBuf_printf(sb, "    { static float *a[%d];", s->n_args + 1);
         for (int a = 0; a < s->n_args; a++) {
             const SubgraphArg *x = &s->args[a];
             if (x->tensor >= 0)
-                StrBuf_printf(sb, "T[%d], ", x->tensor);
+                StrBuf_printf(sb, " a[%d] = T[%d];", a, x->tensor);
             else
-                StrBuf_printf(sb, "P + %lld, ", (long long)g->ops[x->op].param_off[x->param]);
+                StrBuf_printf(sb, " a[%d] = P + %lld;", a, (long long)g->ops[x->op].param_off[x->param]);
         }
-        StrBuf_printf(sb, "T[%d]};\n      if (%s_setup(a, &S[%d])) fail(\"setting up step %d (%s) failed\"); }\n",
-                      s->out, prefixes[s->task], k, k, s->label);
+        StrBuf_printf(sb,
+                      " a[%d] = T[%d];\n      if (%s_setup(a, &S[%d])) fail(\"setting up step %d (%s) failed\"); }\n",
+                      s->n_args, s->out, prefixes[s->task], k, k, s->label);
     }
     StrBuf_append(sb, "}\n\n");
     write_main(sb, g->output);
