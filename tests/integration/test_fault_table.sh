@@ -10,9 +10,10 @@
 
 TASK=(--headless --tuner random --seed 5 --batch 8 --task dense:m=4,n=32,k=32)
 records() { "$TT" dump "$1" 2>/dev/null | wc -l; }
-wait_records() { # LOG N: until LOG reads at least N records (or a deadline)
+wait_records() { # LOG N [PID]: until LOG reads at least N records, the session PID has ended, or a deadline
   for _ in $(seq 1 600); do
     [ "$(records "$1")" -ge "$2" ] && return 0
+    [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null && return 1
     sleep 0.1
   done
   return 1
@@ -24,7 +25,7 @@ for how in cp trunc0 trunc2000 append; do
   LOG="$WORK/inplace-$how.log"
   "$TT" tune "${TASK[@]}" --trials 100000 --log "$LOG" >"$WORK/inplace.out" 2>&1 &
   pid=$!
-  wait_records "$LOG" 8
+  wait_records "$LOG" 8 "$pid"
   case $how in
     cp) cp "$WORK/other.log" "$LOG" ;;
     trunc0) truncate -s 0 "$LOG" ;;
@@ -126,7 +127,7 @@ expect_fail 2 "'A' has more than 4294967296 elements" -- "$TT" tasks --expr "$WO
 LOG="$WORK/hup.log"
 "$TT" tune "${TASK[@]}" --trials 100000 --log "$LOG" >"$WORK/hup.out" 2>&1 &
 pid=$!
-wait_records "$LOG" 8
+wait_records "$LOG" 8 "$pid"
 kill -HUP "$pid"
 wait "$pid"
 rc=$?
@@ -137,7 +138,7 @@ rc=$?
 mkdir -p "$WORK/tmp"
 TMPDIR="$WORK/tmp" "$TT" tune "${TASK[@]}" --trials 100000 --log "$WORK/k.log" >/dev/null 2>&1 &
 pid=$!
-wait_records "$WORK/k.log" 8
+wait_records "$WORK/k.log" 8 "$pid"
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
 left=$(find "$WORK/tmp" -maxdepth 1 -name 'tunetop-*' | wc -l)
