@@ -162,6 +162,14 @@ static double now_s(const Engine *this) { return clock_mono() - this->t0; }
 /* A task is paused by its own pause or by a pause of every task. */
 static bool is_paused(const Engine *this, const TaskRun *r) { return r->paused || this->all_paused; }
 
+/* The engine thread changes a task's paused/stopped/done flags under state_lock:
+ * Engine_snapshot reads them from the UI's thread. */
+static void set_flag(Engine *this, bool *flag, bool value) {
+    pthread_mutex_lock(&this->state_lock);
+    *flag = value;
+    pthread_mutex_unlock(&this->state_lock);
+}
+
 static void emit(Engine *this, EngineEvent *ev) {
     ev->time_s = now_s(this);
     EventQueue_push(&this->events, ev);
@@ -345,8 +353,8 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
         for (int i = 0; i < rt->n_seeds; i++)
             push_pending(r, rt->seeds[i]);
         if (rt->steered) { /* what the user left: pause, priority, stop */
-            r->paused = rt->paused;
-            r->stopped = rt->stopped;
+            set_flag(this, &r->paused, rt->paused);
+            set_flag(this, &r->stopped, rt->stopped);
             r->priority = rt->priority;
         }
         if (r->tally.trials > 0) {
@@ -355,7 +363,7 @@ static Status restore(Engine *this, char *summary, size_t summary_len, char *err
             r->started = 0;
             TaskScheduler_restore(this->sched, t, r->rounds, r->tally.best_latency);
             if (r->visited.count >= this->tasks[t].space.total) {
-                r->done = true;
+                set_flag(this, &r->done, true);
                 r->state = TASK_DONE;
             }
         }
@@ -522,7 +530,7 @@ static void apply_commands(Engine *this) {
         switch (c->kind) {
         case CMD_PAUSE:
             if (r->done || r->stopped || r->paused == (c->value != 0)) break;
-            r->paused = c->value != 0;
+            set_flag(this, &r->paused, c->value != 0);
             set_state(this, t, resting_state(this, t));
             record_steer(this, t);
             if (this->all_paused)
@@ -549,8 +557,8 @@ static void apply_commands(Engine *this) {
         }
         case CMD_STOP_TASK:
             if (r->done || r->stopped) break;
-            r->stopped = true;
-            r->paused = false;
+            set_flag(this, &r->stopped, true);
+            set_flag(this, &r->paused, false);
             set_state(this, t, TASK_STOPPED);
             record_steer(this, t);
             emit_log(this, LOG_INFO, t, "task %d stopped by the user", t);
@@ -833,7 +841,7 @@ static void round_begin(Engine *this, int t, int n, Round *rd) {
         idx[got++] = r->pending[--r->n_pending];
     if (got < n) got += r->strat->propose(r->strategy, &r->visited, idx + got, n - got);
     if (got == 0) {
-        r->done = true;
+        set_flag(this, &r->done, true);
         emit_log(this, LOG_INFO, t, "task %d: search space exhausted (%llu configs)", t,
                  (unsigned long long)task->space.total);
     }
@@ -937,10 +945,10 @@ static void round_end(Engine *this, Round *rd) {
         emit_log(this, LOG_WARN, t, "every trial of task %d failed so far (%d of %d): open its errors", t,
                  r->tally.errors, r->tally.trials);
     }
-    if (r->visited.count >= task->space.total && r->n_pending == 0) r->done = true;
+    if (r->visited.count >= task->space.total && r->n_pending == 0) set_flag(this, &r->done, true);
     if (this->cfg.early_stopping > 0 && r->since_improve >= this->cfg.early_stopping && r->tally.successes > 0 &&
         (r->busy == 0 || !r->done)) { /* said once when several of its rounds end */
-        r->done = true;
+        set_flag(this, &r->done, true);
         emit_log(this, LOG_INFO, t, "task %d: early stop, no improvement in %d trials", t, r->since_improve);
     }
     if (r->busy == 0) {
