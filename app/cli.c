@@ -157,6 +157,58 @@ static void put_wrapped(FILE *out, const char *line, size_t len) {
     fprintf(out, "%.*s\n", (int)len, line);
 }
 
+/* The first line of TEXT and the lines after it that continue its text (same
+ * indent as where the first line's text wraps, not blank): the bytes they span. */
+static size_t paragraph_end(const char *text, size_t first_len, size_t indent, bool *overflow) {
+    size_t end = first_len, lead = 0;
+    *overflow = first_len > CLI_HELP_COLS;
+    while (lead < first_len && text[lead] == ' ')
+        lead++;
+    /* an option's text may go on with "--set ...": a dash ends the paragraph only
+     * where the paragraph is not an option's text (a new item of a list) */
+    bool dash_ends = lead == indent;
+    while (first_len > 0 && text[end] == '\n') {
+        const char *next = text + end + 1, *nl = strchr(next, '\n');
+        size_t len = nl ? (size_t)(nl - next) : strlen(next), sp = 0;
+        while (sp < len && next[sp] == ' ')
+            sp++;
+        if (sp != indent || sp == len || (dash_ends && next[sp] == '-')) break;
+        *overflow = *overflow || len > CLI_HELP_COLS;
+        end += 1 + len;
+    }
+    return end;
+}
+
+/* A paragraph with a line wider than the help is joined and wrapped again, so
+ * a value filled in by printf does not leave a one-word line behind it. */
+static void put_paragraph(FILE *out, const char *text, size_t first_len) {
+    size_t indent = continuation(text, first_len);
+    bool overflow;
+    size_t end = paragraph_end(text, first_len, indent, &overflow);
+    if (!overflow || end == first_len) {
+        for (size_t at = 0; at <= end;) {
+            const char *nl = memchr(text + at, '\n', end - at);
+            size_t len = nl ? (size_t)(nl - (text + at)) : end - at;
+            put_wrapped(out, text + at, len);
+            at += len + 1;
+        }
+        return;
+    }
+    char *joined = malloc(end + 1);
+    if (!joined) abort();
+    size_t n = 0;
+    for (size_t i = 0; i < end; i++) {
+        if (text[i] != '\n') {
+            joined[n++] = text[i];
+            continue;
+        }
+        joined[n++] = ' ';
+        i += indent; /* the continuation's own indent */
+    }
+    put_wrapped(out, joined, n);
+    free(joined);
+}
+
 void app_help(FILE *out, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -168,10 +220,12 @@ void app_help(FILE *out, const char *fmt, ...) {
     while (*p) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        if (!nl && len == 0) break;
-        put_wrapped(out, p, len);
-        p += len + (nl ? 1 : 0);
-        if (!nl) break;
+        bool ignored;
+        size_t span = paragraph_end(p, len, continuation(p, len), &ignored);
+        put_paragraph(out, p, len);
+        p += span;
+        if (*p != '\n') break;
+        p++;
     }
     free(text);
 }
