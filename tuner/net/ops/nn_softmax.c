@@ -61,9 +61,44 @@ static bool sm_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const 
     return true;
 }
 
+/* Softmax / LogSoftmax of float32 lines that are contiguous (the last axis,
+ * as transformers' attention has it), straight from the input: the maximum
+ * first-taken as in sm_line, each exponential computed once, the sum kept in
+ * double. The general path converts every element to double and back. */
+static void sm_lines_f32(SmKind kind, const float *x, float *y, int64_t lines, int64_t n) {
+    for (int64_t l = 0; l < lines; l++, x += n, y += n) {
+        float m = x[0];
+        for (int64_t k = 1; k < n; k++)
+            if (x[k] > m) m = x[k];
+        double sum = 0;
+        if (kind == SM_LOG) {
+            for (int64_t k = 0; k < n; k++)
+                sum += expf(x[k] - m);
+            float lsum = (float)log(sum);
+            for (int64_t k = 0; k < n; k++)
+                y[k] = x[k] - m - lsum;
+            continue;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            y[k] = expf(x[k] - m);
+            sum += y[k];
+        }
+        float inv = (float)(1 / sum);
+        for (int64_t k = 0; k < n; k++)
+            y[k] *= inv;
+    }
+}
+
 static Status sm_run(OpCtx *ctx, SmKind kind) {
     if (Softmax_infer(ctx) != TT_OK) return TT_ERR;
     NdShape ys = ctx->out[0].shape;
+    int64_t outer, len, inner;
+    if (kind != SM_HARD && ctx->in[0]->type == ND_F32 && sm_split(ctx, &outer, &len, &inner) == TT_OK &&
+        inner == 1 && len > 0) {
+        if (NdTensor_alloc(&ctx->out[0], ND_F32, &ys, ctx->err) != TT_OK) return TT_ERR;
+        sm_lines_f32(kind, ctx->in[0]->data, ctx->out[0].data, outer, len);
+        return TT_OK;
+    }
     return Nn_runViews(ctx, 1, &ys, true, sm_compute, &kind);
 }
 
