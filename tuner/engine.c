@@ -115,6 +115,7 @@ struct Engine {
     _Atomic double stop_at;        /* clock_mono() when the first stop was asked for, 0 before */
     bool abandoned;                /* Engine_wait gave up on the engine thread (Engine_abandoned) */
     char machine_fault[TT_ERRLEN]; /* the fault of the machine that stopped the session, "" none */
+    int fault_rank;                /* backend: the rank whose machine failed last, -1 none since */
     bool all_paused;               /* P: every task paused on top of their own pauses (engine thread writes) */
 
     pthread_mutex_t state_lock; /* guards the table fields and the counters below */
@@ -271,6 +272,7 @@ Engine *Engine_new(const EngineConfig *cfg, Task *tasks, int n, char *err) {
     pthread_mutex_init(&this->cmd_lock, NULL);
     pthread_cond_init(&this->cmd_cond, NULL);
     pthread_mutex_init(&this->state_lock, NULL);
+    this->fault_rank = -1;
     this->sched = TaskScheduler_new(this->scheduler_name, n, err);
     if (!this->sched) {
         Engine_delete(this);
@@ -1122,6 +1124,30 @@ static void round_submit(Engine *this, Round *rd, int slot) {
     free(bj);
 }
 
+/* A job that failed on a rank for a reason of that rank's machine (its temp
+ * folder full, its worker killed from outside, its task file unwritable) is
+ * not recorded: it is measured again, as a local one is. The same rank
+ * failing so twice with no good measurement between stops the session. */
+static bool backend_machine_fault(Engine *this, const Round *rd, const BackendOutcome *o) {
+    const char *msg = o->mr.msg ? o->mr.msg : MeasureError_name(o->mr.error_no);
+    bool machine = o->build_error != ERR_NO_ERROR ? build_fault_of_machine(o->mr.msg) : o->mr.machine_fault;
+    if (!machine) {
+        if (o->rank == this->fault_rank) this->fault_rank = -1;
+        return false;
+    }
+    if (o->rank == this->fault_rank) {
+        char why[TT_ERRLEN];
+        snprintf(why, sizeof why, "rank %d (%s): %s", o->rank, o->host, msg);
+        machine_failed(this, rd->t, why);
+        return true;
+    }
+    this->fault_rank = o->rank;
+    emit_log(this, LOG_WARN, rd->t,
+             "rank %d (%s): %s (a fault of that machine, not of the candidate): measuring it again", o->rank, o->host,
+             msg);
+    return true;
+}
+
 /* One job of a round came back from the backend: measured, it becomes a
  * record (naming where it ran); unmeasured, it is pending again. */
 static void round_outcome(Engine *this, Round *rd, int i, BackendOutcome *o) {
@@ -1131,6 +1157,13 @@ static void round_outcome(Engine *this, Round *rd, int i, BackendOutcome *o) {
     if (o->kind == OUTCOME_UNMEASURED) {
         /* never recorded: measured later in this session or by a resume */
         push_pending(r, job->index);
+        rd->cut_short = true;
+        MeasureResult_done(&o->mr);
+        BuildJob_done(job);
+        return;
+    }
+    if (backend_machine_fault(this, rd, o)) {
+        push_pending(r, job->index); /* measured again, on whichever rank is free */
         rd->cut_short = true;
         MeasureResult_done(&o->mr);
         BuildJob_done(job);

@@ -1081,7 +1081,21 @@ typedef struct FakeBackend {
     int seen_jobs, unmeasured, notes;
     uint64_t given_back[256]; /* index + 1 of jobs given back unmeasured */
     int n_given_back;
+    int machine_faults; /* measurements that fail as a killed worker does: 0 none, -1 every one */
+    uint64_t faulted;   /* index + 1 of the last job that did */
 } FakeBackend;
+
+/* A measurement of job j failed by its rank's machine (the worker killed from outside). */
+static void fb_machine_fault(FakeBackend *fb, const BackendJob *j, BackendOutcome *out) {
+    out->kind = OUTCOME_MEASURED;
+    out->mr.error_no = ERR_RUNTIME_DEVICE;
+    out->mr.machine_fault = true;
+    out->mr.msg = strdup("worker killed by signal 9 (from outside: not the kernel's fault)");
+    snprintf(out->host, sizeof out->host, "fakehost");
+    out->rank = 2;
+    fb->faulted = j->index + 1;
+    if (fb->machine_faults > 0) fb->machine_faults--;
+}
 
 static void fb_submit(void *ctx, const BackendJob *jobs, int n) {
     FakeBackend *fb = ctx;
@@ -1112,6 +1126,10 @@ static bool fb_next(void *ctx, BackendOutcome *out, double timeout_s) {
         out->kind = OUTCOME_UNMEASURED;
         fb->given_back[fb->n_given_back++] = j.index + 1;
         fb->unmeasured++;
+        return true;
+    }
+    if (fb->machine_faults != 0 && fb->seen_jobs > 2) {
+        fb_machine_fault(fb, &j, out);
         return true;
     }
     fb_measure(&j, out);
@@ -1199,6 +1217,53 @@ TEST(measure_backend_records_completion_order_and_requeues) {
     CHECK(here > 0);
     CHECK(compile_errors > 0);
     CHECK(requeued_measured > 0);
+}
+
+/* A rank's machine fault (its worker killed from outside) is not the
+ * candidate's: never recorded, the job is measured again; the same rank
+ * failing so twice in a row stops the session, with no error records. */
+TEST(backend_machine_fault_is_not_the_candidates) {
+    for (int always = 0; always <= 1; always++) {
+        unlink(log_path);
+        FakeBackend fb = {.machine_faults = always ? -1 : 1};
+        MeasureBackend be = {
+            .ctx = &fb, .submit = fb_submit, .next = fb_next, .cancel = fb_cancel, .devices = fb_devices};
+        EngineConfig cfg;
+        config(&cfg, 40, "random");
+        cfg.backend = &be;
+        Seen seen = {0};
+        char err[TT_ERRLEN] = "", why[TT_ERRLEN] = "";
+        Engine *e = Engine_new(&cfg, make_tasks(1), 1, err);
+        CHECK(e != NULL);
+        if (!e) return;
+        CHECK(Engine_start(e, NULL, 0, err) == TT_OK);
+        run_to_end(e, &seen);
+        CHECK(strstr(seen.all_logs, "a fault of that machine, not of the candidate") != NULL);
+        CHECK_EQ_INT(Engine_machineFault(e, why, sizeof why), always);
+        Engine_delete(e);
+        int dups;
+        int n = log_records(&dups);
+        CHECK_EQ_INT(seen.errors_by[ERR_RUNTIME_DEVICE], 0);
+        if (!always) {
+            CHECK_EQ_INT(n, 40); /* the faulted job too, measured again */
+            LogReader *rd;
+            LogHeader h;
+            CHECK(LogReader_open(log_path, &rd, &h, err) == TT_OK);
+            Record rec;
+            Record_init(&rec);
+            int again = 0;
+            while (LogReader_next(rd, &rec, err) == LOG_RECORD) {
+                again += rec.index + 1 == fb.faulted;
+                CHECK(rec.error_no != ERR_RUNTIME_DEVICE);
+            }
+            Record_done(&rec);
+            LogReader_close(rd);
+            CHECK_EQ_INT(again, 1);
+        } else {
+            CHECK(strstr(why, "rank 2 (fakehost): worker killed by signal 9") != NULL);
+            CHECK(n < 40);
+        }
+    }
 }
 
 /* A backend of four slots whose first job is slow: it comes back only after
@@ -1473,6 +1538,7 @@ int main(void) {
     RUN(budget_errors_and_best);
     RUN(measure_backend_records_completion_order_and_requeues);
     RUN(measure_backend_is_a_queue);
+    RUN(backend_machine_fault_is_not_the_candidates);
     RUN(paused_task_gets_nothing_then_resume_restores);
     RUN(pause_mid_round_loses_no_config);
     RUN(stop_task_and_stop_session);

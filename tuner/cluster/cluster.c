@@ -88,6 +88,7 @@ typedef struct WireJob {
 typedef struct WireResult {
     uint64_t seq;
     int32_t build_error, meas_error;
+    int32_t machine_fault; /* MeasureResult.machine_fault: the rank's machine failed, not the candidate */
     int32_t regs, spills;
     int64_t shared_bytes, local_bytes;
     double build_s, run_s, pack_s;
@@ -394,6 +395,7 @@ static void *server_work(void *arg) {
                 } else if (runner_task != jtask[i] &&
                            cfg->target->runner_set_task(runner, &jtask[i]->wl, err) != TT_OK) {
                     mr.error_no = ERR_UNKNOWN;
+                    mr.machine_fault = true; /* the same task file for every candidate */
                     msg = err;
                     runner_task = NULL;
                 } else {
@@ -408,6 +410,7 @@ static void *server_work(void *arg) {
                 }
             }
             r.meas_error = mr.error_no;
+            r.machine_fault = mr.machine_fault && mr.error_no != ERR_NO_ERROR;
             r.n_costs = mr.n_costs < MEASURE_MAX_COSTS ? mr.n_costs : MEASURE_MAX_COSTS;
             memcpy(r.costs, mr.costs, sizeof(double) * (size_t)r.n_costs);
             r.run_s = mr.run_s;
@@ -767,6 +770,7 @@ static void host_result(ClusterHost *this, int src, const char *buf, int count) 
     o.shared_bytes = r.shared_bytes;
     o.local_bytes = r.local_bytes;
     o.mr.error_no = r.meas_error;
+    o.mr.machine_fault = r.machine_fault != 0;
     o.mr.n_costs = r.n_costs >= 0 && r.n_costs <= MEASURE_MAX_COSTS ? r.n_costs : 0;
     memcpy(o.mr.costs, r.costs, sizeof(double) * (size_t)o.mr.n_costs);
     o.mr.run_s = r.run_s;

@@ -93,8 +93,8 @@ static Status sm_run(OpCtx *ctx, SmKind kind) {
     if (Softmax_infer(ctx) != TT_OK) return TT_ERR;
     NdShape ys = ctx->out[0].shape;
     int64_t outer, len, inner;
-    if (kind != SM_HARD && ctx->in[0]->type == ND_F32 && sm_split(ctx, &outer, &len, &inner) == TT_OK &&
-        inner == 1 && len > 0) {
+    if (kind != SM_HARD && ctx->in[0]->type == ND_F32 && sm_split(ctx, &outer, &len, &inner) == TT_OK && inner == 1 &&
+        len > 0) {
         if (NdTensor_alloc(&ctx->out[0], ND_F32, &ys, ctx->err) != TT_OK) return TT_ERR;
         sm_lines_f32(kind, ctx->in[0]->data, ctx->out[0].data, outer, len);
         return TT_OK;
