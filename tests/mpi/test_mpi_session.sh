@@ -13,6 +13,8 @@
 #  3. kill -9 of rank 2 under a plain mpirun (which then ends the whole job):
 #     the log is intact, and the same command resumes and finishes the budget
 #     with nothing measured twice.
+#  4. the measuring workers of ranks 1 and 2 killed from outside: a fault of
+#     those machines, so nothing is recorded as failed and the budget finishes.
 # Always registered (tests/CMakeLists.txt): skipped (77) when tunetop was built
 # without MPI or there is no mpirun, a failure if TUNETOP_REQUIRE names mpi.
 . "$(dirname "$0")/../integration/lib.sh"
@@ -204,5 +206,31 @@ grep -q "resumed" "$WORK/three2.out" && ok "$(grep -m1 -o 'resumed [^;]*' "$WORK
 n=$(count "$L3")
 [ "$n" -eq 24 ] && ok "24 records after the resume" || fail "$n records after the resume (want 24)"
 no_dupes "$L3" "resumed"
+
+# ---- 4. the measuring workers killed from outside: the machine's fault, not the candidates'
+L4="$WORK/four.log"
+"${mpi[@]}" -np 3 "$TT" "${common[@]}" --trials 24 --log "$L4" </dev/null >"$WORK/four.out" 2>&1 &
+mp=$!
+if wait_records "$L4" 6 40 "$mp"; then
+  workers=()
+  for r in 1 2; do
+    p=$(rank_pid "$mp" $r)
+    [ -n "$p" ] && workers+=($(pgrep -P "$p" -f tunetop-worker))
+  done
+  [ ${#workers[@]} -gt 0 ] && kill -9 "${workers[@]}" && ok "killed the workers of ranks 1 and 2 (${workers[*]})" ||
+    fail "no worker process under ranks 1 and 2"
+else
+  fail "no records after 40 s: $(tail -n 5 "$WORK/four.out")"
+fi
+wait "$mp"
+rc=$?
+[ $rc -eq 0 ] && ok "session with killed workers finished" || fail "mpirun exit $rc: $(tail -n 5 "$WORK/four.out")"
+grep -q "a fault of that machine, not of the candidate" "$WORK/four.out" &&
+  ok "$(grep -m1 'a fault of that machine' "$WORK/four.out")" || fail "no machine-fault warning"
+n=$(count "$L4")
+[ "$n" -eq 24 ] && ok "24 records" || fail "$n records (want 24)"
+"$TT" dump "$L4" | grep -q '"err":[1-9]' && fail "an error record after the workers were killed: $("$TT" dump "$L4" | grep -m1 '"err":[1-9]')" ||
+  ok "no candidate recorded as failed"
+no_dupes "$L4" "killed workers"
 
 finish
