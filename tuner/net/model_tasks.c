@@ -141,6 +141,33 @@ static bool dense_workload(const NetModel *m, const NetNode *n, ModelKernel *k) 
     return Workload_validate(wl, err) == TT_OK;
 }
 
+/* MatMul of two float32 activations of one rank >= 3 with the same batch
+ * dimensions (attention's Q x K^T and P x V) -> batch_matmul; the kernel wants
+ * b as [batch][n][k], so the program transposes B's last two axes at run time. */
+static bool batch_matmul_workload(const NetModel *m, const NetNode *n, ModelKernel *k) {
+    if (strcmp(n->op, "MatMul") || n->n_in != 2) return false;
+    const NetValue *a = val(m, n->in[0]), *b = val(m, n->in[1]);
+    if (!a || !b || a->is_const || b->is_const || a->type != ND_F32 || b->type != ND_F32) return false;
+    int r = a->shape.rank;
+    if (r < 3 || b->shape.rank != r || a->shape.dim[r - 1] != b->shape.dim[r - 2]) return false;
+    Workload *wl = &k->wl;
+    memset(wl, 0, sizeof *wl);
+    wl->op = OP_BATCH_MATMUL;
+    wl->layout = LAYOUT_NCHW;
+    wl->b = 1;
+    for (int i = 0; i < r - 2; i++) {
+        if (a->shape.dim[i] != b->shape.dim[i]) return false; /* broadcast batches: the op library's */
+        wl->b *= a->shape.dim[i];
+    }
+    wl->m = a->shape.dim[r - 2];
+    wl->k = a->shape.dim[r - 1];
+    wl->n = b->shape.dim[r - 1];
+    k->data = n->in[0], k->weight = n->in[1];
+    k->runtime_b = true;
+    char err[TT_ERRLEN];
+    return Workload_validate(wl, err) == TT_OK;
+}
+
 /* The other input of a two-input node, given one of them. */
 static int other_input(const NetNode *n, int v) { return n->n_in == 2 ? (n->in[0] == v ? n->in[1] : n->in[0]) : -1; }
 
@@ -177,6 +204,7 @@ static int sole_free_reader(const Readers *r, const int *kernel_of, int v) {
 
 /* Follows the kernel node's output through the epilogue the workload can fuse. */
 static void fuse_epilogue(const NetModel *m, const Readers *r, const int *kernel_of, ModelKernel *k) {
+    if (k->wl.op == OP_BATCH_MATMUL) return; /* its kernel has no epilogue */
     bool conv = k->wl.op == OP_CONV2D || k->wl.op == OP_DEPTHWISE_CONV2D;
     int next = sole_free_reader(r, kernel_of, k->out);
     if (next >= 0 && k->wl.op == OP_DENSE && !k->wl.bias && !strcmp(m->nodes[next].op, "Add") &&
@@ -237,7 +265,7 @@ static bool try_kernel(const NetModel *m, const Readers *r, unsigned op_mask, in
     if (!strcmp(n->op, "Conv"))
         ok = conv_workload(m, n, &k);
     else if (!strcmp(n->op, "Gemm") || !strcmp(n->op, "MatMul"))
-        ok = dense_workload(m, n, &k);
+        ok = dense_workload(m, n, &k) || batch_matmul_workload(m, n, &k);
     if (!ok || (op_mask && !(op_mask & (1u << k.wl.op)))) return false;
     fuse_epilogue(m, r, t->kernel_of, &k);
     k.task = add_task(t, &k.wl);
@@ -293,7 +321,7 @@ Status ModelTasks_rewrite(NetModel *m, const ModelTasks *t, char *err) {
         const ModelKernel *k = &t->kernels[j];
         char name[64];
         snprintf(name, sizeof name, "kernel%d", j);
-        int idx = NetModel_addNode(m, name, "Kernel", "tunetop", 4, 1, 3);
+        int idx = NetModel_addNode(m, name, "Kernel", "tunetop", 4, 1, 4);
         NetNode *n = &m->nodes[idx];
         n->in[0] = k->data, n->in[1] = k->weight, n->in[2] = k->bias, n->in[3] = k->residual;
         n->out[0] = k->out;
@@ -304,6 +332,7 @@ Status ModelTasks_rewrite(NetModel *m, const ModelTasks *t, char *err) {
         n->attrs[2].name = tt_strdup("workload");
         n->attrs[2].kind = NATTR_STRING;
         n->attrs[2].s = tt_strdup(key);
+        set_int_attr(&n->attrs[3], "runtime_b", k->runtime_b);
         m->nodes[k->node].dead = true;
         for (int f = 0; f < k->n_fused; f++)
             m->nodes[k->fused[f]].dead = true;

@@ -7,7 +7,10 @@
  *   Gemm with a constant B (transA 0, alpha 1, beta 1) and MatMul of a
  *     float32 activation by a constant 2-D matrix: dense (m = the product of
  *     the activation's leading dimensions), the weight transposed at load
- *     time when the model stores it [k][n].
+ *     time when the model stores it [k][n];
+ *   MatMul of two float32 activations of one rank >= 3 with equal batch
+ *     dimensions (attention's two matmuls): batch_matmul (b = the product of
+ *     the batch dimensions), its second operand transposed at run time.
  * A kernel node fuses what follows it when the kernel can compute it and
  * nothing else reads the intermediate: its bias (Conv's third input, Gemm's
  * C, a MatMul's following Add of a constant [n] vector), then for a
@@ -37,6 +40,7 @@ typedef struct ModelKernel {
     int data, weight, bias, residual; /* value ids (-1: none) */
     int out;                          /* the value the kernel writes (the last fused node's output) */
     bool transpose_weight;            /* the constant weight is [k][n]: transpose it into [n][k] */
+    bool runtime_b;                   /* batch_matmul: `weight` is an activation [batch][k][n], transposed per run */
 } ModelKernel;
 
 typedef struct ModelTasks {
@@ -57,8 +61,9 @@ void ModelTasks_done(ModelTasks *t);
 /* The program's form of the model: each kernel node and the nodes it fuses
  * become one node of op "Kernel" in domain "tunetop" with inputs (data,
  * weight, bias or -1, residual or -1), output the kernel's output value, and
- * attributes task (the task index), transpose_weight (0/1) and workload (the
- * key). The replaced nodes are marked dead and the nodes re-sorted. */
+ * attributes task (the task index), transpose_weight (0/1), workload (the
+ * key) and runtime_b (0/1: batch_matmul, its "weight" an activation). The replaced nodes are marked dead and the nodes
+ * re-sorted. */
 Status ModelTasks_rewrite(NetModel *m, const ModelTasks *t, char *err);
 
 #endif
