@@ -40,6 +40,9 @@ out=$("$TT" tasks --model "$DATA/tiny_transformer.onnx" 2>&1)
 grep -q "dense:m=16,n=96,k=32,bias=1" <<<"$out" && grep -q "Softmax" <<<"$out" &&
   ok "tasks --model of a transformer: MatMul by a weight and its bias Add as one dense task" ||
   fail "tasks --model transformer: $out"
+grep -q "batch_matmul:b=4,m=16,n=16,k=8" <<<"$out" && grep -q "batch_matmul:b=4,m=16,n=8,k=16" <<<"$out" &&
+  ! grep -qE "^ +[0-9]+  MatMul" <<<"$out" &&
+  ok "attention's two MatMuls of activations are batch_matmul tasks" || fail "tasks --model transformer, attention: $out"
 if "$TT" tune --model "$DATA/tiny_cnn.onnx" --trials 12 --headless --seed 3 --log "$WORK/tc.log" >"$WORK/tune.out" 2>&1; then
   ok "tune --model: $(tail -n 1 "$WORK/tune.out")"
 else
