@@ -154,7 +154,55 @@ static Status add_spec(const char **list, int *n, const char *opt, const char *v
     return TT_OK;
 }
 
-int cmd_run_model(int argc, char **argv) {
+/* One of `run --model`'s options into req, log or target; 1 done, 0 not one of them. */
+static int model_option(ModelRunRequest *req, const char **log, const char **target, int c, const char *arg, Status *st,
+                        char *err) {
+    *st = TT_OK;
+    switch (c) {
+    case 'm':
+        req->model_path = arg;
+        break;
+    case 'L':
+        *log = arg;
+        break;
+    case 'I':
+        *st = add_spec(req->inputs, &req->n_inputs, "--input", arg, err);
+        break;
+    case 'S':
+        *st = add_spec(req->input_shapes, &req->n_input_shapes, "--input-shape", arg, err);
+        break;
+    case 'o':
+        req->output_dir = arg;
+        break;
+    case 'j':
+        *st = opt_int(arg, "--threads", 1, 1024, &req->threads, err);
+        break;
+    case 'R':
+        *st = opt_int(arg, "--repeat", 1, 100000, &req->repeat, err);
+        break;
+    case 'p':
+        req->profile = true;
+        break;
+    case 'r':
+        *st = opt_double(arg, "--rtol", 0, 1, &req->rtol, err);
+        break;
+    case 's':
+        *st = opt_u64(arg, "--seed", &req->seed, err);
+        break;
+    case 'k':
+        req->keep_dir = arg;
+        break;
+    case 'T':
+        *target = arg;
+        break;
+    default:
+        return 0;
+    }
+    return 1;
+}
+
+/* `run --model`'s arguments into req, log and target; -1 when they hold, else the exit code (0 after --help). */
+static int model_args(int argc, char **argv, ModelRunRequest *req, const char **log, const char **target) {
     static const struct option longopts[] = {{"model", required_argument, 0, 'm'},
                                              {"log", required_argument, 0, 'L'},
                                              {"input", required_argument, 0, 'I'},
@@ -169,58 +217,21 @@ int cmd_run_model(int argc, char **argv) {
                                              {"target", required_argument, 0, 'T'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
-    ModelRunRequest req = {.repeat = 10, .seed = 1, .rtol = 1e-3};
-    const char *log = NULL, *target = "cpu";
     char err[TT_ERRLEN] = "";
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         Status st = TT_OK;
-        switch (c) {
-        case 'm':
-            req.model_path = optarg;
-            break;
-        case 'L':
-            log = optarg;
-            break;
-        case 'I':
-            st = add_spec(req.inputs, &req.n_inputs, "--input", optarg, err);
-            break;
-        case 'S':
-            st = add_spec(req.input_shapes, &req.n_input_shapes, "--input-shape", optarg, err);
-            break;
-        case 'o':
-            req.output_dir = optarg;
-            break;
-        case 'j':
-            st = opt_int(optarg, "--threads", 1, 1024, &req.threads, err);
-            break;
-        case 'R':
-            st = opt_int(optarg, "--repeat", 1, 100000, &req.repeat, err);
-            break;
-        case 'p':
-            req.profile = true;
-            break;
-        case 'r':
-            st = opt_double(optarg, "--rtol", 0, 1, &req.rtol, err);
-            break;
-        case 's':
-            st = opt_u64(optarg, "--seed", &req.seed, err);
-            break;
-        case 'k':
-            req.keep_dir = optarg;
-            break;
-        case 'T':
-            target = optarg;
-            break;
-        case 'h':
+        if (c == 'h') {
             run_usage(stdout);
             return 0;
-        case ':':
+        }
+        if (c == ':') {
             snprintf(err, sizeof err, "%s needs a value", argv[optind - 1]);
             return usage_error("run", err);
-        default:
+        }
+        if (!model_option(req, log, target, c, optarg, &st, err)) {
             snprintf(err, sizeof err, "unknown option '%s' with --model", argv[optind - 1]);
             return usage_error("run", err);
         }
@@ -230,8 +241,18 @@ int cmd_run_model(int argc, char **argv) {
         snprintf(err, sizeof err, "unexpected argument '%s'", argv[optind]);
         return usage_error("run", err);
     }
-    if (!req.model_path || !req.model_path[0]) return usage_error("run", "--model needs FILE.onnx");
-    if (strcmp(target, "cpu")) return usage_error("run", "--model runs on the cpu target only");
+    if (!req->model_path || !req->model_path[0]) return usage_error("run", "--model needs FILE.onnx");
+    if (strcmp(*target, "cpu")) return usage_error("run", "--model runs on the cpu target only");
+    return -1;
+}
+
+/* `tunetop run --model FILE.onnx`: the model built with the log's kernels, run, checked and timed. */
+int cmd_run_model(int argc, char **argv) {
+    ModelRunRequest req = {.repeat = 10, .seed = 1, .rtol = 1e-3};
+    const char *log = NULL, *target = "cpu";
+    int rc = model_args(argc, argv, &req, &log, &target);
+    if (rc >= 0) return rc;
+    char err[TT_ERRLEN] = "";
     const Target *tg;
     DeviceInfo dev;
     if (app_resolve_device("cpu", NULL, false, &tg, &dev, err) != TT_OK) {
@@ -248,7 +269,7 @@ int cmd_run_model(int argc, char **argv) {
         print_result(&req, &res, log);
     else
         fprintf(stderr, "tunetop run: %s\n", err);
-    int rc = st != TT_OK || !res.matches ? 1 : 0;
+    rc = st != TT_OK || !res.matches ? 1 : 0;
     ModelRunResult_done(&res);
     History_done(&h);
     return rc;

@@ -466,6 +466,59 @@ static bool log_device(const LogSummary *h, DeviceInfo *dev) {
     return target && target->probe && target->probe(dev, err) == TT_OK;
 }
 
+/* Where a best record was measured (older logs do not say) and the resources its kernel uses. */
+static void print_best_where(const Record *best) {
+    if (best->host[0] || best->device[0]) {
+        printf("  measured  on %s", best->host[0] ? best->host : "?");
+        if (best->rank > 0) printf(", rank %d", best->rank);
+        if (best->device[0]) printf(", %s", best->device);
+        printf("\n");
+    }
+    if (best->regs >= 0 || best->shared_bytes >= 0 || best->spills >= 0 || best->local_bytes >= 0) {
+        printf("  resources");
+        if (best->regs >= 0) printf(" %d registers", best->regs);
+        if (best->shared_bytes >= 0) printf(" %lld B shared", (long long)best->shared_bytes);
+        if (best->local_bytes >= 0) printf(" %lld B local", (long long)best->local_bytes);
+        if (best->spills >= 0) printf(" %d spills", best->spills);
+        printf("\n");
+    }
+}
+
+/* Task t's best record: its config, latency, speed (against the device's peak: *beyond counts a
+ * best beyond it), with the layout transforms, and where it was measured. */
+static void print_best(const SummaryTask *t, const Record *best, int family, const DeviceInfo *dev, int *beyond) {
+    printf("  best      %s  (config index %llu)\n", best->config[0] ? best->config : "(no config text)",
+           (unsigned long long)best->index);
+    if (best->steps) print_steps(best->steps);
+    double cost = Record_cost(best);
+    printf("  latency   %#.5g ms  (median of %d repeat%s)\n", cost * 1e3, best->n_costs, best->n_costs == 1 ? "" : "s");
+    Workload wl;
+    char err[TT_ERRLEN];
+    bool parsed = Workload_parse(t->key, &wl, err) == TT_OK;
+    char why[256];
+    if (parsed) {
+        double g = Record_gflops(best, Workload_flops(&wl));
+        printf("  speed     %.2f %s%s\n", g, gflops_unit(t),
+               strcmp(gflops_unit(t), "GFLOPS") ? " (the direct convolution's FLOPs over the time)" : "");
+        /* against the peak: the FLOPs the kernel executes (a Winograd task's effective GFLOPS are more) */
+        double executed = Template_executedGflops(Template_byName(t->template_name), &wl, g);
+        if (dev && Device_beyondPeak(dev, executed, why, sizeof why)) {
+            printf("  check     %s\n", why);
+            (*beyond)++;
+        }
+    } else
+        printf("  speed     n/a (the task key does not parse: %s)\n", err);
+    if (has_layout_transforms(t, family) && best->pack_s > 0 && isfinite(cost)) {
+        double with = cost + best->pack_s;
+        printf("  +layout   %#.5g ms", with * 1e3);
+        if (parsed) printf(", %.2f %s", Workload_flops(&wl) / with / 1e9, gflops_unit(t));
+        printf("  with the layout transforms (pack_s %#.3g ms, %.1f%%)\n", best->pack_s * 1e3,
+               100.0 * best->pack_s / with);
+    }
+    print_best_where(best);
+}
+
+/* Task i of the log: its template, ID, group, steering, best, trials and roofline. */
 static void print_task(const LogSummary *h, int i, const char *this_key, int family, const DeviceInfo *dev,
                        int *beyond) {
     const SummaryTask *t = &h->tasks[i];
@@ -500,50 +553,7 @@ static void print_task(const LogSummary *h, int i, const char *this_key, int fam
         printf("  best      none: no successful record (%ld trial%s, all failed)\n", t->n_records,
                t->n_records == 1 ? "" : "s");
     } else {
-        printf("  best      %s  (config index %llu)\n", best->config[0] ? best->config : "(no config text)",
-               (unsigned long long)best->index);
-        if (best->steps) print_steps(best->steps);
-        double cost = Record_cost(best);
-        printf("  latency   %#.5g ms  (median of %d repeat%s)\n", cost * 1e3, best->n_costs,
-               best->n_costs == 1 ? "" : "s");
-        Workload wl;
-        char err[TT_ERRLEN];
-        bool parsed = Workload_parse(t->key, &wl, err) == TT_OK;
-        char why[256];
-        if (parsed) {
-            double g = Record_gflops(best, Workload_flops(&wl));
-            printf("  speed     %.2f %s%s\n", g, gflops_unit(t),
-                   strcmp(gflops_unit(t), "GFLOPS") ? " (the direct convolution's FLOPs over the time)" : "");
-            /* against the peak: the FLOPs the kernel executes (a Winograd task's effective GFLOPS are more) */
-            double executed = Template_executedGflops(Template_byName(t->template_name), &wl, g);
-            if (dev && Device_beyondPeak(dev, executed, why, sizeof why)) {
-                printf("  check     %s\n", why);
-                (*beyond)++;
-            }
-        } else
-            printf("  speed     n/a (the task key does not parse: %s)\n", err);
-        if (has_layout_transforms(t, family) && best->pack_s > 0 && isfinite(cost)) {
-            double with = cost + best->pack_s;
-            printf("  +layout   %#.5g ms", with * 1e3);
-            if (parsed) printf(", %.2f %s", Workload_flops(&wl) / with / 1e9, gflops_unit(t));
-            printf("  with the layout transforms (pack_s %#.3g ms, %.1f%%)\n", best->pack_s * 1e3,
-                   100.0 * best->pack_s / with);
-        }
-        if (best->host[0] || best->device[0]) {
-            /* where the best was measured (older logs do not say) */
-            printf("  measured  on %s", best->host[0] ? best->host : "?");
-            if (best->rank > 0) printf(", rank %d", best->rank);
-            if (best->device[0]) printf(", %s", best->device);
-            printf("\n");
-        }
-        if (best->regs >= 0 || best->shared_bytes >= 0 || best->spills >= 0 || best->local_bytes >= 0) {
-            printf("  resources");
-            if (best->regs >= 0) printf(" %d registers", best->regs);
-            if (best->shared_bytes >= 0) printf(" %lld B shared", (long long)best->shared_bytes);
-            if (best->local_bytes >= 0) printf(" %lld B local", (long long)best->local_bytes);
-            if (best->spills >= 0) printf(" %d spills", best->spills);
-            printf("\n");
-        }
+        print_best(t, best, family, dev, beyond);
     }
     printf("  trials    %ld (", t->n_records);
     print_errors(t);
@@ -597,6 +607,63 @@ static void print_estimate(const LogSummary *h) {
     }
 }
 
+/* The log's tasks as text: a header line, every task, and the estimate. */
+static void print_best_text(const LogSummary *h, const char *path, const char *this_key, int family,
+                            const DeviceInfo *dev, int *beyond) {
+    int with_result = 0;
+    long errors = 0;
+    for (int i = 0; i < h->n_tasks; i++) {
+        with_result += h->tasks[i].has_best;
+        errors += h->tasks[i].n_errors;
+    }
+    printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %ld failed trial%s\n", path,
+           h->header.target, h->n_records, h->n_records == 1 ? "" : "s", h->n_tasks, h->n_tasks == 1 ? "" : "s",
+           with_result, errors, errors == 1 ? "" : "s");
+    bool any_pack = false;
+    for (int i = 0; i < h->n_tasks; i++) {
+        const Record *b = task_best(&h->tasks[i]);
+        any_pack = any_pack || (b && b->pack_s > 0 && has_layout_transforms(&h->tasks[i], family));
+    }
+    if (any_pack)
+        printf("latency and speed: the kernel alone (as tuned and shown in the UI); +layout: with the layout "
+               "transforms timed apart\n");
+    for (int i = 0; i < h->n_tasks; i++) {
+        printf("\n");
+        print_task(h, i, this_key, family, dev, beyond);
+    }
+    if (h->n_tasks == 0) printf("no records yet\n");
+    print_estimate(h);
+}
+
+/* The warnings after the listing (bests beyond the peak, checksums, a torn or damaged log); 1
+ * when the log is damaged, else 0. */
+static int best_warnings(const LogSummary *h, bool verbose, int beyond) {
+    int rc = 0;
+    if (beyond)
+        fprintf(stderr,
+                "tunetop best: warning: %d best%s beyond %gx the %s device's peak estimate (see \"check\" above)\n",
+                beyond, beyond == 1 ? " is" : "s are", PEAK_FLAG_MULTIPLE, h->header.target);
+    if (verbose && h->unchecked)
+        fprintf(stderr,
+                "tunetop best: %ld record%s carry no checksum (written before checksums existed): read "
+                "unchecked\n",
+                h->unchecked, h->unchecked == 1 ? "" : "s");
+    else if (verbose && h->n_records && h->end != LOG_DAMAGED)
+        fprintf(stderr, "tunetop best: every record's checksum is correct\n");
+    else if (verbose && h->n_records)
+        fprintf(stderr, "tunetop best: the checksums of the %zu records before the damage are correct\n", h->n_records);
+    if (h->unclosed[0]) fprintf(stderr, "tunetop best: warning: %s\n", h->unclosed);
+    if (h->end == LOG_TORN) {
+        fprintf(stderr, "tunetop best: warning: %s (read up to there; tune --log truncates it on resume)\n",
+                h->end_msg);
+    } else if (h->end == LOG_DAMAGED) {
+        fprintf(stderr, "tunetop best: error: %s (results above are from the records before it)\n", h->end_msg);
+        rc = 1;
+    }
+    return rc;
+}
+
+/* `tunetop best LOG`: every task's best record, as text or JSON, and the session's estimate. */
 int cmd_best(int argc, char **argv) {
     const char *path;
     bool verbose = false, tvm_verbose;
@@ -615,12 +682,6 @@ int cmd_best(int argc, char **argv) {
         LogSummary_done(&h);
         return 1;
     }
-    int with_result = 0;
-    long errors = 0;
-    for (int i = 0; i < h.n_tasks; i++) {
-        with_result += h.tasks[i].has_best;
-        errors += h.tasks[i].n_errors;
-    }
     char this_key[MACHINE_KEY_LEN];
     Machine_cpuKey(this_key, NULL, 0);
     const Target *target = Target_find(h.header.target);
@@ -637,46 +698,10 @@ int cmd_best(int argc, char **argv) {
         }
         if (json == 2) printf("]\n");
     } else {
-        printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %ld failed trial%s\n", path,
-               h.header.target, h.n_records, h.n_records == 1 ? "" : "s", h.n_tasks, h.n_tasks == 1 ? "" : "s",
-               with_result, errors, errors == 1 ? "" : "s");
-        bool any_pack = false;
-        for (int i = 0; i < h.n_tasks; i++) {
-            const Record *b = task_best(&h.tasks[i]);
-            any_pack = any_pack || (b && b->pack_s > 0 && has_layout_transforms(&h.tasks[i], family));
-        }
-        if (any_pack)
-            printf("latency and speed: the kernel alone (as tuned and shown in the UI); +layout: with the layout "
-                   "transforms timed apart\n");
-        for (int i = 0; i < h.n_tasks; i++) {
-            printf("\n");
-            print_task(&h, i, this_key, family, have_dev ? &dev : NULL, &beyond);
-        }
-        if (h.n_tasks == 0) printf("no records yet\n");
-        print_estimate(&h);
+        print_best_text(&h, path, this_key, family, have_dev ? &dev : NULL, &beyond);
     }
     fflush(stdout);
-    rc = 0;
-    if (beyond)
-        fprintf(stderr,
-                "tunetop best: warning: %d best%s beyond %gx the %s device's peak estimate (see \"check\" above)\n",
-                beyond, beyond == 1 ? " is" : "s are", PEAK_FLAG_MULTIPLE, h.header.target);
-    if (verbose && h.unchecked)
-        fprintf(stderr,
-                "tunetop best: %ld record%s carry no checksum (written before checksums existed): read "
-                "unchecked\n",
-                h.unchecked, h.unchecked == 1 ? "" : "s");
-    else if (verbose && h.n_records && h.end != LOG_DAMAGED)
-        fprintf(stderr, "tunetop best: every record's checksum is correct\n");
-    else if (verbose && h.n_records)
-        fprintf(stderr, "tunetop best: the checksums of the %zu records before the damage are correct\n", h.n_records);
-    if (h.unclosed[0]) fprintf(stderr, "tunetop best: warning: %s\n", h.unclosed);
-    if (h.end == LOG_TORN) {
-        fprintf(stderr, "tunetop best: warning: %s (read up to there; tune --log truncates it on resume)\n", h.end_msg);
-    } else if (h.end == LOG_DAMAGED) {
-        fprintf(stderr, "tunetop best: error: %s (results above are from the records before it)\n", h.end_msg);
-        rc = 1;
-    }
+    rc = best_warnings(&h, verbose, beyond);
     LogSummary_done(&h);
     return rc;
 }

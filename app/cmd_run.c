@@ -185,7 +185,7 @@ static void first_error(const char *path, char *out, size_t n) {
     fclose(f);
 }
 
-/* ---- the run ---- */
+/* ---- the plan of tasks and kernels, and the profile ---- */
 
 typedef struct TaskPlan {
     const Template *tmpl;
@@ -440,623 +440,779 @@ static Status plan_subgraphs(const RunOptions *o, const Subgraphs *sg, const His
     return st;
 }
 
-static int run(const RunOptions *o) {
-    char err[TT_ERRLEN] = "";
-    int rc = 1;
+/* ---- the run: its state, passed from phase to phase ---- */
 
-    /* the graph */
+/* Everything one run builds: the graph and the log, the plan of the program's kernels, the
+ * program's directory and data, the reference and the output. */
+typedef struct RunState {
+    const RunOptions *o;
+    char err[TT_ERRLEN]; /* the message of the phase that failed */
+    const char *what;    /* the network's name or the --task spec */
     Graph g;
-    Workload task_wl;
-    const char *what = o->network;
-    if (o->task) {
-        if (Workload_parse(o->task, &task_wl, err) != TT_OK) return usage_error("--task %s", err);
-        if (Network_taskGraph(&task_wl, &g, err) != TT_OK) return usage_error("--task: %s", err);
-        what = o->task;
-    } else if (Network_graph(o->network, &o->nopt, &g, err) != TT_OK) {
-        return usage_error("%s", err);
-    }
     GraphTasks gt;
-    Graph_tasks(&g, 0, &gt);
-
-    /* the target */
+    /* the target: cpu, C kernels; opencl / cuda, the GPU templates' kernels with their host code (run
+     * copies in and out) */
     const Target *target;
     DeviceInfo dev;
-    const Target *named = Target_find(o->target);
+    DeviceInfo hostdev; /* the cpu, for the ops a GPU target has no template for */
+    bool host_ok;       /* hostdev is resolved */
+    TargetFamily family;
+    Dialect dialect;
+    bool is_cpu, is_ocl, is_cuda;
+    History h;
+    bool sg_mode; /* the network runs as its subgraphs */
+    Subgraphs sg;
+    char **sg_sources; /* subgraph mode: per subgraph task, its kernel's C */
+    double *step_est;  /* subgraph mode: per step, the best latency of its task (0: none) */
+    int n_listed;      /* tasks of the program: the templates' or the subgraphs' */
+    TaskPlan *tp;      /* per template task, its template and config */
+    char **prefixes;   /* per kernel, the prefix of its entry points */
+    int *masks;        /* per template task, the blocked layouts of its kernel */
+    int n_tuned, n_timed;
+    double est_kernel, est_with_pack; /* the tuner's estimate: kernels only, and with their layout transforms */
+    int n_kp;
+    KernelPlan *kp;
+    NetOpKernel *opk; /* per op, its kernel */
+    NetPlan plan;
+    char dir[1024]; /* the program's directory */
+    StrBuf sb;      /* the program's main.c */
+    float *params, *input, *ref, *got;
+} RunState;
+
+/* The graph of --network or --task and its tasks; 0, else the usage error's exit code. */
+static int run_graph(RunState *r) {
+    const RunOptions *o = r->o;
+    Workload task_wl;
+    r->what = o->network;
+    if (o->task) {
+        if (Workload_parse(o->task, &task_wl, r->err) != TT_OK) return usage_error("--task %s", r->err);
+        if (Network_taskGraph(&task_wl, &r->g, r->err) != TT_OK) return usage_error("--task: %s", r->err);
+        r->what = o->task;
+    } else if (Network_graph(o->network, &o->nopt, &r->g, r->err) != TT_OK) {
+        return usage_error("%s", r->err);
+    }
+    Graph_tasks(&r->g, 0, &r->gt);
+    return 0;
+}
+
+/* The target and its device; 0, else the exit code (the message printed). */
+static int run_target(RunState *r) {
+    const Target *named = Target_find(r->o->target);
     if (!named) {
-        GraphTasks_done(&gt);
-        Graph_done(&g);
         char msg[TT_ERRLEN];
-        snprintf(msg, sizeof msg, "unknown target '%s' (choose from: %s)", o->target, Target_names());
+        snprintf(msg, sizeof msg, "unknown target '%s' (choose from: %s)", r->o->target, Target_names());
         return usage_error("%s", msg);
     }
-    /* cpu: C kernels; opencl / cuda: the GPU templates' kernels with their host code (run copies in and out) */
-    TargetFamily family = named->family;
-    Dialect dialect = named->dialect;
-    bool is_cpu = dialect == DIALECT_C, is_ocl = dialect == DIALECT_OPENCL, is_cuda = dialect == DIALECT_CUDA;
+    r->family = named->family;
+    r->dialect = named->dialect;
+    r->is_cpu = r->dialect == DIALECT_C;
+    r->is_ocl = r->dialect == DIALECT_OPENCL;
+    r->is_cuda = r->dialect == DIALECT_CUDA;
     /* a target with offline limits (cuda) and no device: its default architecture's limits, so that the
      * program is still generated and compiled */
-    if (app_resolve_device(o->target, NULL, named->offline_info != NULL, &target, &dev, err) != TT_OK) {
-        GraphTasks_done(&gt);
-        Graph_done(&g);
-        return fail(err);
-    }
+    if (app_resolve_device(r->o->target, NULL, named->offline_info != NULL, &r->target, &r->dev, r->err) != TT_OK)
+        return fail(r->err);
+    return 0;
+}
 
-    /* the log */
-    History h;
-    Status lst = History_load(&h, o->log, err);
-    if (lst != TT_OK) {
-        fprintf(stderr, "tunetop run: %s\n", err);
-        History_done(&h);
-        GraphTasks_done(&gt);
-        Graph_done(&g);
+/* The log, which must be for the run's target; 0, else 1 (the message printed). */
+static int run_log(RunState *r) {
+    const RunOptions *o = r->o;
+    if (History_load(&r->h, o->log, r->err) != TT_OK) {
+        fprintf(stderr, "tunetop run: %s\n", r->err);
         return 1;
     }
-    if (h.end == LOG_TORN) fprintf(stderr, "tunetop run: warning: %s (read up to there)\n", h.end_msg);
-    if (h.header.target[0] && strcmp(h.header.target, o->target) != 0) {
-        fprintf(stderr, "tunetop run: log %s is for target %s, not %s\n", o->log, h.header.target, o->target);
-        History_done(&h);
-        GraphTasks_done(&gt);
-        Graph_done(&g);
+    if (r->h.end == LOG_TORN) fprintf(stderr, "tunetop run: warning: %s (read up to there)\n", r->h.end_msg);
+    if (r->h.header.target[0] && strcmp(r->h.header.target, o->target) != 0) {
+        fprintf(stderr, "tunetop run: log %s is for target %s, not %s\n", o->log, r->h.header.target, o->target);
         return 1;
     }
+    return 0;
+}
 
-    bool sg_mode = o->subgraphs;
-    if (!sg_mode && o->network && log_has_subgraphs(&g, &gt, &h)) {
+/* Whether the network runs as its subgraphs (said when the log decides it), and the per-task arrays. */
+static void run_start(RunState *r) {
+    const RunOptions *o = r->o;
+    r->sg_mode = o->subgraphs;
+    if (!r->sg_mode && o->network && log_has_subgraphs(&r->g, &r->gt, &r->h)) {
         fprintf(stderr,
                 "tunetop run: %s holds %s's subgraphs and none of its template tasks: running it as "
                 "subgraphs (--subgraphs)\n",
                 o->log, o->network);
-        sg_mode = true;
+        r->sg_mode = true;
     }
-    Subgraphs sg;
-    memset(&sg, 0, sizeof sg);
-    char **sg_sources = NULL;
-    double *step_est = NULL;
-    int n_listed = gt.n_tasks; /* tasks of the program: the templates' or the subgraphs' */
+    r->n_listed = r->gt.n_tasks;
+    size_t n = (size_t)(r->gt.n_tasks ? r->gt.n_tasks : 1);
+    r->tp = calloc(n, sizeof *r->tp);
+    r->prefixes = calloc(n, sizeof *r->prefixes);
+    r->masks = calloc(n, sizeof *r->masks);
+    if (!r->tp || !r->prefixes || !r->masks) abort();
+    for (int t = 0; t < r->gt.n_tasks; t++)
+        Space_init(&r->tp[t].space);
+    StrBuf_init(&r->sb);
+}
 
-    TaskPlan *tp = calloc((size_t)(gt.n_tasks ? gt.n_tasks : 1), sizeof *tp);
-    char **prefixes = calloc((size_t)(gt.n_tasks ? gt.n_tasks : 1), sizeof *prefixes);
-    int *masks = calloc((size_t)(gt.n_tasks ? gt.n_tasks : 1), sizeof *masks);
-    if (!tp || !prefixes || !masks) abort();
-    for (int t = 0; t < gt.n_tasks; t++)
-        Space_init(&tp[t].space);
-    int n_tuned = 0, n_timed = 0;
-    double est_kernel = 0, est_with_pack = 0;
-    char dir[1024] = "";
-    NetPlan plan;
-    memset(&plan, 0, sizeof plan);
-    int n_kp = 0;
-    KernelPlan *kp = NULL;
-    DeviceInfo hostdev;
-    memset(&hostdev, 0, sizeof hostdev);
-    bool host_ok = false;
-    NetOpKernel *opk = NULL;
-    float *params = NULL, *input = NULL, *ref = NULL, *got = NULL;
-    StrBuf sb;
-    StrBuf_init(&sb);
+/* ---- planning the kernels ---- */
 
-    if (sg_mode) {
-        if (!is_cpu) {
-            snprintf(err, sizeof err, "--subgraphs runs on the cpu target");
-            goto out_err;
-        }
-        if (Subgraphs_make(&g, &sg, err) != TT_OK) goto out_err;
-        n_listed = sg.n_tasks;
-        kp = calloc((size_t)sg.n_tasks + 1, sizeof *kp);
-        sg_sources = calloc((size_t)sg.n_tasks + 1, sizeof *sg_sources);
-        step_est = calloc((size_t)sg.n_sg + 1, sizeof *step_est);
-        free(prefixes);
-        prefixes = calloc((size_t)sg.n_tasks + 1, sizeof *prefixes);
-        if (!kp || !sg_sources || !step_est || !prefixes) abort();
-        for (n_kp = 0; n_kp < sg.n_tasks; n_kp++) {
-            Space_init(&kp[n_kp].space);
-            snprintf(kp[n_kp].prefix, sizeof kp[n_kp].prefix, "sgk%d", n_kp);
-            snprintf(kp[n_kp].ext, sizeof kp[n_kp].ext, "c");
-            prefixes[n_kp] = kp[n_kp].prefix;
-        }
-        if (plan_subgraphs(o, &sg, &h, &dev, prefixes, sg_sources, &plan, step_est, &n_tuned, &n_timed, &est_kernel,
-                           err) != TT_OK)
-            goto out_err;
-        est_with_pack = est_kernel;
-        if (n_tuned == 0) {
-            snprintf(err, sizeof err, "log %s has no successful record for any of the %d subgraph tasks of %s", o->log,
-                     sg.n_tasks, o->network);
-            goto out_err;
-        }
-        goto program_dir;
+/* Subgraph mode: one kernel per subgraph task (prefix sgkT), its C and the plan's steps. */
+static Status plan_subgraph_run(RunState *r) {
+    const RunOptions *o = r->o;
+    if (!r->is_cpu) return tt_fail(r->err, "--subgraphs runs on the cpu target");
+    if (Subgraphs_make(&r->g, &r->sg, r->err) != TT_OK) return TT_ERR;
+    r->n_listed = r->sg.n_tasks;
+    r->kp = calloc((size_t)r->sg.n_tasks + 1, sizeof *r->kp);
+    r->sg_sources = calloc((size_t)r->sg.n_tasks + 1, sizeof *r->sg_sources);
+    r->step_est = calloc((size_t)r->sg.n_sg + 1, sizeof *r->step_est);
+    free(r->prefixes);
+    r->prefixes = calloc((size_t)r->sg.n_tasks + 1, sizeof *r->prefixes);
+    if (!r->kp || !r->sg_sources || !r->step_est || !r->prefixes) abort();
+    for (r->n_kp = 0; r->n_kp < r->sg.n_tasks; r->n_kp++) {
+        KernelPlan *q = &r->kp[r->n_kp];
+        Space_init(&q->space);
+        snprintf(q->prefix, sizeof q->prefix, "sgk%d", r->n_kp);
+        snprintf(q->ext, sizeof q->ext, "c");
+        r->prefixes[r->n_kp] = q->prefix;
     }
+    if (plan_subgraphs(o, &r->sg, &r->h, &r->dev, r->prefixes, r->sg_sources, &r->plan, r->step_est, &r->n_tuned,
+                       &r->n_timed, &r->est_kernel, r->err) != TT_OK)
+        return TT_ERR;
+    r->est_with_pack = r->est_kernel;
+    if (r->n_tuned == 0)
+        return tt_fail(r->err, "log %s has no successful record for any of the %d subgraph tasks of %s", o->log,
+                       r->sg.n_tasks, o->network);
+    return TT_OK;
+}
 
-    int planned = 0; /* the ID tune gives the next workload's first task */
-    for (int t = 0; t < gt.n_tasks; t++) {
-        TaskPlan *p = &tp[t];
-        const Workload *wl = &gt.tasks[t].wl;
-        char key[WORKLOAD_KEY_LEN];
-        Workload_key(wl, key, sizeof key);
-        /* a workload tuned under two templates (direct and Winograd) runs the faster */
-        const HistoryTask *ht = History_find(&h, key);
-        const Record *best = History_bestOfKey(&h, key);
-        for (int r = 0; ht && !best && r < ht->n_records; r++)
-            if (ht->records[r].error_no == 0) best = &ht->records[r]; /* compile-only: built, never timed */
-        const Template *alts[PLAN_MAX_ALTERNATIVES];
-        int n_alt = Plan_alternatives(wl, family, alts, PLAN_MAX_ALTERNATIVES);
-        p->id = task_id(&h, key, best, planned);
-        planned += n_alt > 1 ? n_alt : 1;
-        p->tmpl = Template_forRecord(wl, family, best ? best->template_name : NULL, err);
-        if (!p->tmpl && !is_cpu) {
-            /* no GPU template for the op (batch_matmul): the program runs it on the host in C */
-            char e2[TT_ERRLEN];
-            const Target *ht;
-            p->tmpl = Template_find(wl, FAMILY_CPU, e2);
-            if (p->tmpl && !host_ok && app_resolve_device("cpu", NULL, false, &ht, &hostdev, e2) != TT_OK)
-                p->tmpl = NULL;
-            if (p->tmpl) host_ok = p->host = true;
-        }
-        if (!p->tmpl) goto out_err;
-        const DeviceInfo *pdev = p->host ? &hostdev : &dev;
-        if (p->tmpl->define_space(wl, pdev, &p->space, err) != TT_OK) goto out_err;
-        snprintf(p->prefix, sizeof p->prefix, "tt_k%d", t);
-        snprintf(p->ext, sizeof p->ext, "c");
-        prefixes[t] = p->prefix;
-        /* a record written before knobs were appended to the space (the parallel split) has fewer
-         * choices; its index still names the same config (an appended knob's first value) */
-        if (best && strcmp(best->template_name, p->tmpl->name) == 0 &&
-            (best->n_choice == p->space.n_knobs ||
-             (best->n_choice < p->space.n_knobs && best->index < p->space.total))) {
-            /* a compile-only record (cuda without a device) gives a config but no latency */
-            if (best->n_choice == p->space.n_knobs)
-                memcpy(p->choice, best->choice, sizeof p->choice);
-            else
-                Space_decode(&p->space, best->index, p->choice);
-            p->latency_s = best->n_costs > 0 ? Record_cost(best) : 0;
-            p->pack_s = best->pack_s;
-            p->tuned = true;
-            n_tuned++;
-            if (best->n_costs > 0) {
-                n_timed++;
-                est_kernel += gt.tasks[t].weight * p->latency_s;
-                est_with_pack += gt.tasks[t].weight * (p->latency_s + (best->pack_s > 0 ? best->pack_s : 0));
-            }
-        } else {
-            if (Export_defaultChoice(p->tmpl, wl, &p->space, pdev, p->choice, err) != TT_OK) goto out_err;
-            snprintf(p->why, sizeof p->why, "%s",
-                     !ht                          ? "no record"
-                     : best && best->n_costs == 0 ? "no timed record"
-                                                  : "no usable successful record");
-        }
-        BlockedLayout bin, bout;
-        masks[t] = is_cpu && p->tmpl->blocked ? p->tmpl->blocked(wl, &p->space, p->choice, &dev, &bin, &bout) : 0;
-        p->blocked = masks[t] != 0;
+/* The template of task p's workload for its record best (NULL: none); a GPU target without a
+ * template for the op (batch_matmul) runs the op's CPU template on the host, in C. */
+static Status task_template(RunState *r, TaskPlan *p, const Workload *wl, const Record *best) {
+    p->tmpl = Template_forRecord(wl, r->family, best ? best->template_name : NULL, r->err);
+    if (!p->tmpl && !r->is_cpu) {
+        char e2[TT_ERRLEN];
+        const Target *ht;
+        p->tmpl = Template_find(wl, FAMILY_CPU, e2);
+        if (p->tmpl && !r->host_ok && app_resolve_device("cpu", NULL, false, &ht, &r->hostdev, e2) != TT_OK)
+            p->tmpl = NULL;
+        if (p->tmpl) r->host_ok = p->host = true;
     }
-    if (gt.n_tasks > 0 && n_tuned == 0) {
-        char key[WORKLOAD_KEY_LEN];
-        Workload_key(&gt.tasks[0].wl, key, sizeof key);
-        if (o->task)
-            snprintf(err, sizeof err, "log %s has no successful record for the task %s", o->log, key);
-        else
-            snprintf(err, sizeof err, "log %s has no successful record for any of the %d tasks of %s (task 0: %s)",
-                     o->log, gt.n_tasks, o->network, key);
-        goto out_err;
+    return p->tmpl ? TT_OK : TT_ERR;
+}
+
+/* Task t's config from its best record, when the record is of the task's template and names a
+ * config of its space (and adds to the estimate); false when it does not. */
+static bool use_record(RunState *r, int t, const Record *best) {
+    TaskPlan *p = &r->tp[t];
+    /* a record written before knobs were appended to the space (the parallel split) has fewer
+     * choices; its index still names the same config (an appended knob's first value) */
+    if (!best || strcmp(best->template_name, p->tmpl->name) != 0 ||
+        !(best->n_choice == p->space.n_knobs || (best->n_choice < p->space.n_knobs && best->index < p->space.total)))
+        return false;
+    /* a compile-only record (cuda without a device) gives a config but no latency */
+    if (best->n_choice == p->space.n_knobs)
+        memcpy(p->choice, best->choice, sizeof p->choice);
+    else
+        Space_decode(&p->space, best->index, p->choice);
+    p->latency_s = best->n_costs > 0 ? Record_cost(best) : 0;
+    p->pack_s = best->pack_s;
+    p->tuned = true;
+    r->n_tuned++;
+    if (best->n_costs > 0) {
+        double w = r->gt.tasks[t].weight;
+        r->n_timed++;
+        r->est_kernel += w * p->latency_s;
+        r->est_with_pack += w * (p->latency_s + (best->pack_s > 0 ? best->pack_s : 0));
     }
-    for (int t = 0; t < gt.n_tasks; t++) {
-        if (tp[t].tuned) continue;
-        char key[WORKLOAD_KEY_LEN];
-        Workload_key(&gt.tasks[t].wl, key, sizeof key);
-        if (tp[t].host) {
+    return true;
+}
+
+/* Template task t's plan: its ID, template, space, prefix and config (the log's best, else the
+ * template's default, with the reason why), and its kernel's blocked layouts. */
+static Status plan_task(RunState *r, int t, int *planned) {
+    TaskPlan *p = &r->tp[t];
+    const Workload *wl = &r->gt.tasks[t].wl;
+    char key[WORKLOAD_KEY_LEN];
+    Workload_key(wl, key, sizeof key);
+    /* a workload tuned under two templates (direct and Winograd) runs the faster */
+    const HistoryTask *ht = History_find(&r->h, key);
+    const Record *best = History_bestOfKey(&r->h, key);
+    for (int i = 0; ht && !best && i < ht->n_records; i++)
+        if (ht->records[i].error_no == 0) best = &ht->records[i]; /* compile-only: built, never timed */
+    const Template *alts[PLAN_MAX_ALTERNATIVES];
+    int n_alt = Plan_alternatives(wl, r->family, alts, PLAN_MAX_ALTERNATIVES);
+    p->id = task_id(&r->h, key, best, *planned);
+    *planned += n_alt > 1 ? n_alt : 1;
+    if (task_template(r, p, wl, best) != TT_OK) return TT_ERR;
+    const DeviceInfo *pdev = p->host ? &r->hostdev : &r->dev;
+    if (p->tmpl->define_space(wl, pdev, &p->space, r->err) != TT_OK) return TT_ERR;
+    snprintf(p->prefix, sizeof p->prefix, "tt_k%d", t);
+    snprintf(p->ext, sizeof p->ext, "c");
+    r->prefixes[t] = p->prefix;
+    if (!use_record(r, t, best)) {
+        if (Export_defaultChoice(p->tmpl, wl, &p->space, pdev, p->choice, r->err) != TT_OK) return TT_ERR;
+        snprintf(p->why, sizeof p->why, "%s",
+                 !ht                          ? "no record"
+                 : best && best->n_costs == 0 ? "no timed record"
+                                              : "no usable successful record");
+    }
+    BlockedLayout bin, bout;
+    r->masks[t] = r->is_cpu && p->tmpl->blocked ? p->tmpl->blocked(wl, &p->space, p->choice, &r->dev, &bin, &bout) : 0;
+    p->blocked = r->masks[t] != 0;
+    return TT_OK;
+}
+
+/* An error when no task has a record in the log; else a warning per task that runs its
+ * template's default config. */
+static Status warn_defaults(RunState *r) {
+    const RunOptions *o = r->o;
+    char key[WORKLOAD_KEY_LEN];
+    if (r->gt.n_tasks > 0 && r->n_tuned == 0) {
+        Workload_key(&r->gt.tasks[0].wl, key, sizeof key);
+        if (o->task) return tt_fail(r->err, "log %s has no successful record for the task %s", o->log, key);
+        return tt_fail(r->err, "log %s has no successful record for any of the %d tasks of %s (task 0: %s)", o->log,
+                       r->gt.n_tasks, o->network, key);
+    }
+    for (int t = 0; t < r->gt.n_tasks; t++) {
+        const TaskPlan *p = &r->tp[t];
+        if (p->tuned) continue;
+        Workload_key(&r->gt.tasks[t].wl, key, sizeof key);
+        if (p->host) {
             fprintf(
                 stderr,
                 "tunetop run: warning: task %d (%s) has no %s template: it runs on the host with %s's default config\n",
-                tp[t].id, key, o->target, tp[t].tmpl->name);
+                p->id, key, o->target, p->tmpl->name);
             continue;
         }
-        fprintf(stderr, "tunetop run: warning: task %d (%s) has %s in %s: using %s's default config\n", tp[t].id, key,
-                tp[t].why, o->log, tp[t].tmpl->name);
+        fprintf(stderr, "tunetop run: warning: task %d (%s) has %s in %s: using %s's default config\n", p->id, key,
+                p->why, o->log, p->tmpl->name);
     }
+    return TT_OK;
+}
 
-    /* the kernels: per tunable op, its task's config for the op's whole epilogue when the template allows */
-    kp = calloc((size_t)g.n_ops + 1, sizeof *kp);
-    opk = calloc((size_t)g.n_ops + 1, sizeof *opk);
-    if (!kp || !opk) abort();
-    for (int i = 0; i < g.n_ops; i++) {
-        int t = gt.task[i];
+/* Op i's workload with the op's whole epilogue (bias, residual, ReLU) when the target is the cpu
+ * and the template takes that variant with task p's space and config; else its task's workload. */
+static Workload fused_workload(RunState *r, int i, const TaskPlan *p) {
+    const Graph *g = &r->g;
+    const GraphTasks *gt = &r->gt;
+    Workload w = gt->tasks[gt->task[i]].wl;
+    if (!r->is_cpu) return w;
+    Workload v = w;
+    v.bias = gt->epi_bias[i] >= 0;
+    v.residual = gt->epi_add[i] >= 0;
+    v.relu = gt->epi_relu[i] >= 0 && g->ops[gt->epi_relu[i]].kind == GOP_RELU;
+    v.relu6 = gt->epi_relu[i] >= 0 && g->ops[gt->epi_relu[i]].kind == GOP_CLIP;
+    char why[160];
+    char e2[TT_ERRLEN];
+    Space vs;
+    Space_init(&vs);
+    if ((v.bias != w.bias || v.residual != w.residual || v.relu != w.relu || v.relu6 != w.relu6) &&
+        p->tmpl->applies(&v) && p->tmpl->define_space(&v, &r->dev, &vs, e2) == TT_OK && same_space(&vs, &p->space) &&
+        (!p->tmpl->precheck || p->tmpl->precheck(&v, &vs, p->choice, &r->dev, why, sizeof why)))
+        w = v;
+    Space_done(&vs);
+    return w;
+}
+
+/* The kernel of task t for workload w: the one planned already, else a new one; -1 on error. */
+static int kernel_for(RunState *r, int t, const Workload *w) {
+    const TaskPlan *p = &r->tp[t];
+    KernelPlan *kp = r->kp;
+    for (int k = 0; k < r->n_kp; k++)
+        if (kp[k].task == t && kp[k].wl.bias == w->bias && kp[k].wl.residual == w->residual &&
+            kp[k].wl.relu == w->relu && kp[k].wl.relu6 == w->relu6)
+            return k;
+    int k = r->n_kp++;
+    KernelPlan *q = &kp[k];
+    q->task = t;
+    q->host = p->host;
+    q->wl = *w;
+    Space_init(&q->space);
+    if (p->tmpl->define_space(w, p->host ? &r->hostdev : &r->dev, &q->space, r->err) != TT_OK) return -1;
+    q->mask = r->is_cpu && p->tmpl->blocked ? p->tmpl->blocked(w, &q->space, p->choice, &r->dev, &q->in, &q->out) : 0;
+    snprintf(q->prefix, sizeof q->prefix, "tt_k%d", k);
+    snprintf(q->ext, sizeof q->ext, "c");
+    return k;
+}
+
+/* The kernels: per tunable op, its task's config for the op's whole epilogue when the template
+ * allows; then one prefix per kernel. */
+static Status plan_kernels(RunState *r) {
+    r->kp = calloc((size_t)r->g.n_ops + 1, sizeof *r->kp);
+    r->opk = calloc((size_t)r->g.n_ops + 1, sizeof *r->opk);
+    if (!r->kp || !r->opk) abort();
+    for (int i = 0; i < r->g.n_ops; i++) {
+        int t = r->gt.task[i];
         if (t < 0) continue;
-        TaskPlan *p = &tp[t];
-        Workload w = gt.tasks[t].wl;
-        Space vs;
-        Space_init(&vs);
-        if (is_cpu) {
-            Workload v = w;
-            v.bias = gt.epi_bias[i] >= 0;
-            v.residual = gt.epi_add[i] >= 0;
-            v.relu = gt.epi_relu[i] >= 0 && g.ops[gt.epi_relu[i]].kind == GOP_RELU;
-            v.relu6 = gt.epi_relu[i] >= 0 && g.ops[gt.epi_relu[i]].kind == GOP_CLIP;
-            char why[160];
-            char e2[TT_ERRLEN];
-            if ((v.bias != w.bias || v.residual != w.residual || v.relu != w.relu || v.relu6 != w.relu6) &&
-                p->tmpl->applies(&v) && p->tmpl->define_space(&v, &dev, &vs, e2) == TT_OK &&
-                same_space(&vs, &p->space) &&
-                (!p->tmpl->precheck || p->tmpl->precheck(&v, &vs, p->choice, &dev, why, sizeof why)))
-                w = v;
-        }
-        int k = 0;
-        while (k < n_kp && !(kp[k].task == t && kp[k].wl.bias == w.bias && kp[k].wl.residual == w.residual &&
-                             kp[k].wl.relu == w.relu && kp[k].wl.relu6 == w.relu6))
-            k++;
-        if (k == n_kp) {
-            KernelPlan *q = &kp[n_kp++];
-            q->task = t;
-            q->host = p->host;
-            q->wl = w;
-            Space_init(&q->space);
-            if (p->tmpl->define_space(&w, p->host ? &hostdev : &dev, &q->space, err) != TT_OK) {
-                Space_done(&vs);
-                goto out_err;
-            }
-            q->mask =
-                is_cpu && p->tmpl->blocked ? p->tmpl->blocked(&w, &q->space, p->choice, &dev, &q->in, &q->out) : 0;
-            snprintf(q->prefix, sizeof q->prefix, "tt_k%d", n_kp - 1);
-            snprintf(q->ext, sizeof q->ext, "c");
-        }
-        Space_done(&vs);
-        opk[i] = (NetOpKernel){k, kp[k].mask, kp[k].in, kp[k].out, w.bias, w.residual, w.relu, w.relu6};
+        Workload w = fused_workload(r, i, &r->tp[t]);
+        int k = kernel_for(r, t, &w);
+        if (k < 0) return TT_ERR;
+        const KernelPlan *q = &r->kp[k];
+        r->opk[i] = (NetOpKernel){k, q->mask, q->in, q->out, w.bias, w.residual, w.relu, w.relu6};
     }
-    free(prefixes);
-    prefixes = calloc((size_t)n_kp + 1, sizeof *prefixes);
-    if (!prefixes) abort();
-    for (int k = 0; k < n_kp; k++)
-        prefixes[k] = kp[k].prefix;
+    free(r->prefixes);
+    r->prefixes = calloc((size_t)r->n_kp + 1, sizeof *r->prefixes);
+    if (!r->prefixes) abort();
+    for (int k = 0; k < r->n_kp; k++)
+        r->prefixes[k] = r->kp[k].prefix;
+    return TT_OK;
+}
 
-program_dir:
-    /* the program's directory */
+/* The template tasks' configs, the warnings for the defaults, and the program's kernels. */
+static Status plan_template_run(RunState *r) {
+    int planned = 0; /* the ID tune gives the next workload's first task */
+    for (int t = 0; t < r->gt.n_tasks; t++)
+        if (plan_task(r, t, &planned) != TT_OK) return TT_ERR;
+    if (warn_defaults(r) != TT_OK) return TT_ERR;
+    return plan_kernels(r);
+}
+
+/* ---- writing the program ---- */
+
+/* The program's directory: --keep DIR (created), else a new temporary directory. */
+static Status make_dir(RunState *r) {
+    const RunOptions *o = r->o;
     if (o->keep) {
-        if (mkdir(o->keep, 0755) != 0) {
-            snprintf(err, sizeof err, "--keep %s: %s", o->keep,
-                     errno == EEXIST ? "exists (give a new directory)" : strerror(errno));
-            goto out_err;
+        if (mkdir(o->keep, 0755) != 0)
+            return tt_fail(r->err, "--keep %s: %s", o->keep,
+                           errno == EEXIST ? "exists (give a new directory)" : strerror(errno));
+        snprintf(r->dir, sizeof r->dir, "%s", o->keep);
+        return TT_OK;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(r->dir, sizeof r->dir, "%s/tunetop-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(r->dir)) {
+        snprintf(r->err, sizeof r->err, "cannot create a temporary directory in %s: %s", tmp && tmp[0] ? tmp : "/tmp",
+                 strerror(errno));
+        r->dir[0] = 0;
+        return TT_ERR;
+    }
+    return TT_OK;
+}
+
+/* Exports kernel q with its task's config into the program's directory (q->ext "cu" when a file is CUDA). */
+static Status export_kernel(RunState *r, KernelPlan *q) {
+    const TaskPlan *p = &r->tp[q->task];
+    ExportRequest req;
+    memset(&req, 0, sizeof req);
+    req.wl = &q->wl;
+    req.tmpl = p->tmpl;
+    req.space = &q->space;
+    req.choice = p->choice;
+    req.dev = q->host ? &r->hostdev : &r->dev;
+    req.dialect = q->host ? DIALECT_C : r->dialect;
+    req.prefix = q->prefix;
+    req.meta.latency_s = p->tuned ? p->latency_s : 0;
+    req.meta.pack_s = p->tuned ? p->pack_s : -1;
+    req.meta.log_path = r->o->log;
+    req.meta.note = p->tuned ? NULL : "no successful record in the log: the template's default config";
+    ExportKernel k;
+    memset(&k, 0, sizeof k);
+    if (Export_kernel(&req, &k, r->err) != TT_OK) return TT_ERR;
+    Status st = TT_OK;
+    for (int f = 0; f < k.n_files && st == TT_OK; f++) {
+        size_t len = strlen(k.files[f].name);
+        if (len > 3 && strcmp(k.files[f].name + len - 3, ".cu") == 0) snprintf(q->ext, sizeof q->ext, "cu");
+        st = write_file(r->dir, k.files[f].name, k.files[f].text, strlen(k.files[f].text), r->err);
+    }
+    ExportKernel_done(&k);
+    return st;
+}
+
+/* The program's sources in its directory: the kernels, main.c (the plan as C) and the runtime. */
+static Status write_program(RunState *r) {
+    const char *const *prefixes = (const char *const *)r->prefixes;
+    if (r->sg_mode) {
+        for (int k = 0; k < r->n_kp; k++) {
+            char name[EXPORT_PREFIX_LEN + 4];
+            snprintf(name, sizeof name, "%s.c", r->kp[k].prefix);
+            if (write_file(r->dir, name, r->sg_sources[k], strlen(r->sg_sources[k]), r->err) != TT_OK) return TT_ERR;
         }
-        snprintf(dir, sizeof dir, "%s", o->keep);
+        NetProg_writeSubgraphs(&r->g, &r->sg, prefixes, &r->sb);
     } else {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/tunetop-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-        if (!mkdtemp(dir)) {
-            snprintf(err, sizeof err, "cannot create a temporary directory in %s: %s", tmp && tmp[0] ? tmp : "/tmp",
-                     strerror(errno));
-            dir[0] = 0;
-            goto out_err;
-        }
+        for (int k = 0; k < r->n_kp; k++)
+            if (export_kernel(r, &r->kp[k]) != TT_OK) return TT_ERR;
+        if (NetPlan_make(&r->g, &r->gt, r->opk, r->o->no_chain, &r->plan, r->err) != TT_OK) return TT_ERR;
+        relabel(&r->plan, r->tp, r->gt.n_tasks);
+        NetProg_write(&r->plan, prefixes, r->n_kp, &r->sb);
     }
+    if (write_file(r->dir, "main.c", r->sb.data, r->sb.len, r->err) != TT_OK) return TT_ERR;
+    if (write_file(r->dir, "netrt.h", NetProg_runtimeHeader(), strlen(NetProg_runtimeHeader()), r->err) != TT_OK ||
+        write_file(r->dir, "netrt.c", NetProg_runtimeSource(), strlen(NetProg_runtimeSource()), r->err) != TT_OK)
+        return TT_ERR;
+    return TT_OK;
+}
 
-    /* kernels, program, runtime, data */
-    for (int kk = 0; sg_mode && kk < n_kp; kk++) {
-        char name[EXPORT_PREFIX_LEN + 4];
-        snprintf(name, sizeof name, "%s.c", kp[kk].prefix);
-        if (write_file(dir, name, sg_sources[kk], strlen(sg_sources[kk]), err) != TT_OK) goto out_err;
-    }
-    if (sg_mode) NetProg_writeSubgraphs(&g, &sg, (const char *const *)prefixes, &sb);
-    for (int kk = 0; !sg_mode && kk < n_kp; kk++) {
-        KernelPlan *q = &kp[kk];
-        TaskPlan *p = &tp[q->task];
-        ExportRequest req;
-        memset(&req, 0, sizeof req);
-        req.wl = &q->wl;
-        req.tmpl = p->tmpl;
-        req.space = &q->space;
-        req.choice = p->choice;
-        req.dev = q->host ? &hostdev : &dev;
-        req.dialect = q->host ? DIALECT_C : dialect;
-        req.prefix = q->prefix;
-        req.meta.latency_s = p->tuned ? p->latency_s : 0;
-        req.meta.pack_s = p->tuned ? p->pack_s : -1;
-        req.meta.log_path = o->log;
-        req.meta.note = p->tuned ? NULL : "no successful record in the log: the template's default config";
-        ExportKernel k;
-        memset(&k, 0, sizeof k);
-        if (Export_kernel(&req, &k, err) != TT_OK) goto out_err;
-        for (int f = 0; f < k.n_files; f++) {
-            size_t len = strlen(k.files[f].name);
-            if (len > 3 && strcmp(k.files[f].name + len - 3, ".cu") == 0) snprintf(q->ext, sizeof q->ext, "cu");
-            if (write_file(dir, k.files[f].name, k.files[f].text, strlen(k.files[f].text), err) != TT_OK) {
-                ExportKernel_done(&k);
-                goto out_err;
-            }
-        }
-        ExportKernel_done(&k);
-    }
-    if (!sg_mode && NetPlan_make(&g, &gt, opk, o->no_chain, &plan, err) != TT_OK) goto out_err;
-    if (!sg_mode) relabel(&plan, tp, gt.n_tasks);
-    if (!sg_mode) NetProg_write(&plan, (const char *const *)prefixes, n_kp, &sb);
-    if (write_file(dir, "main.c", sb.data, sb.len, err) != TT_OK) goto out_err;
-    if (write_file(dir, "netrt.h", NetProg_runtimeHeader(), strlen(NetProg_runtimeHeader()), err) != TT_OK ||
-        write_file(dir, "netrt.c", NetProg_runtimeSource(), strlen(NetProg_runtimeSource()), err) != TT_OK)
-        goto out_err;
-    if (GraphData_make(&g, o->seed, &params, &input, err) != TT_OK) goto out_err;
-    if (o->keep) {
+/* The seeded parameters and inputs, written to data.bin (with --keep, the graph as graph.json too). */
+static Status write_data(RunState *r) {
+    const Graph *g = &r->g;
+    if (GraphData_make(g, r->o->seed, &r->params, &r->input, r->err) != TT_OK) return TT_ERR;
+    if (r->o->keep) {
         /* the graph for other tools (the network bench's ONNX export reads it with data.bin) */
         StrBuf js;
         StrBuf_init(&js);
-        Status jst = Graph_toJson(&g, &js, err);
-        if (jst == TT_OK) jst = write_file(dir, "graph.json", js.data, js.len, err);
+        Status jst = Graph_toJson(g, &js, r->err);
+        if (jst == TT_OK) jst = write_file(r->dir, "graph.json", js.data, js.len, r->err);
         StrBuf_done(&js);
-        if (jst != TT_OK) goto out_err;
+        if (jst != TT_OK) return TT_ERR;
     }
-    {
-        char path[1100];
-        snprintf(path, sizeof path, "%s/data.bin", dir);
-        FILE *f = fopen(path, "wb");
-        bool ok = f && fwrite(params, sizeof(float), (size_t)g.n_params, f) == (size_t)g.n_params &&
-                  fwrite(input, sizeof(float), (size_t)Graph_inputFloats(&g), f) == (size_t)Graph_inputFloats(&g);
-        if (f && fclose(f) != 0) ok = false;
-        if (!ok) {
-            snprintf(err, sizeof err, "cannot write %.400s (disk full?)", path);
-            goto out_err;
-        }
-    }
+    char path[1100];
+    snprintf(path, sizeof path, "%s/data.bin", r->dir);
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(r->params, sizeof(float), (size_t)g->n_params, f) == (size_t)g->n_params &&
+              fwrite(r->input, sizeof(float), (size_t)Graph_inputFloats(g), f) == (size_t)Graph_inputFloats(g);
+    if (f && fclose(f) != 0) ok = false;
+    if (!ok) return tt_fail(r->err, "cannot write %.400s (disk full?)", path);
+    return TT_OK;
+}
 
-    /* build: one cc per source, two at a time, then link; the reference runs meanwhile */
-    {
-        double t_build = clock_mono();
-        char log_path[1100];
-        snprintf(log_path, sizeof log_path, "%s/build.log", dir);
-        int n_src = n_kp + 2;
-        if (is_cuda && access("/usr/local/cuda/bin/nvcc", X_OK) == 0) {
-            /* nvcc is looked up on PATH; the usual install prefix when it is not there */
-            const char *path = getenv("PATH");
-            if (!path || !strstr(path, "/usr/local/cuda/bin")) {
-                char np[4096];
-                snprintf(np, sizeof np, "%s:/usr/local/cuda/bin", path ? path : "/usr/bin:/bin");
-                setenv("PATH", np, 1);
-            }
-        }
-        pid_t *pids = calloc((size_t)n_src, sizeof *pids);
-        if (!pids) abort();
-        int next = 0, running = 0, bad = 0;
-        bool ref_done = false;
-        while (next < n_src || running > 0) {
-            while (next < n_src && running < 2) {
-                char src[1200], obj[1200];
-                const char *base = next < n_kp ? kp[next].prefix : next == n_kp ? "netrt" : "main";
-                bool cu = next < n_kp && strcmp(kp[next].ext, "cu") == 0;
-                snprintf(src, sizeof src, "%s/%s.%s", dir, base, cu ? "cu" : "c");
-                snprintf(obj, sizeof obj, "%s/%s.o", dir, base);
-                char inc[1100], arch[48];
-                snprintf(inc, sizeof inc, "-I%s", dir);
-                snprintf(arch, sizeof arch, "-arch=%s",
-                         strncmp(dev.arch, "sm_", 3) == 0 ? dev.arch : target->default_arch);
-                char *cc_argv[] = {"cc", "-O3", "-march=native", "-fopenmp", "-std=gnu11", "-w", inc, "-c", src, "-o",
-                                   obj,  NULL};
-                char *nvcc_argv[] = {"nvcc", "-O3", arch, "-w", inc, "-c", src, "-o", obj, NULL};
-                pids[next] = spawn(cu ? nvcc_argv : cc_argv, log_path, NULL);
-                if (pids[next] < 0)
-                    bad++;
-                else
-                    running++;
-                next++;
-            }
-            if (!ref_done) {
-                if (Graph_reference(&g, params, input, &ref, err) != TT_OK) bad++;
-                ref_done = true;
-                continue;
-            }
-            int status;
-            pid_t r = waitpid(-1, &status, 0);
-            if (r < 0 && errno == EINTR) continue;
-            if (r < 0) break;
-            running--;
-            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) bad++;
-        }
-        free(pids);
-        if (!ref_done || !ref) {
-            if (!err[0]) snprintf(err, sizeof err, "the reference execution failed");
-            goto out_err;
-        }
-        if (bad) {
-            char line[512];
-            first_error(log_path, line, sizeof line);
-            snprintf(err, sizeof err, "building the program failed: %.200s (log: %.200s)", line, log_path);
-            if (!o->keep)
-                snprintf(err + strlen(err), sizeof err - strlen(err),
-                         "; the directory is removed, --keep DIR keeps it");
-            goto out_err;
-        }
-        StrBuf argsb;
-        StrBuf_init(&argsb);
-        int n_args = 0;
-        char **argv = calloc((size_t)(n_src + 16), sizeof *argv);
-        if (!argv) abort();
-        argv[n_args++] = strdup("cc");
-        argv[n_args++] = strdup("-fopenmp");
-        argv[n_args++] = strdup("-o");
-        char path[1100];
-        snprintf(path, sizeof path, "%s/net", dir);
-        argv[n_args++] = strdup(path);
-        for (int i = 0; i < n_src; i++) {
-            const char *base = i < n_kp ? kp[i].prefix : i == n_kp ? "netrt" : "main";
-            snprintf(path, sizeof path, "%s/%s.o", dir, base);
-            argv[n_args++] = strdup(path);
-        }
-        argv[n_args++] = strdup("-lm");
-        if (is_ocl) argv[n_args++] = strdup("-lOpenCL");
-        if (is_cuda) {
-            argv[n_args++] = strdup("-L/usr/local/cuda/lib64");
-            argv[n_args++] = strdup("-lcudart");
-            argv[n_args++] = strdup("-lstdc++");
-        }
-        pid_t pid = spawn(argv, log_path, NULL);
-        int status = pid > 0 ? wait_for(pid, 0) : -1;
-        for (int i = 0; i < n_args; i++)
-            free(argv[i]);
-        free(argv);
-        StrBuf_done(&argsb);
-        if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            char line[512];
-            first_error(log_path, line, sizeof line);
-            snprintf(err, sizeof err, "linking the program failed: %.400s", line);
-            goto out_err;
-        }
-        printf("%s: %d ops, %d steps, %d %s (%d from %s, %d default), built for %s in %.1f s\n", what, g.n_ops,
-               plan.n_steps, n_listed, sg_mode ? "tasks" : "kernels, one per workload: its fastest task", n_tuned,
-               o->log, n_listed - n_tuned, o->target, clock_mono() - t_build);
-        fflush(stdout);
-        if (!dev.present) {
-            snprintf(err, sizeof err, "no %s device on this machine: the program was built, not run", o->target);
-            goto out_err;
-        }
-    }
+/* ---- building the program ---- */
 
-    /* run */
-    {
-        char prog[1100], data[1100], outp[1100], log_path[1100];
-        snprintf(prog, sizeof prog, "%s/net", dir);
-        snprintf(data, sizeof data, "%s/data.bin", dir);
-        snprintf(outp, sizeof outp, "%s/out.bin", dir);
-        snprintf(log_path, sizeof log_path, "%s/run.log", dir);
-        char number[16], repeat[16], minms[16], prof[4], threads[16];
-        snprintf(number, sizeof number, "%d", o->number);
-        snprintf(repeat, sizeof repeat, "%d", o->repeat);
-        snprintf(minms, sizeof minms, "%d", o->min_repeat_ms);
-        snprintf(prof, sizeof prof, "%d", o->profile ? 1 : 0);
-        snprintf(threads, sizeof threads, "%d", o->threads);
-        if (sg_mode) snprintf(prof, sizeof prof, "1"); /* the per-subgraph table is the summary's */
-        char *argv[] = {prog, data, outp, number, repeat, minms, prof, threads, NULL};
-        /* OMP_NUM_THREADS for the program's OpenMP runtime too */
-        int n_env = 0;
-        while (environ[n_env])
-            n_env++;
-        char **envp = calloc((size_t)n_env + 3, sizeof *envp);
-        if (!envp) abort();
-        int k = 0;
-        bool wait_policy = false;
-        for (int i = 0; i < n_env; i++) {
-            if (strncmp(environ[i], "OMP_NUM_THREADS=", 16) != 0) envp[k++] = environ[i];
-            if (strncmp(environ[i], "OMP_WAIT_POLICY=", 16) == 0) wait_policy = true;
-        }
-        /* Threads that spin while they wait for each other lose badly when the cores are shared (measured:
-         * a MobileNet-v2 program at 2 threads on 2 busy cores, 10.5 s spinning vs 0.18 s passive). */
-        if (!wait_policy) envp[k++] = "OMP_WAIT_POLICY=passive";
-        char omp[48];
-        snprintf(omp, sizeof omp, "OMP_NUM_THREADS=%d", o->threads > 0 ? o->threads : dev.cores > 0 ? dev.cores : 1);
-        envp[k++] = omp;
-        pid_t pid = spawn(argv, log_path, envp);
-        int status = pid > 0 ? wait_for(pid, o->timeout_s) : -2;
-        free(envp);
-        if (status == -1) {
-            snprintf(err, sizeof err, "the program ran longer than %d s and was stopped (--timeout)", o->timeout_s);
-            goto out_err;
-        }
-        FILE *f = fopen(log_path, "r");
-        double runs[4096];
-        int n_runs = 0, n_steps = 0;
-        double *step_s = calloc((size_t)plan.n_steps + 1, sizeof *step_s);
-        char line[512], last_err[512] = "";
-        bool have_out = false;
-        while (f && fgets(line, sizeof line, f)) {
-            int a, nn;
-            double s;
-            if (sscanf(line, "TT_RUN %d %lf", &nn, &s) == 2 && n_runs < 4096)
-                runs[n_runs++] = s;
-            else if (sscanf(line, "TT_STEP %d %lf", &a, &s) == 2 && a >= 0 && a < plan.n_steps)
-                step_s[a] = s, n_steps++;
-            else if (strncmp(line, "TT_OUTPUT", 9) == 0)
-                have_out = true;
-            else if (line[0] && line[0] != '\n')
-                snprintf(last_err, sizeof last_err, "%s", line);
-        }
-        if (f) fclose(f);
-        last_err[strcspn(last_err, "\n")] = 0;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !have_out) {
-            if (WIFSIGNALED(status))
-                snprintf(err, sizeof err, "the program died with signal %d (%s)%s%.300s", WTERMSIG(status),
-                         strsignal(WTERMSIG(status)), last_err[0] ? ": " : "", last_err);
+/* The base name of source i of the program: the kernels', then netrt, then main. */
+static const char *source_base(const RunState *r, int i) {
+    return i < r->n_kp ? r->kp[i].prefix : i == r->n_kp ? "netrt" : "main";
+}
+
+/* nvcc is looked up on PATH; the usual install prefix is added when it is not there. */
+static void add_cuda_path(void) {
+    if (access("/usr/local/cuda/bin/nvcc", X_OK) != 0) return;
+    const char *path = getenv("PATH");
+    if (!path || !strstr(path, "/usr/local/cuda/bin")) {
+        char np[4096];
+        snprintf(np, sizeof np, "%s:/usr/local/cuda/bin", path ? path : "/usr/bin:/bin");
+        setenv("PATH", np, 1);
+    }
+}
+
+/* Starts compiling source i (cc, or nvcc for a CUDA kernel) to an object, its output to log_path; the pid or -1. */
+static pid_t spawn_compile(const RunState *r, int i, const char *log_path) {
+    char src[1200], obj[1200];
+    const char *base = source_base(r, i);
+    bool cu = i < r->n_kp && strcmp(r->kp[i].ext, "cu") == 0;
+    snprintf(src, sizeof src, "%s/%s.%s", r->dir, base, cu ? "cu" : "c");
+    snprintf(obj, sizeof obj, "%s/%s.o", r->dir, base);
+    char inc[1100], arch[48];
+    snprintf(inc, sizeof inc, "-I%s", r->dir);
+    snprintf(arch, sizeof arch, "-arch=%s",
+             strncmp(r->dev.arch, "sm_", 3) == 0 ? r->dev.arch : r->target->default_arch);
+    char *cc_argv[] = {"cc", "-O3", "-march=native", "-fopenmp", "-std=gnu11", "-w", inc, "-c", src, "-o", obj, NULL};
+    char *nvcc_argv[] = {"nvcc", "-O3", arch, "-w", inc, "-c", src, "-o", obj, NULL};
+    return spawn(cu ? nvcc_argv : cc_argv, log_path, NULL);
+}
+
+/* Compiles the sources, two at a time, and computes the reference meanwhile. */
+static Status compile_sources(RunState *r, const char *log_path) {
+    int n_src = r->n_kp + 2;
+    int next = 0, running = 0, bad = 0;
+    bool ref_done = false;
+    while (next < n_src || running > 0) {
+        for (; next < n_src && running < 2; next++) {
+            if (spawn_compile(r, next, log_path) < 0)
+                bad++;
             else
-                snprintf(err, sizeof err, "the program failed%s%.400s", last_err[0] ? ": " : "",
-                         last_err[0] ? last_err : "");
-            free(step_s);
-            goto out_err;
+                running++;
         }
-        int64_t n_out = GraphTensor_count(&g.tensors[g.output]);
-        got = malloc((size_t)n_out * sizeof(float));
-        f = fopen(outp, "rb");
-        bool ok = f && got && fread(got, sizeof(float), (size_t)n_out, f) == (size_t)n_out;
-        if (f) fclose(f);
-        if (!ok) {
-            snprintf(err, sizeof err, "the program's output %.400s is missing or short", outp);
-            free(step_s);
-            goto out_err;
+        if (!ref_done) {
+            if (Graph_reference(&r->g, r->params, r->input, &r->ref, r->err) != TT_OK) bad++;
+            ref_done = true;
+            continue;
         }
-        char msg[512];
-        if (!Graph_compare(&g, ref, got, msg, sizeof msg)) {
-            snprintf(err, sizeof err, "%.80s: the output does not match the reference: %.360s", what, msg);
-            free(step_s);
-            goto out_err;
-        }
-        double mx = 0;
-        for (int64_t i = 0; i < n_out; i++)
-            mx = fabs(ref[i]) > mx ? fabs(ref[i]) : mx;
-        printf("output matches the reference: %lld elements within %g * max|ref| (%.3g) + %g * |ref| (seed %llu)\n",
-               (long long)n_out, GRAPH_ATOL, mx, GRAPH_RTOL, (unsigned long long)o->seed);
-
-        double ms[4096], mean = 0, mx_ms = 0, mn_ms = INFINITY, sd = 0;
-        for (int i = 0; i < n_runs; i++) {
-            ms[i] = runs[i] * 1e3;
-            mean += ms[i];
-            mx_ms = ms[i] > mx_ms ? ms[i] : mx_ms;
-            mn_ms = ms[i] < mn_ms ? ms[i] : mn_ms;
-        }
-        mean /= n_runs ? n_runs : 1;
-        for (int i = 0; i < n_runs; i++)
-            sd += (ms[i] - mean) * (ms[i] - mean);
-        sd = n_runs ? sqrt(sd / n_runs) : 0;
-        double med = n_runs ? median(ms, n_runs) : 0;
-        printf("Execution time summary (%d repeats, %d thread%s):\n", n_runs, o->threads > 0 ? o->threads : dev.cores,
-               (o->threads > 0 ? o->threads : dev.cores) == 1 ? "" : "s");
-        printf(" mean (ms)   median (ms)    max (ms)     min (ms)     std (ms)  \n");
-        printf("%10.4f   %10.4f   %10.4f   %10.4f   %10.4f\n", mean, med, mx_ms, mn_ms, sd);
-        if (n_timed > 0 && sg_mode)
-            printf("Tuner's estimate: %.4f ms (weight x best latency over %d of %d subgraph tasks; every op is in a "
-                   "subgraph); measured median / estimate = %.2f\n",
-                   est_kernel * 1e3, n_timed, n_listed, est_kernel > 0 ? med / (est_kernel * 1e3) : 0);
-        else if (n_timed > 0)
-            printf("Tuner's estimate: %.4f ms kernels only, %.4f ms with their layout transforms (weight x best "
-                   "latency over %d of %d tasks; untuned ops not included); measured median / estimate = %.2f\n",
-                   est_kernel * 1e3, est_with_pack * 1e3, n_timed, gt.n_tasks,
-                   est_kernel > 0 ? med / (est_kernel * 1e3) : 0);
-        if ((o->profile || sg_mode) && n_steps == plan.n_steps) print_profile(&plan, step_s, step_est);
-        free(step_s);
-        rc = 0;
+        int status;
+        pid_t p = waitpid(-1, &status, 0);
+        if (p < 0 && errno == EINTR) continue;
+        if (p < 0) break;
+        running--;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) bad++;
     }
-    goto out;
+    if (!ref_done || !r->ref) {
+        if (!r->err[0]) snprintf(r->err, sizeof r->err, "the reference execution failed");
+        return TT_ERR;
+    }
+    if (bad) {
+        char line[512];
+        first_error(log_path, line, sizeof line);
+        snprintf(r->err, sizeof r->err, "building the program failed: %.200s (log: %.200s)", line, log_path);
+        if (!r->o->keep)
+            snprintf(r->err + strlen(r->err), sizeof r->err - strlen(r->err),
+                     "; the directory is removed, --keep DIR keeps it");
+        return TT_ERR;
+    }
+    return TT_OK;
+}
 
-out_err:
-    fprintf(stderr, "tunetop run: %s\n", err);
-    rc = 1;
-out:
-    if (dir[0] && !o->keep) remove_tree(dir);
-    if (dir[0] && o->keep && rc == 0)
+/* Links the objects into the program `net` (with OpenCL, or the CUDA runtime). */
+static Status link_program(RunState *r, const char *log_path) {
+    int n_src = r->n_kp + 2, n_args = 0;
+    char **argv = calloc((size_t)(n_src + 16), sizeof *argv);
+    if (!argv) abort();
+    argv[n_args++] = strdup("cc");
+    argv[n_args++] = strdup("-fopenmp");
+    argv[n_args++] = strdup("-o");
+    char path[1100];
+    snprintf(path, sizeof path, "%s/net", r->dir);
+    argv[n_args++] = strdup(path);
+    for (int i = 0; i < n_src; i++) {
+        snprintf(path, sizeof path, "%s/%s.o", r->dir, source_base(r, i));
+        argv[n_args++] = strdup(path);
+    }
+    argv[n_args++] = strdup("-lm");
+    if (r->is_ocl) argv[n_args++] = strdup("-lOpenCL");
+    if (r->is_cuda) {
+        argv[n_args++] = strdup("-L/usr/local/cuda/lib64");
+        argv[n_args++] = strdup("-lcudart");
+        argv[n_args++] = strdup("-lstdc++");
+    }
+    pid_t pid = spawn(argv, log_path, NULL);
+    int status = pid > 0 ? wait_for(pid, 0) : -1;
+    for (int i = 0; i < n_args; i++)
+        free(argv[i]);
+    free(argv);
+    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char line[512];
+        first_error(log_path, line, sizeof line);
+        return tt_fail(r->err, "linking the program failed: %.400s", line);
+    }
+    return TT_OK;
+}
+
+/* Builds the program (the reference computed meanwhile) and says so; an error also when there
+ * is no device to run it on. */
+static Status build_program(RunState *r) {
+    const RunOptions *o = r->o;
+    double t_build = clock_mono();
+    char log_path[1100];
+    snprintf(log_path, sizeof log_path, "%s/build.log", r->dir);
+    if (r->is_cuda) add_cuda_path();
+    if (compile_sources(r, log_path) != TT_OK || link_program(r, log_path) != TT_OK) return TT_ERR;
+    printf("%s: %d ops, %d steps, %d %s (%d from %s, %d default), built for %s in %.1f s\n", r->what, r->g.n_ops,
+           r->plan.n_steps, r->n_listed, r->sg_mode ? "tasks" : "kernels, one per workload: its fastest task",
+           r->n_tuned, o->log, r->n_listed - r->n_tuned, o->target, clock_mono() - t_build);
+    fflush(stdout);
+    if (!r->dev.present)
+        return tt_fail(r->err, "no %s device on this machine: the program was built, not run", o->target);
+    return TT_OK;
+}
+
+/* ---- running the program ---- */
+
+/* What the program wrote to its log: the timed runs, the time of every step, whether it wrote its
+ * output, and its last other line (the error, when it failed). */
+typedef struct RunLog {
+    double runs[4096];
+    int n_runs, n_steps;
+    double *step_s;
+    bool have_out;
+    char last_err[512];
+} RunLog;
+
+/* The environment of the program: this one with OMP_NUM_THREADS=the threads (omp holds it) and,
+ * unless set, OMP_WAIT_POLICY=passive. The caller frees the array. */
+static char **program_env(const RunState *r, char *omp, size_t omp_len) {
+    int n_env = 0;
+    while (environ[n_env])
+        n_env++;
+    char **envp = calloc((size_t)n_env + 3, sizeof *envp);
+    if (!envp) abort();
+    int k = 0;
+    bool wait_policy = false;
+    for (int i = 0; i < n_env; i++) {
+        if (strncmp(environ[i], "OMP_NUM_THREADS=", 16) != 0) envp[k++] = environ[i];
+        if (strncmp(environ[i], "OMP_WAIT_POLICY=", 16) == 0) wait_policy = true;
+    }
+    /* Threads that spin while they wait for each other lose badly when the cores are shared (measured:
+     * a MobileNet-v2 program at 2 threads on 2 busy cores, 10.5 s spinning vs 0.18 s passive). */
+    if (!wait_policy) envp[k++] = "OMP_WAIT_POLICY=passive";
+    int threads = r->o->threads > 0 ? r->o->threads : r->dev.cores > 0 ? r->dev.cores : 1;
+    snprintf(omp, omp_len, "OMP_NUM_THREADS=%d", threads);
+    envp[k++] = omp;
+    return envp;
+}
+
+/* Runs the program on data.bin (its output to out.bin, its log to log_path) within the timeout;
+ * the wait status, -1 on timeout, -2 when it did not start. */
+static int spawn_program(const RunState *r, const char *log_path) {
+    const RunOptions *o = r->o;
+    char prog[1100], data[1100], outp[1100];
+    snprintf(prog, sizeof prog, "%s/net", r->dir);
+    snprintf(data, sizeof data, "%s/data.bin", r->dir);
+    snprintf(outp, sizeof outp, "%s/out.bin", r->dir);
+    char number[16], repeat[16], minms[16], prof[4], threads[16];
+    snprintf(number, sizeof number, "%d", o->number);
+    snprintf(repeat, sizeof repeat, "%d", o->repeat);
+    snprintf(minms, sizeof minms, "%d", o->min_repeat_ms);
+    snprintf(prof, sizeof prof, "%d", o->profile ? 1 : 0);
+    snprintf(threads, sizeof threads, "%d", o->threads);
+    if (r->sg_mode) snprintf(prof, sizeof prof, "1"); /* the per-subgraph table is the summary's */
+    char *argv[] = {prog, data, outp, number, repeat, minms, prof, threads, NULL};
+    char omp[48];
+    char **envp = program_env(r, omp, sizeof omp);
+    pid_t pid = spawn(argv, log_path, envp);
+    int status = pid > 0 ? wait_for(pid, o->timeout_s) : -2;
+    free(envp);
+    return status;
+}
+
+/* Reads the program's log into rl (rl->step_s has a slot per step). */
+static void read_run_log(const RunState *r, const char *log_path, RunLog *rl) {
+    FILE *f = fopen(log_path, "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        int a, nn;
+        double s;
+        if (sscanf(line, "TT_RUN %d %lf", &nn, &s) == 2 && rl->n_runs < 4096)
+            rl->runs[rl->n_runs++] = s;
+        else if (sscanf(line, "TT_STEP %d %lf", &a, &s) == 2 && a >= 0 && a < r->plan.n_steps)
+            rl->step_s[a] = s, rl->n_steps++;
+        else if (strncmp(line, "TT_OUTPUT", 9) == 0)
+            rl->have_out = true;
+        else if (line[0] && line[0] != '\n')
+            snprintf(rl->last_err, sizeof rl->last_err, "%s", line);
+    }
+    if (f) fclose(f);
+    rl->last_err[strcspn(rl->last_err, "\n")] = 0;
+}
+
+/* An error when the program failed (its signal, or its last line) or wrote no output. */
+static Status program_status(RunState *r, int status, const RunLog *rl) {
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && rl->have_out) return TT_OK;
+    const char *last = rl->last_err;
+    if (WIFSIGNALED(status))
+        snprintf(r->err, sizeof r->err, "the program died with signal %d (%s)%s%.300s", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)), last[0] ? ": " : "", last);
+    else
+        snprintf(r->err, sizeof r->err, "the program failed%s%.400s", last[0] ? ": " : "", last[0] ? last : "");
+    return TT_ERR;
+}
+
+/* Reads the program's output (out.bin) and checks it against the reference. */
+static Status check_output(RunState *r) {
+    const Graph *g = &r->g;
+    char outp[1100];
+    snprintf(outp, sizeof outp, "%s/out.bin", r->dir);
+    int64_t n_out = GraphTensor_count(&g->tensors[g->output]);
+    r->got = malloc((size_t)n_out * sizeof(float));
+    FILE *f = fopen(outp, "rb");
+    bool ok = f && r->got && fread(r->got, sizeof(float), (size_t)n_out, f) == (size_t)n_out;
+    if (f) fclose(f);
+    if (!ok) return tt_fail(r->err, "the program's output %.400s is missing or short", outp);
+    char msg[512];
+    if (!Graph_compare(g, r->ref, r->got, msg, sizeof msg))
+        return tt_fail(r->err, "%.80s: the output does not match the reference: %.360s", r->what, msg);
+    double mx = 0;
+    for (int64_t i = 0; i < n_out; i++)
+        mx = fabs(r->ref[i]) > mx ? fabs(r->ref[i]) : mx;
+    printf("output matches the reference: %lld elements within %g * max|ref| (%.3g) + %g * |ref| (seed %llu)\n",
+           (long long)n_out, GRAPH_ATOL, mx, GRAPH_RTOL, (unsigned long long)r->o->seed);
+    return TT_OK;
+}
+
+/* Prints the summary of the timed runs, the tuner's estimate beside it, and the profile. */
+static void report_times(const RunState *r, const RunLog *rl) {
+    const RunOptions *o = r->o;
+    int n_runs = rl->n_runs;
+    double ms[4096], mean = 0, mx_ms = 0, mn_ms = INFINITY, sd = 0;
+    for (int i = 0; i < n_runs; i++) {
+        ms[i] = rl->runs[i] * 1e3;
+        mean += ms[i];
+        mx_ms = ms[i] > mx_ms ? ms[i] : mx_ms;
+        mn_ms = ms[i] < mn_ms ? ms[i] : mn_ms;
+    }
+    mean /= n_runs ? n_runs : 1;
+    for (int i = 0; i < n_runs; i++)
+        sd += (ms[i] - mean) * (ms[i] - mean);
+    sd = n_runs ? sqrt(sd / n_runs) : 0;
+    double med = n_runs ? median(ms, n_runs) : 0;
+    int threads = o->threads > 0 ? o->threads : r->dev.cores;
+    printf("Execution time summary (%d repeats, %d thread%s):\n", n_runs, threads, threads == 1 ? "" : "s");
+    printf(" mean (ms)   median (ms)    max (ms)     min (ms)     std (ms)  \n");
+    printf("%10.4f   %10.4f   %10.4f   %10.4f   %10.4f\n", mean, med, mx_ms, mn_ms, sd);
+    double ratio = r->est_kernel > 0 ? med / (r->est_kernel * 1e3) : 0;
+    if (r->n_timed > 0 && r->sg_mode)
+        printf("Tuner's estimate: %.4f ms (weight x best latency over %d of %d subgraph tasks; every op is in a "
+               "subgraph); measured median / estimate = %.2f\n",
+               r->est_kernel * 1e3, r->n_timed, r->n_listed, ratio);
+    else if (r->n_timed > 0)
+        printf("Tuner's estimate: %.4f ms kernels only, %.4f ms with their layout transforms (weight x best "
+               "latency over %d of %d tasks; untuned ops not included); measured median / estimate = %.2f\n",
+               r->est_kernel * 1e3, r->est_with_pack * 1e3, r->n_timed, r->gt.n_tasks, ratio);
+    if ((o->profile || r->sg_mode) && rl->n_steps == r->plan.n_steps) print_profile(&r->plan, rl->step_s, r->step_est);
+}
+
+/* Runs the program, checks its output against the reference and prints the times. */
+static Status run_program(RunState *r) {
+    char log_path[1100];
+    snprintf(log_path, sizeof log_path, "%s/run.log", r->dir);
+    int status = spawn_program(r, log_path);
+    if (status == -1)
+        return tt_fail(r->err, "the program ran longer than %d s and was stopped (--timeout)", r->o->timeout_s);
+    RunLog *rl = calloc(1, sizeof *rl);
+    if (!rl) abort();
+    rl->step_s = calloc((size_t)r->plan.n_steps + 1, sizeof *rl->step_s);
+    read_run_log(r, log_path, rl);
+    Status st = program_status(r, status, rl);
+    if (st == TT_OK) st = check_output(r);
+    if (st == TT_OK) report_times(r, rl);
+    free(rl->step_s);
+    free(rl);
+    return st;
+}
+
+/* Removes the program's directory (or says where --keep kept it) and frees the run's state. */
+static void run_done(RunState *r, int rc) {
+    if (r->dir[0] && !r->o->keep) remove_tree(r->dir);
+    if (r->dir[0] && r->o->keep && rc == 0)
         printf("program kept in %s (main.c, kernels, netrt.c, net; graph.json, data.bin = parameters then inputs, "
                "float32; out.bin)\n",
-               dir);
-    StrBuf_done(&sb);
-    free(params);
-    free(input);
-    free(ref);
-    free(got);
-    NetPlan_done(&plan);
-    for (int t = 0; t < gt.n_tasks; t++)
-        Space_done(&tp[t].space);
-    for (int k = 0; kp && k < n_kp; k++)
-        Space_done(&kp[k].space);
-    free(kp);
-    free(opk);
-    free(tp);
-    free(prefixes);
-    free(masks);
-    for (int t = 0; sg_sources && t < sg.n_tasks; t++)
-        free(sg_sources[t]);
-    free(sg_sources);
-    free(step_est);
-    Subgraphs_done(&sg);
-    History_done(&h);
-    GraphTasks_done(&gt);
-    Graph_done(&g);
+               r->dir);
+    StrBuf_done(&r->sb);
+    free(r->params);
+    free(r->input);
+    free(r->ref);
+    free(r->got);
+    NetPlan_done(&r->plan);
+    for (int t = 0; t < r->gt.n_tasks; t++)
+        Space_done(&r->tp[t].space);
+    for (int k = 0; r->kp && k < r->n_kp; k++)
+        Space_done(&r->kp[k].space);
+    free(r->kp);
+    free(r->opk);
+    free(r->tp);
+    free(r->prefixes);
+    free(r->masks);
+    for (int t = 0; r->sg_sources && t < r->sg.n_tasks; t++)
+        free(r->sg_sources[t]);
+    free(r->sg_sources);
+    free(r->step_est);
+    Subgraphs_done(&r->sg);
+    History_done(&r->h);
+    GraphTasks_done(&r->gt);
+    Graph_done(&r->g);
+}
+
+/* `tunetop run` of a network or one operator: load, plan, write, build, run, check, report. */
+static int run(const RunOptions *o) {
+    RunState *r = calloc(1, sizeof *r);
+    if (!r) abort();
+    r->o = o;
+    int rc = run_graph(r);
+    if (rc == 0) {
+        rc = run_target(r);
+        if (rc == 0 && (rc = run_log(r)) != 0) History_done(&r->h);
+        if (rc != 0) GraphTasks_done(&r->gt), Graph_done(&r->g);
+    }
+    if (rc != 0) {
+        free(r);
+        return rc;
+    }
+    run_start(r);
+    Status st = r->sg_mode ? plan_subgraph_run(r) : plan_template_run(r);
+    if (st == TT_OK) st = make_dir(r);
+    if (st == TT_OK) st = write_program(r);
+    if (st == TT_OK) st = write_data(r);
+    if (st == TT_OK) st = build_program(r);
+    if (st == TT_OK) st = run_program(r);
+    if (st != TT_OK) fprintf(stderr, "tunetop run: %s\n", r->err);
+    rc = st == TT_OK ? 0 : 1;
+    run_done(r, rc);
+    free(r);
     return rc;
 }
 

@@ -187,6 +187,45 @@ static int extract(const TaskSelect *sel, NetworkTask **tasks, int *n_tasks, Net
     return 0;
 }
 
+/* The rows of a workload as `tune` numbers its tasks from *id: a workload several templates handle
+ * is a group of alternatives (conv2d 3x3 stride 1 on the cpu: direct and Winograd), one task each.
+ * target NULL: no device, '-' columns. *failed counts the workloads without a template here,
+ * first_fail (TT_ERRLEN) says the first. */
+static void print_task_rows(const NetworkTask *task, const Target *target, const DeviceInfo *dev, int *id, int *failed,
+                            char *first_fail) {
+    char key[WORKLOAD_KEY_LEN];
+    Workload_key(&task->wl, key, sizeof key);
+    double flops = Workload_flops(&task->wl);
+    const Template *alts[8] = {0};
+    int n_alt = target ? Template_alternatives(&task->wl, target->family, alts, 8) : 0;
+    if (n_alt > 8) n_alt = 8;
+    int first = *id;
+    for (int a = 0; a < (n_alt > 1 ? n_alt : 1); a++) {
+        char tmpl[64] = "-", space[32] = "-";
+        bool ok = true;
+        if (target) {
+            Task t;
+            char why[TT_ERRLEN] = "";
+            Status st = n_alt > 1 ? Task_initWith(&t, *id, &task->wl, task->weight, alts[a], dev, why)
+                                  : Task_init(&t, *id, &task->wl, task->weight, target->family, dev, why);
+            if (st == TT_OK) {
+                snprintf(tmpl, sizeof tmpl, "%s", t.tmpl->name);
+                snprintf(space, sizeof space, "%llu", (unsigned long long)t.space.total);
+            } else if (a == 0) {
+                if (!*failed) snprintf(first_fail, TT_ERRLEN, "task %d: %s", *id, why);
+                (*failed)++;
+            } else {
+                ok = false; /* an alternative with no space here is not a task of `tune` */
+            }
+            Task_done(&t);
+        }
+        if (!ok) continue;
+        char alt[48] = "";
+        if (a > 0) snprintf(alt, sizeof alt, "  (alternative of ID %d)", first);
+        printf("%4d %6d %9.4f  %-26s %20s  %s%s\n", (*id)++, task->weight, flops / 1e9, tmpl, space, key, alt);
+    }
+}
+
 /* `tasks --network NAME` or `--model FILE`: the tasks on the target, the untuned ops, the total. */
 static int list_tasks(const TaskSelect *sel, const char *target_name, const char *arch) {
     const char *network = sel->network;
@@ -218,41 +257,9 @@ static int list_tasks(const TaskSelect *sel, const char *target_name, const char
     double total_flops = 0;
     char first_fail[TT_ERRLEN] = "";
     for (int i = 0; i < n_tasks; i++) {
-        char key[WORKLOAD_KEY_LEN];
-        Workload_key(&tasks[i].wl, key, sizeof key);
-        double flops = Workload_flops(&tasks[i].wl);
-        /* one row per task as `tune` numbers them: a workload several templates handle is a group
-         * of alternatives (conv2d 3x3 stride 1 on the cpu: direct and Winograd), one task each */
-        const Template *alts[8] = {0};
-        int n_alt = have_dev ? Template_alternatives(&tasks[i].wl, target->family, alts, 8) : 0;
-        if (n_alt > 8) n_alt = 8;
-        int first = id;
-        for (int a = 0; a < (n_alt > 1 ? n_alt : 1); a++) {
-            char tmpl[64] = "-", space[32] = "-";
-            bool ok = true;
-            if (have_dev) {
-                Task task;
-                char why[TT_ERRLEN] = "";
-                Status st = n_alt > 1 ? Task_initWith(&task, id, &tasks[i].wl, tasks[i].weight, alts[a], &dev, why)
-                                      : Task_init(&task, id, &tasks[i].wl, tasks[i].weight, target->family, &dev, why);
-                if (st == TT_OK) {
-                    snprintf(tmpl, sizeof tmpl, "%s", task.tmpl->name);
-                    snprintf(space, sizeof space, "%llu", (unsigned long long)task.space.total);
-                } else if (a == 0) {
-                    if (!failed) snprintf(first_fail, sizeof first_fail, "task %d: %s", id, why);
-                    failed++;
-                } else {
-                    ok = false; /* an alternative with no space here is not a task of `tune` */
-                }
-                Task_done(&task);
-            }
-            if (!ok) continue;
-            char alt[48] = "";
-            if (a > 0) snprintf(alt, sizeof alt, "  (alternative of ID %d)", first);
-            printf("%4d %6d %9.4f  %-26s %20s  %s%s\n", id++, tasks[i].weight, flops / 1e9, tmpl, space, key, alt);
-        }
+        print_task_rows(&tasks[i], have_dev ? target : NULL, &dev, &id, &failed, first_fail);
         layers += tasks[i].weight;
-        total_flops += flops * tasks[i].weight;
+        total_flops += Workload_flops(&tasks[i].wl) * tasks[i].weight;
     }
     if (failed) printf("(%d task(s) without a template on %s; first: %s)\n", failed, target_name, first_fail);
 

@@ -72,10 +72,8 @@ static void give_terminal(int fd, pid_t old_pgrp) {
     close(fd);
 }
 
-/* Names and defaults come from the registries and the defaults functions. */
-static void usage(FILE *out) {
-    EngineConfig d;
-    EngineConfig_defaults(&d);
+/* The help's first half: what to tune, and where. */
+static void usage_what(FILE *out) {
     NetworkOptions nd;
     NetworkOptions_defaults(&nd);
     app_help(
@@ -114,65 +112,79 @@ static void usage(FILE *out) {
         "                        several templates handle is a group of alternatives tuned side by side:\n"
         "                        conv2d 3x3 stride 1 on the cpu gets a direct task and a Winograd one\n"
         "                        (conv2d_winograd.cpu, F(m x m, 3x3), labelled \"wino\"), counted once in\n"
-        "                        the estimate with the faster best, and `run` uses the faster\n"
-        "how:\n"
-        "  --trials N            total measurements over all tasks, restored ones included (default %d)\n"
-        "  --tuner NAME          %s (default %s; --expr: evolution unless random or grid)\n"
-        "  --population N --generations N --mutation P --eps-greedy P\n"
-        "                        evolution (--expr): candidates per generation (2..%d, default %d), generations\n"
-        "                        per round (0..%d, default %d), share of children that are mutations rather\n"
-        "                        than crossovers (default %g), share of each round measured at random (default\n"
-        "                        %g). Children are ranked by the learned cost model (XGBoost on program\n"
-        "                        features) once it is fit on two measured schedules, by what their measured\n"
-        "                        ancestor measured before that\n"
-        "  --cost-model xgb|none evolution: none ranks children by their measured ancestors only (to compare)\n"
-        "  --warm-start LOG      evolution: the cost model learns first from LOG's records of other expressions\n"
-        "                        (repeatable): an expression is found as NAME.te beside an --expr file, with\n"
-        "                        --set or its own lets, when its key matches\n"
-        "  --scheduler NAME      %s (default %s)\n"
-        "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
-        "  --round-size N        measurements per round (default min(64, trials / tasks)); a task's first\n"
-        "                        round is at most trials / (4 x tasks), so the scheduler starts choosing early\n"
-        "  --builders N          parallel compiles (default: cores)\n"
-        "  --threads N           threads inside a CPU kernel (default: all cores)\n"
-        "  --number N --repeat N --min-repeat-ms MS\n"
-        "                        timing: runs per repeat, repeats, minimum repeat length (default %d, %d, %d);\n"
-        "                        a candidate's latency is the median of its repeats\n"
-        "  --timeout S           run timeout per candidate in seconds (default %g)\n"
-        "  --build-timeout S     compile timeout per candidate in seconds (default %g)\n"
-        "  --seed S              random seed (default %llu)\n"
-        "  --roof-stop F         the gradient scheduler gives no more rounds to a task whose best reaches\n"
-        "                        F of its roofline (default %g; 0 = off; a raised priority overrides it)\n"
-        "  --no-roof             no roofline: do not load or measure the machine's figures\n"
-        "  --transfer            xgb also learns from the log's records of earlier sessions' tasks of the\n"
-        "                        same template (this session's tasks always learn from each other)\n"
-        "output:\n"
-        "  --log FILE            record log (default tunetop.log); an existing log is resumed: its configs\n"
-        "                        are not measured again and its bests and trial counts are restored\n"
-        "  --headless            never open the UI\n"
-        "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
-        "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
-        "under mpirun / srun (rank 0 is the session, ranks >= 1 build and measure; see docs/mpi.md):\n"
-        "  --rank-timeout S      a measure server not heard from for S seconds is lost and its candidates\n"
-        "                        go to the other ranks (default 20)\n"
-        "  --local-measure yes|no\n"
-        "                        rank 0 builds and measures too (default: yes when it has a device of the\n"
-        "                        target that no other rank of its node measures on; cpu: when it is alone\n"
-        "                        on its node)\n"
-        "  --devices LIST        cuda, opencl: the devices of a node its ranks use, e.g. 0,1: a rank takes\n"
-        "                        LIST[node-local rank mod its length] (default: node-local rank mod the\n"
-        "                        node's device count); cpu: one device, --threads per rank\n"
-        "\n"
-        "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
-        "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures. A Winograd task's\n"
-        "GFLOPS and roof are effective GFLOPS (the direct convolution's FLOPs over the time; marked \"eff\"),\n"
-        "which may exceed the machine's peak; its roof is computed from its own arithmetic.\n"
-        "\n" EXIT_STATUS_HELP,
+        "                        the estimate with the faster best, and `run` uses the faster\n",
         Network_names(), nd.batch, Layout_name(nd.layout), Network_imageSizes(), nd.seq_len, Target_names(),
-        Target_default()->name, app_arch_defaults(), d.trials, Strategy_names(), d.strategy, EVO_POPULATION_MAX,
-        d.evolution.population, EVO_GENERATIONS_MAX, d.evolution.generations, d.evolution.mutation, d.evolution.eps,
-        TaskScheduler_names(), d.scheduler, d.measure.number, d.measure.repeat, d.measure.min_repeat_ms,
-        d.measure.run_timeout_s, d.measure.build_timeout_s, (unsigned long long)d.seed, d.roof_stop);
+        Target_default()->name, app_arch_defaults());
+}
+
+/* The help's second half: how (search, measurement), output, and the MPI options. */
+static void usage_how(FILE *out) {
+    EngineConfig d;
+    EngineConfig_defaults(&d);
+    app_help(out,
+             "how:\n"
+             "  --trials N            total measurements over all tasks, restored ones included (default %d)\n"
+             "  --tuner NAME          %s (default %s; --expr: evolution unless random or grid)\n"
+             "  --population N --generations N --mutation P --eps-greedy P\n"
+             "                        evolution (--expr): candidates per generation (2..%d, default %d), generations\n"
+             "                        per round (0..%d, default %d), share of children that are mutations rather\n"
+             "                        than crossovers (default %g), share of each round measured at random (default\n"
+             "                        %g). Children are ranked by the learned cost model (XGBoost on program\n"
+             "                        features) once it is fit on two measured schedules, by what their measured\n"
+             "                        ancestor measured before that\n"
+             "  --cost-model xgb|none evolution: none ranks children by their measured ancestors only (to compare)\n"
+             "  --warm-start LOG      evolution: the cost model learns first from LOG's records of other expressions\n"
+             "                        (repeatable): an expression is found as NAME.te beside an --expr file, with\n"
+             "                        --set or its own lets, when its key matches\n"
+             "  --scheduler NAME      %s (default %s)\n"
+             "  --early-stopping N    a task is done after N trials without improvement (default off)\n"
+             "  --round-size N        measurements per round (default min(64, trials / tasks)); a task's first\n"
+             "                        round is at most trials / (4 x tasks), so the scheduler starts choosing early\n"
+             "  --builders N          parallel compiles (default: cores)\n"
+             "  --threads N           threads inside a CPU kernel (default: all cores)\n"
+             "  --number N --repeat N --min-repeat-ms MS\n"
+             "                        timing: runs per repeat, repeats, minimum repeat length (default %d, %d, %d);\n"
+             "                        a candidate's latency is the median of its repeats\n"
+             "  --timeout S           run timeout per candidate in seconds (default %g)\n"
+             "  --build-timeout S     compile timeout per candidate in seconds (default %g)\n"
+             "  --seed S              random seed (default %llu)\n"
+             "  --roof-stop F         the gradient scheduler gives no more rounds to a task whose best reaches\n"
+             "                        F of its roofline (default %g; 0 = off; a raised priority overrides it)\n"
+             "  --no-roof             no roofline: do not load or measure the machine's figures\n"
+             "  --transfer            xgb also learns from the log's records of earlier sessions' tasks of the\n"
+             "                        same template (this session's tasks always learn from each other)\n"
+             "output:\n"
+             "  --log FILE            record log (default tunetop.log); an existing log is resumed: its configs\n"
+             "                        are not measured again and its bests and trial counts are restored\n"
+             "  --headless            never open the UI\n"
+             "  --table-every S       headless: print the scheduler table every S seconds (default 30)\n"
+             "  --no-color            monochrome UI (NO_COLOR is honoured too)\n"
+             "under mpirun / srun (rank 0 is the session, ranks >= 1 build and measure; see docs/mpi.md):\n"
+             "  --rank-timeout S      a measure server not heard from for S seconds is lost and its candidates\n"
+             "                        go to the other ranks (default 20)\n"
+             "  --local-measure yes|no\n"
+             "                        rank 0 builds and measures too (default: yes when it has a device of the\n"
+             "                        target that no other rank of its node measures on; cpu: when it is alone\n"
+             "                        on its node)\n"
+             "  --devices LIST        cuda, opencl: the devices of a node its ranks use, e.g. 0,1: a rank takes\n"
+             "                        LIST[node-local rank mod its length] (default: node-local rank mod the\n"
+             "                        node's device count); cpu: one device, --threads per rank\n"
+             "\n"
+             "Latency and GFLOPS (table, curves, progress lines) are of the kernel alone; the layout transforms of\n"
+             "blocked CPU templates are timed apart (pack_s): `tunetop best` shows both figures. A Winograd task's\n"
+             "GFLOPS and roof are effective GFLOPS (the direct convolution's FLOPs over the time; marked \"eff\"),\n"
+             "which may exceed the machine's peak; its roof is computed from its own arithmetic.\n"
+             "\n" EXIT_STATUS_HELP,
+             d.trials, Strategy_names(), d.strategy, EVO_POPULATION_MAX, d.evolution.population, EVO_GENERATIONS_MAX,
+             d.evolution.generations, d.evolution.mutation, d.evolution.eps, TaskScheduler_names(), d.scheduler,
+             d.measure.number, d.measure.repeat, d.measure.min_repeat_ms, d.measure.run_timeout_s,
+             d.measure.build_timeout_s, (unsigned long long)d.seed, d.roof_stop);
+}
+
+/* Names and defaults come from the registries and the defaults functions. */
+static void usage(FILE *out) {
+    usage_what(out);
+    usage_how(out);
 }
 
 /* The command line, quoted for a shell, to tell the user how to resume. */
@@ -253,12 +265,15 @@ static int g_n_subgraphs;
  * values or with its own lets, and used only when its key is the records'.
  * The session's own expressions are left to the resume. Prints one line. */
 #define WARM_MAX 256
-static void warm_start(const char *const *logs, int n_logs, const char *const *expr_paths, int n_expr,
-                       const TeSet *sets, int n_sets) {
-    struct {
-        char name[32], te[24];
-        long records;
-    } seen[WARM_MAX];
+
+/* An expression whose records a warm-start log holds: its name, its key and how many records. */
+typedef struct WarmSeen {
+    char name[32], te[24];
+    long records;
+} WarmSeen;
+
+/* The expressions the logs' records name (at most WARM_MAX); their count. */
+static int warm_scan(const char *const *logs, int n_logs, WarmSeen *seen) {
     int n_seen = 0;
     char err[TT_ERRLEN];
     for (int i = 0; i < n_logs; i++) {
@@ -287,30 +302,49 @@ static void warm_start(const char *const *logs, int n_logs, const char *const *e
         Record_done(&rec);
         LogReader_close(r);
     }
+    return n_seen;
+}
+
+/* The expression s names, as NAME.te beside an --expr file (with the --set values, else its own
+ * lets) whose key is the records'; NULL when not found or when it is one of the session's own
+ * (*own then true). */
+static TeTask *warm_find(const WarmSeen *s, const char *const *expr_paths, int n_expr, const TeSet *sets, int n_sets,
+                         bool *own) {
+    char err[TT_ERRLEN];
+    *own = false;
+    for (int i = 0; i < g_n_exprs; i++)
+        *own |= strcmp(g_exprs[i]->dag.key, s->te) == 0;
+    TeTask *t = NULL;
+    for (int i = 0; i < n_expr && !*own && !t; i++) {
+        const char *slash = strrchr(expr_paths[i], '/');
+        char path[1024];
+        snprintf(path, sizeof path, "%.*s%s.te", slash ? (int)(slash - expr_paths[i] + 1) : 0, expr_paths[i], s->name);
+        for (int with_sets = 1; with_sets >= 0 && !t && access(path, R_OK) == 0; with_sets--) {
+            Workload wl;
+            if (TeTask_load(path, sets, with_sets ? n_sets : 0, &t, &wl, err) == TT_OK &&
+                strcmp(t->dag.key, s->te) != 0) {
+                TeTask_delete(t);
+                t = NULL;
+            }
+            if (!n_sets) break;
+        }
+    }
+    return t;
+}
+
+/* Warm start: the expressions found train the cost model first; prints one line. */
+static void warm_start(const char *const *logs, int n_logs, const char *const *expr_paths, int n_expr,
+                       const TeSet *sets, int n_sets) {
+    WarmSeen seen[WARM_MAX];
+    int n_seen = warm_scan(logs, n_logs, seen);
+    char err[TT_ERRLEN];
     TeTask *found[WARM_MAX];
     const TeDag *dags[WARM_MAX];
     int n_found = 0;
     long unknown = 0;
     for (int k = 0; k < n_seen; k++) {
-        int own = 0;
-        for (int i = 0; i < g_n_exprs; i++)
-            own |= strcmp(g_exprs[i]->dag.key, seen[k].te) == 0;
-        TeTask *t = NULL;
-        for (int i = 0; i < n_expr && !own && !t; i++) {
-            const char *slash = strrchr(expr_paths[i], '/');
-            char path[1024];
-            snprintf(path, sizeof path, "%.*s%s.te", slash ? (int)(slash - expr_paths[i] + 1) : 0, expr_paths[i],
-                     seen[k].name);
-            for (int with_sets = 1; with_sets >= 0 && !t && access(path, R_OK) == 0; with_sets--) {
-                Workload wl;
-                if (TeTask_load(path, sets, with_sets ? n_sets : 0, &t, &wl, err) == TT_OK &&
-                    strcmp(t->dag.key, seen[k].te) != 0) {
-                    TeTask_delete(t);
-                    t = NULL;
-                }
-                if (!n_sets) break;
-            }
-        }
+        bool own;
+        TeTask *t = warm_find(&seen[k], expr_paths, n_expr, sets, n_sets, &own);
         if (t) {
             found[n_found] = t;
             dags[n_found++] = &t->dag;

@@ -337,6 +337,168 @@ static int64_t knob_extent_of(const Space *sp, const char *name) {
     return i >= 0 && sp->knobs[i].kind == KNOB_SPLIT ? sp->knobs[i].extent : -1;
 }
 
+/* Which entity knob feeds which tunetop knob (alias[i]: the tunetop knob's name, NULL = none): by
+ * name, except the old tile_rx/tile_ry naming (heights under rx), detected from the kernel. */
+static void knob_aliases(const TvmRecord *rec, const Space *sp, const char **alias, TvmMapResult *res) {
+    for (int i = 0; i < rec->n_knobs; i++)
+        alias[i] = Space_knobIndex(sp, rec->knobs[i].name) >= 0 ? rec->knobs[i].name : NULL;
+    const TvmKnob *rx = entity_knob(rec, "tile_rx"), *ry = entity_knob(rec, "tile_ry");
+    int64_t ext_rx = knob_extent_of(sp, "tile_rx"), ext_ry = knob_extent_of(sp, "tile_ry");
+    if (!rx || !ry || ext_rx <= 0 || ext_ry <= 0 || ext_rx == ext_ry) return;
+    int64_t f[TVM_MAX_DIMS];
+    char w[TT_ERRLEN];
+    bool straight = resolve_split(rx, ext_rx, f, w) && resolve_split(ry, ext_ry, f, w);
+    bool swapped = resolve_split(rx, ext_ry, f, w) && resolve_split(ry, ext_rx, f, w);
+    if (straight || !swapped) return;
+    res->swapped_rx_ry = true;
+    for (int i = 0; i < rec->n_knobs; i++) {
+        if (&rec->knobs[i] == rx)
+            alias[i] = "tile_ry";
+        else if (&rec->knobs[i] == ry)
+            alias[i] = "tile_rx";
+    }
+}
+
+/* The choice of split knob kb for the record's knob tk (a two-way reduction split widens to three
+ * ways); false with the reason in res when its factors are not an entity of the space. */
+static bool map_split(const Knob *kb, const TvmKnob *tk, const MapSpace *ms, int32_t *choice, TvmMapResult *res) {
+    if (!tk->is_list) {
+        res->reason = TVM_MAP_KNOB_SHAPE;
+        snprintf(res->why, sizeof res->why, "%s is not a split in the record", tk->name);
+        return false;
+    }
+    int64_t f[TVM_MAX_DIMS], want[SPLIT_MAX_OUT];
+    if (!resolve_split(tk, kb->extent, f, res->why)) {
+        res->reason = TVM_MAP_VALUE;
+        return false;
+    }
+    if (tk->n == kb->num_outputs) {
+        for (int i = 0; i < tk->n; i++)
+            want[i] = f[i];
+    } else if (tk->n == 2 && kb->num_outputs == 3) {
+        want[0] = f[0], want[1] = 1, want[2] = f[1];
+        res->widened = true;
+    } else {
+        res->reason = TVM_MAP_KNOB_SHAPE;
+        snprintf(res->why, sizeof res->why, "%s has %d factors, %d in %s's space", tk->name, tk->n, kb->num_outputs,
+                 ms->tmpl->name);
+        return false;
+    }
+    for (uint64_t j = 0; j < kb->len && *choice < 0; j++) {
+        const int64_t *g = kb->factors + j * (uint64_t)kb->num_outputs;
+        bool eq = true;
+        for (int i = 0; i < kb->num_outputs && eq; i++)
+            eq = g[i] == want[i];
+        if (eq) *choice = (int32_t)j;
+    }
+    if (*choice < 0) {
+        res->reason = TVM_MAP_VALUE;
+        snprintf(res->why, sizeof res->why, "%s factors are not an entity of %s's space", tk->name, ms->tmpl->name);
+        return false;
+    }
+    return true;
+}
+
+/* The choice of option knob kb for the record's knob tk; false with the reason in res when the
+ * value is not one of its candidates. */
+static bool map_option(const Knob *kb, const TvmKnob *tk, const MapSpace *ms, int32_t *choice, TvmMapResult *res) {
+    if (!tk->is_int) {
+        res->reason = TVM_MAP_VALUE;
+        snprintf(res->why, sizeof res->why, "%s is not an integer option", tk->name);
+        return false;
+    }
+    for (int j = 0; j < kb->n_values && *choice < 0; j++)
+        if (kb->values[j] == tk->v[0]) *choice = j;
+    if (*choice < 0) {
+        res->reason = TVM_MAP_VALUE;
+        snprintf(res->why, sizeof res->why, "%s=%" PRId64 " is not a candidate of %s's space", tk->name, tk->v[0],
+                 ms->tmpl->name);
+        return false;
+    }
+    return true;
+}
+
+/* The choice of every knob of ms's space from the record's knobs (named by alias); false with the
+ * reason in res when a knob is extra, missing or has no matching value. */
+static bool map_choice(const TvmRecord *rec, const MapSpace *ms, const char *const *alias, int32_t *choice,
+                       TvmMapResult *res) {
+    const Space *sp = &ms->space;
+    for (int i = 0; i < rec->n_knobs; i++) {
+        if (!alias[i]) {
+            res->reason = TVM_MAP_KNOB_EXTRA;
+            snprintf(res->why, sizeof res->why, "knob %s is not in %s's space", rec->knobs[i].name, ms->tmpl->name);
+            return false;
+        }
+    }
+    for (int k = 0; k < sp->n_knobs; k++) {
+        const Knob *kb = &sp->knobs[k];
+        int e = -1;
+        for (int i = 0; i < rec->n_knobs; i++)
+            if (strcmp(alias[i], kb->name) == 0) e = i;
+        if (e < 0) {
+            res->reason = TVM_MAP_KNOB_MISSING;
+            snprintf(res->why, sizeof res->why, "knob %s of %s is not in the record", kb->name, ms->tmpl->name);
+            return false;
+        }
+        choice[k] = -1;
+        bool ok = kb->kind == KNOB_SPLIT ? map_split(kb, &rec->knobs[e], ms, &choice[k], res)
+                                         : map_option(kb, &rec->knobs[e], ms, &choice[k], res);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+/* TVM's index of the choice, recomputed over the entity in the entity's order (first knob
+ * fastest) with TVM's enumeration, and whether it agrees with the record's. */
+static void check_tvm_index(const TvmRecord *rec, const Space *sp, const char *const *alias, const int32_t *choice,
+                            TvmMapResult *res) {
+    uint64_t tvm_index = 0, radix = 1;
+    bool tvm_ok = rec->has_index;
+    for (int i = 0; i < rec->n_knobs && tvm_ok; i++) {
+        const TvmKnob *tk = &rec->knobs[i];
+        int k = Space_knobIndex(sp, alias[i]);
+        const Knob *kb = &sp->knobs[k];
+        if (kb->kind == KNOB_SPLIT) {
+            int64_t f[TVM_MAX_DIMS];
+            uint64_t len = 0;
+            char w[TT_ERRLEN];
+            int64_t r = resolve_split(tk, kb->extent, f, w) ? tvm_split_rank(kb->extent, f, tk->n, &len) : -1;
+            if (r < 0) tvm_ok = false;
+            tvm_index += (uint64_t)r * radix;
+            radix *= len;
+        } else {
+            tvm_index += (uint64_t)choice[k] * radix;
+            radix *= (uint64_t)kb->n_values;
+        }
+    }
+    if (tvm_ok) {
+        res->tvm_index_checked = true;
+        res->tvm_index = (int64_t)tvm_index;
+        res->tvm_index_agrees = (int64_t)tvm_index == rec->index;
+    }
+}
+
+/* The imported record: the workload's key, ms's template, the choice, and where it came from. */
+static void fill_record(const TvmRecord *rec, const Workload *wl, const MapSpace *ms, const char *tt_target,
+                        const int32_t *choice, const char *src_name, Record *out) {
+    const Space *sp = &ms->space;
+    Record_done(out);
+    Record_init(out);
+    Workload_key(wl, out->task_key, sizeof out->task_key);
+    snprintf(out->template_name, sizeof out->template_name, "%s", ms->tmpl->name);
+    snprintf(out->target, sizeof out->target, "%s", tt_target);
+    out->index = Space_encode(sp, choice);
+    out->n_choice = sp->n_knobs;
+    for (int k = 0; k < sp->n_knobs; k++)
+        out->choice[k] = choice[k];
+    Space_format(sp, choice, out->config, sizeof out->config);
+    out->timestamp = rec->timestamp;
+    snprintf(out->src, sizeof out->src, "autotvm %.70s:%ld", src_name, rec->line);
+    out->src_cost = TvmRecord_mean(rec);
+}
+
+/* One AutoTVM record mapped onto its template's space (tvmimport.h): the checks in order, each
+ * leaving its reason. */
 void TvmMapper_map(TvmMapper *this, const TvmRecord *rec, const char *src_name, Record *out, TvmMapResult *res) {
     memset(res, 0, sizeof *res);
     res->why[0] = '\0';
@@ -363,142 +525,11 @@ void TvmMapper_map(TvmMapper *this, const TvmRecord *rec, const char *src_name, 
         snprintf(res->why, sizeof res->why, "%s", ms->why);
         return;
     }
-    const Space *sp = &ms->space;
-
-    /* which entity knob feeds which tunetop knob: by name, except the old
-     * tile_rx/tile_ry naming (heights under rx), detected from the kernel */
-    const char *alias[TVM_MAX_KNOBS]; /* tunetop knob name per entity knob, NULL = none */
-    for (int i = 0; i < rec->n_knobs; i++)
-        alias[i] = Space_knobIndex(sp, rec->knobs[i].name) >= 0 ? rec->knobs[i].name : NULL;
-    const TvmKnob *rx = entity_knob(rec, "tile_rx"), *ry = entity_knob(rec, "tile_ry");
-    int64_t ext_rx = knob_extent_of(sp, "tile_rx"), ext_ry = knob_extent_of(sp, "tile_ry");
-    if (rx && ry && ext_rx > 0 && ext_ry > 0 && ext_rx != ext_ry) {
-        int64_t f[TVM_MAX_DIMS];
-        char w[TT_ERRLEN];
-        bool straight = resolve_split(rx, ext_rx, f, w) && resolve_split(ry, ext_ry, f, w);
-        bool swapped = resolve_split(rx, ext_ry, f, w) && resolve_split(ry, ext_rx, f, w);
-        if (!straight && swapped) {
-            res->swapped_rx_ry = true;
-            for (int i = 0; i < rec->n_knobs; i++) {
-                if (&rec->knobs[i] == rx)
-                    alias[i] = "tile_ry";
-                else if (&rec->knobs[i] == ry)
-                    alias[i] = "tile_rx";
-            }
-        }
-    }
-    for (int i = 0; i < rec->n_knobs; i++) {
-        if (!alias[i]) {
-            res->reason = TVM_MAP_KNOB_EXTRA;
-            snprintf(res->why, sizeof res->why, "knob %s is not in %s's space", rec->knobs[i].name, ms->tmpl->name);
-            return;
-        }
-    }
-
+    const char *alias[TVM_MAX_KNOBS];
+    knob_aliases(rec, &ms->space, alias, res);
     int32_t choice[SPACE_MAX_KNOBS];
-    /* TVM's index, recomputed over the entity (first knob fastest) */
-    uint64_t tvm_index = 0, radix = 1;
-    bool tvm_ok = rec->has_index;
-    for (int k = 0; k < sp->n_knobs; k++) {
-        const Knob *kb = &sp->knobs[k];
-        int e = -1;
-        for (int i = 0; i < rec->n_knobs; i++)
-            if (strcmp(alias[i], kb->name) == 0) e = i;
-        if (e < 0) {
-            res->reason = TVM_MAP_KNOB_MISSING;
-            snprintf(res->why, sizeof res->why, "knob %s of %s is not in the record", kb->name, ms->tmpl->name);
-            return;
-        }
-        const TvmKnob *tk = &rec->knobs[e];
-        choice[k] = -1;
-        if (kb->kind == KNOB_SPLIT) {
-            if (!tk->is_list) {
-                res->reason = TVM_MAP_KNOB_SHAPE;
-                snprintf(res->why, sizeof res->why, "%s is not a split in the record", tk->name);
-                return;
-            }
-            int64_t f[TVM_MAX_DIMS], want[SPLIT_MAX_OUT];
-            if (!resolve_split(tk, kb->extent, f, res->why)) {
-                res->reason = TVM_MAP_VALUE;
-                return;
-            }
-            if (tk->n == kb->num_outputs) {
-                for (int i = 0; i < tk->n; i++)
-                    want[i] = f[i];
-            } else if (tk->n == 2 && kb->num_outputs == 3) {
-                want[0] = f[0], want[1] = 1, want[2] = f[1];
-                res->widened = true;
-            } else {
-                res->reason = TVM_MAP_KNOB_SHAPE;
-                snprintf(res->why, sizeof res->why, "%s has %d factors, %d in %s's space", tk->name, tk->n,
-                         kb->num_outputs, ms->tmpl->name);
-                return;
-            }
-            for (uint64_t j = 0; j < kb->len && choice[k] < 0; j++) {
-                const int64_t *g = kb->factors + j * (uint64_t)kb->num_outputs;
-                bool eq = true;
-                for (int i = 0; i < kb->num_outputs && eq; i++)
-                    eq = g[i] == want[i];
-                if (eq) choice[k] = (int32_t)j;
-            }
-            if (choice[k] < 0) {
-                res->reason = TVM_MAP_VALUE;
-                snprintf(res->why, sizeof res->why, "%s factors are not an entity of %s's space", tk->name,
-                         ms->tmpl->name);
-                return;
-            }
-        } else {
-            if (!tk->is_int) {
-                res->reason = TVM_MAP_VALUE;
-                snprintf(res->why, sizeof res->why, "%s is not an integer option", tk->name);
-                return;
-            }
-            for (int j = 0; j < kb->n_values && choice[k] < 0; j++)
-                if (kb->values[j] == tk->v[0]) choice[k] = j;
-            if (choice[k] < 0) {
-                res->reason = TVM_MAP_VALUE;
-                snprintf(res->why, sizeof res->why, "%s=%" PRId64 " is not a candidate of %s's space", tk->name,
-                         tk->v[0], ms->tmpl->name);
-                return;
-            }
-        }
-    }
-    /* TVM's index over the entity, in the entity's order, with TVM's enumeration */
-    for (int i = 0; i < rec->n_knobs && tvm_ok; i++) {
-        const TvmKnob *tk = &rec->knobs[i];
-        int k = Space_knobIndex(sp, alias[i]);
-        const Knob *kb = &sp->knobs[k];
-        if (kb->kind == KNOB_SPLIT) {
-            int64_t f[TVM_MAX_DIMS];
-            uint64_t len = 0;
-            char w[TT_ERRLEN];
-            int64_t r = resolve_split(tk, kb->extent, f, w) ? tvm_split_rank(kb->extent, f, tk->n, &len) : -1;
-            if (r < 0) tvm_ok = false;
-            tvm_index += (uint64_t)r * radix;
-            radix *= len;
-        } else {
-            tvm_index += (uint64_t)choice[k] * radix;
-            radix *= (uint64_t)kb->n_values;
-        }
-    }
-    if (tvm_ok) {
-        res->tvm_index_checked = true;
-        res->tvm_index = (int64_t)tvm_index;
-        res->tvm_index_agrees = (int64_t)tvm_index == rec->index;
-    }
-
-    Record_done(out);
-    Record_init(out);
-    Workload_key(&wl, out->task_key, sizeof out->task_key);
-    snprintf(out->template_name, sizeof out->template_name, "%s", ms->tmpl->name);
-    snprintf(out->target, sizeof out->target, "%s", tt_target);
-    out->index = Space_encode(sp, choice);
-    out->n_choice = sp->n_knobs;
-    for (int k = 0; k < sp->n_knobs; k++)
-        out->choice[k] = choice[k];
-    Space_format(sp, choice, out->config, sizeof out->config);
-    out->timestamp = rec->timestamp;
-    snprintf(out->src, sizeof out->src, "autotvm %.70s:%ld", src_name, rec->line);
-    out->src_cost = TvmRecord_mean(rec);
+    if (!map_choice(rec, ms, alias, choice, res)) return;
+    check_tvm_index(rec, &ms->space, alias, choice, res);
+    fill_record(rec, &wl, ms, tt_target, choice, src_name, out);
     res->reason = TVM_MAP_OK;
 }

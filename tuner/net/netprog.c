@@ -211,253 +211,328 @@ typedef struct Group {
     double lo, hi;
 } Group;
 
-Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok, bool flat, NetPlan *plan, char *err) {
-    memset(plan, 0, sizeof *plan);
-    plan->g = g;
-    plan->gt = gt;
+/* The plan's units and their progress: a tunable op with its whole epilogue
+ * chain, a group of elementwise ops, or any other op alone. */
+typedef struct Units {
+    int *head;   /* per op: the op heading its unit */
+    int *first;  /* per unit head: its first member (op order) */
+    int *nextm;  /* per op: the next member of its unit, or -1 */
+    bool *done;  /* per unit head: its steps are emitted */
+    bool *ready; /* per tensor: written by an emitted unit (or an input) */
+    Group *grp;  /* per elementwise unit head: its group */
+    int n_units;
+} Units;
+
+/* The group headed by elementwise op h: h, then its output's only reader while that reader is an
+ * add (the residual) or an activation the group does not have yet; the members join h's unit. */
+static void group_make(const Graph *g, const GraphTasks *gt, int *head, int h, Group *G) {
+    const GraphOp *op = &g->ops[h];
+    G->x = op->in[0];
+    G->res = op->kind == GOP_ADD ? op->in[1] : -1;
+    G->bn = op->kind == GOP_BATCH_NORM ? h : -1;
+    G->bias = op->kind == GOP_BIAS_ADD ? h : -1;
+    G->act = op->kind == GOP_RELU ? 1 : op->kind == GOP_CLIP ? 2 : 0;
+    G->lo = op->alpha, G->hi = op->beta;
+    G->out = op->out;
+    G->n = 1;
+    for (;;) {
+        if (G->out == g->output) break;
+        int k = Graph_onlyReader(g, G->out);
+        if (k < 0 || head[k] != k || gt->epi_of[k] >= 0 || k < h) break;
+        const GraphOp *o2 = &g->ops[k];
+        if (o2->kind == GOP_ADD && G->res < 0 && !G->act && o2->in[0] != o2->in[1])
+            G->res = o2->in[0] == G->out ? o2->in[1] : o2->in[0];
+        else if ((o2->kind == GOP_RELU || o2->kind == GOP_CLIP) && !G->act) {
+            G->act = o2->kind == GOP_RELU ? 1 : 2;
+            G->lo = o2->alpha, G->hi = o2->beta;
+        } else
+            break;
+        head[k] = h;
+        G->out = o2->out;
+        G->n++;
+    }
+}
+
+/* The units of the graph's ops, their members in op order, and the graph's inputs ready. */
+static void units_make(const Graph *g, const GraphTasks *gt, Units *u) {
     int n = g->n_ops;
-    PlanCtx c = {plan, g, gt, NULL, flat};
-    if (ok) {
-        NetOpKernel *copy = malloc((size_t)(n + 1) * sizeof *copy);
-        if (!copy) abort();
-        memcpy(copy, ok, (size_t)n * sizeof *copy);
-        plan->ok = copy;
-        c.ok = copy;
-    }
-    plan->alias = malloc((size_t)g->n_tensors * sizeof(int));
-    int *head = malloc((size_t)(n + 1) * sizeof(int)); /* per op: the op heading its unit */
-    bool *done = calloc((size_t)(n + 1), sizeof(bool));
-    bool *ready = calloc((size_t)g->n_tensors, sizeof(bool));
-    Group *grp = calloc((size_t)(n + 1), sizeof *grp);
-    if (!plan->alias || !head || !done || !ready || !grp) abort();
-    for (int t = 0; t < g->n_tensors; t++)
-        plan->alias[t] = -1;
-    for (int i = 0; i < g->n_inputs; i++) {
-        ready[g->inputs[i]] = true;
-        add_view(&c, g->inputs[i], LOC_NCHW, -1);
-    }
-
-    /* units: a tunable op with its whole epilogue chain; a group of
-     * elementwise ops; every other op alone */
+    u->head = malloc((size_t)(n + 1) * sizeof(int));
+    u->first = malloc((size_t)(n + 1) * sizeof(int));
+    u->nextm = malloc((size_t)(n + 1) * sizeof(int));
+    u->done = calloc((size_t)(n + 1), sizeof(bool));
+    u->ready = calloc((size_t)g->n_tensors, sizeof(bool));
+    u->grp = calloc((size_t)(n + 1), sizeof *u->grp);
+    if (!u->head || !u->first || !u->nextm || !u->done || !u->ready || !u->grp) abort();
+    for (int i = 0; i < g->n_inputs; i++)
+        u->ready[g->inputs[i]] = true;
     for (int i = 0; i < n; i++)
-        head[i] = gt->epi_of[i] >= 0 ? gt->epi_of[i] : i;
-    for (int h = 0; h < n; h++) {
-        const GraphOp *op = &g->ops[h];
-        if (head[h] != h || gt->epi_of[h] >= 0 || !is_elementwise(op->kind)) continue;
-        Group *G = &grp[h];
-        G->x = op->in[0];
-        G->res = op->kind == GOP_ADD ? op->in[1] : -1;
-        G->bn = op->kind == GOP_BATCH_NORM ? h : -1;
-        G->bias = op->kind == GOP_BIAS_ADD ? h : -1;
-        G->act = op->kind == GOP_RELU ? 1 : op->kind == GOP_CLIP ? 2 : 0;
-        G->lo = op->alpha, G->hi = op->beta;
-        G->out = op->out;
-        G->n = 1;
-        for (;;) {
-            if (G->out == g->output) break;
-            int k = Graph_onlyReader(g, G->out);
-            if (k < 0 || head[k] != k || gt->epi_of[k] >= 0 || k < h) break;
-            const GraphOp *o2 = &g->ops[k];
-            if (o2->kind == GOP_ADD && G->res < 0 && !G->act && o2->in[0] != o2->in[1])
-                G->res = o2->in[0] == G->out ? o2->in[1] : o2->in[0];
-            else if ((o2->kind == GOP_RELU || o2->kind == GOP_CLIP) && !G->act) {
-                G->act = o2->kind == GOP_RELU ? 1 : 2;
-                G->lo = o2->alpha, G->hi = o2->beta;
-            } else
-                break;
-            head[k] = h;
-            G->out = o2->out;
-            G->n++;
-        }
-    }
-
-    /* Kahn over units in op order: a unit runs once every input it reads
-     * from outside itself is ready. */
-    int emitted = 0, units = 0;
-    int *first = malloc((size_t)(n + 1) * sizeof(int)), *nextm = malloc((size_t)(n + 1) * sizeof(int));
-    if (!first || !nextm) abort();
+        u->head[i] = gt->epi_of[i] >= 0 ? gt->epi_of[i] : i;
+    for (int h = 0; h < n; h++)
+        if (u->head[h] == h && gt->epi_of[h] < 0 && is_elementwise(g->ops[h].kind))
+            group_make(g, gt, u->head, h, &u->grp[h]);
     for (int i = 0; i < n; i++)
-        first[i] = nextm[i] = -1;
+        u->first[i] = u->nextm[i] = -1;
     for (int j = n - 1; j >= 0; j--) { /* members of each unit, in op order */
-        nextm[j] = first[head[j]];
-        first[head[j]] = j;
+        u->nextm[j] = u->first[u->head[j]];
+        u->first[u->head[j]] = j;
     }
+    u->n_units = 0;
     for (int i = 0; i < n; i++)
-        units += head[i] == i;
-    while (emitted < units) {
-        int pick = -1;
-        for (int i = 0; i < n && pick < 0; i++) {
-            if (head[i] != i || done[i]) continue;
-            bool okk = true;
-            for (int j = first[i]; j >= 0 && okk; j = nextm[j]) {
-                for (int k = 0; k < g->ops[j].n_in && okk; k++) {
-                    int t = g->ops[j].in[k], p = g->tensors[t].producer;
-                    if (p >= 0 && head[p] == i) continue; /* inside the unit */
-                    okk = ready[t];
-                }
+        u->n_units += u->head[i] == i;
+}
+
+/* Frees the units. */
+static void units_done(Units *u) {
+    free(u->head), free(u->first), free(u->nextm), free(u->done), free(u->ready), free(u->grp);
+}
+
+/* Kahn over units in op order: the first unit not run yet whose every input
+ * from outside itself is ready; -1 when none is (a cycle). */
+static int next_unit(const Graph *g, const Units *u) {
+    for (int i = 0; i < g->n_ops; i++) {
+        if (u->head[i] != i || u->done[i]) continue;
+        bool okk = true;
+        for (int j = u->first[i]; j >= 0 && okk; j = u->nextm[j]) {
+            for (int k = 0; k < g->ops[j].n_in && okk; k++) {
+                int t = g->ops[j].in[k], p = g->tensors[t].producer;
+                if (p >= 0 && u->head[p] == i) continue; /* inside the unit */
+                okk = u->ready[t];
             }
-            if (okk) pick = i;
         }
-        if (pick < 0) {
-            NetPlan_done(plan);
-            free(head), free(done), free(ready), free(grp), free(first), free(nextm);
-            return tt_fail(err, "graph %s: no op can run next (a cycle)", g->name);
-        }
-        done[pick] = true;
-        emitted++;
-        const GraphOp *op = &g->ops[pick];
-        char label[96], shape[64];
-        if (GraphOp_isTunable(op->kind)) {
-            NetOpKernel kk;
-            if (c.ok) {
-                kk = c.ok[pick];
-            } else {
-                const Workload *tw = &gt->tasks[gt->task[pick]].wl;
-                kk = (NetOpKernel){.kernel = gt->task[pick],
-                                   .bias = tw->bias,
-                                   .residual = tw->residual,
-                                   .relu = tw->relu,
-                                   .relu6 = tw->relu6};
-            }
-            int end = chain_end(gt, g, pick);
-            kernel_label(&c, pick, label, sizeof label);
-            Graph_shapeStr(g, op->out, shape, sizeof shape);
-            int rb = gt->epi_bias[pick] >= 0 && !kk.bias ? gt->epi_bias[pick] : -1;
-            int ra = gt->epi_add[pick] >= 0 && !kk.residual ? gt->epi_add[pick] : -1;
-            int rr = gt->epi_relu[pick] >= 0 && !kk.relu && !kk.relu6 ? gt->epi_relu[pick] : -1;
-            bool rclip = rr >= 0 && g->ops[rr].kind == GOP_CLIP; /* the activation left: ReLU6 */
-            bool rest = rb >= 0 || ra >= 0 || rr >= 0;
-            int in_t = -1, in2_t = -1;
-            if (kk.mask & BLOCKED_INPUT)
-                ensure(&c, op->in[0], LOC_IN, pick);
-            else
-                ensure(&c, op->in[0], LOC_NCHW, -1), in_t = op->in[0];
-            if (op->kind == GOP_BATCH_MATMUL) {
-                ensure(&c, op->in[1], LOC_NCHW, -1);
-                in2_t = op->in[1];
-            } else if (kk.residual) {
-                int r = g->ops[gt->epi_add[pick]].in[1];
-                if (kk.mask & BLOCKED_OUTPUT)
-                    ensure(&c, r, LOC_RES, pick);
-                else
-                    ensure(&c, r, LOC_NCHW, -1), in2_t = r;
-            }
-            NetStep *s = push(&c, NSTEP_KERNEL, pick, label);
-            s->kernel = kk.kernel;
-            s->in_t = in_t;
-            s->in2_t = in2_t;
-            s->blocked = kk.mask != 0;
-            s->out = rest ? -1 : end;
-            bool bout = (kk.mask & BLOCKED_OUTPUT) != 0;
-            if (!bout) {
-                s->out_t = end;
-                if (plan->alias[end] < 0) plan->alias[end] = end;
-            }
-            if (!rest) {
-                add_view(&c, end, bout ? LOC_OUT : LOC_NCHW, bout ? pick : -1);
-            } else {
-                char l3[96];
-                Graph_shapeStr(g, end, shape, sizeof shape);
-                snprintf(l3, sizeof l3, "%s%s%s%s%s %s", rb >= 0 ? "bias_add" : "",
-                         rb >= 0 && (ra >= 0 || rr >= 0) ? "+" : "", ra >= 0 ? "add" : "",
-                         ra >= 0 && rr >= 0 ? "+" : "",
-                         rr < 0  ? ""
-                         : rclip ? "clip"
-                                 : "relu",
-                         shape);
-                NetView dst = bout ? wanted(&c, end, (NetView){-1, LOC_OUT, pick}) : (NetView){end, LOC_NCHW, -1};
-                NetView res = {-2, LOC_NCHW, -1};
-                if (ra >= 0) {
-                    int r = g->ops[ra].in[1];
-                    if (flat) ensure(&c, r, LOC_NCHW, -1);
-                    res = flat ? (NetView){r, LOC_NCHW, -1} : read_view(&c, r, dst);
-                }
-                NetStep *e = push(&c, NSTEP_RUNTIME, pick, l3); /* after ensure(): push may move the steps */
-                e->move = true;
-                e->out = end;
-                e->src = bout ? (NetView){-1, LOC_OUT, pick} : dst;
-                e->dst = dst;
-                e->res = res;
-                e->shift_op = rb;
-                e->act = rr < 0 ? 0 : rclip ? 2 : 1;
-                if (rclip) e->lo = g->ops[rr].alpha, e->hi = g->ops[rr].beta;
-                add_view(&c, end, dst.loc, dst.op);
-            }
-            ready[end] = true;
-            continue;
-        }
-        if (is_elementwise(op->kind) && gt->epi_of[pick] < 0) {
-            const Group *G = &grp[pick];
-            NetView dst = wanted(&c, G->out,
-                                 flat ? (NetView){-2, LOC_NCHW, -1} : read_view(&c, G->x, (NetView){-1, LOC_NCHW, -1}));
-            NetView src, res = {-2, LOC_NCHW, -1};
-            if (flat) {
-                ensure(&c, G->x, LOC_NCHW, -1);
-                src = (NetView){G->x, LOC_NCHW, -1};
-                if (G->res >= 0) ensure(&c, G->res, LOC_NCHW, -1), res = (NetView){G->res, LOC_NCHW, -1};
-            } else {
-                src = read_view(&c, G->x, dst);
-                if (G->res >= 0) res = read_view(&c, G->res, dst);
-            }
-            label[0] = 0;
-            for (int j = first[pick]; j >= 0; j = nextm[j])
-                if (head[j] == pick)
-                    snprintf(label + strlen(label), sizeof label - strlen(label), "%s%s", label[0] ? "+" : "",
-                             GraphOp_kindName(g->ops[j].kind));
-            Graph_shapeStr(g, G->x, shape, sizeof shape);
-            snprintf(label + strlen(label), sizeof label - strlen(label), " %s", shape);
-            NetStep *s = push(&c, NSTEP_RUNTIME, pick, label);
-            s->move = true;
-            s->out = G->out;
-            s->src = src;
-            s->res = res;
-            s->dst = dst;
-            s->scale_op = G->bn;
-            s->shift_op = G->bias >= 0 ? G->bias : G->bn;
-            s->act = G->act;
-            s->lo = G->lo, s->hi = G->hi;
-            add_view(&c, G->out, dst.loc, dst.op);
-            ready[G->out] = true;
-            continue;
-        }
-        if (op->kind == GOP_FLATTEN) {
-            ensure(&c, op->in[0], LOC_NCHW, -1);
-            plan->alias[op->out] = plan->alias[op->in[0]]; /* NCHW flatten is a view */
-            add_view(&c, op->out, LOC_NCHW, -1);
-            ready[op->out] = true;
-            continue;
-        }
-        if (op->kind == GOP_MAX_POOL && !flat) {
-            NetView dst = wanted(&c, op->out, read_view(&c, op->in[0], (NetView){-1, LOC_NCHW, -1}));
-            Graph_runLabel(g, pick, 1, label, sizeof label);
-            NetView src = read_view(&c, op->in[0], dst);
-            NetStep *s = push(&c, NSTEP_RUNTIME, pick, label);
-            s->out = op->out;
-            s->src = src;
-            s->dst = dst;
-            add_view(&c, op->out, dst.loc, dst.op);
-            ready[op->out] = true;
-            continue;
-        }
-        for (int j = 0; j < op->n_in; j++)
-            ensure(&c, op->in[j], LOC_NCHW, -1);
-        Graph_runLabel(g, pick, 1, label, sizeof label);
-        NetStep *s = push(&c, NSTEP_RUNTIME, pick, label);
-        s->out = op->out;
-        s->src = (NetView){op->in[0], LOC_NCHW, -1};
-        s->dst = (NetView){op->out, LOC_NCHW, -1};
-        add_view(&c, op->out, LOC_NCHW, -1);
-        ready[op->out] = true;
+        if (okk) return i;
     }
-    ensure(&c, g->output, LOC_NCHW, -1);
-    /* tensors a blocked kernel wrote or read that never went through NCHW */
+    return -1;
+}
+
+/* The kernel of tunable op i: ok[i], else its task's kernel with the task's epilogue. */
+static NetOpKernel op_kernel(const PlanCtx *c, int i) {
+    if (c->ok) return c->ok[i];
+    const GraphTasks *gt = c->gt;
+    const Workload *tw = &gt->tasks[gt->task[i]].wl;
+    return (NetOpKernel){
+        .kernel = gt->task[i], .bias = tw->bias, .residual = tw->residual, .relu = tw->relu, .relu6 = tw->relu6};
+}
+
+/* The inputs of kernel kk of op pick where it reads them: its data input blocked or NCHW, a
+ * batch_matmul's second input or the fused residual; *in_t, *in2_t the NCHW tensors passed. */
+static void kernel_inputs(PlanCtx *c, int pick, const NetOpKernel *kk, int *in_t, int *in2_t) {
+    const Graph *g = c->g;
+    const GraphOp *op = &g->ops[pick];
+    if (kk->mask & BLOCKED_INPUT)
+        ensure(c, op->in[0], LOC_IN, pick);
+    else
+        ensure(c, op->in[0], LOC_NCHW, -1), *in_t = op->in[0];
+    if (op->kind == GOP_BATCH_MATMUL) {
+        ensure(c, op->in[1], LOC_NCHW, -1);
+        *in2_t = op->in[1];
+    } else if (kk->residual) {
+        int r = g->ops[c->gt->epi_add[pick]].in[1];
+        if (kk->mask & BLOCKED_OUTPUT)
+            ensure(c, r, LOC_RES, pick);
+        else
+            ensure(c, r, LOC_NCHW, -1), *in2_t = r;
+    }
+}
+
+/* The runtime step after kernel op pick for the epilogue ops its kernel leaves (rb bias_add, ra
+ * add, rr activation; -1: fused or none): from the kernel's output (bout: its blocked buffer)
+ * into where tensor end is wanted. */
+static void emit_rest(PlanCtx *c, int pick, int end, int rb, int ra, int rr, bool bout) {
+    const Graph *g = c->g;
+    bool rclip = rr >= 0 && g->ops[rr].kind == GOP_CLIP; /* the activation left: ReLU6 */
+    char l3[96], shape[64];
+    Graph_shapeStr(g, end, shape, sizeof shape);
+    snprintf(l3, sizeof l3, "%s%s%s%s%s %s", rb >= 0 ? "bias_add" : "", rb >= 0 && (ra >= 0 || rr >= 0) ? "+" : "",
+             ra >= 0 ? "add" : "", ra >= 0 && rr >= 0 ? "+" : "",
+             rr < 0  ? ""
+             : rclip ? "clip"
+                     : "relu",
+             shape);
+    NetView dst = bout ? wanted(c, end, (NetView){-1, LOC_OUT, pick}) : (NetView){end, LOC_NCHW, -1};
+    NetView res = {-2, LOC_NCHW, -1};
+    if (ra >= 0) {
+        int r = g->ops[ra].in[1];
+        if (c->flat) ensure(c, r, LOC_NCHW, -1);
+        res = c->flat ? (NetView){r, LOC_NCHW, -1} : read_view(c, r, dst);
+    }
+    NetStep *e = push(c, NSTEP_RUNTIME, pick, l3); /* after ensure(): push may move the steps */
+    e->move = true;
+    e->out = end;
+    e->src = bout ? (NetView){-1, LOC_OUT, pick} : dst;
+    e->dst = dst;
+    e->res = res;
+    e->shift_op = rb;
+    e->act = rr < 0 ? 0 : rclip ? 2 : 1;
+    if (rclip) e->lo = g->ops[rr].alpha, e->hi = g->ops[rr].beta;
+    add_view(c, end, dst.loc, dst.op);
+}
+
+/* The kernel step of tunable op pick (its inputs made ready where it reads them), then a
+ * runtime step for the epilogue ops its kernel does not fuse. */
+static void emit_kernel(PlanCtx *c, Units *u, int pick) {
+    const Graph *g = c->g;
+    const GraphTasks *gt = c->gt;
+    NetOpKernel kk = op_kernel(c, pick);
+    int end = chain_end(gt, g, pick);
+    char label[96];
+    kernel_label(c, pick, label, sizeof label);
+    int rb = gt->epi_bias[pick] >= 0 && !kk.bias ? gt->epi_bias[pick] : -1;
+    int ra = gt->epi_add[pick] >= 0 && !kk.residual ? gt->epi_add[pick] : -1;
+    int rr = gt->epi_relu[pick] >= 0 && !kk.relu && !kk.relu6 ? gt->epi_relu[pick] : -1;
+    bool rest = rb >= 0 || ra >= 0 || rr >= 0;
+    int in_t = -1, in2_t = -1;
+    kernel_inputs(c, pick, &kk, &in_t, &in2_t);
+    NetStep *s = push(c, NSTEP_KERNEL, pick, label);
+    s->kernel = kk.kernel;
+    s->in_t = in_t;
+    s->in2_t = in2_t;
+    s->blocked = kk.mask != 0;
+    s->out = rest ? -1 : end;
+    bool bout = (kk.mask & BLOCKED_OUTPUT) != 0;
+    if (!bout) {
+        s->out_t = end;
+        if (c->p->alias[end] < 0) c->p->alias[end] = end;
+    }
+    if (!rest)
+        add_view(c, end, bout ? LOC_OUT : LOC_NCHW, bout ? pick : -1);
+    else
+        emit_rest(c, pick, end, rb, ra, rr, bout);
+    u->ready[end] = true;
+}
+
+/* The one runtime step of the elementwise group headed by op pick, labelled with its members. */
+static void emit_group(PlanCtx *c, Units *u, int pick) {
+    const Graph *g = c->g;
+    const Group *G = &u->grp[pick];
+    bool flat = c->flat;
+    NetView dst =
+        wanted(c, G->out, flat ? (NetView){-2, LOC_NCHW, -1} : read_view(c, G->x, (NetView){-1, LOC_NCHW, -1}));
+    NetView src, res = {-2, LOC_NCHW, -1};
+    if (flat) {
+        ensure(c, G->x, LOC_NCHW, -1);
+        src = (NetView){G->x, LOC_NCHW, -1};
+        if (G->res >= 0) ensure(c, G->res, LOC_NCHW, -1), res = (NetView){G->res, LOC_NCHW, -1};
+    } else {
+        src = read_view(c, G->x, dst);
+        if (G->res >= 0) res = read_view(c, G->res, dst);
+    }
+    char label[96] = "", shape[64];
+    for (int j = u->first[pick]; j >= 0; j = u->nextm[j])
+        if (u->head[j] == pick)
+            snprintf(label + strlen(label), sizeof label - strlen(label), "%s%s", label[0] ? "+" : "",
+                     GraphOp_kindName(g->ops[j].kind));
+    Graph_shapeStr(g, G->x, shape, sizeof shape);
+    snprintf(label + strlen(label), sizeof label - strlen(label), " %s", shape);
+    NetStep *s = push(c, NSTEP_RUNTIME, pick, label);
+    s->move = true;
+    s->out = G->out;
+    s->src = src;
+    s->res = res;
+    s->dst = dst;
+    s->scale_op = G->bn;
+    s->shift_op = G->bias >= 0 ? G->bias : G->bn;
+    s->act = G->act;
+    s->lo = G->lo, s->hi = G->hi;
+    add_view(c, G->out, dst.loc, dst.op);
+    u->ready[G->out] = true;
+}
+
+/* A max pool (not flat): on the blocked view its input has when it can, written where its output is wanted. */
+static void emit_max_pool(PlanCtx *c, Units *u, int pick) {
+    const GraphOp *op = &c->g->ops[pick];
+    char label[96];
+    NetView dst = wanted(c, op->out, read_view(c, op->in[0], (NetView){-1, LOC_NCHW, -1}));
+    Graph_runLabel(c->g, pick, 1, label, sizeof label);
+    NetView src = read_view(c, op->in[0], dst);
+    NetStep *s = push(c, NSTEP_RUNTIME, pick, label);
+    s->out = op->out;
+    s->src = src;
+    s->dst = dst;
+    add_view(c, op->out, dst.loc, dst.op);
+    u->ready[op->out] = true;
+}
+
+/* Any other op on NCHW tensors: a flatten is a view of its input, the rest one runtime step. */
+static void emit_op(PlanCtx *c, Units *u, int pick) {
+    const GraphOp *op = &c->g->ops[pick];
+    if (op->kind == GOP_FLATTEN) {
+        ensure(c, op->in[0], LOC_NCHW, -1);
+        c->p->alias[op->out] = c->p->alias[op->in[0]]; /* NCHW flatten is a view */
+        add_view(c, op->out, LOC_NCHW, -1);
+        u->ready[op->out] = true;
+        return;
+    }
+    for (int j = 0; j < op->n_in; j++)
+        ensure(c, op->in[j], LOC_NCHW, -1);
+    char label[96];
+    Graph_runLabel(c->g, pick, 1, label, sizeof label);
+    NetStep *s = push(c, NSTEP_RUNTIME, pick, label);
+    s->out = op->out;
+    s->src = (NetView){op->in[0], LOC_NCHW, -1};
+    s->dst = (NetView){op->out, LOC_NCHW, -1};
+    add_view(c, op->out, LOC_NCHW, -1);
+    u->ready[op->out] = true;
+}
+
+/* The steps of the unit headed by op pick. */
+static void emit_unit(PlanCtx *c, Units *u, int pick) {
+    GraphOpKind kind = c->g->ops[pick].kind;
+    if (GraphOp_isTunable(kind))
+        emit_kernel(c, u, pick);
+    else if (is_elementwise(kind) && c->gt->epi_of[pick] < 0)
+        emit_group(c, u, pick);
+    else if (kind == GOP_MAX_POOL && !c->flat)
+        emit_max_pool(c, u, pick);
+    else
+        emit_op(c, u, pick);
+}
+
+/* Tensors a blocked kernel wrote or read that never went through NCHW. */
+static int kept_blocked(const NetPlan *plan, const Graph *g) {
+    int n = 0;
     for (int t = 0; t < g->n_tensors; t++) {
         bool blockedv = false;
         for (int v = 0; v < plan->n_views; v++)
             blockedv |= plan->views[v].tensor == t && plan->views[v].loc != LOC_NCHW;
-        plan->kept_blocked += blockedv && plan->alias[t] < 0;
+        n += blockedv && plan->alias[t] < 0;
     }
-    free(head), free(done), free(ready), free(grp), free(first), free(nextm);
+    return n;
+}
+
+/* The plan: every unit, in an order its inputs allow, as its steps; the output ends in NCHW. */
+Status NetPlan_make(const Graph *g, const GraphTasks *gt, const NetOpKernel *ok, bool flat, NetPlan *plan, char *err) {
+    memset(plan, 0, sizeof *plan);
+    plan->g = g;
+    plan->gt = gt;
+    PlanCtx c = {plan, g, gt, NULL, flat};
+    if (ok) {
+        NetOpKernel *copy = malloc((size_t)(g->n_ops + 1) * sizeof *copy);
+        if (!copy) abort();
+        memcpy(copy, ok, (size_t)g->n_ops * sizeof *copy);
+        plan->ok = copy;
+        c.ok = copy;
+    }
+    plan->alias = malloc((size_t)g->n_tensors * sizeof(int));
+    if (!plan->alias) abort();
+    for (int t = 0; t < g->n_tensors; t++)
+        plan->alias[t] = -1;
+    for (int i = 0; i < g->n_inputs; i++)
+        add_view(&c, g->inputs[i], LOC_NCHW, -1);
+    Units u;
+    units_make(g, gt, &u);
+    for (int emitted = 0; emitted < u.n_units; emitted++) {
+        int pick = next_unit(g, &u);
+        if (pick < 0) {
+            NetPlan_done(plan);
+            units_done(&u);
+            return tt_fail(err, "graph %s: no op can run next (a cycle)", g->name);
+        }
+        u.done[pick] = true;
+        emit_unit(&c, &u, pick);
+    }
+    ensure(&c, g->output, LOC_NCHW, -1);
+    plan->kept_blocked = kept_blocked(plan, g);
+    units_done(&u);
     return TT_OK;
 }
 

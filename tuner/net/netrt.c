@@ -230,154 +230,189 @@ static inline __attribute__((always_inline)) void ttrt_run(const float *xp, long
             }
 }
 
-void ttrt_move(const float *x, const ttrt_layout *lx, const float *res, const ttrt_layout *lr, float *y,
-               const ttrt_layout *ly, long n, long c, long h, long w, const float *scale, const float *shift, int act,
-               float lo, float hi) {
-    if (act == 1) lo = 0, hi = FLT_MAX;
-    if (act == 0) lo = -FLT_MAX, hi = FLT_MAX;
-    long bx = ttrt_blocks(lx, c), by = ttrt_blocks(ly, c), br = res ? ttrt_blocks(lr, c) : 0;
+/* The operands of one ttrt_move: x (and res) read, y written, each in its layout; scale and
+ * shift per channel (NULL: 1 and 0); the activation's bounds lo, hi; the blocks of each layout. */
+typedef struct ttrt_mv {
+    const float *x, *res, *scale, *shift;
+    float *y;
+    const ttrt_layout *lx, *lr, *ly;
+    long n, c, h, w, bx, by, br;
+    float lo, hi;
+} ttrt_mv;
+
+/* Every operand in the same blocks of cb <= 256 channels: rows of w * cb floats in every operand,
+ * the inner loop runs over contiguous channels. */
+static void ttrt_move_same(const ttrt_mv *m) {
+    const float *x = m->x, *res = m->res, *scale = m->scale, *shift = m->shift;
+    float *y = m->y;
+    const ttrt_layout *lx = m->lx, *lr = m->lr, *ly = m->ly;
+    long n = m->n, c = m->c, h = m->h, w = m->w, bx = m->bx, by = m->by, br = m->br;
+    float lo = m->lo, hi = m->hi;
     long cb = ly->cb;
-    int same = lx->cb == cb && lx->repeat == 1 && ly->repeat == 1 && (!res || (lr->cb == cb && lr->repeat == 1));
-    if (same && cb <= 256) {
-        /* rows of w * cb floats in every operand: the inner loop runs over contiguous channels */
-        TTRT_PAR3(n * c * h * w)
-        for (long i = 0; i < n; i++)
-            for (long b = 0; b < by; b++)
-                for (long yy = 0; yy < h; yy++) {
-                    long c0 = b * cb, kc = c - c0 < cb ? c - c0 : cb;
-                    const float *xp = x + ttrt_row(lx, bx, i, c0, yy);
-                    const float *rp = res ? res + ttrt_row(lr, br, i, c0, yy) : NULL;
-                    float *yp = y + ttrt_row(ly, by, i, c0, yy);
-                    float s[256], t[256];
-                    for (long k = 0; k < kc; k++) {
-                        s[k] = scale ? scale[c0 + k] : 1.0f;
-                        t[k] = shift ? shift[c0 + k] : 0.0f;
-                    }
-                    if (cb == 1) {
-                        float s0 = scale ? scale[c0] : 1.0f, t0 = shift ? shift[c0] : 0.0f;
-                        if (rp)
-                            for (long xx = 0; xx < w; xx++) {
-                                float v = xp[xx] * s0 + t0 + rp[xx];
-                                yp[xx] = TTRT_ACT(v);
-                            }
-                        else
-                            for (long xx = 0; xx < w; xx++) {
-                                float v = xp[xx] * s0 + t0;
-                                yp[xx] = TTRT_ACT(v);
-                            }
-                    } else if (kc == cb) {
-                        for (long xx = 0; xx < w; xx++) {
-                            const float *xv = xp + xx * cb, *rv = rp ? rp + xx * cb : NULL;
-                            float *yv = yp + xx * cb;
-                            if (rv)
-                                for (long k = 0; k < cb; k++) {
-                                    float v = xv[k] * s[k] + t[k] + rv[k];
-                                    yv[k] = TTRT_ACT(v);
-                                }
-                            else
-                                for (long k = 0; k < cb; k++) {
-                                    float v = xv[k] * s[k] + t[k];
-                                    yv[k] = TTRT_ACT(v);
-                                }
-                        }
-                    } else {
-                        for (long xx = 0; xx < w; xx++)
-                            for (long k = 0; k < kc; k++) {
-                                float v = xp[xx * cb + k] * s[k] + t[k] + (rp ? rp[xx * cb + k] : 0.0f);
-                                yp[xx * cb + k] = TTRT_ACT(v);
-                            }
-                    }
+    TTRT_PAR3(n * c * h * w)
+    for (long i = 0; i < n; i++)
+        for (long b = 0; b < by; b++)
+            for (long yy = 0; yy < h; yy++) {
+                long c0 = b * cb, kc = c - c0 < cb ? c - c0 : cb;
+                const float *xp = x + ttrt_row(lx, bx, i, c0, yy);
+                const float *rp = res ? res + ttrt_row(lr, br, i, c0, yy) : NULL;
+                float *yp = y + ttrt_row(ly, by, i, c0, yy);
+                float s[256], t[256];
+                for (long k = 0; k < kc; k++) {
+                    s[k] = scale ? scale[c0 + k] : 1.0f;
+                    t[k] = shift ? shift[c0 + k] : 0.0f;
                 }
-        return;
-    }
-    if (cb == 1 && lx->repeat == 1 && ly->repeat == 1 && (!res || lr->repeat == 1) && lx->cb <= 256) {
-        /* blocked -> NCHW: per row of x's blocks, each column's channels go to their own rows of y */
-        long xcb = lx->cb;
-        TTRT_PAR3(n * c * h * w)
-        for (long i = 0; i < n; i++)
-            for (long b = 0; b < bx; b++)
-                for (long yy = 0; yy < h; yy++) {
-                    long c0 = b * xcb, kc = c - c0 < xcb ? c - c0 : xcb;
-                    const float *xp = x + ttrt_row(lx, bx, i, c0, yy);
-                    for (long k = 0; k < kc; k++) {
-                        float s = scale ? scale[c0 + k] : 1.0f, t = shift ? shift[c0 + k] : 0.0f;
-                        const float *rp = res ? res + ttrt_row(lr, br, i, c0 + k, yy) : NULL;
-                        float *yp = y + ttrt_row(ly, by, i, c0 + k, yy);
-                        long sr = res ? lr->cb : 0;
+                if (cb == 1) {
+                    float s0 = scale ? scale[c0] : 1.0f, t0 = shift ? shift[c0] : 0.0f;
+                    if (rp)
                         for (long xx = 0; xx < w; xx++) {
-                            float v = xp[xx * xcb + k] * s + t + (rp ? rp[xx * sr] : 0.0f);
+                            float v = xp[xx] * s0 + t0 + rp[xx];
                             yp[xx] = TTRT_ACT(v);
                         }
+                    else
+                        for (long xx = 0; xx < w; xx++) {
+                            float v = xp[xx] * s0 + t0;
+                            yp[xx] = TTRT_ACT(v);
+                        }
+                } else if (kc == cb) {
+                    for (long xx = 0; xx < w; xx++) {
+                        const float *xv = xp + xx * cb, *rv = rp ? rp + xx * cb : NULL;
+                        float *yv = yp + xx * cb;
+                        if (rv)
+                            for (long k = 0; k < cb; k++) {
+                                float v = xv[k] * s[k] + t[k] + rv[k];
+                                yv[k] = TTRT_ACT(v);
+                            }
+                        else
+                            for (long k = 0; k < cb; k++) {
+                                float v = xv[k] * s[k] + t[k];
+                                yv[k] = TTRT_ACT(v);
+                            }
                     }
-                }
-        return;
-    }
-    if (lx->cb == 1 && (!res || lr->cb == 1) && lx->repeat == 1 && ly->repeat == 1 && (!res || lr->repeat == 1) &&
-        cb <= 256) {
-        /* NCHW -> blocked: per row of y's blocks, gather the block's channels column by column */
-        TTRT_PAR3(n * c * h * w)
-        for (long i = 0; i < n; i++)
-            for (long b = 0; b < by; b++)
-                for (long yy = 0; yy < h; yy++) {
-                    long c0 = b * cb, kc = c - c0 < cb ? c - c0 : cb;
-                    const float *xr[256], *rr[256];
-                    float s[256], t[256];
-                    for (long k = 0; k < kc; k++) {
-                        xr[k] = x + ttrt_row(lx, bx, i, c0 + k, yy);
-                        rr[k] = res ? res + ttrt_row(lr, br, i, c0 + k, yy) : NULL;
-                        s[k] = scale ? scale[c0 + k] : 1.0f;
-                        t[k] = shift ? shift[c0 + k] : 0.0f;
-                    }
-                    float *yp = y + ttrt_row(ly, by, i, c0, yy);
+                } else {
                     for (long xx = 0; xx < w; xx++)
                         for (long k = 0; k < kc; k++) {
-                            float v = xr[k][xx] * s[k] + t[k] + (res ? rr[k][xx] : 0.0f);
+                            float v = xp[xx * cb + k] * s[k] + t[k] + (rp ? rp[xx * cb + k] : 0.0f);
                             yp[xx * cb + k] = TTRT_ACT(v);
                         }
                 }
-        return;
-    }
-    if (lx->repeat == 1 && ly->repeat == 1 && (!res || lr->repeat == 1) && cb <= 256) {
-        /* different block sizes: per row of y's blocks, runs of channels that stay inside one block
-         * of x (and of res), so that the inner loop is over contiguous channels on both sides */
-        TTRT_PAR3(n * c * h * w)
-        for (long i = 0; i < n; i++)
-            for (long b = 0; b < by; b++)
-                for (long yy = 0; yy < h; yy++) {
-                    long c0 = b * cb, kc = c - c0 < cb ? c - c0 : cb;
-                    float *yrow = y + ttrt_row(ly, by, i, c0, yy);
-                    for (long cs = c0; cs < c0 + kc;) {
-                        long ce = (cs / lx->cb + 1) * lx->cb;
-                        if (res && (cs / lr->cb + 1) * lr->cb < ce) ce = (cs / lr->cb + 1) * lr->cb;
-                        if (ce > c0 + kc) ce = c0 + kc;
-                        long len = ce - cs, sx = lx->cb, sr = res ? lr->cb : 0;
-                        const float *xp = x + ttrt_row(lx, bx, i, cs, yy);
-                        const float *rp = res ? res + ttrt_row(lr, br, i, cs, yy) : NULL;
-                        float *yp = yrow + (cs - c0);
-                        float s[256], t[256];
-                        for (long k = 0; k < len; k++) {
-                            s[k] = scale ? scale[cs + k] : 1.0f;
-                            t[k] = shift ? shift[cs + k] : 0.0f;
-                        }
-                        switch (len) { /* constant lengths: the inner loop becomes one vector */
-                        case 4:
-                            ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 4, lo, hi);
-                            break;
-                        case 8:
-                            ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 8, lo, hi);
-                            break;
-                        case 16:
-                            ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 16, lo, hi);
-                            break;
-                        default:
-                            ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, len, lo, hi);
-                        }
-                        cs = ce;
+            }
+}
+
+/* Blocked -> NCHW (x's blocks of at most 256 channels): per row of x's blocks, each column's
+ * channels go to their own rows of y. */
+static void ttrt_move_to_nchw(const ttrt_mv *m) {
+    const float *x = m->x, *res = m->res, *scale = m->scale, *shift = m->shift;
+    float *y = m->y;
+    const ttrt_layout *lx = m->lx, *lr = m->lr, *ly = m->ly;
+    long n = m->n, c = m->c, h = m->h, w = m->w, bx = m->bx, by = m->by, br = m->br;
+    float lo = m->lo, hi = m->hi;
+    long xcb = lx->cb;
+    TTRT_PAR3(n * c * h * w)
+    for (long i = 0; i < n; i++)
+        for (long b = 0; b < bx; b++)
+            for (long yy = 0; yy < h; yy++) {
+                long c0 = b * xcb, kc = c - c0 < xcb ? c - c0 : xcb;
+                const float *xp = x + ttrt_row(lx, bx, i, c0, yy);
+                for (long k = 0; k < kc; k++) {
+                    float s = scale ? scale[c0 + k] : 1.0f, t = shift ? shift[c0 + k] : 0.0f;
+                    const float *rp = res ? res + ttrt_row(lr, br, i, c0 + k, yy) : NULL;
+                    float *yp = y + ttrt_row(ly, by, i, c0 + k, yy);
+                    long sr = res ? lr->cb : 0;
+                    for (long xx = 0; xx < w; xx++) {
+                        float v = xp[xx * xcb + k] * s + t + (rp ? rp[xx * sr] : 0.0f);
+                        yp[xx] = TTRT_ACT(v);
                     }
                 }
-        return;
-    }
-    /* channel multipliers: one row (n, blocked channel of y, y) at a time, strided */
+            }
+}
+
+/* NCHW -> blocked (y's blocks of at most 256 channels): per row of y's blocks, gather the
+ * block's channels column by column. */
+static void ttrt_move_from_nchw(const ttrt_mv *m) {
+    const float *x = m->x, *res = m->res, *scale = m->scale, *shift = m->shift;
+    float *y = m->y;
+    const ttrt_layout *lx = m->lx, *lr = m->lr, *ly = m->ly;
+    long n = m->n, c = m->c, h = m->h, w = m->w, bx = m->bx, by = m->by, br = m->br;
+    float lo = m->lo, hi = m->hi;
+    long cb = ly->cb;
+    TTRT_PAR3(n * c * h * w)
+    for (long i = 0; i < n; i++)
+        for (long b = 0; b < by; b++)
+            for (long yy = 0; yy < h; yy++) {
+                long c0 = b * cb, kc = c - c0 < cb ? c - c0 : cb;
+                const float *xr[256], *rr[256];
+                float s[256], t[256];
+                for (long k = 0; k < kc; k++) {
+                    xr[k] = x + ttrt_row(lx, bx, i, c0 + k, yy);
+                    rr[k] = res ? res + ttrt_row(lr, br, i, c0 + k, yy) : NULL;
+                    s[k] = scale ? scale[c0 + k] : 1.0f;
+                    t[k] = shift ? shift[c0 + k] : 0.0f;
+                }
+                float *yp = y + ttrt_row(ly, by, i, c0, yy);
+                for (long xx = 0; xx < w; xx++)
+                    for (long k = 0; k < kc; k++) {
+                        float v = xr[k][xx] * s[k] + t[k] + (res ? rr[k][xx] : 0.0f);
+                        yp[xx * cb + k] = TTRT_ACT(v);
+                    }
+            }
+}
+
+/* Different block sizes (y's at most 256 channels): per row of y's blocks, runs of channels that
+ * stay inside one block of x (and of res), so that the inner loop is over contiguous channels on
+ * both sides. */
+static void ttrt_move_reblock(const ttrt_mv *m) {
+    const float *x = m->x, *res = m->res, *scale = m->scale, *shift = m->shift;
+    float *y = m->y;
+    const ttrt_layout *lx = m->lx, *lr = m->lr, *ly = m->ly;
+    long n = m->n, c = m->c, h = m->h, w = m->w, bx = m->bx, by = m->by, br = m->br;
+    float lo = m->lo, hi = m->hi;
+    long cb = ly->cb;
+    TTRT_PAR3(n * c * h * w)
+    for (long i = 0; i < n; i++)
+        for (long b = 0; b < by; b++)
+            for (long yy = 0; yy < h; yy++) {
+                long c0 = b * cb, kc = c - c0 < cb ? c - c0 : cb;
+                float *yrow = y + ttrt_row(ly, by, i, c0, yy);
+                for (long cs = c0; cs < c0 + kc;) {
+                    long ce = (cs / lx->cb + 1) * lx->cb;
+                    if (res && (cs / lr->cb + 1) * lr->cb < ce) ce = (cs / lr->cb + 1) * lr->cb;
+                    if (ce > c0 + kc) ce = c0 + kc;
+                    long len = ce - cs, sx = lx->cb, sr = res ? lr->cb : 0;
+                    const float *xp = x + ttrt_row(lx, bx, i, cs, yy);
+                    const float *rp = res ? res + ttrt_row(lr, br, i, cs, yy) : NULL;
+                    float *yp = yrow + (cs - c0);
+                    float s[256], t[256];
+                    for (long k = 0; k < len; k++) {
+                        s[k] = scale ? scale[cs + k] : 1.0f;
+                        t[k] = shift ? shift[cs + k] : 0.0f;
+                    }
+                    switch (len) { /* constant lengths: the inner loop becomes one vector */
+                    case 4:
+                        ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 4, lo, hi);
+                        break;
+                    case 8:
+                        ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 8, lo, hi);
+                        break;
+                    case 16:
+                        ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, 16, lo, hi);
+                        break;
+                    default:
+                        ttrt_run(xp, sx, rp, sr, yp, cb, w, s, t, len, lo, hi);
+                    }
+                    cs = ce;
+                }
+            }
+}
+
+/* Channel multipliers: one row (n, blocked channel of y, y) at a time, strided. */
+static void ttrt_move_repeat(const ttrt_mv *m) {
+    const float *x = m->x, *res = m->res, *scale = m->scale, *shift = m->shift;
+    float *y = m->y;
+    const ttrt_layout *lx = m->lx, *lr = m->lr, *ly = m->ly;
+    long n = m->n, c = m->c, h = m->h, w = m->w, bx = m->bx, by = m->by, br = m->br;
+    float lo = m->lo, hi = m->hi;
+
     long cy = c * ly->repeat;
     TTRT_PAR3(n * cy * h * w)
     for (long i = 0; i < n; i++)
@@ -394,6 +429,44 @@ void ttrt_move(const float *x, const ttrt_layout *lx, const float *res, const tt
                     yp[xx * sy] = TTRT_ACT(v);
                 }
             }
+}
+
+/* One pass of a tensor between layouts (netrt.h): the loop its layouts allow. */
+void ttrt_move(const float *x, const ttrt_layout *lx, const float *res, const ttrt_layout *lr, float *y,
+               const ttrt_layout *ly, long n, long c, long h, long w, const float *scale, const float *shift, int act,
+               float lo, float hi) {
+    if (act == 1) lo = 0, hi = FLT_MAX;
+    if (act == 0) lo = -FLT_MAX, hi = FLT_MAX;
+    ttrt_mv m = {x,
+                 res,
+                 scale,
+                 shift,
+                 y,
+                 lx,
+                 lr,
+                 ly,
+                 n,
+                 c,
+                 h,
+                 w,
+                 ttrt_blocks(lx, c),
+                 ttrt_blocks(ly, c),
+                 res ? ttrt_blocks(lr, c) : 0,
+                 lo,
+                 hi};
+    long cb = ly->cb;
+    int same = lx->cb == cb && lx->repeat == 1 && ly->repeat == 1 && (!res || (lr->cb == cb && lr->repeat == 1));
+    if (same && cb <= 256)
+        ttrt_move_same(&m);
+    else if (cb == 1 && lx->repeat == 1 && ly->repeat == 1 && (!res || lr->repeat == 1) && lx->cb <= 256)
+        ttrt_move_to_nchw(&m);
+    else if (lx->cb == 1 && (!res || lr->cb == 1) && lx->repeat == 1 && ly->repeat == 1 && (!res || lr->repeat == 1) &&
+             cb <= 256)
+        ttrt_move_from_nchw(&m);
+    else if (lx->repeat == 1 && ly->repeat == 1 && (!res || lr->repeat == 1) && cb <= 256)
+        ttrt_move_reblock(&m);
+    else
+        ttrt_move_repeat(&m);
 }
 
 void ttrt_max_pool_layout(const float *x, const ttrt_layout *lx, float *y, const ttrt_layout *ly, long n, long c,
