@@ -15,14 +15,15 @@ Status AppModelTasks_load(AppModelTasks *this, const TaskSelect *sel, char *err)
     if (app_resolve_device("cpu", NULL, true, &target, &this->dev, err) != TT_OK) return TT_ERR;
     NetworkTask *nt = NULL;
     int n_nt = 0;
-    if (Model_extract(sel->model, sel->input_shapes, sel->n_input_shapes, sel->nopt.op_mask, &nt, &n_nt,
-                      &this->untuned, &this->n_untuned, err) != TT_OK)
+    if (Model_extract(sel->model, sel->input_shapes, sel->n_input_shapes, sel->nopt.op_mask, &nt, &n_nt, &this->untuned,
+                      &this->n_untuned, err) != TT_OK)
         return TT_ERR;
     for (int i = 0; i < this->n_untuned; i++)
         this->untuned_ops += this->untuned[i].count;
     Status st = TT_OK;
     if (n_nt == 0)
-        st = tt_fail(err, "%s has no tunable task (no Conv, Gemm or MatMul a template fits%s; see tunetop tasks --model)",
+        st = tt_fail(err,
+                     "%s has no tunable task (no Conv, Gemm or MatMul a template fits%s; see tunetop tasks --model)",
                      sel->model, sel->ops ? " among --ops" : "");
     Workload *wls = calloc((size_t)n_nt + 1, sizeof *wls);
     double *weights = calloc((size_t)n_nt + 1, sizeof *weights);
