@@ -412,8 +412,9 @@ static void print_group(const LogSummary *h, int i) {
     for (int j = 0; j < h->n_tasks; j++)
         if (j != i && strcmp(h->tasks[j].key, t->key) == 0) printf(" ID %d (%s)", j, h->tasks[j].template_name);
     printf(" tunes the same workload; %s\n",
-           fastest == i ? "this one is the faster: run and export use it, the estimate counts it"
-                        : "the faster is used by run and export and counted in the estimate");
+           !h->tasks[fastest].has_best ? "none of them has a result yet"
+           : fastest == i              ? "this one is the faster: run and export use it, the estimate counts it"
+                                       : "the faster is used by run and export and counted in the estimate");
 }
 
 /* Task i is the first of its workload's tasks (the one whose group the estimate counts). */
