@@ -10,9 +10,10 @@
  * - app_help prints a help text with every line at most CLI_HELP_COLS wide.
  *
  * TaskSelect: which tasks a command works on (--task, --network and the
- * network's shape, --expr with --set, --subgraphs). One parser for tune,
- * tasks, run and export; one more selection option is one more SEL_ bit, one
- * table row and one case in TaskSelect_parse. */
+ * network's shape, --expr with --set, --subgraphs, --model). One parser for
+ * tune, tasks, run and export, and for best's and view's --model; one more
+ * selection option is one more SEL_ bit, one table row and one case in
+ * TaskSelect_parse. */
 #ifndef TT_APP_CLI_H
 #define TT_APP_CLI_H
 

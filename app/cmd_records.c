@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "app/commands.h"
+#include "app/model.h"
 #include "base/strbuf.h"
 #include "kernels/target.h"
 #include "kernels/targets/machine.h"
@@ -16,6 +17,8 @@
 #include "records/log.h"
 #include "records/summary.h"
 #include "records/tvmlog.h"
+#include "space/space.h"
+#include "tuner/net/model_build.h"
 
 /* Reads every record of a TVM log, calling fn on each. Returns 0, or 1 when
  * reading failed (said on stderr). Malformed lines are counted in *bad and,
@@ -155,6 +158,7 @@ static int tvm_dump(const char *path, int fmt, bool verbose) {
 static void best_usage(FILE *out) {
     app_help(out, "usage: tunetop best [--verbose] LOG\n"
                   "       tunetop best --json|--json-array LOG\n"
+                  "       tunetop best --model FILE.onnx [--input-shape NAME=DIMS ...] [--ops LIST] [--json] LOG\n"
                   "\n"
                   "Prints, for every task of the record log LOG, in ID order (the task list of the log's last\n"
                   "session, as the live table showed it; a log without one: the order of first mention): the\n"
@@ -188,6 +192,21 @@ static void best_usage(FILE *out) {
                   "\n"
                   "  --verbose   also say whether the records were checked (logs written before checksums\n"
                   "              existed still read, unchecked)\n"
+                  "\n"
+                  "With --model FILE.onnx the tasks are the model's instead, with the IDs and in the order\n"
+                  "`tunetop tasks --model FILE.onnx` lists them (give the --input-shape and --ops that tune\n"
+                  "was given), each with its best record in LOG (a task LOG has no record of: \"no record: runs\n"
+                  "its zero-trial default\") and what `run --model` and `export --model` build for its workload\n"
+                  "(the log's best of the workload over its templates, when that template can rebuild it). The\n"
+                  "last lines: the estimated kernel latency (sum of weight x that best; the workloads at their\n"
+                  "default config are left out and counted) and the untuned ops, which run in tunetop's op\n"
+                  "library. LOG's records of other workloads are left out (counted); a LOG none of whose records\n"
+                  "is of the model says so on stderr. LOG must be a log of the cpu target. With --json the\n"
+                  "objects also have weight and run_default (run --model builds this task at its zero-trial\n"
+                  "default config), and used_by_run says which task of a workload run --model builds.\n"
+                  "  --model FILE.onnx        an ONNX model (see tunetop tasks --model)\n"
+                  "  --input-shape NAME=DIMS  fixes a symbolic input dimension, e.g. input=1x3x224x224\n"
+                  "  --ops LIST               only these ops' tasks, as tune --model --ops LIST\n"
                   "\n"
                   "LOG may also be one of TVM's: an AutoTVM record file, an auto-scheduler record file, or a\n"
                   "MetaSchedule work directory, told apart by their content (--format tunetop|autotvm|\n"
@@ -225,12 +244,32 @@ static const struct option DUMP_OWN[] = {{"help", no_argument, 0, 'h'},
                                          {"verbose", no_argument, 0, 'v'},
                                          {"format", required_argument, 0, 'f'},
                                          {0, 0, 0, 0}};
-const CmdOptions BEST_OPTIONS = {"best", BEST_OWN, 0};
+const CmdOptions BEST_OPTIONS = {"best", BEST_OWN, SEL_MODEL | SEL_INPUT_SHAPE | SEL_OPS};
 const CmdOptions DUMP_OPTIONS = {"dump", DUMP_OWN, 0};
 
-/* *json: 0 text, 1 JSON Lines, 2 one JSON array */
+/* --model and the options that go with it (best only); -1 to go on, else the exit code. */
+static int check_model(const char *name, const TaskSelect *sel, TvmFormat fmt) {
+    if (!sel || !sel->given) return -1;
+    if (!sel->model) {
+        fprintf(stderr, "tunetop %s: --input-shape and --ops go with --model FILE.onnx (see tunetop %s --help)\n", name,
+                name);
+        return 2;
+    }
+    if (!sel->model[0]) {
+        fprintf(stderr, "tunetop %s: --model needs FILE.onnx\n", name);
+        return 2;
+    }
+    if (fmt != TVM_FMT_TUNETOP) {
+        fprintf(stderr, "tunetop %s: --model reads a log of tunetop's (`tune --model`), not %s's\n", name,
+                TvmFormat_name(fmt));
+        return 2;
+    }
+    return -1;
+}
+
+/* *json: 0 text, 1 JSON Lines, 2 one JSON array; sel: best's --model (NULL for dump) */
 static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **argv, const char **path, bool *verbose,
-                      int *json, TvmFormat *fmt, bool *tvm_verbose) {
+                      int *json, TvmFormat *fmt, bool *tvm_verbose, TaskSelect *sel) {
     struct option longopts[CLI_MAX_OPTS];
     Cli_longopts(json ? &BEST_OPTIONS : &DUMP_OPTIONS, longopts, CLI_MAX_OPTS);
     optind = 1;
@@ -240,6 +279,12 @@ static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **
     *fmt = TVM_FMT_UNKNOWN;
     *tvm_verbose = false;
     while ((c = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
+        Status sst = TT_OK;
+        if (sel && TaskSelect_parse(sel, OPT_VAL(c), optarg, &sst, ferr)) {
+            if (sst == TT_OK) continue;
+            fprintf(stderr, "tunetop %s: %s\n", name, ferr);
+            return 2;
+        }
         if (c == 'h') {
             usage(stdout);
             return 0;
@@ -285,7 +330,7 @@ static int parse_args(const char *name, void (*usage)(FILE *), int argc, char **
         fprintf(stderr, "tunetop %s: --json is for tunetop's logs (tunetop dump prints TVM's records as JSON)\n", name);
         return 2;
     }
-    return -1;
+    return check_model(name, sel, *fmt);
 }
 
 /* "12 errors: INSTANTIATION_ERROR 10, WRONG_ANSWER 2" */
@@ -367,8 +412,9 @@ static void print_group(const LogSummary *h, int i) {
     for (int j = 0; j < h->n_tasks; j++)
         if (j != i && strcmp(h->tasks[j].key, t->key) == 0) printf(" ID %d (%s)", j, h->tasks[j].template_name);
     printf(" tunes the same workload; %s\n",
-           fastest == i ? "this one is the faster: run and export use it, the estimate counts it"
-                        : "the faster is used by run and export and counted in the estimate");
+           !h->tasks[fastest].has_best ? "none of them has a result yet"
+           : fastest == i              ? "this one is the faster: run and export use it, the estimate counts it"
+                                       : "the faster is used by run and export and counted in the estimate");
 }
 
 /* Task i is the first of its workload's tasks (the one whose group the estimate counts). */
@@ -409,7 +455,8 @@ static void json_string(const char *s) {
 
 static const Record *task_best(const SummaryTask *t) { return t->has_best ? &t->best : NULL; }
 
-static void print_task_json(const LogSummary *h, int i, const char *this_key, int family) {
+/* pick: with --model, what run --model builds for the task's workload (NULL: a log alone) */
+static void print_task_json(const LogSummary *h, int i, const char *this_key, int family, const ModelBuildTask *pick) {
     const SummaryTask *t = &h->tasks[i];
     const Record *best = task_best(t);
     printf("{\"id\":%d,\"task\":", i);
@@ -421,7 +468,13 @@ static void print_task_json(const LogSummary *h, int i, const char *this_key, in
     printf(",\"alternatives\":[");
     for (int j = 0, n = 0; j < h->n_tasks; j++)
         if (j != i && strcmp(h->tasks[j].key, t->key) == 0) printf("%s%d", n++ ? "," : "", j);
-    printf("],\"used_by_run\":%s", fastest == i ? "true" : "false");
+    if (pick) { /* the task whose kernel run --model builds, from its best or at its default config */
+        bool used = pick->tmpl && strcmp(pick->tmpl->name, t->template_name) == 0;
+        printf("],\"used_by_run\":%s,\"weight\":%g,\"run_default\":%s", used ? "true" : "false", t->weight,
+               used && !pick->tuned ? "true" : "false");
+    } else {
+        printf("],\"used_by_run\":%s", fastest == i ? "true" : "false");
+    }
     double gflops = 0;
     Workload wl;
     char err[TT_ERRLEN];
@@ -458,6 +511,19 @@ static void print_task_json(const LogSummary *h, int i, const char *this_key, in
     }
 }
 
+/* The first line of best: what the log holds. */
+static void print_log_head(const LogSummary *h, const char *path) {
+    int with_result = 0;
+    long errors = 0;
+    for (int i = 0; i < h->n_tasks; i++) {
+        with_result += h->tasks[i].has_best;
+        errors += h->tasks[i].n_errors;
+    }
+    printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %ld failed trial%s\n", path,
+           h->header.target, h->n_records, h->n_records == 1 ? "" : "s", h->n_tasks, h->n_tasks == 1 ? "" : "s",
+           with_result, errors, errors == 1 ? "" : "s");
+}
+
 /* The log's target as this machine has it, to flag a best beyond its peak. */
 static bool log_device(const LogSummary *h, DeviceInfo *dev) {
     const Target *target = Target_find(h->header.target);
@@ -486,7 +552,7 @@ static void print_best_where(const Record *best) {
 
 /* Task t's best record: its config, latency, speed (against the device's peak: *beyond counts a
  * best beyond it), with the layout transforms, and where it was measured. */
-static void print_best(const SummaryTask *t, const Record *best, int family, const DeviceInfo *dev, int *beyond) {
+static void print_task_best(const SummaryTask *t, const Record *best, int family, const DeviceInfo *dev, int *beyond) {
     printf("  best      %s  (config index %llu)\n", best->config[0] ? best->config : "(no config text)",
            (unsigned long long)best->index);
     if (best->steps) print_steps(best->steps);
@@ -518,9 +584,9 @@ static void print_best(const SummaryTask *t, const Record *best, int family, con
     print_best_where(best);
 }
 
-/* Task i of the log: its template, ID, group, steering, best, trials and roofline. */
-static void print_task(const LogSummary *h, int i, const char *this_key, int family, const DeviceInfo *dev,
-                       int *beyond) {
+/* none: what the best line says of a task without a record */
+static void print_task(const LogSummary *h, int i, const char *this_key, int family, const DeviceInfo *dev, int *beyond,
+                       const char *none) {
     const SummaryTask *t = &h->tasks[i];
     printf("task %d  %s\n", i, t->key);
     printf("  template  %s\n", t->template_name);
@@ -543,7 +609,7 @@ static void print_task(const LogSummary *h, int i, const char *this_key, int fam
                imported == 1 ? "" : "s", best_imported->src_cost * 1e3, best_imported->src,
                (unsigned long long)best_imported->index);
     if (t->n_records == 0) {
-        printf("  best      none: not measured yet\n");
+        printf("  best      %s\n", none);
     } else if (!best && imported && !built && t->n_records == imported) {
         printf("  best      none measured here yet (imported records only)\n");
     } else if (!best && built) {
@@ -553,7 +619,7 @@ static void print_task(const LogSummary *h, int i, const char *this_key, int fam
         printf("  best      none: no successful record (%ld trial%s, all failed)\n", t->n_records,
                t->n_records == 1 ? "" : "s");
     } else {
-        print_best(t, best, family, dev, beyond);
+        print_task_best(t, best, family, dev, beyond);
     }
     printf("  trials    %ld (", t->n_records);
     print_errors(t);
@@ -607,18 +673,159 @@ static void print_estimate(const LogSummary *h) {
     }
 }
 
-/* The log's tasks as text: a header line, every task, and the estimate. */
-static void print_best_text(const LogSummary *h, const char *path, const char *this_key, int family,
-                            const DeviceInfo *dev, int *beyond) {
-    int with_result = 0;
-    long errors = 0;
-    for (int i = 0; i < h->n_tasks; i++) {
-        with_result += h->tasks[i].has_best;
-        errors += h->tasks[i].n_errors;
+/* best --model: the model's tasks (h->tasks[0..n_ids-1], then its workloads under other templates the
+ * log holds) and what run --model builds for each task's workload. */
+typedef struct BestModel {
+    const char *path;
+    AppModelTasks mt;
+    int n_ids;
+    ModelBuildTask *pick; /* per task of h, the same for every task of a workload */
+    int other_tasks;      /* the log's tasks of other workloads, left out */
+    long other_records;
+    long records; /* the log's records of the model's workloads */
+} BestModel;
+
+static void BestModel_done(BestModel *bm) {
+    AppModelTasks_done(&bm->mt);
+    free(bm->pick);
+}
+
+/* The log's tasks in the model's order, and for each what run --model builds (ModelBuild_pick, as
+ * run and export pick: the log's best of the workload over its templates). -1, or the exit code. */
+static int model_tasks(BestModel *bm, LogSummary *h, const char *log) {
+    if (h->n_records && strcmp(h->header.target, "cpu") != 0) {
+        fprintf(stderr, "tunetop best: %s is a log of target %s; a model runs on the cpu target\n", log,
+                h->header.target);
+        return 1;
     }
-    printf("log %s: target %s, %zu record%s, %d task%s (%d with a result), %ld failed trial%s\n", path,
-           h->header.target, h->n_records, h->n_records == 1 ? "" : "s", h->n_tasks, h->n_tasks == 1 ? "" : "s",
-           with_result, errors, errors == 1 ? "" : "s");
+    LogSession list;
+    AppModelTasks_session(&bm->mt, bm->path, &list);
+    LogSummary_useTasks(h, &list, &bm->other_tasks, &bm->other_records);
+    LogSession_done(&list);
+    bm->n_ids = bm->mt.n_tasks;
+    bm->pick = calloc((size_t)h->n_tasks + 1, sizeof *bm->pick);
+    if (!bm->pick) abort();
+    for (int i = 0; i < h->n_tasks; i++) {
+        const SummaryTask *t = &h->tasks[i];
+        bm->records += t->n_records;
+        Workload wl;
+        char err[TT_ERRLEN];
+        Space space;
+        Space_init(&space);
+        const Record *use;
+        if (Workload_parse(t->key, &wl, err) == TT_OK)
+            ModelBuild_pick(&wl, LogSummary_bestOfKey(h, t->key), &bm->mt.dev, &space, &bm->pick[i], &use, err);
+        Space_done(&space);
+    }
+    return -1;
+}
+
+/* The ID of the task of key i's workload under template tmpl, or -1. */
+static int task_id(const LogSummary *h, int i, const Template *tmpl) {
+    const SummaryTask *t = tmpl ? LogSummary_findTemplate(h, h->tasks[i].key, tmpl->name) : NULL;
+    return t ? (int)(t - h->tasks) : -1;
+}
+
+/* Task i runs its own zero-trial default in run --model (no record of its workload the template can rebuild). */
+static bool runs_own_default(const BestModel *bm, const LogSummary *h, int i) {
+    const ModelBuildTask *p = &bm->pick[i];
+    return p->tmpl && !p->tuned && strcmp(p->tmpl->name, h->tasks[i].template_name) == 0;
+}
+
+/* Why run --model builds a default config: ModelBuild_pick's reason in best's words. */
+static const char *default_why(const ModelBuildTask *p) {
+    return strcmp(p->why, "no record") == 0 ? "no successful record of the workload in the log"
+                                            : "the log's best of the workload is no record it can rebuild";
+}
+
+/* What run --model and export --model build for task i's workload. */
+static void print_model_run(const BestModel *bm, const LogSummary *h, int i) {
+    const ModelBuildTask *p = &bm->pick[i];
+    int id = task_id(h, i, p->tmpl);
+    if (!p->tmpl)
+        printf("  run       none: no template here for the workload\n");
+    else if (id == i && p->tuned)
+        printf("  run       `run --model` and `export --model` build this best\n");
+    else if (id == i && h->tasks[i].n_records) /* without records the best line said it */
+        printf("  run       runs its zero-trial default config (%s)\n", default_why(p));
+    else if (id != i && p->tuned)
+        printf("  run       `run --model` builds ID %d's best (%s), the workload's fastest\n", id, p->tmpl->name);
+    else if (id != i)
+        printf("  run       runs ID %d's zero-trial default config (%s; %s)\n", id, p->tmpl->name, default_why(p));
+}
+
+/* The model-level lines: the kernels' estimate (weight x the latency of what run --model builds, a workload at
+ * its default config left out) and the untuned ops. */
+static void print_model_estimate(const BestModel *bm, const LogSummary *h) {
+    double est = 0;
+    int workloads = 0, left_out = 0;
+    for (int i = 0; i < h->n_tasks; i++) {
+        if (!first_of_key(h, i)) continue;
+        workloads++;
+        if (bm->pick[i].tuned && bm->pick[i].latency_s > 0)
+            est += h->tasks[i].weight * bm->pick[i].latency_s;
+        else
+            left_out++;
+    }
+    printf("\n");
+    if (left_out == workloads)
+        printf("no estimate: every one of the %d workloads runs its zero-trial default config (no record in the log)\n",
+               workloads);
+    else
+        printf("estimated kernel latency %.4g ms (sum of weight x best latency of what `run --model` builds, over %d "
+               "workload%s%s",
+               est * 1e3, workloads - left_out, workloads - left_out == 1 ? "" : "s",
+               workloads < h->n_tasks ? "; a workload under two templates counts once, the faster" : "");
+    if (left_out && left_out < workloads)
+        printf("; %d workload%s at %s zero-trial default left out", left_out, left_out == 1 ? "" : "s",
+               left_out == 1 ? "its" : "their");
+    if (left_out < workloads) printf(")\n");
+    printf("untuned ops: %d in %d kind%s", bm->mt.untuned_ops, bm->mt.n_untuned, bm->mt.n_untuned == 1 ? "" : "s");
+    for (int i = 0; i < bm->mt.n_untuned; i++)
+        printf("%s%s %d", i ? ", " : " (", bm->mt.untuned[i].name, bm->mt.untuned[i].count);
+    printf("%s, run by tunetop's op library (not in the estimate)\n", bm->mt.n_untuned ? ")" : "");
+}
+
+/* The lines above the tasks of best --model. */
+static void print_model_head(const BestModel *bm, const LogSummary *h, const char *log) {
+    int with = 0;
+    for (int i = 0; i < h->n_tasks; i++)
+        with += first_of_key(h, i) && LogSummary_bestOfKey(h, h->tasks[i].key);
+    printf("model %s: %d tasks (IDs as `tunetop tasks --model` lists them) for %d workloads, %d with a result in "
+           "the log\n",
+           bm->path, bm->n_ids, bm->mt.n_workloads, with);
+    printf("log %s: target %s, %zu record%s, %ld of them of the model's workloads", log, h->header.target, h->n_records,
+           h->n_records == 1 ? "" : "s", bm->records);
+    if (bm->other_tasks)
+        printf(" (%ld in %d task%s of other workloads, left out)", bm->other_records, bm->other_tasks,
+               bm->other_tasks == 1 ? "" : "s");
+    printf("\n");
+    if (h->n_tasks > bm->n_ids)
+        printf("IDs %d to %d: the log's tasks of the model's workloads under templates `tasks --model` does not "
+               "list (tune --template)\n",
+               bm->n_ids, h->n_tasks - 1);
+}
+
+/* Tasks, estimate, as text or JSON (bm: best --model, else NULL); *beyond counts the bests flagged "check". */
+static void print_best(const LogSummary *h, const char *path, int json, const BestModel *bm, int *beyond) {
+    char this_key[MACHINE_KEY_LEN];
+    Machine_cpuKey(this_key, NULL, 0);
+    const Target *target = Target_find(h->header.target);
+    int family = target ? (int)target->family : -1;
+    DeviceInfo dev;
+    bool have_dev = log_device(h, &dev);
+    if (json) {
+        if (json == 2) printf("[");
+        for (int i = 0; i < h->n_tasks; i++) {
+            if (json == 2 && i) printf(",\n");
+            print_task_json(h, i, this_key, family, bm ? &bm->pick[i] : NULL);
+            if (json == 1) printf("\n");
+        }
+        if (json == 2) printf("]\n");
+        return;
+    }
+    if (bm) print_model_head(bm, h, path);
+    if (!bm) print_log_head(h, path);
     bool any_pack = false;
     for (int i = 0; i < h->n_tasks; i++) {
         const Record *b = task_best(&h->tasks[i]);
@@ -629,16 +836,27 @@ static void print_best_text(const LogSummary *h, const char *path, const char *t
                "transforms timed apart\n");
     for (int i = 0; i < h->n_tasks; i++) {
         printf("\n");
-        print_task(h, i, this_key, family, dev, beyond);
+        const char *none = bm && runs_own_default(bm, h, i) ? "no record: runs its zero-trial default"
+                           : bm                             ? "none: no record in the log"
+                                                            : "none: not measured yet";
+        print_task(h, i, this_key, family, have_dev ? &dev : NULL, beyond, none);
+        if (bm) print_model_run(bm, h, i);
     }
     if (h->n_tasks == 0) printf("no records yet\n");
-    print_estimate(h);
+    if (bm)
+        print_model_estimate(bm, h);
+    else
+        print_estimate(h);
 }
 
-/* The warnings after the listing (bests beyond the peak, checksums, a torn or damaged log); 1
- * when the log is damaged, else 0. */
-static int best_warnings(const LogSummary *h, bool verbose, int beyond) {
+/* The warnings after the tasks, and the exit status. */
+static int best_end(const LogSummary *h, bool verbose, int beyond, const BestModel *bm) {
     int rc = 0;
+    if (bm && h->n_records && !bm->records)
+        fprintf(stderr,
+                "tunetop best: warning: no record of the log is of a workload of %s (a log of another model, or of "
+                "other --input-shape / --ops?): every task at its zero-trial default\n",
+                bm->path);
     if (beyond)
         fprintf(stderr,
                 "tunetop best: warning: %d best%s beyond %gx the %s device's peak estimate (see \"check\" above)\n",
@@ -663,46 +881,47 @@ static int best_warnings(const LogSummary *h, bool verbose, int beyond) {
     return rc;
 }
 
-/* `tunetop best LOG`: every task's best record, as text or JSON, and the session's estimate. */
+/* tunetop's log (with --model: its records of the model's tasks). */
+static int best_log(const char *path, bool verbose, int json, const TaskSelect *sel) {
+    BestModel bm;
+    memset(&bm, 0, sizeof bm);
+    bm.path = sel->model;
+    char err[TT_ERRLEN];
+    if (sel->model && AppModelTasks_load(&bm.mt, sel, err) != TT_OK) {
+        fprintf(stderr, "tunetop best: %s\n", err);
+        return 1;
+    }
+    /* one pass over the log, keeping per task only its best records and counts */
+    LogSummary h;
+    Status st = LogSummary_load(&h, path, err);
+    int rc = -1;
+    if (st != TT_OK && h.end != LOG_DAMAGED) {
+        fprintf(stderr, "tunetop best: %s\n", err);
+        rc = 1;
+    }
+    if (rc < 0 && sel->model) rc = model_tasks(&bm, &h, path);
+    if (rc < 0) {
+        int beyond = 0;
+        print_best(&h, path, json, sel->model ? &bm : NULL, &beyond);
+        fflush(stdout);
+        rc = best_end(&h, verbose, beyond, sel->model ? &bm : NULL);
+    }
+    BestModel_done(&bm);
+    LogSummary_done(&h);
+    return rc;
+}
+
 int cmd_best(int argc, char **argv) {
     const char *path;
     bool verbose = false, tvm_verbose;
     int json = 0;
     TvmFormat fmt;
-    int rc = parse_args("best", best_usage, argc, argv, &path, &verbose, &json, &fmt, &tvm_verbose);
-    if (rc >= 0) return rc;
-    if (fmt != TVM_FMT_TUNETOP) return tvm_best(path, fmt, tvm_verbose);
-
-    /* one pass over the log, keeping per task only its best records and counts */
-    LogSummary h;
-    char err[TT_ERRLEN];
-    Status st = LogSummary_load(&h, path, err);
-    if (st != TT_OK && h.end != LOG_DAMAGED) {
-        fprintf(stderr, "tunetop best: %s\n", err);
-        LogSummary_done(&h);
-        return 1;
-    }
-    char this_key[MACHINE_KEY_LEN];
-    Machine_cpuKey(this_key, NULL, 0);
-    const Target *target = Target_find(h.header.target);
-    int family = target ? (int)target->family : -1;
-    DeviceInfo dev;
-    bool have_dev = log_device(&h, &dev);
-    int beyond = 0;
-    if (json) {
-        if (json == 2) printf("[");
-        for (int i = 0; i < h.n_tasks; i++) {
-            if (json == 2 && i) printf(",\n");
-            print_task_json(&h, i, this_key, family);
-            if (json == 1) printf("\n");
-        }
-        if (json == 2) printf("]\n");
-    } else {
-        print_best_text(&h, path, this_key, family, have_dev ? &dev : NULL, &beyond);
-    }
-    fflush(stdout);
-    rc = best_warnings(&h, verbose, beyond);
-    LogSummary_done(&h);
+    TaskSelect sel;
+    TaskSelect_init(&sel);
+    int rc = parse_args("best", best_usage, argc, argv, &path, &verbose, &json, &fmt, &tvm_verbose, &sel);
+    if (rc < 0 && fmt != TVM_FMT_TUNETOP) rc = tvm_best(path, fmt, tvm_verbose);
+    if (rc < 0) rc = best_log(path, verbose, json, &sel);
+    TaskSelect_done(&sel);
     return rc;
 }
 
@@ -710,7 +929,7 @@ int cmd_dump(int argc, char **argv) {
     const char *path;
     bool tvm_verbose;
     TvmFormat fmt;
-    int rc = parse_args("dump", dump_usage, argc, argv, &path, NULL, NULL, &fmt, &tvm_verbose);
+    int rc = parse_args("dump", dump_usage, argc, argv, &path, NULL, NULL, &fmt, &tvm_verbose, NULL);
     if (rc >= 0) return rc;
     if (fmt != TVM_FMT_TUNETOP) return tvm_dump(path, fmt, tvm_verbose);
 

@@ -1,5 +1,5 @@
 /* app/select.c: the task-selection options (TaskSelect, app/cli.h): one parser
- * for tune, tasks, run and export. */
+ * for tune, tasks, run and export, and best's and view's --model. */
 #include <stdlib.h>
 #include <string.h>
 

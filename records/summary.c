@@ -132,6 +132,48 @@ static void order_by_session(LogSummary *this, const LogSession *s) {
     KeyIndex_rebuild(&this->index, this->tasks, this->n_tasks);
 }
 
+const Record *LogSummary_bestOfKey(const LogSummary *this, const char *task_key) {
+    const Record *best = NULL;
+    for (int t = 0; t < this->n_tasks; t++) {
+        const SummaryTask *task = &this->tasks[t];
+        const Record *b = task->has_best && strcmp(task->key, task_key) == 0 ? &task->best : NULL;
+        if (b && (!best || Record_cost(b) < Record_cost(best))) best = b;
+    }
+    return best;
+}
+
+/* The first task of the list with this key, or -1. */
+static int list_find(const LogSession *list, const char *key) {
+    for (int i = 0; i < list->n_tasks; i++)
+        if (strcmp(list->tasks[i].key, key) == 0) return i;
+    return -1;
+}
+
+void LogSummary_useTasks(LogSummary *this, const LogSession *list, int *other_tasks, long *other_records) {
+    *other_tasks = 0;
+    *other_records = 0;
+    for (int i = 0; i < list->n_tasks; i++)
+        task_for_key(this, list->tasks[i].key, list->tasks[i].template_name);
+    order_by_session(this, list);
+    int kept = list->n_tasks;
+    for (int i = list->n_tasks; i < this->n_tasks; i++) {
+        SummaryTask *t = &this->tasks[i];
+        int in = list_find(list, t->key);
+        if (in >= 0) { /* the workload under a template the list does not name */
+            t->weight = list->tasks[in].weight;
+            snprintf(t->network, sizeof t->network, "%s", list->tasks[in].network);
+            this->tasks[kept++] = *t;
+            continue;
+        }
+        (*other_tasks)++;
+        *other_records += t->n_records;
+        Record_done(&t->best);
+        Record_done(&t->best_imported);
+    }
+    this->n_tasks = kept;
+    KeyIndex_rebuild(&this->index, this->tasks, this->n_tasks);
+}
+
 Status LogSummary_load(LogSummary *this, const char *path, char *err) {
     memset(this, 0, sizeof *this);
     KeyIndex_initPair(&this->index, key_of, tmpl_of);

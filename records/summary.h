@@ -71,4 +71,15 @@ const SummaryTask *LogSummary_find(const LogSummary *this, const char *task_key)
 /* The task of this key and template (NULL or "": any), or NULL. */
 const SummaryTask *LogSummary_findTemplate(const LogSummary *this, const char *task_key, const char *template_name);
 
+/* The best record of the key over all its templates (History_bestOfKey's), or NULL. */
+const Record *LogSummary_bestOfKey(const LogSummary *this, const char *task_key);
+
+/* Puts the tasks in the order of a task list given from outside the log (a
+ * model's, as `tasks --model` numbers it): the list's tasks first, task i is
+ * the list's task i with its weight and network (one the log has no record of
+ * is there, empty); then the log's tasks of the list's workloads under
+ * another template, with their workload's weight. The log's tasks of other
+ * workloads are dropped: *other_tasks and *other_records count them. */
+void LogSummary_useTasks(LogSummary *this, const LogSession *list, int *other_tasks, long *other_records);
+
 #endif

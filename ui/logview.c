@@ -96,6 +96,24 @@ static void add_session(UiLogView *this, UiState *st, const LogSession *s) {
     }
 }
 
+/* With a task list: the key is one of its workloads (the log's records of others are left out). */
+static bool listed(const UiLogView *this, const char *key) {
+    if (!this->list) return true;
+    for (int i = 0; i < this->list->n_tasks; i++)
+        if (strcmp(this->list->tasks[i].key, key) == 0) return true;
+    return false;
+}
+
+static void note_left_out(UiLogView *this) {
+    const char *list = this->list->network[0] ? this->list->network : "the task list";
+    if (this->records == 0)
+        snprintf(this->note, sizeof this->note, "none of the log's %ld records is of a workload of %.300s",
+                 this->left_out, list);
+    else
+        snprintf(this->note, sizeof this->note, "%ld record%s of workloads not in %.300s not shown", this->left_out,
+                 this->left_out == 1 ? "" : "s", list);
+}
+
 /* A steer object: the task's pause, stop and priority as the session left them. */
 static void add_steer(UiLogView *this, UiState *st, const LogSteer *s) {
     int ti = task_for_key(this, st, s->key, s->template_name, 1.0, 0);
@@ -181,9 +199,11 @@ static int read_new(UiLogView *this, UiState *st, char *err) {
         }
         objects++;
         if (e.kind == LOG_OBJ_SESSION) {
-            add_session(this, st, &e.session);
+            if (!this->list) add_session(this, st, &e.session); /* a given task list keeps its IDs */
         } else if (e.kind == LOG_OBJ_STEER) {
-            add_steer(this, st, &e.steer);
+            if (listed(this, e.steer.key)) add_steer(this, st, &e.steer);
+        } else if (!listed(this, e.rec.task_key)) {
+            this->left_out++;
         } else {
             add(this, st, &e.rec, 0);
             this->records++;
@@ -191,6 +211,7 @@ static int read_new(UiLogView *this, UiState *st, char *err) {
         }
     }
     if (added == 0 && objects > 0) update_estimate(&st->model, st->model.elapsed_s);
+    if (this->left_out) note_left_out(this);
     LogEntry_done(&e);
     return added;
 }
@@ -217,8 +238,8 @@ static Status open_log(UiLogView *this, UiState *st, char *err) {
     setup_device(this, st);
     LogSession last;
     LogSession_init(&last);
-    last_session(this->path, &last);
-    add_session(this, st, &last);
+    if (!this->list) last_session(this->path, &last);
+    add_session(this, st, this->list ? this->list : &last);
     LogSession_done(&last);
     if (read_new(this, st, err) < 0) return TT_ERR;
     LogReader_check(this->reader, NULL); /* the size read so far */
@@ -248,6 +269,7 @@ static int reload(UiLogView *this, UiState *st, char *err) {
     UiModel_init(&st->model);
     free_tasks(this);
     this->records = 0;
+    this->left_out = 0;
     this->note[0] = '\0';
     st->selected = 0;
     st->table_top = 0;
@@ -300,11 +322,20 @@ Status UiLogView_open(UiLogView *this, UiState *st, const char *path, char *err)
 }
 
 Status UiLogView_openFormat(UiLogView *this, UiState *st, const char *path, TvmFormat fmt, char *err) {
+    return UiLogView_openTasks(this, st, path, fmt, NULL, err);
+}
+
+Status UiLogView_openTasks(UiLogView *this, UiState *st, const char *path, TvmFormat fmt, const LogSession *tasks,
+                           char *err) {
     memset(this, 0, sizeof *this);
+    this->list = tasks;
     snprintf(this->path, sizeof this->path, "%s", path);
     st->model.live = false;
     if (fmt == TVM_FMT_UNKNOWN && TvmLog_detect(path, &fmt, err) != TT_OK) return TT_ERR;
     this->format = fmt;
+    if (fmt != TVM_FMT_TUNETOP && tasks)
+        return tt_fail(err, "%.200s is a log of %s's: a task list orders tunetop's logs only", path,
+                       TvmFormat_name(fmt));
     if (fmt != TVM_FMT_TUNETOP) {
         if (TvmReader_open(path, fmt, &this->tvm, err) != TT_OK) return TT_ERR;
         this->tvm_rec = malloc(sizeof *this->tvm_rec);

@@ -8,6 +8,10 @@
  * the task IDs and weights, as the live session showed them; its steer
  * objects give each task's pause, stop and priority. An older log without
  * them lists tasks in the order of their first record, with weight 1.
+ * A task list given from outside the log (UiLogView_openTasks: a model's, as
+ * `tasks --model` numbers it) takes the place of the log's sessions: its
+ * tasks are the table's first rows, with its IDs and weights, measured or
+ * not, and the log's records of other workloads are left out (counted).
  *
  * Ownership: the view owns the rebuilt tasks; the UiState it fills keeps
  * pointers to them, so UiLogView_done must come after the last render. */
@@ -41,8 +45,10 @@ typedef struct UiLogView {
     TvmFormat format; /* TVM_FMT_TUNETOP for tunetop's own log */
     TvmReader *tvm;
     TvmRecord *tvm_rec;
-    long bad_lines; /* malformed lines skipped */
-    long imported;  /* records imported from TVM into a tunetop log: counted, not shown as measured */
+    long bad_lines;         /* malformed lines skipped */
+    long imported;          /* records imported from TVM into a tunetop log: counted, not shown as measured */
+    const LogSession *list; /* the task list given to UiLogView_openTasks (not owned), or NULL */
+    long left_out;          /* with a task list: records of other workloads, not shown */
 } UiLogView;
 
 /* Reads the whole log into st->model (st should be freshly initialised).
@@ -53,6 +59,11 @@ Status UiLogView_open(UiLogView *this, UiState *st, const char *path, char *err)
  * content): tunetop's, AutoTVM's, the auto-scheduler's or a MetaSchedule work
  * directory. A TVM log's unfinished last line is waited for (torn is set). */
 Status UiLogView_openFormat(UiLogView *this, UiState *st, const char *path, TvmFormat fmt, char *err);
+/* The same for tunetop's log with a task list given from outside it (not
+ * owned; it must outlive the view): its tasks are the rows and IDs. TT_ERR
+ * for a TVM log. */
+Status UiLogView_openTasks(UiLogView *this, UiState *st, const char *path, TvmFormat fmt, const LogSession *tasks,
+                           char *err);
 /* Reads what was appended since the last call: tunetop's log from where the
  * last complete object ended (each byte is read once), a TVM log from its
  * last complete line. A tunetop log replaced by another file, or cut below

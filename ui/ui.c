@@ -317,7 +317,7 @@ int Ui_runView(const char *log_path, const UiOptions *opt, volatile int *stop_fl
     UiState_init(&st);
     UiLogView view;
     char err[TT_ERRLEN];
-    if (UiLogView_openFormat(&view, &st, log_path, (TvmFormat)opt->log_format, err) != TT_OK) {
+    if (UiLogView_openTasks(&view, &st, log_path, (TvmFormat)opt->log_format, opt->tasks, err) != TT_OK) {
         fprintf(stderr, "tunetop view: %s\n", err);
         UiLogView_done(&view);
         UiState_done(&st);
@@ -332,7 +332,10 @@ int Ui_runView(const char *log_path, const UiOptions *opt, volatile int *stop_fl
                           opt->no_follow ? "read once" : "follows the file as it grows");
     char cerr[256];
     if (!CRT_init(opt->color, &st.utf8, cerr, sizeof cerr)) {
-        fprintf(stderr, "tunetop view: %s (for text: tunetop best LOG, tunetop dump LOG)\n", cerr);
+        if (opt->tasks && opt->tasks->network[0])
+            fprintf(stderr, "tunetop view: %s (for text: tunetop best --model %s LOG)\n", cerr, opt->tasks->network);
+        else
+            fprintf(stderr, "tunetop view: %s (for text: tunetop best LOG, tunetop dump LOG)\n", cerr);
         UiLogView_done(&view);
         UiState_done(&st);
         return 1;

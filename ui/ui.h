@@ -9,15 +9,18 @@
 
 #include <stdbool.h>
 
+#include "records/session.h"
 #include "tuner/engine.h"
 
 typedef struct UiOptions {
-    bool color;         /* false with --no-color or NO_COLOR */
-    int refresh_hz;     /* default 10 */
-    const char *target; /* for view mode headers */
-    int log_format;     /* view: a TvmFormat (0 = detect from the content) */
-    bool no_follow;     /* view: read the log once, do not follow it */
-    const char *notice; /* a session's first message (what a resume restored), NULL or "" for none */
+    bool color;              /* false with --no-color or NO_COLOR */
+    int refresh_hz;          /* default 10 */
+    const char *target;      /* for view mode headers */
+    int log_format;          /* view: a TvmFormat (0 = detect from the content) */
+    bool no_follow;          /* view: read the log once, do not follow it */
+    const char *notice;      /* a session's first message (what a resume restored), NULL or "" for none */
+    const LogSession *tasks; /* view: the table's tasks, IDs and weights (a model's: UiLogView_openTasks);
+                                NULL: the log's own */
 } UiOptions;
 
 void UiOptions_defaults(UiOptions *this); /* honours NO_COLOR */

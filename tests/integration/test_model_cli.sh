@@ -3,7 +3,9 @@
 # a user runs them: run --model (the program built with default kernels,
 # checked against the reference executor and against ONNX Runtime's output
 # that tests/data/onnx holds), export --model built with cmake alone and
-# called from a C program of the user's, and bad input refused in one line.
+# called from a C program of the user's, best --model (the model's tasks with
+# tasks --model's IDs, each with its best in a log), and bad input refused in
+# one line.
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 DATA=$HERE/../data/onnx
@@ -52,6 +54,52 @@ out=$("$TT" run --model "$DATA/tiny_cnn.onnx" --log "$WORK/tc.log" --repeat 2 2>
 grep -q "6 from $WORK/tc.log, 0 at their default config" <<<"$out" && grep -q "Output matches the reference" <<<"$out" &&
   ok "run --model --log: every task from the log, the output checked" || fail "run --model --log: $out"
 expect_fail 2 "--model takes --input-shape" -- "$TT" tune --model "$DATA/tiny_cnn.onnx" --network resnet-18
+
+# ---- best --model: the model's tasks with tasks --model's IDs, each with its best in the log ----
+# "ID template key" per task, from tasks --model's table and from best --model --json
+"$TT" tasks --model "$DATA/tiny_cnn.onnx" 2>&1 | awk '$1 ~ /^[0-9]+$/ && NF >= 6 { print $1, $4, $6 }' >"$WORK/ids.tasks"
+json_ids() { python3 -c '
+import json, sys
+for line in sys.stdin:
+    o = json.loads(line)
+    print(o["id"], o["tmpl"], o["task"])'; }
+if "$TT" best --model "$DATA/tiny_cnn.onnx" --json "$WORK/tc.log" >"$WORK/best.json" 2>"$WORK/best.err" &&
+  json_ids <"$WORK/best.json" >"$WORK/ids.best" && [ "$(wc -l <"$WORK/ids.tasks")" -eq 8 ] &&
+  cmp -s "$WORK/ids.tasks" "$WORK/ids.best"; then
+  ok "best --model --json: the 8 tasks with the IDs, templates and keys of tasks --model"
+else
+  fail "best --model --json IDs: $(diff "$WORK/ids.tasks" "$WORK/ids.best" 2>&1 | head -n 5) $(cat "$WORK/best.err")"
+fi
+out=$("$TT" best --model "$DATA/tiny_cnn.onnx" "$WORK/tc.log" 2>&1)
+if [ "$(grep -c '^task [0-9]' <<<"$out")" -eq 8 ] && grep -q "^estimated kernel latency .* over 6 workloads" <<<"$out" &&
+  grep -q "^untuned ops: 3 in 3 kinds" <<<"$out" && ! grep -q "no record" <<<"$out"; then
+  ok "best --model: $(grep '^estimated' <<<"$out")"
+else
+  fail "best --model of the tuned log: $out"
+fi
+# a log of one task of the model: the others say they run their default, the estimate leaves them out
+DENSE=dense:m=1,n=10,k=32,bias=1
+"$TT" tune --task "$DENSE" --trials 2 --headless --no-roof --log "$WORK/dense.log" >/dev/null 2>&1
+out=$("$TT" best --model "$DATA/tiny_cnn.onnx" "$WORK/dense.log" 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -c 'best      no record: runs its zero-trial default' <<<"$out")" -eq 5 ] &&
+  grep -A3 "^task 7  $DENSE" <<<"$out" | grep -q "config index" &&
+  grep -q "5 workloads at their zero-trial default left out" <<<"$out" &&
+  grep -q "ID 2 (conv2d_winograd.cpu) tunes the same workload; none of them has a result yet" <<<"$out"; then
+  ok "best --model of a log of one task: 5 workloads at their default, left out of the estimate"
+else
+  fail "best --model of a one-task log exited $rc: $out"
+fi
+# a log of another model: one line says so, the table is still printed
+"$TT" tune --task dense:m=16,n=96,k=32,bias=1 --trials 2 --headless --no-roof --log "$WORK/other.log" >/dev/null 2>&1
+"$TT" best --model "$DATA/tiny_cnn.onnx" "$WORK/other.log" >"$WORK/other.out" 2>"$WORK/other.err"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -c . "$WORK/other.err")" -eq 1 ] && grep -q "no record of the log is of a workload" "$WORK/other.err" &&
+  [ "$(grep -c '^task [0-9]' "$WORK/other.out")" -eq 8 ] && grep -q "^no estimate" "$WORK/other.out"; then
+  ok "best --model of another model's log: $(cat "$WORK/other.err")"
+else
+  fail "best --model of another model's log exited $rc: $(cat "$WORK/other.err" "$WORK/other.out")"
+fi
 
 # ---- run --model: both models, their outputs against ONNX Runtime's ----
 for m in tiny_cnn tiny_transformer; do
@@ -142,6 +190,18 @@ expect_fail 1 "no input of that name" -- "$TT" run --model "$DATA/tiny_cnn.onnx"
 expect_fail 1 "input 'x'.*takes" -- "$TT" run --model "$DATA/tiny_cnn.onnx" --input x="$DATA/tiny_transformer.x.npy"
 expect_fail 2 "--model needs" -- "$TT" run --model ""
 expect_fail 2 "-o DIR" -- "$TT" export --model "$DATA/tiny_cnn.onnx"
+expect_fail 1 "not an ONNX model|cut.onnx" -- "$TT" best --model "$WORK/cut.onnx" "$WORK/tc.log"
+expect_fail 1 "absent.onnx" -- "$TT" best --model "$WORK/absent.onnx" "$WORK/tc.log"
+expect_fail 1 "no tunable task" -- "$TT" best --model "$DATA/tiny_cnn.onnx" --ops batch_matmul "$WORK/tc.log"
+expect_fail 1 "absent.log" -- "$TT" best --model "$DATA/tiny_cnn.onnx" "$WORK/absent.log"
+expect_fail 2 "--model reads a log of tunetop's" -- "$TT" best --model "$DATA/tiny_cnn.onnx" --format autotvm "$WORK/tc.log"
+expect_fail 2 "go with --model" -- "$TT" best --input-shape x=1x3x32x32 "$WORK/tc.log"
+expect_fail 2 "--model needs" -- "$TT" best --model= "$WORK/tc.log"
+# view --model: the model and the log are checked before the terminal; without a terminal it refuses as view does
+expect_fail 1 "not an ONNX model|cut.onnx" -- "$TT" view --model "$WORK/cut.onnx" "$WORK/tc.log"
+expect_fail 2 "--model reads a log of tunetop's" -- "$TT" view --model "$DATA/tiny_cnn.onnx" --format autotvm "$WORK/tc.log"
+expect_fail 2 "go with --model" -- "$TT" view --ops dense "$WORK/tc.log"
+expect_fail 1 "needs a terminal.*best --model" -- "$TT" view --model "$DATA/tiny_cnn.onnx" "$WORK/tc.log" </dev/null
 mkfifo "$WORK/fifo.onnx"
 expect_fail 1 "regular file|not a file|FIFO" -- "$TT" run --model "$WORK/fifo.onnx"
 [ ! -e "$WORK/never" ] && ok "nothing written for refused runs"

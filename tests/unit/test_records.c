@@ -1227,6 +1227,66 @@ TEST(one_key_under_two_templates_is_two_tasks) {
     LogSummary_done(&sm);
 }
 
+/* `best --model`: a task list from outside the log (a model's) orders the
+ * summary: its tasks first with its weights, one without records there empty,
+ * then its workloads under another template; other workloads are dropped and
+ * counted. LogSummary_bestOfKey is History_bestOfKey's pick. */
+TEST(a_task_list_orders_the_summary) {
+    const char *path = tmp_path("list.log");
+    unlink(path);
+    char err[TT_ERRLEN];
+    LogWriter *w;
+    CHECK(LogWriter_open(path, "cpu", &w, NULL, err) == TT_OK);
+    /* key dense:m=1 under v0 (2 records) and under "alt" (the fastest), key m=2 (another workload, 2 records) */
+    const char *tmpl[] = {"dense_cpu_v0", "dense_cpu_v0", "alt", "dense_cpu_v1", "dense_cpu_v1"};
+    int task[] = {0, 0, 0, 1, 1};
+    double cost[] = {3e-5, 2e-5, 1e-5, 4e-5, 5e-5};
+    Record r;
+    Record_init(&r);
+    for (int i = 0; i < 5; i++) {
+        make_record(&r, task[i], 0);
+        snprintf(r.template_name, sizeof r.template_name, "%s", tmpl[i]);
+        r.n_costs = 1;
+        r.costs[0] = cost[i];
+        CHECK(LogWriter_append(w, &r, err) == TT_OK);
+    }
+    Record_done(&r);
+    LogWriter_close(w);
+
+    LogSession list;
+    LogSession_init(&list);
+    snprintf(list.network, sizeof list.network, "m.onnx");
+    LogSession_addTask(&list, "dense:m=3,n=64,k=32", "dense_cpu_v2", 1, "m.onnx"); /* never measured */
+    LogSession_addTask(&list, "dense:m=1,n=64,k=32", "dense_cpu_v0", 4, "m.onnx");
+    LogSummary sm;
+    CHECK(LogSummary_load(&sm, path, err) == TT_OK);
+    int other_tasks;
+    long other_records;
+    LogSummary_useTasks(&sm, &list, &other_tasks, &other_records);
+    CHECK_EQ_INT(sm.n_tasks, 3);
+    CHECK_STR(sm.tasks[0].key, "dense:m=3,n=64,k=32");
+    CHECK_EQ_INT(sm.tasks[0].n_records, 0);
+    CHECK(!sm.tasks[0].has_best);
+    CHECK_STR(sm.tasks[1].template_name, "dense_cpu_v0");
+    CHECK_EQ_INT(sm.tasks[1].n_records, 2);
+    CHECK_NEAR(sm.tasks[1].weight, 4, 0);
+    CHECK_STR(sm.tasks[2].template_name, "alt"); /* the workload under a template the list does not name */
+    CHECK_NEAR(sm.tasks[2].weight, 4, 0);
+    CHECK_EQ_INT(other_tasks, 1);
+    CHECK_EQ_INT(other_records, 2);
+    CHECK(LogSummary_findTemplate(&sm, "dense:m=1,n=64,k=32", "alt") == &sm.tasks[2]);
+    CHECK(LogSummary_find(&sm, "dense:m=2,n=64,k=32") == NULL);
+    const Record *best = LogSummary_bestOfKey(&sm, "dense:m=1,n=64,k=32");
+    CHECK(best && strcmp(best->template_name, "alt") == 0);
+    CHECK(LogSummary_bestOfKey(&sm, "dense:m=3,n=64,k=32") == NULL);
+    History h;
+    CHECK(History_load(&h, path, err) == TT_OK);
+    CHECK(Record_cost(History_bestOfKey(&h, "dense:m=1,n=64,k=32")) == Record_cost(best));
+    History_done(&h);
+    LogSummary_done(&sm);
+    LogSession_done(&list);
+}
+
 #define CONV_KEY "conv2d:n=1,ci=64,h=56,w=56,co=64,kh=3,kw=3,stride=1,pad=1"
 #define DENSE_KEY "dense:m=1,n=1000,k=512"
 #define BMM_KEY "batch_matmul:b=4,m=32,n=32,k=32"
@@ -1390,6 +1450,7 @@ int main(void) {
     RUN(history_groups_by_task);
     RUN(one_key_under_two_templates_is_two_tasks);
     RUN(session_and_steer_objects);
+    RUN(a_task_list_orders_the_summary);
     RUN(cli_best_and_dump);
     remove_tmpdir();
     return check_summary();

@@ -176,6 +176,60 @@ TEST(view_takes_ids_weights_and_steering_from_the_log) {
     unlink(spath);
 }
 
+/* `view --model`: a task list given from outside the log is the table: its
+ * IDs and weights, a task without a record as a row with 0 trials (left out
+ * of the estimate and counted); the log's session objects do not renumber
+ * it, and its records of other workloads are left out with a note. */
+TEST(a_task_list_from_outside_is_the_table) {
+    char err[TT_ERRLEN];
+    char lpath[160];
+    snprintf(lpath, sizeof lpath, "%s/list.log", dir);
+    unlink(lpath);
+    LogWriter *w;
+    CHECK(LogWriter_open(lpath, "cpu", &w, NULL, err) == TT_OK);
+    LogSession s;
+    LogSession_init(&s);
+    LogSession_addTask(&s, KEY_B, "dense.cpu", 1, "");
+    CHECK(LogWriter_appendSession(w, &s, err) == TT_OK);
+    LogSession_done(&s);
+    append(w, KEY_B, 7, 0, NULL, 2e-6, 1000); /* not in the list */
+    append(w, KEY_A, 1, 0, NULL, 1e-5, 1001);
+    CHECK(LogWriter_sync(w, err) == TT_OK);
+
+    LogSession list;
+    LogSession_init(&list);
+    snprintf(list.network, sizeof list.network, "m.onnx");
+    LogSession_addTask(&list, "dense:m=8,n=8,k=8", "dense.cpu", 1, "m.onnx");
+    LogSession_addTask(&list, KEY_A, "dense.cpu", 2, "m.onnx");
+    UiState st;
+    UiState_init(&st);
+    UiLogView v;
+    CHECK(UiLogView_openTasks(&v, &st, lpath, TVM_FMT_UNKNOWN, &list, err) == TT_OK);
+    CHECK_EQ_INT(st.model.n_tasks, 2);
+    CHECK_EQ_INT(st.model.tasks[0].id, 0);
+    CHECK_STR(st.model.tasks[0].key, "dense:m=8,n=8,k=8");
+    CHECK_EQ_INT(st.model.tasks[0].row.trials, 0);
+    CHECK_STR(st.model.tasks[1].key, KEY_A);
+    CHECK_NEAR(st.model.tasks[1].weight, 2, 0);
+    CHECK_EQ_INT(v.records, 1);
+    CHECK_EQ_INT(v.left_out, 1);
+    CHECK_CONTAINS(v.note, "1 record of workloads not in m.onnx not shown");
+    CHECK_NEAR(st.model.est_latency_s, 2 * 1e-5, 1e-12);
+    CHECK_EQ_INT(st.model.est_left_out, 1);
+    /* the file grows: the same rule */
+    append(w, KEY_B, 8, 0, NULL, 1e-6, 1002);
+    append(w, KEY_A, 2, 0, NULL, 5e-6, 1003);
+    CHECK(LogWriter_sync(w, err) == TT_OK);
+    CHECK_EQ_INT(UiLogView_poll(&v, &st, err), 1);
+    CHECK_EQ_INT(st.model.n_tasks, 2);
+    CHECK_EQ_INT(v.left_out, 2);
+    LogWriter_close(w);
+    UiState_done(&st);
+    UiLogView_done(&v);
+    LogSession_done(&list);
+    unlink(lpath);
+}
+
 static off_t size_of(const char *p) {
     struct stat sb;
     return stat(p, &sb) == 0 ? sb.st_size : -1;
@@ -276,6 +330,7 @@ int main(void) {
     RUN(view_builds_the_model_and_follows_the_file);
     RUN(bad_logs_give_one_clear_sentence);
     RUN(view_takes_ids_weights_and_steering_from_the_log);
+    RUN(a_task_list_from_outside_is_the_table);
     RUN(follow_reads_only_the_new_bytes_and_notices_a_new_file);
     unlink(path);
     rmdir(dir);

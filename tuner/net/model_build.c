@@ -8,13 +8,21 @@
 #include "space/space.h"
 #include "tuner/net/mprog.h"
 
-/* The log's best record of a workload that the template can rebuild, or NULL. */
-static const Record *usable_best(const History *h, const Workload *wl, const Template *tmpl, const Space *space) {
-    char key[WORKLOAD_KEY_LEN];
-    Workload_key(wl, key, sizeof key);
-    const Record *best = h ? History_bestOfKey(h, key) : NULL;
-    if (!best || strcmp(best->template_name, tmpl->name) || best->n_choice != space->n_knobs) return NULL;
-    return best;
+Status ModelBuild_pick(const Workload *wl, const Record *best, const DeviceInfo *dev, Space *space, ModelBuildTask *rep,
+                       const Record **use, char *err) {
+    *use = NULL;
+    memset(rep, 0, sizeof *rep);
+    const Template *tmpl = Template_forRecord(wl, FAMILY_CPU, best ? best->template_name : NULL, err);
+    if (!tmpl) return TT_ERR;
+    Status st = tmpl->define_space(wl, dev, space, err);
+    /* the record's config only where this template can rebuild it */
+    if (st == TT_OK && best && strcmp(best->template_name, tmpl->name) == 0 && best->n_choice == space->n_knobs)
+        *use = best;
+    rep->tmpl = tmpl;
+    rep->tuned = *use != NULL;
+    rep->latency_s = *use && (*use)->n_costs > 0 ? Record_cost(*use) : 0;
+    snprintf(rep->why, sizeof rep->why, "%s", *use ? "" : best ? "no record it can rebuild" : "no record");
+    return st;
 }
 
 /* Exports task t's kernel as tt_kT into the bundle. */
@@ -22,28 +30,25 @@ static Status export_task(const NetworkTask *task, int t, const History *h, cons
                           ModelBuildTask *rep, char *err) {
     char key[WORKLOAD_KEY_LEN];
     Workload_key(&task->wl, key, sizeof key);
-    const Record *best = h ? History_bestOfKey(h, key) : NULL;
-    const Template *tmpl = Template_forRecord(&task->wl, FAMILY_CPU, best ? best->template_name : NULL, err);
-    if (!tmpl) return TT_ERR;
     Space space;
     Space_init(&space);
     int32_t choice[SPACE_MAX_KNOBS];
-    Status st = tmpl->define_space(&task->wl, dev, &space, err);
-    const Record *use = st == TT_OK ? usable_best(h, &task->wl, tmpl, &space) : NULL;
+    const Record *use;
+    Status st = ModelBuild_pick(&task->wl, h ? History_bestOfKey(h, key) : NULL, dev, &space, rep, &use, err);
+    if (!rep->tmpl) {
+        Space_done(&space);
+        return TT_ERR;
+    }
     if (use)
         memcpy(choice, use->choice, sizeof(int32_t) * (size_t)space.n_knobs);
     else if (st == TT_OK)
-        st = Export_defaultChoice(tmpl, &task->wl, &space, dev, choice, err);
-    rep->tmpl = tmpl;
-    rep->tuned = use != NULL;
-    rep->latency_s = use && use->n_costs > 0 ? Record_cost(use) : 0;
-    snprintf(rep->why, sizeof rep->why, "%s", use ? "" : best ? "no record it can rebuild" : "no record");
+        st = Export_defaultChoice(rep->tmpl, &task->wl, &space, dev, choice, err);
     char prefix[EXPORT_PREFIX_LEN];
     snprintf(prefix, sizeof prefix, "tt_k%d", t);
     ExportKernel k;
     memset(&k, 0, sizeof k);
     ExportRequest req = {.wl = &task->wl,
-                         .tmpl = tmpl,
+                         .tmpl = rep->tmpl,
                          .space = &space,
                          .choice = choice,
                          .dev = dev,
