@@ -1,9 +1,10 @@
 /* tests/fuzz/fuzz_tvm_reader.c: the AutoTVM and auto-scheduler JSON-lines
  * readers (records/tvmlog.c) and format detection, over the input's bytes
  * (TvmLog_detectMemory and TvmReader_openMemory: the line splitting and
- * parsing of a file, without a file). Properties: reading always ends; every line is a record, a malformed line
- * or the unfinished last one; a best is always a positive, finite latency;
- * every record converts to JSON and to a tunetop Record. */
+ * parsing of a file, without a file). Properties: reading always ends; every
+ * line is a record, a malformed line or the unfinished last one; a best is
+ * always a positive, finite latency; every record converts to JSON and to a
+ * tunetop Record. */
 #include <math.h>
 #include <stdint.h>
 
