@@ -64,6 +64,11 @@ Status TvmFormat_parse(const char *s, TvmFormat *out, char *err) {
 #define IS_REAL(n) (JDoc_type(D, (n)) == JV_REAL)
 #define IS_INT(n) (JDoc_type(D, (n)) == JV_INT)
 #define NUM(n) num(D, (n))
+/* Walking an array: AT(n, i) walks i siblings, so a loop over a long array
+ * steps with these (x = FIRST(n), then x = NEXT(x); JDOC_NONE past the end
+ * and for anything but an array, as AT gives). */
+#define FIRST(n) (IS_ARR(n) ? JDoc_first(D, (n)) : JDOC_NONE)
+#define NEXT(x) JDoc_next(D, (x))
 
 static double num(const JDoc *D, int32_t n) {
     double v = 0;
@@ -215,8 +220,8 @@ static bool parse_entity(const JDoc *D, TvmRecord *rec, int32_t entity, char *wh
         snprintf(why, TT_ERRLEN, "config has no entity list");
         return false;
     }
-    for (int i = 0; i < SIZE(entity); i++) {
-        int32_t e = AT(entity, i);
+    int32_t e = FIRST(entity);
+    for (int i = 0; i < SIZE(entity); i++, e = NEXT(e)) {
         int32_t name = AT(e, 0), kind = AT(e, 1), val = AT(e, 2);
         if (!IS_STR(name) || !IS_STR(kind) || val == JDOC_NONE) {
             snprintf(why, TT_ERRLEN, "entity item %d is not [knob, kind, value]", i);
@@ -233,8 +238,8 @@ static bool parse_entity(const JDoc *D, TvmRecord *rec, int32_t entity, char *wh
         if (IS_ARR(val)) {
             k->is_list = true;
             put_s(rec->config, sizeof rec->config, &p, "[");
-            for (int d = 0; d < SIZE(val); d++) {
-                int32_t x = AT(val, d);
+            int32_t x = FIRST(val);
+            for (int d = 0; d < SIZE(val); d++, x = NEXT(x)) {
                 int64_t v;
                 if (get_i64(x, &v)) {
                     if (k->n < TVM_MAX_DIMS) k->v[k->n++] = v;
@@ -271,10 +276,9 @@ static bool parse_result(const JDoc *D, TvmRecord *rec, int32_t r, char *why) {
     }
     rec->error_no = (int)e;
     rec->n_costs = 0;
-    for (int i = 0; i < SIZE(costs) && rec->n_costs < REC_MAX_COSTS; i++) {
-        int32_t c = AT(costs, i);
+    int32_t c = FIRST(costs);
+    for (int i = 0; i < SIZE(costs) && rec->n_costs < REC_MAX_COSTS; i++, c = NEXT(c))
         if (IS_NUM(c)) rec->costs[rec->n_costs++] = NUM(c);
-    }
     if (IS_ARR(costs) == false && IS_NUM(costs)) rec->costs[rec->n_costs++] = NUM(costs);
     int32_t ac = AT(r, 2), ts = AT(r, 3);
     rec->all_cost = IS_NUM(ac) ? NUM(ac) : 0;
@@ -321,16 +325,17 @@ static void ansor_config(const JDoc *D, TvmRecord *rec, int32_t steps) {
     rec->config[0] = '\0';
     int n = SIZE(steps);
     put(rec->config, sizeof rec->config, &p, "%d steps:", n);
-    for (int i = 0; i < n; i++) {
-        int32_t s = AT(steps, i);
+    int32_t s = FIRST(steps);
+    for (int i = 0; i < n; i++, s = NEXT(s)) {
         const char *code = STR(AT(s, 0));
         if (!code) continue;
         if (strcmp(code, "SP") == 0) {
             int32_t f = AT(s, 4);
             put(rec->config, sizeof rec->config, &p, " SP[");
-            for (int d = 0; d < SIZE(f); d++) {
+            int32_t x = FIRST(f);
+            for (int d = 0; d < SIZE(f); d++, x = NEXT(x)) {
                 int64_t v = 0;
-                get_i64(AT(f, d), &v);
+                get_i64(x, &v);
                 put(rec->config, sizeof rec->config, &p, "%s%" PRId64, d ? "," : "", v);
             }
             put(rec->config, sizeof rec->config, &p, "]");
@@ -406,84 +411,11 @@ static const char *file_kind(mode_t m) {
                          : "not a regular file";
 }
 
-Status TvmLog_detect(const char *path, TvmFormat *out, char *err) {
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        if (errno == ENOENT) return tt_fail(err, "log %s does not exist", path);
-        return tt_fail(err, "%s: %s", path, strerror(errno));
-    }
-    if (!S_ISDIR(sb.st_mode) && !S_ISREG(sb.st_mode))
-        /* a FIFO or a device: it could block, or never end; no log of any format is one */
-        return tt_fail(err, "%s is %s, not a log file", path, file_kind(sb.st_mode));
-    if (S_ISDIR(sb.st_mode)) {
-        if (dir_has(path, MS_RECORDS)) {
-            *out = TVM_FMT_METASCHEDULE;
-            return TT_OK;
-        }
-        return tt_fail(err, "%s: a directory without " MS_RECORDS " (not a MetaSchedule work directory)", path);
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f) return tt_fail(err, "%s: %s", path, strerror(errno));
-    unsigned char head[16];
-    size_t got = fread(head, 1, sizeof head, f);
-    if (got == 0) {
-        fclose(f);
-        return tt_fail(err, "%s: empty file (no format to tell; --format names one)", path);
-    }
-    /* tunetop's log starts with a msgpack map whose first key is "format" */
-    if ((head[0] & 0xf0) == 0x80 && got >= 8 &&
-        memcmp(head + 1,
-               "\xa6"
-               "format",
-               7) == 0) {
-        fclose(f);
-        *out = TVM_FMT_TUNETOP;
-        return TT_OK;
-    }
-    rewind(f);
-    /* JSON lines: the first of the first 16 non-empty lines that parses decides */
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    int tried = 0;
-    TvmFormat fmt = TVM_FMT_UNKNOWN;
-    JDoc doc;
-    JDoc_init(&doc);
-    while (fmt == TVM_FMT_UNKNOWN && tried < 16 && (n = getline(&line, &cap, f)) > 0) {
-        size_t k = 0;
-        while (k < (size_t)n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r' || line[k] == '\n'))
-            k++;
-        if (k == (size_t)n || line[k] == '#') continue; /* blank, or a comment as TVM's loader allows */
-        if (line[k] != '{' && line[k] != '[') break;    /* not JSON lines at all */
-        tried++;
-        char why[128];
-        if (JDoc_parse(&doc, line, (size_t)n, why, sizeof why)) fmt = classify(&doc, 0);
-    }
-    free(line);
-    fclose(f);
-    JDoc_done(&doc);
-    if (fmt == TVM_FMT_METASCHEDULE) {
-        /* the record file of a work directory, named directly */
-        const char *slash = strrchr(path, '/');
-        char dir[1024];
-        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-        if (!dir_has(dir, MS_WORKLOADS))
-            return tt_fail(err, "%s: MetaSchedule records without " MS_WORKLOADS " beside them", path);
-    }
-    if (fmt == TVM_FMT_UNKNOWN)
-        return tt_fail(err,
-                       "%s is not a tunetop log, nor an AutoTVM or auto-scheduler record file, nor a "
-                       "MetaSchedule work directory (--format names one)",
-                       path);
-    *out = fmt;
-    return TT_OK;
-}
-
 /* ---- line reading ------------------------------------------------------------------ */
 
 typedef struct LineFile {
-    int fd;
-    char *buf;
+    int fd;                 /* -1 for bytes in memory */
+    char *buf;              /* in memory: the caller's bytes, never written nor freed */
     size_t start, len, cap; /* unconsumed bytes are buf[start..len) */
     bool eof;
     bool tail_taken; /* the last line was taken before its newline came */
@@ -509,9 +441,20 @@ static Status LineFile_open(LineFile *this, const char *path, char *err) {
     return TT_OK;
 }
 
+/* The lines of bytes[0..len), read in place: all of them are there already. */
+static void LineFile_openMemory(LineFile *this, const void *bytes, size_t len) {
+    memset(this, 0, sizeof *this);
+    this->fd = -1;
+    this->buf = (char *)bytes; /* read only: at the end of the data LineFile_next neither moves nor reads */
+    this->len = this->cap = len;
+    this->eof = true;
+}
+
 static void LineFile_close(LineFile *this) {
-    if (this->fd >= 0) close(this->fd);
-    free(this->buf);
+    if (this->fd >= 0) {
+        close(this->fd);
+        free(this->buf);
+    }
     this->fd = -1;
     this->buf = NULL;
 }
@@ -534,7 +477,7 @@ static int LineFile_next(LineFile *this, const char **line, size_t *n, char *err
             this->line++;
             return 1;
         }
-        if (this->eof) {
+        if (this->eof || this->fd < 0) {
             *line = s;
             *n = avail;
             return 0;
@@ -576,6 +519,112 @@ static bool blank(const char *s, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r') return false;
     return true;
+}
+
+/* ---- format detection ------------------------------------------------------------- */
+
+/* tunetop's log starts with a msgpack map whose first key is "format". */
+static bool tunetop_head(const unsigned char *head, size_t got) {
+    return got >= 8 && (head[0] & 0xf0) == 0x80 &&
+           memcmp(head + 1,
+                  "\xa6"
+                  "format",
+                  7) == 0;
+}
+
+/* JSON lines: the first of the first 16 non-empty lines that parses decides. */
+static TvmFormat detect_lines(LineFile *lf) {
+    const char *line;
+    size_t n;
+    int got, tried = 0;
+    char err[TT_ERRLEN];
+    TvmFormat fmt = TVM_FMT_UNKNOWN;
+    JDoc doc;
+    JDoc_init(&doc);
+    /* an unfinished last line (got == 0, n > 0) is tried as it is */
+    while (fmt == TVM_FMT_UNKNOWN && tried < 16 && (got = LineFile_next(lf, &line, &n, err)) >= 0) {
+        size_t k = 0;
+        while (k < n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r'))
+            k++;
+        if (k < n && line[k] != '#') {                   /* not blank, nor a comment as TVM's loader allows */
+            if (line[k] != '{' && line[k] != '[') break; /* not JSON lines at all */
+            tried++;
+            char why[128];
+            if (JDoc_parse(&doc, line, n, why, sizeof why)) fmt = classify(&doc, 0);
+        }
+        if (got == 0) break;
+    }
+    JDoc_done(&doc);
+    return fmt;
+}
+
+static Status detect_unknown(const char *name, char *err) {
+    return tt_fail(err,
+                   "%s is not a tunetop log, nor an AutoTVM or auto-scheduler record file, nor a "
+                   "MetaSchedule work directory (--format names one)",
+                   name);
+}
+
+Status TvmLog_detect(const char *path, TvmFormat *out, char *err) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        if (errno == ENOENT) return tt_fail(err, "log %s does not exist", path);
+        return tt_fail(err, "%s: %s", path, strerror(errno));
+    }
+    if (!S_ISDIR(sb.st_mode) && !S_ISREG(sb.st_mode))
+        /* a FIFO or a device: it could block, or never end; no log of any format is one */
+        return tt_fail(err, "%s is %s, not a log file", path, file_kind(sb.st_mode));
+    if (S_ISDIR(sb.st_mode)) {
+        if (dir_has(path, MS_RECORDS)) {
+            *out = TVM_FMT_METASCHEDULE;
+            return TT_OK;
+        }
+        return tt_fail(err, "%s: a directory without " MS_RECORDS " (not a MetaSchedule work directory)", path);
+    }
+    LineFile lf;
+    if (LineFile_open(&lf, path, err) != TT_OK) return TT_ERR;
+    unsigned char head[16];
+    ssize_t got = pread(lf.fd, head, sizeof head, 0); /* at offset 0: lf reads on from the start */
+    if (got <= 0) {
+        Status st = got < 0 ? tt_fail(err, "%s: %s", path, strerror(errno))
+                            : tt_fail(err, "%s: empty file (no format to tell; --format names one)", path);
+        LineFile_close(&lf);
+        return st;
+    }
+    if (tunetop_head(head, (size_t)got)) {
+        LineFile_close(&lf);
+        *out = TVM_FMT_TUNETOP;
+        return TT_OK;
+    }
+    TvmFormat fmt = detect_lines(&lf);
+    LineFile_close(&lf);
+    if (fmt == TVM_FMT_METASCHEDULE) {
+        /* the record file of a work directory, named directly */
+        const char *slash = strrchr(path, '/');
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+        if (!dir_has(dir, MS_WORKLOADS))
+            return tt_fail(err, "%s: MetaSchedule records without " MS_WORKLOADS " beside them", path);
+    }
+    if (fmt == TVM_FMT_UNKNOWN) return detect_unknown(path, err);
+    *out = fmt;
+    return TT_OK;
+}
+
+Status TvmLog_detectMemory(const void *bytes, size_t len, const char *name, TvmFormat *out, char *err) {
+    if (len == 0) return tt_fail(err, "%s: empty file (no format to tell; --format names one)", name);
+    if (tunetop_head(bytes, len)) {
+        *out = TVM_FMT_TUNETOP;
+        return TT_OK;
+    }
+    LineFile lf;
+    LineFile_openMemory(&lf, bytes, len);
+    TvmFormat fmt = detect_lines(&lf);
+    if (fmt == TVM_FMT_METASCHEDULE)
+        return tt_fail(err, "%s: MetaSchedule records, which are read from their work directory", name);
+    if (fmt == TVM_FMT_UNKNOWN) return detect_unknown(name, err);
+    *out = fmt;
+    return TT_OK;
 }
 
 /* ---- MetaSchedule ---------------------------------------------------------------------- */
@@ -686,10 +735,9 @@ static bool parse_ms(TvmReader *this, const JDoc *D, TvmRecord *rec, int32_t roo
              SIZE(AT(trace, 1)));
     rec->n_costs = 0;
     rec->error_no = 0;
-    for (int i = 0; i < SIZE(secs) && rec->n_costs < REC_MAX_COSTS; i++) {
-        int32_t c = AT(secs, i);
+    int32_t c = FIRST(secs);
+    for (int i = 0; i < SIZE(secs) && rec->n_costs < REC_MAX_COSTS; i++, c = NEXT(c))
         if (IS_NUM(c)) rec->costs[rec->n_costs++] = NUM(c);
-    }
     /* no run time, or MetaSchedule's 1e10 "failed" marker: not a measurement */
     bool failed = rec->n_costs == 0;
     for (int i = 0; i < rec->n_costs; i++)
@@ -736,6 +784,22 @@ Status TvmReader_open(const char *path, TvmFormat fmt, TvmReader **out, char *er
         TvmReader_close(r);
         return TT_ERR;
     }
+    *out = r;
+    return TT_OK;
+}
+
+Status TvmReader_openMemory(const void *bytes, size_t len, const char *name, TvmFormat fmt, TvmReader **out,
+                            char *err) {
+    if (fmt != TVM_FMT_AUTOTVM && fmt != TVM_FMT_ANSOR)
+        return tt_fail(err, "%s: format %s is not read from memory", name, TvmFormat_name(fmt));
+    TvmReader *r = calloc(1, sizeof *r);
+    if (!r) abort();
+    r->fmt = fmt;
+    r->wl.fd = -1;
+    JDoc_init(&r->doc);
+    JDoc_init(&r->wdoc);
+    snprintf(r->path, sizeof r->path, "%s", name);
+    LineFile_openMemory(&r->lf, bytes, len);
     *out = r;
     return TT_OK;
 }
@@ -813,7 +877,9 @@ TvmReadStatus TvmReader_next(TvmReader *this, TvmRecord *rec, char *msg) {
     }
 }
 
-void TvmReader_follow(TvmReader *this) { this->lf.eof = false; }
+void TvmReader_follow(TvmReader *this) {
+    if (this->lf.fd >= 0) this->lf.eof = false;
+}
 long TvmReader_lines(const TvmReader *this) { return this->lf.line; }
 long TvmReader_bad(const TvmReader *this) { return this->bad; }
 long TvmReader_partialBytes(const TvmReader *this) { return (long)(this->lf.len - this->lf.start); }

@@ -52,6 +52,9 @@ Status TvmFormat_parse(const char *s, TvmFormat *out, char *err);
  * it has database_tuning_record.json). TT_ERR with one sentence when the path
  * is missing, empty, or of no known format. */
 Status TvmLog_detect(const char *path, TvmFormat *out, char *err);
+/* The same for the contents of a file in bytes[0..len) (name names it in
+ * err). MetaSchedule records are refused: they are read from a directory. */
+Status TvmLog_detectMemory(const void *bytes, size_t len, const char *name, TvmFormat *out, char *err);
 
 #define TVM_MAX_ARGS 10
 #define TVM_MAX_DIMS 8
@@ -131,6 +134,11 @@ typedef struct TvmReader TvmReader;
  * MetaSchedule directory the workload file is read here (it grows with
  * workloads, not records) and records come from the tuning-record file. */
 Status TvmReader_open(const char *path, TvmFormat fmt, TvmReader **out, char *err);
+/* Reads the AutoTVM or auto-scheduler lines in bytes[0..len) (kept by the
+ * caller until TvmReader_close; name names them in messages), with the same
+ * parsing as a file: an unfinished last line is TVM_PARTIAL unless it parses,
+ * and TvmReader_follow does nothing (the bytes do not grow). */
+Status TvmReader_openMemory(const void *bytes, size_t len, const char *name, TvmFormat fmt, TvmReader **out, char *err);
 TvmReadStatus TvmReader_next(TvmReader *this, TvmRecord *rec, char *msg);
 /* After TVM_END or TVM_PARTIAL, lets the next call read what was appended since. */
 void TvmReader_follow(TvmReader *this);

@@ -1,20 +1,20 @@
 /* tests/fuzz/fuzz_tvm_reader.c: the AutoTVM and auto-scheduler JSON-lines
- * readers (records/tvmlog.c) and format detection, over a file in memory.
- * Properties: reading always ends; every line is a record, a malformed line
- * or the unfinished last one; a best is always a positive, finite latency;
- * every record converts to JSON and to a tunetop Record. */
+ * readers (records/tvmlog.c) and format detection, over the input's bytes
+ * (TvmLog_detectMemory and TvmReader_openMemory: the line splitting and
+ * parsing of a file, without a file). Properties: reading always ends; every
+ * line is a record, a malformed line or the unfinished last one; a best is
+ * always a positive, finite latency; every record converts to JSON and to a
+ * tunetop Record. */
 #include <math.h>
 #include <stdint.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "records/tvmlog.h"
 #include "tests/fuzz/fuzz_common.h"
 
-static void read_as(const char *path, TvmFormat fmt) {
+static void read_as(const uint8_t *data, size_t size, TvmFormat fmt) {
     TvmReader *r;
     char err[TT_ERRLEN];
-    PROPERTY(TvmReader_open(path, fmt, &r, err) == TT_OK, "cannot open the input: %s", err);
+    PROPERTY(TvmReader_openMemory(data, size, "fuzz.log", fmt, &r, err) == TT_OK, "cannot open the input: %s", err);
     TvmRecord *rec = malloc(sizeof *rec);
     TvmSummary s;
     TvmSummary_init(&s, fmt);
@@ -43,18 +43,11 @@ static void read_as(const char *path, TvmFormat fmt) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    static int fd = -1;
-    static char path[64];
-    if (fd < 0) {
-        fd = memfd_create("fuzz_tvm", MFD_CLOEXEC);
-        PROPERTY(fd >= 0, "memfd_create failed");
-        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    }
-    PROPERTY(ftruncate(fd, 0) == 0 && pwrite(fd, data, size, 0) == (ssize_t)size, "cannot write the input");
     TvmFormat f;
     char err[TT_ERRLEN];
-    if (TvmLog_detect(path, &f, err) != TT_OK) PROPERTY(err[0] && !strchr(err, '\n'), "refused without a line");
-    read_as(path, TVM_FMT_AUTOTVM);
-    read_as(path, TVM_FMT_ANSOR);
+    if (TvmLog_detectMemory(data, size, "fuzz.log", &f, err) != TT_OK)
+        PROPERTY(err[0] && !strchr(err, '\n'), "refused without a line");
+    read_as(data, size, TVM_FMT_AUTOTVM);
+    read_as(data, size, TVM_FMT_ANSOR);
     return 0;
 }

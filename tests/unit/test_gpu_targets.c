@@ -4,8 +4,10 @@
  * without a driver). Uses the OpenCL device present (PoCL here). */
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/rng.h"
 #include "kernels/target.h"
+#include "kernels/targets/gpu_build.h"
 #include "kernels/targets/runner.h"
 #include "kernels/template.h"
 #include "kernels/templates/gpu/gpu.h"
@@ -110,6 +112,65 @@ TEST(opencl_compile_error_has_log) {
     CHECK_EQ_INT(br.error_no, ERR_COMPILE_DEVICE);
     CHECK_CONTAINS(br.msg, "not_declared");
     BuildResult_done(&br);
+    KernelSource_done(&src);
+}
+
+/* A PoCL build past its timeout (the test-only TUNETOP_OCL_BUILD_SLEEP_S makes
+ * the compile sleep 4 s first) is abandoned: BUILD_TIMEOUT, and the caller
+ * has its answer at the timeout, not when the compile ends. A build queued
+ * behind that straggler gives up one timeout later, and once the straggler
+ * has ended the next build compiles: the session goes on without it. */
+TEST(opencl_build_timeout_abandons) {
+    Workload wl;
+    char err[TT_ERRLEN];
+    CHECK(Workload_parse("dense:m=3,n=20,k=24", &wl, err) == TT_OK);
+    KernelSource src;
+    KernelSource_init(&src);
+    dense_source(&wl, DIALECT_OPENCL, &src);
+    MeasureOptions opt;
+    MeasureOptions_defaults(&opt);
+    opt.build_timeout_s = 0.5;
+    const double bound_s = 2; /* the answers come at 0.5 s; 2 s leaves room for a loaded machine */
+
+    setenv("TUNETOP_OCL_BUILD_SLEEP_S", "4", 1);
+    BuildResult br;
+    BuildResult_init(&br);
+    double t0 = clock_mono();
+    target_opencl.build(&src, &ocl_dev, &opt, workdir, 11, &br);
+    double took = clock_mono() - t0;
+    unsetenv("TUNETOP_OCL_BUILD_SLEEP_S");
+    printf("abandoned build: %s after %.2f s: %s\n", MeasureError_name(br.error_no), took, br.msg ? br.msg : "-");
+    CHECK_EQ_INT(br.error_no, ERR_BUILD_TIMEOUT);
+    CHECK_CONTAINS(br.msg, "abandoned");
+    CHECK(br.build_s >= opt.build_timeout_s);
+    CHECK(took < bound_s);
+    CHECK(Gpu_abandonedRunning() >= 1);
+    BuildResult_done(&br);
+
+    /* the straggler still holds the compiler: the next build waits one timeout, then gives up */
+    BuildResult queued;
+    BuildResult_init(&queued);
+    t0 = clock_mono();
+    target_opencl.build(&src, &ocl_dev, &opt, workdir, 12, &queued);
+    took = clock_mono() - t0;
+    printf("queued build: %s after %.2f s: %s\n", MeasureError_name(queued.error_no), took,
+           queued.msg ? queued.msg : "-");
+    CHECK_EQ_INT(queued.error_no, ERR_BUILD_TIMEOUT);
+    CHECK(took < bound_s);
+    BuildResult_done(&queued);
+
+    /* after the straggler: a build with a real timeout compiles */
+    opt.build_timeout_s = 600;
+    BuildResult next;
+    BuildResult_init(&next);
+    t0 = clock_mono();
+    target_opencl.build(&src, &ocl_dev, &opt, workdir, 13, &next);
+    printf("next build: %s after %.2f s\n", MeasureError_name(next.error_no), clock_mono() - t0);
+    CHECK_EQ_INT(next.error_no, ERR_NO_ERROR);
+    BuildResult_done(&next);
+    for (int i = 0; i < 100 && Gpu_abandonedRunning() > 0; i++)
+        usleep(10000); /* the helper counts itself out just after it frees the compiler */
+    CHECK_EQ_INT(Gpu_abandonedRunning(), 0);
     KernelSource_done(&src);
 }
 
@@ -229,6 +290,7 @@ int main(int argc, char **argv) {
             printf("opencl device: %s\n", ocl_dev.name);
             RUN(opencl_build_and_measure);
             RUN(opencl_compile_error_has_log);
+            RUN(opencl_build_timeout_abandons);
             rc = check_summary();
         } else {
             char why[TT_ERRLEN + 32];

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "kernels/target.h"
 #include "records/codec.h"
 #include "records/tvmimport.h"
@@ -386,6 +387,43 @@ TEST(readers_refuse_fifos_and_devices) {
     unlink(fifo);
 }
 
+/* A line whose arrays are long (here 200,000 costs, all but the last not
+ * numbers, and as many knobs) reads in time linear in its length: each loop
+ * steps from one element to the next (it took minutes when each element was
+ * found from the first). From memory, as from a file. */
+TEST(long_arrays_read_in_linear_time) {
+    const int n = 200000;
+    size_t cap = (size_t)n * 32 + 4096, p = 0;
+    char *line = malloc(cap);
+    p += (size_t)snprintf(line + p, cap - p,
+                          "{\"input\": [\"cuda\", \"conv2d_nchw.cuda\", [[\"TENSOR\", [1, 64, 56, 56], \"float32\"]], "
+                          "{}], \"config\": {\"index\": 0, \"code_hash\": null, \"entity\": [");
+    for (int i = 0; i < n; i++)
+        p += (size_t)snprintf(line + p, cap - p, "%s[\"k%d\", \"ot\", %d]", i ? ", " : "", i, i);
+    p += (size_t)snprintf(line + p, cap - p, "]}, \"result\": [[");
+    for (int i = 0; i < n; i++)
+        p += (size_t)snprintf(line + p, cap - p, "\"x\", ");
+    p += (size_t)snprintf(line + p, cap - p, "0.0009], 0, 1.5, 1700000000.0], \"version\": 0.2}\n");
+    char err[TT_ERRLEN];
+    TvmFormat f;
+    double t0 = clock_mono();
+    CHECK(TvmLog_detectMemory(line, p, "long.log", &f, err) == TT_OK && f == TVM_FMT_AUTOTVM);
+    TvmReader *r;
+    TvmRecord *rec = malloc(sizeof *rec);
+    CHECK(TvmReader_openMemory(line, p, "long.log", f, &r, err) == TT_OK);
+    CHECK_EQ_INT(TvmReader_next(r, rec, err), TVM_RECORD);
+    CHECK_EQ_INT(rec->n_costs, 1);
+    CHECK_EQ_INT(rec->n_knobs, TVM_MAX_KNOBS);
+    CHECK_EQ_INT(TvmReader_next(r, rec, err), TVM_END);
+    TvmReader_close(r);
+    double took = clock_mono() - t0;
+    printf("a %zu-byte line with %d knobs and %d costs: %.3f s\n", p, n, n, took);
+    CHECK(took < 10); /* about 0.1 s; minutes when quadratic */
+    CHECK(TvmReader_openMemory(line, p, "long.log", TVM_FMT_METASCHEDULE, &r, err) == TT_ERR);
+    free(rec);
+    free(line);
+}
+
 int main(void) {
     RUN(costs_that_are_not_latencies_are_never_a_best);
     RUN(readers_refuse_fifos_and_devices);
@@ -396,5 +434,6 @@ int main(void) {
     RUN(import_maps_knobs_and_recomputes_indices);
     RUN(import_resolves_swapped_rx_ry_and_rejects_bad_values);
     RUN(imported_fields_round_trip);
+    RUN(long_arrays_read_in_linear_time);
     return check_summary();
 }

@@ -12,12 +12,21 @@
  * process-wide lock anyway, and without turns a build's deadline would run
  * out while it queues behind others (or behind an abandoned straggler), so
  * one slow candidate would time out every candidate after it. The timeout
- * thus counts a candidate's own compile only. The artifact is the device binary of the program; the worker
- * loads it, or rebuilds from the source sent along when the binary is refused. */
+ * thus counts a candidate's own compile only, except behind an abandoned build: a
+ * build waits for that straggler at most one more build timeout and is then
+ * reported BUILD_TIMEOUT unbuilt, so that a compile that never ends cannot stop
+ * the session. The artifact is the device binary of the program; the worker
+ * loads it, or rebuilds from the source sent along when the binary is refused.
+ *
+ * Test-only fault: TUNETOP_OCL_BUILD_SLEEP_S=S makes every build's helper
+ * sleep S seconds before compiling, a compile that outlives its timeout. */
+#include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/clock.h"
 #include "kernels/target.h"
@@ -50,12 +59,53 @@ static Status ocl_probe(DeviceInfo *out, char *err) {
 static pthread_mutex_t slot_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t slot_cv = PTHREAD_COND_INITIALIZER;
 static bool slot_busy;
+static bool slot_abandoned;      /* the build holding the slot was abandoned */
+static double slot_abandoned_at; /* clock_mono() then */
+static unsigned long slot_turn;  /* counts the builds that took the slot */
 
-static void slot_acquire(void) {
+/* Takes the compiler slot (*turn: this build's turn, for slot_abandon).
+ * Behind an abandoned build it waits at most timeout_s past the abandonment
+ * (when timeout_s > 0): false then, and *waited_s says how long that build
+ * has been abandoned. */
+static bool slot_acquire(double timeout_s, unsigned long *turn, double *waited_s) {
     pthread_mutex_lock(&slot_mu);
-    while (slot_busy)
-        pthread_cond_wait(&slot_cv, &slot_mu);
+    while (slot_busy) {
+        if (!slot_abandoned || timeout_s <= 0) {
+            pthread_cond_wait(&slot_cv, &slot_mu);
+            continue;
+        }
+        double left = slot_abandoned_at + timeout_s - clock_mono();
+        if (left <= 0) {
+            *waited_s = clock_mono() - slot_abandoned_at;
+            pthread_mutex_unlock(&slot_mu);
+            return false;
+        }
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline); /* slot_cv waits on the realtime clock */
+        double whole = floor(left);
+        deadline.tv_sec += (time_t)whole;
+        deadline.tv_nsec += (long)((left - whole) * 1e9);
+        if (deadline.tv_nsec >= 1000000000L) deadline.tv_sec++, deadline.tv_nsec -= 1000000000L;
+        int rc = pthread_cond_timedwait(&slot_cv, &slot_mu, &deadline);
+        if (rc != 0 && rc != ETIMEDOUT) abort();
+    }
     slot_busy = true;
+    slot_abandoned = false;
+    *turn = ++slot_turn;
+    pthread_mutex_unlock(&slot_mu);
+    return true;
+}
+
+/* The build of that turn was abandoned: builds waiting for the slot it holds
+ * now wait at most one build timeout more. Nothing when that build has ended
+ * meanwhile (the slot is free, or another build's). */
+static void slot_abandon(unsigned long turn) {
+    pthread_mutex_lock(&slot_mu);
+    if (slot_busy && slot_turn == turn) {
+        slot_abandoned = true;
+        slot_abandoned_at = clock_mono();
+        pthread_cond_broadcast(&slot_cv);
+    }
     pthread_mutex_unlock(&slot_mu);
 }
 
@@ -69,6 +119,7 @@ static void slot_release(void) {
 
 typedef struct OclJob {
     char *source;
+    double sleep_s; /* TUNETOP_OCL_BUILD_SLEEP_S (test-only): seconds slept before compiling */
     bool ok;
     char *log;
     unsigned char *bin;
@@ -85,6 +136,11 @@ static void job_drop(void *p) {
 
 static void job_build(void *p) {
     OclJob *j = p;
+    if (j->sleep_s > 0) {
+        struct timespec ts = {(time_t)j->sleep_s, (long)((j->sleep_s - floor(j->sleep_s)) * 1e9)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+    }
     cl_program prog;
     j->ok = Ocl_buildSource(&session_dev, j->source, &prog, &j->log) == TT_OK;
     if (j->ok) {
@@ -108,9 +164,25 @@ static void ocl_build(const KernelSource *src, const DeviceInfo *dev, const Meas
     if (!j) abort();
     j->source = strdup(src->source ? src->source : "");
     if (!j->source) abort();
+    const char *sleep_env = getenv("TUNETOP_OCL_BUILD_SLEEP_S"); /* read here: the helper thread must not getenv */
+    j->sleep_s = sleep_env ? atof(sleep_env) : 0;
     double timeout = opt ? opt->build_timeout_s : 0;
-    slot_acquire(); /* released by job_build */
+    double waited = 0;
+    unsigned long turn = 0;
+    if (!slot_acquire(timeout, &turn, &waited)) { /* when taken, released by job_build */
+        char buf[200];
+        snprintf(buf, sizeof buf,
+                 "OpenCL build not started: the compiler is still busy with a build abandoned %.3g s ago "
+                 "(%d such now)",
+                 waited, Gpu_abandonedRunning());
+        job_drop(j);
+        out->error_no = ERR_BUILD_TIMEOUT;
+        out->msg = strdup(buf);
+        out->build_s = clock_mono() - t0;
+        return;
+    }
     if (!Gpu_runTimed(job_build, job_drop, j, timeout)) {
+        slot_abandon(turn);
         char buf[200];
         snprintf(buf, sizeof buf,
                  "OpenCL build still running after %.3g s; abandoned (it finishes in the background, %d such now)",
