@@ -1,11 +1,13 @@
 /* tuner/net/model.c: the general network graph's storage (see model.h):
- * values with a name index, nodes, attributes, labels. Ordering and binding
+ * values with a name index, nodes, attributes, labels, readers. Ordering and binding
  * are in model_order.c. */
 #include "tuner/net/model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/alloc.h"
 
 static char *dup_str(const char *s) {
     if (!s) s = "";
@@ -234,3 +236,28 @@ const double *NetNode_attrFloats(const NetNode *n, const char *name, int *count)
     *count = a->n;
     return a->floats;
 }
+
+void NetReaders_init(NetReaders *r, const NetModel *m) {
+    r->count = tt_calloc((size_t)m->n_values + 1, sizeof(int));
+    r->only = tt_malloc(sizeof(int) * ((size_t)m->n_values + 1));
+    for (int v = 0; v < m->n_values; v++)
+        r->only[v] = -1;
+    for (int i = 0; i < m->n_nodes; i++) {
+        const NetNode *n = &m->nodes[i];
+        if (n->dead) continue;
+        for (int j = 0; j < n->n_in; j++)
+            if (n->in[j] >= 0) {
+                r->count[n->in[j]]++;
+                r->only[n->in[j]] = i;
+            }
+    }
+    for (int o = 0; o < m->n_outputs; o++)
+        r->count[m->outputs[o]]++;
+}
+
+void NetReaders_done(NetReaders *r) {
+    free(r->count);
+    free(r->only);
+}
+
+int NetReaders_sole(const NetReaders *r, int v) { return v >= 0 && r->count[v] == 1 ? r->only[v] : -1; }

@@ -125,6 +125,17 @@ Status NetModel_bind(NetModel *m, char *err);
  * NetModel_sort again to set the producers). */
 void NetModel_dropDead(NetModel *m);
 
+/* Who reads each value: how many live nodes' inputs (a graph output counts as
+ * one more reader), and the one node that reads it when there is exactly one.
+ * A snapshot: changes to the graph after NetReaders_init are not seen. */
+typedef struct NetReaders {
+    int *count, *only;
+} NetReaders;
+void NetReaders_init(NetReaders *r, const NetModel *m);
+void NetReaders_done(NetReaders *r);
+/* The node that alone reads value v (v not a graph output), or -1. */
+int NetReaders_sole(const NetReaders *r, int v);
+
 /* "'name' (Op)", or "#12 (Op)" for an unnamed node: how messages name a node. */
 void NetNode_label(const NetNode *n, int index, char *buf, size_t len);
 

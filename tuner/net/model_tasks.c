@@ -8,38 +8,6 @@
 
 #include "base/alloc.h"
 
-/* How often each value is read by live nodes (a graph output counts as one
- * more reader), and the one node that reads it when there is exactly one. */
-typedef struct Readers {
-    int *count, *only;
-} Readers;
-
-static void Readers_init(Readers *r, const NetModel *m) {
-    r->count = tt_calloc((size_t)m->n_values + 1, sizeof(int));
-    r->only = tt_malloc(sizeof(int) * ((size_t)m->n_values + 1));
-    for (int v = 0; v < m->n_values; v++)
-        r->only[v] = -1;
-    for (int i = 0; i < m->n_nodes; i++) {
-        const NetNode *n = &m->nodes[i];
-        if (n->dead) continue;
-        for (int j = 0; j < n->n_in; j++)
-            if (n->in[j] >= 0) {
-                r->count[n->in[j]]++;
-                r->only[n->in[j]] = i;
-            }
-    }
-    for (int o = 0; o < m->n_outputs; o++)
-        r->count[m->outputs[o]]++;
-}
-
-static void Readers_done(Readers *r) {
-    free(r->count);
-    free(r->only);
-}
-
-/* The node that alone reads value v, or -1. */
-static int sole_reader(const Readers *r, int v) { return v >= 0 && r->count[v] == 1 ? r->only[v] : -1; }
-
 static const NetValue *val(const NetModel *m, int v) { return v >= 0 ? &m->values[v] : NULL; }
 
 static bool is_f32(const NetModel *m, int v, int rank) {
@@ -197,13 +165,13 @@ static bool is_bias_add(const NetModel *m, const NetNode *add, int v, int64_t wi
 
 /* The node that alone reads v and that no kernel has fused yet (a residual
  * Add of two convolutions is fused into one of them, not both), or -1. */
-static int sole_free_reader(const Readers *r, const int *kernel_of, int v) {
-    int n = sole_reader(r, v);
+static int sole_free_reader(const NetReaders *r, const int *kernel_of, int v) {
+    int n = NetReaders_sole(r, v);
     return n >= 0 && kernel_of[n] < 0 ? n : -1;
 }
 
 /* Follows the kernel node's output through the epilogue the workload can fuse. */
-static void fuse_epilogue(const NetModel *m, const Readers *r, const int *kernel_of, ModelKernel *k) {
+static void fuse_epilogue(const NetModel *m, const NetReaders *r, const int *kernel_of, ModelKernel *k) {
     if (k->wl.op == OP_BATCH_MATMUL) return; /* its kernel has no epilogue */
     bool conv = k->wl.op == OP_CONV2D || k->wl.op == OP_DEPTHWISE_CONV2D;
     int next = sole_free_reader(r, kernel_of, k->out);
@@ -258,7 +226,7 @@ static void add_untuned(ModelTasks *t, const char *op) {
 }
 
 /* Tries node i as a kernel node; on success appends it (with its epilogue) to t. */
-static bool try_kernel(const NetModel *m, const Readers *r, unsigned op_mask, int i, ModelTasks *t) {
+static bool try_kernel(const NetModel *m, const NetReaders *r, unsigned op_mask, int i, ModelTasks *t) {
     const NetNode *n = &m->nodes[i];
     ModelKernel k = {.node = i, .data = -1, .weight = -1, .bias = -1, .residual = -1, .out = n->out[0]};
     bool ok = false;
@@ -283,13 +251,13 @@ Status ModelTasks_build(const NetModel *m, unsigned op_mask, ModelTasks *out, ch
     out->kernel_of = tt_malloc(sizeof(int) * ((size_t)m->n_nodes + 1));
     for (int i = 0; i < m->n_nodes; i++)
         out->kernel_of[i] = -1;
-    Readers r;
-    Readers_init(&r, m);
+    NetReaders r;
+    NetReaders_init(&r, m);
     for (int i = 0; i < m->n_nodes; i++) {
         const NetNode *n = &m->nodes[i];
         if (n->dead || out->kernel_of[i] >= 0) continue;
         if (n->n_out < 1 || n->out[0] < 0) {
-            Readers_done(&r);
+            NetReaders_done(&r);
             ModelTasks_done(out);
             return tt_fail(err, "node #%d (%s) has no output", i, n->op);
         }
@@ -298,7 +266,7 @@ Status ModelTasks_build(const NetModel *m, unsigned op_mask, ModelTasks *out, ch
     for (int i = 0; i < m->n_nodes; i++)
         if (!m->nodes[i].dead && out->kernel_of[i] < 0 && strcmp(m->nodes[i].op, "Constant"))
             add_untuned(out, m->nodes[i].op);
-    Readers_done(&r);
+    NetReaders_done(&r);
     return TT_OK;
 }
 

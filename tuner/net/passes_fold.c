@@ -145,19 +145,6 @@ Status NetPass_removeIdentity(NetModel *m, int *removed, char *err) {
 
 /* ---- BatchNormalization into Conv ---- */
 
-/* The only live reader of v, or -1 (none, several, or a graph output). */
-static int only_reader(const NetModel *m, int v) {
-    int who = -1;
-    if (m->values[v].is_output) return -1;
-    for (int i = 0; i < m->n_nodes; i++)
-        for (int k = 0; !m->nodes[i].dead && k < m->nodes[i].n_in; k++)
-            if (m->nodes[i].in[k] == v) {
-                if (who >= 0) return -1;
-                who = i;
-            }
-    return who;
-}
-
 static const NdTensor *const_float(const NetModel *m, int v, int64_t count) {
     if (v < 0 || !m->values[v].is_const || !NdType_isFloat(m->values[v].constant.type)) return NULL;
     const NdTensor *t = &m->values[v].constant;
@@ -165,7 +152,7 @@ static const NdTensor *const_float(const NetModel *m, int v, int64_t count) {
 }
 
 /* The BN node that a Conv at c can absorb, or -1. */
-static int absorbable_bn(const NetModel *m, int c) {
+static int absorbable_bn(const NetModel *m, const NetReaders *r, int c) {
     const NetNode *conv = &m->nodes[c];
     if (conv->dead || strcmp(conv->op, "Conv") || conv->domain[0] || conv->n_out != 1 || conv->out[0] < 0 ||
         conv->n_in < 2)
@@ -174,7 +161,7 @@ static int absorbable_bn(const NetModel *m, int c) {
     if (!w || w->shape.rank < 3 || w->shape.dim[0] <= 0) return -1;
     int64_t oc = w->shape.dim[0];
     if (conv->n_in > 2 && conv->in[2] >= 0 && !const_float(m, conv->in[2], oc)) return -1;
-    int b = only_reader(m, conv->out[0]);
+    int b = NetReaders_sole(r, conv->out[0]);
     if (b < 0) return -1;
     const NetNode *bn = &m->nodes[b];
     if (strcmp(bn->op, "BatchNormalization") || bn->domain[0] || bn->n_in != 5 || bn->in[0] != conv->out[0] ||
@@ -247,12 +234,19 @@ static Status fold_bn(NetModel *m, int c, int b, char *err) {
 
 Status NetPass_foldBatchNorm(NetModel *m, int *folded, char *err) {
     int count = 0;
+    /* a fold kills one BN and changes no other Conv's readers: one snapshot serves the loop */
+    NetReaders r;
+    NetReaders_init(&r, m);
     for (int c = 0; c < m->n_nodes; c++) {
-        int b = absorbable_bn(m, c);
+        int b = absorbable_bn(m, &r, c);
         if (b < 0) continue;
-        if (fold_bn(m, c, b, err) != TT_OK) return TT_ERR;
+        if (fold_bn(m, c, b, err) != TT_OK) {
+            NetReaders_done(&r);
+            return TT_ERR;
+        }
         count++;
     }
+    NetReaders_done(&r);
     if (folded) *folded = count;
     return count ? NetModel_sort(m, err) : TT_OK;
 }
