@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/alloc.h"
-
 static char *dup_str(const char *s) {
     if (!s) s = "";
     size_t n = strlen(s) + 1;
@@ -238,8 +236,10 @@ const double *NetNode_attrFloats(const NetNode *n, const char *name, int *count)
 }
 
 void NetReaders_init(NetReaders *r, const NetModel *m) {
-    r->count = tt_calloc((size_t)m->n_values + 1, sizeof(int));
-    r->only = tt_malloc(sizeof(int) * ((size_t)m->n_values + 1));
+    /* out of memory aborts, as tt_malloc does (this file is also the standalone runtime's, without base/alloc) */
+    r->count = calloc((size_t)m->n_values + 1, sizeof(int));
+    r->only = malloc(sizeof(int) * ((size_t)m->n_values + 1));
+    if (!r->count || !r->only) abort();
     for (int v = 0; v < m->n_values; v++)
         r->only[v] = -1;
     for (int i = 0; i < m->n_nodes; i++) {
