@@ -45,8 +45,10 @@ static bool nn_pointwise(const NnWin *w) {
 }
 
 /* The GEMM is compiled twice more by gcc: for x86-64-v3 (AVX2 and FMA),
- * chosen at load time where the CPU has them, and for the baseline. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+ * chosen at load time where the CPU has them, and for the baseline. Not under
+ * ThreadSanitizer: the clones' resolver runs at relocation time, before the
+ * TSan runtime is up, and crashes the program before main. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #define NN_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define NN_CLONES
