@@ -50,6 +50,10 @@ struct LogReader {
     bool chained;      /* the last object carried a chain: every later one must */
     bool closed;       /* the last object was a close marker */
     bool in_session;   /* a session object started the current count (not the header) */
+    /* the chain before the current object: what it was if that object is cut as bad */
+    uint64_t seq_before;
+    uint32_t crc_before;
+    bool chained_before, closed_before, in_session_before;
 };
 
 static bool verify_checksums = true;
@@ -287,6 +291,8 @@ static LogReadStatus next_object(LogReader *this, off_t *start, char *msg) {
                 this->unchecked++; /* the header is not a record */
             char cwhy[TT_ERRLEN];
             bool skip = false;
+            this->seq_before = this->seq, this->crc_before = this->last_crc, this->chained_before = this->chained;
+            this->closed_before = this->closed, this->in_session_before = this->in_session;
             if (chain_step(this, p, len, &skip, cwhy, sizeof cwhy) && verify_checksums)
                 return damaged(this, this->good, cwhy, msg);
             if (skip) { /* a close marker: the reader's own business */
@@ -496,7 +502,9 @@ LogReadStatus LogReader_next(LogReader *this, Record *rec, char *msg) {
         }
         if (has_kind && !bad) bad = Record_fromObject(&this->obj.data, rec, why);
         if (bad) {
-            this->good = start; /* good data ends before the bad object */
+            this->good = start; /* good data ends before the bad object, and so does the chain */
+            this->seq = this->seq_before, this->last_crc = this->crc_before, this->chained = this->chained_before;
+            this->closed = this->closed_before, this->in_session = this->in_session_before;
             return damaged(this, start, why, msg);
         }
         return LOG_RECORD;
