@@ -17,6 +17,7 @@
 #include "tuner/net/model_load.h"
 #include "tuner/net/model_run.h"
 #include "tuner/net/modelfile.h"
+#include "tuner/net/passes.h"
 
 bool app_names_model(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
@@ -301,6 +302,7 @@ static Status export_model(const char *path, const char *const *shapes, int n_sh
     ModelTasks mt;
     Status st = ModelTasks_build(&m, 0, &mt, err);
     if (st == TT_OK) st = ModelTasks_rewrite(&m, &mt, err);
+    if (st == TT_OK) st = NetPass_fuseElementwise(&m, NULL, err);
     ExportBundle b;
     ExportBundle_init(&b, name, DIALECT_C, &dev);
     ModelBuildTask *rep = calloc((size_t)mt.n_tasks + 1, sizeof *rep);

@@ -9,7 +9,8 @@
  *            exactly; same type and shape)
  *   refused  read, bind or shape inference said no, in one line (printed)
  *   failed   a wrong answer or an error at run time, also after the graph
- *            passes (Identity removal, constant and batch-norm folding)
+ *            passes (Identity removal, constant and batch-norm folding) and
+ *            after fusing elementwise chains (the program's pass)
  *   crash    the child died or ran out of time
  * A table by op follows (a node test's op is its one node's op type; other
  * tests go by folder), and every test's outcome goes to
@@ -213,7 +214,8 @@ static Outcome run_sets(const NetModel *m, const char *dir, const char *when, ch
 }
 
 /* The graph passes, then shape inference again: what they leave must compute
- * the same outputs. */
+ * the same outputs; then the program's elementwise fusion, where it fuses
+ * something (the *_expanded tests spell activations out as chains). */
 static Outcome run_passes(NetModel *m, const char *dir, char *msg) {
     char why[TT_ERRLEN];
     if (NetPass_removeIdentity(m, NULL, why) != TT_OK || NetPass_foldConstants(m, NULL, why) != TT_OK ||
@@ -221,7 +223,13 @@ static Outcome run_passes(NetModel *m, const char *dir, char *msg) {
         tt_fail(msg, "the graph passes: %s", why);
         return FAILED;
     }
-    return run_sets(m, dir, "after the graph passes, ", msg);
+    Outcome o = run_sets(m, dir, "after the graph passes, ", msg);
+    int fused = 0;
+    if (o == PASSED && NetPass_fuseElementwise(m, &fused, why) != TT_OK) {
+        tt_fail(msg, "fusing elementwise chains: %s", why);
+        return FAILED;
+    }
+    return o == PASSED && fused ? run_sets(m, dir, "after fusing elementwise chains, ", msg) : o;
 }
 
 static Outcome run_test(const char *dir, char *msg) {

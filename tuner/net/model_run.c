@@ -22,6 +22,7 @@
 #include "tuner/net/mprog.h"
 #include "tuner/net/npy.h"
 #include "tuner/net/onnx_read.h"
+#include "tuner/net/passes.h"
 
 #define BUILD_TIMEOUT_S 600
 #define RUN_TIMEOUT_S 1800
@@ -207,6 +208,7 @@ static Status build_program(const ModelRunRequest *req, const char *dir, ModelRu
     if (Model_load(req->model_path, req->input_shapes, req->n_input_shapes, &prog, err) != TT_OK) return TT_ERR;
     Status st = ModelTasks_build(&prog, 0, &res->tasks, err);
     if (st == TT_OK) st = ModelTasks_rewrite(&prog, &res->tasks, err);
+    if (st == TT_OK) st = NetPass_fuseElementwise(&prog, NULL, err);
     ExportBundle b;
     ExportBundle_init(&b, "net", DIALECT_C, req->dev);
     res->build = calloc((size_t)res->tasks.n_tasks + 1, sizeof *res->build);

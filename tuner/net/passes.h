@@ -6,7 +6,7 @@
  * input. Nothing here prints or exits.
  *
  * A typical pipeline: fixInputs, inferShapes, removeIdentity, foldConstants,
- * foldBatchNorm, inferShapes again. */
+ * foldBatchNorm, inferShapes again; a program adds fuseElementwise. */
 #ifndef TT_NET_PASSES_H
 #define TT_NET_PASSES_H
 
@@ -43,5 +43,17 @@ Status NetPass_removeIdentity(NetModel *m, int *removed, char *err);
  * constants: W' = W * s, b' = (b - mean) * s + B with s = scale / sqrt(var +
  * epsilon) per output channel. *folded may be NULL. */
 Status NetPass_foldBatchNorm(NetModel *m, int *folded, char *err);
+
+/* Fuses chains of float32 elementwise ops into one node of op
+ * tunetop.Elementwise each (ops/elementwise_fused.c), computed in one pass
+ * over blocks of the output with no intermediate tensors, bit for bit what
+ * the ops computed one by one: SiLU's Sigmoid and Mul, GELU's Div, Erf, Add,
+ * Mul and Mul. A chain starts from any float32 value and takes the
+ * elementwise nodes that read it or each other, whose other inputs are single
+ * elements or tensors of its shape; its intermediate results must be read by
+ * nothing else, and it has at least two steps. Runs on the program's form of
+ * a model (after ModelTasks_rewrite, so that kernels keep their epilogues);
+ * leaves the model sorted. *fused (may be NULL): the fused nodes made. */
+Status NetPass_fuseElementwise(NetModel *m, int *fused, char *err);
 
 #endif

@@ -22,7 +22,8 @@
 
 #include "tuner/net/ops/op.h"
 
-#define EW_MAX_IN 3 /* the most inputs one kernel call reads (Where, Clip); variadic ops fold pairwise */
+#define EW_MAX_IN OP_FUSED_ARGS /* the most inputs one kernel call reads (3: Where, Clip); variadic ops fold pairwise  \
+                                 */
 
 typedef enum { EW_F32, EW_F64, EW_I64, EW_U64, EW_BOOL, EW_NDOM } EwDom;
 
@@ -211,6 +212,20 @@ const char *Ew_attrString(const OpCtx *ctx, const char *name, const char *def);
     X(Where, 3, 3)                                                                                                     \
     X(Cast, 1, 1)                                                                                                      \
     X(CastLike, 2, 2)
+
+/* The spec of an op of the family by its op type, or NULL. */
+const EwSpec *Ew_spec(const char *op);
+/* Whether a fused chain (op tunetop.Elementwise) can compute the op as one of
+ * its float32 steps: a float32 kernel whose output is its input's type,
+ * neither a condition (Where) nor a Mean. */
+bool Ew_fusable(const EwSpec *spec);
+
+/* Op tunetop.Elementwise (elementwise_fused.c): a fused chain of at most
+ * OP_FUSED_MAX_STEPS float32 steps (op.h). */
+Status Ew_fusedCheck(const NetNode *node, const NetModel *model, char *err);
+Status Ew_fusedInfer(OpCtx *ctx);
+Status Ew_fusedRun(OpCtx *ctx);
+double Ew_fusedFlops(const OpCtx *ctx);
 
 #define EW_DECLARE(N, lo, hi) extern const EwSpec EW_##N;
 EW_OPS(EW_DECLARE)

@@ -69,6 +69,16 @@ void Op_register(const OpDef *table);
 /* Every op tunetop knows, for listings: *n set to the count. */
 const OpDef *const *Op_all(int *n);
 
+/* ---- fused elementwise chains (op tunetop.Elementwise, ops/elementwise_fused.c) ---- */
+
+#define OP_FUSED_MAX_STEPS 16 /* steps of one fused chain */
+#define OP_FUSED_ARGS 3       /* argument slots per step (the most inputs of a fusable op) */
+/* Whether a node of this op type (default domain) with n_in inputs can be a
+ * float32 step of a fused chain: an elementwise op whose float32 kernel
+ * writes its input's type (not Where, Cast or a comparison), at most
+ * OP_FUSED_ARGS inputs, and for Sum, Max and Min exactly two. */
+bool Op_fusableStep(const char *op, int n_in);
+
 /* ---- helpers the op files share (ops/common.c) ---- */
 
 /* The input's data as a vector of int64 (an ints input such as Reshape's

@@ -1,0 +1,156 @@
+/* tuner/net/ops/elementwise_fused.c: op "tunetop.Elementwise", a chain (or
+ * small DAG) of float32 elementwise ops computed in one pass over blocks of
+ * the output, as NetPass_fuseElementwise (passes.h) writes it.
+ *
+ * Inputs: 0 is the tensor the chain starts from; the others are what its
+ * steps read besides each other: tensors of input 0's shape, or single
+ * elements (held for the whole run). Output: input 0's shape, float32.
+ * Attributes:
+ *   ops   STRINGS  the op type of each step, in order ("Div", "Erf", ...)
+ *   args  INTS     EW_MAX_IN per step: -1 an omitted input, 0..n_in-1 a node
+ *                  input, n_in + s the result of step s (s before this step)
+ *   "S.name"       step S's own attributes (e.g. "2.alpha"), as the op had them
+ * The last step's result is the output. Each step runs its op's own float32
+ * kernel (elementwise.h) over the block, so the output is bit for bit what
+ * the unfused ops compute; only the intermediate tensors are gone. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuner/net/ops/elementwise.h"
+
+#define FUSED_BLOCK 512 /* elements per block: every step's block stays in L1 */
+
+typedef struct FusedPlan {
+    int n; /* steps */
+    const char *const *ops;
+    const int64_t *args;
+    EwKernel kern[OP_FUSED_MAX_STEPS];
+    EwPrm prm[OP_FUSED_MAX_STEPS];
+} FusedPlan;
+
+/* Step s of the node as a node of its own (its attributes, names unprefixed),
+ * so that the op's param function reads them as it reads the original's. */
+static void step_node(const NetNode *n, const char *op, int s, NetNode *view, NetAttr *attrs) {
+    char prefix[16];
+    int len = snprintf(prefix, sizeof prefix, "%d.", s);
+    memset(view, 0, sizeof *view);
+    view->op = (char *)op;
+    view->domain = (char *)"";
+    view->attrs = attrs;
+    for (int i = 0; i < n->n_attrs; i++)
+        if (!strncmp(n->attrs[i].name, prefix, (size_t)len)) {
+            attrs[view->n_attrs] = n->attrs[i];
+            attrs[view->n_attrs++].name = n->attrs[i].name + len;
+        }
+}
+
+/* Reads and checks the attributes; with ctx (not NULL), also each step's kernel and parameters. */
+static Status fused_plan(const NetNode *node, int n_in, const OpCtx *ctx, FusedPlan *p, char *err) {
+    const NetAttr *ops = NetNode_attr(node, "ops");
+    int n_args = 0;
+    p->args = NetNode_attrInts(node, "args", &n_args);
+    if (!ops || ops->kind != NATTR_STRINGS || ops->n < 1 || ops->n > OP_FUSED_MAX_STEPS)
+        return tt_fail(err, "attribute ops must list 1 to %d op types", OP_FUSED_MAX_STEPS);
+    p->n = ops->n;
+    p->ops = (const char *const *)ops->strings;
+    if (n_args != p->n * EW_MAX_IN) return tt_fail(err, "attribute args must hold %d values per step", EW_MAX_IN);
+    for (int s = 0; s < p->n; s++) {
+        const EwSpec *spec = Ew_spec(p->ops[s]);
+        if (!spec || !Ew_fusable(spec)) return tt_fail(err, "step %d: op %s is not a float32 elementwise op", s, p->ops[s]);
+        for (int k = 0; k < EW_MAX_IN; k++) {
+            int64_t a = p->args[s * EW_MAX_IN + k];
+            if (a < -1 || a >= n_in + s) return tt_fail(err, "step %d: argument %d refers to %lld", s, k, (long long)a);
+        }
+        if (p->args[s * EW_MAX_IN] < 0) return tt_fail(err, "step %d: its first input is omitted", s);
+        if (!ctx) continue;
+        NetNode view;
+        NetAttr attrs[node->n_attrs + 1];
+        step_node(node, p->ops[s], s, &view, attrs);
+        OpCtx sc = *ctx;
+        sc.node = &view;
+        memset(&p->prm[s], 0, sizeof p->prm[s]);
+        if (spec->param) spec->param(&sc, &p->prm[s]);
+        p->kern[s] = spec->k[p->prm[s].variant][EW_F32];
+        if (!p->kern[s]) return tt_fail(err, "step %d: %s has no float32 kernel for its attributes", s, p->ops[s]);
+    }
+    return TT_OK;
+}
+
+Status Ew_fusedCheck(const NetNode *node, const NetModel *model, char *err) {
+    (void)model;
+    FusedPlan p;
+    return fused_plan(node, node->n_in, NULL, &p, err);
+}
+
+/* Elements of a shape (1 for a scalar; -1 when a dimension is unknown). */
+static int64_t elems(const NdShape *s) {
+    int64_t c = 1;
+    for (int d = 0; d < s->rank; d++)
+        c = s->dim[d] < 0 || c < 0 ? -1 : c * s->dim[d];
+    return s->rank < 0 ? -1 : c;
+}
+
+Status Ew_fusedInfer(OpCtx *ctx) {
+    const NdTensor *x = ctx->in[0];
+    if (!x) return tt_fail(ctx->err, "input 0 is missing");
+    for (int k = 0; k < ctx->n_in; k++) {
+        const NdTensor *t = ctx->in[k];
+        if (!t || t->type == ND_UNDEF) continue;
+        if (t->type != ND_F32) return tt_fail(ctx->err, "input %d is %s; a fused chain computes float32", k,
+                                               NdType_name(t->type));
+        if (k > 0 && t->shape.rank >= 0 && x->shape.rank >= 0 && !NdShape_equal(&t->shape, &x->shape) &&
+            elems(&t->shape) != 1)
+            return tt_fail(ctx->err, "input %d is neither input 0's shape nor a single element", k);
+    }
+    ctx->out[0].type = ND_F32;
+    ctx->out[0].shape = x->shape;
+    return TT_OK;
+}
+
+/* Elements [at, at + m) of every step, the last one into the output. */
+static void fused_block(const FusedPlan *p, const OpCtx *ctx, float *y, int64_t at, int64_t m) {
+    float tmp[OP_FUSED_MAX_STEPS][FUSED_BLOCK];
+    for (int s = 0; s < p->n; s++) {
+        EwArgs a = {.out = s == p->n - 1 ? y + at : tmp[s], .p = &p->prm[s]};
+        for (int k = 0; k < EW_MAX_IN; k++) {
+            int64_t r = p->args[s * EW_MAX_IN + k];
+            if (r < 0) continue;
+            if (r >= ctx->n_in) {
+                a.in[k] = tmp[r - ctx->n_in];
+                a.st[k] = 1;
+            } else {
+                const NdTensor *t = ctx->in[r];
+                a.st[k] = t->count != 1;
+                a.in[k] = (const float *)t->data + (a.st[k] ? at : 0);
+            }
+        }
+        p->kern[s](&a, m);
+    }
+}
+
+Status Ew_fusedRun(OpCtx *ctx) {
+    FusedPlan p;
+    if (Ew_fusedInfer(ctx) != TT_OK || fused_plan(ctx->node, ctx->n_in, ctx, &p, ctx->err) != TT_OK) return TT_ERR;
+    for (int k = 0; k < ctx->n_in; k++)
+        if (!ctx->in[k]) return tt_fail(ctx->err, "input %d is missing", k);
+    NdShape shape = ctx->out[0].shape;
+    ctx->out[0].type = ND_UNDEF;
+    if (NdTensor_alloc(&ctx->out[0], ND_F32, &shape, ctx->err) != TT_OK) return TT_ERR;
+    float *y = ctx->out[0].data;
+    int64_t count = ctx->out[0].count;
+    for (int64_t at = 0; at < count; at += FUSED_BLOCK)
+        fused_block(&p, ctx, y, at, count - at < FUSED_BLOCK ? count - at : FUSED_BLOCK);
+    return TT_OK;
+}
+
+double Ew_fusedFlops(const OpCtx *ctx) {
+    FusedPlan p;
+    char err[TT_ERRLEN];
+    int64_t count = ctx->in[0] ? elems(&ctx->in[0]->shape) : -1;
+    if (count < 0 || fused_plan(ctx->node, ctx->n_in, NULL, &p, err) != TT_OK) return 0;
+    double per = 0;
+    for (int s = 0; s < p.n; s++)
+        per += Ew_spec(p.ops[s])->flops;
+    return per * (double)count;
+}
