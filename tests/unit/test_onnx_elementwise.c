@@ -294,6 +294,60 @@ TEST(float_functions) {
     CHECK_CONTAINS(r.err, "input 0 is int32; Sqrt takes float16");
 }
 
+/* The float32 instances of Exp, Sigmoid, Tanh, Erf and Gelu (ops/fastmath.h)
+ * against the double functions over every binary exponent from 2^-40 to
+ * 2^7, both signs, and the special values: within the ulps fastmath.h states
+ * (a subnormal result counts in units of 2^-145, 16 of its steps).
+ * TT_SHOW_ULPS=1 prints each function's worst case. */
+static double ulps(float got, double want) {
+    float w = (float)want;
+    if (isnan(want)) return isnan(got) ? 0 : INFINITY;
+    if (isinf(w)) return got == w ? 0 : INFINITY;
+    double unit = nextafterf(fabsf(w), INFINITY) - fabsf(w);
+    return fabs(got - want) / (unit > 0x1p-145 ? unit : 0x1p-145);
+}
+
+static double sigmoid_d(double x) { return x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)); }
+static double gelu_d(double x) { return 0.5 * x * erfc(-x * 0.70710678118654752440); } /* no cancellation below 0 */
+
+TEST(fast_float_functions) {
+    enum { PER = 2000, N = 48 * 2 * PER + 8 };
+    static const double SPECIAL[8] = {0, -0.0, INFINITY, -INFINITY, NAN, 88.7, -103.9, 1e-45};
+    NdShape shape = {.rank = 1, .dim = {N}};
+    NdTensor x = tens(ND_F32, shape, NULL);
+    float *xv = x.data;
+    int64_t n = 0;
+    for (int e = -40; e < 8; e++)
+        for (int i = 0; i < PER; i++) {
+            float v = ldexpf(1.0f + (float)i / PER, e);
+            xv[n++] = v;
+            xv[n++] = -v;
+        }
+    for (int i = 0; i < 8; i++)
+        xv[n++] = (float)SPECIAL[i];
+    static const struct {
+        const char *op;
+        double (*ref)(double);
+        double max_ulps;
+    } FNS[] = {{"Exp", exp, 1}, {"Sigmoid", sigmoid_d, 3}, {"Tanh", tanh, 2}, {"Erf", erf, 3}, {"Gelu", gelu_d, 6}};
+    for (size_t f = 0; f < sizeof FNS / sizeof FNS[0]; f++) {
+        const NdTensor *in[1] = {&x};
+        Run r = run_op(FNS[f].op, 20, NULL, 0, in, 1);
+        CHECK(r.status == TT_OK);
+        double worst = 0;
+        int64_t at = 0;
+        for (int64_t i = 0; r.status == TT_OK && i < N; i++) {
+            double u = ulps(((const float *)r.out.data)[i], FNS[f].ref(xv[i]));
+            if (u > worst) worst = u, at = i;
+        }
+        if (worst > FNS[f].max_ulps || getenv("TT_SHOW_ULPS"))
+            fprintf(stderr, "  %s(%a): %.2f ulps from the double function\n", FNS[f].op, xv[at], worst);
+        CHECK(worst <= FNS[f].max_ulps);
+        NdTensor_free(&r.out);
+    }
+    NdTensor_free(&x);
+}
+
 TEST(numeric_unary) {
     Run r = run1("Abs", NULL, 0, tens(ND_I8, SHAPE(3), V(-128, -5, 5)));
     expect(&r, ND_I8, SHAPE(3), V(-128, 5, 5), 0); /* -(-128) wraps, as numpy's abs of int8 */
@@ -423,6 +477,7 @@ int main(void) {
     RUN(pow_mixed_types);
     RUN(cast_edges);
     RUN(float_functions);
+    RUN(fast_float_functions);
     RUN(numeric_unary);
     RUN(clip_forms);
     RUN(variadic);

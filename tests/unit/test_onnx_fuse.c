@@ -328,7 +328,7 @@ typedef struct RandOp {
     int arity; /* 1: unary; 2: with a second operand */
 } RandOp;
 
-static const RandOp OPS[] = {{"Sigmoid", 1}, {"Tanh", 1}, {"Relu", 1},    {"Abs", 1},        {"Neg", 1},
+static const RandOp OPS[] = {{"Sigmoid", 1}, {"Tanh", 1}, {"Relu", 1},     {"Abs", 1},       {"Neg", 1},
                              {"Erf", 1},     {"Exp", 1},  {"Softsign", 1}, {"HardSwish", 1}, {"Add", 2},
                              {"Sub", 2},     {"Mul", 2},  {"Div", 2},      {"Max", 2},       {"Min", 2}};
 #define N_OPS (int)(sizeof OPS / sizeof OPS[0])

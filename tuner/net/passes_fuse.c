@@ -20,7 +20,7 @@
 
 typedef struct Gather {
     int root;
-    int n;                       /* nodes gathered, in node order */
+    int n; /* nodes gathered, in node order */
     int node[OP_FUSED_MAX_STEPS];
     bool keep[OP_FUSED_MAX_STEPS]; /* the steps chosen among them */
     int exit;                      /* index into node[] of the step whose result is the output */
@@ -52,8 +52,8 @@ static int64_t elems(const NdShape *s) {
 
 static bool candidate(const Fuse *f, int i, const NdShape *shape) {
     const NetNode *n = &f->m->nodes[i];
-    if (n->dead || f->taken[i] || (n->domain[0] && strcmp(n->domain, "ai.onnx")) || n->n_out != 1 || n->out[0] < 0 || !simple_attrs(n) ||
-        !Op_fusableStep(n->op, n->n_in))
+    if (n->dead || f->taken[i] || (n->domain[0] && strcmp(n->domain, "ai.onnx")) || n->n_out != 1 || n->out[0] < 0 ||
+        !simple_attrs(n) || !Op_fusableStep(n->op, n->n_in))
         return false;
     const NetValue *y = &f->m->values[n->out[0]];
     return y->type == ND_F32 && NdShape_equal(&y->shape, shape);

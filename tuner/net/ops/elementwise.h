@@ -22,8 +22,9 @@
 
 #include "tuner/net/ops/op.h"
 
-#define EW_MAX_IN OP_FUSED_ARGS /* the most inputs one kernel call reads (3: Where, Clip); variadic ops fold pairwise  \
-                                 */
+#define EW_MAX_IN                                                                                                      \
+    OP_FUSED_ARGS /* the most inputs one kernel call reads (3: Where, Clip); variadic ops fold pairwise                \
+                   */
 
 typedef enum { EW_F32, EW_F64, EW_I64, EW_U64, EW_BOOL, EW_NDOM } EwDom;
 

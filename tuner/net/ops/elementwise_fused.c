@@ -57,7 +57,8 @@ static Status fused_plan(const NetNode *node, int n_in, const OpCtx *ctx, FusedP
     if (n_args != p->n * EW_MAX_IN) return tt_fail(err, "attribute args must hold %d values per step", EW_MAX_IN);
     for (int s = 0; s < p->n; s++) {
         const EwSpec *spec = Ew_spec(p->ops[s]);
-        if (!spec || !Ew_fusable(spec)) return tt_fail(err, "step %d: op %s is not a float32 elementwise op", s, p->ops[s]);
+        if (!spec || !Ew_fusable(spec))
+            return tt_fail(err, "step %d: op %s is not a float32 elementwise op", s, p->ops[s]);
         for (int k = 0; k < EW_MAX_IN; k++) {
             int64_t a = p->args[s * EW_MAX_IN + k];
             if (a < -1 || a >= n_in + s) return tt_fail(err, "step %d: argument %d refers to %lld", s, k, (long long)a);
@@ -97,8 +98,8 @@ Status Ew_fusedInfer(OpCtx *ctx) {
     for (int k = 0; k < ctx->n_in; k++) {
         const NdTensor *t = ctx->in[k];
         if (!t || t->type == ND_UNDEF) continue;
-        if (t->type != ND_F32) return tt_fail(ctx->err, "input %d is %s; a fused chain computes float32", k,
-                                               NdType_name(t->type));
+        if (t->type != ND_F32)
+            return tt_fail(ctx->err, "input %d is %s; a fused chain computes float32", k, NdType_name(t->type));
         if (k > 0 && t->shape.rank >= 0 && x->shape.rank >= 0 && !NdShape_equal(&t->shape, &x->shape) &&
             elems(&t->shape) != 1)
             return tt_fail(ctx->err, "input %d is neither input 0's shape nor a single element", k);

@@ -9,7 +9,16 @@
 #include <string.h>
 #include <tgmath.h>
 
+/* GCC if-converts a float comparison that feeds more float arithmetic (the
+ * clamps and range selects of fastmath.h) only when it may assume that
+ * comparisons do not trap; tunetop never reads the floating-point exception
+ * flags, and the values computed are the same. Clang vectorizes them as they are. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
 #include "tuner/net/ops/elementwise.h"
+#include "tuner/net/ops/fastmath.h"
 
 /* Scalar functions NAME_sf (float), NAME_sd (double) [, NAME_si (int64), NAME_su
  * (uint64)] from one expression per kind; T names the instance's type. */
@@ -22,6 +31,12 @@
 #define FLOAT1(N, EXPR)                                                                                                \
     SCALAR(N##_sf, float, (float x, const EwPrm *p), EXPR)                                                             \
     SCALAR(N##_sd, double, (double x, const EwPrm *p), EXPR)                                                           \
+    EW_MAP1(N##_f32, N##_sf, float, float)                                                                             \
+    EW_MAP1(N##_f64, N##_sd, double, double)
+/* A float op whose float32 instance is an expression of its own (fastmath.h). */
+#define FLOAT1_F32(N, FEXPR, DEXPR)                                                                                    \
+    SCALAR(N##_sf, float, (float x, const EwPrm *p), FEXPR)                                                            \
+    SCALAR(N##_sd, double, (double x, const EwPrm *p), DEXPR)                                                          \
     EW_MAP1(N##_f32, N##_sf, float, float)                                                                             \
     EW_MAP1(N##_f64, N##_sd, double, double)
 
@@ -164,11 +179,11 @@ const EwSpec EW_Shrink = {
 
 FLOAT1(sqrt_, sqrt(x))
 FLOAT1(recip, 1 / x)
-FLOAT1(exp_, exp(x))
+FLOAT1_F32(exp_, ff_exp(x), exp(x))
 FLOAT1(log_, log(x))
-FLOAT1(erf_, erf(x))
-FLOAT1(tanh_, tanh(x))
-FLOAT1(sigmoid, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
+FLOAT1_F32(erf_, ff_erf(x), erf(x))
+FLOAT1_F32(tanh_, ff_tanh(x), tanh(x))
+FLOAT1_F32(sigmoid, ff_sigmoid(x), x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
 FLOAT1(leaky, x < 0 ? p->alpha * x : x)
 FLOAT1(elu, x < 0 ? p->alpha * expm1(x) : x)
 FLOAT1(selu, x > 0 ? p->beta * x : p->beta * (p->alpha * exp(x) - p->alpha))
@@ -176,8 +191,10 @@ FLOAT1(celu, x > 0 ? x : p->alpha * expm1(x / p->alpha))
 FLOAT1(thresh, x > p->alpha ? x : 0)
 FLOAT1(hardsig, CLAMP01(p->alpha *x + p->beta))
 FLOAT1(hardswish, x *CLAMP01(x / 6 + 0.5f))
-FLOAT1(gelu, 0.5f * x * (1 + erf(x * SQRT1_2)))
-FLOAT1(gelu_tanh, 0.5f * x * (1 + tanh(SQRT_2_PI * (x + 0.044715 * x * x * x))))
+FLOAT1_F32(gelu, x *ff_gelu_cdf(x), 0.5 * x * (1 + erf(x * SQRT1_2)))
+/* (1 + tanh(y)) / 2 = sigmoid(2y), which keeps the tail */
+FLOAT1_F32(gelu_tanh, x *ff_sigmoid(2 * (float)SQRT_2_PI * (x + 0.044715f * x * x * x)),
+           0.5 * x * (1 + tanh(SQRT_2_PI * (x + 0.044715 * x * x * x))))
 FLOAT1(softplus, SOFTPLUS(x))
 FLOAT1(softsign, x / (1 + fabs(x)))
 FLOAT1(mish, x *tanh(SOFTPLUS(x)))
