@@ -10,7 +10,9 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 LOG=$WORK/errors.log
-start 120 40 "$TT" tune --task dense:m=16,n=32,k=32 --trials 500 --round-size 8 --tuner random \
+# a budget the session cannot spend before the Ctrl-C below: every trial fails fast, and on a loaded
+# machine the keys below take longer than 500 trials did (the session ended first, exit 1)
+start 120 40 "$TT" tune --task dense:m=16,n=32,k=32 --trials 100000 --round-size 8 --tuner random \
     --build-timeout 0.01 --log "$LOG"
 
 wait_for 'Progress' 20
