@@ -240,6 +240,34 @@ TEST(exec_names_the_node_that_fails_or_forgets_an_output) {
     NetModel_done(&m);
 }
 
+/* The buffer cache (nd.h): held, a freed large buffer comes back zeroed for
+ * the same byte count, and only for it; small ones and the unheld cache
+ * are plain malloc and free. */
+TEST(buffer_cache_hands_back_zeroed_buffers_of_the_same_size) {
+    char err[TT_ERRLEN];
+    NdShape big = {.rank = 2, .dim = {256, 1024}}, other = {.rank = 2, .dim = {256, 1000}};
+    NdTensor a = {0}, b = {0}, c = {0};
+    NdCache_hold();
+    CHECK(NdTensor_alloc(&a, ND_F32, &big, err) == TT_OK);
+    void *first = a.data;
+    memset(a.data, 0x5a, (size_t)a.count * 4);
+    NdTensor_free(&a);
+    CHECK(a.data == NULL && a.shape.rank == -1);
+    CHECK(NdTensor_alloc(&c, ND_F32, &other, err) == TT_OK); /* another size: not the kept buffer */
+    CHECK(c.data != first);
+    CHECK(NdTensor_alloc(&b, ND_F32, &big, err) == TT_OK);
+    CHECK(b.data == first);
+    bool zero = true;
+    for (int64_t i = 0; i < b.count; i++)
+        zero = zero && ((float *)b.data)[i] == 0;
+    CHECK(zero);
+    NdTensor_free(&b);
+    NdTensor_free(&c);
+    NdCache_release(); /* frees what it kept (LeakSanitizer would say otherwise) */
+    CHECK(NdTensor_alloc(&a, ND_I64, &big, err) == TT_OK && a.count == 256 * 1024);
+    NdTensor_free(&a);
+}
+
 int main(void) {
     RUN(index_finds_every_name_and_the_first_of_twins);
     RUN(sort_orders_producers_first_and_keeps_a_long_chain_fast);
@@ -248,5 +276,6 @@ int main(void) {
     RUN(attribute_getters_return_values_or_defaults);
     RUN(exec_runs_nodes_in_order_with_constants_and_gives_the_outputs);
     RUN(exec_names_the_node_that_fails_or_forgets_an_output);
+    RUN(buffer_cache_hands_back_zeroed_buffers_of_the_same_size);
     return check_summary();
 }

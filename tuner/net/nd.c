@@ -2,6 +2,7 @@
 #include "tuner/net/nd.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,13 +169,82 @@ Status Nd_axis(int64_t axis, int rank, int *out, char *err) {
     return TT_OK;
 }
 
+/* ---- the buffer cache (nd.h) ---- */
+
+static struct {
+    atomic_flag lock;
+    int holders;
+    int n;
+    struct {
+        void *p;
+        size_t bytes;
+    } slot[ND_CACHE_SLOTS];
+} cache = {.lock = ATOMIC_FLAG_INIT};
+
+static void cache_lock(void) {
+    while (atomic_flag_test_and_set_explicit(&cache.lock, memory_order_acquire))
+        ;
+}
+
+static void cache_unlock(void) { atomic_flag_clear_explicit(&cache.lock, memory_order_release); }
+
+void NdCache_hold(void) {
+    cache_lock();
+    cache.holders++;
+    cache_unlock();
+}
+
+void NdCache_release(void) {
+    cache_lock();
+    if (cache.holders > 0 && --cache.holders == 0) {
+        for (int i = 0; i < cache.n; i++)
+            free(cache.slot[i].p);
+        cache.n = 0;
+    }
+    cache_unlock();
+}
+
+/* A kept buffer of exactly `bytes` (the newest such), or NULL. */
+static void *cache_take(size_t bytes) {
+    void *p = NULL;
+    cache_lock();
+    for (int i = cache.n - 1; cache.holders > 0 && i >= 0 && !p; i--)
+        if (cache.slot[i].bytes == bytes) {
+            p = cache.slot[i].p;
+            cache.slot[i] = cache.slot[--cache.n];
+        }
+    cache_unlock();
+    return p;
+}
+
+/* Keeps p when the cache is held (true), letting the oldest buffer go when it is full. */
+static bool cache_keep(void *p, size_t bytes) {
+    void *drop = NULL;
+    bool kept = false;
+    cache_lock();
+    if (cache.holders > 0 && bytes >= ND_CACHE_MIN_BYTES) {
+        if (cache.n == ND_CACHE_SLOTS) {
+            drop = cache.slot[0].p;
+            memmove(&cache.slot[0], &cache.slot[1], sizeof cache.slot[0] * (ND_CACHE_SLOTS - 1));
+            cache.n--;
+        }
+        cache.slot[cache.n].p = p;
+        cache.slot[cache.n++].bytes = bytes;
+        kept = true;
+    }
+    cache_unlock();
+    free(drop);
+    return kept;
+}
+
 Status NdTensor_alloc(NdTensor *t, NdType type, const NdShape *shape, char *err) {
     if (!NdType_supported(type)) return tt_fail(err, "element type %s is not supported", NdType_name(type));
     int64_t count;
     if (NdShape_count(shape, type, &count, err) != TT_OK) return TT_ERR;
     size_t bytes = (size_t)count * NdType_size(type);
     void *data = NULL;
-    if (bytes > 0) {
+    if (bytes >= ND_CACHE_MIN_BYTES && (data = cache_take(bytes))) memset(data, 0, bytes);
+    if (bytes > 0 && !data) {
         data = calloc(1, bytes);
         if (!data) return tt_fail(err, "out of memory for %lld bytes", (long long)bytes);
     }
@@ -186,7 +256,8 @@ Status NdTensor_alloc(NdTensor *t, NdType type, const NdShape *shape, char *err)
 }
 
 void NdTensor_free(NdTensor *t) {
-    free(t->data);
+    size_t bytes = t->data && t->count > 0 ? (size_t)t->count * NdType_size(t->type) : 0;
+    if (!t->data || !cache_keep(t->data, bytes)) free(t->data);
     memset(t, 0, sizeof *t);
     t->shape.rank = -1;
 }

@@ -83,6 +83,20 @@ Status Nd_axis(int64_t axis, int rank, int *out, char *err);
  * freed: call on an empty tensor). */
 Status NdTensor_alloc(NdTensor *t, NdType type, const NdShape *shape, char *err);
 void NdTensor_free(NdTensor *t);
+/* The buffer cache of a program that runs the same graph again and again
+ * (NAME_create of an exported model holds it, NAME_destroy releases it):
+ * while it is held, NdTensor_free keeps buffers of ND_CACHE_MIN_BYTES or
+ * more (up to ND_CACHE_SLOTS, the oldest let go first) and NdTensor_alloc
+ * hands one of exactly the bytes asked for out again, zeroed. A second run
+ * then takes every large buffer without a page fault (a fresh 1.5 MB buffer
+ * costs about as much in page faults as a GELU over it). The last release
+ * frees what is kept. Thread-safe; off unless held, so that tunetop's own
+ * reference runs free at once (and AddressSanitizer sees every free). */
+#define ND_CACHE_SLOTS 512
+#define ND_CACHE_MIN_BYTES 65536
+void NdCache_hold(void);
+void NdCache_release(void);
+
 /* A deep copy into an empty dst. */
 Status NdTensor_copy(NdTensor *dst, const NdTensor *src, char *err);
 

@@ -35,7 +35,7 @@ static inline uint32_t ff_u32(float f) {
  * without overflowing an intermediate. */
 static inline float ff_exp(float x) {
     float c = x < -104.0f ? -104.0f : x > 89.0f ? 89.0f : x; /* NaN passes through */
-    float t = c * 1.44269504f + 12582912.0f;                  /* 1.5 * 2^23: n lands in the low bits */
+    float t = c * 1.44269504f + 12582912.0f;                 /* 1.5 * 2^23: n lands in the low bits */
     float n = t - 12582912.0f;
     int32_t k = (int32_t)(ff_u32(t) - 0x4b400000u);
     float r = c - n * 0.693359375f;
