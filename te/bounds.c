@@ -181,7 +181,9 @@ static void interval(const Env *env, const TeExpr *e, int64_t *lo, int64_t *hi) 
             corners(al, ah, bl, bh, TE_MUL, lo, hi);
             return;
         case TE_DIV:
-            if (bl <= 0 && bh >= 0) break; /* reported by the walk */
+            /* a divisor that may be zero is reported by the walk; an empty one
+             * (bl > bh: a branch its conditions rule out) has no corners to divide by */
+            if (bl > bh || (bl <= 0 && bh >= 0)) break;
             corners(al, ah, bl, bh, TE_DIV, lo, hi);
             return;
         case TE_MOD:

@@ -187,6 +187,18 @@ TEST(bounds_accepted) {
     }
 }
 
+/* A branch its conditions rule out: the divisor's range, [0, -3], is empty.
+ * The bounds pass divided by its zero end (SIGFPE; found by fuzz_te_parse);
+ * now the quotient is unbounded and the access is refused in one line. */
+TEST(empty_divisor_range) {
+    char err[TT_ERRLEN] = "";
+    TeProgram *g = TeProgram_parse("input A[4]\nB[i < 6] = if(i > 3 && i < 2, A[(i - 4) / (i - 4)], 0)\noutput B\n",
+                                   "t.te", NULL, 0, err);
+    CHECK(g == NULL);
+    CHECK(strstr(err, "access to A may leave it") != NULL);
+    TeProgram_delete(g);
+}
+
 static TeProgram *parse_ok(const char *src) {
     char err[TT_ERRLEN] = "";
     TeProgram *g = TeProgram_parse(src, "t.te", NULL, 0, err);
@@ -435,6 +447,7 @@ int main(void) {
     RUN(error_messages);
     RUN(set_of_unknown_name);
     RUN(bounds_accepted);
+    RUN(empty_divisor_range);
     RUN(interpreter_by_hand);
     RUN(lane_evaluator_equals_direct);
     RUN(constant_tensor_evaluation);
