@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tuner/net/ops/elementwise.h"
+#include "tuner/net/ops/par.h"
 
 #define EW_BLOCK 512 /* elements converted at a time when an input or the output is not in its domain's type */
 
@@ -204,6 +205,7 @@ typedef struct EwPlan {
     int n;                     /* inputs */
     NdType in_type[EW_MAX_IN]; /* the domain type each input is read in */
     NdType out_type;           /* the domain type the kernel writes */
+    double cost;               /* element operations per output element (EwSpec.flops) */
 } EwPlan;
 
 /* The output's dimensions with size-1 dimensions dropped and neighbours merged
@@ -262,39 +264,68 @@ static void run_block(const EwPlan *pl, const NdTensor *const *in, const int64_t
     if (a.out == obuf) Ew_convert(out->type, dst, pl->out_type, obuf, m);
 }
 
-/* out (allocated, of the broadcast shape) = the kernel over the inputs. */
+/* One piece of ew_apply's work: the plan, the walk and the run length. */
+typedef struct EwJob {
+    const EwPlan *pl;
+    const NdTensor *const *in;
+    NdTensor *out;
+    const EwWalk *w;
+    int64_t blk; /* elements per kernel call */
+    int st[EW_MAX_IN];
+} EwJob;
+
+/* The output elements [lo, hi) (flat, row-major): the odometer set at lo's
+ * row, then each row's part in runs of at most blk. An element's value does
+ * not depend on where its run starts, so any split gives the same bits. */
+static void ew_range(void *arg, int64_t lo, int64_t hi) {
+    const EwJob *jb = arg;
+    const EwWalk *w = jb->w;
+    const EwPlan *pl = jb->pl;
+    int r = w->rank;
+    int64_t len = w->dim[r - 1], row = lo / len, j = lo % len, off[EW_MAX_IN] = {0}, idx[ND_MAX_RANK] = {0};
+    for (int d = r - 2; d >= 0; d--) {
+        idx[d] = row % w->dim[d];
+        row /= w->dim[d];
+        for (int k = 0; k < pl->n; k++)
+            off[k] += idx[d] * w->st[k][d];
+    }
+    for (int64_t o = lo; o < hi;) {
+        int64_t end = len - j < hi - o ? len : j + (hi - o); /* this row's part: [j, end) */
+        for (int64_t c = j; c < end; c += jb->blk) {
+            int64_t at[EW_MAX_IN];
+            for (int k = 0; k < pl->n; k++)
+                at[k] = off[k] + c * jb->st[k];
+            run_block(pl, jb->in, at, jb->st, jb->out, o + (c - j), end - c < jb->blk ? end - c : jb->blk);
+        }
+        o += end - j;
+        j = 0;
+        for (int d = r - 2; d >= 0; d--) { /* the odometer over the outer dimensions */
+            for (int k = 0; k < pl->n; k++)
+                off[k] += w->st[k][d];
+            if (++idx[d] < w->dim[d]) break;
+            for (int k = 0; k < pl->n; k++)
+                off[k] -= w->st[k][d] * w->dim[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* out (allocated, of the broadcast shape) = the kernel over the inputs, split
+ * over the threads by output elements when it is large enough (par.h; cost:
+ * the op's FLOPs per element). */
 static void ew_apply(const EwPlan *pl, const NdTensor *const *in, NdTensor *out) {
     if (out->count == 0) return;
     EwWalk w;
     walk_init(&w, in, pl->n, &out->shape);
     int r = w.rank;
-    int64_t len = w.dim[r - 1], blk = len, off[EW_MAX_IN] = {0}, idx[ND_MAX_RANK] = {0}, ooff = 0;
-    int st[EW_MAX_IN] = {0};
+    EwJob jb = {.pl = pl, .in = in, .out = out, .w = &w, .blk = w.dim[r - 1]};
     bool direct = out->type == pl->out_type;
     for (int k = 0; k < pl->n; k++) {
-        st[k] = (int)w.st[k][r - 1];
+        jb.st[k] = (int)w.st[k][r - 1];
         direct = direct && (!in[k] || in[k]->type == pl->in_type[k]);
     }
-    if (!direct && blk > EW_BLOCK) blk = EW_BLOCK;
-    for (;;) {
-        for (int64_t j = 0; j < len; j += blk) {
-            int64_t at[EW_MAX_IN];
-            for (int k = 0; k < pl->n; k++)
-                at[k] = off[k] + j * st[k];
-            run_block(pl, in, at, st, out, ooff + j, len - j < blk ? len - j : blk);
-        }
-        ooff += len;
-        int d = r - 2;
-        for (; d >= 0; d--) { /* the odometer over the outer dimensions */
-            for (int k = 0; k < pl->n; k++)
-                off[k] += w.st[k][d];
-            if (++idx[d] < w.dim[d]) break;
-            for (int k = 0; k < pl->n; k++)
-                off[k] -= w.st[k][d] * w.dim[d];
-            idx[d] = 0;
-        }
-        if (d < 0) break;
-    }
+    if (!direct && jb.blk > EW_BLOCK) jb.blk = EW_BLOCK;
+    Par_range(out->count, (double)out->count * (pl->cost > 1 ? pl->cost : 1), ew_range, &jb);
 }
 
 /* ---- attributes ---- */
@@ -416,6 +447,19 @@ static Status ew_fold(OpCtx *ctx, const EwSpec *spec, EwPlan *pl) {
     return TT_OK;
 }
 
+/* Cast and CastLike: Ew_convert of elements [lo, hi). */
+typedef struct EwConvJob {
+    NdType dt, st;
+    void *dst;
+    const void *src;
+} EwConvJob;
+
+static void convert_range(void *arg, int64_t lo, int64_t hi) {
+    const EwConvJob *c = arg;
+    Ew_convert(c->dt, (char *)c->dst + lo * (int64_t)NdType_size(c->dt), c->st,
+               (const char *)c->src + lo * (int64_t)NdType_size(c->st), hi - lo);
+}
+
 Status Ew_run(OpCtx *ctx, const EwSpec *spec) {
     if (Ew_infer(ctx, spec) != TT_OK) return TT_ERR;
     NdTensor *out = &ctx->out[0];
@@ -424,7 +468,8 @@ Status Ew_run(OpCtx *ctx, const EwSpec *spec) {
     out->type = ND_UNDEF;
     if (spec->out == EW_OUT_CAST || spec->out == EW_OUT_LIKE) {
         if (NdTensor_alloc(out, type, &shape, ctx->err) != TT_OK) return TT_ERR;
-        if (out->count > 0) Ew_convert(type, out->data, ctx->in[0]->type, ctx->in[0]->data, out->count);
+        EwConvJob c = {.dt = type, .dst = out->data, .st = ctx->in[0]->type, .src = ctx->in[0]->data};
+        Par_range(out->count, (double)out->count, convert_range, &c);
         return TT_OK;
     }
     EwPrm prm = {0};
@@ -432,7 +477,10 @@ Status Ew_run(OpCtx *ctx, const EwSpec *spec) {
     NdType t = ctx->in[spec->first]->type;
     EwDom dom = Ew_domain(t);
     if (spec->ints_in_f64 && (dom == EW_I64 || dom == EW_U64)) dom = EW_F64;
-    EwPlan pl = {.kern = spec->k[prm.variant][dom], .p = &prm, .n = ctx->n_in < EW_MAX_IN ? ctx->n_in : EW_MAX_IN};
+    EwPlan pl = {.kern = spec->k[prm.variant][dom],
+                 .p = &prm,
+                 .n = ctx->n_in < EW_MAX_IN ? ctx->n_in : EW_MAX_IN,
+                 .cost = spec->flops};
     if (!pl.kern) return tt_fail(ctx->err, "%s does not compute %s", op_name(ctx), NdType_name(t));
     for (int k = 0; k < EW_MAX_IN; k++)
         pl.in_type[k] = k < spec->first ? ND_BOOL : DOMAIN_TYPE[dom];

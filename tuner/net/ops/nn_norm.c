@@ -7,6 +7,22 @@
 #include <stdlib.h>
 
 #include "tuner/net/ops/nn_util.h"
+#include "tuner/net/ops/par.h"
+
+/* What a normalisation's pieces of work read (par.h): planes (Batch-,
+ * Instance-, GroupNormalization, LRN), lines (LpNormalization) or rows
+ * (LayerNormalization), each computed on its own. */
+typedef struct NormJob {
+    OpCtx *ctx;
+    const double *x, *scale, *bias, *mean, *var;
+    double *y, eps;
+    int64_t c, inner, g, cg, len, p; /* p: LpNormalization's */
+    const int64_t *ms, *mb;          /* LayerNormalization: scale's and bias's element per position */
+    bool per_group;
+} NormJob;
+
+/* The cost of the statistics and the affine map, in element operations (par.h). */
+#define NORM_COST 8.0
 
 /* Mean and 1 / sqrt(variance + eps) of x[0..n). */
 static void norm_stats(const double *x, int64_t n, double eps, double *mean, double *inv) {
@@ -64,19 +80,25 @@ Status BatchNorm_check(const NetNode *node, const NetModel *model, char *err) {
 
 Status BatchNorm_infer(OpCtx *ctx) { return channel_infer(ctx, 1, 4); }
 
+/* Planes [lo, hi) of N x C. */
+static void bn_planes(void *arg, int64_t lo, int64_t hi) {
+    const NormJob *j = arg;
+    for (int64_t p = lo; p < hi; p++) {
+        int64_t ch = p % j->c;
+        double a = j->scale[ch] / sqrt(j->var[ch] + j->eps), o = j->bias[ch] - j->mean[ch] * a;
+        const double *xp = j->x + p * j->inner;
+        double *yp = j->y + p * j->inner;
+        for (int64_t i = 0; i < j->inner; i++)
+            yp[i] = xp[i] * a + o;
+    }
+}
+
 static bool bn_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *yv) {
-    const double *x = in[0], *scale = in[1], *bias = in[2], *mean = in[3], *var = in[4];
-    double eps = NetNode_attrFloat(ctx->node, "epsilon", 1e-5), *y = yv;
-    int64_t n, c, inner;
-    Nn_axisSplit(&ctx->in[0]->shape, 1, &n, &c, &inner);
-    for (int64_t b = 0; b < n; b++)
-        for (int64_t ch = 0; ch < c; ch++) {
-            double a = scale[ch] / sqrt(var[ch] + eps), o = bias[ch] - mean[ch] * a;
-            const double *xp = x + (b * c + ch) * inner;
-            double *yp = y + (b * c + ch) * inner;
-            for (int64_t i = 0; i < inner; i++)
-                yp[i] = xp[i] * a + o;
-        }
+    NormJob j = {.x = in[0], .scale = in[1], .bias = in[2], .mean = in[3], .var = in[4], .y = yv};
+    int64_t n;
+    j.eps = NetNode_attrFloat(ctx->node, "epsilon", 1e-5);
+    Nn_axisSplit(&ctx->in[0]->shape, 1, &n, &j.c, &j.inner);
+    Par_range(n * j.c, 2.0 * (double)(n * j.c * j.inner), bn_planes, &j);
     return true;
 }
 
@@ -86,18 +108,24 @@ Status BatchNorm_run(OpCtx *ctx) { return run_same(ctx, 5, BatchNorm_infer, bn_c
 
 Status InstanceNorm_infer(OpCtx *ctx) { return channel_infer(ctx, 1, 2); }
 
-static bool in_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *yv) {
-    const double *x = in[0], *scale = in[1], *bias = in[2];
-    double eps = NetNode_attrFloat(ctx->node, "epsilon", 1e-5), *y = yv;
-    int64_t n, c, inner;
-    Nn_axisSplit(&ctx->in[0]->shape, 1, &n, &c, &inner);
-    for (int64_t p = 0; p < n * c; p++) {
+static void in_planes(void *arg, int64_t lo, int64_t hi) {
+    const NormJob *j = arg;
+    int64_t inner = j->inner;
+    for (int64_t p = lo; p < hi; p++) {
         double mean, inv;
-        norm_stats(x + p * inner, inner, eps, &mean, &inv);
-        double a = scale[p % c] * inv, o = bias[p % c] - mean * a;
+        norm_stats(j->x + p * inner, inner, j->eps, &mean, &inv);
+        double a = j->scale[p % j->c] * inv, o = j->bias[p % j->c] - mean * a;
         for (int64_t i = 0; i < inner; i++)
-            y[p * inner + i] = x[p * inner + i] * a + o;
+            j->y[p * inner + i] = j->x[p * inner + i] * a + o;
     }
+}
+
+static bool in_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *yv) {
+    NormJob j = {.x = in[0], .scale = in[1], .bias = in[2], .y = yv};
+    int64_t n;
+    j.eps = NetNode_attrFloat(ctx->node, "epsilon", 1e-5);
+    Nn_axisSplit(&ctx->in[0]->shape, 1, &n, &j.c, &j.inner);
+    Par_range(n * j.c, NORM_COST * (double)(n * j.c * j.inner), in_planes, &j);
     return true;
 }
 
@@ -122,23 +150,31 @@ Status GroupNorm_infer(OpCtx *ctx) {
     return per_channel(ctx, 1, 2, c);
 }
 
-static bool gn_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *yv) {
-    const double *x = in[0], *scale = in[1], *bias = in[2];
-    double eps = NetNode_attrFloat(ctx->node, "epsilon", 1e-5), *y = yv;
-    int64_t n, c, inner, g = NetNode_attrInt(ctx->node, "num_groups", 1), cg;
-    Nn_axisSplit(&ctx->in[0]->shape, 1, &n, &c, &inner);
-    cg = c / g;
-    bool per_group = ctx->in[1]->count == g && g != c;
-    for (int64_t p = 0; p < n * g; p++) {
+/* Groups [lo, hi) of N x num_groups. */
+static void gn_groups(void *arg, int64_t lo, int64_t hi) {
+    const NormJob *j = arg;
+    int64_t g = j->g, cg = j->cg, inner = j->inner;
+    for (int64_t p = lo; p < hi; p++) {
         double mean, inv;
-        norm_stats(x + p * cg * inner, cg * inner, eps, &mean, &inv);
+        norm_stats(j->x + p * cg * inner, cg * inner, j->eps, &mean, &inv);
         for (int64_t ch = 0; ch < cg; ch++) {
-            int64_t k = per_group ? p % g : (p % g) * cg + ch, base = (p * cg + ch) * inner;
-            double a = scale[k] * inv, o = bias[k] - mean * a;
+            int64_t k = j->per_group ? p % g : (p % g) * cg + ch, base = (p * cg + ch) * inner;
+            double a = j->scale[k] * inv, o = j->bias[k] - mean * a;
             for (int64_t i = 0; i < inner; i++)
-                y[base + i] = x[base + i] * a + o;
+                j->y[base + i] = j->x[base + i] * a + o;
         }
     }
+}
+
+static bool gn_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *yv) {
+    NormJob j = {.x = in[0], .scale = in[1], .bias = in[2], .y = yv};
+    int64_t n;
+    j.eps = NetNode_attrFloat(ctx->node, "epsilon", 1e-5);
+    j.g = NetNode_attrInt(ctx->node, "num_groups", 1);
+    Nn_axisSplit(&ctx->in[0]->shape, 1, &n, &j.c, &j.inner);
+    j.cg = j.c / j.g;
+    j.per_group = ctx->in[1]->count == j.g && j.g != j.c;
+    Par_range(n * j.g, NORM_COST * (double)(n * j.c * j.inner), gn_groups, &j);
     return true;
 }
 
@@ -220,10 +256,26 @@ static Status ln_stats_alloc(OpCtx *ctx, const NdShape *stat) {
     return TT_OK;
 }
 
+/* Rows [lo, hi): each normalised on its own; Mean and InvStdDev, when asked
+ * for, get the row's element. */
+static void ln_rows(void *arg, int64_t lo, int64_t hi) {
+    const NormJob *j = arg;
+    OpCtx *ctx = j->ctx;
+    int64_t inner = j->inner;
+    for (int64_t o = lo; o < hi; o++) {
+        const double *x = j->x + o * inner;
+        double *y = j->y + o * inner, mean, inv;
+        norm_stats(x, inner, j->eps, &mean, &inv);
+        for (int64_t k = 0; k < inner; k++)
+            y[k] = (x[k] - mean) * inv * j->scale[j->ms[k]] + (j->bias ? j->bias[j->mb[k]] : 0);
+        if (ctx->n_out > 1 && ctx->out[1].data) NdTensor_set(&ctx->out[1], o, mean);
+        if (ctx->n_out > 2 && ctx->out[2].data) NdTensor_set(&ctx->out[2], o, inv);
+    }
+}
+
 static bool ln_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *yv) {
     const NdShape *xs = &ctx->in[0]->shape;
-    const double *x = in[0], *scale = in[1], *bias = in[2];
-    double eps = NetNode_attrFloat(ctx->node, "epsilon", 1e-5), *y = yv;
+    const double *bias = in[2];
     int axis;
     NdShape stat, norm = {.rank = 0};
     if (ln_setup(ctx, &axis, &stat) != TT_OK || ln_stats_alloc(ctx, &stat) != TT_OK) return false;
@@ -235,14 +287,9 @@ static bool ln_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const 
     int64_t *ms = bcast_map(&ctx->in[1]->shape, &norm, inner);
     int64_t *mb = bias ? bcast_map(&ctx->in[2]->shape, &norm, inner) : NULL;
     bool ok = ms && (!bias || mb);
-    for (int64_t o = 0; ok && o < outer; o++) {
-        double mean, inv;
-        norm_stats(x + o * inner, inner, eps, &mean, &inv);
-        for (int64_t j = 0; j < inner; j++)
-            y[o * inner + j] = (x[o * inner + j] - mean) * inv * scale[ms[j]] + (bias ? bias[mb[j]] : 0);
-        if (ctx->n_out > 1 && ctx->out[1].data) NdTensor_set(&ctx->out[1], o, mean);
-        if (ctx->n_out > 2 && ctx->out[2].data) NdTensor_set(&ctx->out[2], o, inv);
-    }
+    NormJob j = {.ctx = ctx, .x = in[0], .scale = in[1], .bias = bias, .y = yv, .inner = inner, .ms = ms, .mb = mb};
+    j.eps = NetNode_attrFloat(ctx->node, "epsilon", 1e-5);
+    if (ok) Par_range(outer, NORM_COST * (double)(outer * inner), ln_rows, &j);
     free(ms);
     free(mb);
     return ok;
@@ -314,25 +361,30 @@ Status LpNorm_check(const NetNode *node, const NetModel *model, char *err) {
     return TT_OK;
 }
 
+/* Lines [lo, hi) of outer x inner. */
+static void lpn_lines(void *arg, int64_t lo, int64_t hi) {
+    const NormJob *j = arg;
+    int64_t len = j->len, inner = j->inner;
+    for (int64_t l = lo; l < hi; l++) {
+        int64_t base = l / inner * len * inner + l % inner;
+        double s = 0;
+        for (int64_t k = 0; k < len; k++) {
+            double v = j->x[base + k * inner];
+            s += j->p == 1 ? fabs(v) : v * v;
+        }
+        double norm = j->p == 1 ? s : sqrt(s);
+        for (int64_t k = 0; k < len; k++)
+            j->y[base + k * inner] = j->x[base + k * inner] / norm;
+    }
+}
+
 static bool lpn_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *yv) {
-    const double *x = in[0];
-    double *y = yv;
-    int64_t p = NetNode_attrInt(ctx->node, "p", 2), outer, len, inner;
+    NormJob j = {.x = in[0], .y = yv, .p = NetNode_attrInt(ctx->node, "p", 2)};
+    int64_t outer;
     int axis;
     if (Nd_axis(NetNode_attrInt(ctx->node, "axis", -1), ctx->in[0]->shape.rank, &axis, ctx->err) != TT_OK) return false;
-    Nn_axisSplit(&ctx->in[0]->shape, axis, &outer, &len, &inner);
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t i = 0; i < inner; i++) {
-            int64_t base = o * len * inner + i;
-            double s = 0;
-            for (int64_t k = 0; k < len; k++) {
-                double v = x[base + k * inner];
-                s += p == 1 ? fabs(v) : v * v;
-            }
-            double norm = p == 1 ? s : sqrt(s);
-            for (int64_t k = 0; k < len; k++)
-                y[base + k * inner] = x[base + k * inner] / norm;
-        }
+    Nn_axisSplit(&ctx->in[0]->shape, axis, &outer, &j.len, &j.inner);
+    Par_range(outer * j.inner, 4.0 * (double)(outer * j.len * j.inner), lpn_lines, &j);
     return true;
 }
 

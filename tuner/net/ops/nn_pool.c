@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tuner/net/ops/nn_util.h"
+#include "tuner/net/ops/par.h"
 
 static const NdType MAXPOOL_TYPES[] = {ND_F32, ND_F16, ND_F64, ND_I8, ND_U8, ND_UNDEF};
 
@@ -125,28 +126,46 @@ static double pool_one(const PoolArgs *pa, const double *x, const int64_t *st, i
     return count ? acc : NAN;
 }
 
+/* A pool's output rows, handed to the threads (par.h): row r is (plane,
+ * od, oh) = r / (out[0] x out[1]), ... with its out[2] elements. */
+typedef struct PoolJob {
+    const PoolArgs *pa;
+    const void *x;
+    void *y;
+    int64_t *ind; /* MaxPool's Indices, or NULL */
+} PoolJob;
+
+/* The work of a pool, in element operations: a window per output element. */
+static double pool_work(const PoolArgs *pa) {
+    return (double)pa->planes * (double)NnWin_outSize(&pa->win) * (double)NnWin_kernel(&pa->win);
+}
+
+static void pool_rows(void *arg, int64_t lo, int64_t hi) {
+    const PoolJob *j = arg;
+    const PoolArgs *pa = j->pa;
+    const NnWin *w = &pa->win;
+    int64_t is = NnWin_inSize(w), rows = w->out[0] * w->out[1];
+    double *y = j->y;
+    for (int64_t r = lo; r < hi; r++) {
+        int64_t pl = r / rows, od = r % rows / w->out[1], oh = r % w->out[1], o = r * w->out[2];
+        const double *x = (const double *)j->x + pl * is;
+        for (int64_t ow = 0; ow < w->out[2]; ow++, o++) {
+            int64_t st[NN_SP] = {od * w->s[0] - w->pb[0], oh * w->s[1] - w->pb[1], ow * w->s[2] - w->pb[2]};
+            int64_t best;
+            y[o] = pool_one(pa, x, st, &best);
+            if (j->ind) j->ind[o] = best < 0 ? -1 : pl * is + best;
+        }
+    }
+}
+
 static bool pool_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *yv) {
     const PoolArgs *pa = arg;
-    const NnWin *w = &pa->win;
-    int64_t is = NnWin_inSize(w), os = NnWin_outSize(w);
-    int64_t *ind = NULL;
+    PoolJob j = {.pa = pa, .x = in[0], .y = yv};
     if (pa->kind == POOL_MAX && ctx->n_out > 1 && ctx->node->n_out > 1 && ctx->node->out[1] >= 0) {
         if (NdTensor_alloc(&ctx->out[1], ND_I64, &ctx->out[0].shape, ctx->err) != TT_OK) return false;
-        ind = ctx->out[1].data;
+        j.ind = ctx->out[1].data;
     }
-    double *y = yv;
-    for (int64_t pl = 0; pl < pa->planes; pl++) {
-        const double *x = (const double *)in[0] + pl * is;
-        int64_t o = pl * os;
-        for (int64_t od = 0; od < w->out[0]; od++)
-            for (int64_t oh = 0; oh < w->out[1]; oh++)
-                for (int64_t ow = 0; ow < w->out[2]; ow++, o++) {
-                    int64_t st[NN_SP] = {od * w->s[0] - w->pb[0], oh * w->s[1] - w->pb[1], ow * w->s[2] - w->pb[2]};
-                    int64_t best;
-                    y[o] = pool_one(pa, x, st, &best);
-                    if (ind) ind[o] = best < 0 ? -1 : pl * is + best;
-                }
-    }
+    Par_range(pa->planes * pa->win.out[0] * pa->win.out[1], pool_work(pa), pool_rows, &j);
     return true;
 }
 
@@ -161,30 +180,37 @@ static void valid_taps(const NnWin *w, int j, int64_t start, int64_t *lo, int64_
 /* MaxPool of float32 without the Indices output, straight from the input (the
  * general path converts every element to double): the same first-taken,
  * NaN-skipping maximum, NaN for a window with no input element. */
-static void maxpool_f32(const PoolArgs *pa, const float *x, float *y) {
-    const NnWin *w = &pa->win;
-    int64_t is = NnWin_inSize(w);
-    for (int64_t pl = 0; pl < pa->planes; pl++, x += is)
-        for (int64_t od = 0; od < w->out[0]; od++)
-            for (int64_t oh = 0; oh < w->out[1]; oh++)
-                for (int64_t ow = 0; ow < w->out[2]; ow++) {
-                    int64_t st[NN_SP] = {od * w->s[0] - w->pb[0], oh * w->s[1] - w->pb[1], ow * w->s[2] - w->pb[2]};
-                    int64_t lo[NN_SP], hi[NN_SP];
-                    for (int j = 0; j < NN_SP; j++)
-                        valid_taps(w, j, st[j], &lo[j], &hi[j]);
-                    float m = NAN;
-                    bool first = true;
-                    for (int64_t a = lo[0]; a < hi[0]; a++)
-                        for (int64_t b = lo[1]; b < hi[1]; b++) {
-                            const float *row = x + ((st[0] + a * w->d[0]) * w->in[1] + st[1] + b * w->d[1]) * w->in[2];
-                            for (int64_t c = lo[2]; c < hi[2]; c++) {
-                                float v = row[st[2] + c * w->d[2]];
-                                if (first || v > m) m = v;
-                                first = false;
-                            }
-                        }
-                    *y++ = m;
-                }
+static float maxpool_one_f32(const NnWin *w, const float *x, const int64_t *st) {
+    int64_t lo[NN_SP], hi[NN_SP];
+    for (int j = 0; j < NN_SP; j++)
+        valid_taps(w, j, st[j], &lo[j], &hi[j]);
+    float m = NAN;
+    bool first = true;
+    for (int64_t a = lo[0]; a < hi[0]; a++)
+        for (int64_t b = lo[1]; b < hi[1]; b++) {
+            const float *row = x + ((st[0] + a * w->d[0]) * w->in[1] + st[1] + b * w->d[1]) * w->in[2];
+            for (int64_t c = lo[2]; c < hi[2]; c++) {
+                float v = row[st[2] + c * w->d[2]];
+                if (first || v > m) m = v;
+                first = false;
+            }
+        }
+    return m;
+}
+
+/* Output rows [lo, hi) (see PoolJob). */
+static void maxpool_rows_f32(void *arg, int64_t lo, int64_t hi) {
+    const PoolJob *j = arg;
+    const NnWin *w = &j->pa->win;
+    int64_t is = NnWin_inSize(w), rows = w->out[0] * w->out[1];
+    float *y = (float *)j->y + lo * w->out[2];
+    for (int64_t r = lo; r < hi; r++) {
+        int64_t pl = r / rows, od = r % rows / w->out[1], oh = r % w->out[1];
+        for (int64_t ow = 0; ow < w->out[2]; ow++) {
+            int64_t st[NN_SP] = {od * w->s[0] - w->pb[0], oh * w->s[1] - w->pb[1], ow * w->s[2] - w->pb[2]};
+            *y++ = maxpool_one_f32(w, (const float *)j->x + pl * is, st);
+        }
+    }
 }
 
 static Status pool_run(OpCtx *ctx) {
@@ -196,7 +222,8 @@ static Status pool_run(OpCtx *ctx) {
     bool indices = ctx->n_out > 1 && ctx->node->n_out > 1 && ctx->node->out[1] >= 0;
     if (is_max && !indices && ctx->in[0]->type == ND_F32) {
         if (NdTensor_alloc(&ctx->out[0], ND_F32, &ys, ctx->err) != TT_OK) return TT_ERR;
-        maxpool_f32(&pa, ctx->in[0]->data, ctx->out[0].data);
+        PoolJob j = {.pa = &pa, .x = ctx->in[0]->data, .y = ctx->out[0].data};
+        Par_range(pa.planes * pa.win.out[0] * pa.win.out[1], pool_work(&pa), maxpool_rows_f32, &j);
         return TT_OK;
     }
     Status st = Nn_runViews(ctx, 1, &ys, true, pool_compute, &pa);
@@ -227,21 +254,35 @@ Status GlobalPool_infer(OpCtx *ctx) {
     return TT_OK;
 }
 
-/* Each of the N * C planes reduced to its mean or its maximum. */
+/* A global pool's planes of n elements each, reduced to the maximum or the mean. */
+typedef struct GlobalJob {
+    const double *x;
+    double *y;
+    int64_t n;
+    bool is_max;
+} GlobalJob;
+
+static void global_planes(void *arg, int64_t lo, int64_t hi) {
+    const GlobalJob *j = arg;
+    int64_t n = j->n;
+    for (int64_t pl = lo; pl < hi; pl++) {
+        const double *x = j->x + pl * n;
+        double acc = j->is_max ? -INFINITY : 0;
+        for (int64_t i = 0; i < n; i++)
+            acc = j->is_max ? (x[i] > acc ? x[i] : acc) : acc + x[i];
+        j->y[pl] = n == 0 ? NAN : j->is_max ? acc : acc / (double)n;
+    }
+}
+
+/* Each of the N * C planes reduced to its mean or its maximum, a plane per
+ * item (par.h): a plane's sum keeps its order. */
 static bool global_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *yv) {
     const NdShape *xs = &ctx->in[0]->shape;
-    bool is_max = arg != NULL;
-    int64_t planes = xs->dim[0] * xs->dim[1], n = 1;
+    GlobalJob j = {.x = in[0], .y = yv, .n = 1, .is_max = arg != NULL};
+    int64_t planes = xs->dim[0] * xs->dim[1];
     for (int i = 2; i < xs->rank; i++)
-        n *= xs->dim[i];
-    double *y = yv;
-    for (int64_t pl = 0; pl < planes; pl++) {
-        const double *x = (const double *)in[0] + pl * n;
-        double acc = is_max ? -INFINITY : 0;
-        for (int64_t i = 0; i < n; i++)
-            acc = is_max ? (x[i] > acc ? x[i] : acc) : acc + x[i];
-        y[pl] = n == 0 ? NAN : is_max ? acc : acc / (double)n;
-    }
+        j.n *= xs->dim[i];
+    Par_range(planes, (double)(planes * j.n), global_planes, &j);
     return true;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tuner/net/ops/nn_util.h"
+#include "tuner/net/ops/par.h"
 
 typedef enum { SM_SOFT, SM_LOG, SM_HARD } SmKind;
 
@@ -49,15 +50,31 @@ static void sm_line(SmKind kind, const double *x, double *y, int64_t n, int64_t 
         y[k * st] = kind == SM_LOG ? x[k * st] - m - lsum : exp(x[k * st] - m) / sum;
 }
 
+/* Softmax's lines, handed to the threads (par.h): line l is (outer l / inner,
+ * inner l % inner) of the general path, or row l of the float32 one. */
+typedef struct SmJob {
+    SmKind kind;
+    const void *x;
+    void *y;
+    int64_t len, inner;
+} SmJob;
+
+static void sm_lines(void *arg, int64_t lo, int64_t hi) {
+    const SmJob *j = arg;
+    for (int64_t l = lo; l < hi; l++) {
+        int64_t at = l / j->inner * j->len * j->inner + l % j->inner;
+        sm_line(j->kind, (const double *)j->x + at, (double *)j->y + at, j->len, j->inner);
+    }
+}
+
+/* A line's cost in element operations: exp twice per element, and the rest. */
+#define SM_COST 20.0
+
 static bool sm_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const *in, void *yv) {
-    SmKind kind = *(const SmKind *)arg;
     int64_t outer, len, inner;
     if (sm_split(ctx, &outer, &len, &inner) != TT_OK) return false;
-    const double *x = in[0];
-    double *y = yv;
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t i = 0; i < inner; i++)
-            sm_line(kind, x + o * len * inner + i, y + o * len * inner + i, len, inner);
+    SmJob j = {.kind = *(const SmKind *)arg, .x = in[0], .y = yv, .len = len, .inner = inner};
+    Par_range(outer * inner, SM_COST * (double)(outer * inner * len), sm_lines, &j);
     return true;
 }
 
@@ -65,7 +82,7 @@ static bool sm_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const 
  * as transformers' attention has it), straight from the input: the maximum
  * first-taken as in sm_line, each exponential computed once, the sum kept in
  * double. The general path converts every element to double and back. */
-static void sm_lines_f32(SmKind kind, const float *x, float *y, int64_t lines, int64_t n) {
+static void sm_rows_f32(SmKind kind, const float *x, float *y, int64_t lines, int64_t n) {
     for (int64_t l = 0; l < lines; l++, x += n, y += n) {
         float m = x[0];
         for (int64_t k = 1; k < n; k++)
@@ -89,6 +106,11 @@ static void sm_lines_f32(SmKind kind, const float *x, float *y, int64_t lines, i
     }
 }
 
+static void sm_range_f32(void *arg, int64_t lo, int64_t hi) {
+    const SmJob *j = arg;
+    sm_rows_f32(j->kind, (const float *)j->x + lo * j->len, (float *)j->y + lo * j->len, hi - lo, j->len);
+}
+
 static Status sm_run(OpCtx *ctx, SmKind kind) {
     if (Softmax_infer(ctx) != TT_OK) return TT_ERR;
     NdShape ys = ctx->out[0].shape;
@@ -96,7 +118,8 @@ static Status sm_run(OpCtx *ctx, SmKind kind) {
     if (kind != SM_HARD && ctx->in[0]->type == ND_F32 && sm_split(ctx, &outer, &len, &inner) == TT_OK && inner == 1 &&
         len > 0) {
         if (NdTensor_alloc(&ctx->out[0], ND_F32, &ys, ctx->err) != TT_OK) return TT_ERR;
-        sm_lines_f32(kind, ctx->in[0]->data, ctx->out[0].data, outer, len);
+        SmJob j = {.kind = kind, .x = ctx->in[0]->data, .y = ctx->out[0].data, .len = len, .inner = 1};
+        Par_range(outer, SM_COST * (double)(outer * len), sm_range_f32, &j);
         return TT_OK;
     }
     return Nn_runViews(ctx, 1, &ys, true, sm_compute, &kind);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tuner/net/ops/nn_util.h"
+#include "tuner/net/ops/par.h"
 
 const NdType NN_FLOATS[] = {ND_F32, ND_F16, ND_F64, ND_UNDEF};
 
@@ -86,6 +87,36 @@ int64_t NnWin_kernel(const NnWin *w) { return prod3(w->k); }
 int64_t NnWin_inSize(const NnWin *w) { return prod3(w->in); }
 int64_t NnWin_outSize(const NnWin *w) { return prod3(w->out); }
 
+/* A conversion between a tensor's data and floats or doubles, split over the
+ * threads (par.h): each element converts on its own. */
+typedef struct NnCast {
+    const NdTensor *in; /* a view: the tensor read into buf */
+    NdTensor *out;      /* an output: buf written into the tensor */
+    void *buf;          /* the working side */
+    bool dbl;
+} NnCast;
+
+static void cast_range(void *arg, int64_t lo, int64_t hi) {
+    const NnCast *c = arg;
+    float *f = c->buf;
+    double *d = c->buf;
+    if (c->in && c->dbl && c->in->type == ND_F32)
+        for (int64_t i = lo; i < hi; i++)
+            d[i] = ((const float *)c->in->data)[i];
+    else if (c->in && c->dbl)
+        for (int64_t i = lo; i < hi; i++)
+            d[i] = NdTensor_get(c->in, i);
+    else if (c->in)
+        for (int64_t i = lo; i < hi; i++)
+            f[i] = (float)NdTensor_get(c->in, i);
+    else if (c->dbl && c->out->type == ND_F32)
+        for (int64_t i = lo; i < hi; i++)
+            ((float *)c->out->data)[i] = (float)d[i];
+    else
+        for (int64_t i = lo; i < hi; i++)
+            NdTensor_set(c->out, i, c->dbl ? d[i] : (double)f[i]);
+}
+
 Status Nn_view(const NdTensor *t, bool dbl, NnView *v, char *err) {
     v->owned = NULL;
     v->p = t->data;
@@ -93,15 +124,8 @@ Status Nn_view(const NdTensor *t, bool dbl, NnView *v, char *err) {
     int64_t n = t->count;
     void *buf = malloc((size_t)(n > 0 ? n : 1) * (dbl ? sizeof(double) : sizeof(float)));
     if (!buf) return tt_fail(err, "out of memory converting %lld elements", (long long)n);
-    if (dbl && t->type == ND_F32)
-        for (int64_t i = 0; i < n; i++)
-            ((double *)buf)[i] = ((const float *)t->data)[i];
-    else if (dbl)
-        for (int64_t i = 0; i < n; i++)
-            ((double *)buf)[i] = NdTensor_get(t, i);
-    else
-        for (int64_t i = 0; i < n; i++)
-            ((float *)buf)[i] = (float)NdTensor_get(t, i);
+    NnCast c = {.in = t, .buf = buf, .dbl = dbl};
+    Par_range(n, (double)n, cast_range, &c);
     v->owned = buf;
     v->p = buf;
     return TT_OK;
@@ -129,12 +153,8 @@ Status Nn_outAlloc(NdTensor *out, NdType type, const NdShape *shape, bool dbl, v
 
 void Nn_outDone(NdTensor *out, bool dbl, void *buf) {
     if (buf == out->data) return;
-    if (dbl && out->type == ND_F32)
-        for (int64_t i = 0; i < out->count; i++)
-            ((float *)out->data)[i] = (float)((const double *)buf)[i];
-    else
-        for (int64_t i = 0; i < out->count; i++)
-            NdTensor_set(out, i, dbl ? ((const double *)buf)[i] : (double)((const float *)buf)[i]);
+    NnCast c = {.out = out, .buf = buf, .dbl = dbl};
+    Par_range(out->count, (double)out->count, cast_range, &c);
     free(buf);
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tuner/net/ops/par.h"
 #include "tuner/net/ops/shape_ops.h"
 
 typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LOGSUMEXP, R_SUMSQUARE } ReduceKind;
@@ -75,6 +76,16 @@ static void walk_init(ReduceWalk *w, const NdShape *in, const bool *mask) {
     }
 }
 
+/* The walk at input element i. */
+static void walk_seek(ReduceWalk *w, int64_t i) {
+    w->o = 0;
+    for (int d = w->rank - 1; d >= 0; d--) {
+        w->idx[d] = i % w->dim[d];
+        i /= w->dim[d];
+        w->o += w->idx[d] * w->ost[d];
+    }
+}
+
 static void walk_next(ReduceWalk *w) {
     for (int i = w->rank - 1; i >= 0; i--) {
         w->o += w->ost[i];
@@ -84,14 +95,31 @@ static void walk_next(ReduceWalk *w) {
     }
 }
 
-/* acc[o] over the input: max per output (R_MAX), min (R_MIN), or the sum
- * of f(v) for the other kinds (shift: the per-output max LogSumExp takes off). */
-static void reduce_pass(const NdTensor *x, const bool *mask, ReduceKind k, double *acc, const double *shift) {
+/* One reduction's pieces of work (par.h). The input splits into `slabs`:
+ * the leading dimensions that are not reduced, so slab s feeds only outputs
+ * [s x outputs/slabs, (s + 1) x ...), each in the input's order, as on one
+ * thread. An input whose first dimension is reduced is one slab. */
+typedef struct ReduceJob {
+    const NdTensor *x;
+    NdTensor *y;
+    const bool *mask;
+    ReduceKind k;
+    double *acc;
+    const double *shift;
+    int64_t slab; /* input elements per slab */
+} ReduceJob;
+
+/* acc[o] over slabs [lo, hi) of the input: max per output (R_MAX), min
+ * (R_MIN), or the sum of f(v) for the other kinds (shift: the per-output max
+ * LogSumExp takes off). */
+static void reduce_slabs(void *arg, int64_t lo, int64_t hi) {
+    const ReduceJob *j = arg;
     ReduceWalk w;
-    walk_init(&w, &x->shape, mask);
-    for (int64_t i = 0; i < x->count; i++, walk_next(&w)) {
-        double v = NdTensor_get(x, i), *a = &acc[w.o];
-        switch (k) {
+    walk_init(&w, &j->x->shape, j->mask);
+    walk_seek(&w, lo * j->slab);
+    for (int64_t i = lo * j->slab; i < hi * j->slab; i++, walk_next(&w)) {
+        double v = NdTensor_get(j->x, i), *a = &j->acc[w.o];
+        switch (j->k) {
         case R_MAX:
             *a = v > *a || isnan(v) ? v : *a;
             break;
@@ -109,13 +137,51 @@ static void reduce_pass(const NdTensor *x, const bool *mask, ReduceKind k, doubl
             *a += v * v;
             break;
         case R_LOGSUMEXP:
-            *a += exp(v - shift[w.o]);
+            *a += exp(v - j->shift[w.o]);
             break;
         default:
             *a += v;
             break;
         }
     }
+}
+
+/* Outputs [lo, hi): the accumulator's final value, stored in y's type. */
+static void reduce_finish(void *arg, int64_t lo, int64_t hi) {
+    const ReduceJob *j = arg;
+    int64_t n = j->y->count ? j->x->count / j->y->count : 0;
+    for (int64_t o = lo; o < hi; o++) {
+        double v = j->acc[o];
+        switch (j->k) {
+        case R_MEAN:
+            v = n ? v / (double)n : NAN;
+            break;
+        case R_L2:
+            v = sqrt(v);
+            break;
+        case R_LOGSUM:
+            v = log(v);
+            break;
+        case R_LOGSUMEXP:
+            v = log(v) + j->shift[o];
+            break;
+        default:
+            break;
+        }
+        NdTensor_set(j->y, o, v);
+    }
+}
+
+/* One pass over the input, split by slabs. */
+static void reduce_pass(ReduceJob *j, ReduceKind k) {
+    const NdShape *s = &j->x->shape;
+    int64_t slabs = 1;
+    if (j->x->count == 0) return;
+    for (int d = 0; d < s->rank && !j->mask[d]; d++)
+        slabs *= s->dim[d];
+    j->k = k;
+    j->slab = slabs ? j->x->count / slabs : 0;
+    Par_range(slabs, (k == R_LOGSUMEXP ? 10.0 : 2.0) * (double)j->x->count, reduce_slabs, j);
 }
 
 Status Reduce_run(OpCtx *ctx) {
@@ -131,35 +197,16 @@ Status Reduce_run(OpCtx *ctx) {
     double init = k == R_MAX || k == R_LOGSUMEXP ? -INFINITY : k == R_MIN ? INFINITY : k == R_PROD ? 1 : 0;
     for (int64_t o = 0; o < y->count; o++)
         acc[o] = init;
+    ReduceJob j = {.x = x, .y = y, .mask = mask, .acc = acc, .shift = shift};
     if (k == R_LOGSUMEXP) {
-        reduce_pass(x, mask, R_MAX, acc, NULL);
+        reduce_pass(&j, R_MAX);
         for (int64_t o = 0; o < y->count; o++) {
             shift[o] = isfinite(acc[o]) ? acc[o] : 0;
             acc[o] = 0;
         }
     }
-    reduce_pass(x, mask, k, acc, shift);
-    int64_t n = y->count ? x->count / y->count : 0;
-    for (int64_t o = 0; o < y->count; o++) {
-        double v = acc[o];
-        switch (k) {
-        case R_MEAN:
-            v = n ? v / (double)n : NAN;
-            break;
-        case R_L2:
-            v = sqrt(v);
-            break;
-        case R_LOGSUM:
-            v = log(v);
-            break;
-        case R_LOGSUMEXP:
-            v = log(v) + shift[o];
-            break;
-        default:
-            break;
-        }
-        NdTensor_set(y, o, v);
-    }
+    reduce_pass(&j, k);
+    Par_range(y->count, 4.0 * (double)y->count, reduce_finish, &j);
     free(acc);
     return TT_OK;
 }
@@ -180,6 +227,31 @@ Status ArgMinMax_infer(OpCtx *ctx) {
     return TT_OK;
 }
 
+/* ArgMax's and ArgMin's lines (par.h): line l is (outer l / inner, inner
+ * l % inner), n elements along the axis. */
+typedef struct ArgJob {
+    const NdTensor *x;
+    int64_t *y, n, inner;
+    bool is_max, last;
+} ArgJob;
+
+static void arg_lines(void *arg, int64_t lo, int64_t hi) {
+    const ArgJob *j = arg;
+    for (int64_t l = lo; l < hi; l++) {
+        int64_t base = l / j->inner * j->n * j->inner + l % j->inner, best = 0;
+        double bv = NdTensor_get(j->x, base);
+        for (int64_t i = 1; i < j->n; i++) {
+            double v = NdTensor_get(j->x, base + i * j->inner);
+            bool better = j->is_max ? (v > bv || (j->last && v == bv)) : (v < bv || (j->last && v == bv));
+            if (better) {
+                best = i;
+                bv = v;
+            }
+        }
+        j->y[l] = best;
+    }
+}
+
 Status ArgMinMax_run(OpCtx *ctx) {
     if (ArgMinMax_infer(ctx) != TT_OK || Sh_alloc(ctx, 0) != TT_OK) return TT_ERR;
     const NdTensor *x = ctx->in[0];
@@ -187,23 +259,11 @@ Status ArgMinMax_run(OpCtx *ctx) {
     Nd_axis(NetNode_attrInt(ctx->node, "axis", 0), x->shape.rank, &axis, ctx->err);
     bool is_max = !strcmp(ctx->node->op, "ArgMax");
     bool last = NetNode_attrInt(ctx->node, "select_last_index", 0) != 0;
-    int64_t n = x->shape.dim[axis], inner = 1, outer = 1, *y = ctx->out[0].data;
+    int64_t n = x->shape.dim[axis], inner = 1, outer = 1;
     if (n == 0) return tt_fail(ctx->err, "axis %d is empty", axis);
     for (int i = 0; i < x->shape.rank; i++)
         *(i < axis ? &outer : &inner) *= i == axis ? 1 : x->shape.dim[i];
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t in = 0; in < inner; in++) {
-            int64_t best = 0;
-            double bv = NdTensor_get(x, o * n * inner + in);
-            for (int64_t j = 1; j < n; j++) {
-                double v = NdTensor_get(x, (o * n + j) * inner + in);
-                bool better = is_max ? (v > bv || (last && v == bv)) : (v < bv || (last && v == bv));
-                if (better) {
-                    best = j;
-                    bv = v;
-                }
-            }
-            y[o * inner + in] = best;
-        }
+    ArgJob j = {.x = x, .y = ctx->out[0].data, .n = n, .inner = inner, .is_max = is_max, .last = last};
+    Par_range(outer * inner, 2.0 * (double)x->count, arg_lines, &j);
     return TT_OK;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tuner/net/ops/par.h"
 #include "tuner/net/ops/shape_ops.h"
 
 static Status norm_index(OpCtx *ctx, int64_t v, int64_t dim, int64_t *out) {
@@ -44,22 +45,38 @@ Status Gather_infer(OpCtx *ctx) {
     return TT_OK;
 }
 
+/* Gather's pieces of work (par.h): item (o, j) copies data's block (o, k[j]). */
+typedef struct GatherJob {
+    const char *x;
+    char *y;
+    const int64_t *k; /* the indices, normalised */
+    int64_t n, dim;   /* indices, data's axis */
+    size_t block;     /* bytes */
+} GatherJob;
+
+static void gather_items(void *arg, int64_t lo, int64_t hi) {
+    const GatherJob *g = arg;
+    for (int64_t i = lo; i < hi; i++)
+        memcpy(g->y + (size_t)i * g->block, g->x + (size_t)(i / g->n * g->dim + g->k[i % g->n]) * g->block, g->block);
+}
+
 Status Gather_run(OpCtx *ctx) {
     if (Gather_infer(ctx) != TT_OK || Sh_alloc(ctx, 0) != TT_OK) return TT_ERR;
     if (ctx->out[0].count == 0) return TT_OK;
     const NdTensor *x = ctx->in[0], *ind = ctx->in[1];
     int axis;
     Nd_axis(NetNode_attrInt(ctx->node, "axis", 0), x->shape.rank, &axis, ctx->err);
-    int64_t outer = prod_range(&x->shape, 0, axis), dim = x->shape.dim[axis];
-    size_t block = (size_t)prod_range(&x->shape, axis + 1, x->shape.rank) * NdType_size(x->type);
-    char *out = ctx->out[0].data;
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t j = 0; j < ind->count; j++) {
-            int64_t k = 0;
-            if (norm_index(ctx, NdTensor_getInt(ind, j), dim, &k) != TT_OK) return TT_ERR;
-            memcpy(out + (size_t)(o * ind->count + j) * block, (const char *)x->data + (size_t)(o * dim + k) * block,
-                   block);
+    int64_t outer = prod_range(&x->shape, 0, axis), *k = malloc(sizeof *k * (size_t)ind->count);
+    GatherJob g = {.x = x->data, .y = ctx->out[0].data, .k = k, .n = ind->count, .dim = x->shape.dim[axis]};
+    g.block = (size_t)prod_range(&x->shape, axis + 1, x->shape.rank) * NdType_size(x->type);
+    if (!k) return tt_fail(ctx->err, "out of memory");
+    for (int64_t j = 0; j < ind->count; j++)
+        if (norm_index(ctx, NdTensor_getInt(ind, j), g.dim, &k[j]) != TT_OK) {
+            free(k);
+            return TT_ERR;
         }
+    Par_range(outer * g.n, (double)(outer * g.n) * (double)g.block / 4, gather_items, &g);
+    free(k);
     return TT_OK;
 }
 

@@ -4,7 +4,6 @@
  * its infer and one or a few calls of Sh_copy in its run. */
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "tuner/net/ops/shape_ops.h"
 
@@ -15,7 +14,7 @@ Status Sh_runView(OpCtx *ctx) {
     if (y->count != x->count)
         return tt_fail(ctx->err, "the output has %lld elements but the input %lld", (long long)y->count,
                        (long long)x->count);
-    if (y->count > 0) memcpy(y->data, x->data, (size_t)x->count * NdType_size(x->type));
+    Sh_copyFlat(y->data, x->data, x->count, NdType_size(x->type));
     return TT_OK;
 }
 

@@ -17,9 +17,13 @@
 /* Copies a rank-`rank` box of `dims` elements of `esize` bytes from src to
  * dst; each side walks its own element strides (negative for a reversed
  * Slice, 0 for a broadcast Expand). Transpose, Slice, Expand, Tile, Concat,
- * Split, Pad, DepthToSpace and SpaceToDepth all reduce to this. */
+ * Split, Pad, DepthToSpace and SpaceToDepth all reduce to this. The rows of
+ * the box (its last axis) are split over the threads (par.h), so dst's
+ * strides must not write one element twice (none of those ops does). */
 void Sh_copy(int rank, const int64_t *dims, void *dst, const int64_t *dst_st, const void *src, const int64_t *src_st,
              size_t esize);
+/* n elements of esize bytes from src to dst (not overlapping), split over the threads. */
+void Sh_copyFlat(void *dst, const void *src, int64_t n, size_t esize);
 /* Writes a transpose of src (viewed with shape `dims`) into dense dst:
  * output axis k is source axis perm[k]. */
 void Sh_transpose(int rank, const int64_t *dims, const int *perm, void *dst, const void *src, size_t esize);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tuner/net/ops/par.h"
 #include "tuner/net/ops/shape_ops.h"
 
 static void copy_elem(char *d, const char *s, size_t esize) {
@@ -25,37 +26,77 @@ static void copy_elem(char *d, const char *s, size_t esize) {
     }
 }
 
-void Sh_copy(int rank, const int64_t *dims, void *dst, const int64_t *dst_st, const void *src, const int64_t *src_st,
-             size_t esize) {
-    for (int i = 0; i < rank; i++)
-        if (dims[i] <= 0) return;
-    char *d = dst;
-    const char *s = src;
-    if (rank == 0) {
-        copy_elem(d, s, esize);
-        return;
+/* A box copy's pieces of work (par.h): row r is the r-th position of the
+ * outer axes (row-major), with its dims[rank - 1] elements. */
+typedef struct ShCopy {
+    int rank;
+    const int64_t *dims, *dst_st, *src_st;
+    char *dst;
+    const char *src;
+    size_t esize;
+} ShCopy;
+
+static void copy_rows(void *arg, int64_t lo, int64_t hi) {
+    const ShCopy *c = arg;
+    int last = c->rank - 1;
+    int64_t idx[SH_MAX_VIEW] = {0}, es = (int64_t)c->esize, row = lo, n = c->dims[last];
+    int64_t ds = c->dst_st[last] * es, ss = c->src_st[last] * es;
+    char *d = c->dst;
+    const char *s = c->src;
+    for (int k = last - 1; k >= 0; k--) { /* the odometer at row lo */
+        idx[k] = row % c->dims[k];
+        row /= c->dims[k];
+        d += idx[k] * c->dst_st[k] * es;
+        s += idx[k] * c->src_st[k] * es;
     }
-    int64_t idx[SH_MAX_VIEW] = {0};
-    int last = rank - 1;
-    int64_t n = dims[last], ds = dst_st[last] * (int64_t)esize, ss = src_st[last] * (int64_t)esize;
-    bool contiguous = dst_st[last] == 1 && src_st[last] == 1;
-    for (;;) {
+    bool contiguous = c->dst_st[last] == 1 && c->src_st[last] == 1;
+    for (int64_t r = lo; r < hi; r++) {
         if (contiguous)
-            memcpy(d, s, (size_t)n * esize);
+            memcpy(d, s, (size_t)n * c->esize);
         else
             for (int64_t j = 0; j < n; j++)
-                copy_elem(d + j * ds, s + j * ss, esize);
-        int k = last - 1;
-        for (; k >= 0; k--) { /* odometer over the outer axes */
-            d += dst_st[k] * (int64_t)esize;
-            s += src_st[k] * (int64_t)esize;
-            if (++idx[k] < dims[k]) break;
-            d -= dst_st[k] * dims[k] * (int64_t)esize;
-            s -= src_st[k] * dims[k] * (int64_t)esize;
+                copy_elem(d + j * ds, s + j * ss, c->esize);
+        for (int k = last - 1; k >= 0; k--) { /* odometer over the outer axes */
+            d += c->dst_st[k] * es;
+            s += c->src_st[k] * es;
+            if (++idx[k] < c->dims[k]) break;
+            d -= c->dst_st[k] * c->dims[k] * es;
+            s -= c->src_st[k] * c->dims[k] * es;
             idx[k] = 0;
         }
-        if (k < 0) return;
     }
+}
+
+void Sh_copy(int rank, const int64_t *dims, void *dst, const int64_t *dst_st, const void *src, const int64_t *src_st,
+             size_t esize) {
+    int64_t rows = 1;
+    for (int i = 0; i < rank; i++)
+        if (dims[i] <= 0) return;
+    if (rank == 0) {
+        copy_elem(dst, src, esize);
+        return;
+    }
+    for (int i = 0; i < rank - 1; i++)
+        rows *= dims[i];
+    ShCopy c = {rank, dims, dst_st, src_st, dst, src, esize};
+    Par_range(rows, (double)rows * (double)dims[rank - 1] * (double)esize / 4, copy_rows, &c);
+}
+
+/* Elements [lo, hi) of a flat copy. */
+typedef struct ShFlat {
+    char *dst;
+    const char *src;
+    size_t esize;
+} ShFlat;
+
+static void flat_range(void *arg, int64_t lo, int64_t hi) {
+    const ShFlat *f = arg;
+    memcpy(f->dst + (size_t)lo * f->esize, f->src + (size_t)lo * f->esize, (size_t)(hi - lo) * f->esize);
+}
+
+void Sh_copyFlat(void *dst, const void *src, int64_t n, size_t esize) {
+    ShFlat f = {dst, src, esize};
+    Par_range(n, (double)n * (double)esize / 4, flat_range, &f);
 }
 
 void Sh_transpose(int rank, const int64_t *dims, const int *perm, void *dst, const void *src, size_t esize) {
