@@ -12,12 +12,14 @@
  *   "S.name"       step S's own attributes (e.g. "2.alpha"), as the op had them
  * The last step's result is the output. Each step runs its op's own float32
  * kernel (elementwise.h) over the block, so the output is bit for bit what
- * the unfused ops compute; only the intermediate tensors are gone. */
+ * the unfused ops compute; only the intermediate tensors are gone. The
+ * blocks split over the program's threads (par.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tuner/net/ops/elementwise.h"
+#include "tuner/net/ops/par.h"
 
 #define FUSED_BLOCK 512 /* elements per block: every step's block stays in L1 */
 
@@ -130,6 +132,30 @@ static void fused_block(const FusedPlan *p, const OpCtx *ctx, float *y, int64_t 
     }
 }
 
+/* Element operations per output element: the steps' own figures. */
+static double plan_flops(const FusedPlan *p) {
+    double per = 0;
+    for (int s = 0; s < p->n; s++)
+        per += Ew_spec(p->ops[s])->flops;
+    return per;
+}
+
+typedef struct FusedJob {
+    const FusedPlan *p;
+    const OpCtx *ctx;
+    float *y;
+    int64_t count;
+} FusedJob;
+
+/* Blocks [lo, hi) of the output (par.h: each block is computed alike on any thread). */
+static void fused_blocks(void *arg, int64_t lo, int64_t hi) {
+    const FusedJob *j = arg;
+    for (int64_t b = lo; b < hi; b++) {
+        int64_t at = b * FUSED_BLOCK;
+        fused_block(j->p, j->ctx, j->y, at, j->count - at < FUSED_BLOCK ? j->count - at : FUSED_BLOCK);
+    }
+}
+
 Status Ew_fusedRun(OpCtx *ctx) {
     FusedPlan p;
     if (Ew_fusedInfer(ctx) != TT_OK || fused_plan(ctx->node, ctx->n_in, ctx, &p, ctx->err) != TT_OK) return TT_ERR;
@@ -138,10 +164,8 @@ Status Ew_fusedRun(OpCtx *ctx) {
     NdShape shape = ctx->out[0].shape;
     ctx->out[0].type = ND_UNDEF;
     if (NdTensor_alloc(&ctx->out[0], ND_F32, &shape, ctx->err) != TT_OK) return TT_ERR;
-    float *y = ctx->out[0].data;
-    int64_t count = ctx->out[0].count;
-    for (int64_t at = 0; at < count; at += FUSED_BLOCK)
-        fused_block(&p, ctx, y, at, count - at < FUSED_BLOCK ? count - at : FUSED_BLOCK);
+    FusedJob j = {.p = &p, .ctx = ctx, .y = ctx->out[0].data, .count = ctx->out[0].count};
+    Par_range((j.count + FUSED_BLOCK - 1) / FUSED_BLOCK, plan_flops(&p) * (double)j.count, fused_blocks, &j);
     return TT_OK;
 }
 
@@ -150,8 +174,5 @@ double Ew_fusedFlops(const OpCtx *ctx) {
     char err[TT_ERRLEN];
     int64_t count = ctx->in[0] ? elems(&ctx->in[0]->shape) : -1;
     if (count < 0 || fused_plan(ctx->node, ctx->n_in, NULL, &p, err) != TT_OK) return 0;
-    double per = 0;
-    for (int s = 0; s < p.n; s++)
-        per += Ew_spec(p.ops[s])->flops;
-    return per * (double)count;
+    return plan_flops(&p) * (double)count;
 }

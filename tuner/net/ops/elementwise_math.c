@@ -9,14 +9,6 @@
 #include <string.h>
 #include <tgmath.h>
 
-/* GCC if-converts a float comparison that feeds more float arithmetic (the
- * clamps and range selects of fastmath.h) only when it may assume that
- * comparisons do not trap; tunetop never reads the floating-point exception
- * flags, and the values computed are the same. Clang vectorizes them as they are. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-trapping-math")
-#endif
-
 #include "tuner/net/ops/elementwise.h"
 #include "tuner/net/ops/fastmath.h"
 

@@ -18,6 +18,16 @@
 #include <stdint.h>
 #include <string.h>
 
+/* GCC if-converts a float comparison that feeds more float arithmetic (the
+ * clamps and range selects below) only when it may assume that comparisons
+ * do not trap, so a file that includes this header is compiled without
+ * trapping math from here on: tunetop never reads the floating-point
+ * exception flags, and the values computed are the same. Clang vectorizes
+ * these loops as they are. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
 static inline float ff_bits(uint32_t b) {
     float f;
     memcpy(&f, &b, sizeof f);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tuner/net/ops/fastmath.h"
 #include "tuner/net/ops/nn_util.h"
 #include "tuner/net/ops/par.h"
 
@@ -80,25 +81,23 @@ static bool sm_compute(OpCtx *ctx, const void *arg, bool dbl, const void *const 
 
 /* Softmax / LogSoftmax of float32 lines that are contiguous (the last axis,
  * as transformers' attention has it), straight from the input: the maximum
- * first-taken as in sm_line, each exponential computed once, the sum kept in
- * double. The general path converts every element to double and back. */
+ * first-taken as in sm_line, each exponential computed once (fastmath.h's,
+ * vectorized), the sum kept in double. The general path converts every element to double and back. */
 static void sm_rows_f32(SmKind kind, const float *x, float *y, int64_t lines, int64_t n) {
     for (int64_t l = 0; l < lines; l++, x += n, y += n) {
         float m = x[0];
         for (int64_t k = 1; k < n; k++)
             if (x[k] > m) m = x[k];
         double sum = 0;
+        for (int64_t k = 0; k < n; k++) /* vectorized (fastmath.h) */
+            y[k] = ff_exp(x[k] - m);
+        for (int64_t k = 0; k < n; k++)
+            sum += y[k];
         if (kind == SM_LOG) {
-            for (int64_t k = 0; k < n; k++)
-                sum += expf(x[k] - m);
             float lsum = (float)log(sum);
             for (int64_t k = 0; k < n; k++)
                 y[k] = x[k] - m - lsum;
             continue;
-        }
-        for (int64_t k = 0; k < n; k++) {
-            y[k] = expf(x[k] - m);
-            sum += y[k];
         }
         float inv = (float)(1 / sum);
         for (int64_t k = 0; k < n; k++)
