@@ -65,7 +65,7 @@ awk -F'\t' -v runs="$runs" '{
   echo "from its committed corpus to $runs executions or $max_time s, whichever came first."
   echo
   echo "Machine: $machine, shared with other work. Started $started."
-  echo "Command: \`nice -n 10 bench/fuzz_long.sh --runs $runs --max-time $max_time ${harnesses[*]}\`."
+  echo "Command: \`bench/fuzz_long.sh --runs $runs --max-time $max_time ${harnesses[*]}\` at niceness $(nice)."
   echo
   echo "| harness | executions | reached $runs | wall s | CPU s | exec/s (wall) | exec/s (CPU) | new inputs | crash inputs | load average |"
   echo "|---|---|---|---|---|---|---|---|---|---|"
