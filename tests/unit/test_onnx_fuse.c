@@ -318,6 +318,16 @@ TEST(fused_op_checks_its_attributes) {
     a[1].ints[0] = 5; /* no such input */
     CHECK(NetModel_bind(&m, err) == TT_ERR);
     CHECK(strstr(err, "refers to 5") != NULL);
+    free(a[0].strings[0]);
+    a[0].strings[0] = strdup("Add"); /* a damaged file: Add with its second input omitted */
+    a[1].ints[0] = 0, a[1].ints[1] = -1, a[1].ints[2] = -1;
+    CHECK(NetModel_bind(&m, err) == TT_ERR);
+    CHECK(strstr(err, "Add's input 1 is omitted") != NULL);
+    free(a[0].strings[0]);
+    a[0].strings[0] = strdup("Max"); /* Max of three: a fold, fused only as a pair */
+    a[1].ints[1] = 0, a[1].ints[2] = 0;
+    CHECK(NetModel_bind(&m, err) == TT_ERR);
+    CHECK(strstr(err, "does not take 3 inputs") != NULL);
     NetModel_done(&m);
 }
 

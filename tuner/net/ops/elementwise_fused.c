@@ -61,11 +61,18 @@ static Status fused_plan(const NetNode *node, int n_in, const OpCtx *ctx, FusedP
         const EwSpec *spec = Ew_spec(p->ops[s]);
         if (!spec || !Ew_fusable(spec))
             return tt_fail(err, "step %d: op %s is not a float32 elementwise op", s, p->ops[s]);
+        const OpDef *def = Op_find("", p->ops[s]);
+        int last = -1; /* the last argument given: the step's input count is last + 1 */
         for (int k = 0; k < EW_MAX_IN; k++) {
             int64_t a = p->args[s * EW_MAX_IN + k];
             if (a < -1 || a >= n_in + s) return tt_fail(err, "step %d: argument %d refers to %lld", s, k, (long long)a);
+            if (a >= 0) last = k;
+            /* the kernels read every input up to the op's least count (Add's second, say) */
+            if (a < 0 && def && k < def->min_in)
+                return tt_fail(err, "step %d: %s's input %d is omitted", s, p->ops[s], k);
         }
-        if (p->args[s * EW_MAX_IN] < 0) return tt_fail(err, "step %d: its first input is omitted", s);
+        if (!Op_fusableStep(p->ops[s], last + 1))
+            return tt_fail(err, "step %d: %s does not take %d inputs in a fused chain", s, p->ops[s], last + 1);
         if (!ctx) continue;
         NetNode view;
         NetAttr attrs[node->n_attrs + 1];
