@@ -29,7 +29,8 @@ typedef struct Gather {
 typedef struct Fuse {
     NetModel *m;
     NetReaders r;
-    bool *taken;     /* per node: already a step of a fused node */
+    int n_nodes;     /* the nodes before the pass: the only candidates (fused nodes go after them) */
+    bool *taken;     /* per node of those: already a step of a fused node */
     bool *in_region; /* per value: the root or a gathered node's result (during one gathering) */
     int made;
 } Fuse;
@@ -119,7 +120,7 @@ static void gather(Fuse *f, Gather *g, int root, int from) {
     g->root = root;
     g->n = 0;
     f->in_region[root] = true;
-    for (int i = from; i < m->n_nodes && g->n < OP_FUSED_MAX_STEPS; i++)
+    for (int i = from; i < f->n_nodes && g->n < OP_FUSED_MAX_STEPS; i++)
         if (candidate(f, i, &m->values[root].shape) && joins(f, g, i)) {
             g->node[g->n++] = i;
             f->in_region[m->nodes[i].out[0]] = true;
@@ -228,8 +229,8 @@ static void fuse_from(Fuse *f, int root, int from) {
 }
 
 Status NetPass_fuseElementwise(NetModel *m, int *fused, char *err) {
-    Fuse f = {.m = m};
     int n_nodes = m->n_nodes;
+    Fuse f = {.m = m, .n_nodes = n_nodes};
     f.taken = calloc((size_t)n_nodes + 1, sizeof *f.taken);
     f.in_region = calloc((size_t)m->n_values + 1, sizeof *f.in_region);
     if (!f.taken || !f.in_region) abort();
