@@ -92,6 +92,13 @@ Status NdShape_count(const NdShape *s, NdType type, int64_t *count, char *err) {
     return TT_OK;
 }
 
+int64_t NdShape_elems(const NdShape *s) {
+    int64_t c = 1;
+    for (int d = 0; d < s->rank; d++)
+        c = s->dim[d] < 0 || c < 0 ? -1 : c * s->dim[d];
+    return s->rank < 0 ? -1 : c;
+}
+
 bool NdShape_equal(const NdShape *a, const NdShape *b) {
     if (a->rank != b->rank) return false;
     for (int i = 0; i < a->rank; i++)

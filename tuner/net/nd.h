@@ -67,6 +67,9 @@ bool NdType_isFloat(NdType t); /* f16, bf16, f32, f64 */
  * caller's: the sentence says only "N x ... elements of TYPE exceed ..."). */
 Status NdShape_count(const NdShape *s, NdType type, int64_t *count, char *err);
 bool NdShape_equal(const NdShape *a, const NdShape *b);
+/* Elements of a shape as inference knows it: 1 for rank 0, -1 when the rank
+ * or a dimension is unknown (no overflow check: for comparing, not allocating). */
+int64_t NdShape_elems(const NdShape *s);
 /* "1x3x224x224"; "scalar" for rank 0; "?" for unknown. */
 void NdShape_str(const NdShape *s, char *buf, size_t n);
 /* numpy's (multidirectional) broadcast of a and b into out; TT_ERR when a

@@ -44,13 +44,6 @@ static bool simple_attrs(const NetNode *n) {
     return true;
 }
 
-static int64_t elems(const NdShape *s) {
-    int64_t c = 1;
-    for (int d = 0; d < s->rank; d++)
-        c = s->dim[d] < 0 || c < 0 ? -1 : c * s->dim[d];
-    return s->rank < 0 ? -1 : c;
-}
-
 static bool candidate(const Fuse *f, int i, const NdShape *shape) {
     const NetNode *n = &f->m->nodes[i];
     if (n->dead || f->taken[i] || (n->domain[0] && strcmp(n->domain, "ai.onnx")) || n->n_out != 1 || n->out[0] < 0 ||
@@ -76,7 +69,7 @@ static bool joins(const Fuse *f, const Gather *g, int i) {
         }
         const NetValue *x = &m->values[v];
         if (x->type != ND_F32) return false;
-        int64_t c = elems(&x->shape);
+        int64_t c = NdShape_elems(&x->shape);
         if (c != 1 && !(NdShape_equal(&x->shape, shape) && x->producer < first)) return false;
     }
     return linked;
@@ -218,7 +211,7 @@ static void rewrite(Fuse *f, const Gather *g) {
 
 static void fuse_from(Fuse *f, int root, int from) {
     const NetValue *v = &f->m->values[root];
-    if (v->type != ND_F32 || v->is_const || elems(&v->shape) < 1) return;
+    if (v->type != ND_F32 || v->is_const || NdShape_elems(&v->shape) < 1) return;
     Gather g;
     gather(f, &g, root, from);
     for (int c = g.n - 1; c >= 1; c--)

@@ -93,14 +93,6 @@ Status Ew_fusedCheck(const NetNode *node, const NetModel *model, char *err) {
     return fused_plan(node, node->n_in, NULL, &p, err);
 }
 
-/* Elements of a shape (1 for a scalar; -1 when a dimension is unknown). */
-static int64_t elems(const NdShape *s) {
-    int64_t c = 1;
-    for (int d = 0; d < s->rank; d++)
-        c = s->dim[d] < 0 || c < 0 ? -1 : c * s->dim[d];
-    return s->rank < 0 ? -1 : c;
-}
-
 Status Ew_fusedInfer(OpCtx *ctx) {
     const NdTensor *x = ctx->in[0];
     if (!x) return tt_fail(ctx->err, "input 0 is missing");
@@ -110,7 +102,7 @@ Status Ew_fusedInfer(OpCtx *ctx) {
         if (t->type != ND_F32)
             return tt_fail(ctx->err, "input %d is %s; a fused chain computes float32", k, NdType_name(t->type));
         if (k > 0 && t->shape.rank >= 0 && x->shape.rank >= 0 && !NdShape_equal(&t->shape, &x->shape) &&
-            elems(&t->shape) != 1)
+            NdShape_elems(&t->shape) != 1)
             return tt_fail(ctx->err, "input %d is neither input 0's shape nor a single element", k);
     }
     ctx->out[0].type = ND_F32;
@@ -179,7 +171,7 @@ Status Ew_fusedRun(OpCtx *ctx) {
 double Ew_fusedFlops(const OpCtx *ctx) {
     FusedPlan p;
     char err[TT_ERRLEN];
-    int64_t count = ctx->in[0] ? elems(&ctx->in[0]->shape) : -1;
+    int64_t count = ctx->in[0] ? NdShape_elems(&ctx->in[0]->shape) : -1;
     if (count < 0 || fused_plan(ctx->node, ctx->n_in, NULL, &p, err) != TT_OK) return 0;
     return plan_flops(&p) * (double)count;
 }
