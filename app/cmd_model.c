@@ -107,6 +107,36 @@ static void print_profile(const ModelRunResult *res, double mean_ms) {
            mean_ms, mean_ms - total);
 }
 
+/* The Kernel rows by task, slowest first (at most 12): where a model's kernel time goes. */
+static void print_task_profile(const ModelRunResult *res) {
+    int n = res->tasks.n_tasks, *order = malloc(sizeof *order * (size_t)(n + 1)), *count = calloc((size_t)n + 1, sizeof *count);
+    double *ms = calloc((size_t)n + 1, sizeof *ms), total = 0;
+    for (int i = 0; i < res->n_nodes; i++) {
+        int t = res->nodes[i].task;
+        if (t < 0 || t >= n) continue;
+        count[t]++, ms[t] += res->nodes[i].ms, total += res->nodes[i].ms;
+    }
+    for (int t = 0; t < n; t++)
+        order[t] = t;
+    for (int a = 0; a < n; a++) /* largest first */
+        for (int b = a + 1; b < n; b++)
+            if (ms[order[b]] > ms[order[a]]) {
+                int x = order[a];
+                order[a] = order[b], order[b] = x;
+            }
+    printf("\nKernels by task (slowest first):\n%-5s %6s %10s %7s %8s  %s\n", "task", "nodes", "ms", "share", "GFLOPS",
+           "workload");
+    for (int r = 0; r < n && r < 12 && ms[order[r]] > 0; r++) {
+        int t = order[r];
+        char key[WORKLOAD_KEY_LEN];
+        Workload_key(&res->tasks.tasks[t].wl, key, sizeof key);
+        double gflops = Workload_flops(&res->tasks.tasks[t].wl) * count[t] / (ms[t] * 1e6);
+        printf("%-5d %6d %10.4f %6.1f%% %8.2f  %.70s\n", t, count[t], ms[t], total > 0 ? 100 * ms[t] / total : 0,
+               gflops, key);
+    }
+    free(order), free(count), free(ms);
+}
+
 static void print_result(const ModelRunRequest *req, const ModelRunResult *res, const char *log) {
     int tuned = 0;
     double est = 0;
@@ -143,7 +173,7 @@ static void print_result(const ModelRunRequest *req, const ModelRunResult *res, 
     double mean = 0;
     for (int i = 0; i < res->n_runs; i++)
         mean += res->run_ms[i] / res->n_runs;
-    if (req->profile) print_profile(res, mean);
+    if (req->profile) print_profile(res, mean), print_task_profile(res);
     if (req->output_dir) printf("Outputs written to %s/\n", req->output_dir);
     free(t);
 }

@@ -224,6 +224,10 @@ static Status build_program(const ModelRunRequest *req, const char *dir, ModelRu
     free(mk);
     snprintf(log, sizeof log, "%s/model.ttnet", dir);
     if (st == TT_OK) st = ModelFile_write(&prog, log, err);
+    res->node_task = malloc(sizeof *res->node_task * (size_t)(prog.n_nodes + 1));
+    res->n_prog_nodes = prog.n_nodes;
+    for (int i = 0; i < prog.n_nodes; i++)
+        res->node_task[i] = strcmp(prog.nodes[i].op, "Kernel") ? -1 : (int)NetNode_attrInt(&prog.nodes[i], "task", -1);
     free(driver);
     ExportBundle_done(&b);
     NetModel_done(&prog);
@@ -274,6 +278,7 @@ static Status parse_times(const char *path, int repeat, ModelRunResult *res, cha
         else if (sscanf(line, "node_ms %d %lf %31s", &i, &t, op) == 3 && i == res->n_nodes) {
             res->nodes = realloc(res->nodes, sizeof *res->nodes * (size_t)(res->n_nodes + 1));
             snprintf(res->nodes[res->n_nodes].op, sizeof res->nodes[0].op, "%s", op);
+            res->nodes[res->n_nodes].task = i < res->n_prog_nodes && !strcmp(op, "Kernel") ? res->node_task[i] : -1;
             res->nodes[res->n_nodes++].ms = t;
         }
     }
@@ -369,5 +374,6 @@ void ModelRunResult_done(ModelRunResult *res) {
     free(res->build);
     free(res->run_ms);
     free(res->nodes);
+    free(res->node_task);
     memset(res, 0, sizeof *res);
 }

@@ -42,6 +42,7 @@ typedef struct ModelRunRequest {
 typedef struct ModelNodeTime {
     char op[32];
     double ms; /* mean per run */
+    int task;  /* a Kernel node's task index, else -1 */
 } ModelNodeTime;
 
 typedef struct ModelRunResult {
@@ -56,6 +57,8 @@ typedef struct ModelRunResult {
     bool matches;         /* every output within rtol */
     ModelNodeTime *nodes; /* profile: one per program node */
     int n_nodes;
+    int *node_task; /* per program node: its task index (a Kernel node) or -1 */
+    int n_prog_nodes;
 } ModelRunResult;
 
 Status ModelRun_run(const ModelRunRequest *req, ModelRunResult *res, char *err);
