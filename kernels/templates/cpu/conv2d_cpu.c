@@ -292,7 +292,7 @@ static void conv_emitRun(StrBuf *sb, const ConvPlan *p) {
 /* Canonical index expressions of the data / output arrays for the layout. */
 static void conv_emitPackFinish(StrBuf *sb, const ConvPlan *p, int ai_res, int ai_out) {
     /* tt_pack: data (and residual) into the blocked layouts; the zero border stays from tt_alloc */
-    CpuGen_emitPackInput(sb, p->nhwc, "ICB");
+    CpuGen_emitPackInput(sb, p->nhwc, "ICB", "CI", "1");
     if (p->direct) /* tt_run reads the residual and writes the output in place */
         StrBuf_append(sb, "}\nvoid tt_finish(void *sv) { (void)sv; }\n");
     else
@@ -332,8 +332,8 @@ static Status conv2d_generate(const Workload *wl, const Space *space, const int3
                        "#define O_N ((size_t)OCC * OH * OWP * OCB)\n");
     CpuGen_beginHelpers(&sb);
     conv_emitSetup(&sb, &p, ai_bias);
-    conv_emitPackFinish(&sb, &p, ai_res, ai_out);
     CpuGen_endHelpers(&sb);
+    conv_emitPackFinish(&sb, &p, ai_res, ai_out);
     conv_emitRun(&sb, &p);
     CpuGen_finish(&sb, out);
     return TT_OK;

@@ -414,7 +414,7 @@ static void wg_emitRun(StrBuf *sb, const WgPlan *p, double at[][WG_MAX_A], doubl
 }
 
 static void wg_emitPack(StrBuf *sb, const WgPlan *p, int ai_res, int ai_out) {
-    CpuGen_emitPackInput(sb, p->nhwc, "VF");
+    CpuGen_emitPackInput(sb, p->nhwc, "VF", "CI", "1");
     CpuGen_emitResidualAndFinish(sb, p->nhwc, ai_res, ai_out);
 }
 
@@ -486,8 +486,8 @@ static Status wg_generate(const Workload *wl, const Space *space, const int32_t 
         StrBuf_append(&sb, "#define VS V_X\n#define VB(xi) (s->v + (size_t)(xi) * V_X + (size_t)tb0 * CIP)\n");
     CpuGen_beginHelpers(&sb);
     wg_emitSetup(&sb, &p, ai_bias, g);
-    wg_emitPack(&sb, &p, ai_res, ai_out);
     CpuGen_endHelpers(&sb);
+    wg_emitPack(&sb, &p, ai_res, ai_out);
     wg_emitRun(&sb, &p, at, bt);
     CpuGen_finish(&sb, out);
     return TT_OK;

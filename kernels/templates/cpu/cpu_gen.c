@@ -71,26 +71,46 @@ int CpuGen_filterLE(const int64_t *in, int n, int64_t cap, int64_t *out) {
 
 float CpuGen_log2p(double x) { return (float)log2(1.0 + (x > 0 ? x : 0)); }
 
+/* The NCHW <-> blocked copies go one blocked row (n, channel block, y) at a time, so that the
+ * row of the blocked tensor ([W][B] floats) stays in L1 while B canonical rows stream through. */
 void CpuGen_emitResidualAndFinish(StrBuf *sb, bool nhwc, int ai_res, int ai_out) {
-    /* blocked output index of (n, c, oh, ow) */
-    const char *blk = "(((size_t)n * OCC + c / OCB) * OH + oh) * OWP * OCB + (size_t)ow * OCB + c % OCB";
-    const char *canon =
-        nhwc ? "(((size_t)n * OH + oh) * OW + ow) * CO + c" : "(((size_t)n * CO + c) * OH + oh) * OW + ow";
-    /* loops in the order of the canonical layout, so that it is read / written contiguously */
-    const char *loops = nhwc ? "    for (int n = 0; n < N; n++) for (int oh = 0; oh < OH; oh++)\n"
-                               "    for (int ow = 0; ow < OW; ow++) for (int c = 0; c < CO; c++)\n"
-                             : "    for (int n = 0; n < N; n++) for (int c = 0; c < CO; c++)\n"
-                               "    for (int oh = 0; oh < OH; oh++) for (int ow = 0; ow < OW; ow++)\n";
+    if (nhwc) { /* channel-innermost on both sides: the loops follow the canonical layout */
+        const char *blk = "(((size_t)n * OCC + c / OCB) * OH + oh) * OWP * OCB + (size_t)ow * OCB + c % OCB";
+        const char *canon = "(((size_t)n * OH + oh) * OW + ow) * CO + c";
+        const char *loops = "    for (int n = 0; n < N; n++) for (int oh = 0; oh < OH; oh++)\n"
+                            "    for (int ow = 0; ow < OW; ow++) for (int c = 0; c < CO; c++)\n";
+        if (ai_res >= 0)
+            StrBuf_printf(sb,
+                          "    const float *rs = s->args[%d];\n#pragma omp parallel for collapse(2) schedule(static)\n"
+                          "%s        s->res[%s] = rs[%s];\n",
+                          ai_res, loops, blk, canon);
+        StrBuf_append(sb, "}\n");
+        StrBuf_printf(sb,
+                      "void tt_finish(void *sv) {\n    St *s = sv;\n    float *dst = s->args[%d];\n"
+                      "#pragma omp parallel for collapse(2) schedule(static)\n%s        dst[%s] = s->out[%s];\n}\n",
+                      ai_out, loops, canon, blk);
+        return;
+    }
+    const char *rows = "#pragma omp parallel for collapse(3) schedule(static)\n"
+                       "    for (int n = 0; n < N; n++) for (int cc = 0; cc < OCC; cc++) for (int oh = 0; oh < OH; oh++) {\n"
+                       "        const size_t row = (((size_t)n * OCC + cc) * OH + oh) * OWP * OCB;\n"
+                       "        const int cn = CO - cc * OCB < OCB ? CO - cc * OCB : OCB;\n"
+                       "        for (int cb = 0; cb < cn; cb++) {\n"
+                       "            const size_t line = (((size_t)n * CO + cc * OCB + cb) * OH + oh) * OW;\n";
     if (ai_res >= 0)
         StrBuf_printf(sb,
-                      "    const float *rs = s->args[%d];\n#pragma omp parallel for collapse(2) schedule(static)\n"
-                      "%s        s->res[%s] = rs[%s];\n",
-                      ai_res, loops, blk, canon);
+                      "    const float *rs = s->args[%d];\n%s"
+                      "            float *rp = s->res + row + cb;\n            const float *sp = rs + line;\n"
+                      "            for (int ow = 0; ow < OW; ow++) rp[(size_t)ow * OCB] = sp[ow];\n"
+                      "        }\n    }\n",
+                      ai_res, rows);
     StrBuf_append(sb, "}\n");
     StrBuf_printf(sb,
-                  "void tt_finish(void *sv) {\n    St *s = sv;\n    float *dst = s->args[%d];\n"
-                  "#pragma omp parallel for collapse(2) schedule(static)\n%s        dst[%s] = s->out[%s];\n}\n",
-                  ai_out, loops, canon, blk);
+                  "void tt_finish(void *sv) {\n    St *s = sv;\n    float *dst = s->args[%d];\n%s"
+                  "            const float *sp = s->out + row + cb;\n            float *dp = dst + line;\n"
+                  "            for (int ow = 0; ow < OW; ow++) dp[ow] = sp[(size_t)ow * OCB];\n"
+                  "        }\n    }\n}\n",
+                  ai_out, rows);
 }
 
 void CpuGen_emitDefines(StrBuf *sb, const char *names, const int64_t *values, int n_values) {
@@ -106,29 +126,31 @@ void CpuGen_emitDefines(StrBuf *sb, const char *names, const int64_t *values, in
     if (i != n_values) abort();
 }
 
-void CpuGen_emitPackInput(StrBuf *sb, bool nhwc, const char *block) {
+void CpuGen_emitPackInput(StrBuf *sb, bool nhwc, const char *block, const char *chans, const char *mult) {
     StrBuf_append(sb, "void tt_pack(void *sv) {\n    St *s = sv;\n    const float *src = s->args[0];\n");
     if (!nhwc)
         StrBuf_printf(sb,
-                      "#pragma omp parallel for collapse(2) schedule(static)\n"
-                      "    for (int n = 0; n < N; n++) for (int c = 0; c < CI; c++)\n"
-                      "    for (int h = 0; h < H; h++) {\n"
-                      "        const float *sp = src + (((size_t)n * CI + c) * H + h) * W;\n"
-                      "        float *dp = s->in + (size_t)n * IN_N + (size_t)(c / %1$s) * IN_C"
-                      " + (size_t)(h + PH) * IN_H + (size_t)PW * %1$s + c %% %1$s;\n"
-                      "        for (int w = 0; w < W; w++) dp[(size_t)w * %1$s] = sp[w];\n    }\n",
-                      block);
+                      "#pragma omp parallel for collapse(3) schedule(static)\n"
+                      "    for (int n = 0; n < N; n++) for (int c0 = 0; c0 < %2$s; c0 += %1$s) for (int h = 0; h < H; h++) {\n"
+                      "        float *dp = s->in + ((size_t)n * ((%2$s + %1$s - 1) / %1$s) + c0 / %1$s) * IN_C"
+                      " + (size_t)(h + PH) * IN_H + (size_t)PW * %1$s;\n"
+                      "        const int cn = %2$s - c0 < %1$s ? %2$s - c0 : %1$s;\n"
+                      "        for (int cb = 0; cb < cn; cb++) {\n"
+                      "            const float *sp = src + (((size_t)n * CI + (c0 + cb) / %3$s) * H + h) * W;\n"
+                      "            for (int w = 0; w < W; w++) dp[(size_t)w * %1$s + cb] = sp[w];\n"
+                      "        }\n    }\n",
+                      block, chans, mult);
     else
         StrBuf_printf(sb,
                       "#pragma omp parallel for collapse(2) schedule(static)\n"
                       "    for (int n = 0; n < N; n++) for (int h = 0; h < H; h++)\n"
                       "    for (int w = 0; w < W; w++) {\n"
                       "        const float *sp = src + (((size_t)n * H + h) * W + w) * CI;\n"
-                      "        float *dp = s->in + (size_t)n * IN_N + (size_t)(h + PH) * IN_H"
+                      "        float *dp = s->in + (size_t)n * ((%2$s + %1$s - 1) / %1$s) * IN_C + (size_t)(h + PH) * IN_H"
                       " + (size_t)(w + PW) * %1$s;\n"
-                      "        for (int c = 0; c < CI; c++) dp[(size_t)(c / %1$s) * IN_C + c %% %1$s] = sp[c];\n"
+                      "        for (int c = 0; c < %2$s; c++) dp[(size_t)(c / %1$s) * IN_C + c %% %1$s] = sp[c / %3$s];\n"
                       "    }\n",
-                      block);
+                      block, chans, mult);
 }
 
 void CpuGen_begin(StrBuf *sb, const char *name, const Space *space, const int32_t *choice, int vf) {

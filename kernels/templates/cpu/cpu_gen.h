@@ -39,9 +39,10 @@ void CpuGen_finish(StrBuf *sb, KernelSource *out);
  * *ai_res (-1 when absent) and returns the output index. */
 int CpuGen_argIndices(bool bias, bool residual, int *ai_bias, int *ai_res);
 
-/* Bracket the untimed or apart-timed helpers (tt_setup, tt_pack, tt_finish,
- * tt_teardown): they are compiled at -O1, which halves the compile time of a
- * candidate (0.21 -> 0.13 s CPU for a ResNet conv) and measured no slower. */
+/* Bracket the helpers that run once (tt_setup, tt_teardown): they are compiled
+ * at -O1, which halves the compile time of a candidate (0.21 -> 0.13 s CPU for
+ * a ResNet conv). tt_pack and tt_finish run with every call of a network's
+ * kernel, so they stay outside, at the file's -O3. */
 void CpuGen_beginHelpers(StrBuf *sb);
 void CpuGen_endHelpers(StrBuf *sb);
 
@@ -61,12 +62,14 @@ int CpuGen_filterLE(const int64_t *in, int n, int64_t cap, int64_t *out);
  * the state fields s->args, s->res, s->out. */
 void CpuGen_emitResidualAndFinish(StrBuf *sb, bool nhwc, int ai_res, int ai_out);
 
-/* For the conv2d templates: opens tt_pack and packs the data, args[0] in NCHW
- * (or NHWC), into s->in [n][c/B][h + PH][w + PW][B], B the macro named by
- * block; the zero border stays from tt_alloc. The caller closes tt_pack
- * (CpuGen_emitResidualAndFinish does). Uses N, CI, H, W, PH, PW, IN_N, IN_C,
- * IN_H. */
-void CpuGen_emitPackInput(StrBuf *sb, bool nhwc, const char *block);
+/* For the conv2d and depthwise templates: opens tt_pack and packs the data,
+ * args[0] in NCHW (or NHWC) with CI channels, into s->in
+ * [n][c/B][h + PH][w + PW][B] with `chans` channels (the macro names B = block
+ * and chans), blocked channel c holding canonical channel c / mult (the
+ * depthwise channel multiplier; "1" for a conv); the zero border stays from
+ * tt_alloc. The caller closes tt_pack (CpuGen_emitResidualAndFinish does).
+ * Uses N, CI, H, W, PH, PW, IN_C, IN_H. */
+void CpuGen_emitPackInput(StrBuf *sb, bool nhwc, const char *block, const char *chans, const char *mult);
 
 /* "#define NAME value" lines, one per name of the space-separated list, the
  * values in the same order: CpuGen_defines(sb, "N CI", p.N, p.CI). A list and

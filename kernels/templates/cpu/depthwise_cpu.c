@@ -145,28 +145,10 @@ static Status dw_generate(const Workload *wl, const Space *space, const int32_t 
                   "    return 0;\n}\n",
                   p.nhwc ? "(kh * KW + kw) * CO + oc" : "(oc * KH + kh) * KW + kw");
     CpuGen_emitBlockedTeardown(&sb);
-    /* pack: input channel oc / MULT into lane oc of the blocked, padded layout */
-    StrBuf_append(&sb, "void tt_pack(void *sv) {\n    St *s = sv;\n    const float *src = s->args[0];\n");
-    if (!p.nhwc)
-        StrBuf_append(&sb, "#pragma omp parallel for collapse(2) schedule(static)\n"
-                           "    for (int n = 0; n < N; n++) for (int oc = 0; oc < CO; oc++)\n"
-                           "    for (int h = 0; h < H; h++) {\n"
-                           "        const float *sp = src + (((size_t)n * CI + oc / MULT) * H + h) * W;\n"
-                           "        float *dp = s->in + ((size_t)n * OCC + oc / OCB) * IN_C + (size_t)(h + PH) * IN_H"
-                           " + (size_t)PW * OCB + oc % OCB;\n"
-                           "        for (int w = 0; w < W; w++) dp[(size_t)w * OCB] = sp[w];\n    }\n");
-    else
-        StrBuf_append(
-            &sb, "#pragma omp parallel for collapse(2) schedule(static)\n"
-                 "    for (int n = 0; n < N; n++) for (int h = 0; h < H; h++)\n"
-                 "    for (int w = 0; w < W; w++) {\n"
-                 "        const float *sp = src + (((size_t)n * H + h) * W + w) * CI;\n"
-                 "        float *dp = s->in + (size_t)n * OCC * IN_C + (size_t)(h + PH) * IN_H"
-                 " + (size_t)(w + PW) * OCB;\n"
-                 "        for (int oc = 0; oc < CO; oc++) dp[(size_t)(oc / OCB) * IN_C + oc % OCB] = sp[oc / MULT];\n"
-                 "    }\n");
-    CpuGen_emitResidualAndFinish(&sb, p.nhwc, ai_res, ai_out);
     CpuGen_endHelpers(&sb);
+    /* pack: input channel oc / MULT into lane oc of the blocked, padded layout */
+    CpuGen_emitPackInput(&sb, p.nhwc, "OCB", "CO", "MULT");
+    CpuGen_emitResidualAndFinish(&sb, p.nhwc, ai_res, ai_out);
     dw_emitRun(&sb, &p);
     CpuGen_finish(&sb, out);
     return TT_OK;
