@@ -126,7 +126,7 @@ static const char *SOURCE_BODY =
     "    int task = (int)NetNode_attrInt(c->node, \"task\", -1);\n"
     "    if (!ctx || task < 0 || task >= N_TASKS || !ctx->inst[node])\n"
     "        return tt_fail(c->err, \"kernel node %d has no kernel\", node);\n"
-    "    if (kernel_infer(c) != TT_OK || NdTensor_alloc(&c->out[0], ND_F32, &c->out[0].shape, c->err) != TT_OK)\n"
+    "    if (kernel_infer(c) != TT_OK || NdTensor_allocFull(&c->out[0], ND_F32, &c->out[0].shape, c->err) != TT_OK)\n"
     "        return TT_ERR;\n"
     "    const float *ins[2] = {c->in[0]->data, c->in[3] ? c->in[3]->data : NULL};\n"
     "    float *bt = NULL;\n"

@@ -244,15 +244,15 @@ static bool cache_keep(void *p, size_t bytes) {
     return kept;
 }
 
-Status NdTensor_alloc(NdTensor *t, NdType type, const NdShape *shape, char *err) {
+static Status nd_alloc(NdTensor *t, NdType type, const NdShape *shape, bool zero, char *err) {
     if (!NdType_supported(type)) return tt_fail(err, "element type %s is not supported", NdType_name(type));
     int64_t count;
     if (NdShape_count(shape, type, &count, err) != TT_OK) return TT_ERR;
     size_t bytes = (size_t)count * NdType_size(type);
     void *data = NULL;
-    if (bytes >= ND_CACHE_MIN_BYTES && (data = cache_take(bytes))) memset(data, 0, bytes);
+    if (bytes >= ND_CACHE_MIN_BYTES && (data = cache_take(bytes)) && zero) memset(data, 0, bytes);
     if (bytes > 0 && !data) {
-        data = calloc(1, bytes);
+        data = zero ? calloc(1, bytes) : malloc(bytes);
         if (!data) return tt_fail(err, "out of memory for %lld bytes", (long long)bytes);
     }
     t->type = type;
@@ -260,6 +260,14 @@ Status NdTensor_alloc(NdTensor *t, NdType type, const NdShape *shape, char *err)
     t->data = data;
     t->count = count;
     return TT_OK;
+}
+
+Status NdTensor_alloc(NdTensor *t, NdType type, const NdShape *shape, char *err) {
+    return nd_alloc(t, type, shape, true, err);
+}
+
+Status NdTensor_allocFull(NdTensor *t, NdType type, const NdShape *shape, char *err) {
+    return nd_alloc(t, type, shape, false, err);
 }
 
 void NdTensor_free(NdTensor *t) {

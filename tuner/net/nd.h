@@ -85,12 +85,15 @@ Status Nd_axis(int64_t axis, int rank, int *out, char *err);
 /* Allocates a zeroed tensor of this type and shape (the previous data is not
  * freed: call on an empty tensor). */
 Status NdTensor_alloc(NdTensor *t, NdType type, const NdShape *shape, char *err);
+/* The same, not zeroed, for an op that writes every element (a kernel, an
+ * elementwise walk): a large output costs no memset. */
+Status NdTensor_allocFull(NdTensor *t, NdType type, const NdShape *shape, char *err);
 void NdTensor_free(NdTensor *t);
 /* The buffer cache of a program that runs the same graph again and again
  * (NAME_create of an exported model holds it, NAME_destroy releases it):
  * while it is held, NdTensor_free keeps buffers of ND_CACHE_MIN_BYTES or
  * more (up to ND_CACHE_SLOTS, the oldest let go first) and NdTensor_alloc
- * hands one of exactly the bytes asked for out again, zeroed. A second run
+ * hands one of exactly the bytes asked for out again (zeroed, but by NdTensor_allocFull). A second run
  * then takes every large buffer without a page fault (a fresh 1.5 MB buffer
  * costs about as much in page faults as a GELU over it). The last release
  * frees what is kept. Thread-safe; off unless held, so that tunetop's own

@@ -13,6 +13,41 @@ int CpuGen_vf(const DeviceInfo *dev) {
 
 int CpuGen_vregs(const DeviceInfo *dev) { return CpuGen_vf(dev) == 16 ? 32 : 16; }
 
+/* tt_transpose(src, ss, dst, ds, ni, nj): dst[j * ds + i] = src[i * ss + j] for i < ni, j < nj, in
+ * VF x VF tiles through registers (tt_tile: VF loads, log2(VF) rounds of shuffles that swap the
+ * off-diagonal blocks of size VF/2, VF/4, ..., 1, VF stores), the edges one float at a time. The
+ * layout transforms between canonical and blocked tensors go through it. */
+static void emit_transpose(StrBuf *sb, int vf) {
+    StrBuf_append(sb, "static inline void tt_tile(const float *src, size_t ss, float *dst, size_t ds) {\n");
+    for (int i = 0; i < vf; i++)
+        StrBuf_printf(sb, "    vf r%d = LD(src + %d * ss);\n", i, i);
+    for (int d = vf / 2; d >= 1; d /= 2)
+        for (int i = 0; i < vf; i++) {
+            if (i & d) continue;
+            StrBuf_printf(sb, "    { vf lo = __builtin_shuffle(r%d, r%d, (vi){", i, i + d);
+            for (int l = 0; l < vf; l++)
+                StrBuf_printf(sb, "%s%d", l ? ", " : "", (l & d) == 0 ? l : vf + l - d);
+            StrBuf_printf(sb, "});\n      r%d = __builtin_shuffle(r%d, r%d, (vi){", i + d, i, i + d);
+            for (int l = 0; l < vf; l++)
+                StrBuf_printf(sb, "%s%d", l ? ", " : "", (l & d) == 0 ? l + d : vf + l);
+            StrBuf_printf(sb, "}); r%d = lo; }\n", i);
+        }
+    for (int i = 0; i < vf; i++)
+        StrBuf_printf(sb, "    ST(dst + %d * ds, r%d);\n", i, i);
+    StrBuf_append(sb, "}\n"
+                      "static void tt_transpose(const float *src, size_t ss, float *dst, size_t ds, int ni, int nj) {\n"
+                      "    int i = 0;\n"
+                      "    for (; i + VF <= ni; i += VF) {\n"
+                      "        int j = 0;\n"
+                      "        for (; j + VF <= nj; j += VF) tt_tile(src + i * ss + j, ss, dst + j * ds + i, ds);\n"
+                      "        for (; j < nj; j++)\n"
+                      "            for (int k = i; k < i + VF; k++) dst[j * ds + k] = src[k * ss + j];\n"
+                      "    }\n"
+                      "    for (; i < ni; i++)\n"
+                      "        for (int j = 0; j < nj; j++) dst[j * ds + i] = src[i * ss + j];\n"
+                      "}\n");
+}
+
 void CpuGen_prelude(StrBuf *sb, int vf) {
     StrBuf_printf(sb,
                   "#include <stdlib.h>\n"
@@ -40,6 +75,7 @@ void CpuGen_prelude(StrBuf *sb, int vf) {
                   "    return p;\n"
                   "}\n",
                   vf, vf * 4, vf * 4);
+    emit_transpose(sb, vf);
 }
 
 void CpuGen_beginHelpers(StrBuf *sb) { StrBuf_append(sb, "#pragma GCC push_options\n#pragma GCC optimize(\"O1\")\n"); }
@@ -91,25 +127,21 @@ void CpuGen_emitResidualAndFinish(StrBuf *sb, bool nhwc, int ai_res, int ai_out)
                       ai_out, loops, canon, blk);
         return;
     }
+    /* per blocked row (n, channel block, oh): [OW][OCB] <-> cn canonical rows of OW */
     const char *rows = "#pragma omp parallel for collapse(3) schedule(static)\n"
                        "    for (int n = 0; n < N; n++) for (int cc = 0; cc < OCC; cc++) for (int oh = 0; oh < OH; oh++) {\n"
                        "        const size_t row = (((size_t)n * OCC + cc) * OH + oh) * OWP * OCB;\n"
-                       "        const int cn = CO - cc * OCB < OCB ? CO - cc * OCB : OCB;\n"
-                       "        for (int cb = 0; cb < cn; cb++) {\n"
-                       "            const size_t line = (((size_t)n * CO + cc * OCB + cb) * OH + oh) * OW;\n";
+                       "        const size_t line = (((size_t)n * CO + cc * OCB) * OH + oh) * OW;\n"
+                       "        const int cn = CO - cc * OCB < OCB ? CO - cc * OCB : OCB;\n";
     if (ai_res >= 0)
         StrBuf_printf(sb,
                       "    const float *rs = s->args[%d];\n%s"
-                      "            float *rp = s->res + row + cb;\n            const float *sp = rs + line;\n"
-                      "            for (int ow = 0; ow < OW; ow++) rp[(size_t)ow * OCB] = sp[ow];\n"
-                      "        }\n    }\n",
+                      "        tt_transpose(rs + line, (size_t)OH * OW, s->res + row, OCB, cn, OW);\n    }\n",
                       ai_res, rows);
     StrBuf_append(sb, "}\n");
     StrBuf_printf(sb,
                   "void tt_finish(void *sv) {\n    St *s = sv;\n    float *dst = s->args[%d];\n%s"
-                  "            const float *sp = s->out + row + cb;\n            float *dp = dst + line;\n"
-                  "            for (int ow = 0; ow < OW; ow++) dp[ow] = sp[(size_t)ow * OCB];\n"
-                  "        }\n    }\n}\n",
+                  "        tt_transpose(s->out + row, OCB, dst + line, (size_t)OH * OW, OW, cn);\n    }\n}\n",
                   ai_out, rows);
 }
 
@@ -135,6 +167,9 @@ void CpuGen_emitPackInput(StrBuf *sb, bool nhwc, const char *block, const char *
                       "        float *dp = s->in + ((size_t)n * ((%2$s + %1$s - 1) / %1$s) + c0 / %1$s) * IN_C"
                       " + (size_t)(h + PH) * IN_H + (size_t)PW * %1$s;\n"
                       "        const int cn = %2$s - c0 < %1$s ? %2$s - c0 : %1$s;\n"
+                      "        if (%3$s == 1) {\n"
+                      "            tt_transpose(src + (((size_t)n * CI + c0) * H + h) * W, (size_t)H * W, dp, %1$s, cn, W);\n"
+                      "            continue;\n        }\n"
                       "        for (int cb = 0; cb < cn; cb++) {\n"
                       "            const float *sp = src + (((size_t)n * CI + (c0 + cb) / %3$s) * H + h) * W;\n"
                       "            for (int w = 0; w < W; w++) dp[(size_t)w * %1$s + cb] = sp[w];\n"

@@ -467,7 +467,7 @@ Status Ew_run(OpCtx *ctx, const EwSpec *spec) {
     NdShape shape = out->shape;
     out->type = ND_UNDEF;
     if (spec->out == EW_OUT_CAST || spec->out == EW_OUT_LIKE) {
-        if (NdTensor_alloc(out, type, &shape, ctx->err) != TT_OK) return TT_ERR;
+        if (NdTensor_allocFull(out, type, &shape, ctx->err) != TT_OK) return TT_ERR;
         EwConvJob c = {.dt = type, .dst = out->data, .st = ctx->in[0]->type, .src = ctx->in[0]->data};
         Par_range(out->count, (double)out->count, convert_range, &c);
         return TT_OK;
@@ -490,7 +490,7 @@ Status Ew_run(OpCtx *ctx, const EwSpec *spec) {
             if (!ctx->in[k]) return tt_fail(ctx->err, "input %d is missing", k);
         return ew_fold(ctx, spec, &pl);
     }
-    if (NdTensor_alloc(out, type, &shape, ctx->err) != TT_OK) return TT_ERR;
+    if (NdTensor_allocFull(out, type, &shape, ctx->err) != TT_OK) return TT_ERR;
     ew_apply(&pl, ctx->in, out);
     return TT_OK;
 }

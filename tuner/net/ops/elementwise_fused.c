@@ -162,7 +162,7 @@ Status Ew_fusedRun(OpCtx *ctx) {
         if (!ctx->in[k]) return tt_fail(ctx->err, "input %d is missing", k);
     NdShape shape = ctx->out[0].shape;
     ctx->out[0].type = ND_UNDEF;
-    if (NdTensor_alloc(&ctx->out[0], ND_F32, &shape, ctx->err) != TT_OK) return TT_ERR;
+    if (NdTensor_allocFull(&ctx->out[0], ND_F32, &shape, ctx->err) != TT_OK) return TT_ERR;
     FusedJob j = {.p = &p, .ctx = ctx, .y = ctx->out[0].data, .count = ctx->out[0].count};
     Par_range((j.count + FUSED_BLOCK - 1) / FUSED_BLOCK, plan_flops(&p) * (double)j.count, fused_blocks, &j);
     return TT_OK;
