@@ -105,6 +105,7 @@ static void print_profile(const ModelRunResult *res, double mean_ms) {
                total > 0 ? 100 * rows[r].ms / total : 0);
     printf("%-22s %6d %10.4f   (a run's mean %.4f ms: %.4f ms outside the nodes)\n", "total", res->n_nodes, total,
            mean_ms, mean_ms - total);
+    printf("%d kernel outputs handed to the next kernel blocked, never in the dense layout\n", res->handoffs);
 }
 
 /* The Kernel rows by task, slowest first (at most 12): where a model's kernel time goes. */

@@ -50,9 +50,13 @@ if "$TT" tune --model "$DATA/tiny_cnn.onnx" --trials 12 --headless --seed 3 --lo
 else
   fail "tune --model: $(tail -n 5 "$WORK/tune.out")"
 fi
-out=$("$TT" run --model "$DATA/tiny_cnn.onnx" --log "$WORK/tc.log" --repeat 2 2>&1)
+out=$("$TT" run --model "$DATA/tiny_cnn.onnx" --log "$WORK/tc.log" --repeat 2 --profile 2>&1)
 grep -q "6 from $WORK/tc.log, 0 at their default config" <<<"$out" && grep -q "Output matches the reference" <<<"$out" &&
   ok "run --model --log: every task from the log, the output checked" || fail "run --model --log: $out"
+# conv -> depthwise -> 1x1 conv: the tensors between them go from kernel to kernel in their blocked
+# layouts (the tuned configs' channel blocks differ), and the output above still matched
+grep -qE "^[1-9][0-9]* kernel outputs handed to the next kernel blocked" <<<"$out" &&
+  ok "run --model: $(grep -m1 'handed to the next kernel' <<<"$out")" || fail "run --model, blocked handoffs: $out"
 expect_fail 2 "--model takes --input-shape" -- "$TT" tune --model "$DATA/tiny_cnn.onnx" --network resnet-18
 
 # ---- best --model: the model's tasks with tasks --model's IDs, each with its best in the log ----

@@ -58,6 +58,7 @@ typedef struct ModelRunResult {
     ModelNodeTime *nodes; /* profile: one per program node */
     int n_nodes;
     int *node_task; /* per program node: its task index (a Kernel node) or -1 */
+    int handoffs;   /* profile: kernel outputs handed to the next kernel blocked, never unpacked */
     int n_prog_nodes;
 } ModelRunResult;
 

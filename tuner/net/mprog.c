@@ -60,7 +60,10 @@ static const char *HEADER_TOP = "/* @N@.h: the network @N@ as a C library, expor
                                 " * over every run since create. */\n"
                                 "int @N@_n_nodes(const @N@_ctx *ctx);\n"
                                 "const char *@N@_node_op(const @N@_ctx *ctx, int i);\n"
-                                "double @N@_node_seconds(const @N@_ctx *ctx, int i);\n\n";
+                                "double @N@_node_seconds(const @N@_ctx *ctx, int i);\n"
+                                "/* How many kernel outputs go to the next kernel in its blocked layout,\n"
+                                " * never unpacked to the dense layout. */\n"
+                                "int @N@_n_handoffs(const @N@_ctx *ctx);\n\n";
 
 static void append_subst(StrBuf *sb, const char *text, const char *N);
 
@@ -102,6 +105,8 @@ static const char *SOURCE_BODY =
     "    NetModel m;\n"
     "    void **inst;       /* per node: its kernel's instance (Kernel nodes) */\n"
     "    double *node_s;    /* per node: seconds over every run */\n"
+    "    int *chain_from;   /* per node: the kernel node whose blocked output is its blocked input, or -1 */\n"
+    "    char *keep_blocked; /* per node: its output stays blocked (its one reader takes it from there) */\n"
     "};\n\n"
     "static char last_error[TT_ERRLEN];\n"
     "const char *@N@_error(void) { return last_error; }\n\n"
@@ -120,6 +125,67 @@ static const char *SOURCE_BODY =
     "            for (int64_t y = 0; y < n; y++)\n"
     "                t[(i * n + y) * k + x] = src[(i * k + x) * n + y];\n"
     "    return t;\n}\n\n"
+    "/* One element of layout d for each of the canonical tensor: d's interior from s's, d's border\n"
+    " * (zero) untouched. A row (n, channel block, y) at a time, a memcpy when the blocks agree. */\n"
+    "typedef struct Reblock {\n    const float *src;\n    const Layout *s;\n    float *dst;\n    const Layout *d;\n} Reblock;\n\n"
+    "static void reblock_rows(void *arg, int64_t lo, int64_t hi)\n{\n"
+    "    const Reblock *r = arg;\n    const Layout *s = r->s, *d = r->d;\n"
+    "    int64_t sb = (s->c + s->cb - 1) / s->cb, db = (d->c + d->cb - 1) / d->cb;\n"
+    "    int same = s->cb == d->cb && d->repeat == 1 && d->c % d->cb == 0;\n"
+    "    for (int64_t row = lo; row < hi; row++) {\n"
+    "        int64_t y = row % d->h, b = row / d->h % db, n = row / d->h / db;\n"
+    "        float *dp = r->dst + (((n * db + b) * d->h_alloc + y + d->top) * d->w_alloc + d->left) * d->cb;\n"
+    "        if (same) {\n"
+    "            memcpy(dp, r->src + (((n * sb + b) * s->h_alloc + y + s->top) * s->w_alloc + s->left) * s->cb,\n"
+    "                   sizeof(float) * (size_t)(d->w * d->cb));\n"
+    "            continue;\n        }\n"
+    "        for (int64_t l = 0; l < d->cb && b * d->cb + l < d->c; l++) {\n"
+    "            int64_t ch = (b * d->cb + l) / d->repeat;\n"
+    "            const float *sp = r->src + (((n * sb + ch / s->cb) * s->h_alloc + y + s->top) * s->w_alloc + s->left)"
+    " * s->cb + ch % s->cb;\n"
+    "            for (int64_t x = 0; x < d->w; x++)\n                dp[x * d->cb + l] = sp[x * s->cb];\n"
+    "        }\n    }\n}\n\n"
+    "/* s and d hold the same canonical tensor (d's channels each repeated d->repeat times). */\n"
+    "static int same_tensor(const Layout *s, const Layout *d)\n{\n"
+    "    return s->n > 0 && d->n > 0 && s->repeat == 1 && s->n == d->n && s->c * d->repeat == d->c && s->h == d->h &&\n"
+    "           s->w == d->w;\n}\n\n"
+    "static const KernelFns *node_fns(const NetModel *m, int node)\n{\n"
+    "    return &TASKS[NetNode_attrInt(&m->nodes[node], \"task\", 0)];\n}\n\n"
+    "/* Kernel nodes that hand a blocked tensor straight on: node k's data input comes from kernel\n"
+    " * node p and nothing else reads it, p writes it blocked and k reads it blocked, and k has no\n"
+    " * residual and no canonical reads. Then p skips unpacking it and k copies p's blocked output\n"
+    " * into its own blocked input (often a memcpy) instead of packing the canonical tensor. */\n"
+    "static void plan_chains(@N@_ctx *ctx)\n{\n"
+    "    const NetModel *m = &ctx->m;\n"
+    "    NetReaders r;\n    NetReaders_init(&r, m);\n"
+    "    for (int k = 0; k < m->n_nodes; k++) {\n"
+    "        const NetNode *n = &m->nodes[k];\n"
+    "        ctx->chain_from[k] = -1;\n"
+    "        if (!ctx->inst[k] || n->in[0] < 0 || (n->n_in > 3 && n->in[3] >= 0) || NetNode_attrInt(n, \"runtime_b\", 0))\n"
+    "            continue;\n"
+    "        int v = n->in[0], p = m->values[v].producer;\n"
+    "        if (p < 0 || !ctx->inst[p] || NetReaders_sole(&r, v) != k || node_fns(m, k)->reads_inputs ||\n"
+    "            !same_tensor(&node_fns(m, p)->out, &node_fns(m, k)->in))\n"
+    "            continue;\n"
+    "        ctx->chain_from[k] = p;\n        ctx->keep_blocked[p] = 1;\n    }\n"
+    "    NetReaders_done(&r);\n}\n\n"
+    "/* A kernel node's computation: pack (or take the producer's blocked tensor), run, unpack\n"
+    " * (unless the output stays blocked). */\n"
+    "static int run_node(@N@_ctx *ctx, const NetModel *m, int node, const float *const *ins, float *out)\n{\n"
+    "    const KernelFns *f = node_fns(m, node);\n"
+    "    void *k = ctx->inst[node];\n"
+    "    int from = ctx->chain_from[node];\n"
+    "    if (from < 0 && !ctx->keep_blocked[node])\n        return f->run(k, ins, out);\n"
+    "    int rc = 0;\n"
+    "    if (from >= 0) {\n"
+    "        const KernelFns *fp = node_fns(m, from);\n"
+    "        Reblock r = {fp->blocked_out(ctx->inst[from]), &fp->out, f->blocked_in(k), &f->in};\n"
+    "        int64_t rows = f->in.n * ((f->in.c + f->in.cb - 1) / f->in.cb) * f->in.h;\n"
+    "        Par_range(rows, (double)f->in.n * f->in.c * f->in.h * f->in.w, reblock_rows, &r);\n"
+    "    } else\n        rc = f->pack(k, ins);\n"
+    "    if (rc == 0)\n        rc = f->run_blocked(k, ins, out);\n"
+    "    if (rc == 0 && !ctx->keep_blocked[node])\n        rc = f->unpack(k, out);\n"
+    "    return rc;\n}\n\n"
     "static Status kernel_run(OpCtx *c)\n{\n"
     "    @N@_ctx *ctx = c->user;\n"
     "    int node = (int)(c->node - c->model->nodes);\n"
@@ -132,7 +198,7 @@ static const char *SOURCE_BODY =
     "    float *bt = NULL;\n"
     "    if (NetNode_attrInt(c->node, \"runtime_b\", 0) && !(ins[1] = bt = transposed_b(c->in[1])))\n"
     "        return tt_fail(c->err, \"out of memory\");\n"
-    "    int rc = TASKS[task].run(ctx->inst[node], ins, c->out[0].data);\n"
+    "    int rc = run_node(ctx, c->model, node, ins, c->out[0].data);\n"
     "    free(bt);\n"
     "    if (rc != 0)\n"
     "        return tt_fail(c->err, \"task %d's kernel failed\", task);\n"
@@ -164,7 +230,8 @@ static const char *SOURCE_BODY =
     "    for (int i = 0; ctx->inst && i < ctx->m.n_nodes; i++)\n"
     "        if (ctx->inst[i])\n"
     "            TASKS[NetNode_attrInt(&ctx->m.nodes[i], \"task\", 0)].destroy(ctx->inst[i]);\n"
-    "    free(ctx->inst);\n    free(ctx->node_s);\n    NetModel_done(&ctx->m);\n    free(ctx);\n"
+    "    free(ctx->inst);\n    free(ctx->node_s);\n    free(ctx->chain_from);\n    free(ctx->keep_blocked);\n"
+    "    NetModel_done(&ctx->m);\n    free(ctx);\n"
     "    NdCache_release();\n}\n\n"
     "static Status check_io(const NetModel *m, char *err)\n{\n"
     "    if (m->n_inputs != @N@_N_INPUTS || m->n_outputs != @N@_N_OUTPUTS)\n"
@@ -188,15 +255,18 @@ static const char *SOURCE_BODY =
     "        @N@_destroy(ctx);\n        return NULL;\n    }\n"
     "    ctx->inst = calloc((size_t)ctx->m.n_nodes + 1, sizeof *ctx->inst);\n"
     "    ctx->node_s = calloc((size_t)ctx->m.n_nodes + 1, sizeof *ctx->node_s);\n"
+    "    ctx->chain_from = calloc((size_t)ctx->m.n_nodes + 1, sizeof *ctx->chain_from);\n"
+    "    ctx->keep_blocked = calloc((size_t)ctx->m.n_nodes + 1, 1);\n"
     "    for (int i = 0; ctx->inst && i < ctx->m.n_nodes; i++) {\n"
     "        const NetNode *n = &ctx->m.nodes[i];\n"
     "        if (strcmp(n->op, \"Kernel\") || strcmp(n->domain, \"tunetop\"))\n            continue;\n"
     "        if (!(ctx->inst[i] = create_kernel(&ctx->m, n))) {\n"
     "            snprintf(last_error, sizeof last_error, \"cannot create the kernel of node %d\", i);\n"
     "            @N@_destroy(ctx);\n            return NULL;\n        }\n    }\n"
-    "    if (!ctx->inst || !ctx->node_s) {\n"
+    "    if (!ctx->inst || !ctx->node_s || !ctx->chain_from || !ctx->keep_blocked) {\n"
     "        snprintf(last_error, sizeof last_error, \"out of memory\");\n"
     "        @N@_destroy(ctx);\n        return NULL;\n    }\n"
+    "    plan_chains(ctx);\n"
     "    return ctx;\n}\n\n"
     "int @N@_run(@N@_ctx *ctx, const void *const *inputs, void *const *outputs)\n{\n"
     "    NdTensor in[@N@_N_INPUTS + 1], out[@N@_N_OUTPUTS + 1];\n"
@@ -219,7 +289,33 @@ static const char *SOURCE_BODY =
     "    return rc;\n}\n\n"
     "int @N@_n_nodes(const @N@_ctx *ctx) { return ctx->m.n_nodes; }\n"
     "const char *@N@_node_op(const @N@_ctx *ctx, int i) { return ctx->m.nodes[i].op; }\n"
-    "double @N@_node_seconds(const @N@_ctx *ctx, int i) { return ctx->node_s[i]; }\n";
+    "double @N@_node_seconds(const @N@_ctx *ctx, int i) { return ctx->node_s[i]; }\n"
+    "int @N@_n_handoffs(const @N@_ctx *ctx)\n{\n    int n = 0;\n"
+    "    for (int i = 0; i < ctx->m.n_nodes; i++)\n        n += ctx->keep_blocked[i];\n    return n;\n}\n";
+
+/* The table entry's functions of kernel P and its layouts as Layout initializers P_LIN, P_LOUT. */
+static void kernel_fns(StrBuf *sb, const char *P) {
+    StrBuf_printf(sb,
+                  "static void *%1$s_c(const float *const *c) { return %1$s_create(c); }\n"
+                  "static int %1$s_r(void *k, const float *const *in, float *out) { return %1$s_run(k, in, out); }\n"
+                  "static void %1$s_d(void *k) { %1$s_destroy(k); }\n"
+                  "static int %1$s_p(void *k, const float *const *in) { return %1$s_pack_input(k, in); }\n"
+                  "static int %1$s_rb(void *k, const float *const *in, float *out) { return %1$s_run_blocked(k, in, out); "
+                  "}\n"
+                  "static int %1$s_u(void *k, float *out) { return %1$s_unpack_output(k, out); }\n"
+                  "static float *%1$s_bi(void *k) { return %1$s_blocked_input(k); }\n"
+                  "static float *%1$s_bo(void *k) { return %1$s_blocked_output(k); }\n",
+                  P);
+    const char *side[2][2] = {{"LIN", "INPUT"}, {"LOUT", "OUTPUT"}};
+    for (int i = 0; i < 2; i++) {
+        const char *X = side[i][1] + 0, *B = i ? "BLOCKED_OUT" : "BLOCKED_IN";
+        StrBuf_printf(sb,
+                      "#if %1$s_%2$s_BLOCKED\n#define %1$s_%3$s {%1$s_%4$s_N, %1$s_%4$s_C, %1$s_%4$s_H, %1$s_%4$s_W, "
+                      "%1$s_%4$s_CB, %1$s_%4$s_H_ALLOC, %1$s_%4$s_W_ALLOC, %1$s_%4$s_TOP, %1$s_%4$s_LEFT, "
+                      "%1$s_%4$s_REPEAT}\n#else\n#define %1$s_%3$s {0}\n#endif\n",
+                      P, X, side[i][0], B);
+    }
+}
 
 static char *source_text(const char *N, const NetModel *m, int n_tasks, const char *const *prefix) {
     StrBuf sb;
@@ -233,21 +329,27 @@ static char *source_text(const char *N, const NetModel *m, int n_tasks, const ch
                   N, N, N);
     for (int t = 0; t < n_tasks; t++)
         StrBuf_printf(&sb, "#include \"%s.h\"\n", prefix[t]);
-    StrBuf_append(&sb, "\ntypedef struct KernelFns {\n    void *(*create)(const float *const *consts);\n"
+    StrBuf_append(&sb, "#include \"tuner/net/ops/par.h\"\n\n"
+                       "/* A kernel's blocked layout (see its header; n == 0: it has none). */\n"
+                       "typedef struct Layout {\n    int64_t n, c, h, w, cb, h_alloc, w_alloc, top, left, repeat;\n} Layout;\n\n"
+                       "typedef struct KernelFns {\n    void *(*create)(const float *const *consts);\n"
                        "    int (*run)(void *k, const float *const *inputs, float *output);\n"
-                       "    void (*destroy)(void *k);\n} KernelFns;\n\n");
+                       "    void (*destroy)(void *k);\n"
+                       "    int (*pack)(void *k, const float *const *inputs);\n"
+                       "    int (*run_blocked)(void *k, const float *const *inputs, float *output);\n"
+                       "    int (*unpack)(void *k, float *output);\n"
+                       "    float *(*blocked_in)(void *k);\n    float *(*blocked_out)(void *k);\n"
+                       "    int reads_inputs; /* run_blocked reads the canonical inputs */\n"
+                       "    Layout in, out;\n} KernelFns;\n\n");
+    for (int t = 0; t < n_tasks; t++)
+        kernel_fns(&sb, prefix[t]);
+    StrBuf_printf(&sb, "\n#define N_TASKS %d\nstatic const KernelFns TASKS[N_TASKS + 1] = {\n", n_tasks);
     for (int t = 0; t < n_tasks; t++) {
         const char *P = prefix[t];
-        StrBuf_printf(&sb,
-                      "static void *%s_c(const float *const *c) { return %s_create(c); }\n"
-                      "static int %s_r(void *k, const float *const *in, float *out) { return %s_run(k, in, out); }\n"
-                      "static void %s_d(void *k) { %s_destroy(k); }\n",
-                      P, P, P, P, P, P);
+        StrBuf_printf(&sb, "    {%s_c, %s_r, %s_d, %s_p, %s_rb, %s_u, %s_bi, %s_bo, %s_RUN_READS_INPUTS, %s_LIN, %s_LOUT},\n",
+                      P, P, P, P, P, P, P, P, P, P, P);
     }
-    StrBuf_printf(&sb, "\n#define N_TASKS %d\nstatic const KernelFns TASKS[N_TASKS + 1] = {\n", n_tasks);
-    for (int t = 0; t < n_tasks; t++)
-        StrBuf_printf(&sb, "    {%s_c, %s_r, %s_d},\n", prefix[t], prefix[t], prefix[t]);
-    StrBuf_append(&sb, "    {NULL, NULL, NULL},\n};\n\n");
+    StrBuf_append(&sb, "    {NULL},\n};\n\n");
     io_tables(&sb, N, "INPUT", m, m->inputs, m->n_inputs);
     io_tables(&sb, N, "OUTPUT", m, m->outputs, m->n_outputs);
     StrBuf_append(&sb, "\n");
@@ -320,6 +422,7 @@ static const char *DRIVER_BODY =
     "        if (@N@_run(ctx, (const void *const *)in, out) != 0) {\n"
     "            fprintf(stderr, \"%s\\n\", @N@_error());\n            return 1;\n        }\n"
     "        printf(\"run_ms %.6f\\n\", (now() - t) * 1e3);\n    }\n"
+    "    if (profile)\n        printf(\"handoffs %d\\n\", @N@_n_handoffs(ctx));\n"
     "    for (int i = 0; profile && repeat > 0 && i < n_nodes; i++)\n"
     "        printf(\"node_ms %d %.6f %s\\n\", i, (@N@_node_seconds(ctx, i) - base[i]) * 1e3 / repeat,\n"
     "               @N@_node_op(ctx, i));\n"
