@@ -110,7 +110,8 @@ static void print_profile(const ModelRunResult *res, double mean_ms) {
 
 /* The Kernel rows by task, slowest first (at most 12): where a model's kernel time goes. */
 static void print_task_profile(const ModelRunResult *res) {
-    int n = res->tasks.n_tasks, *order = malloc(sizeof *order * (size_t)(n + 1)), *count = calloc((size_t)n + 1, sizeof *count);
+    int n = res->tasks.n_tasks, *order = malloc(sizeof *order * (size_t)(n + 1)),
+        *count = calloc((size_t)n + 1, sizeof *count);
     double *ms = calloc((size_t)n + 1, sizeof *ms), total = 0;
     for (int i = 0; i < res->n_nodes; i++) {
         int t = res->nodes[i].task;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "tests/check.h"
+#include "tuner/net/handoff.h"
 #include "tuner/net/model.h"
 #include "tuner/net/ops/op.h"
 #include "tuner/net/ops/par.h"
@@ -468,6 +469,28 @@ TEST(fused_chain_blocks) {
     NdTensor_free(&x);
 }
 
+/* A blocked handoff's copy (handoff.h) splits by rows: channel blocks 16 -> 8 (lane runs) and 8 -> 8 (memcpy). */
+TEST(reblock_rows) {
+    for (int same = 0; same < 2; same++) {
+        HoLayout s = {1, 48, 56, 57, same ? 8 : 16, 56, 57, 0, 0, 1}, d = {1, 48, 56, 57, 8, 58, 59, 1, 1, 1};
+        int64_t ns = HoLayout_floats(&s), nd = HoLayout_floats(&d);
+        float *src = malloc(sizeof(float) * (size_t)ns), *one = calloc((size_t)nd, sizeof(float)),
+              *two = calloc((size_t)nd, sizeof(float));
+        for (int64_t i = 0; i < ns; i++)
+            src[i] = (float)i;
+        omp_set_num_threads(1);
+        long teams = Par_teams();
+        Ho_reblock(src, &s, one, &d);
+        CHECK_EQ_INT(Par_teams(), teams);
+        omp_set_num_threads(2);
+        Ho_reblock(src, &s, two, &d);
+        CHECK(Par_teams() > teams);
+        CHECK(memcmp(one, two, sizeof(float) * (size_t)nd) == 0);
+        CHECK(one[((0 * 58 + 1) * 59 + 1) * 8 + 0] == src[0]); /* (0, 0, 0, 0): past d's border */
+        free(src), free(one), free(two);
+    }
+}
+
 int main(void) {
     omp_set_dynamic(0);
     if (omp_get_thread_limit() < 2) return check_skip("openmp", "OMP_THREAD_LIMIT allows one thread");
@@ -484,6 +507,7 @@ int main(void) {
     RUN(reduction_over_the_first_axis_stays_whole);
     RUN(transpose_concat_gather_reshape);
     RUN(fused_chain_blocks);
+    RUN(reblock_rows);
     NetModel_done(&M);
     return check_summary();
 }

@@ -128,11 +128,12 @@ void CpuGen_emitResidualAndFinish(StrBuf *sb, bool nhwc, int ai_res, int ai_out)
         return;
     }
     /* per blocked row (n, channel block, oh): [OW][OCB] <-> cn canonical rows of OW */
-    const char *rows = "#pragma omp parallel for collapse(3) schedule(static)\n"
-                       "    for (int n = 0; n < N; n++) for (int cc = 0; cc < OCC; cc++) for (int oh = 0; oh < OH; oh++) {\n"
-                       "        const size_t row = (((size_t)n * OCC + cc) * OH + oh) * OWP * OCB;\n"
-                       "        const size_t line = (((size_t)n * CO + cc * OCB) * OH + oh) * OW;\n"
-                       "        const int cn = CO - cc * OCB < OCB ? CO - cc * OCB : OCB;\n";
+    const char *rows =
+        "#pragma omp parallel for collapse(3) schedule(static)\n"
+        "    for (int n = 0; n < N; n++) for (int cc = 0; cc < OCC; cc++) for (int oh = 0; oh < OH; oh++) {\n"
+        "        const size_t row = (((size_t)n * OCC + cc) * OH + oh) * OWP * OCB;\n"
+        "        const size_t line = (((size_t)n * CO + cc * OCB) * OH + oh) * OW;\n"
+        "        const int cn = CO - cc * OCB < OCB ? CO - cc * OCB : OCB;\n";
     if (ai_res >= 0)
         StrBuf_printf(sb,
                       "    const float *rs = s->args[%d];\n%s"
@@ -161,31 +162,33 @@ void CpuGen_emitDefines(StrBuf *sb, const char *names, const int64_t *values, in
 void CpuGen_emitPackInput(StrBuf *sb, bool nhwc, const char *block, const char *chans, const char *mult) {
     StrBuf_append(sb, "void tt_pack(void *sv) {\n    St *s = sv;\n    const float *src = s->args[0];\n");
     if (!nhwc)
-        StrBuf_printf(sb,
-                      "#pragma omp parallel for collapse(3) schedule(static)\n"
-                      "    for (int n = 0; n < N; n++) for (int c0 = 0; c0 < %2$s; c0 += %1$s) for (int h = 0; h < H; h++) {\n"
-                      "        float *dp = s->in + ((size_t)n * ((%2$s + %1$s - 1) / %1$s) + c0 / %1$s) * IN_C"
-                      " + (size_t)(h + PH) * IN_H + (size_t)PW * %1$s;\n"
-                      "        const int cn = %2$s - c0 < %1$s ? %2$s - c0 : %1$s;\n"
-                      "        if (%3$s == 1) {\n"
-                      "            tt_transpose(src + (((size_t)n * CI + c0) * H + h) * W, (size_t)H * W, dp, %1$s, cn, W);\n"
-                      "            continue;\n        }\n"
-                      "        for (int cb = 0; cb < cn; cb++) {\n"
-                      "            const float *sp = src + (((size_t)n * CI + (c0 + cb) / %3$s) * H + h) * W;\n"
-                      "            for (int w = 0; w < W; w++) dp[(size_t)w * %1$s + cb] = sp[w];\n"
-                      "        }\n    }\n",
-                      block, chans, mult);
+        StrBuf_printf(
+            sb,
+            "#pragma omp parallel for collapse(3) schedule(static)\n"
+            "    for (int n = 0; n < N; n++) for (int c0 = 0; c0 < %2$s; c0 += %1$s) for (int h = 0; h < H; h++) {\n"
+            "        float *dp = s->in + ((size_t)n * ((%2$s + %1$s - 1) / %1$s) + c0 / %1$s) * IN_C"
+            " + (size_t)(h + PH) * IN_H + (size_t)PW * %1$s;\n"
+            "        const int cn = %2$s - c0 < %1$s ? %2$s - c0 : %1$s;\n"
+            "        if (%3$s == 1) {\n"
+            "            tt_transpose(src + (((size_t)n * CI + c0) * H + h) * W, (size_t)H * W, dp, %1$s, cn, W);\n"
+            "            continue;\n        }\n"
+            "        for (int cb = 0; cb < cn; cb++) {\n"
+            "            const float *sp = src + (((size_t)n * CI + (c0 + cb) / %3$s) * H + h) * W;\n"
+            "            for (int w = 0; w < W; w++) dp[(size_t)w * %1$s + cb] = sp[w];\n"
+            "        }\n    }\n",
+            block, chans, mult);
     else
-        StrBuf_printf(sb,
-                      "#pragma omp parallel for collapse(2) schedule(static)\n"
-                      "    for (int n = 0; n < N; n++) for (int h = 0; h < H; h++)\n"
-                      "    for (int w = 0; w < W; w++) {\n"
-                      "        const float *sp = src + (((size_t)n * H + h) * W + w) * CI;\n"
-                      "        float *dp = s->in + (size_t)n * ((%2$s + %1$s - 1) / %1$s) * IN_C + (size_t)(h + PH) * IN_H"
-                      " + (size_t)(w + PW) * %1$s;\n"
-                      "        for (int c = 0; c < %2$s; c++) dp[(size_t)(c / %1$s) * IN_C + c %% %1$s] = sp[c / %3$s];\n"
-                      "    }\n",
-                      block, chans, mult);
+        StrBuf_printf(
+            sb,
+            "#pragma omp parallel for collapse(2) schedule(static)\n"
+            "    for (int n = 0; n < N; n++) for (int h = 0; h < H; h++)\n"
+            "    for (int w = 0; w < W; w++) {\n"
+            "        const float *sp = src + (((size_t)n * H + h) * W + w) * CI;\n"
+            "        float *dp = s->in + (size_t)n * ((%2$s + %1$s - 1) / %1$s) * IN_C + (size_t)(h + PH) * IN_H"
+            " + (size_t)(w + PW) * %1$s;\n"
+            "        for (int c = 0; c < %2$s; c++) dp[(size_t)(c / %1$s) * IN_C + c %% %1$s] = sp[c / %3$s];\n"
+            "    }\n",
+            block, chans, mult);
 }
 
 void CpuGen_begin(StrBuf *sb, const char *name, const Space *space, const int32_t *choice, int vf) {

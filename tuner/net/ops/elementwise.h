@@ -226,6 +226,11 @@ bool Ew_fusable(const EwSpec *spec);
 Status Ew_fusedCheck(const NetNode *node, const NetModel *model, char *err);
 Status Ew_fusedInfer(OpCtx *ctx);
 Status Ew_fusedRun(OpCtx *ctx);
+/* The chain over ctx->in[0]'s elements (whatever its shape) into y, which may
+ * be ctx->in[0]'s own data (each block reads its elements before it writes
+ * them): a program runs a chain in place on a kernel's blocked output. The
+ * other inputs must be single elements then. */
+Status Ew_fusedRunInto(OpCtx *ctx, float *y);
 double Ew_fusedFlops(const OpCtx *ctx);
 
 #define EW_DECLARE(N, lo, hi) extern const EwSpec EW_##N;

@@ -155,17 +155,22 @@ static void fused_blocks(void *arg, int64_t lo, int64_t hi) {
     }
 }
 
-Status Ew_fusedRun(OpCtx *ctx) {
+Status Ew_fusedRunInto(OpCtx *ctx, float *y) {
     FusedPlan p;
     if (Ew_fusedInfer(ctx) != TT_OK || fused_plan(ctx->node, ctx->n_in, ctx, &p, ctx->err) != TT_OK) return TT_ERR;
     for (int k = 0; k < ctx->n_in; k++)
         if (!ctx->in[k]) return tt_fail(ctx->err, "input %d is missing", k);
+    FusedJob j = {.p = &p, .ctx = ctx, .y = y, .count = ctx->in[0]->count};
+    Par_range((j.count + FUSED_BLOCK - 1) / FUSED_BLOCK, plan_flops(&p) * (double)j.count, fused_blocks, &j);
+    return TT_OK;
+}
+
+Status Ew_fusedRun(OpCtx *ctx) {
+    if (Ew_fusedInfer(ctx) != TT_OK) return TT_ERR;
     NdShape shape = ctx->out[0].shape;
     ctx->out[0].type = ND_UNDEF;
     if (NdTensor_allocFull(&ctx->out[0], ND_F32, &shape, ctx->err) != TT_OK) return TT_ERR;
-    FusedJob j = {.p = &p, .ctx = ctx, .y = ctx->out[0].data, .count = ctx->out[0].count};
-    Par_range((j.count + FUSED_BLOCK - 1) / FUSED_BLOCK, plan_flops(&p) * (double)j.count, fused_blocks, &j);
-    return TT_OK;
+    return Ew_fusedRunInto(ctx, ctx->out[0].data);
 }
 
 double Ew_fusedFlops(const OpCtx *ctx) {
