@@ -105,7 +105,8 @@ static int val(NetModel *m, const char *name) {
 }
 
 /* A node op(in...) -> y, domain tunetop for Kernel and Elementwise; NULL ends the inputs, "" omits one. */
-static int node(NetModel *m, const char *op, const char *y, const char *a, const char *b, const char *c, const char *d) {
+static int node(NetModel *m, const char *op, const char *y, const char *a, const char *b, const char *c,
+                const char *d) {
     const char *in[4] = {a, b, c, d};
     int n_in = 0;
     while (n_in < 4 && in[n_in])
@@ -185,7 +186,7 @@ TEST(plan_keeps_dense_what_a_dense_reader_needs) {
     NetModel_init(&m);
     int k0 = node(&m, "Kernel", "a", "x", "w", "", NULL);
     int relu = node(&m, "Relu", "r", "a", NULL, NULL, NULL);
-    int k1 = node(&m, "Kernel", "b", "a", "w", "", NULL); /* takes a blocked; Relu still needs it dense */
+    int k1 = node(&m, "Kernel", "b", "a", "w", "", NULL);       /* takes a blocked; Relu still needs it dense */
     int e = node(&m, "Elementwise", "c", "b", "r", NULL, NULL); /* r is a tensor: not in place */
     int k2 = node(&m, "Kernel", "d", "c", "w", "", NULL);
     int k3 = node(&m, "Kernel", "f", "d", "w", "", NULL); /* reads its inputs dense */

@@ -12,7 +12,9 @@ bool HoLayout_same(const HoLayout *s, const HoLayout *d) {
            s->h == d->h && s->w == d->w;
 }
 
-int64_t HoLayout_floats(const HoLayout *l) { return l->n * ((l->c + l->cb - 1) / l->cb) * l->h_alloc * l->w_alloc * l->cb; }
+int64_t HoLayout_floats(const HoLayout *l) {
+    return l->n * ((l->c + l->cb - 1) / l->cb) * l->h_alloc * l->w_alloc * l->cb;
+}
 
 HoLayout HoLayout_dense(int64_t n, int64_t c, int64_t h, int64_t w) {
     return (HoLayout){.n = n, .c = c, .h = h, .w = w, .cb = 1, .h_alloc = h, .w_alloc = w, .repeat = 1};
@@ -154,7 +156,8 @@ void HoPlan_make(const NetModel *m, const HoKernel *kernels, HoPlan *plan) {
         for (int j = 0; j < n->n_in; j++) {
             int v = n->in[j], p = v >= 0 ? m->values[v].producer : -1;
             if (p < 0 || !kernels[p].is_kernel) continue;
-            bool blocked = (j == 0 && (plan->data_from[i] == p || plan->ew_on[i] == p)) || (j == 3 && plan->res_from[i] == p);
+            bool blocked =
+                (j == 0 && (plan->data_from[i] == p || plan->ew_on[i] == p)) || (j == 3 && plan->res_from[i] == p);
             if (!blocked) dense_read[p] = true;
         }
     }

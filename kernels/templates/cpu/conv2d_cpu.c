@@ -333,7 +333,9 @@ static Status conv2d_generate(const Workload *wl, const Space *space, const int3
     CpuGen_beginHelpers(&sb);
     conv_emitSetup(&sb, &p, ai_bias);
     CpuGen_endHelpers(&sb);
+    CpuGen_beginPackHelpers(&sb, p.vf);
     conv_emitPackFinish(&sb, &p, ai_res, ai_out);
+    CpuGen_endPackHelpers(&sb);
     conv_emitRun(&sb, &p);
     CpuGen_finish(&sb, out);
     return TT_OK;

@@ -487,7 +487,9 @@ static Status wg_generate(const Workload *wl, const Space *space, const int32_t 
     CpuGen_beginHelpers(&sb);
     wg_emitSetup(&sb, &p, ai_bias, g);
     CpuGen_endHelpers(&sb);
+    CpuGen_beginPackHelpers(&sb, p.vf);
     wg_emitPack(&sb, &p, ai_res, ai_out);
+    CpuGen_endPackHelpers(&sb);
     wg_emitRun(&sb, &p, at, bt);
     CpuGen_finish(&sb, out);
     return TT_OK;

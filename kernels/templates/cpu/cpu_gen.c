@@ -75,12 +75,20 @@ void CpuGen_prelude(StrBuf *sb, int vf) {
                   "    return p;\n"
                   "}\n",
                   vf, vf * 4, vf * 4);
-    emit_transpose(sb, vf);
 }
 
 void CpuGen_beginHelpers(StrBuf *sb) { StrBuf_append(sb, "#pragma GCC push_options\n#pragma GCC optimize(\"O1\")\n"); }
 
 void CpuGen_endHelpers(StrBuf *sb) { StrBuf_append(sb, "#pragma GCC pop_options\n"); }
+
+void CpuGen_beginPackHelpers(StrBuf *sb, int vf) {
+    StrBuf_append(sb, "#ifndef TT_HOT_HELPERS\n#pragma GCC push_options\n#pragma GCC optimize(\"O1\")\n#endif\n");
+    emit_transpose(sb, vf);
+}
+
+void CpuGen_endPackHelpers(StrBuf *sb) {
+    StrBuf_append(sb, "#ifndef TT_HOT_HELPERS\n#pragma GCC pop_options\n#endif\n");
+}
 
 int CpuGen_divisors(int64_t x, int64_t cap, int64_t *out, int max) {
     int64_t all[4096];

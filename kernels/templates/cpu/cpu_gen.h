@@ -41,10 +41,16 @@ int CpuGen_argIndices(bool bias, bool residual, int *ai_bias, int *ai_res);
 
 /* Bracket the helpers that run once (tt_setup, tt_teardown): they are compiled
  * at -O1, which halves the compile time of a candidate (0.21 -> 0.13 s CPU for
- * a ResNet conv). tt_pack and tt_finish run with every call of a network's
- * kernel, so they stay outside, at the file's -O3. */
+ * a ResNet conv). */
 void CpuGen_beginHelpers(StrBuf *sb);
 void CpuGen_endHelpers(StrBuf *sb);
+/* Bracket tt_pack and tt_finish: they run with every call of an exported
+ * kernel (a network's), so there, where the export defines TT_HOT_HELPERS,
+ * they compile at the file's -O3; in a tuning candidate, whose timed part is
+ * tt_run, at -O1 like the other helpers (-O3 cost `run` of ResNet-50 a
+ * quarter more compile time). */
+void CpuGen_beginPackHelpers(StrBuf *sb, int vf); /* and tt_transpose, which they use */
+void CpuGen_endPackHelpers(StrBuf *sb);
 
 /* Writes the divisors of x that are <= cap into out (ascending, at most max
  * values, keeping the largest ones when there are too many); returns count. */

@@ -147,8 +147,10 @@ static Status dw_generate(const Workload *wl, const Space *space, const int32_t 
     CpuGen_emitBlockedTeardown(&sb);
     CpuGen_endHelpers(&sb);
     /* pack: input channel oc / MULT into lane oc of the blocked, padded layout */
+    CpuGen_beginPackHelpers(&sb, p.vf);
     CpuGen_emitPackInput(&sb, p.nhwc, "OCB", "CO", "MULT");
     CpuGen_emitResidualAndFinish(&sb, p.nhwc, ai_res, ai_out);
+    CpuGen_endPackHelpers(&sb);
     dw_emitRun(&sb, &p);
     CpuGen_finish(&sb, out);
     return TT_OK;
