@@ -163,12 +163,13 @@ static const char *SOURCE_BODY =
     "    if (from >= 0) {\n"
     "        const KernelFns *fp = node_fns(m, from);\n"
     "        Ho_reblock(fp->blocked_out(ctx->inst[from]), &fp->out, f->blocked_in(k), &f->in);\n"
-    "        HoLayout dense = HoLayout_dense(f->out.n, f->out.c, f->out.h, f->out.w);\n"
     "        if (res >= 0)\n"
     "            Ho_reblock(node_fns(m, res)->blocked_out(ctx->inst[res]), &node_fns(m, res)->out, f->blocked_res(k),\n"
     "                       &f->out);\n"
-    "        else if (ins[1])\n            Ho_reblock(ins[1], &dense, f->blocked_res(k), &f->out);\n"
-    "    }\n"
+    "        else if (ins[1]) { /* a dense residual */\n"
+    "            HoLayout dense = HoLayout_dense(f->out.n, f->out.c, f->out.h, f->out.w);\n"
+    "            Ho_reblock(ins[1], &dense, f->blocked_res(k), &f->out);\n"
+    "        }\n    }\n"
     "    if (f->run_blocked(k, ins, out))\n        return -1;\n"
     "    return ctx->plan.skip_unpack[node] ? 0 : f->unpack(k, out);\n}\n\n"
     "static Status kernel_run(OpCtx *c)\n{\n"
@@ -240,7 +241,6 @@ static const char *SOURCE_BODY =
     "        @N@_destroy(ctx);\n        return NULL;\n    }\n"
     "    ctx->inst = calloc((size_t)ctx->m.n_nodes + 1, sizeof *ctx->inst);\n"
     "    ctx->node_s = calloc((size_t)ctx->m.n_nodes + 1, sizeof *ctx->node_s);\n"
-
     "    for (int i = 0; ctx->inst && i < ctx->m.n_nodes; i++) {\n"
     "        const NetNode *n = &ctx->m.nodes[i];\n"
     "        if (strcmp(n->op, \"Kernel\") || strcmp(n->domain, \"tunetop\"))\n            continue;\n"
@@ -290,15 +290,12 @@ static void kernel_fns(StrBuf *sb, const char *P) {
         "static float *%1$s_bo(void *k) { return %1$s_blocked_output(k); }\n"
         "static float *%1$s_br(void *k) { return %1$s_blocked_residual(k); }\n",
         P);
-    const char *side[2][2] = {{"LIN", "INPUT"}, {"LOUT", "OUTPUT"}};
-    for (int i = 0; i < 2; i++) {
-        const char *X = side[i][1] + 0, *B = i ? "BLOCKED_OUT" : "BLOCKED_IN";
+    for (int out = 0; out < 2; out++)
         StrBuf_printf(sb,
                       "#if %1$s_%2$s_BLOCKED\n#define %1$s_%3$s {%1$s_%4$s_N, %1$s_%4$s_C, %1$s_%4$s_H, %1$s_%4$s_W, "
                       "%1$s_%4$s_CB, %1$s_%4$s_H_ALLOC, %1$s_%4$s_W_ALLOC, %1$s_%4$s_TOP, %1$s_%4$s_LEFT, "
                       "%1$s_%4$s_REPEAT}\n#else\n#define %1$s_%3$s {0}\n#endif\n",
-                      P, X, side[i][0], B);
-    }
+                      P, out ? "OUTPUT" : "INPUT", out ? "LOUT" : "LIN", out ? "BLOCKED_OUT" : "BLOCKED_IN");
 }
 
 static char *source_text(const char *N, const NetModel *m, int n_tasks, const char *const *prefix) {
