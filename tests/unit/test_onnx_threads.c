@@ -326,6 +326,14 @@ TEST(max_and_average_pools) {
                 bad += F(&y[0])[o] != m || F(&yi[0])[o] != m;
             }
     CHECK_EQ_INT(bad, 0);
+    int64_t bad_mean = 0; /* the global mean of each plane, against a plain double sum */
+    for (int64_t c = 0; c < 64 && g[0].data; c++) {
+        double sum = 0;
+        for (int64_t i = 0; i < 57 * 59; i++)
+            sum += F(&x)[c * 57 * 59 + i];
+        bad_mean += !(fabs(F(&g[0])[c] - sum / (57 * 59)) <= 1e-6 * fabs(sum / (57 * 59)) + 1e-12);
+    }
+    CHECK_EQ_INT(bad_mean, 0);
     free_all(y, 1);
     free_all(yi, 2);
     free_all(ya, 1);

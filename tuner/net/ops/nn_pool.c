@@ -286,9 +286,57 @@ static bool global_compute(OpCtx *ctx, const void *arg, bool dbl, const void *co
     return true;
 }
 
+/* float32 planes straight from the input (the general path first copies it all to double): the
+ * mean's sum in double over 8 interleaved partial sums (vectorizable), added up in a fixed order;
+ * the maximum as the general path takes it. */
+typedef struct GlobalF32Job {
+    const float *x;
+    float *y;
+    int64_t n;
+    bool is_max;
+} GlobalF32Job;
+
+static double plane_sum_f32(const float *x, int64_t n) {
+    double part[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++)
+            part[k] += (double)x[i + k];
+    double acc = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+    for (; i < n; i++)
+        acc += (double)x[i];
+    return acc;
+}
+
+static void global_planes_f32(void *arg, int64_t lo, int64_t hi) {
+    const GlobalF32Job *j = arg;
+    for (int64_t pl = lo; pl < hi; pl++) {
+        const float *x = j->x + pl * j->n;
+        if (!j->is_max) {
+            j->y[pl] = j->n == 0 ? NAN : (float)(plane_sum_f32(x, j->n) / (double)j->n);
+            continue;
+        }
+        float acc = -INFINITY;
+        for (int64_t i = 0; i < j->n; i++)
+            acc = x[i] > acc ? x[i] : acc;
+        j->y[pl] = j->n == 0 ? NAN : acc;
+    }
+}
+
 static Status global_run(OpCtx *ctx, bool is_max) {
     if (GlobalPool_infer(ctx) != TT_OK) return TT_ERR;
     NdShape ys = ctx->out[0].shape;
+    const NdTensor *x = ctx->in[0];
+    if (x->type == ND_F32) {
+        ctx->out[0].type = ND_UNDEF;
+        if (NdTensor_allocFull(&ctx->out[0], ND_F32, &ys, ctx->err) != TT_OK) return TT_ERR;
+        GlobalF32Job j = {.x = x->data, .y = ctx->out[0].data, .n = 1, .is_max = is_max};
+        for (int i = 2; i < x->shape.rank; i++)
+            j.n *= x->shape.dim[i];
+        int64_t planes = x->shape.dim[0] * x->shape.dim[1];
+        Par_range(planes, (double)(planes * j.n), global_planes_f32, &j);
+        return TT_OK;
+    }
     static const int max_tag = 1;
     return Nn_runViews(ctx, 1, &ys, true, global_compute, is_max ? &max_tag : NULL);
 }
