@@ -3,7 +3,7 @@
 # on the same file and input, at 1 and 2 threads.
 #
 # usage: bench/model_bench.sh BUILD_DIR [--models "resnet18 mobilenet_v3_large ..."] [--trials N]
-#            [--threads "1 2"] [--repeat K] [--work DIR] [--results FILE]
+#            [--threads "1 2"] [--repeat K] [--rounds R] [--work DIR] [--results FILE]
 #
 # The models are real architectures as their own libraries define them
 # (torchvision, Hugging Face transformers) with random weights, exported by
@@ -12,7 +12,8 @@
 # --trials N` (the log in the work directory is resumed, so a second call
 # re-times without re-tuning); then per thread count `tunetop run --model`
 # (zero trials: every task at its default config; and from the log when
-# tuned), ONNX Runtime and OpenVINO, each the median of K runs, and the
+# tuned), ONNX Runtime and OpenVINO in turn, R rounds (default 3) of the
+# median of K runs each, the median round kept per tool, and the
 # largest difference of tunetop's output from ONNX Runtime's relative to the
 # largest |value|. The table goes to bench/results/model_bench.md (or
 # --results) with the machine, the date and the load average.
@@ -27,6 +28,7 @@ MODELS="resnet18 resnet50 mobilenet_v2 mobilenet_v3_large efficientnet_b0 convne
 TRIALS=0
 THREADS="1 2"
 REPEAT=10
+ROUNDS=3
 WORK=${TMPDIR:-/tmp}/tunetop-model-bench
 HERE=$(cd "$(dirname "$0")" && pwd)
 RESULTS=$HERE/results/model_bench.md
@@ -36,6 +38,7 @@ while [ $# -gt 0 ]; do
     --trials) TRIALS=$2; shift 2 ;;
     --threads) THREADS=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
+    --rounds) ROUNDS=$2; shift 2 ;;
     --work) WORK=$2; shift 2 ;;
     --results) RESULTS=$2; shift 2 ;;
     *) echo "model_bench: unknown option '$1'" >&2; exit 2 ;;
@@ -59,15 +62,18 @@ isa=$(grep -q avx512f /proc/cpuinfo && echo AVX-512 || (grep -q avx2 /proc/cpuin
   echo "# model_bench: ONNX models, tunetop beside ONNX Runtime and OpenVINO"
   echo
   echo "Machine: $cpu ($isa, $(nproc) cores); $(date -u '+%Y-%m-%d %H:%M UTC'); load average at start $(cut -d' ' -f1-3 /proc/loadavg)."
-  echo "Median of $REPEAT runs, ms. tt0: tunetop at zero trials (every task at its default config); tt: after"
+  echo "ms: per tool, the median over $ROUNDS rounds (tunetop, ONNX Runtime, OpenVINO in turn) of the median of $REPEAT runs."
+  echo "tt0: tunetop at zero trials (every task at its default config); tt: after"
   echo "$TRIALS trials of tune --model. ratio = tunetop / ONNX Runtime (< 1: tunetop faster). err: max |tunetop -"
-  echo "ONNX Runtime| / max |ONNX Runtime|. Command: bench/model_bench.sh BUILD --trials $TRIALS --threads \"$THREADS\"."
+  echo "ONNX Runtime| / max |ONNX Runtime|. Command: bench/model_bench.sh BUILD --trials $TRIALS --threads \"$THREADS\" --rounds $ROUNDS."
   echo
   echo "| model | threads | tasks | tt0 | tt | ONNX Runtime | OpenVINO | tt0/ORT | tt/ORT | err |"
   echo "|---|---|---|---|---|---|---|---|---|---|"
 } >"$RESULTS.tmp"
 
 median_of() { sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' "$1" | head -n 1; }
+# the median of the non-empty arguments (empty when there is none)
+median() { printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 for m in $MODELS; do
   onnx=$WORK/models/$m.onnx
@@ -83,17 +89,23 @@ for m in $MODELS; do
   fi
   for t in $THREADS; do
     in_args=(); for i in "${inputs[@]}"; do in_args+=(--input "$i"); done
-    "$TT" run --model "$onnx" "${in_args[@]}" --threads "$t" --repeat "$REPEAT" --output-dir "$WORK/$m.tt0" \
-      >"$WORK/$m.tt0.$t" 2>&1
-    tt0=$(median_of "$WORK/$m.tt0.$t")
-    tt=-
-    if [ "$TRIALS" -gt 0 ]; then
-      "$TT" run --model "$onnx" --log "$log" "${in_args[@]}" --threads "$t" --repeat "$REPEAT" \
-        --output-dir "$WORK/$m.tt" >"$WORK/$m.tt.$t" 2>&1
-      tt=$(median_of "$WORK/$m.tt.$t")
-    fi
-    ort=$(OMP_NUM_THREADS=$t "$PY" "$HERE/models/reference_run.py" ort "$onnx" "$WORK/$m.ort" "$t" "$REPEAT" "${inputs[@]}" 2>/dev/null | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')
-    ov=$("$PY" "$HERE/models/reference_run.py" openvino "$onnx" "$WORK/$m.ov" "$t" "$REPEAT" "${inputs[@]}" 2>/dev/null | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')
+    # ROUNDS rounds of tunetop, ONNX Runtime and OpenVINO one after the other: a change of the
+    # machine's load falls on all of them; each figure is the median of its rounds' medians
+    t0s=() tts=() orts=() ovs=()
+    for ((round = 0; round < ROUNDS; round++)); do
+      "$TT" run --model "$onnx" "${in_args[@]}" --threads "$t" --repeat "$REPEAT" --output-dir "$WORK/$m.tt0" \
+        >"$WORK/$m.tt0.$t" 2>&1
+      t0s+=("$(median_of "$WORK/$m.tt0.$t")")
+      if [ "$TRIALS" -gt 0 ]; then
+        "$TT" run --model "$onnx" --log "$log" "${in_args[@]}" --threads "$t" --repeat "$REPEAT" \
+          --output-dir "$WORK/$m.tt" >"$WORK/$m.tt.$t" 2>&1
+        tts+=("$(median_of "$WORK/$m.tt.$t")")
+      fi
+      orts+=("$(OMP_NUM_THREADS=$t "$PY" "$HERE/models/reference_run.py" ort "$onnx" "$WORK/$m.ort" "$t" "$REPEAT" "${inputs[@]}" 2>/dev/null | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')")
+      ovs+=("$("$PY" "$HERE/models/reference_run.py" openvino "$onnx" "$WORK/$m.ov" "$t" "$REPEAT" "${inputs[@]}" 2>/dev/null | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')")
+    done
+    tt0=$(median "${t0s[@]}") tt=$(median "${tts[@]}") ort=$(median "${orts[@]}") ov=$(median "${ovs[@]}")
+    [ "$TRIALS" -gt 0 ] || tt=-
     err=$("$PY" - "$WORK/$m.tt0" "$WORK/$m.ort" <<'PY' 2>/dev/null
 import glob, os, sys
 import numpy as np
