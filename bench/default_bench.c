@@ -15,7 +15,11 @@
  * Workload_reference before it is timed. The table (Markdown, ms per call) goes to stdout with the machine and the
  * date, per-network weighted sums last (each task times its occurrences: the kernels' share of an inference).
  *
- * Usage: default_bench [--network NAME]... [--trials N] [--repeat R] [--only SUBSTR] [--seed S]
+ * --model FILE.onnx takes the tasks of an ONNX model instead (as `tasks --model`
+ * lists them; the model's inputs must have fixed shapes).
+ *
+ * Usage: default_bench [--network NAME | --model FILE.onnx]... [--trials N] [--repeat R] [--only SUBSTR]
+ *                      [--seed S]
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -35,6 +39,7 @@
 #include "kernels/template.h"
 #include "kernels/workload.h"
 #include "space/space.h"
+#include "tuner/net/model_load.h"
 #include "tuner/net/network.h"
 
 extern const Template tmpl_conv2d_cpu, tmpl_conv2d_winograd_cpu, tmpl_depthwise_cpu, tmpl_dense_cpu,
@@ -403,6 +408,16 @@ static void print_row(const Row *r) {
     fflush(stdout);
 }
 
+/* The name of a network in the tables: a built-in network's, a model's file name without the folder and
+ * ".onnx". Returns whether it is a model file. */
+static bool net_label(const char *name, char *out, size_t cap) {
+    size_t len = strlen(name);
+    bool model = len > 5 && strcmp(name + len - 5, ".onnx") == 0;
+    const char *slash = strrchr(name, '/'), *base = model && slash ? slash + 1 : name;
+    snprintf(out, cap, "%.*s", (int)(strlen(base) - (model ? 5 : 0)), base);
+    return model;
+}
+
 /* Per network: the weighted sums (occurrences x ms) of each column, over the rows it has. */
 static void print_sums(const Row *rows, int n, const Options *opt) {
     printf("\nKernels of one inference (sum of occurrences x ms over the network's tasks):\n\n");
@@ -411,15 +426,17 @@ static void print_sums(const Row *rows, int n, const Options *opt) {
     for (int k = 0; k < opt->n_nets; k++) {
         double s[3][2] = {{0}};
         int tasks = 0;
+        char label[32];
+        net_label(opt->nets[k], label, sizeof label);
         for (int i = 0; i < n; i++) {
-            if (strcmp(rows[i].net, opt->nets[k]) != 0) continue;
+            if (strcmp(rows[i].net, label) != 0) continue;
             tasks++;
             for (int c = 0; c < 3; c++)
                 for (int t = 0; t < 2; t++)
                     s[c][t] += rows[i].weight * rows[i].ms[c][t];
         }
         char b[8][24];
-        printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", opt->nets[k], tasks, num(b[0], s[0][0]),
+        printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", label, tasks, num(b[0], s[0][0]),
                num(b[1], s[1][0]), num(b[2], s[2][0]), num(b[3], s[0][1]), num(b[4], s[1][1]), num(b[5], s[2][1]),
                num(b[6], s[0][1] / s[1][1]), num(b[7], s[1][1] / s[2][1]));
     }
@@ -428,7 +445,8 @@ static void print_sums(const Row *rows, int n, const Options *opt) {
 /* ---- main ------------------------------------------------------------------------ */
 
 static void usage(void) {
-    fprintf(stderr, "usage: default_bench [--network NAME]... [--trials N] [--repeat R] [--only SUBSTR] [--seed S]\n"
+    fprintf(stderr, "usage: default_bench [--network NAME | --model FILE.onnx]... [--trials N] [--repeat R]\n"
+                    "                     [--only SUBSTR] [--seed S]\n"
                     "  networks by default: resnet-18 resnet-50 mobilenet-v2 bert-base\n");
     exit(2);
 }
@@ -439,7 +457,7 @@ static void parse(int argc, char **argv, Options *opt) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) usage();
-        if (strcmp(a, "--network") == 0 && opt->n_nets < MAX_NETS)
+        if ((strcmp(a, "--network") == 0 || strcmp(a, "--model") == 0) && opt->n_nets < MAX_NETS)
             opt->nets[opt->n_nets++] = v;
         else if (strcmp(a, "--trials") == 0)
             opt->trials = atoi(v);
@@ -470,7 +488,12 @@ static int collect(const Options *opt, Row *rows) {
         NetworkUntuned *untuned = NULL;
         int n_tasks = 0, n_untuned = 0;
         char err[TT_ERRLEN] = "", key[WORKLOAD_KEY_LEN], other[WORKLOAD_KEY_LEN];
-        if (Network_extract(opt->nets[k], &nopt, &tasks, &n_tasks, &untuned, &n_untuned, err) != TT_OK) {
+        const char *name = opt->nets[k];
+        char label[32];
+        Status st = net_label(name, label, sizeof label)
+                        ? Model_extract(name, NULL, 0, 0, &tasks, &n_tasks, &untuned, &n_untuned, err)
+                        : Network_extract(name, &nopt, &tasks, &n_tasks, &untuned, &n_untuned, err);
+        if (st != TT_OK) {
             fprintf(stderr, "%s: %s\n", opt->nets[k], err);
             continue;
         }
@@ -478,12 +501,12 @@ static int collect(const Options *opt, Row *rows) {
             Workload_key(&tasks[i].wl, key, sizeof key);
             bool seen = false;
             for (int j = 0; j < n && !seen; j++)
-                seen = strcmp(rows[j].net, opt->nets[k]) == 0 &&
+                seen = strcmp(rows[j].net, label) == 0 &&
                        (Workload_key(&rows[j].wl, other, sizeof other), strcmp(key, other) == 0);
             const Template *t = Template_find(&tasks[i].wl, FAMILY_CPU, err);
             if (seen || !t || (opt->only && !strstr(key, opt->only))) continue;
             memset(&rows[n], 0, sizeof rows[n]);
-            snprintf(rows[n].net, sizeof rows[n].net, "%s", opt->nets[k]);
+            snprintf(rows[n].net, sizeof rows[n].net, "%s", label);
             rows[n].weight = tasks[i].weight, rows[n].wl = tasks[i].wl, rows[n].tmpl = t;
             n++;
         }

@@ -3,7 +3,7 @@
  * random pairs of layouts (channel blocks, padding, a depthwise multiplier,
  * dense on either side), with sentinels in every padding position; and
  * HoPlan_make on small graphs of kernel nodes: what is handed on, what must
- * stay dense and why. */
+ * stay dense and why; Ho_runChain of a lone op in place. */
 #include "base/rng.h"
 #include "tests/check.h"
 #include "tuner/net/handoff.h"
@@ -213,10 +213,112 @@ TEST(plan_keeps_dense_what_a_dense_reader_needs) {
     NetModel_done(&m);
 }
 
+/* A lone pointwise op read by two kernels, one as data and one as residual: in place on K0's output,
+ * both take it blocked. */
+TEST(plan_runs_a_lone_op_in_place_for_two_readers) {
+    NetModel m;
+    NetModel_init(&m);
+    int k0 = node(&m, "Kernel", "a", "x", "w", "", NULL);
+    int sig = node(&m, "Sigmoid", "s", "a", NULL, NULL, NULL);
+    int k1 = node(&m, "Kernel", "b", "s", "w", "", NULL);
+    int k2 = node(&m, "Kernel", "y", "b", "w", "", "s");
+    output(&m, "y");
+    CHECK(sorted(&m));
+    HoKernel *k = kernels_of(&m);
+    HoPlan p;
+    HoPlan_make(&m, k, &p);
+    CHECK_EQ_INT(p.ew_on[sig], k0);
+    CHECK_EQ_INT(p.data_from[k1], k0);
+    CHECK_EQ_INT(p.data_from[k2], k1);
+    CHECK_EQ_INT(p.res_from[k2], k0);
+    CHECK(p.skip_unpack[k0] && p.skip_unpack[k1] && !p.skip_unpack[k2]);
+    CHECK_EQ_INT(p.n_handoffs, 2);
+    HoPlan_done(&p);
+    free(k);
+    NetModel_done(&m);
+}
+
+/* A chain one of whose readers needs the dense result cannot run in place, and takes back the handoffs
+ * that relied on it: K2's data (through s1), then K2's residual (a residual goes only beside the data),
+ * and with it the second chain, whose other reader K3 must then pack s2 from the dense tensor. */
+TEST(plan_withdraws_chains_a_dense_reader_needs) {
+    NetModel m;
+    NetModel_init(&m);
+    int k0 = node(&m, "Kernel", "a", "x", "w", "", NULL);
+    int q1 = node(&m, "Sigmoid", "s1", "a", NULL, NULL, NULL);
+    node(&m, "Relu", "r", "s1", NULL, NULL, NULL); /* reads s1 dense */
+    int k1 = node(&m, "Kernel", "b", "x", "w", "", NULL);
+    int q2 = node(&m, "Tanh", "s2", "b", NULL, NULL, NULL);
+    int k2 = node(&m, "Kernel", "y", "s1", "w", "", "s2");
+    int k3 = node(&m, "Kernel", "z", "s2", "w", "", NULL);
+    output(&m, "y");
+    output(&m, "z");
+    output(&m, "r");
+    CHECK(sorted(&m));
+    HoKernel *k = kernels_of(&m);
+    HoPlan p;
+    HoPlan_make(&m, k, &p);
+    CHECK_EQ_INT(p.ew_on[q1], -1);
+    CHECK_EQ_INT(p.ew_on[q2], -1);
+    CHECK_EQ_INT(p.data_from[k2], -1);
+    CHECK_EQ_INT(p.res_from[k2], -1);
+    CHECK_EQ_INT(p.data_from[k3], -1);
+    CHECK(!p.skip_unpack[k0] && !p.skip_unpack[k1]);
+    CHECK_EQ_INT(p.n_handoffs, 0);
+    HoPlan_done(&p);
+    free(k);
+    NetModel_done(&m);
+}
+
+/* Ho_runChain on a lone node with attributes (HardSigmoid, alpha 0.3, beta 0.4), in place over a blocked
+ * buffer: every interior element as the op computes it on the dense tensor. */
+TEST(lone_op_runs_in_place_on_a_blocked_buffer) {
+    NetModel m;
+    NetModel_init(&m);
+    int i = node(&m, "HardSigmoid", "y", "x", NULL, NULL, NULL);
+    m.values[val(&m, "x")].is_input = true;
+    NetNode *n = &m.nodes[i];
+    n->attrs = calloc(2, sizeof *n->attrs);
+    n->attrs[0] = (NetAttr){.name = strdup("alpha"), .kind = NATTR_FLOAT, .f = 0.3};
+    n->attrs[1] = (NetAttr){.name = strdup("beta"), .kind = NATTR_FLOAT, .f = 0.4};
+    n->n_attrs = 2;
+    char err[TT_ERRLEN] = "";
+    CHECK(NetModel_bind(&m, err) == TT_OK);
+    HoLayout d = HoLayout_dense(1, 8, 4, 4), b = {1, 8, 4, 4, 4, 6, 7, 1, 2, 1};
+    NdTensor dense = {.type = ND_F32, .shape = m.values[val(&m, "x")].shape, .count = 128}, ref = {0}, out = {0};
+    dense.data = malloc(sizeof(float) * 128);
+    for (int e = 0; e < 128; e++)
+        ((float *)dense.data)[e] = (float)(e % 23) * 0.25f - 2.5f;
+    float *blocked = calloc((size_t)HoLayout_floats(&b), sizeof(float));
+    Ho_reblock(dense.data, &d, blocked, &b);
+    const NdTensor *in[1] = {&dense};
+    OpCtx c = {.model = &m, .node = n, .opset = 17, .in = in, .n_in = 1, .out = &ref, .n_out = 1, .err = err};
+    CHECK(n->def && n->def->run(&c) == TT_OK); /* the op itself, dense */
+    c.out = &out;
+    CHECK(Ho_runChain(&c, blocked, &b) == TT_OK);
+    CHECK_EQ_INT((int)out.count, 128); /* the dense output has its shape, unwritten */
+    float *back = calloc(128, sizeof(float));
+    Ho_reblock(blocked, &b, back, &d);
+    int wrong = 0;
+    for (int e = 0; e < 128; e++)
+        wrong += back[e] != ((float *)ref.data)[e];
+    CHECK_EQ_INT(wrong, 0);
+    CHECK(((float *)ref.data)[0] == 0.0f && ((float *)ref.data)[10] == 0.4f); /* -2.5 -> 0, 0 -> beta */
+    free(back);
+    free(blocked);
+    free(dense.data);
+    NdTensor_free(&ref);
+    NdTensor_free(&out);
+    NetModel_done(&m);
+}
+
 int main(void) {
     RUN(reblock_random_layouts);
     RUN(layouts_of_other_tensors_are_not_the_same);
     RUN(plan_hands_on_through_a_chain_and_a_residual);
     RUN(plan_keeps_dense_what_a_dense_reader_needs);
+    RUN(plan_runs_a_lone_op_in_place_for_two_readers);
+    RUN(plan_withdraws_chains_a_dense_reader_needs);
+    RUN(lone_op_runs_in_place_on_a_blocked_buffer);
     return check_summary();
 }

@@ -98,42 +98,86 @@ Status Ho_runChain(OpCtx *ctx, float *blocked, const HoLayout *l) {
 
 /* ---- the plan ---- */
 
-/* A tunetop.Elementwise node whose inputs besides input 0 are single elements. */
+/* A tunetop.Elementwise node, or a lone node of an op such a chain can hold (HardSwish, Sigmoid, ...),
+ * from float32 to float32, whose inputs besides input 0 are single float32 elements. */
 static bool pointwise_chain(const NetModel *m, int q) {
     const NetNode *e = &m->nodes[q];
-    if (strcmp(e->op, "Elementwise") || strcmp(e->domain, "tunetop") || e->n_in < 1 || e->in[0] < 0) return false;
+    bool chain = !strcmp(e->op, "Elementwise") && !strcmp(e->domain, "tunetop");
+    const EwSpec *spec = chain || (e->domain[0] && strcmp(e->domain, "ai.onnx")) ? NULL : Ew_spec(e->op);
+    bool lone = spec && Ew_fusable(spec) && Op_fusableStep(e->op, e->n_in);
+    if ((!chain && !lone) || e->n_in < 1 || e->in[0] < 0 || e->n_out != 1 || e->out[0] < 0 ||
+        m->values[e->in[0]].type != ND_F32 || m->values[e->out[0]].type != ND_F32)
+        return false;
     for (int j = 1; j < e->n_in; j++)
-        if (e->in[j] >= 0 && NdShape_elems(&m->values[e->in[j]].shape) != 1) return false;
+        if (e->in[j] >= 0 && (NdShape_elems(&m->values[e->in[j]].shape) != 1 || m->values[e->in[j]].type != ND_F32))
+            return false;
     return true;
 }
 
-/* The kernel node whose blocked output can be kernel node k's data input: its producer, or
- * the producer of the one pointwise chain (*ew) between them, each read by nothing else. */
-static int data_source(const NetModel *m, const NetReaders *r, const HoKernel *kernels, int k, int *ew) {
-    int v = m->nodes[k].in[0], q = m->values[v].producer;
+/* The kernel node whose blocked output holds value v: its producer, or the producer of the pointwise
+ * chain (*ew) that computes v, whose input only the chain reads (so the chain may run in place there). */
+static int blocked_source(const NetModel *m, const NetReaders *r, const HoKernel *kernels, int v, int *ew) {
+    int q = v >= 0 ? m->values[v].producer : -1;
     *ew = -1;
     if (q < 0) return -1;
     if (kernels[q].is_kernel) return q;
-    if (!pointwise_chain(m, q) || NetReaders_sole(r, v) != k) return -1;
+    if (!pointwise_chain(m, q)) return -1;
     int u = m->nodes[q].in[0], p = m->values[u].producer;
     if (p < 0 || !kernels[p].is_kernel || NetReaders_sole(r, u) != q) return -1;
     *ew = q;
     return p;
 }
 
-/* Kernel node k's sources: its data input's and, when it has one, its residual's. */
-static void plan_node(const NetModel *m, const NetReaders *r, const HoKernel *kernels, int k, HoPlan *plan) {
+/* Whether kernel node k can take kernel p's blocked output as its data input (slot 0) or residual (3). */
+static bool takes_blocked(const NetModel *m, const HoKernel *kernels, int k, int slot, int p) {
     const NetNode *n = &m->nodes[k];
     const HoKernel *hk = &kernels[k];
     bool residual = n->n_in > 3 && n->in[3] >= 0;
-    if (!hk->is_kernel || hk->reads_inputs || n->n_in < 1 || n->in[0] < 0 || (residual && !hk->res_buffer)) return;
-    int ew, p = data_source(m, r, kernels, k, &ew);
-    if (p < 0 || !HoLayout_same(&kernels[p].out, &hk->in)) return;
+    if (p < 0 || !hk->is_kernel || hk->reads_inputs || n->n_in < 1 || n->in[0] < 0 || (residual && !hk->res_buffer))
+        return false;
+    return HoLayout_same(&kernels[p].out, slot == 0 ? &hk->in : &hk->out);
+}
+
+/* Kernel node k's sources: its data input's and, when that is handed over and k has one, its residual's.
+ * A chain between is marked to run in place (ew_on) for now: check_chains confirms it. */
+static void plan_node(const NetModel *m, const NetReaders *r, const HoKernel *kernels, int k, HoPlan *plan) {
+    const NetNode *n = &m->nodes[k];
+    int ew, p = n->n_in > 0 ? blocked_source(m, r, kernels, n->in[0], &ew) : -1;
+    if (!takes_blocked(m, kernels, k, 0, p)) return;
     plan->data_from[k] = p;
     if (ew >= 0) plan->ew_on[ew] = p;
-    if (!residual) return;
-    int q = m->values[n->in[3]].producer;
-    if (q >= 0 && kernels[q].is_kernel && HoLayout_same(&kernels[q].out, &hk->out)) plan->res_from[k] = q;
+    p = n->n_in > 3 ? blocked_source(m, r, kernels, n->in[3], &ew) : -1;
+    if (!takes_blocked(m, kernels, k, 3, p)) return;
+    plan->res_from[k] = p;
+    if (ew >= 0) plan->ew_on[ew] = p;
+}
+
+/* A chain runs in place only when every reader takes its result blocked (nothing reads the dense
+ * tensor, which is never written) and it is no graph output. A chain that fails takes its readers'
+ * handoffs with it (a residual is handed only beside the data), which may fail another chain: until
+ * nothing changes. */
+static void check_chains(const NetModel *m, HoPlan *plan) {
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int q = 0; q < m->n_nodes; q++) {
+            int p = plan->ew_on[q], v = m->nodes[q].out[0];
+            if (p < 0) continue;
+            bool ok = true;
+            for (int o = 0; o < m->n_outputs; o++)
+                ok = ok && m->outputs[o] != v;
+            for (int i = 0; ok && i < m->n_nodes; i++)
+                for (int j = 0; j < m->nodes[i].n_in; j++)
+                    if (m->nodes[i].in[j] == v)
+                        ok = ok && ((j == 0 && plan->data_from[i] == p) || (j == 3 && plan->res_from[i] == p));
+            if (ok) continue;
+            plan->ew_on[q] = -1, changed = true;
+            for (int i = 0; i < m->n_nodes; i++) {
+                const NetNode *n = &m->nodes[i];
+                if (n->n_in > 0 && n->in[0] == v) plan->data_from[i] = plan->res_from[i] = -1;
+                if (n->n_in > 3 && n->in[3] == v) plan->res_from[i] = -1;
+            }
+        }
+    }
 }
 
 void HoPlan_make(const NetModel *m, const HoKernel *kernels, HoPlan *plan) {
@@ -150,6 +194,7 @@ void HoPlan_make(const NetModel *m, const HoKernel *kernels, HoPlan *plan) {
     NetReaders_init(&r, m);
     for (int k = 0; k < nn; k++)
         plan_node(m, &r, kernels, k, plan);
+    check_chains(m, plan);
     /* a reader takes a kernel's output blocked in input 0 (data_from, or a chain in place) or 3 (res_from) */
     for (int i = 0; i < nn; i++) {
         const NetNode *n = &m->nodes[i];

@@ -8,9 +8,10 @@
  * kernel's blocked output instead (a copy that is one memcpy per row when the
  * channel blocks agree), and which kernels need not unpack at all because
  * every reader takes their output blocked. An elementwise chain
- * (tunetop.Elementwise) between two kernels whose other inputs are single
- * elements runs in place on the producer's blocked buffer (SiLU, HardSwish
- * between a convolution and a depthwise one).
+ * (tunetop.Elementwise, or a lone op such a chain can hold) between two
+ * kernels whose other inputs are single elements runs in place on the
+ * producer's blocked buffer (SiLU, HardSwish between a convolution and a
+ * depthwise one).
  *
  * The plan only decides; the program (mprog.c's NAME.c) runs it: it knows
  * each kernel's functions and buffers. */

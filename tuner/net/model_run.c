@@ -263,24 +263,25 @@ static double rel_error(const NdTensor *got, const NdTensor *want) {
     return worst / (scale > 0 ? scale : 1);
 }
 
-/* Reads the "run_ms T", "handoffs N" and "node_ms I T OP" lines of the program's output. */
+/* Reads the "run_ms T", "handoffs N" and "node_ms I T OP X" lines of the program's output. */
 static Status parse_times(const char *path, int repeat, ModelRunResult *res, char *err) {
     FILE *f = fopen(path, "r");
     if (!f) return tt_fail(err, "the program printed no timings");
     res->run_ms = calloc((size_t)repeat + 1, sizeof *res->run_ms);
     char line[256];
     while (fgets(line, sizeof line, f)) {
-        double t;
+        double t, x = 0;
         int i;
         char op[32];
         if (sscanf(line, "run_ms %lf", &t) == 1 && res->n_runs < repeat)
             res->run_ms[res->n_runs++] = t;
         else if (sscanf(line, "handoffs %d", &i) == 1)
             res->handoffs = i;
-        else if (sscanf(line, "node_ms %d %lf %31s", &i, &t, op) == 3 && i == res->n_nodes) {
+        else if (sscanf(line, "node_ms %d %lf %31s %lf", &i, &t, op, &x) == 4 && i == res->n_nodes) {
             res->nodes = realloc(res->nodes, sizeof *res->nodes * (size_t)(res->n_nodes + 1));
             snprintf(res->nodes[res->n_nodes].op, sizeof res->nodes[0].op, "%s", op);
             res->nodes[res->n_nodes].task = i < res->n_prog_nodes && !strcmp(op, "Kernel") ? res->node_task[i] : -1;
+            res->nodes[res->n_nodes].xform_ms = x;
             res->nodes[res->n_nodes++].ms = t;
         }
     }

@@ -41,8 +41,9 @@ typedef struct ModelRunRequest {
 
 typedef struct ModelNodeTime {
     char op[32];
-    double ms; /* mean per run */
-    int task;  /* a Kernel node's task index, else -1 */
+    double ms;       /* mean per run */
+    double xform_ms; /* of ms, a Kernel node's layout transforms: pack (or blocked copy) and unpack */
+    int task;        /* a Kernel node's task index, else -1 */
 } ModelNodeTime;
 
 typedef struct ModelRunResult {

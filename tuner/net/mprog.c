@@ -57,10 +57,13 @@ static const char *HEADER_TOP = "/* @N@.h: the network @N@ as a C library, expor
                                 "void @N@_destroy(@N@_ctx *ctx);\n"
                                 "const char *@N@_error(void);\n\n"
                                 "/* Profile: the nodes as the runtime runs them, and seconds spent in each\n"
-                                " * over every run since create. */\n"
+                                " * over every run since create (a kernel node's layout transforms: the\n"
+                                " * pack, or the copy of the blocked tensor it is handed, and the unpack,\n"
+                                " * apart too). */\n"
                                 "int @N@_n_nodes(const @N@_ctx *ctx);\n"
                                 "const char *@N@_node_op(const @N@_ctx *ctx, int i);\n"
                                 "double @N@_node_seconds(const @N@_ctx *ctx, int i);\n"
+                                "double @N@_node_xform_seconds(const @N@_ctx *ctx, int i);\n"
                                 "/* How many kernel outputs go to the next kernel in its blocked layout,\n"
                                 " * never unpacked to the dense layout. */\n"
                                 "int @N@_n_handoffs(const @N@_ctx *ctx);\n\n";
@@ -105,6 +108,7 @@ static const char *SOURCE_BODY =
     "    NetModel m;\n"
     "    void **inst;       /* per node: its kernel's instance (Kernel nodes) */\n"
     "    double *node_s;    /* per node: seconds over every run */\n"
+    "    double *xform_s;   /* per kernel node: of those, the seconds in its layout transforms */\n"
     "    HoPlan plan;       /* the blocked tensors the kernels hand on (tuner/net/handoff.h) */\n"
     "    OpDef chain_def;   /* tunetop.Elementwise run in place on a blocked buffer (plan.ew_on) */\n"
     "};\n\n"
@@ -153,13 +157,16 @@ static const char *SOURCE_BODY =
     "            ctx->chain_def = *m->nodes[i].def;\n            ctx->chain_def.run = blocked_chain_run;\n"
     "            m->nodes[i].def = &ctx->chain_def;\n        }\n"
     "    return 0;\n}\n\n"
+    "static double mono_s(void)\n{\n    struct timespec ts;\n    clock_gettime(CLOCK_MONOTONIC, &ts);\n"
+    "    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;\n}\n\n"
     "/* A kernel node's computation: its blocked input packed from the dense one or copied from the\n"
-    " * producer's blocked output (the residual too), the run, the unpack unless nobody reads it. */\n"
+    " * producer's blocked output (the residual too), the run, the unpack unless nobody reads it. The\n"
+    " * time outside the run goes to xform_s (for the profile: a few clock reads per kernel). */\n"
     "static int run_node(@N@_ctx *ctx, const NetModel *m, int node, const float *const *ins, float *out)\n{\n"
     "    const KernelFns *f = node_fns(m, node);\n"
     "    void *k = ctx->inst[node];\n"
     "    int from = ctx->plan.data_from[node], res = ctx->plan.res_from[node];\n"
-    "    if (from < 0 && !ctx->plan.skip_unpack[node])\n        return f->run(k, ins, out);\n"
+    "    double t0 = mono_s();\n"
     "    if (from < 0 && f->pack(k, ins))\n        return -1;\n"
     "    if (from >= 0) {\n"
     "        const KernelFns *fp = node_fns(m, from);\n"
@@ -171,8 +178,12 @@ static const char *SOURCE_BODY =
     "            HoLayout dense = HoLayout_dense(f->out.n, f->out.c, f->out.h, f->out.w);\n"
     "            Ho_reblock(ins[1], &dense, f->blocked_res(k), &f->out);\n"
     "        }\n    }\n"
+    "    double t1 = mono_s();\n"
     "    if (f->run_blocked(k, ins, out))\n        return -1;\n"
-    "    return ctx->plan.skip_unpack[node] ? 0 : f->unpack(k, out);\n}\n\n"
+    "    double t2 = mono_s();\n"
+    "    int rc = ctx->plan.skip_unpack[node] ? 0 : f->unpack(k, out);\n"
+    "    ctx->xform_s[node] += t1 - t0 + mono_s() - t2;\n"
+    "    return rc;\n}\n\n"
     "static Status kernel_run(OpCtx *c)\n{\n"
     "    @N@_ctx *ctx = c->user;\n"
     "    int node = (int)(c->node - c->model->nodes);\n"
@@ -217,7 +228,7 @@ static const char *SOURCE_BODY =
     "    for (int i = 0; ctx->inst && i < ctx->m.n_nodes; i++)\n"
     "        if (ctx->inst[i])\n"
     "            TASKS[NetNode_attrInt(&ctx->m.nodes[i], \"task\", 0)].destroy(ctx->inst[i]);\n"
-    "    free(ctx->inst);\n    free(ctx->node_s);\n    HoPlan_done(&ctx->plan);\n"
+    "    free(ctx->inst);\n    free(ctx->node_s);\n    free(ctx->xform_s);\n    HoPlan_done(&ctx->plan);\n"
     "    NetModel_done(&ctx->m);\n    free(ctx);\n"
     "    NdCache_release();\n}\n\n"
     "static Status check_io(const NetModel *m, char *err)\n{\n"
@@ -242,13 +253,14 @@ static const char *SOURCE_BODY =
     "        @N@_destroy(ctx);\n        return NULL;\n    }\n"
     "    ctx->inst = calloc((size_t)ctx->m.n_nodes + 1, sizeof *ctx->inst);\n"
     "    ctx->node_s = calloc((size_t)ctx->m.n_nodes + 1, sizeof *ctx->node_s);\n"
+    "    ctx->xform_s = calloc((size_t)ctx->m.n_nodes + 1, sizeof *ctx->xform_s);\n"
     "    for (int i = 0; ctx->inst && i < ctx->m.n_nodes; i++) {\n"
     "        const NetNode *n = &ctx->m.nodes[i];\n"
     "        if (strcmp(n->op, \"Kernel\") || strcmp(n->domain, \"tunetop\"))\n            continue;\n"
     "        if (!(ctx->inst[i] = create_kernel(&ctx->m, n))) {\n"
     "            snprintf(last_error, sizeof last_error, \"cannot create the kernel of node %d\", i);\n"
     "            @N@_destroy(ctx);\n            return NULL;\n        }\n    }\n"
-    "    if (!ctx->inst || !ctx->node_s || plan_handoffs(ctx) != 0) {\n"
+    "    if (!ctx->inst || !ctx->node_s || !ctx->xform_s || plan_handoffs(ctx) != 0) {\n"
     "        snprintf(last_error, sizeof last_error, \"out of memory\");\n"
     "        @N@_destroy(ctx);\n        return NULL;\n    }\n"
     "    return ctx;\n}\n\n"
@@ -274,6 +286,7 @@ static const char *SOURCE_BODY =
     "int @N@_n_nodes(const @N@_ctx *ctx) { return ctx->m.n_nodes; }\n"
     "const char *@N@_node_op(const @N@_ctx *ctx, int i) { return ctx->m.nodes[i].op; }\n"
     "double @N@_node_seconds(const @N@_ctx *ctx, int i) { return ctx->node_s[i]; }\n"
+    "double @N@_node_xform_seconds(const @N@_ctx *ctx, int i) { return ctx->xform_s[i]; }\n"
     "int @N@_n_handoffs(const @N@_ctx *ctx) { return ctx->plan.n_handoffs; }\n";
 
 /* The table entry's functions of kernel P and its layouts as HoLayout initializers P_LIN, P_LOUT. */
@@ -281,7 +294,6 @@ static void kernel_fns(StrBuf *sb, const char *P) {
     StrBuf_printf(
         sb,
         "static void *%1$s_c(const float *const *c) { return %1$s_create(c); }\n"
-        "static int %1$s_r(void *k, const float *const *in, float *out) { return %1$s_run(k, in, out); }\n"
         "static void %1$s_d(void *k) { %1$s_destroy(k); }\n"
         "static int %1$s_p(void *k, const float *const *in) { return %1$s_pack_input(k, in); }\n"
         "static int %1$s_rb(void *k, const float *const *in, float *out) { return %1$s_run_blocked(k, in, out); "
@@ -305,15 +317,15 @@ static char *source_text(const char *N, const NetModel *m, int n_tasks, const ch
     StrBuf_printf(&sb,
                   "/* %s.c: the network %s, exported by tunetop: the model runtime runs every\n"
                   " * node, and each node of op tunetop.Kernel runs its task's tuned kernel. */\n"
-                  "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"%s.h\"\n"
-                  "#include \"base/status.h\"\n#include \"tuner/net/exec.h\"\n#include \"tuner/net/modelfile.h\"\n"
+                  "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n\n"
+                  "#include \"%s.h\"\n#include \"base/status.h\"\n#include \"tuner/net/exec.h\"\n#include "
+                  "\"tuner/net/modelfile.h\"\n"
                   "#include \"tuner/net/ops/op.h\"\n",
                   N, N, N);
     for (int t = 0; t < n_tasks; t++)
         StrBuf_printf(&sb, "#include \"%s.h\"\n", prefix[t]);
     StrBuf_append(&sb, "#include \"tuner/net/handoff.h\"\n\n"
                        "typedef struct KernelFns {\n    void *(*create)(const float *const *consts);\n"
-                       "    int (*run)(void *k, const float *const *inputs, float *output);\n"
                        "    void (*destroy)(void *k);\n"
                        "    int (*pack)(void *k, const float *const *inputs);\n"
                        "    int (*run_blocked)(void *k, const float *const *inputs, float *output);\n"
@@ -329,7 +341,7 @@ static char *source_text(const char *N, const NetModel *m, int n_tasks, const ch
         const char *P = prefix[t];
         StrBuf_printf(
             &sb,
-            "    {%1$s_c, %1$s_r, %1$s_d, %1$s_p, %1$s_rb, %1$s_u, %1$s_bi, %1$s_bo, %1$s_br, %1$s_RUN_READS_INPUTS,\n"
+            "    {%1$s_c, %1$s_d, %1$s_p, %1$s_rb, %1$s_u, %1$s_bi, %1$s_bo, %1$s_br, %1$s_RUN_READS_INPUTS,\n"
             "     %1$s_LIN, %1$s_LOUT},\n",
             P);
     }
@@ -399,8 +411,9 @@ static const char *DRIVER_BODY =
     "            fprintf(stderr, \"cannot write %s\\n\", path);\n            return 1;\n        }\n    }\n"
     "    int repeat = atoi(argv[3 + @N@_N_INPUTS]), profile = atoi(argv[4 + @N@_N_INPUTS]);\n"
     "    int n_nodes = @N@_n_nodes(ctx);\n"
-    "    double *base = calloc((size_t)n_nodes + 1, sizeof *base);\n"
-    "    for (int i = 0; i < n_nodes; i++)\n        base[i] = @N@_node_seconds(ctx, i);\n"
+    "    double *base = calloc(2 * (size_t)n_nodes + 1, sizeof *base), *base_x = base + n_nodes;\n"
+    "    for (int i = 0; i < n_nodes; i++)\n"
+    "        base[i] = @N@_node_seconds(ctx, i), base_x[i] = @N@_node_xform_seconds(ctx, i);\n"
     "    for (int r = 0; r < repeat; r++) {\n"
     "        double t = now();\n"
     "        if (@N@_run(ctx, (const void *const *)in, out) != 0) {\n"
@@ -408,8 +421,8 @@ static const char *DRIVER_BODY =
     "        printf(\"run_ms %.6f\\n\", (now() - t) * 1e3);\n    }\n"
     "    if (profile)\n        printf(\"handoffs %d\\n\", @N@_n_handoffs(ctx));\n"
     "    for (int i = 0; profile && repeat > 0 && i < n_nodes; i++)\n"
-    "        printf(\"node_ms %d %.6f %s\\n\", i, (@N@_node_seconds(ctx, i) - base[i]) * 1e3 / repeat,\n"
-    "               @N@_node_op(ctx, i));\n"
+    "        printf(\"node_ms %d %.6f %s %.6f\\n\", i, (@N@_node_seconds(ctx, i) - base[i]) * 1e3 / repeat,\n"
+    "               @N@_node_op(ctx, i), (@N@_node_xform_seconds(ctx, i) - base_x[i]) * 1e3 / repeat);\n"
     "    for (int i = 0; i < @N@_N_INPUTS; i++)\n        free(in[i]);\n"
     "    for (int i = 0; i < @N@_N_OUTPUTS; i++)\n        free(out[i]);\n"
     "    free(base);\n    @N@_destroy(ctx);\n    return 0;\n}\n";

@@ -32,7 +32,8 @@ Status ModelProg_bundle(ExportBundle *b, const char *name, const NetModel *m, in
  *   prog MODEL_FILE IN_0.bin ... OUT_DIR REPEAT PROFILE(0/1)
  * reads each input's raw bytes, runs once, writes OUT_DIR/out_K.bin, then
  * times REPEAT runs and prints "run_ms T" per run, and with PROFILE
- * "node_ms I T" per node (the mean over the timed runs). malloc'd text. */
+ * "node_ms I T OP X" per node (the mean over the timed runs, X of it in the
+ * node's layout transforms). malloc'd text. */
 char *ModelProg_driver(const char *name);
 
 #endif

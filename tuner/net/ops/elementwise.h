@@ -229,7 +229,8 @@ Status Ew_fusedRun(OpCtx *ctx);
 /* The chain over ctx->in[0]'s elements (whatever its shape) into y, which may
  * be ctx->in[0]'s own data (each block reads its elements before it writes
  * them): a program runs a chain in place on a kernel's blocked output. The
- * other inputs must be single elements then. */
+ * other inputs must be single elements then. ctx->node may also be a lone
+ * node of an op a chain can hold (a step of one: HardSwish, Sigmoid, ...). */
 Status Ew_fusedRunInto(OpCtx *ctx, float *y);
 double Ew_fusedFlops(const OpCtx *ctx);
 

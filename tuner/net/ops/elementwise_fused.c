@@ -27,6 +27,8 @@ typedef struct FusedPlan {
     int n; /* steps */
     const char *const *ops;
     const int64_t *args;
+    const char *op1;          /* a lone op's plan (single_plan): ops points here */
+    int64_t args1[EW_MAX_IN]; /* and args here */
     EwKernel kern[OP_FUSED_MAX_STEPS];
     EwPrm prm[OP_FUSED_MAX_STEPS];
 } FusedPlan;
@@ -85,6 +87,25 @@ static Status fused_plan(const NetNode *node, int n_in, const OpCtx *ctx, FusedP
         if (!p->kern[s]) return tt_fail(err, "step %d: %s has no float32 kernel for its attributes", s, p->ops[s]);
     }
     return TT_OK;
+}
+
+/* A node of a fusable elementwise op (not tunetop.Elementwise) as a plan of one step over its own inputs,
+ * which reads its attributes as the op does. */
+static Status single_plan(const OpCtx *ctx, FusedPlan *p) {
+    const NetNode *n = ctx->node;
+    const EwSpec *spec = Ew_spec(n->op);
+    if (!spec || !Ew_fusable(spec) || n->n_in > EW_MAX_IN || !Op_fusableStep(n->op, n->n_in))
+        return tt_fail(ctx->err, "op %s is not a float32 elementwise op of a fused chain", n->op);
+    p->n = 1;
+    p->op1 = n->op;
+    p->ops = &p->op1;
+    for (int k = 0; k < EW_MAX_IN; k++)
+        p->args1[k] = k < n->n_in && n->in[k] >= 0 ? k : -1;
+    p->args = p->args1;
+    memset(&p->prm[0], 0, sizeof p->prm[0]);
+    if (spec->param) spec->param(ctx, &p->prm[0]);
+    p->kern[0] = spec->k[p->prm[0].variant][EW_F32];
+    return p->kern[0] ? TT_OK : tt_fail(ctx->err, "%s has no float32 kernel for its attributes", n->op);
 }
 
 Status Ew_fusedCheck(const NetNode *node, const NetModel *model, char *err) {
@@ -157,7 +178,10 @@ static void fused_blocks(void *arg, int64_t lo, int64_t hi) {
 
 Status Ew_fusedRunInto(OpCtx *ctx, float *y) {
     FusedPlan p;
-    if (Ew_fusedInfer(ctx) != TT_OK || fused_plan(ctx->node, ctx->n_in, ctx, &p, ctx->err) != TT_OK) return TT_ERR;
+    bool chain = !strcmp(ctx->node->op, "Elementwise") && !strcmp(ctx->node->domain, "tunetop");
+    if (Ew_fusedInfer(ctx) != TT_OK ||
+        (chain ? fused_plan(ctx->node, ctx->n_in, ctx, &p, ctx->err) : single_plan(ctx, &p)) != TT_OK)
+        return TT_ERR;
     for (int k = 0; k < ctx->n_in; k++)
         if (!ctx->in[k]) return tt_fail(ctx->err, "input %d is missing", k);
     FusedJob j = {.p = &p, .ctx = ctx, .y = y, .count = ctx->in[0]->count};
