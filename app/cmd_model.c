@@ -110,7 +110,9 @@ static void print_profile(const ModelRunResult *res, double mean_ms) {
     printf("Layout transforms inside the %d kernel nodes (the pack or blocked copy of an input, the unpack of an\n"
            "output): %.4f ms, %.1f%% of the nodes' sum\n",
            kernels, xform, total > 0 ? 100 * xform / total : 0);
-    printf("%d kernel outputs handed to the next kernel blocked, never in the dense layout\n", res->handoffs);
+    printf("%d kernel outputs handed to the next kernel blocked, never in the dense layout; %d tensors read in\n"
+           "the producer's buffer, never copied\n",
+           res->handoffs, res->borrowed);
 }
 
 /* The Kernel rows by task, slowest first (at most 12): where a model's kernel time goes. */

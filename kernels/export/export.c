@@ -277,10 +277,14 @@ static void cpu_header(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, 
                   " * the canonical tensor at [n][c / X_CB][y + X_TOP][x + X_LEFT][c %% X_CB]; when X_REPEAT > 1\n"
                   " * blocked channel c holds canonical channel c / X_REPEAT (depthwise channel multiplier).\n"
                   " * %s_RUN_READS_INPUTS: run_blocked reads canonical inputs (pass them; else NULL is fine).\n"
+                  " * %s_borrow_blocked_input(k, buf) makes run_blocked read its blocked input from buf, a\n"
+                  " * buffer of the same layout that the caller keeps (another kernel's blocked output, say);\n"
+                  " * buf NULL gives it back its own. pack_input would write buf: do not call it meanwhile.\n"
+                  " * %s_borrow_blocked_residual likewise for the residual.\n"
                   " *\n"
                   " * A %s_t is not thread-safe; the kernel itself runs on OpenMP threads (OMP_NUM_THREADS).\n"
                   " */\n",
-                  P, P, P, P, P, P, P, P, P, P, P, P, P);
+                  P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
     StrBuf_printf(sb, "#ifndef %s_H\n#define %s_H\n\n#include <stddef.h>\n\n", guard, guard);
     StrBuf_append(sb, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
     header_args(sb, P, req, a);
@@ -300,9 +304,34 @@ static void cpu_header(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, 
                   "int %s_unpack_output(%s_t *k, float *output);\n"
                   "float *%s_blocked_input(%s_t *k);    /* NULL unless %s_INPUT_BLOCKED */\n"
                   "float *%s_blocked_output(%s_t *k);   /* NULL unless %s_OUTPUT_BLOCKED */\n"
-                  "float *%s_blocked_residual(%s_t *k); /* NULL unless blocked output and a residual */\n",
-                  P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
+                  "float *%s_blocked_residual(%s_t *k); /* NULL unless blocked output and a residual */\n"
+                  "int %s_borrow_blocked_input(%s_t *k, float *buf);    /* -1 unless %s_INPUT_BLOCKED */\n"
+                  "int %s_borrow_blocked_residual(%s_t *k, float *buf); /* -1 without a blocked residual */\n",
+                  P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
     StrBuf_printf(sb, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s_H */\n", guard);
+}
+
+/* NAME_borrow_blocked_input and _residual: the state's buffer pointer set to the caller's (its own kept
+ * in own_in / own_res), or back to its own (NULL); -1 where the kernel has no such buffer. */
+static void borrow_fns(StrBuf *sb, const char *P, bool in_on, bool res_on) {
+    const char *what[2] = {"input", "residual"}, *field[2] = {"in", "res"};
+    bool on[2] = {in_on, res_on};
+    for (int i = 0; i < 2; i++) {
+        if (!on[i]) {
+            StrBuf_printf(sb,
+                          "int %s_borrow_blocked_%s(%s_t *k, float *buf) {\n    (void)k; (void)buf;\n"
+                          "    return -1;\n}\n\n",
+                          P, what[i], P);
+            continue;
+        }
+        StrBuf_printf(sb,
+                      "int %1$s_borrow_blocked_%2$s(%1$s_t *k, float *buf) {\n    if (!k) return -1;\n"
+                      "    if (!k->own_%3$s) {\n        if (!buf) return 0;\n"
+                      "        k->own_%3$s = %1$s_state_%3$s(k->state);\n    }\n"
+                      "    %1$s_state_set_%3$s(k->state, buf ? buf : k->own_%3$s);\n"
+                      "    if (!buf) k->own_%3$s = NULL;\n    return 0;\n}\n\n",
+                      P, what[i], field[i]);
+    }
 }
 
 static void cpu_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, int mask, const char *generated) {
@@ -327,10 +356,14 @@ static void cpu_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, 
     const char *acc_state[3] = {"in", "out", "res"};
     bool acc_on[3] = {(mask & BLOCKED_INPUT) != 0, out_blocked, out_blocked && req->wl->residual};
     for (int i = 0; i < 3; i++)
-        if (acc_on[i]) StrBuf_printf(sb, "static float *%s_state_%s(void *state);\n", P, acc_state[i]);
+        if (acc_on[i])
+            StrBuf_printf(
+                sb, "static float *%s_state_%s(void *state);\nstatic void %s_state_set_%s(void *state, float *p);\n", P,
+                acc_state[i], P, acc_state[i]);
     StrBuf_printf(sb,
                   "\nstruct %s_s {\n    float *args[%d]; /* Workload_args order, output last */\n"
-                  "    void *state;\n};\n\n",
+                  "    void *state;\n"
+                  "    float *own_in, *own_res; /* its own buffers while it borrows another's (else NULL) */\n};\n\n",
                   P, a->n);
     /* create */
     StrBuf_printf(sb, "%s_t *%s_create(const float *const *consts) {\n", P, P);
@@ -378,8 +411,11 @@ static void cpu_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, 
                   "    k->args[%d] = output;\n    tt_pack(k->state);\n    tt_run(k->state);\n    tt_finish(k->state);\n"
                   "    return 0;\n}\n\n",
                   P, P, P, out);
-    StrBuf_printf(
-        sb, "void %s_destroy(%s_t *k) {\n    if (!k) return;\n    tt_teardown(k->state);\n    free(k);\n}\n\n", P, P);
+    borrow_fns(sb, P, acc_on[0], acc_on[2]);
+    StrBuf_printf(sb,
+                  "void %s_destroy(%s_t *k) {\n    if (!k) return;\n    %s_borrow_blocked_input(k, NULL);\n"
+                  "    %s_borrow_blocked_residual(k, NULL);\n    tt_teardown(k->state);\n    free(k);\n}\n\n",
+                  P, P, P, P);
     for (int i = 0; i < 3; i++) {
         if (acc_on[i])
             StrBuf_printf(sb, "float *%s_%s(%s_t *k) { return k ? %s_state_%s(k->state) : NULL; }\n", P, acc_names[i],
@@ -394,8 +430,10 @@ static void cpu_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, 
     if (mask) StrBuf_append(sb, "\n/* ---- accessors of the generated state (CpuGen_emitBlockedSetup's St) ---- */\n");
     for (int i = 0; i < 3; i++)
         if (acc_on[i])
-            StrBuf_printf(sb, "static float *%s_state_%s(void *state) { return ((St *)state)->%s; }\n", P, acc_state[i],
-                          acc_state[i]);
+            StrBuf_printf(sb,
+                          "static float *%1$s_state_%2$s(void *state) { return ((St *)state)->%2$s; }\n"
+                          "static void %1$s_state_set_%2$s(void *state, float *p) { ((St *)state)->%2$s = p; }\n",
+                          P, acc_state[i]);
 }
 
 static Status export_cpu(const ExportRequest *req, const KernelSource *src, ExportKernel *out, char *err) {

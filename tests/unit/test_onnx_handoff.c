@@ -270,6 +270,46 @@ TEST(plan_withdraws_chains_a_dense_reader_needs) {
     NetModel_done(&m);
 }
 
+TEST(one_layout_only_without_padding) {
+    HoLayout a = {1, 16, 7, 7, 8, 7, 7, 0, 0, 1}, b = a;
+    CHECK(HoLayout_one(&a, &b));
+    b.cb = 16;
+    CHECK(!HoLayout_one(&a, &b)); /* same tensor, other blocks */
+    b = a, b.w_alloc = 8;
+    CHECK(!HoLayout_one(&a, &b) && !HoLayout_one(&b, &a)); /* a padded column */
+    b = a, b.h_alloc = 9, b.top = 1;
+    CHECK(!HoLayout_one(&a, &b));
+    HoLayout c = {1, 12, 7, 7, 8, 7, 7, 0, 0, 1};
+    CHECK(!HoLayout_one(&c, &c)); /* a padded channel block */
+}
+
+/* Kernels whose layouts are one: the reader borrows the producer's buffer, data and residual; a
+ * padded reader copies. */
+TEST(plan_borrows_where_the_layouts_are_one) {
+    NetModel m;
+    NetModel_init(&m);
+    int k0 = node(&m, "Kernel", "a", "x", "w", "", NULL);
+    int k1 = node(&m, "Kernel", "b", "a", "w", "", NULL);
+    int k2 = node(&m, "Kernel", "c", "b", "w", "", "a");
+    int k3 = node(&m, "Kernel", "y", "c", "w", "", NULL);
+    output(&m, "y");
+    CHECK(sorted(&m));
+    HoKernel *k = kernels_of(&m);
+    HoLayout plain = {1, 8, 4, 4, 8, 4, 4, 0, 0, 1};
+    for (int i = 0; i < m.n_nodes; i++)
+        if (k[i].is_kernel) k[i].in = k[i].out = plain;
+    k[k3].in = (HoLayout){1, 8, 4, 4, 8, 6, 6, 1, 1, 1}; /* a 3x3 reader: its own padded buffer */
+    HoPlan p;
+    HoPlan_make(&m, k, &p);
+    CHECK(p.borrow_in[k1] && p.borrow_in[k2] && p.borrow_res[k2]);
+    CHECK_EQ_INT(p.data_from[k3], k2);
+    CHECK(!p.borrow_in[k3] && !p.borrow_in[k0]);
+    CHECK_EQ_INT(p.n_borrowed, 3);
+    HoPlan_done(&p);
+    free(k);
+    NetModel_done(&m);
+}
+
 /* Ho_runChain on a lone node with attributes (HardSigmoid, alpha 0.3, beta 0.4), in place over a blocked
  * buffer: every interior element as the op computes it on the dense tensor. */
 TEST(lone_op_runs_in_place_on_a_blocked_buffer) {
@@ -320,5 +360,7 @@ int main(void) {
     RUN(plan_runs_a_lone_op_in_place_for_two_readers);
     RUN(plan_withdraws_chains_a_dense_reader_needs);
     RUN(lone_op_runs_in_place_on_a_blocked_buffer);
+    RUN(one_layout_only_without_padding);
+    RUN(plan_borrows_where_the_layouts_are_one);
     return check_summary();
 }

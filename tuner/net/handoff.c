@@ -12,6 +12,12 @@ bool HoLayout_same(const HoLayout *s, const HoLayout *d) {
            s->h == d->h && s->w == d->w;
 }
 
+bool HoLayout_one(const HoLayout *s, const HoLayout *d) {
+    return HoLayout_same(s, d) && d->repeat == 1 && s->cb == d->cb && s->c % s->cb == 0 && s->top == 0 &&
+           s->left == 0 && d->top == 0 && d->left == 0 && s->h_alloc == s->h && s->w_alloc == s->w &&
+           d->h_alloc == d->h && d->w_alloc == d->w;
+}
+
 int64_t HoLayout_floats(const HoLayout *l) {
     return l->n * ((l->c + l->cb - 1) / l->cb) * l->h_alloc * l->w_alloc * l->cb;
 }
@@ -186,8 +192,12 @@ void HoPlan_make(const NetModel *m, const HoKernel *kernels, HoPlan *plan) {
     plan->res_from = malloc(sizeof(int) * (size_t)(nn + 1));
     plan->ew_on = malloc(sizeof(int) * (size_t)(nn + 1));
     plan->skip_unpack = calloc((size_t)nn + 1, sizeof(bool));
+    plan->borrow_in = calloc((size_t)nn + 1, sizeof(bool));
+    plan->borrow_res = calloc((size_t)nn + 1, sizeof(bool));
     bool *dense_read = calloc((size_t)nn + 1, sizeof(bool)); /* per kernel node: a reader needs its dense output */
-    if (!plan->data_from || !plan->res_from || !plan->ew_on || !plan->skip_unpack || !dense_read) abort();
+    if (!plan->data_from || !plan->res_from || !plan->ew_on || !plan->skip_unpack || !plan->borrow_in ||
+        !plan->borrow_res || !dense_read)
+        abort();
     for (int i = 0; i < nn; i++)
         plan->data_from[i] = plan->res_from[i] = plan->ew_on[i] = -1;
     NetReaders r;
@@ -208,6 +218,13 @@ void HoPlan_make(const NetModel *m, const HoKernel *kernels, HoPlan *plan) {
     }
     for (int o = 0; o < m->n_outputs; o++) /* the caller reads the graph's outputs dense */
         if (m->values[m->outputs[o]].producer >= 0) dense_read[m->values[m->outputs[o]].producer] = true;
+    plan->n_borrowed = 0;
+    for (int k = 0; k < nn; k++) {
+        int d = plan->data_from[k], q = plan->res_from[k];
+        plan->borrow_in[k] = d >= 0 && HoLayout_one(&kernels[d].out, &kernels[k].in);
+        plan->borrow_res[k] = q >= 0 && HoLayout_one(&kernels[q].out, &kernels[k].out);
+        plan->n_borrowed += plan->borrow_in[k] + plan->borrow_res[k];
+    }
     plan->n_handoffs = 0;
     for (int p = 0; p < nn; p++) {
         int v = kernels[p].is_kernel ? m->nodes[p].out[0] : -1;
@@ -224,5 +241,7 @@ void HoPlan_done(HoPlan *plan) {
     free(plan->res_from);
     free(plan->ew_on);
     free(plan->skip_unpack);
+    free(plan->borrow_in);
+    free(plan->borrow_res);
     memset(plan, 0, sizeof *plan);
 }

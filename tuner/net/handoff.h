@@ -7,7 +7,9 @@
  * a kernel can take its data input (and its residual) from the producing
  * kernel's blocked output instead (a copy that is one memcpy per row when the
  * channel blocks agree), and which kernels need not unpack at all because
- * every reader takes their output blocked. An elementwise chain
+ * every reader takes their output blocked. Where the two layouts are one and
+ * the same without padding, the reader reads the producer's buffer itself
+ * (no copy at all). An elementwise chain
  * (tunetop.Elementwise, or a lone op such a chain can hold) between two
  * kernels whose other inputs are single elements runs in place on the
  * producer's blocked buffer (SiLU, HardSwish between a convolution and a
@@ -46,7 +48,10 @@ typedef struct HoPlan {
     int *res_from;     /* per node with data_from: the kernel node its residual comes from blocked, or -1: dense */
     int *ew_on;        /* per node: an elementwise chain's node runs in place on that kernel node's output, or -1 */
     bool *skip_unpack; /* per node: every reader takes its output blocked; the dense tensor is never written */
+    bool *borrow_in;   /* per node with data_from: the layouts are one (HoLayout_one): it reads the producer's buffer */
+    bool *borrow_res;  /* per node with res_from: likewise for the residual */
     int n_handoffs;    /* kernel outputs never unpacked */
+    int n_borrowed;    /* handed-over tensors read in the producer's buffer, never copied */
 } HoPlan;
 
 /* The plan of model m (bound and sorted), kernels[i] for each node. */
@@ -55,6 +60,9 @@ void HoPlan_done(HoPlan *plan);
 
 /* s and d hold the same tensor (d's channels each repeated d->repeat times). */
 bool HoLayout_same(const HoLayout *s, const HoLayout *d);
+/* s and d are one layout without padding (no border, whole channel blocks): a buffer of s can be read as
+ * a buffer of d, garbage in no position. */
+bool HoLayout_one(const HoLayout *s, const HoLayout *d);
 /* The floats of a buffer in layout l, padding included. */
 int64_t HoLayout_floats(const HoLayout *l);
 /* The dense NCHW layout of a tensor of n x c x h x w. */

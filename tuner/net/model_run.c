@@ -263,7 +263,7 @@ static double rel_error(const NdTensor *got, const NdTensor *want) {
     return worst / (scale > 0 ? scale : 1);
 }
 
-/* Reads the "run_ms T", "handoffs N" and "node_ms I T OP X" lines of the program's output. */
+/* Reads the "run_ms T", "handoffs N B" and "node_ms I T OP X" lines of the program's output. */
 static Status parse_times(const char *path, int repeat, ModelRunResult *res, char *err) {
     FILE *f = fopen(path, "r");
     if (!f) return tt_fail(err, "the program printed no timings");
@@ -275,7 +275,7 @@ static Status parse_times(const char *path, int repeat, ModelRunResult *res, cha
         char op[32];
         if (sscanf(line, "run_ms %lf", &t) == 1 && res->n_runs < repeat)
             res->run_ms[res->n_runs++] = t;
-        else if (sscanf(line, "handoffs %d", &i) == 1)
+        else if (sscanf(line, "handoffs %d %d", &i, &res->borrowed) >= 1)
             res->handoffs = i;
         else if (sscanf(line, "node_ms %d %lf %31s %lf", &i, &t, op, &x) == 4 && i == res->n_nodes) {
             res->nodes = realloc(res->nodes, sizeof *res->nodes * (size_t)(res->n_nodes + 1));

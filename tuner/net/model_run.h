@@ -60,6 +60,7 @@ typedef struct ModelRunResult {
     int n_nodes;
     int *node_task; /* per program node: its task index (a Kernel node) or -1 */
     int handoffs;   /* profile: kernel outputs handed to the next kernel blocked, never unpacked */
+    int borrowed;   /* profile: handed-over tensors read in the producer's buffer, never copied */
     int n_prog_nodes;
 } ModelRunResult;
 

@@ -66,7 +66,10 @@ static const char *HEADER_TOP = "/* @N@.h: the network @N@ as a C library, expor
                                 "double @N@_node_xform_seconds(const @N@_ctx *ctx, int i);\n"
                                 "/* How many kernel outputs go to the next kernel in its blocked layout,\n"
                                 " * never unpacked to the dense layout. */\n"
-                                "int @N@_n_handoffs(const @N@_ctx *ctx);\n\n";
+                                "int @N@_n_handoffs(const @N@_ctx *ctx);\n"
+                                "/* Of the tensors handed over, how many the reader reads in the producer's\n"
+                                " * buffer (no copy: the two layouts are one). */\n"
+                                "int @N@_n_borrowed(const @N@_ctx *ctx);\n\n";
 
 static void append_subst(StrBuf *sb, const char *text, const char *N);
 
@@ -152,6 +155,16 @@ static const char *SOURCE_BODY =
     "0)};\n"
     "    }\n"
     "    HoPlan_make(m, k, &ctx->plan);\n    free(k);\n"
+    "    ctx->plan.n_borrowed = 0;\n"
+    "    for (int i = 0; i < m->n_nodes; i++) { /* the tensors read in their producer's buffer */\n"
+    "        int from = ctx->plan.data_from[i], res = ctx->plan.res_from[i];\n"
+    "        if (ctx->plan.borrow_in[i] &&\n"
+    "            node_fns(m, i)->borrow_in(ctx->inst[i], node_fns(m, from)->blocked_out(ctx->inst[from])) != 0)\n"
+    "            ctx->plan.borrow_in[i] = 0;\n"
+    "        if (ctx->plan.borrow_res[i] &&\n"
+    "            node_fns(m, i)->borrow_res(ctx->inst[i], node_fns(m, res)->blocked_out(ctx->inst[res])) != 0)\n"
+    "            ctx->plan.borrow_res[i] = 0;\n"
+    "        ctx->plan.n_borrowed += ctx->plan.borrow_in[i] + ctx->plan.borrow_res[i];\n    }\n"
     "    for (int i = 0; i < m->n_nodes; i++)\n"
     "        if (ctx->plan.ew_on[i] >= 0) {\n"
     "            ctx->chain_def = *m->nodes[i].def;\n            ctx->chain_def.run = blocked_chain_run;\n"
@@ -170,11 +183,12 @@ static const char *SOURCE_BODY =
     "    if (from < 0 && f->pack(k, ins))\n        return -1;\n"
     "    if (from >= 0) {\n"
     "        const KernelFns *fp = node_fns(m, from);\n"
-    "        Ho_reblock(fp->blocked_out(ctx->inst[from]), &fp->out, f->blocked_in(k), &f->in);\n"
-    "        if (res >= 0)\n"
+    "        if (!ctx->plan.borrow_in[node])\n"
+    "            Ho_reblock(fp->blocked_out(ctx->inst[from]), &fp->out, f->blocked_in(k), &f->in);\n"
+    "        if (res >= 0 && !ctx->plan.borrow_res[node])\n"
     "            Ho_reblock(node_fns(m, res)->blocked_out(ctx->inst[res]), &node_fns(m, res)->out, f->blocked_res(k),\n"
     "                       &f->out);\n"
-    "        else if (ins[1]) { /* a dense residual */\n"
+    "        else if (res < 0 && ins[1]) { /* a dense residual */\n"
     "            HoLayout dense = HoLayout_dense(f->out.n, f->out.c, f->out.h, f->out.w);\n"
     "            Ho_reblock(ins[1], &dense, f->blocked_res(k), &f->out);\n"
     "        }\n    }\n"
@@ -287,7 +301,8 @@ static const char *SOURCE_BODY =
     "const char *@N@_node_op(const @N@_ctx *ctx, int i) { return ctx->m.nodes[i].op; }\n"
     "double @N@_node_seconds(const @N@_ctx *ctx, int i) { return ctx->node_s[i]; }\n"
     "double @N@_node_xform_seconds(const @N@_ctx *ctx, int i) { return ctx->xform_s[i]; }\n"
-    "int @N@_n_handoffs(const @N@_ctx *ctx) { return ctx->plan.n_handoffs; }\n";
+    "int @N@_n_handoffs(const @N@_ctx *ctx) { return ctx->plan.n_handoffs; }\n"
+    "int @N@_n_borrowed(const @N@_ctx *ctx) { return ctx->plan.n_borrowed; }\n";
 
 /* The table entry's functions of kernel P and its layouts as HoLayout initializers P_LIN, P_LOUT. */
 static void kernel_fns(StrBuf *sb, const char *P) {
@@ -301,7 +316,9 @@ static void kernel_fns(StrBuf *sb, const char *P) {
         "static int %1$s_u(void *k, float *out) { return %1$s_unpack_output(k, out); }\n"
         "static float *%1$s_bi(void *k) { return %1$s_blocked_input(k); }\n"
         "static float *%1$s_bo(void *k) { return %1$s_blocked_output(k); }\n"
-        "static float *%1$s_br(void *k) { return %1$s_blocked_residual(k); }\n",
+        "static float *%1$s_br(void *k) { return %1$s_blocked_residual(k); }\n"
+        "static int %1$s_bbi(void *k, float *b) { return %1$s_borrow_blocked_input(k, b); }\n"
+        "static int %1$s_bbr(void *k, float *b) { return %1$s_borrow_blocked_residual(k, b); }\n",
         P);
     for (int out = 0; out < 2; out++)
         StrBuf_printf(sb,
@@ -332,6 +349,7 @@ static char *source_text(const char *N, const NetModel *m, int n_tasks, const ch
                        "    int (*unpack)(void *k, float *output);\n"
                        "    float *(*blocked_in)(void *k);\n    float *(*blocked_out)(void *k);\n"
                        "    float *(*blocked_res)(void *k);\n"
+                       "    int (*borrow_in)(void *k, float *buf);\n    int (*borrow_res)(void *k, float *buf);\n"
                        "    int reads_inputs; /* run_blocked reads the dense inputs */\n"
                        "    HoLayout in, out; /* its blocked layouts (n == 0: none) */\n} KernelFns;\n\n");
     for (int t = 0; t < n_tasks; t++)
@@ -339,11 +357,11 @@ static char *source_text(const char *N, const NetModel *m, int n_tasks, const ch
     StrBuf_printf(&sb, "\n#define N_TASKS %d\nstatic const KernelFns TASKS[N_TASKS + 1] = {\n", n_tasks);
     for (int t = 0; t < n_tasks; t++) {
         const char *P = prefix[t];
-        StrBuf_printf(
-            &sb,
-            "    {%1$s_c, %1$s_d, %1$s_p, %1$s_rb, %1$s_u, %1$s_bi, %1$s_bo, %1$s_br, %1$s_RUN_READS_INPUTS,\n"
-            "     %1$s_LIN, %1$s_LOUT},\n",
-            P);
+        StrBuf_printf(&sb,
+                      "    {%1$s_c, %1$s_d, %1$s_p, %1$s_rb, %1$s_u, %1$s_bi, %1$s_bo, %1$s_br, %1$s_bbi, %1$s_bbr,\n"
+                      "     %1$s_RUN_READS_INPUTS,"
+                      "     %1$s_LIN, %1$s_LOUT},\n",
+                      P);
     }
     StrBuf_append(&sb, "    {NULL},\n};\n\n");
     io_tables(&sb, N, "INPUT", m, m->inputs, m->n_inputs);
@@ -419,7 +437,7 @@ static const char *DRIVER_BODY =
     "        if (@N@_run(ctx, (const void *const *)in, out) != 0) {\n"
     "            fprintf(stderr, \"%s\\n\", @N@_error());\n            return 1;\n        }\n"
     "        printf(\"run_ms %.6f\\n\", (now() - t) * 1e3);\n    }\n"
-    "    if (profile)\n        printf(\"handoffs %d\\n\", @N@_n_handoffs(ctx));\n"
+    "    if (profile)\n        printf(\"handoffs %d %d\\n\", @N@_n_handoffs(ctx), @N@_n_borrowed(ctx));\n"
     "    for (int i = 0; profile && repeat > 0 && i < n_nodes; i++)\n"
     "        printf(\"node_ms %d %.6f %s %.6f\\n\", i, (@N@_node_seconds(ctx, i) - base[i]) * 1e3 / repeat,\n"
     "               @N@_node_op(ctx, i), (@N@_node_xform_seconds(ctx, i) - base_x[i]) * 1e3 / repeat);\n"

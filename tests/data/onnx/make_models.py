@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Makes the small ONNX models the suite runs (tests/integration/test_model_cli.sh):
-two networks of tunetop's own, exported by torch.onnx with random weights from a
+three networks of tunetop's own, exported by torch.onnx with random weights from a
 fixed seed, with an input each and ONNX Runtime's output on it, so that the
 suite checks tunetop against ONNX Runtime without either at test time.
 
 Run by hand in a virtual environment with torch, onnxruntime and numpy (the
 model bench's: bench/models/); the files it writes are committed:
-    python tests/data/onnx/make_models.py tests/data/onnx
+    python tests/data/onnx/make_models.py tests/data/onnx [NAME...]
 """
 import os
 import sys
@@ -34,6 +34,30 @@ class TinyCnn(nn.Module):
         x = self.pool(self.stem(x))
         x = torch.relu(self.c2(self.c1(x)) + x)
         x = self.dw(x)
+        return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+class TinySe(nn.Module):
+    """MobileNet-V3's pieces at 14x14 over 64 channels: 1x1 convolutions one after another, a lone
+    HardSwish between kernels, a depthwise convolution, a squeeze-excitation block and a residual."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 64, 3, stride=2, padding=1), nn.BatchNorm2d(64), nn.Hardswish())
+        self.expand = nn.Sequential(nn.Conv2d(64, 64, 1, bias=False), nn.BatchNorm2d(64), nn.Hardswish())
+        self.dw = nn.Sequential(nn.Conv2d(64, 64, 3, padding=1, groups=64, bias=False), nn.BatchNorm2d(64),
+                                nn.ReLU())
+        self.se1, self.se2 = nn.Conv2d(64, 16, 1), nn.Conv2d(16, 64, 1)
+        self.project = nn.Sequential(nn.Conv2d(64, 64, 1, bias=False), nn.BatchNorm2d(64))
+        self.last = nn.Sequential(nn.Conv2d(64, 128, 1), nn.Hardswish())
+        self.head = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        y = self.dw(self.expand(x))
+        pooled = nn.functional.adaptive_avg_pool2d(y, 1)
+        s = nn.functional.hardsigmoid(self.se2(torch.relu(self.se1(pooled))))
+        x = self.last(self.project(y * s) + x)
         return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
@@ -74,6 +98,12 @@ def export(out, name, model, inputs, names):
 
 def main():
     out = sys.argv[1]
+    only = sys.argv[2:]  # names to write (default all): the others' files stay as committed
+    if not only or "tiny_se" in only:
+        torch.manual_seed(0)
+        export(out, "tiny_se", TinySe(), (torch.randn(1, 3, 28, 28),), ["x"])
+    if only:
+        return
     torch.manual_seed(0)
     export(out, "tiny_cnn", TinyCnn(), (torch.randn(1, 3, 32, 32),), ["x"])
     torch.manual_seed(0)
