@@ -3,7 +3,10 @@
  * random pairs of layouts (channel blocks, padding, a depthwise multiplier,
  * dense on either side), with sentinels in every padding position; and
  * HoPlan_make on small graphs of kernel nodes: what is handed on, what must
- * stay dense and why; Ho_runChain of a lone op in place. */
+ * stay dense and why; Ho_runChain of a lone op in place, Ho_runPool and
+ * Ho_runScale of a squeeze-excitation block. */
+#include <math.h>
+
 #include "base/rng.h"
 #include "tests/check.h"
 #include "tuner/net/handoff.h"
@@ -142,6 +145,9 @@ static HoKernel *kernels_of(const NetModel *m) {
     return k;
 }
 
+/* The node that computes value name (after sorting: the nodes' places change). */
+static int producer(NetModel *m, const char *name) { return m->values[val(m, name)].producer; }
+
 /* x the graph's input, w a constant (the kernels' weights), then ordered. */
 static bool sorted(NetModel *m) {
     char err[TT_ERRLEN] = "";
@@ -169,7 +175,7 @@ TEST(plan_hands_on_through_a_chain_and_a_residual) {
     CHECK_EQ_INT(p.data_from[k0], -1); /* x is a graph input */
     CHECK_EQ_INT(p.data_from[k1], k0);
     CHECK_EQ_INT(p.data_from[k2], k1); /* through the chain, in place on K1's output */
-    CHECK_EQ_INT(p.ew_on[e], k1);
+    CHECK_EQ_INT(p.on[e], k1);
     CHECK_EQ_INT(p.res_from[k2], k0); /* a: K2's residual, blocked too */
     CHECK(p.skip_unpack[k0] && p.skip_unpack[k1]);
     CHECK(!p.skip_unpack[k2]); /* the graph's output */
@@ -201,7 +207,7 @@ TEST(plan_keeps_dense_what_a_dense_reader_needs) {
     CHECK_EQ_INT(p.data_from[k1], k0);
     CHECK(!p.skip_unpack[k0]);
     CHECK_EQ_INT(p.data_from[k2], -1);
-    CHECK_EQ_INT(p.ew_on[e], -1);
+    CHECK_EQ_INT(p.on[e], -1);
     CHECK_EQ_INT(p.data_from[k3], -1);
     CHECK_EQ_INT(p.data_from[k4], -1);
     for (int i = 0; i < m.n_nodes; i++)
@@ -227,7 +233,7 @@ TEST(plan_runs_a_lone_op_in_place_for_two_readers) {
     HoKernel *k = kernels_of(&m);
     HoPlan p;
     HoPlan_make(&m, k, &p);
-    CHECK_EQ_INT(p.ew_on[sig], k0);
+    CHECK_EQ_INT(p.on[sig], k0);
     CHECK_EQ_INT(p.data_from[k1], k0);
     CHECK_EQ_INT(p.data_from[k2], k1);
     CHECK_EQ_INT(p.res_from[k2], k0);
@@ -258,8 +264,8 @@ TEST(plan_withdraws_chains_a_dense_reader_needs) {
     HoKernel *k = kernels_of(&m);
     HoPlan p;
     HoPlan_make(&m, k, &p);
-    CHECK_EQ_INT(p.ew_on[q1], -1);
-    CHECK_EQ_INT(p.ew_on[q2], -1);
+    CHECK_EQ_INT(p.on[q1], -1);
+    CHECK_EQ_INT(p.on[q2], -1);
     CHECK_EQ_INT(p.data_from[k2], -1);
     CHECK_EQ_INT(p.res_from[k2], -1);
     CHECK_EQ_INT(p.data_from[k3], -1);
@@ -307,6 +313,93 @@ TEST(plan_borrows_where_the_layouts_are_one) {
     CHECK_EQ_INT(p.n_borrowed, 3);
     HoPlan_done(&p);
     free(k);
+    NetModel_done(&m);
+}
+
+/* x -> K0 -> a -> Sigmoid -> s; GlobalAveragePool(s) -> g -> K1 -> h (1x8x1x1); Mul(h, s) -> t -> K2 -> y:
+ * a squeeze-excitation block. The chain, the pool and the scale all work on K0's buffer, K2 takes
+ * the result from there, K0 never unpacks. With a kernel reading s after the scale, nothing does. */
+static void squeeze_excitation(bool late_reader) {
+    NetModel m;
+    NetModel_init(&m);
+    node(&m, "Kernel", "a", "x", "w", "", NULL);
+    node(&m, "Sigmoid", "s", "a", NULL, NULL, NULL);
+    node(&m, "GlobalAveragePool", "g", "s", NULL, NULL, NULL);
+    node(&m, "Kernel", "h", "g", "w", "", NULL);
+    node(&m, "Mul", "t", "h", "s", NULL, NULL);
+    node(&m, "Kernel", "y", "t", "w", "", NULL);
+    if (late_reader) node(&m, "Kernel", "z", "s", "w", "", "t"); /* after the scale: it reads t too */
+    m.values[val(&m, "g")].shape = m.values[val(&m, "h")].shape = (NdShape){.rank = 4, .dim = {1, 8, 1, 1}};
+    output(&m, "y");
+    if (late_reader) output(&m, "z");
+    CHECK(sorted(&m));
+    int k0 = producer(&m, "a"), sig = producer(&m, "s"), gap = producer(&m, "g"), k1 = producer(&m, "h"),
+        mul = producer(&m, "t"), k2 = producer(&m, "y"), k3 = late_reader ? producer(&m, "z") : -1;
+    CHECK(!late_reader || k3 > mul);
+    HoKernel *k = kernels_of(&m);
+    HoPlan p;
+    HoPlan_make(&m, k, &p);
+    int want = late_reader ? -1 : k0;
+    CHECK_EQ_INT(p.on[sig], want);
+    CHECK_EQ_INT(p.on[gap], want);
+    CHECK_EQ_INT(p.on[mul], want);
+    CHECK_EQ_INT(p.data_from[k2], want);
+    CHECK_EQ_INT(p.data_from[k1], -1); /* the pooled tensor is dense */
+    if (!late_reader) CHECK(p.on_kind[sig] == HO_CHAIN && p.on_kind[gap] == HO_POOL && p.on_kind[mul] == HO_SCALE);
+    if (late_reader) CHECK_EQ_INT(p.data_from[k3], -1);
+    CHECK(p.skip_unpack[k0] == !late_reader);
+    HoPlan_done(&p);
+    free(k);
+    NetModel_done(&m);
+}
+
+TEST(plan_runs_squeeze_excitation_on_the_buffer) { squeeze_excitation(false); }
+TEST(plan_keeps_squeeze_excitation_dense_for_a_later_reader) { squeeze_excitation(true); }
+
+/* Ho_runPool and Ho_runScale over a blocked buffer with a border and a padded channel block, against
+ * the definitions on the dense tensor: means within 1e-6, products exact, the scale in either input. */
+TEST(pool_and_scale_on_a_blocked_buffer) {
+    NetModel m;
+    NetModel_init(&m);
+    int gap = node(&m, "GlobalAveragePool", "g", "x", NULL, NULL, NULL);
+    int mul = node(&m, "Mul", "y", "s", "x", NULL, NULL);
+    NdShape xs = {.rank = 4, .dim = {2, 12, 5, 3}}, ss = {.rank = 4, .dim = {2, 12, 1, 1}};
+    m.values[val(&m, "x")].shape = m.values[val(&m, "y")].shape = xs;
+    m.values[val(&m, "g")].shape = m.values[val(&m, "s")].shape = ss;
+    HoLayout d = HoLayout_dense(2, 12, 5, 3), b = {2, 12, 5, 3, 8, 7, 6, 1, 2, 1};
+    NdTensor x = {.type = ND_F32, .shape = xs, .count = 360}, sc = {.type = ND_F32, .shape = ss, .count = 24};
+    float xv[360], sv[24], back[360];
+    for (int e = 0; e < 360; e++)
+        xv[e] = (float)((e * 37) % 101) * 0.03f - 1.2f;
+    for (int e = 0; e < 24; e++)
+        sv[e] = 0.5f + (float)e * 0.125f;
+    x.data = xv, sc.data = sv;
+    float *blocked = calloc((size_t)HoLayout_floats(&b), sizeof(float));
+    Ho_reblock(xv, &d, blocked, &b);
+    char err[TT_ERRLEN] = "";
+    NdTensor g = {0}, y = {0};
+    const NdTensor *gin[1] = {&x}, *min[2] = {&sc, &x};
+    OpCtx c = {.model = &m, .node = &m.nodes[gap], .in = gin, .n_in = 1, .out = &g, .n_out = 1, .err = err};
+    CHECK(Ho_runPool(&c, blocked, &b) == TT_OK);
+    double worst = 0;
+    for (int nc = 0; nc < 24; nc++) {
+        double sum = 0;
+        for (int i = 0; i < 15; i++)
+            sum += xv[nc * 15 + i];
+        worst = fmax(worst, fabs(((float *)g.data)[nc] - sum / 15));
+    }
+    CHECK(worst < 1e-6);
+    c = (OpCtx){.model = &m, .node = &m.nodes[mul], .in = min, .n_in = 2, .out = &y, .n_out = 1, .err = err};
+    CHECK(Ho_runScale(&c, blocked, &b) == TT_OK);
+    CHECK_EQ_INT((int)y.count, 360);
+    Ho_reblock(blocked, &b, back, &d);
+    int wrong = 0;
+    for (int e = 0; e < 360; e++)
+        wrong += back[e] != xv[e] * sv[e / 15];
+    CHECK_EQ_INT(wrong, 0);
+    free(blocked);
+    NdTensor_free(&g);
+    NdTensor_free(&y);
     NetModel_done(&m);
 }
 
@@ -362,5 +455,8 @@ int main(void) {
     RUN(lone_op_runs_in_place_on_a_blocked_buffer);
     RUN(one_layout_only_without_padding);
     RUN(plan_borrows_where_the_layouts_are_one);
+    RUN(plan_runs_squeeze_excitation_on_the_buffer);
+    RUN(plan_keeps_squeeze_excitation_dense_for_a_later_reader);
+    RUN(pool_and_scale_on_a_blocked_buffer);
     return check_summary();
 }

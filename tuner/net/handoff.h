@@ -13,9 +13,10 @@
  * (tunetop.Elementwise, or a lone op such a chain can hold) between two
  * kernels whose other inputs are single elements runs in place on the
  * producer's blocked buffer (SiLU, HardSwish between a convolution and a
- * depthwise one).
+ * depthwise one), and so do the per-channel scale and the global average
+ * pool of a squeeze-excitation block (HoOn).
  *
- * The plan only decides; the program (mprog.c's NAME.c) runs it: it knows
+ * The plan (handoff_plan.c) only decides; the program (mprog.c's NAME.c) runs it: it knows
  * each kernel's functions and buffers. */
 #ifndef TT_NET_HANDOFF_H
 #define TT_NET_HANDOFF_H
@@ -43,10 +44,18 @@ typedef struct HoKernel {
     HoLayout in, out;  /* its blocked input and output layouts (n == 0: none) */
 } HoKernel;
 
+/* How an op other than a kernel works on a kernel's blocked buffer. */
+typedef enum HoOn {
+    HO_CHAIN = 1, /* an elementwise chain, or a lone pointwise op, in place (Ho_runChain) */
+    HO_SCALE,     /* a Mul by a per-channel scale N x C x 1 x 1, in place (Ho_runScale) */
+    HO_POOL,      /* a GlobalAveragePool, which reads it (Ho_runPool) */
+} HoOn;
+
 typedef struct HoPlan {
-    int *data_from;    /* per node: the kernel node whose blocked output is copied into its blocked input, or -1 */
-    int *res_from;     /* per node with data_from: the kernel node its residual comes from blocked, or -1: dense */
-    int *ew_on;        /* per node: an elementwise chain's node runs in place on that kernel node's output, or -1 */
+    int *data_from; /* per node: the kernel node whose blocked output is copied into its blocked input, or -1 */
+    int *res_from;  /* per node with data_from: the kernel node its residual comes from blocked, or -1: dense */
+    int *on;        /* per node: the kernel node on whose blocked output it runs (on_kind), or -1 */
+    HoOn *on_kind;
     bool *skip_unpack; /* per node: every reader takes its output blocked; the dense tensor is never written */
     bool *borrow_in;   /* per node with data_from: the layouts are one (HoLayout_one): it reads the producer's buffer */
     bool *borrow_res;  /* per node with res_from: likewise for the residual */
@@ -71,10 +80,17 @@ HoLayout HoLayout_dense(int64_t n, int64_t c, int64_t h, int64_t w);
  * d's border is left as it is. Splits the rows over the program's threads. */
 void Ho_reblock(const float *src, const HoLayout *s, float *dst, const HoLayout *d);
 
-/* Runs the elementwise chain of ctx (op tunetop.Elementwise) in place over a
- * blocked buffer of layout l instead of its dense input 0 (whose tensor it
- * does not read), then gives ctx->out[0] its dense shape, unwritten: nothing
- * reads it (HoPlan_make ran the chain this way only then). */
+/* Runs the elementwise chain of ctx (op tunetop.Elementwise, or a lone
+ * pointwise op) in place over a blocked buffer of layout l instead of its
+ * dense input 0 (whose tensor it does not read), then gives ctx->out[0] its
+ * dense shape, unwritten: nothing reads it (HoPlan_make ran the chain this
+ * way only then). */
 Status Ho_runChain(OpCtx *ctx, float *blocked, const HoLayout *l);
+/* The Mul of ctx (HO_SCALE: the tensor by a per-channel scale, in either
+ * input) in place over the tensor's blocked buffer; ctx->out[0] as above. */
+Status Ho_runScale(OpCtx *ctx, float *blocked, const HoLayout *l);
+/* The GlobalAveragePool of ctx over its input's blocked buffer: ctx->out[0]
+ * written, dense N x C x 1 x 1. */
+Status Ho_runPool(OpCtx *ctx, const float *blocked, const HoLayout *l);
 
 #endif
