@@ -334,38 +334,8 @@ static void borrow_fns(StrBuf *sb, const char *P, bool in_on, bool res_on) {
     }
 }
 
-static void cpu_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, int mask, const char *generated) {
-    const char *P = req->prefix;
-    int out = a->n - 1;
-    meta_comment(sb, req, "cpu");
-    StrBuf_printf(sb, "#include <stddef.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"%s.h\"\n\n", P);
-    StrBuf_append(sb, "/* The template's generated kernel (at the end of this file) defines tt_setup, tt_pack,\n"
-                      " * tt_run, tt_finish and tt_teardown; they are renamed to this kernel's prefix and hidden\n"
-                      " * from a shared library's symbol table. */\n");
-    const char *fns[] = {"tt_setup", "tt_pack", "tt_run", "tt_finish", "tt_teardown"};
-    for (int i = 0; i < 5; i++)
-        StrBuf_printf(sb, "#define %s %s_%s\n", fns[i], P, fns[i]);
-    StrBuf_append(sb, "#define TT_HIDDEN __attribute__((visibility(\"hidden\")))\n"
-                      "TT_HIDDEN int tt_setup(float **args, void **state);\n"
-                      "TT_HIDDEN void tt_pack(void *state);\n"
-                      "TT_HIDDEN void tt_run(void *state);\n"
-                      "TT_HIDDEN void tt_finish(void *state);\n"
-                      "TT_HIDDEN void tt_teardown(void *state);\n");
-    bool out_blocked = (mask & BLOCKED_OUTPUT) != 0;
-    const char *acc_names[3] = {"blocked_input", "blocked_output", "blocked_residual"};
-    const char *acc_state[3] = {"in", "out", "res"};
-    bool acc_on[3] = {(mask & BLOCKED_INPUT) != 0, out_blocked, out_blocked && req->wl->residual};
-    for (int i = 0; i < 3; i++)
-        if (acc_on[i])
-            StrBuf_printf(
-                sb, "static float *%s_state_%s(void *state);\nstatic void %s_state_set_%s(void *state, float *p);\n", P,
-                acc_state[i], P, acc_state[i]);
-    StrBuf_printf(sb,
-                  "\nstruct %s_s {\n    float *args[%d]; /* Workload_args order, output last */\n"
-                  "    void *state;\n"
-                  "    float *own_in, *own_res; /* its own buffers while it borrows another's (else NULL) */\n};\n\n",
-                  P, a->n);
-    /* create */
+/* NAME_create: the constants in, tt_setup (which copies what it keeps), the constants out again. */
+static void cpu_create(StrBuf *sb, const char *P, const ArgSplit *a) {
     StrBuf_printf(sb, "%s_t *%s_create(const float *const *consts) {\n", P, P);
     if (a->n_consts)
         StrBuf_append(sb, "    if (!consts) return NULL;\n");
@@ -380,7 +350,12 @@ static void cpu_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, 
     for (int i = 0; i < a->n_consts; i++)
         StrBuf_printf(sb, "    k->args[%d] = NULL;\n", a->consts[i]);
     StrBuf_append(sb, "    return k;\n}\n\n");
-    /* inputs */
+}
+
+/* The inputs' setter, NAME_pack_input, NAME_run_blocked, NAME_unpack_output and NAME_run. */
+static void cpu_runs(StrBuf *sb, const char *P, const ExportRequest *req, const ArgSplit *a, int mask) {
+    int out = a->n - 1;
+    bool out_blocked = (mask & BLOCKED_OUTPUT) != 0;
     StrBuf_printf(sb, "static void %s_set_inputs(%s_t *k, const float *const *inputs) {\n", P, P);
     if (!a->n_inputs) StrBuf_append(sb, "    (void)k; (void)inputs;\n");
     for (int i = 0; i < a->n_inputs; i++)
@@ -411,6 +386,40 @@ static void cpu_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, 
                   "    k->args[%d] = output;\n    tt_pack(k->state);\n    tt_run(k->state);\n    tt_finish(k->state);\n"
                   "    return 0;\n}\n\n",
                   P, P, P, out);
+}
+
+static void cpu_source(StrBuf *sb, const ExportRequest *req, const ArgSplit *a, int mask, const char *generated) {
+    const char *P = req->prefix;
+    meta_comment(sb, req, "cpu");
+    StrBuf_printf(sb, "#include <stddef.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"%s.h\"\n\n", P);
+    StrBuf_append(sb, "/* The template's generated kernel (at the end of this file) defines tt_setup, tt_pack,\n"
+                      " * tt_run, tt_finish and tt_teardown; they are renamed to this kernel's prefix and hidden\n"
+                      " * from a shared library's symbol table. */\n");
+    const char *fns[] = {"tt_setup", "tt_pack", "tt_run", "tt_finish", "tt_teardown"};
+    for (int i = 0; i < 5; i++)
+        StrBuf_printf(sb, "#define %s %s_%s\n", fns[i], P, fns[i]);
+    StrBuf_append(sb, "#define TT_HIDDEN __attribute__((visibility(\"hidden\")))\n"
+                      "TT_HIDDEN int tt_setup(float **args, void **state);\n"
+                      "TT_HIDDEN void tt_pack(void *state);\n"
+                      "TT_HIDDEN void tt_run(void *state);\n"
+                      "TT_HIDDEN void tt_finish(void *state);\n"
+                      "TT_HIDDEN void tt_teardown(void *state);\n");
+    bool out_blocked = (mask & BLOCKED_OUTPUT) != 0;
+    const char *acc_names[3] = {"blocked_input", "blocked_output", "blocked_residual"};
+    const char *acc_state[3] = {"in", "out", "res"};
+    bool acc_on[3] = {(mask & BLOCKED_INPUT) != 0, out_blocked, out_blocked && req->wl->residual};
+    for (int i = 0; i < 3; i++)
+        if (acc_on[i])
+            StrBuf_printf(
+                sb, "static float *%s_state_%s(void *state);\nstatic void %s_state_set_%s(void *state, float *p);\n", P,
+                acc_state[i], P, acc_state[i]);
+    StrBuf_printf(sb,
+                  "\nstruct %s_s {\n    float *args[%d]; /* Workload_args order, output last */\n"
+                  "    void *state;\n"
+                  "    float *own_in, *own_res; /* its own buffers while it borrows another's (else NULL) */\n};\n\n",
+                  P, a->n);
+    cpu_create(sb, P, a);
+    cpu_runs(sb, P, req, a, mask);
     borrow_fns(sb, P, acc_on[0], acc_on[2]);
     StrBuf_printf(sb,
                   "void %s_destroy(%s_t *k) {\n    if (!k) return;\n    %s_borrow_blocked_input(k, NULL);\n"

@@ -198,8 +198,8 @@ void HoPlan_make(const NetModel *m, const HoKernel *kernels, HoPlan *plan) {
     plan->skip_unpack = calloc((size_t)nn + 1, sizeof(bool));
     plan->borrow_in = calloc((size_t)nn + 1, sizeof(bool));
     plan->borrow_res = calloc((size_t)nn + 1, sizeof(bool));
-    if (!plan->data_from || !plan->res_from || !plan->on || !plan->on_kind || !plan->skip_unpack ||
-        !plan->borrow_in || !plan->borrow_res)
+    if (!plan->data_from || !plan->res_from || !plan->on || !plan->on_kind || !plan->skip_unpack || !plan->borrow_in ||
+        !plan->borrow_res)
         abort();
     for (int i = 0; i < nn; i++)
         plan->data_from[i] = plan->res_from[i] = plan->on[i] = -1;
