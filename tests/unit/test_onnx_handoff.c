@@ -445,6 +445,31 @@ TEST(lone_op_runs_in_place_on_a_blocked_buffer) {
     NetModel_done(&m);
 }
 
+/* A lone Clip without its min (an omitted optional input) in place: every element min(x, 0.5). */
+TEST(lone_op_with_an_omitted_input_runs_in_place) {
+    NetModel m;
+    NetModel_init(&m);
+    scalar(&m, "hi");
+    int i = node(&m, "Clip", "y", "x", "", "hi", NULL);
+    char err[TT_ERRLEN] = "";
+    CHECK(NetModel_bind(&m, err) == TT_OK);
+    float xv[40], hi = 0.5f;
+    for (int e = 0; e < 40; e++)
+        xv[e] = (float)e * 0.05f - 1.0f;
+    NdTensor x = {.type = ND_F32, .count = 40, .data = xv}, h = {.type = ND_F32, .count = 1, .data = &hi}, out = {0};
+    x.shape = (NdShape){.rank = 1, .dim = {40}};
+    const NdTensor *in[3] = {&x, NULL, &h};
+    OpCtx c = {.model = &m, .node = &m.nodes[i], .opset = 17, .in = in, .n_in = 3, .out = &out, .n_out = 1, .err = err};
+    HoLayout flat = {1, 40, 1, 1, 8, 1, 1, 0, 0, 1}; /* 5 blocks of 8 channels: the 40 floats in a row */
+    CHECK(Ho_runChain(&c, xv, &flat) == TT_OK);
+    int wrong = 0;
+    for (int e = 0; e < 40; e++)
+        wrong += xv[e] != fminf((float)e * 0.05f - 1.0f, 0.5f);
+    CHECK_EQ_INT(wrong, 0);
+    NdTensor_free(&out);
+    NetModel_done(&m);
+}
+
 int main(void) {
     RUN(reblock_random_layouts);
     RUN(layouts_of_other_tensors_are_not_the_same);
@@ -453,6 +478,7 @@ int main(void) {
     RUN(plan_runs_a_lone_op_in_place_for_two_readers);
     RUN(plan_withdraws_chains_a_dense_reader_needs);
     RUN(lone_op_runs_in_place_on_a_blocked_buffer);
+    RUN(lone_op_with_an_omitted_input_runs_in_place);
     RUN(one_layout_only_without_padding);
     RUN(plan_borrows_where_the_layouts_are_one);
     RUN(plan_runs_squeeze_excitation_on_the_buffer);

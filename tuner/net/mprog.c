@@ -339,9 +339,8 @@ static char *source_text(const char *N, const NetModel *m, int n_tasks, const ch
                   "/* %s.c: the network %s, exported by tunetop: the model runtime runs every\n"
                   " * node, and each node of op tunetop.Kernel runs its task's tuned kernel. */\n"
                   "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n\n"
-                  "#include \"%s.h\"\n#include \"base/status.h\"\n#include \"tuner/net/exec.h\"\n#include "
-                  "\"tuner/net/modelfile.h\"\n"
-                  "#include \"tuner/net/ops/op.h\"\n",
+                  "#include \"%s.h\"\n#include \"base/status.h\"\n#include \"tuner/net/exec.h\"\n"
+                  "#include \"tuner/net/modelfile.h\"\n#include \"tuner/net/ops/op.h\"\n",
                   N, N, N);
     for (int t = 0; t < n_tasks; t++)
         StrBuf_printf(&sb, "#include \"%s.h\"\n", prefix[t]);
@@ -363,8 +362,7 @@ static char *source_text(const char *N, const NetModel *m, int n_tasks, const ch
         const char *P = prefix[t];
         StrBuf_printf(&sb,
                       "    {%1$s_c, %1$s_d, %1$s_p, %1$s_rb, %1$s_u, %1$s_bi, %1$s_bo, %1$s_br, %1$s_bbi, %1$s_bbr,\n"
-                      "     %1$s_RUN_READS_INPUTS,"
-                      "     %1$s_LIN, %1$s_LOUT},\n",
+                      "     %1$s_RUN_READS_INPUTS, %1$s_LIN, %1$s_LOUT},\n",
                       P);
     }
     StrBuf_append(&sb, "    {NULL},\n};\n\n");

@@ -182,8 +182,8 @@ Status Ew_fusedRunInto(OpCtx *ctx, float *y) {
     if (Ew_fusedInfer(ctx) != TT_OK ||
         (chain ? fused_plan(ctx->node, ctx->n_in, ctx, &p, ctx->err) : single_plan(ctx, &p)) != TT_OK)
         return TT_ERR;
-    for (int k = 0; k < ctx->n_in; k++)
-        if (!ctx->in[k]) return tt_fail(ctx->err, "input %d is missing", k);
+    for (int k = 0; k < ctx->n_in; k++) /* a lone op's omitted optional input (Clip's min) has no slot */
+        if (!ctx->in[k] && ctx->node->in[k] >= 0) return tt_fail(ctx->err, "input %d is missing", k);
     FusedJob j = {.p = &p, .ctx = ctx, .y = y, .count = ctx->in[0]->count};
     Par_range((j.count + FUSED_BLOCK - 1) / FUSED_BLOCK, plan_flops(&p) * (double)j.count, fused_blocks, &j);
     return TT_OK;
