@@ -3,14 +3,15 @@
 # on the same file and input, at 1 and 2 threads.
 #
 # usage: bench/model_bench.sh BUILD_DIR [--models "resnet18 mobilenet_v3_large ..."] [--trials N]
-#            [--threads "1 2"] [--repeat K] [--rounds R] [--work DIR] [--results FILE]
+#            [--threads "1 2"] [--tune-threads T] [--repeat K] [--rounds R] [--work DIR] [--results FILE]
 #
 # The models are real architectures as their own libraries define them
 # (torchvision, Hugging Face transformers) with random weights, exported by
 # torch.onnx (bench/models/export_models.py), with one input each. For each
 # model: `tunetop tasks --model`; with --trials N > 0, `tunetop tune --model
-# --trials N` (the log in the work directory is resumed, so a second call
-# re-times without re-tuning); then per thread count `tunetop run --model`
+# --trials N --threads T` (T: --tune-threads, default the largest of --threads;
+# the log in the work directory is resumed, so a second call re-times without
+# re-tuning; the table gives the minutes it took); then per thread count `tunetop run --model`
 # (zero trials: every task at its default config; and from the log when
 # tuned), ONNX Runtime and OpenVINO in turn, R rounds (default 3) of the
 # median of K runs each, the median round kept per tool, and the
@@ -27,6 +28,7 @@ shift
 MODELS="resnet18 resnet50 mobilenet_v2 mobilenet_v3_large efficientnet_b0 convnext_tiny vit_b_16 bert_base"
 TRIALS=0
 THREADS="1 2"
+TUNE_THREADS=
 REPEAT=10
 ROUNDS=3
 WORK=${TMPDIR:-/tmp}/tunetop-model-bench
@@ -37,6 +39,7 @@ while [ $# -gt 0 ]; do
     --models) MODELS=$2; shift 2 ;;
     --trials) TRIALS=$2; shift 2 ;;
     --threads) THREADS=$2; shift 2 ;;
+    --tune-threads) TUNE_THREADS=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
     --work) WORK=$2; shift 2 ;;
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 TT=$BUILD/tunetop
+[ -n "$TUNE_THREADS" ] || TUNE_THREADS=$(printf '%s\n' $THREADS | sort -n | tail -n 1)
 [ -x "$TT" ] || { echo "model_bench: no $TT (build first)" >&2; exit 2; }
 mkdir -p "$WORK/models"
 VENV=$WORK/venv
@@ -64,11 +68,11 @@ isa=$(grep -q avx512f /proc/cpuinfo && echo AVX-512 || (grep -q avx2 /proc/cpuin
   echo "Machine: $cpu ($isa, $(nproc) cores); $(date -u '+%Y-%m-%d %H:%M UTC'); load average at start $(cut -d' ' -f1-3 /proc/loadavg)."
   echo "ms: per tool, the median over $ROUNDS rounds (tunetop, ONNX Runtime, OpenVINO in turn) of the median of $REPEAT runs."
   echo "tt0: tunetop at zero trials (every task at its default config); tt: after"
-  echo "$TRIALS trials of tune --model. ratio = tunetop / ONNX Runtime (< 1: tunetop faster). err: max |tunetop -"
-  echo "ONNX Runtime| / max |ONNX Runtime|. Command: bench/model_bench.sh BUILD --trials $TRIALS --threads \"$THREADS\" --rounds $ROUNDS."
+  echo "$TRIALS trials of tune --model at $TUNE_THREADS threads (tune min: the minutes they took). ratio = tunetop / ONNX Runtime (< 1: tunetop faster). err: max |tunetop -"
+  echo "ONNX Runtime| / max |ONNX Runtime|. Command: bench/model_bench.sh BUILD --trials $TRIALS --threads \"$THREADS\" --tune-threads $TUNE_THREADS --rounds $ROUNDS."
   echo
-  echo "| model | threads | tasks | tt0 | tt | ONNX Runtime | OpenVINO | tt0/ORT | tt/ORT | err |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| model | threads | tasks | tune min | tt0 | tt | ONNX Runtime | OpenVINO | tt0/ORT | tt/ORT | err |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$RESULTS.tmp"
 
 median_of() { sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' "$1" | head -n 1; }
@@ -77,15 +81,19 @@ median() { printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g | awk '{ v[NR] = $
 
 for m in $MODELS; do
   onnx=$WORK/models/$m.onnx
-  [ -f "$onnx" ] || { echo "| $m | - | export failed | | | | | | | |" >>"$RESULTS.tmp"; continue; }
+  [ -f "$onnx" ] || { echo "| $m | - | export failed | | | | | | | | |" >>"$RESULTS.tmp"; continue; }
   inputs=()
   for f in "$WORK/models/$m".*.npy; do
     n=$(basename "$f" .npy); n=${n#"$m".}; inputs+=("$n=$f")
   done
   ntasks=$("$TT" tasks --model "$onnx" 2>/dev/null | sed -n 's/^Total: \([0-9]*\) tasks.*/\1/p')
   log=$WORK/$m.log
+  tune_min=-
   if [ "$TRIALS" -gt 0 ]; then
-    "$TT" tune --model "$onnx" --trials "$TRIALS" --headless --log "$log" >"$WORK/$m.tune.out" 2>&1
+    start=$(date +%s)
+    "$TT" tune --model "$onnx" --trials "$TRIALS" --threads "$TUNE_THREADS" --headless --log "$log" \
+      >"$WORK/$m.tune.out" 2>&1
+    tune_min=$(awk -v s="$(($(date +%s) - start))" 'BEGIN { printf "%.1f", s / 60 }')
   fi
   for t in $THREADS; do
     in_args=(); for i in "${inputs[@]}"; do in_args+=(--input "$i"); done
@@ -121,7 +129,7 @@ PY
 )
     ratio() { [ -n "$1" ] && [ "$1" != - ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }' || echo -; }
     [ -n "$tt0" ] || tt0="failed: $(grep -m1 'tunetop run' "$WORK/$m.tt0.$t" | cut -c1-80)"
-    echo "| $m | $t | ${ntasks:--} | $tt0 | $tt | ${ort:--} | ${ov:--} | $(ratio "$tt0" "$ort") | $(ratio "$tt" "$ort") | ${err:--} |" >>"$RESULTS.tmp"
+    echo "| $m | $t | ${ntasks:--} | $tune_min | $tt0 | $tt | ${ort:--} | ${ov:--} | $(ratio "$tt0" "$ort") | $(ratio "$tt" "$ort") | ${err:--} |" >>"$RESULTS.tmp"
     tail -n 1 "$RESULTS.tmp"
   done
 done
