@@ -411,6 +411,7 @@ TEST(lone_op_runs_in_place_on_a_blocked_buffer) {
     int i = node(&m, "HardSigmoid", "y", "x", NULL, NULL, NULL);
     m.values[val(&m, "x")].is_input = true;
     NetNode *n = &m.nodes[i];
+    free(n->attrs); /* the node was added without attributes */
     n->attrs = calloc(2, sizeof *n->attrs);
     n->attrs[0] = (NetAttr){.name = strdup("alpha"), .kind = NATTR_FLOAT, .f = 0.3};
     n->attrs[1] = (NetAttr){.name = strdup("beta"), .kind = NATTR_FLOAT, .f = 0.4};
